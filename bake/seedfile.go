@@ -1,0 +1,105 @@
+package bake
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+)
+
+// maxSeed is the exclusive upper bound of an input seed (they live in an int64 column).
+var maxSeed = new(big.Int).Lsh(big.NewInt(1), 63)
+
+// SeedFile is a parsed seeds file: the per-MLP input seeds and the sha256 of the
+// exact bytes, which partials must share to be merged.
+type SeedFile struct {
+	Seeds     []int64
+	SHA256    string
+	Generated bool // drawn from OS entropy: another slice cannot reproduce them
+}
+
+// ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data
+// (whestbench's rules, dataset_io.py _validate_mlp_seeds). name is used in errors.
+func ParseSeeds(name string, data []byte, nMLPs int) (SeedFile, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return SeedFile{}, fmt.Errorf("seeds file %s: invalid JSON (%v); it must be a JSON array of integers such as [1001, 2002]", name, err)
+	}
+	if dec.More() {
+		return SeedFile{}, fmt.Errorf("seeds file %s: extra data after the JSON array; it must hold exactly one array", name)
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return SeedFile{}, fmt.Errorf("seeds file %s: must contain a JSON array; got %s", name, jsonKind(raw))
+	}
+	if len(list) != nMLPs {
+		return SeedFile{}, fmt.Errorf("seeds file %s has %d seeds, expected --n-mlps=%d (the full dataset's count, also when baking a slice): regenerate it with `whestbake dataset generate-seeds --n-mlps %d` or fix --n-mlps", name, len(list), nMLPs, nMLPs)
+	}
+	out := make([]int64, len(list))
+	first := make(map[int64]int, len(list))
+	for i, v := range list {
+		num, ok := v.(json.Number)
+		if !ok {
+			return SeedFile{}, fmt.Errorf("seeds file %s: mlp_seeds[%d] must be an integer; got %s %v", name, i, jsonKind(v), v)
+		}
+		b, ok := new(big.Int).SetString(num.String(), 10)
+		if !ok {
+			return SeedFile{}, fmt.Errorf("seeds file %s: mlp_seeds[%d] must be an integer; got %s", name, i, num)
+		}
+		if b.Sign() < 0 || b.Cmp(maxSeed) >= 0 {
+			return SeedFile{}, fmt.Errorf("seeds file %s: mlp_seeds[%d] = %s is out of range [0, 2**63); seeds must fit in an int64 column", name, i, num)
+		}
+		s := b.Int64()
+		if j, dup := first[s]; dup {
+			return SeedFile{}, fmt.Errorf("seeds file %s contains duplicate at indices [%d, %d]: both = %d; two MLPs with the same seed are bit-identical, regenerate the file", name, j, i, s)
+		}
+		first[s] = i
+		out[i] = s
+	}
+	sum := sha256.Sum256(data)
+	return SeedFile{Seeds: out, SHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// EncodeSeeds renders seeds as the canonical one-line JSON array that
+// generate-seeds writes; its sha256 identifies generated seeds in metadata.
+func EncodeSeeds(seeds []int64) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, s := range seeds {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatInt(s, 10))
+	}
+	b.WriteString("]\n")
+	return b.Bytes()
+}
+
+// FromSeeds wraps generated seeds with the sha256 of their canonical encoding.
+func FromSeeds(seeds []int64) SeedFile {
+	sum := sha256.Sum256(EncodeSeeds(seeds))
+	return SeedFile{Seeds: seeds, SHA256: hex.EncodeToString(sum[:])}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case json.Number:
+		return "a number"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,16 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+func newDatasetCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dataset",
+		Short: "Local dataset verbs (no Temporal needed): generate-seeds, bake, merge, combine-splits, inspect, verify",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, inspect or verify (see --help)")
+		},
+	}
+	cmd.AddCommand(newGenerateSeedsCmd(), newBakeCmd(), newMergeCmd(), newCombineCmd(), newInspectCmd(), newVerifyCmd())
+	return cmd
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/dataset"
+)
+
+func newInspectCmd() *cobra.Command {
+	var rowsShown int
+	cmd := &cobra.Command{
+		Use:   "inspect DIR",
+		Short: "Validate a dataset directory and print a summary table",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := dataset.ReadDir(args[0], true)
+			if err != nil {
+				return err
+			}
+			printSummary(cmd.OutOrStdout(), d, rowsShown)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&rowsShown, "rows", 8, "MLP rows to show per split")
+	return cmd
+}
+
+func printSummary(out io.Writer, d *dataset.Dir, rowsShown int) {
+	md := d.Meta
+	str := func(k string) string {
+		if v, ok := md.Get(k); ok && v != nil {
+			return fmt.Sprint(v)
+		}
+		return "-"
+	}
+	fmt.Fprintf(out, "Dataset %s\n", d.Path)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  schema_version\t%s\tformat\t%s\tbackend\t%s\n", str("schema_version"), str("format"), str("backend"))
+	if sp, ok := md.GetObject("seed_protocol"); ok {
+		name, _ := sp.GetString("name")
+		ver, _ := sp.GetString("version")
+		fmt.Fprintf(tw, "  seed_protocol\t%s (version %s)\t\t\t\t\n", name, ver)
+	}
+	fmt.Fprintf(tw, "  width\t%s\tdepth\t%s\tn_samples\t%s\n", str("width"), str("depth"), str("n_samples"))
+	fmt.Fprintf(tw, "  created_at_utc\t%s\t\t\t\t\n", str("created_at_utc"))
+	if md.Truthy("is_partial") {
+		fmt.Fprintf(tw, "  PARTIAL\tmlp_range %s of %s\t(merge before use)\t\t\t\n", str("mlp_range"), str("total_n_mlps"))
+	}
+	tw.Flush()
+	for _, s := range d.Splits {
+		var size int64
+		for _, f := range s.Files {
+			if st, err := os.Stat(f); err == nil {
+				size += st.Size()
+			}
+		}
+		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", s.Name, len(s.Rows), len(s.Files), formatBytes(size))
+		if v, ok := splitValue(md, s.Name, "sampler"); ok {
+			alg, _ := splitValue(md, s.Name, "algorithm_version")
+			dev, _ := splitValue(md, s.Name, "device")
+			fmt.Fprintf(out, "  sampler %v, algorithm %v, device %v\n", v, alg, dev)
+		}
+		for _, f := range s.Files {
+			rel, _ := filepath.Rel(d.Path, f)
+			fmt.Fprintf(out, "  %s\n", rel)
+		}
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  mlp_id\tmlp_name\tmlp_seed\tavg_variance\tmean(final_means)\t")
+		for i, r := range s.Rows {
+			if i == rowsShown {
+				fmt.Fprintf(tw, "  …\t%d more\t\t\t\t\n", len(s.Rows)-rowsShown)
+				break
+			}
+			var m float64
+			for _, v := range r.FinalMeans {
+				m += float64(v)
+			}
+			m /= float64(max(1, len(r.FinalMeans)))
+			fmt.Fprintf(tw, "  %d\t%s\t%d\t%.6g\t%.6g\t\n", r.MLPID, r.Name, r.Seed, r.AvgVariance, m)
+		}
+		tw.Flush()
+	}
+}

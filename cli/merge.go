@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/dataset"
+)
+
+func newMergeCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "merge PARTIAL... --output DIR",
+		Short: "Merge slice partials of one split into a complete dataset (bit-identical to an unsliced bake)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output == "" {
+				return usagef("--output is required")
+			}
+			start := time.Now()
+			fmt.Fprintf(cmd.OutOrStdout(), "Merging %d partials → %s\n", len(args), output)
+			if err := dataset.Merge(args, output); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "✓ Merged in %s → %s\n", formatDuration(time.Since(start)), output)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output directory (must not exist)")
+	return cmd
+}
+
+func newCombineCmd() *cobra.Command {
+	var output, defaultSplit string
+	cmd := &cobra.Command{
+		Use:   "combine-splits DATASET... --output DIR [--default-split NAME]",
+		Short: "Combine complete single-split datasets into one multi-split dataset",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output == "" {
+				return usagef("--output is required")
+			}
+			if err := dataset.Combine(args, output, defaultSplit); err != nil {
+				return err
+			}
+			d, err := dataset.ReadDir(output, false)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Combined %d splits into %s:\n", len(d.Splits), output)
+			names := make([]string, 0, len(d.Splits))
+			counts := map[string]int{}
+			for _, s := range d.Splits {
+				names = append(names, s.Name)
+				counts[s.Name] = len(s.Rows)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", n, counts[n])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output directory (must not exist)")
+	cmd.Flags().StringVar(&defaultSplit, "default-split", "", "split that the `default` config loads (default: the input whose config is `default`, if exactly one)")
+	return cmd
+}

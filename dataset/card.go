@@ -1,0 +1,367 @@
+package dataset
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CardOption adjusts RenderCard.
+type CardOption func(*cardConfig)
+
+type cardConfig struct{ repo string }
+
+// CardRepo names the hub repository the dataset is published as, for the
+// loading snippets; without it they use a <your-repo> placeholder.
+func CardRepo(id string) CardOption { return func(c *cardConfig) { c.repo = id } }
+
+// RenderCard writes the README.md dataset card of a dataset with metadata
+// md: YAML front matter (the keys HF reads, with the configs block of
+// reference §2.4, which HF uses to load the directory) and a Markdown body
+// describing the data, how it was computed, how to re-bake it and where it
+// came from. The dataset size is taken from the metadata (n_mlps, or the
+// sum over splits).
+func RenderCard(md Metadata, opts ...CardOption) (string, error) {
+	cfg := cardConfig{repo: "<your-repo>"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := Validate(md, true); err != nil {
+		return "", err
+	}
+	splits := cardSplits(md)
+	var total int64
+	for _, s := range splits {
+		total += s.nMLPs
+	}
+	c := &card{md: md, splits: splits, total: total, repo: cfg.repo}
+	var b strings.Builder
+	b.WriteString(cardFrontMatter(md, splits, total))
+	b.WriteString("\n")
+	for _, section := range []func(*strings.Builder){
+		c.intro, c.loading, c.columns, c.method, c.summary, c.reproduce, c.provenance, c.license,
+	} {
+		section(&b)
+	}
+	return b.String(), nil
+}
+
+type card struct {
+	md     Metadata
+	splits []cardSplit
+	total  int64
+	repo   string
+}
+
+func (c *card) str(key, fallback string) string {
+	if s, ok := c.md.GetString(key); ok && s != "" {
+		return s
+	}
+	return fallback
+}
+
+func (c *card) num(key string) string {
+	v, ok := c.md.Get(key)
+	if !ok {
+		return "?"
+	}
+	return compactJSON(v)
+}
+
+func (c *card) protocol() (name, version string) {
+	p, _ := c.md.GetObject("seed_protocol")
+	name, _ = p.GetString("name")
+	version, _ = p.GetString("version")
+	return name, version
+}
+
+func (c *card) intro(b *strings.Builder) {
+	pretty, ok := c.md.GetString("pretty_name")
+	if !ok {
+		pretty = defaultPrettyName
+	}
+	fmt.Fprintf(b, "# %s\n\n", pretty)
+	fmt.Fprintf(b, "Ground truth for [WhestBench](https://github.com/AIcrowd/whestbench), the white-box "+
+		"estimation benchmark: %s random ReLU networks of width %s and depth %s. Each row holds one "+
+		"network's weights and the mean of every neuron under standard Gaussian inputs, estimated "+
+		"from **%s** samples per network. The directory is in whestbench's schema-%s format "+
+		"(`data/<split>-NNNNN-of-MMMMM.parquet`, `metadata.json`, this card), baked by whestbake.\n\n",
+		thousands(c.total), c.num("width"), c.num("depth"), c.samples(), SchemaVersion)
+	b.WriteString("| split | HF config | networks |\n|---|---|---|\n")
+	for _, s := range c.splits {
+		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", s.name, s.config, thousands(s.nMLPs))
+	}
+	if def, ok := c.md.GetString("default_split"); ok {
+		fmt.Fprintf(b, "\nThe default split is `%s`.\n", def)
+	}
+	b.WriteString("\n")
+}
+
+func (c *card) samples() string {
+	if n, ok := c.md.GetInt("n_samples"); ok {
+		return thousands(n)
+	}
+	return c.num("n_samples")
+}
+
+func (c *card) loading(b *strings.Builder) {
+	s := c.splits[0]
+	b.WriteString("## Loading\n\n```python\nimport whestbench\n\n")
+	fmt.Fprintf(b, "ds = whestbench.load_dataset(%q, split=%q)  # a local directory or a hub repo id\n```\n\n", c.repo, s.name)
+	b.WriteString("With 🤗 datasets alone:\n\n```python\nimport datasets\n\n")
+	if s.config == DefaultConfig {
+		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, split=%q)\n", c.repo, s.name)
+	} else {
+		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, %q, split=%q)\n", c.repo, s.config, s.name)
+	}
+	b.WriteString("```\n\nA partial dataset (one slice of a parallel bake) is refused by whestbench's " +
+		"loader until its partials are merged with `whestbake dataset merge`.\n\n")
+}
+
+func (c *card) columns(b *strings.Builder) {
+	w, d := c.num("width"), c.num("depth")
+	name, _ := c.protocol()
+	seedMeaning := "the network's seed: everything else in the row is a function of it, n_samples and the sampler"
+	nameMeaning := "a readable name derived from the seed (faker 37.12.0, en_US, `first-last`, suffixed on collision)"
+	switch name {
+	case SeedProtocolV2Name:
+		seedMeaning = "the estimator seed of the network, derived from the split's root seed (seed protocol 2.0)"
+	case SeedProtocolV4Name:
+		seedMeaning = "the network's input seed; the participant-facing seed is derived from it with a salted KDF (seed protocol 4.0)"
+		nameMeaning = "a readable name derived from the salted seed"
+	}
+	b.WriteString("## Columns\n\n| column | type | meaning |\n|---|---|---|\n")
+	fmt.Fprintf(b, "| `mlp_id` | int32 | index of the network in the split, ascending from 0 |\n")
+	fmt.Fprintf(b, "| `mlp_name` | string | %s |\n", nameMeaning)
+	fmt.Fprintf(b, "| `mlp_seed` | int64 | %s |\n", seedMeaning)
+	fmt.Fprintf(b, "| `weights` | float32 [%s][%s][%s] | `weights[l][i][j]`: weight of layer l from input i to output j |\n", d, w, w)
+	fmt.Fprintf(b, "| `all_layer_means` | float32 [%s][%s] | mean of each neuron after each layer |\n", d, w)
+	fmt.Fprintf(b, "| `final_means` | float32 [%s] | the last layer of `all_layer_means`: what estimators are scored against |\n", w)
+	b.WriteString("| `avg_variance` | float64 | mean over output neurons of the sample variance at the last layer |\n")
+	b.WriteString("| `sampling_budget_breakdown` | string (JSON) | closed-form FLOP count of whestbench's reference sampler at this bake's chunking, with the bake's wall time |\n\n")
+}
+
+func (c *card) samplerText(sampler string) string {
+	switch sampler {
+	case "numpy":
+		dot := c.str("dot_product", "")
+		if dot != "" {
+			dot = fmt.Sprintf(", dot products as sequential %s float32 chains", dot)
+		}
+		return "sampler `numpy`: numpy's PCG64 seeded by `ss[1]` draws the inputs with numpy's float32 " +
+			"ziggurat, in whestbench's chunks of max(1024, min(16384, 2^20 / W)) rows and in its " +
+			"summation order" + dot + ", reproducing whestbench's CPU reference"
+	case "philox":
+		return "sampler `philox`: a counter-based Philox4x32-10 stream keyed from `ss[1]`, so each " +
+			"sample's inputs are a pure function of (key, sample index), turned into normals by a fixed " +
+			"sequence of floating-point operations. Sums are accumulated exactly (fixed-point integers " +
+			"in a fixed order), so the statistics are bit-identical on CPU and GPU for any chunking, " +
+			"batching or slicing, and statistically equivalent to the `numpy` sampler"
+	case "":
+		return fmt.Sprintf("inputs drawn by whestbench's `%s` backend", c.str("backend", "unknown"))
+	}
+	return fmt.Sprintf("sampler `%s`", sampler)
+}
+
+func (c *card) method(b *strings.Builder) {
+	name, version := c.protocol()
+	b.WriteString("## How the ground truth was made\n\n")
+	fmt.Fprintf(b, "For every network, with W = %s, D = %s and N = %s:\n\n", c.num("width"), c.num("depth"), c.samples())
+	if name == SeedProtocolV3Name {
+		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: `ss[0]` seeds the weights, " +
+			"`ss[1]` the inputs, `ss[2]` the estimator seed.\n")
+	} else {
+		fmt.Fprintf(b, "1. Seeds follow seed protocol %s (`%s`), as whestbench defines it.\n", version, name)
+	}
+	b.WriteString("2. Weights: numpy PCG64 `standard_normal` in float64, scaled by sqrt(2/W) (He " +
+		"initialisation, W_l ~ N(0, 2/W)) and rounded to float32; D matrices of W × W.\n")
+	fmt.Fprintf(b, "3. Inputs: N vectors x ~ N(0, I_W) in float32; %s.\n", c.samplerText(c.str("sampler", "")))
+	b.WriteString("4. Forward pass in float32 with row vectors: h_0 = x, h_l = relu(h_{l-1} @ W_l) " +
+		"for l = 1..D. There is no output layer.\n")
+	b.WriteString("5. `all_layer_means[l][j]` = float32((1/N) Σ_n h_{l+1,j}(x_n)), summed in float64; " +
+		"`final_means` is its last layer.\n")
+	b.WriteString("6. `avg_variance` = (1/W) Σ_j ((1/N) Σ_n h_{D,j}(x_n)² − μ_j²) in float64, with μ_j " +
+		"the float32 `final_means[j]`.\n\n")
+	if n, ok := c.md.GetInt("n_samples"); ok && n != 1_000_000_000 {
+		fmt.Fprintf(b, "Production ground truth uses N = 10⁹; with N = %s the means carry Monte-Carlo "+
+			"error of order 1/√N.\n\n", thousands(n))
+	}
+}
+
+func (c *card) summary(b *strings.Builder) {
+	name, version := c.protocol()
+	b.WriteString("## Summary\n\n| | |\n|---|---|\n")
+	fmt.Fprintf(b, "| networks | **%s** |\n", thousands(c.total))
+	fmt.Fprintf(b, "| width × depth | %s × %s |\n", c.num("width"), c.num("depth"))
+	fmt.Fprintf(b, "| samples per network | **%s** |\n", c.samples())
+	fmt.Fprintf(b, "| seed protocol | `%s` (%s) |\n", name, version)
+	for _, kv := range [][2]string{{"sampler", "sampler"}, {"algorithm_version", "algorithm version"}, {"backend", "backend"}} {
+		if v := c.splitValue(kv[0]); v != "" {
+			fmt.Fprintf(b, "| %s | %s |\n", kv[1], v)
+		}
+	}
+	b.WriteString("\n")
+}
+
+// splitValue is a provenance string that lives at the top level of a
+// single-split dataset and in each split entry of a combined one; it is
+// shown once when all splits agree.
+func (c *card) splitValue(key string) string {
+	if s, ok := c.md.GetString(key); ok {
+		return "`" + s + "`"
+	}
+	var vals []string
+	for _, s := range c.splits {
+		v, ok := s.info.GetString(key)
+		if !ok {
+			return ""
+		}
+		if !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return ""
+	}
+	return "`" + strings.Join(vals, "`, `") + "`"
+}
+
+func (c *card) reproduce(b *strings.Builder) {
+	name, version := c.protocol()
+	b.WriteString("## Reproducing this dataset\n\n")
+	switch name {
+	case SeedProtocolV2Name:
+		fmt.Fprintf(b, "This dataset uses seed protocol %s (one root seed per split, recorded in "+
+			"`metadata.json`). whestbake bakes only protocol 3.0; re-bake it with whestbench's own tools.\n\n", version)
+		return
+	case SeedProtocolV4Name:
+		b.WriteString("This dataset uses seed protocol 4.0, whose participant-facing seeds depend on a " +
+			"salt that this card does not contain. whestbake bakes only protocol 3.0.\n\n")
+		return
+	}
+	b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D and the sampler, so a split " +
+		"can be re-baked from its seeds. Write them to a JSON array:\n\n")
+	for _, s := range c.splits {
+		sampler, ok := s.info.GetString("sampler")
+		if !ok {
+			sampler = c.str("sampler", "numpy")
+		}
+		fmt.Fprintf(b, "```bash\npython -c \"import json, datasets; ds = datasets.load_dataset('parquet', "+
+			"data_files='data/%[1]s-*.parquet', split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n", s.name)
+		fmt.Fprintf(b, "whestbake dataset bake --n-mlps %d --n-samples %s --width %s --depth %s \\\n"+
+			"  --split %s --config %s --mlp-seeds %s-seeds.json --sampler %s --output rebake-%s\n```\n\n",
+			s.nMLPs, c.num("n_samples"), c.num("width"), c.num("depth"), s.name, s.config, s.name, sampler, s.name)
+	}
+	b.WriteString("Names and weights come out identical with every sampler. With `--sampler philox` and the " +
+		"same algorithm version the statistics are bit-identical on any engine, CPU or GPU, however the " +
+		"bake is sliced; with `--sampler numpy` they match whestbench's CPU reference.")
+	if !c.md.Has("sampler") && c.splitValue("sampler") == "" {
+		fmt.Fprintf(b, " This dataset was baked by whestbench's `%s` backend; `--sampler numpy` is the "+
+			"closest whestbake equivalent.", c.str("backend", "unknown"))
+	}
+	b.WriteString("\n\n")
+	if sha := c.splitValue("seed_file_sha256"); sha != "" {
+		fmt.Fprintf(b, "SHA-256 of the seeds the bake used: %s.\n\n", sha)
+	}
+}
+
+func (c *card) provenance(b *strings.Builder) {
+	b.WriteString("## Provenance\n\n")
+	if created, ok := c.md.GetString("created_at_utc"); ok {
+		fmt.Fprintf(b, "Created %s", created)
+		if v, ok := c.md.GetString("whestbake_version"); ok {
+			fmt.Fprintf(b, " by whestbake %s", v)
+		}
+		b.WriteString(".\n\n")
+	}
+	if !c.md.Has("splits") {
+		c.hostLines(b, c.md, "")
+		return
+	}
+	for _, s := range c.splits {
+		c.hostLines(b, s.info, s.name)
+	}
+}
+
+// hostLines describes where the data of one split (info) was computed:
+// the partials of a merge, or the single host of a direct bake.
+func (c *card) hostLines(b *strings.Builder, info *Object, split string) {
+	if split != "" {
+		fmt.Fprintf(b, "Split `%s`: ", split)
+	}
+	engine := ""
+	if e := describeEngine(info); e != "" {
+		engine = " (" + e + ")"
+	}
+	fps, _ := info.GetArray("hardware_fingerprints")
+	if n, merged := info.GetInt("partials_count"); merged {
+		fmt.Fprintf(b, "assembled from %d partial bakes%s:\n\n", n, engine)
+		for _, fp := range fps {
+			o, _ := fp.(*Object)
+			fmt.Fprintf(b, "- %s\n", describeHost(o))
+		}
+		b.WriteString("\n")
+		return
+	}
+	hw, ok := info.GetObject("hardware")
+	if !ok && len(fps) > 0 {
+		hw, _ = fps[0].(*Object)
+	}
+	fmt.Fprintf(b, "single bake%s on %s.\n\n", engine, describeHost(hw))
+}
+
+func describeEngine(info *Object) string {
+	var parts []string
+	for _, k := range []string{"engine", "device", "driver"} {
+		if v, ok := info.GetString(k); ok && v != "" {
+			parts = append(parts, k+" `"+v+"`")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeHost is one line about a hardware block or fingerprint.
+func describeHost(o *Object) string {
+	if o.Len() == 0 {
+		return "an unrecorded host"
+	}
+	var parts []string
+	for _, k := range []string{"device", "engine", "cpu_brand", "os", "go_version", "whestbake_version"} {
+		if v, ok := o.GetString(k); ok && v != "" {
+			parts = append(parts, k+" `"+v+"`")
+		}
+	}
+	if n, ok := o.GetInt("mlp_count"); ok {
+		parts = append(parts, fmt.Sprintf("%s MLPs", thousands(n)))
+	}
+	if n, ok := o.GetInt("partials_count"); ok {
+		parts = append(parts, fmt.Sprintf("%d partials", n))
+	}
+	if len(parts) == 0 {
+		return "an unrecorded host"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (c *card) license(b *strings.Builder) {
+	b.WriteString("## License\n\n[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/).\n")
+}
+
+// thousands formats n with comma separators, like Python's f"{n:,}".
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,188 @@
+package dataset
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Keys every combined input must share with the first (reference §4.2 step
+// 6, plus ours: splits baked with different samplers or algorithms are not
+// the same benchmark).
+var combineCommonKeys = []string{"schema_version", "format", "backend", "n_samples", "width", "depth", "seed_protocol", "sampler", "algorithm_version"}
+
+// Per-split provenance copied from each input into its splits entry.
+var combineProvenanceKeys = []string{"sampler", "engine", "algorithm_version", "dot_product", "seed_file_sha256", "device", "driver", "partials_count"}
+
+// Combine joins complete single-split datasets into one multi-split
+// dataset out (reference §4.2, §2.3.5). Each input's parquet files are
+// copied byte-for-byte after every row has been checked. defaultSplit, when
+// not empty, must name one of the splits; otherwise the one input whose
+// config is "default", if exactly one is, becomes the default split.
+//
+// Unlike whestbench, Combine writes no prepared/ tree of Arrow files and
+// no prepared_splits key: whestbench's loader then reads the parquet files,
+// which is its documented fallback.
+func Combine(inputs []string, out string, defaultSplit string) error {
+	if err := CheckOutputFree(out); err != nil {
+		return err
+	}
+	if len(inputs) == 0 {
+		return incompatiblef("combine-splits requires at least one input directory; pass complete single-split datasets")
+	}
+	type input struct {
+		dir    string
+		md     Metadata
+		split  string
+		config string
+		files  []string
+	}
+	var ins []input
+	seen := map[string]string{}
+	for _, d := range inputs {
+		md, _, err := openDir(d, true)
+		if err != nil {
+			return err
+		}
+		if md.Truthy("is_partial") {
+			return incompatiblef("%s: is a partial dataset; combine-splits requires complete single-split inputs. Run `whestbake dataset merge` first.", d)
+		}
+		if md.Has("splits") {
+			return incompatiblef("%s: is already a multi-split dataset; combine-splits only accepts single-split inputs", d)
+		}
+		if _, ok := md.GetString("created_at_utc"); !ok {
+			return invalidf("%s: created_at_utc is missing or not a string; combine needs it to date the combined dataset", filepath.Join(d, metadataFile))
+		}
+		config := DefaultConfig // Validate has checked that a present config is a valid name
+		if c, ok := md.GetString("config"); ok {
+			config = c
+		}
+		// Every row is decoded and checked before its file is copied blind.
+		dd, err := readDir(d, true, false)
+		if err != nil {
+			return err
+		}
+		sd := dd.Splits[0]
+		if other, dup := seen[sd.Name]; dup {
+			return incompatiblef("duplicate split name %q across inputs %s and %s; each input must contribute a distinct split", sd.Name, other, d)
+		}
+		seen[sd.Name] = d
+		ins = append(ins, input{dir: d, md: md, split: sd.Name, config: config, files: sd.Files})
+	}
+	if defaultSplit != "" {
+		if _, ok := seen[defaultSplit]; !ok {
+			names := make([]string, 0, len(seen))
+			for n := range seen {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return incompatiblef("default_split=%q is not one of the input splits %q", defaultSplit, names)
+		}
+	}
+	first := ins[0]
+	for _, in := range ins[1:] {
+		for _, k := range combineCommonKeys {
+			a, _ := in.md.Get(k)
+			b, _ := first.md.Get(k)
+			if !jsonEqual(a, b) {
+				return incompatiblef("%s: %s=%s != %s (from %s); splits of one dataset must share it", in.dir, k, compactJSON(a), compactJSON(b), first.dir)
+			}
+		}
+	}
+
+	md := NewObject()
+	for _, k := range []string{"schema_version", "format", "backend", "seed_protocol", "n_samples", "width", "depth"} {
+		if v, ok := first.md.Get(k); ok {
+			md.Set(k, cloneValue(v))
+		}
+	}
+	splits := NewObject()
+	created := ""
+	var defaults []string
+	for i, in := range ins {
+		c, _ := in.md.GetString("created_at_utc")
+		if i == 0 || c < created {
+			created = c
+		}
+		entry := NewObject().
+			Set("n_mlps", field(in.md, "n_mlps")).
+			Set("created_at_utc", c).
+			Set("config", in.config)
+		if v, ok := in.md.Get("seed"); ok {
+			entry.Set("seed", v)
+		}
+		if v, ok := in.md.Get("hardware_fingerprints"); ok {
+			entry.Set("hardware_fingerprints", cloneValue(v))
+		} else if v, ok := in.md.Get("hardware"); ok {
+			entry.Set("hardware_fingerprints", []any{cloneValue(v)})
+		}
+		for _, k := range combineProvenanceKeys {
+			if v, ok := in.md.Get(k); ok {
+				entry.Set(k, v)
+			}
+		}
+		splits.Set(in.split, entry)
+		if in.config == DefaultConfig {
+			defaults = append(defaults, in.split)
+		}
+	}
+	md.Set("created_at_utc", created).
+		Set("hardware", HostHardware().Object()).
+		Set("splits", splits)
+	if defaultSplit == "" && len(defaults) == 1 {
+		defaultSplit = defaults[0]
+	}
+	if defaultSplit != "" {
+		md.Set("default_split", defaultSplit)
+	}
+	if err := Validate(md, false); err != nil {
+		return err
+	}
+	card, err := RenderCard(md)
+	if err != nil {
+		return err
+	}
+	mdBytes, err := encodeMetadata(md)
+	if err != nil {
+		return err
+	}
+	return writeStaged(out, func(tmp string) error {
+		if err := os.Mkdir(filepath.Join(tmp, dataDir), 0o755); err != nil {
+			return err
+		}
+		for _, in := range ins {
+			for _, f := range in.files {
+				if err := copyFile(f, filepath.Join(tmp, dataDir, filepath.Base(f))); err != nil {
+					return err
+				}
+			}
+		}
+		if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
+			return err
+		}
+		return writeFileSync(filepath.Join(tmp, readmeFile), []byte(card))
+	})
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("dataset: copying %s: %w", src, err)
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

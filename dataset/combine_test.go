@@ -1,0 +1,173 @@
+package dataset
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCombine(t *testing.T) {
+	parent := t.TempDir()
+	shape := Shape{Width: 4, Depth: 2}
+	pub := testInfo(shape, 3, 0, 0)
+	pub.Split = "my-public-split"
+	hold := testInfo(shape, 2, 0, 0)
+	hold.Split, hold.Config = "holdout", "holdout"
+	a := writeTestDir(t, parent, "a", pub)
+	b := writeTestDir(t, parent, "b", hold)
+	out := filepath.Join(parent, "combined")
+	if err := Combine([]string{a, b}, out, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := dirEntries(t, filepath.Join(out, "data")); !slices.Equal(got, []string{"holdout-00000-of-00001.parquet", "my-public-split-00000-of-00001.parquet"}) {
+		t.Errorf("data/ holds %v", got)
+	}
+	for _, c := range [][2]string{{a, "my-public-split"}, {b, "holdout"}} {
+		name := shardName(c[1], 0, 1)
+		src, _ := os.ReadFile(filepath.Join(c[0], "data", name))
+		dst, _ := os.ReadFile(filepath.Join(out, "data", name))
+		if len(src) == 0 || !bytes.Equal(src, dst) {
+			t.Errorf("%s not copied byte-for-byte", name)
+		}
+	}
+	d, err := ReadDir(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := d.Meta
+	if got := strings.Join(md.Keys(), ","); got != "schema_version,format,backend,seed_protocol,n_samples,width,depth,created_at_utc,hardware,splits,default_split" {
+		t.Errorf("combined keys %s", got)
+	}
+	if s, _ := md.GetString("default_split"); s != "my-public-split" {
+		t.Errorf("default_split %q: the one default-config input", s)
+	}
+	splits, _ := md.GetObject("splits")
+	entry, _ := splits.GetObject("my-public-split")
+	if got := strings.Join(entry.Keys(), ","); got != "n_mlps,created_at_utc,config,hardware_fingerprints,sampler,engine,algorithm_version,seed_file_sha256,device" {
+		t.Errorf("split entry keys %s", got)
+	}
+	if n, _ := entry.GetInt("n_mlps"); n != 3 {
+		t.Errorf("n_mlps %d", n)
+	}
+	card, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	for _, frag := range []string{"config_name: holdout", "path: data/my-public-split-*.parquet", "multi-split"} {
+		if !strings.Contains(string(card), frag) {
+			t.Errorf("card lacks %q", frag)
+		}
+	}
+}
+
+func TestCombineDefaultSplitRules(t *testing.T) {
+	shape := Shape{Width: 4, Depth: 2}
+	mk := func(t *testing.T, parent string, configs ...string) []string {
+		var dirs []string
+		for i, c := range configs {
+			info := testInfo(shape, 2, 0, 0)
+			info.Split = []string{"public", "holdout", "extra"}[i]
+			info.Config = c
+			dirs = append(dirs, writeTestDir(t, parent, info.Split, info))
+		}
+		return dirs
+	}
+	for _, c := range []struct {
+		configs  []string
+		explicit string
+		want     string // "" = no default_split
+	}{
+		{[]string{"default", "default"}, "", ""},
+		{[]string{"default", "default"}, "holdout", "holdout"},
+		{[]string{"full", "holdout"}, "", ""},
+		{[]string{"full", "default"}, "", "holdout"},
+	} {
+		parent := t.TempDir()
+		out := filepath.Join(parent, "out")
+		if err := Combine(mk(t, parent, c.configs...), out, c.explicit); err != nil {
+			t.Fatal(err)
+		}
+		md, _ := ReadMetadata(out)
+		got, _ := md.GetString("default_split")
+		if got != c.want {
+			t.Errorf("configs %v explicit %q: default_split %q want %q", c.configs, c.explicit, got, c.want)
+		}
+	}
+}
+
+func TestCombineSingleFixture(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if err := Combine([]string{fixtures + "/single_split_v3_protocol"}, out, ""); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadDir(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Splits[0].Name != "public" || len(d.Splits[0].Rows) != 4 {
+		t.Errorf("splits %+v", d.Splits)
+	}
+}
+
+func TestCombineRefusals(t *testing.T) {
+	shape := Shape{Width: 4, Depth: 2}
+	mk := func(t *testing.T, parent, split string, edit func(*BakeInfo)) string {
+		info := testInfo(shape, 2, 0, 0)
+		info.Split = split
+		if edit != nil {
+			edit(&info)
+		}
+		return writeTestDir(t, parent, split+"-"+filepath.Base(t.TempDir()), info)
+	}
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, parent string) ([]string, string)
+		check func(t *testing.T, err error)
+	}{
+		{"empty", func(t *testing.T, parent string) ([]string, string) { return nil, "" },
+			func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "at least one input") }},
+		{"partial", func(t *testing.T, parent string) ([]string, string) {
+			return []string{mk(t, parent, "public", func(i *BakeInfo) { i.Range = [2]int{0, 1} })}, ""
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "partial", "merge") }},
+		{"multi-split input", func(t *testing.T, parent string) ([]string, string) {
+			return []string{fixtures + "/multi_config_v3.0"}, ""
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "already a multi-split") }},
+		{"duplicate", func(t *testing.T, parent string) ([]string, string) {
+			return []string{mk(t, parent, "public", nil), mk(t, parent, "public", nil)}, ""
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "duplicate split name \"public\"") }},
+		{"unknown default", func(t *testing.T, parent string) ([]string, string) {
+			return []string{mk(t, parent, "public", nil)}, "mini"
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "default_split=\"mini\"") }},
+		{"width", func(t *testing.T, parent string) ([]string, string) {
+			wide := testInfo(Shape{Width: 8, Depth: 2}, 2, 0, 0)
+			wide.Split = "holdout"
+			return []string{mk(t, parent, "public", nil), writeTestDir(t, parent, "wide", wide)}, ""
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "width=8 != 4") }},
+		{"sampler", func(t *testing.T, parent string) ([]string, string) {
+			return []string{mk(t, parent, "public", nil), mk(t, parent, "holdout", func(i *BakeInfo) { i.Sampler = "numpy" })}, ""
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"") }},
+		{"backend", func(t *testing.T, parent string) ([]string, string) {
+			return []string{mk(t, parent, "holdout", nil), fixtures + "/single_split_v3_protocol"}, ""
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "backend=\"flopscope\"") }},
+		{"corrupt input", func(t *testing.T, parent string) ([]string, string) {
+			d := mk(t, parent, "public", nil)
+			p := filepath.Join(d, "data", shardName("public", 0, 1))
+			data, _ := os.ReadFile(p)
+			if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return []string{d}, ""
+		}, func(t *testing.T, err error) { wantErr[*InvalidDatasetError](t, err, "corrupt or truncated") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inputs, def := c.setup(t, t.TempDir())
+			outParent := t.TempDir()
+			c.check(t, Combine(inputs, filepath.Join(outParent, "out"), def))
+			if left := dirEntries(t, outParent); len(left) != 0 {
+				t.Errorf("failed combine left %v", left)
+			}
+		})
+	}
+	existing := t.TempDir()
+	wantErr[*OutputExistsError](t, Combine(nil, existing, ""), existing)
+}

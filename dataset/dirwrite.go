@@ -1,0 +1,186 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+const (
+	dataDir    = "data"
+	readmeFile = "README.md"
+)
+
+// OutputExistsError refuses to write over an existing output directory.
+// errors.Is(err, fs.ErrExist) holds for it.
+type OutputExistsError struct{ Path string }
+
+func (e *OutputExistsError) Error() string {
+	return fmt.Sprintf("output directory %s already exists; choose another --output or remove it", e.Path)
+}
+
+func (e *OutputExistsError) Is(target error) bool { return target == fs.ErrExist }
+
+// CheckOutputFree fails if dir exists, even as an empty directory. The CLI
+// calls it before any compute so a long bake is never wasted on an output
+// it could not write; the writers call it again before touching the disk.
+func CheckOutputFree(dir string) error {
+	_, err := os.Lstat(dir)
+	switch {
+	case err == nil:
+		return &OutputExistsError{Path: dir}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	}
+	return fmt.Errorf("dataset: cannot check output directory %s: %w", dir, err)
+}
+
+// WriteDir writes a single-split dataset (complete or partial) to dir:
+// data/<split>-00000-of-00001.parquet, metadata.json and README.md. The split
+// is md's "split" (default "public"). It refuses an existing dir before
+// doing anything, builds everything in a temporary directory beside dir and
+// renames it into place at the end, so a failure leaves nothing behind.
+func WriteDir(dir string, md Metadata, shape Shape, rows []Row) error {
+	return writeSingleSplit(dir, md, shape, func(pw *ParquetWriter) (int, error) {
+		return len(rows), pw.Write(rows...)
+	})
+}
+
+// writeSingleSplit is WriteDir with the rows supplied by fill, which writes
+// them to pw and returns how many it wrote; Merge streams partials through it.
+func writeSingleSplit(dir string, md Metadata, shape Shape, fill func(pw *ParquetWriter) (int, error)) error {
+	if err := CheckOutputFree(dir); err != nil {
+		return err
+	}
+	if err := Validate(md, true); err != nil {
+		return err
+	}
+	if md.Has("splits") {
+		return invalidf("WriteDir writes single-split datasets; this metadata has 'splits' (use Combine for multi-split datasets)")
+	}
+	if err := checkShapeFields(md, shape, "the rows being written"); err != nil {
+		return err
+	}
+	split := DefaultSplit
+	if s, ok := md.GetString("split"); ok {
+		split = s
+	}
+	card, err := RenderCard(md)
+	if err != nil {
+		return err
+	}
+	mdBytes, err := encodeMetadata(md)
+	if err != nil {
+		return err
+	}
+	return writeStaged(dir, func(tmp string) error {
+		path := filepath.Join(tmp, dataDir, shardName(split, 0, 1))
+		n, err := writeParquetFile(path, shape, fill)
+		if err != nil {
+			return err
+		}
+		if v, _ := md.Get("n_mlps"); !intIs(v, int64(n)) {
+			return invalidf("metadata n_mlps=%s but %d rows were written; set n_mlps to the row count", compactJSON(v), n)
+		}
+		if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
+			return err
+		}
+		return writeFileSync(filepath.Join(tmp, readmeFile), []byte(card))
+	})
+}
+
+// checkShapeFields compares md's width and depth, when present, with the
+// shape of the parquet data; what names where that shape came from.
+func checkShapeFields(md Metadata, shape Shape, what string) error {
+	for _, f := range []struct {
+		key    string
+		actual int
+	}{{"width", shape.Width}, {"depth", shape.Depth}} {
+		v, ok := md.Get(f.key)
+		if !ok {
+			continue
+		}
+		if !intIs(v, int64(f.actual)) {
+			return invalidf("metadata %s=%s but %s have %s=%d; fix metadata.json or re-bake", f.key, compactJSON(v), what, f.key, f.actual)
+		}
+	}
+	return nil
+}
+
+func writeParquetFile(path string, shape Shape, fill func(pw *ParquetWriter) (int, error)) (int, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return 0, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	pw, err := NewParquetWriter(f, shape)
+	if err != nil {
+		return 0, err
+	}
+	n, err := fill(pw)
+	if err != nil {
+		return 0, err
+	}
+	if err := pw.Close(); err != nil {
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
+	return n, f.Close()
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeStaged runs fill on a fresh temporary directory beside dir and then
+// renames it to dir. Any failure removes the temporary directory, so dir
+// either appears complete or not at all.
+func writeStaged(dir string, fill func(tmp string) error) (err error) {
+	dir = filepath.Clean(dir)
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("dataset: creating parent of output %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("dataset: creating staging directory for %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	// rename(2) would silently replace an empty directory created meanwhile.
+	if err := CheckOutputFree(dir); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("dataset: moving staged dataset into %s: %w", dir, err)
+	}
+	return nil
+}

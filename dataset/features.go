@@ -1,0 +1,89 @@
+package dataset
+
+import (
+	"fmt"
+)
+
+// hfMetadataKey is the parquet key-value entry HF datasets reads the column
+// features from. The builder takes the features of the first file and casts
+// every file to them, and concatenate_datasets (whestbench's merge) needs
+// them identical, so the text must be exactly what datasets writes.
+const hfMetadataKey = "huggingface"
+
+func valueFeature(dtype string) *Object {
+	return NewObject().Set("dtype", dtype).Set("_type", "Value")
+}
+
+// featuresJSON returns the huggingface key-value text for shape, byte-equal
+// to what datasets 4.x writes (json.dumps default separators).
+func featuresJSON(s Shape) string {
+	d, w := s.Depth, s.Width
+	features := NewObject().
+		Set("mlp_id", valueFeature("int32")).
+		Set("mlp_name", valueFeature("string")).
+		Set("mlp_seed", valueFeature("int64")).
+		Set("weights", NewObject().Set("shape", []int{d, w, w}).Set("dtype", "float32").Set("_type", "Array3D")).
+		Set("all_layer_means", NewObject().Set("shape", []int{d, w}).Set("dtype", "float32").Set("_type", "Array2D")).
+		Set("final_means", NewObject().Set("feature", valueFeature("float32")).Set("length", w).Set("_type", "List")).
+		Set("avg_variance", valueFeature("float64")).
+		Set("sampling_budget_breakdown", valueFeature("string"))
+	doc := NewObject().Set("info", NewObject().Set("features", features))
+	b, err := pyDumps(doc, false)
+	if err != nil {
+		panic(err) // only ints and strings above: cannot fail
+	}
+	return string(b)
+}
+
+// shapeFromFeatures reads (width, depth) from a huggingface key-value text
+// and checks that the three array features agree with each other.
+func shapeFromFeatures(text string) (Shape, error) {
+	v, err := pyLoads([]byte(text))
+	if err != nil {
+		return Shape{}, fmt.Errorf("is not JSON: %v", err)
+	}
+	doc, _ := v.(*Object)
+	info, _ := doc.GetObject("info")
+	features, ok := info.GetObject("features")
+	if !ok {
+		return Shape{}, fmt.Errorf("has no info.features object")
+	}
+	weights, err := featureShape(features, "weights", 3)
+	if err != nil {
+		return Shape{}, err
+	}
+	means, err := featureShape(features, "all_layer_means", 2)
+	if err != nil {
+		return Shape{}, err
+	}
+	final, _ := features.GetObject("final_means")
+	length, ok := final.GetInt("length")
+	if !ok {
+		return Shape{}, fmt.Errorf("feature final_means has no integer length")
+	}
+	s := Shape{Depth: int(weights[0]), Width: int(weights[1])}
+	if weights[2] != weights[1] || means[0] != weights[0] || means[1] != weights[1] || length != weights[1] {
+		return Shape{}, fmt.Errorf("features disagree: weights %v, all_layer_means %v, final_means length %d", weights, means, length)
+	}
+	if err := s.validate(); err != nil {
+		return Shape{}, err
+	}
+	return s, nil
+}
+
+func featureShape(features *Object, name string, rank int) ([]int64, error) {
+	f, _ := features.GetObject(name)
+	raw, ok := f.GetArray("shape")
+	if !ok || len(raw) != rank {
+		return nil, fmt.Errorf("feature %s has no %d-dimensional shape", name, rank)
+	}
+	dims := make([]int64, rank)
+	for i, x := range raw {
+		n, ok := asInt(x)
+		if !ok {
+			return nil, fmt.Errorf("feature %s shape %v is not a list of integers", name, raw)
+		}
+		dims[i] = n
+	}
+	return dims, nil
+}

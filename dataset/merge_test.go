@@ -1,0 +1,264 @@
+package dataset
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func fixedClock(t *testing.T) {
+	t.Helper()
+	old := now
+	now = func() time.Time { return time.Date(2026, 11, 23, 1, 2, 3, 0, time.UTC) }
+	t.Cleanup(func() { now = old })
+}
+
+// bakePartials writes the partials of a total-MLP bake cut at the given
+// boundaries, e.g. cuts {0, 3, 7, 10}.
+func bakePartials(t *testing.T, parent string, shape Shape, split string, cuts []int, edit func(i int, info *BakeInfo)) []string {
+	t.Helper()
+	var dirs []string
+	total := cuts[len(cuts)-1]
+	for i := 0; i+1 < len(cuts); i++ {
+		info := testInfo(shape, total, cuts[i], cuts[i+1])
+		info.Split = split
+		if edit != nil {
+			edit(i, &info)
+		}
+		dirs = append(dirs, writeTestDir(t, parent, "part"+string(rune('a'+i)), info))
+	}
+	return dirs
+}
+
+func TestMergeEqualsDirectBake(t *testing.T) {
+	fixedClock(t)
+	parent := t.TempDir()
+	shape := Shape{Width: 8, Depth: 2}
+	parts := bakePartials(t, parent, shape, "my-custom-split", []int{0, 3, 7, 10}, func(i int, info *BakeInfo) {
+		info.Hardware.Hostname = []string{"h1", "h2", "h3"}[i]
+		info.Hardware.OSRelease = []string{"6.1", "6.2", "6.1"}[i]
+		info.Driver = []string{"550", "555", ""}[i]
+	})
+	out := filepath.Join(parent, "merged")
+	// Input order does not matter: partials are sorted by range.
+	if err := Merge([]string{parts[2], parts[0], parts[1]}, out); err != nil {
+		t.Fatal(err)
+	}
+	direct := writeTestDir(t, parent, "direct", func() BakeInfo {
+		info := testInfo(shape, 10, 0, 0)
+		info.Split = "my-custom-split"
+		return info
+	}())
+	name := "data/my-custom-split-00000-of-00001.parquet"
+	got, err := os.ReadFile(filepath.Join(out, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(direct, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("merged parquet differs from a direct bake of the same rows")
+	}
+	d, err := ReadDir(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := d.Meta
+	for _, k := range []string{"is_partial", "mlp_range", "total_n_mlps", "hardware"} {
+		if md.Has(k) {
+			t.Errorf("merged metadata keeps %s", k)
+		}
+	}
+	if n, _ := md.GetInt("n_mlps"); n != 10 {
+		t.Errorf("n_mlps %d", n)
+	}
+	if c, _ := md.GetString("created_at_utc"); c != "2026-11-22T10:00:00+00:00" {
+		t.Errorf("created_at_utc %s, want the earliest partial's", c)
+	}
+	keys := md.Keys()
+	tail := strings.Join(keys[len(keys)-4:], ",")
+	if tail != "created_at_utc,merged_at_utc,hardware_fingerprints,partials_count" {
+		t.Errorf("merged keys end with %s", tail)
+	}
+	if keys[5] != "config" || keys[6] != "n_mlps" {
+		t.Errorf("n_mlps moved: %v", keys)
+	}
+	if m, _ := md.GetString("merged_at_utc"); m != "2026-11-23T01:02:03+00:00" {
+		t.Errorf("merged_at_utc %s", m)
+	}
+	fps, _ := md.GetArray("hardware_fingerprints")
+	if len(fps) != 1 {
+		t.Fatalf("one device, one engine: %d fingerprints", len(fps))
+	}
+	fp := fps[0].(*Object)
+	enc, _ := pyDumps(fp, false)
+	wantFP := `{"device": "cpu", "engine": "cpu", "cpu_brand": "cpu-x", "cpu_count_logical": 8, "go_version": "go1.26.8", "os": "Linux", "whestbake_version": "0.1.0", "mlp_count": 10, "partials_count": 3, "drivers_seen": ["550", "555"], "kernels_seen": ["6.1", "6.2"], "representative_hostnames": ["h1", "h2", "h3"]}`
+	if string(enc) != wantFP {
+		t.Errorf("fingerprint\n got %s\nwant %s", enc, wantFP)
+	}
+	if p, _ := md.GetInt("partials_count"); p != 3 {
+		t.Errorf("partials_count %d", p)
+	}
+	card, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	if !strings.Contains(string(card), "assembled from 3 partial bakes") {
+		t.Error("card does not say the dataset was merged")
+	}
+}
+
+func TestMergeFingerprintsSplitByDevice(t *testing.T) {
+	parent := t.TempDir()
+	shape := Shape{Width: 4, Depth: 2}
+	parts := bakePartials(t, parent, shape, "public", []int{0, 1, 2, 3}, func(i int, info *BakeInfo) {
+		info.Device = []string{"NVIDIA H100", "NVIDIA H200", "NVIDIA H100"}[i]
+		info.Engine = "cuda"
+	})
+	out := filepath.Join(parent, "merged")
+	if err := Merge(parts, out); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := ReadMetadata(out)
+	fps, _ := md.GetArray("hardware_fingerprints")
+	if len(fps) != 2 {
+		t.Fatalf("%d fingerprints, want 2", len(fps))
+	}
+	first := fps[0].(*Object)
+	if d, _ := first.GetString("device"); d != "NVIDIA H100" {
+		t.Errorf("first group %s", d)
+	}
+	if n, _ := first.GetInt("partials_count"); n != 2 {
+		t.Errorf("H100 group has %d partials", n)
+	}
+}
+
+func TestMergeSinglePartialCoveringAll(t *testing.T) {
+	parent := t.TempDir()
+	info := testInfo(Shape{Width: 4, Depth: 2}, 3, 0, 3)
+	info.Range = [2]int{1, 3} // make it partial, then cover [0, 3) with two
+	a := writeTestDir(t, parent, "a", info)
+	info.Range = [2]int{0, 1}
+	b := writeTestDir(t, parent, "b", info)
+	if err := Merge([]string{a, b}, filepath.Join(parent, "out")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMergeRefusals(t *testing.T) {
+	shape := Shape{Width: 4, Depth: 2}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, parent string) []string
+		check func(t *testing.T, err error)
+	}{
+		{"no inputs", func(t *testing.T, parent string) []string { return nil },
+			func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "at least one input") }},
+		{"overlap", func(t *testing.T, parent string) []string {
+			a := bakePartials(t, parent, shape, "public", []int{0, 3, 6}, nil)
+			info := testInfo(shape, 6, 2, 4)
+			return append(a, writeTestDir(t, parent, "x", info))
+		}, func(t *testing.T, err error) { wantErr[*MergeOverlapError](t, err, "starts at 2", "ended at 3") }},
+		{"gap", func(t *testing.T, parent string) []string {
+			a := bakePartials(t, parent, shape, "public", []int{0, 2, 5, 8}, nil)
+			return []string{a[0], a[2]}
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[2, 5)") }},
+		{"tail gap", func(t *testing.T, parent string) []string {
+			return bakePartials(t, parent, shape, "public", []int{0, 2, 5, 8}, nil)[:2]
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[5, 8)") }},
+		{"complete input", func(t *testing.T, parent string) []string {
+			return []string{writeTestDir(t, parent, "full", testInfo(shape, 3, 0, 0))}
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "complete (non-partial)") }},
+		{"sampler", func(t *testing.T, parent string) []string {
+			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+				if i == 1 {
+					info.Sampler = "numpy"
+				}
+			})
+		}, func(t *testing.T, err error) {
+			wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\"", "sampler=\"philox\"", "parta", "partb")
+		}},
+		{"seeds file", func(t *testing.T, parent string) []string {
+			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+				if i == 1 {
+					info.SeedFileSHA256 = strings.Repeat("1", 64)
+				}
+			})
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "seed_file_sha256") }},
+		{"algorithm", func(t *testing.T, parent string) []string {
+			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+				if i == 1 {
+					info.AlgorithmVersion = "philox-2"
+				}
+			})
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "algorithm_version") }},
+		{"n_samples", func(t *testing.T, parent string) []string {
+			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+				if i == 1 {
+					info.NSamples = 5
+				}
+			})
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "n_samples=5") }},
+		{"total", func(t *testing.T, parent string) []string {
+			a := writeTestDir(t, parent, "a", testInfo(shape, 4, 0, 2))
+			return []string{a, writeTestDir(t, parent, "b", testInfo(shape, 5, 2, 5))}
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "total_n_mlps") }},
+		{"split", func(t *testing.T, parent string) []string {
+			a := bakePartials(t, parent, shape, "public", []int{0, 2, 4}, nil)
+			b := bakePartials(t, filepath.Join(parent, "b"), shape, "holdout", []int{0, 2, 4}, nil)
+			return []string{a[0], b[1]}
+		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "holdout", "public") }},
+		{"corrupt ids", func(t *testing.T, parent string) []string {
+			a := writeTestDir(t, parent, "a", testInfo(shape, 4, 0, 2))
+			info := testInfo(shape, 4, 2, 4)
+			dir := filepath.Join(parent, "bad")
+			rows := testRows(shape, 2, 2)
+			rows[1].MLPID = 9
+			if err := WriteDir(dir, NewBakeMetadata(info), shape, rows); err != nil {
+				t.Fatal(err)
+			}
+			return []string{a, dir}
+		}, func(t *testing.T, err error) { wantErr[*MergeCorruptError](t, err, "mlp_id=9", "[2, 4)") }},
+		{"row count", func(t *testing.T, parent string) []string {
+			a := writeTestDir(t, parent, "a", testInfo(shape, 5, 0, 2))
+			md := NewBakeMetadata(testInfo(shape, 5, 2, 5))
+			md.Set("n_mlps", 2)
+			dir := filepath.Join(parent, "short")
+			if err := WriteDir(dir, md, shape, testRows(shape, 2, 2)); err != nil {
+				t.Fatal(err)
+			}
+			return []string{a, dir}
+		}, func(t *testing.T, err error) { wantErr[*MergeCorruptError](t, err, "holds 2 rows", "[2, 5)") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			inputs := c.setup(t, parent)
+			out := filepath.Join(t.TempDir(), "out")
+			err := Merge(inputs, out)
+			c.check(t, err)
+			if _, statErr := os.Stat(out); statErr == nil {
+				t.Error("failed merge left its output")
+			}
+			if left := dirEntries(t, filepath.Dir(out)); len(left) != 0 {
+				t.Errorf("failed merge left %v", left)
+			}
+		})
+	}
+}
+
+func TestMergeRefusesExistingOutputBeforeReading(t *testing.T) {
+	out := t.TempDir()
+	err := Merge([]string{"/nonexistent/partial"}, out)
+	wantErr[*OutputExistsError](t, err, out)
+}
+
+func TestMergeErrorsAreInvalidDatasetErrors(t *testing.T) {
+	for _, err := range []error{
+		&MergeIncompatibleError{"a"}, &MergeIncompleteError{"b"}, &MergeOverlapError{"c"}, &MergeCorruptError{"d"},
+	} {
+		wantErr[*InvalidDatasetError](t, err, err.Error())
+	}
+}

@@ -1,0 +1,134 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Metadata is a dataset's metadata.json document. It is an alias, not a new
+// type: every *Object method (GetString, GetInt, GetObject, Truthy, ...)
+// applies, and key order is kept as written.
+type Metadata = *Object
+
+// Backend is the metadata "backend" value of everything whestbake bakes.
+const Backend = "whestbake"
+
+const metadataFile = "metadata.json"
+
+// BakeInfo is what one bake knows about itself; NewBakeMetadata turns it into
+// the metadata document of the dataset (or partial) it writes.
+type BakeInfo struct {
+	CreatedAt time.Time
+	Split     string // "" means DefaultSplit
+	Config    string // "" means DefaultConfig
+	TotalMLPs int    // MLPs in the whole logical bake
+	// Range is the half-open [start, end) of MLP indices this file holds. The
+	// zero value means all of them; anything else is a partial.
+	Range            [2]int
+	NSamples         int64
+	Width, Depth     int
+	Hardware         Hardware
+	WhestbakeVersion string
+	Sampler          string // "numpy" or "philox"
+	Engine           string
+	AlgorithmVersion string
+	DotProduct       string // "fma" or "muladd"; set by numpy bakes only, omitted when empty
+	Device           string
+	Driver           string // GPU driver; omitted when empty
+	ChunkSize        int
+	SeedFileSHA256   string // hex SHA-256 of the seeds file bytes (or of the canonical JSON of generated seeds)
+}
+
+// NewBakeMetadata builds a single-bake metadata document: whestbench's key
+// order (reference §2.3.1) with backend "whestbake", the hardware block,
+// whestbake_version, our provenance keys, and the partial keys when Range
+// is not the whole bake.
+func NewBakeMetadata(b BakeInfo) Metadata {
+	start, end := b.Range[0], b.Range[1]
+	if start == 0 && end == 0 {
+		end = b.TotalMLPs
+	}
+	split, config := b.Split, b.Config
+	if split == "" {
+		split = DefaultSplit
+	}
+	if config == "" {
+		config = DefaultConfig
+	}
+	md := NewObject().
+		Set("schema_version", SchemaVersion).
+		Set("format", Format).
+		Set("backend", Backend).
+		Set("seed_protocol", NewObject().Set("name", SeedProtocolV3Name).Set("version", SeedProtocolV3Version)).
+		Set("created_at_utc", isoUTC(b.CreatedAt)).
+		Set("split", split).
+		Set("config", config).
+		Set("n_mlps", end-start).
+		Set("n_samples", b.NSamples).
+		Set("width", b.Width).
+		Set("depth", b.Depth).
+		Set("hardware", b.Hardware.Object()).
+		Set("whestbake_version", b.WhestbakeVersion).
+		Set("sampler", b.Sampler).
+		Set("engine", b.Engine).
+		Set("algorithm_version", b.AlgorithmVersion)
+	if b.DotProduct != "" {
+		md.Set("dot_product", b.DotProduct)
+	}
+	md.Set("device", b.Device)
+	if b.Driver != "" {
+		md.Set("driver", b.Driver)
+	}
+	md.Set("chunk_size", b.ChunkSize).
+		Set("seed_file_sha256", b.SeedFileSHA256)
+	if start != 0 || end != b.TotalMLPs {
+		md.Set("is_partial", true).
+			Set("mlp_range", []int{start, end}).
+			Set("total_n_mlps", b.TotalMLPs)
+	}
+	return md
+}
+
+// isoUTC formats t like Python's datetime.now(timezone.utc).isoformat():
+// microseconds, omitted when zero, and a +00:00 offset.
+func isoUTC(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()/1000 == 0 {
+		return t.Format("2006-01-02T15:04:05") + "+00:00"
+	}
+	return t.Format("2006-01-02T15:04:05.000000") + "+00:00"
+}
+
+// ReadMetadata reads and parses <dir>/metadata.json without validating it.
+func ReadMetadata(dir string) (Metadata, error) {
+	path := filepath.Join(dir, metadataFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, invalidf("missing metadata.json at %s. This may be a legacy .npz dataset (re-bake it with `whestbake dataset bake`) or not a dataset directory.", path)
+	}
+	if err != nil {
+		return nil, invalidf("cannot read %s: %v", path, err)
+	}
+	v, err := pyLoads(data)
+	if err != nil {
+		return nil, invalidf("metadata.json at %s is not valid JSON: %v", path, err)
+	}
+	md, ok := v.(*Object)
+	if !ok {
+		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", path, jsonKind(v))
+	}
+	return md, nil
+}
+
+// encodeMetadata is the metadata.json file content.
+func encodeMetadata(md Metadata) ([]byte, error) {
+	b, err := md.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("dataset: encoding metadata.json: %w", err)
+	}
+	return b, nil
+}

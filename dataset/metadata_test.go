@@ -1,0 +1,111 @@
+package dataset
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// bake_partial.json is the key order the brief specifies, written by
+// Python's json.dumps(indent=2).
+func TestNewBakeMetadataMatchesPython(t *testing.T) {
+	md := NewBakeMetadata(BakeInfo{
+		CreatedAt: time.Date(2026, 11, 22, 10, 11, 12, 345678000, time.UTC),
+		Split:     "my-custom-split",
+		Config:    "full",
+		TotalMLPs: 10,
+		Range:     [2]int{4, 8},
+		NSamples:  1_000_000_000,
+		Width:     1024,
+		Depth:     16,
+		Hardware: Hardware{
+			Hostname: "gpu-7", OS: "Linux", OSRelease: "6.1.0-18-amd64", Platform: "Linux-6.1.0-18-amd64-x86_64",
+			Machine: "x86_64", CPUBrand: "AMD EPYC 9454 48-Core Processor", CPUCountLogical: 16,
+			RAMTotalBytes: 137438953472, GoVersion: "go1.26.8",
+		},
+		WhestbakeVersion: "0.1.0",
+		Sampler:          "numpy",
+		Engine:           "cpu",
+		AlgorithmVersion: "numpy-fma-1",
+		DotProduct:       "fma",
+		Device:           "cpu",
+		ChunkSize:        1024,
+		SeedFileSHA256:   strings.Repeat("ab", 32),
+	})
+	got, err := md.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := readTestdata(t, "pyjson/bake_partial.json"); string(got) != string(want) {
+		t.Errorf("metadata differs from Python:\n got %s\nwant %s", got, want)
+	}
+	if err := Validate(md, false); err == nil {
+		t.Error("a partial must be refused without allowPartial")
+	}
+	if err := Validate(md, true); err != nil {
+		t.Errorf("partial with allowPartial: %v", err)
+	}
+}
+
+func TestNewBakeMetadataCompleteBake(t *testing.T) {
+	info := testInfo(Shape{Width: 4, Depth: 2}, 10, 0, 0)
+	info.Split, info.Config = "", ""
+	info.Driver = "550.54"
+	md := NewBakeMetadata(info)
+	for _, k := range []string{"is_partial", "mlp_range", "total_n_mlps", "dot_product"} {
+		if md.Has(k) {
+			t.Errorf("complete philox bake has %s", k)
+		}
+	}
+	if s, _ := md.GetString("split"); s != "public" {
+		t.Errorf("default split %q", s)
+	}
+	if c, _ := md.GetString("config"); c != "default" {
+		t.Errorf("default config %q", c)
+	}
+	if n, _ := md.GetInt("n_mlps"); n != 10 {
+		t.Errorf("n_mlps %d", n)
+	}
+	keys := strings.Join(md.Keys(), ",")
+	if !strings.Contains(keys, "device,driver,chunk_size") {
+		t.Errorf("driver not after device: %s", keys)
+	}
+	// [0, n) spelled out is still a complete bake (whestbench: --slice 0/1).
+	info.Range = [2]int{0, 10}
+	if NewBakeMetadata(info).Has("is_partial") {
+		t.Error("range [0, n) marked partial")
+	}
+	if err := Validate(md, false); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestISOUTCLikePython(t *testing.T) {
+	for _, c := range []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Date(2026, 5, 26, 0, 0, 0, 0, time.UTC), "2026-05-26T00:00:00+00:00"},
+		{time.Date(2026, 6, 15, 22, 19, 28, 40384000, time.UTC), "2026-06-15T22:19:28.040384+00:00"},
+		{time.Date(2026, 6, 15, 22, 19, 28, 999, time.UTC), "2026-06-15T22:19:28+00:00"},
+		{time.Date(2026, 6, 16, 0, 19, 28, 0, time.FixedZone("CEST", 2*3600)), "2026-06-15T22:19:28+00:00"},
+	} {
+		if got := isoUTC(c.t); got != c.want {
+			t.Errorf("isoUTC(%v) = %s want %s", c.t, got, c.want)
+		}
+	}
+}
+
+func TestHostHardwareIsFilled(t *testing.T) {
+	h := HostHardware()
+	if h.Hostname == "" || h.OS == "" || h.Machine == "" || h.CPUCountLogical < 1 || !strings.HasPrefix(h.GoVersion, "go") {
+		t.Errorf("incomplete host fingerprint %+v", h)
+	}
+	o := h.Object()
+	if got := strings.Join(o.Keys(), ","); got != "hostname,os,os_release,platform,machine,cpu_brand,cpu_count_logical,ram_total_bytes,go_version" {
+		t.Errorf("hardware keys %s", got)
+	}
+	if v, _ := (Hardware{}).Object().Get("ram_total_bytes"); v != nil {
+		t.Errorf("unknown RAM must be null, got %v", v)
+	}
+}

@@ -1,0 +1,97 @@
+package dataset
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+)
+
+// HF Hub's split-name convention, which whestbench also applies to config
+// names: lowercase start, lowercase letters and digits, single hyphens
+// between alphanumeric runs.
+var splitNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// ValidateSplitName checks name against the HF Hub split-name convention.
+func ValidateSplitName(name string) error {
+	if name == "" {
+		return fmt.Errorf("split name must be a non-empty string")
+	}
+	if !splitNameRE.MatchString(name) {
+		return fmt.Errorf("split name %q does not match [a-z][a-z0-9]*(-[a-z0-9]+)* "+
+			"(HF Hub split-name convention: lowercase ASCII, digits, single hyphens "+
+			"between alphanumeric runs); choose a name such as \"public\" or \"my-split\"", name)
+	}
+	return nil
+}
+
+// ValidateConfigName applies the split-name rule to an HF config name.
+func ValidateConfigName(name string) error {
+	if err := ValidateSplitName(name); err != nil {
+		return fmt.Errorf("config name %q is invalid: %w", name, err)
+	}
+	return nil
+}
+
+// Data file names: data/<split>-NNNNN-of-MMMMM.parquet. HF discovers custom
+// splits of a local directory only through this exact pattern. The split
+// name is matched whole (whestbench splits the file name at the first '-',
+// which turns my-custom-split into "my").
+var shardRE = regexp.MustCompile(`^(.+)-([0-9]{5})-of-([0-9]{5})\.parquet$`)
+
+// shardName is the file name of shard index of count for split.
+func shardName(split string, index, count int) string {
+	return fmt.Sprintf("%s-%05d-of-%05d.parquet", split, index, count)
+}
+
+// parseShardName splits a data file name into split, index and count.
+func parseShardName(file string) (split string, index, count int, ok bool) {
+	m := shardRE.FindStringSubmatch(file)
+	if m == nil {
+		return "", 0, 0, false
+	}
+	index, _ = strconv.Atoi(m[2])
+	count, _ = strconv.Atoi(m[3])
+	return m[1], index, count, true
+}
+
+// splitShards picks split's shards out of the file names in data/ and
+// checks they form one complete set 00000..M-1 of M. The returned names are
+// in shard order.
+func splitShards(dataDir, split string, files []string) ([]string, error) {
+	byIndex := map[int]string{}
+	count := -1
+	for _, f := range files {
+		s, i, m, ok := parseShardName(f)
+		if !ok || s != split {
+			continue
+		}
+		if count >= 0 && m != count {
+			return nil, invalidf("split %q in %s mixes shard counts (%s says of %05d, another file says of %05d); keep one complete set of shards", split, dataDir, f, m, count)
+		}
+		count = m
+		byIndex[i] = f
+	}
+	if count < 0 {
+		return nil, invalidf("split %q has no parquet file in %s (expected %s)", split, dataDir, shardName(split, 0, 1))
+	}
+	names := make([]string, 0, count)
+	for i := range count {
+		f, ok := byIndex[i]
+		if !ok {
+			return nil, invalidf("split %q in %s is missing shard %s", split, dataDir, shardName(split, i, count))
+		}
+		names = append(names, f)
+	}
+	if len(byIndex) != count {
+		extra := []string{}
+		for i, f := range byIndex {
+			if i >= count {
+				extra = append(extra, f)
+			}
+		}
+		sort.Strings(extra)
+		return nil, invalidf("split %q in %s has shards beyond its count: %v", split, dataDir, extra)
+	}
+	return names, nil
+}

@@ -1,0 +1,47 @@
+package dataset
+
+import "fmt"
+
+// Shape is the (width, depth) every MLP of one dataset shares.
+type Shape struct{ Width, Depth int }
+
+func (s Shape) validate() error {
+	if s.Width <= 0 || s.Depth <= 0 {
+		return fmt.Errorf("dataset: shape width=%d depth=%d: both must be positive", s.Width, s.Depth)
+	}
+	return nil
+}
+
+// Row is one MLP: one parquet row. Arrays are flattened row-major:
+// Weights[l*W*W + i*W + j] is layer l's weight from input i to output j (the
+// network computes h_l = relu(h_{l-1} @ W_l)), LayerMeans[l*W + j] the mean of
+// neuron j after layer l.
+type Row struct {
+	MLPID       int32
+	Name        string
+	Seed        int64
+	Weights     []float32 // depth*width*width
+	LayerMeans  []float32 // depth*width
+	FinalMeans  []float32 // width; equal to the last layer of LayerMeans
+	AvgVariance float64
+	Breakdown   string // sampling_budget_breakdown JSON text
+}
+
+// check reports the first array whose length disagrees with shape.
+func (r *Row) check(s Shape) error {
+	w, d := s.Width, s.Depth
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"weights", len(r.Weights), d * w * w},
+		{"all_layer_means", len(r.LayerMeans), d * w},
+		{"final_means", len(r.FinalMeans), w},
+	} {
+		if c.got != c.want {
+			return fmt.Errorf("row mlp_id=%d: %s has %d values, shape width=%d depth=%d needs %d",
+				r.MLPID, c.name, c.got, w, d, c.want)
+		}
+	}
+	return nil
+}

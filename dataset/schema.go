@@ -1,0 +1,138 @@
+package dataset
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding"
+)
+
+// The eight columns, in the order whestbench's make_features declares them.
+// HF datasets casts every file to the features of the first one, so names and
+// order are part of the format.
+const (
+	colMLPID = iota
+	colName
+	colSeed
+	colWeights
+	colLayerMeans
+	colFinalMeans
+	colAvgVariance
+	colBreakdown
+	numColumns
+)
+
+// columnSpec is one column's physical shape as Arrow writes it (reference
+// §8.1): every node OPTIONAL, lists in the 3-level LIST encoding.
+type columnSpec struct {
+	name      string
+	kind      parquet.Kind
+	listDepth int // 0 for scalars; leaf max repetition level
+}
+
+var columns = [numColumns]columnSpec{
+	{"mlp_id", parquet.Int32, 0},
+	{"mlp_name", parquet.ByteArray, 0},
+	{"mlp_seed", parquet.Int64, 0},
+	{"weights", parquet.Float, 3},
+	{"all_layer_means", parquet.Float, 2},
+	{"final_means", parquet.Float, 1},
+	{"avg_variance", parquet.Double, 0},
+	{"sampling_budget_breakdown", parquet.ByteArray, 0},
+}
+
+// leafPath is the column path of spec's leaf: name, then list/element once
+// per nesting level.
+func (c columnSpec) leafPath() []string {
+	p := []string{c.name}
+	for range c.listDepth {
+		p = append(p, "list", "element")
+	}
+	return p
+}
+
+// maxDef is the leaf's maximum definition level: the optional field itself,
+// then a repeated "list" and an optional "element" per level.
+func (c columnSpec) maxDef() int { return 1 + 2*c.listDepth }
+
+// rowSchema builds the writer schema. Every leaf is PLAIN encoded, the one
+// encoding every parquet reader supports. Scalars are SNAPPY (they are tiny and
+// the names and breakdown JSON compress well); the float leaves stay
+// UNCOMPRESSED PLAIN like Arrow's: random-normal weights and means do not
+// compress (their mantissa bits are noise), and compressing gigabytes of
+// them per file would cost CPU for a few percent at best.
+func rowSchema() *parquet.Schema {
+	fields := make(orderedGroup, numColumns)
+	for i, c := range columns {
+		var node parquet.Node
+		switch c.kind {
+		case parquet.Int32:
+			node = parquet.Leaf(parquet.Int32Type)
+		case parquet.Int64:
+			node = parquet.Leaf(parquet.Int64Type)
+		case parquet.Double:
+			node = parquet.Leaf(parquet.DoubleType)
+		case parquet.ByteArray:
+			node = parquet.String()
+		case parquet.Float:
+			node = parquet.Leaf(parquet.FloatType)
+		}
+		var codec compress.Codec = &parquet.Snappy
+		if c.listDepth > 0 {
+			codec = &parquet.Uncompressed
+		}
+		node = parquet.Optional(parquet.Compressed(parquet.Encoded(node, &parquet.Plain), codec))
+		for range c.listDepth {
+			node = parquet.Optional(parquet.List(node))
+		}
+		fields[i] = &namedNode{Node: node, name: c.name}
+	}
+	return parquet.NewSchema("schema", fields)
+}
+
+// orderedGroup is a parquet group whose fields keep the order given.
+// parquet.Group is a map and sorts its fields by name, which would put
+// all_layer_means first.
+type orderedGroup []*namedNode
+
+type namedNode struct {
+	parquet.Node
+	name string
+}
+
+func (f *namedNode) Name() string { return f.name }
+
+// Value is part of parquet.Field for reflection-based writes, which this
+// package never performs: rows are written as parquet.Row values.
+func (f *namedNode) Value(base reflect.Value) reflect.Value { return reflect.Value{} }
+
+func (g orderedGroup) ID() int { return 0 }
+func (g orderedGroup) String() string {
+	var b strings.Builder
+	_ = parquet.PrintSchema(&b, "", g)
+	return b.String()
+}
+func (g orderedGroup) Type() parquet.Type          { return parquet.Group{}.Type() }
+func (g orderedGroup) Optional() bool              { return false }
+func (g orderedGroup) Repeated() bool              { return false }
+func (g orderedGroup) Required() bool              { return true }
+func (g orderedGroup) Leaf() bool                  { return false }
+func (g orderedGroup) Encoding() encoding.Encoding { return nil }
+func (g orderedGroup) Compression() compress.Codec { return nil }
+func (g orderedGroup) GoType() reflect.Type        { return g.asGroup().GoType() }
+func (g orderedGroup) asGroup() parquet.Group {
+	m := parquet.Group{}
+	for _, f := range g {
+		m[f.name] = f.Node
+	}
+	return m
+}
+func (g orderedGroup) Fields() []parquet.Field {
+	fields := make([]parquet.Field, len(g))
+	for i, f := range g {
+		fields[i] = f
+	}
+	return fields
+}

@@ -1,0 +1,85 @@
+package gpuengine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/whestbake/whestbake/gpuengine/kernel"
+)
+
+// CPU is the pure-Go engine (AVX2/FMA assembly on amd64, identical bits elsewhere).
+type CPU struct{}
+
+// Describe implements Engine.
+func (CPU) Describe() Description {
+	return Description{Engine: "cpu", Device: "cpu", DeviceName: cpuBrand(), Kernel: kernel.Impl()}
+}
+
+// BakeMLP implements Engine.
+func (CPU) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+	if err := spec.Validate(); err != nil {
+		return Result{}, err
+	}
+	if want := spec.Depth * spec.Width * spec.Width; len(job.Weights) != want {
+		return Result{}, fmt.Errorf("weights hold %d values, want depth·width² = %d", len(job.Weights), want)
+	}
+	if resume != nil {
+		if resume.Algorithm != spec.Algorithm() {
+			return Result{}, fmt.Errorf("checkpoint is for algorithm %q, this bake uses %q: delete the checkpoint to start over", resume.Algorithm, spec.Algorithm())
+		}
+		if resume.SamplesDone < 0 || resume.SamplesDone > spec.NSamples {
+			return Result{}, fmt.Errorf("checkpoint position %d outside [0, %d]", resume.SamplesDone, spec.NSamples)
+		}
+	}
+	if spec.Sampler == SamplerNumpy {
+		return bakeNumpy(ctx, spec, job, resume, progress)
+	}
+	return bakePhilox(ctx, spec, job, resume, progress)
+}
+
+// forwardLayers runs relu(x @ W_l) for every layer of a block of rows, calling
+// visit(l, y) after each layer; x and y are scratch buffers of rows·width.
+// Rows are split across threads: each output row depends on its own input row
+// only, so the split changes no bits.
+func forwardLayers(spec Spec, weights []float32, x, y []float32, rows int, mode kernel.Mode, visit func(l int, act []float32)) {
+	w := spec.Width
+	threads := spec.Threads
+	if threads < 1 {
+		threads = 1
+	}
+	for l := 0; l < spec.Depth; l++ {
+		wl := weights[l*w*w : (l+1)*w*w]
+		parallelRows(rows, threads, func(r0, r1 int) {
+			kernel.Forward(y[r0*w:r1*w], x[r0*w:r1*w], r1-r0, w, wl, mode)
+		})
+		visit(l, y[:rows*w])
+		x, y = y, x
+	}
+}
+
+// parallelRows calls f on contiguous row ranges covering [0, rows).
+func parallelRows(rows, threads int, f func(r0, r1 int)) {
+	if threads > rows/8 {
+		threads = max(1, rows/8)
+	}
+	if threads == 1 {
+		f(0, rows)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (rows + threads - 1) / threads
+	for r0 := 0; r0 < rows; r0 += per {
+		r1 := min(rows, r0+per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(r0, r1)
+		}()
+	}
+	wg.Wait()
+}
+
+// DefaultThreads is the number of CPU threads a bake uses unless told otherwise.
+func DefaultThreads() int { return runtime.GOMAXPROCS(0) }

@@ -1,0 +1,31 @@
+package seeds
+
+// Streams is what one MLP's input seed gives under a seed protocol: the
+// weight stream, the sample stream and the estimator seed (MLP.seed).
+type Streams struct {
+	Weight, Sample SeedSequence
+	EstimatorSeed  uint32
+}
+
+// DeriveV3 is whestbench's protocol 3.0 (and 4.0, whose data streams are the
+// same): SeedSequence(inputSeed).spawn(3) gives the weight and sample streams
+// and the estimator seed children[2].generate_state(1)[0].
+func DeriveV3(inputSeed uint64) Streams {
+	c := NewSeedSequence(inputSeed).Spawn(3)
+	return streamsFrom(c[0], c[1], c[2])
+}
+
+// DeriveV2 is the legacy protocol 2.0: SeedSequence(rootSeed).spawn(3n), and
+// MLP i uses children 3i, 3i+1, 3i+2.
+func DeriveV2(rootSeed uint64, nMLPs int) []Streams {
+	c := NewSeedSequence(rootSeed).Spawn(3 * nMLPs)
+	out := make([]Streams, nMLPs)
+	for i := range out {
+		out[i] = streamsFrom(c[3*i], c[3*i+1], c[3*i+2])
+	}
+	return out
+}
+
+func streamsFrom(weight, sample, estimator SeedSequence) Streams {
+	return Streams{Weight: weight, Sample: sample, EstimatorSeed: estimator.GenerateState32(1)[0]}
+}
