@@ -247,6 +247,9 @@ func (c *card) reproduce(b *strings.Builder) {
 		if !ok {
 			sampler = c.str("sampler", "numpy")
 		}
+		if dot, ok := s.info.GetString("dot_product"); ok && sampler == "numpy" {
+			sampler += " --dot-product " + dot
+		}
 		fmt.Fprintf(b, "```bash\npython -c \"import json, datasets; ds = datasets.load_dataset('parquet', "+
 			"data_files='data/%[1]s-*.parquet', split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n", s.name)
 		fmt.Fprintf(b, "whestbake dataset bake --n-mlps %d --n-samples %s --width %s --depth %s \\\n"+
@@ -287,8 +290,10 @@ func (c *card) provenance(b *strings.Builder) {
 // hostLines describes where the data of one split (info) was computed:
 // the partials of a merge, or the single host of a direct bake.
 func (c *card) hostLines(b *strings.Builder, info *Object, split string) {
+	assembled, single := "Assembled", "Single"
 	if split != "" {
 		fmt.Fprintf(b, "Split `%s`: ", split)
+		assembled, single = "assembled", "single"
 	}
 	engine := ""
 	if e := describeEngine(info); e != "" {
@@ -296,7 +301,7 @@ func (c *card) hostLines(b *strings.Builder, info *Object, split string) {
 	}
 	fps, _ := info.GetArray("hardware_fingerprints")
 	if n, merged := info.GetInt("partials_count"); merged {
-		fmt.Fprintf(b, "assembled from %d partial bakes%s:\n\n", n, engine)
+		fmt.Fprintf(b, "%s from %d partial bakes%s:\n\n", assembled, n, engine)
 		for _, fp := range fps {
 			o, _ := fp.(*Object)
 			fmt.Fprintf(b, "- %s\n", describeHost(o))
@@ -308,7 +313,7 @@ func (c *card) hostLines(b *strings.Builder, info *Object, split string) {
 	if !ok && len(fps) > 0 {
 		hw, _ = fps[0].(*Object)
 	}
-	fmt.Fprintf(b, "single bake%s on %s.\n\n", engine, describeHost(hw))
+	fmt.Fprintf(b, "%s bake%s on %s.\n\n", single, engine, describeHost(hw))
 }
 
 func describeEngine(info *Object) string {

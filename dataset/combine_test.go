@@ -134,7 +134,9 @@ func TestCombineRefusals(t *testing.T) {
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "already a multi-split") }},
 		{"duplicate", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil), mk(t, parent, "public", nil)}, ""
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "duplicate split name \"public\"") }},
+		}, func(t *testing.T, err error) {
+			wantErr[*MergeIncompatibleError](t, err, "duplicate split name \"public\"")
+		}},
 		{"unknown default", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil)}, "mini"
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "default_split=\"mini\"") }},
@@ -145,7 +147,9 @@ func TestCombineRefusals(t *testing.T) {
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "width=8 != 4") }},
 		{"sampler", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil), mk(t, parent, "holdout", func(i *BakeInfo) { i.Sampler = "numpy" })}, ""
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"") }},
+		}, func(t *testing.T, err error) {
+			wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"")
+		}},
 		{"backend", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "holdout", nil), fixtures + "/single_split_v3_protocol"}, ""
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "backend=\"flopscope\"") }},

@@ -105,7 +105,7 @@ func TestMergeEqualsDirectBake(t *testing.T) {
 		t.Errorf("partials_count %d", p)
 	}
 	card, _ := os.ReadFile(filepath.Join(out, "README.md"))
-	if !strings.Contains(string(card), "assembled from 3 partial bakes") {
+	if !strings.Contains(string(card), "Assembled from 3 partial bakes") {
 		t.Error("card does not say the dataset was merged")
 	}
 }

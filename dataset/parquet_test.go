@@ -50,9 +50,9 @@ func TestReadSingleSplitFixture(t *testing.T) {
 		t.Fatalf("shape %+v rows %d", shape, len(rows))
 	}
 	want := []struct {
-		name      string
-		seed      int64
-		varBits   uint64
+		name       string
+		seed       int64
+		varBits    uint64
 		wSHA, mSHA string
 	}{
 		{"emily-hart", 1001, 0x3ff132263008c016, "5bb0500a816519e3", "c00eed93961e157f"},

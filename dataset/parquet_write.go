@@ -32,8 +32,8 @@ func rowsPerGroup(s Shape) int64 {
 // needs more than one row group in memory.
 type ParquetWriter struct {
 	shape Shape
-	w     *parquet.Writer
-	row   parquet.Row // reused between rows: a large MLP has millions of values
+	w     *parquet.GenericWriter[any] // rows go in as parquet.Row values, not Go structs
+	row   parquet.Row                 // reused between rows: a large MLP has millions of values
 }
 
 // NewParquetWriter starts a file on out. Close must be called to write the
@@ -55,7 +55,12 @@ func NewParquetWriter(out io.Writer, shape Shape) (*ParquetWriter, error) {
 		return nil, fmt.Errorf("dataset: parquet writer options: %w", err)
 	}
 	cfg.CreatedBy = createdBy
-	return &ParquetWriter{shape: shape, w: parquet.NewWriter(out, cfg)}, nil
+	w, d := shape.Width, shape.Depth
+	return &ParquetWriter{
+		shape: shape,
+		w:     parquet.NewGenericWriter[any](out, cfg),
+		row:   make(parquet.Row, 0, 5+d*w*w+d*w+w), // 5 scalar columns, then the three arrays
+	}, nil
 }
 
 // Write appends rows. Each row's arrays must match the writer's shape.

@@ -15,7 +15,8 @@ const (
 // SeedSequence mirrors numpy.random.SeedSequence with pool_size 4 for an
 // integer entropy. It is a value: copies are independent, and Spawn never
 // mutates the parent (whestbench builds a fresh SeedSequence per call, so the
-// children of one parent are always numbered from 0).
+// children of one parent are always numbered from 0). Build one with
+// NewSeedSequence: the zero value is not SeedSequence(0).
 type SeedSequence struct {
 	entropy  uint64
 	spawnKey []uint32

@@ -80,9 +80,13 @@ func columnSquaresAVX2(sums *float64, x *float32, rows, width, cols int)
 // power-of-two row stride) and each panel is swept over a chunk of rows, so one
 // panel and the chunk's src rows share L2. Tiling only reorders independent
 // outputs; every lane still walks i in order.
+//
+// Rows are always fed in chunks: assembly cannot be preempted, and a chunk
+// bounds one call to well under a millisecond, so a large Forward does not hold
+// up a garbage-collection stop.
 const (
 	l2Budget  = 512 << 10 // bytes of w read in place; larger w is packed
-	chunkRows = 128       // rows per chunk of the packed path (rounded down to whole blocks)
+	chunkRows = 128       // rows per call (rounded down to whole register blocks)
 )
 
 func forwardSIMD(dst, src []float32, rows, width int, w []float32, mode Mode) {
@@ -97,27 +101,27 @@ func (k simdKernel) forward(dst, src []float32, rows, width int, w []float32, mo
 	if mode == MulAdd {
 		kern = k.mulAdd
 	}
-	// run computes columns [j0, j0+cols) of nb row blocks starting at element row0.
-	run := func(dst, src []float32, row0, nb, j0, cols int, panel []float32, pstride int) {
-		kern(&dst[row0+j0], &src[row0], &panel[0], width, nb, cols, pstride)
-	}
-	blocks := rows / k.rows
-	if width*width*4 <= l2Budget {
-		if blocks > 0 {
-			run(dst, src, 0, blocks, 0, width, w, width)
-		}
-	} else {
+	// panel returns w's columns from j0 on (pw of them) and their row stride.
+	panelCols := width
+	panel := func(j0, pw int) ([]float32, int) { return w[j0:], width }
+	if width*width*4 > l2Budget {
 		packed := getPacked(width * width)
 		defer putPacked(packed)
 		k.packPanels(*packed, w, width)
-		chunk := chunkRows / k.rows
-		for b0 := 0; b0 < blocks; b0 += chunk {
-			nb := min(chunk, blocks-b0)
-			for j0 := 0; j0 < width; j0 += k.panelCols {
-				pw := min(k.panelCols, width-j0)
-				run(dst, src, b0*k.rows*width, nb, j0, pw, (*packed)[j0*width:], pw)
-			}
+		panelCols = k.panelCols
+		panel = func(j0, pw int) ([]float32, int) { return (*packed)[j0*width:], pw }
+	}
+	// run computes nb row blocks of dst from src, starting at element row0.
+	run := func(dst, src []float32, row0, nb int) {
+		for j0 := 0; j0 < width; j0 += panelCols {
+			pw := min(panelCols, width-j0)
+			p, stride := panel(j0, pw)
+			kern(&dst[row0+j0], &src[row0], &p[0], width, nb, pw, stride)
 		}
+	}
+	blocks, chunk := rows/k.rows, max(chunkRows/k.rows, 1)
+	for b0 := 0; b0 < blocks; b0 += chunk {
+		run(dst, src, b0*k.rows*width, min(chunk, blocks-b0))
 	}
 	tail := rows - blocks*k.rows
 	if tail == 0 {
@@ -127,7 +131,7 @@ func (k simdKernel) forward(dst, src []float32, rows, width int, w []float32, mo
 	pad := make([]float32, 2*k.rows*width)
 	in, out := pad[:k.rows*width], pad[k.rows*width:]
 	copy(in, src[done:])
-	run(out, in, 0, 1, 0, width, w, width)
+	run(out, in, 0, 1)
 	copy(dst[done:], out[:tail*width])
 }
 

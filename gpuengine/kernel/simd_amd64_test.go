@@ -21,8 +21,8 @@ func eachKernel(t *testing.T, f func(t *testing.T, k simdKernel)) {
 
 // The assembly against the generic code, bit for bit. Widths cover every
 // column-block path (AVX2: 24, 16, 8, masked 1..7; AVX-512: 64 and masked
-// 16-wide pieces) and their combinations; rows cover whole blocks and the
-// padded tail.
+// 16-wide pieces) and their combinations; rows cover whole blocks, the padded
+// tail and several row chunks.
 func TestSIMDMatchesGeneric(t *testing.T) {
 	small := []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65}
 	type shape struct{ rows, width int }
@@ -37,6 +37,8 @@ func TestSIMDMatchesGeneric(t *testing.T) {
 			shapes = append(shapes, shape{rows, width})
 		}
 	}
+	// several row chunks of the unpacked path
+	shapes = append(shapes, shape{301, 17}, shape{2*chunkRows + 5, 64})
 	want := map[string][]float32{}
 	eachKernel(t, func(t *testing.T, k simdKernel) {
 		for _, mode := range []Mode{FMA, MulAdd} {

@@ -1,0 +1,37 @@
+// Package dataset reads and writes whestbench schema-3.0 datasets: the
+// directory layout, the parquet files, metadata.json, the README.md card,
+// and the merge and combine-splits operations (whestbench-reference §2-§4).
+//
+// Layout:
+//
+//	<dir>/data/<split>-NNNNN-of-MMMMM.parquet   one row per MLP
+//	<dir>/metadata.json                        json.dumps(indent=2) text
+//	<dir>/README.md                            HF card: YAML front matter + Markdown
+//
+// Parquet files carry the 8 columns in whestbench's order, every node
+// OPTIONAL with 3-level LIST encoding as Arrow writes them, and the
+// "huggingface" key-value features text HF datasets reads. Files are
+// byte-deterministic: equal rows give equal bytes (created_by is pinned,
+// nothing time- or host-dependent goes in). Row groups are bounded (see
+// rowsPerGroup), scalars are SNAPPY, the float arrays uncompressed PLAIN,
+// and every page carries a CRC so corruption is caught on read.
+//
+// Metadata is an ordered JSON object (Object) that encodes byte-for-byte
+// like Python's json.dumps, so metadata.json files round-trip exactly and
+// new ones look like whestbench's.
+//
+// Differences from whestbench, on purpose:
+//   - split names come from metadata and data files are matched by the exact
+//     pattern, so hyphenated splits such as my-custom-split survive merge and
+//     combine (whestbench cuts the file name at the first '-');
+//   - merge also refuses partials with different sampler, algorithm_version,
+//     dot_product or seed_file_sha256, and combine ones with a different
+//     sampler or algorithm_version: those hold different numbers for the
+//     same MLP;
+//   - merge groups hardware_fingerprints by device, engine, Go version,
+//     whestbake version and CPU brand, and counts MLPs in mlp_count;
+//   - combine writes no prepared/ Arrow tree (whestbench's loader then
+//     reads the parquet files, its documented fallback);
+//   - every write refuses an existing output before doing anything and
+//     stages in a temporary directory, so a failure leaves nothing behind.
+package dataset

@@ -1,0 +1,202 @@
+// Runs the CUDA sources' device code on the host for the Go tests (host_test.go).
+// The network shape is runtime data here (the kernel macros name the variables below),
+// so one build covers every shape; fragments are sized for the largest RT×CT.
+//
+//   harness block|pair|normal|fixed|sum      reads operands from stdin, one case a line
+//   harness fused W WP D TM RT CT KS N k0 k1 weights chunk grid
+//   harness pipeline W D N k0 k1 weights chunk rows
+//
+// The bake modes print, for every chunk of samples, the launch's carry-save words (6·NV
+// of them, hex, digit-major) and its divergence flag.
+#include "hostshim.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+static int g_w, g_wp, g_d, g_tm, g_rt, g_ct, g_ks;
+#define W g_w
+#define WP g_wp
+#define D g_d
+#define TM g_tm
+#define RT g_rt
+#define CT g_ct
+#define KS g_ks
+#define FRAG_RT 8
+#define FRAG_CT 16
+
+#include "fused.cu"
+#include "pipeline.cu"
+
+static uint32_t f32bits(float f)
+{
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+static float* alloc_floats(size_t n)
+{
+    void* p = std::aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
+    if (!p) {
+        std::fprintf(stderr, "out of memory\n");
+        std::exit(1);
+    }
+    return (float*)p;
+}
+
+static std::vector<float> read_floats(const char* path, size_t n)
+{
+    std::vector<float> v(n);
+    FILE* f = std::fopen(path, "rb");
+    if (!f || std::fread(v.data(), sizeof(float), n, f) != n) {
+        std::fprintf(stderr, "cannot read %zu floats from %s\n", n, path);
+        std::exit(1);
+    }
+    std::fclose(f);
+    return v;
+}
+
+static void print_words(const std::vector<u64>& words, u64 err)
+{
+    std::printf("err %llu\nwords", err);
+    for (u64 w : words)
+        std::printf(" %llx", w);
+    std::printf("\n");
+}
+
+static int unary(const std::string& mode)
+{
+    char line[256];
+    std::vector<u64> sum_words;
+    std::vector<Fix192> groups;
+    while (std::fgets(line, sizeof line, stdin)) {
+        if (mode == "block") {
+            unsigned c0, c1, c2, c3, k0, k1;
+            std::sscanf(line, "%x %x %x %x %x %x", &c0, &c1, &c2, &c3, &k0, &k1);
+            u32x4 o = philox4x32_10(u32x4{c0, c1, c2, c3}, k0, k1);
+            std::printf("%08x %08x %08x %08x\n", o.x, o.y, o.z, o.w);
+        } else if (mode == "pair") {
+            unsigned ra, rb;
+            std::sscanf(line, "%x %x", &ra, &rb);
+            float z0, z1;
+            bm_pair(ra, rb, z0, z1);
+            std::printf("%08x %08x\n", f32bits(z0), f32bits(z1));
+        } else if (mode == "normal") {
+            unsigned k0, k1;
+            unsigned long long n;
+            int j;
+            std::sscanf(line, "%x %x %llx %d", &k0, &k1, &n, &j);
+            float4 z = philox_inputs4(n, (u32)(j / 4), k0, k1, j + 1, true);
+            std::printf("%08x\n", f32bits(f4get(z, j % 4)));
+        } else if (mode == "fixed") {
+            unsigned long long bits;
+            std::sscanf(line, "%llx", &bits);
+            double v;
+            std::memcpy(&v, &bits, 8);
+            bool bad = false;
+            Fix192 m = fix_from_double(v, bad);
+            std::printf("%d %016llx %016llx %016llx\n", bad ? 1 : 0, m.w2, m.w1, m.w0);
+        } else if (mode == "sum") { // "group bits": per-group Fix192 sums, then one flush each
+            unsigned g;
+            unsigned long long bits;
+            std::sscanf(line, "%u %llx", &g, &bits);
+            double v;
+            std::memcpy(&v, &bits, 8);
+            if (g >= groups.size())
+                groups.resize(g + 1, fix_zero());
+            bool bad = false;
+            fix_add(groups[g], fix_from_double(v, bad));
+        } else {
+            std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+            return 2;
+        }
+    }
+    if (mode == "sum") {
+        std::vector<u64> words(WB_DIGITS, 0);
+        for (const Fix192& s : groups)
+            fix_flush(words.data(), 1, 0, s);
+        print_words(words, 0);
+    }
+    return 0;
+}
+
+static int fused(char** a)
+{
+    g_w = std::atoi(a[0]), g_wp = std::atoi(a[1]), g_d = std::atoi(a[2]), g_tm = std::atoi(a[3]);
+    g_rt = std::atoi(a[4]), g_ct = std::atoi(a[5]), g_ks = std::atoi(a[6]);
+    const u64 n = std::strtoull(a[7], nullptr, 10);
+    const u32 k0 = (u32)std::strtoul(a[8], nullptr, 16), k1 = (u32)std::strtoul(a[9], nullptr, 16);
+    std::vector<float> weights = read_floats(a[10], (size_t)D * WP * WP);
+    const u64 chunk = std::strtoull(a[11], nullptr, 10);
+    const int grid = std::atoi(a[12]);
+    if (RT > FRAG_RT || CT > FRAG_CT) {
+        std::fprintf(stderr, "RT×CT %d×%d exceeds the harness's %d×%d\n", RT, CT, FRAG_RT, FRAG_CT);
+        return 2;
+    }
+    float* xs = alloc_floats((size_t)TM * WP);
+    float* ws = alloc_floats((size_t)2 * KS * WP);
+    std::vector<u64> slots((size_t)grid * 3 * F_NV);
+    for (u64 first = 0; first < n; first += chunk) {
+        const u64 count = n - first < chunk ? n - first : chunk;
+        std::vector<u64> words((size_t)WB_DIGITS * F_NV, 0);
+        u64 err = 0;
+        for (int cta = 0; cta < grid; cta++)
+            fused_cta(cta, grid, xs, ws, weights.data(), k0, k1, first, count, &slots[(size_t)cta * 3 * F_NV],
+                      words.data(), &err);
+        print_words(words, err);
+    }
+    std::free(xs);
+    std::free(ws);
+    return 0;
+}
+
+static int pipeline(char** a)
+{
+    g_w = std::atoi(a[0]), g_d = std::atoi(a[1]);
+    const u64 n = std::strtoull(a[2], nullptr, 10);
+    const u32 k0 = (u32)std::strtoul(a[3], nullptr, 16), k1 = (u32)std::strtoul(a[4], nullptr, 16);
+    std::vector<float> weights = read_floats(a[5], (size_t)D * W * W);
+    const u64 chunk = std::strtoull(a[6], nullptr, 10);
+    const u64 rows = std::strtoull(a[7], nullptr, 10);
+    float* x = alloc_floats(rows * W);
+    float* y = alloc_floats(rows * W);
+    const u64 groups = (rows + WB_TILE * P_TILES_PER_CTA - 1) / (WB_TILE * P_TILES_PER_CTA);
+    for (u64 first = 0; first < n; first += chunk) {
+        const u64 end = n - first < chunk ? n : first + chunk;
+        std::vector<u64> words((size_t)WB_DIGITS * P_NV, 0);
+        u64 err = 0;
+        for (u64 c0 = first; c0 < end; c0 += rows) {
+            const u64 valid = end - c0 < rows ? end - c0 : rows;
+            for (u64 i = 0; i < rows * ((W + 3) / 4); i++)
+                gen_inputs_item(x, i, c0, valid, k0, k1);
+            for (int l = 0; l < D; l++) {
+                for (u64 i = 0; i < rows * W; i++)
+                    layer_reference_item(y, x, weights.data() + (size_t)l * W * W, i);
+                for (u64 g = 0; g < groups; g++)
+                    for (int c = 0; c < W; c++)
+                        relu_tilesum_column(y, c, g, rows, valid, l, words.data(), &err);
+                std::swap(x, y);
+            }
+        }
+        print_words(words, err);
+    }
+    std::free(x);
+    std::free(y);
+    return 0;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: harness MODE [ARGS]\n");
+        return 2;
+    }
+    std::string mode = argv[1];
+    if (mode == "fused" && argc == 15)
+        return fused(argv + 2);
+    if (mode == "pipeline" && argc == 10)
+        return pipeline(argv + 2);
+    return unary(mode);
+}
