@@ -8,7 +8,7 @@ WB        := $(BIN)/whestbake
 .PHONY: help build test vet bench bench-deps demo clean
 
 help:
-	@echo "make demo   - build and run a small two-split bake, then inspect it"
+	@echo "make demo   - dev stack + worker + a two-split bake through Temporal, then download and inspect the release"
 	@echo "make test   - go vet + all tests (what CI runs)"
 	@echo "make bench  - CPU engines vs a numpy peer, side by side"
 	@echo "make build  - binaries into $(BIN)/"
@@ -21,8 +21,32 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-test: vet
+test: vet tools
 	$(GO) test -count=1 ./...
+
+# The servers the tests and `whestbake dev up` run (no Docker here), built
+# from the Go module proxy into bin/. Newer Temporal CLI tags do not build
+# with `go install` (replace directive); MinIO is pinned to a commit.
+TEMPORAL_CLI_VERSION := v1.5.1
+MINIO_VERSION        := v0.0.0-20260212201848-7aac2a2c5b7c
+
+.PHONY: tools
+tools:
+	@$(call install-tool,temporal,github.com/temporalio/cli/cmd/temporal,$(TEMPORAL_CLI_VERSION))
+	@$(call install-tool,minio,github.com/minio/minio,$(MINIO_VERSION))
+
+# install-tool NAME,PACKAGE,VERSION: go install PACKAGE@VERSION into bin/
+# unless bin/NAME exists and its stamp bin/.NAME.version records exactly
+# that, so a version bump rebuilds. A cold build takes about 5 minutes.
+define install-tool
+if [ -x $(BIN)/$(1) ] && [ "$$(cat $(BIN)/.$(1).version 2>/dev/null)" = "$(2)@$(3)" ]; then \
+	echo "$(BIN)/$(1): $(2)@$(3) (built)"; \
+else \
+	echo "building $(BIN)/$(1) from $(2)@$(3) (minutes)"; \
+	mkdir -p $(BIN) && rm -f $(BIN)/.$(1).version; \
+	GOBIN=$(abspath $(BIN)) $(GO) install $(2)@$(3) && echo "$(2)@$(3)" > $(BIN)/.$(1).version; \
+fi
+endef
 
 # The numpy peer needs Debian's numpy on OpenBLAS, which is what a whestbench user's numpy uses.
 bench-deps:
@@ -31,21 +55,52 @@ bench-deps:
 bench: build bench-deps
 	$(WB) bench --python $(PYTHON)
 
-# Until the Temporal DAG lands, the demo is a local two-split bake: seeds per split,
-# the public split baked in two slices and merged, the holdout split in one go,
-# then combine-splits and inspect.
-DEMO_SHAPE := --width 128 --depth 4 --n-samples 200_000
-demo: build
-	@rm -rf $(DEMO_OUT) && mkdir -p $(DEMO_OUT)
-	$(WB) dataset generate-seeds --n-mlps 4 --seed 1 --output $(DEMO_OUT)/public-seeds.json
-	$(WB) dataset generate-seeds --n-mlps 3 --seed 2 --output $(DEMO_OUT)/holdout-seeds.json
-	$(WB) dataset bake --n-mlps 4 $(DEMO_SHAPE) --mlp-seeds $(DEMO_OUT)/public-seeds.json --split public --slice 0/2 --output $(DEMO_OUT)/public-p0
-	$(WB) dataset bake --n-mlps 4 $(DEMO_SHAPE) --mlp-seeds $(DEMO_OUT)/public-seeds.json --split public --slice 1/2 --output $(DEMO_OUT)/public-p1
-	$(WB) dataset merge $(DEMO_OUT)/public-p0 $(DEMO_OUT)/public-p1 --output $(DEMO_OUT)/public
-	$(WB) dataset bake --n-mlps 3 $(DEMO_SHAPE) --mlp-seeds $(DEMO_OUT)/holdout-seeds.json --split holdout --config holdout --output $(DEMO_OUT)/holdout
-	$(WB) dataset combine-splits $(DEMO_OUT)/public $(DEMO_OUT)/holdout --output $(DEMO_OUT)/dataset
-	$(WB) dataset verify $(DEMO_OUT)/dataset --k 2
-	$(WB) dataset inspect $(DEMO_OUT)/dataset
+# The demo is the real thing on the local dev stack: a worker (both roles, in
+# the background), a two-split bake through Temporal with progress bars, then
+# the release downloaded and inspected. Each run gets a fresh bake ID and
+# release tag (both are never reused), so it can run again and again. The dev
+# stack stays up for the Web UI; `bin/whestbake dev down` stops it.
+DEMO_CONFIG := configs/demo.yaml
+DEMO_PID    := .whestbake/demo-worker.pid
+DEMO_LOG    := .whestbake/demo-worker.log
+demo: tools build
+	@$(WB) dev up
+	@set -e; ts=$$(date +%Y%m%d-%H%M%S); id=demo-$$ts; tag=v1-$$ts; mkdir -p $(dir $(DEMO_PID)); \
+	if [ -f $(DEMO_PID) ] && kill -0 $$(cat $(DEMO_PID)) 2>/dev/null; then kill $$(cat $(DEMO_PID)); sleep 1; fi; \
+	$(BIN)/whestbake-worker --role all --config $(DEMO_CONFIG) >$(DEMO_LOG) 2>&1 & pid=$$!; echo $$pid >$(DEMO_PID); \
+	trap 'kill $$pid 2>/dev/null; for i in $$(seq 50); do kill -0 $$pid 2>/dev/null || break; sleep 0.2; done; rm -f $(DEMO_PID); echo "worker stopped"' EXIT; \
+	echo "worker pid $$pid (role all), log $(DEMO_LOG)"; \
+	WHESTBAKE_RELEASE_TAG=$$tag $(WB) bake --config $(DEMO_CONFIG) --id $$id --wait; \
+	rm -rf $(DEMO_OUT); \
+	$(WB) dataset download s3://releases/datasets/demo/$$tag --output $(DEMO_OUT) --config $(DEMO_CONFIG); \
+	$(WB) dataset verify $(DEMO_OUT) --k 2; \
+	$(WB) dataset inspect $(DEMO_OUT); \
+	echo; echo "Web UI: http://127.0.0.1:8233/namespaces/default/workflows/bake%2F$$id"; \
+	echo "The dev stack keeps running for the Web UI; stop it with: $(WB) dev down"
+
+# workflowcheck flags non-deterministic code reachable from workflow functions
+# (map iteration, time.Now, goroutines, I/O); the replay tests catch the rest.
+# The stamp file makes a version bump reinstall it.
+WORKFLOWCHECK_VERSION := v0.6.0
+.PHONY: workflowcheck
+$(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION):
+	GOBIN=$(CURDIR)/$(BIN) $(GO) install go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION)
+	@touch $@
+workflowcheck: $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)
+	$(BIN)/workflowcheck ./workflows/...
 
 clean:
 	rm -rf $(BIN) out
+
+# On a machine with the CUDA toolkit (docs/GPU.md): the shim makes gorgonia.org/cu build on CUDA 13.
+CUDA_HOME ?= /usr/local/cuda
+CUDA_ENV  := CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -I$(CURDIR)/gpuengine/cudashim -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs"
+
+.PHONY: build-cuda test-cuda
+build-cuda:
+	$(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/whestbake ./cmd/starter
+	$(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/whestbake-worker ./cmd/worker
+
+test-cuda:
+	$(CUDA_ENV) $(GO) vet -tags cuda ./gpuengine/
+	$(CUDA_ENV) $(GO) test -tags cuda -count=1 ./gpuengine/...

@@ -95,7 +95,11 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	if err := plan.Validate(); err != nil {
 		return err
 	}
-	eng, err := gpuengine.Open(f.device, plan.Spec.Sampler)
+	device := f.device
+	if device == gpuengine.DeviceAuto && !preferGPU(int(f.width), int(f.depth), int64(rng.Len()), f.nSamples, int(f.threads), defaultRates) {
+		device = gpuengine.DeviceCPU // too little work to repay the GPU's start-up (cli/calibrate.go)
+	}
+	eng, err := gpuengine.Open(device, plan.Spec.Sampler)
 	if err != nil {
 		return err
 	}

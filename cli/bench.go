@@ -28,8 +28,15 @@ func newBenchCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "whestbake bench: %s, %d threads, kernel %s, %s/%s\n\n", gpuengine.CPU{}.Describe().DeviceName, threads, kernel.Impl(), runtime.GOOS, runtime.GOARCH)
+			gpus, err := gpuEngines()
+			if err != nil {
+				return err
+			}
 			var results []bench.Result
 			for _, c := range cfgs {
+				for _, g := range gpus {
+					results = append(results, bench.EngineOn(cmd.Context(), g.name, g.eng, c, gpuengine.SamplerPhilox, "", int(threads)))
+				}
 				results = append(results,
 					bench.Engine(cmd.Context(), "whestbake philox (CPU twin)", c, gpuengine.SamplerPhilox, "", int(threads)),
 					bench.Engine(cmd.Context(), "whestbake numpy (fma)", c, gpuengine.SamplerNumpy, gpuengine.DotFMA, int(threads)),
@@ -50,4 +57,10 @@ func newBenchCmd() *cobra.Command {
 	fl.StringVar(&script, "peer-script", "bench/numpy_peer.py", "the numpy peer script")
 	fl.BoolVar(&noPeer, "no-peer", false, "skip the numpy peer")
 	return cmd
+}
+
+// namedEngine is an engine under the name its bench row carries.
+type namedEngine struct {
+	name string
+	eng  gpuengine.Engine
 }

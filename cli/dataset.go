@@ -11,6 +11,6 @@ func newDatasetCmd() *cobra.Command {
 			return usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, inspect or verify (see --help)")
 		},
 	}
-	cmd.AddCommand(newGenerateSeedsCmd(), newBakeCmd(), newMergeCmd(), newCombineCmd(), newInspectCmd(), newVerifyCmd())
+	cmd.AddCommand(newGenerateSeedsCmd(), newBakeCmd(), newMergeCmd(), newCombineCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd())
 	return cmd
 }

@@ -66,7 +66,9 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.PersistentFlags().String("config-file", "", "YAML/JSON/TOML file of flag values (keys are flag names); also WHESTBAKE_CONFIG_FILE")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newDatasetCmd(), newBenchCmd())
+	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd())
+	root.AddCommand(newDevCmd())
+	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd())
 	return root
 }
 

@@ -1,5 +1,7 @@
 package philox
 
+import "fmt"
+
 // Sampler produces the float32 inputs of one MLP: sample n's input j is
 // normal (j mod 4) of Block((n_lo, n_hi, j/4, 0), key), the four normals being
 // Pair(w0, w1) and Pair(w2, w3). Nothing depends on how samples are grouped.
@@ -9,8 +11,23 @@ type Sampler struct {
 }
 
 // Fill writes rows consecutive samples starting at sample index first into
-// dst[r*Width+j].
+// dst[r*Width+j]. The assembly kernels (amd64) and the scalar code produce the
+// same bits; the kernels are only faster.
 func (s Sampler) Fill(dst []float32, first int64, rows int) {
+	if rows <= 0 || s.Width <= 0 {
+		return
+	}
+	if len(dst) < rows*s.Width {
+		panic(fmt.Sprintf("philox: Fill of %d rows × Width %d needs len(dst) ≥ %d, got %d", rows, s.Width, rows*s.Width, len(dst)))
+	}
+	if fillSIMD(s, dst, first, rows) {
+		return
+	}
+	s.fillScalar(dst, first, rows)
+}
+
+// fillScalar is the reference: one Block and two Pairs per four columns.
+func (s Sampler) fillScalar(dst []float32, first int64, rows int) {
 	w := s.Width
 	for r := 0; r < rows; r++ {
 		n := uint64(first) + uint64(r)

@@ -1,13 +1,22 @@
-// Command whestbake-worker will host the Temporal workers (control and GPU roles).
-// Until the workflow DAG lands it only says so.
+// Command whestbake-worker hosts the Temporal workers of whestbake bakes
+// (control and GPU roles); see package worker.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/whestbake/whestbake/worker"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "whestbake-worker: the Temporal workers are not built yet; use `whestbake dataset bake` for local bakes")
-	os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := worker.NewCommand(os.Stderr).ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "whestbake-worker: %v\n", err)
+		os.Exit(1)
+	}
 }

@@ -15,9 +15,18 @@
 #include "philox.cuh"
 #include "fixed.cuh"
 
-#if !defined(W) || !defined(WP) || !defined(D) || !defined(TM) || !defined(RT) || !defined(CT) || !defined(KS)
-#error "mlp_fused needs -DW -DWP -DD -DTM -DRT -DCT -DKS (kernels.FusedShape.Defines)"
+// The shape arrives as -DWB_W=... (kernels.FusedShape.Defines); prefixed because -D
+// macros also reach NVRTC's built-in headers, where a bare W or D could be a name.
+#if !defined(WB_W) || !defined(WB_WP) || !defined(WB_D) || !defined(WB_TM) || !defined(WB_RT) || !defined(WB_CT) || !defined(WB_KS)
+#error "mlp_fused needs -DWB_W -DWB_WP -DWB_D -DWB_TM -DWB_RT -DWB_CT -DWB_KS (kernels.FusedShape.Defines)"
 #endif
+#define W WB_W   // network width
+#define WP WB_WP // width padded to a multiple of CT
+#define D WB_D   // depth
+#define TM WB_TM // samples per CTA tile
+#define RT WB_RT // rows per thread
+#define CT WB_CT // columns per thread
+#define KS WB_KS // weight rows per shared slice
 
 #define F_TX (WP / CT)           // threads across the columns
 #define F_NT (F_TX * (TM / RT))  // threads per CTA
@@ -73,11 +82,14 @@ WB_DEVICE void fused_issue(int tid, float* buf, const float* weights, int g)
     cp_async_commit();
 }
 
-// acc = fma(x[r][k], w[k][c], acc) for the slice's KS values of k, ascending.
+// acc = fma(x[r][k], w[k][c], acc) for the slice's KS values of k, ascending. The body
+// (4 values of k, 4·RT·CT fmas) is unrolled, the loop over the slice is not: a fully
+// unrolled KS=16 slice would be 2048 FFMAs (32 KiB of code) per warp and crowd the
+// instruction cache.
 WB_DEVICE void fused_mma(Frag& f, int tid, const float* xs, const float* buf, int k0)
 {
     const int tx = tid % F_TX, ty = tid / F_TX;
-#pragma unroll
+#pragma unroll 1
     for (int kk = 0; kk < KS; kk += 4) {
         float4 xv[FRAG_RT];
 #pragma unroll
@@ -96,7 +108,7 @@ WB_DEVICE void fused_mma(Frag& f, int tid, const float* xs, const float* buf, in
             }
 #pragma unroll
             for (int i = 0; i < RT; i++) {
-                float xi = f4get(xv[i], q);
+                float xi = wb_f4get(xv[i], q);
 #pragma unroll
                 for (int j = 0; j < CT; j++)
                     f.a[i][j] = __fmaf_rn(xi, wv[j], f.a[i][j]);
@@ -113,7 +125,7 @@ WB_DEVICE void fused_store(const Frag& f, int tid, float* xs)
     for (int i = 0; i < RT; i++)
 #pragma unroll
         for (int m = 0; m < CT / 4; m++) {
-            float4 o = {relu(f.a[i][4 * m]), relu(f.a[i][4 * m + 1]), relu(f.a[i][4 * m + 2]), relu(f.a[i][4 * m + 3])};
+            float4 o = {wb_relu(f.a[i][4 * m]), wb_relu(f.a[i][4 * m + 1]), wb_relu(f.a[i][4 * m + 2]), wb_relu(f.a[i][4 * m + 3])};
             *(float4*)&xs[(ty * RT + i) * WP + frag_col(tx, 4 * m)] = o;
         }
 }
@@ -138,7 +150,7 @@ WB_DEVICE void fused_colsums(int tid, const float* xs, int l, int valid, u64* sl
         Fix192 s = fix_zero(), q = fix_zero();
         for (int r0 = 0; r0 < valid; r0 += WB_TILE) {
             double t, sq;
-            tile_column_sums(xs + r0 * WP + c, WP, imin(WB_TILE, valid - r0), last, t, sq);
+            tile_column_sums(xs + r0 * WP + c, WP, wb_min(WB_TILE, valid - r0), last, t, sq);
             fix_add(s, fix_from_double(t, bad));
             if (last)
                 fix_add(q, fix_from_double(sq, bad));

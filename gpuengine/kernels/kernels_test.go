@@ -52,9 +52,38 @@ func TestConstantsMatchSources(t *testing.T) {
 	}
 }
 
+// Defines sets exactly the macros each source requires.
+func TestDefinesMatchSources(t *testing.T) {
+	fused, err := kernels.PlanFused(64, 2, h100Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, src string
+		defines   []string
+	}{
+		{"fused.cu", kernels.FusedSource, fused.Defines()},
+		{"pipeline.cu", kernels.PipelineSource, kernels.PlanPipeline(64, 2, 1000).Defines()},
+	} {
+		var want, got []string
+		for _, m := range regexp.MustCompile(`!defined\((WB_\w+)\)`).FindAllStringSubmatch(c.src, -1) {
+			want = append(want, m[1])
+		}
+		for _, d := range c.defines {
+			name, _, _ := strings.Cut(strings.TrimPrefix(d, "-D"), "=")
+			got = append(got, name)
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s requires %v, Defines gives %v", c.name, want, got)
+		}
+	}
+}
+
 func TestOptionsPinTheArithmetic(t *testing.T) {
-	opts := kernels.Options(9, 0, []string{"-DW=256"})
-	for _, want := range []string{"--gpu-architecture=compute_90", "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true", "-DW=256"} {
+	opts := kernels.Options(9, 0, []string{"-DWB_W=256"})
+	for _, want := range []string{"--gpu-architecture=compute_90", "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true", "-DWB_W=256"} {
 		if !slices.Contains(opts, want) {
 			t.Errorf("options %q lack %s", opts, want)
 		}

@@ -11,9 +11,11 @@
 #include "fixed.cuh"
 #include "forward.cuh"
 
-#if !defined(W) || !defined(D)
-#error "the pipeline kernels need -DW -DD (kernels.PipelineShape.Defines)"
+#if !defined(WB_W) || !defined(WB_D)
+#error "the pipeline kernels need -DWB_W -DWB_D (kernels.PipelineShape.Defines)"
 #endif
+#define W WB_W // network width
+#define D WB_D // depth
 
 #define P_NV ((D + 1) * W)        // exact values: D·W layer sums, then W sums of squares
 #define P_TILES_PER_CTA 32        // 32-row tiles summed by one relu_tilesum thread
@@ -56,7 +58,7 @@ WB_DEVICE void relu_tilesum_column(float* x, int c, u64 g, u64 rows, u64 valid, 
         float* col = x + r0 * W + c;
         const int n = rows - r0 < WB_TILE ? (int)(rows - r0) : WB_TILE;
         for (int r = 0; r < n; r++)
-            col[(u64)r * W] = relu(col[(u64)r * W]);
+            col[(u64)r * W] = wb_relu(col[(u64)r * W]);
         if (r0 < valid) {
             double t, sq;
             tile_column_sums(col, W, valid - r0 < WB_TILE ? (int)(valid - r0) : WB_TILE, last, t, sq);

@@ -89,9 +89,9 @@ func (s FusedShape) Grid(count int64, maxCTAs int) int {
 // Defines are the -D options of fused.cu.
 func (s FusedShape) Defines() []string {
 	return []string{
-		fmt.Sprintf("-DW=%d", s.W), fmt.Sprintf("-DWP=%d", s.WP), fmt.Sprintf("-DD=%d", s.D),
-		fmt.Sprintf("-DTM=%d", s.TM), fmt.Sprintf("-DRT=%d", s.RT), fmt.Sprintf("-DCT=%d", s.CT),
-		fmt.Sprintf("-DKS=%d", s.KS),
+		fmt.Sprintf("-DWB_W=%d", s.W), fmt.Sprintf("-DWB_WP=%d", s.WP), fmt.Sprintf("-DWB_D=%d", s.D),
+		fmt.Sprintf("-DWB_TM=%d", s.TM), fmt.Sprintf("-DWB_RT=%d", s.RT), fmt.Sprintf("-DWB_CT=%d", s.CT),
+		fmt.Sprintf("-DWB_KS=%d", s.KS),
 	}
 }
 
@@ -148,7 +148,7 @@ func (p PipelineShape) SumGrid() (x, y int) {
 
 // Defines are the -D options of pipeline.cu.
 func (p PipelineShape) Defines() []string {
-	return []string{fmt.Sprintf("-DW=%d", p.W), fmt.Sprintf("-DD=%d", p.D)}
+	return []string{fmt.Sprintf("-DWB_W=%d", p.W), fmt.Sprintf("-DWB_D=%d", p.D)}
 }
 
 // Step limits for one GPU launch sequence between checkpoints.

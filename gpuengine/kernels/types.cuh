@@ -15,12 +15,12 @@ typedef unsigned long long u64;
 #define WB_DEVICE __device__ __forceinline__
 #endif
 
-WB_DEVICE int imin(int a, int b) { return a < b ? a : b; }
+WB_DEVICE int wb_min(int a, int b) { return a < b ? a : b; }
 
 // relu of the forward contract: everything that is not > 0 (also -0 and NaN) becomes +0.
-WB_DEVICE float relu(float a) { return a > 0.0f ? a : 0.0f; }
+WB_DEVICE float wb_relu(float a) { return a > 0.0f ? a : 0.0f; }
 
-WB_DEVICE float f4get(const float4& v, int i)
+WB_DEVICE float wb_f4get(const float4& v, int i)
 {
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
@@ -30,7 +30,8 @@ WB_DEVICE float f4get(const float4& v, int i)
 // which is equivalent because every consumer waits for the copy behind a barrier.
 WB_DEVICE void cp_async16(float* smem_dst, const float* gmem_src)
 {
-    unsigned s = (unsigned)__cvta_generic_to_shared(smem_dst);
+    unsigned s;
+    asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(smem_dst));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem_src) : "memory");
 }
 WB_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }

@@ -16,13 +16,13 @@
 #include <string>
 
 static int g_w, g_wp, g_d, g_tm, g_rt, g_ct, g_ks;
-#define W g_w
-#define WP g_wp
-#define D g_d
-#define TM g_tm
-#define RT g_rt
-#define CT g_ct
-#define KS g_ks
+#define WB_W g_w
+#define WB_WP g_wp
+#define WB_D g_d
+#define WB_TM g_tm
+#define WB_RT g_rt
+#define WB_CT g_ct
+#define WB_KS g_ks
 #define FRAG_RT 8
 #define FRAG_CT 16
 
@@ -89,7 +89,7 @@ static int unary(const std::string& mode)
             int j;
             std::sscanf(line, "%x %x %llx %d", &k0, &k1, &n, &j);
             float4 z = philox_inputs4(n, (u32)(j / 4), k0, k1, j + 1, true);
-            std::printf("%08x\n", f32bits(f4get(z, j % 4)));
+            std::printf("%08x\n", f32bits(wb_f4get(z, j % 4)));
         } else if (mode == "fixed") {
             unsigned long long bits;
             std::sscanf(line, "%llx", &bits);

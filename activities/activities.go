@@ -1,0 +1,63 @@
+// Package activities holds the bake's Temporal activities: methods on
+// Activities, which carries their dependencies. Every output goes to a
+// deterministic key (package keys), create-only or with identical bytes, so a
+// retried, duplicated or zombie attempt is harmless. MinIO, not Temporal, holds
+// the bytes; inputs and outputs are keys, counts and sha256s.
+package activities
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/store"
+)
+
+// Activities carries what the activities need. The zero durations take the defaults below.
+type Activities struct {
+	Store   *store.Store // the artifact bucket
+	Engine  gpuengine.Engine
+	Threads int // CPU threads per MLP for CPU engines
+
+	// CheckpointEvery is how often an unfinished MLP's checkpoint is saved.
+	CheckpointEvery time.Duration
+	// StallTimeout fails a slice whose engine reports no progress for this long.
+	StallTimeout time.Duration
+	// TempDir holds local scratch copies of datasets ("" = os.TempDir()).
+	TempDir string
+}
+
+// Defaults chosen so a crashed host loses at most ~10 s of GPU work per MLP,
+// and a wedged engine is noticed well before the slice's start-to-close timeout.
+const (
+	DefaultCheckpointEvery = 10 * time.Second
+	DefaultStallTimeout    = 5 * time.Minute
+)
+
+func (a *Activities) checkpointEvery() time.Duration {
+	if a.CheckpointEvery > 0 {
+		return a.CheckpointEvery
+	}
+	return DefaultCheckpointEvery
+}
+
+func (a *Activities) stallTimeout() time.Duration {
+	if a.StallTimeout > 0 {
+		return a.StallTimeout
+	}
+	return DefaultStallTimeout
+}
+
+func (a *Activities) scratch(pattern string) (string, error) {
+	return os.MkdirTemp(a.TempDir, pattern)
+}
+
+// activityHeartbeat records progress when running inside an activity.
+func activityHeartbeat(ctx context.Context, details any) {
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, details)
+	}
+}

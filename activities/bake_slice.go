@@ -1,0 +1,316 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/bake"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/seeds"
+	"github.com/whestbake/whestbake/store"
+)
+
+// BakeSliceInput is one slice: MLPs [Start, End) of a split of NMLPs.
+type BakeSliceInput struct {
+	BakeID, Split, Config string
+	Slice, Start, End     int
+	NMLPs                 int
+	SeedsKey, SeedsSHA256 string
+	Shape                 Shape
+}
+
+// BakeSliceOutput says where the slice's partial dataset is and what it cost.
+type BakeSliceOutput struct {
+	Prefix         string
+	ManifestSHA256 string
+	Computed       int // MLPs computed from scratch by this attempt
+	Resumed        int // MLPs continued from a checkpoint by this attempt
+	Reused         int // MLPs already finished by an earlier attempt
+}
+
+// SliceProgress is the heartbeat detail: for display only, the store is the truth.
+type SliceProgress struct {
+	Split                    string
+	Slice                    int
+	DoneMLPs, TotalMLPs      int
+	CurrentMLP               int
+	SamplesDone, SamplesEach int64
+}
+
+// mlpResult is one finished MLP in the store; float bits keep it exact.
+type mlpResult struct {
+	MLP            int      `json:"mlp"`
+	Seed           int64    `json:"seed"`
+	Algorithm      string   `json:"algorithm"`
+	Engine         string   `json:"engine"`
+	Device         string   `json:"device"`
+	LayerMeansBits []uint32 `json:"layer_means_bits"`
+	AvgVarBits     uint64   `json:"avg_variance_bits"`
+}
+
+// BakeSlice computes a slice's MLPs and commits its partial dataset. Finished
+// MLPs are never recomputed; an unfinished one resumes from its checkpoint.
+func (a *Activities) BakeSlice(ctx context.Context, in BakeSliceInput) (BakeSliceOutput, error) {
+	b := keys.Bake(in.BakeID)
+	prefix := b.Slice(in.Split, in.Slice)
+	out := BakeSliceOutput{Prefix: prefix}
+	// Step 1. Committed by an earlier attempt: done.
+	if _, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
+		out.ManifestSHA256 = sum
+		out.Reused = in.End - in.Start
+		return out, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return out, storeErr(err)
+	}
+	// Step 2. The plan: seeds file (checked against the sha256 the workflow recorded) and shape.
+	plan, err := a.slicePlan(ctx, in)
+	if err != nil {
+		return out, err
+	}
+	spec := plan.Spec
+	ids := bake.Identities(plan.Seeds.Seeds)
+	desc := a.Engine.Describe()
+
+	hb := &heartbeat{p: SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start, SamplesEach: spec.NSamples}}
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go a.beat(ctx, runCtx, hb, stop)
+
+	// Step 3. Every MLP of the slice, in order.
+	results := make([]mlpResult, 0, in.End-in.Start)
+	for i := in.Start; i < in.End; i++ {
+		r, how, err := a.bakeMLP(runCtx, b, in, spec, ids[i], desc, hb)
+		if err != nil {
+			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
+				return out, cause // stalled engine or stopping worker: a retryable error with its reason
+			}
+			return out, err
+		}
+		switch how {
+		case "reused":
+			out.Reused++
+		case "resumed":
+			out.Resumed++
+		default:
+			out.Computed++
+		}
+		results = append(results, r)
+		hb.update(func(p *SliceProgress) { p.DoneMLPs++ })
+	}
+	// Step 4. Assemble the partial dataset from the results (weights are recomputed:
+	// they are a cheap pure function of the seed) and commit it.
+	dir, err := a.scratch("slice-*")
+	if err != nil {
+		return out, err
+	}
+	defer os.RemoveAll(dir)
+	rows := make([]dataset.Row, len(results))
+	for k, r := range results {
+		if rows[k], err = resultRow(spec, ids[r.MLP], r); err != nil {
+			return out, err
+		}
+	}
+	local := filepath.Join(dir, "partial")
+	md := bake.Metadata(plan, desc, time.Now())
+	if err := dataset.WriteDir(local, md, dataset.Shape{Width: spec.Width, Depth: spec.Depth}, rows); err != nil {
+		return out, err
+	}
+	_, sum, err := commitDir(ctx, a.Store, local, prefix)
+	if err != nil {
+		return out, err
+	}
+	out.ManifestSHA256 = sum
+	return out, nil
+}
+
+func (a *Activities) slicePlan(ctx context.Context, in BakeSliceInput) (bake.Plan, error) {
+	data, err := a.Store.Get(ctx, in.SeedsKey)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return bake.Plan{}, fatal(ErrInvalidSeeds, "seeds file %s is missing", in.SeedsKey)
+		}
+		return bake.Plan{}, storeErr(err)
+	}
+	sf, err := bake.ParseSeeds(in.SeedsKey, data, in.NMLPs)
+	if err != nil {
+		return bake.Plan{}, fatal(ErrInvalidSeeds, "%v", err)
+	}
+	if sf.SHA256 != in.SeedsSHA256 {
+		return bake.Plan{}, fatal(ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", in.SeedsKey, sf.SHA256, in.SeedsSHA256)
+	}
+	p := bake.Plan{NMLPs: in.NMLPs, Seeds: sf, Range: bake.Range{Start: in.Start, End: in.End},
+		Spec: in.Shape.Spec(max(1, a.Threads)), Split: in.Split, Config: in.Config}
+	if err := p.Validate(); err != nil {
+		return bake.Plan{}, fatal(ErrInvalidConfig, "%v", err)
+	}
+	return p, nil
+}
+
+// bakeMLP returns the MLP's result, from the store if an earlier attempt
+// finished it, else by running the engine from its last checkpoint.
+func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in BakeSliceInput, spec gpuengine.Spec, m bake.MLP, desc gpuengine.Description, hb *heartbeat) (mlpResult, string, error) {
+	resKey := b.MLPResult(in.Split, m.Index)
+	hb.update(func(p *SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
+	if data, err := a.Store.Get(ctx, resKey); err == nil {
+		var r mlpResult
+		if err := json.Unmarshal(data, &r); err != nil || r.MLP != m.Index || r.Seed != m.Seed {
+			return r, "", fatal(ErrCorruptPartial, "%s is not the result of MLP %d (seed %d): delete it to recompute", resKey, m.Index, m.Seed)
+		}
+		if r.Algorithm != spec.Algorithm() {
+			return r, "", fatal(ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
+		}
+		return r, "reused", nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return mlpResult{}, "", storeErr(err)
+	}
+	how := "computed"
+	var resume *gpuengine.Checkpoint
+	ckKey := b.MLPCheckpoint(in.Split, m.Index)
+	if data, err := a.Store.Get(ctx, ckKey); err == nil {
+		var cp gpuengine.Checkpoint
+		if err := json.Unmarshal(data, &cp); err != nil {
+			return mlpResult{}, "", fatal(ErrCorruptPartial, "checkpoint %s is not valid JSON: delete it to restart MLP %d", ckKey, m.Index)
+		}
+		if cp.Algorithm != spec.Algorithm() {
+			return mlpResult{}, "", fatal(ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
+		}
+		resume, how = &cp, "resumed"
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return mlpResult{}, "", storeErr(err)
+	}
+	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
+	if err != nil {
+		return mlpResult{}, "", fatal(ErrInvalidConfig, "%v", err)
+	}
+	// Checkpoints are saved every checkpointEvery, and once more when the engine is
+	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work.
+	var lastSave time.Time
+	var pending []byte
+	save := func() error {
+		if pending == nil {
+			return nil
+		}
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		err := a.Store.Put(saveCtx, ckKey, pending)
+		pending, lastSave = nil, time.Now()
+		return err
+	}
+	res, err := a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample}, resume, func(cp gpuengine.Checkpoint) {
+		hb.update(func(p *SliceProgress) { p.SamplesDone = cp.SamplesDone })
+		hb.progressed()
+		if cp.SamplesDone == spec.NSamples {
+			pending = nil // the result object follows at once
+			return
+		}
+		pending, _ = json.Marshal(cp)
+		if time.Since(lastSave) >= a.checkpointEvery() {
+			if err := save(); err != nil {
+				activity.GetLogger(ctx).Warn("checkpoint save failed", "mlp", m.Index, "error", err)
+			}
+		}
+	})
+	if err != nil {
+		if serr := save(); serr != nil {
+			activity.GetLogger(ctx).Warn("checkpoint save on stop failed", "mlp", m.Index, "error", serr)
+		}
+		return mlpResult{}, "", err
+	}
+	r := mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
+		AvgVarBits: math.Float64bits(res.AvgVariance)}
+	for _, v := range res.LayerMeans {
+		r.LayerMeansBits = append(r.LayerMeansBits, math.Float32bits(v))
+	}
+	data, _ := json.Marshal(r)
+	if err := a.Store.PutCreate(ctx, resKey, data); err != nil && !errors.Is(err, store.ErrExists) {
+		return mlpResult{}, "", storeErr(err)
+	}
+	// A concurrent attempt may have stored it first; results are deterministic, so either copy is the result.
+	_ = a.Store.Delete(ctx, ckKey)
+	return r, how, nil
+}
+
+func resultRow(spec gpuengine.Spec, m bake.MLP, r mlpResult) (dataset.Row, error) {
+	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
+	if err != nil {
+		return dataset.Row{}, err
+	}
+	if len(r.LayerMeansBits) != spec.Width*spec.Depth {
+		return dataset.Row{}, fatal(ErrCorruptPartial, "result of MLP %d has %d means, want %d", r.MLP, len(r.LayerMeansBits), spec.Width*spec.Depth)
+	}
+	means := make([]float32, len(r.LayerMeansBits))
+	for i, b := range r.LayerMeansBits {
+		means[i] = math.Float32frombits(b)
+	}
+	return dataset.Row{MLPID: int32(m.Index), Name: m.Name, Seed: m.Seed, Weights: w, LayerMeans: means,
+		FinalMeans:  append([]float32(nil), means[len(means)-spec.Width:]...),
+		AvgVariance: math.Float64frombits(r.AvgVarBits), Breakdown: bake.Breakdown(spec)}, nil
+}
+
+// heartbeat is the slice's live progress, shared by the engine callback and the ticker.
+type heartbeat struct {
+	mu   sync.Mutex
+	p    SliceProgress
+	last time.Time
+}
+
+func (h *heartbeat) update(f func(*SliceProgress)) {
+	h.mu.Lock()
+	f(&h.p)
+	h.mu.Unlock()
+}
+
+func (h *heartbeat) progressed() {
+	h.mu.Lock()
+	h.last = time.Now()
+	h.mu.Unlock()
+}
+
+func (h *heartbeat) snapshot() (SliceProgress, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.p, h.last
+}
+
+// beat heartbeats on a ticker (a quarter of the heartbeat timeout), stops the
+// engine when the worker is shutting down, and fails a stalled engine.
+func (a *Activities) beat(ctx, runCtx context.Context, h *heartbeat, stop context.CancelCauseFunc) {
+	interval := 5 * time.Second
+	if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
+		interval = max(100*time.Millisecond, t/4)
+	}
+	h.progressed()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	stopping := activity.GetWorkerStopChannel(ctx)
+	for {
+		select {
+		case <-runCtx.Done():
+			return
+		case <-stopping:
+			stop(temporal.NewApplicationErrorWithOptions("worker is shutting down; the slice resumes from its checkpoints on another worker",
+				ErrWorkerStopping, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
+			return
+		case <-tick.C:
+			p, last := h.snapshot()
+			if time.Since(last) > a.stallTimeout() {
+				stop(temporal.NewApplicationErrorWithOptions(fmt.Sprintf("engine made no progress for %s on MLP %d", a.stallTimeout(), p.CurrentMLP),
+					ErrEngineStalled, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
+				return
+			}
+			activity.RecordHeartbeat(ctx, p)
+		}
+	}
+}

@@ -1,0 +1,336 @@
+package activities_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/bake"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/seeds"
+	"github.com/whestbake/whestbake/store"
+)
+
+const split = "public"
+
+func seedSplit(t *testing.T, a *activities.Activities, bakeID string, n int, seed uint64) activities.GenerateSeedsOutput {
+	t.Helper()
+	return mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, activities.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: n, Seed: &seed})
+}
+
+func sliceInput(bakeID string, sd activities.GenerateSeedsOutput, slice, start, end int) activities.BakeSliceInput {
+	return activities.BakeSliceInput{BakeID: bakeID, Split: split, Config: "default", Slice: slice, Start: start, End: end,
+		NMLPs: sd.NMLPs, SeedsKey: sd.SeedsKey, SeedsSHA256: sd.SHA256, Shape: shape}
+}
+
+// parquetSHA is the sha256 the committed directory's manifest records for its
+// one parquet file (metadata.json carries a timestamp, so it is not compared).
+func parquetSHA(t *testing.T, st *store.Store, prefix string) string {
+	t.Helper()
+	m := readManifest(t, st, prefix)
+	var sums []string
+	for _, f := range m.Files {
+		if strings.HasSuffix(f.Path, ".parquet") {
+			sums = append(sums, f.SHA256)
+		}
+	}
+	if len(sums) != 1 {
+		t.Fatalf("%s: %d parquet files in the manifest, want 1", prefix, len(sums))
+	}
+	return sums[0]
+}
+
+// readManifest reads a committed directory's manifest.
+func readManifest(t *testing.T, st *store.Store, prefix string) activities.Manifest {
+	t.Helper()
+	data, err := st.Get(context.Background(), keys.Manifest(prefix))
+	if err != nil {
+		t.Fatalf("%s has no manifest: %v", prefix, err)
+	}
+	var m activities.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%s: %v", keys.Manifest(prefix), err)
+	}
+	return m
+}
+
+// localParquetSHA bakes MLPs [start, end) of the seeds without the store, as
+// `whestbake dataset bake --mlp-range` does, and returns its parquet's sha256.
+func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
+	t.Helper()
+	list, err := seeds.GenerateInputSeeds(n, &seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := shape.Spec(1)
+	plan := bake.Plan{NMLPs: n, Seeds: bake.FromSeeds(list), Range: bake.Range{Start: start, End: end}, Spec: spec, Split: split, Config: "default"}
+	rows, err := bake.Rows(context.Background(), gpuengine.CPU{}, spec, bake.Identities(list), plan.Range, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "local")
+	if err := dataset.WriteDir(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), dataset.Shape{Width: spec.Width, Depth: spec.Depth}, rows); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "data", "*.parquet"))
+	if len(files) != 1 {
+		t.Fatalf("local bake wrote %v, want one parquet file", files)
+	}
+	sum, err := store.FileSHA256(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func TestBakeSliceIsIdempotent(t *testing.T) {
+	f := newFixture(t)
+	eng := &countingEngine{}
+	a := f.acts(eng)
+	sd := seedSplit(t, a, "idem", 6, 7)
+	in := sliceInput("idem", sd, 1, 2, 5)
+	first := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, in)
+	if first.Computed != 3 || first.Reused != 0 || first.Resumed != 0 || first.Prefix != keys.Bake("idem").Slice(split, 1) {
+		t.Fatalf("first attempt %+v, want 3 computed at %s", first, keys.Bake("idem").Slice(split, 1))
+	}
+	second := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, in)
+	if second.Reused != 3 || second.Computed != 0 || second.Resumed != 0 {
+		t.Errorf("second attempt %+v, want all 3 MLPs reused", second)
+	}
+	if second.ManifestSHA256 != first.ManifestSHA256 || second.Prefix != first.Prefix {
+		t.Errorf("second attempt committed %s %s, first %s %s", second.Prefix, second.ManifestSHA256, first.Prefix, first.ManifestSHA256)
+	}
+	if calls, _ := eng.count(); calls != 3 {
+		t.Errorf("engine ran %d MLPs over two attempts, want 3 (nothing recomputed)", calls)
+	}
+	if got, want := parquetSHA(t, f.st, first.Prefix), localParquetSHA(t, 6, 7, 2, 5); got != want {
+		t.Errorf("slice parquet sha256 %s, local bake of MLPs 2-4 %s", got, want)
+	}
+}
+
+// TestBakeSliceKeepsFinishedMLPs: an attempt that dies on its third MLP
+// leaves the first two in the store; the retry reuses them.
+func TestBakeSliceKeepsFinishedMLPs(t *testing.T) {
+	f := newFixture(t)
+	dying := &countingEngine{failAt: map[int]error{3: errors.New("CUDA error: an illegal memory access was encountered")}}
+	a := f.acts(dying)
+	sd := seedSplit(t, a, "crash", 4, 9)
+	in := sliceInput("crash", sd, 0, 0, 4)
+	if _, err := run[activities.BakeSliceOutput](a, a.BakeSlice, in); err == nil || !strings.Contains(err.Error(), "illegal memory access") {
+		t.Fatalf("dying attempt: error %v, want the engine's", err)
+	}
+	for m := range 4 {
+		ok, err := f.st.Exists(context.Background(), keys.Bake("crash").MLPResult(split, m))
+		if err != nil || ok != (m < 2) {
+			t.Errorf("after the failure, MLP %d result exists=%v (%v); want only MLPs 0 and 1", m, ok, err)
+		}
+	}
+	eng := &countingEngine{}
+	out := mustRun[activities.BakeSliceOutput](t, f.acts(eng), f.acts(eng).BakeSlice, in)
+	if out.Reused != 2 || out.Computed != 2 || out.Resumed != 0 {
+		t.Errorf("retry %+v, want 2 reused and 2 computed", out)
+	}
+	if calls, _ := eng.count(); calls != 2 {
+		t.Errorf("retry ran the engine %d times, want 2", calls)
+	}
+	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, 4, 9, 0, 4); got != want {
+		t.Errorf("slice parquet sha256 %s, local bake %s", got, want)
+	}
+}
+
+// interruptedCheckpoint runs MLP m's engine until about half its samples are
+// done, cancels it, and returns the last checkpoint it reported (the engine's
+// contract: that is a valid resume point).
+func interruptedCheckpoint(t *testing.T, n int, seed uint64, m int) gpuengine.Checkpoint {
+	t.Helper()
+	list, _ := seeds.GenerateInputSeeds(n, &seed)
+	id := bake.Identities(list)[m]
+	spec := shape.Spec(1)
+	w, err := seeds.Weights(spec.Width, spec.Depth, id.Streams.Weight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last []byte
+	_, err = gpuengine.CPU{}.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: id.Streams.Sample}, nil, func(cp gpuengine.Checkpoint) {
+		last, _ = json.Marshal(cp) // the engine reuses the slices: copy now
+		if cp.SamplesDone >= spec.NSamples/2 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted engine returned %v, want context.Canceled", err)
+	}
+	var cp gpuengine.Checkpoint
+	if err := json.Unmarshal(last, &cp); err != nil {
+		t.Fatal(err)
+	}
+	if cp.SamplesDone <= 0 || cp.SamplesDone >= spec.NSamples {
+		t.Fatalf("checkpoint at %d of %d samples: not mid-MLP", cp.SamplesDone, spec.NSamples)
+	}
+	return cp
+}
+
+func TestBakeSliceResumesFromCheckpoint(t *testing.T) {
+	f := newFixture(t)
+	eng := &countingEngine{}
+	a := f.acts(eng)
+	sd := seedSplit(t, a, "resume", 3, 21)
+	cp := interruptedCheckpoint(t, 3, 21, 1)
+	data, _ := json.Marshal(cp)
+	ckKey := keys.Bake("resume").MLPCheckpoint(split, 1)
+	if err := f.st.Put(context.Background(), ckKey, data); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("resume", sd, 0, 0, 3))
+	if out.Resumed != 1 || out.Computed != 2 || out.Reused != 0 {
+		t.Errorf("%+v, want MLP 1 resumed and 0, 2 computed", out)
+	}
+	if _, resumes := eng.count(); !slices.Equal(resumes, []int64{cp.SamplesDone}) {
+		t.Errorf("engine resumed from %v, want once from the stored checkpoint at %d samples", resumes, cp.SamplesDone)
+	}
+	if ok, _ := f.st.Exists(context.Background(), ckKey); ok {
+		t.Errorf("checkpoint %s still exists after its MLP finished", ckKey)
+	}
+
+	// The same slice never interrupted, in another bake: every bit equal.
+	ref := f.acts(gpuengine.CPU{})
+	refSeeds := seedSplit(t, ref, "resume-ref", 3, 21)
+	refOut := mustRun[activities.BakeSliceOutput](t, ref, ref.BakeSlice, sliceInput("resume-ref", refSeeds, 0, 0, 3))
+	for m := range 3 {
+		got, err1 := f.st.Get(context.Background(), keys.Bake("resume").MLPResult(split, m))
+		want, err2 := f.st.Get(context.Background(), keys.Bake("resume-ref").MLPResult(split, m))
+		if err := errors.Join(err1, err2); err != nil || string(got) != string(want) {
+			t.Errorf("MLP %d result differs from the uninterrupted bake (%v)\n got %s\nwant %s", m, err, got, want)
+		}
+	}
+	got, want := parquetSHA(t, f.st, out.Prefix), parquetSHA(t, f.st, refOut.Prefix)
+	if local := localParquetSHA(t, 3, 21, 0, 3); got != want || got != local {
+		t.Errorf("parquet sha256: resumed %s, uninterrupted %s, local bake %s", got, want, local)
+	}
+}
+
+// TestBakeSliceRefusesCorruptState: objects that are not what their key says
+// fail the slice non-retryably (a retry would read the same bytes), and
+// nothing is committed.
+func TestBakeSliceRefusesCorruptState(t *testing.T) {
+	f := newFixture(t)
+	five := uint64(5)
+	list, _ := seeds.GenerateInputSeeds(3, &five)
+	otherAlgo := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0}`, list[1], gpuengine.NumpyAlgorithm)
+	cases := []struct {
+		name, kind string
+		key        func(keys.Bake) string
+		data       string
+	}{
+		{"garbage result", activities.ErrCorruptPartial, resultKey, "\x00\x01 not json"},
+		{"result of another MLP", activities.ErrCorruptPartial, resultKey, fmt.Sprintf(`{"mlp":2,"seed":%d}`, list[2])},
+		{"result of another algorithm", activities.ErrFingerprintMismatch, resultKey, otherAlgo},
+		{"garbage checkpoint", activities.ErrCorruptPartial, checkpointKey, "{{{"},
+		{"checkpoint of another algorithm", activities.ErrFingerprintMismatch, checkpointKey, `{"algorithm":"` + gpuengine.NumpyAlgorithm + `","samples_done":5}`},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bakeID := fmt.Sprintf("corrupt-%d", i)
+			a := f.acts(gpuengine.CPU{})
+			sd := seedSplit(t, a, bakeID, 3, 5)
+			if err := f.st.Put(context.Background(), c.key(keys.Bake(bakeID)), []byte(c.data)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := run[activities.BakeSliceOutput](a, a.BakeSlice, sliceInput(bakeID, sd, 0, 0, 3))
+			app := wantAppError(t, err, c.kind)
+			if !strings.Contains(app.Error(), "mlp-000001") {
+				t.Errorf("error %q does not name the object", app.Error())
+			}
+			if ok, _ := f.st.Exists(context.Background(), keys.Manifest(keys.Bake(bakeID).Slice(split, 0))); ok {
+				t.Error("a slice with a corrupt MLP was committed")
+			}
+		})
+	}
+}
+
+func resultKey(b keys.Bake) string     { return b.MLPResult(split, 1) }
+func checkpointKey(b keys.Bake) string { return b.MLPCheckpoint(split, 1) }
+
+// TestBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
+// sha256; a different file under that key is a bad input, not a retry.
+func TestBakeSliceRefusesChangedSeeds(t *testing.T) {
+	f := newFixture(t)
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, "changed", 3, 5)
+	in := sliceInput("changed", sd, 0, 0, 3)
+	in.SeedsSHA256 = strings.Repeat("0", 64)
+	_, err := run[activities.BakeSliceOutput](a, a.BakeSlice, in)
+	wantAppError(t, err, activities.ErrInvalidSeeds)
+	in = sliceInput("changed", sd, 0, 0, 3)
+	in.SeedsKey = path.Join("bakes", "changed", "nowhere.json")
+	_, err = run[activities.BakeSliceOutput](a, a.BakeSlice, in)
+	wantAppError(t, err, activities.ErrInvalidSeeds)
+}
+
+// stoppingEngine is the CPU engine that closes stop once call number stopAt
+// is halfway through its MLP, like a SIGTERM reaching the worker mid-MLP.
+type stoppingEngine struct {
+	countingEngine
+	stopAt int
+	stop   chan struct{}
+	once   sync.Once
+}
+
+func (s *stoppingEngine) BakeMLP(ctx context.Context, spec gpuengine.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
+	call, _ := s.count()
+	call++
+	return s.countingEngine.BakeMLP(ctx, spec, job, resume, func(cp gpuengine.Checkpoint) {
+		progress(cp)
+		if call == s.stopAt && cp.SamplesDone >= spec.NSamples/2 {
+			s.once.Do(func() { close(s.stop) })
+			time.Sleep(50 * time.Millisecond) // let the worker-stop watcher cancel the engine before the next step
+		}
+	})
+}
+
+// TestBakeSliceStopsForWorkerShutdown: a worker shutting down mid-MLP ends
+// the attempt with a retryable WorkerStopping error after saving the MLP's
+// checkpoint; the next attempt resumes it and the bits are unchanged.
+func TestBakeSliceStopsForWorkerShutdown(t *testing.T) {
+	f := newFixture(t)
+	eng := &stoppingEngine{stopAt: 2, stop: make(chan struct{})}
+	a := f.acts(eng)
+	sd := seedSplit(t, a, "stop", 3, 13)
+	in := sliceInput("stop", sd, 0, 0, 3)
+	_, err := run[activities.BakeSliceOutput](a, a.BakeSlice, in, func(env *testsuite.TestActivityEnvironment) { env.SetWorkerStopChannel(eng.stop) })
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != activities.ErrWorkerStopping || app.NonRetryable() {
+		t.Fatalf("error %v, want a retryable %s", err, activities.ErrWorkerStopping)
+	}
+	ok, err := f.st.Exists(context.Background(), keys.Bake("stop").MLPCheckpoint(split, 1))
+	if err != nil || !ok {
+		t.Fatalf("no checkpoint saved for the stopped MLP 1 (%v)", err)
+	}
+	next := &countingEngine{}
+	out := mustRun[activities.BakeSliceOutput](t, f.acts(next), f.acts(next).BakeSlice, in)
+	if out.Reused != 1 || out.Resumed != 1 || out.Computed != 1 {
+		t.Errorf("next attempt %+v, want MLP 0 reused, 1 resumed, 2 computed", out)
+	}
+	if _, resumes := next.count(); len(resumes) != 1 || resumes[0] < shape.NSamples/2 {
+		t.Errorf("next attempt resumed from %v samples, want once from ≥ %d", resumes, shape.NSamples/2)
+	}
+	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, 3, 13, 0, 3); got != want {
+		t.Errorf("parquet sha256 %s after the stop, local bake %s", got, want)
+	}
+}

@@ -1,0 +1,69 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/store"
+)
+
+// CombineSplitsInput lists the merged split prefixes in the bake's split order.
+type CombineSplitsInput struct {
+	BakeID       string
+	Splits       []string
+	DefaultSplit string `json:",omitempty"`
+}
+
+// CombineSplitsOutput is the bake's final dataset directory.
+type CombineSplitsOutput struct {
+	Prefix, ManifestSHA256 string
+	Files                  int
+}
+
+// CombineSplits builds the multi-split dataset (or takes the single split as it is) and commits it.
+func (a *Activities) CombineSplits(ctx context.Context, in CombineSplitsInput) (CombineSplitsOutput, error) {
+	prefix := keys.Bake(in.BakeID).Dataset()
+	out := CombineSplitsOutput{Prefix: prefix}
+	// Step 1. Committed already.
+	if m, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
+		out.ManifestSHA256, out.Files = sum, len(m.Files)
+		return out, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return out, storeErr(err)
+	}
+	dir, err := a.scratch("combine-*")
+	if err != nil {
+		return out, err
+	}
+	defer os.RemoveAll(dir)
+	// Step 2. Fetch the merged splits.
+	var inputs []string
+	for i, p := range in.Splits {
+		local := filepath.Join(dir, fmt.Sprintf("split-%02d", i))
+		if _, err := downloadDir(ctx, a.Store, p, local); err != nil {
+			return out, err
+		}
+		inputs = append(inputs, local)
+	}
+	// Step 3. Combine with the same code as `whestbake dataset combine-splits`.
+	final := filepath.Join(dir, "dataset")
+	if err := dataset.Combine(inputs, final, in.DefaultSplit); err != nil {
+		var inv *dataset.InvalidDatasetError
+		if errors.As(err, &inv) {
+			return out, fatal(ErrCorruptPartial, "%v", err)
+		}
+		return out, err
+	}
+	// Step 4. Commit.
+	m, sum, err := commitDir(ctx, a.Store, final, prefix)
+	if err != nil {
+		return out, err
+	}
+	out.ManifestSHA256, out.Files = sum, len(m.Files)
+	return out, nil
+}

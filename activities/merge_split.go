@@ -1,0 +1,92 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/store"
+)
+
+// MergeSplitInput lists a split's committed slice prefixes in slice order.
+type MergeSplitInput struct {
+	BakeID, Split string
+	Slices        []string
+}
+
+// MergeSplitOutput is the merged split directory.
+type MergeSplitOutput struct {
+	Prefix, ManifestSHA256 string
+	NMLPs                  int
+}
+
+// MergeSplit merges the slices' partials into the complete split (or takes a
+// single slice that already covers the split) and commits it.
+func (a *Activities) MergeSplit(ctx context.Context, in MergeSplitInput) (MergeSplitOutput, error) {
+	prefix := keys.Bake(in.BakeID).Merged(in.Split)
+	out := MergeSplitOutput{Prefix: prefix}
+	// Step 1. Committed already.
+	if _, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
+		out.ManifestSHA256 = sum
+		return out, a.countRows(ctx, prefix, &out)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return out, storeErr(err)
+	}
+	// Step 2. Fetch every slice, checking its manifest's sha256s.
+	dir, err := a.scratch("merge-*")
+	if err != nil {
+		return out, err
+	}
+	defer os.RemoveAll(dir)
+	var parts []string
+	for i, p := range in.Slices {
+		local := filepath.Join(dir, fmt.Sprintf("slice-%05d", i))
+		if _, err := downloadDir(ctx, a.Store, p, local); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return out, fatal(ErrCorruptPartial, "slice %s has no manifest: it was never committed", p)
+			}
+			return out, err
+		}
+		parts = append(parts, local)
+	}
+	// Step 3. Merge locally with the same code as `whestbake dataset merge`.
+	merged := filepath.Join(dir, "merged")
+	if len(parts) == 1 {
+		merged = parts[0] // one slice covering the split is already complete
+		if _, err := dataset.ReadDir(merged, false); err != nil {
+			return out, fatal(ErrCorruptPartial, "%v", err)
+		}
+	} else if err := dataset.Merge(parts, merged); err != nil {
+		var inv *dataset.InvalidDatasetError
+		if errors.As(err, &inv) {
+			return out, fatal(ErrCorruptPartial, "%v", err)
+		}
+		return out, err
+	}
+	// Step 4. Commit.
+	_, sum, err := commitDir(ctx, a.Store, merged, prefix)
+	if err != nil {
+		return out, err
+	}
+	out.ManifestSHA256 = sum
+	return out, a.countRows(ctx, prefix, &out)
+}
+
+// countRows reads n_mlps from the committed metadata.json.
+func (a *Activities) countRows(ctx context.Context, prefix string, out *MergeSplitOutput) error {
+	data, err := a.Store.Get(ctx, prefix+"/metadata.json")
+	if err != nil {
+		return storeErr(err)
+	}
+	md := dataset.NewObject()
+	if err := md.UnmarshalJSON(data); err != nil {
+		return fatal(ErrCorruptPartial, "%s/metadata.json: %v", prefix, err)
+	}
+	n, _ := md.GetInt("n_mlps")
+	out.NMLPs = int(n)
+	return nil
+}

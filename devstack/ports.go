@@ -1,0 +1,52 @@
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// PortInUseError says a port the stack needs is held by a program that is
+// not this stack's server, and which option moves the stack elsewhere.
+type PortInUseError struct {
+	Port int
+	Key  string // the flag / config key that sets this port, e.g. "minio-port"
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("devstack: port %d on %s (%s) is in use by another program (a dev stack started with another --dir?): stop it, or choose another port with %s",
+		e.Port, host, e.Key, portKey{e.Port, e.Key}.hint())
+}
+
+// envName is the WHESTBAKE_* variable the CLI reads for a flag, which the
+// root command derives the same way.
+func envName(flag string) string {
+	return "WHESTBAKE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// checkFree binds the port for a moment. A server that fails to bind only
+// says so in its log; checking first turns that into a message naming the
+// option to change. A port stays busy briefly after its owner was killed
+// (the threads of a dying Go server close its sockets last), so a busy port
+// gets a short grace before it counts as taken.
+func checkFree(p portKey) error {
+	deadline := time.Now().Add(portGrace)
+	for {
+		l, err := net.Listen("tcp", addr(p.port))
+		if err == nil {
+			return l.Close()
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("devstack: cannot listen on %s (%s): %w", addr(p.port), p.key, err)
+		}
+		if time.Now().After(deadline) {
+			return &PortInUseError{Port: p.port, Key: p.key}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+const portGrace = time.Second

@@ -1,0 +1,145 @@
+package devstack
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// proc is one server process to launch.
+type proc struct {
+	bin  string
+	args []string
+	env  []string // added to this process's environment
+	dir  string   // working directory
+	log  string
+	pid  string // pid file
+}
+
+// spawn starts p detached — in its own session, so it outlives the command
+// that started it and a Ctrl-C in that terminal does not reach it — with
+// output appended to its log. The channel reports the exit if it happens
+// while this process lives; reaping it also keeps zombies from looking alive.
+func spawn(p proc) (int, <-chan error, error) {
+	for _, d := range []string{p.dir, filepath.Dir(p.log), filepath.Dir(p.pid)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return 0, nil, fmt.Errorf("devstack: %w", err)
+		}
+	}
+	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, nil, fmt.Errorf("devstack: %w", err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "\n=== %s starting: %s %s\n", time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Dir = p.dir
+	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, nil, fmt.Errorf("devstack: start %s: %w", p.bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	pid := cmd.Process.Pid
+	if err := writeFileAtomic(p.pid, []byte(strconv.Itoa(pid)+"\n")); err != nil {
+		_ = terminate(pid, time.Second)
+		return 0, nil, fmt.Errorf("devstack: pid file: %w", err)
+	}
+	return pid, exited, nil
+}
+
+// livePID is the pid recorded in pidFile if that process still runs bin;
+// otherwise it removes the stale file and returns 0. Checking the binary
+// keeps a reused pid from being mistaken for (and killed as) our server.
+func livePID(pidFile, bin string) int {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 || !alive(pid) || !runs(pid, bin) {
+		os.Remove(pidFile)
+		return 0
+	}
+	return pid
+}
+
+// alive reports whether pid is a process that has not exited; a zombie
+// (exited, not yet reaped by a parent) counts as exited.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no procfs (e.g. macOS): trust kill(0)
+	}
+	// The state letter follows the ") " that closes the command name.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// runs reports whether pid's executable is bin, where procfs can tell.
+func runs(pid int, bin string) bool {
+	argv, ok := cmdline(pid)
+	return !ok || filepath.Base(argv[0]) == filepath.Base(bin)
+}
+
+// cmdline is pid's argument vector; ok is false where procfs cannot tell.
+func cmdline(pid int) (argv []string, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return nil, false
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), true
+}
+
+// terminate sends SIGTERM to pid's process group, and SIGKILL if it is
+// still there after timeout.
+func terminate(pid int, timeout time.Duration) error {
+	for _, step := range []struct {
+		sig  syscall.Signal
+		wait time.Duration
+	}{{syscall.SIGTERM, timeout}, {syscall.SIGKILL, 5 * time.Second}} {
+		if err := syscall.Kill(-pid, step.sig); errors.Is(err, syscall.ESRCH) {
+			_ = syscall.Kill(pid, step.sig) // not a group leader after all
+		}
+		for end := time.Now().Add(step.wait); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			if !alive(pid) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("devstack: pid %d is still running after SIGKILL", pid)
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// logTail is the end of a log file, for error messages about a server that
+// failed to start.
+func logTail(path string, lines int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}

@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whestbake/whestbake/keys"
+)
+
+// TestTwoBakesAtOnce: two bakes with different seeds share the same workers
+// at the same time. Each release is its own local bake, and neither bake
+// wrote outside its own prefix.
+func TestTwoBakesAtOnce(t *testing.T) {
+	s := newStack(t)
+	s.startWorker("control")
+	s.startWorker("gpu")
+	s.startWorker("gpu")
+	bakes := []bakeSpec{smallBake("twin-a", 300), smallBake("twin-b", 400)}
+	for i := range bakes {
+		bakes[i].Width, bakes[i].Depth, bakes[i].NSamples = 32, 3, 300_000 // ~0.1 s per MLP: the bakes overlap
+		s.mustWhestbake("bake", "--config", s.bakeConfig(bakes[i]), "--id", bakes[i].ID)
+	}
+	for _, b := range bakes {
+		s.mustWhestbake("bake", "--config", s.bakeConfig(b), "--id", b.ID, "--wait")
+	}
+
+	// Slices of the two bakes ran interleaved on the shared GPU workers.
+	var first, last [2]time.Time
+	for i, b := range bakes {
+		for _, sp := range b.Splits {
+			for _, r := range s.sliceRuns(keys.SplitWorkflowID(b.ID, sp.Name)) {
+				if first[i].IsZero() || r.Started.Before(first[i]) {
+					first[i] = r.Started
+				}
+				if r.Closed.After(last[i]) {
+					last[i] = r.Closed
+				}
+			}
+		}
+	}
+	if !first[1].Before(last[0]) || !first[0].Before(last[1]) {
+		t.Errorf("the bakes' slices did not overlap (%v–%v and %v–%v): the test proves nothing about isolation", first[0], last[0], first[1], last[1])
+	}
+
+	for _, b := range bakes {
+		sameParquet(t, s.download(b), s.localBake(b))
+	}
+	// Every object of the two bakes sits under its own bake's prefix.
+	all, err := s.art.List(context.Background(), "bakes/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range all {
+		if !strings.HasPrefix(k, bakePrefix("twin-a")) && !strings.HasPrefix(k, bakePrefix("twin-b")) {
+			t.Errorf("object %s belongs to neither bake", k)
+		}
+	}
+	for _, b := range bakes {
+		for _, sp := range b.Splits {
+			for _, r := range s.sliceRuns(keys.SplitWorkflowID(b.ID, sp.Name)) {
+				if r.In.BakeID != b.ID || !strings.HasPrefix(r.Out.Prefix, bakePrefix(b.ID)) {
+					t.Errorf("bake %s split %s ran a slice of %s into %s", b.ID, sp.Name, r.In.BakeID, r.Out.Prefix)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/keys"
+)
+
+// TestGPUWorkerKilledMidMLP: SIGKILL the only GPU worker while it is inside
+// an MLP with a checkpoint in the store, then start a new one. The bake
+// completes, no finished MLP is baked again, the interrupted one continues
+// from its checkpoint, and the output is bit-identical to a local bake.
+func TestGPUWorkerKilledMidMLP(t *testing.T) {
+	s := newStack(t)
+	s.startWorker("control")
+	gpu := s.startWorker("gpu")
+	// About 1.5 s per MLP on one thread, checkpointed every 200 ms.
+	// Slices: [0,1) and [1,3); the kill lands inside MLP 2, after MLP 1 of
+	// the same slice finished.
+	b := bakeSpec{ID: "crash", Width: 64, Depth: 4, NSamples: 1_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "crash",
+		Splits: []splitSpec{{"public", "default", 3, 7}}}
+	cfg := s.bakeConfig(b)
+	s.mustWhestbake("bake", "--config", cfg, "--id", b.ID)
+
+	bk := keys.Bake(b.ID)
+	ctx := context.Background()
+	exists := func(key string) bool {
+		ok, err := s.art.Exists(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	waitFor(t, 90*time.Second, "MLP 1 finished and MLP 2 checkpointed", func() bool {
+		return exists(bk.MLPResult("public", 1)) && exists(bk.MLPCheckpoint("public", 2))
+	})
+	gpu.kill()
+	if exists(bk.MLPResult("public", 2)) {
+		t.Fatal("MLP 2 finished before the kill landed: the test did not interrupt an MLP")
+	}
+	data, err := s.art.Get(ctx, bk.MLPCheckpoint("public", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cp gpuengine.Checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil || cp.SamplesDone <= 0 || cp.SamplesDone >= b.NSamples {
+		t.Fatalf("checkpoint of MLP 2: %d samples done (%v), want a point inside the MLP", cp.SamplesDone, err)
+	}
+
+	s.startWorker("gpu")
+	s.mustWhestbake("bake", "--config", cfg, "--id", b.ID, "--wait") // reattaches to the running bake
+
+	runs := s.sliceRuns(keys.SplitWorkflowID(b.ID, "public"))
+	if len(runs) != 2 {
+		t.Fatalf("%d slices completed, want 2: %+v", len(runs), runs)
+	}
+	for _, r := range runs {
+		switch r.In.Slice {
+		case 0:
+			if r.Attempt != 1 || r.Out.Computed != 1 {
+				t.Errorf("slice 0 (done before the kill): attempt %d %+v, want one attempt", r.Attempt, r.Out)
+			}
+		case 1:
+			if r.Attempt < 2 || r.Out.Reused != 1 || r.Out.Resumed != 1 || r.Out.Computed != 0 {
+				t.Errorf("slice 1 after the kill: attempt %d %+v, want attempt ≥ 2 with MLP 1 reused and MLP 2 resumed, nothing computed afresh", r.Attempt, r.Out)
+			}
+		}
+	}
+	if exists(bk.MLPCheckpoint("public", 2)) {
+		t.Error("the resumed MLP's checkpoint was left behind")
+	}
+	sameParquet(t, s.download(b), s.localBake(b))
+}

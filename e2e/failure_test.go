@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/workflows"
+)
+
+// TestBadInputsThatReachTheWorkers: mistakes only the workers can see end
+// the bake at once (no retries), `whestbake status` shows the error type and
+// message, and nothing is released.
+func TestBadInputsThatReachTheWorkers(t *testing.T) {
+	s := newStack(t)
+	s.startWorker("control")
+	s.startWorker("gpu")
+	statusCfg := s.writeConfig("status", s.baseConfig())
+
+	t.Run("tag already released with different content", func(t *testing.T) {
+		first := smallBake("taken-1", 600)
+		first.Tag = "taken"
+		s.bake(first)
+		ctx := context.Background()
+		rel := keys.Manifest(keys.Release(releasePrefix, "e2e", "taken"))
+		before, err := s.rel.Get(ctx, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := smallBake("taken-2", 700)
+		second.Tag = "taken"
+		r := s.whestbake(nil, "bake", "--config", s.bakeConfig(second), "--id", second.ID, "--wait")
+		if r.code == 0 || !strings.Contains(r.stderr, "already released") {
+			t.Errorf("`bake --wait` should fail saying the tag is taken:\n%s", r)
+		}
+		s.wantStatusFailure(t, statusCfg, second.ID, activities.ErrDestinationConflict, "already released")
+		if after, _ := s.rel.Get(ctx, rel); string(after) != string(before) {
+			t.Error("the refused bake changed the existing release")
+		}
+		s.wantSingleAttempt(t, keys.BakeWorkflowID(second.ID), "Push")
+	})
+
+	// Inputs the starter would refuse, sent straight to Temporal by another
+	// client: the activities check them again.
+	direct := []struct {
+		name, kind, activity string
+		spoil                func(*workflows.BakeInput)
+	}{
+		{"zero width", activities.ErrInvalidConfig, "BakeSlice", func(in *workflows.BakeInput) { in.Shape.Width = 0 }},
+		{"missing uploaded seeds file", activities.ErrInvalidSeeds, "GenerateSeeds", func(in *workflows.BakeInput) {
+			in.Splits[0].Seed, in.Splits[0].SeedsKey = nil, keys.Bake(in.BakeID).InputSeeds(in.Splits[0].Name)
+		}},
+		{"bad split name", activities.ErrInvalidConfig, "BakeSlice", func(in *workflows.BakeInput) { in.Splits[1].Name = "Hold Out" }},
+	}
+	for i, c := range direct {
+		t.Run("direct start: "+c.name, func(t *testing.T) {
+			id := "direct-" + string(rune('a'+i))
+			in := directInput(id)
+			c.spoil(&in)
+			start := time.Now()
+			run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: keys.BakeWorkflowID(id), TaskQueue: workflows.ControlQueue,
+				TypedSearchAttributes: temporal.NewSearchAttributes(workflows.BakeIDAttr.ValueSet(id), workflows.BakeStageAttr.ValueSet(workflows.StageSeeding))},
+				workflows.BakeWorkflow, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Get(context.Background(), nil); err == nil {
+				t.Fatal("the bake succeeded")
+			}
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("took %s to fail: a permanent error was retried", took)
+			}
+			s.wantStatusFailure(t, statusCfg, id, c.kind, "")
+			s.wantSingleAttempt(t, keys.BakeWorkflowID(id), c.activity)
+			s.assertNothingReleased(t, id)
+		})
+	}
+}
+
+// directInput is a valid two-split bake input with a release, as the starter builds it.
+func directInput(id string) workflows.BakeInput {
+	p := workflows.DefaultPolicy
+	p.RetryInitial, p.RetryMax, p.SliceHeartbeat = time.Second, 2*time.Second, 2*time.Second
+	seed := uint64(800)
+	return workflows.BakeInput{BakeID: id, Shape: activities.Shape{Width: 8, Depth: 2, NSamples: 1000, Sampler: "philox"},
+		Splits: []workflows.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
+		SliceSize: 2, MaxInFlight: 2, GPUQueue: workflows.GPUQueue, Policy: p,
+		Release: workflows.ReleaseSpec{Bucket: releaseBucket, Prefix: releasePrefix, Name: "e2e", Tag: id}}
+}
+
+// wantStatusFailure: `whestbake status` exits non-zero and shows the error
+// type (and message part, if any).
+func (s *stack) wantStatusFailure(t *testing.T, cfg, id, kind, message string) {
+	t.Helper()
+	st := s.whestbake(nil, "status", id, "--config", cfg)
+	out := st.stdout + st.stderr
+	if st.code == 0 || !strings.Contains(out, "failed") || !strings.Contains(out, kind) || !strings.Contains(out, message) {
+		t.Errorf("`whestbake status %s` should exit non-zero showing a failure of type %s (%q):\n%s", id, kind, message, st)
+	}
+}
+
+// wantSingleAttempt: every run of the activity type in the workflow's own
+// history (or its splits') was a first attempt: the error was not retried.
+func (s *stack) wantSingleAttempt(t *testing.T, workflowID, activityType string) {
+	t.Helper()
+	ids := []string{workflowID}
+	if activityType == "BakeSlice" {
+		bakeID, _ := keys.BakeIDFromWorkflowID(workflowID)
+		ids = []string{keys.SplitWorkflowID(bakeID, "public"), keys.SplitWorkflowID(bakeID, "holdout"), keys.SplitWorkflowID(bakeID, "Hold Out")}
+	}
+	seen := 0
+	for _, id := range ids {
+		if _, err := s.tc.DescribeWorkflowExecution(context.Background(), id, ""); err != nil {
+			continue // that split never started
+		}
+		scheduled := map[int64]string{}
+		for _, e := range s.history(id, "").Events {
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+				scheduled[e.GetEventId()] = a.GetActivityType().GetName()
+			}
+			if a := e.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == activityType {
+				seen++
+				if a.GetAttempt() != 1 {
+					t.Errorf("%s in %s ran as attempt %d: the permanent error was retried", activityType, id, a.GetAttempt())
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		t.Errorf("no %s ran in %v", activityType, ids)
+	}
+}

@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	enums "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/devstack"
+	"github.com/whestbake/whestbake/workflows"
+)
+
+// history is the full event history of a workflow run ("" = the latest).
+func (s *stack) history(id, runID string) *historypb.History {
+	s.t.Helper()
+	var h historypb.History
+	it := s.tc.GetWorkflowHistory(context.Background(), id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			s.t.Fatalf("history of %s: %v", id, err)
+		}
+		h.Events = append(h.Events, e)
+	}
+	return &h
+}
+
+// sliceRun is one completed BakeSlice as its split's history records it.
+type sliceRun struct {
+	In              activities.BakeSliceInput
+	Attempt         int32
+	Out             activities.BakeSliceOutput
+	Started, Closed time.Time
+}
+
+// sliceRuns decodes every completed BakeSlice of a split workflow.
+func (s *stack) sliceRuns(splitWorkflowID string) []sliceRun {
+	s.t.Helper()
+	dc := converter.GetDefaultDataConverter()
+	scheduled := map[int64]activities.BakeSliceInput{}
+	started := map[int64]*historypb.HistoryEvent{}
+	var out []sliceRun
+	for _, e := range s.history(splitWorkflowID, "").Events {
+		switch {
+		case e.GetActivityTaskScheduledEventAttributes() != nil:
+			a := e.GetActivityTaskScheduledEventAttributes()
+			if a.GetActivityType().GetName() != "BakeSlice" {
+				continue
+			}
+			var in activities.BakeSliceInput
+			if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
+				s.t.Fatal(err)
+			}
+			scheduled[e.GetEventId()] = in
+		case e.GetActivityTaskStartedEventAttributes() != nil:
+			started[e.GetEventId()] = e
+		case e.GetActivityTaskCompletedEventAttributes() != nil:
+			a := e.GetActivityTaskCompletedEventAttributes()
+			in, ok := scheduled[a.GetScheduledEventId()]
+			if !ok {
+				continue
+			}
+			st := started[a.GetStartedEventId()]
+			r := sliceRun{In: in, Attempt: st.GetActivityTaskStartedEventAttributes().GetAttempt(),
+				Started: st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
+			if err := dc.FromPayloads(a.GetResult(), &r.Out); err != nil {
+				s.t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// replayLive replays a workflow's history from the live server against
+// today's workflow code.
+func (s *stack) replayLive(t *testing.T, id string) {
+	t.Helper()
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflow(workflows.BakeWorkflow)
+	r.RegisterWorkflow(workflows.SplitWorkflow)
+	quiet := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := r.ReplayWorkflowExecution(context.Background(), s.tc.WorkflowService(), quiet, devstack.Namespace, workflow.Execution{ID: id}); err != nil {
+		t.Errorf("replaying %s from the server: %v", id, err)
+	}
+}
+
+// exportHistories writes the history of every workflow run on the server as
+// JSON (the `temporal workflow show --output json` form) under dir, and
+// returns the files.
+func (s *stack) exportHistories(dir string) []string {
+	s.t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	ctx := context.Background()
+	var files []string
+	var token []byte
+	for {
+		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: devstack.Namespace, NextPageToken: token})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, ex := range resp.GetExecutions() {
+			id, run := ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId()
+			data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(s.history(id, run))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			f := filepath.Join(dir, url.PathEscape(id)+"-"+run+".json")
+			if err := os.WriteFile(f, data, 0o644); err != nil {
+				s.t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return files
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/whestbake/whestbake/devstack"
+	"github.com/whestbake/whestbake/keys"
+)
+
+// TestServerRestartsMidBake stops and restarts each server while a bake is
+// half done. The Temporal dev server keeps its state in its database file,
+// MinIO on disk; workers and the starter reconnect, and the output is the
+// same as a local bake.
+func TestServerRestartsMidBake(t *testing.T) {
+	s := newStack(t)
+	s.startWorker("control")
+	s.startWorker("gpu")
+	s.startWorker("gpu")
+	for i, c := range []devstack.Component{devstack.Temporal, devstack.MinIO} {
+		t.Run(string(c), func(t *testing.T) {
+			// About 0.3 s per MLP, so the restart lands while slices run.
+			b := smallBake("restart-"+string(c), uint64(200+10*i))
+			b.Width, b.Depth, b.NSamples = 32, 3, 1_000_000
+			cfg := s.bakeConfig(b)
+			s.mustWhestbake("bake", "--config", cfg, "--id", b.ID)
+			waitFor(t, time.Minute, "the first slice of public to commit", func() bool {
+				ok, err := s.art.Exists(context.Background(), keys.Manifest(keys.Bake(b.ID).Slice("public", 0)))
+				return err == nil && ok
+			})
+			if ok, _ := s.art.Exists(context.Background(), keys.Manifest(keys.Bake(b.ID).Dataset())); ok {
+				t.Fatal("the bake finished before the restart: make its MLPs slower")
+			}
+			if err := devstack.Restart(context.Background(), s.opts, c); err != nil {
+				t.Fatalf("restarting %s: %v", c, err)
+			}
+			s.mustWhestbake("bake", "--config", cfg, "--id", b.ID, "--wait") // reattach after the restart
+			sameParquet(t, s.download(b), s.localBake(b))
+		})
+	}
+}

@@ -1,0 +1,67 @@
+// Package keys is the one place that names things: workflow IDs and every
+// object key of a bake. Everything a bake writes lives at a key that depends
+// only on the bake ID, split and indices, so a retried or duplicated activity
+// writes to the same place.
+package keys
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// BakeWorkflowID is the ID of a bake's top-level workflow.
+func BakeWorkflowID(bakeID string) string { return "bake/" + bakeID }
+
+// SplitWorkflowID is the ID of a split's child workflow.
+func SplitWorkflowID(bakeID, split string) string { return "bake/" + bakeID + "/split/" + split }
+
+// BakeIDFromWorkflowID inverts BakeWorkflowID; ok is false for other IDs.
+func BakeIDFromWorkflowID(id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, "bake/")
+	if !ok || strings.Contains(rest, "/") {
+		return "", false
+	}
+	return rest, true
+}
+
+// Bake is the object-key root of one bake.
+type Bake string
+
+func (b Bake) root() string { return "bakes/" + string(b) }
+
+// InputSeeds is where the starter uploads a user's seeds file for a split.
+func (b Bake) InputSeeds(split string) string { return path.Join(b.root(), "inputs", split+"-seeds.json") }
+
+// Seeds is the canonical seeds file of a split, written once by GenerateSeeds.
+func (b Bake) Seeds(split string) string { return path.Join(b.root(), split, "seeds.json") }
+
+// MLPResult holds one finished MLP's statistics (create-only).
+func (b Bake) MLPResult(split string, mlp int) string {
+	return path.Join(b.root(), split, "mlps", fmt.Sprintf("mlp-%06d.json", mlp))
+}
+
+// MLPCheckpoint holds an unfinished MLP's engine checkpoint (overwritten as it advances).
+func (b Bake) MLPCheckpoint(split string, mlp int) string {
+	return path.Join(b.root(), split, "checkpoints", fmt.Sprintf("mlp-%06d.json", mlp))
+}
+
+// Slice is the prefix of a slice's partial dataset directory.
+func (b Bake) Slice(split string, slice int) string {
+	return path.Join(b.root(), split, "slices", fmt.Sprintf("%05d", slice))
+}
+
+// Merged is the prefix of a split's merged dataset directory.
+func (b Bake) Merged(split string) string { return path.Join(b.root(), split, "merged") }
+
+// Dataset is the prefix of the bake's final (combined) dataset directory.
+func (b Bake) Dataset() string { return path.Join(b.root(), "dataset") }
+
+// Success is the commit marker written last under a directory prefix.
+func Success(prefix string) string { return path.Join(prefix, "_SUCCESS.json") }
+
+// Manifest is the file list with sha256s of a dataset directory prefix.
+func Manifest(prefix string) string { return path.Join(prefix, "manifest.json") }
+
+// Release is the prefix of a published release inside the destination bucket.
+func Release(prefix, name, tag string) string { return path.Join(prefix, name, tag) }

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// Sentinel errors; every error this package returns for these cases wraps one,
+// so callers test with errors.Is.
+var (
+	// ErrExists: a create-only put found the key already taken.
+	ErrExists = errors.New("object already exists")
+	// ErrNotFound: no object at the key.
+	ErrNotFound = errors.New("object not found")
+	// ErrAuth: the server rejected the credentials or denied access.
+	ErrAuth = errors.New("S3 credentials rejected")
+	// ErrNoBucket: the bucket does not exist.
+	ErrNoBucket = errors.New("bucket does not exist")
+	// ErrUnreachable: the server did not answer at all (a retry may help).
+	ErrUnreachable = errors.New("S3 endpoint unreachable")
+	// ErrCorrupt: the bytes read back do not hash to the sha256 recorded at put time.
+	ErrCorrupt = errors.New("object content does not match its recorded sha256")
+)
+
+// authCodes are the S3 error codes that mean "these credentials do not work
+// here"; AccessDenied is what a HEAD request with a bad signature yields.
+var authCodes = map[string]bool{
+	"AccessDenied":          true,
+	"InvalidAccessKeyId":    true,
+	"SignatureDoesNotMatch": true,
+	"InvalidToken":          true,
+	"ExpiredToken":          true,
+}
+
+// classify turns a minio-go error into one of ours: a wrapped sentinel with
+// a message that says what to fix, or the original error with the secret
+// scrubbed from its text. key is empty for bucket-level operations.
+func (c *conn) classify(op, bucket, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	where := bucket
+	if key != "" {
+		where += "/" + key
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("store: %s %s: %w", op, where, err) // the caller's own deadline
+	}
+	resp := minio.ToErrorResponse(err)
+	switch {
+	case resp.Code == minio.NoSuchKey:
+		return fmt.Errorf("store: %s %s: %w", op, where, ErrNotFound)
+	case resp.Code == minio.NoSuchBucket:
+		return c.noBucket(bucket)
+	case resp.Code == minio.PreconditionFailed:
+		return fmt.Errorf("store: %s %s: %w", op, where, ErrExists)
+	case authCodes[resp.Code]:
+		return fmt.Errorf("store: %s %s on %s: the server answered %s: fix %s: %w",
+			op, where, c.cfg.Endpoint, resp.Code, credsHint, ErrAuth)
+	case minio.IsNetworkOrHostDown(err, true):
+		return c.unreachable(c.redact(err.Error()))
+	}
+	return fmt.Errorf("store: %s %s: %w", op, where, scrubbed{msg: c.redact(err.Error()), err: err})
+}
+
+func (c *conn) unreachable(why string) error {
+	return fmt.Errorf("store: cannot reach the S3 endpoint %s (%s): start the dev stack with `whestbake dev up`, or fix %s: %w",
+		c.cfg.Endpoint, why, endpointHint, ErrUnreachable)
+}
+
+func (c *conn) noBucket(bucket string) error {
+	return fmt.Errorf("store: bucket %q on %s: %w: create it (`whestbake dev up` creates the dev buckets) or fix the bucket name in the config",
+		bucket, c.cfg.Endpoint, ErrNoBucket)
+}
+
+// redact removes the secret key from text that came from the library, which
+// we do not control.
+func (c *conn) redact(s string) string {
+	if c.cfg.SecretKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.SecretKey, "[redacted]")
+}
+
+// scrubbed carries a library error under a redacted message, keeping the
+// original reachable for errors.As (e.g. minio.ErrorResponse).
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e scrubbed) Error() string { return e.msg }
+func (e scrubbed) Unwrap() error { return e.err }

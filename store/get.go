@@ -1,0 +1,128 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// Info describes a stored object. SHA256 is the hex sha256 recorded when the
+// object was put, empty for objects written by other tools.
+type Info struct {
+	Size   int64
+	SHA256 string
+}
+
+// Get reads the object at key and checks it against its recorded sha256.
+// A missing key gives an error wrapping ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	obj, info, err := s.open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer obj.Close()
+	// Room for the whole object plus ReadFrom's probe for EOF, so a large
+	// object is read without regrowing the buffer.
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size) + bytes.MinRead)
+	h := sha256.New()
+	if _, err := buf.ReadFrom(io.TeeReader(obj, h)); err != nil {
+		return nil, s.c.classify("get", s.bucket, key, err)
+	}
+	if err := s.verify(key, info, h.Sum(nil)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// GetFile downloads the object at key to path, creating the parent
+// directory. It writes a temporary file beside path and renames it only
+// after the content checked out, so path never holds a partial object.
+func (s *Store) GetFile(ctx context.Context, key, path string) (err error) {
+	obj, info, err := s.open(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer obj.Close()
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".part-*")
+	if err != nil {
+		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), obj); err != nil {
+		return s.c.classify("get", s.bucket, key, err)
+	}
+	if err := s.verify(key, info, h.Sum(nil)); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+	}
+	return nil
+}
+
+// Stat reports the size and recorded sha256 of the object at key.
+func (s *Store) Stat(ctx context.Context, key string) (Info, error) {
+	oi, err := s.c.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return Info{}, s.c.classify("stat", s.bucket, key, err)
+	}
+	return infoOf(oi), nil
+}
+
+// Exists reports whether an object is stored at key.
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
+	_, err := s.Stat(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// open starts a download; GetObject is lazy, so Stat is what surfaces a
+// missing key or bucket.
+func (s *Store) open(ctx context.Context, key string) (*minio.Object, Info, error) {
+	obj, err := s.c.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, Info{}, s.c.classify("get", s.bucket, key, err)
+	}
+	oi, err := obj.Stat()
+	if err != nil {
+		obj.Close()
+		return nil, Info{}, s.c.classify("get", s.bucket, key, err)
+	}
+	return obj, infoOf(oi), nil
+}
+
+func (s *Store) verify(key string, info Info, sum []byte) error {
+	got := hex.EncodeToString(sum)
+	if info.SHA256 != "" && got != info.SHA256 {
+		return fmt.Errorf("store: get %s/%s: read sha256 %s, recorded %s: %w", s.bucket, key, got, info.SHA256, ErrCorrupt)
+	}
+	return nil
+}
+
+func infoOf(oi minio.ObjectInfo) Info {
+	return Info{Size: oi.Size, SHA256: oi.Metadata.Get("X-Amz-Meta-" + metaSHA256)}
+}

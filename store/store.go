@@ -1,0 +1,143 @@
+// Package store is deterministic, create-only object storage for bakes on an
+// S3-compatible server (MinIO in development). Every object carries the
+// sha256 of its content, reads verify it, and credentials never appear in
+// errors or printed configs.
+//
+// Keys are '/'-separated paths. No key may also be a directory of other keys
+// ("a" and "a/b"): MinIO stores both but lists only one of them.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
+)
+
+// Store reads and writes objects in one bucket. It is safe for concurrent
+// use; stores derived with WithBucket share one connection pool.
+type Store struct {
+	c      *conn
+	bucket string
+}
+
+// conn is the connection shared by every Store derived from one Open.
+type conn struct {
+	cfg Config
+	// client retries with backoff (minio-go's default), so that a server
+	// restart in the middle of a bake costs a pause, not a failed activity.
+	client *minio.Client
+	// probe tries once with short timeouts, so that a wrong endpoint fails
+	// Open in seconds instead of after a minute of retries.
+	probe *minio.Client
+}
+
+// probeTimeout bounds one existence check; a healthy server answers in
+// milliseconds.
+const probeTimeout = 5 * time.Second
+
+// Open connects to the server and binds the store to bucket, checking that
+// the server answers, accepts the credentials and has the bucket.
+func Open(ctx context.Context, cfg Config, bucket string) (*Store, error) {
+	c, err := newConn(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkBucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	return &Store{c: c, bucket: bucket}, nil
+}
+
+// EnsureBucket creates bucket unless it exists. It is a development helper;
+// production buckets are made by whoever runs the server.
+func EnsureBucket(ctx context.Context, cfg Config, bucket string) error {
+	c, err := newConn(cfg)
+	if err != nil {
+		return err
+	}
+	err = c.checkBucket(ctx, bucket)
+	if !errors.Is(err, ErrNoBucket) {
+		return err
+	}
+	err = c.client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: c.cfg.Region})
+	if minio.ToErrorResponse(err).Code == "BucketAlreadyOwnedByYou" {
+		return nil // created concurrently by another process: fine
+	}
+	return c.classify("create bucket", bucket, "", err)
+}
+
+// Bucket is the bucket this store reads and writes.
+func (s *Store) Bucket() string { return s.bucket }
+
+// WithBucket is a store on the same connection bound to another bucket,
+// checked to exist.
+func (s *Store) WithBucket(ctx context.Context, bucket string) (*Store, error) {
+	if err := s.c.checkBucket(ctx, bucket); err != nil {
+		return nil, err
+	}
+	return &Store{c: s.c, bucket: bucket}, nil
+}
+
+func newConn(cfg Config) (*conn, error) {
+	cfg, err := cfg.normalized()
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{cfg: cfg}
+	if c.client, err = c.newClient(0, nil); err != nil {
+		return nil, err
+	}
+	probeTransport, err := minio.DefaultTransport(cfg.Secure)
+	if err != nil {
+		return nil, fmt.Errorf("store: S3 transport: %w", err)
+	}
+	probeTransport.DialContext = (&net.Dialer{Timeout: 2 * time.Second}).DialContext
+	probeTransport.ResponseHeaderTimeout = probeTimeout
+	if c.probe, err = c.newClient(1, probeTransport); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newClient builds a minio client; maxRetries 0 keeps minio-go's default.
+func (c *conn) newClient(maxRetries int, transport http.RoundTripper) (*minio.Client, error) {
+	client, err := minio.New(c.cfg.Endpoint, &minio.Options{
+		Creds:      credentials.NewStaticV4(c.cfg.AccessKey, c.cfg.SecretKey, ""),
+		Secure:     c.cfg.Secure,
+		Region:     c.cfg.Region,
+		MaxRetries: maxRetries,
+		Transport:  transport,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: S3 endpoint %q: %s: fix %s", c.cfg.Endpoint, c.redact(err.Error()), endpointHint)
+	}
+	return client, nil
+}
+
+// checkBucket is Open's probe: one quick HEAD on the bucket tells apart an
+// unreachable server, rejected credentials and a missing bucket.
+func (c *conn) checkBucket(ctx context.Context, bucket string) error {
+	if err := s3utils.CheckValidBucketNameStrict(bucket); err != nil {
+		return fmt.Errorf("store: bucket name %q: %v: use 3-63 lowercase letters, digits, dots and hyphens", bucket, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	ok, err := c.probe.BucketExists(pctx, bucket)
+	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
+		return c.unreachable(fmt.Sprintf("no answer within %s", probeTimeout))
+	}
+	if err != nil {
+		return c.classify("open bucket", bucket, "", err)
+	}
+	if !ok {
+		return c.noBucket(bucket)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package workflows_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/seeds"
+	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/store/storetest"
+	"github.com/whestbake/whestbake/workflows"
+)
+
+// TestBakeWorkflowWithRealActivities runs the whole DAG in process: the real
+// activities on the CPU engine against a real MinIO, two splits of several
+// slices. The release must validate and its parquet files must be the bytes a
+// local bake + merge + combine of the same seeds writes.
+func TestBakeWorkflowWithRealActivities(t *testing.T) {
+	cfg, bucket := storetest.Start(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, cfg, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: t.TempDir()}
+	env := newEnv()
+	env.RegisterWorkflow(workflows.SplitWorkflow)
+	env.RegisterActivity(a)
+	in := twoSplitInput("inproc")
+	in.Release = workflows.ReleaseSpec{Bucket: bucket, Prefix: "releases", Name: "wf", Tag: "v1"}
+	env.SetTestTimeout(2 * time.Minute)
+	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var out workflows.BakeOutput
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	relPrefix := keys.Release("releases", "wf", "v1")
+	if want := "s3://" + bucket + "/" + relPrefix + "/"; out.ReleaseURI != want || out.DatasetPrefix != keys.Bake("inproc").Dataset() {
+		t.Errorf("result %+v, want dataset %s released at %s", out, keys.Bake("inproc").Dataset(), want)
+	}
+
+	tmp := t.TempDir()
+	got := filepath.Join(tmp, "release")
+	m := download(t, st, relPrefix, got)
+	if manifest, err := st.Get(ctx, keys.Manifest(relPrefix)); err != nil || store.SHA256Hex(manifest) != out.ManifestSHA256 {
+		t.Errorf("release manifest sha256 differs from the bake's result %s (%v)", out.ManifestSHA256, err)
+	}
+	d, err := dataset.ReadDir(got, false)
+	if err != nil {
+		t.Fatalf("the release does not validate: %v", err)
+	}
+	for i, s := range in.Splits {
+		sd := d.Splits[i]
+		if sd.Name != s.Name || len(sd.Rows) != s.NMLPs {
+			t.Fatalf("split %d: %s with %d rows, want %s with %d", i, sd.Name, len(sd.Rows), s.Name, s.NMLPs)
+		}
+		want, _ := seeds.GenerateInputSeeds(s.NMLPs, s.Seed)
+		var gotSeeds []int64
+		for _, r := range sd.Rows {
+			gotSeeds = append(gotSeeds, r.Seed)
+		}
+		if !slices.Equal(gotSeeds, want) {
+			t.Errorf("split %s seeds %v, want %v (generate-seeds --seed %d)", s.Name, gotSeeds, want, *s.Seed)
+		}
+	}
+	sameParquet(t, got, localBake(t, in, filepath.Join(tmp, "local")))
+	if len(m.Files) < 4 {
+		t.Errorf("release manifest lists %d files, want metadata, card and one parquet file per split", len(m.Files))
+	}
+}

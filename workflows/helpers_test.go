@@ -1,0 +1,97 @@
+package workflows_test
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/workflows"
+)
+
+// acts is the nil receiver the workflows call activities through; mocks name
+// activities by the same method values.
+var acts *activities.Activities
+
+// fastPolicy keeps every retry at one second so the (skipped) workflow clock
+// and the real clock of the MinIO-backed tests both stay short.
+func fastPolicy() workflows.Policy {
+	p := workflows.DefaultPolicy
+	p.RetryInitial = time.Second
+	p.RetryMax = time.Second
+	p.SliceMaxAttempts = 3
+	p.OtherMaxAttempts = 3
+	return p
+}
+
+func u64(v uint64) *uint64 { return &v }
+
+// twoSplitInput is a small two-split bake; public has 5 MLPs so its slices are
+// uneven (whestbench's k·n/count boundaries matter).
+func twoSplitInput(bakeID string) workflows.BakeInput {
+	return workflows.BakeInput{
+		BakeID: bakeID,
+		Shape:  activities.Shape{Width: 4, Depth: 2, NSamples: 512, Sampler: "philox", ChunkSize: 64},
+		Splits: []workflows.SplitSpec{
+			{Name: "public", Config: "default", NMLPs: 5, Seed: u64(11)},
+			{Name: "holdout", Config: "holdout", NMLPs: 3, Seed: u64(12)},
+		},
+		SliceSize:   2,
+		MaxInFlight: 2,
+		GPUQueue:    workflows.GPUQueue,
+		Policy:      fastPolicy(),
+	}
+}
+
+// wantSlices is whestbench's --slice k/count semantics written out, the
+// independent truth for how a split is cut: [k·n/count, (k+1)·n/count).
+func wantSlices(n, sliceSize int) [][2]int {
+	count := (n + sliceSize - 1) / sliceSize
+	out := make([][2]int, count)
+	for k := range out {
+		out[k] = [2]int{k * n / count, (k + 1) * n / count}
+	}
+	return out
+}
+
+// fakeSeeds answers GenerateSeeds without a store.
+func fakeSeeds(in activities.GenerateSeedsInput) (activities.GenerateSeedsOutput, error) {
+	return activities.GenerateSeedsOutput{SeedsKey: keys.Bake(in.BakeID).Seeds(in.Split), SHA256: "sha-" + in.Split, NMLPs: in.NMLPs}, nil
+}
+
+func fakeSlice(in activities.BakeSliceInput) activities.BakeSliceOutput {
+	return activities.BakeSliceOutput{Prefix: keys.Bake(in.BakeID).Slice(in.Split, in.Slice), ManifestSHA256: "slice", Computed: in.End - in.Start}
+}
+
+// fakeMerge answers MergeSplit with the split's MLP count taken from the bake input.
+func fakeMerge(bake workflows.BakeInput) func(activities.MergeSplitInput) activities.MergeSplitOutput {
+	return func(in activities.MergeSplitInput) activities.MergeSplitOutput {
+		out := activities.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), ManifestSHA256: "merged-" + in.Split}
+		for _, s := range bake.Splits {
+			if s.Name == in.Split {
+				out.NMLPs = s.NMLPs
+			}
+		}
+		return out
+	}
+}
+
+func fakeCombine(in activities.CombineSplitsInput) activities.CombineSplitsOutput {
+	return activities.CombineSplitsOutput{Prefix: keys.Bake(in.BakeID).Dataset(), ManifestSHA256: "final", Files: 3}
+}
+
+// newEnv is a test workflow environment whose SDK logging is dropped: the
+// tests assert on results, and the debug lines would bury a failure.
+func newEnv() *testsuite.TestWorkflowEnvironment {
+	var ts testsuite.WorkflowTestSuite
+	ts.SetLogger(quietLogger())
+	return ts.NewTestWorkflowEnvironment()
+}
+
+func quietLogger() log.Logger {
+	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}

@@ -1,0 +1,119 @@
+package workflows_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	enums "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/devstack"
+	"github.com/whestbake/whestbake/devstack/devtest"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/workflows"
+)
+
+// TestRecordHistories (only with -update) runs a two-split bake on a real
+// Temporal dev server and MinIO, with control and GPU workers in this process,
+// and writes the histories the replay tests read.
+func TestRecordHistories(t *testing.T) {
+	if !*update {
+		t.Skip("re-records testdata/histories; run with -update")
+	}
+	o := devtest.Options(t)
+	o.Buckets = []string{"whestbake"}
+	o = devtest.StartMinIO(t, o)
+	o = devtest.StartTemporal(t, o)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, o.S3Config(), "whestbake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Dial(client.Options{HostPort: o.TemporalAddr(), Namespace: devstack.Namespace, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: t.TempDir()}
+	control := worker.New(c, workflows.ControlQueue, worker.Options{})
+	control.RegisterWorkflow(workflows.BakeWorkflow)
+	control.RegisterWorkflow(workflows.SplitWorkflow)
+	control.RegisterActivity(a)
+	gpu := worker.New(c, workflows.GPUQueue, worker.Options{DisableWorkflowWorker: true, MaxConcurrentActivityExecutionSize: 1})
+	gpu.RegisterActivity(a)
+	for _, w := range []worker.Worker{control, gpu} {
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+	}
+
+	in := twoSplitInput("replay")
+	in.Release = workflows.ReleaseSpec{Bucket: "whestbake", Prefix: "releases", Name: "replay", Tag: "v1"}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: keys.BakeWorkflowID(in.BakeID), TaskQueue: workflows.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.BakeIDAttr.ValueSet(in.BakeID), workflows.BakeStageAttr.ValueSet(workflows.StageSeeding)),
+	}, workflows.BakeWorkflow, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	bake := history(ctx, t, c, keys.BakeWorkflowID(in.BakeID))
+	writeHistory(t, "bake.json", bake)
+	for _, s := range in.Splits {
+		writeHistory(t, "split-"+s.Name+".json", history(ctx, t, c, keys.SplitWorkflowID(in.BakeID, s.Name)))
+	}
+	// An older BakeWorkflow that began with another activity: replaying it
+	// against today's code must fail.
+	for _, e := range bake.Events {
+		if attr := e.GetActivityTaskScheduledEventAttributes(); attr != nil && attr.GetActivityType().GetName() == "GenerateSeeds" {
+			attr.ActivityType.Name = "GenerateSeedsV0"
+			break
+		}
+	}
+	writeHistory(t, incompatibleHistory, bake)
+}
+
+func history(ctx context.Context, t *testing.T, c client.Client, id string) *historypb.History {
+	t.Helper()
+	var h historypb.History
+	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", id, err)
+		}
+		h.Events = append(h.Events, e)
+	}
+	return &h
+}
+
+// writeHistory writes h in the JSON form `temporal workflow show --output
+// json` prints, which ReplayWorkflowHistoryFromJSONFile reads.
+func writeHistory(t *testing.T, name string, h *historypb.History) {
+	t.Helper()
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(historyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(historyDir, name), append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,106 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/bake"
+)
+
+// SplitInput is one split of a bake, with its committed seeds file.
+type SplitInput struct {
+	BakeID      string
+	Split       SplitSpec
+	Seeds       activities.GenerateSeedsOutput
+	Shape       activities.Shape
+	SliceSize   int
+	MaxInFlight int
+	GPUQueue    string
+	Policy      Policy
+}
+
+// SplitOutput is the merged split.
+type SplitOutput struct {
+	MergedPrefix, ManifestSHA256 string
+	NMLPs, Slices                int
+}
+
+// SplitWorkflow fans the split's slices out to the GPU queue, at most
+// MaxInFlight at a time, then merges them.
+func SplitWorkflow(ctx workflow.Context, in SplitInput) (SplitOutput, error) {
+	var a *activities.Activities
+	var out SplitOutput
+	n := in.Split.NMLPs
+	count := (n + in.SliceSize - 1) / in.SliceSize
+	prog := SplitProgress{Split: in.Split.Name, Stage: StageBaking, MLPsTotal: n, SlicesTotal: count, StartedAt: workflow.Now(ctx)}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (SplitProgress, error) { return prog, nil }); err != nil {
+		return out, err
+	}
+
+	// Step 1. Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
+	ranges := make([]bake.Range, count)
+	for k := range ranges {
+		r, err := bake.SliceRange(k, count, n)
+		if err != nil {
+			return out, err
+		}
+		ranges[k] = r
+	}
+
+	// Step 2. Sliding window of BakeSlice activities.
+	prefixes := make([]string, count)
+	sel := workflow.NewSelector(ctx)
+	var firstErr error
+	next, running := 0, 0
+	start := func(k int) {
+		r := ranges[k]
+		actx := in.Policy.sliceOptions(ctx, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
+		f := workflow.ExecuteActivity(actx, a.BakeSlice, activities.BakeSliceInput{
+			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
+			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Shape: in.Shape})
+		running++
+		sel.AddFuture(f, func(f workflow.Future) {
+			running--
+			var res activities.BakeSliceOutput
+			if err := f.Get(ctx, &res); err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("slice %d (MLPs %d-%d): %w", k, r.Start, r.End-1, err)
+				}
+				return
+			}
+			prefixes[k] = res.Prefix
+			prog.SlicesDone++
+			prog.MLPsDone += r.Len()
+			elapsed := workflow.Now(ctx).Sub(prog.StartedAt)
+			prog.ETA = prog.StartedAt.Add(time.Duration(float64(elapsed) * float64(n) / float64(prog.MLPsDone)))
+		})
+	}
+	for {
+		for firstErr == nil && next < count && running < in.MaxInFlight {
+			start(next)
+			next++
+		}
+		if running == 0 {
+			break
+		}
+		prog.SlicesRunning = running
+		sel.Select(ctx) // on a failure, let the running slices finish: their MLPs are kept for a retry
+	}
+	if firstErr != nil {
+		return out, firstErr
+	}
+
+	// Step 3. Merge the slices into the complete split.
+	prog.Stage, prog.SlicesRunning = StageMerging, 0
+	var m activities.MergeSplitOutput
+	mctx := in.Policy.controlOptions(ctx, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
+	if err := workflow.ExecuteActivity(mctx, a.MergeSplit, activities.MergeSplitInput{
+		BakeID: in.BakeID, Split: in.Split.Name, Slices: prefixes}).Get(ctx, &m); err != nil {
+		return out, fmt.Errorf("merge split %s: %w", in.Split.Name, err)
+	}
+	prog.Stage = StageDone
+	return SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: count}, nil
+}
