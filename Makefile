@@ -69,6 +69,7 @@ demo: tools build
 	if [ -f $(DEMO_PID) ] && kill -0 $$(cat $(DEMO_PID)) 2>/dev/null; then kill $$(cat $(DEMO_PID)); sleep 1; fi; \
 	$(BIN)/whestbake-worker --role all --config $(DEMO_CONFIG) >$(DEMO_LOG) 2>&1 & pid=$$!; echo $$pid >$(DEMO_PID); \
 	trap 'kill $$pid 2>/dev/null; for i in $$(seq 50); do kill -0 $$pid 2>/dev/null || break; sleep 0.2; done; rm -f $(DEMO_PID); echo "worker stopped"' EXIT; \
+	trap 'exit 130' INT TERM HUP PIPE; \
 	echo "worker pid $$pid (role all), log $(DEMO_LOG)"; \
 	WHESTBAKE_RELEASE_TAG=$$tag $(WB) bake --config $(DEMO_CONFIG) --id $$id --wait; \
 	rm -rf $(DEMO_OUT); \

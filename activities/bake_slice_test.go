@@ -98,6 +98,7 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 }
 
 func TestBakeSliceIsIdempotent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	eng := &countingEngine{}
 	a := f.acts(eng)
@@ -125,6 +126,7 @@ func TestBakeSliceIsIdempotent(t *testing.T) {
 // TestBakeSliceKeepsFinishedMLPs: an attempt that dies on its third MLP
 // leaves the first two in the store; the retry reuses them.
 func TestBakeSliceKeepsFinishedMLPs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	dying := &countingEngine{failAt: map[int]error{3: errors.New("CUDA error: an illegal memory access was encountered")}}
 	a := f.acts(dying)
@@ -187,6 +189,7 @@ func interruptedCheckpoint(t *testing.T, n int, seed uint64, m int) gpuengine.Ch
 }
 
 func TestBakeSliceResumesFromCheckpoint(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	eng := &countingEngine{}
 	a := f.acts(eng)
@@ -229,6 +232,7 @@ func TestBakeSliceResumesFromCheckpoint(t *testing.T) {
 // fail the slice non-retryably (a retry would read the same bytes), and
 // nothing is committed.
 func TestBakeSliceRefusesCorruptState(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	five := uint64(5)
 	list, _ := seeds.GenerateInputSeeds(3, &five)
@@ -270,6 +274,7 @@ func checkpointKey(b keys.Bake) string { return b.MLPCheckpoint(split, 1) }
 // TestBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
 // sha256; a different file under that key is a bad input, not a retry.
 func TestBakeSliceRefusesChangedSeeds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "changed", 3, 5)
@@ -299,7 +304,10 @@ func (s *stoppingEngine) BakeMLP(ctx context.Context, spec gpuengine.Spec, job g
 		progress(cp)
 		if call == s.stopAt && cp.SamplesDone >= spec.NSamples/2 {
 			s.once.Do(func() { close(s.stop) })
-			time.Sleep(50 * time.Millisecond) // let the worker-stop watcher cancel the engine before the next step
+			select { // hold the engine until the worker-stop watcher has cancelled it
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+			}
 		}
 	})
 }
@@ -308,6 +316,7 @@ func (s *stoppingEngine) BakeMLP(ctx context.Context, spec gpuengine.Spec, job g
 // the attempt with a retryable WorkerStopping error after saving the MLP's
 // checkpoint; the next attempt resumes it and the bits are unchanged.
 func TestBakeSliceStopsForWorkerShutdown(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	eng := &stoppingEngine{stopAt: 2, stop: make(chan struct{})}
 	a := f.acts(eng)

@@ -34,6 +34,7 @@ func storedSeeds(t *testing.T, f *fixture, out activities.GenerateSeedsOutput) [
 }
 
 func TestGenerateSeedsMatchesNumpy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.acts(gpuengine.CPU{})
 	root := uint64(12345)
@@ -49,6 +50,7 @@ func TestGenerateSeedsMatchesNumpy(t *testing.T) {
 // TestGenerateSeedsIsCreateOnly: entropy seeds are drawn once; every later
 // attempt, whatever its input, returns the stored file.
 func TestGenerateSeedsIsCreateOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.acts(gpuengine.CPU{})
 	in := activities.GenerateSeedsInput{BakeID: "once", Split: "public", NMLPs: 8}
@@ -69,6 +71,7 @@ func TestGenerateSeedsIsCreateOnly(t *testing.T) {
 }
 
 func TestGenerateSeedsFromUpload(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.acts(gpuengine.CPU{})
 	ctx := context.Background()

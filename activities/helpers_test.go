@@ -28,7 +28,7 @@ type countingEngine struct {
 	gpuengine.CPU
 	mu      sync.Mutex
 	calls   int
-	resumes []int64         // SamplesDone of every checkpoint resumed from
+	resumes []int64       // SamplesDone of every checkpoint resumed from
 	failAt  map[int]error // errors to return instead of baking, by call number (1-based)
 }
 

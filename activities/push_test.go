@@ -30,6 +30,7 @@ func bakeDataset(t *testing.T, f *fixture, bakeID string, seed uint64) activitie
 }
 
 func TestPushIsImmutable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	first := bakeDataset(t, f, "push-a", 1)
@@ -78,6 +79,7 @@ func TestPushIsImmutable(t *testing.T) {
 // an interrupted push of different content is a conflict, and the release
 // never becomes visible (no manifest).
 func TestPushRefusesLeftoverFromAnotherRelease(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ds := bakeDataset(t, f, "leftover", 3)
 	a := f.acts(gpuengine.CPU{})
@@ -94,6 +96,7 @@ func TestPushRefusesLeftoverFromAnotherRelease(t *testing.T) {
 }
 
 func TestPushToMissingBucketIsPermanent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ds := bakeDataset(t, f, "nobucket", 4)
 	a := f.acts(gpuengine.CPU{})
@@ -105,6 +108,7 @@ func TestPushToMissingBucketIsPermanent(t *testing.T) {
 }
 
 func TestMergeSplitRefusesUncommittedSlice(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "gap", 3, 8)

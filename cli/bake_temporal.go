@@ -70,7 +70,7 @@ func runTemporalBake(ctx context.Context, cfg config.Config, wait bool, out, err
 	id, wid := in.BakeID, keys.BakeWorkflowID(in.BakeID)
 
 	// Step 2. What a bake with this ID already did decides what happens.
-	verb := "Started"
+	verb, note := "Started", ""
 	desc, err := c.DescribeWorkflowExecution(ctx, wid, "")
 	var nf *serviceerror.NotFound
 	switch {
@@ -80,7 +80,7 @@ func runTemporalBake(ctx context.Context, cfg config.Config, wait bool, out, err
 	default:
 		switch s := desc.GetWorkflowExecutionInfo().GetStatus(); s {
 		case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			verb = "Reattached to running"
+			verb, note = "Reattached to running", "A running bake keeps the input it started with; changes in this config apply only to a new bake ID.\n"
 		case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 			return completedError(id)
 		default:
@@ -115,7 +115,7 @@ func runTemporalBake(ctx context.Context, cfg config.Config, wait bool, out, err
 		}
 		return fmt.Errorf("starting bake %s: %w", id, err)
 	}
-	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n", verb, id, wid, run.GetRunID())
+	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n%s", verb, id, wid, run.GetRunID(), note)
 	fmt.Fprintf(out, "Web UI: %s\n", cfg.WorkflowURL(wid))
 	if !wait {
 		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)

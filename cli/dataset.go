@@ -5,10 +5,10 @@ import "github.com/spf13/cobra"
 func newDatasetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dataset",
-		Short: "Local dataset verbs (no Temporal needed): generate-seeds, bake, merge, combine-splits, inspect, verify",
+		Short: "Local dataset verbs (no Temporal needed): generate-seeds, bake, merge, combine-splits, inspect, verify, download",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, inspect or verify (see --help)")
+			return usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, inspect, verify or download (see --help)")
 		},
 	}
 	cmd.AddCommand(newGenerateSeedsCmd(), newBakeCmd(), newMergeCmd(), newCombineCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd())

@@ -67,8 +67,7 @@ type bakeState struct {
 
 type splitState struct {
 	workflows.SplitProgress
-	Status  enums.WorkflowExecutionStatus // unspecified: not started yet
-	Running []activities.SliceProgress    // heartbeat details of running slices
+	Running []activities.SliceProgress // heartbeat details of running slices
 }
 
 // done estimates finished MLPs, counting the running slices' heartbeats.
@@ -187,8 +186,7 @@ func (w *bakeWatcher) split(ctx context.Context, s workflows.SplitSpec, st *bake
 	if err != nil {
 		return sp, nil // not started yet; a transient error shows the same until the next refresh
 	}
-	sp.Status = desc.GetWorkflowExecutionInfo().GetStatus()
-	switch sp.Status {
+	switch status := desc.GetWorkflowExecutionInfo().GetStatus(); status {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		slices := (s.NMLPs + w.input.SliceSize - 1) / w.input.SliceSize
 		sp.Stage, sp.MLPsDone, sp.SlicesDone, sp.SlicesTotal = workflows.StageDone, s.NMLPs, slices, slices
@@ -205,7 +203,7 @@ func (w *bakeWatcher) split(ctx context.Context, s workflows.SplitSpec, st *bake
 			st.QueryFailed = true
 		}
 	default:
-		sp.Stage = statusWord(sp.Status)
+		sp.Stage = statusWord(status)
 	}
 	pend := pendingOf(wid, desc.GetPendingActivities())
 	for _, pa := range desc.GetPendingActivities() {
@@ -244,7 +242,7 @@ func pendingOf(wid string, list []*workflowpb.PendingActivityInfo) []pendingActi
 func describeHeartbeat(raw json.RawMessage) string {
 	var p activities.SliceProgress
 	if json.Unmarshal(raw, &p) == nil && p.TotalMLPs > 0 {
-		return fmt.Sprintf("%d/%d MLPs done, MLP %d at %d/%d samples", p.DoneMLPs, p.TotalMLPs, p.CurrentMLP, p.SamplesDone, p.SamplesEach)
+		return fmt.Sprintf("slice %d: %d/%d MLPs done, MLP %d at %d/%d samples", p.Slice, p.DoneMLPs, p.TotalMLPs, p.CurrentMLP, p.SamplesDone, p.SamplesEach)
 	}
 	return string(raw)
 }

@@ -113,15 +113,6 @@ func leafKeys(c Config) map[string]any {
 	return out
 }
 
-// Keys lists every key that the environment can set, for documentation and tests.
-func Keys() []string {
-	var out []string
-	for k := range leafKeys(Default()) {
-		out = append(out, k)
-	}
-	return out
-}
-
 var countType = reflect.TypeOf(Count(0))
 
 // unsignedHook refuses negative numbers for unsigned fields (split seeds),

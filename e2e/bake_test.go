@@ -78,6 +78,13 @@ func (s *stack) bake(b bakeSpec) result {
 	return s.mustWhestbake("bake", "--config", s.bakeConfig(b), "--id", b.ID, "--wait")
 }
 
+// watch follows bake id with `whestbake watch` until it ends, which must be
+// a success. Unlike `bake --wait` it accepts a bake that already completed.
+func (s *stack) watch(cfg, id string) result {
+	s.t.Helper()
+	return s.mustWhestbake("watch", id, "--config", cfg, "--interval", "200ms")
+}
+
 // releaseURI is where bake b's release is published.
 func releaseURI(b bakeSpec) string {
 	return "s3://" + releaseBucket + "/" + keys.Release(releasePrefix, "e2e", b.Tag)

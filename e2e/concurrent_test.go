@@ -23,7 +23,7 @@ func TestTwoBakesAtOnce(t *testing.T) {
 		s.mustWhestbake("bake", "--config", s.bakeConfig(bakes[i]), "--id", bakes[i].ID)
 	}
 	for _, b := range bakes {
-		s.mustWhestbake("bake", "--config", s.bakeConfig(b), "--id", b.ID, "--wait")
+		s.watch(s.bakeConfig(b), b.ID)
 	}
 
 	// Slices of the two bakes ran interleaved on the shared GPU workers.

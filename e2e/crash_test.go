@@ -18,10 +18,10 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 	s := newStack(t)
 	s.startWorker("control")
 	gpu := s.startWorker("gpu")
-	// About 1.5 s per MLP on one thread, checkpointed every 200 ms.
+	// Seconds per MLP on one thread, checkpointed every 200 ms.
 	// Slices: [0,1) and [1,3); the kill lands inside MLP 2, after MLP 1 of
 	// the same slice finished.
-	b := bakeSpec{ID: "crash", Width: 64, Depth: 4, NSamples: 1_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "crash",
+	b := bakeSpec{ID: "crash", Width: 64, Depth: 4, NSamples: 3_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "crash",
 		Splits: []splitSpec{{"public", "default", 3, 7}}}
 	cfg := s.bakeConfig(b)
 	s.mustWhestbake("bake", "--config", cfg, "--id", b.ID)

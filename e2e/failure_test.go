@@ -89,7 +89,7 @@ func directInput(id string) workflows.BakeInput {
 	p.RetryInitial, p.RetryMax, p.SliceHeartbeat = time.Second, 2*time.Second, 2*time.Second
 	seed := uint64(800)
 	return workflows.BakeInput{BakeID: id, Shape: activities.Shape{Width: 8, Depth: 2, NSamples: 1000, Sampler: "philox"},
-		Splits: []workflows.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
+		Splits:    []workflows.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
 		SliceSize: 2, MaxInFlight: 2, GPUQueue: workflows.GPUQueue, Policy: p,
 		Release: workflows.ReleaseSpec{Bucket: releaseBucket, Prefix: releasePrefix, Name: "e2e", Tag: id}}
 }
@@ -100,7 +100,7 @@ func (s *stack) wantStatusFailure(t *testing.T, cfg, id, kind, message string) {
 	t.Helper()
 	st := s.whestbake(nil, "status", id, "--config", cfg)
 	out := st.stdout + st.stderr
-	if st.code == 0 || !strings.Contains(out, "failed") || !strings.Contains(out, kind) || !strings.Contains(out, message) {
+	if st.code == 0 || !strings.Contains(strings.ToLower(out), "failed") || !strings.Contains(out, kind) || !strings.Contains(out, message) {
 		t.Errorf("`whestbake status %s` should exit non-zero showing a failure of type %s (%q):\n%s", id, kind, message, st)
 	}
 }

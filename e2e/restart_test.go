@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,11 +21,13 @@ func TestServerRestartsMidBake(t *testing.T) {
 	s.startWorker("gpu")
 	for i, c := range []devstack.Component{devstack.Temporal, devstack.MinIO} {
 		t.Run(string(c), func(t *testing.T) {
-			// About 0.3 s per MLP, so the restart lands while slices run.
+			// About half a second per MLP, so the restart lands while slices run.
 			b := smallBake("restart-"+string(c), uint64(200+10*i))
-			b.Width, b.Depth, b.NSamples = 32, 3, 1_000_000
+			b.Width, b.Depth, b.NSamples = 32, 3, 2_000_000
 			cfg := s.bakeConfig(b)
 			s.mustWhestbake("bake", "--config", cfg, "--id", b.ID)
+			// A starter that follows the bake across the restart.
+			follower := s.spawn("follow-"+b.ID, nil, filepath.Join(binDir, "whestbake"), "bake", "--config", cfg, "--id", b.ID, "--wait")
 			waitFor(t, time.Minute, "the first slice of public to commit", func() bool {
 				ok, err := s.art.Exists(context.Background(), keys.Manifest(keys.Bake(b.ID).Slice("public", 0)))
 				return err == nil && ok
@@ -35,7 +38,15 @@ func TestServerRestartsMidBake(t *testing.T) {
 			if err := devstack.Restart(context.Background(), s.opts, c); err != nil {
 				t.Fatalf("restarting %s: %v", c, err)
 			}
-			s.mustWhestbake("bake", "--config", cfg, "--id", b.ID, "--wait") // reattach after the restart
+			select {
+			case <-follower.done:
+				if code := follower.cmd.ProcessState.ExitCode(); code != 0 {
+					t.Errorf("`whestbake bake --wait` did not survive the %s restart (exit %d):\n%s", c, code, follower.output())
+				}
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("`whestbake bake --wait` still following after 2 minutes:\n%s", follower.output())
+			}
+			s.watch(cfg, b.ID)
 			sameParquet(t, s.download(b), s.localBake(b))
 		})
 	}

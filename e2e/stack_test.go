@@ -138,7 +138,7 @@ type proc struct {
 func (s *stack) startWorker(role string) *proc {
 	s.t.Helper()
 	cfg := s.writeConfig("worker", s.baseConfig())
-	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, len(s.procs)), filepath.Join(binDir, "whestbake-worker"),
+	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, len(s.procs)), nil, filepath.Join(binDir, "whestbake-worker"),
 		"--role", role, "--config", cfg, "--device", "cpu", "--threads", "1")
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(p.output(), "worker ready") {
@@ -154,7 +154,8 @@ func (s *stack) startWorker(role string) *proc {
 	return p
 }
 
-func (s *stack) spawn(name, bin string, args ...string) *proc {
+// spawn starts bin in the stack's environment plus extraEnv.
+func (s *stack) spawn(name string, extraEnv []string, bin string, args ...string) *proc {
 	s.t.Helper()
 	p := &proc{name: name, log: filepath.Join(s.dir, "logs", name+".log"), done: make(chan struct{})}
 	f, err := os.Create(p.log)
@@ -162,7 +163,7 @@ func (s *stack) spawn(name, bin string, args ...string) *proc {
 		s.t.Fatal(err)
 	}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = s.env()
+	p.cmd.Env = s.env(extraEnv...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a SIGKILL hits the worker alone
 	if err := p.cmd.Start(); err != nil {

@@ -19,6 +19,7 @@ type kernel struct {
 
 var (
 	avx2Kernel   = kernel{"avx2", 8, philoxAVX2, normalsAVX2}
+	avx512Kernel = kernel{"avx512", 16, philoxAVX512, normalsAVX512}
 	// kernels lists what this CPU runs, preferred first. cpu reports AVX2 and
 	// AVX-512 only when the OS also saves the wider registers.
 	kernels = availableKernels()
@@ -27,6 +28,9 @@ var (
 func availableKernels() []kernel {
 	if !cpu.X86.HasAVX2 {
 		return nil
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
+		return []kernel{avx512Kernel, avx2Kernel}
 	}
 	return []kernel{avx2Kernel}
 }
@@ -38,6 +42,12 @@ func philoxAVX2(words *uint32, groups int, st *laneState)
 
 //go:noescape
 func normalsAVX2(dst *float32, words *uint32, groups int)
+
+//go:noescape
+func philoxAVX512(words *uint32, groups int, st *laneState)
+
+//go:noescape
+func normalsAVX512(dst *float32, words *uint32, groups int)
 
 // laneState is what the philox routines read and advance, one uint64 per
 // counter lane (the Philox state is kept in 64-bit lanes so VPMULUDQ gives the

@@ -21,7 +21,7 @@ type Config struct {
 // user who sees an error knows exactly what to change.
 const (
 	endpointHint = "s3.endpoint (env WHESTBAKE_S3_ENDPOINT)"
-	credsHint    = "s3.access_key / s3.secret_key in the config file, or the env vars WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY"
+	credsHint    = "s3.access-key / s3.secret-key in the config file, or the env vars WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY"
 )
 
 // String shows where the config points and never the credentials, so a Config
