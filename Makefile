@@ -21,7 +21,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-test: vet tools
+test: vet tools workflowcheck
 	$(GO) test -count=1 ./...
 
 # The servers the tests and `whestbake dev up` run (no Docker here), built

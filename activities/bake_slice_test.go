@@ -97,9 +97,7 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 	return sum
 }
 
-func TestBakeSliceIsIdempotent(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testBakeSliceIsIdempotent(t *testing.T, f *fixture) {
 	eng := &countingEngine{}
 	a := f.acts(eng)
 	sd := seedSplit(t, a, "idem", 6, 7)
@@ -123,11 +121,9 @@ func TestBakeSliceIsIdempotent(t *testing.T) {
 	}
 }
 
-// TestBakeSliceKeepsFinishedMLPs: an attempt that dies on its third MLP
+// testBakeSliceKeepsFinishedMLPs: an attempt that dies on its third MLP
 // leaves the first two in the store; the retry reuses them.
-func TestBakeSliceKeepsFinishedMLPs(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testBakeSliceKeepsFinishedMLPs(t *testing.T, f *fixture) {
 	dying := &countingEngine{failAt: map[int]error{3: errors.New("CUDA error: an illegal memory access was encountered")}}
 	a := f.acts(dying)
 	sd := seedSplit(t, a, "crash", 4, 9)
@@ -188,9 +184,7 @@ func interruptedCheckpoint(t *testing.T, n int, seed uint64, m int) gpuengine.Ch
 	return cp
 }
 
-func TestBakeSliceResumesFromCheckpoint(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 	eng := &countingEngine{}
 	a := f.acts(eng)
 	sd := seedSplit(t, a, "resume", 3, 21)
@@ -228,12 +222,10 @@ func TestBakeSliceResumesFromCheckpoint(t *testing.T) {
 	}
 }
 
-// TestBakeSliceRefusesCorruptState: objects that are not what their key says
+// testBakeSliceRefusesCorruptState: objects that are not what their key says
 // fail the slice non-retryably (a retry would read the same bytes), and
 // nothing is committed.
-func TestBakeSliceRefusesCorruptState(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testBakeSliceRefusesCorruptState(t *testing.T, f *fixture) {
 	five := uint64(5)
 	list, _ := seeds.GenerateInputSeeds(3, &five)
 	otherAlgo := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0}`, list[1], gpuengine.NumpyAlgorithm)
@@ -271,11 +263,9 @@ func TestBakeSliceRefusesCorruptState(t *testing.T) {
 func resultKey(b keys.Bake) string     { return b.MLPResult(split, 1) }
 func checkpointKey(b keys.Bake) string { return b.MLPCheckpoint(split, 1) }
 
-// TestBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
+// testBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
 // sha256; a different file under that key is a bad input, not a retry.
-func TestBakeSliceRefusesChangedSeeds(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "changed", 3, 5)
 	in := sliceInput("changed", sd, 0, 0, 3)
@@ -312,12 +302,10 @@ func (s *stoppingEngine) BakeMLP(ctx context.Context, spec gpuengine.Spec, job g
 	})
 }
 
-// TestBakeSliceStopsForWorkerShutdown: a worker shutting down mid-MLP ends
+// testBakeSliceStopsForWorkerShutdown: a worker shutting down mid-MLP ends
 // the attempt with a retryable WorkerStopping error after saving the MLP's
 // checkpoint; the next attempt resumes it and the bits are unchanged.
-func TestBakeSliceStopsForWorkerShutdown(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 	eng := &stoppingEngine{stopAt: 2, stop: make(chan struct{})}
 	a := f.acts(eng)
 	sd := seedSplit(t, a, "stop", 3, 13)

@@ -33,9 +33,7 @@ func storedSeeds(t *testing.T, f *fixture, out activities.GenerateSeedsOutput) [
 	return sf.Seeds
 }
 
-func TestGenerateSeedsMatchesNumpy(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testGenerateSeedsMatchesNumpy(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	root := uint64(12345)
 	out := mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, activities.GenerateSeedsInput{BakeID: "np", Split: "public", NMLPs: 10, Seed: &root})
@@ -47,11 +45,9 @@ func TestGenerateSeedsMatchesNumpy(t *testing.T) {
 	}
 }
 
-// TestGenerateSeedsIsCreateOnly: entropy seeds are drawn once; every later
+// testGenerateSeedsIsCreateOnly: entropy seeds are drawn once; every later
 // attempt, whatever its input, returns the stored file.
-func TestGenerateSeedsIsCreateOnly(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testGenerateSeedsIsCreateOnly(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	in := activities.GenerateSeedsInput{BakeID: "once", Split: "public", NMLPs: 8}
 	first := mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
@@ -70,9 +66,7 @@ func TestGenerateSeedsIsCreateOnly(t *testing.T) {
 	}
 }
 
-func TestGenerateSeedsFromUpload(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	ctx := context.Background()
 	b := keys.Bake("up")

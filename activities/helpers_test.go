@@ -53,7 +53,7 @@ func (c *countingEngine) count() (int, []int64) {
 	return c.calls, append([]int64(nil), c.resumes...)
 }
 
-// fixture is one real MinIO shared by a test's activity runs.
+// fixture is the one real MinIO every activity test runs against.
 type fixture struct {
 	t      *testing.T
 	st     *store.Store

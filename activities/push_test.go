@@ -29,9 +29,7 @@ func bakeDataset(t *testing.T, f *fixture, bakeID string, seed uint64) activitie
 	return mustRun[activities.CombineSplitsOutput](t, a, a.CombineSplits, activities.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}})
 }
 
-func TestPushIsImmutable(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testPushIsImmutable(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	first := bakeDataset(t, f, "push-a", 1)
 	other := bakeDataset(t, f, "push-b", 2)
@@ -75,12 +73,10 @@ func TestPushIsImmutable(t *testing.T) {
 	mustRun[activities.PushOutput](t, a, a.Push, in)
 }
 
-// TestPushRefusesLeftoverFromAnotherRelease: a data file left at the tag by
+// testPushRefusesLeftoverFromAnotherRelease: a data file left at the tag by
 // an interrupted push of different content is a conflict, and the release
 // never becomes visible (no manifest).
-func TestPushRefusesLeftoverFromAnotherRelease(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testPushRefusesLeftoverFromAnotherRelease(t *testing.T, f *fixture) {
 	ds := bakeDataset(t, f, "leftover", 3)
 	a := f.acts(gpuengine.CPU{})
 	rel := keys.Release("datasets", "demo", "v3")
@@ -95,9 +91,7 @@ func TestPushRefusesLeftoverFromAnotherRelease(t *testing.T) {
 	}
 }
 
-func TestPushToMissingBucketIsPermanent(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testPushToMissingBucketIsPermanent(t *testing.T, f *fixture) {
 	ds := bakeDataset(t, f, "nobucket", 4)
 	a := f.acts(gpuengine.CPU{})
 	_, err := run[activities.PushOutput](a, a.Push, activities.PushInput{DatasetPrefix: ds.Prefix, Bucket: "no-such-bucket", Prefix: "datasets", Name: "demo", Tag: "v1"})
@@ -107,9 +101,7 @@ func TestPushToMissingBucketIsPermanent(t *testing.T) {
 	}
 }
 
-func TestMergeSplitRefusesUncommittedSlice(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
+func testMergeSplitRefusesUncommittedSlice(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "gap", 3, 8)
 	done := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("gap", sd, 0, 0, 1))

@@ -123,7 +123,7 @@ func TestBadConfigs(t *testing.T) {
 		{"empty id", "id: t-1|id: ''", "bake.id is empty: pass --id ID or set bake.id in the config file or WHESTBAKE_BAKE_ID"},
 		{"id with slash", "id: t-1|id: a/b", `bake.id "a/b" is not usable`},
 		{"id starting with dot", "id: t-1|id: ..x", `bake.id "..x" is not usable`},
-		{"zero width", "width: 8|width: 0", "bake.width is missing"},
+		{"zero width", "width: 8|width: 0", "bake.width is missing or 0"},
 		{"huge depth", "depth: 2|depth: 100000", "bake.depth = 100000: must be in [1, 1024]"},
 		{"fractional samples", "n-samples: 1000|n-samples: 2.5", `"2.5" is not a whole number`},
 		{"negative samples", "n-samples: 1000|n-samples: -5", "bake.n-samples = -5: must be in [1, 1125899906842624]"},

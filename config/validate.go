@@ -301,7 +301,7 @@ func (c Config) checkPolicy(p *problems) {
 
 func inRange(p *problems, key string, v, hi int64, what string) {
 	if v == 0 {
-		p.addf(key, "is missing: %s (%s)", where(key), what)
+		p.addf(key, "is missing or 0: %s (%s)", where(key), what)
 	} else if v < 1 || v > hi {
 		p.addf(key, "= %d: must be in [1, %d] (%s)", v, hi, what)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/whestbake/whestbake/store"
@@ -139,6 +140,11 @@ func (o Options) validate() error {
 			return fmt.Errorf("devstack: %s and %s are both %d: give each its own port (%s)", other, p.key, p.port, p.hint())
 		}
 		seen[p.port] = p.key
+	}
+	// The dev server passes --db-filename into an SQLite URI, where these
+	// characters would silently cut the path (and share one database file).
+	if strings.ContainsAny(o.Dir, "#?") {
+		return fmt.Errorf("devstack: state directory %q contains '#' or '?', which Temporal's --db-filename cannot take: choose another --dir", o.Dir)
 	}
 	// MinIO refuses to start with shorter root credentials; say so up front
 	// instead of leaving the reason in its log.

@@ -81,6 +81,7 @@ func TestBadInputsFailFastAndClearly(t *testing.T) {
 	statusCfg := s.writeConfig("status", s.baseConfig())
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			s := s.sub(t)
 			id := c.id
 			if id == "" {
 				id = fmt.Sprintf("bad-%02d", i)

@@ -26,7 +26,6 @@ type bakeSpec struct {
 	ID                     string
 	Width, Depth           int
 	NSamples               int64
-	ChunkSize              int
 	SliceSize, MaxInFlight int
 	Splits                 []splitSpec
 	Tag                    string // release datasets/e2e/<Tag>
@@ -63,9 +62,6 @@ func (s *stack) bakeConfigMap(b bakeSpec) map[string]any {
 	}
 	bake := map[string]any{"id": b.ID, "width": b.Width, "depth": b.Depth, "n-samples": b.NSamples, "sampler": "philox",
 		"slice-size": b.SliceSize, "max-in-flight": b.MaxInFlight, "splits": splits}
-	if b.ChunkSize > 0 {
-		bake["chunk-size"] = b.ChunkSize
-	}
 	cfg["bake"] = bake
 	cfg["release"] = map[string]any{"bucket": releaseBucket, "prefix": releasePrefix, "name": "e2e", "tag": b.Tag}
 	cfg["policy"] = policy
@@ -130,9 +126,6 @@ func (s *stack) localBake(b bakeSpec) string {
 			args := []string{"dataset", "bake", "--n-mlps", itoa(sp.NMLPs), "--width", itoa(b.Width), "--depth", itoa(b.Depth),
 				"--n-samples", strconv.FormatInt(b.NSamples, 10), "--mlp-seeds", seeds, "--split", sp.Name, "--config", sp.Config,
 				"--slice", fmt.Sprintf("%d/%d", k, count), "--device", "cpu", "--threads", "2", "--output", part}
-			if b.ChunkSize > 0 {
-				args = append(args, "--chunk-size", itoa(b.ChunkSize))
-			}
 			s.mustWhestbake(args...)
 			parts = append(parts, part)
 		}

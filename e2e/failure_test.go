@@ -24,6 +24,7 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 	statusCfg := s.writeConfig("status", s.baseConfig())
 
 	t.Run("tag already released with different content", func(t *testing.T) {
+		s := s.sub(t)
 		first := smallBake("taken-1", 600)
 		first.Tag = "taken"
 		s.bake(first)
@@ -60,6 +61,7 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 	}
 	for i, c := range direct {
 		t.Run("direct start: "+c.name, func(t *testing.T) {
+			s := s.sub(t)
 			id := "direct-" + string(rune('a'+i))
 			in := directInput(id)
 			c.spoil(&in)

@@ -21,6 +21,7 @@ func TestServerRestartsMidBake(t *testing.T) {
 	s.startWorker("gpu")
 	for i, c := range []devstack.Component{devstack.Temporal, devstack.MinIO} {
 		t.Run(string(c), func(t *testing.T) {
+			s := s.sub(t)
 			// About half a second per MLP, so the restart lands while slices run.
 			b := smallBake("restart-"+string(c), uint64(200+10*i))
 			b.Width, b.Depth, b.NSamples = 32, 3, 2_000_000

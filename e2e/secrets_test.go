@@ -28,7 +28,9 @@ func TestSecretNeverLeaks(t *testing.T) {
 	s.bake(good)
 	s.download(good)
 	s.mustWhestbake("status", good.ID, "--config", statusCfg)
-	s.mustWhestbake("list", "--config", statusCfg)
+	if l := s.mustWhestbake("list", "--config", statusCfg); !strings.Contains(l.stdout, good.ID) {
+		t.Errorf("`whestbake list` does not show bake %s:\n%s", good.ID, l)
+	}
 
 	conflict := smallBake("leak-conflict", 910)
 	conflict.Tag = good.Tag

@@ -35,14 +35,14 @@ const (
 
 // stack is one test's servers, workers and scratch space.
 type stack struct {
-	t      *testing.T
-	opts   devstack.Options
-	dir    string
-	secret string // the MinIO secret: random, so a leak is unmistakable
-	art    *store.Store
-	rel    *store.Store
-	tc     client.Client
-	procs  []*proc
+	t       *testing.T
+	opts    devstack.Options
+	dir     string
+	secret  string // the MinIO secret: random, so a leak is unmistakable
+	workers int    // started so far, to name their logs
+	art     *store.Store
+	rel     *store.Store
+	tc      client.Client
 }
 
 // newStack starts MinIO and the Temporal dev server for t, with credentials
@@ -73,13 +73,16 @@ func newStack(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		for _, p := range s.procs {
-			p.kill()
-		}
-		s.tc.Close()
-	})
+	t.Cleanup(s.tc.Close)
 	return s
+}
+
+// sub is the stack seen from subtest t: helpers report to (and processes
+// end with) t, as the testing package requires.
+func (s *stack) sub(t *testing.T) *stack {
+	c := *s
+	c.t = t
+	return &c
 }
 
 func randomHex(n int) string {
@@ -138,7 +141,8 @@ type proc struct {
 func (s *stack) startWorker(role string) *proc {
 	s.t.Helper()
 	cfg := s.writeConfig("worker", s.baseConfig())
-	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, len(s.procs)), nil, filepath.Join(binDir, "whestbake-worker"),
+	s.workers++
+	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), nil, filepath.Join(binDir, "whestbake-worker"),
 		"--role", role, "--config", cfg, "--device", "cpu", "--threads", "1")
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(p.output(), "worker ready") {
@@ -174,7 +178,7 @@ func (s *stack) spawn(name string, extraEnv []string, bin string, args ...string
 		f.Close()
 		close(p.done)
 	}()
-	s.procs = append(s.procs, p)
+	s.t.Cleanup(p.kill)
 	return p
 }
 

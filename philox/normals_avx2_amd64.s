@@ -21,9 +21,10 @@
 //     the sign bit of (A−T)+B is clear; folding adds 1 to P's exponent.
 //   - With P' = 2^e' the folded power: A−P' and A+P' are multiples of 2^10 below
 //     2^34 in magnitude (or A = 0), so exact in 24 bits, and adding B rounds
-//     once: float32(m−P') and float32(m+P') rounded to nearest even, exactly
-//     Go's float32(int64) and float32(uint64) conversions of those integers.
-//   - k = float32(e'−33) from P's exponent field; small integers convert exactly.
+//     once: float32(m−P') and float32(m+P') rounded to nearest even, which is
+//     what Go's float32(int64) and float32(uint64) conversions (CVTSQ2SS, or
+//     its correctly rounded uint64 sequence) give for those integers.
+//   - k = float32(e'−33) from the exponent field of P'; small integers convert exactly.
 // angle: 2a+1 < 2^24 converts exactly; v = (2a+1)·2^-24 and 1−v are exact. The
 // quadrant rotation swaps cos/sin when bit 30 is set and negates by XOR of the
 // sign bit; R·(−x) = −(R·x) exactly under round-to-nearest-even.
@@ -63,48 +64,52 @@ C32(sin5, $0xbf255de7)
 C32(sin6, $0x3fc90fdb)
 C32(signBit, $0x80000000)
 
-// RADIUS replaces the words in r by radius(r); t1-t4 are scratch.
-#define RADIUS(r, t1, t2, t3, t4) \
-	VPSRLD    $9, r, t1;            \
-	VCVTDQ2PS t1, t1;               \
-	VMULPS    f1024<>(SB), t1, t1; /* A */ \
-	VPADDD    r, r, t2;             \
-	VPAND     low3fe<>(SB), t2, t2; \
-	VPOR      one<>(SB), t2, t2;    \
-	VCVTDQ2PS t2, t2; /* B */ \
-	VMAXPS    t2, t1, t3;           \
-	VANDPS    expMask<>(SB), t3, t3; /* P = 2^e */ \
+// RADIUS_S computes the radius of the words in r up to s = d/D (left in t4)
+// and k = e'−33 (in t3); r, t1 and t2 are free afterwards. RADIUS_R finishes
+// it into r. Splitting them lets other work run during the division.
+#define RADIUS_S(r, t1, t2, t3, t4) \
+	VPSRLD    $9, r, t1;              \
+	VCVTDQ2PS t1, t1;                 \
+	VMULPS    f1024<>(SB), t1, t1;    /* A */ \
+	VPADDD    r, r, t2;               \
+	VPAND     low3fe<>(SB), t2, t2;   \
+	VPOR      one<>(SB), t2, t2;      \
+	VCVTDQ2PS t2, t2;                 /* B */ \
+	VMAXPS    t2, t1, t3;             \
+	VANDPS    expMask<>(SB), t3, t3;  /* P = 2^e */ \
 	VORPS     foldMant<>(SB), t3, t4; /* T */ \
-	VSUBPS    t4, t1, t4;           \
-	VADDPS    t2, t4, t4; /* (A−T)+B */ \
-	VPSRAD    $31, t4, t4;          \
-	VPANDN    expOne<>(SB), t4, t4; \
-	VPADDD    t4, t3, t3; /* P' = 2^e' */ \
-	VSUBPS    t3, t1, t4;           \
-	VADDPS    t3, t1, t1;           \
-	VADDPS    t2, t4, t4; /* float32(m−P') */ \
-	VADDPS    t2, t1, t1; /* float32(m+P') */ \
-	VDIVPS    t1, t4, t4; /* s */ \
-	VPSRLD    $23, t3, t3;          \
-	VPSUBD    bias160<>(SB), t3, t3; \
-	VCVTDQ2PS t3, t3; /* k = e'−33 */ \
-	VMULPS    t4, t4, t2; /* s² */ \
-	VMULPS    log0<>(SB), t2, t1;   \
-	VADDPS    log1<>(SB), t1, t1;   \
-	VMULPS    t2, t1, t1;           \
-	VADDPS    log2<>(SB), t1, t1;   \
-	VMULPS    t2, t1, t1;           \
-	VADDPS    log3<>(SB), t1, t1;   \
-	VMULPS    t2, t1, t1;           \
-	VADDPS    log4<>(SB), t1, t1;   \
-	VMULPS    t2, t1, t1;           \
-	VADDPS    log5<>(SB), t1, t1;   \
-	VMULPS    t4, t1, t1; /* ln f */ \
-	VMULPS    ln2Lo<>(SB), t3, t2;  \
-	VADDPS    t1, t2, t2;           \
-	VMULPS    ln2Hi<>(SB), t3, t3;  \
-	VADDPS    t2, t3, t3; /* ln u */ \
-	VMULPS    minus2<>(SB), t3, t3; \
+	VSUBPS    t4, t1, t4;             \
+	VADDPS    t2, t4, t4;             /* (A−T)+B */ \
+	VPSRAD    $31, t4, t4;            \
+	VPANDN    expOne<>(SB), t4, t4;   \
+	VPADDD    t4, t3, t3;             /* P' = 2^e' */ \
+	VSUBPS    t3, t1, t4;             \
+	VADDPS    t3, t1, t1;             \
+	VADDPS    t2, t4, t4;             /* float32(m−P') */ \
+	VADDPS    t2, t1, t1;             /* float32(m+P') */ \
+	VDIVPS    t1, t4, t4;             /* s */ \
+	VPSRLD    $23, t3, t3;            \
+	VPSUBD    bias160<>(SB), t3, t3;  \
+	VCVTDQ2PS t3, t3                  /* k = e'−33 */
+
+#define RADIUS_R(r, t1, t2, t3, t4) \
+	VMULPS    t4, t4, t2;             /* s² */ \
+	VMULPS    log0<>(SB), t2, t1;     \
+	VADDPS    log1<>(SB), t1, t1;     \
+	VMULPS    t2, t1, t1;             \
+	VADDPS    log2<>(SB), t1, t1;     \
+	VMULPS    t2, t1, t1;             \
+	VADDPS    log3<>(SB), t1, t1;     \
+	VMULPS    t2, t1, t1;             \
+	VADDPS    log4<>(SB), t1, t1;     \
+	VMULPS    t2, t1, t1;             \
+	VADDPS    log5<>(SB), t1, t1;     \
+	VMULPS    t4, t1, t1;             /* ln f */ \
+	VMULPS    ln2Lo<>(SB), t3, t2;    \
+	VADDPS    t1, t2, t2;             \
+	VMULPS    ln2Hi<>(SB), t3, t3;    \
+	VADDPS    t2, t3, t3;             /* ln u */ \
+	VMULPS    minus2<>(SB), t3, t3;   \
 	VSQRTPS   t3, r
 
 // SINSTEP is one Horner step of both sine polynomials.
@@ -114,16 +119,18 @@ C32(signBit, $0x80000000)
 	VADDPS c<>(SB), ps, ps;  \
 	VADDPS c<>(SB), pc, pc
 
-// ANGLE turns rb and the radius R into the pair's two normals, z0 in R and
-// z1 in rb; t1-t6 are scratch.
-#define ANGLE(rb, R, t1, t2, t3, t4, t5, t6) \
+// ANGLE_SC computes from rb the cos and sin of the angle, swapped for odd
+// quadrants but not yet signed, into t1 and t2, and the cos sign into t3;
+// t4-t6 are scratch. ANGLE_Z multiplies them by the radius R and applies the
+// signs: z0 into R, z1 into rb.
+#define ANGLE_SC(rb, t1, t2, t3, t4, t5, t6) \
 	VPSRLD    $6, rb, t1;              \
 	VPAND     angleMask<>(SB), t1, t1; \
 	VPOR      one<>(SB), t1, t1;       \
 	VCVTDQ2PS t1, t1;                  \
-	VMULPS    twoM24<>(SB), t1, t1; /* v */ \
+	VMULPS    twoM24<>(SB), t1, t1;    /* v */ \
 	VMOVUPS   f1<>(SB), t2;            \
-	VSUBPS    t1, t2, t2; /* w = 1−v */ \
+	VSUBPS    t1, t2, t2;              /* w = 1−v */ \
 	VMULPS    t1, t1, t3;              \
 	VMULPS    t2, t2, t4;              \
 	VMULPS    sin0<>(SB), t3, t5;      \
@@ -135,14 +142,16 @@ C32(signBit, $0x80000000)
 	SINSTEP(sin4, t5, t3, t6, t4);     \
 	SINSTEP(sin5, t5, t3, t6, t4);     \
 	SINSTEP(sin6, t5, t3, t6, t4);     \
-	VMULPS    t1, t5, t5; /* sn = S(v) */ \
-	VMULPS    t2, t6, t6; /* cs = S(1−v) */ \
-	VPSLLD    $1, rb, t3; /* sign bit: quadrant odd */ \
-	VBLENDVPS t3, t5, t6, t1; /* odd ? sn : cs */ \
-	VBLENDVPS t3, t6, t5, t2; /* odd ? cs : sn */ \
+	VMULPS    t1, t5, t5;              /* sn = S(v) */ \
+	VMULPS    t2, t6, t6;              /* cs = S(1−v) */ \
+	VPSLLD    $1, rb, t3;              /* sign bit: quadrant odd */ \
+	VBLENDVPS t3, t5, t6, t1;          /* odd ? sn : cs */ \
+	VBLENDVPS t3, t6, t5, t2;          /* odd ? cs : sn */ \
 	VPXOR     rb, t3, t3;              \
-	VPAND     signBit<>(SB), t3, t3; /* cos negated in quadrants 1, 2 */ \
-	VPAND     signBit<>(SB), rb, rb; /* sin negated in quadrants 2, 3 */ \
+	VPAND     signBit<>(SB), t3, t3    /* cos negated in quadrants 1, 2 */
+
+#define ANGLE_Z(rb, R, t1, t2, t3) \
+	VPAND     signBit<>(SB), rb, rb;   /* sin negated in quadrants 2, 3 */ \
 	VMULPS    t1, R, t1;               \
 	VMULPS    t2, R, t2;               \
 	VXORPS    t3, t1, R;               \
@@ -158,14 +167,18 @@ TEXT ·normalsAVX2(SB), NOSPLIT, $0-24
 	MOVQ groups+16(FP), CX
 
 loop:
-	VMOVDQU 0(SI), Y0
-	VMOVDQU 32(SI), Y1
-	RADIUS(Y0, Y2, Y3, Y4, Y5)
-	ANGLE(Y1, Y0, Y2, Y3, Y4, Y5, Y6, Y7)
-	VMOVDQU 64(SI), Y8
-	VMOVDQU 96(SI), Y9
-	RADIUS(Y8, Y2, Y3, Y4, Y5)
-	ANGLE(Y9, Y8, Y2, Y3, Y4, Y5, Y6, Y7)
+	VMOVDQU  0(SI), Y0
+	VMOVDQU  32(SI), Y1
+	VMOVDQU  64(SI), Y8
+	VMOVDQU  96(SI), Y9
+	RADIUS_S(Y0, Y2, Y3, Y4, Y5)
+	ANGLE_SC(Y1, Y2, Y3, Y6, Y7, Y10, Y11)
+	RADIUS_S(Y8, Y10, Y11, Y12, Y13)
+	RADIUS_R(Y0, Y7, Y10, Y4, Y5)
+	ANGLE_SC(Y9, Y4, Y5, Y7, Y10, Y11, Y14)
+	RADIUS_R(Y8, Y10, Y11, Y12, Y13)
+	ANGLE_Z(Y1, Y0, Y2, Y3, Y6)
+	ANGLE_Z(Y9, Y8, Y4, Y5, Y7)
 
 	// z0..z3 = Y0, Y1, Y8, Y9; transpose each 128-bit chunk's 4×4 block so
 	// that chunk c of row p is slot 2p+c.

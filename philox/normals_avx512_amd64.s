@@ -8,8 +8,10 @@
 // the fold and the quadrant swap as mask registers, VPTERNLOGD for the
 // AND/OR and XOR/AND pairs. No FMA.
 //
-// Registers: Z0-Z15 working set of the two pairs in a group, Z16 = 0x3fe,
-// Z17 = 1, Z18 = 0xfffffe, Z19 = 1.0, Z20 = sign bit.
+// The two pair sets of a group (w0, w1 and w2, w3) use separate registers
+// (Z0-Z23, K1-K4) and their stages are interleaved, so the out-of-order core
+// has independent work beside each long dependency chain. Constants: Z24 =
+// 0x3fe, Z25 = 1, Z26 = 0xfffffe, Z27 = 1.0, Z28 = sign bit.
 
 #define C4(name, v) DATA name<>+0(SB)/4, v; GLOBL name<>(SB), RODATA|NOPTR, $4
 
@@ -42,7 +44,8 @@ C4(sin6, $0x3fc90fdb)
 C4(signBit, $0x80000000)
 C4(bit30, $0x40000000)
 
-// (x & y) | z and (x ^ y) & z as VPTERNLOGD immediates, x the destination.
+// VPTERNLOGD immediates for (x & y) | z, (x ^ y) & z and x ^ (y & z), where
+// x is the destination operand, y the middle and z the first.
 #define AND_OR $0xea
 #define XOR_AND $0x28
 #define XOR_ANDC $0x78

@@ -11,8 +11,9 @@ type Sampler struct {
 }
 
 // Fill writes rows consecutive samples starting at sample index first into
-// dst[r*Width+j]. The assembly kernels (amd64) and the scalar code produce the
-// same bits; the kernels are only faster.
+// dst[r*Width+j]. It runs the AVX-512 or AVX2 kernels where the CPU has them
+// (amd64, without the purego tag) and the portable lane code otherwise; both
+// give exactly the bits of Block and Pair applied one block at a time.
 func (s Sampler) Fill(dst []float32, first int64, rows int) {
 	if rows <= 0 || s.Width <= 0 {
 		return
@@ -23,30 +24,18 @@ func (s Sampler) Fill(dst []float32, first int64, rows int) {
 	if fillSIMD(s, dst, first, rows) {
 		return
 	}
-	s.fillScalar(dst, first, rows)
+	s.fillGo(dst, first, rows)
 }
 
-// fillScalar is the reference: one Block and two Pairs per four columns.
-func (s Sampler) fillScalar(dst []float32, first int64, rows int) {
-	w := s.Width
-	for r := 0; r < rows; r++ {
-		n := uint64(first) + uint64(r)
-		row := dst[r*w : r*w+w]
-		for blk := 0; blk*4 < w; blk++ {
-			out := Block([4]uint32{uint32(n), uint32(n >> 32), uint32(blk), 0}, s.Key)
-			z0, z1 := Pair(out[0], out[1])
-			z2, z3 := Pair(out[2], out[3])
-			j := blk * 4
-			switch w - j {
-			case 1:
-				row[j] = z0
-			case 2:
-				row[j], row[j+1] = z0, z1
-			case 3:
-				row[j], row[j+1], row[j+2] = z0, z1, z2
-			default:
-				row[j], row[j+1], row[j+2], row[j+3] = z0, z1, z2, z3
-			}
-		}
+// scatter copies the normals of slots t, t+1, … (four per slot, in out) into
+// their rows of dst, dropping the columns past w of each row's last block.
+func scatter(dst, out []float32, t, nb, w int) {
+	for len(out) > 0 {
+		r, b := t/nb, t%nb
+		n := min(nb-b, len(out)/4)
+		cols := min(4*n, w-4*b)
+		copy(dst[r*w+4*b:r*w+4*b+cols], out[:cols])
+		out = out[4*n:]
+		t += n
 	}
 }

@@ -11,25 +11,43 @@ import "golang.org/x/sys/cpu"
 // Inside a group the slot in word lane l is laneSlot(l, lanes): the order that
 // lets normals store whole registers after an in-lane 4×4 transpose.
 type kernel struct {
-	name    string
-	lanes   int
-	philox  func(words *uint32, groups int, st *laneState)
-	normals func(dst *float32, words *uint32, groups int)
+	name   string
+	lanes  int
+	avx512 bool
 }
 
 var (
-	avx2Kernel   = kernel{"avx2", 8, philoxAVX2, normalsAVX2}
-	avx512Kernel = kernel{"avx512", 16, philoxAVX512, normalsAVX512}
+	avx2Kernel   = kernel{"avx2", 8, false}
+	avx512Kernel = kernel{"avx512", 16, true}
 	// kernels lists what this CPU runs, preferred first. cpu reports AVX2 and
-	// AVX-512 only when the OS also saves the wider registers.
+	// AVX-512F only when the OS also saves the wider registers; the kernels
+	// need nothing beyond those (no FMA, no other AVX-512 subset).
 	kernels = availableKernels()
 )
+
+// philox and normals call the assembly directly rather than through func
+// values, which would make the buffers escape to the heap.
+func (k kernel) philox(words *uint32, groups int, st *laneState) {
+	if k.avx512 {
+		philoxAVX512(words, groups, st)
+	} else {
+		philoxAVX2(words, groups, st)
+	}
+}
+
+func (k kernel) normals(dst *float32, words *uint32, groups int) {
+	if k.avx512 {
+		normalsAVX512(dst, words, groups)
+	} else {
+		normalsAVX2(dst, words, groups)
+	}
+}
 
 func availableKernels() []kernel {
 	if !cpu.X86.HasAVX2 {
 		return nil
 	}
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
+	if cpu.X86.HasAVX512F {
 		return []kernel{avx512Kernel, avx2Kernel}
 	}
 	return []kernel{avx2Kernel}
@@ -53,13 +71,13 @@ func normalsAVX512(dst *float32, words *uint32, groups int)
 // counter lane (the Philox state is kept in 64-bit lanes so VPMULUDQ gives the
 // full 32×32→64 product). The assembly hard-codes the byte offsets noted.
 type laneState struct {
-	n     [16]uint64        // 0: sample index; lanes/2 lanes of register X, then of Y
-	b     [16]uint64        // 128: block index j/4, same lanes
-	stepN [4]uint64         // 256: whole samples one group advances a lane
-	stepB [4]uint64         // 288: and the blocks beyond those, < nb
-	nbm1  [4]uint64         // 320: nb − 1
-	nb    [4]uint64         // 352: blocks per sample
-	keys  [10][2][4]uint64  // 384: round keys (k0, k1) of rounds 0..9, each broadcast
+	n     [16]uint64       // 0: sample index; lanes/2 lanes of register X, then of Y
+	b     [16]uint64       // 128: block index j/4, same lanes
+	stepN [4]uint64        // 256: whole samples one group advances a lane
+	stepB [4]uint64        // 288: and the blocks beyond those, < nb
+	nbm1  [4]uint64        // 320: nb − 1
+	nb    [4]uint64        // 352: blocks per sample
+	keys  [10][2][4]uint64 // 384: round keys (k0, k1) of rounds 0..9, each broadcast
 }
 
 // laneSlot is the slot inside a group of the word in lane l. With c 128-bit
@@ -99,9 +117,13 @@ func (st *laneState) init(key [2]uint32, first uint64, nb, lanes int) {
 	}
 }
 
-// batchGroups bounds the words buffer (and one assembly call, which cannot be
-// preempted) to 256 slots at most.
-const batchGroups = 16
+// One assembly call handles at most batchGroups groups (256 slots with
+// AVX-512, about a microsecond), since assembly cannot be preempted; the words
+// buffer holds one batch.
+const (
+	batchGroups = 16
+	maxLanes    = 16
+)
 
 func fillSIMD(s Sampler, dst []float32, first int64, rows int) bool {
 	if len(kernels) == 0 {
@@ -121,8 +143,8 @@ func (k kernel) fill(s Sampler, dst []float32, first int64, rows int) {
 	slots := rows * nb
 	var st laneState
 	st.init(s.Key, uint64(first), nb, k.lanes)
-	var words [batchGroups * 16 * 4]uint32
-	var out [batchGroups * 16 * 4]float32
+	var words [batchGroups * maxLanes * 4]uint32
+	var out [batchGroups * maxLanes * 4]float32
 	for t := 0; t < slots; t += batchGroups * k.lanes {
 		n := min(batchGroups*k.lanes, slots-t)
 		groups := (n + k.lanes - 1) / k.lanes
@@ -140,18 +162,5 @@ func (k kernel) fill(s Sampler, dst []float32, first int64, rows int) {
 			k.normals(&out[0], &words[4*full*k.lanes], 1)
 			copy(dst[4*(t+full*k.lanes):], out[:4*rest])
 		}
-	}
-}
-
-// scatter copies the normals of slots t, t+1, … (four per slot, in out) into
-// their rows of dst, dropping the columns past w of each row's last block.
-func scatter(dst, out []float32, t, nb, w int) {
-	for len(out) > 0 {
-		r, b := t/nb, t%nb
-		n := min(nb-b, len(out)/4)
-		cols := min(4*n, w-4*b)
-		copy(dst[r*w+4*b:r*w+4*b+cols], out[:cols])
-		out = out[4*n:]
-		t += n
 	}
 }

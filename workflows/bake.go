@@ -81,7 +81,7 @@ func BakeWorkflow(ctx workflow.Context, in BakeInput) (BakeOutput, error) {
 	seedsOut := make([]activities.GenerateSeedsOutput, len(in.Splits))
 	for i, f := range seedFuts {
 		if err := f.Get(ctx, &seedsOut[i]); err != nil {
-			return out, fmt.Errorf("seeds for split %s: %w", in.Splits[i].Name, err)
+			return out, failed(err, "seeds for split %s", in.Splits[i].Name)
 		}
 	}
 
@@ -107,7 +107,7 @@ func BakeWorkflow(ctx workflow.Context, in BakeInput) (BakeOutput, error) {
 	for i, f := range childFuts {
 		var r SplitOutput
 		if err := f.Get(ctx, &r); err != nil {
-			return out, fmt.Errorf("split %s: %w", in.Splits[i].Name, err)
+			return out, failed(err, "split %s", in.Splits[i].Name)
 		}
 		merged[i] = r.MergedPrefix
 		prog.Splits[i] = SplitProgress{Split: in.Splits[i].Name, Stage: StageDone, MLPsDone: r.NMLPs, MLPsTotal: r.NMLPs,
@@ -122,7 +122,7 @@ func BakeWorkflow(ctx workflow.Context, in BakeInput) (BakeOutput, error) {
 	cctx := in.Policy.controlOptions(ctx, in.Policy.MergeTimeout, "combine splits")
 	if err := workflow.ExecuteActivity(cctx, a.CombineSplits, activities.CombineSplitsInput{
 		BakeID: in.BakeID, Splits: merged, DefaultSplit: in.DefaultSplit}).Get(ctx, &comb); err != nil {
-		return out, fmt.Errorf("combine splits: %w", err)
+		return out, failed(err, "combining the splits")
 	}
 	out.DatasetPrefix, out.ManifestSHA256 = comb.Prefix, comb.ManifestSHA256
 
@@ -135,7 +135,7 @@ func BakeWorkflow(ctx workflow.Context, in BakeInput) (BakeOutput, error) {
 		pctx := in.Policy.controlOptions(ctx, in.Policy.PushTimeout, fmt.Sprintf("push %s/%s", in.Release.Name, in.Release.Tag))
 		if err := workflow.ExecuteActivity(pctx, a.Push, activities.PushInput{DatasetPrefix: comb.Prefix,
 			Bucket: in.Release.Bucket, Prefix: in.Release.Prefix, Name: in.Release.Name, Tag: in.Release.Tag}).Get(ctx, &pushed); err != nil {
-			return out, fmt.Errorf("push: %w", err)
+			return out, failed(err, "push of release %s/%s", in.Release.Name, in.Release.Tag)
 		}
 		out.ReleaseURI = pushed.URI
 	}

@@ -41,7 +41,8 @@ func (a *attempts) get(slice int) int {
 	return a.n[slice]
 }
 
-// oneSplitBake mocks every activity but BakeSlice, which the caller supplies.
+// oneSplitBake mocks every activity but BakeSlice, which the caller mocks
+// (slice, when not nil, answers every BakeSlice).
 func oneSplitBake(env *testsuite.TestWorkflowEnvironment, bakeID string, slice func(context.Context, activities.BakeSliceInput) (activities.BakeSliceOutput, error)) workflows.BakeInput {
 	in := twoSplitInput(bakeID)
 	in.Splits = []workflows.SplitSpec{{Name: "public", Config: "default", NMLPs: 6, Seed: u64(3)}}
@@ -52,7 +53,9 @@ func oneSplitBake(env *testsuite.TestWorkflowEnvironment, bakeID string, slice f
 		func(_ context.Context, in activities.GenerateSeedsInput) (activities.GenerateSeedsOutput, error) {
 			return fakeSeeds(in)
 		})
-	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).Return(slice)
+	if slice != nil {
+		env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).Return(slice)
+	}
 	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, m activities.MergeSplitInput) (activities.MergeSplitOutput, error) {
 			return fakeMerge(in)(m), nil
@@ -81,14 +84,18 @@ func TestNonRetryableSliceErrorFailsBakeFast(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv()
 			var tries attempts
-			in := oneSplitBake(env, "bad", func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
-				tries.add(in.Slice)
-				if in.Slice == 1 {
+			in := oneSplitBake(env, "bad", nil)
+			// Slice 1 fails at once while slice 0 runs for sliceMinutes of workflow time.
+			env.OnActivity(acts.BakeSlice, mock.Anything, mock.MatchedBy(func(in activities.BakeSliceInput) bool { return in.Slice == 1 })).Return(
+				func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+					tries.add(in.Slice)
 					return activities.BakeSliceOutput{}, c.err
-				}
-				time.Sleep(10 * time.Millisecond) // slice 1 fails while slice 0 still runs
-				return fakeSlice(in), nil
-			})
+				})
+			env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
+				func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+					tries.add(in.Slice)
+					return fakeSlice(in), nil
+				})
 			start := env.Now()
 			env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 			err := env.GetWorkflowError()
@@ -112,8 +119,9 @@ func TestNonRetryableSliceErrorFailsBakeFast(t *testing.T) {
 					t.Errorf("slice %d started after slice 1 failed", k)
 				}
 			}
-			if d := env.Now().Sub(start); d > time.Second {
-				t.Errorf("the bake took %v of workflow time to fail; want no retry back-off", d)
+			// It ends as soon as the slice already running drains: no back-off, no retry.
+			if d := env.Now().Sub(start); d != sliceMinutes {
+				t.Errorf("the bake took %v of workflow time to fail, want %v (the running slice)", d, sliceMinutes)
 			}
 			env.AssertNotCalled(t, "MergeSplit", mock.Anything, mock.Anything)
 			env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)

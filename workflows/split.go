@@ -67,7 +67,7 @@ func SplitWorkflow(ctx workflow.Context, in SplitInput) (SplitOutput, error) {
 			var res activities.BakeSliceOutput
 			if err := f.Get(ctx, &res); err != nil {
 				if firstErr == nil {
-					firstErr = fmt.Errorf("slice %d (MLPs %d-%d): %w", k, r.Start, r.End-1, err)
+					firstErr = failed(err, "slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, in.Split.Name)
 				}
 				return
 			}
@@ -99,7 +99,7 @@ func SplitWorkflow(ctx workflow.Context, in SplitInput) (SplitOutput, error) {
 	mctx := in.Policy.controlOptions(ctx, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, a.MergeSplit, activities.MergeSplitInput{
 		BakeID: in.BakeID, Split: in.Split.Name, Slices: prefixes}).Get(ctx, &m); err != nil {
-		return out, fmt.Errorf("merge split %s: %w", in.Split.Name, err)
+		return out, failed(err, "merge of split %s", in.Split.Name)
 	}
 	prog.Stage = StageDone
 	return SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: count}, nil

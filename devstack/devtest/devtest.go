@@ -29,7 +29,14 @@ func Options(t testing.TB) devstack.Options {
 		}
 	}
 	o := devstack.DefaultOptions()
-	o.Dir = t.TempDir()
+	// Not t.TempDir(): subtest names can put '#' in it, which the Temporal dev
+	// server reads as the start of a URI fragment in --db-filename.
+	dir, err := os.MkdirTemp("", "whestbake-devtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	o.Dir = dir
 	o.BinDir = bin
 	ports := FreePorts(t, 4)
 	o.TemporalPort, o.UIPort, o.MinIOPort, o.MinIOConsolePort = ports[0], ports[1], ports[2], ports[3]

@@ -1,0 +1,30 @@
+package activities_test
+
+import "testing"
+
+// TestActivitiesAgainstMinIO runs every activity test against one real
+// MinIO (starting one per test would dominate the run time). Each case uses
+// its own bake IDs, so they cannot see each other's objects.
+func TestActivitiesAgainstMinIO(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, *fixture)
+	}{
+		{"BakeSlice is idempotent", testBakeSliceIsIdempotent},
+		{"BakeSlice keeps finished MLPs", testBakeSliceKeepsFinishedMLPs},
+		{"BakeSlice resumes from a checkpoint", testBakeSliceResumesFromCheckpoint},
+		{"BakeSlice refuses corrupt state", testBakeSliceRefusesCorruptState},
+		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
+		{"BakeSlice stops for worker shutdown", testBakeSliceStopsForWorkerShutdown},
+		{"GenerateSeeds matches numpy", testGenerateSeedsMatchesNumpy},
+		{"GenerateSeeds is create-only", testGenerateSeedsIsCreateOnly},
+		{"GenerateSeeds from an upload", testGenerateSeedsFromUpload},
+		{"Push is immutable", testPushIsImmutable},
+		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
+		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
+		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.run(t, f) })
+	}
+}
