@@ -15,11 +15,7 @@ func newCancelCmd() *cobra.Command {
 		Short: "Cancel a running bake (its splits and running slices are cancelled; finished work stays in S3)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := starterConfig(cmd, nil)
-			if err != nil {
-				return err
-			}
-			c, err := dial(cmd.Context(), cfg, cmd.ErrOrStderr())
+			c, _, err := connect(cmd)
 			if err != nil {
 				return err
 			}

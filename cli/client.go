@@ -30,7 +30,7 @@ func starterVerb(cmd *cobra.Command) *cobra.Command {
 	return cmd
 }
 
-// loadConfig reads the verb's --config file, the environment and the flags of
+// starterConfig reads the verb's --config file, the environment and the flags of
 // flagKeys (flag name → config key).
 func starterConfig(cmd *cobra.Command, flagKeys map[string]string) (config.Config, error) {
 	file, _ := cmd.Flags().GetString("config")
@@ -44,6 +44,16 @@ func dial(ctx context.Context, cfg config.Config, stderr io.Writer) (client.Clie
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return worker.Dial(ctx, cfg.Temporal, log)
+}
+
+// connect is the read-only verbs' way in: config from --config/env, then Temporal.
+func connect(cmd *cobra.Command) (client.Client, config.Config, error) {
+	cfg, err := starterConfig(cmd, nil)
+	if err != nil {
+		return nil, cfg, err
+	}
+	c, err := dial(cmd.Context(), cfg, cmd.ErrOrStderr())
+	return c, cfg, err
 }
 
 // noSuchBake turns Temporal's NotFound into a message that names the bake.

@@ -23,11 +23,7 @@ func newListCmd() *cobra.Command {
 			if limit < 1 {
 				return usagef("--limit must be at least 1, got %d", limit)
 			}
-			cfg, err := starterConfig(cmd, nil)
-			if err != nil {
-				return err
-			}
-			c, err := dial(cmd.Context(), cfg, cmd.ErrOrStderr())
+			c, cfg, err := connect(cmd)
 			if err != nil {
 				return err
 			}

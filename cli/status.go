@@ -28,11 +28,7 @@ func newStatusCmd() *cobra.Command {
 		Short: "Show a bake: stage, per-split progress, ETA, pending activities with heartbeat details, result or failure",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := starterConfig(cmd, nil)
-			if err != nil {
-				return err
-			}
-			c, err := dial(cmd.Context(), cfg, cmd.ErrOrStderr())
+			c, cfg, err := connect(cmd)
 			if err != nil {
 				return err
 			}

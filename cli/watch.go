@@ -23,11 +23,7 @@ func newWatchCmd() *cobra.Command {
 		Short: "Show a bake's status, refreshed until it ends (exit status 1 if it failed)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := starterConfig(cmd, nil)
-			if err != nil {
-				return err
-			}
-			c, err := dial(cmd.Context(), cfg, cmd.ErrOrStderr())
+			c, cfg, err := connect(cmd)
 			if err != nil {
 				return err
 			}

@@ -86,6 +86,12 @@ func bakePhilox(ctx context.Context, spec Spec, job Job, resume *Checkpoint, pro
 			progress(philoxCheckpoint(total, d*w, done))
 		}
 	}
+	return finishExact(total, d, w, spec.NSamples), nil
+}
+
+// finishExact rounds the exact totals (D·W layer sums, then W squares) to
+// float64 once and computes the statistics.
+func finishExact(total philoxSums, d, w int, n int64) Result {
 	layer := make([]float64, d*w)
 	sq := make([]float64, w)
 	for i := range layer {
@@ -94,7 +100,7 @@ func bakePhilox(ctx context.Context, spec Spec, job Job, resume *Checkpoint, pro
 	for j := range sq {
 		sq[j] = total[d*w+j].Float64()
 	}
-	return finish(layer, sq, spec.NSamples, w), nil
+	return finish(layer, sq, n, w)
 }
 
 func philoxCheckpoint(total philoxSums, nLayer int, done int64) Checkpoint {

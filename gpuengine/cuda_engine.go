@@ -126,15 +126,7 @@ func (e *cudaEngine) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Ch
 			progress(philoxCheckpoint(total, d*w, done))
 		}
 	}
-	layer := make([]float64, d*w)
-	sq := make([]float64, w)
-	for i := range layer {
-		layer[i] = total[i].Float64()
-	}
-	for j := range sq {
-		sq[j] = total[d*w+j].Float64()
-	}
-	return finish(layer, sq, spec.NSamples, w), nil
+	return finishExact(total, d, w, spec.NSamples), nil
 }
 
 // runner returns the compiled runner of the engine's path for a W×D network and a
