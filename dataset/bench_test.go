@@ -8,13 +8,23 @@ import (
 	"testing"
 )
 
-// Production MLPs are 1024×16 (67 MB of weights); 256×8 keeps the
-// benchmark quick while exercising the same per-value path.
-var benchShape = Shape{Width: 256, Depth: 8}
+// 256×8 is the smallest production shape; 1024×16 (67 MB of weights per
+// row) the largest. Benchmarks run only under -bench, never in plain go test.
+var (
+	benchShape      = Shape{Width: 256, Depth: 8}
+	benchLargeShape = Shape{Width: 1024, Depth: 16}
+)
 
-func BenchmarkWriteParquetRow(b *testing.B) {
-	rows := testRows(benchShape, 0, 4)
-	pw, err := NewParquetWriter(io.Discard, benchShape)
+func BenchmarkWriteParquetRow(b *testing.B)        { benchWrite(b, benchShape, 4) }
+func BenchmarkWriteParquetRow1024x16(b *testing.B) { benchWrite(b, benchLargeShape, 2) }
+func BenchmarkReadParquetRow(b *testing.B)         { benchRead(b, benchShape, 8) }
+func BenchmarkReadParquetRow1024x16(b *testing.B)  { benchRead(b, benchLargeShape, 2) }
+
+// benchWrite reports the float payload per row written; n distinct rows
+// are cycled so a row group is never one repeated row.
+func benchWrite(b *testing.B, shape Shape, n int) {
+	rows := testRows(shape, 0, n)
+	pw, err := NewParquetWriter(io.Discard, shape)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,26 +35,33 @@ func BenchmarkWriteParquetRow(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.StopTimer()
 	if err := pw.Close(); err != nil {
 		b.Fatal(err)
 	}
 }
 
-func BenchmarkReadParquetRow(b *testing.B) {
+// benchRead reads a whole file of n rows per iteration.
+func benchRead(b *testing.B, shape Shape, n int) {
 	var buf bytes.Buffer
-	if err := WriteParquet(&buf, benchShape, testRows(benchShape, 0, 8)); err != nil {
+	if err := WriteParquet(&buf, shape, testRows(shape, 0, n)); err != nil {
 		b.Fatal(err)
 	}
 	path := filepath.Join(b.TempDir(), "x.parquet")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(8 * 4 * benchShape.Depth * benchShape.Width * benchShape.Width))
+	buf = bytes.Buffer{}
+	b.SetBytes(int64(n * 4 * shape.Depth * shape.Width * shape.Width))
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := ReadParquet(path); err != nil {
+		if err := scanRows(path); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// scanRows reads every row without keeping them, as merge does.
+func scanRows(path string) error {
+	_, err := scanParquet(path, func(Row) error { return nil })
+	return err
 }

@@ -17,9 +17,10 @@ type ParquetReader struct {
 	file   *os.File
 	pf     *parquet.File
 	shape  Shape
-	group  int           // next row group to open
-	rows   parquet.Rows  // current row group's rows, nil between groups
-	buf    []parquet.Row // one row at a time: a large MLP is millions of values
+	group  int                // next row group to open
+	cols   []*columnCursor    // current row group's columns, nil between groups
+	left   int64              // rows of the current group not yet read
+	reps   [numColumns][]byte // expected repetition levels of one row, per list column
 	nRead  int64
 	closed bool
 }
@@ -31,7 +32,7 @@ func OpenParquet(path string) (*ParquetReader, error) {
 	if err != nil {
 		return nil, invalidf("cannot open parquet file %s: %v", path, err)
 	}
-	r := &ParquetReader{path: path, file: f, buf: make([]parquet.Row, 1)}
+	r := &ParquetReader{path: path, file: f}
 	if err := r.open(); err != nil {
 		f.Close()
 		return nil, err
@@ -57,6 +58,11 @@ func (r *ParquetReader) open() error {
 	}
 	if r.shape, err = shapeFromFeatures(text); err != nil {
 		return invalidf("parquet file %s: %q key-value metadata %v. Re-bake it with whestbake or whestbench.", r.path, hfMetadataKey, err)
+	}
+	for col, strides := range listStrides(r.shape) {
+		if strides != nil {
+			r.reps[col] = repPattern(listLen(col, r.shape), strides)
+		}
 	}
 	return nil
 }
@@ -96,34 +102,89 @@ func (r *ParquetReader) NumRows() int64 { return r.pf.NumRows() }
 
 // Next returns the next row, or io.EOF after the last one.
 func (r *ParquetReader) Next() (Row, error) {
-	for {
-		if r.rows == nil {
-			if r.group == len(r.pf.RowGroups()) {
-				if r.nRead != r.pf.NumRows() {
-					return Row{}, r.corrupt(fmt.Errorf("footer records %d rows but the row groups hold %d", r.pf.NumRows(), r.nRead))
-				}
-				return Row{}, io.EOF
+	for r.left == 0 {
+		if r.cols != nil {
+			if err := r.endGroup(); err != nil {
+				return Row{}, err
 			}
-			r.rows = r.pf.RowGroups()[r.group].Rows()
-			r.group++
 		}
-		n, err := r.rows.ReadRows(r.buf)
-		if n == 1 {
-			row, derr := decodeRow(r.buf[0], r.shape)
-			if derr != nil {
-				return Row{}, invalidf("parquet file %s, row %d: %v. Re-bake or re-download it.", r.path, r.nRead, derr)
+		if r.group == len(r.pf.RowGroups()) {
+			if r.nRead != r.pf.NumRows() {
+				return Row{}, r.corrupt(fmt.Errorf("footer records %d rows but the row groups hold %d", r.pf.NumRows(), r.nRead))
 			}
-			r.nRead++
-			return row, nil
+			return Row{}, io.EOF
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return Row{}, r.corrupt(err)
+		rg := r.pf.RowGroups()[r.group]
+		r.group++
+		r.left = rg.NumRows()
+		r.cols = make([]*columnCursor, numColumns)
+		for i, cc := range rg.ColumnChunks() {
+			r.cols[i] = newColumnCursor(columns[i], cc.Pages())
 		}
-		if err := r.rows.Close(); err != nil {
-			return Row{}, r.corrupt(err)
-		}
-		r.rows = nil
 	}
+	row, err := r.readRow()
+	if err != nil {
+		return Row{}, invalidf("parquet file %s, row %d: %v. Re-bake or re-download it.", r.path, r.nRead, err)
+	}
+	r.left--
+	r.nRead++
+	return row, nil
+}
+
+// endGroup checks that the finished row group holds no values beyond its
+// rows and releases its pages.
+func (r *ParquetReader) endGroup() error {
+	defer r.closeGroup()
+	for _, c := range r.cols {
+		if err := c.finish(); err != nil {
+			return invalidf("parquet file %s, row group %d: %v. Re-bake or re-download it.", r.path, r.group-1, err)
+		}
+	}
+	return nil
+}
+
+func (r *ParquetReader) closeGroup() {
+	for _, c := range r.cols {
+		c.close()
+	}
+	r.cols = nil
+}
+
+// readRow decodes one row, insisting on exactly the nesting the writer
+// produces: no nulls anywhere and every list of the declared length. A file
+// with other levels is not a whestbench dataset.
+func (r *ParquetReader) readRow() (Row, error) {
+	var row Row
+	w, d := r.shape.Width, r.shape.Depth
+	row.Weights = make([]float32, d*w*w)
+	row.LayerMeans = make([]float32, d*w)
+	row.FinalMeans = make([]float32, w)
+	lists := [numColumns][]float32{colWeights: row.Weights, colLayerMeans: row.LayerMeans, colFinalMeans: row.FinalMeans}
+	for col, c := range r.cols {
+		if columns[col].listDepth > 0 {
+			if err := c.readList(lists[col], r.reps[col]); err != nil {
+				return row, fmt.Errorf("row mlp_id=%d: %v", row.MLPID, err)
+			}
+			continue
+		}
+		v, err := c.readScalar()
+		if err != nil {
+			return row, err
+		}
+		switch col {
+		case colMLPID:
+			row.MLPID = v.Int32()
+		case colName:
+			row.Name = string(v.ByteArray())
+		case colSeed:
+			row.Seed = v.Int64()
+		case colAvgVariance:
+			row.AvgVariance = v.Double()
+		case colBreakdown:
+			row.Breakdown = string(v.ByteArray())
+		}
+	}
+	return row, nil
 }
 
 // Close releases the file. It is safe to call more than once.
@@ -132,8 +193,8 @@ func (r *ParquetReader) Close() error {
 		return nil
 	}
 	r.closed = true
-	if r.rows != nil {
-		r.rows.Close()
+	if r.cols != nil {
+		r.closeGroup()
 	}
 	return r.file.Close()
 }
@@ -172,72 +233,4 @@ func scanParquet(path string, visit func(Row) error) (Shape, error) {
 			return Shape{}, err
 		}
 	}
-}
-
-// decodeRow turns one parquet row back into a Row, insisting on exactly the
-// nesting appendRow writes: no nulls anywhere and every list of the declared
-// length. A file with other levels is not a whestbench dataset.
-func decodeRow(vals parquet.Row, s Shape) (Row, error) {
-	var r Row
-	w, d := s.Width, s.Depth
-	i := 0
-	next := func(col int) []parquet.Value {
-		start := i
-		for i < len(vals) && vals[i].Column() == col {
-			i++
-		}
-		return vals[start:i]
-	}
-	for col, c := range columns {
-		vs := next(col)
-		if c.listDepth == 0 {
-			if len(vs) != 1 || vs[0].IsNull() || vs[0].DefinitionLevel() != 1 {
-				return r, fmt.Errorf("column %s is null or missing", c.name)
-			}
-		}
-		var err error
-		switch col {
-		case colMLPID:
-			r.MLPID = vs[0].Int32()
-		case colName:
-			r.Name = string(vs[0].ByteArray())
-		case colSeed:
-			r.Seed = vs[0].Int64()
-		case colWeights:
-			r.Weights, err = decodeList(vs, []int{w * w, w, 1}, d*w*w, c)
-		case colLayerMeans:
-			r.LayerMeans, err = decodeList(vs, []int{w, 1}, d*w, c)
-		case colFinalMeans:
-			r.FinalMeans, err = decodeList(vs, []int{1}, w, c)
-		case colAvgVariance:
-			r.AvgVariance = vs[0].Double()
-		case colBreakdown:
-			r.Breakdown = string(vs[0].ByteArray())
-		}
-		if err != nil {
-			return r, fmt.Errorf("row mlp_id=%d: %v", r.MLPID, err)
-		}
-	}
-	if i != len(vals) {
-		return r, fmt.Errorf("row has %d values beyond the 8 columns", len(vals)-i)
-	}
-	return r, nil
-}
-
-// decodeList is the inverse of appendList; see there for the levels.
-func decodeList(vs []parquet.Value, strides []int, n int, c columnSpec) ([]float32, error) {
-	if len(vs) != n {
-		return nil, fmt.Errorf("column %s has %d values, the declared shape needs %d", c.name, len(vs), n)
-	}
-	out := make([]float32, n)
-	def := c.maxDef()
-	for k, v := range vs {
-		want := listRepLevel(k, strides)
-		if v.DefinitionLevel() != def || v.RepetitionLevel() != want {
-			return nil, fmt.Errorf("column %s value %d has levels rep=%d def=%d, expected rep=%d def=%d (a null or a list of the wrong length)",
-				c.name, k, v.RepetitionLevel(), v.DefinitionLevel(), want, def)
-		}
-		out[k] = v.Float()
-	}
-	return out, nil
 }

@@ -354,3 +354,28 @@ func TestShapeFromFeatures(t *testing.T) {
 		}
 	}
 }
+
+// A file whose lists nest differently from its declared shape (here 4
+// layers of 2×4 weights instead of 2 of 4×4, the same number of floats)
+// must be rejected, not silently reshaped.
+func TestReadRejectsWrongNesting(t *testing.T) {
+	shape := Shape{Width: 4, Depth: 2}
+	var buf bytes.Buffer
+	pw, err := NewParquetWriter(&buf, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw.reps[colWeights] = repPattern(32, []int{8, 4, 1})
+	if err := pw.Write(testRows(shape, 0, 2)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nested.parquet")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ReadParquet(path)
+	wantErr[*InvalidDatasetError](t, err, path, "weights", "repetition level")
+}

@@ -30,10 +30,17 @@ func rowsPerGroup(s Shape) int64 {
 // ParquetWriter streams rows of one shape into a whestbench parquet file.
 // Rows are flushed in bounded row groups, so a file of many large MLPs never
 // needs more than one row group in memory.
+//
+// Each row goes to parquet-go's column writers one column at a time, with
+// repetition levels copied from a per-shape pattern: assembling a whole
+// parquet.Row first would hold every value of a large MLP twice more.
 type ParquetWriter struct {
-	shape Shape
-	w     *parquet.GenericWriter[any] // rows go in as parquet.Row values, not Go structs
-	row   parquet.Row                 // reused between rows: a large MLP has millions of values
+	shape    Shape
+	w        *parquet.GenericWriter[any]
+	perGroup int64 // rows per row group
+	inGroup  int64 // rows written to the current row group
+	reps     [numColumns][]byte
+	vals     []parquet.Value // reused for every column of every row
 }
 
 // NewParquetWriter starts a file on out. Close must be called to write the
@@ -42,9 +49,10 @@ func NewParquetWriter(out io.Writer, shape Shape) (*ParquetWriter, error) {
 	if err := shape.validate(); err != nil {
 		return nil, err
 	}
+	perGroup := rowsPerGroup(shape)
 	cfg, err := parquet.NewWriterConfig(
 		rowSchema(),
-		parquet.MaxRowsPerRowGroup(rowsPerGroup(shape)),
+		parquet.MaxRowsPerRowGroup(perGroup),
 		parquet.KeyValueMetadata(hfMetadataKey, featuresJSON(shape)),
 		// Min/max of a JSON document is meaningless and would store each
 		// page's extreme breakdowns again in page headers and the footer.
@@ -55,12 +63,18 @@ func NewParquetWriter(out io.Writer, shape Shape) (*ParquetWriter, error) {
 		return nil, fmt.Errorf("dataset: parquet writer options: %w", err)
 	}
 	cfg.CreatedBy = createdBy
-	w, d := shape.Width, shape.Depth
-	return &ParquetWriter{
-		shape: shape,
-		w:     parquet.NewGenericWriter[any](out, cfg),
-		row:   make(parquet.Row, 0, 5+d*w*w+d*w+w), // 5 scalar columns, then the three arrays
-	}, nil
+	pw := &ParquetWriter{
+		shape:    shape,
+		w:        parquet.NewGenericWriter[any](out, cfg),
+		perGroup: perGroup,
+		vals:     make([]parquet.Value, 0, listLen(colWeights, shape)),
+	}
+	for col, strides := range listStrides(shape) {
+		if strides != nil {
+			pw.reps[col] = repPattern(listLen(col, shape), strides)
+		}
+	}
+	return pw, nil
 }
 
 // Write appends rows. Each row's arrays must match the writer's shape.
@@ -69,10 +83,27 @@ func (pw *ParquetWriter) Write(rows ...Row) error {
 		if err := rows[i].check(pw.shape); err != nil {
 			return fmt.Errorf("dataset: %w", err)
 		}
-		pw.row = appendRow(pw.row[:0], &rows[i], pw.shape)
-		if _, err := pw.w.WriteRows([]parquet.Row{pw.row}); err != nil {
+		if err := pw.writeRow(&rows[i]); err != nil {
 			return fmt.Errorf("dataset: writing parquet row mlp_id=%d: %w", rows[i].MLPID, err)
 		}
+	}
+	return nil
+}
+
+func (pw *ParquetWriter) writeRow(r *Row) error {
+	cols := pw.w.ColumnWriters()
+	for col := range numColumns {
+		pw.vals = appendColumn(pw.vals[:0], r, col, pw.reps[col])
+		if _, err := cols[col].WriteRowValues(pw.vals); err != nil {
+			return err
+		}
+	}
+	clear(pw.vals) // drop the byte-array references to the caller's strings
+	// A full row group is written out now rather than on the next row, so
+	// that at most one is ever buffered.
+	if pw.inGroup++; pw.inGroup == pw.perGroup {
+		pw.inGroup = 0
+		return pw.w.Flush()
 	}
 	return nil
 }
@@ -98,46 +129,43 @@ func WriteParquet(w io.Writer, shape Shape, rows []Row) error {
 	return pw.Close()
 }
 
-// appendRow flattens r into parquet values with explicit levels. Every value
-// is present, so each leaf sits at its column's maximum definition level;
-// repetition levels mark where each nested list starts.
-func appendRow(dst parquet.Row, r *Row, s Shape) parquet.Row {
-	scalar := func(v parquet.Value, col int) parquet.Value { return v.Level(0, 1, col) }
-	dst = append(dst,
-		scalar(parquet.Int32Value(r.MLPID), colMLPID),
-		scalar(parquet.ByteArrayValue([]byte(r.Name)), colName),
-		scalar(parquet.Int64Value(r.Seed), colSeed),
-	)
-	w := s.Width
-	dst = appendList(dst, r.Weights, []int{w * w, w, 1}, colWeights)
-	dst = appendList(dst, r.LayerMeans, []int{w, 1}, colLayerMeans)
-	dst = appendList(dst, r.FinalMeans, []int{1}, colFinalMeans)
-	return append(dst,
-		scalar(parquet.DoubleValue(r.AvgVariance), colAvgVariance),
-		scalar(parquet.ByteArrayValue([]byte(r.Breakdown)), colBreakdown),
-	)
+// appendColumn appends column col of r as parquet values with explicit
+// levels. Every value is present, so each leaf sits at its column's maximum
+// definition level; reps holds the repetition levels of a list column, which
+// mark where each nested list starts.
+func appendColumn(dst []parquet.Value, r *Row, col int, reps []byte) []parquet.Value {
+	var v parquet.Value
+	switch col {
+	case colMLPID:
+		v = parquet.Int32Value(r.MLPID)
+	case colName:
+		v = parquet.ByteArrayValue([]byte(r.Name))
+	case colSeed:
+		v = parquet.Int64Value(r.Seed)
+	case colAvgVariance:
+		v = parquet.DoubleValue(r.AvgVariance)
+	case colBreakdown:
+		v = parquet.ByteArrayValue([]byte(r.Breakdown))
+	default:
+		return appendList(dst, listOf(r, col), reps, col)
+	}
+	return append(dst, v.Level(0, 1, col))
 }
 
-// appendList writes a row-major array as nested lists. strides[j] is the
-// number of leaf values per element at nesting level j; a value whose index
-// is a multiple of strides[j] (and of no outer stride) starts a new element
-// at level j, which is repetition level j+1. The first value starts the row.
-func appendList(dst parquet.Row, vals []float32, strides []int, col int) parquet.Row {
+func listOf(r *Row, col int) []float32 {
+	switch col {
+	case colWeights:
+		return r.Weights
+	case colLayerMeans:
+		return r.LayerMeans
+	}
+	return r.FinalMeans
+}
+
+func appendList(dst []parquet.Value, vals []float32, reps []byte, col int) []parquet.Value {
 	def := columns[col].maxDef()
 	for k, v := range vals {
-		dst = append(dst, parquet.FloatValue(v).Level(listRepLevel(k, strides), def, col))
+		dst = append(dst, parquet.FloatValue(v).Level(int(reps[k]), def, col))
 	}
 	return dst
-}
-
-func listRepLevel(k int, strides []int) int {
-	if k == 0 {
-		return 0
-	}
-	for j, st := range strides {
-		if k%st == 0 {
-			return j + 1
-		}
-	}
-	return len(strides) // unreachable: the innermost stride is 1
 }
