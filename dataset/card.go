@@ -139,7 +139,7 @@ func (c *card) columns(b *strings.Builder) {
 	fmt.Fprintf(b, "| `all_layer_means` | float32 [%s][%s] | mean of each neuron after each layer |\n", d, w)
 	fmt.Fprintf(b, "| `final_means` | float32 [%s] | the last layer of `all_layer_means`: what estimators are scored against |\n", w)
 	b.WriteString("| `avg_variance` | float64 | mean over output neurons of the sample variance at the last layer |\n")
-	b.WriteString("| `sampling_budget_breakdown` | string (JSON) | closed-form FLOP count of whestbench's reference sampler at this bake's chunking, with the bake's wall time |\n\n")
+	b.WriteString("| `sampling_budget_breakdown` | string (JSON) | closed-form FLOP count of whestbench's reference sampler at this bake's chunking; timings are left at 0 so that a row depends only on its seed (bake times are in the logs) |\n\n")
 }
 
 func (c *card) samplerText(sampler string) string {
@@ -176,7 +176,7 @@ func (c *card) method(b *strings.Builder) {
 	}
 	b.WriteString("2. Weights: numpy PCG64 `standard_normal` in float64, scaled by sqrt(2/W) (He " +
 		"initialisation, W_l ~ N(0, 2/W)) and rounded to float32; D matrices of W × W.\n")
-	fmt.Fprintf(b, "3. Inputs: N vectors x ~ N(0, I_W) in float32; %s.\n", c.samplerText(c.str("sampler", "")))
+	fmt.Fprintf(b, "3. Inputs: N vectors x ~ N(0, I_W) in float32; %s.\n", c.samplerText(c.commonValue("sampler")))
 	b.WriteString("4. Forward pass in float32 with row vectors: h_0 = x, h_l = relu(h_{l-1} @ W_l) " +
 		"for l = 1..D. There is no output layer.\n")
 	b.WriteString("5. `all_layer_means[l][j]` = float32((1/N) Σ_n h_{l+1,j}(x_n)), summed in float64; " +
@@ -202,6 +202,15 @@ func (c *card) summary(b *strings.Builder) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// commonValue is key's value when the dataset (or every split of it) has one
+// value for it, else "".
+func (c *card) commonValue(key string) string {
+	if v := c.splitValue(key); v != "" && !strings.Contains(v, "`, `") {
+		return strings.Trim(v, "`")
+	}
+	return ""
 }
 
 // splitValue is a provenance string that lives at the top level of a
