@@ -17,8 +17,18 @@ var (
 
 func BenchmarkWriteParquetRow(b *testing.B)        { benchWrite(b, benchShape, 4) }
 func BenchmarkWriteParquetRow1024x16(b *testing.B) { benchWrite(b, benchLargeShape, 2) }
-func BenchmarkReadParquetRow(b *testing.B)         { benchRead(b, benchShape, 8) }
-func BenchmarkReadParquetRow1024x16(b *testing.B)  { benchRead(b, benchLargeShape, 2) }
+
+// The largest shape's byte identity with parquet-go is checked here rather
+// than in go test: the reference writer takes seconds and gigabytes for it.
+func BenchmarkWriteMatchesParquetGo1024x16(b *testing.B) {
+	rows := testRows(benchLargeShape, 0, 2)
+	for range b.N {
+		checkMatchesOracle(b, benchLargeShape, rows)
+	}
+}
+
+func BenchmarkReadParquetRow(b *testing.B)        { benchRead(b, benchShape, 8) }
+func BenchmarkReadParquetRow1024x16(b *testing.B) { benchRead(b, benchLargeShape, 2) }
 
 // benchWrite reports the float payload per row written; n distinct rows
 // are cycled so a row group is never one repeated row.

@@ -365,7 +365,7 @@ func TestReadRejectsWrongNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw.reps[colWeights] = repPattern(32, []int{8, 4, 1})
+	pw.lists[colWeights].reps = repPattern(32, []int{8, 4, 1})
 	if err := pw.Write(testRows(shape, 0, 2)...); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,14 @@
 package dataset
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // createdBy is pinned so that equal rows give byte-identical files no matter
@@ -27,33 +31,13 @@ func rowsPerGroup(s Shape) int64 {
 	return max(1, min(maxRowsPerGroup, rowGroupFloatBytes/rowBytes))
 }
 
-// ParquetWriter streams rows of one shape into a whestbench parquet file.
-// Rows are flushed in bounded row groups, so a file of many large MLPs never
-// needs more than one row group in memory.
-//
-// Each row goes to parquet-go's column writers one column at a time, with
-// repetition levels copied from a per-shape pattern: assembling a whole
-// parquet.Row first would hold every value of a large MLP twice more.
-type ParquetWriter struct {
-	shape    Shape
-	w        *parquet.GenericWriter[any]
-	perGroup int64 // rows per row group
-	inGroup  int64 // rows written to the current row group
-	reps     [numColumns][]byte
-	vals     []parquet.Value // reused for every column of every row
-}
-
-// NewParquetWriter starts a file on out. Close must be called to write the
-// footer; a file without it is unreadable.
-func NewParquetWriter(out io.Writer, shape Shape) (*ParquetWriter, error) {
-	if err := shape.validate(); err != nil {
-		return nil, err
-	}
-	perGroup := rowsPerGroup(shape)
+// writerConfig is parquet-go's configuration for files of shape s. The float
+// list pages written by listChunk follow from it; change both together.
+func writerConfig(s Shape) (*parquet.WriterConfig, error) {
 	cfg, err := parquet.NewWriterConfig(
 		rowSchema(),
-		parquet.MaxRowsPerRowGroup(perGroup),
-		parquet.KeyValueMetadata(hfMetadataKey, featuresJSON(shape)),
+		parquet.MaxRowsPerRowGroup(rowsPerGroup(s)),
+		parquet.KeyValueMetadata(hfMetadataKey, featuresJSON(s)),
 		// Min/max of a JSON document is meaningless and would store each
 		// page's extreme breakdowns again in page headers and the footer.
 		parquet.SkipPageBounds(columns[colBreakdown].name),
@@ -63,15 +47,50 @@ func NewParquetWriter(out io.Writer, shape Shape) (*ParquetWriter, error) {
 		return nil, fmt.Errorf("dataset: parquet writer options: %w", err)
 	}
 	cfg.CreatedBy = createdBy
-	pw := &ParquetWriter{
-		shape:    shape,
-		w:        parquet.NewGenericWriter[any](out, cfg),
-		perGroup: perGroup,
-		vals:     make([]parquet.Value, 0, listLen(colWeights, shape)),
+	return cfg, nil
+}
+
+// ParquetWriter streams rows of one shape into a whestbench parquet file.
+// At most one row group is held in memory, already encoded.
+//
+// parquet-go buffers a list column as 24-byte values and copies them twice
+// per row, which for a 1024×16 MLP is gigabytes and seconds. So the float
+// lists are encoded here (listChunk), page for page as parquet-go would, and
+// only the scalar columns go through parquet-go: each row group is written
+// by it as a small scratch file with null lists, whose scalar column chunks
+// and metadata are spliced into the output next to the list chunks.
+type ParquetWriter struct {
+	shape    Shape
+	cfg      *parquet.WriterConfig
+	out      io.Writer
+	offset   int64 // bytes written to out
+	perGroup int64 // rows per row group
+	inGroup  int64 // rows in the current row group
+	scratch  bytes.Buffer
+	scalars  *parquet.GenericWriter[any] // current group's scratch writer
+	lists    [numColumns]*listChunk      // nil for scalar columns
+	vals     []parquet.Value
+
+	rowGroups     []format.RowGroup
+	columnIndexes [][]format.ColumnIndex
+	offsetIndexes [][]format.OffsetIndex
+	meta          format.FileMetaData // schema, key-values and the like
+}
+
+// NewParquetWriter starts a file on out. Close must be called to write the
+// footer; a file without it is unreadable.
+func NewParquetWriter(out io.Writer, shape Shape) (*ParquetWriter, error) {
+	if err := shape.validate(); err != nil {
+		return nil, err
 	}
+	cfg, err := writerConfig(shape)
+	if err != nil {
+		return nil, err
+	}
+	pw := &ParquetWriter{shape: shape, cfg: cfg, out: out, perGroup: rowsPerGroup(shape)}
 	for col, strides := range listStrides(shape) {
 		if strides != nil {
-			pw.reps[col] = repPattern(listLen(col, shape), strides)
+			pw.lists[col] = newListChunk(col, repPattern(listLen(col, shape), strides), cfg.PageBufferSize)
 		}
 	}
 	return pw, nil
@@ -91,9 +110,18 @@ func (pw *ParquetWriter) Write(rows ...Row) error {
 }
 
 func (pw *ParquetWriter) writeRow(r *Row) error {
-	cols := pw.w.ColumnWriters()
+	if pw.scalars == nil {
+		pw.scratch.Reset()
+		pw.scalars = parquet.NewGenericWriter[any](&pw.scratch, pw.cfg)
+	}
+	cols := pw.scalars.ColumnWriters()
 	for col := range numColumns {
-		pw.vals = appendColumn(pw.vals[:0], r, col, pw.reps[col])
+		if lc := pw.lists[col]; lc != nil {
+			lc.writeRow(listOf(r, col))
+			pw.vals = append(pw.vals[:0], parquet.NullValue().Level(0, 0, col))
+		} else {
+			pw.vals = append(pw.vals[:0], scalarValue(r, col))
+		}
 		if _, err := cols[col].WriteRowValues(pw.vals); err != nil {
 			return err
 		}
@@ -102,18 +130,173 @@ func (pw *ParquetWriter) writeRow(r *Row) error {
 	// A full row group is written out now rather than on the next row, so
 	// that at most one is ever buffered.
 	if pw.inGroup++; pw.inGroup == pw.perGroup {
-		pw.inGroup = 0
-		return pw.w.Flush()
+		return pw.flushGroup()
 	}
 	return nil
 }
 
-// Close flushes the last row group and writes the footer.
+// flushGroup writes the current row group: scalar chunks copied from the
+// scratch file, list chunks from their encoders, in schema order.
+func (pw *ParquetWriter) flushGroup() error {
+	if err := pw.scalars.Close(); err != nil {
+		return err
+	}
+	pw.scalars = nil
+	pw.inGroup = 0
+	file := pw.scratch.Bytes()
+	meta, err := readFooter(file)
+	if err != nil {
+		return err
+	}
+	src := meta.RowGroups[0]
+	if pw.offset == 0 {
+		if err := pw.emit([]byte("PAR1")); err != nil {
+			return err
+		}
+	}
+	rg := format.RowGroup{
+		NumRows:        src.NumRows,
+		SortingColumns: src.SortingColumns,
+		FileOffset:     pw.offset,
+		Ordinal:        int16(len(pw.rowGroups)),
+	}
+	cis := make([]format.ColumnIndex, numColumns)
+	ois := make([]format.OffsetIndex, numColumns)
+	for col := range numColumns {
+		cc := src.Columns[col]
+		start := pw.offset
+		if lc := pw.lists[col]; lc != nil {
+			lc.finish(&cc.MetaData, &cis[col], &ois[col])
+			for j := range ois[col].PageLocations {
+				ois[col].PageLocations[j].Offset += start
+			}
+			if err := lc.writeTo(pw.emit); err != nil {
+				return err
+			}
+			lc.reset()
+		} else {
+			if err := thriftAt(file, cc.ColumnIndexOffset, cc.ColumnIndexLength, &cis[col]); err != nil {
+				return err
+			}
+			if err := thriftAt(file, cc.OffsetIndexOffset, cc.OffsetIndexLength, &ois[col]); err != nil {
+				return err
+			}
+			from := cc.MetaData.DataPageOffset
+			for j := range ois[col].PageLocations {
+				ois[col].PageLocations[j].Offset += start - from
+			}
+			if err := pw.emit(file[from : from+cc.MetaData.TotalCompressedSize]); err != nil {
+				return err
+			}
+		}
+		cc.MetaData.DataPageOffset = start
+		cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
+		cc.OffsetIndexOffset, cc.OffsetIndexLength = 0, 0
+		rg.TotalByteSize += cc.MetaData.TotalUncompressedSize
+		rg.TotalCompressedSize += cc.MetaData.TotalCompressedSize
+		rg.Columns = append(rg.Columns, cc)
+	}
+	pw.rowGroups = append(pw.rowGroups, rg)
+	pw.columnIndexes = append(pw.columnIndexes, cis)
+	pw.offsetIndexes = append(pw.offsetIndexes, ois)
+	pw.meta = *meta
+	return nil
+}
+
+// Close flushes the last row group and writes the page indexes and footer
+// as parquet-go lays them out.
 func (pw *ParquetWriter) Close() error {
-	if err := pw.w.Close(); err != nil {
+	if err := pw.close(); err != nil {
 		return fmt.Errorf("dataset: finishing parquet file: %w", err)
 	}
 	return nil
+}
+
+func (pw *ParquetWriter) close() error {
+	if pw.inGroup > 0 {
+		if err := pw.flushGroup(); err != nil {
+			return err
+		}
+	}
+	if len(pw.rowGroups) == 0 {
+		// No rows: parquet-go's own empty file is the answer.
+		w := parquet.NewGenericWriter[any](pw.out, pw.cfg)
+		return w.Close()
+	}
+	var buf bytes.Buffer
+	enc := thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&buf))
+	put := func(v any) (offset int64, length int32, err error) {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return 0, 0, err
+		}
+		offset = pw.offset
+		return offset, int32(buf.Len()), pw.emit(buf.Bytes())
+	}
+	var err error
+	for i, cis := range pw.columnIndexes {
+		for j := range cis {
+			c := &pw.rowGroups[i].Columns[j]
+			if c.ColumnIndexOffset, c.ColumnIndexLength, err = put(&cis[j]); err != nil {
+				return err
+			}
+		}
+	}
+	for i, ois := range pw.offsetIndexes {
+		for j := range ois {
+			c := &pw.rowGroups[i].Columns[j]
+			if c.OffsetIndexOffset, c.OffsetIndexLength, err = put(&ois[j]); err != nil {
+				return err
+			}
+		}
+	}
+	meta := format.FileMetaData{
+		Version:          pw.meta.Version,
+		Schema:           pw.meta.Schema,
+		RowGroups:        pw.rowGroups,
+		KeyValueMetadata: pw.meta.KeyValueMetadata,
+		CreatedBy:        pw.meta.CreatedBy,
+		ColumnOrders:     pw.meta.ColumnOrders,
+	}
+	for _, rg := range pw.rowGroups {
+		meta.NumRows += rg.NumRows
+	}
+	_, n, err := put(&meta)
+	if err != nil {
+		return err
+	}
+	tail := binary.LittleEndian.AppendUint32(nil, uint32(n))
+	return pw.emit(append(tail, "PAR1"...))
+}
+
+func (pw *ParquetWriter) emit(b []byte) error {
+	n, err := pw.out.Write(b)
+	pw.offset += int64(n)
+	return err
+}
+
+// readFooter decodes the footer of a whole parquet file held in memory.
+func readFooter(file []byte) (*format.FileMetaData, error) {
+	if len(file) < 12 {
+		return nil, fmt.Errorf("scratch parquet file too short (%d bytes)", len(file))
+	}
+	n := int64(binary.LittleEndian.Uint32(file[len(file)-8:]))
+	meta := new(format.FileMetaData)
+	end := int64(len(file) - 8)
+	if err := thriftAt(file, end-n, int32(n), meta); err != nil {
+		return nil, err
+	}
+	if len(meta.RowGroups) != 1 || len(meta.RowGroups[0].Columns) != numColumns {
+		return nil, fmt.Errorf("scratch parquet file has %d row groups, want 1", len(meta.RowGroups))
+	}
+	return meta, nil
+}
+
+func thriftAt(file []byte, offset int64, length int32, v any) error {
+	if offset < 0 || length < 0 || offset+int64(length) > int64(len(file)) {
+		return fmt.Errorf("scratch parquet structure [%d,+%d) outside the file", offset, length)
+	}
+	return thrift.Unmarshal(new(thrift.CompactProtocol), file[offset:offset+int64(length)], v)
 }
 
 // WriteParquet writes rows as one whestbench parquet file. Equal shape and
@@ -129,11 +312,9 @@ func WriteParquet(w io.Writer, shape Shape, rows []Row) error {
 	return pw.Close()
 }
 
-// appendColumn appends column col of r as parquet values with explicit
-// levels. Every value is present, so each leaf sits at its column's maximum
-// definition level; reps holds the repetition levels of a list column, which
-// mark where each nested list starts.
-func appendColumn(dst []parquet.Value, r *Row, col int, reps []byte) []parquet.Value {
+// scalarValue is scalar column col of r as a parquet value. Every value is
+// present, so it sits at the column's maximum definition level.
+func scalarValue(r *Row, col int) parquet.Value {
 	var v parquet.Value
 	switch col {
 	case colMLPID:
@@ -146,10 +327,8 @@ func appendColumn(dst []parquet.Value, r *Row, col int, reps []byte) []parquet.V
 		v = parquet.DoubleValue(r.AvgVariance)
 	case colBreakdown:
 		v = parquet.ByteArrayValue([]byte(r.Breakdown))
-	default:
-		return appendList(dst, listOf(r, col), reps, col)
 	}
-	return append(dst, v.Level(0, 1, col))
+	return v.Level(0, 1, col)
 }
 
 func listOf(r *Row, col int) []float32 {
@@ -160,12 +339,4 @@ func listOf(r *Row, col int) []float32 {
 		return r.LayerMeans
 	}
 	return r.FinalMeans
-}
-
-func appendList(dst []parquet.Value, vals []float32, reps []byte, col int) []parquet.Value {
-	def := columns[col].maxDef()
-	for k, v := range vals {
-		dst = append(dst, parquet.FloatValue(v).Level(int(reps[k]), def, col))
-	}
-	return dst
 }

@@ -1,0 +1,238 @@
+package dataset
+
+import (
+	"bytes"
+	"hash/crc32"
+	"math/bits"
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/parquet-go/parquet-go/encoding/plain"
+	"github.com/parquet-go/parquet-go/encoding/rle"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// listChunk encodes one float-list column of a row group the way
+// parquet-go v0.32.0's ColumnWriter does for this package's configuration
+// (PLAIN, uncompressed, data page v2, page statistics and CRC), so files
+// stay byte-identical to what it wrote before; parquet_oracle_test.go holds
+// that reference. Every row of a shape has the same levels, so a page's
+// encoded levels depend only on its row count and are cached by it.
+type listChunk struct {
+	col      int
+	maxRep   byte
+	maxDef   byte
+	reps     []byte // repetition levels of one row
+	rowSize  int64  // what one row adds to parquet-go's column buffer Size
+	pageSize int64  // parquet-go cuts a page once Size reaches this
+
+	page     []float32 // values of the open page
+	pageRows int
+	levels   map[int]*pageLevels
+	header   bytes.Buffer
+	enc      *thrift.Encoder
+
+	// The row group so far: the pages' PLAIN values back to back, and for
+	// each page its header and levels, which go before its values.
+	values      []byte
+	heads       []pageHead
+	numRows     int64
+	indexer     parquet.ColumnIndexer
+	meta        format.ColumnMetaData
+	minV, maxV  parquet.Value
+	hasBounds   bool
+	offsets     []format.PageLocation
+	repHist     []int64
+	defHist     []int64
+	pageRepHist []int64
+	pageDefHist []int64
+}
+
+type pageHead struct {
+	header []byte
+	levels *pageLevels
+	size   int // of the values
+}
+
+// pageLevels are the encoded levels of a page of some number of rows and
+// their histograms.
+type pageLevels struct {
+	reps, defs       []byte
+	repHist, defHist []int64
+}
+
+func newListChunk(col int, reps []byte, pageBufferSize int) *listChunk {
+	c := &listChunk{
+		col:    col,
+		maxRep: byte(columns[col].listDepth),
+		maxDef: byte(columns[col].maxDef()),
+		reps:   reps,
+		// repeatedColumnBuffer.Size: 8 bytes of row offsets, one repetition
+		// and one definition level byte and 4 float bytes per value.
+		rowSize: 8 + 6*int64(len(reps)),
+		// ColumnWriter.bufferSize.
+		pageSize: int64(int32(float64(pageBufferSize) * 0.98)),
+		levels:   map[int]*pageLevels{},
+	}
+	c.enc = thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&c.header))
+	c.reset()
+	return c
+}
+
+func (c *listChunk) reset() {
+	c.values = c.values[:0]
+	c.heads = c.heads[:0]
+	c.numRows = 0
+	c.indexer = parquet.FloatType.NewColumnIndexer(parquet.DefaultColumnIndexSizeLimit)
+	c.meta = format.ColumnMetaData{}
+	c.minV, c.maxV, c.hasBounds = parquet.Value{}, parquet.Value{}, false
+	c.offsets = nil
+	c.repHist = make([]int64, c.maxRep+1)
+	c.defHist = make([]int64, c.maxDef+1)
+	c.pageRepHist, c.pageDefHist = nil, nil
+}
+
+func (c *listChunk) writeRow(vals []float32) {
+	c.page = append(c.page, vals...)
+	c.pageRows++
+	if int64(c.pageRows)*c.rowSize >= c.pageSize {
+		c.flushPage()
+	}
+}
+
+func (c *listChunk) levelsOf(rows int) *pageLevels {
+	if lv := c.levels[rows]; lv != nil {
+		return lv
+	}
+	n := rows * len(c.reps)
+	reps := bytes.Repeat(c.reps, rows)
+	defs := bytes.Repeat([]byte{c.maxDef}, n)
+	lv := &pageLevels{repHist: make([]int64, c.maxRep+1), defHist: make([]int64, c.maxDef+1)}
+	lv.reps, _ = (&rle.Encoding{BitWidth: bits.Len8(c.maxRep)}).EncodeLevels(nil, reps)
+	lv.defs, _ = (&rle.Encoding{BitWidth: bits.Len8(c.maxDef)}).EncodeLevels(nil, defs)
+	for _, r := range reps {
+		lv.repHist[r]++
+	}
+	lv.defHist[c.maxDef] = int64(n)
+	c.levels[rows] = lv
+	return lv
+}
+
+func (c *listChunk) flushPage() {
+	if c.pageRows == 0 {
+		return
+	}
+	lv := c.levelsOf(c.pageRows)
+	n := int64(len(c.page))
+	page := parquet.FloatType.NewPage(c.col, len(c.page), encoding.FloatValues(c.page))
+	minV, maxV, ok := page.Bounds()
+	// Encoded in place at the end of c.values, saving a page-sized copy.
+	start := len(c.values)
+	c.values = slices.Grow(c.values, 4*len(c.page))
+	body, _ := (&plain.Encoding{}).EncodeFloat(c.values[start:start], c.page)
+	c.values = c.values[:start+len(body)]
+
+	crc := crc32.Update(0, crc32.IEEETable, lv.reps)
+	crc = crc32.Update(crc, crc32.IEEETable, lv.defs)
+	crc = crc32.Update(crc, crc32.IEEETable, body)
+	size := len(lv.reps) + len(lv.defs) + len(body)
+	hdr := format.PageHeader{
+		Type:                 format.DataPageV2,
+		UncompressedPageSize: int32(size),
+		CompressedPageSize:   int32(size),
+		CRC:                  int32(crc),
+		DataPageHeaderV2: thrift.New(format.DataPageHeaderV2{
+			NumValues:                  int32(n),
+			NumRows:                    int32(c.pageRows),
+			Encoding:                   format.Plain,
+			DefinitionLevelsByteLength: int32(len(lv.defs)),
+			RepetitionLevelsByteLength: int32(len(lv.reps)),
+			IsCompressed:               thrift.New(false),
+			Statistics: format.Statistics{
+				Min:      minV.Bytes(),
+				Max:      maxV.Bytes(),
+				MinValue: minV.Bytes(),
+				MaxValue: maxV.Bytes(),
+			},
+		}),
+	}
+	c.header.Reset()
+	if err := c.enc.Encode(&hdr); err != nil {
+		panic(err) // encoding a fixed struct into memory cannot fail
+	}
+	total := int32(c.header.Len() + size)
+
+	c.offsets = append(c.offsets, format.PageLocation{
+		Offset:             c.meta.TotalCompressedSize,
+		CompressedPageSize: total,
+		FirstRowIndex:      c.numRows,
+	})
+	c.heads = append(c.heads, pageHead{bytes.Clone(c.header.Bytes()), lv, len(body)})
+
+	c.indexer.IndexPage(n, 0, minV, maxV)
+	c.meta.NumValues += n
+	if ok {
+		if !c.hasBounds || parquet.FloatType.Compare(maxV, c.maxV) > 0 {
+			c.maxV = maxV
+		}
+		if !c.hasBounds || parquet.FloatType.Compare(minV, c.minV) < 0 {
+			c.minV = minV
+		}
+		c.hasBounds = true
+	}
+	c.numRows += int64(c.pageRows)
+	for i, v := range lv.repHist {
+		c.repHist[i] += v
+	}
+	for i, v := range lv.defHist {
+		c.defHist[i] += v
+	}
+	c.pageRepHist = append(c.pageRepHist, lv.repHist...)
+	c.pageDefHist = append(c.pageDefHist, lv.defHist...)
+	c.meta.TotalUncompressedSize += int64(total)
+	c.meta.TotalCompressedSize += int64(total)
+	c.page = c.page[:0]
+	c.pageRows = 0
+}
+
+// finish closes the row group's last page and fills in its column chunk
+// metadata (over the scratch file's, which has the fixed fields) and page
+// indexes. Offsets are relative to the chunk start, which the caller adds.
+func (c *listChunk) finish(meta *format.ColumnMetaData, ci *format.ColumnIndex, oi *format.OffsetIndex) {
+	c.flushPage()
+	meta.NumValues = c.meta.NumValues
+	meta.TotalUncompressedSize = c.meta.TotalUncompressedSize
+	meta.TotalCompressedSize = c.meta.TotalCompressedSize
+	meta.Statistics = format.Statistics{}
+	if c.hasBounds {
+		meta.Statistics.MinValue = c.minV.Bytes()
+		meta.Statistics.MaxValue = c.maxV.Bytes()
+	}
+	meta.EncodingStats = []format.PageEncodingStats{{
+		PageType: format.DataPageV2, Encoding: format.Plain, Count: int32(len(c.offsets)),
+	}}
+	meta.SizeStatistics = format.SizeStatistics{
+		RepetitionLevelHistogram: c.repHist,
+		DefinitionLevelHistogram: c.defHist,
+	}
+	*ci = c.indexer.ColumnIndex()
+	ci.RepetitionLevelHistogram = c.pageRepHist
+	ci.DefinitionLevelHistogram = c.pageDefHist
+	*oi = format.OffsetIndex{PageLocations: c.offsets}
+}
+
+// writeTo writes the row group's pages, each header, levels, then values.
+func (c *listChunk) writeTo(emit func([]byte) error) error {
+	values := c.values
+	for _, h := range c.heads {
+		for _, b := range [...][]byte{h.header, h.levels.reps, h.levels.defs, values[:h.size]} {
+			if err := emit(b); err != nil {
+				return err
+			}
+		}
+		values = values[h.size:]
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package dataset
+
+import (
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// writeParquetOracle writes rows the way ParquetWriter did before it encoded
+// the float-list pages itself: every value goes through parquet-go's column
+// writers. It is kept as the byte-for-byte reference for the spliced writer.
+func writeParquetOracle(out io.Writer, shape Shape, rows []Row) error {
+	cfg, err := writerConfig(shape)
+	if err != nil {
+		return err
+	}
+	w := parquet.NewGenericWriter[any](out, cfg)
+	perGroup := rowsPerGroup(shape)
+	var reps [numColumns][]byte
+	for col, strides := range listStrides(shape) {
+		if strides != nil {
+			reps[col] = repPattern(listLen(col, shape), strides)
+		}
+	}
+	var vals []parquet.Value
+	for i := range rows {
+		cols := w.ColumnWriters()
+		for col := range numColumns {
+			if reps[col] != nil {
+				vals = oracleList(vals[:0], listOf(&rows[i], col), reps[col], col)
+			} else {
+				vals = append(vals[:0], scalarValue(&rows[i], col))
+			}
+			if _, err := cols[col].WriteRowValues(vals); err != nil {
+				return err
+			}
+		}
+		if int64(i+1)%perGroup == 0 {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Close()
+}
+
+func oracleList(dst []parquet.Value, vals []float32, reps []byte, col int) []parquet.Value {
+	def := columns[col].maxDef()
+	for k, v := range vals {
+		dst = append(dst, parquet.FloatValue(v).Level(int(reps[k]), def, col))
+	}
+	return dst
+}
