@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -42,22 +41,14 @@ func (a *Activities) CombineSplits(ctx context.Context, in CombineSplitsInput) (
 	}
 	defer os.RemoveAll(dir)
 	// Step 2. Fetch the merged splits.
-	var inputs []string
-	for i, p := range in.Splits {
-		local := filepath.Join(dir, fmt.Sprintf("split-%02d", i))
-		if _, err := downloadDir(ctx, a.Store, p, local); err != nil {
-			return out, err
-		}
-		inputs = append(inputs, local)
+	inputs, err := downloadAll(ctx, a.Store, in.Splits, dir)
+	if err != nil {
+		return out, err
 	}
 	// Step 3. Combine with the same code as `whestbake dataset combine-splits`.
 	final := filepath.Join(dir, "dataset")
 	if err := dataset.Combine(inputs, final, in.DefaultSplit); err != nil {
-		var inv *dataset.InvalidDatasetError
-		if errors.As(err, &inv) {
-			return out, fatal(ErrCorruptPartial, "%v", err)
-		}
-		return out, err
+		return out, datasetErr(err)
 	}
 	// Step 4. Commit.
 	m, sum, err := commitDir(ctx, a.Store, final, prefix)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/keys"
 	"github.com/whestbake/whestbake/store"
 )
@@ -129,3 +130,29 @@ func downloadDir(ctx context.Context, s *store.Store, prefix, dir string) (Manif
 }
 
 func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
+
+// downloadAll fetches committed directories into dir/<i> (in order) and returns
+// the local paths; a directory that was never committed is a corrupt input.
+func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir string) ([]string, error) {
+	var out []string
+	for i, p := range prefixes {
+		local := filepath.Join(dir, fmt.Sprintf("%05d", i))
+		if _, err := downloadDir(ctx, s, p, local); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fatal(ErrCorruptPartial, "%s has no manifest: it was never committed", p)
+			}
+			return nil, err
+		}
+		out = append(out, local)
+	}
+	return out, nil
+}
+
+// datasetErr marks a dataset the dataset package rejects as permanently corrupt.
+func datasetErr(err error) error {
+	var inv *dataset.InvalidDatasetError
+	if errors.As(err, &inv) {
+		return fatal(ErrCorruptPartial, "%v", err)
+	}
+	return err
+}

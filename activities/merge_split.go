@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -42,30 +41,19 @@ func (a *Activities) MergeSplit(ctx context.Context, in MergeSplitInput) (MergeS
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	var parts []string
-	for i, p := range in.Slices {
-		local := filepath.Join(dir, fmt.Sprintf("slice-%05d", i))
-		if _, err := downloadDir(ctx, a.Store, p, local); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return out, fatal(ErrCorruptPartial, "slice %s has no manifest: it was never committed", p)
-			}
-			return out, err
-		}
-		parts = append(parts, local)
+	parts, err := downloadAll(ctx, a.Store, in.Slices, dir)
+	if err != nil {
+		return out, err
 	}
 	// Step 3. Merge locally with the same code as `whestbake dataset merge`.
 	merged := filepath.Join(dir, "merged")
 	if len(parts) == 1 {
 		merged = parts[0] // one slice covering the split is already complete
 		if _, err := dataset.ReadDir(merged, false); err != nil {
-			return out, fatal(ErrCorruptPartial, "%v", err)
+			return out, datasetErr(err)
 		}
 	} else if err := dataset.Merge(parts, merged); err != nil {
-		var inv *dataset.InvalidDatasetError
-		if errors.As(err, &inv) {
-			return out, fatal(ErrCorruptPartial, "%v", err)
-		}
-		return out, err
+		return out, datasetErr(err)
 	}
 	// Step 4. Commit.
 	_, sum, err := commitDir(ctx, a.Store, merged, prefix)
