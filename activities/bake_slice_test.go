@@ -21,6 +21,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/manifest"
 	"github.com/whestbake/whestbake/seeds"
 	"github.com/whestbake/whestbake/store"
 )
@@ -55,15 +56,11 @@ func parquetSHA(t *testing.T, st *store.Store, prefix string) string {
 }
 
 // readManifest reads a committed directory's manifest.
-func readManifest(t *testing.T, st *store.Store, prefix string) activities.Manifest {
+func readManifest(t *testing.T, st *store.Store, prefix string) manifest.Manifest {
 	t.Helper()
-	data, err := st.Get(context.Background(), keys.Manifest(prefix))
+	m, _, err := manifest.Read(context.Background(), st, prefix)
 	if err != nil {
 		t.Fatalf("%s has no manifest: %v", prefix, err)
-	}
-	var m activities.Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatalf("%s: %v", keys.Manifest(prefix), err)
 	}
 	return m
 }

@@ -22,7 +22,7 @@ func (c *countValue) String() string { return fmt.Sprint(*c.v) }
 func (c *countValue) Type() string   { return "count" }
 
 func (c *countValue) Set(s string) error {
-	n, err := parseCount(s)
+	n, err := config.ParseCount(s) // the CLI flags and the config file accept the same spellings
 	if err != nil {
 		return err
 	}
@@ -32,6 +32,3 @@ func (c *countValue) Set(s string) error {
 	*c.v = n
 	return nil
 }
-
-// parseCount is config.ParseCount: the CLI flags and the config file accept the same spellings.
-func parseCount(s string) (int64, error) { return config.ParseCount(s) }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/config"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/manifest"
 	"github.com/whestbake/whestbake/store"
 )
 
@@ -80,8 +79,8 @@ func downloadSource(src string, cfg config.Config) (bucket, prefix string, err e
 }
 
 // download fetches the directory at prefix into output, verifying every file.
-func download(ctx context.Context, cfg config.Config, bucket, prefix, output string) (activities.Manifest, error) {
-	var m activities.Manifest
+func download(ctx context.Context, cfg config.Config, bucket, prefix, output string) (manifest.Manifest, error) {
+	var m manifest.Manifest
 	if err := cfg.ValidateStore(); err != nil {
 		return m, err
 	}
@@ -92,15 +91,15 @@ func download(ctx context.Context, cfg config.Config, bucket, prefix, output str
 	if err != nil {
 		return m, err
 	}
-	data, err := st.Get(ctx, keys.Manifest(prefix))
+	m, _, err = manifest.Read(ctx, st, prefix)
 	if errors.Is(err, store.ErrNotFound) {
 		return m, fmt.Errorf("s3://%s/%s has no manifest.json: it is not a release, or the bake has not finished (check `whestbake status ID`)", bucket, prefix)
 	}
-	if err != nil {
-		return m, err
+	if err == nil && len(m.Files) == 0 {
+		err = fmt.Errorf("%w: %s lists no files", manifest.ErrMalformed, keys.Manifest(prefix))
 	}
-	if err := json.Unmarshal(data, &m); err != nil || len(m.Files) == 0 {
-		return m, fmt.Errorf("s3://%s/%s: manifest.json is not a file list (%v)", bucket, keys.Manifest(prefix), err)
+	if err != nil {
+		return m, fmt.Errorf("s3://%s: %w", bucket, err)
 	}
 	abs, err := filepath.Abs(output)
 	if err != nil {
@@ -114,28 +113,19 @@ func download(ctx context.Context, cfg config.Config, bucket, prefix, output str
 		return m, fmt.Errorf("cannot create a directory beside --output: %w", err)
 	}
 	defer os.RemoveAll(tmp) // a no-op after the rename
+	if err := manifest.Fetch(ctx, st, prefix, m, tmp); err != nil {
+		if errors.Is(err, manifest.ErrMismatch) || errors.Is(err, manifest.ErrUnsafePath) {
+			return m, fmt.Errorf("s3://%s: %w; the copy in S3 is damaged, nothing was written to %s", bucket, err, output)
+		}
+		return m, err
+	}
+	// The store writes private temp files and MkdirTemp makes a private directory.
 	for _, f := range m.Files {
-		rel := filepath.FromSlash(f.Path)
-		if !filepath.IsLocal(rel) {
-			return m, fmt.Errorf("s3://%s/%s: manifest names %q, outside the dataset directory; refusing it", bucket, keys.Manifest(prefix), f.Path)
-		}
-		local := filepath.Join(tmp, rel)
-		if err := st.GetFile(ctx, path.Join(prefix, f.Path), local); err != nil {
+		if err := os.Chmod(filepath.Join(tmp, filepath.FromSlash(f.Path)), 0o644); err != nil {
 			return m, err
-		}
-		sum, err := store.FileSHA256(local)
-		if err != nil {
-			return m, err
-		}
-		if err := os.Chmod(local, 0o644); err != nil { // the store writes private temp files
-			return m, err
-		}
-		if info, err := os.Stat(local); err != nil || sum != f.SHA256 || info.Size() != f.Size {
-			return m, fmt.Errorf("s3://%s/%s/%s does not match manifest.json (sha256 %s, manifest %s): the copy in S3 is damaged; nothing was written to %s",
-				bucket, prefix, f.Path, sum, f.SHA256, output)
 		}
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it private
+	if err := os.Chmod(tmp, 0o755); err != nil {
 		return m, err
 	}
 	if err := os.Rename(tmp, abs); err != nil {

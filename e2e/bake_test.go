@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -139,37 +137,6 @@ func (s *stack) localBake(b bakeSpec) string {
 	final := filepath.Join(dir, "dataset")
 	s.mustWhestbake(append(append([]string{"dataset", "combine-splits"}, splits...), "--output", final)...)
 	return final
-}
-
-// sameParquet fails unless got and want hold the same parquet files with the
-// same bytes. metadata.json and README.md are not compared: they record when
-// and on which host the bake ran.
-func sameParquet(t *testing.T, got, want string) {
-	t.Helper()
-	list := func(dir string) []string {
-		names, err := filepath.Glob(filepath.Join(dir, "data", "*.parquet"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, n := range names {
-			names[i] = filepath.Base(n)
-		}
-		return names
-	}
-	g, w := list(got), list(want)
-	if !slices.Equal(g, w) || len(w) == 0 {
-		t.Fatalf("parquet files %v, the local bake has %v", g, w)
-	}
-	for _, n := range w {
-		a, err1 := os.ReadFile(filepath.Join(got, "data", n))
-		b, err2 := os.ReadFile(filepath.Join(want, "data", n))
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("data/%s differs from the local bake (%d vs %d bytes)", n, len(a), len(b))
-		}
-	}
 }
 
 // waitFor polls cond every 50 ms until it holds or timeout passes.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/whestbake/whestbake/dataset/datasettest"
+
 	"github.com/whestbake/whestbake/keys"
 )
 
@@ -45,7 +47,7 @@ func TestTwoBakesAtOnce(t *testing.T) {
 	}
 
 	for _, b := range bakes {
-		sameParquet(t, s.download(b), s.localBake(b))
+		datasettest.SameParquet(t, s.download(b), s.localBake(b))
 	}
 	// Every object of the two bakes sits under its own bake's prefix.
 	all, err := s.art.List(context.Background(), "bakes/")

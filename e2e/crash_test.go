@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/whestbake/whestbake/dataset/datasettest"
+
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/keys"
 )
@@ -73,5 +75,5 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 	if exists(bk.MLPCheckpoint("public", 2)) {
 		t.Error("the resumed MLP's checkpoint was left behind")
 	}
-	sameParquet(t, s.download(b), s.localBake(b))
+	datasettest.SameParquet(t, s.download(b), s.localBake(b))
 }

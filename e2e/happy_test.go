@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/whestbake/whestbake/dataset/datasettest"
+
 	"github.com/whestbake/whestbake/keys"
 )
 
@@ -21,7 +23,7 @@ func TestHappyPath(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, releaseURI(b)) {
 		t.Errorf("`whestbake bake --wait` does not say where the release is (%s):\n%s", releaseURI(b), r)
 	}
-	sameParquet(t, s.download(b), s.localBake(b))
+	datasettest.SameParquet(t, s.download(b), s.localBake(b))
 
 	for _, sp := range b.Splits {
 		runs := s.sliceRuns(keys.SplitWorkflowID(b.ID, sp.Name))

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/whestbake/whestbake/dataset/datasettest"
+
 	"github.com/whestbake/whestbake/devstack"
 	"github.com/whestbake/whestbake/keys"
 )
@@ -48,7 +50,7 @@ func TestServerRestartsMidBake(t *testing.T) {
 				t.Fatalf("`whestbake bake --wait` still following after 2 minutes:\n%s", follower.output())
 			}
 			s.watch(cfg, b.ID)
-			sameParquet(t, s.download(b), s.localBake(b))
+			datasettest.SameParquet(t, s.download(b), s.localBake(b))
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/whestbake/whestbake/dataset/datasettest"
+
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
@@ -72,7 +74,7 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 			t.Errorf("split %s seeds %v, want %v (generate-seeds --seed %d)", s.Name, gotSeeds, want, *s.Seed)
 		}
 	}
-	sameParquet(t, got, localBake(t, in, filepath.Join(tmp, "local")))
+	datasettest.SameParquet(t, got, localBake(t, in, filepath.Join(tmp, "local")))
 	if len(m.Files) < 4 {
 		t.Errorf("release manifest lists %d files, want metadata, card and one parquet file per split", len(m.Files))
 	}
