@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // Activities carries what the activities need. The zero durations take the defaults below.

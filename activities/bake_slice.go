@@ -14,40 +14,14 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/whestbake/whestbake/bake"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/seeds"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/store"
 )
-
-// BakeSliceInput is one slice: MLPs [Start, End) of a split of NMLPs.
-type BakeSliceInput struct {
-	BakeID, Split, Config string
-	Slice, Start, End     int
-	NMLPs                 int
-	SeedsKey, SeedsSHA256 string
-	Shape                 Shape
-}
-
-// BakeSliceOutput says where the slice's partial dataset is and what it cost.
-type BakeSliceOutput struct {
-	Prefix         string
-	ManifestSHA256 string
-	Computed       int // MLPs computed from scratch by this attempt
-	Resumed        int // MLPs continued from a checkpoint by this attempt
-	Reused         int // MLPs already finished by an earlier attempt
-}
-
-// SliceProgress is the heartbeat detail: for display only, the store is the truth.
-type SliceProgress struct {
-	Split                    string
-	Slice                    int
-	DoneMLPs, TotalMLPs      int
-	CurrentMLP               int
-	SamplesDone, SamplesEach int64
-}
 
 // mlpResult is one finished MLP in the store; float bits keep it exact.
 type mlpResult struct {
@@ -62,10 +36,10 @@ type mlpResult struct {
 
 // BakeSlice computes a slice's MLPs and commits its partial dataset. Finished
 // MLPs are never recomputed; an unfinished one resumes from its checkpoint.
-func (a *Activities) BakeSlice(ctx context.Context, in BakeSliceInput) (BakeSliceOutput, error) {
+func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 	b := keys.Bake(in.BakeID)
 	prefix := b.Slice(in.Split, in.Slice)
-	out := BakeSliceOutput{Prefix: prefix}
+	out := bakeapi.BakeSliceOutput{Prefix: prefix}
 	// Step 1. Committed by an earlier attempt: done.
 	if _, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
 		out.ManifestSHA256 = sum
@@ -83,7 +57,7 @@ func (a *Activities) BakeSlice(ctx context.Context, in BakeSliceInput) (BakeSlic
 	ids := bake.Identities(plan.Seeds.Seeds)
 	desc := a.Engine.Describe()
 
-	hb := &heartbeat{p: SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start, SamplesEach: spec.NSamples}}
+	hb := &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start, SamplesEach: spec.NSamples}}
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	go a.beat(ctx, runCtx, hb, stop)
@@ -107,7 +81,7 @@ func (a *Activities) BakeSlice(ctx context.Context, in BakeSliceInput) (BakeSlic
 			out.Computed++
 		}
 		results = append(results, r)
-		hb.update(func(p *SliceProgress) { p.DoneMLPs++ })
+		hb.update(func(p *bakeapi.SliceProgress) { p.DoneMLPs++ })
 	}
 	// Step 4. Assemble the partial dataset from the results (weights are recomputed:
 	// they are a cheap pure function of the seed) and commit it.
@@ -135,41 +109,41 @@ func (a *Activities) BakeSlice(ctx context.Context, in BakeSliceInput) (BakeSlic
 	return out, nil
 }
 
-func (a *Activities) slicePlan(ctx context.Context, in BakeSliceInput) (bake.Plan, error) {
+func (a *Activities) slicePlan(ctx context.Context, in bakeapi.BakeSliceInput) (bake.Plan, error) {
 	data, err := a.Store.Get(ctx, in.SeedsKey)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return bake.Plan{}, fatal(ErrInvalidSeeds, "seeds file %s is missing", in.SeedsKey)
+			return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s is missing", in.SeedsKey)
 		}
 		return bake.Plan{}, storeErr(err)
 	}
 	sf, err := bake.ParseSeeds(in.SeedsKey, data, in.NMLPs)
 	if err != nil {
-		return bake.Plan{}, fatal(ErrInvalidSeeds, "%v", err)
+		return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
 	}
 	if sf.SHA256 != in.SeedsSHA256 {
-		return bake.Plan{}, fatal(ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", in.SeedsKey, sf.SHA256, in.SeedsSHA256)
+		return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", in.SeedsKey, sf.SHA256, in.SeedsSHA256)
 	}
-	p := bake.Plan{NMLPs: in.NMLPs, Seeds: sf, Range: bake.Range{Start: in.Start, End: in.End},
-		Spec: in.Shape.Spec(max(1, a.Threads)), Split: in.Split, Config: in.Config}
+	p := bake.Plan{NMLPs: in.NMLPs, Seeds: sf, Range: bakeapi.Range{Start: in.Start, End: in.End},
+		Spec: in.Spec, Split: in.Split, Config: in.Config}
 	if err := p.Validate(); err != nil {
-		return bake.Plan{}, fatal(ErrInvalidConfig, "%v", err)
+		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	return p, nil
 }
 
 // bakeMLP returns the MLP's result, from the store if an earlier attempt
 // finished it, else by running the engine from its last checkpoint.
-func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in BakeSliceInput, spec gpuengine.Spec, m bake.MLP, desc gpuengine.Description, hb *heartbeat) (mlpResult, string, error) {
+func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSliceInput, spec bakeapi.Spec, m bake.MLP, desc gpuengine.Description, hb *heartbeat) (mlpResult, string, error) {
 	resKey := b.MLPResult(in.Split, m.Index)
-	hb.update(func(p *SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
+	hb.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
 	if data, err := a.Store.Get(ctx, resKey); err == nil {
 		var r mlpResult
 		if err := json.Unmarshal(data, &r); err != nil || r.MLP != m.Index || r.Seed != m.Seed {
-			return r, "", fatal(ErrCorruptPartial, "%s is not the result of MLP %d (seed %d): delete it to recompute", resKey, m.Index, m.Seed)
+			return r, "", fatal(bakeapi.ErrCorruptPartial, "%s is not the result of MLP %d (seed %d): delete it to recompute", resKey, m.Index, m.Seed)
 		}
 		if r.Algorithm != spec.Algorithm() {
-			return r, "", fatal(ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
+			return r, "", fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
 		}
 		return r, "reused", nil
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -181,10 +155,10 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in BakeSliceInput
 	if data, err := a.Store.Get(ctx, ckKey); err == nil {
 		var cp gpuengine.Checkpoint
 		if err := json.Unmarshal(data, &cp); err != nil {
-			return mlpResult{}, "", fatal(ErrCorruptPartial, "checkpoint %s is not valid JSON: delete it to restart MLP %d", ckKey, m.Index)
+			return mlpResult{}, "", fatal(bakeapi.ErrCorruptPartial, "checkpoint %s is not valid JSON: delete it to restart MLP %d", ckKey, m.Index)
 		}
 		if cp.Algorithm != spec.Algorithm() {
-			return mlpResult{}, "", fatal(ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
+			return mlpResult{}, "", fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
 		}
 		resume, how = &cp, "resumed"
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -192,7 +166,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in BakeSliceInput
 	}
 	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
 	if err != nil {
-		return mlpResult{}, "", fatal(ErrInvalidConfig, "%v", err)
+		return mlpResult{}, "", fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	// Checkpoints are saved every checkpointEvery, and once more when the engine is
 	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work.
@@ -208,8 +182,8 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in BakeSliceInput
 		pending, lastSave = nil, time.Now()
 		return err
 	}
-	res, err := a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample}, resume, func(cp gpuengine.Checkpoint) {
-		hb.update(func(p *SliceProgress) { p.SamplesDone = cp.SamplesDone })
+	res, err := a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, a.Threads)}, resume, func(cp gpuengine.Checkpoint) {
+		hb.update(func(p *bakeapi.SliceProgress) { p.SamplesDone = cp.SamplesDone })
 		hb.progressed()
 		if cp.SamplesDone == spec.NSamples {
 			pending = nil // the result object follows at once
@@ -242,13 +216,13 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in BakeSliceInput
 	return r, how, nil
 }
 
-func resultRow(spec gpuengine.Spec, m bake.MLP, r mlpResult) (dataset.Row, error) {
+func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult) (dataset.Row, error) {
 	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
 	if err != nil {
 		return dataset.Row{}, err
 	}
 	if len(r.LayerMeansBits) != spec.Width*spec.Depth {
-		return dataset.Row{}, fatal(ErrCorruptPartial, "result of MLP %d has %d means, want %d", r.MLP, len(r.LayerMeansBits), spec.Width*spec.Depth)
+		return dataset.Row{}, fatal(bakeapi.ErrCorruptPartial, "result of MLP %d has %d means, want %d", r.MLP, len(r.LayerMeansBits), spec.Width*spec.Depth)
 	}
 	means := make([]float32, len(r.LayerMeansBits))
 	for i, b := range r.LayerMeansBits {
@@ -262,11 +236,11 @@ func resultRow(spec gpuengine.Spec, m bake.MLP, r mlpResult) (dataset.Row, error
 // heartbeat is the slice's live progress, shared by the engine callback and the ticker.
 type heartbeat struct {
 	mu   sync.Mutex
-	p    SliceProgress
+	p    bakeapi.SliceProgress
 	last time.Time
 }
 
-func (h *heartbeat) update(f func(*SliceProgress)) {
+func (h *heartbeat) update(f func(*bakeapi.SliceProgress)) {
 	h.mu.Lock()
 	f(&h.p)
 	h.mu.Unlock()
@@ -278,7 +252,7 @@ func (h *heartbeat) progressed() {
 	h.mu.Unlock()
 }
 
-func (h *heartbeat) snapshot() (SliceProgress, time.Time) {
+func (h *heartbeat) snapshot() (bakeapi.SliceProgress, time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.p, h.last
@@ -301,13 +275,13 @@ func (a *Activities) beat(ctx, runCtx context.Context, h *heartbeat, stop contex
 			return
 		case <-stopping:
 			stop(temporal.NewApplicationErrorWithOptions("worker is shutting down; the slice resumes from its checkpoints on another worker",
-				ErrWorkerStopping, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
+				bakeapi.ErrWorkerStopping, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
 			return
 		case <-tick.C:
 			p, last := h.snapshot()
 			if time.Since(last) > a.stallTimeout() {
 				stop(temporal.NewApplicationErrorWithOptions(fmt.Sprintf("engine made no progress for %s on MLP %d", a.stallTimeout(), p.CurrentMLP),
-					ErrEngineStalled, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
+					bakeapi.ErrEngineStalled, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
 				return
 			}
 			activity.RecordHeartbeat(ctx, p)

@@ -17,25 +17,26 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/bake"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/manifest"
-	"github.com/whestbake/whestbake/seeds"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 const split = "public"
 
-func seedSplit(t *testing.T, a *activities.Activities, bakeID string, n int, seed uint64) activities.GenerateSeedsOutput {
+func seedSplit(t *testing.T, a *activities.Activities, bakeID string, n int, seed uint64) bakeapi.GenerateSeedsOutput {
 	t.Helper()
-	return mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, activities.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: n, Seed: &seed})
+	return mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: n, Seed: &seed})
 }
 
-func sliceInput(bakeID string, sd activities.GenerateSeedsOutput, slice, start, end int) activities.BakeSliceInput {
-	return activities.BakeSliceInput{BakeID: bakeID, Split: split, Config: "default", Slice: slice, Start: start, End: end,
-		NMLPs: sd.NMLPs, SeedsKey: sd.SeedsKey, SeedsSHA256: sd.SHA256, Shape: shape}
+func sliceInput(bakeID string, sd bakeapi.GenerateSeedsOutput, slice, start, end int) bakeapi.BakeSliceInput {
+	return bakeapi.BakeSliceInput{BakeID: bakeID, Split: split, Config: "default", Slice: slice, Start: start, End: end,
+		NMLPs: sd.NMLPs, SeedsKey: sd.SeedsKey, SeedsSHA256: sd.SHA256, Spec: shape}
 }
 
 // parquetSHA is the sha256 the committed directory's manifest records for its
@@ -73,8 +74,8 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := shape.Spec(1)
-	plan := bake.Plan{NMLPs: n, Seeds: bake.FromSeeds(list), Range: bake.Range{Start: start, End: end}, Spec: spec, Split: split, Config: "default"}
+	spec := shape
+	plan := bake.Plan{NMLPs: n, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: start, End: end}, Spec: spec, Split: split, Config: "default"}
 	rows, err := bake.Rows(context.Background(), gpuengine.CPU{}, spec, bake.Identities(list), plan.Range, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -99,11 +100,11 @@ func testBakeSliceIsIdempotent(t *testing.T, f *fixture) {
 	a := f.acts(eng)
 	sd := seedSplit(t, a, "idem", 6, 7)
 	in := sliceInput("idem", sd, 1, 2, 5)
-	first := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, in)
+	first := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	if first.Computed != 3 || first.Reused != 0 || first.Resumed != 0 || first.Prefix != keys.Bake("idem").Slice(split, 1) {
 		t.Fatalf("first attempt %+v, want 3 computed at %s", first, keys.Bake("idem").Slice(split, 1))
 	}
-	second := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, in)
+	second := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	if second.Reused != 3 || second.Computed != 0 || second.Resumed != 0 {
 		t.Errorf("second attempt %+v, want all 3 MLPs reused", second)
 	}
@@ -125,7 +126,7 @@ func testBakeSliceKeepsFinishedMLPs(t *testing.T, f *fixture) {
 	a := f.acts(dying)
 	sd := seedSplit(t, a, "crash", 4, 9)
 	in := sliceInput("crash", sd, 0, 0, 4)
-	if _, err := run[activities.BakeSliceOutput](a, a.BakeSlice, in); err == nil || !strings.Contains(err.Error(), "illegal memory access") {
+	if _, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in); err == nil || !strings.Contains(err.Error(), "illegal memory access") {
 		t.Fatalf("dying attempt: error %v, want the engine's", err)
 	}
 	for m := range 4 {
@@ -135,7 +136,7 @@ func testBakeSliceKeepsFinishedMLPs(t *testing.T, f *fixture) {
 		}
 	}
 	eng := &countingEngine{}
-	out := mustRun[activities.BakeSliceOutput](t, f.acts(eng), f.acts(eng).BakeSlice, in)
+	out := mustRun[bakeapi.BakeSliceOutput](t, f.acts(eng), f.acts(eng).BakeSlice, in)
 	if out.Reused != 2 || out.Computed != 2 || out.Resumed != 0 {
 		t.Errorf("retry %+v, want 2 reused and 2 computed", out)
 	}
@@ -154,7 +155,7 @@ func interruptedCheckpoint(t *testing.T, n int, seed uint64, m int) gpuengine.Ch
 	t.Helper()
 	list, _ := seeds.GenerateInputSeeds(n, &seed)
 	id := bake.Identities(list)[m]
-	spec := shape.Spec(1)
+	spec := shape
 	w, err := seeds.Weights(spec.Width, spec.Depth, id.Streams.Weight)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +192,7 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 	if err := f.st.Put(context.Background(), ckKey, data); err != nil {
 		t.Fatal(err)
 	}
-	out := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("resume", sd, 0, 0, 3))
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("resume", sd, 0, 0, 3))
 	if out.Resumed != 1 || out.Computed != 2 || out.Reused != 0 {
 		t.Errorf("%+v, want MLP 1 resumed and 0, 2 computed", out)
 	}
@@ -205,7 +206,7 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 	// The same slice never interrupted, in another bake: every bit equal.
 	ref := f.acts(gpuengine.CPU{})
 	refSeeds := seedSplit(t, ref, "resume-ref", 3, 21)
-	refOut := mustRun[activities.BakeSliceOutput](t, ref, ref.BakeSlice, sliceInput("resume-ref", refSeeds, 0, 0, 3))
+	refOut := mustRun[bakeapi.BakeSliceOutput](t, ref, ref.BakeSlice, sliceInput("resume-ref", refSeeds, 0, 0, 3))
 	for m := range 3 {
 		got, err1 := f.st.Get(context.Background(), keys.Bake("resume").MLPResult(split, m))
 		want, err2 := f.st.Get(context.Background(), keys.Bake("resume-ref").MLPResult(split, m))
@@ -225,17 +226,17 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 func testBakeSliceRefusesCorruptState(t *testing.T, f *fixture) {
 	five := uint64(5)
 	list, _ := seeds.GenerateInputSeeds(3, &five)
-	otherAlgo := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0}`, list[1], gpuengine.NumpyAlgorithm)
+	otherAlgo := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0}`, list[1], bakeapi.NumpyAlgorithm)
 	cases := []struct {
 		name, kind string
 		key        func(keys.Bake) string
 		data       string
 	}{
-		{"garbage result", activities.ErrCorruptPartial, resultKey, "\x00\x01 not json"},
-		{"result of another MLP", activities.ErrCorruptPartial, resultKey, fmt.Sprintf(`{"mlp":2,"seed":%d}`, list[2])},
-		{"result of another algorithm", activities.ErrFingerprintMismatch, resultKey, otherAlgo},
-		{"garbage checkpoint", activities.ErrCorruptPartial, checkpointKey, "{{{"},
-		{"checkpoint of another algorithm", activities.ErrFingerprintMismatch, checkpointKey, `{"algorithm":"` + gpuengine.NumpyAlgorithm + `","samples_done":5}`},
+		{"garbage result", bakeapi.ErrCorruptPartial, resultKey, "\x00\x01 not json"},
+		{"result of another MLP", bakeapi.ErrCorruptPartial, resultKey, fmt.Sprintf(`{"mlp":2,"seed":%d}`, list[2])},
+		{"result of another algorithm", bakeapi.ErrFingerprintMismatch, resultKey, otherAlgo},
+		{"garbage checkpoint", bakeapi.ErrCorruptPartial, checkpointKey, "{{{"},
+		{"checkpoint of another algorithm", bakeapi.ErrFingerprintMismatch, checkpointKey, `{"algorithm":"` + bakeapi.NumpyAlgorithm + `","samples_done":5}`},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -245,7 +246,7 @@ func testBakeSliceRefusesCorruptState(t *testing.T, f *fixture) {
 			if err := f.st.Put(context.Background(), c.key(keys.Bake(bakeID)), []byte(c.data)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := run[activities.BakeSliceOutput](a, a.BakeSlice, sliceInput(bakeID, sd, 0, 0, 3))
+			_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput(bakeID, sd, 0, 0, 3))
 			app := wantAppError(t, err, c.kind)
 			if !strings.Contains(app.Error(), "mlp-000001") {
 				t.Errorf("error %q does not name the object", app.Error())
@@ -267,12 +268,12 @@ func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {
 	sd := seedSplit(t, a, "changed", 3, 5)
 	in := sliceInput("changed", sd, 0, 0, 3)
 	in.SeedsSHA256 = strings.Repeat("0", 64)
-	_, err := run[activities.BakeSliceOutput](a, a.BakeSlice, in)
-	wantAppError(t, err, activities.ErrInvalidSeeds)
+	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+	wantAppError(t, err, bakeapi.ErrInvalidSeeds)
 	in = sliceInput("changed", sd, 0, 0, 3)
 	in.SeedsKey = path.Join("bakes", "changed", "nowhere.json")
-	_, err = run[activities.BakeSliceOutput](a, a.BakeSlice, in)
-	wantAppError(t, err, activities.ErrInvalidSeeds)
+	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+	wantAppError(t, err, bakeapi.ErrInvalidSeeds)
 }
 
 // stoppingEngine is the CPU engine that closes stop once call number stopAt
@@ -284,7 +285,7 @@ type stoppingEngine struct {
 	once   sync.Once
 }
 
-func (s *stoppingEngine) BakeMLP(ctx context.Context, spec gpuengine.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
+func (s *stoppingEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
 	call, _ := s.count()
 	call++
 	return s.countingEngine.BakeMLP(ctx, spec, job, resume, func(cp gpuengine.Checkpoint) {
@@ -307,17 +308,17 @@ func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 	a := f.acts(eng)
 	sd := seedSplit(t, a, "stop", 3, 13)
 	in := sliceInput("stop", sd, 0, 0, 3)
-	_, err := run[activities.BakeSliceOutput](a, a.BakeSlice, in, func(env *testsuite.TestActivityEnvironment) { env.SetWorkerStopChannel(eng.stop) })
+	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in, func(env *testsuite.TestActivityEnvironment) { env.SetWorkerStopChannel(eng.stop) })
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != activities.ErrWorkerStopping || app.NonRetryable() {
-		t.Fatalf("error %v, want a retryable %s", err, activities.ErrWorkerStopping)
+	if !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping || app.NonRetryable() {
+		t.Fatalf("error %v, want a retryable %s", err, bakeapi.ErrWorkerStopping)
 	}
 	ok, err := f.st.Exists(context.Background(), keys.Bake("stop").MLPCheckpoint(split, 1))
 	if err != nil || !ok {
 		t.Fatalf("no checkpoint saved for the stopped MLP 1 (%v)", err)
 	}
 	next := &countingEngine{}
-	out := mustRun[activities.BakeSliceOutput](t, f.acts(next), f.acts(next).BakeSlice, in)
+	out := mustRun[bakeapi.BakeSliceOutput](t, f.acts(next), f.acts(next).BakeSlice, in)
 	if out.Reused != 1 || out.Resumed != 1 || out.Computed != 1 {
 		t.Errorf("next attempt %+v, want MLP 0 reused, 1 resumed, 2 computed", out)
 	}

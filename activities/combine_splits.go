@@ -6,28 +6,16 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
-// CombineSplitsInput lists the merged split prefixes in the bake's split order.
-type CombineSplitsInput struct {
-	BakeID       string
-	Splits       []string
-	DefaultSplit string `json:",omitempty"`
-}
-
-// CombineSplitsOutput is the bake's final dataset directory.
-type CombineSplitsOutput struct {
-	Prefix, ManifestSHA256 string
-	Files                  int
-}
-
 // CombineSplits builds the multi-split dataset (or takes the single split as it is) and commits it.
-func (a *Activities) CombineSplits(ctx context.Context, in CombineSplitsInput) (CombineSplitsOutput, error) {
+func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
 	prefix := keys.Bake(in.BakeID).Dataset()
-	out := CombineSplitsOutput{Prefix: prefix}
+	out := bakeapi.CombineSplitsOutput{Prefix: prefix}
 	// Step 1. Committed already.
 	if m, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
 		out.ManifestSHA256, out.Files = sum, len(m.Files)

@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/manifest"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // uploadDir puts every file under dir at prefix/<rel> (overwrites are safe: the
@@ -68,7 +69,7 @@ func commitDir(ctx context.Context, s *store.Store, dir, prefix string) (manifes
 func readManifest(ctx context.Context, s *store.Store, prefix string) (manifest.Manifest, string, error) {
 	m, data, err := manifest.Read(ctx, s, prefix)
 	if errors.Is(err, manifest.ErrMalformed) {
-		return m, "", fatal(ErrCorruptPartial, "%v", err)
+		return m, "", fatal(bakeapi.ErrCorruptPartial, "%v", err)
 	}
 	if err != nil {
 		return m, "", err
@@ -86,7 +87,7 @@ func downloadDir(ctx context.Context, s *store.Store, prefix, dir string) error 
 	}
 	switch err := manifest.Fetch(ctx, s, prefix, m, dir); {
 	case errors.Is(err, manifest.ErrUnsafePath):
-		return fatal(ErrCorruptPartial, "%v", err)
+		return fatal(bakeapi.ErrCorruptPartial, "%v", err)
 	case err != nil && !errors.Is(err, manifest.ErrMismatch):
 		return storeErr(err)
 	default:
@@ -104,7 +105,7 @@ func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir str
 		local := filepath.Join(dir, fmt.Sprintf("%05d", i))
 		if err := downloadDir(ctx, s, p, local); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return nil, fatal(ErrCorruptPartial, "%s has no manifest: it was never committed", p)
+				return nil, fatal(bakeapi.ErrCorruptPartial, "%s has no manifest: it was never committed", p)
 			}
 			return nil, err
 		}
@@ -117,7 +118,7 @@ func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir str
 func datasetErr(err error) error {
 	var inv *dataset.InvalidDatasetError
 	if errors.As(err, &inv) {
-		return fatal(ErrCorruptPartial, "%v", err)
+		return fatal(bakeapi.ErrCorruptPartial, "%v", err)
 	}
 	return err
 }

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/bake"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // numpySeeds12345 are whestbench's input seeds for root seed 12345 (numpy
@@ -17,7 +17,7 @@ import (
 var numpySeeds12345 = []int64{2096804712593481934, 2921580012919480943, 7354398262316660716, 6237348419996972168,
 	3607348892368485766, 3069666675758614433, 5518424227241521870, 1722318865822139695, 6205079283989499670, 8686598211760444927}
 
-func storedSeeds(t *testing.T, f *fixture, out activities.GenerateSeedsOutput) []int64 {
+func storedSeeds(t *testing.T, f *fixture, out bakeapi.GenerateSeedsOutput) []int64 {
 	t.Helper()
 	data, err := f.st.Get(context.Background(), out.SeedsKey)
 	if err != nil {
@@ -36,7 +36,7 @@ func storedSeeds(t *testing.T, f *fixture, out activities.GenerateSeedsOutput) [
 func testGenerateSeedsMatchesNumpy(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	root := uint64(12345)
-	out := mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, activities.GenerateSeedsInput{BakeID: "np", Split: "public", NMLPs: 10, Seed: &root})
+	out := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: "np", Split: "public", NMLPs: 10, Seed: &root})
 	if out.SeedsKey != keys.Bake("np").Seeds("public") || out.NMLPs != 10 {
 		t.Errorf("output %+v, want key %s", out, keys.Bake("np").Seeds("public"))
 	}
@@ -49,14 +49,14 @@ func testGenerateSeedsMatchesNumpy(t *testing.T, f *fixture) {
 // attempt, whatever its input, returns the stored file.
 func testGenerateSeedsIsCreateOnly(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
-	in := activities.GenerateSeedsInput{BakeID: "once", Split: "public", NMLPs: 8}
-	first := mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
+	in := bakeapi.GenerateSeedsInput{BakeID: "once", Split: "public", NMLPs: 8}
+	first := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
 	want := storedSeeds(t, f, first)
-	second := mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
+	second := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
 	root := uint64(1)
 	in.Seed = &root
-	third := mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
-	for _, o := range []activities.GenerateSeedsOutput{second, third} {
+	third := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
+	for _, o := range []bakeapi.GenerateSeedsOutput{second, third} {
 		if o != first {
 			t.Errorf("retry returned %+v, want the first attempt's %+v", o, first)
 		}
@@ -74,7 +74,7 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 	if err := f.st.PutCreate(ctx, b.InputSeeds("public"), upload); err != nil {
 		t.Fatal(err)
 	}
-	out := mustRun[activities.GenerateSeedsOutput](t, a, a.GenerateSeeds, activities.GenerateSeedsInput{BakeID: "up", Split: "public", NMLPs: 3, UploadedKey: b.InputSeeds("public")})
+	out := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: "up", Split: "public", NMLPs: 3, UploadedKey: b.InputSeeds("public")})
 	if got, _ := f.st.Get(ctx, out.SeedsKey); string(got) != string(upload) {
 		t.Errorf("canonical seeds file %q, want the upload's bytes %q", got, upload)
 	}
@@ -98,8 +98,8 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 					t.Fatal(err)
 				}
 			}
-			_, err := run[activities.GenerateSeedsOutput](a, a.GenerateSeeds, activities.GenerateSeedsInput{BakeID: "up", Split: split, NMLPs: c.n, UploadedKey: key})
-			wantAppError(t, err, activities.ErrInvalidSeeds)
+			_, err := run[bakeapi.GenerateSeedsOutput](a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: "up", Split: split, NMLPs: c.n, UploadedKey: key})
+			wantAppError(t, err, bakeapi.ErrInvalidSeeds)
 			if ok, _ := f.st.Exists(ctx, b.Seeds(split)); ok {
 				t.Error("a bad seeds file became the split's seeds")
 			}

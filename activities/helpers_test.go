@@ -13,14 +13,15 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/store"
-	"github.com/whestbake/whestbake/store/storetest"
+	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/store/storetest"
 )
 
 // shape is small enough for milliseconds per MLP, with enough philox steps
 // (4096 samples in chunks of 256) to interrupt an MLP halfway.
-var shape = activities.Shape{Width: 4, Depth: 2, NSamples: 4096, Sampler: "philox", ChunkSize: 256}
+var shape = bakeapi.Spec{Width: 4, Depth: 2, NSamples: 4096, Sampler: "philox", ChunkSize: 256}
 
 // countingEngine is the CPU engine plus a record of what it was asked to do,
 // to tell recomputed MLPs from reused ones.
@@ -32,7 +33,7 @@ type countingEngine struct {
 	failAt  map[int]error // errors to return instead of baking, by call number (1-based)
 }
 
-func (c *countingEngine) BakeMLP(ctx context.Context, spec gpuengine.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
+func (c *countingEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
 	c.mu.Lock()
 	c.calls++
 	n := c.calls

@@ -6,28 +6,17 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/store"
 )
-
-// MergeSplitInput lists a split's committed slice prefixes in slice order.
-type MergeSplitInput struct {
-	BakeID, Split string
-	Slices        []string
-}
-
-// MergeSplitOutput is the merged split directory.
-type MergeSplitOutput struct {
-	Prefix, ManifestSHA256 string
-	NMLPs                  int
-}
 
 // MergeSplit merges the slices' partials into the complete split (or takes a
 // single slice that already covers the split) and commits it.
-func (a *Activities) MergeSplit(ctx context.Context, in MergeSplitInput) (MergeSplitOutput, error) {
+func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 	prefix := keys.Bake(in.BakeID).Merged(in.Split)
-	out := MergeSplitOutput{Prefix: prefix}
+	out := bakeapi.MergeSplitOutput{Prefix: prefix}
 	// Step 1. Committed already.
 	if _, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
 		out.ManifestSHA256 = sum
@@ -65,14 +54,14 @@ func (a *Activities) MergeSplit(ctx context.Context, in MergeSplitInput) (MergeS
 }
 
 // countRows reads n_mlps from the committed metadata.json.
-func (a *Activities) countRows(ctx context.Context, prefix string, out *MergeSplitOutput) error {
+func (a *Activities) countRows(ctx context.Context, prefix string, out *bakeapi.MergeSplitOutput) error {
 	data, err := a.Store.Get(ctx, prefix+"/metadata.json")
 	if err != nil {
 		return storeErr(err)
 	}
 	md := dataset.NewObject()
 	if err := md.UnmarshalJSON(data); err != nil {
-		return fatal(ErrCorruptPartial, "%s/metadata.json: %v", prefix, err)
+		return fatal(bakeapi.ErrCorruptPartial, "%s/metadata.json: %v", prefix, err)
 	}
 	n, _ := md.GetInt("n_mlps")
 	out.NMLPs = int(n)

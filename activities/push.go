@@ -6,32 +6,21 @@ import (
 	"errors"
 	"path"
 
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/store"
 )
-
-// PushInput publishes a committed dataset directory as release <Name>/<Tag>
-// under Prefix in Bucket (credentials are the worker's, never in the input).
-type PushInput struct {
-	DatasetPrefix             string
-	Bucket, Prefix, Name, Tag string
-}
-
-// PushOutput is the release's location and manifest checksum.
-type PushOutput struct {
-	URI, ManifestSHA256 string
-}
 
 // Push copies the dataset to the release location, files first and the
 // manifest last, all create-only: a release is immutable. Re-pushing the same
 // content is a no-op; different content at the same tag is refused.
-func (a *Activities) Push(ctx context.Context, in PushInput) (PushOutput, error) {
+func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.PushOutput, error) {
 	dest, err := a.Store.WithBucket(ctx, in.Bucket)
 	if err != nil {
-		return PushOutput{}, storeErr(err)
+		return bakeapi.PushOutput{}, storeErr(err)
 	}
 	relPrefix := keys.Release(in.Prefix, in.Name, in.Tag)
-	out := PushOutput{URI: "s3://" + path.Join(in.Bucket, relPrefix) + "/"}
+	out := bakeapi.PushOutput{URI: keys.ReleaseURI(in.Bucket, in.Prefix, in.Name, in.Tag)}
 	// Step 1. The dataset's manifest decides what the release is.
 	src, err := a.Store.Get(ctx, keys.Manifest(in.DatasetPrefix))
 	if err != nil {
@@ -45,7 +34,7 @@ func (a *Activities) Push(ctx context.Context, in PushInput) (PushOutput, error)
 	// Step 2. A release at this tag already: the same one is fine, another is a conflict.
 	if existing, err := dest.Get(ctx, keys.Manifest(relPrefix)); err == nil {
 		if !bytes.Equal(existing, src) {
-			return out, fatal(ErrDestinationConflict, "%s is already released with different content (manifest sha256 %s, this bake %s); choose another tag",
+			return out, fatal(bakeapi.ErrDestinationConflict, "%s is already released with different content (manifest sha256 %s, this bake %s); choose another tag",
 				out.URI, store.SHA256Hex(existing), out.ManifestSHA256)
 		}
 		return out, nil
@@ -60,7 +49,7 @@ func (a *Activities) Push(ctx context.Context, in PushInput) (PushOutput, error)
 			return out, storeErr(err)
 		}
 		if store.SHA256Hex(data) != f.SHA256 {
-			return out, fatal(ErrCorruptPartial, "%s/%s does not match its manifest", in.DatasetPrefix, f.Path)
+			return out, fatal(bakeapi.ErrCorruptPartial, "%s/%s does not match its manifest", in.DatasetPrefix, f.Path)
 		}
 		if err := dest.PutCreate(ctx, key, data); errors.Is(err, store.ErrExists) {
 			info, err := dest.Stat(ctx, key)
@@ -68,7 +57,7 @@ func (a *Activities) Push(ctx context.Context, in PushInput) (PushOutput, error)
 				return out, storeErr(err)
 			}
 			if info.SHA256 != f.SHA256 {
-				return out, fatal(ErrDestinationConflict, "%s already holds a different %s; choose another tag", out.URI, f.Path)
+				return out, fatal(bakeapi.ErrDestinationConflict, "%s already holds a different %s; choose another tag", out.URI, f.Path)
 			}
 		} else if err != nil {
 			return out, storeErr(err)

@@ -6,27 +6,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // bakeDataset runs a one-split bake through the real activities: seeds, two
 // slices, merge, combine. It returns the committed final dataset.
-func bakeDataset(t *testing.T, f *fixture, bakeID string, seed uint64) activities.CombineSplitsOutput {
+func bakeDataset(t *testing.T, f *fixture, bakeID string, seed uint64) bakeapi.CombineSplitsOutput {
 	t.Helper()
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, bakeID, 3, seed)
 	var parts []string
 	for k, r := range [][2]int{{0, 1}, {1, 3}} {
-		out := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, r[0], r[1]))
+		out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, r[0], r[1]))
 		parts = append(parts, out.Prefix)
 	}
-	m := mustRun[activities.MergeSplitOutput](t, a, a.MergeSplit, activities.MergeSplitInput{BakeID: bakeID, Split: split, Slices: parts})
+	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, Slices: parts})
 	if m.NMLPs != 3 || m.Prefix != keys.Bake(bakeID).Merged(split) {
 		t.Fatalf("merge: %+v, want 3 MLPs at %s", m, keys.Bake(bakeID).Merged(split))
 	}
-	return mustRun[activities.CombineSplitsOutput](t, a, a.CombineSplits, activities.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}})
+	return mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}})
 }
 
 func testPushIsImmutable(t *testing.T, f *fixture) {
@@ -34,10 +34,10 @@ func testPushIsImmutable(t *testing.T, f *fixture) {
 	first := bakeDataset(t, f, "push-a", 1)
 	other := bakeDataset(t, f, "push-b", 2)
 	a := f.acts(gpuengine.CPU{})
-	in := activities.PushInput{DatasetPrefix: first.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v1"}
+	in := bakeapi.PushInput{DatasetPrefix: first.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v1"}
 	rel := keys.Release("datasets", "demo", "v1")
 
-	pushed := mustRun[activities.PushOutput](t, a, a.Push, in)
+	pushed := mustRun[bakeapi.PushOutput](t, a, a.Push, in)
 	if want := "s3://" + f.bucket + "/" + rel + "/"; pushed.URI != want || pushed.ManifestSHA256 != first.ManifestSHA256 {
 		t.Fatalf("push: %+v, want %s with manifest %s", pushed, want, first.ManifestSHA256)
 	}
@@ -55,22 +55,22 @@ func testPushIsImmutable(t *testing.T, f *fixture) {
 	}
 
 	// The identical release again: accepted, nothing changes.
-	again := mustRun[activities.PushOutput](t, a, a.Push, in)
+	again := mustRun[bakeapi.PushOutput](t, a, a.Push, in)
 	if again != pushed {
 		t.Errorf("re-push: %+v, want %+v", again, pushed)
 	}
 
 	// Different content at the same tag: refused, the release untouched.
 	in.DatasetPrefix = other.Prefix
-	_, err = run[activities.PushOutput](a, a.Push, in)
-	wantAppError(t, err, activities.ErrDestinationConflict)
+	_, err = run[bakeapi.PushOutput](a, a.Push, in)
+	wantAppError(t, err, bakeapi.ErrDestinationConflict)
 	if after, _ := f.st.Get(ctx, keys.Manifest(rel)); string(after) != string(manifest) {
 		t.Error("a refused push changed the release's manifest")
 	}
 
 	// The other dataset under its own tag is fine.
 	in.Tag = "v2"
-	mustRun[activities.PushOutput](t, a, a.Push, in)
+	mustRun[bakeapi.PushOutput](t, a, a.Push, in)
 }
 
 // testPushRefusesLeftoverFromAnotherRelease: a data file left at the tag by
@@ -84,8 +84,8 @@ func testPushRefusesLeftoverFromAnotherRelease(t *testing.T, f *fixture) {
 	if err := f.st.Put(context.Background(), path.Join(rel, m.Files[len(m.Files)-1].Path), []byte("someone else's bytes")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := run[activities.PushOutput](a, a.Push, activities.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v3"})
-	wantAppError(t, err, activities.ErrDestinationConflict)
+	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v3"})
+	wantAppError(t, err, bakeapi.ErrDestinationConflict)
 	if ok, _ := f.st.Exists(context.Background(), keys.Manifest(rel)); ok {
 		t.Error("the conflicting release was made visible")
 	}
@@ -94,8 +94,8 @@ func testPushRefusesLeftoverFromAnotherRelease(t *testing.T, f *fixture) {
 func testPushToMissingBucketIsPermanent(t *testing.T, f *fixture) {
 	ds := bakeDataset(t, f, "nobucket", 4)
 	a := f.acts(gpuengine.CPU{})
-	_, err := run[activities.PushOutput](a, a.Push, activities.PushInput{DatasetPrefix: ds.Prefix, Bucket: "no-such-bucket", Prefix: "datasets", Name: "demo", Tag: "v1"})
-	app := wantAppError(t, err, activities.ErrStoreAccess)
+	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: "no-such-bucket", Prefix: "datasets", Name: "demo", Tag: "v1"})
+	app := wantAppError(t, err, bakeapi.ErrStoreAccess)
 	if !strings.Contains(app.Error(), "no-such-bucket") {
 		t.Errorf("error %q does not name the bucket", app.Error())
 	}
@@ -104,10 +104,10 @@ func testPushToMissingBucketIsPermanent(t *testing.T, f *fixture) {
 func testMergeSplitRefusesUncommittedSlice(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "gap", 3, 8)
-	done := mustRun[activities.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("gap", sd, 0, 0, 1))
-	_, err := run[activities.MergeSplitOutput](a, a.MergeSplit, activities.MergeSplitInput{BakeID: "gap", Split: split,
+	done := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("gap", sd, 0, 0, 1))
+	_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "gap", Split: split,
 		Slices: []string{done.Prefix, keys.Bake("gap").Slice(split, 1)}})
-	wantAppError(t, err, activities.ErrCorruptPartial)
+	wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	if ok, _ := f.st.Exists(context.Background(), keys.Manifest(keys.Bake("gap").Merged(split))); ok {
 		t.Error("a merge with a missing slice was committed")
 	}

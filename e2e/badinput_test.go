@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/devstack/devtest"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // badInput is a bake the starter must refuse before anything is written.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // splitSpec is one split of a test bake, with seeds derived from Seed.

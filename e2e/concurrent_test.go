@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/dataset/datasettest"
-
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/datasettest"
 )
 
 // TestTwoBakesAtOnce: two bakes with different seeds share the same workers
@@ -32,7 +31,7 @@ func TestTwoBakesAtOnce(t *testing.T) {
 	var first, last [2]time.Time
 	for i, b := range bakes {
 		for _, sp := range b.Splits {
-			for _, r := range s.sliceRuns(keys.SplitWorkflowID(b.ID, sp.Name)) {
+			for _, r := range s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, sp.Name)) {
 				if first[i].IsZero() || r.Started.Before(first[i]) {
 					first[i] = r.Started
 				}
@@ -61,7 +60,7 @@ func TestTwoBakesAtOnce(t *testing.T) {
 	}
 	for _, b := range bakes {
 		for _, sp := range b.Splits {
-			for _, r := range s.sliceRuns(keys.SplitWorkflowID(b.ID, sp.Name)) {
+			for _, r := range s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, sp.Name)) {
 				if r.In.BakeID != b.ID || !strings.HasPrefix(r.Out.Prefix, bakePrefix(b.ID)) {
 					t.Errorf("bake %s split %s ran a slice of %s into %s", b.ID, sp.Name, r.In.BakeID, r.Out.Prefix)
 				}

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/dataset/datasettest"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/datasettest"
 
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // TestGPUWorkerKilledMidMLP: SIGKILL the only GPU worker while it is inside
@@ -56,7 +57,7 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 	s.startWorker("gpu")
 	s.mustWhestbake("bake", "--config", cfg, "--id", b.ID, "--wait") // reattaches to the running bake
 
-	runs := s.sliceRuns(keys.SplitWorkflowID(b.ID, "public"))
+	runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, "public"))
 	if len(runs) != 2 {
 		t.Fatalf("%d slices completed, want 2: %+v", len(runs), runs)
 	}

@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -40,24 +40,24 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 		if r.code == 0 || !strings.Contains(r.stderr, "already released") {
 			t.Errorf("`bake --wait` should fail saying the tag is taken:\n%s", r)
 		}
-		s.wantStatusFailure(t, statusCfg, second.ID, activities.ErrDestinationConflict, "already released")
+		s.wantStatusFailure(t, statusCfg, second.ID, bakeapi.ErrDestinationConflict, "already released")
 		if after, _ := s.rel.Get(ctx, rel); string(after) != string(before) {
 			t.Error("the refused bake changed the existing release")
 		}
-		s.wantSingleAttempt(t, keys.BakeWorkflowID(second.ID), "Push")
+		s.wantSingleAttempt(t, bakeapi.BakeWorkflowID(second.ID), "Push")
 	})
 
 	// Inputs the starter would refuse, sent straight to Temporal by another
 	// client: the activities check them again.
 	direct := []struct {
 		name, kind, activity string
-		spoil                func(*workflows.BakeInput)
+		spoil                func(*bakeapi.BakeInput)
 	}{
-		{"zero width", activities.ErrInvalidConfig, "BakeSlice", func(in *workflows.BakeInput) { in.Shape.Width = 0 }},
-		{"missing uploaded seeds file", activities.ErrInvalidSeeds, "GenerateSeeds", func(in *workflows.BakeInput) {
+		{"zero width", bakeapi.ErrInvalidConfig, "BakeSlice", func(in *bakeapi.BakeInput) { in.Spec.Width = 0 }},
+		{"missing uploaded seeds file", bakeapi.ErrInvalidSeeds, "GenerateSeeds", func(in *bakeapi.BakeInput) {
 			in.Splits[0].Seed, in.Splits[0].SeedsKey = nil, keys.Bake(in.BakeID).InputSeeds(in.Splits[0].Name)
 		}},
-		{"bad split name", activities.ErrInvalidConfig, "BakeSlice", func(in *workflows.BakeInput) { in.Splits[1].Name = "Hold Out" }},
+		{"bad split name", bakeapi.ErrInvalidConfig, "BakeSlice", func(in *bakeapi.BakeInput) { in.Splits[1].Name = "Hold Out" }},
 	}
 	for i, c := range direct {
 		t.Run("direct start: "+c.name, func(t *testing.T) {
@@ -66,8 +66,8 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 			in := directInput(id)
 			c.spoil(&in)
 			start := time.Now()
-			run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: keys.BakeWorkflowID(id), TaskQueue: workflows.ControlQueue,
-				TypedSearchAttributes: temporal.NewSearchAttributes(workflows.BakeIDAttr.ValueSet(id), workflows.BakeStageAttr.ValueSet(workflows.StageSeeding))},
+			run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: bakeapi.BakeWorkflowID(id), TaskQueue: bakeapi.ControlQueue,
+				TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(id), temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding))},
 				workflows.BakeWorkflow, in)
 			if err != nil {
 				t.Fatal(err)
@@ -79,21 +79,21 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 				t.Errorf("took %s to fail: a permanent error was retried", took)
 			}
 			s.wantStatusFailure(t, statusCfg, id, c.kind, "")
-			s.wantSingleAttempt(t, keys.BakeWorkflowID(id), c.activity)
+			s.wantSingleAttempt(t, bakeapi.BakeWorkflowID(id), c.activity)
 			s.assertNothingReleased(t, id)
 		})
 	}
 }
 
 // directInput is a valid two-split bake input with a release, as the starter builds it.
-func directInput(id string) workflows.BakeInput {
-	p := workflows.DefaultPolicy
+func directInput(id string) bakeapi.BakeInput {
+	p := bakeapi.DefaultPolicy
 	p.RetryInitial, p.RetryMax, p.SliceHeartbeat = time.Second, 2*time.Second, 2*time.Second
 	seed := uint64(800)
-	return workflows.BakeInput{BakeID: id, Shape: activities.Shape{Width: 8, Depth: 2, NSamples: 1000, Sampler: "philox"},
-		Splits:    []workflows.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
-		SliceSize: 2, MaxInFlight: 2, GPUQueue: workflows.GPUQueue, Policy: p,
-		Release: workflows.ReleaseSpec{Bucket: releaseBucket, Prefix: releasePrefix, Name: "e2e", Tag: id}}
+	return bakeapi.BakeInput{BakeID: id, Spec: bakeapi.Spec{Width: 8, Depth: 2, NSamples: 1000, Sampler: "philox"},
+		Splits:    []bakeapi.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
+		SliceSize: 2, MaxInFlight: 2, GPUQueue: bakeapi.GPUQueue, Policy: p,
+		Release: bakeapi.ReleaseSpec{Bucket: releaseBucket, Prefix: releasePrefix, Name: "e2e", Tag: id}}
 }
 
 // wantStatusFailure: `whestbake status` exits non-zero and shows the error
@@ -113,8 +113,8 @@ func (s *stack) wantSingleAttempt(t *testing.T, workflowID, activityType string)
 	t.Helper()
 	ids := []string{workflowID}
 	if activityType == "BakeSlice" {
-		bakeID, _ := keys.BakeIDFromWorkflowID(workflowID)
-		ids = []string{keys.SplitWorkflowID(bakeID, "public"), keys.SplitWorkflowID(bakeID, "holdout"), keys.SplitWorkflowID(bakeID, "Hold Out")}
+		bakeID, _ := bakeapi.BakeIDFromWorkflowID(workflowID)
+		ids = []string{bakeapi.SplitWorkflowID(bakeID, "public"), bakeapi.SplitWorkflowID(bakeID, "holdout"), bakeapi.SplitWorkflowID(bakeID, "Hold Out")}
 	}
 	seen := 0
 	for _, id := range ids {

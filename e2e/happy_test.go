@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/whestbake/whestbake/dataset/datasettest"
-
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/datasettest"
 )
 
 // TestHappyPath: a two-split bake of several slices per split through real
@@ -26,7 +25,7 @@ func TestHappyPath(t *testing.T) {
 	datasettest.SameParquet(t, s.download(b), s.localBake(b))
 
 	for _, sp := range b.Splits {
-		runs := s.sliceRuns(keys.SplitWorkflowID(b.ID, sp.Name))
+		runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, sp.Name))
 		if len(runs) != b.slices(sp.NMLPs) {
 			t.Errorf("split %s: %d slices completed, want %d", sp.Name, len(runs), b.slices(sp.NMLPs))
 		}
@@ -48,9 +47,9 @@ func TestHappyPath(t *testing.T) {
 	}
 
 	t.Run("replay live histories", func(t *testing.T) {
-		s.replayLive(t, keys.BakeWorkflowID(b.ID))
+		s.replayLive(t, bakeapi.BakeWorkflowID(b.ID))
 		for _, sp := range b.Splits {
-			s.replayLive(t, keys.SplitWorkflowID(b.ID, sp.Name))
+			s.replayLive(t, bakeapi.SplitWorkflowID(b.ID, sp.Name))
 		}
 	})
 }

@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/devstack"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -41,9 +41,9 @@ func (s *stack) history(id, runID string) *historypb.History {
 
 // sliceRun is one completed BakeSlice as its split's history records it.
 type sliceRun struct {
-	In              activities.BakeSliceInput
+	In              bakeapi.BakeSliceInput
 	Attempt         int32
-	Out             activities.BakeSliceOutput
+	Out             bakeapi.BakeSliceOutput
 	Started, Closed time.Time
 }
 
@@ -51,7 +51,7 @@ type sliceRun struct {
 func (s *stack) sliceRuns(splitWorkflowID string) []sliceRun {
 	s.t.Helper()
 	dc := converter.GetDefaultDataConverter()
-	scheduled := map[int64]activities.BakeSliceInput{}
+	scheduled := map[int64]bakeapi.BakeSliceInput{}
 	started := map[int64]*historypb.HistoryEvent{}
 	var out []sliceRun
 	for _, e := range s.history(splitWorkflowID, "").Events {
@@ -61,7 +61,7 @@ func (s *stack) sliceRuns(splitWorkflowID string) []sliceRun {
 			if a.GetActivityType().GetName() != "BakeSlice" {
 				continue
 			}
-			var in activities.BakeSliceInput
+			var in bakeapi.BakeSliceInput
 			if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
 				s.t.Fatal(err)
 			}

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/dataset/datasettest"
+	"github.com/whestbake/whestbake/internal/datasettest"
 
-	"github.com/whestbake/whestbake/devstack"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // TestServerRestartsMidBake stops and restarts each server while a bake is

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // TestSecretNeverLeaks drives every path that handles the S3 credentials — a
@@ -47,7 +48,7 @@ func TestSecretNeverLeaks(t *testing.T) {
 	})
 	s.mustWhestbake("cancel", slow.ID, "--config", statusCfg)
 	waitFor(t, 30*time.Second, "the cancelled bake to close", func() bool {
-		d, err := s.tc.DescribeWorkflowExecution(context.Background(), keys.BakeWorkflowID(slow.ID), "")
+		d, err := s.tc.DescribeWorkflowExecution(context.Background(), bakeapi.BakeWorkflowID(slow.ID), "")
 		return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 	})
 	if st := s.whestbake(nil, "status", slow.ID, "--config", statusCfg); st.code == 0 || !strings.Contains(strings.ToLower(st.stdout), "cancel") {

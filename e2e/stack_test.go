@@ -21,9 +21,9 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/whestbake/whestbake/devstack"
-	"github.com/whestbake/whestbake/devstack/devtest"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // Buckets of every stack: bake artifacts and releases, as `whestbake dev up` makes them.

@@ -6,7 +6,8 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/whestbake/whestbake/gpuengine/kernel"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine/internal/cpukernel"
 )
 
 // CPU is the pure-Go engine (AVX2/FMA assembly on amd64, identical bits elsewhere).
@@ -14,13 +15,16 @@ type CPU struct{}
 
 // Describe implements Engine.
 func (CPU) Describe() Description {
-	return Description{Engine: "cpu", Device: "cpu", DeviceName: cpuBrand(), Kernel: kernel.Impl()}
+	return Description{Engine: "cpu", Device: "cpu", DeviceName: cpuBrand(), Kernel: cpukernel.Impl()}
 }
 
 // BakeMLP implements Engine.
-func (CPU) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+func (CPU) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
 	if err := spec.Validate(); err != nil {
 		return Result{}, err
+	}
+	if job.Threads < 0 {
+		return Result{}, fmt.Errorf("threads must be positive (or 0 for one), got %d", job.Threads)
 	}
 	if want := spec.Depth * spec.Width * spec.Width; len(job.Weights) != want {
 		return Result{}, fmt.Errorf("weights hold %d values, want depth·width² = %d", len(job.Weights), want)
@@ -33,7 +37,7 @@ func (CPU) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Checkpoint, 
 			return Result{}, fmt.Errorf("checkpoint position %d outside [0, %d]", resume.SamplesDone, spec.NSamples)
 		}
 	}
-	if spec.Sampler == SamplerNumpy {
+	if spec.Sampler == bakeapi.SamplerNumpy {
 		return bakeNumpy(ctx, spec, job, resume, progress)
 	}
 	return bakePhilox(ctx, spec, job, resume, progress)
@@ -43,16 +47,13 @@ func (CPU) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Checkpoint, 
 // visit(l, y) after each layer; x and y are scratch buffers of rows·width.
 // Rows are split across threads: each output row depends on its own input row
 // only, so the split changes no bits.
-func forwardLayers(spec Spec, weights []float32, x, y []float32, rows int, mode kernel.Mode, visit func(l int, act []float32)) {
+func forwardLayers(spec bakeapi.Spec, threads int, weights []float32, x, y []float32, rows int, mode cpukernel.Mode, visit func(l int, act []float32)) {
 	w := spec.Width
-	threads := spec.Threads
-	if threads < 1 {
-		threads = 1
-	}
+	threads = max(1, threads)
 	for l := 0; l < spec.Depth; l++ {
 		wl := weights[l*w*w : (l+1)*w*w]
 		parallelRows(rows, threads, func(r0, r1 int) {
-			kernel.Forward(y[r0*w:r1*w], x[r0*w:r1*w], r1-r0, w, wl, mode)
+			cpukernel.Forward(y[r0*w:r1*w], x[r0*w:r1*w], r1-r0, w, wl, mode)
 		})
 		visit(l, y[:rows*w])
 		x, y = y, x

@@ -3,8 +3,9 @@ package gpuengine
 import (
 	"context"
 
-	"github.com/whestbake/whestbake/gpuengine/kernel"
-	"github.com/whestbake/whestbake/seeds"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine/internal/cpukernel"
+	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // NumpyChunk is whestbench's CPU chunk rule (simulation.py _pick_chunk_size); it
@@ -16,11 +17,11 @@ func NumpyChunk(width int) int {
 // bakeNumpy reproduces whestbench's sample_layer_statistics: one PCG64 stream of
 // float32 normals, per chunk relu(x @ W) per layer, chunk column sums in row
 // order added to running float64 sums.
-func bakeNumpy(ctx context.Context, spec Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+func bakeNumpy(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
 	w, d := spec.Width, spec.Depth
-	mode := kernel.FMA
-	if spec.Dot == DotMulAdd {
-		mode = kernel.MulAdd
+	mode := cpukernel.FMA
+	if spec.Dot == bakeapi.DotMulAdd {
+		mode = cpukernel.MulAdd
 	}
 	gen := seeds.NewPCG64(job.Sample)
 	layerSums := make([]float64, d*w)
@@ -45,16 +46,16 @@ func bakeNumpy(ctx context.Context, spec Spec, job Job, resume *Checkpoint, prog
 		}
 		n := int(min(int64(chunk), spec.NSamples-done))
 		gen.FillStandardNormalF32(x[:n*w])
-		forwardLayers(spec, job.Weights, x, y, n, mode, func(l int, act []float32) {
+		forwardLayers(spec, job.Threads, job.Weights, x, y, n, mode, func(l int, act []float32) {
 			clear(part)
-			kernel.AddColumnSums(part, act, n, w)
+			cpukernel.AddColumnSums(part, act, n, w)
 			sums := layerSums[l*w : (l+1)*w]
 			for j := range sums {
 				sums[j] += part[j]
 			}
 			if l == d-1 {
 				clear(part)
-				kernel.AddColumnSquares(part, act, n, w)
+				cpukernel.AddColumnSquares(part, act, n, w)
 				for j := range sumSq {
 					sumSq[j] += part[j]
 				}
@@ -63,7 +64,7 @@ func bakeNumpy(ctx context.Context, spec Spec, job Job, resume *Checkpoint, prog
 		done += int64(n)
 		if progress != nil {
 			st := gen.State()
-			progress(Checkpoint{Algorithm: NumpyAlgorithm, SamplesDone: done, LayerSums: layerSums, SumSquares: sumSq, PCG64: &st})
+			progress(Checkpoint{Algorithm: bakeapi.NumpyAlgorithm, SamplesDone: done, LayerSums: layerSums, SumSquares: sumSq, PCG64: &st})
 		}
 	}
 	return finish(layerSums, sumSq, spec.NSamples, w), nil

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/whestbake/whestbake/exact"
-	"github.com/whestbake/whestbake/gpuengine/kernel"
-	"github.com/whestbake/whestbake/philox"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine/internal/cpukernel"
+	"github.com/whestbake/whestbake/gpuengine/internal/exact"
+	"github.com/whestbake/whestbake/gpuengine/internal/philox"
 )
 
 // DefaultPhiloxChunk is the samples per step (and per checkpoint) when none is given.
@@ -40,7 +41,7 @@ func (p philoxSums) add(q philoxSums) {
 // PhiloxTile samples, sequential float64 column sums inside a tile, tiles
 // combined exactly. Steps of ChunkSize samples are split across threads; neither
 // choice can change the result because integer addition is associative.
-func bakePhilox(ctx context.Context, spec Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
 	w, d := spec.Width, spec.Depth
 	nv := d*w + w
 	total := make(philoxSums, nv)
@@ -64,7 +65,7 @@ func bakePhilox(ctx context.Context, spec Spec, job Job, resume *Checkpoint, pro
 		chunk = DefaultPhiloxChunk
 	}
 	chunk = (chunk + PhiloxTile - 1) / PhiloxTile * PhiloxTile
-	threads := max(1, spec.Threads)
+	threads := max(1, job.Threads)
 	workers := make([]*philoxWorker, threads)
 	for i := range workers {
 		workers[i] = newPhiloxWorker(spec, job.Weights, sampler)
@@ -104,7 +105,7 @@ func finishExact(total philoxSums, d, w int, n int64) Result {
 }
 
 func philoxCheckpoint(total philoxSums, nLayer int, done int64) Checkpoint {
-	cp := Checkpoint{Algorithm: PhiloxAlgorithm, SamplesDone: done,
+	cp := Checkpoint{Algorithm: bakeapi.PhiloxAlgorithm, SamplesDone: done,
 		LayerExact: make([]string, nLayer), SquareExact: make([]string, len(total)-nLayer)}
 	for i, a := range total {
 		if i < nLayer {
@@ -139,7 +140,7 @@ func runPhiloxStep(workers []*philoxWorker, start, end int64) error {
 }
 
 type philoxWorker struct {
-	spec    Spec
+	spec    bakeapi.Spec
 	weights []float32
 	sampler philox.Sampler
 	x, y    []float32
@@ -147,11 +148,9 @@ type philoxWorker struct {
 	sums    philoxSums
 }
 
-func newPhiloxWorker(spec Spec, weights []float32, s philox.Sampler) *philoxWorker {
+func newPhiloxWorker(spec bakeapi.Spec, weights []float32, s philox.Sampler) *philoxWorker {
 	rows := philoxBlockTiles * PhiloxTile
-	single := spec
-	single.Threads = 1
-	return &philoxWorker{spec: single, weights: weights, sampler: s,
+	return &philoxWorker{spec: spec, weights: weights, sampler: s,
 		x: make([]float32, rows*spec.Width), y: make([]float32, rows*spec.Width),
 		part: make([]float64, spec.Width), sums: make(philoxSums, spec.Depth*spec.Width+spec.Width)}
 }
@@ -163,13 +162,13 @@ func (wk *philoxWorker) run(a, b int64) error {
 	for first := a; first < b; first += philoxBlockTiles * PhiloxTile {
 		rows := int(min(b-first, philoxBlockTiles*PhiloxTile))
 		wk.sampler.Fill(wk.x, first, rows)
-		forwardLayers(wk.spec, wk.weights, wk.x, wk.y, rows, kernel.FMA, func(l int, act []float32) {
+		forwardLayers(wk.spec, 1, wk.weights, wk.x, wk.y, rows, cpukernel.FMA, func(l int, act []float32) {
 			for t := 0; t < rows; t += PhiloxTile {
 				tr := min(PhiloxTile, rows-t)
 				tile := act[t*w : (t+tr)*w]
-				wk.addTile(wk.sums[l*w:(l+1)*w], tile, tr, kernel.AddColumnSums, &err)
+				wk.addTile(wk.sums[l*w:(l+1)*w], tile, tr, cpukernel.AddColumnSums, &err)
 				if l == d-1 {
-					wk.addTile(wk.sums[d*w:], tile, tr, kernel.AddColumnSquares, &err)
+					wk.addTile(wk.sums[d*w:], tile, tr, cpukernel.AddColumnSquares, &err)
 				}
 			}
 		})

@@ -26,8 +26,8 @@ import (
 	"gorgonia.org/cu"
 	"gorgonia.org/cu/nvrtc"
 
-	"github.com/whestbake/whestbake/exact"
-	"github.com/whestbake/whestbake/gpuengine/kernels"
+	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
+	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
 // cu.Function is a struct around one CUfunction handle in v0.9.6; setMaxDynamicShared
@@ -127,9 +127,9 @@ func (d *cudaDevice) init(ordinal int) error {
 	if d.major, d.minor, err = dev.ComputeCapability(); err != nil {
 		return fmt.Errorf("--device cuda: compute capability: %v", err)
 	}
-	if cc := 10*d.major + d.minor; cc < kernels.MinComputeCapability {
+	if cc := 10*d.major + d.minor; cc < cudakernel.MinComputeCapability {
 		return fmt.Errorf("--device cuda: %s has compute capability %d.%d; the kernels need %d.%d or newer (cp.async); use --device cpu",
-			d.name, d.major, d.minor, kernels.MinComputeCapability/10, kernels.MinComputeCapability%10)
+			d.name, d.major, d.minor, cudakernel.MinComputeCapability/10, cudakernel.MinComputeCapability%10)
 	}
 	if d.sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
 		return fmt.Errorf("--device cuda: multiprocessor count: %v", err)
@@ -159,7 +159,7 @@ func (d *cudaDevice) String() string {
 
 // compile builds one of the kernels' sources with NVRTC and loads it. Device thread only.
 func (d *cudaDevice) compile(name, source string, defines []string) (cu.Module, error) {
-	hs := kernels.Headers()
+	hs := cudakernel.Headers()
 	inc := make([]nvrtc.Include, len(hs))
 	for i, h := range hs {
 		inc[i] = nvrtc.Include{Source: h.Source, Name: h.Name}
@@ -169,7 +169,7 @@ func (d *cudaDevice) compile(name, source string, defines []string) (cu.Module, 
 		return cu.Module{}, fmt.Errorf("nvrtc: %s: %v", name, err)
 	}
 	defer prog.Destroy()
-	if err := prog.Compile(kernels.Options(d.major, d.minor, defines)...); err != nil {
+	if err := prog.Compile(cudakernel.Options(d.major, d.minor, defines)...); err != nil {
 		log, _ := prog.GetLog()
 		return cu.Module{}, fmt.Errorf("nvrtc: compiling %s %v: %v\n%s", name, defines, err, log)
 	}
@@ -200,7 +200,7 @@ func readTotals(words, flag cu.DevicePtr, host []uint64, nv int) ([]exact.Acc, e
 	if err := cu.MemcpyDtoH(unsafe.Pointer(&host[0]), words, int64(8*len(host))); err != nil {
 		return nil, fmt.Errorf("cuda: reading the totals: %v", err)
 	}
-	return kernels.DecodeWords(host, nv), nil
+	return cudakernel.DecodeWords(host, nv), nil
 }
 
 // clearTotals zeroes a launch sequence's carry-save words and divergence flag.

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/whestbake/whestbake/exact"
-	"github.com/whestbake/whestbake/gpuengine/kernels"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
+	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
 // CUDA paths: all take their inputs from the philox sampler and combine tiles exactly.
@@ -75,14 +76,14 @@ func (e *cudaEngine) Describe() Description {
 	return Description{Engine: "cuda", Device: DeviceCUDA, DeviceName: e.dev.String(), Kernel: e.path}
 }
 
-// BakeMLP implements Engine: steps of kernels.Step(spec.ChunkSize) samples, a
+// BakeMLP implements Engine: steps of cudakernel.Step(spec.ChunkSize) samples, a
 // checkpoint after each, the same checkpoints as the CPU twin's (either engine can
 // resume the other's).
-func (e *cudaEngine) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+func (e *cudaEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
 	if err := spec.Validate(); err != nil {
 		return Result{}, err
 	}
-	if spec.Sampler != SamplerPhilox {
+	if spec.Sampler != bakeapi.SamplerPhilox {
 		return Result{}, fmt.Errorf("--device cuda runs the philox sampler only; use --sampler philox or --device cpu")
 	}
 	w, d := spec.Width, spec.Depth
@@ -93,7 +94,7 @@ func (e *cudaEngine) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Ch
 	if err != nil {
 		return Result{}, err
 	}
-	step := kernels.Step(spec.ChunkSize)
+	step := cudakernel.Step(spec.ChunkSize)
 
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
@@ -133,9 +134,9 @@ func (e *cudaEngine) BakeMLP(ctx context.Context, spec Spec, job Job, resume *Ch
 // step, building it on first use. Device thread only.
 func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
 	k := runnerKey{width: w, depth: d}
-	var pipe kernels.PipelineShape
+	var pipe cudakernel.PipelineShape
 	if e.path != CUDAPathFused {
-		pipe = kernels.PlanPipeline(w, d, step)
+		pipe = cudakernel.PlanPipeline(w, d, step)
 		k.rows = pipe.Rows
 	}
 	if r, ok := e.runners[k]; ok {
@@ -157,7 +158,7 @@ func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
 
 // philoxResume validates a philox checkpoint against spec and returns its exact totals
 // and position (zero totals at 0 without one).
-func philoxResume(spec Spec, resume *Checkpoint) (philoxSums, int64, error) {
+func philoxResume(spec bakeapi.Spec, resume *Checkpoint) (philoxSums, int64, error) {
 	w, d := spec.Width, spec.Depth
 	total := make(philoxSums, d*w+w)
 	if resume == nil {

@@ -8,13 +8,13 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/whestbake/whestbake/exact"
-	"github.com/whestbake/whestbake/gpuengine/kernels"
+	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
+	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
 // fusedRunner launches mlp_fused (kernels/fused.cu) once per step.
 type fusedRunner struct {
-	shape kernels.FusedShape
+	shape cudakernel.FusedShape
 	fn    cu.Function
 	ctas  int // CTAs per launch at most: all that are resident at once
 
@@ -25,11 +25,11 @@ type fusedRunner struct {
 }
 
 func newFusedRunner(d *cudaDevice, w, depth, maxCTAs int) (*fusedRunner, error) {
-	shape, err := kernels.PlanFused(w, depth, d.maxShared)
+	shape, err := cudakernel.PlanFused(w, depth, d.maxShared)
 	if err != nil {
 		return nil, err
 	}
-	mod, err := d.compile("fused.cu", kernels.FusedSource, shape.Defines())
+	mod, err := d.compile("fused.cu", cudakernel.FusedSource, shape.Defines())
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func newFusedRunner(d *cudaDevice, w, depth, maxCTAs int) (*fusedRunner, error) 
 		r.ctas = min(r.ctas, maxCTAs)
 	}
 	nv := shape.Values()
-	r.host = make([]uint64, kernels.Digits*nv)
+	r.host = make([]uint64, cudakernel.Digits*nv)
 	for _, b := range []struct {
 		p    *cu.DevicePtr
 		what string
@@ -72,11 +72,11 @@ func newFusedRunner(d *cudaDevice, w, depth, maxCTAs int) (*fusedRunner, error) 
 }
 
 func (r *fusedRunner) load(weights []float32, key [2]uint32) error {
-	p := kernels.PadWeights(weights, r.shape.W, r.shape.D, r.shape.WP)
+	p := cudakernel.PadWeights(weights, r.shape.W, r.shape.D, r.shape.WP)
 	if err := cu.MemcpyHtoD(r.weights, unsafe.Pointer(&p[0]), int64(4*len(p))); err != nil {
 		return fmt.Errorf("cuda: uploading weights: %v", err)
 	}
-	r.key = kernels.PackKey(key)
+	r.key = cudakernel.PackKey(key)
 	return nil
 }
 

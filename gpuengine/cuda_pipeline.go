@@ -10,15 +10,15 @@ import (
 	"gorgonia.org/cu"
 	cublas "gorgonia.org/cu/blas"
 
-	"github.com/whestbake/whestbake/exact"
-	"github.com/whestbake/whestbake/gpuengine/kernels"
+	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
+	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
 // pipelineRunner runs the cuBLAS pipeline (kernels/pipeline.cu): per chunk of
 // shape.Rows samples gen_inputs, then per layer a GEMM and relu_tilesum. With gemm nil
 // the GEMM is layer_reference, the forward contract itself.
 type pipelineRunner struct {
-	shape                kernels.PipelineShape
+	shape                cudakernel.PipelineShape
 	gen, reference, sums cu.Function
 	gemm                 *cublas.Standard
 	itemGrid             int // CTAs of the grid-stride kernels
@@ -30,8 +30,8 @@ type pipelineRunner struct {
 
 const pipelineBlock = 256 // threads per CTA of gen_inputs and layer_reference
 
-func newPipelineRunner(d *cudaDevice, shape kernels.PipelineShape, useCuBLAS bool) (*pipelineRunner, error) {
-	mod, err := d.compile("pipeline.cu", kernels.PipelineSource, shape.Defines())
+func newPipelineRunner(d *cudaDevice, shape cudakernel.PipelineShape, useCuBLAS bool) (*pipelineRunner, error) {
+	mod, err := d.compile("pipeline.cu", cudakernel.PipelineSource, shape.Defines())
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func newPipelineRunner(d *cudaDevice, shape kernels.PipelineShape, useCuBLAS boo
 		}
 	}
 	w, rows := int64(shape.W), int64(shape.Rows)
-	r.host = make([]uint64, kernels.Digits*shape.Values())
+	r.host = make([]uint64, cudakernel.Digits*shape.Values())
 	for _, b := range []struct {
 		p    *cu.DevicePtr
 		what string
@@ -75,7 +75,7 @@ func (r *pipelineRunner) load(weights []float32, key [2]uint32) error {
 	if err := cu.MemcpyHtoD(r.weights, unsafe.Pointer(&weights[0]), int64(4*len(weights))); err != nil {
 		return fmt.Errorf("cuda: uploading weights: %v", err)
 	}
-	r.key = kernels.PackKey(key)
+	r.key = cudakernel.PackKey(key)
 	return nil
 }
 
@@ -124,7 +124,7 @@ func (r *pipelineRunner) run(first, end int64) ([]exact.Acc, error) {
 				return nil, err
 			}
 			layer := uint64(l)
-			if err := launch("relu_tilesum", r.sums, sx, sy, kernels.PipelineColsPerCTA, &y, &rowsArg, &valid, &layer, &words, &flag); err != nil {
+			if err := launch("relu_tilesum", r.sums, sx, sy, cudakernel.PipelineColsPerCTA, &y, &rowsArg, &valid, &layer, &words, &flag); err != nil {
 				return nil, err
 			}
 			x, y = y, x

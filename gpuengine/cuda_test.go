@@ -15,7 +15,8 @@ import (
 
 	"gorgonia.org/cu"
 
-	"github.com/whestbake/whestbake/gpuengine/kernels"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
 )
 
 func cudaEngineFor(t testing.TB, path string) *cudaEngine {
@@ -28,7 +29,7 @@ func cudaEngineFor(t testing.TB, path string) *cudaEngine {
 }
 
 // bakeTotals bakes and returns the result and the exact totals of the last checkpoint.
-func bakeTotals(t testing.TB, e Engine, spec Spec, j Job) (Result, []string) {
+func bakeTotals(t testing.TB, e Engine, spec bakeapi.Spec, j Job) (Result, []string) {
 	t.Helper()
 	var last []string
 	res, err := e.BakeMLP(context.Background(), spec, j, nil, func(cp Checkpoint) {
@@ -51,7 +52,7 @@ func TestCUDABitIdenticalToCPUTwin(t *testing.T) {
 		e := cudaEngineFor(t, path)
 		for i, c := range cudaShapes {
 			j := job(t, uint64(100+i), c.w, c.d)
-			spec := Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: SamplerPhilox, Threads: DefaultThreads()}
+			spec := bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}
 			want, wantTotals := bakeTotals(t, CPU{}, spec, j)
 			got, gotTotals := bakeTotals(t, e, spec, j)
 			for k := range wantTotals {
@@ -70,7 +71,7 @@ func TestCUDABitIdenticalToCPUTwin(t *testing.T) {
 func TestCUDAInvariantToChunksAndGrid(t *testing.T) {
 	e := cudaEngineFor(t, CUDAPathFused)
 	j := job(t, 7, 64, 3)
-	base := Spec{Width: 64, Depth: 3, NSamples: 50_001, Sampler: SamplerPhilox}
+	base := bakeapi.Spec{Width: 64, Depth: 3, NSamples: 50_001, Sampler: bakeapi.SamplerPhilox}
 	ref, _ := bakeTotals(t, e, base, j)
 	for _, ctas := range []int{1, 3, 0} {
 		g := &cudaEngine{dev: e.dev, path: CUDAPathFused, maxCTAs: ctas, runners: map[runnerKey]cudaRunner{}}
@@ -87,7 +88,7 @@ func TestCUDAInvariantToChunksAndGrid(t *testing.T) {
 // Checkpoints are the CPU twin's: a bake stopped on one engine resumes on either.
 func TestCUDAResumeAcrossEngines(t *testing.T) {
 	gpu := cudaEngineFor(t, CUDAPathFused)
-	spec := Spec{Width: 32, Depth: 4, NSamples: 10_000, Sampler: SamplerPhilox, ChunkSize: 640}
+	spec := bakeapi.Spec{Width: 32, Depth: 4, NSamples: 10_000, Sampler: bakeapi.SamplerPhilox, ChunkSize: 640}
 	j := job(t, 4242, spec.Width, spec.Depth)
 	ref := bake(t, spec, j)
 	for _, pair := range []struct{ first, second Engine }{{gpu, gpu}, {gpu, CPU{}}, {CPU{}, gpu}} {
@@ -125,7 +126,7 @@ func TestCUDACuBLASCloseToCPUTwin(t *testing.T) {
 	e := cudaEngineFor(t, CUDAPathCuBLAS)
 	for i, c := range cudaShapes {
 		j := job(t, uint64(200+i), c.w, c.d)
-		spec := Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: SamplerPhilox, Threads: DefaultThreads()}
+		spec := bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}
 		want := bake(t, spec, j)
 		got, _ := bakeTotals(t, e, spec, j)
 		for l := 0; l < c.d; l++ {
@@ -153,7 +154,7 @@ func TestCUDADivergenceIsAnError(t *testing.T) {
 		for i := range j.Weights {
 			j.Weights[i] = 1e30
 		}
-		_, err := e.BakeMLP(context.Background(), Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: SamplerPhilox}, j, nil, nil)
+		_, err := e.BakeMLP(context.Background(), bakeapi.Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerPhilox}, j, nil, nil)
 		if !errors.Is(err, errDiverged) {
 			t.Errorf("%s: err = %v, want the divergence error", path, err)
 		}
@@ -163,11 +164,11 @@ func TestCUDADivergenceIsAnError(t *testing.T) {
 func TestCUDARefusesNumpyAndBadCheckpoints(t *testing.T) {
 	e := cudaEngineFor(t, CUDAPathFused)
 	j := job(t, 1, 8, 2)
-	if _, err := e.BakeMLP(context.Background(), Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: SamplerNumpy, Dot: DotFMA}, j, nil, nil); err == nil {
+	if _, err := e.BakeMLP(context.Background(), bakeapi.Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA}, j, nil, nil); err == nil {
 		t.Error("the numpy sampler was accepted")
 	}
-	spec := Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: SamplerPhilox}
-	bad := &Checkpoint{Algorithm: PhiloxAlgorithm, SamplesDone: 33, LayerExact: make([]string, 16), SquareExact: make([]string, 8)}
+	spec := bakeapi.Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerPhilox}
+	bad := &Checkpoint{Algorithm: bakeapi.PhiloxAlgorithm, SamplesDone: 33, LayerExact: make([]string, 16), SquareExact: make([]string, 8)}
 	if _, err := e.BakeMLP(context.Background(), spec, j, bad, nil); !errors.Is(err, errBadCheckpoint) {
 		t.Errorf("misaligned checkpoint: err = %v", err)
 	}
@@ -183,7 +184,7 @@ func TestCUDAFusedResources(t *testing.T) {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if err := e.dev.do(func() error {
-		r, err := e.runner(256, 8, kernels.DefaultStep)
+		r, err := e.runner(256, 8, cudakernel.DefaultStep)
 		if err != nil {
 			return err
 		}
@@ -214,8 +215,8 @@ func BenchmarkCUDACuBLAS256x8(b *testing.B) { benchCUDA(b, CUDAPathCuBLAS) }
 func benchCUDA(b *testing.B, path string) {
 	e := cudaEngineFor(b, path)
 	j := job(b, 1, 256, 8)
-	spec := Spec{Width: 256, Depth: 8, NSamples: 1 << 24, Sampler: SamplerPhilox}
-	bakeTotals(b, e, Spec{Width: 256, Depth: 8, NSamples: 1 << 16, Sampler: SamplerPhilox}, j) // compile, upload
+	spec := bakeapi.Spec{Width: 256, Depth: 8, NSamples: 1 << 24, Sampler: bakeapi.SamplerPhilox}
+	bakeTotals(b, e, bakeapi.Spec{Width: 256, Depth: 8, NSamples: 1 << 16, Sampler: bakeapi.SamplerPhilox}, j) // compile, upload
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		bakeTotals(b, e, spec, j)

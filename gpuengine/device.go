@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // Device choices, as in whestbench: explicit choices are honoured or refused, never swapped.
@@ -18,17 +20,17 @@ const (
 // Open returns the engine for device and sampler. "auto" picks CUDA when this
 // binary has it and a GPU is present, else the CPU; the numpy sampler exists on
 // the CPU only.
-func Open(device string, sampler Sampler) (Engine, error) {
+func Open(device string, sampler bakeapi.Sampler) (Engine, error) {
 	switch device {
 	case DeviceCPU:
 		return CPU{}, nil
 	case DeviceCUDA:
-		if sampler == SamplerNumpy {
+		if sampler == bakeapi.SamplerNumpy {
 			return nil, fmt.Errorf("--device cuda: the numpy sampler runs on the CPU only; use --sampler philox or --device cpu")
 		}
 		return openCUDA()
 	case DeviceAuto, "":
-		if sampler == SamplerNumpy {
+		if sampler == bakeapi.SamplerNumpy {
 			return CPU{}, nil
 		}
 		if e, err := openCUDA(); err == nil {

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/whestbake/whestbake/seeds"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // Published values of whestbench's fixture datasets (reference doc §8.2–8.4),
@@ -53,13 +54,13 @@ func fixtureRows() map[string]fixtureRow {
 	}
 }
 
-func bakeFixture(t *testing.T, fr fixtureRow, dot DotProduct) Result {
+func bakeFixture(t *testing.T, fr fixtureRow, dot bakeapi.DotProduct) Result {
 	t.Helper()
 	w, err := seeds.Weights(fr.width, 2, fr.streams.Weight)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{Width: fr.width, Depth: 2, NSamples: 100, Sampler: SamplerNumpy, Dot: dot}
+	spec := bakeapi.Spec{Width: fr.width, Depth: 2, NSamples: 100, Sampler: bakeapi.SamplerNumpy, Dot: dot}
 	res, err := CPU{}.BakeMLP(context.Background(), spec, Job{Weights: w, Sample: fr.streams.Sample}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func bakeFixture(t *testing.T, fr fixtureRow, dot DotProduct) Result {
 
 func TestNumpySamplerReproducesFixturesBitExactly(t *testing.T) {
 	for name, fr := range fixtureRows() {
-		res := bakeFixture(t, fr, DotFMA)
+		res := bakeFixture(t, fr, bakeapi.DotFMA)
 		want, _ := strconv.ParseFloat(fr.avgVarStr, 64)
 		if math.Float64bits(res.AvgVariance) != math.Float64bits(want) {
 			t.Errorf("%s: avg_variance %v (%#x), want %v (%#x)", name, res.AvgVariance, math.Float64bits(res.AvgVariance), want, math.Float64bits(want))
@@ -91,7 +92,7 @@ func TestNumpySamplerReproducesFixturesBitExactly(t *testing.T) {
 func TestNumpyMulAddIsCloseButDistinct(t *testing.T) {
 	differs := false
 	for name, fr := range fixtureRows() {
-		a, b := bakeFixture(t, fr, DotFMA), bakeFixture(t, fr, DotMulAdd)
+		a, b := bakeFixture(t, fr, bakeapi.DotFMA), bakeFixture(t, fr, bakeapi.DotMulAdd)
 		for i := range a.LayerMeans {
 			d := math.Abs(float64(a.LayerMeans[i] - b.LayerMeans[i]))
 			if d > 1e-5*math.Max(1, math.Abs(float64(a.LayerMeans[i]))) {

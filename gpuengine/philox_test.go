@@ -6,7 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/whestbake/whestbake/seeds"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 func job(t testing.TB, seed uint64, w, d int) Job {
@@ -19,7 +20,7 @@ func job(t testing.TB, seed uint64, w, d int) Job {
 	return Job{Weights: wt, Sample: st.Sample}
 }
 
-func bake(t testing.TB, spec Spec, j Job) Result {
+func bake(t testing.TB, spec bakeapi.Spec, j Job) Result {
 	t.Helper()
 	res, err := CPU{}.BakeMLP(context.Background(), spec, j, nil, nil)
 	if err != nil {
@@ -47,13 +48,15 @@ func TestPhiloxInvariantToChunksAndThreads(t *testing.T) {
 		n    int64
 	}{{8, 3, 5003}, {17, 2, 4096}, {64, 2, 2500}} {
 		j := job(t, 77, shape.w, shape.d)
-		base := Spec{Width: shape.w, Depth: shape.d, NSamples: shape.n, Sampler: SamplerPhilox}
+		base := bakeapi.Spec{Width: shape.w, Depth: shape.d, NSamples: shape.n, Sampler: bakeapi.SamplerPhilox}
 		ref := bake(t, base, j)
 		for _, chunk := range []int{1, 31, 32, 33, 100, 1000, 1 << 20} {
 			for _, threads := range []int{1, 2, 3, 7} {
 				s := base
-				s.ChunkSize, s.Threads = chunk, threads
-				if got := bake(t, s, j); !sameResult(got, ref) {
+				s.ChunkSize = chunk
+				jt := j
+				jt.Threads = threads
+				if got := bake(t, s, jt); !sameResult(got, ref) {
 					t.Fatalf("W=%d D=%d: chunk %d threads %d changed the result", shape.w, shape.d, chunk, threads)
 				}
 			}
@@ -63,7 +66,7 @@ func TestPhiloxInvariantToChunksAndThreads(t *testing.T) {
 
 // Interrupt at several points (by cancelling after k checkpoints) and resume from
 // the last checkpoint: the result must be the uninterrupted one, bit for bit.
-func testResume(t *testing.T, spec Spec) {
+func testResume(t *testing.T, spec bakeapi.Spec) {
 	j := job(t, 4242, spec.Width, spec.Depth)
 	ref := bake(t, spec, j)
 	for _, stopAfter := range []int{1, 2, 5, 9} {
@@ -96,12 +99,12 @@ func testResume(t *testing.T, spec Spec) {
 }
 
 func TestPhiloxResumeIsBitExact(t *testing.T) {
-	testResume(t, Spec{Width: 16, Depth: 3, NSamples: 3000, Sampler: SamplerPhilox, ChunkSize: 256, Threads: 2})
+	testResume(t, bakeapi.Spec{Width: 16, Depth: 3, NSamples: 3000, Sampler: bakeapi.SamplerPhilox, ChunkSize: 256})
 }
 
 func TestNumpyResumeIsBitExact(t *testing.T) {
 	// W=1024 gives the numpy chunk rule's smallest chunk (1024 rows): several steps.
-	testResume(t, Spec{Width: 1024, Depth: 1, NSamples: 10*1024 + 7, Sampler: SamplerNumpy, Dot: DotFMA})
+	testResume(t, bakeapi.Spec{Width: 1024, Depth: 1, NSamples: 10*1024 + 7, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA})
 }
 
 // Depth 1: z_j ~ N(0, ‖w_j‖²), so E[relu(z_j)] = ‖w_j‖/√(2π) and
@@ -109,7 +112,7 @@ func TestNumpyResumeIsBitExact(t *testing.T) {
 func TestPhiloxDepthOneMatchesAnalytic(t *testing.T) {
 	const w, n = 32, 200000
 	j := job(t, 9, w, 1)
-	res := bake(t, Spec{Width: w, Depth: 1, NSamples: n, Sampler: SamplerPhilox, Threads: 2}, j)
+	res := bake(t, bakeapi.Spec{Width: w, Depth: 1, NSamples: n, Sampler: bakeapi.SamplerPhilox}, j)
 	tol := 5 / math.Sqrt(n)
 	var wantVar float64
 	for c := 0; c < w; c++ {
@@ -138,8 +141,8 @@ func TestPhiloxAgreesWithNumpyStatistically(t *testing.T) {
 		n    int64
 	}{{1, 8, 2, 200000}, {2, 16, 4, 100000}, {3, 64, 2, 60000}, {4, 4, 6, 200000}} {
 		j := job(t, c.seed, c.w, c.d)
-		p := bake(t, Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: SamplerPhilox, Threads: 2}, j)
-		q := bake(t, Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: SamplerNumpy, Dot: DotFMA, Threads: 2}, j)
+		p := bake(t, bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}, j)
+		q := bake(t, bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA}, j)
 		tol := 5 / math.Sqrt(float64(c.n))
 		for i := range p.LayerMeans {
 			if d := math.Abs(float64(p.LayerMeans[i] - q.LayerMeans[i])); d > tol {
@@ -150,13 +153,13 @@ func TestPhiloxAgreesWithNumpyStatistically(t *testing.T) {
 }
 
 func TestSpecValidation(t *testing.T) {
-	bad := []Spec{
-		{Width: 0, Depth: 1, NSamples: 1, Sampler: SamplerPhilox},
-		{Width: 4, Depth: 0, NSamples: 1, Sampler: SamplerPhilox},
-		{Width: 4, Depth: 1, NSamples: 0, Sampler: SamplerPhilox},
+	bad := []bakeapi.Spec{
+		{Width: 0, Depth: 1, NSamples: 1, Sampler: bakeapi.SamplerPhilox},
+		{Width: 4, Depth: 0, NSamples: 1, Sampler: bakeapi.SamplerPhilox},
+		{Width: 4, Depth: 1, NSamples: 0, Sampler: bakeapi.SamplerPhilox},
 		{Width: 4, Depth: 1, NSamples: 1, Sampler: "torch"},
-		{Width: 4, Depth: 1, NSamples: 1, Sampler: SamplerNumpy, Dot: "fast"},
-		{Width: 4, Depth: 1, NSamples: 1, Sampler: SamplerNumpy, Dot: DotFMA, ChunkSize: 128},
+		{Width: 4, Depth: 1, NSamples: 1, Sampler: bakeapi.SamplerNumpy, Dot: "fast"},
+		{Width: 4, Depth: 1, NSamples: 1, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA, ChunkSize: 128},
 	}
 	for _, s := range bad {
 		if err := s.Validate(); err == nil {
@@ -165,14 +168,15 @@ func TestSpecValidation(t *testing.T) {
 	}
 }
 
-func BenchmarkPhilox256x8(b *testing.B) { benchEngine(b, SamplerPhilox) }
-func BenchmarkNumpy256x8(b *testing.B)  { benchEngine(b, SamplerNumpy) }
+func BenchmarkPhilox256x8(b *testing.B) { benchEngine(b, bakeapi.SamplerPhilox) }
+func BenchmarkNumpy256x8(b *testing.B)  { benchEngine(b, bakeapi.SamplerNumpy) }
 
-func benchEngine(b *testing.B, s Sampler) {
+func benchEngine(b *testing.B, s bakeapi.Sampler) {
 	j := job(b, 1, 256, 8)
-	spec := Spec{Width: 256, Depth: 8, NSamples: 8192, Sampler: s, Threads: DefaultThreads()}
-	if s == SamplerNumpy {
-		spec.Dot = DotFMA
+	j.Threads = DefaultThreads()
+	spec := bakeapi.Spec{Width: 256, Depth: 8, NSamples: 8192, Sampler: s}
+	if s == bakeapi.SamplerNumpy {
+		spec.Dot = bakeapi.DotFMA
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -7,15 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/dataset/datasettest"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/datasettest"
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/seeds"
-	"github.com/whestbake/whestbake/store"
-	"github.com/whestbake/whestbake/store/storetest"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/store/storetest"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -35,13 +36,13 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 	env.RegisterWorkflow(workflows.SplitWorkflow)
 	env.RegisterActivity(a)
 	in := twoSplitInput("inproc")
-	in.Release = workflows.ReleaseSpec{Bucket: bucket, Prefix: "releases", Name: "wf", Tag: "v1"}
+	in.Release = bakeapi.ReleaseSpec{Bucket: bucket, Prefix: "releases", Name: "wf", Tag: "v1"}
 	env.SetTestTimeout(2 * time.Minute)
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var out workflows.BakeOutput
+	var out bakeapi.BakeOutput
 	if err := env.GetWorkflowResult(&out); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // failed says where a bake failed while keeping the root cause's error type on
@@ -15,7 +17,7 @@ func failed(err error, format string, a ...any) error {
 	if temporal.IsCanceledError(err) {
 		return err
 	}
-	kind := "BakeFailed"
+	kind := bakeapi.ErrBakeFailed
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		kind = app.Type()

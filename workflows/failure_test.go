@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -43,28 +43,28 @@ func (a *attempts) get(slice int) int {
 
 // oneSplitBake mocks every activity but BakeSlice, which the caller mocks
 // (slice, when not nil, answers every BakeSlice).
-func oneSplitBake(env *testsuite.TestWorkflowEnvironment, bakeID string, slice func(context.Context, activities.BakeSliceInput) (activities.BakeSliceOutput, error)) workflows.BakeInput {
+func oneSplitBake(env *testsuite.TestWorkflowEnvironment, bakeID string, slice func(context.Context, bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error)) bakeapi.BakeInput {
 	in := twoSplitInput(bakeID)
-	in.Splits = []workflows.SplitSpec{{Name: "public", Config: "default", NMLPs: 6, Seed: u64(3)}}
+	in.Splits = []bakeapi.SplitSpec{{Name: "public", Config: "default", NMLPs: 6, Seed: u64(3)}}
 	in.SliceSize = 1
-	in.Release = workflows.ReleaseSpec{Bucket: "releases", Prefix: "datasets", Name: "t", Tag: "v1"}
+	in.Release = bakeapi.ReleaseSpec{Bucket: "releases", Prefix: "datasets", Name: "t", Tag: "v1"}
 	env.RegisterWorkflow(workflows.SplitWorkflow)
 	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.GenerateSeedsInput) (activities.GenerateSeedsOutput, error) {
+		func(_ context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
 			return fakeSeeds(in)
 		})
 	if slice != nil {
 		env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).Return(slice)
 	}
 	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, m activities.MergeSplitInput) (activities.MergeSplitOutput, error) {
+		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 			return fakeMerge(in)(m), nil
 		})
 	env.OnActivity(acts.CombineSplits, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, c activities.CombineSplitsInput) (activities.CombineSplitsOutput, error) {
+		func(_ context.Context, c bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
 			return fakeCombine(c), nil
 		})
-	env.OnActivity(acts.Push, mock.Anything, mock.Anything).Return(activities.PushOutput{URI: "s3://releases/datasets/t/v1/"}, nil)
+	env.OnActivity(acts.Push, mock.Anything, mock.Anything).Return(bakeapi.PushOutput{URI: "s3://releases/datasets/t/v1/"}, nil)
 	return in
 }
 
@@ -77,22 +77,22 @@ func TestNonRetryableSliceErrorFailsBakeFast(t *testing.T) {
 		err  error
 	}{
 		// The activity marks the error non-retryable itself.
-		{"non-retryable error", temporal.NewNonRetryableApplicationError("seeds file is not a JSON array", activities.ErrInvalidSeeds, nil)},
+		{"non-retryable error", temporal.NewNonRetryableApplicationError("seeds file is not a JSON array", bakeapi.ErrInvalidSeeds, nil)},
 		// A plain application error of a listed type: the retry policy is the second line of defence.
-		{"listed error type", temporal.NewApplicationError("result of MLP 1 is garbage", activities.ErrCorruptPartial)},
+		{"listed error type", temporal.NewApplicationError("result of MLP 1 is garbage", bakeapi.ErrCorruptPartial)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv()
 			var tries attempts
 			in := oneSplitBake(env, "bad", nil)
 			// Slice 1 fails at once while slice 0 runs for sliceMinutes of workflow time.
-			env.OnActivity(acts.BakeSlice, mock.Anything, mock.MatchedBy(func(in activities.BakeSliceInput) bool { return in.Slice == 1 })).Return(
-				func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+			env.OnActivity(acts.BakeSlice, mock.Anything, mock.MatchedBy(func(in bakeapi.BakeSliceInput) bool { return in.Slice == 1 })).Return(
+				func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 					tries.add(in.Slice)
-					return activities.BakeSliceOutput{}, c.err
+					return bakeapi.BakeSliceOutput{}, c.err
 				})
 			env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
-				func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+				func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 					tries.add(in.Slice)
 					return fakeSlice(in), nil
 				})
@@ -137,9 +137,9 @@ func TestRetryableSliceErrorIsRetried(t *testing.T) {
 	var tries attempts
 	seen := map[int32]bool{}
 	var mu sync.Mutex
-	in := oneSplitBake(env, "flaky", func(ctx context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+	in := oneSplitBake(env, "flaky", func(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 		if tries.add(in.Slice) == 1 && in.Slice == 2 {
-			return activities.BakeSliceOutput{}, errors.New("connection reset by peer")
+			return bakeapi.BakeSliceOutput{}, errors.New("connection reset by peer")
 		}
 		if in.Slice == 2 {
 			mu.Lock()
@@ -155,7 +155,7 @@ func TestRetryableSliceErrorIsRetried(t *testing.T) {
 	if tries.get(2) != 2 || !seen[2] {
 		t.Errorf("slice 2 ran %d times (attempts seen %v), want 2 with the second as attempt 2", tries.get(2), seen)
 	}
-	var out workflows.BakeOutput
+	var out bakeapi.BakeOutput
 	if err := env.GetWorkflowResult(&out); err != nil || out.ReleaseURI != "s3://releases/datasets/t/v1/" {
 		t.Errorf("result %+v (%v), want the pushed release", out, err)
 	}
@@ -166,10 +166,10 @@ func TestRetryableSliceErrorIsRetried(t *testing.T) {
 func TestSliceRetriesAreBounded(t *testing.T) {
 	env := newEnv()
 	var tries attempts
-	in := oneSplitBake(env, "doomed", func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+	in := oneSplitBake(env, "doomed", func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 		tries.add(in.Slice)
 		if in.Slice == 0 {
-			return activities.BakeSliceOutput{}, errors.New("GPU fell off the bus")
+			return bakeapi.BakeSliceOutput{}, errors.New("GPU fell off the bus")
 		}
 		return fakeSlice(in), nil
 	})
@@ -189,11 +189,11 @@ func TestCancelBake(t *testing.T) {
 	in := twoSplitInput("cancel")
 	env.RegisterWorkflow(workflows.SplitWorkflow)
 	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.GenerateSeedsInput) (activities.GenerateSeedsOutput, error) {
+		func(_ context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
 			return fakeSeeds(in)
 		})
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(time.Hour).Return(
-		func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
 	env.RegisterDelayedCallback(env.CancelWorkflow, 30*time.Minute)

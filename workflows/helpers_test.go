@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/workflows"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // acts is the nil receiver the workflows call activities through; mocks name
@@ -19,8 +19,8 @@ var acts *activities.Activities
 
 // fastPolicy keeps every retry at one second so the (skipped) workflow clock
 // and the real clock of the MinIO-backed tests both stay short.
-func fastPolicy() workflows.Policy {
-	p := workflows.DefaultPolicy
+func fastPolicy() bakeapi.Policy {
+	p := bakeapi.DefaultPolicy
 	p.RetryInitial = time.Second
 	p.RetryMax = time.Second
 	p.SliceMaxAttempts = 3
@@ -32,17 +32,17 @@ func u64(v uint64) *uint64 { return &v }
 
 // twoSplitInput is a small two-split bake; public has 5 MLPs so its slices are
 // uneven (whestbench's k·n/count boundaries matter).
-func twoSplitInput(bakeID string) workflows.BakeInput {
-	return workflows.BakeInput{
+func twoSplitInput(bakeID string) bakeapi.BakeInput {
+	return bakeapi.BakeInput{
 		BakeID: bakeID,
-		Shape:  activities.Shape{Width: 4, Depth: 2, NSamples: 512, Sampler: "philox", ChunkSize: 64},
-		Splits: []workflows.SplitSpec{
+		Spec:   bakeapi.Spec{Width: 4, Depth: 2, NSamples: 512, Sampler: "philox", ChunkSize: 64},
+		Splits: []bakeapi.SplitSpec{
 			{Name: "public", Config: "default", NMLPs: 5, Seed: u64(11)},
 			{Name: "holdout", Config: "holdout", NMLPs: 3, Seed: u64(12)},
 		},
 		SliceSize:   2,
 		MaxInFlight: 2,
-		GPUQueue:    workflows.GPUQueue,
+		GPUQueue:    bakeapi.GPUQueue,
 		Policy:      fastPolicy(),
 	}
 }
@@ -59,18 +59,18 @@ func wantSlices(n, sliceSize int) [][2]int {
 }
 
 // fakeSeeds answers GenerateSeeds without a store.
-func fakeSeeds(in activities.GenerateSeedsInput) (activities.GenerateSeedsOutput, error) {
-	return activities.GenerateSeedsOutput{SeedsKey: keys.Bake(in.BakeID).Seeds(in.Split), SHA256: "sha-" + in.Split, NMLPs: in.NMLPs}, nil
+func fakeSeeds(in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
+	return bakeapi.GenerateSeedsOutput{SeedsKey: keys.Bake(in.BakeID).Seeds(in.Split), SHA256: "sha-" + in.Split, NMLPs: in.NMLPs}, nil
 }
 
-func fakeSlice(in activities.BakeSliceInput) activities.BakeSliceOutput {
-	return activities.BakeSliceOutput{Prefix: keys.Bake(in.BakeID).Slice(in.Split, in.Slice), ManifestSHA256: "slice", Computed: in.End - in.Start}
+func fakeSlice(in bakeapi.BakeSliceInput) bakeapi.BakeSliceOutput {
+	return bakeapi.BakeSliceOutput{Prefix: keys.Bake(in.BakeID).Slice(in.Split, in.Slice), ManifestSHA256: "slice", Computed: in.End - in.Start}
 }
 
 // fakeMerge answers MergeSplit with the split's MLP count taken from the bake input.
-func fakeMerge(bake workflows.BakeInput) func(activities.MergeSplitInput) activities.MergeSplitOutput {
-	return func(in activities.MergeSplitInput) activities.MergeSplitOutput {
-		out := activities.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), ManifestSHA256: "merged-" + in.Split}
+func fakeMerge(bake bakeapi.BakeInput) func(bakeapi.MergeSplitInput) bakeapi.MergeSplitOutput {
+	return func(in bakeapi.MergeSplitInput) bakeapi.MergeSplitOutput {
+		out := bakeapi.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), ManifestSHA256: "merged-" + in.Split}
 		for _, s := range bake.Splits {
 			if s.Name == in.Split {
 				out.NMLPs = s.NMLPs
@@ -80,8 +80,8 @@ func fakeMerge(bake workflows.BakeInput) func(activities.MergeSplitInput) activi
 	}
 }
 
-func fakeCombine(in activities.CombineSplitsInput) activities.CombineSplitsOutput {
-	return activities.CombineSplitsOutput{Prefix: keys.Bake(in.BakeID).Dataset(), ManifestSHA256: "final", Files: 3}
+func fakeCombine(in bakeapi.CombineSplitsInput) bakeapi.CombineSplitsOutput {
+	return bakeapi.CombineSplitsOutput{Prefix: keys.Bake(in.BakeID).Dataset(), ManifestSHA256: "final", Files: 3}
 }
 
 // newEnv is a test workflow environment whose SDK logging is dropped: the

@@ -7,19 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/bake"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/manifest"
-	"github.com/whestbake/whestbake/seeds"
-	"github.com/whestbake/whestbake/store"
-	"github.com/whestbake/whestbake/workflows"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // localBake is the reference: the same seeds baked on this machine the way
 // `whestbake dataset bake --slice k/count` + `merge` + `combine-splits` do it,
 // without Temporal or the store. It returns the final dataset directory.
-func localBake(t *testing.T, in workflows.BakeInput, dir string) string {
+func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 	t.Helper()
 	ctx := context.Background()
 	eng := gpuengine.CPU{}
@@ -31,10 +31,10 @@ func localBake(t *testing.T, in workflows.BakeInput, dir string) string {
 		}
 		sf := bake.FromSeeds(list)
 		ids := bake.Identities(list)
-		spec := in.Shape.Spec(1)
+		spec := in.Spec
 		var parts []string
 		for k, r := range wantSlices(s.NMLPs, in.SliceSize) {
-			plan := bake.Plan{NMLPs: s.NMLPs, Seeds: sf, Range: bake.Range{Start: r[0], End: r[1]}, Spec: spec, Split: s.Name, Config: s.Config}
+			plan := bake.Plan{NMLPs: s.NMLPs, Seeds: sf, Range: bakeapi.Range{Start: r[0], End: r[1]}, Spec: spec, Split: s.Name, Config: s.Config}
 			if err := plan.Validate(); err != nil {
 				t.Fatal(err)
 			}

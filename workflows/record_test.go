@@ -15,11 +15,11 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/devstack"
-	"github.com/whestbake/whestbake/devstack/devtest"
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/keys"
-	"github.com/whestbake/whestbake/store"
+	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
+	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -46,11 +46,11 @@ func TestRecordHistories(t *testing.T) {
 	}
 	defer c.Close()
 	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: t.TempDir()}
-	control := worker.New(c, workflows.ControlQueue, worker.Options{})
+	control := worker.New(c, bakeapi.ControlQueue, worker.Options{})
 	control.RegisterWorkflow(workflows.BakeWorkflow)
 	control.RegisterWorkflow(workflows.SplitWorkflow)
 	control.RegisterActivity(a)
-	gpu := worker.New(c, workflows.GPUQueue, worker.Options{DisableWorkflowWorker: true, MaxConcurrentActivityExecutionSize: 1})
+	gpu := worker.New(c, bakeapi.GPUQueue, worker.Options{DisableWorkflowWorker: true, MaxConcurrentActivityExecutionSize: 1})
 	gpu.RegisterActivity(a)
 	for _, w := range []worker.Worker{control, gpu} {
 		if err := w.Start(); err != nil {
@@ -60,10 +60,10 @@ func TestRecordHistories(t *testing.T) {
 	}
 
 	in := twoSplitInput("replay")
-	in.Release = workflows.ReleaseSpec{Bucket: "whestbake", Prefix: "releases", Name: "replay", Tag: "v1"}
+	in.Release = bakeapi.ReleaseSpec{Bucket: "whestbake", Prefix: "releases", Name: "replay", Tag: "v1"}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: keys.BakeWorkflowID(in.BakeID), TaskQueue: workflows.ControlQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.BakeIDAttr.ValueSet(in.BakeID), workflows.BakeStageAttr.ValueSet(workflows.StageSeeding)),
+		ID: bakeapi.BakeWorkflowID(in.BakeID), TaskQueue: bakeapi.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(in.BakeID), temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding)),
 	}, workflows.BakeWorkflow, in)
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +72,10 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	bake := history(ctx, t, c, keys.BakeWorkflowID(in.BakeID))
+	bake := history(ctx, t, c, bakeapi.BakeWorkflowID(in.BakeID))
 	writeHistory(t, "bake.json", bake)
 	for _, s := range in.Splits {
-		writeHistory(t, "split-"+s.Name+".json", history(ctx, t, c, keys.SplitWorkflowID(in.BakeID, s.Name)))
+		writeHistory(t, "split-"+s.Name+".json", history(ctx, t, c, bakeapi.SplitWorkflowID(in.BakeID, s.Name)))
 	}
 	// An older BakeWorkflow that began with another activity: replaying it
 	// against today's code must fail.

@@ -6,44 +6,24 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/bake"
+	"github.com/whestbake/whestbake/bakeapi"
 )
-
-// SplitInput is one split of a bake, with its committed seeds file.
-type SplitInput struct {
-	BakeID      string
-	Split       SplitSpec
-	Seeds       activities.GenerateSeedsOutput
-	Shape       activities.Shape
-	SliceSize   int
-	MaxInFlight int
-	GPUQueue    string
-	Policy      Policy
-}
-
-// SplitOutput is the merged split.
-type SplitOutput struct {
-	MergedPrefix, ManifestSHA256 string
-	NMLPs, Slices                int
-}
 
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
 // MaxInFlight at a time, then merges them.
-func SplitWorkflow(ctx workflow.Context, in SplitInput) (SplitOutput, error) {
-	var a *activities.Activities
-	var out SplitOutput
+func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOutput, error) {
+	var out bakeapi.SplitOutput
 	n := in.Split.NMLPs
-	count := (n + in.SliceSize - 1) / in.SliceSize
-	prog := SplitProgress{Split: in.Split.Name, Stage: StageBaking, MLPsTotal: n, SlicesTotal: count, StartedAt: workflow.Now(ctx)}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (SplitProgress, error) { return prog, nil }); err != nil {
+	count := bakeapi.SliceCount(n, in.SliceSize)
+	prog := bakeapi.SplitProgress{Split: in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: n, SlicesTotal: count, StartedAt: workflow.Now(ctx)}
+	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return prog, nil }); err != nil {
 		return out, err
 	}
 
 	// Step 1. Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
-	ranges := make([]bake.Range, count)
+	ranges := make([]bakeapi.Range, count)
 	for k := range ranges {
-		r, err := bake.SliceRange(k, count, n)
+		r, err := bakeapi.SliceRange(k, count, n)
 		if err != nil {
 			return out, err
 		}
@@ -57,14 +37,14 @@ func SplitWorkflow(ctx workflow.Context, in SplitInput) (SplitOutput, error) {
 	next, running := 0, 0
 	start := func(k int) {
 		r := ranges[k]
-		actx := in.Policy.sliceOptions(ctx, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
-		f := workflow.ExecuteActivity(actx, a.BakeSlice, activities.BakeSliceInput{
+		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
+		f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
 			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
-			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Shape: in.Shape})
+			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec})
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			running--
-			var res activities.BakeSliceOutput
+			var res bakeapi.BakeSliceOutput
 			if err := f.Get(ctx, &res); err != nil {
 				if firstErr == nil {
 					firstErr = failed(err, "slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, in.Split.Name)
@@ -94,13 +74,13 @@ func SplitWorkflow(ctx workflow.Context, in SplitInput) (SplitOutput, error) {
 	}
 
 	// Step 3. Merge the slices into the complete split.
-	prog.Stage, prog.SlicesRunning = StageMerging, 0
-	var m activities.MergeSplitOutput
-	mctx := in.Policy.controlOptions(ctx, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
-	if err := workflow.ExecuteActivity(mctx, a.MergeSplit, activities.MergeSplitInput{
+	prog.Stage, prog.SlicesRunning = bakeapi.StageMerging, 0
+	var m bakeapi.MergeSplitOutput
+	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
+	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
 		BakeID: in.BakeID, Split: in.Split.Name, Slices: prefixes}).Get(ctx, &m); err != nil {
 		return out, failed(err, "merge of split %s", in.Split.Name)
 	}
-	prog.Stage = StageDone
-	return SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: count}, nil
+	prog.Stage = bakeapi.StageDone
+	return bakeapi.SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: count}, nil
 }

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/whestbake/whestbake/activities"
-	"github.com/whestbake/whestbake/keys"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -34,7 +34,7 @@ func (w *windowCounter) listen(env *testsuite.TestWorkflowEnvironment) {
 		if info.ActivityType.Name != "BakeSlice" {
 			return
 		}
-		var in activities.BakeSliceInput
+		var in bakeapi.BakeSliceInput
 		_ = args.Get(&in)
 		w.running++
 		w.started++
@@ -48,12 +48,12 @@ func (w *windowCounter) listen(env *testsuite.TestWorkflowEnvironment) {
 	})
 }
 
-func splitInput(bakeID string, n, sliceSize, window int) workflows.SplitInput {
+func splitInput(bakeID string, n, sliceSize, window int) bakeapi.SplitInput {
 	b := twoSplitInput(bakeID)
-	spec := workflows.SplitSpec{Name: "public", Config: "default", NMLPs: n, Seed: u64(1)}
-	return workflows.SplitInput{BakeID: bakeID, Split: spec, Shape: b.Shape, SliceSize: sliceSize, MaxInFlight: window,
-		GPUQueue: workflows.GPUQueue, Policy: b.Policy,
-		Seeds: activities.GenerateSeedsOutput{SeedsKey: keys.Bake(bakeID).Seeds("public"), SHA256: "s", NMLPs: n}}
+	spec := bakeapi.SplitSpec{Name: "public", Config: "default", NMLPs: n, Seed: u64(1)}
+	return bakeapi.SplitInput{BakeID: bakeID, Split: spec, Spec: b.Spec, SliceSize: sliceSize, MaxInFlight: window,
+		GPUQueue: bakeapi.GPUQueue, Policy: b.Policy,
+		Seeds: bakeapi.GenerateSeedsOutput{SeedsKey: keys.Bake(bakeID).Seeds("public"), SHA256: "s", NMLPs: n}}
 }
 
 func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
@@ -68,14 +68,14 @@ func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
 		var w windowCounter
 		w.listen(env)
 		env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
-			func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+			func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 				return fakeSlice(in), nil
 			})
-		var merged activities.MergeSplitInput
+		var merged bakeapi.MergeSplitInput
 		env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-			func(_ context.Context, in activities.MergeSplitInput) (activities.MergeSplitOutput, error) {
+			func(_ context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 				merged = in
-				return activities.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), NMLPs: c.n}, nil
+				return bakeapi.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), NMLPs: c.n}, nil
 			})
 		in := splitInput("win", c.n, c.sliceSize, c.window)
 		env.ExecuteWorkflow(workflows.SplitWorkflow, in)
@@ -102,7 +102,7 @@ func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
 				t.Errorf("MergeSplit slice %d is %s, want %s (slice order)", k, p, keys.Bake("win").Slice("public", k))
 			}
 		}
-		var out workflows.SplitOutput
+		var out bakeapi.SplitOutput
 		if err := env.GetWorkflowResult(&out); err != nil || out.NMLPs != c.n || out.Slices != len(want) {
 			t.Errorf("result %+v (%v), want %d MLPs in %d slices", out, err, c.n, len(want))
 		}
@@ -116,23 +116,23 @@ func TestSplitProgressQuery(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	env.SetStartTime(start)
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
-		func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
-	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(activities.MergeSplitOutput{NMLPs: 6}, nil)
-	query := func() workflows.SplitProgress {
+	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(bakeapi.MergeSplitOutput{NMLPs: 6}, nil)
+	query := func() bakeapi.SplitProgress {
 		t.Helper()
-		v, err := env.QueryWorkflow(workflows.ProgressQuery)
+		v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
 		if err != nil {
 			t.Fatalf("progress query: %v", err)
 		}
-		var p workflows.SplitProgress
+		var p bakeapi.SplitProgress
 		if err := v.Get(&p); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	var mid workflows.SplitProgress
+	var mid bakeapi.SplitProgress
 	// At 15 min: slices 0 and 1 finished at 10 min, 2 and 3 are running; the
 	// ETA extrapolates 10 min per 2 MLPs to 6 MLPs: start + 30 min.
 	env.RegisterDelayedCallback(func() { mid = query() }, 15*time.Minute)
@@ -140,7 +140,7 @@ func TestSplitProgressQuery(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	want := workflows.SplitProgress{Split: "public", Stage: workflows.StageBaking, MLPsDone: 2, MLPsTotal: 6,
+	want := bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking, MLPsDone: 2, MLPsTotal: 6,
 		SlicesDone: 2, SlicesTotal: 6, SlicesRunning: 2, StartedAt: start, ETA: start.Add(30 * time.Minute)}
 	if !mid.StartedAt.Equal(want.StartedAt) || !mid.ETA.Equal(want.ETA) {
 		t.Errorf("mid-run times: started %v eta %v, want %v and %v", mid.StartedAt, mid.ETA, want.StartedAt, want.ETA)
@@ -150,7 +150,7 @@ func TestSplitProgressQuery(t *testing.T) {
 		t.Errorf("mid-run progress\n got %+v\nwant %+v", mid, want)
 	}
 	end := query()
-	if end.Stage != workflows.StageDone || end.MLPsDone != 6 || end.SlicesDone != 6 || end.SlicesRunning != 0 {
+	if end.Stage != bakeapi.StageDone || end.MLPsDone != 6 || end.SlicesDone != 6 || end.SlicesRunning != 0 {
 		t.Errorf("final progress %+v, want stage done with 6/6 MLPs and slices", end)
 	}
 }
@@ -161,68 +161,68 @@ func TestBakeProgressQuery(t *testing.T) {
 	env := newEnv()
 	in := twoSplitInput("bq")
 	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.GenerateSeedsInput) (activities.GenerateSeedsOutput, error) {
+		func(_ context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
 			return fakeSeeds(in)
 		})
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
-		func(_ context.Context, in activities.BakeSliceInput) (activities.BakeSliceOutput, error) {
+		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
 	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, m activities.MergeSplitInput) (activities.MergeSplitOutput, error) {
+		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 			return fakeMerge(in)(m), nil
 		})
 	env.OnActivity(acts.CombineSplits, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, c activities.CombineSplitsInput) (activities.CombineSplitsOutput, error) {
+		func(_ context.Context, c bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
 			return fakeCombine(c), nil
 		})
 	env.RegisterWorkflow(workflows.SplitWorkflow)
-	var parent workflows.BakeProgress
-	var child workflows.SplitProgress
+	var parent bakeapi.BakeProgress
+	var child bakeapi.SplitProgress
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(workflows.ProgressQuery)
+		v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
 		if err == nil {
 			err = v.Get(&parent)
 		}
 		if err != nil {
 			t.Errorf("parent progress: %v", err)
 		}
-		v, err = env.QueryWorkflowByID(keys.SplitWorkflowID("bq", "public"), workflows.ProgressQuery)
+		v, err = env.QueryWorkflowByID(bakeapi.SplitWorkflowID("bq", "public"), bakeapi.ProgressQuery)
 		if err == nil {
 			err = v.Get(&child)
 		}
 		if err != nil {
-			t.Errorf("child progress by ID %s: %v", keys.SplitWorkflowID("bq", "public"), err)
+			t.Errorf("child progress by ID %s: %v", bakeapi.SplitWorkflowID("bq", "public"), err)
 		}
 	}, 15*time.Minute)
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if parent.BakeID != "bq" || parent.Stage != workflows.StageBaking || len(parent.Splits) != 2 {
-		t.Errorf("parent mid-run: %+v, want stage %s with 2 splits", parent, workflows.StageBaking)
+	if parent.BakeID != "bq" || parent.Stage != bakeapi.StageBaking || len(parent.Splits) != 2 {
+		t.Errorf("parent mid-run: %+v, want stage %s with 2 splits", parent, bakeapi.StageBaking)
 	}
 	// public: 5 MLPs in slices [0,1) [1,3) [3,5); at 15 min the first two are done.
 	if child.Split != "public" || child.SlicesDone != 2 || child.MLPsDone != 3 || child.SlicesTotal != 3 || child.MLPsTotal != 5 {
 		t.Errorf("public mid-run: %+v, want 2/3 slices and 3/5 MLPs", child)
 	}
-	v, err := env.QueryWorkflow(workflows.ProgressQuery)
+	v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var end workflows.BakeProgress
+	var end bakeapi.BakeProgress
 	if err := v.Get(&end); err != nil {
 		t.Fatal(err)
 	}
-	if end.Stage != workflows.StageDone {
-		t.Errorf("final stage %q, want %q", end.Stage, workflows.StageDone)
+	if end.Stage != bakeapi.StageDone {
+		t.Errorf("final stage %q, want %q", end.Stage, bakeapi.StageDone)
 	}
 	for i, s := range end.Splits {
 		if s.Split != in.Splits[i].Name || s.MLPsDone != in.Splits[i].NMLPs || s.MLPsTotal != in.Splits[i].NMLPs {
 			t.Errorf("final split %d: %+v, want %s with %d/%d MLPs", i, s, in.Splits[i].Name, in.Splits[i].NMLPs, in.Splits[i].NMLPs)
 		}
 	}
-	var out workflows.BakeOutput
+	var out bakeapi.BakeOutput
 	if err := env.GetWorkflowResult(&out); err != nil || out.DatasetPrefix != keys.Bake("bq").Dataset() || out.ReleaseURI != "" {
 		t.Errorf("result %+v (%v): want dataset %s and no release (no release bucket)", out, err, keys.Bake("bq").Dataset())
 	}

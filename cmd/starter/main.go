@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/whestbake/whestbake/cli"
+	"github.com/whestbake/whestbake/internal/cli"
 )
 
 func main() {

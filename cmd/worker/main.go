@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/whestbake/whestbake/worker"
+	"github.com/whestbake/whestbake/internal/worker"
 )
 
 func main() {

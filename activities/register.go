@@ -1,0 +1,26 @@
+package activities
+
+import (
+	"go.temporal.io/sdk/activity"
+
+	"github.com/whestbake/whestbake/bakeapi"
+)
+
+// Registry is where activities are registered: a worker or a test environment.
+type Registry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// RegisterControl registers the CPU activities of the control queue (seeds,
+// merge, combine, push) under their bakeapi names.
+func RegisterControl(r Registry, a *Activities) {
+	r.RegisterActivityWithOptions(a.GenerateSeeds, activity.RegisterOptions{Name: bakeapi.GenerateSeedsActivity})
+	r.RegisterActivityWithOptions(a.MergeSplit, activity.RegisterOptions{Name: bakeapi.MergeSplitActivity})
+	r.RegisterActivityWithOptions(a.CombineSplits, activity.RegisterOptions{Name: bakeapi.CombineSplitsActivity})
+	r.RegisterActivityWithOptions(a.Push, activity.RegisterOptions{Name: bakeapi.PushActivity})
+}
+
+// RegisterGPU registers BakeSlice, the one activity of the GPU queues.
+func RegisterGPU(r Registry, a *Activities) {
+	r.RegisterActivityWithOptions(a.BakeSlice, activity.RegisterOptions{Name: bakeapi.BakeSliceActivity})
+}

@@ -1,0 +1,80 @@
+package bakeapi
+
+// GenerateSeedsInput names a split's seeds: either a file the starter uploaded
+// (UploadedKey) or a generated list (Seed, or OS entropy when nil).
+type GenerateSeedsInput struct {
+	BakeID, Split string
+	NMLPs         int
+	Seed          *uint64 `json:",omitempty"`
+	UploadedKey   string  `json:",omitempty"`
+}
+
+// GenerateSeedsOutput is the canonical seeds file of the split.
+type GenerateSeedsOutput struct {
+	SeedsKey, SHA256 string
+	NMLPs            int
+}
+
+// BakeSliceInput is one slice: MLPs [Start, End) of a split of NMLPs.
+type BakeSliceInput struct {
+	BakeID, Split, Config string
+	Slice, Start, End     int
+	NMLPs                 int
+	SeedsKey, SeedsSHA256 string
+	Spec                  Spec `json:"Shape"` // recorded histories call it Shape
+}
+
+// BakeSliceOutput says where the slice's partial dataset is and what it cost.
+type BakeSliceOutput struct {
+	Prefix         string
+	ManifestSHA256 string
+	Computed       int // MLPs computed from scratch by this attempt
+	Resumed        int // MLPs continued from a checkpoint by this attempt
+	Reused         int // MLPs already finished by an earlier attempt
+}
+
+// SliceProgress is BakeSlice's heartbeat detail: for display only, the store is the truth.
+type SliceProgress struct {
+	Split                    string
+	Slice                    int
+	DoneMLPs, TotalMLPs      int
+	CurrentMLP               int
+	SamplesDone, SamplesEach int64
+}
+
+// MergeSplitInput lists a split's committed slice prefixes in slice order.
+type MergeSplitInput struct {
+	BakeID, Split string
+	Slices        []string
+}
+
+// MergeSplitOutput is the merged split directory.
+type MergeSplitOutput struct {
+	Prefix, ManifestSHA256 string
+	NMLPs                  int
+}
+
+// CombineSplitsInput lists the merged split prefixes in the bake's split order.
+type CombineSplitsInput struct {
+	BakeID       string
+	Splits       []string
+	DefaultSplit string `json:",omitempty"`
+}
+
+// CombineSplitsOutput is the bake's final dataset directory.
+type CombineSplitsOutput struct {
+	Prefix, ManifestSHA256 string
+	Files                  int
+}
+
+// PushInput publishes a committed dataset directory as release <Name>/<Tag>
+// under Prefix in Bucket (credentials are the worker's, never in the input).
+type PushInput struct {
+	DatasetPrefix             string
+	Bucket, Prefix, Name, Tag string
+}
+
+// PushOutput is the release's location and manifest checksum.
+type PushOutput struct {
+	URI, ManifestSHA256 string
+}

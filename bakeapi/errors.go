@@ -1,0 +1,116 @@
+package bakeapi
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// FieldError is one unusable field. Problem says what is wrong and the fix
+// without naming a flag or a config key, so each front end can put its own
+// name in front (see Rename).
+type FieldError struct {
+	Field   string // FieldWidth, FieldNMLPs, …
+	Problem string
+}
+
+func (e FieldError) Error() string { return e.Field + " " + e.Problem }
+
+// FieldErrors is every problem of one validation, in field order.
+type FieldErrors []FieldError
+
+func (e FieldErrors) Error() string {
+	parts := make([]string, len(e))
+	for i, f := range e {
+		parts[i] = f.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e *FieldErrors) add(field, format string, a ...any) {
+	*e = append(*e, FieldError{Field: field, Problem: fmt.Sprintf(format, a...)})
+}
+
+// inRange is the one wording of a bounded count.
+func (e *FieldErrors) inRange(field string, v, hi int64, what string) {
+	if v == 0 {
+		e.add(field, "is missing or 0: must be in [1, %d] (%s)", hi, what)
+	} else if v < 1 || v > hi {
+		e.add(field, "= %d: must be in [1, %d] (%s)", v, hi, what)
+	}
+}
+
+func (e FieldErrors) orNil() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return e
+}
+
+// AsFieldErrors returns the field errors inside err (nil if there are none).
+func AsFieldErrors(err error) FieldErrors {
+	var fe FieldErrors
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return nil
+}
+
+// Rename returns err with every field renamed by name (for example "width" →
+// "--width"), or err itself when it holds no field errors. Fields that name
+// maps to "" keep their own name.
+func Rename(err error, name func(field string) string) error {
+	fe := AsFieldErrors(err)
+	if fe == nil {
+		return err
+	}
+	out := make(FieldErrors, len(fe))
+	for i, f := range fe {
+		out[i] = f
+		if n := name(f.Field); n != "" {
+			out[i].Field = n
+		}
+	}
+	return out
+}
+
+// Error types of failed activities and workflows, as Temporal's
+// ApplicationError.Type reports them. These cannot be fixed by a retry.
+const (
+	ErrInvalidConfig       = "InvalidConfig"
+	ErrInvalidSeeds        = "InvalidSeeds"
+	ErrCorruptPartial      = "CorruptPartial"
+	ErrFingerprintMismatch = "FingerprintMismatch"
+	ErrDestinationConflict = "DestinationConflict"
+	ErrStoreAccess         = "StoreAccess"
+)
+
+// Retryable error types with their own meaning.
+const (
+	ErrEngineStalled  = "EngineStalled"
+	ErrWorkerStopping = "WorkerStopping"
+	// ErrBakeFailed wraps a failure whose cause had no type of its own.
+	ErrBakeFailed = "BakeFailed"
+)
+
+// NonRetryable is the list workflows put in their retry policies as a second
+// line of defence (activities already mark these errors non-retryable).
+var NonRetryable = []string{ErrInvalidConfig, ErrInvalidSeeds, ErrCorruptPartial, ErrFingerprintMismatch, ErrDestinationConflict, ErrStoreAccess}
+
+// Join collects the field errors of several validations into one FieldErrors
+// (nil when there are none). An error that holds no field errors is returned
+// as it is, before any field error: it is not a validation result.
+func Join(errs ...error) error {
+	var all FieldErrors
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		fe := AsFieldErrors(err)
+		if fe == nil {
+			return err
+		}
+		all = append(all, fe...)
+	}
+	return all.orNil()
+}

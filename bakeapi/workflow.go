@@ -1,0 +1,160 @@
+package bakeapi
+
+import (
+	"strings"
+	"time"
+)
+
+// Task queues. GPU workers poll a GPU queue (GPUQueue unless a bake names
+// another); the control worker runs the workflows and the CPU activities.
+const (
+	ControlQueue = "bake-control"
+	GPUQueue     = "bake-gpu"
+)
+
+// Workflow and activity type names. Workers register the implementations
+// under these names; workflows call activities by them, which is what keeps
+// workflow code free of the activities' dependencies.
+const (
+	BakeWorkflowName  = "BakeWorkflow"
+	SplitWorkflowName = "SplitWorkflow"
+
+	GenerateSeedsActivity = "GenerateSeeds"
+	BakeSliceActivity     = "BakeSlice"
+	MergeSplitActivity    = "MergeSplit"
+	CombineSplitsActivity = "CombineSplits"
+	PushActivity          = "Push"
+)
+
+// Search attributes (keyword) registered on the server (`whestbake dev up` does it).
+const (
+	BakeIDAttribute    = "BakeID"
+	BakeStageAttribute = "BakeStage"
+)
+
+// BakeWorkflowID is the ID of a bake's top-level workflow.
+func BakeWorkflowID(bakeID string) string { return "bake/" + bakeID }
+
+// SplitWorkflowID is the ID of a split's child workflow.
+func SplitWorkflowID(bakeID, split string) string { return "bake/" + bakeID + "/split/" + split }
+
+// BakeIDFromWorkflowID inverts BakeWorkflowID; ok is false for other IDs.
+func BakeIDFromWorkflowID(id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, "bake/")
+	if !ok || strings.Contains(rest, "/") {
+		return "", false
+	}
+	return rest, true
+}
+
+// SplitSpec is one split of a bake.
+type SplitSpec struct {
+	Name, Config string
+	NMLPs        int
+	Seed         *uint64 `json:",omitempty"` // generate seeds deterministically from this root
+	SeedsKey     string  `json:",omitempty"` // or use the seeds file the starter uploaded here
+}
+
+// ReleaseSpec is where Push publishes; an empty Bucket skips the push.
+type ReleaseSpec struct {
+	Bucket, Prefix, Name, Tag string
+}
+
+// BakeInput is everything a bake needs, all of it small and secret-free.
+type BakeInput struct {
+	BakeID       string
+	Spec         Spec `json:"Shape"` // recorded histories call it Shape
+	Splits       []SplitSpec
+	DefaultSplit string `json:",omitempty"`
+	SliceSize    int    // MLPs per BakeSlice activity
+	MaxInFlight  int    // slices running at once per split
+	GPUQueue     string // task queue of the GPU workers
+	Release      ReleaseSpec
+	Policy       Policy
+}
+
+// BakeOutput is where the result is.
+type BakeOutput struct {
+	DatasetPrefix, ManifestSHA256 string
+	ReleaseURI                    string `json:",omitempty"`
+}
+
+// SplitInput is one split of a bake, with its committed seeds file.
+type SplitInput struct {
+	BakeID      string
+	Split       SplitSpec
+	Seeds       GenerateSeedsOutput
+	Spec        Spec `json:"Shape"` // recorded histories call it Shape
+	SliceSize   int
+	MaxInFlight int
+	GPUQueue    string
+	Policy      Policy
+}
+
+// SplitOutput is the merged split.
+type SplitOutput struct {
+	MergedPrefix, ManifestSHA256 string
+	NMLPs, Slices                int
+}
+
+// Policy holds every timeout and retry bound of a bake. It comes from config and
+// is recorded in the workflow input, so the history says what the bake ran with.
+type Policy struct {
+	SeedsTimeout        time.Duration // GenerateSeeds start-to-close
+	SliceTimeout        time.Duration // one BakeSlice attempt; ≥ 2× the slowest slice
+	SliceHeartbeat      time.Duration // how fast a dead GPU host is noticed
+	SliceMaxAttempts    int32
+	MergeTimeout        time.Duration // MergeSplit and CombineSplits
+	PushTimeout         time.Duration
+	RetryInitial        time.Duration
+	RetryMax            time.Duration
+	OtherMaxAttempts    int32
+	FilesystemHeartbeat time.Duration // heartbeat of the copy-heavy CPU activities
+}
+
+// DefaultPolicy: slices may run for hours, so the heartbeat (not start-to-close)
+// detects a lost host within minutes; every retry is bounded, because Temporal's
+// default retries forever and a poisoned input would loop.
+var DefaultPolicy = Policy{
+	SeedsTimeout:        10 * time.Minute,
+	SliceTimeout:        12 * time.Hour,
+	SliceHeartbeat:      3 * time.Minute,
+	SliceMaxAttempts:    20,
+	MergeTimeout:        2 * time.Hour,
+	PushTimeout:         2 * time.Hour,
+	RetryInitial:        10 * time.Second,
+	RetryMax:            10 * time.Minute,
+	OtherMaxAttempts:    10,
+	FilesystemHeartbeat: 2 * time.Minute,
+}
+
+// ProgressQuery is the query every bake workflow answers.
+const ProgressQuery = "progress"
+
+// Stages, also the BakeStage search attribute.
+const (
+	StageSeeding   = "seeding"
+	StageBaking    = "baking"
+	StageMerging   = "merging"
+	StageCombining = "combining"
+	StagePushing   = "pushing"
+	StageDone      = "done"
+)
+
+// SplitProgress is a split's state as its workflow sees it.
+type SplitProgress struct {
+	Split                   string
+	Stage                   string
+	MLPsDone, MLPsTotal     int
+	SlicesDone, SlicesTotal int
+	SlicesRunning           int
+	StartedAt               time.Time
+	ETA                     time.Time `json:",omitempty"` // zero until a slice has finished
+}
+
+// BakeProgress is the bake's state; per-split detail comes from the split workflows.
+type BakeProgress struct {
+	BakeID string
+	Stage  string
+	Splits []SplitProgress
+}

@@ -1,0 +1,44 @@
+package gpuengine
+
+import (
+	"math"
+	"time"
+)
+
+// Rates are what the CPU/GPU choice of device "auto" compares.
+type Rates struct {
+	CPUFLOPSPerThread float64       // effective FLOP/s (2·W²·D per sample) of one CPU thread, philox twin
+	GPUFLOPS          float64       // effective FLOP/s of the GPU at W ≥ 256
+	GPUStartup        time.Duration // once per process: context, NVRTC compile, module load
+}
+
+// DefaultRates decide --device auto until the H100 has been measured (`whestbake
+// calibrate --device cuda` prints the values to put here; docs/GPU.md). They are
+// deliberately unfavourable to the GPU, which loses badly on tiny work: the CPU figure
+// is the AVX2 twin's measured rate (60 GFLOP/s per thread on the build machine's
+// Xeon at 256×8); the GPU figure is under half of the fused kernel's 44 TFLOP/s
+// target and the startup above the ~1 s an NVRTC compile plus context creation take.
+var DefaultRates = Rates{CPUFLOPSPerThread: 60e9, GPUFLOPS: 20e12, GPUStartup: 3 * time.Second}
+
+// gpuRate is the GPU's effective rate at width w. Narrow layers leave most FMA units
+// idle while the per-sample input generation stays, so the rate is taken to fall
+// linearly below 256 (conservative; to be replaced by measured points).
+func (r Rates) gpuRate(w int) float64 {
+	return r.GPUFLOPS * math.Min(1, float64(w)/256)
+}
+
+// Crossover is the bake size (MLPs × samples) above which the GPU finishes first for a
+// W×D network against `threads` CPU threads; +Inf when the GPU never does.
+func (r Rates) Crossover(w, d, threads int) float64 {
+	perSample := 2 * float64(w) * float64(w) * float64(d)
+	saved := perSample/(r.CPUFLOPSPerThread*float64(max(1, threads))) - perSample/r.gpuRate(w)
+	if saved <= 0 {
+		return math.Inf(1)
+	}
+	return r.GPUStartup.Seconds() / saved
+}
+
+// PreferGPU reports whether device "auto" should run a bake of nMLPs × nSamples on the GPU.
+func (r Rates) PreferGPU(w, d int, nMLPs, nSamples int64, threads int) bool {
+	return float64(nMLPs)*float64(nSamples) > r.Crossover(w, d, threads)
+}

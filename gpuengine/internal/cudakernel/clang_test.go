@@ -1,0 +1,69 @@
+package cudakernel_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
+)
+
+// The sources compiled as CUDA device code by clang (when installed; CI may skip): they
+// must be valid CUDA C++, and the PTX must keep the arithmetic pinned — every float
+// operation with an explicit .rn rounding (ptxas never contracts those), mlp_fused's
+// inner body unrolled into 4·RT·CT fmas, and no local memory (the fragment lives in
+// registers). testdata/clang/prelude.h stands in for NVRTC's built-ins.
+func TestSourcesCompileAsCUDA(t *testing.T) {
+	clang := ""
+	for _, c := range []string{"clang", "clang-14", "clang-15", "clang-16", "clang-17", "clang-18", "clang-19"} {
+		if p, err := exec.LookPath(c); err == nil {
+			clang = p
+			break
+		}
+	}
+	if clang == "" {
+		t.Skip("clang not found: the CUDA-syntax check of the sources is skipped")
+	}
+	shape, err := cudakernel.PlanFused(256, 8, h100Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file, entries string
+		defines       []string
+		fmas          int
+	}{
+		{"fused.cu", "mlp_fused", shape.Defines(), 4 * shape.RT * shape.CT},
+		{"pipeline.cu", "gen_inputs layer_reference relu_tilesum", cudakernel.PlanPipeline(17, 3, 1000).Defines(), 0},
+	} {
+		out := filepath.Join(t.TempDir(), "out.ptx")
+		args := append([]string{"-x", "cuda", "--cuda-gpu-arch=sm_80", "--cuda-device-only", "-nocudainc", "-nocudalib",
+			"-std=c++17", "-O3", "-ffp-contract=off", "-Wall", "-Werror", "-include", "testdata/clang/prelude.h", "-I.",
+			"-S", "-o", out, c.file}, c.defines...)
+		if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", clang, strings.Join(args, " "), err, msg)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ptx := string(b)
+		for _, e := range strings.Fields(c.entries) {
+			if !strings.Contains(ptx, ".entry "+e+"(") {
+				t.Errorf("%s: no kernel %s in the PTX", c.file, e)
+			}
+		}
+		if m := regexp.MustCompile(`\b(add|sub|mul|fma|mad|div|sqrt)\.f(32|64)\b`).FindString(ptx); m != "" {
+			t.Errorf("%s: %s has no rounding suffix, so ptxas may contract it", c.file, m)
+		}
+		if strings.Contains(ptx, ".local") {
+			t.Errorf("%s: uses local memory", c.file)
+		}
+		if n := strings.Count(ptx, "fma.rn.f32"); c.fmas > 0 && n != c.fmas {
+			t.Errorf("%s: %d fma.rn.f32, want %d (the unrolled body of four k)", c.file, n, c.fmas)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+// Package kernels holds the CUDA C sources of the GPU engine, embedded as strings for
+// NVRTC, and the pure-Go arithmetic around their launches: geometry, compile options,
+// weight padding and the decoding of the kernels' exact totals. It has no cgo, so all
+// of it — and, through a g++ host build of the very same sources, the kernels'
+// arithmetic — is tested on machines without a GPU (host_test.go).
+//
+// The sources implement docs/ALGORITHM.md's `philox` algorithm:
+//
+//	types.cuh     integer types and portability helpers
+//	philox.cuh    Philox4x32-10 and the fixed-operation Box–Muller transform
+//	fixed.cuh     floor(T·2^64) fixed point, 192-bit and carry-save accumulation, tile sums
+//	forward.cuh   the forward contract as a plain fma chain
+//	fused.cu      mlp_fused: inputs, all layers and statistics in one kernel
+//	pipeline.cu   gen_inputs, layer_reference and relu_tilesum around cublasSgemm
+package cudakernel
+
+import (
+	_ "embed"
+	"fmt"
+)
+
+// Header is a file the sources #include; NVRTC resolves includes only among the
+// headers it is handed.
+type Header struct {
+	Name, Source string
+}
+
+var (
+	//go:embed types.cuh
+	typesCUH string
+	//go:embed philox.cuh
+	philoxCUH string
+	//go:embed fixed.cuh
+	fixedCUH string
+	//go:embed forward.cuh
+	forwardCUH string
+)
+
+// FusedSource is fused.cu, the source of the kernel mlp_fused.
+//
+//go:embed fused.cu
+var FusedSource string
+
+// PipelineSource is pipeline.cu, the source of gen_inputs, layer_reference and relu_tilesum.
+//
+//go:embed pipeline.cu
+var PipelineSource string
+
+// Headers returns the headers both sources include.
+func Headers() []Header {
+	return []Header{
+		{"types.cuh", typesCUH},
+		{"philox.cuh", philoxCUH},
+		{"fixed.cuh", fixedCUH},
+		{"forward.cuh", forwardCUH},
+	}
+}
+
+// MinComputeCapability is the oldest architecture the sources run on: mlp_fused
+// streams weights with cp.async, which needs sm_80.
+const MinComputeCapability = 80
+
+// Options are the NVRTC flags for a device of compute capability major.minor plus the
+// source's -D constants. They pin the arithmetic: no contraction of a·b+c into an FMA
+// the source did not write (--fmad=false), IEEE division and square root, subnormals
+// kept; no fast-math flag may ever be added, or the CPU twin no longer matches.
+func Options(major, minor int, defines []string) []string {
+	opts := []string{
+		fmt.Sprintf("--gpu-architecture=compute_%d%d", major, minor),
+		"--std=c++17",
+		"--fmad=false",
+		"--ftz=false",
+		"--prec-div=true",
+		"--prec-sqrt=true",
+	}
+	return append(opts, defines...)
+}
+
+// PackKey packs a Philox key into the kernels' 64-bit key parameter (k0 in the low half).
+func PackKey(k [2]uint32) uint64 {
+	return uint64(k[0]) | uint64(k[1])<<32
+}

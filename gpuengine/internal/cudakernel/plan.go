@@ -1,0 +1,169 @@
+package cudakernel
+
+import (
+	"fmt"
+)
+
+// Tile is the algorithm's tile of consecutive samples whose float64 sums are formed
+// sequentially (WB_TILE in fixed.cuh; gpuengine.PhiloxTile).
+const Tile = 32
+
+// FusedShape is mlp_fused's compile-time geometry (its -D constants). None of it can
+// change a result bit; it only sets speed and resource use.
+type FusedShape struct {
+	W, D   int // network width and depth
+	WP     int // W rounded up to a multiple of CT; the extra weights and inputs are zero
+	TM     int // samples per CTA tile, a multiple of Tile
+	RT, CT int // outputs per thread: RT rows × CT columns
+	KS     int // weight rows per double-buffered shared-memory slice
+}
+
+// PlanFused picks the fused kernel's shape for a W×D network on a device that allows
+// maxShared bytes of shared memory per block (the opt-in maximum, 232448 on sm_90).
+// Preference: 16 columns per thread from W > 128 (128 accumulators, the register tiling
+// of gpu-engine.md §3.3b), the largest tile that fits, then the largest slice.
+func PlanFused(w, d, maxShared int) (FusedShape, error) {
+	ct := 16
+	switch {
+	case w <= 64:
+		ct = 4
+	case w <= 128:
+		ct = 8
+	}
+	wp := (w + ct - 1) / ct * ct
+	for _, tm := range []int{128, 64, 32} {
+		for _, ks := range []int{16, 8, 4} {
+			s := FusedShape{W: w, D: d, WP: wp, TM: tm, RT: 8, CT: ct, KS: ks}
+			if s.Validate(maxShared) == nil {
+				return s, nil
+			}
+		}
+	}
+	return FusedShape{}, fmt.Errorf("fused kernel: width %d needs %d bytes of shared memory even with 32-sample tiles, the device allows %d; use the cublas path (WHESTBAKE_CUDA_PATH=cublas)",
+		w, FusedShape{W: w, WP: wp, TM: 32, KS: 4}.SharedBytes(), maxShared)
+}
+
+// Validate reports the first constraint of the kernel that s breaks.
+func (s FusedShape) Validate(maxShared int) error {
+	switch {
+	case s.W <= 0 || s.D <= 0:
+		return fmt.Errorf("fused shape: width %d and depth %d must be positive", s.W, s.D)
+	case s.CT <= 0 || s.CT%4 != 0 || s.CT > 16:
+		return fmt.Errorf("fused shape: CT=%d columns per thread must be 4, 8, 12 or 16 (float4 accesses, register budget)", s.CT)
+	case s.RT <= 0 || s.RT > 8:
+		return fmt.Errorf("fused shape: RT=%d rows per thread must be in [1, 8]", s.RT)
+	case s.WP < s.W || s.WP%s.CT != 0 || s.WP-s.W >= s.CT:
+		return fmt.Errorf("fused shape: WP=%d must be W=%d rounded up to a multiple of CT=%d", s.WP, s.W, s.CT)
+	case s.TM <= 0 || s.TM%Tile != 0 || s.TM%s.RT != 0:
+		return fmt.Errorf("fused shape: TM=%d must be a positive multiple of %d and of RT=%d", s.TM, Tile, s.RT)
+	case s.KS <= 0 || s.KS%4 != 0 || s.WP%s.KS != 0:
+		return fmt.Errorf("fused shape: KS=%d must be a multiple of 4 dividing WP=%d", s.KS, s.WP)
+	case s.Threads() > 1024:
+		return fmt.Errorf("fused shape: %d threads per CTA exceed CUDA's 1024", s.Threads())
+	case s.SharedBytes() > maxShared:
+		return fmt.Errorf("fused shape: %d bytes of shared memory exceed the device's %d", s.SharedBytes(), maxShared)
+	}
+	return nil
+}
+
+// Threads is the CTA size: (WP/CT) thread columns × (TM/RT) thread rows.
+func (s FusedShape) Threads() int { return s.WP / s.CT * (s.TM / s.RT) }
+
+// SharedBytes is the dynamic shared memory of one CTA: the tile's activations and two
+// weight slices.
+func (s FusedShape) SharedBytes() int { return 4 * (s.TM*s.WP + 2*s.KS*s.WP) }
+
+// Values is the number of exact totals: D·W layer sums, then W sums of squares.
+func (s FusedShape) Values() int { return (s.D + 1) * s.W }
+
+// SlotWords is the scratch one CTA needs for its exact partial totals.
+func (s FusedShape) SlotWords() int { return 3 * s.Values() }
+
+// Grid is the number of CTAs for count samples: one per tile, at most maxCTAs
+// (the CTAs that fit on the device at once; the kernel loops over the rest).
+func (s FusedShape) Grid(count int64, maxCTAs int) int {
+	tiles := (count + int64(s.TM) - 1) / int64(s.TM)
+	return int(min(tiles, int64(maxCTAs)))
+}
+
+// Defines are the -D options of fused.cu.
+func (s FusedShape) Defines() []string {
+	return []string{
+		fmt.Sprintf("-DWB_W=%d", s.W), fmt.Sprintf("-DWB_WP=%d", s.WP), fmt.Sprintf("-DWB_D=%d", s.D),
+		fmt.Sprintf("-DWB_TM=%d", s.TM), fmt.Sprintf("-DWB_RT=%d", s.RT), fmt.Sprintf("-DWB_CT=%d", s.CT),
+		fmt.Sprintf("-DWB_KS=%d", s.KS),
+	}
+}
+
+// String names the shape for logs and metadata.
+func (s FusedShape) String() string {
+	return fmt.Sprintf("fused W%d D%d WP%d TM%d RT%d CT%d KS%d", s.W, s.D, s.WP, s.TM, s.RT, s.CT, s.KS)
+}
+
+// PadWeights returns the depth W×W layers of w (layer-major, row-major) as WP×WP
+// layers with zeros outside, the layout mlp_fused reads.
+func PadWeights(w []float32, width, depth, wp int) []float32 {
+	out := make([]float32, depth*wp*wp)
+	for l := 0; l < depth; l++ {
+		for k := 0; k < width; k++ {
+			copy(out[(l*wp+k)*wp:(l*wp+k)*wp+width], w[(l*width+k)*width:(l*width+k+1)*width])
+		}
+	}
+	return out
+}
+
+// Pipeline kernel geometry, fixed in pipeline.cu.
+const (
+	PipelineTilesPerCTA = 32  // P_TILES_PER_CTA: 32-row tiles per relu_tilesum thread
+	PipelineColsPerCTA  = 128 // P_COLS_PER_CTA: relu_tilesum threads per CTA
+)
+
+// PipelineShape is the cuBLAS pipeline's geometry: every GEMM has Rows×W×W, also for
+// the last, partly padded chunk, because cuBLAS picks its kernel (and so its
+// summation order) by shape.
+type PipelineShape struct {
+	W, D, Rows int
+}
+
+// pipelineBufferBytes bounds one activation buffer of the pipeline (there are two).
+const pipelineBufferBytes = 256 << 20
+
+// PlanPipeline sizes the GEMM chunk for a W×D network: as many rows as fit in
+// pipelineBufferBytes, a multiple of the tile, never more than a step needs.
+func PlanPipeline(w, d int, step int64) PipelineShape {
+	rows := int64(pipelineBufferBytes / (4 * w))
+	rows = min(rows, (step+Tile-1)/Tile*Tile)
+	rows = max(Tile, rows/Tile*Tile)
+	return PipelineShape{W: w, D: d, Rows: int(rows)}
+}
+
+// Values is the number of exact totals, as for the fused kernel.
+func (p PipelineShape) Values() int { return (p.D + 1) * p.W }
+
+// SumGrid is relu_tilesum's grid: column blocks × row groups.
+func (p PipelineShape) SumGrid() (x, y int) {
+	return (p.W + PipelineColsPerCTA - 1) / PipelineColsPerCTA,
+		(p.Rows + Tile*PipelineTilesPerCTA - 1) / (Tile * PipelineTilesPerCTA)
+}
+
+// Defines are the -D options of pipeline.cu.
+func (p PipelineShape) Defines() []string {
+	return []string{fmt.Sprintf("-DWB_W=%d", p.W), fmt.Sprintf("-DWB_D=%d", p.D)}
+}
+
+// Step limits for one GPU launch sequence between checkpoints.
+const (
+	DefaultStep = 1 << 22 // ≈ 0.1 s of the fused kernel at W=256, D=8 on an H100 (estimate)
+	MaxStep     = 1 << 30 // keeps every carry-save word below 2^64 (< 2^32 flushes per step)
+)
+
+// Step is the samples per launch sequence and checkpoint for a requested chunk size
+// (0: DefaultStep): a multiple of the tile, at most MaxStep. It never changes results.
+func Step(chunkSize int) int64 {
+	s := int64(chunkSize)
+	if s <= 0 {
+		s = DefaultStep
+	}
+	s = (s + Tile - 1) / Tile * Tile
+	return min(s, MaxStep)
+}

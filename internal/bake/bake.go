@@ -1,0 +1,156 @@
+// Package bake turns a plan (shape, seeds, MLP range, sampler) into dataset
+// rows: seeds → weights (numpy-identical) → engine statistics → rows. The local
+// CLI and the Temporal activities both run bakes through it.
+package bake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake/naming"
+	"github.com/whestbake/whestbake/internal/seeds"
+)
+
+// Plan is everything that determines a bake's rows.
+type Plan struct {
+	NMLPs  int
+	Seeds  SeedFile
+	Range  bakeapi.Range
+	Spec   bakeapi.Spec
+	Split  string
+	Config string
+}
+
+// Validate checks the plan with the one validator of bakeapi and returns
+// every problem at once as bakeapi.FieldErrors; front ends rename the fields
+// into their flags or config keys.
+func (p Plan) Validate() error {
+	err := bakeapi.Join(p.Spec.Validate(), bakeapi.ValidateSplit(p.Split, p.Config, int64(p.NMLPs)))
+	if err != nil {
+		return err
+	}
+	if len(p.Seeds.Seeds) != p.NMLPs {
+		return bakeapi.FieldErrors{{Field: bakeapi.FieldMLPSeeds,
+			Problem: fmt.Sprintf("holds %d seeds but n-mlps is %d: generate a list of n-mlps seeds with `whestbake dataset generate-seeds`", len(p.Seeds.Seeds), p.NMLPs)}}
+	}
+	return p.Range.Validate(p.NMLPs)
+}
+
+// MLP is one slot of the dataset: input seed, derived streams and name.
+type MLP struct {
+	Index   int
+	Seed    int64
+	Name    string
+	Streams seeds.Streams
+}
+
+// Identities derives protocol-3.0 streams for every seed and names them over the
+// whole list, so collision suffixes agree between slices (whestbench dataset.py).
+func Identities(list []int64) []MLP {
+	out := make([]MLP, len(list))
+	est := make([]int64, len(list))
+	for i, s := range list {
+		st := seeds.DeriveV3(uint64(s))
+		out[i] = MLP{Index: i, Seed: s, Streams: st}
+		est[i] = int64(st.EstimatorSeed)
+	}
+	for i, n := range Names(est) {
+		out[i].Name = n
+	}
+	return out
+}
+
+// Names assigns whestbench's unique names from estimator seeds.
+func Names(estimatorSeeds []int64) []string { return naming.AssignUnique(estimatorSeeds) }
+
+// Row bakes one MLP into a dataset row, resuming from resume when not nil.
+func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads int, m MLP, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (dataset.Row, error) {
+	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
+	if err != nil {
+		return dataset.Row{}, err
+	}
+	res, err := eng.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: threads}, resume, progress)
+	if err != nil {
+		return dataset.Row{}, fmt.Errorf("MLP %d (seed %d): %w", m.Index, m.Seed, err)
+	}
+	return dataset.Row{
+		MLPID:       int32(m.Index),
+		Name:        m.Name,
+		Seed:        m.Seed,
+		Weights:     w,
+		LayerMeans:  res.LayerMeans,
+		FinalMeans:  append([]float32(nil), res.FinalMeans(spec.Width)...),
+		AvgVariance: res.AvgVariance,
+		Breakdown:   Breakdown(spec),
+	}, nil
+}
+
+// parallelMLPSamples is the per-thread sample count above which one MLP keeps
+// every thread busy on its own.
+const parallelMLPSamples = 1 << 15
+
+// Rows bakes MLPs [r.Start, r.End) of ids with up to threads CPU threads in all.
+// Big MLPs run one after another with every thread inside (no idle tail when the
+// count is not a multiple of the threads); small ones run side by side, where
+// per-step overheads would dominate.
+// onSamples receives the number of newly finished samples as they complete.
+func Rows(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []MLP, r bakeapi.Range, threads int, onSamples func(int64)) ([]dataset.Row, error) {
+	threads = max(1, threads)
+	par := min(threads, r.Len())
+	if spec.NSamples >= int64(threads)*parallelMLPSamples {
+		par = 1
+	}
+	inner := max(1, threads/par)
+	rows := make([]dataset.Row, r.Len())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	next.Store(int64(r.Start))
+	for p := 0; p < par; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= r.End || ctx.Err() != nil {
+					return
+				}
+				var last int64
+				row, err := Row(ctx, eng, spec, inner, ids[i], nil, func(cp gpuengine.Checkpoint) {
+					if onSamples != nil {
+						onSamples(cp.SamplesDone - last)
+					}
+					last = cp.SamplesDone
+				})
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				rows[i-r.Start] = row
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}

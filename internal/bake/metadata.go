@@ -1,0 +1,54 @@
+package bake
+
+import (
+	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+)
+
+// Version is whestbake's version as recorded in metadata (set at link time).
+var Version = "0.1.0"
+
+// Metadata describes a bake of plan by an engine, created at now.
+func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
+	chunk := p.Spec.ChunkSize
+	switch {
+	case p.Spec.Sampler == bakeapi.SamplerNumpy:
+		chunk = gpuengine.NumpyChunk(p.Spec.Width)
+	case chunk == 0:
+		chunk = gpuengine.DefaultPhiloxChunk
+	}
+	return dataset.NewBakeMetadata(dataset.BakeInfo{
+		CreatedAt:        now,
+		Split:            p.Split,
+		Config:           p.Config,
+		TotalMLPs:        p.NMLPs,
+		Range:            [2]int{p.Range.Start, p.Range.End},
+		NSamples:         p.Spec.NSamples,
+		Width:            p.Spec.Width,
+		Depth:            p.Spec.Depth,
+		Hardware:         dataset.HostHardware(),
+		WhestbakeVersion: Version,
+		Sampler:          string(p.Spec.Sampler),
+		Engine:           d.Engine + "/" + d.Kernel,
+		AlgorithmVersion: p.Spec.Algorithm(),
+		DotProduct:       string(p.Spec.Dot),
+		Device:           d.Device,
+		ChunkSize:        chunk,
+		SeedFileSHA256:   p.Seeds.SHA256,
+	})
+}
+
+// Breakdown is the row's sampling_budget_breakdown: whestbench's closed-form
+// FLOP model for the sampler's chunking. Timings are left at zero so a row is a
+// pure function of its seed and shape (slices and re-bakes are byte-identical);
+// wall times are reported by the CLI instead.
+func Breakdown(spec bakeapi.Spec) string {
+	chunk := gpuengine.PhiloxTile
+	if spec.Sampler == bakeapi.SamplerNumpy {
+		chunk = gpuengine.NumpyChunk(spec.Width)
+	}
+	return dataset.Breakdown(spec.Width, spec.Depth, spec.NSamples, chunk, 0)
+}

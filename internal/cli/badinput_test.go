@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every bad input gets one clear message naming the field and the fix, a
+// non-zero exit code, and leaves nothing behind in the output's directory.
+func TestBakeRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	seeds := func(name, content string) string { return writeFile(t, filepath.Join(dir, name), content) }
+	good := seeds("good.json", "[11, 22, 33, 44, 55]")
+	existing := filepath.Join(dir, "exists")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "out")
+	base := func(extra ...string) []string {
+		args := []string{"dataset", "bake", "--n-mlps", "5", "--width", "4", "--depth", "2", "--n-samples", "1000", "--output", out}
+		return append(args, extra...)
+	}
+	// replace sets flag to value in base's arguments.
+	replace := func(flag, value string, extra ...string) []string {
+		a := base(extra...)
+		for i := range a {
+			if a[i] == flag {
+				a[i+1] = value
+			}
+		}
+		return a
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string // substring of stderr
+	}{
+		{"zero mlps", replace("--n-mlps", "0"), "--n-mlps"},
+		{"negative mlps", replace("--n-mlps", "-3"), "negative"},
+		{"zero samples", replace("--n-samples", "0"), "at least 1"},
+		{"fractional samples", replace("--n-samples", "2.5"), "not a whole number"},
+		{"garbage samples", replace("--n-samples", "lots"), "not a number"},
+		{"bad underscores", replace("--n-samples", "1__000"), "underscores"},
+		{"absurd samples", replace("--n-samples", "1e30"), "absurdly large"},
+		{"zero width", replace("--width", "0"), "--width"},
+		{"absurd width", replace("--width", "100000"), "above the limit"},
+		{"zero depth", replace("--depth", "0"), "--depth"},
+		{"missing output", []string{"dataset", "bake", "--n-mlps", "1", "--width", "4", "--depth", "1", "--n-samples", "9"}, "--output is required"},
+		{"malformed seeds", base("--mlp-seeds", seeds("bad.json", "[1, 2,")), "invalid JSON"},
+		{"seeds not an array", base("--mlp-seeds", seeds("obj.json", `{"seeds": [1]}`)), "must contain a JSON array"},
+		{"duplicate seeds", base("--mlp-seeds", seeds("dup.json", "[1, 2, 3, 2, 5]")), "duplicate at indices [1, 3]"},
+		{"seed too large", base("--mlp-seeds", seeds("big.json", "[1, 2, 3, 4, 9223372036854775808]")), "out of range [0, 2**63)"},
+		{"negative seed", base("--mlp-seeds", seeds("neg.json", "[1, 2, -3, 4, 5]")), "mlp_seeds[2] = -3 is out of range"},
+		{"float seed", base("--mlp-seeds", seeds("float.json", "[1, 2, 3.0, 4, 5]")), "mlp_seeds[2] must be an integer"},
+		{"string seed", base("--mlp-seeds", seeds("str.json", `[1, 2, "3", 4, 5]`)), "must be an integer; got a string"},
+		{"wrong seed count", base("--mlp-seeds", seeds("four.json", "[1, 2, 3, 4]")), "has 4 seeds, expected --n-mlps=5"},
+		{"missing seeds file", base("--mlp-seeds", filepath.Join(dir, "nope.json")), "cannot read --mlp-seeds"},
+		{"seeds and seed", base("--mlp-seeds", good, "--seed", "3"), "either --mlp-seeds or --seed"},
+		{"slice K = N", base("--slice", "4/4"), "need 0 <= K < N"},
+		{"zero slices", base("--slice", "0/0"), "at least 1"},
+		{"more slices than MLPs", base("--slice", "1/6"), "leave some slices empty"},
+		{"malformed slice", base("--slice", "half"), "--slice must be K/N"},
+		{"range beyond n", base("--mlp-range", "3-9"), "is invalid for 5 MLPs"},
+		{"reversed range", base("--mlp-range", "4-2"), "is invalid for 5 MLPs"},
+		{"slice and range", base("--slice", "0/2", "--mlp-range", "0-1"), "either --mlp-range or --slice"},
+		{"uppercase split", base("--split", "Public"), "--split"},
+		{"underscore split", base("--split", "my_split"), "does not match"},
+		{"trailing hyphen split", base("--split", "public-"), "does not match"},
+		{"bad config", base("--config", "1st"), "--config"},
+		{"existing output", replace("--output", existing), "already exists"},
+		{"unknown sampler", base("--sampler", "torch"), `--sampler "torch" is unknown`},
+		{"cuda without build", base("--device", "cuda"), "built without CUDA"},
+		{"unknown device", base("--device", "tpu"), `--device "tpu" unknown`},
+		{"numpy with chunk size", base("--sampler", "numpy", "--chunk-size", "100"), "--chunk-size = 100: the numpy sampler always uses whestbench's chunk rule"},
+		{"unknown dot product", base("--sampler", "numpy", "--dot-product", "fast"), "--dot-product \"fast\" is unknown"},
+		{"bad config file", base("--config-file", seeds("cfg.yaml", "width: [oops\n")), "--config-file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, c.args...)
+			if code == 0 {
+				t.Fatalf("accepted; stdout:\n%s", stdout)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Fatalf("stderr %q does not mention %q", stderr, c.want)
+			}
+			if strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+				t.Errorf("want one clear message, got:\n%s", stderr)
+			}
+			if left := entries(t, work); len(left) != 0 {
+				t.Fatalf("left behind %v", left)
+			}
+		})
+	}
+}
+
+func TestMergeAndReadRejectBadDatasets(t *testing.T) {
+	dir := t.TempDir()
+	seeds := writeFile(t, filepath.Join(dir, "s.json"), "[1, 2, 3, 4]")
+	other := writeFile(t, filepath.Join(dir, "o.json"), "[5, 6, 7, 8]")
+	bk := func(name string, extra ...string) string {
+		p := filepath.Join(dir, name)
+		args := append([]string{"dataset", "bake", "--n-mlps", "4", "--width", "4", "--depth", "2", "--n-samples", "500", "--output", p}, extra...)
+		mustRun(t, args...)
+		return p
+	}
+	p0 := bk("p0", "--mlp-seeds", seeds, "--mlp-range", "0-1")
+	p1 := bk("p1", "--mlp-seeds", seeds, "--mlp-range", "2-3")
+	p12 := bk("p12", "--mlp-seeds", seeds, "--mlp-range", "1-2")
+	p3 := bk("p3", "--mlp-seeds", seeds, "--mlp-range", "3-3")
+	pOther := bk("pother", "--mlp-seeds", other, "--mlp-range", "2-3")
+	pNumpy := bk("pnumpy", "--mlp-seeds", seeds, "--mlp-range", "2-3", "--sampler", "numpy")
+	full := bk("full", "--mlp-seeds", seeds)
+
+	corrupt := bk("corrupt", "--mlp-seeds", seeds, "--mlp-range", "2-3")
+	pq := filepath.Join(corrupt, "data", "public-00000-of-00001.parquet")
+	b := readBytes(t, pq)
+	if err := os.WriteFile(pq, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	liar := bk("liar", "--mlp-seeds", seeds)
+	mdPath := filepath.Join(liar, "metadata.json")
+	md := strings.Replace(string(readBytes(t, mdPath)), `"width": 4`, `"width": 8`, 1)
+	writeFile(t, mdPath, md)
+
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "out")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"overlap", []string{"dataset", "merge", p0, p12, p1, "--output", out}, "mlp_range starts at"},
+		{"gap", []string{"dataset", "merge", p0, p3, "--output", out}, "gap"},
+		{"missing tail", []string{"dataset", "merge", p0, "--output", out}, "gap"},
+		{"different seeds file", []string{"dataset", "merge", p0, pOther, "--output", out}, "seed_file_sha256"},
+		{"different sampler", []string{"dataset", "merge", p0, pNumpy, "--output", out}, "sampler"},
+		{"complete input", []string{"dataset", "merge", full, "--output", out}, "complete"},
+		{"truncated parquet", []string{"dataset", "merge", p0, corrupt, "--output", out}, "parquet"},
+		{"inspect truncated", []string{"dataset", "inspect", corrupt}, "parquet"},
+		{"metadata lies", []string{"dataset", "inspect", liar}, "width"},
+		{"partial to combine", []string{"dataset", "combine-splits", p0, "--output", out}, "partial"},
+		{"not a dataset", []string{"dataset", "inspect", seeds}, "metadata.json"},
+		{"merge into existing", []string{"dataset", "merge", p0, p1, "--output", full}, "already exists"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(t, c.args...)
+			if code == 0 || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want failure mentioning %q", code, stderr, c.want)
+			}
+			if left := entries(t, work); len(left) != 0 {
+				t.Fatalf("left behind %v", left)
+			}
+		})
+	}
+}

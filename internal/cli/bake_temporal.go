@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/settings"
+	"github.com/whestbake/whestbake/internal/store"
+)
+
+func newBakeTemporalCmd() *cobra.Command {
+	var wait bool
+	cmd := starterVerb(&cobra.Command{
+		Use:   "bake --config FILE [--id ID] [--wait]",
+		Short: "Start a bake on the Temporal workers (or reattach to it); --wait shows per-split progress until it ends",
+		Long: `Starts the BakeWorkflow of the config's bake on the Temporal workers
+(whestbake-worker), after validating the whole config and checking the S3 store.
+
+The bake ID decides what happens: a running bake with that ID is reattached
+(its own input stands), a failed or cancelled one is restarted (finished MLPs
+and slices are reused from S3), and a completed one is refused.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := starterConfig(cmd, map[string]string{"id": "bake.id"})
+			if err != nil {
+				return err
+			}
+			return runTemporalBake(cmd.Context(), cfg, wait, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	})
+	cmd.Flags().String("id", "", "bake ID (bake.id): [A-Za-z0-9][A-Za-z0-9._-]*")
+	cmd.Flags().BoolVar(&wait, "wait", false, "show per-split progress bars until the bake ends; exit status 1 if it failed")
+	return cmd
+}
+
+func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, errOut io.Writer) error {
+	// Step 1. Everything is checked before anything is written or started.
+	in, err := settings.BakeInput(cfg)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.StoreConfig(), cfg.S3.Bucket)
+	if err != nil {
+		return err
+	}
+	if in.Release.Bucket != "" {
+		if _, err := st.WithBucket(ctx, in.Release.Bucket); err != nil {
+			return fmt.Errorf("release.bucket: %w", err)
+		}
+	}
+	c, err := dial(ctx, cfg, errOut)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	id, wid := in.BakeID, bakeapi.BakeWorkflowID(in.BakeID)
+
+	// Step 2. What a bake with this ID already did decides what happens.
+	verb, note := "Started", ""
+	desc, err := c.DescribeWorkflowExecution(ctx, wid, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+	case err != nil:
+		return err
+	default:
+		switch s := desc.GetWorkflowExecutionInfo().GetStatus(); s {
+		case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			verb, note = "Reattached to running", "A running bake keeps the input it started with; changes in this config apply only to a new bake ID.\n"
+		case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+			return completedError(id)
+		default:
+			verb = fmt.Sprintf("Restarted (the last run %s; finished MLPs and slices are reused)", statusWord(s))
+		}
+	}
+
+	// Step 3. User seeds files go to S3 create-only; a different file already there is refused.
+	if err := uploadSeeds(ctx, st, cfg); err != nil {
+		return err
+	}
+
+	// Step 4. Start, or attach to the running bake.
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       wid,
+		TaskQueue:                                bakeapi.ControlQueue,
+		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(id),
+			temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding)),
+		StaticSummary: summary(in),
+		StaticDetails: details(in),
+	}, bakeapi.BakeWorkflowName, in)
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			return completedError(id)
+		}
+		if missingSearchAttribute(err) {
+			return fmt.Errorf("starting bake %s: %v: register the search attributes BakeID and BakeStage (Keyword) on the server; `whestbake dev up` does", id, err)
+		}
+		return fmt.Errorf("starting bake %s: %w", id, err)
+	}
+	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n%s", verb, id, wid, run.GetRunID(), note)
+	fmt.Fprintf(out, "Web UI: %s\n", cfg.WorkflowURL(wid))
+	if !wait {
+		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)
+		return nil
+	}
+
+	// Step 5. Progress until the end, then the result or the failure.
+	start := time.Now()
+	state, err := follow(ctx, c, id, out)
+	if err != nil {
+		return err
+	}
+	if state.Result == nil {
+		return fmt.Errorf("bake %s %s: %s\n  details: `whestbake status %s` or %s", id, statusWord(state.Status), failureText(state.Failure), id, cfg.WorkflowURL(wid))
+	}
+	r := state.Result
+	fmt.Fprintf(out, "✓ Bake %s done in %s\n  dataset  s3://%s/%s (manifest sha256 %s)\n", id, formatDuration(time.Since(start)), cfg.S3.Bucket, r.DatasetPrefix, r.ManifestSHA256)
+	if r.ReleaseURI != "" {
+		fmt.Fprintf(out, "  release  %s\n  download `whestbake dataset download %s --output DIR`\n", r.ReleaseURI, strings.TrimSuffix(r.ReleaseURI, "/"))
+	}
+	return nil
+}
+
+func completedError(id string) error {
+	return fmt.Errorf("bake %s already completed, and a completed bake is never redone: download it with `whestbake dataset download bake:%s --output DIR`, or choose a new --id", id, id)
+}
+
+// uploadSeeds puts each split's seeds file at its input key, create-only.
+func uploadSeeds(ctx context.Context, st *store.Store, cfg settings.Config) error {
+	for _, s := range cfg.Bake.Splits {
+		if s.SeedsFile == "" {
+			continue
+		}
+		data, err := os.ReadFile(s.SeedsFile)
+		if err != nil {
+			return fmt.Errorf("split %s: seeds-file: %w", s.Name, err)
+		}
+		key := keys.Bake(cfg.Bake.ID).InputSeeds(s.Name)
+		err = st.PutCreate(ctx, key, data)
+		if errors.Is(err, store.ErrExists) {
+			old, gerr := st.Get(ctx, key)
+			if gerr != nil {
+				return gerr
+			}
+			if !bytes.Equal(old, data) {
+				return fmt.Errorf("split %s: bake %s already has a different seeds file at s3://%s/%s (sha256 %s, yours %s): a bake's seeds never change; choose a new --id",
+					s.Name, cfg.Bake.ID, cfg.S3.Bucket, key, store.SHA256Hex(old), store.SHA256Hex(data))
+			}
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summary is the one line the Web UI shows for the bake.
+func summary(in bakeapi.BakeInput) string {
+	var parts []string
+	for _, s := range in.Splits {
+		parts = append(parts, fmt.Sprintf("%s %d", s.Name, s.NMLPs))
+	}
+	return fmt.Sprintf("bake %s: %s MLPs, %dx%d, %d samples, %s", in.BakeID, strings.Join(parts, " + "),
+		in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler)
+}
+
+// details is the bake's markdown card in the Web UI.
+func details(in bakeapi.BakeInput) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Bake %s**\n\n| split | config | MLPs | seeds |\n|---|---|---|---|\n", in.BakeID)
+	for _, s := range in.Splits {
+		seeds := "OS entropy (stored once)"
+		switch {
+		case s.SeedsKey != "":
+			seeds = "file " + s.SeedsKey
+		case s.Seed != nil:
+			seeds = fmt.Sprintf("root seed %d", *s.Seed)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", s.Name, s.Config, s.NMLPs, seeds)
+	}
+	fmt.Fprintf(&b, "\nShape: width %d, depth %d, %d samples per MLP, sampler %s. Slices of %d MLPs, %d in flight per split on queue `%s`.\n",
+		in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, in.MaxInFlight, in.GPUQueue)
+	if r := in.Release; r.Bucket != "" {
+		fmt.Fprintf(&b, "\nRelease: %s\n", keys.ReleaseURI(r.Bucket, r.Prefix, r.Name, r.Tag))
+	}
+	return b.String()
+}
+
+// missingSearchAttribute reports whether the server refused a start because
+// BakeID or BakeStage is not registered: an InvalidArgument that names one.
+func missingSearchAttribute(err error) bool {
+	var inv *serviceerror.InvalidArgument
+	if !errors.As(err, &inv) {
+		return false
+	}
+	return strings.Contains(inv.Message, bakeapi.BakeIDAttribute) || strings.Contains(inv.Message, bakeapi.BakeStageAttribute)
+}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bench"
+)
+
+// benchFlags are `whestbake bench`'s options.
+type benchFlags struct {
+	configs, python, script  string
+	torchScript, torchDevice string
+	nSamples, cpuSamples     int64
+	threads, torchMLPs       int64
+	torchChunk               int64
+	peakTFLOPS               float64
+	noPeer, torchPeer        bool
+}
+
+func newBenchCmd() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench [--configs 256x8,64x4] [--n-samples N] [--torch-peer]",
+		Short: "Measure the engines side by side with whestbench's numpy and torch loops (samples/s, FLOP/s, ratios)",
+		Long: `Measure the engines side by side with whestbench's numpy and torch loops.
+
+Every configuration runs the CUDA engine's fused and cuBLAS paths (cuda builds),
+the torch peer (--torch-peer), the CPU engines and the numpy peer, in that order,
+and prints one markdown table: throughput, effective FLOP/s (2·W²·D per sample)
+and, per peer that ran, each row's throughput over the peer's. With a GPU row the
+table adds the share of the GPU's FP32 peak (--peak-tflops).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.peakTFLOPS <= 0 {
+				return fmt.Errorf("--peak-tflops %g: give the GPU's FP32 peak in TFLOP/s (66.9 for an H100 SXM)", f.peakTFLOPS)
+			}
+			if f.torchChunk < 0 {
+				return fmt.Errorf("--torch-chunk-size %d: give rows per chunk, or 0 for whestbench's rule", f.torchChunk)
+			}
+			if f.torchDevice != gpuengine.DeviceCUDA && f.torchDevice != gpuengine.DeviceCPU {
+				return fmt.Errorf("--torch-device %q: use cuda or cpu", f.torchDevice)
+			}
+			return runBench(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.configs, "configs", "256x8,64x4", "comma-separated WIDTHxDEPTH shapes")
+	fl.Var(newCount(&f.nSamples, 1<<17, 1<<40), "n-samples", "samples per measurement")
+	fl.Var(newCount(&f.cpuSamples, 0, 1<<40), "cpu-n-samples", "samples per measurement on the CPU rows (CPU engines, numpy peer, torch on cpu); default --n-samples")
+	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads for every CPU implementation")
+	fl.StringVar(&f.python, "python", "/usr/bin/python3", "python interpreter for the peers (numpy; torch for --torch-peer)")
+	fl.StringVar(&f.script, "peer-script", "bench/numpy_peer.py", "the numpy peer script")
+	fl.BoolVar(&f.noPeer, "no-peer", false, "skip the numpy peer")
+	fl.BoolVar(&f.torchPeer, "torch-peer", false, "also run the torch peer (bench/torch_peer.py), whestbench's torch loop")
+	fl.StringVar(&f.torchScript, "torch-script", "bench/torch_peer.py", "the torch peer script")
+	fl.StringVar(&f.torchDevice, "torch-device", gpuengine.DeviceCUDA, "device of the torch peer: cuda or cpu")
+	fl.Var(newCount(&f.torchMLPs, 10, 1<<20), "torch-mlps", "MLPs the torch peer batches (sharing the samples), as a whestbench bake of that many runs them")
+	fl.Int64Var(&f.torchChunk, "torch-chunk-size", 0, "torch peer rows per chunk (0: whestbench's rule, a quarter of free GPU memory)")
+	fl.Float64Var(&f.peakTFLOPS, "peak-tflops", 66.9, "the GPU's FP32 peak in TFLOP/s, for the % of peak column (H100 SXM 66.9, H100 PCIe 51.2)")
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, f benchFlags) error {
+	ctx, out, threads := cmd.Context(), cmd.OutOrStdout(), int(f.threads)
+	cfgs, err := bench.ParseConfigs(f.configs, f.nSamples)
+	if err != nil {
+		return err
+	}
+	cpuSamples := f.cpuSamples
+	if cpuSamples == 0 {
+		cpuSamples = f.nSamples
+	}
+	fmt.Fprintf(out, "whestbake bench: %s, %d threads, kernel %s, %s/%s\n", gpuengine.CPU{}.Describe().DeviceName, threads, gpuengine.CPU{}.Describe().Kernel, runtime.GOOS, runtime.GOARCH)
+	gpus, err := gpuEngines()
+	if err != nil {
+		return err
+	}
+	if len(gpus) > 0 {
+		fmt.Fprintf(out, "GPU: %s; %% of FP32 peak against %g TFLOP/s\n", gpus[0].eng.Describe().DeviceName, f.peakTFLOPS)
+	}
+	fmt.Fprintln(out)
+
+	var results []bench.Result
+	for _, c := range cfgs {
+		onCPU := bench.Config{Width: c.Width, Depth: c.Depth, NSamples: cpuSamples}
+		for _, g := range gpus {
+			results = append(results, bench.EngineOn(ctx, g.name, g.eng, c, bakeapi.SamplerPhilox, "", threads))
+		}
+		if f.torchPeer {
+			tc := c
+			if f.torchDevice == gpuengine.DeviceCPU {
+				tc = onCPU
+			}
+			results = append(results, bench.TorchPeer(ctx, f.python, f.torchScript, tc, bench.TorchOptions{
+				Device: f.torchDevice, MLPs: int(f.torchMLPs), ChunkSize: f.torchChunk, Threads: threads}))
+		}
+		results = append(results,
+			bench.Engine(ctx, "whestbake philox (CPU twin)", onCPU, bakeapi.SamplerPhilox, "", threads),
+			bench.Engine(ctx, "whestbake numpy (fma)", onCPU, bakeapi.SamplerNumpy, bakeapi.DotFMA, threads),
+		)
+		if !f.noPeer {
+			results = append(results, bench.NumpyPeer(ctx, f.python, f.script, onCPU, threads))
+		}
+	}
+	bench.Table(out, results, f.peakTFLOPS)
+	return nil
+}
+
+// namedEngine is an engine under the name its bench row carries.
+type namedEngine struct {
+	name string
+	eng  gpuengine.Engine
+}

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/seeds"
+)
+
+// calibrationSamples is the per-MLP sample count that makes a run of mlps MLPs last
+// about target at the probed rate: a multiple of the tile, between the probe's size
+// and the full bake's.
+func calibrationSamples(probeSamples int64, probe time.Duration, target time.Duration, mlps int, limit int64) int64 {
+	rate := float64(probeSamples) / math.Max(probe.Seconds(), 1e-9)
+	n := int64(rate * target.Seconds() / float64(mlps))
+	n = n / gpuengine.PhiloxTile * gpuengine.PhiloxTile
+	return min(limit, max(probeSamples, n))
+}
+
+// project scales a calibration run of calMLPs × calSamples lasting took to the full bake.
+func project(took time.Duration, calMLPs int, calSamples int64, nMLPs, nSamples int64) time.Duration {
+	perUnit := took.Seconds() / (float64(calMLPs) * float64(calSamples))
+	return time.Duration(perUnit * float64(nMLPs) * float64(nSamples) * float64(time.Second))
+}
+
+type calibrateFlags struct {
+	nMLPs, nSamples, width, depth, threads int64
+	device                                 string
+	target                                 time.Duration
+}
+
+func newCalibrateCmd() *cobra.Command {
+	var f calibrateFlags
+	cmd := &cobra.Command{
+		Use:   "calibrate [--n-mlps N] [--n-samples N] [--width W] [--depth D] [--device auto|cpu|cuda]",
+		Short: "Time a short bake on this machine's device and project the full bake's wall time",
+		Long: "Warms the engine up (on a GPU: context and kernel compilation), times a calibration bake of a few MLPs\n" +
+			"sized to last about --seconds, and projects the full bake linearly in MLPs and samples, as whestbench's\n" +
+			"calibration recipe does. Also prints the device --device auto would pick for the bake.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runCalibrate(cmd.Context(), cmd.OutOrStdout(), f) },
+	}
+	fl := cmd.Flags()
+	fl.Var(newCount(&f.nMLPs, 10, bakeapi.MaxNMLPs), "n-mlps", "MLPs of the bake to project")
+	fl.Var(newCount(&f.nSamples, 1_000_000_000, bakeapi.MaxNSamples), "n-samples", "samples per MLP of the bake to project")
+	fl.Var(newCount(&f.width, 256, bakeapi.MaxWidth), "width", "neurons per layer")
+	fl.Var(newCount(&f.depth, 8, bakeapi.MaxDepth), "depth", "layers")
+	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto, "auto, cpu or cuda (explicit choices never fall back)")
+	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
+	fl.DurationVar(&f.target, "seconds", 3*time.Second, "wall time of the calibration run")
+	return cmd
+}
+
+func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
+	if f.target <= 0 {
+		return usagef("--seconds must be positive, got %v", f.target)
+	}
+	w, d, threads := int(f.width), int(f.depth), int(f.threads)
+	start := time.Now()
+	eng, err := gpuengine.Open(f.device, bakeapi.SamplerPhilox)
+	if err != nil {
+		return err
+	}
+	desc := eng.Describe()
+	timeBake := func(mlps int, n int64) (time.Duration, error) {
+		t0 := time.Now()
+		for i := 0; i < mlps; i++ {
+			st := seeds.DeriveV3(uint64(i))
+			wt, err := seeds.Weights(w, d, st.Weight)
+			if err != nil {
+				return 0, err
+			}
+			spec := bakeapi.Spec{Width: w, Depth: d, NSamples: n, Sampler: bakeapi.SamplerPhilox}
+			if _, err := eng.BakeMLP(ctx, spec, gpuengine.Job{Weights: wt, Sample: st.Sample, Threads: threads}, nil, nil); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(t0), nil
+	}
+
+	// Warm-up: everything paid once per process (GPU context, NVRTC compile).
+	warmN := min(f.nSamples, 4096)
+	if _, err := timeBake(1, warmN); err != nil {
+		return err
+	}
+	warm := time.Since(start)
+	// Probe until a run is long enough to time, then size the calibration run from it.
+	probeN := min(f.nSamples, 1<<14)
+	probe, err := timeBake(1, probeN)
+	for err == nil && probe < f.target/20 && probeN < f.nSamples {
+		probeN = min(f.nSamples, probeN*4)
+		probe, err = timeBake(1, probeN)
+	}
+	if err != nil {
+		return err
+	}
+	mlps := int(min(f.nMLPs, 3))
+	calN := calibrationSamples(probeN, probe, f.target, mlps, f.nSamples)
+	took, err := timeBake(mlps, calN)
+	if err != nil {
+		return err
+	}
+
+	perSample := 2 * float64(w) * float64(w) * float64(d)
+	rate := float64(mlps) * float64(calN) / took.Seconds()
+	full := project(took, mlps, calN, f.nMLPs, f.nSamples)
+	fmt.Fprintf(out, "whestbake calibrate: %s, %s (%s), %d threads, %d×%d\n\n", desc.Device, desc.DeviceName, desc.Kernel, threads, w, d)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tMLPs\tsamples/MLP\twall\tsamples/s\tGFLOP/s\t")
+	fmt.Fprintf(tw, "warm-up\t1\t%d\t%s\t\t\t\n", warmN, formatDuration(warm))
+	fmt.Fprintf(tw, "calibration\t%d\t%d\t%s\t%.4g\t%.1f\t\n", mlps, calN, formatDuration(took), rate, rate*perSample/1e9)
+	fmt.Fprintf(tw, "projection\t%d\t%d\t%s\t\t\t\n", f.nMLPs, f.nSamples, formatDuration(full))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	// What --device auto would do, with this run's measurement in place of its default.
+	r := gpuengine.DefaultRates
+	switch desc.Device {
+	case gpuengine.DeviceCUDA:
+		r.GPUFLOPS = rate * perSample / math.Min(1, float64(w)/256)
+		r.GPUStartup = warm
+		fmt.Fprintf(out, "\nmeasured: GPU %.3g FLOP/s at %d×%d, startup %s (gpuengine.DefaultRates in gpuengine/cost.go: %.3g FLOP/s, %s)\n",
+			r.GPUFLOPS, w, d, formatDuration(warm), gpuengine.DefaultRates.GPUFLOPS, gpuengine.DefaultRates.GPUStartup)
+	default:
+		r.CPUFLOPSPerThread = rate * perSample / float64(max(1, threads))
+		fmt.Fprintf(out, "\nmeasured: CPU %.3g FLOP/s per thread at %d×%d (gpuengine.DefaultRates in gpuengine/cost.go: %.3g)\n",
+			r.CPUFLOPSPerThread, w, d, gpuengine.DefaultRates.CPUFLOPSPerThread)
+	}
+	choice := "the CPU"
+	if r.PreferGPU(w, d, f.nMLPs, f.nSamples, threads) {
+		choice = "the GPU (in a CUDA build on a machine with one)"
+	}
+	fmt.Fprintf(out, "--device auto would choose %s for this bake: the GPU pays off above %.3g MLP·samples at %d×%d against %d CPU threads\n",
+		choice, r.Crossover(w, d, threads), w, d, threads)
+	return nil
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in-process and returns exit code, stdout, stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Execute(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errs := run(t, args...)
+	if code != 0 {
+		t.Fatalf("whestbake %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// entries lists a directory's names, to prove failed commands leave nothing behind.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range des {
+		out = append(out, d.Name())
+	}
+	return out
+}
+
+var small = []string{"--width", "6", "--depth", "3", "--n-samples", "3_000"}
+
+func bakeArgs(out string, extra ...string) []string {
+	return append(append([]string{"dataset", "bake", "--n-mlps", "5", "--output", out}, small...), extra...)
+}
+
+// Slices merged must be byte-identical to the unsliced bake's parquet, for both samplers.
+func TestSlicesMergeToTheUnslicedBake(t *testing.T) {
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.json")
+	mustRun(t, "dataset", "generate-seeds", "--n-mlps", "5", "--seed", "7", "--output", seeds)
+	for _, sampler := range []string{"philox", "numpy"} {
+		d := filepath.Join(dir, sampler)
+		full := filepath.Join(d, "full")
+		mustRun(t, bakeArgs(full, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "my-custom-split")...)
+		var parts []string
+		for _, s := range []string{"0/3", "1/3", "2/3"} {
+			p := filepath.Join(d, "p"+s[:1])
+			mustRun(t, bakeArgs(p, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "my-custom-split", "--slice", s, "--threads", "1")...)
+			parts = append(parts, p)
+		}
+		merged := filepath.Join(d, "merged")
+		mustRun(t, append([]string{"dataset", "merge", "--output", merged}, parts[2], parts[0], parts[1])...)
+		name := "data/my-custom-split-00000-of-00001.parquet"
+		if !bytes.Equal(readBytes(t, filepath.Join(full, name)), readBytes(t, filepath.Join(merged, name))) {
+			t.Fatalf("%s: merged parquet differs from the unsliced bake", sampler)
+		}
+		out := mustRun(t, "dataset", "verify", merged, "--mlps", "all")
+		if strings.Count(out, "✓") != 5 || !strings.Contains(out, "statistics bit-exact") {
+			t.Fatalf("verify:\n%s", out)
+		}
+	}
+}
+
+// whestbench's three fixture datasets: every row's weights, names and statistics
+// recomputed bit for bit (numpy sampler, FMA dot products; protocol 2.0 and 3.0).
+func TestVerifyReproducesWhestbenchFixtures(t *testing.T) {
+	for _, f := range []string{"single_split_v3_protocol", "multi_split_v3.0", "multi_config_v3.0"} {
+		out := mustRun(t, "dataset", "verify", filepath.Join("..", "..", "testdata", "whestbench-fixtures", f), "--mlps", "all")
+		rows := strings.Count(out, "✓ mlp")
+		if rows == 0 || strings.Contains(out, "✗") || strings.Count(out, "statistics bit-exact") != rows || strings.Count(out, "name ok") != rows {
+			t.Fatalf("%s:\n%s", f, out)
+		}
+	}
+}
+
+func TestCombineInspectAndGenerateSeeds(t *testing.T) {
+	dir := t.TempDir()
+	code, out, _ := run(t, "dataset", "generate-seeds", "--n-mlps", "3", "--seed", "5")
+	if code != 0 || !strings.HasPrefix(out, "[") || strings.Count(out, ",") != 2 {
+		t.Fatalf("generate-seeds: %d %q", code, out)
+	}
+	code2, out2, _ := run(t, "dataset", "generate-seeds", "--n-mlps", "3", "--seed", "5")
+	if code2 != 0 || out2 != out {
+		t.Fatal("--seed is not deterministic")
+	}
+	pub, hold := filepath.Join(dir, "pub"), filepath.Join(dir, "hold")
+	mustRun(t, bakeArgs(pub, "--seed", "1")...)
+	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "6", "--depth", "3", "--n-samples", "3e3", "--seed", "2",
+		"--split", "holdout", "--config", "holdout", "--output", hold)
+	all := filepath.Join(dir, "all")
+	out = mustRun(t, "dataset", "combine-splits", pub, hold, "--output", all)
+	if !strings.Contains(out, "public  (n_mlps=5)") || !strings.Contains(out, "holdout  (n_mlps=2)") {
+		t.Fatalf("combine output:\n%s", out)
+	}
+	out = mustRun(t, "dataset", "inspect", all)
+	for _, want := range []string{"split public: 5 MLPs", "split holdout: 2 MLPs", "philox", "mlp_name"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, out)
+		}
+	}
+	mustRun(t, "dataset", "verify", all, "--k", "2")
+	mustRun(t, "dataset", "verify", all, "--k", "1", "--max-samples", "500")
+}
+
+// Flags also come from WHESTBAKE_* and a config file; explicit flags win.
+func TestFlagsFromEnvAndConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, filepath.Join(dir, "bake.yaml"), "n-mlps: 2\nwidth: 4\ndepth: 2\nn-samples: 1e3\nseed: 3\n")
+	t.Setenv("WHESTBAKE_SPLIT", "fromenv")
+	out := filepath.Join(dir, "out")
+	mustRun(t, "dataset", "bake", "--config-file", cfg, "--output", out, "--depth", "1")
+	md := string(readBytes(t, filepath.Join(out, "metadata.json")))
+	for _, want := range []string{`"split": "fromenv"`, `"n_mlps": 2`, `"depth": 1`, `"width": 4`} {
+		if !strings.Contains(md, want) {
+			t.Errorf("metadata lacks %s:\n%s", want, md)
+		}
+	}
+}

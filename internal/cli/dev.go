@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/internal/devstack"
+)
+
+func newDevCmd() *cobra.Command {
+	opts := devstack.DefaultOptions()
+	opts.Buckets = []string{devstack.ArtifactsBucket, devstack.ReleasesBucket}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run the local dev stack: Temporal dev server with Web UI, and MinIO",
+		Long: `Run the local dev stack on 127.0.0.1: the Temporal dev server (workflow state in
+<dir>/temporal.db, so a crash loses nothing) with its Web UI, and MinIO with the
+buckets "` + devstack.ArtifactsBucket + `" and "` + devstack.ReleasesBucket + `". Logs go to <dir>/logs, pid files to <dir>/run.
+The servers come from bin/ (` + "`make tools`" + `).
+
+MinIO's credentials come from WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY,
+by default "` + devstack.DevAccessKey + `" / "` + devstack.DevSecretKey + `": public development credentials,
+only fit for a server that listens on loopback.`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&opts.Dir, "dir", opts.Dir, "directory for the stack's state, logs and pid files")
+	pf.StringVar(&opts.BinDir, "bin-dir", opts.BinDir, "directory holding the temporal and minio binaries")
+	pf.IntVar(&opts.TemporalPort, "temporal-port", opts.TemporalPort, "Temporal frontend (gRPC) port")
+	pf.IntVar(&opts.UIPort, "ui-port", opts.UIPort, "Temporal Web UI port")
+	pf.IntVar(&opts.MinIOPort, "minio-port", opts.MinIOPort, "MinIO S3 API port")
+	pf.IntVar(&opts.MinIOConsolePort, "minio-console-port", opts.MinIOConsolePort, "MinIO web console port")
+	withCredentials := func() devstack.Options {
+		o := opts
+		o.AccessKey = envOr("WHESTBAKE_S3_ACCESS_KEY", devstack.DevAccessKey)
+		o.SecretKey = envOr("WHESTBAKE_S3_SECRET_KEY", devstack.DevSecretKey)
+		return o
+	}
+
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start the dev stack (or confirm it is running) and print its links",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			st, err := devstack.Up(cmd.Context(), withCredentials(), out)
+			if err != nil {
+				return err
+			}
+			o := st.Options
+			fmt.Fprintf(out, "\nTemporal  %s (namespace %s)\n", o.TemporalAddr(), devstack.Namespace)
+			fmt.Fprintf(out, "Web UI    %s\n", o.UIURL())
+			fmt.Fprintf(out, "S3        http://%s (buckets %s)\n", o.S3Config().Endpoint, strings.Join(o.Buckets, ", "))
+			fmt.Fprintf(out, "Console   %s (log in with WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY; dev defaults in `whestbake dev --help`)\n", o.ConsoleURL())
+			fmt.Fprintf(out, "State in %s; stop with `whestbake dev down`.\n", o.Dir)
+			return nil
+		},
+	}
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the dev stack; its state stays for the next `dev up`",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return devstack.Down(withCredentials(), cmd.OutOrStdout())
+		},
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether each dev server runs and is healthy (exit 1 if not all are)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := withCredentials()
+			states, err := devstack.Status(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			allUp := true
+			for _, s := range states {
+				switch {
+				case s.PID == 0:
+					fmt.Fprintf(out, "%-8s not running\n", s.Component)
+				case s.Healthy:
+					fmt.Fprintf(out, "%-8s running (pid %d), healthy on %s\n", s.Component, s.PID, s.Addr)
+				default:
+					fmt.Fprintf(out, "%-8s running (pid %d), NOT healthy on %s: %s\n", s.Component, s.PID, s.Addr, s.Problem)
+				}
+				allUp = allUp && s.Healthy
+			}
+			if !allUp {
+				return errors.New("the dev stack is not fully up: run `whestbake dev up`")
+			}
+			fmt.Fprintf(out, "Web UI %s, MinIO console %s\n", o.UIURL(), o.ConsoleURL())
+			return nil
+		},
+	}
+	cmd.AddCommand(up, down, status)
+	return cmd
+}
+
+// envOr is the variable's value, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/settings"
+)
+
+// starterSecret stands for a real credential: no output may contain it.
+const starterSecret = "starter-Secret-9f3k-never-print"
+
+// isolate clears WHESTBAKE_* and points every server at a closed port, so a
+// test that connects by mistake fails loudly instead of reaching a dev stack.
+func isolate(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "WHESTBAKE_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	t.Setenv("WHESTBAKE_TEMPORAL_ADDRESS", "127.0.0.1:1")
+	t.Setenv("WHESTBAKE_S3_ENDPOINT", "127.0.0.1:1")
+	t.Setenv("WHESTBAKE_S3_ACCESS_KEY", "user")
+	t.Setenv("WHESTBAKE_S3_SECRET_KEY", starterSecret)
+}
+
+const starterConfigYAML = `
+bake:
+  id: unit
+  width: 8
+  depth: 2
+  n-samples: 2_000
+  slice-size: 2
+  splits:
+    - {name: public, n-mlps: 3, seed: 1}
+    - {name: holdout, config: holdout, n-mlps: 2, seed: 2}
+`
+
+func TestStarterValidatesBeforeConnecting(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), strings.Replace(starterConfigYAML, "slice-size: 2", "slice-size: 0", 1)+"release: {bucket: releases, name: demo}\n")
+	code, out, errs := run(t, "bake", "--config", bad, "--id", "x/y")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"invalid configuration (3 problems)", `bake.id "x/y" is not usable`, "bake.slice-size = 0", "release.tag is empty"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(out+errs, starterSecret) || strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("printed the secret or tried to connect:\n%s%s", out, errs)
+	}
+}
+
+func TestStarterReportsUnreachableStore(t *testing.T) {
+	isolate(t)
+	good := writeFile(t, filepath.Join(t.TempDir(), "c.yaml"), starterConfigYAML)
+	start := time.Now()
+	code, out, errs := run(t, "bake", "--config", good)
+	if code != 1 || !strings.Contains(errs, "cannot reach the S3 endpoint 127.0.0.1:1") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %s to notice an unreachable store", d)
+	}
+	if strings.Contains(out+errs, starterSecret) {
+		t.Errorf("printed the secret:\n%s", errs)
+	}
+}
+
+func TestStarterRefusesConfigFileFlag(t *testing.T) {
+	isolate(t)
+	code, _, errs := run(t, "status", "x", "--config-file", "f.yaml")
+	if code != 2 || !strings.Contains(errs, "whestbake status takes --config FILE") {
+		t.Errorf("exit %d, stderr:\n%s", code, errs)
+	}
+}
+
+func TestDownloadSource(t *testing.T) {
+	cfg := settings.Default()
+	for _, c := range []struct{ src, bucket, prefix, err string }{
+		{"s3://releases/datasets/demo/v1", "releases", "datasets/demo/v1", ""},
+		{"s3://releases/datasets/demo/v1/", "releases", "datasets/demo/v1", ""},
+		{"bake:demo-7", "whestbake", "bakes/demo-7/dataset", ""},
+		{"bake:", "", "", "write bake:ID"},
+		{"s3://releases", "", "", "with a path after the bucket"},
+		{"s3://releases/a/../b", "", "", "with a path after the bucket"},
+		{"releases/demo/v1", "", "", "SRC is s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID"},
+	} {
+		b, p, err := downloadSource(c.src, cfg)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.src, err, c.err)
+		case c.err == "" && (err != nil || b != c.bucket || p != c.prefix):
+			t.Errorf("%s: got %q %q %v, want %q %q", c.src, b, p, err, c.bucket, c.prefix)
+		}
+	}
+}
+
+func TestDownloadRefusesExistingOutput(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	code, _, errs := run(t, "dataset", "download", "bake:x", "--output", dir)
+	if code != 1 || !strings.Contains(errs, dir) || strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("exit %d, stderr:\n%s", code, errs)
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := bakeState{ID: "b", Stage: bakeapi.StageBaking, Start: now.Add(-90 * time.Second), Splits: []splitState{{
+		// 2 MLPs from finished slices, plus a running slice with 1 MLP done and
+		// the next half-way: 3.5 of 7, so 12 of 24 bar cells.
+		SplitProgress: bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking, MLPsDone: 2, MLPsTotal: 7,
+			SlicesDone: 1, SlicesTotal: 3, SlicesRunning: 1, ETA: now.Add(30 * time.Second)},
+		Running: []bakeapi.SliceProgress{{DoneMLPs: 1, TotalMLPs: 3, SamplesDone: 500, SamplesEach: 1000}},
+	}}}
+	lines := progressLines(st, now)
+	want := "  public       " + strings.Repeat("█", 12) + strings.Repeat("░", 12) + "   3.5/7 MLPs  baking    slices 1/3 (1 running)  ETA 30.0s"
+	if len(lines) != 2 || lines[1] != want {
+		t.Errorf("got\n%q\nwant\n%q", lines, want)
+	}
+	if !strings.HasPrefix(lines[0], "bake b: unspecified, stage baking, 1m 30s") {
+		t.Errorf("header %q", lines[0])
+	}
+}
+
+func TestFailureText(t *testing.T) {
+	root := temporal.NewNonRetryableApplicationError("seeds file x is missing", bakeapi.ErrInvalidSeeds, nil)
+	wrapped := fmt.Errorf("split public: %w", fmt.Errorf("slice 0: %w", root))
+	if got, want := failureText(wrapped), "seeds file x is missing (InvalidSeeds, not retryable)"; got != want {
+		t.Errorf("failureText = %q, want %q", got, want)
+	}
+	if got := failureText(temporal.NewCanceledError()); got != "canceled" {
+		t.Errorf("canceled: %q", got)
+	}
+}

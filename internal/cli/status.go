@@ -1,0 +1,348 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	enums "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/settings"
+)
+
+func newStatusCmd() *cobra.Command {
+	return starterVerb(&cobra.Command{
+		Use:   "status ID",
+		Short: "Show a bake: stage, per-split progress, ETA, pending activities with heartbeat details, result or failure",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, cfg, err := connect(cmd)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			st, err := newBakeWatcher(c, args[0]).collect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			printStatus(cmd.OutOrStdout(), cfg, st, time.Now())
+			return st.exitError()
+		},
+	})
+}
+
+// queryTimeout bounds a progress query: it needs a running control worker,
+// and status must still answer (from Describe alone) when there is none.
+const queryTimeout = 2 * time.Second
+
+// bakeState is everything status, watch and bake --wait show.
+type bakeState struct {
+	ID, RunID   string
+	Status      enums.WorkflowExecutionStatus
+	Stage       string
+	Start, End  time.Time // End is zero while running
+	Input       *bakeapi.BakeInput
+	Splits      []splitState
+	Pending     []pendingActivity
+	Result      *bakeapi.BakeOutput
+	Failure     error
+	QueryFailed bool // no live progress: no control worker answered
+}
+
+type splitState struct {
+	bakeapi.SplitProgress
+	Running []bakeapi.SliceProgress // heartbeat details of running slices
+}
+
+// done estimates finished MLPs, counting the running slices' heartbeats.
+func (s splitState) done() float64 {
+	d := float64(s.MLPsDone)
+	for _, r := range s.Running {
+		d += float64(r.DoneMLPs)
+		if r.SamplesEach > 0 && r.DoneMLPs < r.TotalMLPs {
+			d += float64(r.SamplesDone) / float64(r.SamplesEach)
+		}
+	}
+	return min(d, float64(s.MLPsTotal))
+}
+
+type pendingActivity struct {
+	Workflow, Type, State string
+	Attempt, MaxAttempts  int32
+	LastHeartbeat         time.Time
+	Details               string
+	LastFailure           string
+}
+
+func (s bakeState) running() bool { return s.Status == enums.WORKFLOW_EXECUTION_STATUS_RUNNING }
+
+// exitError is nil unless the bake ended without completing.
+func (s bakeState) exitError() error {
+	switch s.Status {
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return nil
+	}
+	return fmt.Errorf("bake %s %s", s.ID, statusWord(s.Status))
+}
+
+// bakeWatcher collects a bake's state; it caches the workflow input, which
+// never changes within a run.
+type bakeWatcher struct {
+	c     client.Client
+	id    string
+	input *bakeapi.BakeInput
+	runID string
+}
+
+func newBakeWatcher(c client.Client, id string) *bakeWatcher { return &bakeWatcher{c: c, id: id} }
+
+func (w *bakeWatcher) collect(ctx context.Context) (bakeState, error) {
+	wid := bakeapi.BakeWorkflowID(w.id)
+	desc, err := w.c.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil {
+		return bakeState{}, noSuchBake(w.id, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	st := bakeState{ID: w.id, RunID: info.GetExecution().GetRunId(), Status: info.GetStatus(), Start: info.GetStartTime().AsTime()}
+	if info.GetCloseTime() != nil {
+		st.End = info.GetCloseTime().AsTime()
+	}
+	if p := info.GetSearchAttributes().GetIndexedFields()[bakeapi.BakeStageAttribute]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &st.Stage)
+	}
+	if w.input == nil || w.runID != st.RunID {
+		if w.input, err = w.startInput(ctx, wid, st.RunID); err != nil {
+			return st, err
+		}
+		w.runID = st.RunID
+	}
+	st.Input = w.input
+	st.Pending = pendingOf(wid, desc.GetPendingActivities())
+	for _, s := range w.input.Splits {
+		sp, pend := w.split(ctx, s, &st)
+		st.Splits = append(st.Splits, sp)
+		st.Pending = append(st.Pending, pend...)
+	}
+	switch st.Status {
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		var out bakeapi.BakeOutput
+		if err := w.c.GetWorkflow(ctx, wid, st.RunID).Get(ctx, &out); err != nil {
+			return st, err
+		}
+		st.Result = &out
+	default:
+		st.Failure = w.c.GetWorkflow(ctx, wid, st.RunID).Get(ctx, nil)
+	}
+	return st, nil
+}
+
+// startInput reads the run's BakeInput from its first history event, so
+// status works for closed bakes and without any worker.
+func (w *bakeWatcher) startInput(ctx context.Context, wid, runID string) (*bakeapi.BakeInput, error) {
+	it := w.c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return nil, fmt.Errorf("bake %s: empty history", w.id)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return nil, err
+	}
+	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
+	if attrs == nil {
+		return nil, fmt.Errorf("bake %s: history does not start with the workflow's start", w.id)
+	}
+	var in bakeapi.BakeInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(attrs.GetInput(), &in); err != nil {
+		return nil, fmt.Errorf("bake %s: reading its input: %w", w.id, err)
+	}
+	return &in, nil
+}
+
+// split describes a split workflow and, while it runs, asks it for progress.
+func (w *bakeWatcher) split(ctx context.Context, s bakeapi.SplitSpec, st *bakeState) (splitState, []pendingActivity) {
+	sp := splitState{SplitProgress: bakeapi.SplitProgress{Split: s.Name, Stage: bakeapi.StageSeeding, MLPsTotal: s.NMLPs}}
+	if !st.running() && st.Stage != bakeapi.StageSeeding {
+		sp.Stage = "-"
+	}
+	wid := bakeapi.SplitWorkflowID(w.id, s.Name)
+	desc, err := w.c.DescribeWorkflowExecution(ctx, wid, "")
+	if err != nil {
+		return sp, nil // not started yet; a transient error shows the same until the next refresh
+	}
+	switch status := desc.GetWorkflowExecutionInfo().GetStatus(); status {
+	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		slices := (s.NMLPs + w.input.SliceSize - 1) / w.input.SliceSize
+		sp.Stage, sp.MLPsDone, sp.SlicesDone, sp.SlicesTotal = bakeapi.StageDone, s.NMLPs, slices, slices
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		sp.Stage = bakeapi.StageBaking
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		defer cancel()
+		if v, err := w.c.QueryWorkflow(qctx, wid, "", bakeapi.ProgressQuery); err == nil {
+			var p bakeapi.SplitProgress
+			if v.Get(&p) == nil {
+				sp.SplitProgress = p
+			}
+		} else {
+			st.QueryFailed = true
+		}
+	default:
+		sp.Stage = statusWord(status)
+	}
+	pend := pendingOf(wid, desc.GetPendingActivities())
+	for _, pa := range desc.GetPendingActivities() {
+		var p bakeapi.SliceProgress
+		if pa.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &p) == nil && p.TotalMLPs > 0 {
+			sp.Running = append(sp.Running, p)
+		}
+	}
+	return sp, pend
+}
+
+func pendingOf(wid string, list []*workflowpb.PendingActivityInfo) []pendingActivity {
+	var out []pendingActivity
+	for _, pa := range list {
+		p := pendingActivity{
+			Workflow: wid, Type: pa.GetActivityType().GetName(),
+			State:   strings.ToLower(strings.TrimPrefix(pa.GetState().String(), "PENDING_ACTIVITY_STATE_")),
+			Attempt: pa.GetAttempt(), MaxAttempts: pa.GetMaximumAttempts(),
+			LastFailure: pa.GetLastFailure().GetMessage(),
+		}
+		if t := pa.GetLastHeartbeatTime(); t != nil {
+			p.LastHeartbeat = t.AsTime()
+		}
+		if d := pa.GetHeartbeatDetails(); d != nil {
+			var raw json.RawMessage
+			if converter.GetDefaultDataConverter().FromPayloads(d, &raw) == nil {
+				p.Details = describeHeartbeat(raw)
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// describeHeartbeat renders a slice's heartbeat, or any other detail as JSON.
+func describeHeartbeat(raw json.RawMessage) string {
+	var p bakeapi.SliceProgress
+	if json.Unmarshal(raw, &p) == nil && p.TotalMLPs > 0 {
+		return fmt.Sprintf("slice %d: %d/%d MLPs done, MLP %d at %d/%d samples", p.Slice, p.DoneMLPs, p.TotalMLPs, p.CurrentMLP, p.SamplesDone, p.SamplesEach)
+	}
+	return string(raw)
+}
+
+func statusWord(s enums.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) {
+	wid := bakeapi.BakeWorkflowID(st.ID)
+	fmt.Fprintf(w, "Bake %s: %s", st.ID, strings.ToUpper(statusWord(st.Status)))
+	if st.Stage != "" {
+		fmt.Fprintf(w, ", stage %s", st.Stage)
+	}
+	if st.End.IsZero() {
+		fmt.Fprintf(w, ", running for %s\n", formatDuration(now.Sub(st.Start)))
+	} else {
+		fmt.Fprintf(w, ", took %s (ended %s)\n", formatDuration(st.End.Sub(st.Start)), st.End.Local().Format(time.DateTime))
+	}
+	fmt.Fprintf(w, "  workflow %s  run %s\n  Web UI   %s\n", wid, st.RunID, cfg.WorkflowURL(wid))
+	if in := st.Input; in != nil {
+		fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; %d MLPs per slice, %d slices in flight\n",
+			in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, in.MaxInFlight)
+	}
+	fmt.Fprintf(w, "\n  %-16s %-9s %-11s %-22s %s\n", "SPLIT", "STAGE", "MLPS", "SLICES", "ETA")
+	for _, s := range st.Splits {
+		slices := "-"
+		if s.SlicesTotal > 0 {
+			slices = fmt.Sprintf("%d/%d", s.SlicesDone, s.SlicesTotal)
+			if s.SlicesRunning > 0 {
+				slices += fmt.Sprintf(" (%d running)", s.SlicesRunning)
+			}
+		}
+		fmt.Fprintf(w, "  %-16s %-9s %-11s %-22s %s\n", s.Split, s.Stage, fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal), slices, eta(s.SplitProgress, now))
+	}
+	if st.QueryFailed {
+		fmt.Fprintln(w, "  (no live progress: no control worker answered the progress query; is `whestbake-worker --role control` running?)")
+	}
+	if len(st.Pending) > 0 {
+		fmt.Fprintln(w, "\n  Pending activities:")
+		for _, p := range st.Pending {
+			fmt.Fprintf(w, "    %s %s: %s, attempt %d", strings.TrimPrefix(p.Workflow, wid+"/"), p.Type, p.State, p.Attempt)
+			if p.MaxAttempts > 0 {
+				fmt.Fprintf(w, " of %d", p.MaxAttempts)
+			}
+			if !p.LastHeartbeat.IsZero() {
+				fmt.Fprintf(w, ", heartbeat %s ago", formatDuration(now.Sub(p.LastHeartbeat)))
+			}
+			if p.Details != "" {
+				fmt.Fprintf(w, ": %s", p.Details)
+			}
+			fmt.Fprintln(w)
+			if p.LastFailure != "" {
+				fmt.Fprintf(w, "      last failure: %s\n", p.LastFailure)
+			}
+		}
+	}
+	if r := st.Result; r != nil {
+		fmt.Fprintf(w, "\n  dataset  s3://%s/%s (manifest sha256 %s)\n", cfg.S3.Bucket, r.DatasetPrefix, r.ManifestSHA256)
+		if r.ReleaseURI != "" {
+			fmt.Fprintf(w, "  release  %s\n", r.ReleaseURI)
+		}
+	}
+	if st.Failure != nil {
+		fmt.Fprintf(w, "\n  failure  %s\n", failureText(st.Failure))
+	}
+}
+
+// eta is the remaining time the split workflow estimates.
+func eta(p bakeapi.SplitProgress, now time.Time) string {
+	switch {
+	case p.Stage == bakeapi.StageDone:
+		return "done"
+	case p.ETA.IsZero():
+		return "-"
+	case p.ETA.Before(now):
+		return "any moment"
+	}
+	return formatDuration(p.ETA.Sub(now))
+}
+
+// failureText is the root cause of a failed bake (the innermost application
+// error, with its type) after the path that led to it.
+func failureText(err error) string {
+	var root *temporal.ApplicationError
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if a, ok := e.(*temporal.ApplicationError); ok {
+			root = a
+		}
+	}
+	var canceled *temporal.CanceledError
+	var terminated *temporal.TerminatedError
+	var timeout *temporal.TimeoutError
+	switch {
+	case errors.As(err, &canceled):
+		return "canceled"
+	case errors.As(err, &terminated):
+		return "terminated: " + err.Error()
+	case root != nil && root.Type() != "" && root.Type() != "wrapError":
+		retry := "retryable"
+		if root.NonRetryable() {
+			retry = "not retryable"
+		}
+		return fmt.Sprintf("%s (%s, %s)", root.Message(), root.Type(), retry)
+	case errors.As(err, &timeout):
+		return fmt.Sprintf("timed out (%s): %v", timeout.TimeoutType(), err)
+	}
+	return err.Error()
+}

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
+)
+
+func newVerifyCmd() *cobra.Command {
+	var (
+		k, threads  int64
+		maxSamples  int64
+		pick, split string
+		dotOverride string
+	)
+	cmd := &cobra.Command{
+		Use:   "verify DIR [--k N | --mlps I,J,...] [--max-samples M]",
+		Short: "Recompute chosen MLPs: weights bit-exact; statistics bit-exact, or within 5/√M with --max-samples M",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := dataset.ReadDir(args[0], true)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			failed := 0
+			for _, s := range d.Splits {
+				if split != "" && s.Name != split {
+					continue
+				}
+				info, err := splitInfo(d, s, dotOverride)
+				if err != nil {
+					return err
+				}
+				picks, err := choosePicks(pick, int(k), len(s.Rows))
+				if err != nil {
+					return err
+				}
+				checks, err := bake.Verify(cmd.Context(), info, s.Rows, picks, maxSamples, int(threads))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", s.Name, orDash(string(info.Spec.Sampler)), info.Spec.NSamples)
+				for _, c := range checks {
+					mark := "✓"
+					if !c.OK {
+						mark, failed = "✗", failed+1
+					}
+					name := "name not checked (partial)"
+					if c.NameTested {
+						name = map[bool]string{true: "name ok", false: "NAME MISMATCH"}[c.NameOK]
+					}
+					tol := ""
+					if c.Tolerance > 0 {
+						tol = fmt.Sprintf(" (max |Δmean| %.3g ≤ %.3g)", c.MaxAbsDiff, c.Tolerance)
+					} else if c.Stats == "MISMATCH" {
+						tol = fmt.Sprintf(" (max |Δmean| %.3g)", c.MaxAbsDiff)
+					}
+					fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n", mark, c.MLPID, c.Name,
+						map[bool]string{true: "bit-exact", false: "MISMATCH"}[c.WeightsOK], name, c.Stats, tol)
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d MLP(s) failed verification", failed)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.Var(newCount(&k, 3, 1<<24), "k", "number of MLPs to check per split, spread evenly")
+	fl.StringVar(&pick, "mlps", "", "comma-separated row positions to check instead of --k (e.g. 0,5,9), or 'all'")
+	fl.Var(newCount(&maxSamples, 0, bakeapi.MaxNSamples), "max-samples", "recompute from this many samples only and compare within 5/√M")
+	fl.StringVar(&split, "split", "", "verify only this split")
+	fl.StringVar(&dotOverride, "dot-product", "", "numpy sampler: override the recorded dot product (fma or muladd)")
+	fl.Var(newCount(&threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
+	return cmd
+}
+
+// splitInfo reads what verification needs from the dataset's metadata; per-split
+// entries of a combined dataset take precedence over top-level keys.
+func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string) (bake.SplitInfo, error) {
+	md := d.Meta
+	lookup := func(key string) (any, bool) { return splitValue(md, s.Name, key) }
+	info := bake.SplitInfo{Spec: bakeapi.Spec{Width: s.Shape.Width, Depth: s.Shape.Depth}, Complete: !md.Truthy("is_partial")}
+	if p, ok := md.GetObject("seed_protocol"); ok {
+		info.Protocol, _ = p.GetString("version")
+	}
+	n, ok := md.GetInt("n_samples")
+	if !ok || n <= 0 {
+		return info, fmt.Errorf("%s: metadata.json has no positive n_samples; cannot recompute statistics", d.Path)
+	}
+	info.Spec.NSamples = n
+	if info.Protocol == "2.0" {
+		v, _ := lookup("seed")
+		root, err := strconv.ParseUint(fmt.Sprint(v), 10, 64)
+		if err != nil {
+			return info, fmt.Errorf("%s: protocol 2.0 split %s has no integer root seed in metadata", d.Path, s.Name)
+		}
+		info.RootSeed = root
+	}
+	sampler, _ := lookup("sampler")
+	backend, _ := lookup("backend")
+	switch {
+	case sampler != nil:
+		info.Spec.Sampler = bakeapi.Sampler(fmt.Sprint(sampler))
+	case fmt.Sprint(backend) == "flopscope": // whestbench's CPU backend = our numpy sampler
+		info.Spec.Sampler = bakeapi.SamplerNumpy
+	}
+	if info.Spec.Sampler == bakeapi.SamplerNumpy {
+		info.Spec.Dot = bakeapi.DotFMA
+		if v, ok := lookup("dot_product"); ok {
+			info.Spec.Dot = bakeapi.DotProduct(fmt.Sprint(v))
+		}
+		if dot != "" {
+			info.Spec.Dot = bakeapi.DotProduct(dot)
+		}
+	}
+	return info, nil
+}
+
+// choosePicks returns row positions: an explicit list, "all", or k spread evenly.
+func choosePicks(spec string, k, n int) ([]int, error) {
+	if spec == "all" || (spec == "" && k >= n) {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	if spec != "" {
+		var out []int
+		for _, p := range strings.Split(spec, ",") {
+			i, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || i < 0 || i >= n {
+				return nil, fmt.Errorf("--mlps: %q is not a row position in [0, %d)", p, n)
+			}
+			out = append(out, i)
+		}
+		return out, nil
+	}
+	out := make([]int, k)
+	for i := range out {
+		out[i] = i * (n - 1) / max(1, k-1)
+	}
+	return out, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// splitValue reads key for one split: a combined dataset's per-split entry
+// takes precedence over the top-level metadata.
+func splitValue(md dataset.Metadata, split, key string) (any, bool) {
+	if sp, ok := md.GetObject("splits"); ok {
+		if e, ok := sp.GetObject(split); ok {
+			if v, ok := e.Get(key); ok {
+				return v, true
+			}
+		}
+	}
+	return md.Get(key)
+}

@@ -1,0 +1,125 @@
+// Package devtest runs private dev-stack servers for tests: real MinIO and
+// a real Temporal dev server from bin/ (`make tools`), on free loopback ports
+// with state in a temporary directory, stopped when the test ends.
+package devtest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/whestbake/whestbake/internal/devstack"
+)
+
+// Options are devstack options for a stack private to t: a temp Dir, free
+// ports and the repository's bin/. The test is skipped under -short, and
+// fails if the server binaries have not been built.
+func Options(t testing.TB) devstack.Options {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping: needs real MinIO/Temporal servers (not run under -short)")
+	}
+	bin := binDir(t)
+	for _, c := range devstack.Components {
+		if _, err := os.Stat(filepath.Join(bin, string(c))); err != nil {
+			t.Fatalf("%s is missing: run `make tools` to build the pinned MinIO and Temporal CLI", filepath.Join(bin, string(c)))
+		}
+	}
+	o := devstack.DefaultOptions()
+	// Not t.TempDir(): subtest names can put '#' in it, which the Temporal dev
+	// server reads as the start of a URI fragment in --db-filename.
+	dir, err := os.MkdirTemp("", "whestbake-devtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	o.Dir = dir
+	o.BinDir = bin
+	ports := FreePorts(t, 4)
+	o.TemporalPort, o.UIPort, o.MinIOPort, o.MinIOConsolePort = ports[0], ports[1], ports[2], ports[3]
+	return o
+}
+
+// StartMinIO starts MinIO for opts (see Options) and stops it when the test
+// ends.
+func StartMinIO(t testing.TB, opts devstack.Options) devstack.Options {
+	t.Helper()
+	return start(t, opts, devstack.MinIO)
+}
+
+// StartTemporal starts the Temporal dev server for opts (see Options) and
+// stops it when the test ends.
+func StartTemporal(t testing.TB, opts devstack.Options) devstack.Options {
+	t.Helper()
+	return start(t, opts, devstack.Temporal)
+}
+
+// start retries on fresh ports when another test process grabbed one of
+// ours between FreePort and the server binding it.
+func start(t testing.TB, opts devstack.Options, c devstack.Component) devstack.Options {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		_, err := devstack.Start(context.Background(), opts, c)
+		var inUse *devstack.PortInUseError
+		if errors.As(err, &inUse) && attempt < 3 {
+			opts = freshPort(t, opts, inUse.Port)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := devstack.Stop(opts, c); err != nil {
+				t.Error(err)
+			}
+		})
+		return opts
+	}
+}
+
+func freshPort(t testing.TB, o devstack.Options, taken int) devstack.Options {
+	for _, p := range []*int{&o.TemporalPort, &o.UIPort, &o.MinIOPort, &o.MinIOConsolePort} {
+		if *p == taken {
+			*p = FreePorts(t, 1)[0]
+		}
+	}
+	return o
+}
+
+// FreePorts are n distinct loopback TCP ports nobody listened on a moment
+// ago. All n are held open together, so the kernel cannot hand one out twice.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
+// binDir is <module root>/bin, found from the test's working directory
+// (its package directory).
+func binDir(t testing.TB) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "bin")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory: cannot find bin/")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,60 @@
+// Package keys is the one place that names objects: every object key of a
+// bake and of a release (workflow IDs are bakeapi's). Everything a bake writes lives at a key that depends
+// only on the bake ID, split and indices, so a retried or duplicated activity
+// writes to the same place.
+package keys
+
+import (
+	"fmt"
+	"path"
+)
+
+// Bake is the object-key root of one bake.
+type Bake string
+
+func (b Bake) root() string { return "bakes/" + string(b) }
+
+// split is a split's own folder; under "splits/" so no split name can collide
+// with the bake's other folders.
+func (b Bake) split(name string) string { return path.Join(b.root(), "splits", name) }
+
+// InputSeeds is where the starter uploads a user's seeds file for a split.
+func (b Bake) InputSeeds(split string) string {
+	return path.Join(b.root(), "inputs", split+"-seeds.json")
+}
+
+// Seeds is the canonical seeds file of a split, written once by GenerateSeeds.
+func (b Bake) Seeds(split string) string { return path.Join(b.split(split), "seeds.json") }
+
+// MLPResult holds one finished MLP's statistics (create-only).
+func (b Bake) MLPResult(split string, mlp int) string {
+	return path.Join(b.split(split), "mlps", fmt.Sprintf("mlp-%06d.json", mlp))
+}
+
+// MLPCheckpoint holds an unfinished MLP's engine checkpoint (overwritten as it advances).
+func (b Bake) MLPCheckpoint(split string, mlp int) string {
+	return path.Join(b.split(split), "checkpoints", fmt.Sprintf("mlp-%06d.json", mlp))
+}
+
+// Slice is the prefix of a slice's partial dataset directory.
+func (b Bake) Slice(split string, slice int) string {
+	return path.Join(b.split(split), "slices", fmt.Sprintf("%05d", slice))
+}
+
+// Merged is the prefix of a split's merged dataset directory.
+func (b Bake) Merged(split string) string { return path.Join(b.split(split), "merged") }
+
+// Dataset is the prefix of the bake's final (combined) dataset directory.
+func (b Bake) Dataset() string { return path.Join(b.root(), "dataset") }
+
+// Manifest is the file list with sha256s of a dataset directory prefix; it is
+// the directory's commit marker, written last.
+func Manifest(prefix string) string { return path.Join(prefix, "manifest.json") }
+
+// Release is the prefix of a published release inside the destination bucket.
+func Release(prefix, name, tag string) string { return path.Join(prefix, name, tag) }
+
+// ReleaseURI is the s3:// address of release name/tag under prefix in bucket.
+func ReleaseURI(bucket, prefix, name, tag string) string {
+	return "s3://" + path.Join(bucket, Release(prefix, name, tag)) + "/"
+}

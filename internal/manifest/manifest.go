@@ -1,0 +1,79 @@
+// Package manifest is the file list of a dataset directory in the store: each
+// file's path, sha256 and size. A directory counts as committed once its
+// manifest exists (it is written last, create-only); readers fetch through it
+// and trust nothing it does not vouch for.
+package manifest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/store"
+)
+
+// Manifest lists a directory's files, sorted by path.
+type Manifest struct {
+	Files []File `json:"files"`
+}
+
+// File is one file of a Manifest, by path relative to the directory.
+type File struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// Errors of Read and Fetch besides the store's own (store.ErrNotFound when the
+// directory was never committed).
+var (
+	ErrMalformed  = errors.New("manifest.json is not a file list")
+	ErrUnsafePath = errors.New("manifest names a file outside its directory")
+	ErrMismatch   = errors.New("file does not match manifest.json")
+)
+
+// Read returns the manifest of the directory at prefix and its raw bytes.
+func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte, error) {
+	data, err := s.Get(ctx, keys.Manifest(prefix))
+	if err != nil {
+		return Manifest{}, nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Manifest{}, nil, fmt.Errorf("%w: %s: %v", ErrMalformed, keys.Manifest(prefix), err)
+	}
+	return m, data, nil
+}
+
+// Fetch copies every file of m from prefix into dir and checks each one's
+// sha256 and size against m.
+func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir string) error {
+	for _, f := range m.Files {
+		rel := filepath.FromSlash(f.Path)
+		if !filepath.IsLocal(rel) {
+			return fmt.Errorf("%w: %s names %q", ErrUnsafePath, keys.Manifest(prefix), f.Path)
+		}
+		local := filepath.Join(dir, rel)
+		if err := s.GetFile(ctx, path.Join(prefix, f.Path), local); err != nil {
+			return err
+		}
+		sum, err := store.FileSHA256(local)
+		if err != nil {
+			return err
+		}
+		info, err := os.Stat(local)
+		if err != nil {
+			return err
+		}
+		if sum != f.SHA256 || info.Size() != f.Size {
+			return fmt.Errorf("%w: %s/%s has sha256 %s and %d bytes, the manifest says %s and %d bytes",
+				ErrMismatch, prefix, f.Path, sum, info.Size(), f.SHA256, f.Size)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package manifest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/store/storetest"
+)
+
+func TestFetchChecksEveryFileAgainstTheManifest(t *testing.T) {
+	cfg, bucket := storetest.Start(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, cfg, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("abc")
+	if err := st.Put(ctx, "d/data/x.txt", body); err != nil {
+		t.Fatal(err)
+	}
+	// sha256("abc"), the published test vector.
+	good := manifest.File{Path: "data/x.txt", SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", Size: 3}
+	if err := st.Put(ctx, keys.Manifest("d"), []byte(`{"files": [{"path": "data/x.txt", "sha256": "`+good.SHA256+`", "size": 3}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := manifest.Read(ctx, st, "d")
+	if err != nil || len(m.Files) != 1 || m.Files[0] != good {
+		t.Fatalf("Read = %+v, %v", m, err)
+	}
+	dir := t.TempDir()
+	if err := manifest.Fetch(ctx, st, "d", m, dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "data", "x.txt")); string(got) != "abc" {
+		t.Fatalf("fetched %q", got)
+	}
+	cases := map[string]struct {
+		f    manifest.File
+		want error
+	}{
+		"wrong sha256": {manifest.File{Path: good.Path, SHA256: "00", Size: 3}, manifest.ErrMismatch},
+		"wrong size":   {manifest.File{Path: good.Path, SHA256: good.SHA256, Size: 4}, manifest.ErrMismatch},
+		"escape":       {manifest.File{Path: "../x.txt", SHA256: good.SHA256, Size: 3}, manifest.ErrUnsafePath},
+		"absolute":     {manifest.File{Path: "/etc/passwd", SHA256: good.SHA256, Size: 3}, manifest.ErrUnsafePath},
+	}
+	for name, c := range cases {
+		err := manifest.Fetch(ctx, st, "d", manifest.Manifest{Files: []manifest.File{c.f}}, t.TempDir())
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.want)
+		}
+	}
+	if err := st.Put(ctx, keys.Manifest("bad"), []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := manifest.Read(ctx, st, "bad"); !errors.Is(err, manifest.ErrMalformed) {
+		t.Errorf("malformed manifest: %v", err)
+	}
+	if _, _, err := manifest.Read(ctx, st, "missing"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing manifest: %v", err)
+	}
+}

@@ -1,0 +1,307 @@
+package settings
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
+)
+
+// testSecret stands for a real credential; no output may contain it.
+const testSecret = "s3cr3t-Zq9-never-print-me"
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// clearEnv keeps a developer's WHESTBAKE_* variables out of the tests.
+func clearEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, EnvPrefix+"_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}
+
+// base is a valid starter config; tests break one thing at a time.
+const base = `
+s3:
+  access-key: bakeuser
+  secret-key: ` + testSecret + `
+bake:
+  id: t-1
+  width: 8
+  depth: 2
+  n-samples: 1000
+  splits:
+    - {name: public, n-mlps: 4, seed: 1}
+release: {bucket: releases, prefix: datasets, name: demo, tag: v1}
+`
+
+func load(t *testing.T, yaml string) (Config, error) {
+	t.Helper()
+	clearEnv(t)
+	return Load(writeFile(t, t.TempDir(), "c.yaml", yaml), nil)
+}
+
+func TestDemoConfig(t *testing.T) {
+	clearEnv(t)
+	cfg, err := Load("../../configs/demo.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := BakeInput(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The values the demo is specified with.
+	if in.Spec.Width != 64 || in.Spec.Depth != 4 || in.Spec.NSamples != 200_000 || in.Spec.Sampler != "philox" || in.Spec.Dot != "" {
+		t.Errorf("shape = %+v", in.Spec)
+	}
+	if in.SliceSize != 2 || in.MaxInFlight != 2 || in.GPUQueue != bakeapi.GPUQueue {
+		t.Errorf("slice-size %d, max-in-flight %d, queue %q", in.SliceSize, in.MaxInFlight, in.GPUQueue)
+	}
+	if len(in.Splits) != 2 {
+		t.Fatalf("splits = %+v", in.Splits)
+	}
+	pub, hold := in.Splits[0], in.Splits[1]
+	if pub.Name != "public" || pub.Config != "default" || pub.NMLPs != 4 || pub.Seed == nil || *pub.Seed != 1 || pub.SeedsKey != "" {
+		t.Errorf("public = %+v", pub)
+	}
+	if hold.Name != "holdout" || hold.Config != "holdout" || hold.NMLPs != 3 || hold.Seed == nil || *hold.Seed != 2 {
+		t.Errorf("holdout = %+v", hold)
+	}
+	if in.Release != (bakeapi.ReleaseSpec{Bucket: "releases", Prefix: "datasets", Name: "demo", Tag: "v1"}) {
+		t.Errorf("release = %+v", in.Release)
+	}
+	if in.Policy.SliceHeartbeat != 10*time.Second || in.Policy.RetryInitial != time.Second || in.Policy.SliceMaxAttempts != 5 {
+		t.Errorf("policy = %+v", in.Policy)
+	}
+}
+
+// The example documents every key: it loads (unknown keys would fail) and names each one.
+func TestExampleDocumentsEveryKey(t *testing.T) {
+	clearEnv(t)
+	if _, err := Load("../../configs/example.yaml", nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../configs/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range leafKeys(Default()) {
+		leaf := k[strings.LastIndex(k, ".")+1:]
+		if !strings.Contains(string(data), leaf+":") {
+			t.Errorf("configs/example.yaml does not document %s", k)
+		}
+	}
+}
+
+func TestBadConfigs(t *testing.T) {
+	dir := t.TempDir()
+	dup := writeFile(t, dir, "dup.json", "[5, 6, 5, 7]")
+	short := writeFile(t, dir, "short.json", "[5, 6]")
+	notJSON := writeFile(t, dir, "bad.json", "5, 6, 7, 8")
+	good := writeFile(t, dir, "good.json", "[5, 6, 7, 8]")
+	cases := []struct {
+		name, edit, want string
+	}{
+		{"empty id", "id: t-1|id: ''", "bake.id is empty: pass --id ID or set bake.id in the config file or WHESTBAKE_BAKE_ID"},
+		{"id with slash", "id: t-1|id: a/b", `bake.id "a/b" is not usable`},
+		{"id starting with dot", "id: t-1|id: ..x", `bake.id "..x" is not usable`},
+		{"zero width", "width: 8|width: 0", "bake.width is missing or 0"},
+		{"huge depth", "depth: 2|depth: 100000", "bake.depth = 100000: must be in [1, 1024]"},
+		{"fractional samples", "n-samples: 1000|n-samples: 2.5", `"2.5" is not a whole number`},
+		{"negative samples", "n-samples: 1000|n-samples: -5", "bake.n-samples = -5: must be in [1, 1125899906842624]"},
+		{"unknown sampler", "n-samples: 1000|n-samples: 1000\n  sampler: gauss", `bake.sampler "gauss" is unknown: use philox`},
+		{"numpy with chunk size", "n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  chunk-size: 64", "bake.chunk-size = 64: the numpy sampler always uses whestbench's chunk rule"},
+		{"numpy bad dot", "n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  dot-product: fast", `bake.dot-product "fast" is unknown`},
+		{"slice size 0", "n-samples: 1000|n-samples: 1000\n  slice-size: 0", "bake.slice-size = 0: must be at least 1"},
+		{"max in flight 0", "n-samples: 1000|n-samples: 1000\n  max-in-flight: 0", "bake.max-in-flight = 0: must be in [1, 1024]"},
+		{"too many slices", "n-mlps: 4|n-mlps: 1e6", "cuts split public into 1000000 slices, above the 2000 a split workflow takes: raise bake.slice-size to at least 500"},
+		{"no splits", "    - {name: public, n-mlps: 4, seed: 1}|", "bake.splits is empty"},
+		{"bad split name", "name: public|name: Public", `bake.splits[0].name "Public" does not match`},
+		{"bad config name", "name: public|name: public, config: 'x y'", `bake.splits[0].config "x y" does not match`},
+		{"duplicate split", "    - {name: public, n-mlps: 4, seed: 1}|    - {name: public, n-mlps: 4, seed: 1}\n    - {name: public, n-mlps: 2}", `bake.splits[1].name "public" appears twice`},
+		{"seed and seeds file", "seed: 1|seed: 1, seeds-file: " + good, "bake.splits[0] sets both seed and seeds-file"},
+		{"missing seeds file", "seed: 1|seeds-file: nope.json", "bake.splits[0].seeds-file cannot be read"},
+		{"duplicate seeds", "seed: 1|seeds-file: " + dup, "contains duplicate at indices [0, 2]: both = 5"},
+		{"short seeds file", "seed: 1|seeds-file: " + short, "has 2 seeds, expected --n-mlps=4"},
+		{"seeds file not JSON", "seed: 1|seeds-file: " + notJSON, "extra data after the JSON array"},
+		{"negative seed", "seed: 1|seed: -1", "-1 is negative: give a non-negative integer"},
+		{"fractional seed", "seed: 1|seed: 1.5", "1.5 is not a whole number"},
+		{"bad default split", "n-samples: 1000|n-samples: 1000\n  default-split: private", `bake.default-split "private" is not one of the splits`},
+		{"missing tag", "tag: v1|tag: ''", "release.tag is empty: releases are immutable"},
+		{"tag without bucket", "bucket: releases|bucket: ''", "release.bucket is empty but release.name/tag are set"},
+		{"bad release bucket", "bucket: releases|bucket: Rel_eases", `release.bucket "Rel_eases" is not a valid bucket name`},
+		{"bad prefix", "prefix: datasets|prefix: /datasets", `release.prefix "/datasets"`},
+		{"no secret", "secret-key: " + testSecret + "|secret-key: ''", "s3.secret-key is not set: export WHESTBAKE_S3_SECRET_KEY"},
+		{"bad endpoint", "s3:|s3:\n  endpoint: http://minio:9000/whestbake", `s3.endpoint "http://minio:9000/whestbake" has a path`},
+		{"bad temporal address", "s3:|temporal: {address: 'temporal.example.com'}\ns3:", `temporal.address "temporal.example.com" is not host:port`},
+		{"heartbeat above timeout", "s3:|policy: {slice-heartbeat: 2h, slice-timeout: 1h}\ns3:", "policy.slice-heartbeat = 2h0m0s is not below policy.slice-timeout = 1h0m0s"},
+		{"duration without unit", "s3:|policy: {push-timeout: 30}\ns3:", "policy.push-timeout = 30ns: must be a positive duration with a unit"},
+		{"zero attempts", "s3:|policy: {slice-max-attempts: 0}\ns3:", "policy.slice-max-attempts = 0: must be at least 1"},
+		{"unknown key", "n-samples: 1000|n-samples: 1000\n  n_samples: 1000", "n_samples"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old, repl, _ := strings.Cut(c.edit, "|")
+			if !strings.Contains(base, old) {
+				t.Fatalf("edit %q does not apply", old)
+			}
+			cfg, err := load(t, strings.Replace(base, old, repl, 1))
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if err == nil {
+				t.Fatalf("accepted; want an error containing %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n  %v\nwant it to contain\n  %s", err, c.want)
+			}
+			if strings.Contains(err.Error(), testSecret) {
+				t.Errorf("error shows the secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestValidBaseAndAllProblemsAtOnce(t *testing.T) {
+	cfg, err := load(t, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("base config rejected: %v", err)
+	}
+	cfg.Bake.Width, cfg.Bake.SliceSize, cfg.Release.Tag = 0, 0, ""
+	err = cfg.Validate()
+	var ce *Error
+	if !errors.As(err, &ce) || len(ce.Problems) != 3 {
+		t.Fatalf("want 3 problems, got %v", err)
+	}
+}
+
+func TestSeedsFileRelativeToConfigAndUploadKey(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "pub.json", "[11, 12, 13, 14]")
+	cfg, err := Load(writeFile(t, dir, "c.yaml", strings.Replace(base, "seed: 1", "seeds-file: pub.json", 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "pub.json"); cfg.Bake.Splits[0].SeedsFile != want {
+		t.Errorf("seeds-file = %s, want %s", cfg.Bake.Splits[0].SeedsFile, want)
+	}
+	in, err := BakeInput(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := in.Splits[0]; s.SeedsKey != keys.Bake("t-1").InputSeeds("public") || s.Seed != nil {
+		t.Errorf("split = %+v", s)
+	}
+}
+
+func TestCountSpellings(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want int64
+	}{{"1_000", 1000}, {"1e9", 1_000_000_000}, {"2.5e6", 2_500_000}, {"'1_000_000'", 1_000_000}, {"123", 123}} {
+		cfg, err := load(t, strings.Replace(base, "n-samples: 1000", "n-samples: "+c.yaml, 1))
+		if err != nil {
+			t.Fatalf("%s: %v", c.yaml, err)
+		}
+		if int64(cfg.Bake.NSamples) != c.want {
+			t.Errorf("n-samples: %s = %d, want %d", c.yaml, cfg.Bake.NSamples, c.want)
+		}
+	}
+}
+
+// Every key can come from the environment, including keys the file does not mention.
+func TestEnvSetsEveryKey(t *testing.T) {
+	clearEnv(t)
+	want := map[string]any{}
+	for key, def := range leafKeys(Default()) {
+		var env string
+		var val any
+		switch def.(type) {
+		case string:
+			env, val = "x-"+strings.ReplaceAll(key, ".", "-"), "x-"+strings.ReplaceAll(key, ".", "-")
+		case Secret:
+			env, val = "env-"+key, Secret("env-"+key)
+		case int:
+			env, val = "7", 7
+		case int32:
+			env, val = "9", int32(9)
+		case Count:
+			env, val = "3_000", Count(3000)
+		case bool:
+			env, val = "true", true
+		case time.Duration:
+			env, val = "90s", 90*time.Second
+		default:
+			t.Fatalf("key %s has an untested type %T", key, def)
+		}
+		t.Setenv(EnvName(key), env)
+		want[key] = val
+	}
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := leafKeys(cfg)
+	for key, w := range want {
+		if got[key] != w {
+			t.Errorf("%s from %s: got %v, want %v", key, EnvName(key), got[key], w)
+		}
+	}
+	if EnvName("s3.secret-key") != "WHESTBAKE_S3_SECRET_KEY" || EnvName("bake.n-samples") != "WHESTBAKE_BAKE_N_SAMPLES" {
+		t.Errorf("env names: %s %s", EnvName("s3.secret-key"), EnvName("bake.n-samples"))
+	}
+}
+
+func TestPrecedenceFlagOverEnvOverFile(t *testing.T) {
+	clearEnv(t)
+	file := writeFile(t, t.TempDir(), "c.yaml", base)
+	t.Setenv("WHESTBAKE_BAKE_ID", "from-env")
+	t.Setenv("WHESTBAKE_BAKE_WIDTH", "16")
+	cfg, err := Load(file, map[string]string{"bake.id": "from-flag"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Bake.ID != "from-flag" || cfg.Bake.Width != 16 || cfg.Bake.Depth != 2 {
+		t.Errorf("id %q width %d depth %d", cfg.Bake.ID, cfg.Bake.Width, cfg.Bake.Depth)
+	}
+}
+
+func TestWorkerValidation(t *testing.T) {
+	clearEnv(t)
+	cfg := Default()
+	cfg.S3.AccessKey, cfg.S3.SecretKey = "u", testSecret
+	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), "worker.role is not set: pass --role control") {
+		t.Errorf("missing role: %v", err)
+	}
+	cfg.Worker.Role, cfg.Worker.Device = RoleGPU, "tpu"
+	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), `worker.device "tpu" is unknown: use auto, cpu or cuda`) {
+		t.Errorf("bad device: %v", err)
+	}
+	cfg.Worker.Device, cfg.Worker.Threads = "cpu", -1
+	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), "worker.threads = -1") {
+		t.Errorf("bad threads: %v", err)
+	}
+	cfg.Worker.Threads = 2
+	if err := cfg.ValidateWorker(); err != nil {
+		t.Errorf("valid worker config rejected: %v", err)
+	}
+}

@@ -1,0 +1,42 @@
+package settings
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+)
+
+// Count is a positive integer that also accepts 1e9 and 1_000_000_000, the
+// spellings whestbench's docs use for sample counts, from YAML, env or flags.
+type Count int64
+
+// ParseCount accepts decimal integers with single underscores between digits and
+// exact scientific notation (1e9, 2.5e6); it refuses fractions and signs.
+func ParseCount(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty value: give a positive integer such as 1000000, 1_000_000 or 1e6")
+	}
+	if strings.Contains(t, "__") || strings.HasPrefix(t, "_") || strings.HasSuffix(t, "_") {
+		return 0, fmt.Errorf("%q: underscores may only separate digits (1_000_000)", s)
+	}
+	t = strings.ReplaceAll(t, "_", "")
+	if strings.HasPrefix(t, "-") {
+		return 0, fmt.Errorf("%q is negative: give a positive integer", s)
+	}
+	r, ok := new(big.Rat).SetString(t)
+	if !ok || strings.ContainsAny(t, "/xXpP") {
+		return 0, fmt.Errorf("%q is not a number: give a positive integer such as 1000000, 1_000_000 or 1e6", s)
+	}
+	if !r.IsInt() {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	if r.Num().Sign() <= 0 {
+		return 0, fmt.Errorf("%q must be at least 1", s)
+	}
+	if !r.Num().IsInt64() || r.Num().Int64() > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q is absurdly large", s)
+	}
+	return r.Num().Int64(), nil
+}

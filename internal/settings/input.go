@@ -1,0 +1,49 @@
+package settings
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/store"
+)
+
+// BakeInput validates cfg and builds the workflow input: the shape, the
+// splits (a split with a seeds file points at the key the starter uploads it
+// to), the release and the policy. It holds no credentials.
+func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
+	if err := cfg.Validate(); err != nil {
+		return bakeapi.BakeInput{}, err
+	}
+	b := cfg.Bake
+	in := bakeapi.BakeInput{
+		BakeID: b.ID, Spec: b.Spec(), DefaultSplit: b.DefaultSplit,
+		SliceSize: b.SliceSize, MaxInFlight: b.MaxInFlight, GPUQueue: b.GPUQueue,
+		Release: bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
+		Policy:  bakeapi.Policy(cfg.Policy),
+	}
+	for _, s := range b.Splits {
+		spec := bakeapi.SplitSpec{Name: s.Name, Config: s.Config, NMLPs: int(s.NMLPs)}
+		if s.Seed != nil {
+			seed := *s.Seed
+			spec.Seed = &seed
+		}
+		if s.SeedsFile != "" {
+			spec.SeedsKey = keys.Bake(b.ID).InputSeeds(s.Name)
+		}
+		in.Splits = append(in.Splits, spec)
+	}
+	return in, nil
+}
+
+// StoreConfig is the S3 section as the store package takes it.
+func (c Config) StoreConfig() store.Config {
+	s := c.S3
+	return store.Config{Endpoint: s.Endpoint, AccessKey: s.AccessKey.Reveal(), SecretKey: s.SecretKey.Reveal(), Secure: s.Secure, Region: s.Region}
+}
+
+// WorkflowURL is the Web UI page of a workflow.
+func (c Config) WorkflowURL(workflowID string) string {
+	return strings.TrimSuffix(c.Temporal.UI, "/") + "/namespaces/" + url.PathEscape(c.Temporal.Namespace) + "/workflows/" + url.PathEscape(workflowID)
+}

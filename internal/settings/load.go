@@ -1,0 +1,164 @@
+package settings
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/whestbake/whestbake/gpuengine"
+)
+
+// EnvPrefix starts every environment variable of the configuration.
+const EnvPrefix = "WHESTBAKE"
+
+// EnvName is the environment variable of a config key: bake.n-samples → WHESTBAKE_BAKE_N_SAMPLES.
+func EnvName(key string) string {
+	return EnvPrefix + "_" + strings.ToUpper(envReplacer.Replace(key))
+}
+
+var envReplacer = strings.NewReplacer(".", "_", "-", "_")
+
+// Load builds the configuration from, lowest precedence first: the defaults,
+// the YAML file (skipped when file is ""), WHESTBAKE_* environment variables
+// and overrides (config key → value, typically the flags the user set; see
+// FlagOverrides). Unknown keys in the file are errors, so a typo cannot be
+// silently ignored. Load does not validate: call Validate or ValidateWorker.
+func Load(file string, overrides map[string]string) (Config, error) {
+	v := viper.NewWithOptions(viper.EnvKeyReplacer(envReplacer))
+	v.SetEnvPrefix(EnvPrefix)
+	v.AutomaticEnv()
+	// Unmarshal only sees environment variables of keys viper already knows,
+	// so every key gets a default.
+	for key, val := range leafKeys(Default()) {
+		v.SetDefault(key, val)
+	}
+	if file != "" {
+		v.SetConfigFile(file)
+		if ext := filepath.Ext(file); ext != ".yaml" && ext != ".yml" {
+			v.SetConfigType("yaml")
+		}
+		if err := v.ReadInConfig(); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %s", file, scrub(err.Error(), Secret(v.GetString("s3.secret-key"))))
+		}
+	}
+	for key, val := range overrides {
+		v.Set(key, val)
+	}
+	var c Config
+	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		countHook, unsignedHook, mapstructure.StringToTimeDurationHookFunc())))
+	if err != nil {
+		where := "configuration"
+		if file != "" {
+			where = "config file " + file + " (or its WHESTBAKE_* environment)"
+		}
+		msg := strings.Replace(err.Error(), "decoding failed due to the following error(s):\n\n", "", 1)
+		return Config{}, fmt.Errorf("%s: %s", where, scrub(msg, Secret(v.GetString("s3.secret-key"))))
+	}
+	if c.Worker.Threads == 0 {
+		c.Worker.Threads = gpuengine.DefaultThreads()
+	}
+	for i := range c.Bake.Splits {
+		s := &c.Bake.Splits[i]
+		if s.Config == "" {
+			s.Config = "default"
+		}
+		if s.SeedsFile != "" && file != "" && !filepath.IsAbs(s.SeedsFile) {
+			s.SeedsFile = filepath.Join(filepath.Dir(file), s.SeedsFile)
+		}
+	}
+	return c, nil
+}
+
+// FlagOverrides returns the values of the flags the user set, keyed by config
+// key: keys maps a flag name to its config key (e.g. "id" → "bake.id").
+func FlagOverrides(fs *pflag.FlagSet, keys map[string]string) map[string]string {
+	out := map[string]string{}
+	for flag, key := range keys {
+		if f := fs.Lookup(flag); f != nil && f.Changed {
+			out[key] = f.Value.String()
+		}
+	}
+	return out
+}
+
+// leafKeys lists every key of c with its value, following the mapstructure
+// tags; lists (bake.splits) come from the file only.
+func leafKeys(c Config) map[string]any {
+	out := map[string]any{}
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			key := prefix + t.Field(i).Tag.Get("mapstructure")
+			f := v.Field(i)
+			switch {
+			case f.Kind() == reflect.Struct:
+				walk(key+".", f)
+			case f.Kind() == reflect.Slice:
+			case f.Kind() == reflect.Pointer:
+			default:
+				out[key] = f.Interface()
+			}
+		}
+	}
+	walk("", reflect.ValueOf(c))
+	return out
+}
+
+var countType = reflect.TypeOf(Count(0))
+
+// unsignedHook refuses negative numbers for unsigned fields (split seeds),
+// which weak decoding would otherwise wrap around to huge values.
+func unsignedHook(from, to reflect.Type, data any) (any, error) {
+	if to.Kind() != reflect.Uint64 {
+		return data, nil
+	}
+	v := reflect.ValueOf(data)
+	switch {
+	case v.CanInt() && v.Int() < 0, v.CanFloat() && v.Float() < 0:
+		return nil, fmt.Errorf("%v is negative: give a non-negative integer", data)
+	case v.CanFloat() && v.Float() != math.Trunc(v.Float()):
+		return nil, fmt.Errorf("%v is not a whole number", data)
+	case v.Kind() == reflect.String && strings.HasPrefix(strings.TrimSpace(v.String()), "-"):
+		return nil, fmt.Errorf("%q is negative: give a non-negative integer", data)
+	}
+	return data, nil
+}
+
+// countHook reads a Count from "1e9", "1_000_000", 1e9 (a YAML float) or an
+// integer. An empty string is 0, which Validate reports as missing.
+func countHook(from, to reflect.Type, data any) (any, error) {
+	if to != countType || from == countType {
+		return data, nil
+	}
+	var text string
+	switch x := data.(type) {
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return Count(0), nil
+		}
+		text = x
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%v is not a count", x)
+		}
+		text = strconv.FormatFloat(x, 'g', -1, 64)
+	case float32:
+		text = strconv.FormatFloat(float64(x), 'g', -1, 32)
+	default:
+		return data, nil // integers: Validate checks the range
+	}
+	n, err := ParseCount(text)
+	if err != nil {
+		return nil, err
+	}
+	return Count(n), nil
+}

@@ -1,0 +1,47 @@
+package settings
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/whestbake/whestbake/internal/keys"
+)
+
+// String summarizes the configuration without credentials (fmt's %v and %+v use it).
+func (c Config) String() string {
+	return fmt.Sprintf("temporal=%s/%s s3=%s bucket=%s credentials=%s bake=%q splits=%d release=%s worker=%s/%s",
+		c.Temporal.Address, c.Temporal.Namespace, c.S3.Endpoint, c.S3.Bucket, c.S3.credentials(),
+		c.Bake.ID, len(c.Bake.Splits), c.releaseURI(), c.Worker.Role, c.Worker.Device)
+}
+
+// GoString keeps %#v from printing the struct, credentials included.
+func (c Config) GoString() string { return "config.Config{" + c.String() + "}" }
+
+// LogValue logs the configuration without credentials.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("temporal", c.Temporal.Address),
+		slog.String("namespace", c.Temporal.Namespace),
+		slog.String("s3", c.S3.Endpoint),
+		slog.String("bucket", c.S3.Bucket),
+		slog.String("credentials", c.S3.credentials()),
+		slog.String("gpu_queue", c.Bake.GPUQueue),
+		slog.String("role", c.Worker.Role),
+		slog.String("device", c.Worker.Device),
+		slog.Int("threads", c.Worker.Threads),
+	)
+}
+
+func (s S3) credentials() string {
+	if s.AccessKey == "" || s.SecretKey == "" {
+		return "missing"
+	}
+	return "set"
+}
+
+func (c Config) releaseURI() string {
+	if c.Release.Bucket == "" {
+		return "none"
+	}
+	return keys.ReleaseURI(c.Release.Bucket, c.Release.Prefix, c.Release.Name, c.Release.Tag)
+}

@@ -1,0 +1,311 @@
+package settings
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
+)
+
+// Error lists every problem found, one per line, each naming the key and the fix.
+type Error struct{ Problems []string }
+
+func (e *Error) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid configuration: " + e.Problems[0]
+	}
+	return fmt.Sprintf("invalid configuration (%d problems):\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
+}
+
+// problems collects validation failures.
+type problems []string
+
+func (p *problems) addf(key, format string, a ...any) {
+	*p = append(*p, key+" "+fmt.Sprintf(format, a...))
+}
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &Error{Problems: p}
+}
+
+// fields adds the field errors of a bakeapi validation under their config
+// keys (key maps a field to its key); any other error is added as it is.
+func (p *problems) fields(err error, key func(field string) string) {
+	if err == nil {
+		return
+	}
+	fe := bakeapi.AsFieldErrors(err)
+	if fe == nil {
+		*p = append(*p, err.Error())
+		return
+	}
+	for _, f := range fe {
+		p.addf(key(f.Field), "%s", f.Problem)
+	}
+}
+
+// specKeys and splitKeys name bakeapi's fields as config keys.
+var (
+	specKeys = map[string]string{
+		bakeapi.FieldWidth: "bake.width", bakeapi.FieldDepth: "bake.depth", bakeapi.FieldNSamples: "bake.n-samples",
+		bakeapi.FieldSampler: "bake.sampler", bakeapi.FieldDotProduct: "bake.dot-product", bakeapi.FieldChunkSize: "bake.chunk-size",
+	}
+	splitKeys = map[string]string{bakeapi.FieldSplit: "name", bakeapi.FieldConfig: "config", bakeapi.FieldNMLPs: "n-mlps"}
+)
+
+// where tells the user how to set a key.
+func where(key string) string {
+	return fmt.Sprintf("set %s in the config file or %s", key, EnvName(key))
+}
+
+// Limits that catch typos before they cost anything.
+const (
+	// MaxSlicesPerSplit keeps a split workflow's history well under Temporal's
+	// 50,000-event limit (each slice costs about ten events).
+	MaxSlicesPerSplit = 2000
+	maxInFlight       = 1024
+	maxThreads        = 4096
+)
+
+var (
+	bakeIDRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	nameRE      = bakeIDRE // release names, tags and prefix segments, queue names
+	bucketRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	maxBakeIDLn = 128
+)
+
+// Validate checks everything a starter needs (temporal, s3, bake, release,
+// policy), reads every split's seeds file, and reports all problems at once.
+func (c Config) Validate() error {
+	var p problems
+	c.checkTemporal(&p)
+	c.checkStore(&p)
+	c.checkBake(&p)
+	c.checkRelease(&p)
+	c.checkPolicy(&p)
+	return p.err()
+}
+
+// ValidateWorker checks everything a whestbake-worker needs.
+func (c Config) ValidateWorker() error {
+	var p problems
+	c.checkTemporal(&p)
+	c.checkStore(&p)
+	w := c.Worker
+	switch w.Role {
+	case RoleControl, RoleGPU, RoleAll:
+	case "":
+		p.addf("worker.role", "is not set: pass --role control (workflows and CPU activities), gpu (BakeSlice, one process per GPU) or all (both, for development)")
+	default:
+		p.addf("worker.role", "%q is unknown: use control, gpu or all", w.Role)
+	}
+	switch w.Device {
+	case gpuengine.DeviceAuto, gpuengine.DeviceCPU, gpuengine.DeviceCUDA:
+	default:
+		p.addf("worker.device", "%q is unknown: use auto, cpu or cuda (--device)", w.Device)
+	}
+	if w.Threads < 1 || w.Threads > maxThreads {
+		p.addf("worker.threads", "= %d: must be in [1, %d] (CPU threads per MLP); %s or pass --threads", w.Threads, maxThreads, where("worker.threads"))
+	}
+	positive(&p, "worker.checkpoint-every", w.CheckpointEvery)
+	positive(&p, "worker.stall-timeout", w.StallTimeout)
+	if w.Role == RoleGPU || w.Role == RoleAll {
+		c.checkQueue(&p)
+	}
+	return p.err()
+}
+
+// ValidateTemporal checks the Temporal connection settings alone (status, list, cancel).
+func (c Config) ValidateTemporal() error {
+	var p problems
+	c.checkTemporal(&p)
+	return p.err()
+}
+
+// ValidateStore checks the S3 settings alone (dataset download).
+func (c Config) ValidateStore() error {
+	var p problems
+	c.checkStore(&p)
+	return p.err()
+}
+
+func (c Config) checkTemporal(p *problems) {
+	t := c.Temporal
+	if t.Address == "" {
+		p.addf("temporal.address", "is empty: %s to the Temporal frontend's host:port (127.0.0.1:7233 for `whestbake dev up`)", where("temporal.address"))
+	} else if _, port, err := net.SplitHostPort(t.Address); err != nil || port == "" {
+		p.addf("temporal.address", "%q is not host:port: write it like 127.0.0.1:7233 (no scheme)", t.Address)
+	}
+	if t.Namespace == "" {
+		p.addf("temporal.namespace", "is empty: %s (\"default\" for the dev server)", where("temporal.namespace"))
+	}
+}
+
+func (c Config) checkStore(p *problems) {
+	s := c.S3
+	ep := strings.TrimPrefix(strings.TrimPrefix(s.Endpoint, "https://"), "http://")
+	switch {
+	case ep == "":
+		p.addf("s3.endpoint", "is empty: %s to the S3 server's host:port (127.0.0.1:9000 for `whestbake dev up`)", where("s3.endpoint"))
+	case strings.Contains(strings.TrimSuffix(ep, "/"), "/"):
+		p.addf("s3.endpoint", "%q has a path: give only host:port; the bucket goes in s3.bucket", s.Endpoint)
+	}
+	if s.AccessKey == "" {
+		p.addf("s3.access-key", "is not set: export %s (or set s3.access-key in the config file; never pass credentials as flags)", EnvName("s3.access-key"))
+	}
+	if s.SecretKey == "" {
+		p.addf("s3.secret-key", "is not set: export %s (or set s3.secret-key in the config file; never pass credentials as flags)", EnvName("s3.secret-key"))
+	}
+	checkBucket(p, "s3.bucket", s.Bucket)
+}
+
+func checkBucket(p *problems, key, b string) {
+	switch {
+	case b == "":
+		p.addf(key, "is empty: %s to a bucket name (\"whestbake\" for `whestbake dev up`)", where(key))
+	case !bucketRE.MatchString(b) || strings.Contains(b, ".."):
+		p.addf(key, "%q is not a valid bucket name: use 3-63 lowercase letters, digits, '.' and '-', starting and ending with a letter or digit", b)
+	}
+}
+
+func (c Config) checkQueue(p *problems) {
+	q := c.Bake.GPUQueue
+	if q == "" || !nameRE.MatchString(q) {
+		p.addf("bake.gpu-queue", "%q is not a task queue name: use letters, digits, '.', '_' and '-' (default %q)", q, Default().Bake.GPUQueue)
+	}
+}
+
+func (c Config) checkBake(p *problems) {
+	b := c.Bake
+	switch {
+	case b.ID == "":
+		p.addf("bake.id", "is empty: pass --id ID or %s", where("bake.id"))
+	case len(b.ID) > maxBakeIDLn || !bakeIDRE.MatchString(b.ID):
+		p.addf("bake.id", "%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", b.ID, maxBakeIDLn)
+	}
+	p.fields(b.Spec().Validate(), func(f string) string { return specKeys[f] })
+	if b.SliceSize < 1 {
+		p.addf("bake.slice-size", "= %d: must be at least 1 (MLPs per BakeSlice activity); %s", b.SliceSize, where("bake.slice-size"))
+	}
+	if b.MaxInFlight < 1 || b.MaxInFlight > maxInFlight {
+		p.addf("bake.max-in-flight", "= %d: must be in [1, %d] (slices of one split running at once); %s", b.MaxInFlight, maxInFlight, where("bake.max-in-flight"))
+	}
+	c.checkQueue(p)
+	c.checkSplits(p)
+}
+
+func (c Config) checkSplits(p *problems) {
+	b := c.Bake
+	if len(b.Splits) == 0 {
+		p.addf("bake.splits", "is empty: list at least one split in the config file, e.g. splits: [{name: public, n-mlps: 100, seed: 1}]")
+		return
+	}
+	seen := map[string]bool{}
+	for i, s := range b.Splits {
+		key := fmt.Sprintf("bake.splits[%d]", i)
+		n := int64(s.NMLPs)
+		p.fields(bakeapi.ValidateSplit(s.Name, s.Config, n), func(f string) string { return key + "." + splitKeys[f] })
+		if seen[s.Name] {
+			p.addf(key+".name", "%q appears twice: every split needs its own name", s.Name)
+		}
+		seen[s.Name] = true
+		if b.SliceSize >= 1 && n >= 1 {
+			if slices := (n + int64(b.SliceSize) - 1) / int64(b.SliceSize); slices > MaxSlicesPerSplit {
+				p.addf("bake.slice-size", "= %d cuts split %s into %d slices, above the %d a split workflow takes: raise bake.slice-size to at least %d",
+					b.SliceSize, s.Name, slices, MaxSlicesPerSplit, (n+MaxSlicesPerSplit-1)/MaxSlicesPerSplit)
+			}
+		}
+		switch {
+		case s.Seed != nil && s.SeedsFile != "":
+			p.addf(key, "sets both seed and seeds-file: keep one of them")
+		case s.SeedsFile != "":
+			data, err := os.ReadFile(s.SeedsFile)
+			if err != nil {
+				p.addf(key+".seeds-file", "cannot be read (%v): fix the path (relative paths are relative to the config file) or generate one with `whestbake dataset generate-seeds --n-mlps %d`", err, n)
+			} else if n >= 1 {
+				if _, err := bake.ParseSeeds(s.SeedsFile, data, int(n)); err != nil {
+					p.addf(key+".seeds-file", "is invalid: %v", err)
+				}
+			}
+		}
+	}
+	if b.DefaultSplit != "" && !seen[b.DefaultSplit] {
+		p.addf("bake.default-split", "%q is not one of the splits: use one of their names, or leave it empty for the first", b.DefaultSplit)
+	}
+}
+
+func (c Config) checkRelease(p *problems) {
+	r := c.Release
+	if r.Bucket == "" {
+		if r.Name != "" || r.Tag != "" {
+			p.addf("release.bucket", "is empty but release.name/tag are set: set release.bucket (\"releases\" for `whestbake dev up`), or remove the release section to skip publishing")
+		}
+		return
+	}
+	checkBucket(p, "release.bucket", r.Bucket)
+	if r.Name == "" {
+		p.addf("release.name", "is empty: a release needs a dataset name, e.g. name: my-dataset")
+	} else if !nameRE.MatchString(r.Name) {
+		p.addf("release.name", "%q: use letters, digits, '.', '_' and '-', starting with a letter or digit", r.Name)
+	}
+	if r.Tag == "" {
+		p.addf("release.tag", "is empty: releases are immutable, so each needs a tag, e.g. tag: v1 (or %s=v1)", EnvName("release.tag"))
+	} else if !nameRE.MatchString(r.Tag) {
+		p.addf("release.tag", "%q: use letters, digits, '.', '_' and '-', starting with a letter or digit", r.Tag)
+	}
+	if r.Prefix != "" {
+		for _, seg := range strings.Split(r.Prefix, "/") {
+			if !nameRE.MatchString(seg) {
+				p.addf("release.prefix", "%q: use '/'-separated segments of letters, digits, '.', '_' and '-', with no leading, trailing or doubled '/'", r.Prefix)
+				break
+			}
+		}
+	}
+}
+
+func (c Config) checkPolicy(p *problems) {
+	o := c.Policy
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"policy.seeds-timeout", o.SeedsTimeout}, {"policy.slice-timeout", o.SliceTimeout},
+		{"policy.slice-heartbeat", o.SliceHeartbeat}, {"policy.merge-timeout", o.MergeTimeout},
+		{"policy.push-timeout", o.PushTimeout}, {"policy.retry-initial", o.RetryInitial},
+		{"policy.retry-max", o.RetryMax}, {"policy.filesystem-heartbeat", o.FilesystemHeartbeat},
+	} {
+		positive(p, d.key, d.v)
+	}
+	if o.SliceMaxAttempts < 1 {
+		p.addf("policy.slice-max-attempts", "= %d: must be at least 1 (unbounded retries would loop forever on a poisoned slice)", o.SliceMaxAttempts)
+	}
+	if o.OtherMaxAttempts < 1 {
+		p.addf("policy.other-max-attempts", "= %d: must be at least 1 (unbounded retries would loop forever on a poisoned input)", o.OtherMaxAttempts)
+	}
+	if o.SliceHeartbeat > 0 && o.SliceHeartbeat >= o.SliceTimeout {
+		p.addf("policy.slice-heartbeat", "= %s is not below policy.slice-timeout = %s: the heartbeat must detect a lost worker long before the attempt times out", o.SliceHeartbeat, o.SliceTimeout)
+	}
+	if o.FilesystemHeartbeat > 0 && o.FilesystemHeartbeat >= min(o.SeedsTimeout, o.MergeTimeout, o.PushTimeout) {
+		p.addf("policy.filesystem-heartbeat", "= %s must be below policy.seeds-timeout, merge-timeout and push-timeout", o.FilesystemHeartbeat)
+	}
+	if o.RetryInitial > o.RetryMax {
+		p.addf("policy.retry-initial", "= %s is above policy.retry-max = %s: lower it or raise retry-max", o.RetryInitial, o.RetryMax)
+	}
+}
+
+// positive rejects zero, negative and bare-number durations (which weak
+// decoding reads as nanoseconds).
+func positive(p *problems, key string, d time.Duration) {
+	if d < time.Millisecond {
+		p.addf(key, "= %s: must be a positive duration with a unit, such as 30s, 5m or 2h", d)
+	}
+}

@@ -1,0 +1,64 @@
+package worker
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/internal/settings"
+)
+
+// flagKeys maps the worker's flags to config keys.
+var flagKeys = map[string]string{"role": "worker.role", "device": "worker.device", "threads": "worker.threads"}
+
+// NewCommand is the whestbake-worker command line; it runs until SIGINT/SIGTERM
+// (the caller's context).
+func NewCommand(stderr io.Writer) *cobra.Command {
+	var file, logFormat string
+	cmd := &cobra.Command{
+		Use:   "whestbake-worker --role control|gpu|all [--device auto|cpu|cuda] [--config FILE]",
+		Short: "Run the Temporal workers of whestbake bakes",
+		Long: `Runs the Temporal workers of whestbake bakes until SIGINT or SIGTERM.
+
+  --role control  workflows and CPU activities (seeds, merge, combine, push); any host
+  --role gpu      BakeSlice only, one at a time; one process per GPU (CUDA_VISIBLE_DEVICES)
+  --role all      both in one process, for development and the demo
+
+Settings come from --config FILE, WHESTBAKE_* environment variables and these
+flags (see configs/example.yaml); S3 credentials from the file or
+WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY only.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(stderr, logFormat)
+			if err != nil {
+				return err
+			}
+			cfg, err := settings.Load(file, settings.FlagOverrides(cmd.Flags(), flagKeys))
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), cfg, log)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&file, "config", "", "YAML config file (keys in configs/example.yaml)")
+	fl.String("role", "", "control, gpu or all (worker.role)")
+	fl.String("device", "auto", "slice engine device: auto, cpu or cuda; explicit choices never fall back (worker.device)")
+	fl.Int("threads", 0, "CPU threads per MLP (worker.threads; default all cores)")
+	fl.StringVar(&logFormat, "log-format", "text", "text or json")
+	return cmd
+}
+
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q unknown: use text or json", format)
+}

@@ -1,0 +1,123 @@
+// Package worker builds and runs the Temporal workers of a bake. The control
+// role polls bakeapi.ControlQueue: both workflows and the CPU activities
+// (seeds, merge, combine, push). The gpu role polls the GPU queue with one
+// BakeSlice at a time and no workflows (one process per GPU; a workflow
+// worker on a GPU host would delay workflow tasks when the host dies). The
+// all role runs both in one process, for development and the demo.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/settings"
+	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/temporalconn"
+	"github.com/whestbake/whestbake/workflows"
+)
+
+// GPUStopTimeout is how long a stopping GPU worker lets its slice save a
+// checkpoint and hand back before the activity is cancelled.
+const GPUStopTimeout = 3 * time.Minute
+
+// Run validates cfg, connects to Temporal and S3, starts the workers of
+// cfg.Worker.Role and blocks until ctx is done; then it stops them gracefully
+// (a running slice checkpoints its MLP and is retried elsewhere at once).
+func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
+	if err := cfg.ValidateWorker(); err != nil {
+		return err
+	}
+	log.Info("starting whestbake worker", "config", cfg)
+	st, err := store.Open(ctx, cfg.StoreConfig(), cfg.S3.Bucket)
+	if err != nil {
+		return err
+	}
+	c, err := temporalconn.Dial(ctx, cfg.Temporal, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ws, err := build(c, cfg, st, log)
+	if err != nil {
+		return err
+	}
+	for i, w := range ws {
+		if err := w.Start(); err != nil {
+			stopAll(ws[:i])
+			return fmt.Errorf("starting the %s worker: %w", roleNames(cfg.Worker.Role)[i], err)
+		}
+	}
+	log.Info("worker ready", "role", cfg.Worker.Role, "control_queue", bakeapi.ControlQueue, "gpu_queue", cfg.Bake.GPUQueue)
+	<-ctx.Done()
+	log.Info("stopping: running slices save their checkpoint and hand back", "timeout", GPUStopTimeout)
+	stopAll(ws)
+	log.Info("stopped")
+	return nil
+}
+
+// build creates (without starting) the workers of the role.
+func build(c client.Client, cfg settings.Config, st *store.Store, log *slog.Logger) ([]sdkworker.Worker, error) {
+	acts := &activities.Activities{
+		Store: st, Threads: cfg.Worker.Threads,
+		CheckpointEvery: cfg.Worker.CheckpointEvery, StallTimeout: cfg.Worker.StallTimeout,
+	}
+	var ws []sdkworker.Worker
+	for _, role := range roleNames(cfg.Worker.Role) {
+		if role == settings.RoleControl {
+			ws = append(ws, controlWorker(c, acts))
+			continue
+		}
+		eng, err := openEngine(cfg.Worker.Device)
+		if err != nil {
+			return nil, err
+		}
+		acts.Engine = eng
+		d := eng.Describe()
+		log.Info("slice engine", "engine", d.Engine, "device", d.Device, "device_name", d.DeviceName, "kernel", d.Kernel, "threads", cfg.Worker.Threads)
+		ws = append(ws, gpuWorker(c, cfg.Bake.GPUQueue, acts))
+	}
+	return ws, nil
+}
+
+func roleNames(role string) []string {
+	if role == settings.RoleAll {
+		return []string{settings.RoleControl, settings.RoleGPU}
+	}
+	return []string{role}
+}
+
+// controlWorker runs the workflows and the CPU activities.
+func controlWorker(c client.Client, acts *activities.Activities) sdkworker.Worker {
+	w := sdkworker.New(c, bakeapi.ControlQueue, sdkworker.Options{})
+	workflows.Register(w)
+	activities.RegisterControl(w, acts)
+	return w
+}
+
+// gpuWorker runs one BakeSlice at a time: slots are reserved before polling,
+// so a busy GPU takes no task another GPU could start.
+func gpuWorker(c client.Client, queue string, acts *activities.Activities) sdkworker.Worker {
+	w := sdkworker.New(c, queue, sdkworker.Options{
+		DisableWorkflowWorker:              true,
+		MaxConcurrentActivityExecutionSize: 1,
+		WorkerStopTimeout:                  GPUStopTimeout,
+	})
+	activities.RegisterGPU(w, acts)
+	return w
+}
+
+func stopAll(ws []sdkworker.Worker) {
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Go(w.Stop)
+	}
+	wg.Wait()
+}

@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/settings"
+)
+
+const secret = "worker-Secret-77x-never-print"
+
+func TestRunValidatesFirst(t *testing.T) {
+	cfg := settings.Default()
+	cfg.S3.AccessKey, cfg.S3.SecretKey = "user", secret
+	err := Run(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "worker.role is not set: pass --role control") {
+		t.Fatalf("Run without a role: %v", err)
+	}
+}
+
+// A worker that cannot reach its store fails at once, names the endpoint,
+// and neither its error nor its log shows the secret.
+func TestRunFailsFastWithoutLeakingTheSecret(t *testing.T) {
+	cfg := settings.Default()
+	cfg.S3.Endpoint, cfg.Temporal.Address = "127.0.0.1:1", "127.0.0.1:1"
+	cfg.S3.AccessKey, cfg.S3.SecretKey = "user", secret
+	cfg.Worker.Role = settings.RoleAll
+	var logs bytes.Buffer
+	err := Run(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the S3 endpoint 127.0.0.1:1") {
+		t.Fatalf("Run with no store: %v", err)
+	}
+	if strings.Contains(err.Error()+logs.String(), secret) {
+		t.Errorf("the secret leaked:\n%v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"credentials":"set"`) {
+		t.Errorf("the log does not say credentials are set:\n%s", logs.String())
+	}
+}
+
+func TestCommandRejectsBadFlags(t *testing.T) {
+	t.Setenv("WHESTBAKE_S3_ACCESS_KEY", "user")
+	t.Setenv("WHESTBAKE_S3_SECRET_KEY", secret)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--role", "gpu", "--device", "tpu"}, `worker.device "tpu" is unknown`},
+		{[]string{"--role", "boss"}, `worker.role "boss" is unknown: use control, gpu or all`},
+		{[]string{"--role", "gpu", "--threads", "-2"}, "worker.threads = -2"},
+		{[]string{"--role", "gpu", "--log-format", "xml"}, `--log-format "xml" unknown`},
+	} {
+		cmd := NewCommand(&bytes.Buffer{})
+		cmd.SetArgs(c.args)
+		err := cmd.ExecuteContext(context.Background())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+type fakeEngine struct{ calls int }
+
+func (f *fakeEngine) BakeMLP(context.Context, bakeapi.Spec, gpuengine.Job, *gpuengine.Checkpoint, gpuengine.Progress) (gpuengine.Result, error) {
+	f.calls++
+	return gpuengine.Result{}, nil
+}
+
+func (f *fakeEngine) Describe() gpuengine.Description {
+	return gpuengine.Description{Engine: "cuda", Device: gpuengine.DeviceCUDA}
+}
+
+func TestCUDAEngineRefusesNumpyForGood(t *testing.T) {
+	f := &fakeEngine{}
+	e := philoxOnly{f}
+	_, err := e.BakeMLP(context.Background(), bakeapi.Spec{Sampler: bakeapi.SamplerNumpy}, gpuengine.Job{}, nil, nil)
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != bakeapi.ErrInvalidConfig || f.calls != 0 {
+		t.Fatalf("numpy slice on CUDA: %v (calls %d)", err, f.calls)
+	}
+	if _, err := e.BakeMLP(context.Background(), bakeapi.Spec{Sampler: bakeapi.SamplerPhilox}, gpuengine.Job{}, nil, nil); err != nil || f.calls != 1 {
+		t.Fatalf("philox slice: %v (calls %d)", err, f.calls)
+	}
+}
+
+func TestCPUDeviceRunsEverySampler(t *testing.T) {
+	e, err := openEngine(gpuengine.DeviceCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, wrapped := e.(philoxOnly); wrapped || e.Describe().Device != gpuengine.DeviceCPU {
+		t.Errorf("cpu engine = %#v", e)
+	}
+}
