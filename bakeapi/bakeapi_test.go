@@ -27,4 +27,3 @@ func TestSliceRangeSpreadsRemainder(t *testing.T) {
 		t.Errorf("1/4 of 1000 = %v", r)
 	}
 }
-
