@@ -41,12 +41,11 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 	prefix := b.Slice(in.Split, in.Slice)
 	out := bakeapi.BakeSliceOutput{Prefix: prefix}
 	// Step 1. Committed by an earlier attempt: done.
-	if _, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
-		out.ManifestSHA256 = sum
-		out.Reused = in.End - in.Start
+	if _, sum, done, err := committed(ctx, a.Store, prefix); err != nil {
+		return out, err
+	} else if done {
+		out.ManifestSHA256, out.Reused = sum, in.End-in.Start
 		return out, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return out, storeErr(err)
 	}
 	// Step 2. The plan: seeds file (checked against the sha256 the workflow recorded) and shape.
 	plan, err := a.slicePlan(ctx, in)

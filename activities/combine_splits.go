@@ -2,14 +2,12 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
-	"github.com/whestbake/whestbake/internal/store"
 )
 
 // CombineSplits builds the multi-split dataset (or takes the single split as it is) and commits it.
@@ -17,11 +15,11 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 	prefix := keys.Bake(in.BakeID).Dataset()
 	out := bakeapi.CombineSplitsOutput{Prefix: prefix}
 	// Step 1. Committed already.
-	if m, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
+	if m, sum, done, err := committed(ctx, a.Store, prefix); err != nil {
+		return out, err
+	} else if done {
 		out.ManifestSHA256, out.Files = sum, len(m.Files)
 		return out, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return out, storeErr(err)
 	}
 	dir, err := a.scratch("combine-*")
 	if err != nil {

@@ -77,6 +77,21 @@ func readManifest(ctx context.Context, s *store.Store, prefix string) (manifest.
 	return m, store.SHA256Hex(data), nil
 }
 
+// committed reports whether an earlier attempt committed prefix, with its
+// manifest and the manifest's sha256. Every activity that writes a directory
+// asks this first, which is what makes a retried or duplicated attempt free.
+func committed(ctx context.Context, s *store.Store, prefix string) (manifest.Manifest, string, bool, error) {
+	m, sum, err := readManifest(ctx, s, prefix)
+	switch {
+	case err == nil:
+		return m, sum, true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return m, "", false, nil
+	default:
+		return m, "", false, storeErr(err)
+	}
+}
+
 // downloadDir fetches a committed directory into dir and checks every file.
 // A damaged copy is retried (the next read may be good); a manifest pointing
 // outside its directory is not.

@@ -2,14 +2,12 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
-	"github.com/whestbake/whestbake/internal/store"
 )
 
 // MergeSplit merges the slices' partials into the complete split (or takes a
@@ -18,11 +16,11 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 	prefix := keys.Bake(in.BakeID).Merged(in.Split)
 	out := bakeapi.MergeSplitOutput{Prefix: prefix}
 	// Step 1. Committed already.
-	if _, sum, err := readManifest(ctx, a.Store, prefix); err == nil {
+	if _, sum, done, err := committed(ctx, a.Store, prefix); err != nil {
+		return out, err
+	} else if done {
 		out.ManifestSHA256 = sum
 		return out, a.countRows(ctx, prefix, &out)
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return out, storeErr(err)
 	}
 	// Step 2. Fetch every slice, checking its manifest's sha256s.
 	dir, err := a.scratch("merge-*")

@@ -1,11 +1,12 @@
 package dataset
 
 import (
-	"bufio"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/whestbake/whestbake/internal/hostinfo"
 )
 
 // Hardware is the host fingerprint recorded in metadata. It is informational
@@ -54,11 +55,11 @@ func HostHardware() Hardware {
 		OS:              pythonSystemName(runtime.GOOS),
 		OSRelease:       readFirstLine("/proc/sys/kernel/osrelease"),
 		Machine:         pythonMachineName(runtime.GOOS, runtime.GOARCH),
-		CPUBrand:        procField("/proc/cpuinfo", "model name"),
+		CPUBrand:        unknownIfEmpty(hostinfo.CPUBrand()),
 		CPUCountLogical: runtime.NumCPU(),
 		GoVersion:       runtime.Version(),
 	}
-	if kb, err := strconv.ParseInt(strings.TrimSuffix(procField("/proc/meminfo", "MemTotal"), " kB"), 10, 64); err == nil {
+	if kb, err := strconv.ParseInt(strings.TrimSuffix(hostinfo.ProcField("/proc/meminfo", "MemTotal"), " kB"), 10, 64); err == nil {
 		h.RAMTotalBytes = kb * 1024
 	}
 	h.Platform = h.OS + "-" + h.OSRelease + "-" + h.Machine
@@ -101,22 +102,9 @@ func readFirstLine(path string) string {
 	return line
 }
 
-// procField returns the value of the first "key : value" line in a /proc
-// file, or "unknown".
-func procField(path, key string) string {
-	f, err := os.Open(path)
-	if err != nil {
+func unknownIfEmpty(s string) string {
+	if s == "" {
 		return "unknown"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == key {
-			if v = strings.TrimSpace(v); v != "" {
-				return v
-			}
-		}
-	}
-	return "unknown"
+	return s
 }

@@ -1,13 +1,11 @@
 package gpuengine
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/hostinfo"
 )
 
 // Device choices, as in whestbench: explicit choices are honoured or refused, never swapped.
@@ -43,14 +41,8 @@ func Open(device string, sampler bakeapi.Sampler) (Engine, error) {
 
 // cpuBrand names the host CPU for provenance.
 func cpuBrand() string {
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				return strings.TrimSpace(v)
-			}
-		}
+	if b := hostinfo.CPUBrand(); b != "" {
+		return b
 	}
 	return runtime.GOARCH
 }

@@ -4,9 +4,9 @@
 #     `whestbake dataset bake` runs (same seeds, same shapes), wall time and ratio;
 #  2. a 64-MLP bake (configs/bench-fanout.yaml) with 1 vs 2 GPU-role workers of one
 #     CPU thread each, beside one control worker.
-# Usage: make tools build && bench/orchestration.sh   (leaves the dev stack up)
+# Usage: make tools build && internal/bench/orchestration.sh   (leaves the dev stack up)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WB=bin/whestbake
 W=bin/whestbake-worker
 tmp=$(mktemp -d)

@@ -16,9 +16,9 @@ import (
 // The peers: scripts that run whestbench's own sampling loop, so every ratio
 // compares against what a whestbench user runs today.
 const (
-	// PeerNumpy is bench/numpy_peer.py, the reference's CPU loop on numpy + OpenBLAS.
+	// PeerNumpy is internal/bench/numpy_peer.py, the reference's CPU loop on numpy + OpenBLAS.
 	PeerNumpy = "numpy peer"
-	// PeerTorch is bench/torch_peer.py, the reference's torch loop (bmm, clamp_min_).
+	// PeerTorch is internal/bench/torch_peer.py, the reference's torch loop (bmm, clamp_min_).
 	PeerTorch = "torch peer"
 )
 

@@ -20,7 +20,7 @@ import (
 )
 
 // Version is the whestbake version.
-var Version = bake.Version
+const Version = bake.Version
 
 // usageError marks errors in how the command was called (exit code 2).
 type usageError struct{ error }

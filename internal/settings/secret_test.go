@@ -31,6 +31,7 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 	inJSON, _ := json.Marshal(in)
 	outputs := map[string]string{
 		"%v": fmt.Sprintf("%v", cfg), "%+v": fmt.Sprintf("%+v", cfg), "%#v": fmt.Sprintf("%#v", cfg),
+		//lint:ignore S1025 the test is about what each verb prints, %s included
 		"%s": fmt.Sprintf("%s", cfg), "&cfg %+v": fmt.Sprintf("%+v", &cfg),
 		"s3 %+v": fmt.Sprintf("%+v", cfg.S3), "s3 %#v": fmt.Sprintf("%#v", cfg.S3),
 		"secret %v": fmt.Sprint(cfg.S3.SecretKey), "secret %q": fmt.Sprintf("%q", cfg.S3.SecretKey),

@@ -6,6 +6,7 @@ package devtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,7 +17,9 @@ import (
 
 // Options are devstack options for a stack private to t: a temp Dir, free
 // ports and the repository's bin/. The test is skipped under -short, and
-// fails if the server binaries have not been built.
+// when the server binaries have not been built (`go test ./...` on a fresh
+// clone); with E2E_REQUIRED=1, as `make test` sets it, it fails instead, so
+// CI can never pass by skipping the real servers.
 func Options(t testing.TB) devstack.Options {
 	t.Helper()
 	if testing.Short() {
@@ -25,7 +28,11 @@ func Options(t testing.TB) devstack.Options {
 	bin := binDir(t)
 	for _, c := range devstack.Components {
 		if _, err := os.Stat(filepath.Join(bin, string(c))); err != nil {
-			t.Fatalf("%s is missing: run `make tools` to build the pinned MinIO and Temporal CLI", filepath.Join(bin, string(c)))
+			msg := fmt.Sprintf("%s is missing: run `make tools` to build the pinned MinIO and Temporal CLI", filepath.Join(bin, string(c)))
+			if os.Getenv("E2E_REQUIRED") == "1" {
+				t.Fatal(msg + " (E2E_REQUIRED=1)")
+			}
+			t.Skip("skipping: " + msg)
 		}
 	}
 	o := devstack.DefaultOptions()

@@ -1,0 +1,56 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/whestbake/whestbake/"
+
+// rules are docs/ARCHITECTURE.md's import rules: a package may not depend,
+// directly or through others, on anything whose import path contains one of
+// its forbidden strings (stdlibOnly: on anything outside the standard library).
+var rules = []struct {
+	pkg, why   string
+	stdlibOnly bool
+	forbidden  []string
+}{
+	{"bakeapi", "the contract is standard library only, so anything may build on it", true, nil},
+	{"workflows", "workflow code is replayed from history: it links no engine, storage or parquet code", false,
+		[]string{module + "gpuengine", module + "dataset", module + "internal/", module + "activities", "parquet-go", "minio-go", "gorgonia"}},
+	{"gpuengine", "engines compute; they know nothing of Temporal, S3 or the file format", false,
+		[]string{module + "dataset", module + "internal/store", module + "internal/bake", "go.temporal.io", "parquet-go", "minio-go"}},
+	{"dataset", "the format package reads and writes files; it computes and orchestrates nothing", false,
+		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "activities", "go.temporal.io", "minio-go"}},
+	{"activities", "activities are called by name; they never reach back into workflow code", false,
+		[]string{module + "workflows", module + "internal/cli", module + "internal/worker"}},
+}
+
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", module+pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestImportRules(t *testing.T) {
+	for _, r := range rules {
+		for _, dep := range deps(t, r.pkg) {
+			if dep == module+r.pkg || (r.pkg == "workflows" && dep == module+"bakeapi") {
+				continue
+			}
+			// Standard-library paths have no dot in their first element.
+			if first, _, _ := strings.Cut(dep, "/"); r.stdlibOnly && strings.Contains(first, ".") {
+				t.Errorf("%s depends on %s: %s", r.pkg, dep, r.why)
+			}
+			for _, f := range r.forbidden {
+				if strings.Contains(dep, f) {
+					t.Errorf("%s depends on %s: %s", r.pkg, dep, r.why)
+				}
+			}
+		}
+	}
+}
