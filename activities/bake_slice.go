@@ -97,7 +97,7 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 	}
 	local := filepath.Join(dir, "partial")
 	md := bake.Metadata(plan, desc, time.Now())
-	if err := dataset.WriteDir(local, md, dataset.Shape{Width: spec.Width, Depth: spec.Depth}, rows); err != nil {
+	if err := dataset.WriteDir(local, md, spec, rows); err != nil {
 		return out, err
 	}
 	_, sum, err := commitDir(ctx, a.Store, local, prefix)

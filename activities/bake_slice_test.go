@@ -81,7 +81,7 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "local")
-	if err := dataset.WriteDir(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), dataset.Shape{Width: spec.Width, Depth: spec.Depth}, rows); err != nil {
+	if err := dataset.WriteDir(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), spec, rows); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "data", "*.parquet"))

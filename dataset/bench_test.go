@@ -6,13 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // 256×8 is the smallest production shape; 1024×16 (67 MB of weights per
 // row) the largest. Benchmarks run only under -bench, never in plain go test.
 var (
-	benchShape      = Shape{Width: 256, Depth: 8}
-	benchLargeShape = Shape{Width: 1024, Depth: 16}
+	benchShape      = bakeapi.Spec{Width: 256, Depth: 8}
+	benchLargeShape = bakeapi.Spec{Width: 1024, Depth: 16}
 )
 
 func BenchmarkWriteParquetRow(b *testing.B)        { benchWrite(b, benchShape, 4) }
@@ -32,7 +34,7 @@ func BenchmarkReadParquetRow1024x16(b *testing.B) { benchRead(b, benchLargeShape
 
 // benchWrite reports the float payload per row written; n distinct rows
 // are cycled so a row group is never one repeated row.
-func benchWrite(b *testing.B, shape Shape, n int) {
+func benchWrite(b *testing.B, shape bakeapi.Spec, n int) {
 	rows := testRows(shape, 0, n)
 	pw, err := NewParquetWriter(io.Discard, shape)
 	if err != nil {
@@ -51,7 +53,7 @@ func benchWrite(b *testing.B, shape Shape, n int) {
 }
 
 // benchRead reads a whole file of n rows per iteration.
-func benchRead(b *testing.B, shape Shape, n int) {
+func benchRead(b *testing.B, shape bakeapi.Spec, n int) {
 	var buf bytes.Buffer
 	if err := WriteParquet(&buf, shape, testRows(shape, 0, n)); err != nil {
 		b.Fatal(err)
@@ -72,6 +74,6 @@ func benchRead(b *testing.B, shape Shape, n int) {
 
 // scanRows reads every row without keeping them, as merge does.
 func scanRows(path string) error {
-	_, err := scanParquet(path, func(Row) error { return nil })
+	_, _, err := scanParquet(path, func(Row) error { return nil })
 	return err
 }

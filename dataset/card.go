@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -23,108 +24,94 @@ func CardRepo(id string) CardOption { return func(c *cardConfig) { c.repo = id }
 // came from. The dataset size is taken from the metadata (n_mlps, or the
 // sum over splits).
 func RenderCard(md Metadata, opts ...CardOption) (string, error) {
+	info, err := ParseInfo(md, true)
+	if err != nil {
+		return "", err
+	}
+	return renderCard(info, opts...), nil
+}
+
+// renderCard is RenderCard of metadata the writers have already decoded.
+func renderCard(info *Info, opts ...CardOption) string {
 	cfg := cardConfig{repo: "<your-repo>"}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if err := Validate(md, true); err != nil {
-		return "", err
-	}
-	splits := cardSplits(md)
 	var total int64
-	for _, s := range splits {
-		total += s.nMLPs
+	for _, s := range info.Splits {
+		total += s.NMLPs
 	}
-	c := &card{md: md, splits: splits, total: total, repo: cfg.repo}
+	c := &card{info: info, splits: info.Splits, total: total, repo: cfg.repo}
 	var b strings.Builder
-	b.WriteString(cardFrontMatter(md, splits, total))
+	b.WriteString(cardFrontMatter(info, total))
 	b.WriteString("\n")
 	for _, section := range []func(*strings.Builder){
 		c.intro, c.loading, c.columns, c.method, c.summary, c.reproduce, c.provenance, c.license,
 	} {
 		section(&b)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 type card struct {
-	md     Metadata
-	splits []cardSplit
+	info   *Info
+	splits []SplitInfo
 	total  int64
 	repo   string
 }
 
-func (c *card) str(key, fallback string) string {
-	if s, ok := c.md.GetString(key); ok && s != "" {
-		return s
-	}
-	return fallback
-}
-
-func (c *card) num(key string) string {
-	v, ok := c.md.Get(key)
-	if !ok {
+// dim shows a dimension, or "?" where the metadata has none (0).
+func dim[T int | int64](n T) string {
+	if n == 0 {
 		return "?"
 	}
-	return compactJSON(v)
-}
-
-func (c *card) protocol() (name, version string) {
-	p, _ := c.md.GetObject("seed_protocol")
-	name, _ = p.GetString("name")
-	version, _ = p.GetString("version")
-	return name, version
+	return strconv.FormatInt(int64(n), 10)
 }
 
 func (c *card) intro(b *strings.Builder) {
-	pretty, ok := c.md.GetString("pretty_name")
-	if !ok {
-		pretty = defaultPrettyName
-	}
-	fmt.Fprintf(b, "# %s\n\n", pretty)
+	fmt.Fprintf(b, "# %s\n\n", prettyName(c.info))
 	fmt.Fprintf(b, "Ground truth for [WhestBench](https://github.com/AIcrowd/whestbench), the white-box "+
 		"estimation benchmark: %s random ReLU networks of width %s and depth %s. Each row holds one "+
 		"network's weights and the mean of every neuron under standard Gaussian inputs, estimated "+
 		"from **%s** samples per network. The directory is in whestbench's schema-%s format "+
 		"(`data/<split>-NNNNN-of-MMMMM.parquet`, `metadata.json`, this card), baked by whestbake.\n\n",
-		thousands(c.total), c.num("width"), c.num("depth"), c.samples(), SchemaVersion)
+		thousands(c.total), dim(c.info.Width), dim(c.info.Depth), c.samples(), SchemaVersion)
 	b.WriteString("| split | HF config | networks |\n|---|---|---|\n")
 	for _, s := range c.splits {
-		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", s.name, s.config, thousands(s.nMLPs))
+		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", s.Name, s.HFConfig(), thousands(s.NMLPs))
 	}
-	if def, ok := c.md.GetString("default_split"); ok {
+	if def := c.info.DefaultSplit; def != "" {
 		fmt.Fprintf(b, "\nThe default split is `%s`.\n", def)
 	}
 	b.WriteString("\n")
 }
 
 func (c *card) samples() string {
-	if n, ok := c.md.GetInt("n_samples"); ok {
+	if n := c.info.NSamples; n != 0 {
 		return thousands(n)
 	}
-	return c.num("n_samples")
+	return "?"
 }
 
 func (c *card) loading(b *strings.Builder) {
 	s := c.splits[0]
 	b.WriteString("## Loading\n\n```python\nimport whestbench\n\n")
-	fmt.Fprintf(b, "ds = whestbench.load_dataset(%q, split=%q)  # a local directory or a hub repo id\n```\n\n", c.repo, s.name)
+	fmt.Fprintf(b, "ds = whestbench.load_dataset(%q, split=%q)  # a local directory or a hub repo id\n```\n\n", c.repo, s.Name)
 	b.WriteString("With 🤗 datasets alone:\n\n```python\nimport datasets\n\n")
-	if s.config == DefaultConfig {
-		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, split=%q)\n", c.repo, s.name)
+	if config := s.HFConfig(); config == DefaultConfig {
+		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, split=%q)\n", c.repo, s.Name)
 	} else {
-		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, %q, split=%q)\n", c.repo, s.config, s.name)
+		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, %q, split=%q)\n", c.repo, config, s.Name)
 	}
 	b.WriteString("```\n\nA partial dataset (one slice of a parallel bake) is refused by whestbench's " +
 		"loader until its partials are merged with `whestbake dataset merge`.\n\n")
 }
 
 func (c *card) columns(b *strings.Builder) {
-	w, d := c.num("width"), c.num("depth")
-	name, _ := c.protocol()
+	w, d := dim(c.info.Width), dim(c.info.Depth)
 	seedMeaning := "the network's seed: everything else in the row is a function of it, n_samples and the sampler"
 	nameMeaning := "a readable name derived from the seed (faker 37.12.0, en_US, `first-last`, suffixed on collision)"
-	switch name {
+	switch c.info.SeedProtocol.Name {
 	case SeedProtocolV2Name:
 		seedMeaning = "the estimator seed of the network, derived from the split's root seed (seed protocol 2.0)"
 	case SeedProtocolV4Name:
@@ -142,10 +129,13 @@ func (c *card) columns(b *strings.Builder) {
 	b.WriteString("| `sampling_budget_breakdown` | string (JSON) | closed-form FLOP count of whestbench's reference sampler at this bake's chunking; timings are left at 0 so that a row depends only on its seed (bake times are in the logs) |\n\n")
 }
 
+// backend names whestbench's backend for a dataset whestbake did not bake.
+func (c *card) backend() string { return cmp.Or(c.info.Backend, "unknown") }
+
 func (c *card) samplerText(sampler string) string {
 	switch sampler {
 	case "numpy":
-		dot := c.str("dot_product", "")
+		dot := c.info.DotProduct
 		if dot != "" {
 			dot = fmt.Sprintf(", dot products as sequential %s float32 chains", dot)
 		}
@@ -159,55 +149,64 @@ func (c *card) samplerText(sampler string) string {
 			"in a fixed order), so the statistics are bit-identical on CPU and GPU for any chunking, " +
 			"batching or slicing, and statistically equivalent to the `numpy` sampler"
 	case "":
-		return fmt.Sprintf("inputs drawn by whestbench's `%s` backend", c.str("backend", "unknown"))
+		return fmt.Sprintf("inputs drawn by whestbench's `%s` backend", c.backend())
 	}
 	return fmt.Sprintf("sampler `%s`", sampler)
 }
 
 func (c *card) method(b *strings.Builder) {
-	name, version := c.protocol()
+	proto := c.info.SeedProtocol
 	b.WriteString("## How the ground truth was made\n\n")
-	fmt.Fprintf(b, "For every network, with W = %s, D = %s and N = %s:\n\n", c.num("width"), c.num("depth"), c.samples())
-	if name == SeedProtocolV3Name {
+	fmt.Fprintf(b, "For every network, with W = %s, D = %s and N = %s:\n\n", dim(c.info.Width), dim(c.info.Depth), c.samples())
+	if proto.Name == SeedProtocolV3Name {
 		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: `ss[0]` seeds the weights, " +
 			"`ss[1]` the inputs, `ss[2]` the estimator seed.\n")
 	} else {
-		fmt.Fprintf(b, "1. Seeds follow seed protocol %s (`%s`), as whestbench defines it.\n", version, name)
+		fmt.Fprintf(b, "1. Seeds follow seed protocol %s (`%s`), as whestbench defines it.\n", proto.Version, proto.Name)
 	}
 	b.WriteString("2. Weights: numpy PCG64 `standard_normal` in float64, scaled by sqrt(2/W) (He " +
 		"initialisation, W_l ~ N(0, 2/W)) and rounded to float32; D matrices of W × W.\n")
-	fmt.Fprintf(b, "3. Inputs: N vectors x ~ N(0, I_W) in float32; %s.\n", c.samplerText(c.commonValue("sampler")))
+	fmt.Fprintf(b, "3. Inputs: N vectors x ~ N(0, I_W) in float32; %s.\n", c.samplerText(c.commonValue(samplerOf)))
 	b.WriteString("4. Forward pass in float32 with row vectors: h_0 = x, h_l = relu(h_{l-1} @ W_l) " +
 		"for l = 1..D. There is no output layer.\n")
 	b.WriteString("5. `all_layer_means[l][j]` = float32((1/N) Σ_n h_{l+1,j}(x_n)), summed in float64; " +
 		"`final_means` is its last layer.\n")
 	b.WriteString("6. `avg_variance` = (1/W) Σ_j ((1/N) Σ_n h_{D,j}(x_n)² − μ_j²) in float64, with μ_j " +
 		"the float32 `final_means[j]`.\n\n")
-	if n, ok := c.md.GetInt("n_samples"); ok && n != 1_000_000_000 {
+	if n := c.info.NSamples; n != 0 && n != 1_000_000_000 {
 		fmt.Fprintf(b, "Production ground truth uses N = 10⁹; with N = %s the means carry Monte-Carlo "+
 			"error of order 1/√N.\n\n", thousands(n))
 	}
 }
 
+// Provenance fields the card shows per split.
+func samplerOf(p *Provenance) string   { return p.Sampler }
+func algorithmOf(p *Provenance) string { return p.AlgorithmVersion }
+func backendOf(p *Provenance) string   { return p.Backend }
+func seedsSHAOf(p *Provenance) string  { return p.SeedFileSHA256 }
+
 func (c *card) summary(b *strings.Builder) {
-	name, version := c.protocol()
+	proto := c.info.SeedProtocol
 	b.WriteString("## Summary\n\n| | |\n|---|---|\n")
 	fmt.Fprintf(b, "| networks | **%s** |\n", thousands(c.total))
-	fmt.Fprintf(b, "| width × depth | %s × %s |\n", c.num("width"), c.num("depth"))
+	fmt.Fprintf(b, "| width × depth | %s × %s |\n", dim(c.info.Width), dim(c.info.Depth))
 	fmt.Fprintf(b, "| samples per network | **%s** |\n", c.samples())
-	fmt.Fprintf(b, "| seed protocol | `%s` (%s) |\n", name, version)
-	for _, kv := range [][2]string{{"sampler", "sampler"}, {"algorithm_version", "algorithm version"}, {"backend", "backend"}} {
-		if v := c.splitValue(kv[0]); v != "" {
-			fmt.Fprintf(b, "| %s | %s |\n", kv[1], v)
+	fmt.Fprintf(b, "| seed protocol | `%s` (%s) |\n", proto.Name, proto.Version)
+	for _, row := range []struct {
+		label string
+		get   func(*Provenance) string
+	}{{"sampler", samplerOf}, {"algorithm version", algorithmOf}, {"backend", backendOf}} {
+		if v := c.splitValue(row.get); v != "" {
+			fmt.Fprintf(b, "| %s | %s |\n", row.label, v)
 		}
 	}
 	b.WriteString("\n")
 }
 
-// commonValue is key's value when the dataset (or every split of it) has one
-// value for it, else "".
-func (c *card) commonValue(key string) string {
-	if v := c.splitValue(key); v != "" && !strings.Contains(v, "`, `") {
+// commonValue is get's value when the dataset (or every split of it) has
+// one value for it, else "".
+func (c *card) commonValue(get func(*Provenance) string) string {
+	if v := c.splitValue(get); v != "" && !strings.Contains(v, "`, `") {
 		return strings.Trim(v, "`")
 	}
 	return ""
@@ -216,14 +215,14 @@ func (c *card) commonValue(key string) string {
 // splitValue is a provenance string that lives at the top level of a
 // single-split dataset and in each split entry of a combined one; it is
 // shown once when all splits agree.
-func (c *card) splitValue(key string) string {
-	if s, ok := c.md.GetString(key); ok {
-		return "`" + s + "`"
+func (c *card) splitValue(get func(*Provenance) string) string {
+	if v := get(&c.info.Provenance); v != "" {
+		return "`" + v + "`"
 	}
 	var vals []string
-	for _, s := range c.splits {
-		v, ok := s.info.GetString(key)
-		if !ok {
+	for i := range c.splits {
+		v := get(&c.splits[i].Provenance)
+		if v == "" {
 			return ""
 		}
 		if !slices.Contains(vals, v) {
@@ -237,12 +236,12 @@ func (c *card) splitValue(key string) string {
 }
 
 func (c *card) reproduce(b *strings.Builder) {
-	name, version := c.protocol()
+	proto := c.info.SeedProtocol
 	b.WriteString("## Reproducing this dataset\n\n")
-	switch name {
+	switch proto.Name {
 	case SeedProtocolV2Name:
 		fmt.Fprintf(b, "This dataset uses seed protocol %s (one root seed per split, recorded in "+
-			"`metadata.json`). whestbake bakes only protocol 3.0; re-bake it with whestbench's own tools.\n\n", version)
+			"`metadata.json`). whestbake bakes only protocol 3.0; re-bake it with whestbench's own tools.\n\n", proto.Version)
 		return
 	case SeedProtocolV4Name:
 		b.WriteString("This dataset uses seed protocol 4.0, whose participant-facing seeds depend on a " +
@@ -252,84 +251,80 @@ func (c *card) reproduce(b *strings.Builder) {
 	b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D and the sampler, so a split " +
 		"can be re-baked from its seeds. Write them to a JSON array:\n\n")
 	for _, s := range c.splits {
-		sampler, ok := s.info.GetString("sampler")
-		if !ok {
-			sampler = c.str("sampler", "numpy")
-		}
-		if dot, ok := s.info.GetString("dot_product"); ok && sampler == "numpy" {
-			sampler += " --dot-product " + dot
+		sampler := cmp.Or(s.Sampler, c.info.Sampler, "numpy")
+		if s.DotProduct != "" && sampler == "numpy" {
+			sampler += " --dot-product " + s.DotProduct
 		}
 		fmt.Fprintf(b, "```bash\npython -c \"import json, datasets; ds = datasets.load_dataset('parquet', "+
-			"data_files='data/%[1]s-*.parquet', split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n", s.name)
+			"data_files='data/%[1]s-*.parquet', split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n", s.Name)
 		fmt.Fprintf(b, "whestbake dataset bake --n-mlps %d --n-samples %s --width %s --depth %s \\\n"+
 			"  --split %s --config %s --mlp-seeds %s-seeds.json --sampler %s --output rebake-%s\n```\n\n",
-			s.nMLPs, c.num("n_samples"), c.num("width"), c.num("depth"), s.name, s.config, s.name, sampler, s.name)
+			s.NMLPs, dim(c.info.NSamples), dim(c.info.Width), dim(c.info.Depth), s.Name, s.HFConfig(), s.Name, sampler, s.Name)
 	}
 	b.WriteString("Names and weights come out identical with every sampler. With `--sampler philox` and the " +
 		"same algorithm version the statistics are bit-identical on any engine, CPU or GPU, however the " +
 		"bake is sliced; with `--sampler numpy` they match whestbench's CPU reference.")
-	if !c.md.Has("sampler") && c.splitValue("sampler") == "" {
+	if c.splitValue(samplerOf) == "" {
 		fmt.Fprintf(b, " This dataset was baked by whestbench's `%s` backend; `--sampler numpy` is the "+
-			"closest whestbake equivalent.", c.str("backend", "unknown"))
+			"closest whestbake equivalent.", c.backend())
 	}
 	b.WriteString("\n\n")
-	if sha := c.splitValue("seed_file_sha256"); sha != "" {
+	if sha := c.splitValue(seedsSHAOf); sha != "" {
 		fmt.Fprintf(b, "SHA-256 of the seeds the bake used: %s.\n\n", sha)
 	}
 }
 
 func (c *card) provenance(b *strings.Builder) {
 	b.WriteString("## Provenance\n\n")
-	if created, ok := c.md.GetString("created_at_utc"); ok {
+	if created := c.info.CreatedAt; created != "" {
 		fmt.Fprintf(b, "Created %s", created)
-		if v, ok := c.md.GetString("whestbake_version"); ok {
+		if v := c.info.WhestbakeVersion; v != "" {
 			fmt.Fprintf(b, " by whestbake %s", v)
 		}
 		b.WriteString(".\n\n")
 	}
-	if !c.md.Has("splits") {
-		c.hostLines(b, c.md, "")
-		return
-	}
 	for _, s := range c.splits {
-		c.hostLines(b, s.info, s.name)
+		split := s.Name
+		if !c.info.MultiSplit {
+			split = ""
+		}
+		c.hostLines(b, &s.Provenance, split)
 	}
 }
 
-// hostLines describes where the data of one split (info) was computed:
-// the partials of a merge, or the single host of a direct bake.
-func (c *card) hostLines(b *strings.Builder, info *Object, split string) {
+// hostLines describes where the data of one split (p) was computed: the
+// partials of a merge, or the single host of a direct bake.
+func (c *card) hostLines(b *strings.Builder, p *Provenance, split string) {
 	assembled, single := "Assembled", "Single"
 	if split != "" {
 		fmt.Fprintf(b, "Split `%s`: ", split)
 		assembled, single = "assembled", "single"
 	}
 	engine := ""
-	if e := describeEngine(info); e != "" {
+	if e := describeEngine(p); e != "" {
 		engine = " (" + e + ")"
 	}
-	fps, _ := info.GetArray("hardware_fingerprints")
-	if n, merged := info.GetInt("partials_count"); merged {
-		fmt.Fprintf(b, "%s from %d partial bakes%s:\n\n", assembled, n, engine)
+	fps := p.HardwareFingerprints
+	if p.PartialsCount > 0 {
+		fmt.Fprintf(b, "%s from %d partial bakes%s:\n\n", assembled, p.PartialsCount, engine)
 		for _, fp := range fps {
-			o, _ := fp.(*Object)
-			fmt.Fprintf(b, "- %s\n", describeHost(o))
+			fmt.Fprintf(b, "- %s\n", describeHost(fp))
 		}
 		b.WriteString("\n")
 		return
 	}
-	hw, ok := info.GetObject("hardware")
-	if !ok && len(fps) > 0 {
-		hw, _ = fps[0].(*Object)
+	hw := p.Hardware
+	if hw == nil && len(fps) > 0 {
+		hw = fps[0]
 	}
 	fmt.Fprintf(b, "%s bake%s on %s.\n\n", single, engine, describeHost(hw))
 }
 
-func describeEngine(info *Object) string {
+func describeEngine(p *Provenance) string {
 	var parts []string
-	for _, k := range []string{"engine", "device", "driver"} {
-		if v, ok := info.GetString(k); ok && v != "" {
-			parts = append(parts, k+" `"+v+"`")
+	for _, kv := range [][2]string{{"engine", p.Engine}, {"device", p.Device}, {"driver", p.Driver}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+" `"+kv[1]+"`")
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // testdata/yaml/scalars.jsonl holds PyYAML 6.0's yaml.dump of {"k": s}.
@@ -139,7 +141,7 @@ func TestCardConfigsRules(t *testing.T) {
 }
 
 func TestCardBody(t *testing.T) {
-	info := testInfo(Shape{Width: 1024, Depth: 16}, 1000, 0, 0)
+	info := testInfo(bakeapi.Spec{Width: 1024, Depth: 16}, 1000, 0, 0)
 	info.NSamples = 1_000_000_000
 	info.Split = "my-custom-split"
 	info.Config = "full"

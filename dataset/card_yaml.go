@@ -1,31 +1,6 @@
 package dataset
 
-import "slices"
-
-// cardSplit is one split as the card sees it.
-type cardSplit struct {
-	name, config string
-	nMLPs        int64
-	info         *Object // the split's metadata: md itself for a single split
-}
-
-func cardSplits(md Metadata) []cardSplit {
-	splits, multi := md.GetObject("splits")
-	var out []cardSplit
-	for _, name := range splitNames(md) {
-		info := md
-		if multi {
-			info, _ = splits.GetObject(name)
-		}
-		config, ok := info.GetString("config")
-		if !ok {
-			config = DefaultConfig
-		}
-		n, _ := info.GetInt("n_mlps")
-		out = append(out, cardSplit{name: name, config: config, nMLPs: n, info: info})
-	}
-	return out
-}
+import "cmp"
 
 // configsBlock is the YAML configs list HF uses to map configs to data
 // files (reference §2.4), or nil when HF's directory auto-detection is
@@ -34,7 +9,8 @@ func cardSplits(md Metadata) []cardSplit {
 // (b) else with a default_split, "default" holds that split alone and every
 // other split is its own config, so loading one split downloads only its
 // files; (c) else one "default" config lists every split.
-func configsBlock(md Metadata, splits []cardSplit) []any {
+func configsBlock(info *Info) []any {
+	splits := info.Splits
 	entry := func(config string, names ...string) map[string]any {
 		files := make([]any, len(names))
 		for i, n := range names {
@@ -42,26 +18,27 @@ func configsBlock(md Metadata, splits []cardSplit) []any {
 		}
 		return map[string]any{"config_name": config, "data_files": files}
 	}
-	if !md.Has("splits") {
-		if c, ok := md.GetString("config"); ok && c != DefaultConfig {
-			return []any{entry(c, splits[0].name)}
+	if !info.MultiSplit {
+		if c := splits[0].Config; c != "" && c != DefaultConfig {
+			return []any{entry(c, splits[0].Name)}
 		}
 		return nil
 	}
 	declared := map[string]bool{}
 	for _, s := range splits {
-		if _, ok := s.info.GetString("config"); ok {
-			declared[s.config] = true
+		if s.Config != "" {
+			declared[s.Config] = true
 		}
 	}
 	if len(declared) > 1 {
 		var order []string
 		members := map[string][]string{}
 		for _, s := range splits {
-			if _, ok := members[s.config]; !ok {
-				order = append(order, s.config)
+			config := s.HFConfig()
+			if _, ok := members[config]; !ok {
+				order = append(order, config)
 			}
-			members[s.config] = append(members[s.config], s.name)
+			members[config] = append(members[config], s.Name)
 		}
 		var out []any
 		if _, ok := members[DefaultConfig]; ok {
@@ -74,18 +51,18 @@ func configsBlock(md Metadata, splits []cardSplit) []any {
 		}
 		return out
 	}
-	if def, ok := md.GetString("default_split"); ok && slices.ContainsFunc(splits, func(s cardSplit) bool { return s.name == def }) {
+	if def := info.DefaultSplit; info.Split(def) != nil {
 		out := []any{entry(DefaultConfig, def)}
 		for _, s := range splits {
-			if s.name != def {
-				out = append(out, entry(s.name, s.name))
+			if s.Name != def {
+				out = append(out, entry(s.Name, s.Name))
 			}
 		}
 		return out
 	}
 	names := make([]string, len(splits))
 	for i, s := range splits {
-		names[i] = s.name
+		names[i] = s.Name
 	}
 	return []any{entry(DefaultConfig, names...)}
 }
@@ -106,26 +83,24 @@ func sizeCategory(n int64) string {
 
 const defaultPrettyName = "WhestBench ground truth: random ReLU MLPs"
 
-func cardFrontMatter(md Metadata, splits []cardSplit, total int64) string {
+func prettyName(info *Info) string { return cmp.Or(info.PrettyName, defaultPrettyName) }
+
+func cardFrontMatter(info *Info, total int64) string {
 	tags := []any{"whestbench", "alignment", "neural-network-statistics", "benchmark", "white-box"}
-	if md.Has("splits") {
+	if info.MultiSplit {
 		tags = append(tags, "multi-split")
-	}
-	pretty, ok := md.GetString("pretty_name")
-	if !ok {
-		pretty = defaultPrettyName
 	}
 	front := map[string]any{
 		"homepage":        "https://www.aicrowd.com/challenges/arc-white-box-estimation-challenge-2026",
 		"language":        []any{"code"},
 		"license":         "cc-by-4.0",
-		"pretty_name":     pretty,
+		"pretty_name":     prettyName(info),
 		"repository":      "https://github.com/AIcrowd/whestbench",
 		"size_categories": []any{sizeCategory(total)},
 		"tags":            tags,
 		"task_categories": []any{"other"},
 	}
-	if c := configsBlock(md, splits); c != nil {
+	if c := configsBlock(info); c != nil {
 		front["configs"] = c
 	}
 	return "---\n" + yamlDump(front) + "---\n"

@@ -33,31 +33,27 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 		return incompatiblef("combine-splits requires at least one input directory; pass complete single-split datasets")
 	}
 	type input struct {
-		dir    string
-		md     Metadata
-		split  string
-		config string
-		files  []string
+		dir   string
+		md    Metadata
+		info  *Info
+		split *SplitInfo
+		files []string
 	}
 	var ins []input
 	seen := map[string]string{}
 	for _, d := range inputs {
-		md, _, err := openDir(d, true)
+		md, info, _, err := openDir(d, true)
 		if err != nil {
 			return err
 		}
-		if md.Truthy("is_partial") {
+		if info.IsPartial {
 			return incompatiblef("%s: is a partial dataset; combine-splits requires complete single-split inputs. Run `whestbake dataset merge` first.", d)
 		}
-		if md.Has("splits") {
+		if info.MultiSplit {
 			return incompatiblef("%s: is already a multi-split dataset; combine-splits only accepts single-split inputs", d)
 		}
-		if _, ok := md.GetString("created_at_utc"); !ok {
-			return invalidf("%s: created_at_utc is missing or not a string; combine needs it to date the combined dataset", filepath.Join(d, metadataFile))
-		}
-		config := DefaultConfig // Validate has checked that a present config is a valid name
-		if c, ok := md.GetString("config"); ok {
-			config = c
+		if info.CreatedAt == "" {
+			return invalidf("%s: created_at_utc is missing or empty; combine needs it to date the combined dataset", filepath.Join(d, metadataFile))
 		}
 		// Every row is decoded and checked before its file is copied blind.
 		dd, err := readDir(d, true, false)
@@ -69,7 +65,7 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 			return incompatiblef("duplicate split name %q across inputs %s and %s; each input must contribute a distinct split", sd.Name, other, d)
 		}
 		seen[sd.Name] = d
-		ins = append(ins, input{dir: d, md: md, split: sd.Name, config: config, files: sd.Files})
+		ins = append(ins, input{dir: d, md: md, info: info, split: &info.Splits[0], files: sd.Files})
 	}
 	if defaultSplit != "" {
 		if _, ok := seen[defaultSplit]; !ok {
@@ -102,14 +98,14 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 	created := ""
 	var defaults []string
 	for i, in := range ins {
-		c, _ := in.md.GetString("created_at_utc")
+		c := in.info.CreatedAt
 		if i == 0 || c < created {
 			created = c
 		}
 		entry := NewObject().
-			Set("n_mlps", field(in.md, "n_mlps")).
+			Set("n_mlps", in.split.NMLPs).
 			Set("created_at_utc", c).
-			Set("config", in.config)
+			Set("config", in.split.HFConfig())
 		if v, ok := in.md.Get("seed"); ok {
 			entry.Set("seed", v)
 		}
@@ -123,9 +119,9 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 				entry.Set(k, v)
 			}
 		}
-		splits.Set(in.split, entry)
-		if in.config == DefaultConfig {
-			defaults = append(defaults, in.split)
+		splits.Set(in.split.Name, entry)
+		if in.split.HFConfig() == DefaultConfig {
+			defaults = append(defaults, in.split.Name)
 		}
 	}
 	md.Set("created_at_utc", created).
@@ -137,13 +133,11 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 	if defaultSplit != "" {
 		md.Set("default_split", defaultSplit)
 	}
-	if err := Validate(md, false); err != nil {
-		return err
-	}
-	card, err := RenderCard(md)
+	info, err := ParseInfo(md, false)
 	if err != nil {
 		return err
 	}
+	card := renderCard(info)
 	mdBytes, err := encodeMetadata(md)
 	if err != nil {
 		return err

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 func TestCombine(t *testing.T) {
 	parent := t.TempDir()
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	pub := testInfo(shape, 3, 0, 0)
 	pub.Split = "my-public-split"
 	hold := testInfo(shape, 2, 0, 0)
@@ -61,7 +63,7 @@ func TestCombine(t *testing.T) {
 }
 
 func TestCombineDefaultSplitRules(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	mk := func(t *testing.T, parent string, configs ...string) []string {
 		var dirs []string
 		for i, c := range configs {
@@ -110,7 +112,7 @@ func TestCombineSingleFixture(t *testing.T) {
 }
 
 func TestCombineRefusals(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	mk := func(t *testing.T, parent, split string, edit func(*BakeInfo)) string {
 		info := testInfo(shape, 2, 0, 0)
 		info.Split = split
@@ -141,7 +143,7 @@ func TestCombineRefusals(t *testing.T) {
 			return []string{mk(t, parent, "public", nil)}, "mini"
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "default_split=\"mini\"") }},
 		{"width", func(t *testing.T, parent string) ([]string, string) {
-			wide := testInfo(Shape{Width: 8, Depth: 2}, 2, 0, 0)
+			wide := testInfo(bakeapi.Spec{Width: 8, Depth: 2}, 2, 0, 0)
 			wide.Split = "holdout"
 			return []string{mk(t, parent, "public", nil), writeTestDir(t, parent, "wide", wide)}, ""
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "width=8 != 4") }},

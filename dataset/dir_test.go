@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 func TestWriteDirReadDirRoundTrip(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 3}
+	shape := bakeapi.Spec{Width: 4, Depth: 3}
 	info := testInfo(shape, 5, 0, 0)
 	info.Split = "my-custom-split"
 	dir := writeTestDir(t, t.TempDir(), "out", info)
@@ -22,7 +24,7 @@ func TestWriteDirReadDirRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Splits) != 1 || d.Splits[0].Name != "my-custom-split" || d.Splits[0].Shape != shape {
+	if len(d.Splits) != 1 || d.Splits[0].Name != "my-custom-split" || d.Splits[0].Width != shape.Width || d.Splits[0].Depth != shape.Depth {
 		t.Fatalf("splits %+v", d.Splits)
 	}
 	want := testRows(shape, 0, 5)
@@ -81,7 +83,7 @@ func TestWriteDirRefusesExistingOutputFirst(t *testing.T) {
 	if !errors.Is(err, fs.ErrExist) {
 		t.Error("OutputExistsError is not fs.ErrExist")
 	}
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	// Invalid metadata too: the existing directory must be reported first.
 	err = WriteDir(dir, NewObject(), shape, nil)
 	wantErr[*OutputExistsError](t, err, dir)
@@ -92,18 +94,18 @@ func TestWriteDirRefusesExistingOutputFirst(t *testing.T) {
 
 func TestWriteDirLeavesNothingOnFailure(t *testing.T) {
 	parent := t.TempDir()
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	md := NewBakeMetadata(testInfo(shape, 3, 0, 0))
 	rows := testRows(shape, 0, 3)
 	for name, c := range map[string]struct {
 		md    Metadata
-		shape Shape
+		shape bakeapi.Spec
 		rows  []Row
 		msg   string
 	}{
 		"count":     {md, shape, rows[:2], "n_mlps=3"},
-		"width":     {md, Shape{Width: 8, Depth: 2}, testRows(Shape{Width: 8, Depth: 2}, 0, 3), "width=4"},
-		"row shape": {md, shape, append(rows[:2:2], testRows(Shape{Width: 4, Depth: 1}, 2, 1)...), "weights"},
+		"width":     {md, bakeapi.Spec{Width: 8, Depth: 2}, testRows(bakeapi.Spec{Width: 8, Depth: 2}, 0, 3), "width=4"},
+		"row shape": {md, shape, append(rows[:2:2], testRows(bakeapi.Spec{Width: 4, Depth: 1}, 2, 1)...), "weights"},
 		"invalid":   {NewObject().Set("schema_version", "2.4"), shape, rows, "schema_version"},
 	} {
 		err := WriteDir(filepath.Join(parent, "out"), c.md, c.shape, c.rows)
@@ -117,7 +119,7 @@ func TestWriteDirLeavesNothingOnFailure(t *testing.T) {
 }
 
 func TestReadDirCatchesLyingMetadata(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	for _, c := range []struct {
 		key  string
 		val  any
@@ -143,7 +145,7 @@ func TestReadDirCatchesLyingMetadata(t *testing.T) {
 }
 
 func TestReadDirRefusals(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	parent := t.TempDir()
 	partial := writeTestDir(t, parent, "partial", testInfo(shape, 10, 4, 7))
 	_, err := ReadDir(partial, false)

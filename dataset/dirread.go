@@ -14,6 +14,7 @@ import (
 type Dir struct {
 	Path   string
 	Meta   Metadata
+	Info   *Info
 	Splits []SplitData // metadata order: the splits object, or the one split
 }
 
@@ -21,8 +22,9 @@ type Dir struct {
 type SplitData struct {
 	Name  string
 	Files []string // paths of the shards, in shard order
-	Shape Shape
-	Rows  []Row
+	// Width and Depth are the parquet files'; the metadata may leave them out.
+	Width, Depth int
+	Rows         []Row
 }
 
 // ReadDir reads a dataset directory: it validates metadata.json (refusing a
@@ -37,21 +39,24 @@ func ReadDir(dir string, allowPartial bool) (*Dir, error) {
 // readDir is ReadDir that can leave the rows out (keepRows false) when only
 // the checks matter, so verifying a large dataset holds one row at a time.
 func readDir(dir string, allowPartial, keepRows bool) (*Dir, error) {
-	md, files, err := openDir(dir, allowPartial)
+	md, info, files, err := openDir(dir, allowPartial)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dir{Path: dir, Meta: md}
+	d := &Dir{Path: dir, Meta: md, Info: info}
 	claimed := map[string]bool{}
-	for _, split := range splitNames(md) {
-		shards, err := splitShards(filepath.Join(dir, dataDir), split, files)
+	var names []string
+	for i := range info.Splits {
+		split := &info.Splits[i]
+		names = append(names, split.Name)
+		shards, err := splitShards(filepath.Join(dir, dataDir), split.Name, files)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range shards {
 			claimed[f] = true
 		}
-		sd, err := readSplit(dir, md, split, shards, keepRows)
+		sd, err := readSplit(dir, info, split, shards, keepRows)
 		if err != nil {
 			return nil, err
 		}
@@ -65,35 +70,36 @@ func readDir(dir string, allowPartial, keepRows bool) (*Dir, error) {
 	}
 	if len(stray) > 0 {
 		return nil, invalidf("%s has parquet files that belong to no split named in metadata.json (%q): %q; remove them or fix the metadata",
-			filepath.Join(dir, dataDir), splitNames(md), stray)
+			filepath.Join(dir, dataDir), names, stray)
 	}
 	return d, nil
 }
 
-// openDir reads and validates dir's metadata and lists the parquet files in
+// openDir reads and decodes dir's metadata and lists the parquet files in
 // its data/ folder (names only, sorted).
-func openDir(dir string, allowPartial bool) (Metadata, []string, error) {
+func openDir(dir string, allowPartial bool) (Metadata, *Info, []string, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, invalidf("dataset directory %s does not exist", dir)
+		return nil, nil, nil, invalidf("dataset directory %s does not exist", dir)
 	case err != nil:
-		return nil, nil, invalidf("cannot open dataset directory %s: %v", dir, err)
+		return nil, nil, nil, invalidf("cannot open dataset directory %s: %v", dir, err)
 	case !st.IsDir():
-		return nil, nil, invalidf("%s is a file, not a directory. Schema 3.0 datasets are directories; pass the directory that holds metadata.json and data/.", dir)
+		return nil, nil, nil, invalidf("%s is a file, not a directory. Schema 3.0 datasets are directories; pass the directory that holds metadata.json and data/.", dir)
 	}
 	md, err := ReadMetadata(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if err := Validate(md, allowPartial); err != nil {
-		return nil, nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
+	info, err := ParseInfo(md, allowPartial)
+	if err != nil {
+		return nil, nil, nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
 	}
 	files, err := parquetFiles(filepath.Join(dir, dataDir))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return md, files, nil
+	return md, info, files, nil
 }
 
 func parquetFiles(data string) ([]string, error) {
@@ -111,64 +117,19 @@ func parquetFiles(data string) ([]string, error) {
 	return files, nil
 }
 
-// splitNames lists the splits md declares: the keys of "splits", or the
-// single "split" (default "public").
-func splitNames(md Metadata) []string {
-	if splits, ok := md.GetObject("splits"); ok {
-		return splits.Keys()
-	}
-	if s, ok := md.GetString("split"); ok {
-		return []string{s}
-	}
-	return []string{DefaultSplit}
-}
-
-// splitInfo returns the metadata object that holds split's n_mlps: the
-// split's entry of a multi-split dataset, else md itself.
-func splitInfo(md Metadata, split string) *Object {
-	if splits, ok := md.GetObject("splits"); ok {
-		info, _ := splits.GetObject(split)
-		return info
-	}
-	return md
-}
-
-// firstMLPID is the mlp_id the first row must carry: mlp_range[0] for a
-// partial, 0 otherwise.
-func firstMLPID(md Metadata) (int64, error) {
-	if !md.Truthy("is_partial") {
-		return 0, nil
-	}
-	start, _, err := mlpRange(md)
-	return start, err
-}
-
-func mlpRange(md Metadata) (int64, int64, error) {
-	raw, _ := md.Get("mlp_range")
-	r, ok := raw.([]any)
-	if ok && len(r) == 2 {
-		start, ok1 := asInt(r[0])
-		end, ok2 := asInt(r[1])
-		if ok1 && ok2 && start >= 0 && start < end {
-			return start, end, nil
-		}
-	}
-	return 0, 0, invalidf("mlp_range=%s is not a [start, end] pair of integers with 0 <= start < end; a partial must record the MLPs it holds", compactJSON(raw))
-}
-
-// readSplit reads split's shards in order and checks them against md.
-func readSplit(dir string, md Metadata, split string, shards []string, keepRows bool) (SplitData, error) {
-	sd := SplitData{Name: split}
-	where := fmt.Sprintf("%s/%s-*.parquet", dataDir, split)
-	nextID, err := firstMLPID(md)
-	if err != nil {
-		return sd, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
+// readSplit reads split's shards in order and checks them against info.
+func readSplit(dir string, info *Info, split *SplitInfo, shards []string, keepRows bool) (SplitData, error) {
+	sd := SplitData{Name: split.Name}
+	where := fmt.Sprintf("%s/%s-*.parquet", dataDir, split.Name)
+	var nextID int64
+	if info.IsPartial {
+		nextID = info.MLPRange[0]
 	}
 	var n int64
 	for i, name := range shards {
 		path := filepath.Join(dir, dataDir, name)
 		sd.Files = append(sd.Files, path)
-		shape, err := scanParquet(path, func(r Row) error {
+		w, d, err := scanParquet(path, func(r Row) error {
 			if int64(r.MLPID) != nextID {
 				return invalidf("%s row %d has mlp_id=%d, expected %d: rows must hold consecutive MLP indices", path, n, r.MLPID, nextID)
 			}
@@ -182,20 +143,20 @@ func readSplit(dir string, md Metadata, split string, shards []string, keepRows 
 		if err != nil {
 			return sd, err
 		}
-		if i > 0 && shape != sd.Shape {
-			return sd, invalidf("%s has width=%d depth=%d but the split's first shard has width=%d depth=%d; all shards must share one shape", path, shape.Width, shape.Depth, sd.Shape.Width, sd.Shape.Depth)
+		if i > 0 && (w != sd.Width || d != sd.Depth) {
+			return sd, invalidf("%s has width=%d depth=%d but the split's first shard has width=%d depth=%d; all shards must share one shape", path, w, d, sd.Width, sd.Depth)
 		}
-		sd.Shape = shape
+		sd.Width, sd.Depth = w, d
 	}
-	if err := checkShapeFields(md, sd.Shape, where); err != nil {
+	if err := checkWidthDepth(info, sd.Width, sd.Depth, where); err != nil {
 		return sd, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
 	}
 	field := "n_mlps"
-	if md.Has("splits") {
-		field = fmt.Sprintf("splits[%q].n_mlps", split)
+	if info.MultiSplit {
+		field = fmt.Sprintf("splits[%q].n_mlps", split.Name)
 	}
-	if v, _ := splitInfo(md, split).Get("n_mlps"); !intIs(v, n) {
-		return sd, invalidf("%s: metadata %s=%s but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, metadataFile), field, compactJSON(v), where, n)
+	if split.NMLPs != n {
+		return sd, invalidf("%s: metadata %s=%d but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, metadataFile), field, split.NMLPs, where, n)
 	}
 	return sd, nil
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 const (
@@ -39,50 +41,46 @@ func CheckOutputFree(dir string) error {
 
 // WriteDir writes a single-split dataset (complete or partial) to dir:
 // data/<split>-00000-of-00001.parquet, metadata.json and README.md. The split
-// is md's "split" (default "public"). It refuses an existing dir before
+// is md's "split" (default "public"). Of spec, only Width and Depth reach
+// the files here; md records the rest. It refuses an existing dir before
 // doing anything, builds everything in a temporary directory beside dir and
 // renames it into place at the end, so a failure leaves nothing behind.
-func WriteDir(dir string, md Metadata, shape Shape, rows []Row) error {
-	return writeSingleSplit(dir, md, shape, func(pw *ParquetWriter) (int, error) {
+func WriteDir(dir string, md Metadata, spec bakeapi.Spec, rows []Row) error {
+	return writeSingleSplit(dir, md, spec, func(pw *ParquetWriter) (int, error) {
 		return len(rows), pw.Write(rows...)
 	})
 }
 
 // writeSingleSplit is WriteDir with the rows supplied by fill, which writes
 // them to pw and returns how many it wrote; Merge streams partials through it.
-func writeSingleSplit(dir string, md Metadata, shape Shape, fill func(pw *ParquetWriter) (int, error)) error {
+func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, fill func(pw *ParquetWriter) (int, error)) error {
 	if err := CheckOutputFree(dir); err != nil {
 		return err
 	}
-	if err := Validate(md, true); err != nil {
-		return err
-	}
-	if md.Has("splits") {
-		return invalidf("WriteDir writes single-split datasets; this metadata has 'splits' (use Combine for multi-split datasets)")
-	}
-	if err := checkShapeFields(md, shape, "the rows being written"); err != nil {
-		return err
-	}
-	split := DefaultSplit
-	if s, ok := md.GetString("split"); ok {
-		split = s
-	}
-	card, err := RenderCard(md)
+	info, err := ParseInfo(md, true)
 	if err != nil {
 		return err
 	}
+	if info.MultiSplit {
+		return invalidf("WriteDir writes single-split datasets; this metadata has 'splits' (use Combine for multi-split datasets)")
+	}
+	if err := checkWidthDepth(info, spec.Width, spec.Depth, "the rows being written"); err != nil {
+		return err
+	}
+	split := info.Splits[0]
+	card := renderCard(info)
 	mdBytes, err := encodeMetadata(md)
 	if err != nil {
 		return err
 	}
 	return writeStaged(dir, func(tmp string) error {
-		path := filepath.Join(tmp, dataDir, shardName(split, 0, 1))
-		n, err := writeParquetFile(path, shape, fill)
+		path := filepath.Join(tmp, dataDir, shardName(split.Name, 0, 1))
+		n, err := writeParquetFile(path, spec, fill)
 		if err != nil {
 			return err
 		}
-		if v, _ := md.Get("n_mlps"); !intIs(v, int64(n)) {
-			return invalidf("metadata n_mlps=%s but %d rows were written; set n_mlps to the row count", compactJSON(v), n)
+		if split.NMLPs != int64(n) {
+			return invalidf("metadata n_mlps=%d but %d rows were written; set n_mlps to the row count", split.NMLPs, n)
 		}
 		if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
 			return err
@@ -91,25 +89,21 @@ func writeSingleSplit(dir string, md Metadata, shape Shape, fill func(pw *Parque
 	})
 }
 
-// checkShapeFields compares md's width and depth, when present, with the
-// shape of the parquet data; what names where that shape came from.
-func checkShapeFields(md Metadata, shape Shape, what string) error {
+// checkWidthDepth compares the metadata's width and depth, when present,
+// with those of the parquet data; what names where the data came from.
+func checkWidthDepth(info *Info, width, depth int, what string) error {
 	for _, f := range []struct {
-		key    string
-		actual int
-	}{{"width", shape.Width}, {"depth", shape.Depth}} {
-		v, ok := md.Get(f.key)
-		if !ok {
-			continue
-		}
-		if !intIs(v, int64(f.actual)) {
-			return invalidf("metadata %s=%s but %s have %s=%d; fix metadata.json or re-bake", f.key, compactJSON(v), what, f.key, f.actual)
+		key          string
+		meta, actual int
+	}{{"width", info.Width, width}, {"depth", info.Depth, depth}} {
+		if f.meta != 0 && f.meta != f.actual {
+			return invalidf("metadata %s=%d but %s have %s=%d; fix metadata.json or re-bake", f.key, f.meta, what, f.key, f.actual)
 		}
 	}
 	return nil
 }
 
-func writeParquetFile(path string, shape Shape, fill func(pw *ParquetWriter) (int, error)) (int, error) {
+func writeParquetFile(path string, spec bakeapi.Spec, fill func(pw *ParquetWriter) (int, error)) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return 0, err
 	}
@@ -118,7 +112,7 @@ func writeParquetFile(path string, shape Shape, fill func(pw *ParquetWriter) (in
 		return 0, err
 	}
 	defer f.Close()
-	pw, err := NewParquetWriter(f, shape)
+	pw, err := NewParquetWriter(f, spec)
 	if err != nil {
 		return 0, err
 	}

@@ -18,7 +18,9 @@
 //
 // Metadata is an ordered JSON object (Object) that encodes byte-for-byte
 // like Python's json.dumps, so metadata.json files round-trip exactly and
-// new ones look like whestbench's.
+// new ones look like whestbench's. Readers decode it once into Info
+// (ParseInfo), which checks each key's type in one place; merge and combine
+// compare and copy the Object itself, so keys Info does not know survive.
 //
 // Differences from whestbench, on purpose:
 //   - split names come from metadata and data files are matched by the exact

@@ -14,10 +14,9 @@ func valueFeature(dtype string) *Object {
 	return NewObject().Set("dtype", dtype).Set("_type", "Value")
 }
 
-// featuresJSON returns the huggingface key-value text for shape, byte-equal
-// to what datasets 4.x writes (json.dumps default separators).
-func featuresJSON(s Shape) string {
-	d, w := s.Depth, s.Width
+// featuresJSON returns the huggingface key-value text for width w and depth
+// d, byte-equal to what datasets 4.x writes (json.dumps default separators).
+func featuresJSON(w, d int) string {
 	features := NewObject().
 		Set("mlp_id", valueFeature("int32")).
 		Set("mlp_name", valueFeature("string")).
@@ -37,38 +36,38 @@ func featuresJSON(s Shape) string {
 
 // shapeFromFeatures reads (width, depth) from a huggingface key-value text
 // and checks that the three array features agree with each other.
-func shapeFromFeatures(text string) (Shape, error) {
+func shapeFromFeatures(text string) (width, depth int, err error) {
 	v, err := pyLoads([]byte(text))
 	if err != nil {
-		return Shape{}, fmt.Errorf("is not JSON: %v", err)
+		return 0, 0, fmt.Errorf("is not JSON: %v", err)
 	}
 	doc, _ := v.(*Object)
 	info, _ := doc.GetObject("info")
 	features, ok := info.GetObject("features")
 	if !ok {
-		return Shape{}, fmt.Errorf("has no info.features object")
+		return 0, 0, fmt.Errorf("has no info.features object")
 	}
 	weights, err := featureShape(features, "weights", 3)
 	if err != nil {
-		return Shape{}, err
+		return 0, 0, err
 	}
 	means, err := featureShape(features, "all_layer_means", 2)
 	if err != nil {
-		return Shape{}, err
+		return 0, 0, err
 	}
 	final, _ := features.GetObject("final_means")
 	length, ok := final.GetInt("length")
 	if !ok {
-		return Shape{}, fmt.Errorf("feature final_means has no integer length")
+		return 0, 0, fmt.Errorf("feature final_means has no integer length")
 	}
-	s := Shape{Depth: int(weights[0]), Width: int(weights[1])}
 	if weights[2] != weights[1] || means[0] != weights[0] || means[1] != weights[1] || length != weights[1] {
-		return Shape{}, fmt.Errorf("features disagree: weights %v, all_layer_means %v, final_means length %d", weights, means, length)
+		return 0, 0, fmt.Errorf("features disagree: weights %v, all_layer_means %v, final_means length %d", weights, means, length)
 	}
-	if err := s.validate(); err != nil {
-		return Shape{}, err
+	width, depth = int(weights[1]), int(weights[0])
+	if err := checkShape(width, depth); err != nil {
+		return 0, 0, err
 	}
-	return s, nil
+	return width, depth, nil
 }
 
 func featureShape(features *Object, name string, rank int) ([]int64, error) {

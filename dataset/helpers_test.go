@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 const fixtures = "../testdata/whestbench-fixtures"
 
 // testRows makes n synthetic rows of shape with mlp_id start.. and values
 // that differ per row, so misplaced rows are noticed.
-func testRows(shape Shape, start, n int) []Row {
+func testRows(shape bakeapi.Spec, start, n int) []Row {
 	w, d := shape.Width, shape.Depth
 	rows := make([]Row, n)
 	for i := range rows {
@@ -43,7 +45,7 @@ func testRows(shape Shape, start, n int) []Row {
 }
 
 // testInfo is a bake of total MLPs of shape, holding [start, end).
-func testInfo(shape Shape, total, start, end int) BakeInfo {
+func testInfo(shape bakeapi.Spec, total, start, end int) BakeInfo {
 	return BakeInfo{
 		CreatedAt:        time.Date(2026, 11, 22, 10, 0, start, 0, time.UTC),
 		Split:            "public",
@@ -67,7 +69,7 @@ func testInfo(shape Shape, total, start, end int) BakeInfo {
 func writeTestDir(t *testing.T, parent, name string, info BakeInfo) string {
 	t.Helper()
 	dir := filepath.Join(parent, name)
-	shape := Shape{Width: info.Width, Depth: info.Depth}
+	shape := bakeapi.Spec{Width: info.Width, Depth: info.Depth}
 	start, end := info.Range[0], info.Range[1]
 	if start == 0 && end == 0 {
 		end = info.TotalMLPs

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // now is the merge clock, replaceable in tests.
@@ -12,12 +14,13 @@ var now = time.Now
 
 // partial is one validated input of Merge.
 type partial struct {
-	dir        string
-	md         Metadata
-	split      string
-	file       string // the partial's one parquet file
-	shape      Shape
-	start, end int64
+	dir          string
+	md           Metadata
+	info         *Info
+	split        string
+	file         string // the partial's one parquet file
+	width, depth int
+	start, end   int64
 }
 
 // Keys every partial must agree on with the first one. The first group is
@@ -60,7 +63,7 @@ func Merge(inputs []string, out string) error {
 		}
 		partials = append(partials, p)
 	}
-	total, _ := partials[0].md.GetInt("total_n_mlps")
+	total := partials[0].info.TotalNMLPs
 	sort.SliceStable(partials, func(i, j int) bool { return partials[i].start < partials[j].start })
 	var expected int64
 	for _, p := range partials {
@@ -76,11 +79,12 @@ func Merge(inputs []string, out string) error {
 		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", expected, total)}
 	}
 	md := mergedMetadata(partials, total)
-	return writeSingleSplit(out, md, partials[0].shape, func(pw *ParquetWriter) (int, error) {
+	spec := bakeapi.Spec{Width: partials[0].width, Depth: partials[0].depth}
+	return writeSingleSplit(out, md, spec, func(pw *ParquetWriter) (int, error) {
 		n := 0
 		for _, p := range partials {
 			next := p.start
-			_, err := scanParquet(p.file, func(r Row) error {
+			_, _, err := scanParquet(p.file, func(r Row) error {
 				if int64(r.MLPID) != next {
 					return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d but mlp_range [%d, %d) puts MLP %d there; re-bake this partial", p.dir, next-p.start, r.MLPID, p.start, p.end, next)}
 				}
@@ -99,14 +103,14 @@ func Merge(inputs []string, out string) error {
 // openPartial reads and checks one merge input without decoding its rows:
 // metadata, the single parquet file, and the footer's shape and row count.
 func openPartial(dir string) (*partial, error) {
-	md, files, err := openDir(dir, true)
+	md, info, files, err := openDir(dir, true)
 	if err != nil {
 		return nil, err
 	}
-	if !md.Truthy("is_partial") {
+	if !info.IsPartial {
 		return nil, incompatiblef("%s is a complete (non-partial) dataset; merge only accepts partials (is_partial=true)", dir)
 	}
-	p := &partial{dir: dir, md: md, split: splitNames(md)[0]}
+	p := &partial{dir: dir, md: md, info: info, split: info.Splits[0].Name, start: info.MLPRange[0], end: info.MLPRange[1]}
 	if len(files) != 1 {
 		return nil, incompatiblef("%s has %d parquet files in data/; a partial has exactly one (%s)", dir, len(files), shardName(p.split, 0, 1))
 	}
@@ -114,28 +118,20 @@ func openPartial(dir string) (*partial, error) {
 		return nil, incompatiblef("%s: data/%s does not match the partial's split %q (expected data/%s)", dir, files[0], p.split, shardName(p.split, 0, 1))
 	}
 	p.file = filepath.Join(dir, dataDir, files[0])
-	if p.start, p.end, err = mlpRange(md); err != nil {
-		return nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
-	}
-	total, ok := md.GetInt("total_n_mlps")
-	if !ok || p.end > total {
-		raw, _ := md.Get("total_n_mlps")
-		return nil, invalidf("%s: total_n_mlps=%s must be an integer no smaller than mlp_range end %d", filepath.Join(dir, metadataFile), compactJSON(raw), p.end)
-	}
-	if _, ok := md.GetString("created_at_utc"); !ok {
-		return nil, invalidf("%s: created_at_utc is missing or not a string; merge needs it to date the merged dataset", filepath.Join(dir, metadataFile))
+	if info.CreatedAt == "" {
+		return nil, invalidf("%s: created_at_utc is missing or empty; merge needs it to date the merged dataset", filepath.Join(dir, metadataFile))
 	}
 	r, err := OpenParquet(p.file)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	p.shape = r.Shape()
-	if err := checkShapeFields(md, p.shape, p.file); err != nil {
+	p.width, p.depth = r.Width(), r.Depth()
+	if err := checkWidthDepth(info, p.width, p.depth, p.file); err != nil {
 		return nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
 	}
-	if v, _ := md.Get("n_mlps"); !intIs(v, r.NumRows()) {
-		return nil, invalidf("%s: metadata n_mlps=%s but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, metadataFile), compactJSON(v), p.file, r.NumRows())
+	if n := info.Splits[0].NMLPs; n != r.NumRows() {
+		return nil, invalidf("%s: metadata n_mlps=%d but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, metadataFile), n, p.file, r.NumRows())
 	}
 	if r.NumRows() != p.end-p.start {
 		return nil, &MergeCorruptError{Msg: fmt.Sprintf("%s: %s holds %d rows but mlp_range [%d, %d) declares %d; re-bake this partial", dir, p.file, r.NumRows(), p.start, p.end, p.end-p.start)}
@@ -156,8 +152,8 @@ func checkCompatible(first, p *partial) error {
 			}
 		}
 	}
-	if p.shape != first.shape {
-		return incompatiblef("%s holds width=%d depth=%d but %s holds width=%d depth=%d", p.dir, p.shape.Width, p.shape.Depth, first.dir, first.shape.Width, first.shape.Depth)
+	if p.width != first.width || p.depth != first.depth {
+		return incompatiblef("%s holds width=%d depth=%d but %s holds width=%d depth=%d", p.dir, p.width, p.depth, first.dir, first.width, first.depth)
 	}
 	return nil
 }
@@ -174,8 +170,7 @@ func mergedMetadata(partials []*partial, total int64) Metadata {
 	md.Set("n_mlps", total)
 	var created string
 	for i, p := range partials {
-		c, _ := p.md.GetString("created_at_utc")
-		if i == 0 || c < created {
+		if c := p.info.CreatedAt; i == 0 || c < created {
 			created = c
 		}
 	}

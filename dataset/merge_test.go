@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 func fixedClock(t *testing.T) {
@@ -18,7 +20,7 @@ func fixedClock(t *testing.T) {
 
 // bakePartials writes the partials of a total-MLP bake cut at the given
 // boundaries, e.g. cuts {0, 3, 7, 10}.
-func bakePartials(t *testing.T, parent string, shape Shape, split string, cuts []int, edit func(i int, info *BakeInfo)) []string {
+func bakePartials(t *testing.T, parent string, shape bakeapi.Spec, split string, cuts []int, edit func(i int, info *BakeInfo)) []string {
 	t.Helper()
 	var dirs []string
 	total := cuts[len(cuts)-1]
@@ -36,7 +38,7 @@ func bakePartials(t *testing.T, parent string, shape Shape, split string, cuts [
 func TestMergeEqualsDirectBake(t *testing.T) {
 	fixedClock(t)
 	parent := t.TempDir()
-	shape := Shape{Width: 8, Depth: 2}
+	shape := bakeapi.Spec{Width: 8, Depth: 2}
 	parts := bakePartials(t, parent, shape, "my-custom-split", []int{0, 3, 7, 10}, func(i int, info *BakeInfo) {
 		info.Hardware.Hostname = []string{"h1", "h2", "h3"}[i]
 		info.Hardware.OSRelease = []string{"6.1", "6.2", "6.1"}[i]
@@ -112,7 +114,7 @@ func TestMergeEqualsDirectBake(t *testing.T) {
 
 func TestMergeFingerprintsSplitByDevice(t *testing.T) {
 	parent := t.TempDir()
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	parts := bakePartials(t, parent, shape, "public", []int{0, 1, 2, 3}, func(i int, info *BakeInfo) {
 		info.Device = []string{"NVIDIA H100", "NVIDIA H200", "NVIDIA H100"}[i]
 		info.Engine = "cuda"
@@ -137,7 +139,7 @@ func TestMergeFingerprintsSplitByDevice(t *testing.T) {
 
 func TestMergeSinglePartialCoveringAll(t *testing.T) {
 	parent := t.TempDir()
-	info := testInfo(Shape{Width: 4, Depth: 2}, 3, 0, 3)
+	info := testInfo(bakeapi.Spec{Width: 4, Depth: 2}, 3, 0, 3)
 	info.Range = [2]int{1, 3} // make it partial, then cover [0, 3) with two
 	a := writeTestDir(t, parent, "a", info)
 	info.Range = [2]int{0, 1}
@@ -148,7 +150,7 @@ func TestMergeSinglePartialCoveringAll(t *testing.T) {
 }
 
 func TestMergeRefusals(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, parent string) []string

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // bake_partial.json is the key order the brief specifies, written by
@@ -48,7 +50,7 @@ func TestNewBakeMetadataMatchesPython(t *testing.T) {
 }
 
 func TestNewBakeMetadataCompleteBake(t *testing.T) {
-	info := testInfo(Shape{Width: 4, Depth: 2}, 10, 0, 0)
+	info := testInfo(bakeapi.Spec{Width: 4, Depth: 2}, 10, 0, 0)
 	info.Split, info.Config = "", ""
 	info.Driver = "550.54"
 	md := NewBakeMetadata(info)

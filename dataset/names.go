@@ -5,30 +5,16 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
-// HF Hub's split-name convention, which whestbench also applies to config
-// names: lowercase start, lowercase letters and digits, single hyphens
-// between alphanumeric runs.
-var splitNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
-
-// ValidateSplitName checks name against the HF Hub split-name convention.
-func ValidateSplitName(name string) error {
-	if name == "" {
-		return fmt.Errorf("split name must be a non-empty string")
-	}
-	if !splitNameRE.MatchString(name) {
-		return fmt.Errorf("split name %q does not match [a-z][a-z0-9]*(-[a-z0-9]+)* "+
-			"(HF Hub split-name convention: lowercase ASCII, digits, single hyphens "+
-			"between alphanumeric runs); choose a name such as \"public\" or \"my-split\"", name)
-	}
-	return nil
-}
-
-// ValidateConfigName applies the split-name rule to an HF config name.
-func ValidateConfigName(name string) error {
-	if err := ValidateSplitName(name); err != nil {
-		return fmt.Errorf("config name %q is invalid: %w", name, err)
+// checkName applies the HF split-name rule, which whestbench also applies to
+// config names. bakeapi's message names no field, so kind ("split name",
+// "config name") says which name it refuses.
+func checkName(kind, name string) error {
+	if err := bakeapi.CheckSplitName(name); err != nil {
+		return fmt.Errorf("%s %w", kind, err)
 	}
 	return nil
 }

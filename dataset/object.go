@@ -260,12 +260,6 @@ func asInt(v any) (int64, bool) {
 	return i, err == nil
 }
 
-// intIs reports whether v is the JSON integer n.
-func intIs(v any, n int64) bool {
-	i, ok := asInt(v)
-	return ok && i == n
-}
-
 func isIntText(s string) bool { return !strings.ContainsAny(s, ".eE") }
 
 // jsonEqual compares two canonical values with Python's == semantics for

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // The spliced writer must give exactly the bytes parquet-go's own column
@@ -12,15 +14,15 @@ import (
 // indexes and footer included, across page and row-group boundaries.
 func TestWriterMatchesParquetGo(t *testing.T) {
 	for _, tc := range []struct {
-		shape Shape
+		shape bakeapi.Spec
 		rows  int
 	}{
-		{Shape{Width: 4, Depth: 2}, 3},
-		{Shape{Width: 8, Depth: 3}, 200},
-		{Shape{Width: 64, Depth: 4}, 70},
-		{Shape{Width: 256, Depth: 8}, 40},
-		{Shape{Width: 100, Depth: 3}, 65}, // ragged last row group
-		{Shape{Width: 4, Depth: 2}, 0},
+		{bakeapi.Spec{Width: 4, Depth: 2}, 3},
+		{bakeapi.Spec{Width: 8, Depth: 3}, 200},
+		{bakeapi.Spec{Width: 64, Depth: 4}, 70},
+		{bakeapi.Spec{Width: 256, Depth: 8}, 40},
+		{bakeapi.Spec{Width: 100, Depth: 3}, 65}, // ragged last row group
+		{bakeapi.Spec{Width: 4, Depth: 2}, 0},
 	} {
 		t.Run(fmt.Sprintf("%dx%dx%d", tc.shape.Width, tc.shape.Depth, tc.rows), func(t *testing.T) {
 			checkMatchesOracle(t, tc.shape, testRows(tc.shape, 0, tc.rows))
@@ -31,7 +33,7 @@ func TestWriterMatchesParquetGo(t *testing.T) {
 // Page and chunk statistics must treat NaN, signed zeros and infinities as
 // parquet-go does, whichever page or row they fall in.
 func TestWriterMatchesParquetGoSpecialFloats(t *testing.T) {
-	shape := Shape{Width: 64, Depth: 4}
+	shape := bakeapi.Spec{Width: 64, Depth: 4}
 	rows := testRows(shape, 0, 9)
 	nan := float32(math.NaN())
 	negZero := float32(math.Copysign(0, -1))
@@ -51,7 +53,7 @@ func TestWriterMatchesParquetGoSpecialFloats(t *testing.T) {
 	checkMatchesOracle(t, shape, rows)
 }
 
-func checkMatchesOracle(t testing.TB, shape Shape, rows []Row) {
+func checkMatchesOracle(t testing.TB, shape bakeapi.Spec, rows []Row) {
 	var want, got bytes.Buffer
 	if err := writeParquetOracle(&want, shape, rows); err != nil {
 		t.Fatal(err)

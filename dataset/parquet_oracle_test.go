@@ -4,22 +4,25 @@ import (
 	"io"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // writeParquetOracle writes rows the way ParquetWriter did before it encoded
 // the float-list pages itself: every value goes through parquet-go's column
 // writers. It is kept as the byte-for-byte reference for the spliced writer.
-func writeParquetOracle(out io.Writer, shape Shape, rows []Row) error {
-	cfg, err := writerConfig(shape)
+func writeParquetOracle(out io.Writer, shape bakeapi.Spec, rows []Row) error {
+	width, depth := shape.Width, shape.Depth
+	cfg, err := writerConfig(width, depth)
 	if err != nil {
 		return err
 	}
 	w := parquet.NewGenericWriter[any](out, cfg)
-	perGroup := rowsPerGroup(shape)
+	perGroup := rowsPerGroup(width, depth)
 	var reps [numColumns][]byte
-	for col, strides := range listStrides(shape) {
+	for col, strides := range listStrides(width) {
 		if strides != nil {
-			reps[col] = repPattern(listLen(col, shape), strides)
+			reps[col] = repPattern(listLen(col, width, depth), strides)
 		}
 	}
 	var vals []parquet.Value

@@ -16,7 +16,8 @@ type ParquetReader struct {
 	path   string
 	file   *os.File
 	pf     *parquet.File
-	shape  Shape
+	width  int
+	depth  int
 	group  int                // next row group to open
 	cols   []*columnCursor    // current row group's columns, nil between groups
 	left   int64              // rows of the current group not yet read
@@ -56,12 +57,12 @@ func (r *ParquetReader) open() error {
 	if !ok {
 		return invalidf("parquet file %s has no %q key-value metadata, so its array shape is unknown. Re-bake it with whestbake or whestbench.", r.path, hfMetadataKey)
 	}
-	if r.shape, err = shapeFromFeatures(text); err != nil {
+	if r.width, r.depth, err = shapeFromFeatures(text); err != nil {
 		return invalidf("parquet file %s: %q key-value metadata %v. Re-bake it with whestbake or whestbench.", r.path, hfMetadataKey, err)
 	}
-	for col, strides := range listStrides(r.shape) {
+	for col, strides := range listStrides(r.width) {
 		if strides != nil {
-			r.reps[col] = repPattern(listLen(col, r.shape), strides)
+			r.reps[col] = repPattern(listLen(col, r.width, r.depth), strides)
 		}
 	}
 	return nil
@@ -94,8 +95,11 @@ func checkColumns(s *parquet.Schema) error {
 	return nil
 }
 
-// Shape is the (width, depth) declared by the file's huggingface features.
-func (r *ParquetReader) Shape() Shape { return r.shape }
+// Width is the MLP width declared by the file's huggingface features.
+func (r *ParquetReader) Width() int { return r.width }
+
+// Depth is the MLP depth declared by the file's huggingface features.
+func (r *ParquetReader) Depth() int { return r.depth }
 
 // NumRows is the row count recorded in the footer.
 func (r *ParquetReader) NumRows() int64 { return r.pf.NumRows() }
@@ -155,7 +159,7 @@ func (r *ParquetReader) closeGroup() {
 // with other levels is not a whestbench dataset.
 func (r *ParquetReader) readRow() (Row, error) {
 	var row Row
-	w, d := r.shape.Width, r.shape.Depth
+	w, d := r.width, r.depth
 	row.Weights = make([]float32, d*w*w)
 	row.LayerMeans = make([]float32, d*w)
 	row.FinalMeans = make([]float32, w)
@@ -199,38 +203,37 @@ func (r *ParquetReader) Close() error {
 	return r.file.Close()
 }
 
-// ReadParquet reads a whole whestbench parquet file. The shape comes from
-// the file's huggingface features and every row is checked against it.
-func ReadParquet(path string) (Shape, []Row, error) {
-	var rows []Row
-	shape, err := scanParquet(path, func(r Row) error {
+// ReadParquet reads a whole whestbench parquet file. Width and depth come
+// from the file's huggingface features and every row is checked against them.
+func ReadParquet(path string) (width, depth int, rows []Row, err error) {
+	width, depth, err = scanParquet(path, func(r Row) error {
 		rows = append(rows, r)
 		return nil
 	})
 	if err != nil {
-		return Shape{}, nil, err
+		return 0, 0, nil, err
 	}
-	return shape, rows, nil
+	return width, depth, rows, nil
 }
 
 // scanParquet calls visit for each row of path in order and returns the
-// file's shape. Only one decoded row is held at a time.
-func scanParquet(path string, visit func(Row) error) (Shape, error) {
+// file's width and depth. Only one decoded row is held at a time.
+func scanParquet(path string, visit func(Row) error) (width, depth int, err error) {
 	r, err := OpenParquet(path)
 	if err != nil {
-		return Shape{}, err
+		return 0, 0, err
 	}
 	defer r.Close()
 	for {
 		row, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return r.Shape(), nil
+			return r.Width(), r.Depth(), nil
 		}
 		if err != nil {
-			return Shape{}, err
+			return 0, 0, err
 		}
 		if err := visit(row); err != nil {
-			return Shape{}, err
+			return 0, 0, err
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // Expected values are the reference's fixture dump (whestbench-reference
@@ -42,12 +44,12 @@ func equalF32(t *testing.T, what string, got, want []float32) {
 }
 
 func TestReadSingleSplitFixture(t *testing.T) {
-	shape, rows, err := ReadParquet(fixtures + "/single_split_v3_protocol/data/public-00000-of-00001.parquet")
+	w, d, rows, err := ReadParquet(fixtures + "/single_split_v3_protocol/data/public-00000-of-00001.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shape != (Shape{Width: 4, Depth: 2}) || len(rows) != 4 {
-		t.Fatalf("shape %+v rows %d", shape, len(rows))
+	if w != 4 || d != 2 || len(rows) != 4 {
+		t.Fatalf("width %d depth %d rows %d", w, d, len(rows))
 	}
 	want := []struct {
 		name       string
@@ -133,12 +135,12 @@ func TestReadMultiSplitFixtures(t *testing.T) {
 			[]float32{0.52916443, 0.03058873, 0.9482387, 0.86044663, 0.0490334, 0.091539815, 0.21856867, 0.54377306},
 			0.4196682808811202},
 	} {
-		shape, rows, err := ReadParquet(filepath.Join(fixtures, c.file))
+		w, d, rows, err := ReadParquet(filepath.Join(fixtures, c.file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if shape != (Shape{Width: c.width, Depth: 2}) || len(rows) != len(c.names) {
-			t.Fatalf("%s: shape %+v, %d rows", c.file, shape, len(rows))
+		if w != c.width || d != 2 || len(rows) != len(c.names) {
+			t.Fatalf("%s: width %d depth %d, %d rows", c.file, w, d, len(rows))
 		}
 		for i, r := range rows {
 			if r.MLPID != int32(i) || r.Name != c.names[i] || r.Seed != c.seeds[i] {
@@ -174,13 +176,13 @@ func openParquetFile(t *testing.T, path string) *parquet.File {
 // Arrow and datasets wrote for the fixture of the same shape.
 func TestWrittenSchemaMatchesArrowFixture(t *testing.T) {
 	fixture := openParquetFile(t, fixtures+"/single_split_v3_protocol/data/public-00000-of-00001.parquet")
-	shape, rows, err := ReadParquet(fixtures + "/single_split_v3_protocol/data/public-00000-of-00001.parquet")
+	w, d, rows, err := ReadParquet(fixtures + "/single_split_v3_protocol/data/public-00000-of-00001.parquet")
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "x.parquet")
 	var buf bytes.Buffer
-	if err := WriteParquet(&buf, shape, rows); err != nil {
+	if err := WriteParquet(&buf, bakeapi.Spec{Width: w, Depth: d}, rows); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -194,13 +196,13 @@ func TestWrittenSchemaMatchesArrowFixture(t *testing.T) {
 	if gotHF, _ := ours.Lookup("huggingface"); gotHF != wantHF {
 		t.Errorf("huggingface metadata:\n got %s\nwant %s", gotHF, wantHF)
 	}
-	if featuresJSON(shape) != wantHF {
+	if featuresJSON(w, d) != wantHF {
 		t.Error("featuresJSON differs from the datasets-written text")
 	}
 	if cb := ours.Metadata().CreatedBy; cb != createdBy {
 		t.Errorf("created_by %q", cb)
 	}
-	_, back, err := ReadParquet(path)
+	_, _, back, err := ReadParquet(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +222,7 @@ func rowsEqual(a, b Row) bool {
 }
 
 func TestWriteIsDeterministicAndBounded(t *testing.T) {
-	shape := Shape{Width: 64, Depth: 4}
+	shape := bakeapi.Spec{Width: 64, Depth: 4}
 	rows := testRows(shape, 0, 70)
 	// NaN, infinities and -0 must survive bit-for-bit too.
 	rows[3].LayerMeans[0] = float32(math.NaN())
@@ -243,7 +245,7 @@ func TestWriteIsDeterministicAndBounded(t *testing.T) {
 	if groups := len(openParquetFile(t, path).RowGroups()); groups != 2 {
 		t.Errorf("70 small rows in %d row groups, want 2 (64 + 6)", groups)
 	}
-	_, back, err := ReadParquet(path)
+	_, _, back, err := ReadParquet(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,34 +258,34 @@ func TestWriteIsDeterministicAndBounded(t *testing.T) {
 
 func TestRowsPerGroup(t *testing.T) {
 	for _, c := range []struct {
-		s    Shape
+		s    bakeapi.Spec
 		want int64
 	}{
-		{Shape{Width: 4, Depth: 2}, 64},
-		{Shape{Width: 256, Depth: 8}, 31},
-		{Shape{Width: 1024, Depth: 16}, 1},
-		{Shape{Width: 4096, Depth: 64}, 1},
+		{bakeapi.Spec{Width: 4, Depth: 2}, 64},
+		{bakeapi.Spec{Width: 256, Depth: 8}, 31},
+		{bakeapi.Spec{Width: 1024, Depth: 16}, 1},
+		{bakeapi.Spec{Width: 4096, Depth: 64}, 1},
 	} {
-		if got := rowsPerGroup(c.s); got != c.want {
+		if got := rowsPerGroup(c.s.Width, c.s.Depth); got != c.want {
 			t.Errorf("rowsPerGroup(%+v) = %d want %d", c.s, got, c.want)
 		}
 	}
 }
 
 func TestWriteRejectsWrongLengths(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	rows := testRows(shape, 0, 1)
 	rows[0].FinalMeans = rows[0].FinalMeans[:3]
 	if err := WriteParquet(new(bytes.Buffer), shape, rows); err == nil {
 		t.Error("short final_means accepted")
 	}
-	if err := WriteParquet(new(bytes.Buffer), Shape{Width: 0, Depth: 2}, nil); err == nil {
+	if err := WriteParquet(new(bytes.Buffer), bakeapi.Spec{Width: 0, Depth: 2}, nil); err == nil {
 		t.Error("zero width accepted")
 	}
 }
 
 func TestReadRejectsDamagedFiles(t *testing.T) {
-	shape := Shape{Width: 8, Depth: 2}
+	shape := bakeapi.Spec{Width: 8, Depth: 2}
 	rows := testRows(shape, 0, 3)
 	var buf bytes.Buffer
 	if err := WriteParquet(&buf, shape, rows); err != nil {
@@ -308,10 +310,10 @@ func TestReadRejectsDamagedFiles(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, _, err := ReadParquet(path)
+		_, _, _, err := ReadParquet(path)
 		wantErr[*InvalidDatasetError](t, err, path)
 	}
-	_, _, err := ReadParquet(filepath.Join(dir, "missing.parquet"))
+	_, _, _, err := ReadParquet(filepath.Join(dir, "missing.parquet"))
 	wantErr[*InvalidDatasetError](t, err, "missing.parquet")
 }
 
@@ -334,13 +336,13 @@ func TestReadRejectsForeignLayouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	_, _, err = ReadParquet(path)
+	_, _, _, err = ReadParquet(path)
 	wantErr[*InvalidDatasetError](t, err, path, "columns")
 }
 
 func TestShapeFromFeatures(t *testing.T) {
-	if s, err := shapeFromFeatures(featuresJSON(Shape{Width: 16, Depth: 3})); err != nil || s != (Shape{Width: 16, Depth: 3}) {
-		t.Errorf("round trip: %+v %v", s, err)
+	if w, d, err := shapeFromFeatures(featuresJSON(16, 3)); err != nil || w != 16 || d != 3 {
+		t.Errorf("round trip: width %d depth %d %v", w, d, err)
 	}
 	for _, bad := range []string{
 		`not json`,
@@ -349,7 +351,7 @@ func TestShapeFromFeatures(t *testing.T) {
 		`{"info": {"features": {"weights": {"shape": [2, 4, 5]}, "all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 4}}}}`,
 		`{"info": {"features": {"weights": {"shape": [2, 4]}, "all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 4}}}}`,
 	} {
-		if _, err := shapeFromFeatures(bad); err == nil {
+		if _, _, err := shapeFromFeatures(bad); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}
@@ -359,7 +361,7 @@ func TestShapeFromFeatures(t *testing.T) {
 // layers of 2×4 weights instead of 2 of 4×4, the same number of floats)
 // must be rejected, not silently reshaped.
 func TestReadRejectsWrongNesting(t *testing.T) {
-	shape := Shape{Width: 4, Depth: 2}
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	var buf bytes.Buffer
 	pw, err := NewParquetWriter(&buf, shape)
 	if err != nil {
@@ -376,6 +378,6 @@ func TestReadRejectsWrongNesting(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = ReadParquet(path)
+	_, _, _, err = ReadParquet(path)
 	wantErr[*InvalidDatasetError](t, err, path, "weights", "repetition level")
 }

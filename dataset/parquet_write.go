@@ -9,6 +9,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // createdBy is pinned so that equal rows give byte-identical files no matter
@@ -26,18 +28,19 @@ const (
 	maxRowsPerGroup    = 64
 )
 
-func rowsPerGroup(s Shape) int64 {
-	rowBytes := 4 * int64(s.Depth*s.Width*s.Width+s.Depth*s.Width+s.Width)
+func rowsPerGroup(w, d int) int64 {
+	rowBytes := 4 * int64(d*w*w+d*w+w)
 	return max(1, min(maxRowsPerGroup, rowGroupFloatBytes/rowBytes))
 }
 
-// writerConfig is parquet-go's configuration for files of shape s. The float
-// list pages written by listChunk follow from it; change both together.
-func writerConfig(s Shape) (*parquet.WriterConfig, error) {
+// writerConfig is parquet-go's configuration for files of width w and depth
+// d. The float list pages written by listChunk follow from it; change both
+// together.
+func writerConfig(w, d int) (*parquet.WriterConfig, error) {
 	cfg, err := parquet.NewWriterConfig(
 		rowSchema(),
-		parquet.MaxRowsPerRowGroup(rowsPerGroup(s)),
-		parquet.KeyValueMetadata(hfMetadataKey, featuresJSON(s)),
+		parquet.MaxRowsPerRowGroup(rowsPerGroup(w, d)),
+		parquet.KeyValueMetadata(hfMetadataKey, featuresJSON(w, d)),
 		// Min/max of a JSON document is meaningless and would store each
 		// page's extreme breakdowns again in page headers and the footer.
 		parquet.SkipPageBounds(columns[colBreakdown].name),
@@ -60,7 +63,8 @@ func writerConfig(s Shape) (*parquet.WriterConfig, error) {
 // by it as a small scratch file with null lists, whose scalar column chunks
 // and metadata are spliced into the output next to the list chunks.
 type ParquetWriter struct {
-	shape    Shape
+	width    int
+	depth    int
 	cfg      *parquet.WriterConfig
 	out      io.Writer
 	offset   int64 // bytes written to out
@@ -77,29 +81,31 @@ type ParquetWriter struct {
 	meta          format.FileMetaData // schema, key-values and the like
 }
 
-// NewParquetWriter starts a file on out. Close must be called to write the
-// footer; a file without it is unreadable.
-func NewParquetWriter(out io.Writer, shape Shape) (*ParquetWriter, error) {
-	if err := shape.validate(); err != nil {
+// NewParquetWriter starts a file of rows of spec's width and depth on out
+// (a parquet file records nothing else of the spec). Close must be called to
+// write the footer; a file without it is unreadable.
+func NewParquetWriter(out io.Writer, spec bakeapi.Spec) (*ParquetWriter, error) {
+	w, d := spec.Width, spec.Depth
+	if err := checkShape(w, d); err != nil {
 		return nil, err
 	}
-	cfg, err := writerConfig(shape)
+	cfg, err := writerConfig(w, d)
 	if err != nil {
 		return nil, err
 	}
-	pw := &ParquetWriter{shape: shape, cfg: cfg, out: out, perGroup: rowsPerGroup(shape)}
-	for col, strides := range listStrides(shape) {
+	pw := &ParquetWriter{width: w, depth: d, cfg: cfg, out: out, perGroup: rowsPerGroup(w, d)}
+	for col, strides := range listStrides(w) {
 		if strides != nil {
-			pw.lists[col] = newListChunk(col, repPattern(listLen(col, shape), strides), cfg.PageBufferSize)
+			pw.lists[col] = newListChunk(col, repPattern(listLen(col, w, d), strides), cfg.PageBufferSize)
 		}
 	}
 	return pw, nil
 }
 
-// Write appends rows. Each row's arrays must match the writer's shape.
+// Write appends rows. Each row's arrays must match the writer's width and depth.
 func (pw *ParquetWriter) Write(rows ...Row) error {
 	for i := range rows {
-		if err := rows[i].check(pw.shape); err != nil {
+		if err := rows[i].check(pw.width, pw.depth); err != nil {
 			return fmt.Errorf("dataset: %w", err)
 		}
 		if err := pw.writeRow(&rows[i]); err != nil {
@@ -299,10 +305,10 @@ func thriftAt(file []byte, offset int64, length int32, v any) error {
 	return thrift.Unmarshal(new(thrift.CompactProtocol), file[offset:offset+int64(length)], v)
 }
 
-// WriteParquet writes rows as one whestbench parquet file. Equal shape and
-// rows give byte-identical output.
-func WriteParquet(w io.Writer, shape Shape, rows []Row) error {
-	pw, err := NewParquetWriter(w, shape)
+// WriteParquet writes rows as one whestbench parquet file. Equal width,
+// depth and rows give byte-identical output.
+func WriteParquet(w io.Writer, spec bakeapi.Spec, rows []Row) error {
+	pw, err := NewParquetWriter(w, spec)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,9 @@ package dataset
 
 import "fmt"
 
-// Shape is the (width, depth) every MLP of one dataset shares.
-type Shape struct{ Width, Depth int }
-
-func (s Shape) validate() error {
-	if s.Width <= 0 || s.Depth <= 0 {
-		return fmt.Errorf("dataset: shape width=%d depth=%d: both must be positive", s.Width, s.Depth)
+func checkShape(width, depth int) error {
+	if width <= 0 || depth <= 0 {
+		return fmt.Errorf("dataset: shape width=%d depth=%d: both must be positive", width, depth)
 	}
 	return nil
 }
@@ -27,9 +24,8 @@ type Row struct {
 	Breakdown   string // sampling_budget_breakdown JSON text
 }
 
-// check reports the first array whose length disagrees with shape.
-func (r *Row) check(s Shape) error {
-	w, d := s.Width, s.Depth
+// check reports the first array whose length disagrees with the shape.
+func (r *Row) check(w, d int) error {
 	for _, c := range []struct {
 		name      string
 		got, want int

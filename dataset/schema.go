@@ -138,15 +138,13 @@ func (g orderedGroup) Fields() []parquet.Field {
 }
 
 // listStrides gives, for each list column, the number of leaf values per
-// element at each nesting level of a row of shape s (nil for scalars).
-func listStrides(s Shape) [numColumns][]int {
-	w := s.Width
+// element at each nesting level of a row of width w (nil for scalars).
+func listStrides(w int) [numColumns][]int {
 	return [numColumns][]int{colWeights: {w * w, w, 1}, colLayerMeans: {w, 1}, colFinalMeans: {1}}
 }
 
 // listLen is the number of leaf values of list column col in one row.
-func listLen(col int, s Shape) int {
-	w, d := s.Width, s.Depth
+func listLen(col, w, d int) int {
 	switch col {
 	case colWeights:
 		return d * w * w

@@ -70,7 +70,7 @@ func Validate(md Metadata, allowPartial bool) error {
 		if !isStr {
 			return invalidf("'split' must be a string; got %s.", jsonKind(v))
 		}
-		if err := ValidateSplitName(s); err != nil {
+		if err := checkName("split name", s); err != nil {
 			return invalidf("invalid split metadata field: %v", err)
 		}
 	}
@@ -79,7 +79,7 @@ func Validate(md Metadata, allowPartial bool) error {
 		if !isStr {
 			return invalidf("'config' must be a string; got %s.", jsonKind(v))
 		}
-		if err := ValidateConfigName(s); err != nil {
+		if err := checkName("config name", s); err != nil {
 			return invalidf("%v", err)
 		}
 	}
@@ -161,7 +161,7 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 		return invalidf("multi-split metadata must not have top-level 'seed'; per-split seed lives under splits[<name>].")
 	}
 	for _, s := range names {
-		if err := ValidateSplitName(s); err != nil {
+		if err := checkName("split name", s); err != nil {
 			return invalidf("invalid split name in splits object: %v", err)
 		}
 		info, isObj := splits.GetObject(s)
@@ -177,7 +177,7 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 			if !isStr {
 				return invalidf("splits[%q].config must be a string; got %s.", s, jsonKind(v))
 			}
-			if err := ValidateConfigName(c); err != nil {
+			if err := checkName("config name", c); err != nil {
 				return invalidf("invalid config in splits[%q]: %v", s, err)
 			}
 		}

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -9,21 +8,22 @@ import (
 // (reference §2.3.6, §7 test_dataset_io_schema.py).
 
 func TestSplitAndConfigNames(t *testing.T) {
+	md := func(key, name string) Metadata {
+		return mustObj(t, `{`+v3+`, "n_mlps": 4, "`+key+`": "`+name+`"}`)
+	}
 	for _, ok := range []string{"public", "holdout", "my-custom-split", "a", "split2", "a-1-b"} {
-		if err := ValidateSplitName(ok); err != nil {
-			t.Errorf("%q refused: %v", ok, err)
+		if err := Validate(md("split", ok), false); err != nil {
+			t.Errorf("split %q refused: %v", ok, err)
+		}
+		if err := Validate(md("config", ok), false); err != nil {
+			t.Errorf("config %q refused: %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"", "Public", "my_split", "1split", "split name", "split!", "trailing-", "double--hyphen", "123", "-lead"} {
-		if err := ValidateSplitName(bad); err == nil {
-			t.Errorf("split %q accepted", bad)
-		}
+		wantErr[*InvalidDatasetError](t, Validate(md("split", bad), false), "split name")
 	}
 	for _, bad := range []string{"", "Full", "my_config", "1-config", "config--x"} {
-		err := ValidateConfigName(bad)
-		if err == nil || !strings.Contains(err.Error(), "config name") {
-			t.Errorf("config %q: %v", bad, err)
-		}
+		wantErr[*InvalidDatasetError](t, Validate(md("config", bad), false), "config name")
 	}
 }
 
@@ -59,7 +59,7 @@ func TestValidate(t *testing.T) {
 		{`{` + v2 + `, "n_mlps": 4, "seed": 1}`, false, ""},
 		{`{` + v3 + `, "n_mlps": 4, "split": "Bad_Split"}`, false, "invalid split metadata field"},
 		{`{` + v3 + `, "n_mlps": 4, "split": 3}`, false, "'split' must be a string"},
-		{`{` + v3 + `, "n_mlps": 4, "config": "Full"}`, false, "config name \"Full\" is invalid"},
+		{`{` + v3 + `, "n_mlps": 4, "config": "Full"}`, false, "config name \"Full\" does not match"},
 		{`{` + v3 + `, "n_mlps": 4, "is_partial": true, "mlp_range": [0, 4], "total_n_mlps": 8}`, false, "this is a partial dataset (mlp_range=[0, 4], total_n_mlps=8). Run `whestbake dataset merge <partials> --output <dir>` first."},
 		{`{` + v3 + `, "n_mlps": 4, "is_partial": true, "mlp_range": [0, 4], "total_n_mlps": 8}`, true, ""},
 		{`{` + v3 + `, "n_mlps": 4, "is_partial": false}`, false, ""},

@@ -46,7 +46,7 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 			if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := dataset.WriteDir(part, bake.Metadata(plan, eng.Describe(), time.Now()), dataset.Shape{Width: spec.Width, Depth: spec.Depth}, rows); err != nil {
+			if err := dataset.WriteDir(part, bake.Metadata(plan, eng.Describe(), time.Now()), spec, rows); err != nil {
 				t.Fatal(err)
 			}
 			parts = append(parts, part)

@@ -117,7 +117,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		return err
 	}
 	md := bake.Metadata(plan, eng.Describe(), time.Now())
-	if err := dataset.WriteDir(f.output, md, dataset.Shape{Width: int(f.width), Depth: int(f.depth)}, rows); err != nil {
+	if err := dataset.WriteDir(f.output, md, plan.Spec, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "✓ Wrote %s in %s (%s)\n", f.output, formatDuration(time.Since(start)), formatBytes(dirSize(f.output)))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -86,41 +87,26 @@ func newVerifyCmd() *cobra.Command {
 // splitInfo reads what verification needs from the dataset's metadata; per-split
 // entries of a combined dataset take precedence over top-level keys.
 func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string) (bake.SplitInfo, error) {
-	md := d.Meta
-	lookup := func(key string) (any, bool) { return splitValue(md, s.Name, key) }
-	info := bake.SplitInfo{Spec: bakeapi.Spec{Width: s.Shape.Width, Depth: s.Shape.Depth}, Complete: !md.Truthy("is_partial")}
-	if p, ok := md.GetObject("seed_protocol"); ok {
-		info.Protocol, _ = p.GetString("version")
-	}
-	n, ok := md.GetInt("n_samples")
-	if !ok || n <= 0 {
+	md, sp := d.Info, d.Info.Split(s.Name)
+	info := bake.SplitInfo{Spec: bakeapi.Spec{Width: s.Width, Depth: s.Depth}, Protocol: md.SeedProtocol.Version, Complete: !md.IsPartial}
+	if md.NSamples <= 0 {
 		return info, fmt.Errorf("%s: metadata.json has no positive n_samples; cannot recompute statistics", d.Path)
 	}
-	info.Spec.NSamples = n
+	info.Spec.NSamples = md.NSamples
 	if info.Protocol == "2.0" {
-		v, _ := lookup("seed")
-		root, err := strconv.ParseUint(fmt.Sprint(v), 10, 64)
-		if err != nil {
+		if sp.Seed == nil || !sp.Seed.IsUint64() {
 			return info, fmt.Errorf("%s: protocol 2.0 split %s has no integer root seed in metadata", d.Path, s.Name)
 		}
-		info.RootSeed = root
+		info.RootSeed = sp.Seed.Uint64()
 	}
-	sampler, _ := lookup("sampler")
-	backend, _ := lookup("backend")
-	switch {
-	case sampler != nil:
-		info.Spec.Sampler = bakeapi.Sampler(fmt.Sprint(sampler))
-	case fmt.Sprint(backend) == "flopscope": // whestbench's CPU backend = our numpy sampler
+	switch sampler := cmp.Or(sp.Sampler, md.Sampler); {
+	case sampler != "":
+		info.Spec.Sampler = bakeapi.Sampler(sampler)
+	case cmp.Or(sp.Backend, md.Backend) == "flopscope": // whestbench's CPU backend = our numpy sampler
 		info.Spec.Sampler = bakeapi.SamplerNumpy
 	}
 	if info.Spec.Sampler == bakeapi.SamplerNumpy {
-		info.Spec.Dot = bakeapi.DotFMA
-		if v, ok := lookup("dot_product"); ok {
-			info.Spec.Dot = bakeapi.DotProduct(fmt.Sprint(v))
-		}
-		if dot != "" {
-			info.Spec.Dot = bakeapi.DotProduct(dot)
-		}
+		info.Spec.Dot = bakeapi.DotProduct(cmp.Or(dot, sp.DotProduct, md.DotProduct, string(bakeapi.DotFMA)))
 	}
 	return info, nil
 }
