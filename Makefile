@@ -82,13 +82,13 @@ demo: tools build
 	@$(WB) dev up
 	@set -e; ts=$$(date +%Y%m%d-%H%M%S); id=demo-$$ts; tag=v1-$$ts; mkdir -p $(dir $(DEMO_PID)); \
 	if [ -f $(DEMO_PID) ] && kill -0 $$(cat $(DEMO_PID)) 2>/dev/null; then kill $$(cat $(DEMO_PID)); sleep 1; fi; \
-	$(BIN)/whestbake-worker --role all --config $(DEMO_CONFIG) >$(DEMO_LOG) 2>&1 & pid=$$!; echo $$pid >$(DEMO_PID); \
+	$(BIN)/whestbake-worker --role all --config-file $(DEMO_CONFIG) >$(DEMO_LOG) 2>&1 & pid=$$!; echo $$pid >$(DEMO_PID); \
 	trap 'kill $$pid 2>/dev/null; for i in $$(seq 50); do kill -0 $$pid 2>/dev/null || break; sleep 0.2; done; rm -f $(DEMO_PID); echo "worker stopped"' EXIT; \
 	trap 'exit 130' INT TERM HUP PIPE; \
 	echo "worker pid $$pid (role all), log $(DEMO_LOG)"; \
-	WHESTBAKE_RELEASE_TAG=$$tag $(WB) bake --config $(DEMO_CONFIG) --id $$id --wait; \
+	WHESTBAKE_RELEASE_TAG=$$tag $(WB) bake --config-file $(DEMO_CONFIG) --id $$id --wait; \
 	rm -rf $(DEMO_OUT); \
-	$(WB) dataset download s3://releases/datasets/demo/$$tag --output $(DEMO_OUT) --config $(DEMO_CONFIG); \
+	$(WB) dataset download s3://releases/datasets/demo/$$tag --output $(DEMO_OUT) --config-file $(DEMO_CONFIG); \
 	$(WB) dataset verify $(DEMO_OUT) --k 2; \
 	$(WB) dataset inspect $(DEMO_OUT); \
 	echo; echo "Web UI: http://127.0.0.1:8233/namespaces/default/workflows/bake%2F$$id"; \

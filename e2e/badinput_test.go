@@ -91,7 +91,7 @@ func TestBadInputsFailFastAndClearly(t *testing.T) {
 			if c.spoil != nil {
 				c.spoil(cfg)
 			}
-			r := s.whestbake(c.env, "bake", "--config", s.writeConfig(fmt.Sprintf("bad-%02d", i), cfg), "--id", id, "--wait")
+			r := s.whestbake(c.env, "bake", "--config-file", s.writeConfig(fmt.Sprintf("bad-%02d", i), cfg), "--id", id, "--wait")
 			if r.code == 0 {
 				t.Fatalf("accepted:\n%s", r)
 			}
@@ -106,7 +106,7 @@ func TestBadInputsFailFastAndClearly(t *testing.T) {
 			if strings.Contains(r.stdout+r.stderr, "goroutine ") || strings.Contains(r.stdout+r.stderr, s.secret) {
 				t.Errorf("output holds a stack trace or the secret:\n%s", r)
 			}
-			st := s.whestbake(nil, "status", id, "--config", statusCfg)
+			st := s.whestbake(nil, "status", id, "--config-file", statusCfg)
 			if st.code == 0 || !strings.Contains(st.stderr, "no bake") {
 				t.Errorf("`whestbake status %s` should say there is no such bake:\n%s", id, st)
 			}

@@ -69,14 +69,14 @@ func (s *stack) bakeConfigMap(b bakeSpec) map[string]any {
 // bake runs `whestbake bake --wait` to completion.
 func (s *stack) bake(b bakeSpec) result {
 	s.t.Helper()
-	return s.mustWhestbake("bake", "--config", s.bakeConfig(b), "--id", b.ID, "--wait")
+	return s.mustWhestbake("bake", "--config-file", s.bakeConfig(b), "--id", b.ID, "--wait")
 }
 
 // watch follows bake id with `whestbake watch` until it ends, which must be
 // a success. Unlike `bake --wait` it accepts a bake that already completed.
 func (s *stack) watch(cfg, id string) result {
 	s.t.Helper()
-	return s.mustWhestbake("watch", id, "--config", cfg, "--interval", "200ms")
+	return s.mustWhestbake("watch", id, "--config-file", cfg, "--interval", "200ms")
 }
 
 // releaseURI is where bake b's release is published.
@@ -89,7 +89,7 @@ func releaseURI(b bakeSpec) string {
 func (s *stack) download(b bakeSpec) string {
 	s.t.Helper()
 	dir := filepath.Join(s.dir, "release-"+b.ID)
-	s.mustWhestbake("dataset", "download", releaseURI(b), "--config", s.writeConfig("download", s.baseConfig()), "--output", dir)
+	s.mustWhestbake("dataset", "download", releaseURI(b), "--config-file", s.writeConfig("download", s.baseConfig()), "--output", dir)
 	d, err := dataset.ReadDir(dir, false)
 	if err != nil {
 		s.t.Fatalf("release of %s does not validate: %v", b.ID, err)

@@ -21,7 +21,7 @@ func TestTwoBakesAtOnce(t *testing.T) {
 	bakes := []bakeSpec{smallBake("twin-a", 300), smallBake("twin-b", 400)}
 	for i := range bakes {
 		bakes[i].Width, bakes[i].Depth, bakes[i].NSamples = 32, 3, 300_000 // ~0.1 s per MLP: the bakes overlap
-		s.mustWhestbake("bake", "--config", s.bakeConfig(bakes[i]), "--id", bakes[i].ID)
+		s.mustWhestbake("bake", "--config-file", s.bakeConfig(bakes[i]), "--id", bakes[i].ID)
 	}
 	for _, b := range bakes {
 		s.watch(s.bakeConfig(b), b.ID)

@@ -27,7 +27,7 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 	b := bakeSpec{ID: "crash", Width: 64, Depth: 4, NSamples: 3_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "crash",
 		Splits: []splitSpec{{"public", "default", 3, 7}}}
 	cfg := s.bakeConfig(b)
-	s.mustWhestbake("bake", "--config", cfg, "--id", b.ID)
+	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
 
 	bk := keys.Bake(b.ID)
 	ctx := context.Background()
@@ -55,7 +55,7 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 	}
 
 	s.startWorker("gpu")
-	s.mustWhestbake("bake", "--config", cfg, "--id", b.ID, "--wait") // reattaches to the running bake
+	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait") // reattaches to the running bake
 
 	runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, "public"))
 	if len(runs) != 2 {

@@ -36,7 +36,7 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 		}
 		second := smallBake("taken-2", 700)
 		second.Tag = "taken"
-		r := s.whestbake(nil, "bake", "--config", s.bakeConfig(second), "--id", second.ID, "--wait")
+		r := s.whestbake(nil, "bake", "--config-file", s.bakeConfig(second), "--id", second.ID, "--wait")
 		if r.code == 0 || !strings.Contains(r.stderr, "already released") {
 			t.Errorf("`bake --wait` should fail saying the tag is taken:\n%s", r)
 		}
@@ -100,7 +100,7 @@ func directInput(id string) bakeapi.BakeInput {
 // type (and message part, if any).
 func (s *stack) wantStatusFailure(t *testing.T, cfg, id, kind, message string) {
 	t.Helper()
-	st := s.whestbake(nil, "status", id, "--config", cfg)
+	st := s.whestbake(nil, "status", id, "--config-file", cfg)
 	out := st.stdout + st.stderr
 	if st.code == 0 || !strings.Contains(strings.ToLower(out), "failed") || !strings.Contains(out, kind) || !strings.Contains(out, message) {
 		t.Errorf("`whestbake status %s` should exit non-zero showing a failure of type %s (%q):\n%s", id, kind, message, st)

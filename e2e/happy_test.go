@@ -35,13 +35,13 @@ func TestHappyPath(t *testing.T) {
 			}
 		}
 	}
-	st := s.mustWhestbake("status", b.ID, "--config", cfg)
+	st := s.mustWhestbake("status", b.ID, "--config-file", cfg)
 	if !strings.Contains(st.stdout, "done") {
 		t.Errorf("`whestbake status` of a finished bake does not say done:\n%s", st)
 	}
 
 	// A completed bake is never redone under the same id.
-	again := s.whestbake(nil, "bake", "--config", cfg, "--id", b.ID)
+	again := s.whestbake(nil, "bake", "--config-file", cfg, "--id", b.ID)
 	if again.code == 0 || !strings.Contains(again.stderr, "complete") {
 		t.Errorf("re-running a completed bake: want a refusal that says it completed:\n%s", again)
 	}

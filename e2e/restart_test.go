@@ -28,9 +28,9 @@ func TestServerRestartsMidBake(t *testing.T) {
 			b := smallBake("restart-"+string(c), uint64(200+10*i))
 			b.Width, b.Depth, b.NSamples = 32, 3, 2_000_000
 			cfg := s.bakeConfig(b)
-			s.mustWhestbake("bake", "--config", cfg, "--id", b.ID)
+			s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
 			// A starter that follows the bake across the restart.
-			follower := s.spawn("follow-"+b.ID, nil, filepath.Join(binDir, "whestbake"), "bake", "--config", cfg, "--id", b.ID, "--wait")
+			follower := s.spawn("follow-"+b.ID, nil, filepath.Join(binDir, "whestbake"), "bake", "--config-file", cfg, "--id", b.ID, "--wait")
 			waitFor(t, time.Minute, "the first slice of public to commit", func() bool {
 				ok, err := s.art.Exists(context.Background(), keys.Manifest(keys.Bake(b.ID).Slice("public", 0)))
 				return err == nil && ok

@@ -28,41 +28,41 @@ func TestSecretNeverLeaks(t *testing.T) {
 	good := smallBake("leak-ok", 900)
 	s.bake(good)
 	s.download(good)
-	s.mustWhestbake("status", good.ID, "--config", statusCfg)
-	if l := s.mustWhestbake("list", "--config", statusCfg); !strings.Contains(l.stdout, good.ID) {
+	s.mustWhestbake("status", good.ID, "--config-file", statusCfg)
+	if l := s.mustWhestbake("list", "--config-file", statusCfg); !strings.Contains(l.stdout, good.ID) {
 		t.Errorf("`whestbake list` does not show bake %s:\n%s", good.ID, l)
 	}
 
 	conflict := smallBake("leak-conflict", 910)
 	conflict.Tag = good.Tag
-	if r := s.whestbake(nil, "bake", "--config", s.bakeConfig(conflict), "--id", conflict.ID, "--wait"); r.code == 0 {
+	if r := s.whestbake(nil, "bake", "--config-file", s.bakeConfig(conflict), "--id", conflict.ID, "--wait"); r.code == 0 {
 		t.Fatalf("a second release at tag %s was accepted:\n%s", good.Tag, r)
 	}
 
 	slow := bakeSpec{ID: "leak-cancel", Width: 64, Depth: 4, NSamples: 5_000_000, SliceSize: 1, MaxInFlight: 1, Tag: "leak-cancel",
 		Splits: []splitSpec{{"public", "default", 2, 920}}}
-	s.mustWhestbake("bake", "--config", s.bakeConfig(slow), "--id", slow.ID)
+	s.mustWhestbake("bake", "--config-file", s.bakeConfig(slow), "--id", slow.ID)
 	waitFor(t, time.Minute, "the slow bake's first checkpoint", func() bool {
 		ok, err := s.art.Exists(context.Background(), keys.Bake(slow.ID).MLPCheckpoint("public", 0))
 		return err == nil && ok
 	})
-	s.mustWhestbake("cancel", slow.ID, "--config", statusCfg)
+	s.mustWhestbake("cancel", slow.ID, "--config-file", statusCfg)
 	waitFor(t, 30*time.Second, "the cancelled bake to close", func() bool {
 		d, err := s.tc.DescribeWorkflowExecution(context.Background(), bakeapi.BakeWorkflowID(slow.ID), "")
 		return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 	})
-	if st := s.whestbake(nil, "status", slow.ID, "--config", statusCfg); st.code == 0 || !strings.Contains(strings.ToLower(st.stdout), "cancel") {
+	if st := s.whestbake(nil, "status", slow.ID, "--config-file", statusCfg); st.code == 0 || !strings.Contains(strings.ToLower(st.stdout), "cancel") {
 		t.Errorf("status of a cancelled bake should say so and exit non-zero:\n%s", st)
 	}
 
 	wrong := []string{"WHESTBAKE_S3_SECRET_KEY=" + s.secret + "-but-wrong"}
-	if r := s.whestbake(wrong, "bake", "--config", s.bakeConfig(smallBake("leak-wrong", 930)), "--wait"); r.code == 0 {
+	if r := s.whestbake(wrong, "bake", "--config-file", s.bakeConfig(smallBake("leak-wrong", 930)), "--wait"); r.code == 0 {
 		t.Errorf("a bake with a wrong secret was accepted:\n%s", r)
 	}
-	if r := s.whestbake(wrong, "dataset", "download", releaseURI(good), "--config", statusCfg, "--output", filepath.Join(s.dir, "nope")); r.code == 0 {
+	if r := s.whestbake(wrong, "dataset", "download", releaseURI(good), "--config-file", statusCfg, "--output", filepath.Join(s.dir, "nope")); r.code == 0 {
 		t.Errorf("a download with a wrong secret succeeded:\n%s", r)
 	}
-	bad := s.spawn("worker-wrong-secret", wrong, filepath.Join(binDir, "whestbake-worker"), "--role", "all", "--config", s.writeConfig("worker", s.baseConfig()), "--device", "cpu")
+	bad := s.spawn("worker-wrong-secret", wrong, filepath.Join(binDir, "whestbake-worker"), "--role", "all", "--config-file", s.writeConfig("worker", s.baseConfig()), "--device", "cpu")
 	select {
 	case <-bad.done:
 	case <-time.After(30 * time.Second):

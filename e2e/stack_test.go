@@ -143,7 +143,7 @@ func (s *stack) startWorker(role string) *proc {
 	cfg := s.writeConfig("worker", s.baseConfig())
 	s.workers++
 	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), nil, filepath.Join(binDir, "whestbake-worker"),
-		"--role", role, "--config", cfg, "--device", "cpu", "--threads", "1")
+		"--role", role, "--config-file", cfg, "--device", "cpu", "--threads", "1")
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(p.output(), "worker ready") {
 		select {

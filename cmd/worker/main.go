@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/worker"
 )
 
@@ -17,6 +18,6 @@ func main() {
 	defer stop()
 	if err := worker.NewCommand(os.Stderr).ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "whestbake-worker: %v\n", err)
-		os.Exit(1)
+		os.Exit(cmdline.ExitCode(err))
 	}
 }

@@ -30,8 +30,7 @@ type Plan struct {
 // every problem at once as bakeapi.FieldErrors; front ends rename the fields
 // into their flags or config keys.
 func (p Plan) Validate() error {
-	err := bakeapi.Join(p.Spec.Validate(), bakeapi.ValidateSplit(p.Split, p.Config, int64(p.NMLPs)))
-	if err != nil {
+	if err := p.ValidateSettings(); err != nil {
 		return err
 	}
 	if len(p.Seeds.Seeds) != p.NMLPs {
@@ -39,6 +38,13 @@ func (p Plan) Validate() error {
 			Problem: fmt.Sprintf("holds %d seeds but n-mlps is %d: generate a list of n-mlps seeds with `whestbake dataset generate-seeds`", len(p.Seeds.Seeds), p.NMLPs)}}
 	}
 	return p.Range.Validate(p.NMLPs)
+}
+
+// ValidateSettings is the part of Validate that needs neither the seeds nor
+// the range: the spec and the split's names and MLP count. A front end calls it
+// first, because NMLPs sizes the seed list it then reads or draws.
+func (p Plan) ValidateSettings() error {
+	return bakeapi.Join(p.Spec.Validate(), bakeapi.ValidateSplit(p.Split, p.Config, int64(p.NMLPs)))
 }
 
 // MLP is one slot of the dataset: input seed, derived streams and name.

@@ -27,10 +27,10 @@ for s in "public 4 1 default" "holdout 3 2 holdout"; do
 done
 $WB dataset combine-splits "$tmp/public" "$tmp/holdout" --output "$tmp/local" >/dev/null
 t1=$(now)
-$W --role all --config configs/demo.yaml >"$tmp/w-demo.log" 2>&1 & pids+=($!)
+$W --role all --config-file configs/demo.yaml >"$tmp/w-demo.log" 2>&1 & pids+=($!)
 sleep 2
 t2=$(now)
-WHESTBAKE_RELEASE_TAG=bench-$ts $WB bake --config configs/demo.yaml --id bench-demo-$ts --wait >/dev/null
+WHESTBAKE_RELEASE_TAG=bench-$ts $WB bake --config-file configs/demo.yaml --id bench-demo-$ts --wait >/dev/null
 t3=$(now)
 kill "${pids[@]}"; wait 2>/dev/null || true; pids=()
 local_s=$(awk "BEGIN{print $t1 - $t0}"); temporal_s=$(awk "BEGIN{print $t3 - $t2}")
@@ -39,13 +39,13 @@ printf '| demo bake (7 MLPs, W=64 D=4 N=2e5) | Temporal (worker --role all) | %.
 
 # 2. Fan-out: 1 vs 2 GPU-role workers, one thread each.
 for n in 1 2; do
-  $W --role control --config configs/bench-fanout.yaml >"$tmp/w-control-$n.log" 2>&1 & pids+=($!)
+  $W --role control --config-file configs/bench-fanout.yaml >"$tmp/w-control-$n.log" 2>&1 & pids+=($!)
   for i in $(seq "$n"); do
-    $W --role gpu --threads 1 --config configs/bench-fanout.yaml >"$tmp/w-gpu-$n-$i.log" 2>&1 & pids+=($!)
+    $W --role gpu --threads 1 --config-file configs/bench-fanout.yaml >"$tmp/w-gpu-$n-$i.log" 2>&1 & pids+=($!)
   done
   sleep 2
   t0=$(now)
-  $WB bake --config configs/bench-fanout.yaml --id bench-fanout-$n-$ts --wait >/dev/null
+  $WB bake --config-file configs/bench-fanout.yaml --id bench-fanout-$n-$ts --wait >/dev/null
   t1=$(now)
   kill "${pids[@]}"; wait 2>/dev/null || true; pids=()
   printf '| 64 MLPs W=128 D=4 N=1e5, 16 slices | %d GPU-role worker(s) × 1 thread | %.1f s |\n' "$n" "$(awk "BEGIN{print $t1 - $t0}")"

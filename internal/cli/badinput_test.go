@@ -41,16 +41,18 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		args []string
 		want string // substring of stderr
 	}{
-		{"zero mlps", replace("--n-mlps", "0"), "--n-mlps"},
+		{"zero mlps", replace("--n-mlps", "0"), "--n-mlps is missing or 0: must be in [1, 16777216]"},
+		{"absurd mlps", replace("--n-mlps", "1e15"), "--n-mlps = 1000000000000000: must be in [1, 16777216]"},
 		{"negative mlps", replace("--n-mlps", "-3"), "negative"},
-		{"zero samples", replace("--n-samples", "0"), "at least 1"},
+		{"zero samples", replace("--n-samples", "0"), "--n-samples is missing or 0: must be in [1, "},
 		{"fractional samples", replace("--n-samples", "2.5"), "not a whole number"},
 		{"garbage samples", replace("--n-samples", "lots"), "not a number"},
 		{"bad underscores", replace("--n-samples", "1__000"), "underscores"},
 		{"absurd samples", replace("--n-samples", "1e30"), "absurdly large"},
-		{"zero width", replace("--width", "0"), "--width"},
-		{"absurd width", replace("--width", "100000"), "above the limit"},
-		{"zero depth", replace("--depth", "0"), "--depth"},
+		{"zero width", replace("--width", "0"), "--width is missing or 0: must be in [1, 16384]"},
+		{"absurd width", replace("--width", "100000"), "--width = 100000: must be in [1, 16384]"},
+		{"every field at once", replace("--width", "0", "--depth", "5000"), "--width is missing or 0: must be in [1, 16384] (neurons per layer); --depth = 5000: must be in [1, 1024]"},
+		{"zero depth", replace("--depth", "0"), "--depth is missing or 0"},
 		{"missing output", []string{"dataset", "bake", "--n-mlps", "1", "--width", "4", "--depth", "1", "--n-samples", "9"}, "--output is required"},
 		{"malformed seeds", base("--mlp-seeds", seeds("bad.json", "[1, 2,")), "invalid JSON"},
 		{"seeds not an array", base("--mlp-seeds", seeds("obj.json", `{"seeds": [1]}`)), "must contain a JSON array"},

@@ -11,6 +11,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
@@ -31,17 +32,17 @@ func newBakeCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, req := range []string{"n-mlps", "n-samples", "width", "depth", "output"} {
 				if !cmd.Flags().Changed(req) {
-					return usagef("--%s is required", req)
+					return cmdline.Usagef("--%s is required", req)
 				}
 			}
 			return runBake(cmd, f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.Var(newCount(&f.nMLPs, 0, bakeapi.MaxNMLPs), "n-mlps", "MLPs in the whole dataset (also when baking a slice)")
-	fl.Var(newCount(&f.nSamples, 0, bakeapi.MaxNSamples), "n-samples", "Monte Carlo samples per MLP (1e9 and 1_000_000_000 accepted)")
-	fl.Var(newCount(&f.width, 0, bakeapi.MaxWidth), "width", "neurons per layer")
-	fl.Var(newCount(&f.depth, 0, bakeapi.MaxDepth), "depth", "layers")
+	fl.Var(newFieldCount(&f.nMLPs, 0), "n-mlps", "MLPs in the whole dataset (also when baking a slice)")
+	fl.Var(newFieldCount(&f.nSamples, 0), "n-samples", "Monte Carlo samples per MLP (1e9 and 1_000_000_000 accepted)")
+	fl.Var(newFieldCount(&f.width, 0), "width", "neurons per layer")
+	fl.Var(newFieldCount(&f.depth, 0), "depth", "layers")
 	fl.StringVar(&f.seedsFile, "mlp-seeds", "", "JSON array of n-mlps input seeds (from generate-seeds); required to merge slices")
 	fl.Int64Var(&f.seed, "seed", 0, "derive the input seeds from this root seed instead of OS entropy (like generate-seeds --seed)")
 	fl.StringVar(&f.slice, "slice", "", "bake slice K/N of the MLPs (whestbench semantics: [K·n/N, (K+1)·n/N))")
@@ -51,7 +52,7 @@ func newBakeCmd() *cobra.Command {
 	fl.StringVar(&f.sampler, "sampler", string(bakeapi.SamplerPhilox), "input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend, bit for bit)")
 	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA), "numpy sampler's float32 dot product: fma (whestbench fixtures) or muladd (Debian numpy on x86-64)")
 	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto, "auto, cpu or cuda (explicit choices never fall back)")
-	fl.Var(newCount(&f.chunk, 0, 1<<30), "chunk-size", "philox: samples per step/checkpoint (never changes results); numpy: not allowed")
+	fl.Var(newFieldCount(&f.chunk, 0), "chunk-size", "philox: samples per step/checkpoint (never changes results); numpy: not allowed")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (must not exist)")
 	return cmd
@@ -60,16 +61,27 @@ func newBakeCmd() *cobra.Command {
 func runBake(cmd *cobra.Command, f bakeFlags) error {
 	out := cmd.OutOrStdout()
 	if f.slice != "" && f.mlpRange != "" {
-		return usagef("use either --mlp-range or --slice, not both")
+		return cmdline.Usagef("use either --mlp-range or --slice, not both")
 	}
 	if f.seedsFile != "" && cmd.Flags().Changed("seed") {
-		return usagef("use either --mlp-seeds or --seed, not both")
+		return cmdline.Usagef("use either --mlp-seeds or --seed, not both")
 	}
 	// Everything below is checked before any compute or output.
+	plan := bake.Plan{
+		NMLPs: int(f.nMLPs), Split: f.split, Config: f.config,
+		Spec: bakeapi.Spec{Width: int(f.width), Depth: int(f.depth), NSamples: f.nSamples,
+			Sampler: bakeapi.Sampler(f.sampler), ChunkSize: int(f.chunk)},
+	}
+	if plan.Spec.Sampler == bakeapi.SamplerNumpy {
+		plan.Spec.Dot = bakeapi.DotProduct(f.dot)
+	}
+	if err := plan.ValidateSettings(); err != nil {
+		return cmdline.Usage(bakeapi.Rename(err, flagOf))
+	}
 	if err := dataset.CheckOutputFree(f.output); err != nil {
 		return err
 	}
-	n := int(f.nMLPs)
+	n := plan.NMLPs
 	rng := bakeapi.Range{Start: 0, End: n}
 	var err error
 	switch {
@@ -85,14 +97,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	if err != nil {
 		return err
 	}
-	plan := bake.Plan{
-		NMLPs: n, Seeds: sf, Range: rng, Split: f.split, Config: f.config,
-		Spec: bakeapi.Spec{Width: int(f.width), Depth: int(f.depth), NSamples: f.nSamples,
-			Sampler: bakeapi.Sampler(f.sampler), ChunkSize: int(f.chunk)},
-	}
-	if plan.Spec.Sampler == bakeapi.SamplerNumpy {
-		plan.Spec.Dot = bakeapi.DotProduct(f.dot)
-	}
+	plan.Range, plan.Seeds = rng, sf
 	if err := plan.Validate(); err != nil {
 		return bakeapi.Rename(err, flagOf)
 	}

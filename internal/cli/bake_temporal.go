@@ -25,7 +25,7 @@ import (
 func newBakeTemporalCmd() *cobra.Command {
 	var wait bool
 	cmd := starterVerb(&cobra.Command{
-		Use:   "bake --config FILE [--id ID] [--wait]",
+		Use:   "bake --config-file FILE [--id ID] [--wait]",
 		Short: "Start a bake on the Temporal workers (or reattach to it); --wait shows per-split progress until it ends",
 		Long: `Starts the BakeWorkflow of the config's bake on the Temporal workers
 (whestbake-worker), after validating the whole config and checking the S3 store.

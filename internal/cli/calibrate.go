@@ -11,7 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
@@ -49,10 +52,10 @@ func newCalibrateCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCalibrate(cmd.Context(), cmd.OutOrStdout(), f) },
 	}
 	fl := cmd.Flags()
-	fl.Var(newCount(&f.nMLPs, 10, bakeapi.MaxNMLPs), "n-mlps", "MLPs of the bake to project")
-	fl.Var(newCount(&f.nSamples, 1_000_000_000, bakeapi.MaxNSamples), "n-samples", "samples per MLP of the bake to project")
-	fl.Var(newCount(&f.width, 256, bakeapi.MaxWidth), "width", "neurons per layer")
-	fl.Var(newCount(&f.depth, 8, bakeapi.MaxDepth), "depth", "layers")
+	fl.Var(newFieldCount(&f.nMLPs, 10), "n-mlps", "MLPs of the bake to project")
+	fl.Var(newFieldCount(&f.nSamples, 1_000_000_000), "n-samples", "samples per MLP of the bake to project")
+	fl.Var(newFieldCount(&f.width, 256), "width", "neurons per layer")
+	fl.Var(newFieldCount(&f.depth, 8), "depth", "layers")
 	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto, "auto, cpu or cuda (explicit choices never fall back)")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fl.DurationVar(&f.target, "seconds", 3*time.Second, "wall time of the calibration run")
@@ -61,7 +64,13 @@ func newCalibrateCmd() *cobra.Command {
 
 func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
 	if f.target <= 0 {
-		return usagef("--seconds must be positive, got %v", f.target)
+		return cmdline.Usagef("--seconds must be positive, got %v", f.target)
+	}
+	// The bake to project is checked like a bake of the default split.
+	plan := bake.Plan{NMLPs: int(f.nMLPs), Split: dataset.DefaultSplit, Config: dataset.DefaultConfig,
+		Spec: bakeapi.Spec{Width: int(f.width), Depth: int(f.depth), NSamples: f.nSamples, Sampler: bakeapi.SamplerPhilox}}
+	if err := plan.ValidateSettings(); err != nil {
+		return cmdline.Usage(bakeapi.Rename(err, flagOf))
 	}
 	w, d, threads := int(f.width), int(f.depth), int(f.threads)
 	start := time.Now()

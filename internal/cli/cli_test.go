@@ -145,3 +145,41 @@ func TestFlagsFromEnvAndConfigFile(t *testing.T) {
 		}
 	}
 }
+
+// Usage problems exit 2 wherever cobra or a verb finds them; other failures exit 1.
+func TestExitCodes(t *testing.T) {
+	isolate(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 0, "Usage:"},
+		{[]string{"--help"}, 0, "Usage:"},
+		{[]string{"dev"}, 0, "Usage:"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate" for "whestbake"`},
+		{[]string{"dataset", "frobnicate"}, 2, `unknown command "frobnicate" for "whestbake dataset"`},
+		{[]string{"dev", "frobnicate"}, 2, `unknown command "frobnicate" for "whestbake dev"`},
+		{[]string{"dataset"}, 2, "dataset needs a verb"},
+		{[]string{"list", "--frobnicate"}, 2, "unknown flag: --frobnicate"},
+		{[]string{"dataset", "inspect", "-z", "x"}, 2, "unknown shorthand flag"},
+		{[]string{"list", "--limit", "many"}, 2, `invalid argument "many" for "--limit"`},
+		{[]string{"list", "--limit", "0"}, 2, "--limit must be at least 1"},
+		{[]string{"watch", "--interval"}, 2, "flag needs an argument"},
+		{[]string{"status"}, 2, "accepts 1 arg(s), received 0"},
+		{[]string{"cancel", "a", "b"}, 2, "accepts 1 arg(s), received 2"},
+		{[]string{"dataset", "merge", "--output", "x"}, 2, "requires at least 1 arg(s)"},
+		{[]string{"list", "extra"}, 2, `unknown command "extra" for "whestbake list"`},
+		{[]string{"dataset", "bake", "--width", "4"}, 2, "--n-mlps is required"},
+		{[]string{"dataset", "bake", "--n-mlps", "2", "--n-samples", "1e3", "--width", "0", "--depth", "1", "-o", missing}, 2, "--width is missing or 0"},
+		{[]string{"calibrate", "--width", "99999", "--device", "cpu"}, 2, "--width = 99999: must be in [1, 16384] (neurons per layer)"},
+		{[]string{"calibrate", "--n-mlps", "0", "--device", "cpu"}, 2, "--n-mlps is missing or 0"},
+		{[]string{"dataset", "inspect", missing}, 1, missing},
+	} {
+		code, out, errs := run(t, c.args...)
+		if code != c.code || !strings.Contains(out+errs, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q; stdout:\n%s\nstderr:\n%s", c.args, code, c.code, c.want, out, errs)
+		}
+	}
+}

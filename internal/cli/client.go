@@ -11,30 +11,27 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/temporalconn"
 )
 
 // The Temporal verbs (bake, status, watch, cancel, list) and dataset download
-// read package config (--config FILE + WHESTBAKE_<SECTION>_<KEY>), not the
-// flag-named config of the local verbs; starterVerb wires that up.
+// read the package config (sections and keys of configs/example.yaml, and
+// WHESTBAKE_<SECTION>_<KEY>), not the flag-named file and variables of the
+// local verbs; starterVerb wires that up.
 func starterVerb(cmd *cobra.Command) *cobra.Command {
-	cmd.Flags().String("config", "", "YAML config file (keys in configs/example.yaml); WHESTBAKE_* environment variables override it")
+	// Shadows the root's --config-file: same name, this verb's kind of file.
+	cmd.Flags().String(cmdline.FileFlag, "", "YAML config file (keys in configs/example.yaml; also "+cmdline.FileEnv+"); WHESTBAKE_* environment variables override it")
 	// Replaces the root's flag-to-environment mapping for this command.
-	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if f := cmd.Flags().Lookup("config-file"); f != nil && f.Changed {
-			return usagef("--config-file is for the local dataset verbs; %s takes --config FILE", cmd.CommandPath())
-		}
-		return nil
-	}
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error { return nil }
 	return cmd
 }
 
-// starterConfig reads the verb's --config file, the environment and the flags of
+// starterConfig reads the verb's config file, the environment and the flags of
 // flagKeys (flag name → config key).
 func starterConfig(cmd *cobra.Command, flagKeys map[string]string) (settings.Config, error) {
-	file, _ := cmd.Flags().GetString("config")
-	return settings.Load(file, settings.FlagOverrides(cmd.Flags(), flagKeys))
+	return settings.Load(cmdline.ConfigFile(cmd.Flags()), settings.FlagOverrides(cmd.Flags(), flagKeys))
 }
 
 // dial connects to Temporal, logging only the SDK's warnings.
@@ -46,7 +43,7 @@ func dial(ctx context.Context, cfg settings.Config, stderr io.Writer) (client.Cl
 	return temporalconn.Dial(ctx, cfg.Temporal, log)
 }
 
-// connect is the read-only verbs' way in: config from --config/env, then Temporal.
+// connect is the read-only verbs' way in: config from --config-file/env, then Temporal.
 func connect(cmd *cobra.Command) (client.Client, settings.Config, error) {
 	cfg, err := starterConfig(cmd, nil)
 	if err != nil {

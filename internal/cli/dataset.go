@@ -1,14 +1,17 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/internal/cmdline"
+)
 
 func newDatasetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dataset",
 		Short: "Local dataset verbs (no Temporal needed): generate-seeds, bake, merge, combine-splits, inspect, verify, download",
-		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, inspect, verify or download (see --help)")
+			return cmdline.Usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, inspect, verify or download (see --help)")
 		},
 	}
 	cmd.AddCommand(newGenerateSeedsCmd(), newBakeCmd(), newMergeCmd(), newCombineCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd())

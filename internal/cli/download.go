@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/settings"
@@ -26,13 +27,13 @@ func newDownloadCmd() *cobra.Command {
 		Long: `Downloads a dataset directory from S3 and checks every file against its
 manifest.json. SRC is a release, s3://BUCKET/PREFIX/NAME/TAG (what the bake's
 push printed), or bake:ID for the final dataset of bake ID in s3.bucket. The
-endpoint and credentials come from --config / WHESTBAKE_S3_*. Files land in a
+endpoint and credentials come from --config-file / WHESTBAKE_S3_*. Files land in a
 temporary directory beside --output, renamed into place once all check out;
 an existing --output is refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output == "" {
-				return usagef("--output is required")
+				return cmdline.Usagef("--output is required")
 			}
 			cfg, err := starterConfig(cmd, nil)
 			if err != nil {
@@ -63,17 +64,17 @@ an existing --output is refused.`,
 func downloadSource(src string, cfg settings.Config) (bucket, prefix string, err error) {
 	if id, ok := strings.CutPrefix(src, "bake:"); ok {
 		if id == "" || strings.ContainsAny(id, "/ ") {
-			return "", "", usagef("%q: write bake:ID, e.g. bake:demo-1", src)
+			return "", "", cmdline.Usagef("%q: write bake:ID, e.g. bake:demo-1", src)
 		}
 		return cfg.S3.Bucket, keys.Bake(id).Dataset(), nil
 	}
 	rest, ok := strings.CutPrefix(src, "s3://")
 	if !ok {
-		return "", "", usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID", src)
+		return "", "", cmdline.Usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID", src)
 	}
 	bucket, prefix, _ = strings.Cut(strings.Trim(rest, "/"), "/")
 	if bucket == "" || prefix == "" || path.Clean(prefix) != prefix {
-		return "", "", usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG, with a path after the bucket", src)
+		return "", "", cmdline.Usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG, with a path after the bucket", src)
 	}
 	return bucket, prefix, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
@@ -22,7 +23,7 @@ func newGenerateSeedsCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("n-mlps") {
-				return usagef("--n-mlps is required")
+				return cmdline.Usagef("--n-mlps is required")
 			}
 			var sp *uint64
 			if cmd.Flags().Changed("seed") {

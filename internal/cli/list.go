@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/cmdline"
 )
 
 func newListCmd() *cobra.Command {
@@ -20,7 +21,7 @@ func newListCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 1 {
-				return usagef("--limit must be at least 1, got %d", limit)
+				return cmdline.Usagef("--limit must be at least 1, got %d", limit)
 			}
 			c, cfg, err := connect(cmd)
 			if err != nil {
@@ -55,7 +56,7 @@ func newListCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, statusWord(e.GetStatus()), stage, start.Local().Format(time.DateTime), formatDuration(end.Sub(start)))
 			}
 			if len(resp.GetExecutions()) == 0 {
-				fmt.Fprintln(tw, "(no bakes yet: start one with `whestbake bake --config FILE --id ID`)")
+				fmt.Fprintln(tw, "(no bakes yet: start one with `whestbake bake --config-file FILE --id ID`)")
 			}
 			return tw.Flush()
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/cmdline"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -18,7 +19,7 @@ func newMergeCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output == "" {
-				return usagef("--output is required")
+				return cmdline.Usagef("--output is required")
 			}
 			start := time.Now()
 			fmt.Fprintf(cmd.OutOrStdout(), "Merging %d partials → %s\n", len(args), output)
@@ -41,7 +42,7 @@ func newCombineCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output == "" {
-				return usagef("--output is required")
+				return cmdline.Usagef("--output is required")
 			}
 			if err := dataset.Combine(args, output, defaultSplit); err != nil {
 				return err

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,15 +16,11 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/cmdline"
 )
 
 // Version is the whestbake version.
 const Version = bake.Version
-
-// usageError marks errors in how the command was called (exit code 2).
-type usageError struct{ error }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 // Execute runs the command line and returns the process exit code: 0 on
 // success, 2 for a malformed command line, 1 for everything else. Ctrl-C stops
@@ -36,17 +31,10 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
 	}
-	fmt.Fprintf(stderr, "error: %v\n", err)
-	var ue usageError
-	msg := err.Error()
-	if errors.As(err, &ue) || strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") ||
-		strings.HasPrefix(msg, "requires at least") || strings.HasPrefix(msg, "unknown flag") {
-		return 2
-	}
-	return 1
+	return cmdline.ExitCode(err)
 }
 
 // NewRoot builds the command tree.
@@ -64,11 +52,11 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().String("config-file", "", "YAML/JSON/TOML file of flag values (keys are flag names); also WHESTBAKE_CONFIG_FILE")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().String(cmdline.FileFlag, "", "YAML/JSON/TOML file of flag values (keys are flag names; the Temporal verbs read configs/example.yaml's keys instead); also "+cmdline.FileEnv)
 	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd())
 	root.AddCommand(newDevCmd())
 	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd())
+	cmdline.Strict(root)
 	return root
 }
 
@@ -78,19 +66,15 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	v.SetEnvPrefix("WHESTBAKE")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
-	file, _ := cmd.Flags().GetString("config-file")
-	if file == "" {
-		file = os.Getenv("WHESTBAKE_CONFIG_FILE")
-	}
-	if file != "" {
+	if file := cmdline.ConfigFile(cmd.Flags()); file != "" {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
-			return fmt.Errorf("--config-file %s: %v", file, err)
+			return fmt.Errorf("--%s %s: %v", cmdline.FileFlag, file, err)
 		}
 	}
 	var firstErr error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Changed || f.Name == "config-file" || f.Name == "help" || firstErr != nil {
+		if f.Changed || f.Name == cmdline.FileFlag || f.Name == "help" || firstErr != nil {
 			return
 		}
 		if !v.IsSet(f.Name) {

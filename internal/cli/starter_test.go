@@ -48,7 +48,7 @@ func TestStarterValidatesBeforeConnecting(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), strings.Replace(starterConfigYAML, "slice-size: 2", "slice-size: 0", 1)+"release: {bucket: releases, name: demo}\n")
-	code, out, errs := run(t, "bake", "--config", bad, "--id", "x/y")
+	code, out, errs := run(t, "bake", "--config-file", bad, "--id", "x/y")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
@@ -66,7 +66,8 @@ func TestStarterReportsUnreachableStore(t *testing.T) {
 	isolate(t)
 	good := writeFile(t, filepath.Join(t.TempDir(), "c.yaml"), starterConfigYAML)
 	start := time.Now()
-	code, out, errs := run(t, "bake", "--config", good)
+	t.Setenv("WHESTBAKE_CONFIG_FILE", good) // the variable stands for --config-file
+	code, out, errs := run(t, "bake")
 	if code != 1 || !strings.Contains(errs, "cannot reach the S3 endpoint 127.0.0.1:1") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errs)
 	}
@@ -78,11 +79,20 @@ func TestStarterReportsUnreachableStore(t *testing.T) {
 	}
 }
 
-func TestStarterRefusesConfigFileFlag(t *testing.T) {
+// --config is the HF config name on the dataset verbs; a YAML file passed with
+// it gets the flag that takes one.
+func TestStarterRefusesConfigFlag(t *testing.T) {
 	isolate(t)
-	code, _, errs := run(t, "status", "x", "--config-file", "f.yaml")
-	if code != 2 || !strings.Contains(errs, "whestbake status takes --config FILE") {
-		t.Errorf("exit %d, stderr:\n%s", code, errs)
+	for _, args := range [][]string{
+		{"bake", "--config", "f.yaml"},
+		{"status", "x", "--config", "f.yaml"},
+		{"list", "--config=f.yaml"},
+		{"dataset", "download", "bake:x", "-o", "d", "--config", "f.yaml"},
+	} {
+		code, _, errs := run(t, args...)
+		if code != 2 || !strings.Contains(errs, "takes its config file as --config-file FILE") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, errs)
+		}
 	}
 }
 

@@ -73,37 +73,37 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 		}
 	})
 
-	out := mustRun(t, "bake", "--config", cfgFile, "--id", "e1", "--wait")
+	out := mustRun(t, "bake", "--config-file", cfgFile, "--id", "e1", "--wait")
 	for _, want := range []string{"Started bake e1", "/namespaces/default/workflows/bake%2Fe1", "✓ Bake e1 done", "release  s3://releases/ds/unit/v1/"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bake output lacks %q:\n%s", want, out)
 		}
 	}
-	code, _, errs := run(t, "bake", "--config", cfgFile, "--id", "e1")
+	code, _, errs := run(t, "bake", "--config-file", cfgFile, "--id", "e1")
 	if code != 1 || !strings.Contains(errs, "bake e1 already completed") {
 		t.Errorf("re-bake of a completed id: exit %d\n%s", code, errs)
 	}
-	out = mustRun(t, "status", "e1", "--config", cfgFile)
+	out = mustRun(t, "status", "e1", "--config-file", cfgFile)
 	for _, want := range []string{"Bake e1: COMPLETED, stage done", "public           done      3/3         2/2", "holdout          done      2/2         1/1", "release  s3://releases/ds/unit/v1/"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
-	if out := mustRun(t, "list", "--config", cfgFile); !strings.Contains(out, "e1") || !strings.Contains(out, "completed") {
+	if out := mustRun(t, "list", "--config-file", cfgFile); !strings.Contains(out, "e1") || !strings.Contains(out, "completed") {
 		t.Errorf("list:\n%s", out)
 	}
-	if code, _, errs := run(t, "cancel", "e1", "--config", cfgFile); code != 1 || !strings.Contains(errs, "bake e1 is not running (it completed)") {
+	if code, _, errs := run(t, "cancel", "e1", "--config-file", cfgFile); code != 1 || !strings.Contains(errs, "bake e1 is not running (it completed)") {
 		t.Errorf("cancel of a completed bake: exit %d\n%s", code, errs)
 	}
 
 	// A second bake publishing to the same tag fails in Push, non-retryably, and says why.
-	code, out, errs = run(t, "bake", "--config", cfgFile, "--id", "e2", "--wait")
+	code, out, errs = run(t, "bake", "--config-file", cfgFile, "--id", "e2", "--wait")
 	if code != 1 || !strings.Contains(errs, "already released with different content") || !strings.Contains(errs, "DestinationConflict, not retryable") {
 		t.Errorf("conflicting release: exit %d\n%s%s", code, out, errs)
 	}
 
 	release := filepath.Join(dir, "out", "release")
-	mustRun(t, "dataset", "download", "s3://releases/ds/unit/v1", "--output", release, "--config", cfgFile)
+	mustRun(t, "dataset", "download", "s3://releases/ds/unit/v1", "--output", release, "--config-file", cfgFile)
 	ds, err := dataset.ReadDir(release, false)
 	if err != nil {
 		t.Fatalf("the downloaded release is not a valid dataset: %v", err)
@@ -111,11 +111,11 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 	if len(ds.Splits) != 2 || ds.Splits[0].Name != "public" || len(ds.Splits[0].Rows) != 3 || ds.Splits[1].Name != "holdout" || len(ds.Splits[1].Rows) != 2 {
 		t.Errorf("downloaded dataset has the wrong splits: %+v", ds.Splits)
 	}
-	if code, _, errs := run(t, "dataset", "download", "s3://releases/ds/unit/v1", "--output", release, "--config", cfgFile); code != 1 || !strings.Contains(errs, release) {
+	if code, _, errs := run(t, "dataset", "download", "s3://releases/ds/unit/v1", "--output", release, "--config-file", cfgFile); code != 1 || !strings.Contains(errs, release) {
 		t.Errorf("download over an existing directory: exit %d\n%s", code, errs)
 	}
 	bakeCopy := filepath.Join(dir, "out", "bake")
-	mustRun(t, "dataset", "download", "bake:e1", "--output", bakeCopy, "--config", cfgFile)
+	mustRun(t, "dataset", "download", "bake:e1", "--output", bakeCopy, "--config-file", cfgFile)
 	for _, f := range []string{"metadata.json", "data/public-00000-of-00001.parquet", "data/holdout-00000-of-00001.parquet"} {
 		if !bytes.Equal(readBytes(t, filepath.Join(release, f)), readBytes(t, filepath.Join(bakeCopy, f))) {
 			t.Errorf("%s differs between the release and the bake's dataset", f)

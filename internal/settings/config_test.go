@@ -123,6 +123,7 @@ func TestBadConfigs(t *testing.T) {
 		{"zero width", "width: 8|width: 0", "bake.width is missing or 0"},
 		{"huge depth", "depth: 2|depth: 100000", "bake.depth = 100000: must be in [1, 1024]"},
 		{"fractional samples", "n-samples: 1000|n-samples: 2.5", `"2.5" is not a whole number`},
+		{"zero samples spelled as text", "n-samples: 1000|n-samples: '0e3'", "bake.n-samples is missing or 0"},
 		{"negative samples", "n-samples: 1000|n-samples: -5", "bake.n-samples = -5: must be in [1, 1125899906842624]"},
 		{"unknown sampler", "n-samples: 1000|n-samples: 1000\n  sampler: gauss", `bake.sampler "gauss" is unknown: use philox`},
 		{"numpy with chunk size", "n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  chunk-size: 64", "bake.chunk-size = 64: the numpy sampler always uses whestbench's chunk rule"},

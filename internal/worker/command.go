@@ -1,12 +1,12 @@
 package worker
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/spf13/cobra"
 
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -16,9 +16,9 @@ var flagKeys = map[string]string{"role": "worker.role", "device": "worker.device
 // NewCommand is the whestbake-worker command line; it runs until SIGINT/SIGTERM
 // (the caller's context).
 func NewCommand(stderr io.Writer) *cobra.Command {
-	var file, logFormat string
+	var logFormat string
 	cmd := &cobra.Command{
-		Use:   "whestbake-worker --role control|gpu|all [--device auto|cpu|cuda] [--config FILE]",
+		Use:   "whestbake-worker --role control|gpu|all [--device auto|cpu|cuda] [--config-file FILE]",
 		Short: "Run the Temporal workers of whestbake bakes",
 		Long: `Runs the Temporal workers of whestbake bakes until SIGINT or SIGTERM.
 
@@ -26,9 +26,10 @@ func NewCommand(stderr io.Writer) *cobra.Command {
   --role gpu      BakeSlice only, one at a time; one process per GPU (CUDA_VISIBLE_DEVICES)
   --role all      both in one process, for development and the demo
 
-Settings come from --config FILE, WHESTBAKE_* environment variables and these
-flags (see configs/example.yaml); S3 credentials from the file or
-WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY only.`,
+Settings come from --config-file FILE (or WHESTBAKE_CONFIG_FILE), the other
+WHESTBAKE_* environment variables and these flags (see configs/example.yaml);
+S3 credentials from the file or WHESTBAKE_S3_ACCESS_KEY /
+WHESTBAKE_S3_SECRET_KEY only.`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -37,7 +38,7 @@ WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY only.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := settings.Load(file, settings.FlagOverrides(cmd.Flags(), flagKeys))
+			cfg, err := settings.Load(cmdline.ConfigFile(cmd.Flags()), settings.FlagOverrides(cmd.Flags(), flagKeys))
 			if err != nil {
 				return err
 			}
@@ -45,11 +46,12 @@ WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY only.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&file, "config", "", "YAML config file (keys in configs/example.yaml)")
+	fl.String(cmdline.FileFlag, "", "YAML config file (keys in configs/example.yaml); also "+cmdline.FileEnv)
 	fl.String("role", "", "control, gpu or all (worker.role)")
 	fl.String("device", "auto", "slice engine device: auto, cpu or cuda; explicit choices never fall back (worker.device)")
 	fl.Int("threads", 0, "CPU threads per MLP (worker.threads; default all cores)")
 	fl.StringVar(&logFormat, "log-format", "text", "text or json")
+	cmdline.Strict(cmd)
 	return cmd
 }
 
@@ -60,5 +62,5 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, nil)), nil
 	}
-	return nil, fmt.Errorf("--log-format %q unknown: use text or json", format)
+	return nil, cmdline.Usagef("--log-format %q unknown: use text or json", format)
 }

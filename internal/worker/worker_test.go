@@ -12,6 +12,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -51,19 +52,30 @@ func TestCommandRejectsBadFlags(t *testing.T) {
 	t.Setenv("WHESTBAKE_S3_SECRET_KEY", secret)
 	for _, c := range []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"--role", "gpu", "--device", "tpu"}, `worker.device "tpu" is unknown`},
-		{[]string{"--role", "boss"}, `worker.role "boss" is unknown: use control, gpu or all`},
-		{[]string{"--role", "gpu", "--threads", "-2"}, "worker.threads = -2"},
-		{[]string{"--role", "gpu", "--log-format", "xml"}, `--log-format "xml" unknown`},
+		{[]string{"--role", "gpu", "--device", "tpu"}, 1, `worker.device "tpu" is unknown`},
+		{[]string{"--role", "boss"}, 1, `worker.role "boss" is unknown: use control, gpu or all`},
+		{[]string{"--role", "gpu", "--threads", "-2"}, 1, "worker.threads = -2"},
+		{[]string{"--role", "gpu", "--log-format", "xml"}, 2, `--log-format "xml" unknown`},
+		{[]string{"--role", "gpu", "--config", "w.yaml"}, 2, "whestbake-worker takes its config file as --config-file FILE"},
+		{[]string{"--role", "gpu", "--config-file", "/nonexistent/w.yaml"}, 1, "/nonexistent/w.yaml"},
+		{[]string{"--role", "gpu", "--threads", "many"}, 2, `invalid argument "many" for "--threads"`},
+		{[]string{"gpu"}, 2, `unknown command "gpu"`},
 	} {
 		cmd := NewCommand(&bytes.Buffer{})
 		cmd.SetArgs(c.args)
 		err := cmd.ExecuteContext(context.Background())
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || cmdline.ExitCode(err) != c.code {
+			t.Errorf("%v: %v (exit %d), want %q (exit %d)", c.args, err, cmdline.ExitCode(err), c.want, c.code)
 		}
+	}
+	t.Setenv("WHESTBAKE_CONFIG_FILE", "/nonexistent/env.yaml")
+	cmd := NewCommand(&bytes.Buffer{})
+	cmd.SetArgs([]string{"--role", "gpu"})
+	if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "/nonexistent/env.yaml") {
+		t.Errorf("WHESTBAKE_CONFIG_FILE not read: %v", err)
 	}
 }
 
