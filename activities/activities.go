@@ -28,6 +28,10 @@ type Activities struct {
 	StallTimeout time.Duration
 	// TempDir holds local scratch copies of datasets ("" = os.TempDir()).
 	TempDir string
+	// MaxMemory is what this worker may use (0: no limit): a slice whose
+	// shape needs more fails at once and for good, instead of every worker
+	// that takes it dying of an out-of-memory crash.
+	MaxMemory int64
 }
 
 // Defaults chosen so a crashed host loses at most ~10 s of GPU work per MLP,
@@ -60,4 +64,13 @@ func activityHeartbeat(ctx context.Context, details any) {
 	if activity.IsActivity(ctx) {
 		activity.RecordHeartbeat(ctx, details)
 	}
+}
+
+// recordedOrNow is the time a bake's datasets record: its recorded start, or
+// now for slices of histories from before bakes had a record.
+func recordedOrNow(recorded time.Time) time.Time {
+	if recorded.IsZero() {
+		return time.Now()
+	}
+	return recorded
 }

@@ -32,6 +32,29 @@ type mlpResult struct {
 	Device         string   `json:"device"`
 	LayerMeansBits []uint32 `json:"layer_means_bits"`
 	AvgVarBits     uint64   `json:"avg_variance_bits"`
+	// Fingerprint is the bake Record's fingerprint of the split it was
+	// computed for: it is reused only by a slice of the same fingerprint.
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// storedCheckpoint is an engine checkpoint with the fingerprint of the spec
+// it belongs to.
+type storedCheckpoint struct {
+	Fingerprint string `json:"fingerprint,omitempty"`
+	gpuengine.Checkpoint
+}
+
+// sameSpec reports whether a stored object of fingerprint fp may serve a
+// slice of in. Slices from histories before records existed carry no
+// fingerprint and keep the older algorithm check alone.
+func sameSpec(in bakeapi.BakeSliceInput, fp string) bool {
+	return in.Fingerprint == "" || fp == in.Fingerprint
+}
+
+// mismatch is the refusal of an object computed for another spec of this bake ID.
+func mismatch(what, key string, mlp int) error {
+	return fatal(bakeapi.ErrFingerprintMismatch, "%s %s was computed for another spec than this bake's (a different config under the same bake ID): it is never reused; "+
+		"start the bake under a new --id, or delete %s to recompute MLP %d", what, key, key, mlp)
 }
 
 // BakeSlice computes a slice's MLPs and commits its partial dataset. Finished
@@ -53,6 +76,9 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 		return out, err
 	}
 	spec := plan.Spec
+	if err := bake.CheckMemory(spec, max(1, a.Threads), a.MaxMemory); err != nil {
+		return out, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", in.Slice, in.Split, err)
+	}
 	ids := bake.Identities(plan.Seeds.Seeds)
 	desc := a.Engine.Describe()
 
@@ -89,15 +115,21 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	rows := make([]dataset.Row, len(results))
-	for k, r := range results {
-		if rows[k], err = resultRow(spec, ids[r.MLP], r); err != nil {
-			return out, err
-		}
-	}
 	local := filepath.Join(dir, "partial")
-	md := bake.Metadata(plan, desc, time.Now())
-	if err := dataset.WriteDir(local, md, spec, rows); err != nil {
+	md := bake.Metadata(plan, desc, recordedOrNow(in.CreatedAt))
+	err = dataset.WriteDirStream(local, md, spec, func(write func(dataset.Row) error) error {
+		for _, r := range results {
+			row, err := resultRow(spec, ids[r.MLP], r)
+			if err != nil {
+				return err
+			}
+			if err := write(row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return out, err
 	}
 	_, sum, err := commitDir(ctx, a.Store, local, prefix)
@@ -144,6 +176,9 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		if r.Algorithm != spec.Algorithm() {
 			return r, "", fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
 		}
+		if !sameSpec(in, r.Fingerprint) {
+			return r, "", mismatch("result", resKey, m.Index)
+		}
 		return r, "reused", nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return mlpResult{}, "", storeErr(err)
@@ -152,14 +187,17 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	var resume *gpuengine.Checkpoint
 	ckKey := b.MLPCheckpoint(in.Split, m.Index)
 	if data, err := a.Store.Get(ctx, ckKey); err == nil {
-		var cp gpuengine.Checkpoint
+		var cp storedCheckpoint
 		if err := json.Unmarshal(data, &cp); err != nil {
 			return mlpResult{}, "", fatal(bakeapi.ErrCorruptPartial, "checkpoint %s is not valid JSON: delete it to restart MLP %d", ckKey, m.Index)
 		}
 		if cp.Algorithm != spec.Algorithm() {
 			return mlpResult{}, "", fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
 		}
-		resume, how = &cp, "resumed"
+		if !sameSpec(in, cp.Fingerprint) {
+			return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
+		}
+		resume, how = &cp.Checkpoint, "resumed"
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return mlpResult{}, "", storeErr(err)
 	}
@@ -188,7 +226,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 			pending = nil // the result object follows at once
 			return
 		}
-		pending, _ = json.Marshal(cp)
+		pending, _ = json.Marshal(storedCheckpoint{Fingerprint: in.Fingerprint, Checkpoint: cp})
 		if time.Since(lastSave) >= a.checkpointEvery() {
 			if err := save(); err != nil {
 				activity.GetLogger(ctx).Warn("checkpoint save failed", "mlp", m.Index, "error", err)
@@ -196,13 +234,16 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		}
 	})
 	if err != nil {
+		if errors.Is(err, gpuengine.ErrBadCheckpoint) {
+			return mlpResult{}, "", fatal(bakeapi.ErrCorruptPartial, "checkpoint %s: %v", ckKey, err)
+		}
 		if serr := save(); serr != nil {
 			activity.GetLogger(ctx).Warn("checkpoint save on stop failed", "mlp", m.Index, "error", serr)
 		}
 		return mlpResult{}, "", err
 	}
 	r := mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
-		AvgVarBits: math.Float64bits(res.AvgVariance)}
+		AvgVarBits: math.Float64bits(res.AvgVariance), Fingerprint: in.Fingerprint}
 	for _, v := range res.LayerMeans {
 		r.LayerMeansBits = append(r.LayerMeansBits, math.Float32bits(v))
 	}

@@ -76,12 +76,10 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 	}
 	spec := shape
 	plan := bake.Plan{NMLPs: n, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: start, End: end}, Spec: spec, Split: split, Config: "default"}
-	rows, err := bake.Rows(context.Background(), gpuengine.CPU{}, spec, bake.Identities(list), plan.Range, 1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := filepath.Join(t.TempDir(), "local")
-	if err := dataset.WriteDir(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), spec, rows); err != nil {
+	if err := dataset.WriteDirStream(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), spec, func(write func(dataset.Row) error) error {
+		return bake.Stream(context.Background(), gpuengine.CPU{}, spec, bake.Identities(list), plan.Range, 1, nil, write)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "data", "*.parquet"))
@@ -227,11 +225,15 @@ func testBakeSliceRefusesCorruptState(t *testing.T, f *fixture) {
 	five := uint64(5)
 	list, _ := seeds.GenerateInputSeeds(3, &five)
 	otherAlgo := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0}`, list[1], bakeapi.NumpyAlgorithm)
+	anotherSpec := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0,"fingerprint":"another spec"}`, list[1], bakeapi.PhiloxAlgorithm)
 	cases := []struct {
 		name, kind string
 		key        func(keys.Bake) string
 		data       string
 	}{
+		{"result of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, resultKey, anotherSpec},
+		{"checkpoint of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, checkpointKey, `{"fingerprint":"another spec","algorithm":"` + bakeapi.PhiloxAlgorithm + `","samples_done":64}`},
+		{"checkpoint beyond n-samples", bakeapi.ErrCorruptPartial, checkpointKey, `{"fingerprint":"this spec","algorithm":"` + bakeapi.PhiloxAlgorithm + `","samples_done":99999999}`},
 		{"garbage result", bakeapi.ErrCorruptPartial, resultKey, "\x00\x01 not json"},
 		{"result of another MLP", bakeapi.ErrCorruptPartial, resultKey, fmt.Sprintf(`{"mlp":2,"seed":%d}`, list[2])},
 		{"result of another algorithm", bakeapi.ErrFingerprintMismatch, resultKey, otherAlgo},
@@ -246,7 +248,9 @@ func testBakeSliceRefusesCorruptState(t *testing.T, f *fixture) {
 			if err := f.st.Put(context.Background(), c.key(keys.Bake(bakeID)), []byte(c.data)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput(bakeID, sd, 0, 0, 3))
+			in := sliceInput(bakeID, sd, 0, 0, 3)
+			in.Fingerprint = "this spec"
+			_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
 			app := wantAppError(t, err, c.kind)
 			if !strings.Contains(app.Error(), "mlp-000001") {
 				t.Errorf("error %q does not name the object", app.Error())
@@ -327,5 +331,23 @@ func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 	}
 	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, 3, 13, 0, 3); got != want {
 		t.Errorf("parquet sha256 %s after the stop, local bake %s", got, want)
+	}
+}
+
+// testBakeSliceRefusesAShapeTooBigForTheWorker: a slice whose rows cannot fit
+// in the worker's memory fails at once and for good, before any engine runs,
+// instead of crashing every worker that takes it.
+func testBakeSliceRefusesAShapeTooBigForTheWorker(t *testing.T, f *fixture) {
+	eng := &countingEngine{}
+	a := f.acts(eng)
+	a.MaxMemory = 1 << 20
+	sd := seedSplit(t, a, "too-big", 3, 5)
+	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput("too-big", sd, 0, 0, 3))
+	app := wantAppError(t, err, bakeapi.ErrInvalidConfig)
+	if !strings.Contains(app.Error(), "above the 1.0 MB this process may use") {
+		t.Errorf("error %q does not give the limit", app.Error())
+	}
+	if n, _ := eng.count(); n != 0 {
+		t.Errorf("the engine ran %d times", n)
 	}
 }

@@ -39,7 +39,7 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		if _, err := dataset.ReadDir(merged, false); err != nil {
 			return out, datasetErr(err)
 		}
-	} else if err := dataset.Merge(parts, merged); err != nil {
+	} else if err := dataset.Merge(parts, merged, recordedOrNow(in.CreatedAt)); err != nil {
 		return out, datasetErr(err)
 	}
 	// Step 4. Commit.

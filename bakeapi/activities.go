@@ -1,5 +1,7 @@
 package bakeapi
 
+import "time"
+
 // GenerateSeedsInput names a split's seeds: either a file the starter uploaded
 // (UploadedKey) or a generated list (Seed, or OS entropy when nil).
 type GenerateSeedsInput struct {
@@ -21,7 +23,9 @@ type BakeSliceInput struct {
 	Slice, Start, End     int
 	NMLPs                 int
 	SeedsKey, SeedsSHA256 string
-	Spec                  Spec `json:"Shape"` // recorded histories call it Shape
+	Spec                  Spec      `json:"Shape"`      // recorded histories call it Shape
+	Fingerprint           string    `json:",omitempty"` // SplitSpec.Fingerprint
+	CreatedAt             time.Time // BakeInput.CreatedAt
 }
 
 // BakeSliceOutput says where the slice's partial dataset is and what it cost.
@@ -46,6 +50,7 @@ type SliceProgress struct {
 type MergeSplitInput struct {
 	BakeID, Split string
 	Slices        []string
+	CreatedAt     time.Time // BakeInput.CreatedAt: the merge time recorded
 }
 
 // MergeSplitOutput is the merged split directory.
@@ -58,7 +63,8 @@ type MergeSplitOutput struct {
 type CombineSplitsInput struct {
 	BakeID       string
 	Splits       []string
-	DefaultSplit string `json:",omitempty"`
+	DefaultSplit string    `json:",omitempty"`
+	CreatedAt    time.Time // BakeInput.CreatedAt
 }
 
 // CombineSplitsOutput is the bake's final dataset directory.

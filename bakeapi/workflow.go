@@ -53,6 +53,9 @@ type SplitSpec struct {
 	NMLPs        int
 	Seed         *uint64 `json:",omitempty"` // generate seeds deterministically from this root
 	SeedsKey     string  `json:",omitempty"` // or use the seeds file the starter uploaded here
+	// Fingerprint is the bake Record's fingerprint of this split; "" in
+	// histories from before records existed.
+	Fingerprint string `json:",omitempty"`
 }
 
 // ReleaseSpec is where Push publishes; an empty Bucket skips the push.
@@ -71,6 +74,9 @@ type BakeInput struct {
 	GPUQueue     string // task queue of the GPU workers
 	Release      ReleaseSpec
 	Policy       Policy
+	// CreatedAt is the bake Record's start time, which dates every dataset
+	// of the bake; zero in histories from before records existed.
+	CreatedAt time.Time
 }
 
 // BakeOutput is where the result is.
@@ -89,6 +95,7 @@ type SplitInput struct {
 	MaxInFlight int
 	GPUQueue    string
 	Policy      Policy
+	CreatedAt   time.Time // BakeInput.CreatedAt
 }
 
 // SplitOutput is the merged split.

@@ -51,6 +51,20 @@ func WriteDir(dir string, md Metadata, spec bakeapi.Spec, rows []Row) error {
 	})
 }
 
+// WriteDirStream is WriteDir with the rows produced one at a time: produce
+// calls write once per row, in order, and the writer holds one row at a
+// time, so memory stays bounded by a row however many rows the split has.
+func WriteDirStream(dir string, md Metadata, spec bakeapi.Spec, produce func(write func(Row) error) error) error {
+	return writeSingleSplit(dir, md, spec, func(pw *ParquetWriter) (int, error) {
+		n := 0
+		err := produce(func(r Row) error {
+			n++
+			return pw.Write(r)
+		})
+		return n, err
+	})
+}
+
 // writeSingleSplit is WriteDir with the rows supplied by fill, which writes
 // them to pw and returns how many it wrote; Merge streams partials through it.
 func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, fill func(pw *ParquetWriter) (int, error)) error {

@@ -10,7 +10,6 @@ import (
 )
 
 // now is the merge clock, replaceable in tests.
-var now = time.Now
 
 // partial is one validated input of Merge.
 type partial struct {
@@ -37,13 +36,15 @@ var (
 // [0, total_n_mlps) exactly once. Rows are copied bit-for-bit in mlp_range
 // order through the same writer a direct bake uses, so the merged parquet
 // file is byte-identical to a single-host bake of the same rows. Rows are
-// streamed one at a time; the output appears only when complete.
+// streamed one at a time; the output appears only when complete. mergedAt
+// is recorded as merged_at_utc: the caller decides it, so a bake can make it
+// a pure function of its own recorded start.
 //
 // Errors: *MergeIncompatibleError (wrong input kind, differing parameters),
 // *MergeOverlapError, *MergeIncompleteError (gaps), *MergeCorruptError (rows
 // that contradict mlp_range), *InvalidDatasetError (unreadable input),
 // *OutputExistsError.
-func Merge(inputs []string, out string) error {
+func Merge(inputs []string, out string, mergedAt time.Time) error {
 	if len(inputs) == 0 {
 		return incompatiblef("merge requires at least one input directory; pass the partial dataset directories to merge")
 	}
@@ -78,7 +79,7 @@ func Merge(inputs []string, out string) error {
 	if expected != total {
 		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", expected, total)}
 	}
-	md := mergedMetadata(partials, total)
+	md := mergedMetadata(partials, total, mergedAt)
 	spec := bakeapi.Spec{Width: partials[0].width, Depth: partials[0].depth}
 	return writeSingleSplit(out, md, spec, func(pw *ParquetWriter) (int, error) {
 		n := 0
@@ -162,7 +163,7 @@ func checkCompatible(first, p *partial) error {
 // range order) without the per-partial keys, n_mlps set to the total in
 // place, then created_at_utc (the earliest), merged_at_utc,
 // hardware_fingerprints and partials_count.
-func mergedMetadata(partials []*partial, total int64) Metadata {
+func mergedMetadata(partials []*partial, total int64, mergedAt time.Time) Metadata {
 	md := partials[0].md.Clone()
 	for _, k := range []string{"is_partial", "mlp_range", "total_n_mlps", "hardware", "created_at_utc"} {
 		md.Delete(k)
@@ -175,7 +176,7 @@ func mergedMetadata(partials []*partial, total int64) Metadata {
 		}
 	}
 	return md.Set("created_at_utc", created).
-		Set("merged_at_utc", isoUTC(now())).
+		Set("merged_at_utc", isoUTC(mergedAt)).
 		Set("hardware_fingerprints", hardwareFingerprints(partials)).
 		Set("partials_count", len(partials))
 }

@@ -11,12 +11,8 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
-func fixedClock(t *testing.T) {
-	t.Helper()
-	old := now
-	now = func() time.Time { return time.Date(2026, 11, 23, 1, 2, 3, 0, time.UTC) }
-	t.Cleanup(func() { now = old })
-}
+// mergedAt is the merge time the tests record.
+var mergedAt = time.Date(2026, 11, 23, 1, 2, 3, 0, time.UTC)
 
 // bakePartials writes the partials of a total-MLP bake cut at the given
 // boundaries, e.g. cuts {0, 3, 7, 10}.
@@ -36,7 +32,6 @@ func bakePartials(t *testing.T, parent string, shape bakeapi.Spec, split string,
 }
 
 func TestMergeEqualsDirectBake(t *testing.T) {
-	fixedClock(t)
 	parent := t.TempDir()
 	shape := bakeapi.Spec{Width: 8, Depth: 2}
 	parts := bakePartials(t, parent, shape, "my-custom-split", []int{0, 3, 7, 10}, func(i int, info *BakeInfo) {
@@ -46,7 +41,7 @@ func TestMergeEqualsDirectBake(t *testing.T) {
 	})
 	out := filepath.Join(parent, "merged")
 	// Input order does not matter: partials are sorted by range.
-	if err := Merge([]string{parts[2], parts[0], parts[1]}, out); err != nil {
+	if err := Merge([]string{parts[2], parts[0], parts[1]}, out, mergedAt); err != nil {
 		t.Fatal(err)
 	}
 	direct := writeTestDir(t, parent, "direct", func() BakeInfo {
@@ -120,7 +115,7 @@ func TestMergeFingerprintsSplitByDevice(t *testing.T) {
 		info.Engine = "cuda"
 	})
 	out := filepath.Join(parent, "merged")
-	if err := Merge(parts, out); err != nil {
+	if err := Merge(parts, out, mergedAt); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := ReadMetadata(out)
@@ -144,7 +139,7 @@ func TestMergeSinglePartialCoveringAll(t *testing.T) {
 	a := writeTestDir(t, parent, "a", info)
 	info.Range = [2]int{0, 1}
 	b := writeTestDir(t, parent, "b", info)
-	if err := Merge([]string{a, b}, filepath.Join(parent, "out")); err != nil {
+	if err := Merge([]string{a, b}, filepath.Join(parent, "out"), mergedAt); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -239,7 +234,7 @@ func TestMergeRefusals(t *testing.T) {
 			parent := t.TempDir()
 			inputs := c.setup(t, parent)
 			out := filepath.Join(t.TempDir(), "out")
-			err := Merge(inputs, out)
+			err := Merge(inputs, out, mergedAt)
 			c.check(t, err)
 			if _, statErr := os.Stat(out); statErr == nil {
 				t.Error("failed merge left its output")
@@ -253,7 +248,7 @@ func TestMergeRefusals(t *testing.T) {
 
 func TestMergeRefusesExistingOutputBeforeReading(t *testing.T) {
 	out := t.TempDir()
-	err := Merge([]string{"/nonexistent/partial"}, out)
+	err := Merge([]string{"/nonexistent/partial"}, out, mergedAt)
 	wantErr[*OutputExistsError](t, err, out)
 }
 

@@ -1,6 +1,10 @@
 package dataset
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/whestbake/whestbake/bakeapi"
+)
 
 func checkShape(width, depth int) error {
 	if width <= 0 || depth <= 0 {
@@ -40,4 +44,12 @@ func (r *Row) check(w, d int) error {
 		}
 	}
 	return nil
+}
+
+// RowBytes is the in-memory size of one Row of spec's shape (its float
+// arrays; the names and the breakdown text are small). The parquet writer
+// holds about one more row of encoded pages.
+func RowBytes(spec bakeapi.Spec) int64 {
+	w, d := int64(spec.Width), int64(spec.Depth)
+	return 4 * (d*w*w + d*w + w)
 }

@@ -76,8 +76,10 @@ func TestSecretNeverLeaks(t *testing.T) {
 		}
 	}
 	histories := s.exportHistories(filepath.Join(s.dir, "histories"))
-	if len(histories) < 8 {
-		t.Errorf("exported %d histories, want every bake and split workflow (at least 8)", len(histories))
+	// leak-ok's bake and two splits, leak-cancel's bake and split; the
+	// conflicting bake is refused by the starter before it starts anything.
+	if len(histories) < 5 {
+		t.Errorf("exported %d histories, want every bake and split workflow (at least 5)", len(histories))
 	}
 	for _, f := range histories {
 		data, err := os.ReadFile(f)

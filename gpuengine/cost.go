@@ -3,6 +3,8 @@ package gpuengine
 import (
 	"math"
 	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // Rates are what the CPU/GPU choice of device "auto" compares.
@@ -41,4 +43,20 @@ func (r Rates) Crossover(w, d, threads int) float64 {
 // PreferGPU reports whether device "auto" should run a bake of nMLPs × nSamples on the GPU.
 func (r Rates) PreferGPU(w, d int, nMLPs, nSamples int64, threads int) bool {
 	return float64(nMLPs)*float64(nSamples) > r.Crossover(w, d, threads)
+}
+
+// HostBytes bounds the host memory the CPU engines allocate for one MLP of
+// spec on threads threads, beyond the job's weights: the numpy sampler's
+// chunk buffers, or each philox worker's block buffers and exact sums (an
+// exact accumulator is a few machine words per neuron). The CUDA engine's
+// host side is smaller than either.
+func HostBytes(spec bakeapi.Spec, threads int) int64 {
+	w, d := int64(spec.Width), int64(spec.Depth)
+	if spec.Sampler == bakeapi.SamplerNumpy {
+		return 2*int64(NumpyChunk(spec.Width))*w*4 + (d*w+w)*8
+	}
+	const exactAccBytes = 64
+	rows := int64(philoxBlockTiles * PhiloxTile)
+	perWorker := 2*rows*w*4 + w*8 + (d*w+w)*exactAccBytes
+	return int64(max(1, threads))*perWorker + (d*w+w)*exactAccBytes
 }

@@ -31,10 +31,10 @@ func (CPU) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Chec
 	}
 	if resume != nil {
 		if resume.Algorithm != spec.Algorithm() {
-			return Result{}, fmt.Errorf("checkpoint is for algorithm %q, this bake uses %q: delete the checkpoint to start over", resume.Algorithm, spec.Algorithm())
+			return Result{}, fmt.Errorf("%w: it is for algorithm %q, this bake uses %q", ErrBadCheckpoint, resume.Algorithm, spec.Algorithm())
 		}
 		if resume.SamplesDone < 0 || resume.SamplesDone > spec.NSamples {
-			return Result{}, fmt.Errorf("checkpoint position %d outside [0, %d]", resume.SamplesDone, spec.NSamples)
+			return Result{}, fmt.Errorf("%w: its position %d is outside [0, %d]", ErrBadCheckpoint, resume.SamplesDone, spec.NSamples)
 		}
 	}
 	if spec.Sampler == bakeapi.SamplerNumpy {

@@ -29,7 +29,7 @@ func bakeNumpy(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoi
 	var done int64
 	if resume != nil {
 		if resume.PCG64 == nil || len(resume.LayerSums) != d*w || len(resume.SumSquares) != w {
-			return Result{}, errBadCheckpoint
+			return Result{}, ErrBadCheckpoint
 		}
 		gen.SetState(*resume.PCG64)
 		copy(layerSums, resume.LayerSums)

@@ -19,7 +19,9 @@ const DefaultPhiloxChunk = 1 << 16
 // once: 256 rows keep both activation buffers of a W=256 net in L2.
 const philoxBlockTiles = 8
 
-var errBadCheckpoint = errors.New("checkpoint does not match this bake's shape: delete it to start the MLP over")
+// ErrBadCheckpoint is a checkpoint that cannot belong to this bake: resuming
+// from it could only give wrong numbers, so no retry may use it.
+var ErrBadCheckpoint = errors.New("checkpoint does not match this bake's shape: delete it to start the MLP over")
 
 // PhiloxKey is the Philox key of an MLP: the first two words of its sample
 // SeedSequence's state.
@@ -48,12 +50,12 @@ func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpo
 	var done int64
 	if resume != nil {
 		if len(resume.LayerExact) != d*w || len(resume.SquareExact) != w || (resume.SamplesDone%PhiloxTile != 0 && resume.SamplesDone != spec.NSamples) {
-			return Result{}, errBadCheckpoint
+			return Result{}, ErrBadCheckpoint
 		}
 		for i, s := range append(append([]string{}, resume.LayerExact...), resume.SquareExact...) {
 			a, err := exact.Parse(s)
 			if err != nil {
-				return Result{}, fmt.Errorf("%w (%v)", errBadCheckpoint, err)
+				return Result{}, fmt.Errorf("%w (%v)", ErrBadCheckpoint, err)
 			}
 			total[i] = a
 		}

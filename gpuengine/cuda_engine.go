@@ -166,17 +166,17 @@ func philoxResume(spec bakeapi.Spec, resume *Checkpoint) (philoxSums, int64, err
 	}
 	switch {
 	case resume.Algorithm != spec.Algorithm():
-		return nil, 0, fmt.Errorf("checkpoint is for algorithm %q, this bake uses %q: delete the checkpoint to start over", resume.Algorithm, spec.Algorithm())
+		return nil, 0, fmt.Errorf("%w: it is for algorithm %q, this bake uses %q", ErrBadCheckpoint, resume.Algorithm, spec.Algorithm())
 	case resume.SamplesDone < 0 || resume.SamplesDone > spec.NSamples:
-		return nil, 0, fmt.Errorf("checkpoint position %d outside [0, %d]", resume.SamplesDone, spec.NSamples)
+		return nil, 0, fmt.Errorf("%w: its position %d is outside [0, %d]", ErrBadCheckpoint, resume.SamplesDone, spec.NSamples)
 	case len(resume.LayerExact) != d*w || len(resume.SquareExact) != w ||
 		(resume.SamplesDone%PhiloxTile != 0 && resume.SamplesDone != spec.NSamples):
-		return nil, 0, errBadCheckpoint
+		return nil, 0, ErrBadCheckpoint
 	}
 	for i, s := range append(append([]string{}, resume.LayerExact...), resume.SquareExact...) {
 		a, err := exact.Parse(s)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w (%v)", errBadCheckpoint, err)
+			return nil, 0, fmt.Errorf("%w (%v)", ErrBadCheckpoint, err)
 		}
 		total[i] = a
 	}

@@ -169,7 +169,7 @@ func TestCUDARefusesNumpyAndBadCheckpoints(t *testing.T) {
 	}
 	spec := bakeapi.Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerPhilox}
 	bad := &Checkpoint{Algorithm: bakeapi.PhiloxAlgorithm, SamplesDone: 33, LayerExact: make([]string, 16), SquareExact: make([]string, 8)}
-	if _, err := e.BakeMLP(context.Background(), spec, j, bad, nil); !errors.Is(err, errBadCheckpoint) {
+	if _, err := e.BakeMLP(context.Background(), spec, j, bad, nil); !errors.Is(err, ErrBadCheckpoint) {
 		t.Errorf("misaligned checkpoint: err = %v", err)
 	}
 	if d := e.Describe(); d.Device != DeviceCUDA || d.DeviceName == "" {

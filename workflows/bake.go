@@ -67,7 +67,7 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 		})
 		childFuts[i] = workflow.ExecuteChildWorkflow(cctx, bakeapi.SplitWorkflowName, bakeapi.SplitInput{
 			BakeID: in.BakeID, Split: s, Seeds: seedsOut[i], Spec: in.Spec,
-			SliceSize: in.SliceSize, MaxInFlight: in.MaxInFlight, GPUQueue: in.GPUQueue, Policy: in.Policy})
+			SliceSize: in.SliceSize, MaxInFlight: in.MaxInFlight, GPUQueue: in.GPUQueue, Policy: in.Policy, CreatedAt: in.CreatedAt})
 	}
 	merged := make([]string, len(in.Splits))
 	for i, f := range childFuts {

@@ -38,21 +38,19 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 			if err := plan.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := bake.Rows(ctx, eng, spec, ids, plan.Range, 2, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
 			part := filepath.Join(dir, s.Name+"-part", string(rune('a'+k)))
 			if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := dataset.WriteDir(part, bake.Metadata(plan, eng.Describe(), time.Now()), spec, rows); err != nil {
+			if err := dataset.WriteDirStream(part, bake.Metadata(plan, eng.Describe(), time.Now()), spec, func(write func(dataset.Row) error) error {
+				return bake.Stream(ctx, eng, spec, ids, plan.Range, 2, nil, write)
+			}); err != nil {
 				t.Fatal(err)
 			}
 			parts = append(parts, part)
 		}
 		merged := filepath.Join(dir, s.Name)
-		if err := dataset.Merge(parts, merged); err != nil {
+		if err := dataset.Merge(parts, merged, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		splits = append(splits, merged)

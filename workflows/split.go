@@ -40,7 +40,8 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
 		f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
 			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
-			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec})
+			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec,
+			Fingerprint: in.Split.Fingerprint, CreatedAt: in.CreatedAt})
 		running++
 		sel.AddFuture(f, func(f workflow.Future) {
 			running--
@@ -78,7 +79,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	var m bakeapi.MergeSplitOutput
 	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
-		BakeID: in.BakeID, Split: in.Split.Name, Slices: prefixes}).Get(ctx, &m); err != nil {
+		BakeID: in.BakeID, Split: in.Split.Name, Slices: prefixes, CreatedAt: in.CreatedAt}).Get(ctx, &m); err != nil {
 		return out, failed(err, "merge of split %s", in.Split.Name)
 	}
 	prog.Stage = bakeapi.StageDone

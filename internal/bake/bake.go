@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
@@ -100,63 +99,52 @@ func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads i
 // every thread busy on its own.
 const parallelMLPSamples = 1 << 15
 
-// Rows bakes MLPs [r.Start, r.End) of ids with up to threads CPU threads in all.
-// Big MLPs run one after another with every thread inside (no idle tail when the
-// count is not a multiple of the threads); small ones run side by side, where
-// per-step overheads would dominate.
-// onSamples receives the number of newly finished samples as they complete.
-func Rows(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []MLP, r bakeapi.Range, threads int, onSamples func(int64)) ([]dataset.Row, error) {
+// Stream bakes MLPs [r.Start, r.End) of ids with up to threads CPU threads in
+// all and hands each row to emit, in index order, so a caller can write rows
+// as they come and hold at most a batch of them (memory bounded by a few
+// rows, not by the dataset). Big MLPs run one after another with every thread
+// inside (no idle tail when the count is not a multiple of the threads);
+// small ones run side by side in batches, where per-step overheads would
+// dominate. onSamples receives the number of newly finished samples.
+func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []MLP, r bakeapi.Range, threads int, onSamples func(int64), emit func(dataset.Row) error) error {
 	threads = max(1, threads)
 	par := min(threads, r.Len())
 	if spec.NSamples >= int64(threads)*parallelMLPSamples {
 		par = 1
 	}
 	inner := max(1, threads/par)
-	rows := make([]dataset.Row, r.Len())
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	next.Store(int64(r.Start))
-	for p := 0; p < par; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= r.End || ctx.Err() != nil {
-					return
-				}
+	var mu sync.Mutex
+	report := func(n int64) {
+		if onSamples != nil {
+			mu.Lock()
+			onSamples(n)
+			mu.Unlock()
+		}
+	}
+	batch := make([]dataset.Row, par)
+	for start := r.Start; start < r.End; start += par {
+		n := min(par, r.End-start)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for k := 0; k < n; k++ {
+			wg.Go(func() {
 				var last int64
-				row, err := Row(ctx, eng, spec, inner, ids[i], nil, func(cp gpuengine.Checkpoint) {
-					if onSamples != nil {
-						onSamples(cp.SamplesDone - last)
-					}
+				batch[k], errs[k] = Row(ctx, eng, spec, inner, ids[start+k], nil, func(cp gpuengine.Checkpoint) {
+					report(cp.SamplesDone - last)
 					last = cp.SamplesDone
 				})
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-					return
-				}
-				rows[i-r.Start] = row
+			})
+		}
+		wg.Wait()
+		for k := 0; k < n; k++ {
+			if errs[k] != nil {
+				return errs[k]
 			}
-		}()
+			if err := emit(batch[k]); err != nil {
+				return err
+			}
+			batch[k] = dataset.Row{}
+		}
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return ctx.Err()
 }

@@ -12,14 +12,16 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/settings"
 )
 
 type bakeFlags struct {
 	nMLPs, nSamples, width, depth, threads int64
 	seedsFile, slice, mlpRange             string
 	split, config, sampler, dot, device    string
-	output                                 string
+	output, maxMemory                      string
 	seed, chunk                            int64
 }
 
@@ -55,6 +57,7 @@ func newBakeCmd() *cobra.Command {
 	fl.Var(newFieldCount(&f.chunk, 0), "chunk-size", "philox: samples per step/checkpoint (never changes results); numpy: not allowed")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (must not exist)")
+	fl.StringVar(&f.maxMemory, "max-memory", "", "memory this bake may use (e.g. 16GiB); default: the cgroup limit, else physical memory. A shape that needs more is refused before anything runs")
 	return cmd
 }
 
@@ -77,6 +80,17 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	if err := plan.ValidateSettings(); err != nil {
 		return cmdline.Usage(bakeapi.Rename(err, flagOf))
+	}
+	limit := hostinfo.MemoryLimit()
+	if f.maxMemory != "" {
+		n, err := settings.ParseByteSize(f.maxMemory)
+		if err != nil {
+			return cmdline.Usagef("--max-memory: %v", err)
+		}
+		limit = n
+	}
+	if err := bake.CheckMemory(plan.Spec, int(f.threads), limit); err != nil {
+		return fmt.Errorf("%w (--max-memory sets the limit)", err)
 	}
 	if err := dataset.CheckOutputFree(f.output); err != nil {
 		return err
@@ -116,16 +130,16 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		rng.Len(), n, f.width, f.depth, f.nSamples, f.sampler, f.output)
 	start := time.Now()
 	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", int64(rng.Len())*f.nSamples)
-	rows, err := bake.Rows(cmd.Context(), eng, plan.Spec, bake.Identities(sf.Seeds), rng, int(f.threads), bar.Add)
+	md := bake.Metadata(plan, eng.Describe(), time.Now())
+	ids := bake.Identities(sf.Seeds)
+	err = dataset.WriteDirStream(f.output, md, plan.Spec, func(write func(dataset.Row) error) error {
+		return bake.Stream(cmd.Context(), eng, plan.Spec, ids, rng, int(f.threads), bar.Add, write)
+	})
 	bar.Finish()
 	if err != nil {
 		return err
 	}
-	md := bake.Metadata(plan, eng.Describe(), time.Now())
-	if err := dataset.WriteDir(f.output, md, plan.Spec, rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "✓ Wrote %s in %s (%s)\n", f.output, formatDuration(time.Since(start)), formatBytes(dirSize(f.output)))
+	fmt.Fprintf(out, "✓ Wrote %s in %s (%s)\n", f.output, formatDuration(time.Since(start)), bake.FormatBytes(dirSize(f.output)))
 	if rng.Len() != n {
 		fmt.Fprintf(out, "tip: this is a partial (MLPs [%d, %d) of %d); merge all slices with `whestbake dataset merge <partials> --output <dir>`\n", rng.Start, rng.End, n)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,8 +59,8 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 		return err
 	}
 	if in.Release.Bucket != "" {
-		if _, err := st.WithBucket(ctx, in.Release.Bucket); err != nil {
-			return fmt.Errorf("release.bucket: %w", err)
+		if err := checkReleaseFree(ctx, st, in); err != nil {
+			return err
 		}
 	}
 	c, err := dial(ctx, cfg, errOut)
@@ -80,7 +81,8 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	default:
 		switch s := desc.GetWorkflowExecutionInfo().GetStatus(); s {
 		case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			verb, note = "Reattached to running", "A running bake keeps the input it started with; changes in this config apply only to a new bake ID.\n"
+			verb, note = "Reattached to running", "This config matches the bake's record, so nothing that decides its numbers changed. The running bake keeps\n"+
+				"the input it started with: changes to slice-size, max-in-flight, policy or release apply only to a new bake ID.\n"
 		case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 			return completedError(id)
 		default:
@@ -89,11 +91,21 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	}
 
 	// Step 3. User seeds files go to S3 create-only; a different file already there is refused.
-	if err := uploadSeeds(ctx, st, cfg); err != nil {
+	sums, err := uploadSeeds(ctx, st, cfg)
+	if err != nil {
 		return err
 	}
+	// Step 4. The bake's record: the first start writes it, every later start must match it.
+	rec, err := recordBake(ctx, st, in, sums)
+	if err != nil {
+		return err
+	}
+	in.CreatedAt = rec.CreatedAt
+	for i := range in.Splits {
+		in.Splits[i].Fingerprint = rec.Fingerprint(in.Splits[i].Name)
+	}
 
-	// Step 4. Start, or attach to the running bake.
+	// Step 5. Start, or attach to the running bake.
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       wid,
 		TaskQueue:                                bakeapi.ControlQueue,
@@ -123,7 +135,7 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 		return nil
 	}
 
-	// Step 5. Progress until the end, then the result or the failure.
+	// Step 6. Progress until the end, then the result or the failure.
 	start := time.Now()
 	state, err := follow(ctx, c, id, out)
 	if err != nil {
@@ -144,32 +156,92 @@ func completedError(id string) error {
 	return fmt.Errorf("bake %s already completed, and a completed bake is never redone: download it with `whestbake dataset download bake:%s --output DIR`, or choose a new --id", id, id)
 }
 
-// uploadSeeds puts each split's seeds file at its input key, create-only.
-func uploadSeeds(ctx context.Context, st *store.Store, cfg settings.Config) error {
+// uploadSeeds puts each split's seeds file at its input key, create-only, and
+// returns the files' sha256 by split name.
+func uploadSeeds(ctx context.Context, st *store.Store, cfg settings.Config) (map[string]string, error) {
+	sums := map[string]string{}
 	for _, s := range cfg.Bake.Splits {
 		if s.SeedsFile == "" {
 			continue
 		}
 		data, err := os.ReadFile(s.SeedsFile)
 		if err != nil {
-			return fmt.Errorf("split %s: seeds-file: %w", s.Name, err)
+			return nil, fmt.Errorf("split %s: seeds-file: %w", s.Name, err)
 		}
 		key := keys.Bake(cfg.Bake.ID).InputSeeds(s.Name)
 		err = st.PutCreate(ctx, key, data)
 		if errors.Is(err, store.ErrExists) {
 			old, gerr := st.Get(ctx, key)
 			if gerr != nil {
-				return gerr
+				return nil, gerr
 			}
 			if !bytes.Equal(old, data) {
-				return fmt.Errorf("split %s: bake %s already has a different seeds file at s3://%s/%s (sha256 %s, yours %s): a bake's seeds never change; choose a new --id",
+				return nil, fmt.Errorf("split %s: bake %s already has a different seeds file at s3://%s/%s (sha256 %s, yours %s): a bake's seeds never change; choose a new --id",
 					s.Name, cfg.Bake.ID, cfg.S3.Bucket, key, store.SHA256Hex(old), store.SHA256Hex(data))
 			}
 		} else if err != nil {
-			return err
+			return nil, err
 		}
+		sums[s.Name] = store.SHA256Hex(data)
 	}
-	return nil
+	return sums, nil
+}
+
+// recordBake writes the bake's record create-only, or compares the config
+// with the record an earlier start wrote and refuses every difference: a bake
+// ID stands for one spec, so its stored results can never mix two.
+func recordBake(ctx context.Context, st *store.Store, in bakeapi.BakeInput, fileSHA256 map[string]string) (bakeapi.Record, error) {
+	rec := bakeapi.NewRecord(in, fileSHA256, time.Now())
+	key := keys.Bake(in.BakeID).Record()
+	data, _ := json.MarshalIndent(rec, "", "  ")
+	err := st.PutCreate(ctx, key, data)
+	if err == nil {
+		return rec, nil
+	}
+	if !errors.Is(err, store.ErrExists) {
+		return rec, err
+	}
+	old, err := st.Get(ctx, key)
+	if err != nil {
+		return rec, err
+	}
+	var was bakeapi.Record
+	if err := json.Unmarshal(old, &was); err != nil {
+		return rec, fmt.Errorf("bake %s: its record s3://%s/%s is not valid JSON (%v): choose a new --id", in.BakeID, st.Bucket(), key, err)
+	}
+	if changes := was.Diff(rec); len(changes) > 0 {
+		lines := make([]string, len(changes))
+		for i, c := range changes {
+			lines[i] = "  - " + c.String()
+		}
+		return rec, fmt.Errorf("bake %s was started with a different spec, and one bake ID never mixes results of two specs:\n%s\n"+
+			"nothing was started: restore these settings to continue bake %s, or start this config under a new --id",
+			in.BakeID, strings.Join(lines, "\n"), in.BakeID)
+	}
+	return was, nil
+}
+
+// checkReleaseFree refuses, before anything runs, a release tag that already
+// holds a dataset other than this bake's own (a re-push of it is a no-op).
+func checkReleaseFree(ctx context.Context, st *store.Store, in bakeapi.BakeInput) error {
+	r := in.Release
+	dest, err := st.WithBucket(ctx, r.Bucket)
+	if err != nil {
+		return fmt.Errorf("release.bucket: %w", err)
+	}
+	released, err := dest.Get(ctx, keys.Manifest(keys.Release(r.Prefix, r.Name, r.Tag)))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	own, err := st.Get(ctx, keys.Manifest(keys.Bake(in.BakeID).Dataset()))
+	if err == nil && bytes.Equal(own, released) {
+		return nil
+	}
+	return fmt.Errorf("release.tag %q: %s already holds a released dataset (manifest sha256 %s) and releases are immutable: choose another release.tag",
+		r.Tag, keys.ReleaseURI(r.Bucket, r.Prefix, r.Name, r.Tag), store.SHA256Hex(released))
 }
 
 // summary is the one line the Web UI shows for the bake.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
@@ -52,7 +53,7 @@ an existing --output is refused.`,
 				size += f.Size
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "✓ Downloaded s3://%s/%s → %s: %d files, %s, every sha256 matches the manifest\n",
-				bucket, prefix, output, len(m.Files), formatBytes(size))
+				bucket, prefix, output, len(m.Files), bake.FormatBytes(size))
 			return nil
 		},
 	})

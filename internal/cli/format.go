@@ -21,21 +21,6 @@ func formatDuration(d time.Duration) string {
 	return fmt.Sprintf("%dh %dm %ds", int(s)/3600, int(s)%3600/60, int(s)%60)
 }
 
-// formatBytes uses 1024-based units with one decimal.
-func formatBytes(n int64) string {
-	v := float64(n)
-	for _, u := range []string{"B", "KB", "MB", "GB", "TB"} {
-		if v < 1024 {
-			if u == "B" {
-				return fmt.Sprintf("%d B", n)
-			}
-			return fmt.Sprintf("%.1f %s", v, u)
-		}
-		v /= 1024
-	}
-	return fmt.Sprintf("%.1f PB", v)
-}
-
 func dirSize(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {

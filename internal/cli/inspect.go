@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/bake"
 )
 
 func newInspectCmd() *cobra.Command {
@@ -60,7 +61,7 @@ func printSummary(out io.Writer, d *dataset.Dir, rowsShown int) {
 				size += st.Size()
 			}
 		}
-		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", s.Name, len(s.Rows), len(s.Files), formatBytes(size))
+		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", s.Name, len(s.Rows), len(s.Files), bake.FormatBytes(size))
 		if v, ok := splitValue(md, s.Name, "sampler"); ok {
 			alg, _ := splitValue(md, s.Name, "algorithm_version")
 			dev, _ := splitValue(md, s.Name, "device")

@@ -23,7 +23,7 @@ func newMergeCmd() *cobra.Command {
 			}
 			start := time.Now()
 			fmt.Fprintf(cmd.OutOrStdout(), "Merging %d partials → %s\n", len(args), output)
-			if err := dataset.Merge(args, output); err != nil {
+			if err := dataset.Merge(args, output, time.Now()); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "✓ Merged in %s → %s\n", formatDuration(time.Since(start)), output)

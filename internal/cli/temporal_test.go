@@ -96,9 +96,9 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 		t.Errorf("cancel of a completed bake: exit %d\n%s", code, errs)
 	}
 
-	// A second bake publishing to the same tag fails in Push, non-retryably, and says why.
+	// A second bake publishing to the same tag is refused before it starts.
 	code, out, errs = run(t, "bake", "--config-file", cfgFile, "--id", "e2", "--wait")
-	if code != 1 || !strings.Contains(errs, "already released with different content") || !strings.Contains(errs, "DestinationConflict, not retryable") {
+	if code != 1 || !strings.Contains(errs, `release.tag "v1"`) || !strings.Contains(errs, "choose another release.tag") {
 		t.Errorf("conflicting release: exit %d\n%s%s", code, out, errs)
 	}
 
@@ -124,7 +124,7 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 	if strings.Contains(logs.String(), starterSecret) {
 		t.Error("the worker logged the S3 secret")
 	}
-	assertHistoriesClean(t, cfg, "bake/e1", "bake/e1/split/public", "bake/e1/split/holdout", "bake/e2")
+	assertHistoriesClean(t, cfg, "bake/e1", "bake/e1/split/public", "bake/e1/split/holdout")
 }
 
 // assertHistoriesClean looks for the secret in the raw bytes of every event

@@ -6,6 +6,7 @@ package hostinfo
 import (
 	"bufio"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -31,3 +32,24 @@ func ProcField(path, key string) string {
 
 // CPUBrand is the host CPU's model name, or "" where /proc/cpuinfo has none.
 func CPUBrand() string { return ProcField("/proc/cpuinfo", "model name") }
+
+// MemoryLimit is the memory this process may use: the cgroup's limit (v2
+// memory.max, or v1 memory.limit_in_bytes) where one is set, else the
+// machine's physical memory; 0 when neither can be read.
+func MemoryLimit() int64 {
+	phys := int64(0)
+	if kb, err := strconv.ParseInt(strings.TrimSuffix(ProcField("/proc/meminfo", "MemTotal"), " kB"), 10, 64); err == nil {
+		phys = kb * 1024
+	}
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// "max" (v2) or a huge page-aligned number (v1) means no limit.
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (phys == 0 || n < phys) {
+			return n
+		}
+	}
+	return phys
+}

@@ -21,3 +21,14 @@ func TestProcFieldTakesTheFirstNonEmptyValue(t *testing.T) {
 		t.Errorf("missing file = %q", got)
 	}
 }
+
+func TestMemoryLimitIsPositiveAndAtMostPhysical(t *testing.T) {
+	lim := MemoryLimit()
+	phys := ProcField("/proc/meminfo", "MemTotal")
+	if phys == "" {
+		t.Skip("no /proc/meminfo here")
+	}
+	if lim <= 0 {
+		t.Fatalf("MemoryLimit = %d with /proc/meminfo present", lim)
+	}
+}

@@ -18,6 +18,10 @@ func (b Bake) root() string { return "bakes/" + string(b) }
 // with the bake's other folders.
 func (b Bake) split(name string) string { return path.Join(b.root(), "splits", name) }
 
+// Record is the bake's record (bakeapi.Record): what defines its bits,
+// written create-only at its first start.
+func (b Bake) Record() string { return path.Join(b.root(), "record.json") }
+
 // InputSeeds is where the starter uploads a user's seeds file for a split.
 func (b Bake) InputSeeds(split string) string {
 	return path.Join(b.root(), "inputs", split+"-seeds.json")

@@ -99,6 +99,10 @@ type Worker struct {
 	Threads         int           `mapstructure:"threads"`
 	CheckpointEvery time.Duration `mapstructure:"checkpoint-every"`
 	StallTimeout    time.Duration `mapstructure:"stall-timeout"`
+	// MaxMemory is what one worker may use; a slice whose shape needs more
+	// is refused (by the starter, and by the worker without running it).
+	// Default: the cgroup's limit, else the machine's memory.
+	MaxMemory ByteSize `mapstructure:"max-memory"`
 }
 
 // Worker roles.

@@ -122,6 +122,8 @@ func TestBadConfigs(t *testing.T) {
 		{"id starting with dot", "id: t-1|id: ..x", `bake.id "..x" is not usable`},
 		{"zero width", "width: 8|width: 0", "bake.width is missing or 0"},
 		{"huge depth", "depth: 2|depth: 100000", "bake.depth = 100000: must be in [1, 1024]"},
+		{"shape above worker.max-memory", "width: 8\n  depth: 2|width: 16384\n  depth: 1024", "bake.width and bake.depth: a 16384×1024 MLP needs about"},
+		{"max-memory not a size", "release: {|worker: {max-memory: 64GB}\nrelease: {", `"64GB" is not a size: give a number with an optional unit B, KiB, MiB, GiB or TiB`},
 		{"fractional samples", "n-samples: 1000|n-samples: 2.5", `"2.5" is not a whole number`},
 		{"zero samples spelled as text", "n-samples: 1000|n-samples: '0e3'", "bake.n-samples is missing or 0"},
 		{"negative samples", "n-samples: 1000|n-samples: -5", "bake.n-samples = -5: must be in [1, 1125899906842624]"},
@@ -247,6 +249,8 @@ func TestEnvSetsEveryKey(t *testing.T) {
 			env, val = "9", int32(9)
 		case Count:
 			env, val = "3_000", Count(3000)
+		case ByteSize:
+			env, val = "2GiB", ByteSize(2<<30)
 		case bool:
 			env, val = "true", true
 		case time.Duration:

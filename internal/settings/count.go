@@ -40,3 +40,32 @@ func ParseCount(s string) (int64, error) {
 	}
 	return r.Num().Int64(), nil
 }
+
+// ByteSize is a memory size in bytes (0: not set) written as a count or with
+// a binary unit: 512MiB, 64GiB, 1TiB.
+type ByteSize int64
+
+// byteUnits are the suffixes ParseByteSize takes, longest first.
+var byteUnits = []struct {
+	suffix string
+	shift  uint
+}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+
+// ParseByteSize reads a ByteSize: a count (ParseCount's spellings) with an
+// optional binary unit suffix.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	for _, u := range byteUnits {
+		if num, ok := strings.CutSuffix(t, u.suffix); ok {
+			n, err := ParseCount(num)
+			if err != nil {
+				return 0, fmt.Errorf("%q is not a size: give a number with an optional unit B, KiB, MiB, GiB or TiB, e.g. 64GiB", s)
+			}
+			if n > math.MaxInt64>>(u.shift+1) {
+				return 0, fmt.Errorf("%q is absurdly large", s)
+			}
+			return n << u.shift, nil
+		}
+	}
+	return ParseCount(t)
+}

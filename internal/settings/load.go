@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/hostinfo"
 )
 
 // EnvPrefix starts every environment variable of the configuration.
@@ -53,7 +54,7 @@ func Load(file string, overrides map[string]string) (Config, error) {
 	}
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		countHook, unsignedHook, mapstructure.StringToTimeDurationHookFunc())))
+		countHook, byteSizeHook, unsignedHook, mapstructure.StringToTimeDurationHookFunc())))
 	if err != nil {
 		where := "configuration"
 		if file != "" {
@@ -64,6 +65,9 @@ func Load(file string, overrides map[string]string) (Config, error) {
 	}
 	if c.Worker.Threads == 0 {
 		c.Worker.Threads = gpuengine.DefaultThreads()
+	}
+	if c.Worker.MaxMemory == 0 {
+		c.Worker.MaxMemory = ByteSize(hostinfo.MemoryLimit())
 	}
 	for i := range c.Bake.Splits {
 		s := &c.Bake.Splits[i]
@@ -113,7 +117,23 @@ func leafKeys(c Config) map[string]any {
 	return out
 }
 
-var countType = reflect.TypeOf(Count(0))
+var (
+	countType    = reflect.TypeOf(Count(0))
+	byteSizeType = reflect.TypeOf(ByteSize(0))
+)
+
+// byteSizeHook reads a ByteSize from "64GiB", "512MiB" or a count.
+func byteSizeHook(from, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if to != byteSizeType || !ok {
+		return data, nil
+	}
+	if strings.TrimSpace(s) == "" {
+		return ByteSize(0), nil
+	}
+	n, err := ParseByteSize(s)
+	return ByteSize(n), err
+}
 
 // unsignedHook refuses negative numbers for unsigned fields (split seeds),
 // which weak decoding would otherwise wrap around to huge values.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 )
 
@@ -29,6 +30,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("role", c.Worker.Role),
 		slog.String("device", c.Worker.Device),
 		slog.Int("threads", c.Worker.Threads),
+		slog.String("max_memory", bake.FormatBytes(int64(c.Worker.MaxMemory))),
 	)
 }
 

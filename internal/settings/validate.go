@@ -192,7 +192,13 @@ func (c Config) checkBake(p *problems) {
 	case len(b.ID) > maxBakeIDLn || !bakeIDRE.MatchString(b.ID):
 		p.addf("bake.id", "%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", b.ID, maxBakeIDLn)
 	}
-	p.fields(b.Spec().Validate(), func(f string) string { return specKeys[f] })
+	specErr := b.Spec().Validate()
+	p.fields(specErr, func(f string) string { return specKeys[f] })
+	if specErr == nil {
+		if err := bake.CheckMemory(b.Spec(), c.Worker.Threads, int64(c.Worker.MaxMemory)); err != nil {
+			p.addf("bake.width", "and bake.depth: %v (worker.max-memory sets the limit)", err)
+		}
+	}
 	if b.SliceSize < 1 {
 		p.addf("bake.slice-size", "= %d: must be at least 1 (MLPs per BakeSlice activity); %s", b.SliceSize, where("bake.slice-size"))
 	}

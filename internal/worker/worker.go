@@ -68,6 +68,7 @@ func build(c client.Client, cfg settings.Config, st *store.Store, log *slog.Logg
 	acts := &activities.Activities{
 		Store: st, Threads: cfg.Worker.Threads,
 		CheckpointEvery: cfg.Worker.CheckpointEvery, StallTimeout: cfg.Worker.StallTimeout,
+		MaxMemory: int64(cfg.Worker.MaxMemory),
 	}
 	var ws []sdkworker.Worker
 	for _, role := range roleNames(cfg.Worker.Role) {

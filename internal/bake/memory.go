@@ -1,0 +1,56 @@
+package bake
+
+import (
+	"fmt"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+)
+
+// Memory a bake process needs beside its rows and engine: the Go runtime,
+// the Temporal and S3 clients, parquet metadata.
+const baseBytes = 64 << 20
+
+// MemoryNeed estimates the peak memory of baking MLPs of spec on threads CPU
+// threads and writing them as a dataset: the rows in flight (Stream holds a
+// batch, the writer one row, its encoded pages and a row group being cut),
+// the engine's buffers, and the garbage collector's headroom (Go lets the
+// heap grow to twice what is live before collecting). It does not grow with
+// the number of MLPs.
+func MemoryNeed(spec bakeapi.Spec, threads int) int64 {
+	par := int64(1)
+	if spec.NSamples < int64(max(1, threads))*parallelMLPSamples {
+		par = int64(max(1, threads))
+	}
+	row := dataset.RowBytes(spec)
+	live := baseBytes + (par+3)*row + gpuengine.HostBytes(spec, threads)
+	return 2 * live
+}
+
+// CheckMemory refuses a bake whose estimated need exceeds limit bytes, with
+// the estimate and what to change.
+func CheckMemory(spec bakeapi.Spec, threads int, limit int64) error {
+	need := MemoryNeed(spec, threads)
+	if limit <= 0 || need <= limit {
+		return nil
+	}
+	return fmt.Errorf("a %d×%d MLP needs about %s of memory to bake and write (one row alone is %s), above the %s this process may use: "+
+		"lower width or depth, or run on a machine with more memory",
+		spec.Width, spec.Depth, FormatBytes(need), FormatBytes(dataset.RowBytes(spec)), FormatBytes(limit))
+}
+
+// FormatBytes writes n in binary units (1 KB = 1024 B), as the CLI prints sizes.
+func FormatBytes(n int64) string {
+	v := float64(n)
+	for _, u := range []string{"B", "KB", "MB", "GB", "TB"} {
+		if v < 1024 {
+			if u == "B" {
+				return fmt.Sprintf("%d B", n)
+			}
+			return fmt.Sprintf("%.1f %s", v, u)
+		}
+		v /= 1024
+	}
+	return fmt.Sprintf("%.1f PB", v)
+}
