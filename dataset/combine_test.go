@@ -152,6 +152,17 @@ func TestCombineRefusals(t *testing.T) {
 		}, func(t *testing.T, err error) {
 			wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"")
 		}},
+		{"salt", func(t *testing.T, parent string) ([]string, string) {
+			return []string{
+				mk(t, parent, "public", func(i *BakeInfo) { i.Salt = &SaltRecord{Digest: testSaltDigest, Hex: testSalt} }),
+				mk(t, parent, "holdout", func(i *BakeInfo) { i.Salt = &SaltRecord{Digest: testSaltDigest, ID: "h"} }),
+			}, ""
+		}, func(t *testing.T, err error) {
+			wantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_source": "env"`, "<salt with sha256 "+testSaltDigest+">")
+			if strings.Contains(err.Error(), testSalt) {
+				t.Errorf("the error shows the salt: %v", err)
+			}
+		}},
 		{"backend", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "holdout", nil), fixtures + "/single_split_v3_protocol"}, ""
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "backend=\"flopscope\"") }},
