@@ -112,6 +112,26 @@ func TestDeriveV4Anchor(t *testing.T) {
 	}
 }
 
+// More inputs under the same salt, computed with CPython's hashlib.blake2b
+// exactly as whestbench's seeds.py does.
+func TestDeriveV4MatchesHashlib(t *testing.T) {
+	salt := Salt{b: seq(32, 0)}
+	for _, c := range []struct {
+		input    uint64
+		est      uint32
+		nameSeed int64
+	}{
+		{1001, 2910499503, 8636681765737103000},
+		{2002, 534264472, 5432579338256713075},
+		{3003, 1873183096, 405987260054781391},
+		{4004, 1923171525, 3285554979526065152},
+	} {
+		if st := DeriveV4(c.input, salt); st.EstimatorSeed != c.est || st.NameSeed != c.nameSeed {
+			t.Errorf("seed %d: estimator %d name %d; want %d, %d", c.input, st.EstimatorSeed, st.NameSeed, c.est, c.nameSeed)
+		}
+	}
+}
+
 // Protocol 4.0 changes only MLP.seed and the name: the data streams are
 // 3.0's (tests/test_seeds_v4.py "data streams untouched").
 func TestDeriveV4KeepsTheDataStreams(t *testing.T) {
