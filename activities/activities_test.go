@@ -17,6 +17,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice refuses corrupt state", testBakeSliceRefusesCorruptState},
 		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
 		{"BakeSlice stops for worker shutdown", testBakeSliceStopsForWorkerShutdown},
+		{"BakeSlice takes a 4.0 salt from the worker", testBakeSliceProtocolV4},
 		{"GenerateSeeds matches numpy", testGenerateSeedsMatchesNumpy},
 		{"GenerateSeeds is create-only", testGenerateSeedsIsCreateOnly},
 		{"GenerateSeeds from an upload", testGenerateSeedsFromUpload},
