@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
 )
 
@@ -53,7 +54,7 @@ func Load(file string, overrides map[string]string) (Config, error) {
 	}
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		countHook, unsignedHook, mapstructure.StringToTimeDurationHookFunc())))
+		countHook, unsignedHook, protocolHook, mapstructure.StringToTimeDurationHookFunc())))
 	if err != nil {
 		where := "configuration"
 		if file != "" {
@@ -113,7 +114,23 @@ func leafKeys(c Config) map[string]any {
 	return out
 }
 
-var countType = reflect.TypeOf(Count(0))
+var (
+	countType    = reflect.TypeOf(Count(0))
+	protocolType = reflect.TypeOf(bakeapi.SeedProtocol(""))
+)
+
+// protocolHook reads an unquoted YAML `seed-protocol: 4.0`, which YAML
+// makes the float 4, back as the version "4.0" rather than "4".
+func protocolHook(from, to reflect.Type, data any) (any, error) {
+	x, ok := data.(float64)
+	if to != protocolType || !ok {
+		return data, nil
+	}
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.1f", x), nil
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64), nil
+}
 
 // unsignedHook refuses negative numbers for unsigned fields (split seeds),
 // which weak decoding would otherwise wrap around to huge values.
