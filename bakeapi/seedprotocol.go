@@ -78,7 +78,7 @@ func (s Spec) validateSeeding(errs *FieldErrors) {
 		errs.add(FieldSeedProtocol, "2.0 is whestbench's legacy protocol, which is read but never baked: use 3.0 (the default) or 4.0")
 		return
 	default:
-		errs.add(FieldSeedProtocol, "%q is unknown: use 3.0 (the default) or 4.0 (seeds and names keyed by a salt)", s.SeedProtocol)
+		errs.add(FieldSeedProtocol, "%q is unknown: use 3.0 (the default) or 4.0 (seeds and names keyed by a salt); quote it in YAML, which reads 4.0 as the number 4", s.SeedProtocol)
 		return
 	}
 	if !sha256HexRE.MatchString(salt.SHA256) {

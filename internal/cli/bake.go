@@ -165,7 +165,8 @@ func bakeSalt(cmd *cobra.Command, f bakeFlags, plan *bake.Plan) error {
 		sliced := cmd.Flags().Changed("slice") || cmd.Flags().Changed("mlp-range")
 		switch {
 		case f.withholdSalt && !salt.IsZero():
-			return cmdline.Usagef("--withhold-salt takes the salt from %s, not from --seed-salt: a withheld salt must not stand on a command line, where ps and the shell history see it", dataset.SaltEnv)
+			return cmdline.Usagef("--withhold-salt takes the salt from %s only, not from --seed-salt (nor WHESTBAKE_SEED_SALT or a config file): "+
+				"a withheld salt must not stand on a command line, where ps and the shell history see it, nor in a file", dataset.SaltEnv)
 		case !salt.IsZero():
 		case f.withholdSalt:
 			text := os.Getenv(dataset.SaltEnv)
