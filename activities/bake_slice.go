@@ -79,7 +79,7 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 	if err := bake.CheckMemory(spec, max(1, a.Threads), a.MaxMemory); err != nil {
 		return out, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", in.Slice, in.Split, err)
 	}
-	ids := bake.Identities(plan.Seeds.Seeds)
+	ids := bake.Identities(plan.Seeds.Seeds, plan.Salt)
 	desc := a.Engine.Describe()
 
 	hb := &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start, SamplesEach: spec.NSamples}}
@@ -157,10 +157,37 @@ func (a *Activities) slicePlan(ctx context.Context, in bakeapi.BakeSliceInput) (
 	}
 	p := bake.Plan{NMLPs: in.NMLPs, Seeds: sf, Range: bakeapi.Range{Start: in.Start, End: in.End},
 		Spec: in.Spec, Split: in.Split, Config: in.Config}
+	if in.Spec.Protocol() == bakeapi.SeedProtocolV4 {
+		if p.Salt, err = workerSalt(in.Spec.Salt); err != nil {
+			return bake.Plan{}, err
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	return p, nil
+}
+
+// workerSalt is a protocol-4.0 bake's salt. It never travels through
+// Temporal or S3 (the workflow input records only its SHA-256), so every GPU
+// worker of such a bake is started with it in dataset.SaltEnv; a worker
+// without it, or with another salt, fails the slice rather than derive other
+// seeds and names.
+func workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
+	text := os.Getenv(dataset.SaltEnv)
+	if text == "" {
+		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this bake uses seed protocol 4.0 with the salt of SHA-256 %s, but this worker's %s is not set: "+
+			"start the bake's GPU workers with the salt in %[2]s (route the bake to them with bake.gpu-queue) and restart the bake", decl.SHA256, dataset.SaltEnv)
+	}
+	salt, err := seeds.ParseSalt(text)
+	if err != nil {
+		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this worker's %s %v", dataset.SaltEnv, err)
+	}
+	if salt.Digest() != decl.SHA256 {
+		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this worker's %s has SHA-256 %s, but the bake's salt has %s: start the bake's GPU workers with its salt and restart the bake",
+			dataset.SaltEnv, salt.Digest(), decl.SHA256)
+	}
+	return salt, nil
 }
 
 // bakeMLP returns the MLP's result, from the store if an earlier attempt

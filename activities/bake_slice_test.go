@@ -78,7 +78,7 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 	plan := bake.Plan{NMLPs: n, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: start, End: end}, Spec: spec, Split: split, Config: "default"}
 	dir := filepath.Join(t.TempDir(), "local")
 	if err := dataset.WriteDirStream(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), spec, func(write func(dataset.Row) error) error {
-		return bake.Stream(context.Background(), gpuengine.CPU{}, spec, bake.Identities(list), plan.Range, 1, nil, write)
+		return bake.Stream(context.Background(), gpuengine.CPU{}, spec, bake.Identities(list, seeds.Salt{}), plan.Range, 1, nil, write)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func testBakeSliceKeepsFinishedMLPs(t *testing.T, f *fixture) {
 func interruptedCheckpoint(t *testing.T, n int, seed uint64, m int) gpuengine.Checkpoint {
 	t.Helper()
 	list, _ := seeds.GenerateInputSeeds(n, &seed)
-	id := bake.Identities(list)[m]
+	id := bake.Identities(list, seeds.Salt{})[m]
 	spec := shape
 	w, err := seeds.Weights(spec.Width, spec.Depth, id.Streams.Weight)
 	if err != nil {
@@ -349,5 +349,65 @@ func testBakeSliceRefusesAShapeTooBigForTheWorker(t *testing.T, f *fixture) {
 	}
 	if n, _ := eng.count(); n != 0 {
 		t.Errorf("the engine ran %d times", n)
+	}
+}
+
+// testBakeSliceProtocolV4: a 4.0 slice takes its salt from the worker's
+// WHEST_SEED_SALT, refuses a missing or different one, and writes what a
+// local bake with that salt writes; with the salt withheld, no object of the
+// bake holds it.
+func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
+	const saltHex = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
+	salt, err := seeds.ParseSalt(saltHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := f.acts(&countingEngine{})
+	sd := seedSplit(t, a, "v4", 4, 11)
+	in := sliceInput("v4", sd, 0, 1, 3)
+	in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
+	in.Spec.Salt = bakeapi.Salt{SHA256: salt.Digest(), Withhold: true, ID: "h1"}
+
+	t.Setenv(dataset.SaltEnv, "")
+	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "WHEST_SEED_SALT is not set") {
+		t.Errorf("no salt: %v", err)
+	}
+	t.Setenv(dataset.SaltEnv, strings.Repeat("a5", 32))
+	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "but the bake's salt has "+salt.Digest()) {
+		t.Errorf("another salt: %v", err)
+	}
+
+	t.Setenv(dataset.SaltEnv, saltHex)
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	root := uint64(11)
+	list, _ := seeds.GenerateInputSeeds(4, &root)
+	plan := bake.Plan{NMLPs: 4, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: 1, End: 3}, Spec: in.Spec, Split: split, Config: "default", Salt: salt}
+	local := filepath.Join(t.TempDir(), "local")
+	if err := dataset.WriteDirStream(local, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), in.Spec, func(write func(dataset.Row) error) error {
+		return bake.Stream(context.Background(), gpuengine.CPU{}, in.Spec, bake.Identities(list, salt), plan.Range, 1, nil, write)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := store.FileSHA256(filepath.Join(local, "data", "public-00000-of-00001.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := parquetSHA(t, f.st, out.Prefix); got != want {
+		t.Errorf("4.0 slice parquet %s, local 4.0 bake %s", got, want)
+	}
+	objects, err := f.st.List(context.Background(), "bakes/v4/")
+	if err != nil || len(objects) < 5 {
+		t.Fatalf("listing the bake: %d objects, %v", len(objects), err)
+	}
+	for _, k := range objects {
+		data, err := f.st.Get(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.ToLower(string(data)), saltHex) || strings.Contains(string(data), strings.Repeat("Z", 32)) {
+			t.Errorf("%s holds the withheld salt", k)
+		}
 	}
 }

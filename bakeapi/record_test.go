@@ -39,6 +39,12 @@ func TestRecordDiffNamesEveryDataDefiningChange(t *testing.T) {
 		t.Fatalf("diff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
+	v4 := recordInput()
+	v4.Spec.SeedProtocol, v4.Spec.Salt = SeedProtocolV4, Salt{SHA256: "cc"}
+	if d := was.Diff(NewRecord(v4, files, at)); len(d) != 2 || d[0].Field != FieldSeedProtocol || d[1].Field != "seed-salt sha256" {
+		t.Fatalf("a change of seed protocol and salt: %v", d)
+	}
+
 	other := recordInput()
 	other.Splits = other.Splits[:1]
 	if d := was.Diff(NewRecord(other, files, at)); len(d) != 1 || d[0].Field != "splits" {

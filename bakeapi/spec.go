@@ -42,9 +42,9 @@ const (
 )
 
 // Spec is what every MLP of a bake shares and what decides its bits: the
-// network's shape, the sample count and the sampler. It is the one type for
-// this concept: the CLI's flags, the YAML config, the workflow input, the
-// engines and the dataset writer all take a Spec.
+// network's shape, the sample count, the sampler and the seed protocol. It is
+// the one type for this concept: the CLI's flags, the YAML config, the
+// workflow input, the engines and the dataset writer all take a Spec.
 type Spec struct {
 	Width    int
 	Depth    int
@@ -56,6 +56,12 @@ type Spec struct {
 	// the engine's default). It never changes results; the numpy sampler's
 	// chunking is whestbench's and cannot be set.
 	ChunkSize int `json:",omitempty"`
+	// SeedProtocol decides the estimator seeds and names (never weights or
+	// statistics); "" is 3.0, so inputs recorded before 4.0 existed decode
+	// unchanged.
+	SeedProtocol SeedProtocol `json:",omitempty"`
+	// Salt is protocol 4.0's salt declaration, zero under 3.0.
+	Salt Salt `json:",omitzero"`
 }
 
 // Algorithm returns the algorithm version of s's sampler.
@@ -106,6 +112,7 @@ func (s Spec) Validate() error {
 	default:
 		errs.add(FieldSampler, "%q is unknown: use philox (exact, runs on GPUs) or numpy (whestbench's CPU backend, bit for bit)", s.Sampler)
 	}
+	s.validateSeeding(&errs)
 	return errs.orNil()
 }
 

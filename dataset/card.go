@@ -105,6 +105,11 @@ func (c *card) loading(b *strings.Builder) {
 	}
 	b.WriteString("```\n\nA partial dataset (one slice of a parallel bake) is refused by whestbench's " +
 		"loader until its partials are merged with `whestbake dataset merge`.\n\n")
+	if c.info.SeedProtocol.SaltWithheld() {
+		fmt.Fprintf(b, "This dataset's salt is withheld (seed protocol 4.0): whestbench derives each MLP's "+
+			"participant-facing seed (`MLP.seed`) with it, so it needs the salt as hex in `%s`; the rows "+
+			"themselves load without it.\n\n", SaltEnv)
+	}
 }
 
 func (c *card) columns(b *strings.Builder) {
@@ -115,8 +120,9 @@ func (c *card) columns(b *strings.Builder) {
 	case SeedProtocolV2Name:
 		seedMeaning = "the estimator seed of the network, derived from the split's root seed (seed protocol 2.0)"
 	case SeedProtocolV4Name:
-		seedMeaning = "the network's input seed; the participant-facing seed is derived from it with a salted KDF (seed protocol 4.0)"
-		nameMeaning = "a readable name derived from the salted seed"
+		seedMeaning = "the network's input seed: weights and statistics are a function of it, n_samples and the sampler; " +
+			"the participant-facing seed (`MLP.seed`) and the name also depend on the dataset's salt (seed protocol 4.0)"
+		nameMeaning = "a readable name derived from a salted seed of its own (faker 37.12.0, en_US, `first-last`, suffixed on collision)"
 	}
 	b.WriteString("## Columns\n\n| column | type | meaning |\n|---|---|---|\n")
 	fmt.Fprintf(b, "| `mlp_id` | int32 | index of the network in the split, ascending from 0 |\n")
@@ -158,10 +164,16 @@ func (c *card) method(b *strings.Builder) {
 	proto := c.info.SeedProtocol
 	b.WriteString("## How the ground truth was made\n\n")
 	fmt.Fprintf(b, "For every network, with W = %s, D = %s and N = %s:\n\n", dim(c.info.Width), dim(c.info.Depth), c.samples())
-	if proto.Name == SeedProtocolV3Name {
+	switch proto.Name {
+	case SeedProtocolV3Name:
 		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: `ss[0]` seeds the weights, " +
 			"`ss[1]` the inputs, `ss[2]` the estimator seed.\n")
-	} else {
+	case SeedProtocolV4Name:
+		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: `ss[0]` seeds the weights, " +
+			"`ss[1]` the inputs (as in seed protocol 3.0). The estimator seed and the seed of the name are " +
+			"8-byte BLAKE2b digests of `mlp_seed` (8 bytes, big-endian) keyed by the dataset's salt, " +
+			"personalised `whest-4.0-est` and `whest-4.0-name`, read big-endian and cut to 32 and 63 bits.\n")
+	default:
 		fmt.Fprintf(b, "1. Seeds follow seed protocol %s (`%s`), as whestbench defines it.\n", proto.Version, proto.Name)
 	}
 	b.WriteString("2. Weights: numpy PCG64 `standard_normal` in float64, scaled by sqrt(2/W) (He " +
@@ -192,6 +204,9 @@ func (c *card) summary(b *strings.Builder) {
 	fmt.Fprintf(b, "| width × depth | %s × %s |\n", dim(c.info.Width), dim(c.info.Depth))
 	fmt.Fprintf(b, "| samples per network | **%s** |\n", c.samples())
 	fmt.Fprintf(b, "| seed protocol | `%s` (%s) |\n", proto.Name, proto.Version)
+	if proto.Name == SeedProtocolV4Name {
+		fmt.Fprintf(b, "| salt | %s |\n", c.saltText())
+	}
 	for _, row := range []struct {
 		label string
 		get   func(*Provenance) string
@@ -238,18 +253,27 @@ func (c *card) splitValue(get func(*Provenance) string) string {
 func (c *card) reproduce(b *strings.Builder) {
 	proto := c.info.SeedProtocol
 	b.WriteString("## Reproducing this dataset\n\n")
+	seeding := ""
 	switch proto.Name {
 	case SeedProtocolV2Name:
 		fmt.Fprintf(b, "This dataset uses seed protocol %s (one root seed per split, recorded in "+
-			"`metadata.json`). whestbake bakes only protocol 3.0; re-bake it with whestbench's own tools.\n\n", proto.Version)
+			"`metadata.json`), which whestbake reads but does not bake; re-bake it with whestbench's own tools.\n\n", proto.Version)
 		return
 	case SeedProtocolV4Name:
-		b.WriteString("This dataset uses seed protocol 4.0, whose participant-facing seeds depend on a " +
-			"salt that this card does not contain. whestbake bakes only protocol 3.0.\n\n")
-		return
+		b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D, the sampler and the dataset's salt " +
+			"(only the names depend on the salt), so a split can be re-baked from its seeds and the salt. ")
+		c.saltRecipe(b)
+		b.WriteString("Then write the seeds to a JSON array and bake:\n\n")
+		seeding = " --seed-protocol 4.0"
+		if proto.SaltWithheld() {
+			seeding += " --withhold-salt --salt-id " + cmp.Or(proto.SaltID, "<salt-id>")
+		} else {
+			seeding += ` --seed-salt "$SALT"`
+		}
+	default:
+		b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D and the sampler, so a split " +
+			"can be re-baked from its seeds. Write them to a JSON array:\n\n")
 	}
-	b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D and the sampler, so a split " +
-		"can be re-baked from its seeds. Write them to a JSON array:\n\n")
 	for _, s := range c.splits {
 		sampler := cmp.Or(s.Sampler, c.info.Sampler, "numpy")
 		if s.DotProduct != "" && sampler == "numpy" {
@@ -258,8 +282,8 @@ func (c *card) reproduce(b *strings.Builder) {
 		fmt.Fprintf(b, "```bash\npython -c \"import json, datasets; ds = datasets.load_dataset('parquet', "+
 			"data_files='data/%[1]s-*.parquet', split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n", s.Name)
 		fmt.Fprintf(b, "whestbake dataset bake --n-mlps %d --n-samples %s --width %s --depth %s \\\n"+
-			"  --split %s --config %s --mlp-seeds %s-seeds.json --sampler %s --output rebake-%s\n```\n\n",
-			s.NMLPs, dim(c.info.NSamples), dim(c.info.Width), dim(c.info.Depth), s.Name, s.HFConfig(), s.Name, sampler, s.Name)
+			"  --split %s --config %s --mlp-seeds %s-seeds.json --sampler %s%s --output rebake-%s\n```\n\n",
+			s.NMLPs, dim(c.info.NSamples), dim(c.info.Width), dim(c.info.Depth), s.Name, s.HFConfig(), s.Name, sampler, seeding, s.Name)
 	}
 	b.WriteString("Names and weights come out identical with every sampler. With `--sampler philox` and the " +
 		"same algorithm version the statistics are bit-identical on any engine, CPU or GPU, however the " +
@@ -272,6 +296,42 @@ func (c *card) reproduce(b *strings.Builder) {
 	if sha := c.splitValue(seedsSHAOf); sha != "" {
 		fmt.Fprintf(b, "SHA-256 of the seeds the bake used: %s.\n\n", sha)
 	}
+}
+
+// saltText says where a protocol-4.0 dataset's salt is, never what it is.
+func (c *card) saltText() string {
+	p := c.info.SeedProtocol
+	var parts []string
+	if p.SaltWithheld() {
+		parts = append(parts, fmt.Sprintf("withheld: supply it as hex in `%s`", SaltEnv))
+	} else {
+		parts = append(parts, "published in `metadata.json` (`seed_protocol.salt`)")
+	}
+	if p.SaltID != "" {
+		parts = append(parts, "id `"+p.SaltID+"`")
+	}
+	if p.SaltDigest != "" {
+		parts = append(parts, "SHA-256 `"+p.SaltDigest+"`")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// saltRecipe tells a re-baker of a protocol-4.0 dataset how to bring the
+// salt, without printing it.
+func (c *card) saltRecipe(b *strings.Builder) {
+	p := c.info.SeedProtocol
+	if !p.SaltWithheld() {
+		b.WriteString("The salt is published in `metadata.json`; read it into `SALT` first:\n\n" +
+			"```bash\nSALT=$(python -c \"import json; print(json.load(open('metadata.json'))['seed_protocol']['salt'])\")\n```\n\n")
+		return
+	}
+	id := ""
+	if p.SaltID != "" {
+		id = " (id `" + p.SaltID + "`)"
+	}
+	fmt.Fprintf(b, "The salt%s is withheld: this dataset records only its SHA-256, so nobody without it can "+
+		"recompute the participant-facing seeds or the names. Its holders put it in `%s`, typed rather "+
+		"than written on a command line:\n\n```bash\nread -rs %[2]s && export %[2]s\n```\n\n", id, SaltEnv)
 }
 
 func (c *card) provenance(b *strings.Builder) {

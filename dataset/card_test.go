@@ -189,6 +189,50 @@ func TestCardBody(t *testing.T) {
 	}
 }
 
+// The 4.0 sections say where the salt is and how to re-bake with it, and
+// never print it (whestbench tests/test_dataset_v4_roundtrip.py: "card never
+// contains the salt", "card 4.0 section, salt-id hint").
+func TestCardProtocolV4(t *testing.T) {
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
+	published := testInfo(shape, 3, 0, 0)
+	published.Salt = &SaltRecord{Digest: testSaltDigest, Hex: testSalt}
+	withheld := testInfo(shape, 3, 0, 0)
+	withheld.Split = "holdout"
+	withheld.Salt = &SaltRecord{Digest: testSaltDigest, ID: "holdout-2026"}
+	for _, c := range []struct {
+		name  string
+		info  BakeInfo
+		frags []string
+	}{
+		{"published", published, []string{
+			"| salt | published in `metadata.json` (`seed_protocol.salt`), SHA-256 `" + testSaltDigest + "` |",
+			"whest-4.0-est", "whest-4.0-name", "BLAKE2b",
+			`SALT=$(python -c "import json; print(json.load(open('metadata.json'))['seed_protocol']['salt'])")`,
+			`--sampler philox --seed-protocol 4.0 --seed-salt "$SALT" --output rebake-public`,
+		}},
+		{"withheld", withheld, []string{
+			"| salt | withheld: supply it as hex in `WHEST_SEED_SALT`, id `holdout-2026`, SHA-256 `" + testSaltDigest + "` |",
+			"needs the salt as hex in `WHEST_SEED_SALT`",
+			"The salt (id `holdout-2026`) is withheld",
+			"read -rs WHEST_SEED_SALT && export WHEST_SEED_SALT",
+			"--sampler philox --seed-protocol 4.0 --withhold-salt --salt-id holdout-2026 --output rebake-holdout",
+		}},
+	} {
+		card, err := RenderCard(NewBakeMetadata(c.info))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range c.frags {
+			if !strings.Contains(card, f) {
+				t.Errorf("%s card lacks %q", c.name, f)
+			}
+		}
+		if strings.Contains(strings.ToLower(card), testSalt[8:40]) {
+			t.Errorf("%s card contains the salt", c.name)
+		}
+	}
+}
+
 func TestThousands(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1000000000: "1,000,000,000", -12345: "-12,345"} {
 		if got := thousands(n); got != want {

@@ -83,7 +83,7 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 			a, _ := in.md.Get(k)
 			b, _ := first.md.Get(k)
 			if !jsonEqual(a, b) {
-				return incompatiblef("%s: %s=%s != %s (from %s); splits of one dataset must share it", in.dir, k, compactJSON(a), compactJSON(b), first.dir)
+				return incompatiblef("%s: %s=%s != %s (from %s); splits of one dataset must share it", in.dir, k, shownValue(k, a), shownValue(k, b), first.dir)
 			}
 		}
 	}

@@ -62,6 +62,37 @@ func TestCombine(t *testing.T) {
 	}
 }
 
+// Splits of one 4.0 bake share the whole seed_protocol block, which the
+// combined dataset keeps; its card describes the withheld salt.
+func TestCombineProtocolV4(t *testing.T) {
+	parent := t.TempDir()
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
+	var dirs []string
+	for _, split := range []string{"mini", "full"} {
+		info := testInfo(shape, 2, 0, 0)
+		info.Split, info.Config = split, split
+		info.Salt = &SaltRecord{Digest: testSaltDigest, ID: "eval-1"}
+		dirs = append(dirs, writeTestDir(t, parent, split, info))
+	}
+	out := filepath.Join(parent, "combined")
+	if err := Combine(dirs, out, ""); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadDir(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := d.Info.SeedProtocol; !p.SaltWithheld() || p.SaltDigest != testSaltDigest || p.SaltID != "eval-1" {
+		t.Errorf("combined seed protocol %+v", p)
+	}
+	card, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	for _, frag := range []string{"withheld: supply it as hex in `WHEST_SEED_SALT`", "--split mini --config mini", "--withhold-salt --salt-id eval-1 --output rebake-full"} {
+		if !strings.Contains(string(card), frag) {
+			t.Errorf("card lacks %q", frag)
+		}
+	}
+}
+
 func TestCombineDefaultSplitRules(t *testing.T) {
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	mk := func(t *testing.T, parent string, configs ...string) []string {
@@ -151,6 +182,17 @@ func TestCombineRefusals(t *testing.T) {
 			return []string{mk(t, parent, "public", nil), mk(t, parent, "holdout", func(i *BakeInfo) { i.Sampler = "numpy" })}, ""
 		}, func(t *testing.T, err error) {
 			wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"")
+		}},
+		{"salt", func(t *testing.T, parent string) ([]string, string) {
+			return []string{
+				mk(t, parent, "public", func(i *BakeInfo) { i.Salt = &SaltRecord{Digest: testSaltDigest, Hex: testSalt} }),
+				mk(t, parent, "holdout", func(i *BakeInfo) { i.Salt = &SaltRecord{Digest: testSaltDigest, ID: "h"} }),
+			}, ""
+		}, func(t *testing.T, err error) {
+			wantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_source": "env"`, "<salt with sha256 "+testSaltDigest+">")
+			if strings.Contains(err.Error(), testSalt) {
+				t.Errorf("the error shows the salt: %v", err)
+			}
 		}},
 		{"backend", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "holdout", nil), fixtures + "/single_split_v3_protocol"}, ""

@@ -14,6 +14,12 @@ import (
 
 const fixtures = "../testdata/whestbench-fixtures"
 
+// A protocol-4.0 salt (bytes 0..31, whestbench's test salt) and its SHA-256.
+const (
+	testSalt       = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	testSaltDigest = "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
+)
+
 // testRows makes n synthetic rows of shape with mlp_id start.. and values
 // that differ per row, so misplaced rows are noticed.
 func testRows(shape bakeapi.Spec, start, n int) []Row {

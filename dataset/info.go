@@ -37,8 +37,20 @@ type Info struct {
 }
 
 // SeedProtocol names how the mlp_seed values were derived: one of the
-// SeedProtocolV* pairs.
-type SeedProtocol struct{ Name, Version string }
+// SeedProtocolV* pairs, and for 4.0 the salt declaration Validate has
+// checked.
+type SeedProtocol struct {
+	Name, Version string
+	// SaltSource is SaltSourceMetadata (Salt holds the salt as hex) or
+	// SaltSourceEnv (the salt is withheld); "" before protocol 4.0.
+	SaltSource string
+	SaltDigest string // hex SHA-256 of the salt; may be "" for a published salt
+	SaltID     string
+	Salt       string
+}
+
+// SaltWithheld reports whether the dataset's salt must come from SaltEnv.
+func (p SeedProtocol) SaltWithheld() bool { return p.SaltSource == SaltSourceEnv }
 
 // SplitInfo is one split as the metadata describes it: its entry under
 // "splits", or the top level of a single-split dataset.
@@ -100,9 +112,8 @@ func ParseInfo(md Metadata, allowPartial bool) (*Info, error) {
 		return nil, err
 	}
 	var d infoDecoder
-	proto, _ := md.GetObject("seed_protocol")
 	in := &Info{
-		SeedProtocol:     SeedProtocol{Name: d.str(proto, "seed_protocol.", "name"), Version: d.str(proto, "seed_protocol.", "version")},
+		SeedProtocol:     d.seedProtocol(md),
 		NSamples:         d.integer(md, "", "n_samples", 1),
 		Width:            int(d.integer(md, "", "width", 1)),
 		Depth:            int(d.integer(md, "", "depth", 1)),
@@ -229,6 +240,24 @@ func (d *infoDecoder) provenance(o *Object, path string) Provenance {
 			d.fail(path, fmt.Sprintf("hardware_fingerprints[%d]", i), fp, "an object")
 		}
 		p.HardwareFingerprints = append(p.HardwareFingerprints, host)
+	}
+	return p
+}
+
+func (d *infoDecoder) seedProtocol(md Metadata) SeedProtocol {
+	const path = "seed_protocol."
+	proto, _ := md.GetObject("seed_protocol")
+	p := SeedProtocol{Name: d.str(proto, path, "name"), Version: d.str(proto, path, "version")}
+	if p.Name == SeedProtocolV4Name {
+		// Validate has checked the declaration; an absent salt_source means
+		// the salt is in the metadata, as in whestbench's resolve_salt.
+		p.SaltSource = d.str(proto, path, "salt_source")
+		if p.SaltSource == "" {
+			p.SaltSource = SaltSourceMetadata
+		}
+		p.SaltDigest = d.str(proto, path, "salt_digest")
+		p.SaltID = d.str(proto, path, "salt_id")
+		p.Salt = d.str(proto, path, "salt")
 	}
 	return p
 }

@@ -25,10 +25,12 @@ type partial struct {
 // Keys every partial must agree on with the first one. The first group is
 // whestbench's (reference §4.1); the second is ours: partials baked with a
 // different sampler, algorithm, dot product or seeds file hold different
-// numbers for the same MLP index and must never be stitched together.
+// numbers for the same MLP index and must never be stitched together, and
+// partials of another seed protocol or salt hold names (and participant
+// seeds) of another derivation, which whestbench's merge does not notice.
 var (
 	mergeCommonKeys     = []string{"schema_version", "seed", "n_samples", "width", "depth", "backend", "total_n_mlps"}
-	mergeProvenanceKeys = []string{"sampler", "algorithm_version", "dot_product", "seed_file_sha256"}
+	mergeProvenanceKeys = []string{"sampler", "algorithm_version", "dot_product", "seed_file_sha256", "seed_protocol"}
 )
 
 // Merge joins partial bakes of one split into the complete dataset out
@@ -149,7 +151,7 @@ func checkCompatible(first, p *partial) error {
 			a, _ := p.md.Get(k)
 			b, _ := first.md.Get(k)
 			if !jsonEqual(a, b) {
-				return incompatiblef("%s: %s=%s but %s: %s=%s; only partials of one bake can be merged", p.dir, k, compactJSON(a), first.dir, k, compactJSON(b))
+				return incompatiblef("%s: %s=%s but %s: %s=%s; only partials of one bake can be merged", p.dir, k, shownValue(k, a), first.dir, k, shownValue(k, b))
 			}
 		}
 	}

@@ -191,6 +191,28 @@ func TestMergeRefusals(t *testing.T) {
 				}
 			})
 		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "algorithm_version") }},
+		{"seed protocol", func(t *testing.T, parent string) []string {
+			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+				if i == 1 {
+					info.Salt = &SaltRecord{Digest: testSaltDigest, Hex: testSalt}
+				}
+			})
+		}, func(t *testing.T, err error) {
+			wantErr[*MergeIncompatibleError](t, err, "seed_protocol", SeedProtocolV4Name, SeedProtocolV3Name, testSaltDigest)
+			if strings.Contains(err.Error(), testSalt) {
+				t.Errorf("the error shows the salt: %v", err)
+			}
+		}},
+		{"salt", func(t *testing.T, parent string) []string {
+			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+				info.Salt = &SaltRecord{Digest: testSaltDigest, ID: "h1"}
+				if i == 1 {
+					info.Salt.ID = "h2"
+				}
+			})
+		}, func(t *testing.T, err error) {
+			wantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_id": "h2"`)
+		}},
 		{"n_samples", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
 				if i == 1 {

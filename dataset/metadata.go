@@ -41,6 +41,39 @@ type BakeInfo struct {
 	Driver           string // GPU driver; omitted when empty
 	ChunkSize        int
 	SeedFileSHA256   string // hex SHA-256 of the seeds file bytes (or of the canonical JSON of generated seeds)
+	// Salt makes the bake a protocol-4.0 one; nil is protocol 3.0.
+	Salt *SaltRecord
+}
+
+// SaltRecord is what a protocol-4.0 dataset records about its salt.
+type SaltRecord struct {
+	Digest string // lowercase hex SHA-256 of the salt bytes
+	ID     string // optional name of the salt for its holders
+	// Hex is the salt itself, published in the metadata; "" withholds it
+	// (salt_source "env": readers need it in SaltEnv).
+	Hex string
+}
+
+// seedProtocolBlock is whestbench's build_seed_protocol_metadata (reference
+// §1.3.4): name and version, and for 4.0 the KDF and the salt declaration,
+// with the salt itself last and only when it is published.
+func seedProtocolBlock(salt *SaltRecord) *Object {
+	if salt == nil {
+		return NewObject().Set("name", SeedProtocolV3Name).Set("version", SeedProtocolV3Version)
+	}
+	source := SaltSourceMetadata
+	if salt.Hex == "" {
+		source = SaltSourceEnv
+	}
+	o := NewObject().Set("name", SeedProtocolV4Name).Set("version", SeedProtocolV4Version).
+		Set("kdf", KDFBlake2bKeyed).Set("salt_source", source).Set("salt_digest", salt.Digest)
+	if salt.ID != "" {
+		o.Set("salt_id", salt.ID)
+	}
+	if salt.Hex != "" {
+		o.Set("salt", salt.Hex)
+	}
+	return o
 }
 
 // NewBakeMetadata builds a single-bake metadata document: whestbench's key
@@ -63,7 +96,7 @@ func NewBakeMetadata(b BakeInfo) Metadata {
 		Set("schema_version", SchemaVersion).
 		Set("format", Format).
 		Set("backend", Backend).
-		Set("seed_protocol", NewObject().Set("name", SeedProtocolV3Name).Set("version", SeedProtocolV3Version)).
+		Set("seed_protocol", seedProtocolBlock(b.Salt)).
 		Set("created_at_utc", isoUTC(b.CreatedAt)).
 		Set("split", split).
 		Set("config", config).

@@ -111,3 +111,56 @@ func TestHostHardwareIsFilled(t *testing.T) {
 		t.Errorf("unknown RAM must be null, got %v", v)
 	}
 }
+
+// whestbench's build_seed_protocol_metadata (reference §1.3.4): key order
+// name, version, kdf, salt_source, salt_digest, [salt_id], [salt]; the salt
+// only when published.
+func TestSeedProtocolBlocks(t *testing.T) {
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
+	for _, c := range []struct {
+		salt *SaltRecord
+		want string
+		info SeedProtocol
+	}{
+		{nil, `{"name": "whestbench_explicit_per_mlp_seeds", "version": "3.0"}`,
+			SeedProtocol{Name: SeedProtocolV3Name, Version: "3.0"}},
+		{&SaltRecord{Digest: testSaltDigest, Hex: testSalt},
+			`{"name": "whestbench_kdf_per_mlp_seeds", "version": "4.0", "kdf": "blake2b-keyed", "salt_source": "metadata", "salt_digest": "` + testSaltDigest + `", "salt": "` + testSalt + `"}`,
+			SeedProtocol{Name: SeedProtocolV4Name, Version: "4.0", SaltSource: "metadata", SaltDigest: testSaltDigest, Salt: testSalt}},
+		{&SaltRecord{Digest: testSaltDigest, ID: "v1", Hex: testSalt},
+			`{"name": "whestbench_kdf_per_mlp_seeds", "version": "4.0", "kdf": "blake2b-keyed", "salt_source": "metadata", "salt_digest": "` + testSaltDigest + `", "salt_id": "v1", "salt": "` + testSalt + `"}`,
+			SeedProtocol{Name: SeedProtocolV4Name, Version: "4.0", SaltSource: "metadata", SaltDigest: testSaltDigest, SaltID: "v1", Salt: testSalt}},
+		{&SaltRecord{Digest: testSaltDigest, ID: "holdout-1"},
+			`{"name": "whestbench_kdf_per_mlp_seeds", "version": "4.0", "kdf": "blake2b-keyed", "salt_source": "env", "salt_digest": "` + testSaltDigest + `", "salt_id": "holdout-1"}`,
+			SeedProtocol{Name: SeedProtocolV4Name, Version: "4.0", SaltSource: "env", SaltDigest: testSaltDigest, SaltID: "holdout-1"}},
+	} {
+		info := testInfo(shape, 3, 0, 0)
+		info.Salt = c.salt
+		md := NewBakeMetadata(info)
+		proto, _ := md.Get("seed_protocol")
+		if got := compactJSON(proto); got != c.want {
+			t.Errorf("seed_protocol\n got %s\nwant %s", got, c.want)
+		}
+		in, err := ParseInfo(md, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.SeedProtocol != c.info {
+			t.Errorf("Info.SeedProtocol %+v, want %+v", in.SeedProtocol, c.info)
+		}
+		if in.SeedProtocol.SaltWithheld() != (c.info.SaltSource == "env") {
+			t.Errorf("SaltWithheld %v for %+v", in.SeedProtocol.SaltWithheld(), c.info)
+		}
+	}
+}
+
+// whestbench defaults an absent salt_source to "metadata".
+func TestSeedProtocolDefaultSaltSource(t *testing.T) {
+	in, err := ParseInfo(mustObj(t, `{`+v4+`, "salt": "00ff"}, "n_mlps": 1}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := in.SeedProtocol; p.SaltSource != SaltSourceMetadata || p.Salt != "00ff" || p.SaltWithheld() {
+		t.Errorf("%+v", p)
+	}
+}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sort"
@@ -18,8 +19,8 @@ const (
 	DefaultConfig = "default"
 )
 
-// Seed protocols (reference §1.3). whestbake bakes 3.0; 2.0 and 4.0 datasets
-// are only read.
+// Seed protocols (reference §1.3). whestbake bakes 3.0 and 4.0; 2.0
+// datasets are only read.
 const (
 	SeedProtocolV2Name    = "whestbench_seedsequence_hierarchy"
 	SeedProtocolV2Version = "2.0"
@@ -27,6 +28,19 @@ const (
 	SeedProtocolV3Version = "3.0"
 	SeedProtocolV4Name    = "whestbench_kdf_per_mlp_seeds"
 	SeedProtocolV4Version = "4.0"
+)
+
+// Protocol 4.0's salt declaration in the seed_protocol block (reference
+// §1.3.4): the salt is either in the block (salt_source "metadata", the
+// default) or withheld, and then read from the SaltEnv environment variable
+// and checked against salt_digest.
+const (
+	KDFBlake2bKeyed    = "blake2b-keyed"
+	SaltSourceMetadata = "metadata"
+	SaltSourceEnv      = "env"
+	// SaltEnv is the environment variable whestbench reads a withheld salt
+	// from, as hex.
+	SaltEnv = "WHEST_SEED_SALT"
 )
 
 var knownSeedProtocols = map[string]string{
@@ -194,15 +208,15 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 // validateSaltDeclaration checks how a 4.0 dataset declares its salt; the
 // salt itself is resolved by whoever derives seeds.
 func validateSaltDeclaration(proto *Object) error {
-	source := "metadata"
+	source := SaltSourceMetadata
 	if v, ok := proto.Get("salt_source"); ok {
 		s, _ := v.(string)
-		if s != "metadata" && s != "env" {
+		if s != SaltSourceMetadata && s != SaltSourceEnv {
 			return invalidf("seed_protocol 4.0: salt_source must be 'metadata' or 'env'; got %s.", compactJSON(v))
 		}
 		source = s
 	}
-	if source == "metadata" {
+	if source == SaltSourceMetadata {
 		raw, _ := proto.Get("salt")
 		if !proto.Truthy("salt") {
 			return invalidf("seed_protocol 4.0: metadata is missing the 'salt' field. The participant-facing seeds and MLP names cannot be derived without it.")
@@ -222,7 +236,7 @@ func validateSaltDeclaration(proto *Object) error {
 			return invalidf("seed_protocol 4.0: 'salt_digest' must be a string; got %s.", jsonKind(d))
 		}
 	}
-	if source == "env" && !proto.Truthy("salt_digest") {
+	if source == SaltSourceEnv && !proto.Truthy("salt_digest") {
 		return invalidf("seed_protocol 4.0: salt_source='env' requires 'salt_digest' so a wrong salt is caught immediately instead of silently deriving different seeds and MLP names than the dataset was baked with.")
 	}
 	return nil
@@ -235,6 +249,26 @@ func knownProtocolList() string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// shownValue renders the value v of a top-level metadata key for an error
+// message, as compactJSON does, except that a seed_protocol block shows a
+// published salt by its SHA-256: error messages end up in logs, and the salt
+// belongs in the metadata only.
+func shownValue(key string, v any) string {
+	proto, ok := v.(*Object)
+	salt, hasSalt := proto.GetString("salt")
+	if key != "seed_protocol" || !ok || !hasSalt {
+		return compactJSON(v)
+	}
+	raw, err := hex.DecodeString(salt)
+	if err != nil {
+		raw = []byte(salt)
+	}
+	sum := sha256.Sum256(raw)
+	c := proto.Clone()
+	c.Set("salt", "<salt with sha256 "+hex.EncodeToString(sum[:])+">")
+	return compactJSON(c)
 }
 
 // compactJSON renders a metadata value for an error message, as one line of

@@ -30,7 +30,7 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 			t.Fatal(err)
 		}
 		sf := bake.FromSeeds(list)
-		ids := bake.Identities(list)
+		ids := bake.Identities(list, seeds.Salt{})
 		spec := in.Spec
 		var parts []string
 		for k, r := range wantSlices(s.NMLPs, in.SliceSize) {

@@ -23,6 +23,8 @@ type Plan struct {
 	Spec   bakeapi.Spec
 	Split  string
 	Config string
+	// Salt is protocol 4.0's salt, which Spec.Salt declares; zero under 3.0.
+	Salt seeds.Salt
 }
 
 // Validate checks the plan with the one validator of bakeapi and returns
@@ -35,6 +37,16 @@ func (p Plan) Validate() error {
 	if len(p.Seeds.Seeds) != p.NMLPs {
 		return bakeapi.FieldErrors{{Field: bakeapi.FieldMLPSeeds,
 			Problem: fmt.Sprintf("holds %d seeds but n-mlps is %d: generate a list of n-mlps seeds with `whestbake dataset generate-seeds`", len(p.Seeds.Seeds), p.NMLPs)}}
+	}
+	// Spec.Validate has checked the declaration; the salt must be the one
+	// it declares, so the metadata cannot name another salt than the rows'.
+	switch v4 := p.Spec.Protocol() == bakeapi.SeedProtocolV4; {
+	case v4 && p.Salt.IsZero():
+		return fmt.Errorf("bake plan: seed protocol 4.0 without its salt")
+	case !v4 && !p.Salt.IsZero():
+		return fmt.Errorf("bake plan: seed protocol %s has no salt, but one was given", p.Spec.Protocol())
+	case v4 && p.Salt.Digest() != p.Spec.Salt.SHA256:
+		return fmt.Errorf("bake plan: the salt's SHA-256 %s is not the declared %s", p.Salt.Digest(), p.Spec.Salt.SHA256)
 	}
 	return p.Range.Validate(p.NMLPs)
 }
@@ -54,24 +66,30 @@ type MLP struct {
 	Streams seeds.Streams
 }
 
-// Identities derives protocol-3.0 streams for every seed and names them over the
-// whole list, so collision suffixes agree between slices (whestbench dataset.py).
-func Identities(list []int64) []MLP {
+// Identities derives every seed's streams, under protocol 3.0 with a zero
+// salt and under 4.0 keyed by salt, and names them over the whole list, so
+// collision suffixes agree between slices (whestbench dataset.py).
+func Identities(list []int64, salt seeds.Salt) []MLP {
 	out := make([]MLP, len(list))
-	est := make([]int64, len(list))
+	nameSeeds := make([]int64, len(list))
 	for i, s := range list {
-		st := seeds.DeriveV3(uint64(s))
+		var st seeds.Streams
+		if salt.IsZero() {
+			st = seeds.DeriveV3(uint64(s))
+		} else {
+			st = seeds.DeriveV4(uint64(s), salt)
+		}
 		out[i] = MLP{Index: i, Seed: s, Streams: st}
-		est[i] = int64(st.EstimatorSeed)
+		nameSeeds[i] = st.NameSeed
 	}
-	for i, n := range Names(est) {
+	for i, n := range Names(nameSeeds) {
 		out[i].Name = n
 	}
 	return out
 }
 
-// Names assigns whestbench's unique names from estimator seeds.
-func Names(estimatorSeeds []int64) []string { return naming.AssignUnique(estimatorSeeds) }
+// Names assigns whestbench's unique names from name seeds.
+func Names(nameSeeds []int64) []string { return naming.AssignUnique(nameSeeds) }
 
 // Row bakes one MLP into a dataset row, resuming from resume when not nil.
 func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads int, m MLP, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (dataset.Row, error) {

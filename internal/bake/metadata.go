@@ -22,6 +22,13 @@ func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
 	case chunk == 0:
 		chunk = gpuengine.DefaultPhiloxChunk
 	}
+	var salt *dataset.SaltRecord
+	if p.Spec.Protocol() == bakeapi.SeedProtocolV4 {
+		salt = &dataset.SaltRecord{Digest: p.Spec.Salt.SHA256, ID: p.Spec.Salt.ID}
+		if !p.Spec.Salt.Withhold {
+			salt.Hex = p.Salt.Hex()
+		}
+	}
 	return dataset.NewBakeMetadata(dataset.BakeInfo{
 		CreatedAt:        now,
 		Split:            p.Split,
@@ -40,6 +47,7 @@ func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
 		Device:           d.Device,
 		ChunkSize:        chunk,
 		SeedFileSHA256:   p.Seeds.SHA256,
+		Salt:             salt,
 	})
 }
 

@@ -13,8 +13,11 @@ import (
 
 // SplitInfo is what verification needs to know about one split, read from metadata.
 type SplitInfo struct {
-	Protocol string // "2.0" or "3.0"
+	Protocol string // "2.0", "3.0" or "4.0"
 	RootSeed uint64 // protocol 2.0 only
+	// Salt is protocol 4.0's salt. Without it (a withheld salt that was not
+	// given) weights and statistics are still checked, names are not.
+	Salt seeds.Salt
 	// Spec is the split's bake; its Sampler is "" when the statistics' sampler
 	// cannot be re-run here (torch bakes).
 	Spec     bakeapi.Spec
@@ -59,7 +62,7 @@ func Verify(ctx context.Context, info SplitInfo, rows []dataset.Row, picks []int
 			return nil, err
 		}
 		c.WeightsOK = sameBits32(w, r.Weights)
-		if info.Complete {
+		if info.NamesCheckable() {
 			c.NameTested, c.NameOK = true, m.Name == r.Name
 		}
 		switch {
@@ -93,16 +96,24 @@ func Verify(ctx context.Context, info SplitInfo, rows []dataset.Row, picks []int
 	return out, nil
 }
 
+// NamesCheckable reports whether Verify can check names: they are assigned
+// over the whole split, and under protocol 4.0 derived from the salt.
+func (info SplitInfo) NamesCheckable() bool {
+	return info.Complete && (info.Protocol != dataset.SeedProtocolV4Version || !info.Salt.IsZero())
+}
+
 // verifyIdentities rebuilds each row's streams from the stored seed column.
+// Protocol 4.0's data streams are 3.0's, so without its salt the weights and
+// statistics are still rebuilt right; only the names are not.
 func verifyIdentities(info SplitInfo, rows []dataset.Row) ([]MLP, error) {
 	switch info.Protocol {
-	case "3.0":
+	case dataset.SeedProtocolV3Version, dataset.SeedProtocolV4Version:
 		list := make([]int64, len(rows))
 		for i, r := range rows {
 			list[i] = r.Seed
 		}
-		return Identities(list), nil
-	case "2.0":
+		return Identities(list, info.Salt), nil
+	case dataset.SeedProtocolV2Version:
 		if len(rows) == 0 {
 			return nil, nil
 		}
@@ -117,7 +128,7 @@ func verifyIdentities(info SplitInfo, rows []dataset.Row) ([]MLP, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("seed protocol %q cannot be verified: whestbake knows 2.0 and 3.0", info.Protocol)
+	return nil, fmt.Errorf("seed protocol %q cannot be verified: whestbake knows 2.0, 3.0 and 4.0", info.Protocol)
 }
 
 // IdentitiesV2 is protocol 2.0: one root seed, SeedSequence(root).spawn(3n); the

@@ -22,6 +22,8 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(work, "out")
+	salt := strings.Repeat("ab", 32)
+	t.Setenv("WHEST_SEED_SALT", "")
 	base := func(extra ...string) []string {
 		args := []string{"dataset", "bake", "--n-mlps", "5", "--width", "4", "--depth", "2", "--n-samples", "1000", "--output", out}
 		return append(args, extra...)
@@ -84,6 +86,15 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		{"numpy with chunk size", base("--sampler", "numpy", "--chunk-size", "100"), "--chunk-size = 100: the numpy sampler always uses whestbench's chunk rule"},
 		{"unknown dot product", base("--sampler", "numpy", "--dot-product", "fast"), "--dot-product \"fast\" is unknown"},
 		{"bad config file", base("--config-file", seeds("cfg.yaml", "width: [oops\n")), "--config-file"},
+		{"salt under 3.0", base("--seed-salt", salt), "--seed-salt is only meaningful for seed protocol 4.0"},
+		{"withheld salt under 3.0", base("--withhold-salt", "--salt-id", "h"), "--withhold-salt is only meaningful for seed protocol 4.0"},
+		{"protocol 2.0", base("--seed-protocol", "2.0"), "--seed-protocol 2.0 is whestbench's legacy protocol"},
+		{"unknown protocol", base("--seed-protocol", "4"), `--seed-protocol "4" is unknown`},
+		{"short salt", base("--seed-protocol", "4.0", "--seed-salt", "abcd"), "--seed-salt is 2 bytes: bake with a 32-byte salt"},
+		{"non-hex salt", base("--seed-protocol", "4.0", "--seed-salt", "xyz"), "--seed-salt is not a hex string"},
+		{"sliced 4.0 without salt", base("--seed-protocol", "4.0", "--slice", "0/2"), "sliced seed protocol 4.0 bake (--slice or --mlp-range) needs --seed-salt"},
+		{"whole range 4.0 without salt", base("--seed-protocol", "4.0", "--mlp-range", "0-4"), "needs --seed-salt"},
+		{"withheld salt not in env", base("--seed-protocol", "4.0", "--withhold-salt", "--salt-id", "h"), "--withhold-salt takes the salt from WHEST_SEED_SALT, which is not set"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

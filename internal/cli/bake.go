@@ -23,6 +23,8 @@ type bakeFlags struct {
 	split, config, sampler, dot, device    string
 	output, maxMemory                      string
 	seed, chunk                            int64
+	seedProtocol, seedSalt, saltID         string
+	withholdSalt                           bool
 }
 
 func newBakeCmd() *cobra.Command {
@@ -58,6 +60,10 @@ func newBakeCmd() *cobra.Command {
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (must not exist)")
 	fl.StringVar(&f.maxMemory, "max-memory", "", "memory this bake may use (e.g. 16GiB); default: the cgroup limit, else physical memory. A shape that needs more is refused before anything runs")
+	fl.StringVar(&f.seedProtocol, "seed-protocol", string(bakeapi.SeedProtocolV3), "whestbench seed protocol: 3.0, or 4.0 (participant seeds and names keyed by a salt)")
+	fl.StringVar(&f.seedSalt, "seed-salt", "", "protocol 4.0: the salt as 64 hex digits, published in metadata.json (required for --slice/--mlp-range, generated otherwise)")
+	fl.BoolVar(&f.withholdSalt, "withhold-salt", false, "protocol 4.0: record only the salt's SHA-256 and take the salt from "+dataset.SaltEnv)
+	fl.StringVar(&f.saltID, "salt-id", "", "protocol 4.0: a name for the salt, recorded for its holders (required with --withhold-salt)")
 	return cmd
 }
 
@@ -77,6 +83,9 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	if plan.Spec.Sampler == bakeapi.SamplerNumpy {
 		plan.Spec.Dot = bakeapi.DotProduct(f.dot)
+	}
+	if err := bakeSalt(cmd, f, &plan); err != nil {
+		return err
 	}
 	if err := plan.ValidateSettings(); err != nil {
 		return cmdline.Usage(bakeapi.Rename(err, flagOf))
@@ -128,10 +137,13 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	fmt.Fprintf(out, "Baking %d of %d MLPs (width=%d, depth=%d, n_samples=%d, sampler=%s) → %s\n",
 		rng.Len(), n, f.width, f.depth, f.nSamples, f.sampler, f.output)
+	if note := saltNote(plan.Spec); note != "" {
+		fmt.Fprintln(out, note)
+	}
 	start := time.Now()
 	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", int64(rng.Len())*f.nSamples)
 	md := bake.Metadata(plan, eng.Describe(), time.Now())
-	ids := bake.Identities(sf.Seeds)
+	ids := bake.Identities(sf.Seeds, plan.Salt)
 	err = dataset.WriteDirStream(f.output, md, plan.Spec, func(write func(dataset.Row) error) error {
 		return bake.Stream(cmd.Context(), eng, plan.Spec, ids, rng, int(f.threads), bar.Add, write)
 	})
@@ -144,6 +156,70 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		fmt.Fprintf(out, "tip: this is a partial (MLPs [%d, %d) of %d); merge all slices with `whestbake dataset merge <partials> --output <dir>`\n", rng.Start, rng.End, n)
 	}
 	return nil
+}
+
+// bakeSalt puts the seed protocol and the salt into plan, as whestbench's
+// resolve_bake_salt does: an explicit salt wins; a sliced 4.0 bake must have
+// one, since its slices have to share it; otherwise one is generated. A
+// withheld salt comes from dataset.SaltEnv only, so it never stands on a
+// command line (ps, shell history), and is never generated, since nobody
+// could recover it. Under another protocol the salt flags only reach the
+// declaration, where bakeapi's validator refuses them.
+func bakeSalt(cmd *cobra.Command, f bakeFlags, plan *bake.Plan) error {
+	plan.Spec.SeedProtocol = bakeapi.SeedProtocol(f.seedProtocol)
+	var salt seeds.Salt
+	if f.seedSalt != "" {
+		s, err := bake.ParseBakeSalt(f.seedSalt)
+		if err != nil {
+			return cmdline.Usagef("--seed-salt %v", err)
+		}
+		salt = s
+	}
+	if plan.Spec.Protocol() == bakeapi.SeedProtocolV4 {
+		sliced := cmd.Flags().Changed("slice") || cmd.Flags().Changed("mlp-range")
+		switch {
+		case f.withholdSalt && !salt.IsZero():
+			return cmdline.Usagef("--withhold-salt takes the salt from %s only, not from --seed-salt (nor WHESTBAKE_SEED_SALT or a config file): "+
+				"a withheld salt must not stand on a command line, where ps and the shell history see it, nor in a file", dataset.SaltEnv)
+		case !salt.IsZero():
+		case f.withholdSalt:
+			text := os.Getenv(dataset.SaltEnv)
+			if text == "" {
+				return cmdline.Usagef("--withhold-salt takes the salt from %s, which is not set: a withheld salt is never generated, "+
+					"since nobody could recover it; make one (`openssl rand -hex %d`), keep it safe and export it", dataset.SaltEnv, seeds.SaltBytes)
+			}
+			s, err := bake.ParseBakeSalt(text)
+			if err != nil {
+				return cmdline.Usagef("%s %v", dataset.SaltEnv, err)
+			}
+			salt = s
+		case sliced:
+			return cmdline.Usagef("a sliced seed protocol 4.0 bake (--slice or --mlp-range) needs --seed-salt: every slice must derive "+
+				"seeds and names from the same salt; make one (`openssl rand -hex %d`) and pass it to every slice", seeds.SaltBytes)
+		default:
+			salt = seeds.GenerateSalt()
+		}
+		plan.Salt = salt
+	}
+	plan.Spec.Salt = bakeapi.Salt{Withhold: f.withholdSalt, ID: f.saltID}
+	if !salt.IsZero() {
+		plan.Spec.Salt.SHA256 = salt.Digest()
+	}
+	return nil
+}
+
+// saltNote names a protocol-4.0 bake's salt by its SHA-256, never by its
+// value, and says where it goes; "" under protocol 3.0.
+func saltNote(spec bakeapi.Spec) string {
+	s := spec.Salt
+	if spec.Protocol() != bakeapi.SeedProtocolV4 {
+		return ""
+	}
+	where := "published in metadata.json"
+	if s.Withhold {
+		where = fmt.Sprintf("withheld, id %s: keep it, readers need it in %s", s.ID, dataset.SaltEnv)
+	}
+	return fmt.Sprintf("Seed protocol 4.0, salt SHA-256 %s (%s)", s.SHA256, where)
 }
 
 // loadSeeds reads --mlp-seeds, derives from --seed, or draws from OS entropy.

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
@@ -129,6 +130,9 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 		return fmt.Errorf("starting bake %s: %w", id, err)
 	}
 	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n%s", verb, id, wid, run.GetRunID(), note)
+	if salt := saltNote(in.Spec); salt != "" {
+		fmt.Fprintf(out, "%s; every GPU worker of this bake needs it in %s.\n", salt, dataset.SaltEnv)
+	}
 	fmt.Fprintf(out, "Web UI: %s\n", cfg.WorkflowURL(wid))
 	if !wait {
 		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)
@@ -270,6 +274,9 @@ func details(in bakeapi.BakeInput) string {
 	}
 	fmt.Fprintf(&b, "\nShape: width %d, depth %d, %d samples per MLP, sampler %s. Slices of %d MLPs, %d in flight per split on queue `%s`.\n",
 		in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, in.MaxInFlight, in.GPUQueue)
+	if salt := saltNote(in.Spec); salt != "" {
+		fmt.Fprintf(&b, "\n%s.\n", salt)
+	}
 	if r := in.Release; r.Bucket != "" {
 		fmt.Fprintf(&b, "\nRelease: %s\n", keys.ReleaseURI(r.Bucket, r.Prefix, r.Name, r.Tag))
 	}

@@ -48,6 +48,14 @@ func printSummary(out io.Writer, d *dataset.Dir, rowsShown int) {
 		ver, _ := sp.GetString("version")
 		fmt.Fprintf(tw, "  seed_protocol\t%s (version %s)\t\t\t\t\n", name, ver)
 	}
+	// Where a 4.0 salt is and which it is, never the salt itself.
+	if p := d.Info.SeedProtocol; p.Name == dataset.SeedProtocolV4Name {
+		where := "published in metadata.json"
+		if p.SaltWithheld() {
+			where = "withheld (" + dataset.SaltEnv + ")"
+		}
+		fmt.Fprintf(tw, "  salt\t%s\tsalt_id\t%s\tsalt_digest\t%s\n", where, orDash(p.SaltID), orDash(p.SaltDigest))
+	}
 	fmt.Fprintf(tw, "  width\t%s\tdepth\t%s\tn_samples\t%s\n", str("width"), str("depth"), str("n_samples"))
 	fmt.Fprintf(tw, "  created_at_utc\t%s\t\t\t\t\n", str("created_at_utc"))
 	if md.Truthy("is_partial") {

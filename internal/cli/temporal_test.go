@@ -16,6 +16,7 @@ import (
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/settings"
+	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/temporalconn"
 	"github.com/whestbake/whestbake/internal/worker"
 )
@@ -121,15 +122,69 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 			t.Errorf("%s differs between the release and the bake's dataset", f)
 		}
 	}
-	if strings.Contains(logs.String(), starterSecret) {
-		t.Error("the worker logged the S3 secret")
+
+	// Seed protocol 4.0 with a withheld salt: the salt reaches the workers
+	// through their environment only, so no history, object or file holds
+	// it; weights and statistics are the 3.0 bake's, the names are not.
+	t.Setenv(dataset.SaltEnv, v4Salt)
+	t.Setenv("WHESTBAKE_BAKE_SEED_PROTOCOL", "4.0")
+	t.Setenv("WHESTBAKE_BAKE_WITHHOLD_SALT", "true")
+	t.Setenv("WHESTBAKE_BAKE_SALT_ID", "holdout-e3")
+	t.Setenv("WHESTBAKE_RELEASE_TAG", "v4")
+	out = mustRun(t, "bake", "--config-file", cfgFile, "--id", "e3", "--wait")
+	if !strings.Contains(out, "Seed protocol 4.0, salt SHA-256 "+v4SaltDigest+" (withheld, id holdout-e3") || strings.Contains(out, v4Salt) {
+		t.Errorf("4.0 bake output:\n%s", out)
 	}
-	assertHistoriesClean(t, cfg, "bake/e1", "bake/e1/split/public", "bake/e1/split/holdout")
+	v4Dir := filepath.Join(dir, "out", "v4")
+	mustRun(t, "dataset", "download", "s3://releases/ds/unit/v4", "--output", v4Dir, "--config-file", cfgFile)
+	assertNoSalt(t, v4Salt, v4Dir)
+	d4 := readDataset(t, v4Dir, false)
+	if p := d4.Info.SeedProtocol; !p.SaltWithheld() || p.SaltDigest != v4SaltDigest || p.SaltID != "holdout-e3" {
+		t.Errorf("4.0 seed protocol %+v", p)
+	}
+	renamed := 0
+	for i, sd := range d4.Splits {
+		for j, r := range sd.Rows {
+			old := ds.Splits[i].Rows[j]
+			if r.Name != old.Name {
+				renamed++
+			}
+			r.Name, old.Name = "", ""
+			if !equalRows(r, old) {
+				t.Errorf("split %s row %d: 4.0 data differs from the 3.0 bake's", sd.Name, j)
+			}
+		}
+	}
+	if renamed == 0 {
+		t.Error("4.0 names equal the 3.0 names")
+	}
+	if v := mustRun(t, "dataset", "verify", v4Dir, "--mlps", "all"); strings.Count(v, "name ok") != 5 {
+		t.Errorf("verify of the 4.0 release:\n%s", v)
+	}
+	st, err := store.Open(context.Background(), cfg.StoreConfig(), cfg.S3.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := st.List(context.Background(), "bakes/e3/")
+	if err != nil || len(objects) < 10 {
+		t.Fatalf("bake e3 objects: %d, %v", len(objects), err)
+	}
+	for _, k := range objects {
+		if data, err := st.Get(context.Background(), k); err != nil || bytes.Contains(bytes.ToLower(data), []byte(v4Salt)) {
+			t.Errorf("%s holds the salt (%v)", k, err)
+		}
+	}
+
+	if strings.Contains(logs.String(), starterSecret) || strings.Contains(logs.String(), v4Salt) {
+		t.Error("the worker logged the S3 secret or the salt")
+	}
+	assertHistoriesClean(t, cfg, []string{starterSecret, v4Salt}, "bake/e1", "bake/e1/split/public", "bake/e1/split/holdout",
+		"bake/e3", "bake/e3/split/public", "bake/e3/split/holdout")
 }
 
-// assertHistoriesClean looks for the secret in the raw bytes of every event
+// assertHistoriesClean looks for the secrets in the raw bytes of every event
 // (payloads are JSON inside the protobuf, so a leak would show verbatim).
-func assertHistoriesClean(t *testing.T, cfg settings.Config, ids ...string) {
+func assertHistoriesClean(t *testing.T, cfg settings.Config, secrets []string, ids ...string) {
 	c, err := temporalconn.Dial(context.Background(), cfg.Temporal, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +202,10 @@ func assertHistoriesClean(t *testing.T, cfg settings.Config, ids ...string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bytes.Contains(raw, []byte(starterSecret)) {
-				t.Errorf("%s: event %d (%s) holds the S3 secret", id, ev.GetEventId(), ev.GetEventType())
+			for _, secret := range secrets {
+				if bytes.Contains(raw, []byte(secret)) {
+					t.Errorf("%s: event %d (%s) holds a secret", id, ev.GetEventId(), ev.GetEventType())
+				}
 			}
 			n++
 		}

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -49,12 +51,16 @@ func newVerifyCmd() *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", s.Name, orDash(string(info.Spec.Sampler)), info.Spec.NSamples)
+				untested := "name not checked (partial)"
+				if info.Complete {
+					untested = "name not checked (salt withheld: set " + dataset.SaltEnv + ")"
+				}
 				for _, c := range checks {
 					mark := "✓"
 					if !c.OK {
 						mark, failed = "✗", failed+1
 					}
-					name := "name not checked (partial)"
+					name := untested
 					if c.NameTested {
 						name = map[bool]string{true: "name ok", false: "NAME MISMATCH"}[c.NameOK]
 					}
@@ -93,11 +99,20 @@ func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string) (bake.SplitInfo,
 		return info, fmt.Errorf("%s: metadata.json has no positive n_samples; cannot recompute statistics", d.Path)
 	}
 	info.Spec.NSamples = md.NSamples
-	if info.Protocol == "2.0" {
+	switch info.Protocol {
+	case dataset.SeedProtocolV2Version:
 		if sp.Seed == nil || !sp.Seed.IsUint64() {
 			return info, fmt.Errorf("%s: protocol 2.0 split %s has no integer root seed in metadata", d.Path, s.Name)
 		}
 		info.RootSeed = sp.Seed.Uint64()
+	case dataset.SeedProtocolV4Version:
+		// Weights and statistics do not depend on the salt, so a withheld
+		// one that was not given only leaves the names unchecked.
+		salt, err := bake.DatasetSalt(md.SeedProtocol, os.Getenv)
+		if err != nil && !errors.Is(err, bake.ErrSaltWithheld) {
+			return info, fmt.Errorf("%s: %w", d.Path, err)
+		}
+		info.Salt = salt
 	}
 	switch sampler := cmp.Or(sp.Sampler, md.Sampler); {
 	case sampler != "":

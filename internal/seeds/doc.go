@@ -1,7 +1,8 @@
 // Package seeds reproduces numpy's randomness bit for bit, as whestbench
 // uses it: SeedSequence, the PCG64 bit generator behind default_rng, numpy's
 // ziggurat standard normals (float64 and float32), the seed protocols that
-// turn one input seed into weight and sample streams, and the weights of
+// turn one input seed into weight and sample streams, estimator and name
+// seeds (protocol 4.0's keyed BLAKE2b included), and the weights of
 // whestbench's sample_mlp.
 //
 // Where numpy leans on the C library (exp, log1p, log1pf in the rare

@@ -1,15 +1,19 @@
 package seeds
 
 // Streams is what one MLP's input seed gives under a seed protocol: the
-// weight stream, the sample stream and the estimator seed (MLP.seed).
+// weight stream, the sample stream, the estimator seed (MLP.seed) and the
+// seed of the MLP's name.
 type Streams struct {
 	Weight, Sample SeedSequence
 	EstimatorSeed  uint32
+	// NameSeed is the estimator seed under protocols 2.0 and 3.0 and a
+	// keyed digest of its own under 4.0 (whestbench's bake_seed_values).
+	NameSeed int64
 }
 
-// DeriveV3 is whestbench's protocol 3.0 (and 4.0, whose data streams are the
-// same): SeedSequence(inputSeed).spawn(3) gives the weight and sample streams
-// and the estimator seed children[2].generate_state(1)[0].
+// DeriveV3 is whestbench's protocol 3.0: SeedSequence(inputSeed).spawn(3)
+// gives the weight and sample streams and the estimator seed
+// children[2].generate_state(1)[0].
 func DeriveV3(inputSeed uint64) Streams {
 	c := NewSeedSequence(inputSeed).Spawn(3)
 	return streamsFrom(c[0], c[1], c[2])
@@ -27,5 +31,6 @@ func DeriveV2(rootSeed uint64, nMLPs int) []Streams {
 }
 
 func streamsFrom(weight, sample, estimator SeedSequence) Streams {
-	return Streams{Weight: weight, Sample: sample, EstimatorSeed: estimator.GenerateState32(1)[0]}
+	est := estimator.GenerateState32(1)[0]
+	return Streams{Weight: weight, Sample: sample, EstimatorSeed: est, NameSeed: int64(est)}
 }

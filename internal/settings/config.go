@@ -6,11 +6,15 @@
 package settings
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // Config is everything a worker or a starter needs.
@@ -55,6 +59,12 @@ type Bake struct {
 	GPUQueue     string  `mapstructure:"gpu-queue"`
 	DefaultSplit string  `mapstructure:"default-split"`
 	Splits       []Split `mapstructure:"splits"`
+	// Seed protocol 4.0 takes its salt from dataset.SaltEnv, in the
+	// starter's and every GPU worker's environment: the salt is never a
+	// config key, so it is in no config file and no workflow input.
+	SeedProtocol bakeapi.SeedProtocol `mapstructure:"seed-protocol"`
+	WithholdSalt bool                 `mapstructure:"withhold-salt"`
+	SaltID       string               `mapstructure:"salt-id"`
 }
 
 // Split is one split of the bake. Seeds come from SeedsFile (a JSON array, as
@@ -130,6 +140,7 @@ func Default() Config {
 		Bake: Bake{
 			Sampler: string(bakeapi.SamplerPhilox), DotProduct: string(bakeapi.DotFMA),
 			SliceSize: 1, MaxInFlight: 4, GPUQueue: bakeapi.GPUQueue,
+			SeedProtocol: bakeapi.SeedProtocolV3,
 		},
 		Policy: Policy(bakeapi.DefaultPolicy),
 		Worker: Worker{
@@ -139,12 +150,33 @@ func Default() Config {
 	}
 }
 
-// Spec is the bake's bakeapi.Spec. The dot product belongs to the numpy
+// Spec is the bake's bakeapi.Spec, whose salt declaration records the
+// SHA-256 of salt (Salt's result). The dot product belongs to the numpy
 // sampler only, so a philox bake leaves it out (its default is for numpy).
-func (b Bake) Spec() bakeapi.Spec {
-	s := bakeapi.Spec{Width: b.Width, Depth: b.Depth, NSamples: int64(b.NSamples), Sampler: bakeapi.Sampler(b.Sampler), ChunkSize: b.ChunkSize}
+func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
+	s := bakeapi.Spec{Width: b.Width, Depth: b.Depth, NSamples: int64(b.NSamples), Sampler: bakeapi.Sampler(b.Sampler), ChunkSize: b.ChunkSize,
+		SeedProtocol: b.SeedProtocol, Salt: bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}}
 	if s.Sampler == bakeapi.SamplerNumpy {
 		s.Dot = bakeapi.DotProduct(b.DotProduct)
 	}
+	if !salt.IsZero() {
+		s.Salt.SHA256 = salt.Digest()
+	}
 	return s
+}
+
+// Salt is a protocol-4.0 bake's salt from dataset.SaltEnv (read with
+// getenv), zero under any other protocol. A Temporal bake is always sliced,
+// so, as in whestbench, the salt is never generated; published or withheld,
+// the GPU workers bring the same one.
+func (b Bake) Salt(getenv func(string) string) (seeds.Salt, error) {
+	if b.SeedProtocol != bakeapi.SeedProtocolV4 {
+		return seeds.Salt{}, nil
+	}
+	text := getenv(dataset.SaltEnv)
+	if text == "" {
+		return seeds.Salt{}, fmt.Errorf("is not set: bake.seed-protocol 4.0 takes the salt (%d bytes as hex; `openssl rand -hex %[1]d` makes one) "+
+			"from it, in the starter's environment and in every GPU worker's, never from the config file", seeds.SaltBytes)
+	}
+	return bake.ParseBakeSalt(text)
 }

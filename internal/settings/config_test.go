@@ -1,6 +1,10 @@
 package settings
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +13,7 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
 )
 
@@ -113,6 +118,7 @@ func TestBadConfigs(t *testing.T) {
 	dup := writeFile(t, dir, "dup.json", "[5, 6, 5, 7]")
 	short := writeFile(t, dir, "short.json", "[5, 6]")
 	notJSON := writeFile(t, dir, "bad.json", "5, 6, 7, 8")
+	t.Setenv(dataset.SaltEnv, "")
 	good := writeFile(t, dir, "good.json", "[5, 6, 7, 8]")
 	cases := []struct {
 		name, edit, want string
@@ -156,6 +162,10 @@ func TestBadConfigs(t *testing.T) {
 		{"duration without unit", "s3:|policy: {push-timeout: 30}\ns3:", "policy.push-timeout = 30ns: must be a positive duration with a unit"},
 		{"zero attempts", "s3:|policy: {slice-max-attempts: 0}\ns3:", "policy.slice-max-attempts = 0: must be at least 1"},
 		{"unknown key", "n-samples: 1000|n-samples: 1000\n  n_samples: 1000", "n_samples"},
+		{"4.0 without a salt", "n-samples: 1000|n-samples: 1000\n  seed-protocol: 4.0", "WHEST_SEED_SALT is not set: bake.seed-protocol 4.0 takes the salt"},
+		{"protocol 2.0", "n-samples: 1000|n-samples: 1000\n  seed-protocol: '2.0'", "bake.seed-protocol 2.0 is whestbench's legacy protocol"},
+		{"unknown protocol", "n-samples: 1000|n-samples: 1000\n  seed-protocol: 4", `bake.seed-protocol "4" is unknown`},
+		{"withheld salt under 3.0", "n-samples: 1000|n-samples: 1000\n  withhold-salt: true\n  salt-id: h", "bake.withhold-salt is only meaningful for seed protocol 4.0"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -216,6 +226,51 @@ func TestSeedsFileRelativeToConfigAndUploadKey(t *testing.T) {
 	}
 }
 
+// Protocol 4.0: the salt comes from WHEST_SEED_SALT and only its SHA-256
+// reaches the workflow input; a bad salt is one problem, named after the
+// variable and without its value.
+func TestSeedProtocolV4(t *testing.T) {
+	salt := strings.Repeat("5a", 32)
+	sum := sha256.Sum256(bytes.Repeat([]byte{0x5a}, 32))
+	v4 := strings.Replace(base, "n-samples: 1000", "n-samples: 1000\n  seed-protocol: 4.0\n  withhold-salt: true\n  salt-id: holdout-1", 1)
+	t.Setenv(dataset.SaltEnv, salt)
+	cfg, err := load(t, v4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := BakeInput(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bakeapi.Salt{SHA256: hex.EncodeToString(sum[:]), Withhold: true, ID: "holdout-1"}
+	if in.Spec.SeedProtocol != bakeapi.SeedProtocolV4 || in.Spec.Salt != want {
+		t.Errorf("spec %+v", in.Spec)
+	}
+	if b, _ := json.Marshal(in); strings.Contains(strings.ToLower(string(b)), salt) {
+		t.Errorf("the workflow input holds the salt: %s", b)
+	}
+	for _, bad := range []struct{ env, want string }{
+		{"xyz", "WHEST_SEED_SALT is not a hex string"},
+		{"abcd", "WHEST_SEED_SALT is 2 bytes: bake with a 32-byte salt"},
+	} {
+		t.Setenv(dataset.SaltEnv, bad.env)
+		err := cfg.Validate()
+		var ce *Error
+		if !errors.As(err, &ce) || len(ce.Problems) != 1 || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), bad.env) {
+			t.Errorf("salt %q: %v", bad.env, err)
+		}
+	}
+	// A 3.0 bake ignores a salt left in the environment.
+	t.Setenv(dataset.SaltEnv, salt)
+	cfg, err = load(t, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err := BakeInput(cfg); err != nil || in.Spec.Salt != (bakeapi.Salt{}) || in.Spec.Protocol() != bakeapi.SeedProtocolV3 {
+		t.Errorf("3.0 bake: %+v, %v", in.Spec, err)
+	}
+}
+
 func TestCountSpellings(t *testing.T) {
 	for _, c := range []struct {
 		yaml string
@@ -241,6 +296,8 @@ func TestEnvSetsEveryKey(t *testing.T) {
 		switch def.(type) {
 		case string:
 			env, val = "x-"+strings.ReplaceAll(key, ".", "-"), "x-"+strings.ReplaceAll(key, ".", "-")
+		case bakeapi.SeedProtocol:
+			env, val = "4.0", bakeapi.SeedProtocolV4
 		case Secret:
 			env, val = "env-"+key, Secret("env-"+key)
 		case int:

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -17,8 +18,12 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 		return bakeapi.BakeInput{}, err
 	}
 	b := cfg.Bake
+	salt, err := b.Salt(os.Getenv) // Validate has read it successfully
+	if err != nil {
+		return bakeapi.BakeInput{}, err
+	}
 	in := bakeapi.BakeInput{
-		BakeID: b.ID, Spec: b.Spec(), DefaultSplit: b.DefaultSplit,
+		BakeID: b.ID, Spec: b.Spec(salt), DefaultSplit: b.DefaultSplit,
 		SliceSize: b.SliceSize, MaxInFlight: b.MaxInFlight, GPUQueue: b.GPUQueue,
 		Release: bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
 		Policy:  bakeapi.Policy(cfg.Policy),

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/hostinfo"
 )
@@ -54,7 +55,7 @@ func Load(file string, overrides map[string]string) (Config, error) {
 	}
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		countHook, byteSizeHook, unsignedHook, mapstructure.StringToTimeDurationHookFunc())))
+		countHook, byteSizeHook, unsignedHook, protocolHook, mapstructure.StringToTimeDurationHookFunc())))
 	if err != nil {
 		where := "configuration"
 		if file != "" {
@@ -120,6 +121,7 @@ func leafKeys(c Config) map[string]any {
 var (
 	countType    = reflect.TypeOf(Count(0))
 	byteSizeType = reflect.TypeOf(ByteSize(0))
+	protocolType = reflect.TypeOf(bakeapi.SeedProtocol(""))
 )
 
 // byteSizeHook reads a ByteSize from "64GiB", "512MiB" or a count.
@@ -133,6 +135,19 @@ func byteSizeHook(from, to reflect.Type, data any) (any, error) {
 	}
 	n, err := ParseByteSize(s)
 	return ByteSize(n), err
+}
+
+// protocolHook reads an unquoted YAML `seed-protocol: 4.0`, which YAML
+// makes the float 4, back as the version "4.0" rather than "4".
+func protocolHook(from, to reflect.Type, data any) (any, error) {
+	x, ok := data.(float64)
+	if to != protocolType || !ok {
+		return data, nil
+	}
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.1f", x), nil
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64), nil
 }
 
 // unsignedHook refuses negative numbers for unsigned fields (split seeds),

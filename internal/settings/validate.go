@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 )
@@ -58,6 +59,8 @@ var (
 	specKeys = map[string]string{
 		bakeapi.FieldWidth: "bake.width", bakeapi.FieldDepth: "bake.depth", bakeapi.FieldNSamples: "bake.n-samples",
 		bakeapi.FieldSampler: "bake.sampler", bakeapi.FieldDotProduct: "bake.dot-product", bakeapi.FieldChunkSize: "bake.chunk-size",
+		bakeapi.FieldSeedProtocol: "bake.seed-protocol", bakeapi.FieldWithholdSalt: "bake.withhold-salt", bakeapi.FieldSaltID: "bake.salt-id",
+		bakeapi.FieldSeedSalt: dataset.SaltEnv,
 	}
 	splitKeys = map[string]string{bakeapi.FieldSplit: "name", bakeapi.FieldConfig: "config", bakeapi.FieldNMLPs: "n-mlps"}
 )
@@ -192,10 +195,19 @@ func (c Config) checkBake(p *problems) {
 	case len(b.ID) > maxBakeIDLn || !bakeIDRE.MatchString(b.ID):
 		p.addf("bake.id", "%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", b.ID, maxBakeIDLn)
 	}
-	specErr := b.Spec().Validate()
-	p.fields(specErr, func(f string) string { return specKeys[f] })
+	salt, saltErr := b.Salt(os.Getenv)
+	if saltErr != nil {
+		p.addf(dataset.SaltEnv, "%v", saltErr)
+	}
+	specErr := b.Spec(salt).Validate()
+	for _, f := range bakeapi.AsFieldErrors(specErr) {
+		if f.Field == bakeapi.FieldSeedSalt && saltErr != nil {
+			continue // said above, with the reason
+		}
+		p.addf(specKeys[f.Field], "%s", f.Problem)
+	}
 	if specErr == nil {
-		if err := bake.CheckMemory(b.Spec(), c.Worker.Threads, int64(c.Worker.MaxMemory)); err != nil {
+		if err := bake.CheckMemory(b.Spec(salt), c.Worker.Threads, int64(c.Worker.MaxMemory)); err != nil {
 			p.addf("bake.width", "and bake.depth: %v (worker.max-memory sets the limit)", err)
 		}
 	}

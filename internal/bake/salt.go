@@ -1,0 +1,58 @@
+package bake
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/seeds"
+)
+
+// ParseBakeSalt decodes the hex salt of a protocol-4.0 bake. Bakes take
+// seeds.SaltBytes bytes, the size whestbench generates, although a reader
+// accepts any BLAKE2b key. Like seeds.ParseSalt, the error names neither the
+// source nor the text.
+func ParseBakeSalt(text string) (seeds.Salt, error) {
+	s, err := seeds.ParseSalt(text)
+	if err == nil && s.Len() != seeds.SaltBytes {
+		return seeds.Salt{}, fmt.Errorf("is %d bytes: bake with a %d-byte salt (%d hex digits), the size whestbench generates; `openssl rand -hex %[2]d` makes one",
+			s.Len(), seeds.SaltBytes, 2*seeds.SaltBytes)
+	}
+	return s, err
+}
+
+// ErrSaltWithheld is DatasetSalt's error when a withheld salt is not in the
+// environment: the dataset's weights and statistics can still be checked.
+var ErrSaltWithheld = errors.New("salt withheld")
+
+// DatasetSalt is whestbench's resolve_salt (reference §1.3.4) for a
+// protocol-4.0 dataset: the salt from the metadata, or, when it is withheld,
+// from dataset.SaltEnv (read with getenv), checked against salt_digest
+// whenever the metadata records one. Every failure is an error; a withheld
+// salt missing from the environment is ErrSaltWithheld.
+func DatasetSalt(p dataset.SeedProtocol, getenv func(string) string) (seeds.Salt, error) {
+	where, text := "metadata seed_protocol.salt", p.Salt
+	if p.SaltWithheld() {
+		where, text = dataset.SaltEnv, getenv(dataset.SaltEnv)
+		if text == "" {
+			return seeds.Salt{}, fmt.Errorf("%w: this dataset records only its salt's SHA-256%s; set %s to the salt's hex to derive its seeds and names",
+				ErrSaltWithheld, saltIDText(p.SaltID), dataset.SaltEnv)
+		}
+	}
+	salt, err := seeds.ParseSalt(text)
+	if err != nil {
+		return seeds.Salt{}, fmt.Errorf("%s %v", where, err)
+	}
+	if p.SaltDigest != "" && salt.Digest() != p.SaltDigest {
+		return seeds.Salt{}, fmt.Errorf("the salt in %s has SHA-256 %s, but the dataset's salt%s has %s: it is another salt, and would derive other seeds and names",
+			where, salt.Digest(), saltIDText(p.SaltID), p.SaltDigest)
+	}
+	return salt, nil
+}
+
+func saltIDText(id string) string {
+	if id == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (id %q)", id)
+}

@@ -1,0 +1,92 @@
+package bake
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/seeds"
+)
+
+const (
+	testSalt   = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	testDigest = "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
+)
+
+func env(vals map[string]string) func(string) string { return func(k string) string { return vals[k] } }
+
+// whestbench's resolve_salt (seeds.py:126-177): metadata or environment,
+// digest checked, no default, every failure an error.
+func TestDatasetSalt(t *testing.T) {
+	v4 := func(source, digest, salt string) dataset.SeedProtocol {
+		return dataset.SeedProtocol{Name: dataset.SeedProtocolV4Name, Version: "4.0", SaltSource: source, SaltDigest: digest, SaltID: "h1", Salt: salt}
+	}
+	none := env(nil)
+	withSalt := env(map[string]string{dataset.SaltEnv: testSalt})
+	for _, c := range []struct {
+		name  string
+		proto dataset.SeedProtocol
+		env   func(string) string
+		want  string // "" = the test salt
+	}{
+		{"metadata", v4("metadata", testDigest, testSalt), none, ""},
+		{"metadata without a digest", v4("metadata", "", testSalt), none, ""},
+		{"metadata ignores the environment", v4("metadata", "", testSalt), env(map[string]string{dataset.SaltEnv: "ff"}), ""},
+		{"metadata digest mismatch", v4("metadata", strings.Repeat("0", 64), testSalt), none, "has SHA-256 " + testDigest + ", but the dataset's salt (id \"h1\") has 0000"},
+		{"metadata not hex", v4("metadata", "", "zz"), none, "metadata seed_protocol.salt is not a hex string"},
+		{"environment", v4("env", testDigest, ""), withSalt, ""},
+		{"environment unset", v4("env", testDigest, ""), none, "salt withheld: this dataset records only its salt's SHA-256 (id \"h1\"); set WHEST_SEED_SALT"},
+		{"environment wrong salt", v4("env", testDigest, ""), env(map[string]string{dataset.SaltEnv: "ab"}), "the salt in WHEST_SEED_SALT has SHA-256"},
+		{"environment not hex", v4("env", testDigest, ""), env(map[string]string{dataset.SaltEnv: "0"}), "WHEST_SEED_SALT is not a hex string"},
+	} {
+		salt, err := DatasetSalt(c.proto, c.env)
+		switch {
+		case c.want == "" && (err != nil || salt.Hex() != testSalt):
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !salt.IsZero()):
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	if _, err := DatasetSalt(v4("env", testDigest, ""), none); !errors.Is(err, ErrSaltWithheld) {
+		t.Errorf("unset withheld salt: %v is not ErrSaltWithheld", err)
+	}
+}
+
+func TestParseBakeSalt(t *testing.T) {
+	if s, err := ParseBakeSalt(testSalt); err != nil || s.Digest() != testDigest {
+		t.Errorf("%v", err)
+	}
+	if _, err := ParseBakeSalt("00ff"); err == nil || !strings.Contains(err.Error(), "is 2 bytes: bake with a 32-byte salt") {
+		t.Errorf("short salt: %v", err)
+	}
+}
+
+// A plan's salt must be the one its Spec declares, so the metadata never
+// names another salt than the one the names were derived with.
+func TestPlanChecksItsSalt(t *testing.T) {
+	salt, _ := seeds.ParseSalt(testSalt)
+	other := seeds.GenerateSalt()
+	ok := Plan{NMLPs: 2, Seeds: FromSeeds([]int64{1, 2}), Range: bakeapi.Range{End: 2}, Split: "public", Config: "default",
+		Spec: bakeapi.Spec{Width: 2, Depth: 1, NSamples: 10, Sampler: bakeapi.SamplerPhilox}}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	v4 := ok
+	v4.Spec.SeedProtocol, v4.Spec.Salt, v4.Salt = bakeapi.SeedProtocolV4, bakeapi.Salt{SHA256: testDigest}, salt
+	if err := v4.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]Plan{
+		"4.0 without its salt": func() Plan { p := v4; p.Salt = seeds.Salt{}; return p }(),
+		"3.0 with a salt":      func() Plan { p := ok; p.Salt = salt; return p }(),
+		"another salt":         func() Plan { p := v4; p.Salt = other; return p }(),
+	} {
+		if err := p.Validate(); err == nil {
+			t.Errorf("%s accepted", name)
+		} else if strings.Contains(err.Error(), other.Hex()) || strings.Contains(err.Error(), testSalt) {
+			t.Errorf("%s: the error shows a salt: %v", name, err)
+		}
+	}
+}
