@@ -145,6 +145,7 @@ func TestIndependentReadersAgree(t *testing.T) {
 	}{
 		{bakeapi.Spec{Width: 8, Depth: 3}, 130}, // three row groups of 64, 64 and 2
 		{bakeapi.Spec{Width: 16, Depth: 1}, 5},
+		{bakeapi.Spec{Width: 4, Depth: 2}, 0}, // no row groups at all
 	} {
 		rows := testRows(s.shape, 10, s.rows)
 		path := write(fmt.Sprintf("synthetic-%dx%d.parquet", s.shape.Width, s.shape.Depth), s.shape, rows)
