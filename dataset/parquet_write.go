@@ -42,8 +42,8 @@ func writerConfig(w, d int) (*parquet.WriterConfig, error) {
 		parquet.MaxRowsPerRowGroup(rowsPerGroup(w, d)),
 		// parquet-go would put a page's extreme breakdowns, each a JSON
 		// document of about 2 KB, four times into the page header (old and
-		// new min/max fields). Arrow writes no page statistics at all; the
-		// chunk statistics in the footer stay.
+		// new min/max fields); whestbench's page headers carry no
+		// statistics. The chunk statistics in the footer stay.
 		parquet.SkipPageStatistics(columns[colBreakdown].name),
 	)
 	if err != nil {
@@ -201,6 +201,9 @@ func (pw *ParquetWriter) flushGroup() error {
 			// A scalar chunk starts with its dictionary page; the offset
 			// index locates the data pages after it.
 			from := cc.MetaData.DictionaryPageOffset
+			if from == 0 {
+				return fmt.Errorf("scratch parquet column %s has no dictionary page", columns[col].name)
+			}
 			for j := range ois[col].PageLocations {
 				ois[col].PageLocations[j].Offset += start - from
 			}
