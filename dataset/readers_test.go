@@ -66,7 +66,7 @@ func (r readerRow) row(t *testing.T) Row {
 func runReaders(t *testing.T, files []string) map[string]readerView {
 	t.Helper()
 	need := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...) + "; install with: npm ci --prefix dataset/" + readersDir
+		msg := fmt.Sprintf(format, args...) + "; install with: make readers (npm install --prefix dataset/" + readersDir + ")"
 		if os.Getenv("READERS_REQUIRED") == "1" {
 			t.Fatal(msg)
 		}
