@@ -27,9 +27,20 @@ vet:
 # instead of skipping the tests that need it.
 RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows
 
-test: vet lint tools workflowcheck
-	E2E_REQUIRED=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
+test: vet lint tools workflowcheck readers
+	E2E_REQUIRED=1 READERS_REQUIRED=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
 	E2E_REQUIRED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+
+# The independent parquet readers (DuckDB, hyparquet, apache-arrow) that
+# dataset's TestIndependentReadersAgree runs through Node, pinned by the lock
+# file; READERS_REQUIRED=1 above makes a missing install fail that test.
+# npm install, not npm ci: the lock was made where the registry serves only
+# linux-x64 DuckDB bindings, and npm ci refuses a lock without the other
+# platforms' optional packages.
+READERS := dataset/testdata/readers
+.PHONY: readers
+readers:
+	@[ -d $(READERS)/node_modules ] || npm install --prefix $(READERS) --no-audit --no-fund
 
 # staticcheck, pinned like the servers; its one suppression is in the code
 # with the reason (//lint:ignore).

@@ -16,8 +16,10 @@ const (
 )
 
 // DotProduct is the float32 dot-product rounding of the numpy sampler: the
-// reference fixtures were baked with a fused multiply-add per term; Debian's
-// numpy on x86-64 rounds the product and the sum separately.
+// reference fixtures were baked with a fused multiply-add per term (what
+// numpy computes on OpenBLAS's FMA kernels while the sum is not split into
+// blocks); muladd rounds the product and the sum separately, as a BLAS
+// without FMA does. docs/NUMPY.md measures which real numpy builds match.
 type DotProduct string
 
 const (
@@ -104,7 +106,7 @@ func (s Spec) Validate() error {
 		}
 	case SamplerNumpy:
 		if s.Dot != DotFMA && s.Dot != DotMulAdd {
-			errs.add(FieldDotProduct, "%q is unknown: use fma (whestbench's fixtures) or muladd (Debian numpy on x86-64)", s.Dot)
+			errs.add(FieldDotProduct, "%q is unknown: use fma (whestbench's fixtures) or muladd (a BLAS without FMA)", s.Dot)
 		}
 		if s.ChunkSize != 0 {
 			errs.add(FieldChunkSize, "= %d: the numpy sampler always uses whestbench's chunk rule (it sets the summation order); remove it", s.ChunkSize)

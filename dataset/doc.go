@@ -9,12 +9,18 @@
 //	<dir>/README.md                            HF card: YAML front matter + Markdown
 //
 // Parquet files carry the 8 columns in whestbench's order, every node
-// OPTIONAL with 3-level LIST encoding as Arrow writes them, and the
-// "huggingface" key-value features text HF datasets reads. Files are
-// byte-deterministic: equal rows give equal bytes (created_by is pinned,
-// nothing time- or host-dependent goes in). Row groups are bounded (see
-// rowsPerGroup), scalars are SNAPPY, the float arrays uncompressed PLAIN,
-// and every page carries a CRC so corruption is caught on read.
+// OPTIONAL with 3-level LIST encoding as Arrow writes them, and the footer
+// Arrow writes for them (arrowFooter): the same schema elements, the
+// "huggingface" features text HF datasets reads, the ARROW:schema entry
+// pyarrow builds column types from (byte-identical to pyarrow's, see
+// internal/arrowipc) and content_defined_chunking, and Arrow's column
+// statistics. Files are byte-deterministic: equal rows give equal bytes
+// (created_by is pinned, nothing time- or host-dependent goes in). Row
+// groups are bounded (see rowsPerGroup), scalars are dictionary-encoded
+// and SNAPPY, the float arrays uncompressed PLAIN, and every page carries a
+// CRC so corruption is caught on read. What still differs from Arrow's
+// files is the page layout: data pages v2 with page statistics and CRCs
+// (Arrow: v1, none), and page boundaries.
 //
 // Metadata is an ordered JSON object (Object) that encodes byte-for-byte
 // like Python's json.dumps, so metadata.json files round-trip exactly and

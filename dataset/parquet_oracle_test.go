@@ -1,17 +1,53 @@
 package dataset
 
 import (
+	"bytes"
+	"encoding/binary"
 	"io"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
 // writeParquetOracle writes rows the way ParquetWriter did before it encoded
 // the float-list pages itself: every value goes through parquet-go's column
-// writers. It is kept as the byte-for-byte reference for the spliced writer.
+// writers, and only the footer is rewritten by arrowFooter. It is kept as
+// the byte-for-byte reference for the spliced writer.
 func writeParquetOracle(out io.Writer, shape bakeapi.Spec, rows []Row) error {
+	var file bytes.Buffer
+	if err := writeParquetGo(&file, shape, rows); err != nil {
+		return err
+	}
+	b := file.Bytes()
+	meta, err := readFooter(b)
+	if err != nil {
+		return err
+	}
+	// The string bytes of each row group, which parquet-go leaves at 0 for
+	// dictionary-encoded columns and ParquetWriter counts.
+	per := rowsPerGroup(shape.Width, shape.Depth)
+	for i := range meta.RowGroups {
+		for _, r := range rows[int64(i)*per : min(int64(i+1)*per, int64(len(rows)))] {
+			cols := meta.RowGroups[i].Columns
+			cols[colName].MetaData.SizeStatistics.UnencodedByteArrayDataBytes += int64(len(r.Name))
+			cols[colBreakdown].MetaData.SizeStatistics.UnencodedByteArrayDataBytes += int64(len(r.Breakdown))
+		}
+	}
+	arrowFooter(meta, shape.Width, shape.Depth)
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), meta)
+	if err != nil {
+		return err
+	}
+	n := binary.LittleEndian.Uint32(b[len(b)-8:])
+	b = append(b[:len(b)-8-int(n)], footer...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+	_, err = out.Write(append(b, "PAR1"...))
+	return err
+}
+
+func writeParquetGo(out io.Writer, shape bakeapi.Spec, rows []Row) error {
 	width, depth := shape.Width, shape.Depth
 	cfg, err := writerConfig(width, depth)
 	if err != nil {

@@ -35,15 +35,15 @@ func rowsPerGroup(w, d int) int64 {
 
 // writerConfig is parquet-go's configuration for files of width w and depth
 // d. The float list pages written by listChunk follow from it; change both
-// together.
+// together. The footer's key-value metadata is arrowFooter's.
 func writerConfig(w, d int) (*parquet.WriterConfig, error) {
 	cfg, err := parquet.NewWriterConfig(
 		rowSchema(),
 		parquet.MaxRowsPerRowGroup(rowsPerGroup(w, d)),
-		parquet.KeyValueMetadata(hfMetadataKey, featuresJSON(w, d)),
-		// Min/max of a JSON document is meaningless and would store each
-		// page's extreme breakdowns again in page headers and the footer.
-		parquet.SkipPageBounds(columns[colBreakdown].name),
+		// parquet-go would put a page's extreme breakdowns, each a JSON
+		// document of about 2 KB, four times into the page header (old and
+		// new min/max fields); whestbench's page headers carry no
+		// statistics. The chunk statistics in the footer stay.
 		parquet.SkipPageStatistics(columns[colBreakdown].name),
 	)
 	if err != nil {
@@ -74,6 +74,10 @@ type ParquetWriter struct {
 	scalars  *parquet.GenericWriter[any] // current group's scratch writer
 	lists    [numColumns]*listChunk      // nil for scalar columns
 	vals     []parquet.Value
+	// textBytes counts the current group's string bytes per column:
+	// parquet-go records 0 unencoded bytes for dictionary-encoded byte
+	// arrays, since it counts the pages' dictionary indexes.
+	textBytes [numColumns]int64
 
 	rowGroups     []format.RowGroup
 	columnIndexes [][]format.ColumnIndex
@@ -127,6 +131,9 @@ func (pw *ParquetWriter) writeRow(r *Row) error {
 			pw.vals = append(pw.vals[:0], parquet.NullValue().Level(0, 0, col))
 		} else {
 			pw.vals = append(pw.vals[:0], scalarValue(r, col))
+			if v := pw.vals[0]; v.Kind() == parquet.ByteArray {
+				pw.textBytes[col] += int64(len(v.ByteArray()))
+			}
 		}
 		if _, err := cols[col].WriteRowValues(pw.vals); err != nil {
 			return err
@@ -154,6 +161,9 @@ func (pw *ParquetWriter) flushGroup() error {
 	if err != nil {
 		return err
 	}
+	if len(meta.RowGroups) != 1 || len(meta.RowGroups[0].Columns) != numColumns {
+		return fmt.Errorf("scratch parquet file has %d row groups, want 1", len(meta.RowGroups))
+	}
 	src := meta.RowGroups[0]
 	if pw.offset == 0 {
 		if err := pw.emit([]byte("PAR1")); err != nil {
@@ -180,6 +190,7 @@ func (pw *ParquetWriter) flushGroup() error {
 				return err
 			}
 			lc.reset()
+			cc.MetaData.DataPageOffset = start
 		} else {
 			if err := thriftAt(file, cc.ColumnIndexOffset, cc.ColumnIndexLength, &cis[col]); err != nil {
 				return err
@@ -187,21 +198,31 @@ func (pw *ParquetWriter) flushGroup() error {
 			if err := thriftAt(file, cc.OffsetIndexOffset, cc.OffsetIndexLength, &ois[col]); err != nil {
 				return err
 			}
-			from := cc.MetaData.DataPageOffset
+			// A scalar chunk starts with its dictionary page; the offset
+			// index locates the data pages after it.
+			from := cc.MetaData.DictionaryPageOffset
+			if from == 0 {
+				return fmt.Errorf("scratch parquet column %s has no dictionary page", columns[col].name)
+			}
 			for j := range ois[col].PageLocations {
 				ois[col].PageLocations[j].Offset += start - from
 			}
 			if err := pw.emit(file[from : from+cc.MetaData.TotalCompressedSize]); err != nil {
 				return err
 			}
+			cc.MetaData.DictionaryPageOffset = start
+			cc.MetaData.DataPageOffset += start - from
+			if columns[col].kind == parquet.ByteArray {
+				cc.MetaData.SizeStatistics.UnencodedByteArrayDataBytes = pw.textBytes[col]
+			}
 		}
-		cc.MetaData.DataPageOffset = start
 		cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
 		cc.OffsetIndexOffset, cc.OffsetIndexLength = 0, 0
 		rg.TotalByteSize += cc.MetaData.TotalUncompressedSize
 		rg.TotalCompressedSize += cc.MetaData.TotalCompressedSize
 		rg.Columns = append(rg.Columns, cc)
 	}
+	pw.textBytes = [numColumns]int64{}
 	pw.rowGroups = append(pw.rowGroups, rg)
 	pw.columnIndexes = append(pw.columnIndexes, cis)
 	pw.offsetIndexes = append(pw.offsetIndexes, ois)
@@ -225,9 +246,19 @@ func (pw *ParquetWriter) close() error {
 		}
 	}
 	if len(pw.rowGroups) == 0 {
-		// No rows: parquet-go's own empty file is the answer.
-		w := parquet.NewGenericWriter[any](pw.out, pw.cfg)
-		return w.Close()
+		// No rows: the footer is that of parquet-go's own empty file.
+		pw.scratch.Reset()
+		if err := parquet.NewGenericWriter[any](&pw.scratch, pw.cfg).Close(); err != nil {
+			return err
+		}
+		meta, err := readFooter(pw.scratch.Bytes())
+		if err != nil {
+			return err
+		}
+		pw.meta = *meta
+		if err := pw.emit([]byte("PAR1")); err != nil {
+			return err
+		}
 	}
 	var buf bytes.Buffer
 	enc := thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&buf))
@@ -267,6 +298,7 @@ func (pw *ParquetWriter) close() error {
 	for _, rg := range pw.rowGroups {
 		meta.NumRows += rg.NumRows
 	}
+	arrowFooter(&meta, pw.width, pw.depth)
 	_, n, err := put(&meta)
 	if err != nil {
 		return err
@@ -292,10 +324,89 @@ func readFooter(file []byte) (*format.FileMetaData, error) {
 	if err := thriftAt(file, end-n, int32(n), meta); err != nil {
 		return nil, err
 	}
-	if len(meta.RowGroups) != 1 || len(meta.RowGroups[0].Columns) != numColumns {
-		return nil, fmt.Errorf("scratch parquet file has %d row groups, want 1", len(meta.RowGroups))
-	}
 	return meta, nil
+}
+
+// cdcKey is what datasets 4.x records after asking pyarrow for
+// content-defined chunking with its default options. No reader acts on it;
+// it is written so that footers carry the same entries as whestbench's.
+// whestbake's page boundaries are not content-defined.
+const (
+	cdcKey   = "content_defined_chunking"
+	cdcValue = `{"min_chunk_size": 262144, "max_chunk_size": 1048576, "norm_level": 0}`
+)
+
+// keyValueMetadata is the footer's key-value metadata for width w and
+// depth d, in the order whestbench's files have it.
+func keyValueMetadata(w, d int) [][2]string {
+	return [][2]string{
+		{cdcKey, cdcValue},
+		{hfMetadataKey, featuresJSON(w, d)},
+		{arrowSchemaKey, arrowSchema(w, d)},
+	}
+}
+
+// arrowFooter makes a footer written by parquet-go carry what Arrow's (and
+// so whestbench's) carries where readers look: Arrow's key-value metadata,
+// a REQUIRED root, no type_length on fixed-width leaves (parquet-go records
+// their bit width, which the format defines only for FIXED_LEN_BYTE_ARRAY),
+// no INT(32|64, signed) annotation on mlp_id and mlp_seed (Arrow leaves
+// plain integers unannotated), and the deprecated min/max statistics next
+// to min_value/max_value for the columns whose order is signed, for readers
+// that only know the old fields. Arrow writes the old fields for all
+// columns but byte arrays, whose old min/max had an ill-defined order.
+// Columns without repetition get the empty repetition-level histogram that
+// Arrow writes (parquet-go omits it; both mean the same). Float bounds
+// follow the format's rule for zeros (a zero minimum is
+// written as -0.0, a zero maximum as +0.0, so that a reader comparing
+// either zero against them skips nothing), which parquet-go does not apply.
+func arrowFooter(meta *format.FileMetaData, w, d int) {
+	meta.Schema[0].RepetitionType = thrift.New(format.Required)
+	for i := range meta.Schema {
+		e := &meta.Schema[i]
+		if !e.Type.Valid {
+			continue
+		}
+		e.TypeLength = thrift.Null[int32]{}
+		if e.Type.V == format.Int32 || e.Type.V == format.Int64 {
+			e.LogicalType = format.LogicalType{}
+		}
+	}
+	meta.KeyValueMetadata = meta.KeyValueMetadata[:0]
+	for _, kv := range keyValueMetadata(w, d) {
+		meta.KeyValueMetadata = append(meta.KeyValueMetadata, format.KeyValue{Key: kv[0], Value: kv[1]})
+	}
+	for i := range meta.RowGroups {
+		for j := range meta.RowGroups[i].Columns {
+			md := &meta.RowGroups[i].Columns[j].MetaData
+			st := &md.Statistics
+			if md.Type == format.Float || md.Type == format.Double {
+				st.MinValue = signedZero(st.MinValue, true)
+				st.MaxValue = signedZero(st.MaxValue, false)
+			}
+			if md.Type != format.ByteArray {
+				st.Min, st.Max = st.MinValue, st.MaxValue
+			}
+			if md.SizeStatistics.RepetitionLevelHistogram == nil {
+				md.SizeStatistics.RepetitionLevelHistogram = []int64{}
+			}
+		}
+	}
+}
+
+// signedZero returns the little-endian float bound b, or if b is a zero
+// of either sign, the zero of sign neg.
+func signedZero(b []byte, neg bool) []byte {
+	n := len(b)
+	// A zero has every bit clear but the sign, the top bit of the last byte.
+	if n == 0 || b[n-1]&0x7f != 0 || bytes.Count(b[:n-1], []byte{0}) != n-1 {
+		return b
+	}
+	out := make([]byte, n)
+	if neg {
+		out[n-1] = 0x80
+	}
+	return out
 }
 
 func thriftAt(file []byte, offset int64, length int32, v any) error {

@@ -57,12 +57,13 @@ func (c columnSpec) leafPath() []string {
 // then a repeated "list" and an optional "element" per level.
 func (c columnSpec) maxDef() int { return 1 + 2*c.listDepth }
 
-// rowSchema builds the writer schema. Every leaf is PLAIN encoded, the one
-// encoding every parquet reader supports. Scalars are SNAPPY (they are tiny and
-// the names and breakdown JSON compress well); the float leaves stay
-// UNCOMPRESSED PLAIN like Arrow's: random-normal weights and means do not
-// compress (their mantissa bits are noise), and compressing gigabytes of
-// them per file would cost CPU for a few percent at best.
+// rowSchema builds the writer schema. Scalars are dictionary-encoded
+// (RLE_DICTIONARY data pages over a PLAIN dictionary page) and SNAPPY, as
+// Arrow writes them; they are tiny and the names and breakdown JSON
+// compress well. The float leaves stay UNCOMPRESSED PLAIN like Arrow's:
+// random-normal weights and means do not compress (their mantissa bits are
+// noise), and compressing gigabytes of them per file would cost CPU for a
+// few percent at best.
 func rowSchema() *parquet.Schema {
 	fields := make(orderedGroup, numColumns)
 	for i, c := range columns {
@@ -80,10 +81,11 @@ func rowSchema() *parquet.Schema {
 			node = parquet.Leaf(parquet.FloatType)
 		}
 		var codec compress.Codec = &parquet.Snappy
+		var enc encoding.Encoding = &parquet.RLEDictionary
 		if c.listDepth > 0 {
-			codec = &parquet.Uncompressed
+			codec, enc = &parquet.Uncompressed, &parquet.Plain
 		}
-		node = parquet.Optional(parquet.Compressed(parquet.Encoded(node, &parquet.Plain), codec))
+		node = parquet.Optional(parquet.Compressed(parquet.Encoded(node, enc), codec))
 		for range c.listDepth {
 			node = parquet.Optional(parquet.List(node))
 		}

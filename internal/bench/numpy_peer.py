@@ -9,6 +9,11 @@ column sum of squares after the last layer. The matmul runs in the host BLAS
 
 Prints one JSON line. flops count 2*W*W*D per sample, the count the Go kernel
 benchmarks use.
+
+With --mlp-seed the MLP's weights and inputs come from whestbench's seed
+protocol 3.0 streams and --stats writes its statistics (all_layer_means as
+float32 bits, avg_variance as float64 bits) finalised as whestbench does: the
+reference numbers that numpy_evidence compares with whestbake's bakes.
 """
 import argparse
 import ctypes
@@ -27,7 +32,14 @@ def parse_args():
     p.add_argument("--threads", type=int, default=0,
                    help="BLAS threads (0: leave OPENBLAS_NUM_THREADS/OMP_NUM_THREADS as set)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mlp-seed", type=int, action="append",
+                   help="whestbench input seed of an MLP (repeat for several; replaces --n-mlps and --seed)")
+    p.add_argument("--stats", help="write each MLP's statistics as JSON here (needs --mlp-seed)")
     a = p.parse_args()
+    if a.stats and not a.mlp_seed:
+        p.error("--stats needs --mlp-seed")
+    if a.mlp_seed:
+        a.n_mlps = len(a.mlp_seed)
     for name in ("width", "depth", "n_samples", "n_mlps"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -50,6 +62,34 @@ def blas_threads():
     return None
 
 
+def blas_core():
+    """The kernel OpenBLAS chose (OPENBLAS_CORETYPE or its CPU detection)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            libs = {line.split()[-1] for line in maps if "blas" in line and ".so" in line}
+        for path in sorted(libs):
+            fn = getattr(ctypes.CDLL(path), "openblas_get_corename", None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    except OSError:
+        pass
+    return None
+
+
+def streams(np, args, m, W, D):
+    """Weights and the sample generator of MLP m: whestbench's protocol 3.0
+    (SeedSequence(s).spawn(3), He weights from float64 normals) with
+    --mlp-seed, else the benchmark's own seed."""
+    if args.mlp_seed:
+        weight_ss, sample_ss, _ = np.random.SeedSequence(args.mlp_seed[m]).spawn(3)
+        wrng, rng = np.random.default_rng(weight_ss), np.random.default_rng(sample_ss)
+    else:
+        wrng = rng = np.random.default_rng([args.seed, m])
+    weights = [(wrng.standard_normal((W, W)) * np.sqrt(2.0 / W)).astype(np.float32) for _ in range(D)]
+    return weights, rng
+
+
 def main():
     args = parse_args()
     if args.threads:
@@ -61,9 +101,9 @@ def main():
     W, D, N = args.width, args.depth, args.n_samples
     chunk = max(1024, min(16384, 2**20 // W))
     start = time.perf_counter()
+    stats = []
     for m in range(args.n_mlps):
-        rng = np.random.default_rng([args.seed, m])
-        weights = [(rng.standard_normal((W, W)) * np.sqrt(2.0 / W)).astype(np.float32) for _ in range(D)]
+        weights, rng = streams(np, args, m, W, D)
         sums = np.zeros((D, W), dtype=np.float64)
         sum_sq = np.zeros(W, dtype=np.float64)
         for c0 in range(0, N, chunk):
@@ -76,6 +116,17 @@ def main():
         if not np.isfinite(sum_sq).all() or not np.isfinite(sums).all():
             print("numpy_peer: non-finite statistics", file=sys.stderr)
             return 1
+        if args.stats:
+            # whestbench's finalisation: float32 means of float64 sums, the
+            # last layer's float32 means squared in float64, numpy's mean.
+            means = (sums / N).astype(np.float32)
+            final = means[-1].astype(np.float64)
+            avg_variance = np.mean(sum_sq / N - final * final)
+            stats.append({
+                "mlp_seed": args.mlp_seed[m],
+                "all_layer_means": [f"{b:08x}" for b in means.reshape(-1).view(np.uint32).tolist()],
+                "avg_variance": f"{np.float64(avg_variance).view(np.uint64):016x}",
+            })
     seconds = time.perf_counter() - start
     samples = N * args.n_mlps
     print(json.dumps({
@@ -87,7 +138,12 @@ def main():
         "samples_per_s": round(samples / seconds, 1),
         "gflops": round(2.0 * W * W * D * samples / seconds / 1e9, 3),
         "threads": blas_threads(),
+        "blas_core": blas_core(),
+        "numpy": np.__version__,
     }))
+    if args.stats:
+        with open(args.stats, "w") as f:
+            json.dump(stats, f)
     return 0
 
 

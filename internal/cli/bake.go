@@ -54,7 +54,7 @@ func newBakeCmd() *cobra.Command {
 	fl.StringVar(&f.split, "split", "public", "split name ([a-z][a-z0-9]*(-[a-z0-9]+)*)")
 	fl.StringVar(&f.config, "config", "default", "dataset config name (same rule as --split)")
 	fl.StringVar(&f.sampler, "sampler", string(bakeapi.SamplerPhilox), "input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend, bit for bit)")
-	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA), "numpy sampler's float32 dot product: fma (whestbench fixtures) or muladd (Debian numpy on x86-64)")
+	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA), "numpy sampler's float32 dot product: fma (whestbench fixtures) or muladd (a BLAS without FMA); which real numpy builds match: docs/NUMPY.md")
 	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto, "auto, cpu or cuda (explicit choices never fall back)")
 	fl.Var(newFieldCount(&f.chunk, 0), "chunk-size", "philox: samples per step/checkpoint (never changes results); numpy: not allowed")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
