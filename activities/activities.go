@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -28,6 +29,8 @@ type Activities struct {
 	StallTimeout time.Duration
 	// TempDir holds local scratch copies of datasets ("" = os.TempDir()).
 	TempDir string
+	// Metrics records slices, MLPs and engine throughput (nil: none).
+	Metrics *metrics.Worker
 }
 
 // Defaults chosen so a crashed host loses at most ~10 s of GPU work per MLP,

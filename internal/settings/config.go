@@ -130,6 +130,9 @@ type Worker struct {
 	Threads         int           `mapstructure:"threads"`
 	CheckpointEvery time.Duration `mapstructure:"checkpoint-every"`
 	StallTimeout    time.Duration `mapstructure:"stall-timeout"`
+	// MetricsListen is where /metrics, /healthz and /readyz are served
+	// (host:port, ":9464" for every interface); empty serves nothing.
+	MetricsListen string `mapstructure:"metrics-listen"`
 }
 
 // Worker roles.

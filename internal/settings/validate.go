@@ -120,6 +120,11 @@ func (c Config) ValidateWorker() error {
 	if w.Threads < 1 || w.Threads > maxThreads {
 		p.addf("worker.threads", "= %d: must be in [1, %d] (CPU threads per MLP); %s or pass --threads", w.Threads, maxThreads, where("worker.threads"))
 	}
+	if w.MetricsListen != "" {
+		if _, port, err := net.SplitHostPort(w.MetricsListen); err != nil || port == "" {
+			p.addf("worker.metrics-listen", "%q is not host:port: write it like :9464 (every interface) or 127.0.0.1:9464, or leave it empty to serve no metrics", w.MetricsListen)
+		}
+	}
 	positive(&p, "worker.checkpoint-every", w.CheckpointEvery)
 	positive(&p, "worker.stall-timeout", w.StallTimeout)
 	if w.Role == RoleGPU || w.Role == RoleAll {
