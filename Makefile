@@ -121,6 +121,13 @@ $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION):
 workflowcheck: $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)
 	$(BIN)/workflowcheck ./workflows/...
 
+# Records this version's workflow histories into the replay corpus
+# (workflows/testdata/histories/v<internal/bake.Version>/); run it when
+# releasing a version (docs/ARCHITECTURE.md, "Safe upgrades").
+.PHONY: record-histories
+record-histories: tools
+	$(GO) test -count=1 ./workflows/ -run TestRecordHistories -update
+
 clean:
 	rm -rf $(BIN) out
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -88,6 +89,17 @@ func Load(file string, overrides map[string]string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// Keys lists every config key that has an environment variable (all but
+// the lists, such as bake.splits), sorted.
+func Keys() []string {
+	var out []string
+	for k := range leafKeys(Default()) {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // secretKeys are the keys whose values are Secrets.
