@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/whestbake/whestbake/internal/tlsconf"
 )
@@ -67,8 +68,8 @@ func (c *conn) classify(op, bucket, key string, err error) error {
 	case resp.Code == minio.PreconditionFailed:
 		return fmt.Errorf("store: %s %s: %w", op, where, ErrExists)
 	case authCodes[resp.Code]:
-		return fmt.Errorf("store: %s %s on %s: the server answered %s: fix %s: %w",
-			op, where, c.cfg.Endpoint, resp.Code, credsHint, ErrAuth)
+		return fmt.Errorf("store: %s %s on %s: the server answered %s to %s: fix %s: %w",
+			op, where, c.cfg.Endpoint, resp.Code, c.credentialSource(), credsHint, ErrAuth)
 	}
 	if msg := c.tlsMismatch(err); msg != "" {
 		return fmt.Errorf("store: %s %s on %s: %s: %w", op, where, c.cfg.Endpoint, msg, ErrTLS)
@@ -77,6 +78,17 @@ func (c *conn) classify(op, bucket, key string, err error) error {
 		return c.unreachable(c.redact(err.Error()))
 	}
 	return fmt.Errorf("store: %s %s: %w", op, where, scrubbed{msg: c.redact(err.Error()), err: err})
+}
+
+// credentialSource says which credentials the server turned down.
+func (c *conn) credentialSource() string {
+	if c.cfg.AccessKey != "" {
+		return "the configured static keys"
+	}
+	if v, err := c.creds.GetWithContext(nil); err != nil || v.SignerType == credentials.SignatureAnonymous {
+		return "an anonymous request (no static keys, and the AWS credential chain found none)"
+	}
+	return "the credentials of the AWS chain"
 }
 
 // tlsMismatch explains an error that comes from TLS settings not fitting

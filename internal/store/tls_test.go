@@ -115,6 +115,15 @@ func TestCredentialChain(t *testing.T) {
 			t.Errorf("the wrong profile: %v, want ErrAuth naming the chain", err)
 		}
 	})
+	t.Run("nothing found", func(t *testing.T) {
+		_, err := store.Open(ctx, cfg, bucket)
+		if err != nil && strings.Contains(err.Error(), "the credentials of the AWS chain") {
+			t.Skip("this host has an IAM role (instance metadata answered), so the chain is not empty here")
+		}
+		if !errors.Is(err, store.ErrAuth) || !strings.Contains(err.Error(), "the AWS credential chain found none") {
+			t.Errorf("no credentials anywhere: %v", err)
+		}
+	})
 	t.Run("one key alone", func(t *testing.T) {
 		c := cfg
 		c.AccessKey = ak

@@ -225,6 +225,18 @@ func TestServerTLSWithoutClientCertificates(t *testing.T) {
 	wantErr(t, dial(t, c), "does not speak TLS on this port", "temporal.tls")
 }
 
+// A frontend whose own certificate expired: the message says whose
+// certificate it is, so nobody reissues the client's.
+func TestExpiredServerCertificate(t *testing.T) {
+	p := newPKI(t)
+	old := p.serverCA.Issue(t, "old-frontend", tlstest.LeafOptions{Server: true, Hosts: []string{"temporal.test"},
+		NotBefore: time.Now().Add(-48 * time.Hour), Validity: time.Hour})
+	addr := serve(t, &tls.Config{Certificates: []tls.Certificate{old.TLS}}, "")
+	c := cfg(addr)
+	c.TLS = settings.TemporalTLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
+	wantErr(t, dial(t, c), "the server's certificate is expired or not yet valid", "renew the server's certificate")
+}
+
 func TestAPIKey(t *testing.T) {
 	const key = "tmprl-key-Zx81-never-print"
 	p := newPKI(t)
