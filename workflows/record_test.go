@@ -81,6 +81,22 @@ func TestRecordHistories(t *testing.T) {
 	for _, s := range in.Splits {
 		writeHistory(t, filepath.Join(version, "split-"+s.Name+".json"), history(ctx, t, c, bakeapi.SplitWorkflowID(in.BakeID, s.Name)))
 	}
+	// A bake that fails: the holdout split's uploaded seeds file is missing,
+	// so GenerateSeeds fails for good and BakeWorkflow takes its failure path.
+	bad := twoSplitInput("replay-failed")
+	bad.Splits[1].Seed, bad.Splits[1].SeedsKey = nil, "bakes/replay-failed/inputs/holdout-seeds.json"
+	frun, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: bakeapi.BakeWorkflowID(bad.BakeID), TaskQueue: bakeapi.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(bad.BakeID), temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding)),
+	}, workflows.BakeWorkflow, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := frun.Get(ctx, nil); err == nil {
+		t.Fatal("the bake with a missing seeds file succeeded")
+	}
+	writeHistory(t, filepath.Join(version, "bake-failed.json"), history(ctx, t, c, bakeapi.BakeWorkflowID(bad.BakeID)))
+
 	// An older BakeWorkflow that began with another activity: replaying it
 	// against today's code must fail.
 	for _, e := range bk.Events {
