@@ -56,21 +56,37 @@ lint:
 TEMPORAL_CLI_VERSION := v1.5.1
 MINIO_VERSION        := v0.0.0-20260212201848-7aac2a2c5b7c
 
+# The production-topology test (e2e/production_test.go) runs a real Temporal
+# server, not the dev server: the server and its SQL schema tool at the
+# version the CLI embeds, persisted on PostgreSQL.
+TEMPORAL_SERVER_VERSION := v1.29.1
+
 .PHONY: tools
 tools:
 	@$(call install-tool,temporal,github.com/temporalio/cli/cmd/temporal,$(TEMPORAL_CLI_VERSION))
 	@$(call install-tool,minio,github.com/minio/minio,$(MINIO_VERSION))
+	@$(call install-tool,temporal-server,go.temporal.io/server/cmd/server,$(TEMPORAL_SERVER_VERSION),server)
+	@$(call install-tool,temporal-sql-tool,go.temporal.io/server/cmd/tools/sql,$(TEMPORAL_SERVER_VERSION),sql)
 
-# install-tool NAME,PACKAGE,VERSION: go install PACKAGE@VERSION into bin/
-# unless bin/NAME exists and its stamp bin/.NAME.version records exactly
+# install-tool NAME,PACKAGE,VERSION[,BUILT]: go install PACKAGE@VERSION into
+# bin/ unless bin/NAME exists and its stamp bin/.NAME.version records exactly
 # that, so a version bump rebuilds. A cold build takes about 5 minutes.
+# BUILT is the name go install gives the binary when it is not NAME (the
+# server's commands are plain "server" and "sql", too vague for a shared
+# bin/): it is built in a scratch directory and moved into place, so bin/
+# never holds a half-written binary under its final name.
 define install-tool
 if [ -x $(BIN)/$(1) ] && [ "$$(cat $(BIN)/.$(1).version 2>/dev/null)" = "$(2)@$(3)" ]; then \
 	echo "$(BIN)/$(1): $(2)@$(3) (built)"; \
 else \
 	echo "building $(BIN)/$(1) from $(2)@$(3) (minutes)"; \
 	mkdir -p $(BIN) && rm -f $(BIN)/.$(1).version; \
-	GOBIN=$(abspath $(BIN)) $(GO) install $(2)@$(3) && echo "$(2)@$(3)" > $(BIN)/.$(1).version; \
+	if [ -n "$(4)" ]; then \
+		tmp=$$(mktemp -d) && GOBIN=$$tmp $(GO) install $(2)@$(3) && mv $$tmp/$(4) $(BIN)/$(1) && rmdir $$tmp \
+		&& echo "$(2)@$(3)" > $(BIN)/.$(1).version; \
+	else \
+		GOBIN=$(abspath $(BIN)) $(GO) install $(2)@$(3) && echo "$(2)@$(3)" > $(BIN)/.$(1).version; \
+	fi; \
 fi
 endef
 
@@ -115,6 +131,13 @@ $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION):
 	@touch $@
 workflowcheck: $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)
 	$(BIN)/workflowcheck ./workflows/...
+
+# Records this version's workflow histories into the replay corpus
+# (workflows/testdata/histories/v<internal/bake.Version>/); run it when
+# releasing a version (docs/ARCHITECTURE.md, "Safe upgrades").
+.PHONY: record-histories
+record-histories: tools
+	$(GO) test -count=1 ./workflows/ -run TestRecordHistories -update
 
 clean:
 	rm -rf $(BIN) out

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -32,6 +33,8 @@ type Activities struct {
 	// shape needs more fails at once and for good, instead of every worker
 	// that takes it dying of an out-of-memory crash.
 	MaxMemory int64
+	// Metrics records slices, MLPs and engine throughput (nil: none).
+	Metrics *metrics.Worker
 }
 
 // Defaults chosen so a crashed host loses at most ~10 s of GPU work per MLP,

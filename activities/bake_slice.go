@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -19,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -59,7 +61,35 @@ func mismatch(what, key string, mlp int) error {
 
 // BakeSlice computes a slice's MLPs and commits its partial dataset. Finished
 // MLPs are never recomputed; an unfinished one resumes from its checkpoint.
+// Every log line of the attempt carries BakeID, Split, Slice and (from the
+// SDK's activity logger) Attempt, so one slice's story can be grepped out of
+// a fleet's logs.
 func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+	info := activity.GetInfo(ctx)
+	log := tlog.With(activity.GetLogger(ctx), "BakeID", in.BakeID, "Split", in.Split, "Slice", in.Slice)
+	log.Info("slice started", "MLPs", fmt.Sprintf("%d-%d", in.Start, in.End-1), "Engine", a.Engine.Describe().Engine)
+	end := a.Metrics.SliceStarted(info.Attempt)
+	start := time.Now()
+	out, err := a.bakeSlice(ctx, in, log)
+	end(err)
+	if err != nil {
+		log.Warn("slice attempt failed", "Error", err, "ErrorType", metrics.ErrorType(err), "Seconds", time.Since(start).Seconds())
+		return out, err
+	}
+	outcome := metrics.Resumed
+	switch {
+	case out.Reused == in.End-in.Start && out.Computed == 0 && out.Resumed == 0:
+		outcome = metrics.Reused
+	case out.Reused == 0 && out.Resumed == 0:
+		outcome = metrics.Computed
+	}
+	a.Metrics.SliceDone(outcome)
+	log.Info("slice committed", "Outcome", outcome, "Computed", out.Computed, "Resumed", out.Resumed, "Reused", out.Reused,
+		"Seconds", time.Since(start).Seconds())
+	return out, nil
+}
+
+func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, log tlog.Logger) (bakeapi.BakeSliceOutput, error) {
 	b := keys.Bake(in.BakeID)
 	prefix := b.Slice(in.Split, in.Slice)
 	out := bakeapi.BakeSliceOutput{Prefix: prefix}
@@ -90,7 +120,7 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 	// Step 3. Every MLP of the slice, in order.
 	results := make([]mlpResult, 0, in.End-in.Start)
 	for i := in.Start; i < in.End; i++ {
-		r, how, err := a.bakeMLP(runCtx, b, in, spec, ids[i], desc, hb)
+		r, how, err := a.bakeMLP(runCtx, b, in, spec, ids[i], desc, hb, log)
 		if err != nil {
 			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 				return out, cause // stalled engine or stopping worker: a retryable error with its reason
@@ -98,13 +128,14 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 			return out, err
 		}
 		switch how {
-		case "reused":
+		case metrics.Reused:
 			out.Reused++
-		case "resumed":
+		case metrics.Resumed:
 			out.Resumed++
 		default:
 			out.Computed++
 		}
+		a.Metrics.MLPDone(how)
 		results = append(results, r)
 		hb.update(func(p *bakeapi.SliceProgress) { p.DoneMLPs++ })
 	}
@@ -192,7 +223,7 @@ func workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
 
 // bakeMLP returns the MLP's result, from the store if an earlier attempt
 // finished it, else by running the engine from its last checkpoint.
-func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSliceInput, spec bakeapi.Spec, m bake.MLP, desc gpuengine.Description, hb *heartbeat) (mlpResult, string, error) {
+func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSliceInput, spec bakeapi.Spec, m bake.MLP, desc gpuengine.Description, hb *heartbeat, log tlog.Logger) (mlpResult, string, error) {
 	resKey := b.MLPResult(in.Split, m.Index)
 	hb.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
 	if data, err := a.Store.Get(ctx, resKey); err == nil {
@@ -206,11 +237,11 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		if !sameSpec(in, r.Fingerprint) {
 			return r, "", mismatch("result", resKey, m.Index)
 		}
-		return r, "reused", nil
+		return r, metrics.Reused, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return mlpResult{}, "", storeErr(err)
 	}
-	how := "computed"
+	how := metrics.Computed
 	var resume *gpuengine.Checkpoint
 	ckKey := b.MLPCheckpoint(in.Split, m.Index)
 	if data, err := a.Store.Get(ctx, ckKey); err == nil {
@@ -224,7 +255,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		if !sameSpec(in, cp.Fingerprint) {
 			return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
 		}
-		resume, how = &cp.Checkpoint, "resumed"
+		resume, how = &cp.Checkpoint, metrics.Resumed
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return mlpResult{}, "", storeErr(err)
 	}
@@ -232,6 +263,14 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	if err != nil {
 		return mlpResult{}, "", fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
+	var startSamples int64
+	if resume != nil {
+		startSamples = resume.SamplesDone
+	}
+	// Effective FLOPs: one multiply-add per weight per sample.
+	prog := a.Metrics.Engine(desc.Engine, desc.Device, 2*float64(spec.Width)*float64(spec.Width)*float64(spec.Depth), startSamples)
+	defer prog.Done()
+	mlpStart := time.Now()
 	// Checkpoints are saved every checkpointEvery, and once more when the engine is
 	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work.
 	var lastSave time.Time
@@ -244,11 +283,15 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		defer cancel()
 		err := a.Store.Put(saveCtx, ckKey, pending)
 		pending, lastSave = nil, time.Now()
+		if err == nil {
+			prog.Checkpointed()
+		}
 		return err
 	}
 	res, err := a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, a.Threads)}, resume, func(cp gpuengine.Checkpoint) {
 		hb.update(func(p *bakeapi.SliceProgress) { p.SamplesDone = cp.SamplesDone })
 		hb.progressed()
+		prog.Samples(cp.SamplesDone)
 		if cp.SamplesDone == spec.NSamples {
 			pending = nil // the result object follows at once
 			return
@@ -256,7 +299,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		pending, _ = json.Marshal(storedCheckpoint{Fingerprint: in.Fingerprint, Checkpoint: cp})
 		if time.Since(lastSave) >= a.checkpointEvery() {
 			if err := save(); err != nil {
-				activity.GetLogger(ctx).Warn("checkpoint save failed", "mlp", m.Index, "error", err)
+				log.Warn("checkpoint save failed", "MLP", m.Index, "Error", err)
 			}
 		}
 	})
@@ -265,7 +308,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 			return mlpResult{}, "", fatal(bakeapi.ErrCorruptPartial, "checkpoint %s: %v", ckKey, err)
 		}
 		if serr := save(); serr != nil {
-			activity.GetLogger(ctx).Warn("checkpoint save on stop failed", "mlp", m.Index, "error", serr)
+			log.Warn("checkpoint save on stop failed", "MLP", m.Index, "Error", serr)
 		}
 		return mlpResult{}, "", err
 	}
@@ -280,6 +323,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	}
 	// A concurrent attempt may have stored it first; results are deterministic, so either copy is the result.
 	_ = a.Store.Delete(ctx, ckKey)
+	log.Info("MLP done", "MLP", m.Index, "How", how, "FromSample", startSamples, "Seconds", time.Since(mlpStart).Seconds())
 	return r, how, nil
 }
 

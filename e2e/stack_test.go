@@ -43,6 +43,9 @@ type stack struct {
 	art     *store.Store
 	rel     *store.Store
 	tc      client.Client
+	// temporal, when set, replaces the temporal section of every config
+	// (the production stack's address, TLS files and namespace).
+	temporal map[string]any
 }
 
 // newStack starts MinIO and the Temporal dev server for t, with credentials
@@ -108,9 +111,17 @@ func (s *stack) env(extra ...string) []string {
 // baseConfig is what every process needs: where the servers are, and the
 // worker's short test timings.
 func (s *stack) baseConfig() map[string]any {
+	temporal := map[string]any{"address": s.opts.TemporalAddr(), "namespace": devstack.Namespace, "ui": s.opts.UIURL()}
+	if s.temporal != nil {
+		temporal = s.temporal
+	}
+	s3 := map[string]any{"endpoint": s.opts.S3Config().Endpoint, "bucket": artifactBucket}
+	if ca := s.opts.MinIOCAFile; ca != "" {
+		s3["ca-file"] = ca
+	}
 	return map[string]any{
-		"temporal": map[string]any{"address": s.opts.TemporalAddr(), "namespace": devstack.Namespace, "ui": s.opts.UIURL()},
-		"s3":       map[string]any{"endpoint": s.opts.S3Config().Endpoint, "bucket": artifactBucket},
+		"temporal": temporal,
+		"s3":       s3,
 		"worker":   map[string]any{"device": "cpu", "threads": 1, "checkpoint-every": "200ms", "stall-timeout": "1m"},
 	}
 }
@@ -137,13 +148,14 @@ type proc struct {
 	done chan struct{}
 }
 
-// startWorker runs `whestbake-worker --role role` and waits until it polls.
-func (s *stack) startWorker(role string) *proc {
+// startWorker runs `whestbake-worker --role role` (and extra flags) and
+// waits until it polls.
+func (s *stack) startWorker(role string, extra ...string) *proc {
 	s.t.Helper()
 	cfg := s.writeConfig("worker", s.baseConfig())
 	s.workers++
 	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), nil, filepath.Join(binDir, "whestbake-worker"),
-		"--role", role, "--config-file", cfg, "--device", "cpu", "--threads", "1")
+		append([]string{"--role", role, "--config-file", cfg, "--device", "cpu", "--threads", "1"}, extra...)...)
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(p.output(), "worker ready") {
 		select {

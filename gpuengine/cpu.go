@@ -8,6 +8,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine/internal/cpukernel"
+	"github.com/whestbake/whestbake/internal/hostinfo"
 )
 
 // CPU is the pure-Go engine (AVX2/FMA assembly on amd64, identical bits elsewhere).
@@ -15,7 +16,7 @@ type CPU struct{}
 
 // Describe implements Engine.
 func (CPU) Describe() Description {
-	return Description{Engine: "cpu", Device: "cpu", DeviceName: cpuBrand(), Kernel: cpukernel.Impl()}
+	return Description{Engine: "cpu", Device: "cpu", DeviceName: cpuBrand(), Kernel: cpukernel.Impl(), MemoryBytes: hostinfo.MemTotalBytes()}
 }
 
 // BakeMLP implements Engine.

@@ -55,9 +55,10 @@ type cudaDevice struct {
 
 	name                   string
 	major, minor, sms      int
-	maxShared              int // opt-in shared memory per block
-	driver                 int // CUDA version of the driver API, 1000·major + 10·minor
-	headers                int // CUDA version of the headers this binary was built with, same encoding
+	maxShared              int   // opt-in shared memory per block
+	totalMem               int64 // device memory in bytes, for monitoring (0 if the driver would not say)
+	driver                 int   // CUDA version of the driver API, 1000·major + 10·minor
+	headers                int   // CUDA version of the headers this binary was built with, same encoding
 	nvrtcMajor, nvrtcMinor int
 }
 
@@ -130,6 +131,9 @@ func (d *cudaDevice) init(ordinal int) error {
 	if cc := 10*d.major + d.minor; cc < cudakernel.MinComputeCapability {
 		return fmt.Errorf("--device cuda: %s has compute capability %d.%d; the kernels need %d.%d or newer (cp.async); use --device cpu",
 			d.name, d.major, d.minor, cudakernel.MinComputeCapability/10, cudakernel.MinComputeCapability%10)
+	}
+	if mem, err := dev.TotalMem(); err == nil {
+		d.totalMem = mem // monitoring only: a driver that will not say is no reason to refuse the GPU
 	}
 	if d.sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
 		return fmt.Errorf("--device cuda: multiprocessor count: %v", err)

@@ -73,7 +73,7 @@ type runnerKey struct {
 
 // Describe implements Engine.
 func (e *cudaEngine) Describe() Description {
-	return Description{Engine: "cuda", Device: DeviceCUDA, DeviceName: e.dev.String(), Kernel: e.path}
+	return Description{Engine: "cuda", Device: DeviceCUDA, DeviceName: e.dev.String(), Kernel: e.path, MemoryBytes: e.dev.totalMem}
 }
 
 // BakeMLP implements Engine: steps of cudakernel.Step(spec.ChunkSize) samples, a

@@ -58,6 +58,9 @@ type Description struct {
 	Device     string // "cpu" or "cuda"
 	DeviceName string
 	Kernel     string // implementation of the inner loop, e.g. "avx2-fma"
+	// MemoryBytes is the device's memory (the GPU's, or the host's for the
+	// CPU engine), for monitoring; 0 when unknown. Not part of metadata.
+	MemoryBytes int64
 }
 
 // Engine bakes one MLP at a time. BakeMLP resumes from resume when it is not nil

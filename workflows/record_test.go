@@ -17,6 +17,7 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
@@ -25,7 +26,9 @@ import (
 
 // TestRecordHistories (only with -update) runs a two-split bake on a real
 // Temporal dev server and MinIO, with control and GPU workers in this process,
-// and writes the histories the replay tests read.
+// and writes the histories of this version (internal/bake.Version) into the
+// corpus the replay tests read. An existing version's directory is
+// rewritten: record a version once, when it is released.
 func TestRecordHistories(t *testing.T) {
 	if !*update {
 		t.Skip("re-records testdata/histories; run with -update")
@@ -72,20 +75,37 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	bake := history(ctx, t, c, bakeapi.BakeWorkflowID(in.BakeID))
-	writeHistory(t, "bake.json", bake)
+	version := "v" + bake.Version
+	bk := history(ctx, t, c, bakeapi.BakeWorkflowID(in.BakeID))
+	writeHistory(t, filepath.Join(version, "bake.json"), bk)
 	for _, s := range in.Splits {
-		writeHistory(t, "split-"+s.Name+".json", history(ctx, t, c, bakeapi.SplitWorkflowID(in.BakeID, s.Name)))
+		writeHistory(t, filepath.Join(version, "split-"+s.Name+".json"), history(ctx, t, c, bakeapi.SplitWorkflowID(in.BakeID, s.Name)))
 	}
+	// A bake that fails: the holdout split's uploaded seeds file is missing,
+	// so GenerateSeeds fails for good and BakeWorkflow takes its failure path.
+	bad := twoSplitInput("replay-failed")
+	bad.Splits[1].Seed, bad.Splits[1].SeedsKey = nil, "bakes/replay-failed/inputs/holdout-seeds.json"
+	frun, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: bakeapi.BakeWorkflowID(bad.BakeID), TaskQueue: bakeapi.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(bad.BakeID), temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding)),
+	}, workflows.BakeWorkflow, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := frun.Get(ctx, nil); err == nil {
+		t.Fatal("the bake with a missing seeds file succeeded")
+	}
+	writeHistory(t, filepath.Join(version, "bake-failed.json"), history(ctx, t, c, bakeapi.BakeWorkflowID(bad.BakeID)))
+
 	// An older BakeWorkflow that began with another activity: replaying it
 	// against today's code must fail.
-	for _, e := range bake.Events {
+	for _, e := range bk.Events {
 		if attr := e.GetActivityTaskScheduledEventAttributes(); attr != nil && attr.GetActivityType().GetName() == "GenerateSeeds" {
 			attr.ActivityType.Name = "GenerateSeedsV0"
 			break
 		}
 	}
-	writeHistory(t, incompatibleHistory, bake)
+	writeHistory(t, incompatibleHistory, bk)
 }
 
 func history(ctx context.Context, t *testing.T, c client.Client, id string) *historypb.History {
@@ -110,7 +130,7 @@ func writeHistory(t *testing.T, name string, h *historypb.History) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(historyDir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(historyDir, name)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(historyDir, name), append(data, '\n'), 0o644); err != nil {

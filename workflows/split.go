@@ -19,6 +19,12 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return prog, nil }); err != nil {
 		return out, err
 	}
+	// Progress gauges for the fleet dashboard's ETA, through the SDK's
+	// metrics handler: not commands, so they change no history, and the SDK
+	// mutes them while replaying. After a control worker restarts they show
+	// again with the next finished slice.
+	mh := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"bake_id": in.BakeID, "split": in.Split.Name})
+	mh.Gauge(MetricSplitMLPs).Update(float64(n))
 
 	// Step 1. Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
 	ranges := make([]bakeapi.Range, count)
@@ -35,6 +41,10 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	next, running := 0, 0
+	report := func() {
+		mh.Gauge(MetricSplitMLPsDone).Update(float64(prog.MLPsDone))
+		mh.Gauge(MetricSplitSlicesRunning).Update(float64(running))
+	}
 	start := func(k int) {
 		r := ranges[k]
 		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
@@ -57,6 +67,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 			prog.MLPsDone += r.Len()
 			elapsed := workflow.Now(ctx).Sub(prog.StartedAt)
 			prog.ETA = prog.StartedAt.Add(time.Duration(float64(elapsed) * float64(n) / float64(prog.MLPsDone)))
+			report()
 		})
 	}
 	for {
@@ -68,6 +79,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 			break
 		}
 		prog.SlicesRunning = running
+		report()
 		sel.Select(ctx) // on a failure, let the running slices finish: their MLPs are kept for a retry
 	}
 	if firstErr != nil {
@@ -76,6 +88,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 
 	// Step 3. Merge the slices into the complete split.
 	prog.Stage, prog.SlicesRunning = bakeapi.StageMerging, 0
+	report()
 	var m bakeapi.MergeSplitOutput
 	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{

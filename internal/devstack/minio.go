@@ -5,23 +5,29 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/tlsconf"
 )
 
 // minioServer is MinIO on one local drive. Credentials go through the
 // environment, never the command line, where `ps` would show them.
 func (o Options) minioServer() server {
 	cfg := o.S3Config()
+	args := []string{"server", filepath.Join(o.Dir, "minio"),
+		"--address", addr(o.MinIOPort),
+		"--console-address", addr(o.MinIOConsolePort),
+	}
+	if o.MinIOCertsDir != "" {
+		args = append(args, "--certs-dir", o.MinIOCertsDir)
+	}
 	return server{
-		args: []string{"server", filepath.Join(o.Dir, "minio"),
-			"--address", addr(o.MinIOPort),
-			"--console-address", addr(o.MinIOConsolePort),
-		},
+		args:    args,
 		env:     []string{"MINIO_ROOT_USER=" + o.AccessKey, "MINIO_ROOT_PASSWORD=" + o.SecretKey},
 		ports:   o.minioPorts(),
 		addr:    cfg.Endpoint,
-		healthy: func(ctx context.Context) error { return minioHealthy(ctx, cfg.Endpoint) },
+		healthy: func(ctx context.Context) error { return minioHealthy(ctx, cfg) },
 		prepare: func(ctx context.Context) error {
 			for _, b := range o.Buckets {
 				if err := store.EnsureBucket(ctx, cfg, b); err != nil {
@@ -36,12 +42,21 @@ func (o Options) minioServer() server {
 // minioHealthy is MinIO's unauthenticated liveness probe. The probe answers
 // 200 before the object layer is up, flagging that only in a header; waiting
 // for the header to clear means the first bucket request will not fail.
-func minioHealthy(ctx context.Context, endpoint string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+endpoint+"/minio/health/live", nil)
+func minioHealthy(ctx context.Context, cfg store.Config) error {
+	scheme, client := "http", http.DefaultClient
+	if cfg.Secure {
+		tc, err := tlsconf.Client(tlsconf.Files{CA: cfg.CAFile}, tlsconf.Keys{CA: "MinIO CA file"}, time.Now())
+		if err != nil {
+			return err
+		}
+		scheme, client = "https", &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
+		defer client.CloseIdleConnections()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+cfg.Endpoint+"/minio/health/live", nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

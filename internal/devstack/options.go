@@ -52,6 +52,11 @@ type Options struct {
 	Buckets          []string      // created once MinIO is healthy
 	StartTimeout     time.Duration // how long a server may take to become healthy
 	StopTimeout      time.Duration // how long SIGTERM is given before SIGKILL
+	// MinIOCertsDir, when set, serves MinIO over TLS: it holds public.crt
+	// and private.key (MinIO's --certs-dir layout), and MinIOCAFile the CA
+	// that signed them, which S3Config's clients trust.
+	MinIOCertsDir string
+	MinIOCAFile   string
 }
 
 // DefaultOptions are the ports and paths of `whestbake dev up`.
@@ -84,7 +89,8 @@ func (o Options) ConsoleURL() string { return "http://" + addr(o.MinIOConsolePor
 
 // S3Config is how store clients reach this stack's MinIO.
 func (o Options) S3Config() store.Config {
-	return store.Config{Endpoint: addr(o.MinIOPort), AccessKey: o.AccessKey, SecretKey: o.SecretKey, Region: "us-east-1"}
+	return store.Config{Endpoint: addr(o.MinIOPort), AccessKey: o.AccessKey, SecretKey: o.SecretKey, Region: "us-east-1",
+		Secure: o.MinIOCertsDir != "", CAFile: o.MinIOCAFile}
 }
 
 func addr(port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }

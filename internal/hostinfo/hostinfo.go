@@ -30,6 +30,17 @@ func ProcField(path, key string) string {
 	return ""
 }
 
+// MemTotalBytes is the host's memory (MemTotal of /proc/meminfo), or 0 where
+// it cannot be read.
+func MemTotalBytes() int64 {
+	v := strings.TrimSuffix(ProcField("/proc/meminfo", "MemTotal"), " kB")
+	kb, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return kb << 10
+}
+
 // CPUBrand is the host CPU's model name, or "" where /proc/cpuinfo has none.
 func CPUBrand() string { return ProcField("/proc/cpuinfo", "model name") }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // Config is everything a worker or a starter needs.
@@ -27,22 +28,52 @@ type Config struct {
 	Worker   Worker   `mapstructure:"worker"`
 }
 
-// Temporal says where the Temporal frontend is.
+// Temporal says where the Temporal frontend is and how to authenticate to
+// it: TLS (with a private CA, a server name, and a client certificate for
+// mutual TLS) and Temporal Cloud's API keys.
 type Temporal struct {
-	Address   string `mapstructure:"address"`
-	Namespace string `mapstructure:"namespace"`
-	UI        string `mapstructure:"ui"` // Web UI base URL, for the links the starter prints
+	Address   string      `mapstructure:"address"`
+	Namespace string      `mapstructure:"namespace"`
+	UI        string      `mapstructure:"ui"` // Web UI base URL, for the links the starter prints
+	TLS       TemporalTLS `mapstructure:"tls"`
+	// APIKey is sent as "authorization: Bearer <key>" on every call (the
+	// SDK's client.NewAPIKeyStaticCredentials). It comes from the config
+	// file or WHESTBAKE_TEMPORAL_API_KEY only, like the S3 secret.
+	APIKey Secret `mapstructure:"api-key"`
+}
+
+// TemporalTLS is the TLS of the Temporal connection. Key material is read
+// from files, never from the config itself, so the config can be shared
+// and the files mounted from a secret store.
+type TemporalTLS struct {
+	Enabled    bool   `mapstructure:"enabled"`
+	CAFile     string `mapstructure:"ca-file"`     // PEM bundle of the server's CA; empty: the system roots
+	ServerName string `mapstructure:"server-name"` // name the server's certificate must carry; empty: the address's host
+	CertFile   string `mapstructure:"cert-file"`   // client certificate (mutual TLS)
+	KeyFile    string `mapstructure:"key-file"`    // its private key
+}
+
+// TLSOn reports whether the Temporal connection uses TLS: when enabled, when
+// any TLS file or name is set, or with an API key (a key must never cross
+// the network in plain text; the SDK turns TLS on for keys the same way).
+func (t Temporal) TLSOn() bool {
+	x := t.TLS
+	return x.Enabled || x.CAFile != "" || x.ServerName != "" || x.CertFile != "" || x.KeyFile != "" || t.APIKey != ""
 }
 
 // S3 is the artifact store (MinIO in development). The credentials are
 // Secrets: every way of printing them prints "[redacted]".
+// With neither key set, the standard AWS credential chain is used (see
+// store.Config).
 type S3 struct {
-	Endpoint  string `mapstructure:"endpoint"`
-	AccessKey Secret `mapstructure:"access-key"`
-	SecretKey Secret `mapstructure:"secret-key"`
-	Secure    bool   `mapstructure:"secure"`
-	Region    string `mapstructure:"region"`
-	Bucket    string `mapstructure:"bucket"`
+	Endpoint   string `mapstructure:"endpoint"`
+	AccessKey  Secret `mapstructure:"access-key"`
+	SecretKey  Secret `mapstructure:"secret-key"`
+	Secure     bool   `mapstructure:"secure"`
+	CAFile     string `mapstructure:"ca-file"` // PEM bundle of a private CA; implies secure
+	Region     string `mapstructure:"region"`
+	Addressing string `mapstructure:"addressing"` // auto, path or virtual-host
+	Bucket     string `mapstructure:"bucket"`
 }
 
 // Bake is what to bake: the shared MLP shape, the splits, and how the work is cut.
@@ -113,6 +144,9 @@ type Worker struct {
 	// is refused (by the starter, and by the worker without running it).
 	// Default: the cgroup's limit, else the machine's memory.
 	MaxMemory ByteSize `mapstructure:"max-memory"`
+	// MetricsListen is where /metrics, /healthz and /readyz are served
+	// (host:port, ":9464" for every interface); empty serves nothing.
+	MetricsListen string `mapstructure:"metrics-listen"`
 }
 
 // Worker roles.
@@ -136,7 +170,7 @@ const (
 func Default() Config {
 	return Config{
 		Temporal: Temporal{Address: DefaultTemporalAddress, Namespace: "default", UI: DefaultUI},
-		S3:       S3{Endpoint: DefaultS3Endpoint, Bucket: DefaultBucket},
+		S3:       S3{Endpoint: DefaultS3Endpoint, Bucket: DefaultBucket, Addressing: store.AddressingAuto},
 		Bake: Bake{
 			Sampler: string(bakeapi.SamplerPhilox), DotProduct: string(bakeapi.DotFMA),
 			SliceSize: 1, MaxInFlight: 4, GPUQueue: bakeapi.GPUQueue,

@@ -45,7 +45,8 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 // StoreConfig is the S3 section as the store package takes it.
 func (c Config) StoreConfig() store.Config {
 	s := c.S3
-	return store.Config{Endpoint: s.Endpoint, AccessKey: s.AccessKey.Reveal(), SecretKey: s.SecretKey.Reveal(), Secure: s.Secure, Region: s.Region}
+	return store.Config{Endpoint: s.Endpoint, AccessKey: s.AccessKey.Reveal(), SecretKey: s.SecretKey.Reveal(), Secure: s.Secure,
+		Region: s.Region, CAFile: s.CAFile, Addressing: s.Addressing}
 }
 
 // WorkflowURL is the Web UI page of a workflow.

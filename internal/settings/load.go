@@ -3,8 +3,10 @@ package settings
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -47,7 +49,7 @@ func Load(file string, overrides map[string]string) (Config, error) {
 			v.SetConfigType("yaml")
 		}
 		if err := v.ReadInConfig(); err != nil {
-			return Config{}, fmt.Errorf("config file %s: %s", file, scrub(err.Error(), Secret(v.GetString("s3.secret-key"))))
+			return Config{}, fmt.Errorf("config file %s: %s", file, scrubAll(err.Error(), v))
 		}
 	}
 	for key, val := range overrides {
@@ -62,13 +64,25 @@ func Load(file string, overrides map[string]string) (Config, error) {
 			where = "config file " + file + " (or its WHESTBAKE_* environment)"
 		}
 		msg := strings.Replace(err.Error(), "decoding failed due to the following error(s):\n\n", "", 1)
-		return Config{}, fmt.Errorf("%s: %s", where, scrub(msg, Secret(v.GetString("s3.secret-key"))))
+		return Config{}, fmt.Errorf("%s: %s", where, scrubAll(msg, v))
 	}
 	if c.Worker.Threads == 0 {
 		c.Worker.Threads = gpuengine.DefaultThreads()
 	}
 	if c.Worker.MaxMemory == 0 {
 		c.Worker.MaxMemory = ByteSize(hostinfo.MemoryLimit())
+	}
+	// Key files named in the config file are relative to it, like seeds files;
+	// paths from the environment or flags are the caller's own.
+	for key, path := range map[string]*string{
+		"temporal.tls.ca-file": &c.Temporal.TLS.CAFile, "temporal.tls.cert-file": &c.Temporal.TLS.CertFile,
+		"temporal.tls.key-file": &c.Temporal.TLS.KeyFile, "s3.ca-file": &c.S3.CAFile,
+	} {
+		_, fromEnv := os.LookupEnv(EnvName(key))
+		_, fromFlag := overrides[key]
+		if *path != "" && file != "" && !filepath.IsAbs(*path) && v.InConfig(key) && !fromEnv && !fromFlag {
+			*path = filepath.Join(filepath.Dir(file), *path)
+		}
 	}
 	for i := range c.Bake.Splits {
 		s := &c.Bake.Splits[i]
@@ -80,6 +94,28 @@ func Load(file string, overrides map[string]string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// Keys lists every config key that has an environment variable (all but
+// the lists, such as bake.splits), sorted.
+func Keys() []string {
+	var out []string
+	for k := range leafKeys(Default()) {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// secretKeys are the keys whose values are Secrets.
+var secretKeys = []string{"s3.secret-key", "temporal.api-key"}
+
+// scrubAll removes every secret value viper holds from a library's error text.
+func scrubAll(text string, v *viper.Viper) string {
+	for _, k := range secretKeys {
+		text = scrub(text, Secret(v.GetString(k)))
+	}
+	return text
 }
 
 // FlagOverrides returns the values of the flags the user set, keyed by config

@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +14,8 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/tlsconf"
 )
 
 // Error lists every problem found, one per line, each naming the key and the fix.
@@ -119,6 +123,11 @@ func (c Config) ValidateWorker() error {
 	if w.Threads < 1 || w.Threads > maxThreads {
 		p.addf("worker.threads", "= %d: must be in [1, %d] (CPU threads per MLP); %s or pass --threads", w.Threads, maxThreads, where("worker.threads"))
 	}
+	if w.MetricsListen != "" {
+		if _, port, err := net.SplitHostPort(w.MetricsListen); err != nil || port == "" {
+			p.addf("worker.metrics-listen", "%q is not host:port: write it like :9464 (every interface) or 127.0.0.1:9464, or leave it empty to serve no metrics", w.MetricsListen)
+		}
+	}
 	positive(&p, "worker.checkpoint-every", w.CheckpointEvery)
 	positive(&p, "worker.stall-timeout", w.StallTimeout)
 	if w.Role == RoleGPU || w.Role == RoleAll {
@@ -151,6 +160,52 @@ func (c Config) checkTemporal(p *problems) {
 	if t.Namespace == "" {
 		p.addf("temporal.namespace", "is empty: %s (\"default\" for the dev server)", where("temporal.namespace"))
 	}
+	if key := t.APIKey.Reveal(); key != "" && strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		p.addf("temporal.api-key", "contains whitespace or control characters (a pasted line break?): set %s to the key alone", EnvName("temporal.api-key"))
+	}
+	if _, err := t.ClientTLS(); err != nil {
+		p.tls(err)
+	}
+	// Temporal Cloud's frontends: <namespace>.<account>.tmprl.cloud:7233
+	// (mTLS) or the regional <region>.<cloud>.api.temporal.io:7233 (API keys).
+	host, _, _ := net.SplitHostPort(t.Address)
+	if strings.HasSuffix(host, ".tmprl.cloud") || strings.HasSuffix(host, ".api.temporal.io") {
+		if t.Namespace != "" && !strings.Contains(t.Namespace, ".") {
+			p.addf("temporal.namespace", "%q is not a Temporal Cloud namespace: Cloud namespaces are <name>.<account-id>, as the Cloud UI shows them", t.Namespace)
+		}
+		if t.APIKey == "" && t.TLS.CertFile == "" {
+			p.addf("temporal.api-key", "is not set and neither is temporal.tls.cert-file: Temporal Cloud (%s) needs an API key (%s) or a client certificate and key (temporal.tls.cert-file, temporal.tls.key-file)", host, EnvName("temporal.api-key"))
+		}
+	}
+}
+
+// TemporalTLSKeys name the Temporal TLS settings in messages.
+var TemporalTLSKeys = tlsconf.Keys{
+	Enable: "temporal.tls.* and temporal.api-key",
+	CA:     "temporal.tls.ca-file", Cert: "temporal.tls.cert-file", Key: "temporal.tls.key-file",
+	ServerName: "temporal.tls.server-name",
+}
+
+// ClientTLS is the TLS configuration of the Temporal connection, nil when
+// it is plain text (see TLSOn). Its error names the keys at fault.
+func (t Temporal) ClientTLS() (*tls.Config, error) {
+	if !t.TLSOn() {
+		return nil, nil
+	}
+	return tlsconf.Client(tlsconf.Files{CA: t.TLS.CAFile, Cert: t.TLS.CertFile, Key: t.TLS.KeyFile, ServerName: t.TLS.ServerName},
+		TemporalTLSKeys, time.Now())
+}
+
+// tls adds the problems of a tlsconf error under their keys.
+func (p *problems) tls(err error) {
+	var te tlsconf.Error
+	if !errors.As(err, &te) {
+		*p = append(*p, err.Error())
+		return
+	}
+	for _, x := range te {
+		p.addf(x.Key, "%s", x.Msg)
+	}
 }
 
 func (c Config) checkStore(p *problems) {
@@ -162,11 +217,23 @@ func (c Config) checkStore(p *problems) {
 	case strings.Contains(strings.TrimSuffix(ep, "/"), "/"):
 		p.addf("s3.endpoint", "%q has a path: give only host:port; the bucket goes in s3.bucket", s.Endpoint)
 	}
-	if s.AccessKey == "" {
-		p.addf("s3.access-key", "is not set: export %s (or set s3.access-key in the config file; never pass credentials as flags)", EnvName("s3.access-key"))
+	// Both keys, or neither for the standard AWS chain (environment, shared
+	// credentials file, IAM role); one alone is a mistake.
+	if s.AccessKey == "" && s.SecretKey != "" {
+		p.addf("s3.access-key", "is not set but s3.secret-key is: export %s (or set s3.access-key in the config file; never pass credentials as flags), or unset both to use the AWS credential chain", EnvName("s3.access-key"))
 	}
-	if s.SecretKey == "" {
-		p.addf("s3.secret-key", "is not set: export %s (or set s3.secret-key in the config file; never pass credentials as flags)", EnvName("s3.secret-key"))
+	if s.SecretKey == "" && s.AccessKey != "" {
+		p.addf("s3.secret-key", "is not set but s3.access-key is: export %s (or set s3.secret-key in the config file; never pass credentials as flags), or unset both to use the AWS credential chain", EnvName("s3.secret-key"))
+	}
+	if s.CAFile != "" {
+		if _, err := tlsconf.Client(tlsconf.Files{CA: s.CAFile}, tlsconf.Keys{CA: "s3.ca-file"}, time.Now()); err != nil {
+			p.tls(err)
+		}
+	}
+	switch s.Addressing {
+	case store.AddressingAuto, store.AddressingPath, store.AddressingVirtualHost:
+	default:
+		p.addf("s3.addressing", "%q is unknown: use auto (the client decides), path (http://host/bucket/key: MinIO and most on-premise servers) or virtual-host (http://bucket.host/key: AWS)", s.Addressing)
 	}
 	checkBucket(p, "s3.bucket", s.Bucket)
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // Config says how to reach an S3-compatible server. The endpoint is
@@ -15,13 +18,30 @@ type Config struct {
 	SecretKey string
 	Secure    bool
 	Region    string
+	// CAFile is a PEM bundle trusted for the server's certificate in place
+	// of the system roots (a private CA); it implies Secure.
+	CAFile string
+	// Addressing is how a bucket is put in a request: AddressingPath
+	// (http://host/bucket/key, MinIO's and most on-premise servers' way),
+	// AddressingVirtualHost (http://bucket.host/key, which AWS prefers) or
+	// AddressingAuto (minio-go decides from the endpoint; the default).
+	Addressing string
 }
+
+// Addressing styles (Config.Addressing).
+const (
+	AddressingAuto        = "auto"
+	AddressingPath        = "path"
+	AddressingVirtualHost = "virtual-host"
+)
 
 // Config keys and environment variables named in error messages, so that a
 // user who sees an error knows exactly what to change.
 const (
 	endpointHint = "s3.endpoint (env WHESTBAKE_S3_ENDPOINT)"
-	credsHint    = "s3.access-key / s3.secret-key in the config file, or the env vars WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY"
+	credsHint    = "s3.access-key / s3.secret-key in the config file, or the env vars WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY " +
+		"(with neither, the standard AWS chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, the shared credentials file with AWS_PROFILE, or the host's IAM role / web identity)"
+	caHint = "s3.ca-file (env WHESTBAKE_S3_CA_FILE)"
 )
 
 // String shows where the config points and never the credentials, so a Config
@@ -35,6 +55,12 @@ func (c Config) String() string {
 	if c.Region != "" {
 		s += " region=" + c.Region
 	}
+	if c.CAFile != "" {
+		s += " ca-file=" + c.CAFile
+	}
+	if c.Addressing != "" && c.Addressing != AddressingAuto {
+		s += " addressing=" + c.Addressing
+	}
 	return s + " credentials=" + c.credentialsState()
 }
 
@@ -47,13 +73,16 @@ func (c Config) LogValue() slog.Value {
 		slog.String("endpoint", c.Endpoint),
 		slog.Bool("secure", c.Secure),
 		slog.String("region", c.Region),
+		slog.String("ca_file", c.CAFile),
+		slog.String("addressing", c.Addressing),
 		slog.String("credentials", c.credentialsState()),
 	)
 }
 
+// credentialsState says where the credentials come from, never what they are.
 func (c Config) credentialsState() string {
 	if c.AccessKey == "" && c.SecretKey == "" {
-		return "none"
+		return "aws-chain"
 	}
 	return "set"
 }
@@ -74,5 +103,45 @@ func (c Config) normalized() (Config, error) {
 	if strings.Contains(c.Endpoint, "/") {
 		return c, fmt.Errorf("store: S3 endpoint %q must be host:port without a path: fix %s", c.Endpoint, endpointHint)
 	}
+	if c.CAFile != "" {
+		c.Secure = true
+	}
+	switch c.Addressing {
+	case "", AddressingAuto, AddressingPath, AddressingVirtualHost:
+	default:
+		return c, fmt.Errorf("store: S3 addressing %q is unknown: set s3.addressing to auto, path or virtual-host", c.Addressing)
+	}
+	if (c.AccessKey == "") != (c.SecretKey == "") {
+		return c, fmt.Errorf("store: only one of the S3 access key and secret key is set: set both (%s), or neither to use the standard AWS credential chain", "s3.access-key / s3.secret-key")
+	}
 	return c, nil
+}
+
+// bucketLookup is minio-go's name for the addressing style.
+func (c Config) bucketLookup() minio.BucketLookupType {
+	switch c.Addressing {
+	case AddressingPath:
+		return minio.BucketLookupPath
+	case AddressingVirtualHost:
+		return minio.BucketLookupDNS
+	}
+	return minio.BucketLookupAuto
+}
+
+// credentials are the static keys when set, else the standard AWS chain,
+// in the order the AWS SDKs use: the environment (AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the shared credentials file
+// (AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile AWS_PROFILE),
+// then the host's role: web identity (AWS_WEB_IDENTITY_TOKEN_FILE, as on
+// EKS), the ECS container endpoint or the EC2 instance metadata service.
+// Each provider refreshes its credentials before they expire.
+func (c Config) credentials() *credentials.Credentials {
+	if c.AccessKey != "" || c.SecretKey != "" {
+		return credentials.NewStaticV4(c.AccessKey, c.SecretKey, "")
+	}
+	return credentials.NewChainCredentials([]credentials.Provider{
+		&credentials.EnvAWS{},
+		&credentials.FileAWSCredentials{},
+		&credentials.IAM{},
+	})
 }

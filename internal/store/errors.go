@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/whestbake/whestbake/internal/tlsconf"
 )
 
 // Sentinel errors; every error this package returns for these cases wraps one,
@@ -24,7 +28,12 @@ var (
 	ErrUnreachable = errors.New("S3 endpoint unreachable")
 	// ErrCorrupt: the bytes read back do not hash to the sha256 recorded at put time.
 	ErrCorrupt = errors.New("object content does not match its recorded sha256")
+	// ErrTLS: the TLS settings do not fit the server (a retry cannot help).
+	ErrTLS = errors.New("S3 TLS misconfigured")
 )
+
+// tlsKeys name the S3 TLS settings in TLS explanations.
+var tlsKeys = tlsconf.Keys{Enable: "s3.secure (or https:// in s3.endpoint)", CA: caHint}
 
 // authCodes are the S3 error codes that mean "these credentials do not work
 // here"; AccessDenied is what a HEAD request with a bad signature yields.
@@ -59,12 +68,46 @@ func (c *conn) classify(op, bucket, key string, err error) error {
 	case resp.Code == minio.PreconditionFailed:
 		return fmt.Errorf("store: %s %s: %w", op, where, ErrExists)
 	case authCodes[resp.Code]:
-		return fmt.Errorf("store: %s %s on %s: the server answered %s: fix %s: %w",
-			op, where, c.cfg.Endpoint, resp.Code, credsHint, ErrAuth)
-	case minio.IsNetworkOrHostDown(err, true):
+		return fmt.Errorf("store: %s %s on %s: the server answered %s to %s: fix %s: %w",
+			op, where, c.cfg.Endpoint, resp.Code, c.credentialSource(), credsHint, ErrAuth)
+	}
+	if msg := c.tlsMismatch(err); msg != "" {
+		return fmt.Errorf("store: %s %s on %s: %s: %w", op, where, c.cfg.Endpoint, msg, ErrTLS)
+	}
+	if minio.IsNetworkOrHostDown(err, true) {
 		return c.unreachable(c.redact(err.Error()))
 	}
 	return fmt.Errorf("store: %s %s: %w", op, where, scrubbed{msg: c.redact(err.Error()), err: err})
+}
+
+// credentialSource says which credentials the server turned down.
+func (c *conn) credentialSource() string {
+	if c.cfg.AccessKey != "" {
+		return "the configured static keys"
+	}
+	if v, err := c.creds.GetWithContext(nil); err != nil || v.SignerType == credentials.SignatureAnonymous {
+		return "an anonymous request (no static keys, and the AWS credential chain found none)"
+	}
+	return "the credentials of the AWS chain"
+}
+
+// tlsMismatch explains an error that comes from TLS settings not fitting
+// the server, or returns "".
+func (c *conn) tlsMismatch(err error) string {
+	if msg := tlsconf.Explain(err, tlsKeys, false); msg != "" {
+		return msg
+	}
+	if c.cfg.Secure && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return "the server does not speak TLS on this port: point s3.endpoint at its TLS port, or set s3.secure: false (and no s3.ca-file, no https://) if it really is plain HTTP"
+	}
+	// A plain-HTTP request to a TLS port: Go's TLS servers (MinIO among
+	// them) answer it with an HTTP 400, which a HEAD shows without a body.
+	// Whether the port speaks TLS is asked directly.
+	if !c.cfg.Secure && minio.ToErrorResponse(err).StatusCode == http.StatusBadRequest &&
+		tlsconf.SpeaksTLS(context.Background(), c.cfg.Endpoint) {
+		return "the server speaks TLS and this client plain HTTP: set s3.secure: true (or https:// in s3.endpoint), and " + caHint + " if its certificate is from a private CA"
+	}
+	return ""
 }
 
 func (c *conn) unreachable(why string) error {

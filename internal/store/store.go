@@ -18,6 +18,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
+
+	"github.com/whestbake/whestbake/internal/tlsconf"
 )
 
 // Store reads and writes objects in one bucket. It is safe for concurrent
@@ -36,6 +38,9 @@ type conn struct {
 	// probe tries once with short timeouts, so that a wrong endpoint fails
 	// Open in seconds instead of after a minute of retries.
 	probe *minio.Client
+	// creds is shared by both clients, so the AWS chain is walked (and a
+	// role's temporary credentials fetched) once, not per client.
+	creds *credentials.Credentials
 }
 
 // probeTimeout bounds one existence check; a healthy server answers in
@@ -90,30 +95,61 @@ func newConn(cfg Config) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{cfg: cfg}
-	if c.client, err = c.newClient(0, nil); err != nil {
+	c := &conn{cfg: cfg, creds: cfg.credentials()}
+	transport, err := c.transport(false)
+	if err != nil {
 		return nil, err
 	}
-	probeTransport, err := minio.DefaultTransport(cfg.Secure)
-	if err != nil {
-		return nil, fmt.Errorf("store: S3 transport: %w", err)
+	if c.client, err = c.newClient(0, transport); err != nil {
+		return nil, err
 	}
-	probeTransport.DialContext = (&net.Dialer{Timeout: 2 * time.Second}).DialContext
-	probeTransport.ResponseHeaderTimeout = probeTimeout
+	probeTransport, err := c.transport(true)
+	if err != nil {
+		return nil, err
+	}
 	if c.probe, err = c.newClient(1, probeTransport); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
+// transport is minio-go's default transport, trusting cfg.CAFile when set;
+// the probe's gives up within seconds.
+func (c *conn) transport(probe bool) (*http.Transport, error) {
+	t, err := minio.DefaultTransport(c.cfg.Secure)
+	if err != nil {
+		return nil, fmt.Errorf("store: S3 transport: %w", err)
+	}
+	if probe {
+		t.DialContext = (&net.Dialer{Timeout: 2 * time.Second}).DialContext
+		t.ResponseHeaderTimeout = probeTimeout
+	}
+	if c.cfg.CAFile != "" {
+		tc, err := tlsconf.Client(tlsconf.Files{CA: c.cfg.CAFile}, tlsconf.Keys{CA: "s3.ca-file"}, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		t.TLSClientConfig.RootCAs = tc.RootCAs
+	}
+	if testDial != nil {
+		t.DialContext, t.DialTLSContext = testDial, nil
+	}
+	return t, nil
+}
+
+// testDial replaces the transport's dialer in tests that check which host
+// a request names without resolving it (virtual-host addressing).
+var testDial func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // newClient builds a minio client; maxRetries 0 keeps minio-go's default.
 func (c *conn) newClient(maxRetries int, transport http.RoundTripper) (*minio.Client, error) {
 	client, err := minio.New(c.cfg.Endpoint, &minio.Options{
-		Creds:      credentials.NewStaticV4(c.cfg.AccessKey, c.cfg.SecretKey, ""),
-		Secure:     c.cfg.Secure,
-		Region:     c.cfg.Region,
-		MaxRetries: maxRetries,
-		Transport:  transport,
+		Creds:        c.creds,
+		Secure:       c.cfg.Secure,
+		Region:       c.cfg.Region,
+		BucketLookup: c.cfg.bucketLookup(),
+		MaxRetries:   maxRetries,
+		Transport:    transport,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: S3 endpoint %q: %s: fix %s", c.cfg.Endpoint, c.redact(err.Error()), endpointHint)

@@ -11,7 +11,7 @@ import (
 )
 
 // flagKeys maps the worker's flags to config keys.
-var flagKeys = map[string]string{"role": "worker.role", "device": "worker.device", "threads": "worker.threads"}
+var flagKeys = map[string]string{"role": "worker.role", "device": "worker.device", "threads": "worker.threads", "metrics-listen": "worker.metrics-listen"}
 
 // NewCommand is the whestbake-worker command line; it runs until SIGINT/SIGTERM
 // (the caller's context).
@@ -50,7 +50,8 @@ WHESTBAKE_S3_SECRET_KEY only.`,
 	fl.String("role", "", "control, gpu or all (worker.role)")
 	fl.String("device", "auto", "slice engine device: auto, cpu or cuda; explicit choices never fall back (worker.device)")
 	fl.Int("threads", 0, "CPU threads per MLP (worker.threads; default all cores)")
-	fl.StringVar(&logFormat, "log-format", "text", "text or json")
+	fl.String("metrics-listen", "", "host:port serving /metrics, /healthz and /readyz, e.g. :9464 (worker.metrics-listen; default off)")
+	fl.StringVar(&logFormat, "log-format", "text", "text (for terminals) or json (one object per line, for log collectors)")
 	cmdline.Strict(cmd)
 	return cmd
 }

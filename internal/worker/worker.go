@@ -18,6 +18,8 @@ import (
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/temporalconn"
@@ -36,16 +38,36 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 		return err
 	}
 	log.Info("starting whestbake worker", "config", cfg)
+	// Metrics first: a taken port fails at once, and an orchestrator's
+	// liveness probe answers while the connections below are made.
+	health := &metrics.Health{}
+	var m *metrics.Worker
+	if addr := cfg.Worker.MetricsListen; addr != "" {
+		var err error
+		if m, err = metrics.New(cfg.Worker.Role, bake.Version); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		srv, err := metrics.Serve(addr, m, health)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		log.Info("serving metrics", "addr", srv.Addr(), "paths", "/metrics /healthz /readyz")
+	}
 	st, err := store.Open(ctx, cfg.StoreConfig(), cfg.S3.Bucket)
 	if err != nil {
 		return err
 	}
-	c, err := temporalconn.Dial(ctx, cfg.Temporal, log)
+	c, err := temporalconn.Dial(ctx, cfg.Temporal, log, func(o *client.Options) {
+		if m != nil {
+			o.MetricsHandler = m.SDKHandler()
+		}
+	})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	ws, err := build(c, cfg, st, log)
+	ws, err := build(c, cfg, st, m, log)
 	if err != nil {
 		return err
 	}
@@ -55,8 +77,13 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 			return fmt.Errorf("starting the %s worker: %w", roleNames(cfg.Worker.Role)[i], err)
 		}
 	}
+	health.Set(metrics.Running, func(ctx context.Context) error {
+		_, err := c.CheckHealth(ctx, &client.CheckHealthRequest{})
+		return err
+	})
 	log.Info("worker ready", "role", cfg.Worker.Role, "control_queue", bakeapi.ControlQueue, "gpu_queue", cfg.Bake.GPUQueue)
 	<-ctx.Done()
+	health.Set(metrics.Stopping, nil)
 	log.Info("stopping: running slices save their checkpoint and hand back", "timeout", GPUStopTimeout)
 	stopAll(ws)
 	log.Info("stopped")
@@ -64,11 +91,12 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 }
 
 // build creates (without starting) the workers of the role.
-func build(c client.Client, cfg settings.Config, st *store.Store, log *slog.Logger) ([]sdkworker.Worker, error) {
+func build(c client.Client, cfg settings.Config, st *store.Store, m *metrics.Worker, log *slog.Logger) ([]sdkworker.Worker, error) {
 	acts := &activities.Activities{
 		Store: st, Threads: cfg.Worker.Threads,
 		CheckpointEvery: cfg.Worker.CheckpointEvery, StallTimeout: cfg.Worker.StallTimeout,
 		MaxMemory: int64(cfg.Worker.MaxMemory),
+		Metrics: m,
 	}
 	var ws []sdkworker.Worker
 	for _, role := range roleNames(cfg.Worker.Role) {
@@ -82,7 +110,9 @@ func build(c client.Client, cfg settings.Config, st *store.Store, log *slog.Logg
 		}
 		acts.Engine = eng
 		d := eng.Describe()
-		log.Info("slice engine", "engine", d.Engine, "device", d.Device, "device_name", d.DeviceName, "kernel", d.Kernel, "threads", cfg.Worker.Threads)
+		log.Info("slice engine", "engine", d.Engine, "device", d.Device, "device_name", d.DeviceName, "kernel", d.Kernel,
+			"memory_bytes", d.MemoryBytes, "threads", cfg.Worker.Threads)
+		m.Device(d.Engine, d.Device, d.DeviceName, d.Kernel, d.MemoryBytes)
 		ws = append(ws, gpuWorker(c, cfg.Bake.GPUQueue, acts))
 	}
 	return ws, nil

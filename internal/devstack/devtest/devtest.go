@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/tlsconf/tlstest"
 )
 
 // Options are devstack options for a stack private to t: a temp Dir, free
@@ -55,6 +56,25 @@ func Options(t testing.TB) devstack.Options {
 func StartMinIO(t testing.TB, opts devstack.Options) devstack.Options {
 	t.Helper()
 	return start(t, opts, devstack.MinIO)
+}
+
+// WithMinIOTLS makes opts serve MinIO over TLS with a certificate for
+// 127.0.0.1 from a CA of its own; S3Config then trusts that CA.
+func WithMinIOTLS(t testing.TB, opts devstack.Options) devstack.Options {
+	t.Helper()
+	dir := filepath.Join(opts.Dir, "minio-certs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ca := tlstest.NewCA(t, dir, "minio")
+	leaf := ca.Issue(t, "minio", tlstest.LeafOptions{Server: true, Hosts: []string{"127.0.0.1", "localhost"}})
+	for from, to := range map[string]string{leaf.CertFile: "public.crt", leaf.KeyFile: "private.key"} {
+		if err := os.Rename(from, filepath.Join(dir, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.MinIOCertsDir, opts.MinIOCAFile = dir, ca.CAFile
+	return opts
 }
 
 // StartTemporal starts the Temporal dev server for opts (see Options) and

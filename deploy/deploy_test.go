@@ -1,0 +1,235 @@
+// Package deploy holds the deployment files (systemd units, Kubernetes
+// manifests, the container build, the Grafana dashboard); this test keeps
+// them true to the code: config keys, flags, environment variables, ports
+// and probe paths are the ones the binaries know.
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/whestbake/whestbake/internal/settings"
+	"github.com/whestbake/whestbake/internal/worker"
+)
+
+// loadConfig checks a config file the way the worker reads it (unknown keys
+// are errors) and returns it. Validation is left out: it reads key files that
+// exist only on the deployment hosts.
+func loadConfig(t *testing.T, name, body string) settings.Config {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "WHESTBAKE_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := settings.Load(f, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return cfg
+}
+
+// envNames are the environment variables whestbake reads.
+func envNames() map[string]bool {
+	out := map[string]bool{"WHESTBAKE_CONFIG_FILE": true}
+	for _, k := range settings.Keys() {
+		out[settings.EnvName(k)] = true
+	}
+	return out
+}
+
+var envRef = regexp.MustCompile(`\bWHESTBAKE_[A-Z0-9_]+\b`)
+
+// checkEnv fails on any WHESTBAKE_* name in text that whestbake does not read.
+func checkEnv(t *testing.T, file, text string) {
+	t.Helper()
+	known := envNames()
+	for _, name := range envRef.FindAllString(text, -1) {
+		if !known[name] {
+			t.Errorf("%s sets %s, which no config key reads", file, name)
+		}
+	}
+}
+
+// checkWorkerArgs parses args with whestbake-worker's own flag set.
+func checkWorkerArgs(t *testing.T, file string, args []string) {
+	t.Helper()
+	cmd := worker.NewCommand(io.Discard)
+	if err := cmd.Flags().Parse(args); err != nil {
+		t.Errorf("%s: whestbake-worker %v: %v", file, args, err)
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestSystemdUnits(t *testing.T) {
+	cfg := loadConfig(t, "systemd/config.yaml", read(t, "systemd/config.yaml"))
+	if !cfg.Temporal.TLSOn() || cfg.Temporal.TLS.CertFile == "" || cfg.S3.CAFile == "" {
+		t.Errorf("systemd/config.yaml should show mTLS and the S3 CA: %+v", cfg.Temporal.TLS)
+	}
+	checkEnv(t, "systemd/secrets.env.example", read(t, "systemd/secrets.env.example"))
+	for _, unit := range []string{"whestbake-control.service", "whestbake-worker@.service"} {
+		text := read(t, filepath.Join("systemd", unit))
+		checkEnv(t, unit, text)
+		var exec string
+		for _, l := range strings.Split(text, "\n") {
+			if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
+				exec = v
+			}
+		}
+		fields := strings.Fields(os.Expand(exec, func(v string) string { return map[string]string{"METRICS_PORT": "9470"}[v] }))
+		if len(fields) < 2 || !strings.HasPrefix(filepath.Base(fields[0]), "whestbake-worker") {
+			t.Fatalf("%s: ExecStart=%s", unit, exec)
+		}
+		checkWorkerArgs(t, unit, fields[1:])
+	}
+	gpu := read(t, "systemd/whestbake-worker@.service")
+	for _, want := range []string{"Environment=CUDA_VISIBLE_DEVICES=%i", "--role gpu", "--device cuda", "TimeoutStopSec=200"} {
+		if !strings.Contains(gpu, want) {
+			t.Errorf("whestbake-worker@.service lacks %q", want)
+		}
+	}
+	if !strings.Contains(read(t, "systemd/whestbake-control.service"), "--role control") {
+		t.Error("whestbake-control.service does not run --role control")
+	}
+}
+
+// k8s is the part of a manifest the test reads.
+type k8s struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Data map[string]string `yaml:"data"`
+	Spec struct {
+		Template struct {
+			Spec struct {
+				TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
+				Containers                    []struct {
+					Args []string `yaml:"args"`
+					Env  []struct {
+						Name string `yaml:"name"`
+					} `yaml:"env"`
+					Ports []struct {
+						Name          string `yaml:"name"`
+						ContainerPort int    `yaml:"containerPort"`
+					} `yaml:"ports"`
+					LivenessProbe struct {
+						HTTPGet struct {
+							Path string `yaml:"path"`
+							Port any    `yaml:"port"`
+						} `yaml:"httpGet"`
+					} `yaml:"livenessProbe"`
+					Resources struct {
+						Limits map[string]any `yaml:"limits"`
+					} `yaml:"resources"`
+				} `yaml:"containers"`
+			} `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+}
+
+func TestKubernetesManifests(t *testing.T) {
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	var docs []k8s
+	for _, f := range files {
+		dec := yaml.NewDecoder(bytes.NewReader([]byte(read(t, f))))
+		for {
+			var d k8s
+			err := dec.Decode(&d)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			docs = append(docs, d)
+		}
+	}
+	var cfg settings.Config
+	deployments := map[string]k8s{}
+	for _, d := range docs {
+		switch d.Kind {
+		case "ConfigMap":
+			cfg = loadConfig(t, "ConfigMap "+d.Metadata.Name, d.Data["config.yaml"])
+		case "Deployment":
+			deployments[d.Metadata.Name] = d
+		}
+	}
+	_, port, err := net.SplitHostPort(cfg.Worker.MetricsListen)
+	if err != nil {
+		t.Fatalf("the ConfigMap's worker.metrics-listen %q: %v", cfg.Worker.MetricsListen, err)
+	}
+	for name, role := range map[string]string{"whestbake-control": "control", "whestbake-gpu": "gpu"} {
+		d, ok := deployments[name]
+		if !ok || len(d.Spec.Template.Spec.Containers) != 1 {
+			t.Fatalf("no Deployment %s with one container", name)
+		}
+		c := d.Spec.Template.Spec.Containers[0]
+		checkWorkerArgs(t, name, c.Args)
+		if !strings.Contains(strings.Join(c.Args, " "), "--role "+role) {
+			t.Errorf("%s runs %v, not --role %s", name, c.Args, role)
+		}
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, "WHESTBAKE_") && !envNames()[e.Name] {
+				t.Errorf("%s sets %s, which no config key reads", name, e.Name)
+			}
+		}
+		if len(c.Ports) != 1 || c.Ports[0].Name != c.LivenessProbe.HTTPGet.Port || strings.TrimSpace(port) != strconv.Itoa(c.Ports[0].ContainerPort) {
+			t.Errorf("%s: liveness on port %v, container port %+v, worker.metrics-listen %s", name, c.LivenessProbe.HTTPGet.Port, c.Ports, cfg.Worker.MetricsListen)
+		}
+		if c.LivenessProbe.HTTPGet.Path != "/healthz" {
+			t.Errorf("%s: liveness probe on %q, the worker serves /healthz", name, c.LivenessProbe.HTTPGet.Path)
+		}
+	}
+	gpu := deployments["whestbake-gpu"]
+	if g := gpu.Spec.Template.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; g != 1 {
+		t.Errorf("the GPU worker asks for nvidia.com/gpu: %v, want 1 per pod", g)
+	}
+	if !strings.Contains(strings.Join(gpu.Spec.Template.Spec.Containers[0].Args, " "), "--device cuda") {
+		t.Error("the GPU worker does not run --device cuda")
+	}
+	// Longer than the worker's wait for a slice to hand back.
+	if s := gpu.Spec.Template.Spec.TerminationGracePeriodSeconds; s <= int(worker.GPUStopTimeout.Seconds()) {
+		t.Errorf("terminationGracePeriodSeconds %d ≤ worker.GPUStopTimeout %s", s, worker.GPUStopTimeout)
+	}
+}
+
+func TestContainerBuild(t *testing.T) {
+	df := read(t, "container/Dockerfile")
+	for _, want := range []string{"CGO_ENABLED=0 go build -trimpath -o /out/whestbake-worker ./cmd/worker", "go build -tags cuda", "AS control", "AS gpu",
+		"gpuengine/internal/cudashim", "nvidia/cuda:${CUDA_VERSION}-runtime"} {
+		if !strings.Contains(df, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	for _, m := range regexp.MustCompile(`CMD \[([^\]]*)\]`).FindAllStringSubmatch(df, -1) {
+		var args []string
+		for _, a := range strings.Split(m[1], ",") {
+			args = append(args, strings.Trim(strings.TrimSpace(a), `"`))
+		}
+		checkWorkerArgs(t, "Dockerfile CMD", args)
+	}
+}

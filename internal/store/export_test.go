@@ -1,0 +1,12 @@
+package store
+
+import (
+	"context"
+	"net"
+)
+
+// SetTestDial routes every connection of stores opened afterwards to dial,
+// whatever host the request names (nil restores the default).
+func SetTestDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) {
+	testDial = dial
+}
