@@ -96,7 +96,7 @@ func build(c client.Client, cfg settings.Config, st *store.Store, m *metrics.Wor
 		Store: st, Threads: cfg.Worker.Threads,
 		CheckpointEvery: cfg.Worker.CheckpointEvery, StallTimeout: cfg.Worker.StallTimeout,
 		MaxMemory: int64(cfg.Worker.MaxMemory),
-		Metrics: m,
+		Metrics:   m,
 	}
 	var ws []sdkworker.Worker
 	for _, role := range roleNames(cfg.Worker.Role) {
