@@ -1,0 +1,50 @@
+package settings_test
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/whestbake/whestbake/internal/settings"
+)
+
+// FuzzParseCount checks what ParseCount accepts: a count in [1, MaxInt64/2]
+// spelled in decimal digits, underscores, a fraction and an exponent only
+// (no sign, no base prefix), whose underscores do not change the value and
+// whose own decimal rendering parses back to it. The edge cases live in
+// testdata/fuzz/FuzzParseCount; "+5", "0b101" and "1_e5" were accepted
+// before countSyntax.
+func FuzzParseCount(f *testing.F) {
+	for _, s := range []string{"1e9", "1_000_000", "2.5e6", " 42 ", "4611686018427387903", "1.5", "-1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := settings.ParseCount(s)
+		if err != nil {
+			return
+		}
+		if n < 1 || n > math.MaxInt64/2 {
+			t.Fatalf("%q = %d, outside [1, MaxInt64/2]", s, n)
+		}
+		if i := strings.IndexFunc(s, func(r rune) bool { return !strings.ContainsRune("0123456789_.eE+- \t\n\v\f\r", r) }); i >= 0 {
+			t.Fatalf("%q = %d accepted despite %q", s, n, s[i:])
+		}
+		if strings.ContainsAny(strings.TrimSpace(s)[:1], "+-") {
+			t.Fatalf("%q = %d accepted with a sign", s, n)
+		}
+		isDigit := func(i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
+		for i := range len(s) {
+			if s[i] == '_' && !(isDigit(i-1) && isDigit(i+1)) {
+				t.Fatalf("%q = %d accepted with an underscore between non-digits", s, n)
+			}
+		}
+		if m, err := settings.ParseCount(strings.ReplaceAll(s, "_", "")); err != nil || m != n {
+			t.Fatalf("%q = %d but without underscores %d, %v", s, n, m, err)
+		}
+		dec := strconv.FormatInt(n, 10)
+		if m, err := settings.ParseCount(dec); err != nil || m != n {
+			t.Fatalf("%q = %d does not round-trip through %q: %d, %v", s, n, dec, m, err)
+		}
+	})
+}
