@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 )
 
 // hfMetadataKey is the parquet key-value entry HF datasets reads the column
@@ -67,6 +69,13 @@ func shapeFromFeatures(text string) (Shape, error) {
 	}
 	if err := s.validate(); err != nil {
 		return Shape{}, err
+	}
+	// A row holds depth·width² weights; a count beyond int64 would wrap
+	// around in every size check after this one.
+	hi1, ww := bits.Mul64(uint64(s.Width), uint64(s.Width))
+	hi2, dww := bits.Mul64(ww, uint64(s.Depth))
+	if hi1 != 0 || hi2 != 0 || dww > math.MaxInt64 {
+		return Shape{}, fmt.Errorf("declares width %d, depth %d: depth·width² overflows", s.Width, s.Depth)
 	}
 	return s, nil
 }
