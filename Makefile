@@ -30,6 +30,7 @@ RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows
 test: vet lint tools workflowcheck readers
 	E2E_REQUIRED=1 READERS_REQUIRED=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
 	E2E_REQUIRED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=1s
 
 # The independent parquet readers (DuckDB, hyparquet, apache-arrow) that
 # dataset's TestIndependentReadersAgree runs through Node, pinned by the lock
@@ -49,6 +50,19 @@ STATICCHECK_VERSION := v0.8.2
 lint:
 	@$(call install-tool,staticcheck,honnef.co/go/tools/cmd/staticcheck,$(STATICCHECK_VERSION))
 	$(BIN)/staticcheck ./...
+
+# fuzz-short runs every Fuzz target for FUZZTIME each (-fuzz takes one target
+# per run); `make test` runs it at 1s a target (the checked-in corpora already
+# run as ordinary tests), a developer at the default 3s or longer.
+FUZZTIME ?= 3s
+.PHONY: fuzz-short
+fuzz-short:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$t ($$(dirname $$f))"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f); \
+		done; \
+	done
 
 # The servers the tests and `whestbake dev up` run (no Docker here), built
 # from the Go module proxy into bin/. Newer Temporal CLI tags do not build

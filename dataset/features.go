@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 )
 
 // hfMetadataKey is the parquet key-value entry HF datasets reads the column
@@ -66,6 +68,13 @@ func shapeFromFeatures(text string) (width, depth int, err error) {
 	width, depth = int(weights[1]), int(weights[0])
 	if err := checkShape(width, depth); err != nil {
 		return 0, 0, err
+	}
+	// A row holds depth·width² weights; a count beyond int64 would wrap
+	// around in every size check after this one.
+	hi1, ww := bits.Mul64(uint64(width), uint64(width))
+	hi2, dww := bits.Mul64(ww, uint64(depth))
+	if hi1 != 0 || hi2 != 0 || dww > math.MaxInt64 {
+		return 0, 0, fmt.Errorf("declares width %d, depth %d: depth·width² overflows", width, depth)
 	}
 	return width, depth, nil
 }

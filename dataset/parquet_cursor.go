@@ -34,7 +34,9 @@ func newColumnCursor(spec columnSpec, pages parquet.Pages) *columnCursor {
 // nextPage loads the next page and checks that it holds no nulls: a
 // whestbench row has every value present, so each one sits at the
 // column's maximum definition level. io.EOF means the chunk is exhausted.
-func (c *columnCursor) nextPage() error {
+func (c *columnCursor) nextPage() error { return parquetCall(c.loadPage) }
+
+func (c *columnCursor) loadPage() error {
 	c.release()
 	for {
 		page, err := c.pages.ReadPage()

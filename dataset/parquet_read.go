@@ -46,11 +46,19 @@ func (r *ParquetReader) open() error {
 	if err != nil {
 		return invalidf("cannot stat parquet file %s: %v", r.path, err)
 	}
-	r.pf, err = parquet.OpenFile(r.file, st.Size())
+	if err := checkFooter(r.file, st.Size()); err != nil {
+		return r.corrupt(err)
+	}
+	// The page index serves seeks; rows are read in order.
+	err = parquetCall(func() (err error) {
+		r.pf, err = parquet.OpenFile(r.file, st.Size(), parquet.SkipPageIndex(true))
+		return err
+	})
 	if err != nil {
 		return r.corrupt(err)
 	}
-	if err := checkColumns(r.pf.Schema()); err != nil {
+	// Some node types of a damaged schema panic when asked their kind.
+	if err := parquetCall(func() error { return checkColumns(r.pf.Schema()) }); err != nil {
 		return invalidf("parquet file %s does not have the whestbench schema-3.0 columns: %v. Re-bake it with whestbake.", r.path, err)
 	}
 	text, ok := r.pf.Lookup(hfMetadataKey)
@@ -59,6 +67,14 @@ func (r *ParquetReader) open() error {
 	}
 	if r.width, r.depth, err = shapeFromFeatures(text); err != nil {
 		return invalidf("parquet file %s: %q key-value metadata %v. Re-bake it with whestbake or whestbench.", r.path, hfMetadataKey, err)
+	}
+	if err := checkPages(r.file, st.Size(), r.pf.Metadata(), r.width, r.depth); err != nil {
+		return r.corrupt(err)
+	}
+	// Without rows the declared shape is never used and may be anything;
+	// with rows, checkPages has tied it to the values present.
+	if r.pf.NumRows() == 0 {
+		return nil
 	}
 	for col, strides := range listStrides(r.width) {
 		if strides != nil {
@@ -120,11 +136,17 @@ func (r *ParquetReader) Next() (Row, error) {
 		}
 		rg := r.pf.RowGroups()[r.group]
 		r.group++
-		r.left = rg.NumRows()
-		r.cols = make([]*columnCursor, numColumns)
-		for i, cc := range rg.ColumnChunks() {
-			r.cols[i] = newColumnCursor(columns[i], cc.Pages())
+		cols := make([]*columnCursor, numColumns)
+		err := parquetCall(func() error {
+			for i, cc := range rg.ColumnChunks() {
+				cols[i] = newColumnCursor(columns[i], cc.Pages())
+			}
+			return nil
+		})
+		if err != nil {
+			return Row{}, r.corrupt(err)
 		}
+		r.left, r.cols = rg.NumRows(), cols
 	}
 	row, err := r.readRow()
 	if err != nil {

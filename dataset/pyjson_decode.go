@@ -16,7 +16,7 @@ import (
 func pyLoads(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,14 @@ func pyLoads(data []byte) (any, error) {
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (any, error) {
+// maxNesting bounds how deep arrays and objects may nest. The decoder
+// recurses once per level, so without it ten megabytes of "[" in a
+// corrupt metadata.json or parquet footer overflow the goroutine stack,
+// a fatal error no caller can recover from. encoding/json's Unmarshal
+// uses the same limit; Python's json.loads stops far earlier.
+const maxNesting = 10000
+
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -36,11 +43,14 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	}
 	switch t := tok.(type) {
 	case json.Delim:
+		if depth == maxNesting && (t == '{' || t == '[') {
+			return nil, fmt.Errorf("arrays and objects nest more than %d deep at offset %d", maxNesting, dec.InputOffset())
+		}
 		switch t {
 		case '{':
-			return decodeObject(dec)
+			return decodeObject(dec, depth+1)
 		case '[':
-			return decodeArray(dec)
+			return decodeArray(dec, depth+1)
 		}
 		return nil, fmt.Errorf("unexpected %q at offset %d", t, dec.InputOffset())
 	case json.Number:
@@ -57,7 +67,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	}
 }
 
-func decodeObject(dec *json.Decoder) (*Object, error) {
+func decodeObject(dec *json.Decoder, depth int) (*Object, error) {
 	o := NewObject()
 	for dec.More() {
 		tok, err := dec.Token()
@@ -68,7 +78,7 @@ func decodeObject(dec *json.Decoder) (*Object, error) {
 		if !ok {
 			return nil, fmt.Errorf("object key is not a string at offset %d", dec.InputOffset())
 		}
-		v, err := decodeValue(dec)
+		v, err := decodeValue(dec, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -80,10 +90,10 @@ func decodeObject(dec *json.Decoder) (*Object, error) {
 	return o, nil
 }
 
-func decodeArray(dec *json.Decoder) ([]any, error) {
+func decodeArray(dec *json.Decoder, depth int) ([]any, error) {
 	a := []any{}
 	for dec.More() {
-		v, err := decodeValue(dec)
+		v, err := decodeValue(dec, depth)
 		if err != nil {
 			return nil, err
 		}

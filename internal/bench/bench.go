@@ -12,7 +12,6 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // Config is one network shape to measure and the samples one measurement times.
@@ -71,14 +70,13 @@ func Engine(ctx context.Context, impl string, cfg Config, sampler bakeapi.Sample
 // an engine does once (a GPU's kernel compilation) outside the measurement.
 func EngineOn(ctx context.Context, impl string, eng gpuengine.Engine, cfg Config, sampler bakeapi.Sampler, dot bakeapi.DotProduct, threads int) Result {
 	res := Result{Impl: impl, Config: cfg, Device: eng.Describe().Device}
-	st := seeds.DeriveV3(42)
-	w, err := seeds.Weights(cfg.Width, cfg.Depth, st.Weight)
+	spec := bakeapi.Spec{Width: cfg.Width, Depth: cfg.Depth, NSamples: cfg.NSamples, Sampler: sampler, Dot: dot}
+	job, err := gpuengine.JobForSeed(spec, 42)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	job := gpuengine.Job{Weights: w, Sample: st.Sample, Threads: threads}
-	spec := bakeapi.Spec{Width: cfg.Width, Depth: cfg.Depth, NSamples: cfg.NSamples, Sampler: sampler, Dot: dot}
+	job.Threads = threads
 	warm := spec
 	warm.NSamples = min(spec.NSamples, 1024)
 	if _, res.Err = eng.BakeMLP(ctx, warm, job, nil, nil); res.Err != nil {

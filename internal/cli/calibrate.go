@@ -15,7 +15,6 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
-	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // calibrationSamples is the per-MLP sample count that makes a run of mlps MLPs last
@@ -81,14 +80,14 @@ func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
 	desc := eng.Describe()
 	timeBake := func(mlps int, n int64) (time.Duration, error) {
 		t0 := time.Now()
+		spec := bakeapi.Spec{Width: w, Depth: d, NSamples: n, Sampler: bakeapi.SamplerPhilox}
 		for i := 0; i < mlps; i++ {
-			st := seeds.DeriveV3(uint64(i))
-			wt, err := seeds.Weights(w, d, st.Weight)
+			job, err := gpuengine.JobForSeed(spec, int64(i))
 			if err != nil {
 				return 0, err
 			}
-			spec := bakeapi.Spec{Width: w, Depth: d, NSamples: n, Sampler: bakeapi.SamplerPhilox}
-			if _, err := eng.BakeMLP(ctx, spec, gpuengine.Job{Weights: wt, Sample: st.Sample, Threads: threads}, nil, nil); err != nil {
+			job.Threads = threads
+			if _, err := eng.BakeMLP(ctx, spec, job, nil, nil); err != nil {
 				return 0, err
 			}
 		}
