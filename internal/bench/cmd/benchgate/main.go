@@ -188,13 +188,13 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 		len(rep.Rows), time.Since(start).Round(time.Second), 100*gopts.Margin, 100*max(gopts.Margin, gopts.SpeedMargin))
 	switch {
 	case rep.Failed() && hasVerdict(rep, gate.Regressed, gate.Missing):
-		fmt.Fprintln(stdout, "bench-check: FAIL (regression). An intended change: `make bench-baseline` and commit bench/baseline.json with it.")
+		fmt.Fprintln(stdout, "gate: FAIL (regression). An intended change: `make bench-baseline` and commit the baseline file with it.")
 		return exitRegressed, nil
 	case rep.Failed():
-		fmt.Fprintln(stdout, "bench-check: FAIL (a workload could not measure)")
+		fmt.Fprintln(stdout, "gate: FAIL (a workload could not measure)")
 		return exitFailed, nil
 	}
-	fmt.Fprintln(stdout, "bench-check: ok")
+	fmt.Fprintln(stdout, "gate: ok")
 	return 0, nil
 }
 
