@@ -62,19 +62,33 @@ func (m Metric) Key() string { return m.Workload + " / " + m.Name }
 // Median of the repetitions (0 without any).
 func (m Metric) Median() float64 { return median(m.Values) }
 
+// trimFrom is the number of repetitions from which Noise ignores the one
+// farthest from the median.
+const trimFrom = 5
+
 // Noise is the relative spread of the repetitions: the largest distance of a
-// repetition from their median, as a fraction of the median. It is 0 for a
-// single repetition, for identical ones and for a zero median.
+// repetition from their median, as a fraction of the median, leaving out the
+// farthest one when there are at least trimFrom. A neighbour's compile burst
+// that hits one round of five should not blunt the gate for the whole run;
+// the median already ignores that round. Noise is 0 for a single
+// repetition, for identical ones and for a zero median.
 func (m Metric) Noise() float64 {
 	med := m.Median()
 	if med == 0 {
 		return 0
 	}
-	var n float64
-	for _, v := range m.Values {
-		n = max(n, math.Abs(v-med)/math.Abs(med))
+	dev := make([]float64, len(m.Values))
+	for i, v := range m.Values {
+		dev[i] = math.Abs(v-med) / math.Abs(med)
 	}
-	return n
+	slices.Sort(dev)
+	if len(dev) >= trimFrom {
+		dev = dev[:len(dev)-1]
+	}
+	if len(dev) == 0 {
+		return 0
+	}
+	return dev[len(dev)-1]
 }
 
 func median(v []float64) float64 {

@@ -36,10 +36,11 @@ func TestMedianAndNoise(t *testing.T) {
 		{nil, 0, 0},
 		{[]float64{5}, 5, 0},
 		{[]float64{2, 2, 2}, 2, 0},
-		{[]float64{1, 3, 2}, 2, 0.5},                  // odd count: the middle one; 1 and 3 lie 50 % away
-		{[]float64{4, 1, 2, 3}, 2.5, 0.6},             // even count: the mean of the middle two; 1 lies 1.5/2.5 away
-		{[]float64{100, 101, 99, 100, 130}, 100, 0.3}, // one outlier widens the noise, not the median
-		{[]float64{0, 0, 1}, 0, 0},                    // zero median: no relative spread
+		{[]float64{1, 3, 2}, 2, 0.5},                   // odd count: the middle one; 1 and 3 lie 50 % away
+		{[]float64{4, 1, 2, 3}, 2.5, 0.6},              // even count: the mean of the middle two; 1 lies 1.5/2.5 away
+		{[]float64{100, 101, 97, 100, 130}, 100, 0.03}, // five or more: the farthest is left out, as the median leaves it out
+		{[]float64{100, 130, 100, 97}, 100, 0.3},       // fewer than five: every repetition counts
+		{[]float64{0, 0, 1}, 0, 0},                     // zero median: no relative spread
 	} {
 		m := mem("x", c.v...)
 		if !near(m.Median(), c.median) || !near(m.Noise(), c.noise) {

@@ -53,7 +53,7 @@ type job struct {
 func jobs() []job {
 	return []job{
 		engineJob(256, 8, 1<<16),
-		engineJob(64, 4, 1<<19),
+		engineJob(64, 4, 1<<20),
 		pipelineJob(),
 		temporalJob(),
 	}

@@ -49,7 +49,7 @@ const (
 const ciSpeedMargin = 0.35
 
 const usage = `usage:
-  benchgate check    [--baseline FILE] [--only REGEXP] [--ref COMMIT] [--ci] [--margin F] [--speed-margin F]
+  benchgate check    [--baseline FILE] [--only REGEXP] [--ref COMMIT] [--ci] [--margin F] [--speed-margin F] [--save FILE]
   benchgate baseline [--baseline FILE] [--only REGEXP]
   benchgate probe    --sampler philox|numpy --width W --depth D --n-samples N --threads T
 
@@ -135,6 +135,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	ci := fs.Bool("ci", false, "CI's cheap part: no A/B build, 3 engine rounds, and the numpy ratios against a wide margin")
 	ref := fs.String("ref", "", "commit whose build the A/B runs compare with (default: the last commit that changed the baseline file)")
 	margin := fs.Float64("margin", gate.DefaultMargin, "allowed change for the worse beyond noise")
+	save := fs.String("save", "", "also write this run's figures to this file, in the baseline's format")
 	speedMargin := fs.Float64("speed-margin", 0, fmt.Sprintf("allowed change of the numpy ratios (default: --margin on the baseline's machine, %g on another or with --ci)", ciSpeedMargin))
 	if err := fs.Parse(args); err != nil {
 		return 0, err
@@ -176,6 +177,11 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	metrics := suite.Run(ctx, o)
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if *save != "" {
+		if err := gate.Save(*save, gate.Baseline{Machine: machine, Commit: "this tree", Date: time.Now().UTC().Format(time.DateOnly), Metrics: metrics}); err != nil {
+			return 0, err
+		}
 	}
 	planned := map[string]bool{}
 	for _, m := range plan {
