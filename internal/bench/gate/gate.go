@@ -228,7 +228,7 @@ func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
 		row.Verdict = OK
 	case worse > row.Allowed:
 		row.Verdict = Regressed
-		row.Note = fmt.Sprintf("%s by %s, more than the %s allowed", worseWord(m.Better), pct(worse), pct(row.Allowed))
+		row.Note = fmt.Sprintf("%s, more than the %s allowed", worseText(m.Better, worse), pct(row.Allowed))
 	case better > row.Allowed:
 		row.Verdict = Improved
 		row.Note = "`make bench-baseline` to keep the gain"
@@ -263,11 +263,14 @@ func judge(base, now float64, b Better) (worse, better float64) {
 	}
 }
 
-func worseWord(b Better) string {
+// worseText says how much worse a metric got, in the terms judge measured:
+// for a speed ratio, the extra time the same work takes (which the change
+// column, now/base − 1, understates: −23.5 % of speed is 30.8 % more time).
+func worseText(b Better, worse float64) string {
 	if b == Higher {
-		return "fell"
+		return fmt.Sprintf("fell: the same work takes %s more time", pct(worse))
 	}
-	return "grew"
+	return "grew by " + pct(worse)
 }
 
 func pct(f float64) string {

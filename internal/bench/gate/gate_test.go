@@ -84,7 +84,7 @@ func TestHigherIsBetterMeasuresTheSlowdown(t *testing.T) {
 		t.Errorf("2.0 → 1.87 (7.0 %% slower): %+v", r)
 	}
 	r := only(t, Compare(base, []Metric{speed("vs numpy", 1.85)}, Options{}))
-	if r.Verdict != Regressed || !strings.Contains(r.Note, "fell by 8.1 %") {
+	if r.Verdict != Regressed || !strings.Contains(r.Note, "takes 8.1 % more time") || !near(r.Change, -0.075) {
 		t.Errorf("2.0 → 1.85: %+v", r)
 	}
 	if r := only(t, Compare(base, []Metric{speed("vs numpy", 2.2)}, Options{})); r.Verdict != Improved {
