@@ -56,4 +56,5 @@ go build -o "$tmp/benchgate" ./internal/bench/cmd/benchgate
 "$tmp/benchgate" baseline --baseline "$tmp/good.json" --only "$metric"
 git bisect start "$bad" "$good"
 git bisect run bash "$tmp/step.sh" "$tmp" "$good" "$metric"
-git bisect log | grep -E '^# first bad commit' || true
+echo
+git bisect log | grep -E "^# first bad commit" || true
