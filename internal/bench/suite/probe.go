@@ -70,6 +70,8 @@ func Probe(ctx context.Context, spec bakeapi.Spec, threads int) (ProbeReport, er
 }
 
 // cpuTime is the user and system time this process has used, all threads.
+// getrusage cannot fail for RUSAGE_SELF; were it to, the 0 makes the parent
+// reject the report (it requires a positive CPU time).
 func cpuTime() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
