@@ -141,9 +141,9 @@ type Row struct {
 	Base, Now float64
 	// Change is Now/Base − 1, signed; Allowed is the margin plus the noise,
 	// the change for the worse the metric may show.
-	Change, Noise, Allowed float64
-	Verdict                Verdict
-	Note                   string
+	Change, Allowed float64
+	Verdict         Verdict
+	Note            string
 }
 
 // Report is the comparison of a run with a baseline, in the run's order
@@ -215,11 +215,11 @@ func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
 	if m.Kind == Speed && !m.InRun && o.SpeedMargin > 0 {
 		margin = o.SpeedMargin
 	}
-	row.Noise = m.Noise()
+	noise := m.Noise()
 	if haveBase {
-		row.Noise = max(row.Noise, b.Noise())
+		noise = max(noise, b.Noise())
 	}
-	row.Allowed = margin + row.Noise
+	row.Allowed = margin + noise
 	worse, better := judge(row.Base, row.Now, m.Better)
 	row.Change = row.Now/row.Base - 1
 	switch {
