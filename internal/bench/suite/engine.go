@@ -103,6 +103,8 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 				if want(wl, enginePeakRSS) {
 					add(s, enginePeakRSS, rss/mib)
 				}
+				// A difference of two counts can dip below 0 when a stray
+				// runtime allocation falls in the warm-up; none is a count of 0.
 				if want(wl, allocs) {
 					add(s, allocs, max(0, rep.AllocsPerSample))
 				}
