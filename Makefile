@@ -9,8 +9,11 @@ WB        := $(BIN)/whestbake
 
 help:
 	@echo "make demo   - dev stack + worker + a two-split bake through Temporal, then download and inspect the release"
-	@echo "make test   - go vet + all tests (what CI runs)"
+	@echo "make test   - go vet + all tests (CI runs it, then bench-ci)"
 	@echo "make bench  - CPU engines vs a numpy peer, side by side"
+	@echo "make bench-check    - the regression gate: speed ratios, peak memory and work counts against bench/baseline.json"
+	@echo "make bench-baseline - re-record bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
+	@echo "make bench-ci       - the gate's cheap part, as CI runs it"
 	@echo "make build  - binaries into $(BIN)/"
 
 build:
@@ -110,6 +113,28 @@ bench-deps:
 
 bench: build bench-deps
 	$(WB) bench --python $(PYTHON)
+
+# The performance and memory regression gate (docs/benchmarks.md). `go run`
+# builds the gate from this tree, so its engine probes are this tree's code;
+# it builds whestbake, the worker and the A/B reference itself, in a scratch
+# directory. ONLY=regexp restricts a run to the metrics whose
+# "workload / metric" matches; BASELINE picks another baseline file (one per
+# machine class). bench-ci is the part CI runs: no A/B build, and the numpy
+# ratios against a wide margin, since CI's CPU may not be the baseline's.
+BASELINE  ?= bench/baseline.json
+ONLY      ?=
+BENCHGATE := $(GO) run ./internal/bench/cmd/benchgate
+GATEFLAGS  = --baseline $(BASELINE) --python $(PYTHON) $(if $(ONLY),--only '$(ONLY)')
+
+.PHONY: bench-check bench-baseline bench-ci
+bench-check: tools bench-deps
+	$(BENCHGATE) check $(GATEFLAGS)
+
+bench-baseline: tools bench-deps
+	$(BENCHGATE) baseline $(GATEFLAGS)
+
+bench-ci: tools bench-deps
+	$(BENCHGATE) check --ci $(GATEFLAGS)
 
 # The demo is the real thing on the local dev stack: a worker (both roles, in
 # the background), a two-split bake through Temporal with progress bars, then

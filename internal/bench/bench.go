@@ -48,7 +48,12 @@ type Result struct {
 	// Peer is PeerNumpy or PeerTorch for a peer's row, "" for whestbake's engines.
 	Peer    string
 	Seconds float64
-	Err     error
+	// CPUSeconds is the process CPU time of the timed loop where the
+	// implementation reports it (the numpy peer); the regression gate
+	// compares CPU time because a shared machine's neighbours stretch wall
+	// time far more than they stretch the work a single thread does.
+	CPUSeconds float64
+	Err        error
 }
 
 // SamplesPerSecond is the throughput.

@@ -59,6 +59,8 @@ type peerReport struct {
 	Depth   int     `json:"depth"`
 	Samples int64   `json:"samples"`
 	Seconds float64 `json:"seconds"`
+	// CPUSeconds is absent from peers that do not measure it (torch).
+	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
 // runPeer runs python with args (the script first) on device and reads the peer's
@@ -87,6 +89,6 @@ func runPeer(ctx context.Context, peer, device, python string, args []string, cf
 		res.Err = fmt.Errorf("%s measured W=%d D=%d, asked for W=%d D=%d", peer, rep.Width, rep.Depth, cfg.Width, cfg.Depth)
 		return res
 	}
-	res.Impl, res.Seconds, res.Config.NSamples = rep.Impl, rep.Seconds, rep.Samples
+	res.Impl, res.Seconds, res.CPUSeconds, res.Config.NSamples = rep.Impl, rep.Seconds, rep.CPUSeconds, rep.Samples
 	return res
 }

@@ -51,7 +51,7 @@ echo '{"impl": "torch-cuda", "device": "cuda", "width": 256, "depth": 8, "sample
 }
 
 func TestNumpyPeerArguments(t *testing.T) {
-	script, args := fakePeer(t, `echo '{"impl": "numpy-openblas", "width": 64, "depth": 4, "samples": 5000, "seconds": 2.0, "threads": 2}'`)
+	script, args := fakePeer(t, `echo '{"impl": "numpy-openblas", "width": 64, "depth": 4, "samples": 5000, "seconds": 2.0, "cpu_seconds": 3.5, "threads": 2}'`)
 	r := NumpyPeer(context.Background(), "/bin/sh", script, Config{Width: 64, Depth: 4, NSamples: 5000}, 2)
 	if r.Err != nil {
 		t.Fatal(r.Err)
@@ -59,7 +59,7 @@ func TestNumpyPeerArguments(t *testing.T) {
 	if got, want := readArgs(t, args), "--width 64 --depth 4 --n-samples 5000 --n-mlps 1 --threads 2"; got != want {
 		t.Errorf("arguments %q, want %q", got, want)
 	}
-	if r.Impl != "numpy-openblas" || r.Peer != PeerNumpy || r.Device != "cpu" || r.SamplesPerSecond() != 2500 {
+	if r.Impl != "numpy-openblas" || r.Peer != PeerNumpy || r.Device != "cpu" || r.SamplesPerSecond() != 2500 || r.CPUSeconds != 3.5 {
 		t.Errorf("result %+v", r)
 	}
 }

@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -50,3 +51,41 @@ func checkFree(p portKey) error {
 }
 
 const portGrace = time.Second
+
+// FreePorts are n distinct loopback TCP ports nobody listened on a moment
+// ago. All n are held open together, so the kernel cannot hand one out twice.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", addr(0))
+		if err != nil {
+			return nil, fmt.Errorf("devstack: free port: %w", err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports, nil
+}
+
+// StartOnFreePorts is Start for a private stack whose ports came from
+// FreePorts: another process may grab one of them before the server binds
+// it, so on a PortInUseError it moves that port to a fresh one and tries
+// again (three times). It returns the options the component runs with.
+func StartOnFreePorts(ctx context.Context, opts Options, c Component) (Options, error) {
+	for attempt := 0; ; attempt++ {
+		_, err := Start(ctx, opts, c)
+		var inUse *PortInUseError
+		if !errors.As(err, &inUse) || attempt == 3 {
+			return opts, err
+		}
+		fresh, ferr := FreePorts(1)
+		if ferr != nil {
+			return opts, ferr
+		}
+		for _, p := range []*int{&opts.TemporalPort, &opts.UIPort, &opts.MinIOPort, &opts.MinIOConsolePort} {
+			if *p == inUse.Port {
+				*p = fresh[0]
+			}
+		}
+	}
+}

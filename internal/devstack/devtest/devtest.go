@@ -5,9 +5,7 @@ package devtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,50 +82,28 @@ func StartTemporal(t testing.TB, opts devstack.Options) devstack.Options {
 	return start(t, opts, devstack.Temporal)
 }
 
-// start retries on fresh ports when another test process grabbed one of
-// ours between FreePort and the server binding it.
+// start starts c, on fresh ports when another test process grabbed one of
+// ours between FreePorts and the server binding it.
 func start(t testing.TB, opts devstack.Options, c devstack.Component) devstack.Options {
 	t.Helper()
-	for attempt := 0; ; attempt++ {
-		_, err := devstack.Start(context.Background(), opts, c)
-		var inUse *devstack.PortInUseError
-		if errors.As(err, &inUse) && attempt < 3 {
-			opts = freshPort(t, opts, inUse.Port)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := devstack.Stop(opts, c); err != nil {
-				t.Error(err)
-			}
-		})
-		return opts
+	opts, err := devstack.StartOnFreePorts(context.Background(), opts, c)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := devstack.Stop(opts, c); err != nil {
+			t.Error(err)
+		}
+	})
+	return opts
 }
 
-func freshPort(t testing.TB, o devstack.Options, taken int) devstack.Options {
-	for _, p := range []*int{&o.TemporalPort, &o.UIPort, &o.MinIOPort, &o.MinIOConsolePort} {
-		if *p == taken {
-			*p = FreePorts(t, 1)[0]
-		}
-	}
-	return o
-}
-
-// FreePorts are n distinct loopback TCP ports nobody listened on a moment
-// ago. All n are held open together, so the kernel cannot hand one out twice.
+// FreePorts is devstack.FreePorts for a test.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+	ports, err := devstack.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }
