@@ -15,6 +15,7 @@ help:
 	@echo "make bench-baseline - re-record bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
 	@echo "make bench-ci       - the gate's cheap part, as CI runs it"
 	@echo "make build  - binaries into $(BIN)/"
+	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
 
 build:
 	$(GO) build -o $(BIN)/whestbake ./cmd/starter
@@ -182,10 +183,17 @@ clean:
 	rm -rf $(BIN) out
 
 # On a machine with the CUDA toolkit (docs/GPU.md): the shim makes gorgonia.org/cu build on CUDA 13.
-CUDA_HOME ?= /usr/local/cuda
-CUDA_ENV  := CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -I$(CURDIR)/gpuengine/internal/cudashim -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs"
+# CUDA_HOME defaults to NVIDIA's layout, /usr/local/cuda, else Debian's
+# nvidia-cuda-toolkit, whose /usr/lib/cuda has bin/ and include/cuda.h but whose
+# libraries live in the multiarch directory; CUDA_LIB follows CUDA_HOME, and either
+# can be set on the command line. The stubs come first on the link line: the build
+# then never needs a driver, and the stub's soname is the driver's (libcuda.so.1),
+# which the loader resolves at run time.
+CUDA_HOME ?= $(or $(wildcard /usr/local/cuda),$(wildcard /usr/lib/cuda),/usr/local/cuda)
+CUDA_LIB  ?= $(if $(filter /usr/lib/cuda,$(CUDA_HOME)),/usr/lib/x86_64-linux-gnu,$(CUDA_HOME)/lib64)
+CUDA_ENV  := CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -I$(CURDIR)/gpuengine/internal/cudashim -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_LIB)/stubs -L$(CUDA_LIB)"
 
-.PHONY: build-cuda test-cuda
+.PHONY: build-cuda test-cuda cuda-check
 build-cuda:
 	$(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/whestbake ./cmd/starter
 	$(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/whestbake-worker ./cmd/worker
@@ -193,3 +201,15 @@ build-cuda:
 test-cuda:
 	$(CUDA_ENV) $(GO) vet -tags cuda ./gpuengine/
 	$(CUDA_ENV) $(GO) test -tags cuda -count=1 ./gpuengine/...
+
+# The CUDA code checked without a GPU (docs/GPU.md, "make cuda-check"), so it cannot
+# rot while none is around: the cuda-tagged build and vet, linked against the stub
+# libcuda; then NVRTC compiles every kernel shape the tests use with the engine's
+# options, and ptxas's report for sm_90 and sm_80 must show no spill and no local
+# memory (gpuengine/internal/cudacheck). Not part of `make test`: it needs the CUDA
+# toolkit (gigabytes; on Debian, nvidia-cuda-toolkit from contrib/non-free).
+cuda-check:
+	$(CUDA_ENV) $(GO) build -tags cuda ./...
+	$(CUDA_ENV) $(GO) vet -tags cuda ./gpuengine/... ./internal/cli/
+	$(CUDA_ENV) PATH="$(CUDA_HOME)/bin:$$PATH" LD_LIBRARY_PATH="$(CUDA_LIB)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" PTXAS_REQUIRED=1 \
+		$(GO) test -tags cuda -count=1 -v ./gpuengine/internal/cudacheck/

@@ -17,6 +17,7 @@ static CUresult wb_set_max_dynamic_shared(CUfunction f, int bytes)
 import "C"
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -181,11 +182,26 @@ func (d *cudaDevice) compile(name, source string, defines []string) (cu.Module, 
 	if err != nil {
 		return cu.Module{}, fmt.Errorf("nvrtc: %s: PTX: %v", name, err)
 	}
-	mod, err := cu.LoadData(ptx)
+	// The driver's JIT assembles the PTX for the device here. When it fails, the
+	// CUresult says only that (e.g. "InvalidPtx"); its error log names the line and
+	// the reason, so it goes into the error.
+	jitLog := &cu.JITErrorLogBuffer{Buffer: make([]byte, jitLogBytes)}
+	mod, err := cu.LoadDataEx(ptx, jitLog)
 	if err != nil {
-		return cu.Module{}, fmt.Errorf("cuda: loading %s: %v", name, err)
+		return cu.Module{}, fmt.Errorf("cuda: loading %s %v: %v\n%s", name, defines, err, cString(jitLog.Buffer))
 	}
 	return mod, nil
+}
+
+// jitLogBytes bounds the JIT's error log; the driver truncates a longer one.
+const jitLogBytes = 16 << 10
+
+// cString is the NUL-terminated string at the start of b.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }
 
 // readTotals waits for the launches, then returns the carry-save totals in words

@@ -12,7 +12,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
-// fusedRunner launches mlp_fused (kernels/fused.cu) once per step.
+// fusedRunner launches mlp_fused (internal/cudakernel/fused.cu) once per step.
 type fusedRunner struct {
 	shape cudakernel.FusedShape
 	fn    cu.Function

@@ -14,7 +14,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
-// pipelineRunner runs the cuBLAS pipeline (kernels/pipeline.cu): per chunk of
+// pipelineRunner runs the cuBLAS pipeline (internal/cudakernel/pipeline.cu): per chunk of
 // shape.Rows samples gen_inputs, then per layer a GEMM and relu_tilesum. With gemm nil
 // the GEMM is layer_reference, the forward contract itself.
 type pipelineRunner struct {

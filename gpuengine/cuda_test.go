@@ -41,7 +41,9 @@ func bakeTotals(t testing.TB, e Engine, spec bakeapi.Spec, j Job) (Result, []str
 	return res, last
 }
 
-// Widths off every tiling, ragged N, depth 1 and 8, and the production shape.
+// Widths off every tiling, ragged N, depth 1 and 8, and the production shape. make
+// cuda-check compiles the kernels for each network without a GPU; a new one goes into
+// the networks of gpuengine/internal/cudacheck too.
 var cudaShapes = []struct {
 	w, d int
 	n    int64

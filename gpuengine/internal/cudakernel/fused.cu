@@ -15,10 +15,10 @@
 #include "philox.cuh"
 #include "fixed.cuh"
 
-// The shape arrives as -DWB_W=... (kernels.FusedShape.Defines); prefixed because -D
+// The shape arrives as -DWB_W=... (cudakernel.FusedShape.Defines); prefixed because -D
 // macros also reach NVRTC's built-in headers, where a bare W or D could be a name.
 #if !defined(WB_W) || !defined(WB_WP) || !defined(WB_D) || !defined(WB_TM) || !defined(WB_RT) || !defined(WB_CT) || !defined(WB_KS)
-#error "mlp_fused needs -DWB_W -DWB_WP -DWB_D -DWB_TM -DWB_RT -DWB_CT -DWB_KS (kernels.FusedShape.Defines)"
+#error "mlp_fused needs -DWB_W -DWB_WP -DWB_D -DWB_TM -DWB_RT -DWB_CT -DWB_KS (cudakernel.FusedShape.Defines)"
 #endif
 #define W WB_W   // network width
 #define WP WB_WP // width padded to a multiple of CT

@@ -355,6 +355,8 @@ func sameTotals(t *testing.T, what string, got, want []exact.Acc) {
 	}
 }
 
+// make cuda-check compiles these networks' kernels with NVRTC; a new one goes into the
+// networks of gpuengine/internal/cudacheck too.
 var bakeCases = []bakeCase{
 	{8, 3, 1000, 1}, {17, 2, 777, 2}, {64, 3, 500, 3}, {100, 2, 300, 4}, {256, 2, 161, 5},
 }

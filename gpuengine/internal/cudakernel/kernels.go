@@ -1,4 +1,4 @@
-// Package kernels holds the CUDA C sources of the GPU engine, embedded as strings for
+// Package cudakernel holds the CUDA C sources of the GPU engine, embedded as strings for
 // NVRTC, and the pure-Go arithmetic around their launches: geometry, compile options,
 // weight padding and the decoding of the kernels' exact totals. It has no cgo, so all
 // of it — and, through a g++ host build of the very same sources, the kernels'

@@ -12,7 +12,7 @@
 #include "forward.cuh"
 
 #if !defined(WB_W) || !defined(WB_D)
-#error "the pipeline kernels need -DWB_W -DWB_D (kernels.PipelineShape.Defines)"
+#error "the pipeline kernels need -DWB_W -DWB_D (cudakernel.PipelineShape.Defines)"
 #endif
 #define W WB_W // network width
 #define D WB_D // depth

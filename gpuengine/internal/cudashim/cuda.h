@@ -9,7 +9,7 @@
  * file only forwards to the real header.
  *
  * Use: put this directory first on the C include path of every cgo compile, e.g.
- *   export CGO_CFLAGS="-O2 -g -I$PWD/gpuengine/cudashim -I/usr/local/cuda/include"
+ *   export CGO_CFLAGS="-O2 -g -I$PWD/gpuengine/internal/cudashim -I/usr/local/cuda/include"
  * (CGO_CFLAGS replaces Go's default "-O2 -g", hence repeated). A #cgo directive in our
  * own package would not reach gorgonia's packages; the environment variable does.
  * #include_next then finds the toolkit's cuda.h further down the path.
