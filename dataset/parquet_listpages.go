@@ -27,6 +27,9 @@ type listChunk struct {
 	reps     []byte // repetition levels of one row
 	rowSize  int64  // what one row adds to parquet-go's column buffer Size
 	pageSize int64  // parquet-go cuts a page once Size reaches this
+	// groupBytes is the PLAIN size of a full row group's values, which
+	// values is grown to at once.
+	groupBytes int
 
 	page     []float32 // values of the open page
 	pageRows int
@@ -63,12 +66,13 @@ type pageLevels struct {
 	repHist, defHist []int64
 }
 
-func newListChunk(col int, reps []byte, pageBufferSize int) *listChunk {
+func newListChunk(col int, reps []byte, pageBufferSize int, groupRows int64) *listChunk {
 	c := &listChunk{
-		col:    col,
-		maxRep: byte(columns[col].listDepth),
-		maxDef: byte(columns[col].maxDef()),
-		reps:   reps,
+		col:        col,
+		maxRep:     byte(columns[col].listDepth),
+		maxDef:     byte(columns[col].maxDef()),
+		reps:       reps,
+		groupBytes: int(groupRows) * 4 * len(reps),
 		// repeatedColumnBuffer.Size: 8 bytes of row offsets, one repetition
 		// and one definition level byte and 4 float bytes per value.
 		rowSize: 8 + 6*int64(len(reps)),
@@ -129,8 +133,11 @@ func (c *listChunk) flushPage() {
 	page := parquet.FloatType.NewPage(c.col, len(c.page), encoding.FloatValues(c.page))
 	minV, maxV, ok := page.Bounds()
 	// Encoded in place at the end of c.values, saving a page-sized copy.
+	// The first page grows it to a whole row group: growing by append's
+	// doubling would leave up to twice that allocated, and hold the old and
+	// the new copy together while it copies (a 64 MiB group peaked at 192).
 	start := len(c.values)
-	c.values = slices.Grow(c.values, 4*len(c.page))
+	c.values = slices.Grow(c.values, max(4*len(c.page), c.groupBytes-start))
 	body, _ := (&plain.Encoding{}).EncodeFloat(c.values[start:start], c.page)
 	c.values = c.values[:start+len(body)]
 
