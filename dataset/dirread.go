@@ -38,7 +38,7 @@ func ReadDir(dir string, allowPartial bool) (*Dir, error) {
 		return nil, err
 	}
 	err = d.Scan(func(s *SplitData, r Row) error {
-		s.Rows = append(s.Rows, r)
+		s.Rows = append(s.Rows, r.clone())
 		return nil
 	})
 	if err != nil {
@@ -113,9 +113,10 @@ func parquetShape(path string) (width, depth int, err error) {
 // Scan reads every row of every split in order, checks it (a valid row of
 // the split's shape, consecutive mlp_id values from the partial's range
 // start or 0, the row count against n_mlps) and hands it to visit with its
-// split, holding one row at a time however large the dataset. visit may be
-// nil when only the checks matter; an error from visit stops the scan and
-// is returned as it is. A split's row count is checked after its rows were
+// split, holding one row at a time however large the dataset: the row's
+// arrays are reused for the next row once visit returns, so visit copies
+// what it keeps. visit may be nil when only the checks matter; an error
+// from visit stops the scan and is returned as it is. A split's row count is checked after its rows were
 // visited, so act on what visit saw only once Scan returns nil.
 func (d *Dir) Scan(visit func(*SplitData, Row) error) error {
 	for i := range d.Splits {
