@@ -5,12 +5,13 @@ PYTHON    ?= /usr/bin/python3
 DEMO_OUT  := out/demo
 WB        := $(BIN)/whestbake
 
-.PHONY: help build test vet bench bench-deps demo clean
+.PHONY: help build test vet bench bench-deps bench-scale demo clean
 
 help:
 	@echo "make demo   - dev stack + worker + a two-split bake through Temporal, then download and inspect the release"
 	@echo "make test   - go vet + all tests (what CI runs)"
 	@echo "make bench  - CPU engines vs a numpy peer, side by side"
+	@echo "make bench-scale - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make build  - binaries into $(BIN)/"
 
 build:
@@ -69,6 +70,11 @@ bench-deps:
 
 bench: build bench-deps
 	$(WB) bench --python $(PYTHON)
+
+# docs/benchmarks.md's memory table: 1000 MLPs of 256×8 (about 2 GiB), each
+# verb under /usr/bin/time, each activity against a private MinIO.
+bench-scale: build tools
+	$(GO) run ./internal/bench/scale -whestbake $(WB) -bin-dir $(BIN)
 
 # The demo is the real thing on the local dev stack: a worker (both roles, in
 # the background), a two-split bake through Temporal with progress bars, then
