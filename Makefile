@@ -5,7 +5,7 @@ PYTHON    ?= /usr/bin/python3
 DEMO_OUT  := out/demo
 WB        := $(BIN)/whestbake
 
-.PHONY: help build test vet bench bench-deps demo clean
+.PHONY: help build test vet bench bench-deps bench-scale demo clean
 
 help:
 	@echo "make demo   - dev stack + worker + a two-split bake through Temporal, then download and inspect the release"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench-check    - the regression gate: speed ratios, peak memory and work counts against bench/baseline.json"
 	@echo "make bench-baseline - re-record bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
 	@echo "make bench-ci       - the gate's cheap part, as CI runs it"
+	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make build  - binaries into $(BIN)/"
 	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
 
@@ -136,6 +137,11 @@ bench-baseline: tools bench-deps
 
 bench-ci: tools bench-deps
 	$(BENCHGATE) check --ci $(GATEFLAGS)
+
+# docs/benchmarks.md's memory table: 1000 MLPs of 256×8 (about 2 GiB), each
+# verb under /usr/bin/time, each activity against a private MinIO.
+bench-scale: build tools
+	$(GO) run ./internal/bench/scale -whestbake $(WB) -bin-dir $(BIN)
 
 # The demo is the real thing on the local dev stack: a worker (both roles, in
 # the background), a two-split bake through Temporal with progress bars, then

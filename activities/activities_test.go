@@ -24,6 +24,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"GenerateSeeds from an upload", testGenerateSeedsFromUpload},
 		{"Push is immutable", testPushIsImmutable},
 		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
+		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
 	} {

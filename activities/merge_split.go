@@ -36,7 +36,11 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 	merged := filepath.Join(dir, "merged")
 	if len(parts) == 1 {
 		merged = parts[0] // one slice covering the split is already complete
-		if _, err := dataset.ReadDir(merged, false); err != nil {
+		d, err := dataset.Open(merged, false)
+		if err == nil {
+			err = d.Scan(nil)
+		}
+		if err != nil {
 			return out, datasetErr(err)
 		}
 	} else if err := dataset.Merge(parts, merged, recordedOrNow(in.CreatedAt)); err != nil {

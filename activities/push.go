@@ -41,17 +41,14 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return out, storeErr(err)
 	}
-	// Step 3. Files create-only; a file left by an interrupted push must match.
+	// Step 3. Files create-only, streamed from the dataset (checked against the
+	// manifest on the way, so memory stays at a buffer whatever their size);
+	// a file left by an interrupted push must match.
 	for _, f := range m.Files {
 		key := path.Join(relPrefix, f.Path)
-		data, err := a.Store.Get(ctx, path.Join(in.DatasetPrefix, f.Path))
-		if err != nil {
-			return out, storeErr(err)
-		}
-		if store.SHA256Hex(data) != f.SHA256 {
-			return out, fatal(bakeapi.ErrCorruptPartial, "%s/%s does not match its manifest", in.DatasetPrefix, f.Path)
-		}
-		if err := dest.PutCreate(ctx, key, data); errors.Is(err, store.ErrExists) {
+		err := dest.CopyCreate(ctx, key, a.Store, path.Join(in.DatasetPrefix, f.Path), f.SHA256)
+		switch {
+		case errors.Is(err, store.ErrExists):
 			info, err := dest.Stat(ctx, key)
 			if err != nil {
 				return out, storeErr(err)
@@ -59,7 +56,15 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 			if info.SHA256 != f.SHA256 {
 				return out, fatal(bakeapi.ErrDestinationConflict, "%s already holds a different %s; choose another tag", out.URI, f.Path)
 			}
-		} else if err != nil {
+		case errors.Is(err, store.ErrCorrupt):
+			// Bytes that differ from a correctly recorded object were damaged
+			// in transit, and the next attempt may read them whole; an object
+			// recorded with another sha256 than the manifest's never will.
+			if info, serr := a.Store.Stat(ctx, path.Join(in.DatasetPrefix, f.Path)); serr == nil && info.SHA256 != f.SHA256 {
+				return out, fatal(bakeapi.ErrCorruptPartial, "%s/%s does not match its manifest: %v", in.DatasetPrefix, f.Path, err)
+			}
+			return out, err
+		case err != nil:
 			return out, storeErr(err)
 		}
 		activityHeartbeat(ctx, f.Path)

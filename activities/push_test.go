@@ -91,6 +91,27 @@ func testPushRefusesLeftoverFromAnotherRelease(t *testing.T, f *fixture) {
 	}
 }
 
+// testPushRefusesADatasetFileUnlikeItsManifest: a dataset file replaced
+// after its directory was committed is never released; the release stays
+// invisible and holds no copy of it.
+func testPushRefusesADatasetFileUnlikeItsManifest(t *testing.T, f *fixture) {
+	ds := bakeDataset(t, f, "replaced", 5)
+	a := f.acts(gpuengine.CPU{})
+	m := readManifest(t, f.st, ds.Prefix)
+	file := m.Files[len(m.Files)-1].Path
+	if err := f.st.Put(context.Background(), path.Join(ds.Prefix, file), []byte("replaced bytes")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v5"})
+	wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	rel := keys.Release("datasets", "demo", "v5")
+	for _, key := range []string{keys.Manifest(rel), path.Join(rel, file)} {
+		if ok, _ := f.st.Exists(context.Background(), key); ok {
+			t.Errorf("the refused push wrote %s", key)
+		}
+	}
+}
+
 func testPushToMissingBucketIsPermanent(t *testing.T, f *fixture) {
 	ds := bakeDataset(t, f, "nobucket", 4)
 	a := f.acts(gpuengine.CPU{})

@@ -42,10 +42,11 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 	var ins []input
 	seen := map[string]string{}
 	for _, d := range inputs {
-		md, info, _, err := openDir(d, true)
+		dd, err := Open(d, true)
 		if err != nil {
 			return err
 		}
+		md, info := dd.Meta, dd.Info
 		if info.IsPartial {
 			return incompatiblef("%s: is a partial dataset; combine-splits requires complete single-split inputs. Run `whestbake dataset merge` first.", d)
 		}
@@ -56,8 +57,7 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 			return invalidf("%s: created_at_utc is missing or empty; combine needs it to date the combined dataset", filepath.Join(d, metadataFile))
 		}
 		// Every row is decoded and checked before its file is copied blind.
-		dd, err := readDir(d, true, false)
-		if err != nil {
+		if err := dd.Scan(nil); err != nil {
 			return err
 		}
 		sd := dd.Splits[0]

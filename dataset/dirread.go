@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// Dir is a dataset directory read back by ReadDir.
+// Dir is a dataset directory: its metadata and each split's shards, as
+// Open finds them, and its rows once read (ReadDir) or streamed (Scan).
 type Dir struct {
 	Path   string
 	Meta   Metadata
@@ -24,21 +25,35 @@ type SplitData struct {
 	Files []string // paths of the shards, in shard order
 	// Width and Depth are the parquet files'; the metadata may leave them out.
 	Width, Depth int
-	Rows         []Row
+	NMLPs        int64 // rows read by the last Scan; the metadata's n_mlps agrees
+	Rows         []Row // ReadDir's; Scan keeps none
 }
 
-// ReadDir reads a dataset directory: it validates metadata.json (refusing a
-// partial unless allowPartial), finds each split's shards by exact file
-// name, reads every row, and checks that the parquet data agrees with the
-// metadata (n_mlps, width, depth, consecutive mlp_id values). Every failure
-// is an *InvalidDatasetError.
+// ReadDir reads a dataset directory: Open and a Scan that keeps every row.
+// It holds the whole dataset in memory: use Open and Scan for datasets of
+// unknown size.
 func ReadDir(dir string, allowPartial bool) (*Dir, error) {
-	return readDir(dir, allowPartial, true)
+	d, err := Open(dir, allowPartial)
+	if err != nil {
+		return nil, err
+	}
+	err = d.Scan(func(s *SplitData, r Row) error {
+		s.Rows = append(s.Rows, r.clone())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
-// readDir is ReadDir that can leave the rows out (keepRows false) when only
-// the checks matter, so verifying a large dataset holds one row at a time.
-func readDir(dir string, allowPartial, keepRows bool) (*Dir, error) {
+// Open reads a dataset directory without reading its rows: it validates
+// metadata.json (refusing a partial unless allowPartial), finds each split's
+// shards by exact file name, and checks every shard's footer: its columns
+// and its shape, which the split's shards share and the metadata's width
+// and depth agree with. Scan then checks the rows. Every failure is an
+// *InvalidDatasetError.
+func Open(dir string, allowPartial bool) (*Dir, error) {
 	md, info, files, err := openDir(dir, allowPartial)
 	if err != nil {
 		return nil, err
@@ -53,12 +68,22 @@ func readDir(dir string, allowPartial, keepRows bool) (*Dir, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range shards {
-			claimed[f] = true
+		sd := SplitData{Name: split.Name}
+		for j, name := range shards {
+			claimed[name] = true
+			path := filepath.Join(dir, dataDir, name)
+			sd.Files = append(sd.Files, path)
+			w, dp, err := parquetShape(path)
+			if err != nil {
+				return nil, err
+			}
+			if j > 0 && (w != sd.Width || dp != sd.Depth) {
+				return nil, invalidf("%s has width=%d depth=%d but the split's first shard has width=%d depth=%d; all shards must share one shape", path, w, dp, sd.Width, sd.Depth)
+			}
+			sd.Width, sd.Depth = w, dp
 		}
-		sd, err := readSplit(dir, info, split, shards, keepRows)
-		if err != nil {
-			return nil, err
+		if err := checkWidthDepth(info, sd.Width, sd.Depth, fmt.Sprintf("%s/%s-*.parquet", dataDir, split.Name)); err != nil {
+			return nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
 		}
 		d.Splits = append(d.Splits, sd)
 	}
@@ -73,6 +98,66 @@ func readDir(dir string, allowPartial, keepRows bool) (*Dir, error) {
 			filepath.Join(dir, dataDir), names, stray)
 	}
 	return d, nil
+}
+
+// parquetShape opens path for its footer's width and depth.
+func parquetShape(path string) (width, depth int, err error) {
+	r, err := OpenParquet(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	return r.Width(), r.Depth(), nil
+}
+
+// Scan reads every row of every split in order, checks it (a valid row of
+// the split's shape, consecutive mlp_id values from the partial's range
+// start or 0, the row count against n_mlps) and hands it to visit with its
+// split, holding one row at a time however large the dataset: the row's
+// arrays are reused for the next row once visit returns, so visit copies
+// what it keeps. visit may be nil when only the checks matter; an error
+// from visit stops the scan and is returned as it is. A split's row count is checked after its rows were
+// visited, so act on what visit saw only once Scan returns nil.
+func (d *Dir) Scan(visit func(*SplitData, Row) error) error {
+	for i := range d.Splits {
+		if err := d.scanSplit(&d.Splits[i], &d.Info.Splits[i], visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, visit func(*SplitData, Row) error) error {
+	var nextID int64
+	if d.Info.IsPartial {
+		nextID = d.Info.MLPRange[0]
+	}
+	sd.NMLPs = 0
+	for _, path := range sd.Files {
+		_, _, err := scanParquet(path, func(r Row) error {
+			if int64(r.MLPID) != nextID {
+				return invalidf("%s row %d has mlp_id=%d, expected %d: rows must hold consecutive MLP indices", path, sd.NMLPs, r.MLPID, nextID)
+			}
+			nextID++
+			sd.NMLPs++
+			if visit == nil {
+				return nil
+			}
+			return visit(sd, r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	field := "n_mlps"
+	if d.Info.MultiSplit {
+		field = fmt.Sprintf("splits[%q].n_mlps", split.Name)
+	}
+	if split.NMLPs != sd.NMLPs {
+		return invalidf("%s: metadata %s=%d but %s/%s-*.parquet holds %d rows; fix metadata.json or re-bake",
+			filepath.Join(d.Path, metadataFile), field, split.NMLPs, dataDir, split.Name, sd.NMLPs)
+	}
+	return nil
 }
 
 // openDir reads and decodes dir's metadata and lists the parquet files in
@@ -115,48 +200,4 @@ func parquetFiles(data string) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
-}
-
-// readSplit reads split's shards in order and checks them against info.
-func readSplit(dir string, info *Info, split *SplitInfo, shards []string, keepRows bool) (SplitData, error) {
-	sd := SplitData{Name: split.Name}
-	where := fmt.Sprintf("%s/%s-*.parquet", dataDir, split.Name)
-	var nextID int64
-	if info.IsPartial {
-		nextID = info.MLPRange[0]
-	}
-	var n int64
-	for i, name := range shards {
-		path := filepath.Join(dir, dataDir, name)
-		sd.Files = append(sd.Files, path)
-		w, d, err := scanParquet(path, func(r Row) error {
-			if int64(r.MLPID) != nextID {
-				return invalidf("%s row %d has mlp_id=%d, expected %d: rows must hold consecutive MLP indices", path, n, r.MLPID, nextID)
-			}
-			nextID++
-			n++
-			if keepRows {
-				sd.Rows = append(sd.Rows, r)
-			}
-			return nil
-		})
-		if err != nil {
-			return sd, err
-		}
-		if i > 0 && (w != sd.Width || d != sd.Depth) {
-			return sd, invalidf("%s has width=%d depth=%d but the split's first shard has width=%d depth=%d; all shards must share one shape", path, w, d, sd.Width, sd.Depth)
-		}
-		sd.Width, sd.Depth = w, d
-	}
-	if err := checkWidthDepth(info, sd.Width, sd.Depth, where); err != nil {
-		return sd, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
-	}
-	field := "n_mlps"
-	if info.MultiSplit {
-		field = fmt.Sprintf("splits[%q].n_mlps", split.Name)
-	}
-	if split.NMLPs != n {
-		return sd, invalidf("%s: metadata %s=%d but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, metadataFile), field, split.NMLPs, where, n)
-	}
-	return sd, nil
 }

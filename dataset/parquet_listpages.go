@@ -27,6 +27,9 @@ type listChunk struct {
 	reps     []byte // repetition levels of one row
 	rowSize  int64  // what one row adds to parquet-go's column buffer Size
 	pageSize int64  // parquet-go cuts a page once Size reaches this
+	// groupBytes is the PLAIN size of a full row group's values, which
+	// values is grown to at once.
+	groupBytes int
 
 	page     []float32 // values of the open page
 	pageRows int
@@ -63,12 +66,13 @@ type pageLevels struct {
 	repHist, defHist []int64
 }
 
-func newListChunk(col int, reps []byte, pageBufferSize int) *listChunk {
+func newListChunk(col int, reps []byte, pageBufferSize int, groupRows int64) *listChunk {
 	c := &listChunk{
-		col:    col,
-		maxRep: byte(columns[col].listDepth),
-		maxDef: byte(columns[col].maxDef()),
-		reps:   reps,
+		col:        col,
+		maxRep:     byte(columns[col].listDepth),
+		maxDef:     byte(columns[col].maxDef()),
+		reps:       reps,
+		groupBytes: int(groupRows) * 4 * len(reps),
 		// repeatedColumnBuffer.Size: 8 bytes of row offsets, one repetition
 		// and one definition level byte and 4 float bytes per value.
 		rowSize: 8 + 6*int64(len(reps)),
@@ -95,6 +99,13 @@ func (c *listChunk) reset() {
 }
 
 func (c *listChunk) writeRow(vals []float32) {
+	if c.pageRows == 0 && c.rowSize >= c.pageSize {
+		// A row that fills a page on its own (a large MLP's weights) is
+		// encoded straight from the caller's array: copying it into c.page
+		// first would hold the row twice more.
+		c.encodePage(vals, 1)
+		return
+	}
 	c.page = append(c.page, vals...)
 	c.pageRows++
 	if int64(c.pageRows)*c.rowSize >= c.pageSize {
@@ -120,18 +131,29 @@ func (c *listChunk) levelsOf(rows int) *pageLevels {
 	return lv
 }
 
+// flushPage encodes the open page, if it has rows.
 func (c *listChunk) flushPage() {
 	if c.pageRows == 0 {
 		return
 	}
-	lv := c.levelsOf(c.pageRows)
-	n := int64(len(c.page))
-	page := parquet.FloatType.NewPage(c.col, len(c.page), encoding.FloatValues(c.page))
+	c.encodePage(c.page, c.pageRows)
+	c.page = c.page[:0]
+	c.pageRows = 0
+}
+
+// encodePage appends a page of rows rows whose values are vals.
+func (c *listChunk) encodePage(vals []float32, rows int) {
+	lv := c.levelsOf(rows)
+	n := int64(len(vals))
+	page := parquet.FloatType.NewPage(c.col, len(vals), encoding.FloatValues(vals))
 	minV, maxV, ok := page.Bounds()
 	// Encoded in place at the end of c.values, saving a page-sized copy.
+	// The first page grows it to a whole row group: growing by append's
+	// doubling would leave up to twice that allocated, and hold the old and
+	// the new copy together while it copies (a 64 MiB group peaked at 192).
 	start := len(c.values)
-	c.values = slices.Grow(c.values, 4*len(c.page))
-	body, _ := (&plain.Encoding{}).EncodeFloat(c.values[start:start], c.page)
+	c.values = slices.Grow(c.values, max(4*len(vals), c.groupBytes-start))
+	body, _ := (&plain.Encoding{}).EncodeFloat(c.values[start:start], vals)
 	c.values = c.values[:start+len(body)]
 
 	crc := crc32.Update(0, crc32.IEEETable, lv.reps)
@@ -145,7 +167,7 @@ func (c *listChunk) flushPage() {
 		CRC:                  int32(crc),
 		DataPageHeaderV2: thrift.New(format.DataPageHeaderV2{
 			NumValues:                  int32(n),
-			NumRows:                    int32(c.pageRows),
+			NumRows:                    int32(rows),
 			Encoding:                   format.Plain,
 			DefinitionLevelsByteLength: int32(len(lv.defs)),
 			RepetitionLevelsByteLength: int32(len(lv.reps)),
@@ -182,7 +204,7 @@ func (c *listChunk) flushPage() {
 		}
 		c.hasBounds = true
 	}
-	c.numRows += int64(c.pageRows)
+	c.numRows += int64(rows)
 	for i, v := range lv.repHist {
 		c.repHist[i] += v
 	}
@@ -193,8 +215,6 @@ func (c *listChunk) flushPage() {
 	c.pageDefHist = append(c.pageDefHist, lv.defHist...)
 	c.meta.TotalUncompressedSize += int64(total)
 	c.meta.TotalCompressedSize += int64(total)
-	c.page = c.page[:0]
-	c.pageRows = 0
 }
 
 // finish closes the row group's last page and fills in its column chunk

@@ -71,16 +71,9 @@ func (r *ParquetReader) open() error {
 	if err := checkPages(r.file, st.Size(), r.pf.Metadata(), r.width, r.depth); err != nil {
 		return r.corrupt(err)
 	}
-	// Without rows the declared shape is never used and may be anything;
-	// with rows, checkPages has tied it to the values present.
-	if r.pf.NumRows() == 0 {
-		return nil
-	}
-	for col, strides := range listStrides(r.width) {
-		if strides != nil {
-			r.reps[col] = repPattern(listLen(col, r.width, r.depth), strides)
-		}
-	}
+	// Without rows the declared shape is never used and may be anything
+	// (next builds nothing from it then); with rows, checkPages has tied it
+	// to the values present.
 	return nil
 }
 
@@ -122,17 +115,39 @@ func (r *ParquetReader) NumRows() int64 { return r.pf.NumRows() }
 
 // Next returns the next row, or io.EOF after the last one.
 func (r *ParquetReader) Next() (Row, error) {
+	var row Row
+	err := r.next(&row)
+	return row, err
+}
+
+// next reads the next row into row, reusing its arrays when they are large
+// enough: a stream of rows then allocates no row after the first, which
+// keeps the collector from letting the heap grow to twice what is live on
+// their garbage (a row of width 1024 × depth 16 is 64 MiB).
+func (r *ParquetReader) next(row *Row) error {
 	for r.left == 0 {
 		if r.cols != nil {
 			if err := r.endGroup(); err != nil {
-				return Row{}, err
+				return err
 			}
 		}
 		if r.group == len(r.pf.RowGroups()) {
 			if r.nRead != r.pf.NumRows() {
-				return Row{}, r.corrupt(fmt.Errorf("footer records %d rows but the row groups hold %d", r.pf.NumRows(), r.nRead))
+				return r.corrupt(fmt.Errorf("footer records %d rows but the row groups hold %d", r.pf.NumRows(), r.nRead))
 			}
-			return Row{}, io.EOF
+			return io.EOF
+		}
+		if r.group == 0 && r.pf.NumRows() > 0 {
+			// Built with the first row, not at open: a row's levels are as
+			// large as its weights (16 MiB at width 1024 × depth 16), and
+			// Open reads every shard's footer without reading rows. Never
+			// for a file without rows, whose declared shape checkPages could
+			// not tie to any values.
+			for col, strides := range listStrides(r.width) {
+				if strides != nil {
+					r.reps[col] = repPattern(listLen(col, r.width, r.depth), strides)
+				}
+			}
 		}
 		rg := r.pf.RowGroups()[r.group]
 		r.group++
@@ -144,17 +159,16 @@ func (r *ParquetReader) Next() (Row, error) {
 			return nil
 		})
 		if err != nil {
-			return Row{}, r.corrupt(err)
+			return r.corrupt(err)
 		}
 		r.left, r.cols = rg.NumRows(), cols
 	}
-	row, err := r.readRow()
-	if err != nil {
-		return Row{}, invalidf("parquet file %s, row %d: %v. Re-bake or re-download it.", r.path, r.nRead, err)
+	if err := r.readRow(row); err != nil {
+		return invalidf("parquet file %s, row %d: %v. Re-bake or re-download it.", r.path, r.nRead, err)
 	}
 	r.left--
 	r.nRead++
-	return row, nil
+	return nil
 }
 
 // endGroup checks that the finished row group holds no values beyond its
@@ -179,23 +193,22 @@ func (r *ParquetReader) closeGroup() {
 // readRow decodes one row, insisting on exactly the nesting the writer
 // produces: no nulls anywhere and every list of the declared length. A file
 // with other levels is not a whestbench dataset.
-func (r *ParquetReader) readRow() (Row, error) {
-	var row Row
+func (r *ParquetReader) readRow(row *Row) error {
 	w, d := r.width, r.depth
-	row.Weights = make([]float32, d*w*w)
-	row.LayerMeans = make([]float32, d*w)
-	row.FinalMeans = make([]float32, w)
+	row.Weights = resize(row.Weights, d*w*w)
+	row.LayerMeans = resize(row.LayerMeans, d*w)
+	row.FinalMeans = resize(row.FinalMeans, w)
 	lists := [numColumns][]float32{colWeights: row.Weights, colLayerMeans: row.LayerMeans, colFinalMeans: row.FinalMeans}
 	for col, c := range r.cols {
 		if columns[col].listDepth > 0 {
 			if err := c.readList(lists[col], r.reps[col]); err != nil {
-				return row, fmt.Errorf("row mlp_id=%d: %v", row.MLPID, err)
+				return fmt.Errorf("row mlp_id=%d: %v", row.MLPID, err)
 			}
 			continue
 		}
 		v, err := c.readScalar()
 		if err != nil {
-			return row, err
+			return err
 		}
 		switch col {
 		case colMLPID:
@@ -210,7 +223,15 @@ func (r *ParquetReader) readRow() (Row, error) {
 			row.Breakdown = string(v.ByteArray())
 		}
 	}
-	return row, nil
+	return nil
+}
+
+// resize is buf with length n, reallocated only when too small.
+func resize(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
 }
 
 // Close releases the file. It is safe to call more than once.
@@ -229,7 +250,7 @@ func (r *ParquetReader) Close() error {
 // from the file's huggingface features and every row is checked against them.
 func ReadParquet(path string) (width, depth int, rows []Row, err error) {
 	width, depth, err = scanParquet(path, func(r Row) error {
-		rows = append(rows, r)
+		rows = append(rows, r.clone())
 		return nil
 	})
 	if err != nil {
@@ -239,15 +260,18 @@ func ReadParquet(path string) (width, depth int, rows []Row, err error) {
 }
 
 // scanParquet calls visit for each row of path in order and returns the
-// file's width and depth. Only one decoded row is held at a time.
+// file's width and depth. Only one decoded row is held at a time: its
+// arrays are reused for the next row once visit returns, so visit copies
+// what it keeps (Row.clone).
 func scanParquet(path string, visit func(Row) error) (width, depth int, err error) {
 	r, err := OpenParquet(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer r.Close()
+	var row Row
 	for {
-		row, err := r.Next()
+		err := r.next(&row)
 		if errors.Is(err, io.EOF) {
 			return r.Width(), r.Depth(), nil
 		}

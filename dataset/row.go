@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/whestbake/whestbake/bakeapi"
 )
@@ -44,6 +45,14 @@ func (r *Row) check(w, d int) error {
 		}
 	}
 	return nil
+}
+
+// clone is r with arrays of its own.
+func (r Row) clone() Row {
+	r.Weights = slices.Clone(r.Weights)
+	r.LayerMeans = slices.Clone(r.LayerMeans)
+	r.FinalMeans = slices.Clone(r.FinalMeans)
+	return r
 }
 
 // RowBytes is the in-memory size of one Row of spec's shape (its float

@@ -29,8 +29,6 @@ func parse32(t *testing.T, s string) float32 {
 }
 
 func fixtureRows() map[string]fixtureRow {
-	v2pub := seeds.DeriveV2(1, 4)
-	v2hold := seeds.DeriveV2(2, 4)
 	return map[string]fixtureRow{
 		"single/1001": {seeds.DeriveV3(1001), 4, [][]string{
 			{"0.5987451", "0.8463906", "0.245099", "0.52223223"},
@@ -38,10 +36,10 @@ func fixtureRows() map[string]fixtureRow {
 		"single/2002": {seeds.DeriveV3(2002), 4, nil, "0.10508618762833832"},
 		"single/3003": {seeds.DeriveV3(3003), 4, nil, "0.18841978269100887"},
 		"single/4004": {seeds.DeriveV3(4004), 4, nil, "0.868839627596548"},
-		"v2-public/0": {v2pub[0], 4, [][]string{
+		"v2-public/0": {seeds.DeriveV2(1, 0), 4, [][]string{
 			{"0.8931163", "0.5841013", "0.28187528", "0.63678926"},
 			{"0.0", "0.6620967", "0.3542428", "0.5804656"}}, "0.28817610643990704"},
-		"v2-holdout/0": {v2hold[0], 4, [][]string{
+		"v2-holdout/0": {seeds.DeriveV2(2, 0), 4, [][]string{
 			{"0.54679346", "0.46544954", "0.4763736", "0.48283762"},
 			{"0.9337328", "0.098810494", "0.038733795", "1.256707"}}, "0.8429806750017985"},
 		"config-public/42000": {seeds.DeriveV3(42000), 8, [][]string{

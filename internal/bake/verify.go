@@ -37,115 +37,152 @@ type Check struct {
 	OK         bool
 }
 
-// Verify recomputes rows[i] for each i in picks: weights must match bit for bit;
-// statistics bit for bit with maxSamples = 0, else from the first maxSamples
-// samples within 5/√maxSamples per neuron (the Monte Carlo tolerance whestbench's
-// tests use).
-func Verify(ctx context.Context, info SplitInfo, rows []dataset.Row, picks []int, maxSamples int64, threads int) ([]Check, error) {
-	ids, err := verifyIdentities(info, rows)
-	if err != nil {
-		return nil, err
+// Verifier recomputes chosen rows of one split while the split's rows stream
+// past it in order (dataset.ScanDir), so verifying holds one row at a time
+// however large the split: weights must match bit for bit; statistics bit
+// for bit with maxSamples = 0, else from the first maxSamples samples within
+// 5/√maxSamples per neuron (the Monte Carlo tolerance whestbench's tests
+// use). Names, which whestbench assigns over the whole split, are compared
+// once every row has passed (Checks).
+type Verifier struct {
+	ctx     context.Context
+	info    SplitInfo
+	spec    bakeapi.Spec // info.Spec with the samples cut to maxSamples
+	picks   map[int]bool // row positions to recompute
+	threads int
+	pos     int     // rows seen
+	names   []int64 // every row's name seed, which names derive from
+	checks  []Check
+	at      []int // row position of each check
+}
+
+// NewVerifier verifies the rows at positions picks (0-based, in the order
+// the rows are added) of a split described by info.
+func NewVerifier(ctx context.Context, info SplitInfo, picks []int, maxSamples int64, threads int) (*Verifier, error) {
+	switch info.Protocol {
+	case dataset.SeedProtocolV2Version, dataset.SeedProtocolV3Version, dataset.SeedProtocolV4Version:
+	default:
+		return nil, fmt.Errorf("seed protocol %q cannot be verified: whestbake knows 2.0, 3.0 and 4.0", info.Protocol)
 	}
-	spec := info.Spec
-	if maxSamples > 0 && maxSamples < spec.NSamples {
-		spec.NSamples = maxSamples
+	v := &Verifier{ctx: ctx, info: info, spec: info.Spec, picks: map[int]bool{}, threads: max(1, threads)}
+	if maxSamples > 0 && maxSamples < v.spec.NSamples {
+		v.spec.NSamples = maxSamples
 	}
-	var out []Check
-	for _, i := range picks {
-		if i < 0 || i >= len(rows) {
-			return nil, fmt.Errorf("--mlps: row %d does not exist (the split has %d rows)", i, len(rows))
-		}
-		r, m := rows[i], ids[i]
-		c := Check{MLPID: r.MLPID, Name: r.Name}
-		w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
-		if err != nil {
+	if v.spec.Sampler != "" {
+		if err := v.spec.Validate(); err != nil {
 			return nil, err
 		}
-		c.WeightsOK = sameBits32(w, r.Weights)
-		if info.NamesCheckable() {
-			c.NameTested, c.NameOK = true, m.Name == r.Name
+	}
+	for _, i := range picks {
+		v.picks[i] = true
+	}
+	return v, nil
+}
+
+// Add takes the split's next row and recomputes it if it was picked.
+func (v *Verifier) Add(r dataset.Row) error {
+	pos := v.pos
+	v.pos++
+	st, err := v.streams(pos, r)
+	if err != nil {
+		return err
+	}
+	v.names = append(v.names, st.NameSeed)
+	if !v.picks[pos] {
+		return nil
+	}
+	c, err := v.check(r, st)
+	if err != nil {
+		return err
+	}
+	v.checks = append(v.checks, c)
+	v.at = append(v.at, pos)
+	return nil
+}
+
+// streams rebuilds row pos's streams from its stored seed: protocols 3.0
+// and 4.0 derive them from the seed itself (4.0 keyed by the salt, as
+// Identities does); 2.0 from the root seed and the MLP index, and the stored
+// seed must be that index's estimator seed. Protocol 4.0's data streams are
+// 3.0's, so without its salt the weights and statistics are still rebuilt
+// right; only the names are not (NamesCheckable).
+func (v *Verifier) streams(pos int, r dataset.Row) (seeds.Streams, error) {
+	switch v.info.Protocol {
+	case dataset.SeedProtocolV3Version:
+		return seeds.DeriveV3(uint64(r.Seed)), nil
+	case dataset.SeedProtocolV4Version:
+		if v.info.Salt.IsZero() {
+			return seeds.DeriveV3(uint64(r.Seed)), nil
 		}
-		switch {
-		case spec.Sampler == "":
-			c.Stats = "skipped: this dataset's sampler cannot be re-run here"
-		default:
-			if err := spec.Validate(); err != nil {
-				return nil, err
-			}
-			res, err := gpuengine.CPU{}.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, threads)}, nil, nil)
-			if err != nil {
-				return nil, err
-			}
-			if spec.NSamples == info.Spec.NSamples {
-				exact := sameBits32(res.LayerMeans, r.LayerMeans) && sameBits32(res.FinalMeans(spec.Width), r.FinalMeans) &&
-					math.Float64bits(res.AvgVariance) == math.Float64bits(r.AvgVariance)
-				c.Stats = map[bool]string{true: "bit-exact", false: "MISMATCH"}[exact]
-				c.MaxAbsDiff = maxAbsDiff(res.LayerMeans, r.LayerMeans)
-			} else {
-				c.Tolerance = 5 / math.Sqrt(float64(spec.NSamples))
-				c.MaxAbsDiff = maxAbsDiff(res.LayerMeans, r.LayerMeans)
-				c.Stats = "within tolerance"
-				if !(c.MaxAbsDiff <= c.Tolerance) {
-					c.Stats = "MISMATCH"
-				}
-			}
+		return seeds.DeriveV4(uint64(r.Seed), v.info.Salt), nil
+	}
+	st := seeds.DeriveV2(v.info.RootSeed, int(r.MLPID))
+	if int64(st.EstimatorSeed) != r.Seed {
+		return st, fmt.Errorf("row %d: mlp_seed %d is not the protocol-2.0 estimator seed %d of root seed %d", pos, r.Seed, st.EstimatorSeed, v.info.RootSeed)
+	}
+	return st, nil
+}
+
+func (v *Verifier) check(r dataset.Row, st seeds.Streams) (Check, error) {
+	spec := v.spec
+	c := Check{MLPID: r.MLPID, Name: r.Name}
+	w, err := seeds.Weights(spec.Width, spec.Depth, st.Weight)
+	if err != nil {
+		return c, err
+	}
+	c.WeightsOK = sameBits32(w, r.Weights)
+	if spec.Sampler == "" {
+		c.Stats = "skipped: this dataset's sampler cannot be re-run here"
+		return c, nil
+	}
+	res, err := gpuengine.CPU{}.BakeMLP(v.ctx, spec, gpuengine.Job{Weights: w, Sample: st.Sample, Threads: v.threads}, nil, nil)
+	if err != nil {
+		return c, err
+	}
+	c.MaxAbsDiff = maxAbsDiff(res.LayerMeans, r.LayerMeans)
+	if spec.NSamples == v.info.Spec.NSamples {
+		exact := sameBits32(res.LayerMeans, r.LayerMeans) && sameBits32(res.FinalMeans(spec.Width), r.FinalMeans) &&
+			math.Float64bits(res.AvgVariance) == math.Float64bits(r.AvgVariance)
+		c.Stats = map[bool]string{true: "bit-exact", false: "MISMATCH"}[exact]
+		return c, nil
+	}
+	c.Tolerance = 5 / math.Sqrt(float64(spec.NSamples))
+	c.Stats = "within tolerance"
+	if !(c.MaxAbsDiff <= c.Tolerance) {
+		c.Stats = "MISMATCH"
+	}
+	return c, nil
+}
+
+// Checks is the outcome for each picked row, in row order, once every row
+// of the split has been added. Names are checked only when NamesCheckable:
+// whestbench names over all of a split's MLPs, which a partial lacks, and
+// under protocol 4.0 from the salt.
+func (v *Verifier) Checks() ([]Check, error) {
+	for i := range v.picks {
+		if i < 0 || i >= v.pos {
+			return nil, fmt.Errorf("row %d was picked but the split has %d rows", i, v.pos)
+		}
+	}
+	var names []string
+	if v.info.NamesCheckable() {
+		names = Names(v.names)
+	}
+	out := make([]Check, len(v.checks))
+	for k, c := range v.checks {
+		if names != nil {
+			c.NameTested, c.NameOK = true, names[v.at[k]] == c.Name
 		}
 		c.OK = c.WeightsOK && (!c.NameTested || c.NameOK) && c.Stats != "MISMATCH"
-		out = append(out, c)
+		out[k] = c
 	}
 	return out, nil
 }
 
-// NamesCheckable reports whether Verify can check names: they are assigned
-// over the whole split, and under protocol 4.0 derived from the salt.
+// NamesCheckable reports whether a Verifier can check names: they are
+// assigned over the whole split, and under protocol 4.0 derived from the salt.
 func (info SplitInfo) NamesCheckable() bool {
 	return info.Complete && (info.Protocol != dataset.SeedProtocolV4Version || !info.Salt.IsZero())
-}
-
-// verifyIdentities rebuilds each row's streams from the stored seed column.
-// Protocol 4.0's data streams are 3.0's, so without its salt the weights and
-// statistics are still rebuilt right; only the names are not.
-func verifyIdentities(info SplitInfo, rows []dataset.Row) ([]MLP, error) {
-	switch info.Protocol {
-	case dataset.SeedProtocolV3Version, dataset.SeedProtocolV4Version:
-		list := make([]int64, len(rows))
-		for i, r := range rows {
-			list[i] = r.Seed
-		}
-		return Identities(list, info.Salt), nil
-	case dataset.SeedProtocolV2Version:
-		if len(rows) == 0 {
-			return nil, nil
-		}
-		n := int(rows[len(rows)-1].MLPID) + 1
-		all := IdentitiesV2(info.RootSeed, n)
-		out := make([]MLP, len(rows))
-		for i, r := range rows {
-			out[i] = all[r.MLPID]
-			if out[i].Seed != r.Seed {
-				return nil, fmt.Errorf("row %d: mlp_seed %d is not the protocol-2.0 estimator seed %d of root seed %d", i, r.Seed, out[i].Seed, info.RootSeed)
-			}
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("seed protocol %q cannot be verified: whestbake knows 2.0, 3.0 and 4.0", info.Protocol)
-}
-
-// IdentitiesV2 is protocol 2.0: one root seed, SeedSequence(root).spawn(3n); the
-// stored mlp_seed is the estimator seed.
-func IdentitiesV2(root uint64, n int) []MLP {
-	streams := seeds.DeriveV2(root, n)
-	out := make([]MLP, n)
-	est := make([]int64, n)
-	for i, st := range streams {
-		est[i] = int64(st.EstimatorSeed)
-		out[i] = MLP{Index: i, Seed: est[i], Streams: st}
-	}
-	names := Names(est)
-	for i := range out {
-		out[i].Name = names[i]
-	}
-	return out
 }
 
 func sameBits32(a, b []float32) bool {

@@ -146,6 +146,15 @@ func TestFlagsFromEnvAndConfigFile(t *testing.T) {
 	}
 }
 
+// A YAML syntax error in a verb's config file names the line that holds it.
+func TestConfigFileSyntaxErrorNamesItsLine(t *testing.T) {
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "bake.yaml"), "n-mlps: 2\nwidth: 4\n\tdepth: 2\n")
+	code, _, errs := run(t, "dataset", "bake", "--config-file", cfg, "--output", filepath.Join(t.TempDir(), "out"))
+	if code == 0 || !strings.Contains(errs, "bake.yaml: line 3: found a tab character that violates indentation") {
+		t.Fatalf("exit %d, stderr %q; want the error on line 3", code, errs)
+	}
+}
+
 // Usage problems exit 2 wherever cobra or a verb finds them; other failures exit 1.
 func TestExitCodes(t *testing.T) {
 	isolate(t)

@@ -20,11 +20,24 @@ func newInspectCmd() *cobra.Command {
 		Short: "Validate a dataset directory and print a summary table",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := dataset.ReadDir(args[0], true)
+			d, err := dataset.Open(args[0], true)
 			if err != nil {
 				return err
 			}
-			printSummary(cmd.OutOrStdout(), d, rowsShown)
+			// Every row is checked, but only the first rowsShown of each
+			// split are kept, as the lines printed for them: memory stays
+			// at one row however large the dataset.
+			shown := map[string][]rowLine{}
+			err = d.Scan(func(s *dataset.SplitData, r dataset.Row) error {
+				if len(shown[s.Name]) < rowsShown {
+					shown[s.Name] = append(shown[s.Name], lineOf(r))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			printSummary(cmd.OutOrStdout(), d, shown)
 			return nil
 		},
 	}
@@ -32,7 +45,26 @@ func newInspectCmd() *cobra.Command {
 	return cmd
 }
 
-func printSummary(out io.Writer, d *dataset.Dir, rowsShown int) {
+// rowLine is what inspect prints of one row.
+type rowLine struct {
+	id         int32
+	name       string
+	seed       int64
+	avgVar     float64
+	meanOfLast float64 // mean of final_means
+}
+
+func lineOf(r dataset.Row) rowLine {
+	var m float64
+	for _, v := range r.FinalMeans {
+		m += float64(v)
+	}
+	m /= float64(max(1, len(r.FinalMeans)))
+	return rowLine{id: r.MLPID, name: r.Name, seed: r.Seed, avgVar: r.AvgVariance, meanOfLast: m}
+}
+
+// printSummary prints d's metadata and, per split, the rows in shown.
+func printSummary(out io.Writer, d *dataset.Dir, shown map[string][]rowLine) {
 	md := d.Meta
 	str := func(k string) string {
 		if v, ok := md.Get(k); ok && v != nil {
@@ -69,7 +101,7 @@ func printSummary(out io.Writer, d *dataset.Dir, rowsShown int) {
 				size += st.Size()
 			}
 		}
-		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", s.Name, len(s.Rows), len(s.Files), bake.FormatBytes(size))
+		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", s.Name, s.NMLPs, len(s.Files), bake.FormatBytes(size))
 		if v, ok := splitValue(md, s.Name, "sampler"); ok {
 			alg, _ := splitValue(md, s.Name, "algorithm_version")
 			dev, _ := splitValue(md, s.Name, "device")
@@ -81,17 +113,11 @@ func printSummary(out io.Writer, d *dataset.Dir, rowsShown int) {
 		}
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  mlp_id\tmlp_name\tmlp_seed\tavg_variance\tmean(final_means)\t")
-		for i, r := range s.Rows {
-			if i == rowsShown {
-				fmt.Fprintf(tw, "  …\t%d more\t\t\t\t\n", len(s.Rows)-rowsShown)
-				break
-			}
-			var m float64
-			for _, v := range r.FinalMeans {
-				m += float64(v)
-			}
-			m /= float64(max(1, len(r.FinalMeans)))
-			fmt.Fprintf(tw, "  %d\t%s\t%d\t%.6g\t%.6g\t\n", r.MLPID, r.Name, r.Seed, r.AvgVariance, m)
+		for _, r := range shown[s.Name] {
+			fmt.Fprintf(tw, "  %d\t%s\t%d\t%.6g\t%.6g\t\n", r.id, r.name, r.seed, r.avgVar, r.meanOfLast)
+		}
+		if more := s.NMLPs - int64(len(shown[s.Name])); more > 0 {
+			fmt.Fprintf(tw, "  …\t%d more\t\t\t\t\n", more)
 		}
 		tw.Flush()
 	}

@@ -47,16 +47,18 @@ func newCombineCmd() *cobra.Command {
 			if err := dataset.Combine(args, output, defaultSplit); err != nil {
 				return err
 			}
-			d, err := dataset.ReadDir(output, false)
+			// Combine checked every row of its inputs and copied their
+			// files; the counts are the metadata's.
+			d, err := dataset.Open(output, false)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Combined %d splits into %s:\n", len(d.Splits), output)
 			names := make([]string, 0, len(d.Splits))
-			counts := map[string]int{}
-			for _, s := range d.Splits {
+			counts := map[string]int64{}
+			for _, s := range d.Info.Splits {
 				names = append(names, s.Name)
-				counts[s.Name] = len(s.Rows)
+				counts[s.Name] = s.NMLPs
 			}
 			sort.Strings(names)
 			for _, n := range names {

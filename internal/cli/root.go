@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/settings"
 )
 
 // Version is the whestbake version.
@@ -67,6 +69,16 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
 	if file := cmdline.ConfigFile(cmd.Flags()); file != "" {
+		if ext := filepath.Ext(file); ext == ".yaml" || ext == ".yml" {
+			// viper's YAML errors often name the line before the problem.
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("--%s %s: %w", cmdline.FileFlag, file, err)
+			}
+			if err := settings.YAMLSyntax(data); err != nil {
+				return fmt.Errorf("--%s %s: %w", cmdline.FileFlag, file, err)
+			}
+		}
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
 			return fmt.Errorf("--%s %s: %v", cmdline.FileFlag, file, err)

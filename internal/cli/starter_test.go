@@ -130,9 +130,10 @@ func TestProgressLines(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	st := bakeState{ID: "b", Stage: bakeapi.StageBaking, Start: now.Add(-90 * time.Second), Splits: []splitState{{
 		// 2 MLPs from finished slices, plus a running slice with 1 MLP done and
-		// the next half-way: 3.5 of 7, so 12 of 24 bar cells.
+		// the next half-way: 3.5 of 7, so 12 of 24 bar cells, and as long
+		// again as the 30 s the split has run.
 		SplitProgress: bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking, MLPsDone: 2, MLPsTotal: 7,
-			SlicesDone: 1, SlicesTotal: 3, SlicesRunning: 1, ETA: now.Add(30 * time.Second)},
+			SlicesDone: 1, SlicesTotal: 3, SlicesRunning: 1, StartedAt: now.Add(-30 * time.Second)},
 		Running: []bakeapi.SliceProgress{{DoneMLPs: 1, TotalMLPs: 3, SamplesDone: 500, SamplesEach: 1000}},
 	}}}
 	lines := progressLines(st, now)

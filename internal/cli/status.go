@@ -31,7 +31,9 @@ func newStatusCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			st, err := newBakeWatcher(c, args[0]).collect(cmd.Context())
+			w := newBakeWatcher(c, args[0])
+			w.counts = true
+			st, err := w.collect(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -57,11 +59,17 @@ type bakeState struct {
 	Result      *bakeapi.BakeOutput
 	Failure     error
 	QueryFailed bool // no live progress: no control worker answered
+	// Stopped are the bake workflow's own activities (seeds, combine, push)
+	// that were running when it ended without completing.
+	Stopped []openActivity
 }
 
 type splitState struct {
 	bakeapi.SplitProgress
 	Running []bakeapi.SliceProgress // heartbeat details of running slices
+	// Hist is the split workflow's history, once it has closed (or always
+	// for status); nil when not read.
+	Hist *runHistory
 }
 
 // done estimates finished MLPs, counting the running slices' heartbeats.
@@ -86,25 +94,50 @@ type pendingActivity struct {
 
 func (s bakeState) running() bool { return s.Status == enums.WORKFLOW_EXECUTION_STATUS_RUNNING }
 
-// exitError is nil unless the bake ended without completing.
+// exitError is nil unless the bake failed (failed, terminated, timed out):
+// status and watch report a cancelled bake, which is what was asked for,
+// as a success.
 func (s bakeState) exitError() error {
 	switch s.Status {
-	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, enums.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		return nil
 	}
 	return fmt.Errorf("bake %s %s", s.ID, statusWord(s.Status))
 }
 
 // bakeWatcher collects a bake's state; it caches the workflow input, which
-// never changes within a run.
+// never changes within a run, and the histories of closed workflows.
 type bakeWatcher struct {
 	c     client.Client
 	id    string
 	input *bakeapi.BakeInput
 	runID string
+	// counts: read running splits' histories too (status, once), for
+	// their Computed/Resumed/Reused counts. Watching reads each history
+	// once, when its workflow has closed.
+	counts    bool
+	histories map[string]*runHistory // by workflow ID and run ID, closed runs only
 }
 
-func newBakeWatcher(c client.Client, id string) *bakeWatcher { return &bakeWatcher{c: c, id: id} }
+func newBakeWatcher(c client.Client, id string) *bakeWatcher {
+	return &bakeWatcher{c: c, id: id, histories: map[string]*runHistory{}}
+}
+
+// history reads a run's history, from the cache when the run has closed.
+func (w *bakeWatcher) history(ctx context.Context, wid, runID string, closed bool) (*runHistory, error) {
+	key := wid + "\x00" + runID
+	if h, ok := w.histories[key]; ok {
+		return h, nil
+	}
+	h, err := readHistory(ctx, w.c, wid, runID)
+	if err != nil {
+		return nil, err
+	}
+	if closed {
+		w.histories[key] = &h
+	}
+	return &h, nil
+}
 
 func (w *bakeWatcher) collect(ctx context.Context) (bakeState, error) {
 	wid := bakeapi.BakeWorkflowID(w.id)
@@ -127,7 +160,11 @@ func (w *bakeWatcher) collect(ctx context.Context) (bakeState, error) {
 		w.runID = st.RunID
 	}
 	st.Input = w.input
-	st.Pending = pendingOf(wid, desc.GetPendingActivities())
+	// A closed workflow still lists the activities it left running; they
+	// are not pending any more, and printStopped shows them.
+	if st.running() {
+		st.Pending = pendingOf(wid, desc.GetPendingActivities())
+	}
 	for _, s := range w.input.Splits {
 		sp, pend := w.split(ctx, s, &st)
 		st.Splits = append(st.Splits, sp)
@@ -143,6 +180,11 @@ func (w *bakeWatcher) collect(ctx context.Context) (bakeState, error) {
 		st.Result = &out
 	default:
 		st.Failure = w.c.GetWorkflow(ctx, wid, st.RunID).Get(ctx, nil)
+		// Like the splits' counts, what was stopped is left out on a
+		// transient error rather than failing the whole status.
+		if h, err := w.history(ctx, wid, st.RunID, true); err == nil {
+			st.Stopped = h.Open
+		}
 	}
 	return st, nil
 }
@@ -180,7 +222,12 @@ func (w *bakeWatcher) split(ctx context.Context, s bakeapi.SplitSpec, st *bakeSt
 	if err != nil {
 		return sp, nil // not started yet; a transient error shows the same until the next refresh
 	}
-	switch status := desc.GetWorkflowExecutionInfo().GetStatus(); status {
+	status := desc.GetWorkflowExecutionInfo().GetStatus()
+	if closed := status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING; closed || w.counts {
+		// A transient error leaves the counts out until the next refresh.
+		sp.Hist, _ = w.history(ctx, wid, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), closed)
+	}
+	switch status {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		slices := (s.NMLPs + w.input.SliceSize - 1) / w.input.SliceSize
 		sp.Stage, sp.MLPsDone, sp.SlicesDone, sp.SlicesTotal = bakeapi.StageDone, s.NMLPs, slices, slices
@@ -197,7 +244,15 @@ func (w *bakeWatcher) split(ctx context.Context, s bakeapi.SplitSpec, st *bakeSt
 			st.QueryFailed = true
 		}
 	default:
+		// Ended without completing: what its history shows finished.
 		sp.Stage = statusWord(status)
+		sp.SlicesTotal = bakeapi.SliceCount(s.NMLPs, w.input.SliceSize)
+		if h := sp.Hist; h != nil {
+			sp.MLPsDone, sp.SlicesDone = h.MLPsDone, h.SlicesDone
+		}
+	}
+	if status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return sp, nil
 	}
 	pend := pendingOf(wid, desc.GetPendingActivities())
 	for _, pa := range desc.GetPendingActivities() {
@@ -261,7 +316,11 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 		fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; %d MLPs per slice, %d slices in flight\n",
 			in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, in.MaxInFlight)
 	}
-	fmt.Fprintf(w, "\n  %-16s %-9s %-11s %-22s %s\n", "SPLIT", "STAGE", "MLPS", "SLICES", "ETA")
+	// COMPUTED, RESUMED and REUSED count the MLPs of finished slices by how
+	// each was obtained: from scratch, from a checkpoint, or from an earlier
+	// attempt or an earlier run of this bake ID.
+	const row = "  %-16s %-9s %-11s %-22s %-8s %-7s %-6s %s\n"
+	fmt.Fprintf(w, "\n"+row, "SPLIT", "STAGE", "MLPS", "SLICES", "COMPUTED", "RESUMED", "REUSED", "ETA")
 	for _, s := range st.Splits {
 		slices := "-"
 		if s.SlicesTotal > 0 {
@@ -270,8 +329,13 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 				slices += fmt.Sprintf(" (%d running)", s.SlicesRunning)
 			}
 		}
-		fmt.Fprintf(w, "  %-16s %-9s %-11s %-22s %s\n", s.Split, s.Stage, fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal), slices, eta(s.SplitProgress, now))
+		computed, resumed, reused := "-", "-", "-"
+		if h := s.Hist; h != nil {
+			computed, resumed, reused = fmt.Sprint(h.Computed), fmt.Sprint(h.Resumed), fmt.Sprint(h.Reused)
+		}
+		fmt.Fprintf(w, row, s.Split, s.Stage, fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal), slices, computed, resumed, reused, eta(s, now))
 	}
+	printStopped(w, st)
 	if st.QueryFailed {
 		fmt.Fprintln(w, "  (no live progress: no control worker answered the progress query; is `whestbake-worker --role control` running?)")
 	}
@@ -305,17 +369,62 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 	}
 }
 
-// eta is the remaining time the split workflow estimates.
-func eta(p bakeapi.SplitProgress, now time.Time) string {
-	switch {
-	case p.Stage == bakeapi.StageDone:
-		return "done"
-	case p.ETA.IsZero():
-		return "-"
-	case p.ETA.Before(now):
-		return "any moment"
+// printStopped says, for a bake that ended without completing, in which
+// stage it ended and what was running then, which is what was cancelled
+// (or cut short by the failure), and what never started.
+func printStopped(w io.Writer, st bakeState) {
+	if st.running() || st.Status == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		return
 	}
-	return formatDuration(p.ETA.Sub(now))
+	fmt.Fprintf(w, "\n  %s during stage %s. Running then, and stopped:\n", strings.ToUpper(statusWord(st.Status)[:1])+statusWord(st.Status)[1:], orDash(st.Stage))
+	listed := false
+	for _, s := range st.Splits {
+		if s.Hist == nil || s.Stage == bakeapi.StageDone {
+			continue
+		}
+		var parts []string
+		stopped := 0
+		for _, o := range s.Hist.Open {
+			parts = append(parts, o.String())
+			if o.Slice != nil {
+				stopped++
+			}
+		}
+		if left := s.SlicesTotal - s.SlicesDone - stopped; left > 0 {
+			parts = append(parts, fmt.Sprintf("%d slice(s) not started", left))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "    split %s: %s\n", s.Split, strings.Join(parts, ", "))
+			listed = true
+		}
+	}
+	for _, o := range st.Stopped {
+		fmt.Fprintf(w, "    bake: %s\n", o)
+		listed = true
+	}
+	if !listed {
+		fmt.Fprintln(w, "    nothing")
+	}
+	fmt.Fprintln(w, "  Finished MLPs stay in S3: starting the bake again with the same ID and config reuses them.")
+}
+
+// eta is the split's remaining time: its elapsed time so far scaled by the
+// work left, counting the running slices' heartbeats. It is measured up to
+// now rather than to the last finished slice, so it never lies in the past
+// ("any moment" while half the work is left) and grows while nothing
+// finishes.
+func eta(s splitState, now time.Time) string {
+	done := s.done()
+	switch {
+	case s.Stage == bakeapi.StageDone:
+		return "done"
+	case s.Stage != bakeapi.StageBaking || s.StartedAt.IsZero() || done <= 0:
+		return "-"
+	case done >= float64(s.MLPsTotal):
+		return "merging soon"
+	}
+	elapsed := now.Sub(s.StartedAt)
+	return formatDuration(time.Duration(float64(elapsed) * (float64(s.MLPsTotal) - done) / done))
 }
 
 // failureText is the root cause of a failed bake (the innermost application

@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	enums "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
@@ -75,10 +77,15 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 	})
 
 	out := mustRun(t, "bake", "--config-file", cfgFile, "--id", "e1", "--wait")
-	for _, want := range []string{"Started bake e1", "/namespaces/default/workflows/bake%2Fe1", "✓ Bake e1 done", "release  s3://releases/ds/unit/v1/"} {
+	for _, want := range []string{"Started bake e1", "/namespaces/default/workflows/bake%2Fe1", "✓ Bake e1 done", "release  s3://releases/ds/unit/v1/",
+		" bake e1: running, stage ", " split public: done, 3/3 MLPs, 2/2 slices\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bake output lacks %q:\n%s", want, out)
 		}
+	}
+	// Not a terminal: one line per change, never a redrawn block.
+	if n := strings.Count(out, "split public: done"); n != 1 || strings.Contains(out, ".0/") {
+		t.Errorf("bake --wait repeats itself or shows fractional MLPs:\n%s", out)
 	}
 	code, _, errs := run(t, "bake", "--config-file", cfgFile, "--id", "e1")
 	if code != 1 || !strings.Contains(errs, "bake e1 already completed") {
@@ -89,6 +96,9 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+	if got := statusCounts(t, out, "public"); got != [3]int{3, 0, 0} {
+		t.Errorf("public computed/resumed/reused = %v, want [3 0 0]:\n%s", got, out)
 	}
 	if out := mustRun(t, "list", "--config-file", cfgFile); !strings.Contains(out, "e1") || !strings.Contains(out, "completed") {
 		t.Errorf("list:\n%s", out)
@@ -121,6 +131,54 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 		if !bytes.Equal(readBytes(t, filepath.Join(release, f)), readBytes(t, filepath.Join(bakeCopy, f))) {
 			t.Errorf("%s differs between the release and the bake's dataset", f)
 		}
+	}
+
+	// Cancelled halfway: status shows what finished, what was stopped, and
+	// exits 0; the restart reuses what finished.
+	slow := writeFile(t, filepath.Join(dir, "slow.yaml"), `
+bake:
+  width: 8
+  depth: 2
+  n-samples: 1e7
+  slice-size: 1
+  max-in-flight: 1
+  splits:
+    - {name: public, n-mlps: 6, seed: 3}
+`)
+	mustRun(t, "bake", "--config-file", slow, "--id", "c1")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out := mustRun(t, "status", "c1", "--config-file", slow)
+		if finished, _ := statusMLPs(t, out, "public"); finished >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no MLP finished in 2 minutes:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mustRun(t, "cancel", "c1", "--config-file", slow)
+	if code, out, errs := run(t, "watch", "c1", "--config-file", slow, "--interval", "200ms"); code != 0 {
+		t.Fatalf("watch of a cancelled bake: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(t, "status", "c1", "--config-file", slow)
+	if code != 0 {
+		t.Errorf("status of a cancelled bake: exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"Bake c1: CANCELED", "Canceled during stage baking. Running then, and stopped:", "split public: ", "Finished MLPs stay in S3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status after cancel lacks %q:\n%s", want, out)
+		}
+	}
+	finished, total := statusMLPs(t, out, "public")
+	counts := statusCounts(t, out, "public")
+	if finished < 1 || finished >= total || counts[0]+counts[1]+counts[2] != finished || !strings.Contains(out, "public           canceled") {
+		t.Errorf("after cancel: %d/%d MLPs, counts %v; want the finished slices' MLPs, counted:\n%s", finished, total, counts, out)
+	}
+	mustRun(t, "bake", "--config-file", slow, "--id", "c1", "--wait")
+	out = mustRun(t, "status", "c1", "--config-file", slow)
+	if got := statusCounts(t, out, "public"); got[2] < finished || got[0]+got[1]+got[2] != 6 {
+		t.Errorf("restart after %d finished MLPs: computed/resumed/reused %v, want at least %d reused of 6:\n%s", finished, got, finished, out)
 	}
 
 	// Seed protocol 4.0 with a withheld salt: the salt reaches the workers
@@ -180,6 +238,45 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 	}
 	assertHistoriesClean(t, cfg, []string{starterSecret, v4Salt}, "bake/e1", "bake/e1/split/public", "bake/e1/split/holdout",
 		"bake/e3", "bake/e3/split/public", "bake/e3/split/holdout")
+}
+
+// statusRow is the fields of split's row in status output.
+func statusRow(t *testing.T, out, split string) []string {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 7 && f[0] == split {
+			return f
+		}
+	}
+	t.Fatalf("status has no row for split %s:\n%s", split, out)
+	return nil
+}
+
+// statusMLPs is split's finished and total MLPs in status output.
+func statusMLPs(t *testing.T, out, split string) (done, total int) {
+	t.Helper()
+	if _, err := fmt.Sscanf(statusRow(t, out, split)[2], "%d/%d", &done, &total); err != nil {
+		t.Fatalf("status row of %s: %v\n%s", split, err, out)
+	}
+	return done, total
+}
+
+// statusCounts is split's computed, resumed and reused MLPs in status output.
+func statusCounts(t *testing.T, out, split string) [3]int {
+	t.Helper()
+	f := statusRow(t, out, split)
+	// SPLIT STAGE MLPS SLICES [(n running)] COMPUTED RESUMED REUSED ETA
+	i := 4
+	if strings.HasPrefix(f[i], "(") {
+		i += 2
+	}
+	var c [3]int
+	for k := range c {
+		if _, err := fmt.Sscan(f[i+k], &c[k]); err != nil {
+			t.Fatalf("status row of %s has no counts (%v):\n%s", split, err, out)
+		}
+	}
+	return c
 }
 
 // assertHistoriesClean looks for the secrets in the raw bytes of every event

@@ -14,6 +14,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/cmdline"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -28,12 +29,21 @@ func newVerifyCmd() *cobra.Command {
 		Short: "Recompute chosen MLPs: weights bit-exact; statistics bit-exact, or within 5/√M with --max-samples M",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := dataset.ReadDir(args[0], true)
+			d, err := dataset.Open(args[0], true)
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			failed := 0
+			if split != "" && d.Info.Split(split) == nil {
+				return cmdline.Usagef("--split %s: the dataset has no such split", split)
+			}
+			// One pass over the rows: each picked row is recomputed as it
+			// streams by, so memory stays at one row however large the
+			// dataset; the results are printed once every row checked out.
+			type splitCheck struct {
+				info bake.SplitInfo
+				v    *bake.Verifier
+			}
+			verifiers := map[string]splitCheck{}
 			for _, s := range d.Splits {
 				if split != "" && s.Name != split {
 					continue
@@ -42,17 +52,39 @@ func newVerifyCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				picks, err := choosePicks(pick, int(k), len(s.Rows))
+				picks, err := choosePicks(pick, int(k), int(d.Info.Split(s.Name).NMLPs))
 				if err != nil {
 					return err
 				}
-				checks, err := bake.Verify(cmd.Context(), info, s.Rows, picks, maxSamples, int(threads))
+				v, err := bake.NewVerifier(cmd.Context(), info, picks, maxSamples, int(threads))
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", s.Name, orDash(string(info.Spec.Sampler)), info.Spec.NSamples)
+				verifiers[s.Name] = splitCheck{info, v}
+			}
+			err = d.Scan(func(s *dataset.SplitData, r dataset.Row) error {
+				if sc, ok := verifiers[s.Name]; ok {
+					return sc.v.Add(r)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			failed := 0
+			for _, s := range d.Splits {
+				sc, ok := verifiers[s.Name]
+				if !ok {
+					continue
+				}
+				checks, err := sc.v.Checks()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", s.Name, orDash(string(sc.info.Spec.Sampler)), sc.info.Spec.NSamples)
 				untested := "name not checked (partial)"
-				if info.Complete {
+				if sc.info.Complete {
 					untested = "name not checked (salt withheld: set " + dataset.SaltEnv + ")"
 				}
 				for _, c := range checks {

@@ -63,18 +63,22 @@ func watch(ctx context.Context, c client.Client, cfg settings.Config, id string,
 	}
 }
 
-// follow draws one progress bar per split until the bake ends (bake --wait).
+// follow shows a bake's progress until it ends (bake --wait): one bar per
+// split redrawn in place on a terminal; elsewhere (logs, CI) one line per
+// change, so a log reads as what happened when.
 func follow(ctx context.Context, c client.Client, id string, out io.Writer) (bakeState, error) {
 	w := newBakeWatcher(c, id)
 	tty := isTerminal(out)
-	drawn, last := 0, ""
+	drawn := 0
+	last := map[string]string{}
 	for {
 		st, err := w.collect(ctx)
 		if err != nil {
 			return st, detached(ctx, id, err)
 		}
-		lines := progressLines(st, time.Now())
+		now := time.Now()
 		if tty {
+			lines := progressLines(st, now)
 			if drawn > 0 {
 				fmt.Fprintf(out, "\x1b[%dA", drawn)
 			}
@@ -82,9 +86,10 @@ func follow(ctx context.Context, c client.Client, id string, out io.Writer) (bak
 				fmt.Fprintf(out, "\x1b[2K%s\n", l)
 			}
 			drawn = len(lines)
-		} else if key := progressKey(st); key != last {
-			fmt.Fprintln(out, strings.Join(lines, "\n"))
-			last = key
+		} else {
+			for _, l := range changeLines(st, now, last) {
+				fmt.Fprintf(out, "%s %s\n", now.Format(time.TimeOnly), l)
+			}
 		}
 		if !st.running() {
 			return st, nil
@@ -93,6 +98,35 @@ func follow(ctx context.Context, c client.Client, id string, out io.Writer) (bak
 			return st, detached(ctx, id, err)
 		}
 	}
+}
+
+// changeLines are the lines of what changed since last (the state each
+// subject last printed, updated here): the bake's status and stage, and
+// each split's stage and finished MLPs and slices. Neither the clock nor
+// the running slices' partial progress counts as a change.
+func changeLines(st bakeState, now time.Time, last map[string]string) []string {
+	var lines []string
+	emit := func(subject, key, line string) {
+		if last[subject] != key {
+			last[subject] = key
+			lines = append(lines, line)
+		}
+	}
+	emit("", fmt.Sprint(st.Status, st.Stage), fmt.Sprintf("bake %s: %s, stage %s", st.ID, statusWord(st.Status), orDash(st.Stage)))
+	for _, s := range st.Splits {
+		line := fmt.Sprintf("  split %s: %s, %d/%d MLPs", s.Split, s.Stage, s.MLPsDone, s.MLPsTotal)
+		if s.SlicesTotal > 0 {
+			line += fmt.Sprintf(", %d/%d slices", s.SlicesDone, s.SlicesTotal)
+			if s.SlicesRunning > 0 {
+				line += fmt.Sprintf(" (%d running)", s.SlicesRunning)
+			}
+		}
+		if e := eta(s, now); e != "-" && e != "done" {
+			line += ", ETA " + e
+		}
+		emit(s.Split, fmt.Sprint(s.Stage, s.MLPsDone, s.SlicesDone, s.SlicesRunning), line)
+	}
+	return lines
 }
 
 const barWidth = 24
@@ -113,7 +147,7 @@ func progressLines(st bakeState, now time.Time) []string {
 				line += fmt.Sprintf(" (%d running)", s.SlicesRunning)
 			}
 		}
-		if e := eta(s.SplitProgress, now); e != "-" && e != "done" {
+		if e := eta(s, now); e != "-" && e != "done" {
 			line += "  ETA " + e
 		}
 		lines = append(lines, line)

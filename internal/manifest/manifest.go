@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 
@@ -59,20 +58,13 @@ func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir s
 			return fmt.Errorf("%w: %s names %q", ErrUnsafePath, keys.Manifest(prefix), f.Path)
 		}
 		local := filepath.Join(dir, rel)
-		if err := s.GetFile(ctx, path.Join(prefix, f.Path), local); err != nil {
-			return err
-		}
-		sum, err := store.FileSHA256(local)
+		got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local)
 		if err != nil {
 			return err
 		}
-		info, err := os.Stat(local)
-		if err != nil {
-			return err
-		}
-		if sum != f.SHA256 || info.Size() != f.Size {
+		if got.SHA256 != f.SHA256 || got.Size != f.Size {
 			return fmt.Errorf("%w: %s/%s has sha256 %s and %d bytes, the manifest says %s and %d bytes",
-				ErrMismatch, prefix, f.Path, sum, info.Size(), f.SHA256, f.Size)
+				ErrMismatch, prefix, f.Path, got.SHA256, got.Size, f.SHA256, f.Size)
 		}
 	}
 	return nil

@@ -52,8 +52,8 @@ func TestFixtureWeightsFromReference(t *testing.T) {
 		width  int
 		w0row0 []float32
 	}{
-		{"multi_split public row 0", DeriveV2(1, 1)[0].Weight, 4, []float32{-0.45277357, 0.27773225, -0.2780007, 0.7758902}},
-		{"multi_split holdout row 0", DeriveV2(2, 1)[0].Weight, 4, []float32{-0.76056415, -0.14317934, -0.34588775, 1.311165}},
+		{"multi_split public row 0", DeriveV2(1, 0).Weight, 4, []float32{-0.45277357, 0.27773225, -0.2780007, 0.7758902}},
+		{"multi_split holdout row 0", DeriveV2(2, 0).Weight, 4, []float32{-0.76056415, -0.14317934, -0.34588775, 1.311165}},
 		{"multi_config public 42000", DeriveV3(42000).Weight, 8, []float32{0.025045294, 0.3357435, 0.32709846, 0.34573942, -0.65120816, -0.23413433, 0.54649466, -0.6985912}},
 		{"multi_config holdout 99000", DeriveV3(99000).Weight, 8, []float32{-0.046055514, -0.4198171, 0.612144, 0.06195848, -0.59912574, 0.22632523, 0.6331605, -0.27320492}},
 	} {
@@ -91,15 +91,11 @@ func TestFixtureParquetWeights(t *testing.T) {
 		if len(rows) == 0 {
 			t.Fatalf("%s: no rows", c.file)
 		}
-		var v2 []Streams
-		if c.v2Root != nil {
-			v2 = DeriveV2(*c.v2Root, len(rows))
-		}
 		for _, r := range rows {
 			depth, width := len(r.Weights), len(r.Weights[0])
 			var ws SeedSequence
-			if v2 != nil {
-				s := v2[r.MLPID]
+			if c.v2Root != nil {
+				s := DeriveV2(*c.v2Root, int(r.MLPID))
 				if int64(s.EstimatorSeed) != r.MLPSeed {
 					t.Errorf("%s row %d: mlp_seed %d, derived estimator seed %d", c.file, r.MLPID, r.MLPSeed, s.EstimatorSeed)
 				}

@@ -19,15 +19,13 @@ func DeriveV3(inputSeed uint64) Streams {
 	return streamsFrom(c[0], c[1], c[2])
 }
 
-// DeriveV2 is the legacy protocol 2.0: SeedSequence(rootSeed).spawn(3n), and
-// MLP i uses children 3i, 3i+1, 3i+2.
-func DeriveV2(rootSeed uint64, nMLPs int) []Streams {
-	c := NewSeedSequence(rootSeed).Spawn(3 * nMLPs)
-	out := make([]Streams, nMLPs)
-	for i := range out {
-		out[i] = streamsFrom(c[3*i], c[3*i+1], c[3*i+2])
-	}
-	return out
+// DeriveV2 is MLP i's streams under the legacy protocol 2.0:
+// SeedSequence(rootSeed).spawn(3n), of which MLP i uses children 3i, 3i+1
+// and 3i+2. A child's spawn key is its index alone, whatever n is, so one
+// MLP's streams are derived without the others'.
+func DeriveV2(rootSeed uint64, i int) Streams {
+	child := func(k int) SeedSequence { return NewSeedSequence(rootSeed, uint32(k)) }
+	return streamsFrom(child(3*i), child(3*i+1), child(3*i+2))
 }
 
 func streamsFrom(weight, sample, estimator SeedSequence) Streams {

@@ -373,3 +373,52 @@ func TestWorkerValidation(t *testing.T) {
 		t.Errorf("valid worker config rejected: %v", err)
 	}
 }
+
+// A YAML syntax error names the line that holds it: yaml.v3 alone names the
+// line of the enclosing construct, often one too early, or none on line 1.
+func TestSyntaxErrorsNameTheirLine(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"unclosed bracket", "bake:\n  width: 8\n  depth: 2\n  n-samples: [1\n  slice-size: 3\n", "line 4: did not find expected ',' or ']'"},
+		{"tab indent", "bake:\n  width: 8\n\tdepth: 2\n", "line 3: found a tab character that violates indentation"},
+		{"over-indented key", "bake:\n  width: 8\n  depth: 2\n   x: 3\n", "line 4: mapping values are not allowed in this context"},
+		{"list item indent", "bake:\n  splits:\n    - name: a\n     n-mlps: 3\n", "line 4: did not find expected '-' indicator"},
+		{"unclosed quote", "bake:\n  id: \"abc\n  width: 8\n", "line 2: found unexpected end of stream"},
+		{"first line", ": x\n", "line 1: did not find expected key"},
+		{"after a multi-line value", "bake:\n  splits: [{name: a,\n    n-mlps: 2}]\n  width: : 8\n", "line 4: mapping values are not allowed in this context"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := load(t, c.yaml)
+			if err == nil || !strings.Contains(err.Error(), "c.yaml: "+c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// Unknown keys are listed with their lines and the key they most likely
+// meant: a sibling a typo away (with _ read as -), or the same name at
+// another level.
+func TestUnknownKeysSuggestTheClosestKey(t *testing.T) {
+	cfg := strings.Replace(base, "  width: 8\n", "  widht: 8\n  N_Samples: 5\n  endpoint: x\n  colour: red\n", 1)
+	cfg = strings.Replace(cfg, "n-mlps: 4", "n-mlp: 4", 1) + "Temporl: {}\n"
+	_, err := load(t, cfg)
+	if err == nil {
+		t.Fatal("accepted unknown keys")
+	}
+	for _, want := range []string{
+		"6 keys are not config keys:",
+		"line 7: bake.widht is not a config key; did you mean bake.width?",
+		"line 8: bake.N_Samples is not a config key; did you mean bake.n-samples?",
+		"line 9: bake.endpoint is not a config key; did you mean s3.endpoint?",
+		"line 10: bake.colour is not a config key (bake takes id, width, depth,",
+		"line 14: bake.splits[0].n-mlp is not a config key; did you mean bake.splits[0].n-mlps?",
+		"line 16: Temporl is not a config key; did you mean temporal?",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), testSecret) {
+		t.Errorf("error shows the secret: %v", err)
+	}
+}

@@ -44,6 +44,15 @@ func Load(file string, overrides map[string]string) (Config, error) {
 		v.SetDefault(key, val)
 	}
 	if file != "" {
+		// Syntax errors and unknown keys first, with their lines; viper
+		// would report them less precisely (checkFile says how).
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", file, err)
+		}
+		if err := checkFile(data); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", file, err)
+		}
 		v.SetConfigFile(file)
 		if ext := filepath.Ext(file); ext != ".yaml" && ext != ".yml" {
 			v.SetConfigType("yaml")

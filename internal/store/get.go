@@ -44,21 +44,26 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // GetFile downloads the object at key to path, creating the parent
-// directory. It writes a temporary file beside path and renames it only
-// after the content checked out, so path never holds a partial object.
-func (s *Store) GetFile(ctx context.Context, key, path string) (err error) {
+// directory, and returns the size and sha256 of the bytes written, so a
+// caller checking them against a manifest need not read the file again. It
+// writes a temporary file beside path and renames it only after the content
+// checked out, so path never holds a partial object.
+func (s *Store) GetFile(ctx context.Context, key, path string) (got Info, err error) {
 	obj, info, err := s.open(ctx, key)
 	if err != nil {
-		return err
+		return Info{}, err
 	}
 	defer obj.Close()
+	fail := func(err error) (Info, error) {
+		return Info{}, fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+		return fail(err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".part-*")
 	if err != nil {
-		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+		return fail(err)
 	}
 	defer func() {
 		if err != nil {
@@ -67,19 +72,21 @@ func (s *Store) GetFile(ctx context.Context, key, path string) (err error) {
 		}
 	}()
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(tmp, h), obj); err != nil {
-		return s.c.classify("get", s.bucket, key, err)
+	n, err := io.Copy(io.MultiWriter(tmp, h), obj)
+	if err != nil {
+		return Info{}, s.c.classify("get", s.bucket, key, err)
 	}
-	if err := s.verify(key, info, h.Sum(nil)); err != nil {
-		return err
+	sum := h.Sum(nil)
+	if err := s.verify(key, info, sum); err != nil {
+		return Info{}, err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+		return fail(err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
+		return fail(err)
 	}
-	return nil
+	return Info{Size: n, SHA256: hex.EncodeToString(sum)}, nil
 }
 
 // Stat reports the size and recorded sha256 of the object at key.

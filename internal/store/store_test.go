@@ -81,7 +81,7 @@ func TestStore(t *testing.T) {
 			t.Fatalf("Exists missing = %v, %v; want false, nil", ok, err)
 		}
 		path := filepath.Join(t.TempDir(), "x")
-		if err := s.GetFile(ctx, "missing/x", path); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.GetFile(ctx, "missing/x", path); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("GetFile missing: got %v, want ErrNotFound", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -149,8 +149,8 @@ func TestStore(t *testing.T) {
 			t.Fatalf("Stat = %+v, %v; want size %d sha256 %s", info, err, len(data), sum)
 		}
 		dst := filepath.Join(dir, "sub", "dst.bin")
-		if err := s.GetFile(ctx, "files/big", dst); err != nil {
-			t.Fatal(err)
+		if got, err := s.GetFile(ctx, "files/big", dst); err != nil || got != (store.Info{Size: int64(len(data)), SHA256: sum}) {
+			t.Fatalf("GetFile = %+v, %v; want size %d sha256 %s", got, err, len(data), sum)
 		}
 		got, err := os.ReadFile(dst)
 		if err != nil || !bytes.Equal(got, data) {
@@ -187,11 +187,58 @@ func TestStore(t *testing.T) {
 			t.Fatalf("Get: got %v, want ErrCorrupt", err)
 		}
 		path := filepath.Join(t.TempDir(), "x")
-		if err := s.GetFile(ctx, "corrupt/x", path); !errors.Is(err, store.ErrCorrupt) {
+		if _, err := s.GetFile(ctx, "corrupt/x", path); !errors.Is(err, store.ErrCorrupt) {
 			t.Fatalf("GetFile: got %v, want ErrCorrupt", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
 			t.Fatal("GetFile of a corrupt object wrote the file")
+		}
+	})
+
+	t.Run("copy", func(t *testing.T) {
+		raw, err := minio.New(cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Small objects go up in one PUT, large ones (over minio-go's 16 MiB
+		// part size) in parts: the check must hold back the last byte in both.
+		small := []byte("copied bytes")
+		big := bytes.Repeat([]byte("0123456789abcdef"), (17<<20)/16)
+		for name, data := range map[string][]byte{"small": small, "big": big} {
+			src, dst := "copy/src-"+name, "copy/dst-"+name
+			sum := store.SHA256Hex(data)
+			if err := s.Put(ctx, src, data); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CopyCreate(ctx, dst, s, src, sum); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got, err := s.Get(ctx, dst); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%s: copy reads back %d bytes (%v), want %d", name, len(got), err, len(data))
+			}
+			if err := s.CopyCreate(ctx, dst, s, src, sum); !errors.Is(err, store.ErrExists) {
+				t.Fatalf("%s: second copy: got %v, want ErrExists", name, err)
+			}
+			// The manifest expects other bytes than the source records.
+			if err := s.CopyCreate(ctx, dst+"-other", s, src, store.SHA256Hex([]byte("other"))); !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("%s: copy against another sha256: got %v, want ErrCorrupt", name, err)
+			}
+			// The source records the expected sha256 but holds other bytes
+			// (damaged at rest): refused while streaming, nothing written.
+			tampered := bytes.Clone(data)
+			tampered[len(tampered)-1] ^= 1
+			if _, err := raw.PutObject(ctx, bucket, src+"-tampered", bytes.NewReader(tampered), int64(len(tampered)),
+				minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": sum}}); err != nil {
+				t.Fatal(err)
+			}
+			err := s.CopyCreate(ctx, dst+"-tampered", s, src+"-tampered", sum)
+			errs = append(errs, err)
+			if !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("%s: copy of damaged bytes: got %v, want ErrCorrupt", name, err)
+			}
+			if ok, err := s.Exists(ctx, dst+"-tampered"); ok || err != nil {
+				t.Fatalf("%s: a refused copy left an object (exists %v, %v)", name, ok, err)
+			}
 		}
 	})
 

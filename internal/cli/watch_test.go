@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	enums "go.temporal.io/api/enums/v1"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/settings"
+)
+
+func baking(done, slicesDone, running int, started time.Time) splitState {
+	return splitState{SplitProgress: bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking,
+		MLPsDone: done, MLPsTotal: 4, SlicesDone: slicesDone, SlicesTotal: 4, SlicesRunning: running, StartedAt: started}}
+}
+
+// Without a terminal, bake --wait prints a line when something changed and
+// nothing when only the clock or a running slice's samples moved.
+func TestChangeLinesPrintOnlyChanges(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	running := enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+	st := bakeState{ID: "b", Status: running, Stage: bakeapi.StageBaking, Splits: []splitState{baking(0, 0, 2, t0)}}
+	last := map[string]string{}
+	got := changeLines(st, t0.Add(time.Second), last)
+	want := []string{"bake b: running, stage baking", "  split public: baking, 0/4 MLPs, 0/4 slices (2 running)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("first lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A running slice's heartbeat and the clock alone change nothing.
+	st.Splits[0].Running = []bakeapi.SliceProgress{{TotalMLPs: 1, SamplesDone: 5, SamplesEach: 10}}
+	if got := changeLines(st, t0.Add(5*time.Second), last); len(got) != 0 {
+		t.Fatalf("printed without a change: %q", got)
+	}
+	st.Splits[0] = baking(1, 1, 2, t0)
+	got = changeLines(st, t0.Add(10*time.Second), last)
+	if len(got) != 1 || got[0] != "  split public: baking, 1/4 MLPs, 1/4 slices (2 running), ETA 30.0s" {
+		t.Fatalf("after a slice: %q", got)
+	}
+}
+
+// The ETA scales the time elapsed up to now by the work left, so it never
+// lies in the past while work is left.
+func TestETA(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	s := baking(2, 2, 1, t0)
+	if got := eta(s, t0.Add(20*time.Second)); got != "20.0s" {
+		t.Errorf("2 of 4 after 20 s: %s, want 20.0s", got)
+	}
+	// Nothing finished for long after the last slice: the estimate grows.
+	if got := eta(s, t0.Add(100*time.Second)); got != "1m 40s" {
+		t.Errorf("2 of 4 after 100 s: %s, want 1m 40s", got)
+	}
+	if got := eta(baking(0, 0, 1, t0), t0.Add(time.Minute)); got != "-" {
+		t.Errorf("nothing done: %s, want -", got)
+	}
+	half := baking(0, 0, 1, t0)
+	half.Running = []bakeapi.SliceProgress{{TotalMLPs: 2, DoneMLPs: 1}}
+	if got := eta(half, t0.Add(10*time.Second)); got != "30.0s" {
+		t.Errorf("1 of 4 by heartbeat after 10 s: %s, want 30.0s", got)
+	}
+}
+
+// A cancelled bake shows what finished (from the split's history, not 0),
+// the counts, what was stopped and what never started, and exits 0.
+func TestStatusOfACancelledBake(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	sp := splitState{SplitProgress: bakeapi.SplitProgress{Split: "public", Stage: "canceled", MLPsDone: 2, MLPsTotal: 6, SlicesDone: 2, SlicesTotal: 6},
+		Hist: &runHistory{Computed: 1, Reused: 1, SlicesDone: 2, MLPsDone: 2,
+			Open: []openActivity{{Type: bakeapi.BakeSliceActivity, Slice: &bakeapi.BakeSliceInput{Slice: 2, Start: 2, End: 3}}}}}
+	st := bakeState{ID: "c", Status: enums.WORKFLOW_EXECUTION_STATUS_CANCELED, Stage: bakeapi.StageBaking, Start: t0, End: t0.Add(time.Minute),
+		Input: &bakeapi.BakeInput{SliceSize: 1, MaxInFlight: 1}, Splits: []splitState{sp}}
+	var b bytes.Buffer
+	printStatus(&b, settings.Default(), st, t0.Add(2*time.Minute))
+	out := b.String()
+	for _, want := range []string{
+		"Bake c: CANCELED, stage baking",
+		"COMPUTED RESUMED REUSED",
+		"public           canceled  2/6         2/6                    1        0       1",
+		"Canceled during stage baking. Running then, and stopped:",
+		"split public: slice 2 (MLPs 2-2), 3 slice(s) not started",
+		"Finished MLPs stay in S3",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if err := st.exitError(); err != nil {
+		t.Errorf("exit error %v for a cancelled bake", err)
+	}
+}
