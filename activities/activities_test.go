@@ -16,6 +16,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice resumes from a checkpoint", testBakeSliceResumesFromCheckpoint},
 		{"BakeSlice refuses corrupt state", testBakeSliceRefusesCorruptState},
 		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
+		{"BakeSlice without identity blocks", testBakeSliceWithoutIdentityBlocks},
 		{"BakeSlice refuses a shape too big for the worker", testBakeSliceRefusesAShapeTooBigForTheWorker},
 		{"BakeSlice stops for worker shutdown", testBakeSliceStopsForWorkerShutdown},
 		{"GenerateSeeds matches numpy", testGenerateSeedsMatchesNumpy},

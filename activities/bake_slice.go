@@ -70,16 +70,24 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 		out.ManifestSHA256, out.Reused = sum, in.End-in.Start
 		return out, nil
 	}
-	// Step 2. The plan: seeds file (checked against the sha256 the workflow recorded) and shape.
-	plan, err := a.slicePlan(ctx, in)
-	if err != nil {
-		return out, err
+	// Step 2. The plan, and the identities of the slice's MLPs alone (its work
+	// must not grow with the split: GenerateSeeds validated the seeds file).
+	plan := bake.Plan{NMLPs: in.NMLPs, Seeds: bake.SeedFile{SHA256: in.SeedsSHA256}, Range: bakeapi.Range{Start: in.Start, End: in.End},
+		Spec: in.Spec, Split: in.Split, Config: in.Config}
+	if err := plan.ValidateSettings(); err != nil {
+		return out, fatal(bakeapi.ErrInvalidConfig, "%v", err)
+	}
+	if err := plan.Range.Validate(plan.NMLPs); err != nil {
+		return out, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	spec := plan.Spec
 	if err := bake.CheckMemory(spec, max(1, a.Threads), a.MaxMemory); err != nil {
 		return out, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", in.Slice, in.Split, err)
 	}
-	ids := bake.Identities(plan.Seeds.Seeds)
+	ids, err := a.sliceIdentities(ctx, in)
+	if err != nil {
+		return out, err
+	}
 	desc := a.Engine.Describe()
 
 	hb := &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start, SamplesEach: spec.NSamples}}
@@ -89,8 +97,8 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 
 	// Step 3. Every MLP of the slice, in order.
 	results := make([]mlpResult, 0, in.End-in.Start)
-	for i := in.Start; i < in.End; i++ {
-		r, how, err := a.bakeMLP(runCtx, b, in, spec, ids[i], desc, hb)
+	for _, m := range ids {
+		r, how, err := a.bakeMLP(runCtx, b, in, spec, m, desc, hb)
 		if err != nil {
 			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 				return out, cause // stalled engine or stopping worker: a retryable error with its reason
@@ -118,8 +126,8 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 	local := filepath.Join(dir, "partial")
 	md := bake.Metadata(plan, desc, recordedOrNow(in.CreatedAt))
 	err = dataset.WriteDirStream(local, md, spec, func(write func(dataset.Row) error) error {
-		for _, r := range results {
-			row, err := resultRow(spec, ids[r.MLP], r)
+		for i, r := range results {
+			row, err := resultRow(spec, ids[i], r)
 			if err != nil {
 				return err
 			}
@@ -138,29 +146,6 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 	}
 	out.ManifestSHA256 = sum
 	return out, nil
-}
-
-func (a *Activities) slicePlan(ctx context.Context, in bakeapi.BakeSliceInput) (bake.Plan, error) {
-	data, err := a.Store.Get(ctx, in.SeedsKey)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s is missing", in.SeedsKey)
-		}
-		return bake.Plan{}, storeErr(err)
-	}
-	sf, err := bake.ParseSeeds(in.SeedsKey, data, in.NMLPs)
-	if err != nil {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
-	}
-	if sf.SHA256 != in.SeedsSHA256 {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", in.SeedsKey, sf.SHA256, in.SeedsSHA256)
-	}
-	p := bake.Plan{NMLPs: in.NMLPs, Seeds: sf, Range: bakeapi.Range{Start: in.Start, End: in.End},
-		Spec: in.Spec, Split: in.Split, Config: in.Config}
-	if err := p.Validate(); err != nil {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
-	}
-	return p, nil
 }
 
 // bakeMLP returns the MLP's result, from the store if an earlier attempt

@@ -266,7 +266,7 @@ func resultKey(b keys.Bake) string     { return b.MLPResult(split, 1) }
 func checkpointKey(b keys.Bake) string { return b.MLPCheckpoint(split, 1) }
 
 // testBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
-// sha256; a different file under that key is a bad input, not a retry.
+// sha256; identity blocks of another file are a bad input, not a retry.
 func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "changed", 3, 5)
@@ -274,10 +274,34 @@ func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {
 	in.SeedsSHA256 = strings.Repeat("0", 64)
 	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
 	wantAppError(t, err, bakeapi.ErrInvalidSeeds)
-	in = sliceInput("changed", sd, 0, 0, 3)
-	in.SeedsKey = path.Join("bakes", "changed", "nowhere.json")
-	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+}
+
+// testBakeSliceWithoutIdentityBlocks: a split seeded by a release that wrote
+// no identity blocks (a bake running across the upgrade) gets them from its
+// seeds file, checked against the recorded sha256, and bakes the same bytes.
+func testBakeSliceWithoutIdentityBlocks(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	a := f.acts(gpuengine.CPU{})
+	const n, seed = 5, 13
+	sd := seedSplit(t, a, "old", n, seed)
+	b := keys.Bake("old")
+	for _, k := range []string{b.IdentityBlock(split, 0), b.IdentitiesDone(split)} {
+		if err := f.st.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := sliceInput("old", sd, 0, 1, 3)
+	bad.SeedsKey = path.Join("bakes", "old", "nowhere.json")
+	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, bad)
 	wantAppError(t, err, bakeapi.ErrInvalidSeeds)
+
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("old", sd, 0, 1, 3))
+	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, n, seed, 1, 3); got != want {
+		t.Errorf("slice baked from rewritten identity blocks: parquet sha256 %s, local bake %s", got, want)
+	}
+	if ok, _ := f.st.Exists(ctx, b.IdentityBlock(split, 0)); !ok {
+		t.Error("the slice did not write the identity blocks back")
+	}
 }
 
 // stoppingEngine is the CPU engine that closes stop once call number stopAt

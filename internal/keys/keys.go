@@ -30,6 +30,18 @@ func (b Bake) InputSeeds(split string) string {
 // Seeds is the canonical seeds file of a split, written once by GenerateSeeds.
 func (b Bake) Seeds(split string) string { return path.Join(b.split(split), "seeds.json") }
 
+// IdentityBlock is block k of a split's identities: the seed and name of
+// MLPs [k·B, (k+1)·B) (B = bake.IdentityBlockSize), written by GenerateSeeds
+// so a slice reads only the MLPs it bakes.
+func (b Bake) IdentityBlock(split string, block int) string {
+	return path.Join(b.identities(split), fmt.Sprintf("block-%06d.json", block))
+}
+
+// IdentitiesDone marks a split's identity blocks complete; written after the last one.
+func (b Bake) IdentitiesDone(split string) string { return path.Join(b.identities(split), "done.json") }
+
+func (b Bake) identities(split string) string { return path.Join(b.split(split), "identities") }
+
 // MLPResult holds one finished MLP's statistics (create-only).
 func (b Bake) MLPResult(split string, mlp int) string {
 	return path.Join(b.split(split), "mlps", fmt.Sprintf("mlp-%06d.json", mlp))
