@@ -12,6 +12,7 @@ import (
 
 // CombineSplits builds the multi-split dataset (or takes the single split as it is) and commits it.
 func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
+	defer keepAlive(ctx)()
 	prefix := keys.Bake(in.BakeID).Dataset()
 	out := bakeapi.CombineSplitsOutput{Prefix: prefix}
 	// Step 1. Committed already.

@@ -18,6 +18,7 @@ import (
 // already written uses the stored file, so OS-entropy seeds never change
 // after the first attempt that stored them.
 func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
+	defer keepAlive(ctx)()
 	key := keys.Bake(in.BakeID).Seeds(in.Split)
 	// Step 1. Already written (it may be a user's file, so it is checked), or written now.
 	var sf bake.SeedFile
@@ -33,15 +34,12 @@ func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeeds
 	if err != nil {
 		return bakeapi.GenerateSeedsOutput{}, err
 	}
+	out := bakeapi.GenerateSeedsOutput{SeedsKey: key, SHA256: sf.SHA256, NMLPs: in.NMLPs}
 	// Step 2. The identity blocks, unless an earlier attempt completed them.
-	if done, err := a.identitiesWritten(ctx, in.BakeID, in.Split, sf.SHA256); err != nil {
-		return bakeapi.GenerateSeedsOutput{}, err
-	} else if !done {
-		if err := a.writeIdentities(ctx, in.BakeID, in.Split, sf); err != nil {
-			return bakeapi.GenerateSeedsOutput{}, err
-		}
+	if done, err := a.identitiesWritten(ctx, in.BakeID, in.Split, sf.SHA256); err != nil || done {
+		return out, err
 	}
-	return bakeapi.GenerateSeedsOutput{SeedsKey: key, SHA256: sf.SHA256, NMLPs: in.NMLPs}, nil
+	return out, a.writeIdentities(ctx, in.BakeID, in.Split, sf)
 }
 
 // storeSeeds produces the seeds file's bytes (the user's upload, or a

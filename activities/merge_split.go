@@ -13,6 +13,7 @@ import (
 // MergeSplit merges the slices' partials into the complete split (or takes a
 // single slice that already covers the split) and commits it.
 func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
+	defer keepAlive(ctx)()
 	prefix := keys.Bake(in.BakeID).Merged(in.Split)
 	out := bakeapi.MergeSplitOutput{Prefix: prefix}
 	// Step 1. Committed already.
@@ -28,7 +29,7 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	parts, err := downloadAll(ctx, a.Store, in.Slices, dir)
+	parts, err := downloadAll(ctx, a.Store, slicePrefixes(in), dir)
 	if err != nil {
 		return out, err
 	}
@@ -49,6 +50,21 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 	}
 	out.ManifestSHA256 = sum
 	return out, a.countRows(ctx, prefix, &out)
+}
+
+// slicePrefixes lists the split's slice prefixes in slice order: slice k of
+// NSlices is at its deterministic key, or, in histories from before NSlices,
+// the input lists them.
+func slicePrefixes(in bakeapi.MergeSplitInput) []string {
+	if in.NSlices == 0 {
+		return in.Slices
+	}
+	b := keys.Bake(in.BakeID)
+	out := make([]string, in.NSlices)
+	for k := range out {
+		out[k] = b.Slice(in.Split, k)
+	}
+	return out
 }
 
 // countRows reads n_mlps from the committed metadata.json.

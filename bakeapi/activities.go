@@ -46,11 +46,15 @@ type SliceProgress struct {
 	SamplesDone, SamplesEach int64
 }
 
-// MergeSplitInput lists a split's committed slice prefixes in slice order.
+// MergeSplitInput names a split's committed slices: slice k of NSlices is at
+// its deterministic key, so a split of any size passes one count.
 type MergeSplitInput struct {
 	BakeID, Split string
-	Slices        []string
-	CreatedAt     time.Time // BakeInput.CreatedAt: the merge time recorded
+	NSlices       int `json:",omitempty"`
+	// Slices lists the slice prefixes in slice order in histories from
+	// before NSlices; MergeSplit takes them when NSlices is 0.
+	Slices    []string  `json:",omitempty"`
+	CreatedAt time.Time // BakeInput.CreatedAt: the merge time recorded
 }
 
 // MergeSplitOutput is the merged split directory.

@@ -96,6 +96,18 @@ type SplitInput struct {
 	GPUQueue    string
 	Policy      Policy
 	CreatedAt   time.Time // BakeInput.CreatedAt
+	// Cursor is where a continued run of the split resumes; nil in its first run.
+	Cursor *SplitCursor `json:",omitempty"`
+}
+
+// SplitCursor is what a SplitWorkflow run hands to the next when it continues
+// as new, so that no run's history grows with the split: a count, not a list.
+// Every slice below Next is committed at its deterministic key, which is all
+// MergeSplit needs to find it.
+type SplitCursor struct {
+	Next      int       // slices [0, Next) are committed
+	Runs      int       // runs of the split before this one
+	StartedAt time.Time // when the split's first run began, for the ETA
 }
 
 // SplitOutput is the merged split.

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -9,58 +10,94 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
+// Every run of a split stays far below Temporal's history warning (10,240
+// events; a run fails at 51,200) however many slices the split has: a run
+// stops starting slices when its history could pass runEventBudget, lets the
+// running ones finish, and continues as new with a SplitCursor.
+var runEventBudget = 5000
+
+// sliceEvents bounds what one slice adds to a run's history: scheduled,
+// started and closed (retries add none), plus a workflow task (scheduled,
+// started, completed) when its completion arrives alone.
+const sliceEvents = 6
+
+// runStartEvents bounds the events of a run before its first slice: start,
+// first workflow task, version marker and search attribute.
+const runStartEvents = 8
+
+// fleetChange is the workflow.GetVersion change that introduced the event
+// budget (continue-as-new): histories recorded before it ran every slice in
+// one run.
+const fleetChange = "split-fleet"
+
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
-// MaxInFlight at a time, then merges them.
+// MaxInFlight at a time, continuing as new whenever a run's history is full,
+// then merges them.
 func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOutput, error) {
 	var out bakeapi.SplitOutput
 	n := in.Split.NMLPs
 	count := bakeapi.SliceCount(n, in.SliceSize)
-	prog := bakeapi.SplitProgress{Split: in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: n, SlicesTotal: count, StartedAt: workflow.Now(ctx)}
+	cur := bakeapi.SplitCursor{StartedAt: workflow.Now(ctx)}
+	if in.Cursor != nil {
+		cur = *in.Cursor
+	}
+	budget := runEventBudget
+	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		budget = math.MaxInt
+	}
+	// Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
+	if _, err := bakeapi.SliceRange(0, count, n); err != nil {
+		return out, err
+	}
+	sliceRange := func(k int) bakeapi.Range {
+		r, _ := bakeapi.SliceRange(k, count, n) // 0 <= k < count, checked above
+		return r
+	}
+	prog := bakeapi.SplitProgress{Split: in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: n, SlicesTotal: count,
+		SlicesDone: cur.Next, StartedAt: cur.StartedAt}
+	if cur.Next > 0 {
+		prog.MLPsDone = sliceRange(cur.Next - 1).End
+	}
 	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return prog, nil }); err != nil {
 		return out, err
 	}
 
-	// Step 1. Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
-	ranges := make([]bakeapi.Range, count)
-	for k := range ranges {
-		r, err := bakeapi.SliceRange(k, count, n)
-		if err != nil {
-			return out, err
-		}
-		ranges[k] = r
-	}
-
-	// Step 2. Sliding window of BakeSlice activities.
-	prefixes := make([]string, count)
+	// Step 1. Sliding window of BakeSlice activities, as long as the run's history has room.
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
-	next, running := 0, 0
+	next, running, events := cur.Next, 0, runStartEvents
 	start := func(k int) {
-		r := ranges[k]
+		r := sliceRange(k)
 		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
 		f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
 			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
 			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec,
 			Fingerprint: in.Split.Fingerprint, CreatedAt: in.CreatedAt})
 		running++
+		events += sliceEvents
 		sel.AddFuture(f, func(f workflow.Future) {
 			running--
-			var res bakeapi.BakeSliceOutput
-			if err := f.Get(ctx, &res); err != nil {
+			if err := f.Get(ctx, nil); err != nil {
 				if firstErr == nil {
 					firstErr = failed(err, "slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, in.Split.Name)
 				}
 				return
 			}
-			prefixes[k] = res.Prefix
 			prog.SlicesDone++
 			prog.MLPsDone += r.Len()
 			elapsed := workflow.Now(ctx).Sub(prog.StartedAt)
 			prog.ETA = prog.StartedAt.Add(time.Duration(float64(elapsed) * float64(n) / float64(prog.MLPsDone)))
 		})
 	}
+	// room says whether the run's history can take one more slice: by this
+	// run's own count, and by the server's, which also sees what the count
+	// cannot (workflow task retries after a worker crash).
+	room := func() bool {
+		used := max(events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*running)
+		return used+sliceEvents <= budget || (running == 0 && next == cur.Next) // every run makes progress
+	}
 	for {
-		for firstErr == nil && next < count && running < in.MaxInFlight {
+		for firstErr == nil && next < count && running < in.MaxInFlight && room() {
 			start(next)
 			next++
 		}
@@ -73,13 +110,19 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if firstErr != nil {
 		return out, firstErr
 	}
+	if next < count {
+		// Every slice this run started is committed: the next run goes on from there.
+		cont := in
+		cont.Cursor = &bakeapi.SplitCursor{Next: next, Runs: cur.Runs + 1, StartedAt: cur.StartedAt}
+		return out, workflow.NewContinueAsNewError(ctx, bakeapi.SplitWorkflowName, cont)
+	}
 
-	// Step 3. Merge the slices into the complete split.
+	// Step 2. Merge the slices into the complete split.
 	prog.Stage, prog.SlicesRunning = bakeapi.StageMerging, 0
 	var m bakeapi.MergeSplitOutput
 	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
-		BakeID: in.BakeID, Split: in.Split.Name, Slices: prefixes, CreatedAt: in.CreatedAt}).Get(ctx, &m); err != nil {
+		BakeID: in.BakeID, Split: in.Split.Name, NSlices: count, CreatedAt: in.CreatedAt}).Get(ctx, &m); err != nil {
 		return out, failed(err, "merge of split %s", in.Split.Name)
 	}
 	prog.Stage = bakeapi.StageDone

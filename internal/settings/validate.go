@@ -69,11 +69,8 @@ func where(key string) string {
 
 // Limits that catch typos before they cost anything.
 const (
-	// MaxSlicesPerSplit keeps a split workflow's history well under Temporal's
-	// 50,000-event limit (each slice costs about ten events).
-	MaxSlicesPerSplit = 2000
-	maxInFlight       = 1024
-	maxThreads        = 4096
+	maxInFlight = 1024
+	maxThreads  = 4096
 )
 
 var (
@@ -224,12 +221,6 @@ func (c Config) checkSplits(p *problems) {
 			p.addf(key+".name", "%q appears twice: every split needs its own name", s.Name)
 		}
 		seen[s.Name] = true
-		if b.SliceSize >= 1 && n >= 1 {
-			if slices := (n + int64(b.SliceSize) - 1) / int64(b.SliceSize); slices > MaxSlicesPerSplit {
-				p.addf("bake.slice-size", "= %d cuts split %s into %d slices, above the %d a split workflow takes: raise bake.slice-size to at least %d",
-					b.SliceSize, s.Name, slices, MaxSlicesPerSplit, (n+MaxSlicesPerSplit-1)/MaxSlicesPerSplit)
-			}
-		}
 		switch {
 		case s.Seed != nil && s.SeedsFile != "":
 			p.addf(key, "sets both seed and seeds-file: keep one of them")
