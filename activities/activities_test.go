@@ -26,6 +26,9 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
+		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
+		{"Keep intermediates", testKeepIntermediates},
+		{"Restart after cleanup", testRestartAfterCleanup},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, f) })
 	}

@@ -35,7 +35,16 @@ func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeeds
 		return bakeapi.GenerateSeedsOutput{}, err
 	}
 	out := bakeapi.GenerateSeedsOutput{SeedsKey: key, SHA256: sf.SHA256, NMLPs: in.NMLPs}
-	// Step 2. The identity blocks, unless an earlier attempt completed them.
+	// Step 2. A restart of a bake that merged the split before needs no slices, so no identities.
+	b := keys.Bake(in.BakeID)
+	for _, p := range []string{b.Merged(in.Split), b.Dataset()} {
+		_, _, done, err := committed(ctx, a.Store, p)
+		if err != nil || done {
+			out.Merged = done
+			return out, err
+		}
+	}
+	// Step 3. The identity blocks, unless an earlier attempt completed them.
 	if done, err := a.identitiesWritten(ctx, in.BakeID, in.Split, sf.SHA256); err != nil || done {
 		return out, err
 	}

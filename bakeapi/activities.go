@@ -15,6 +15,10 @@ type GenerateSeedsInput struct {
 type GenerateSeedsOutput struct {
 	SeedsKey, SHA256 string
 	NMLPs            int
+	// Merged says the split is already merged (or the whole bake combined)
+	// by an earlier run of the bake: its slices, whose intermediates may be
+	// deleted, need not run again.
+	Merged bool `json:",omitempty"`
 }
 
 // BakeSliceInput is one slice: MLPs [Start, End) of a split of NMLPs.
@@ -50,11 +54,14 @@ type SliceProgress struct {
 // its deterministic key, so a split of any size passes one count.
 type MergeSplitInput struct {
 	BakeID, Split string
+	NMLPs         int `json:",omitempty"` // 0 in histories from before it
 	NSlices       int `json:",omitempty"`
 	// Slices lists the slice prefixes in slice order in histories from
 	// before NSlices; MergeSplit takes them when NSlices is 0.
 	Slices    []string  `json:",omitempty"`
 	CreatedAt time.Time // BakeInput.CreatedAt: the merge time recorded
+	// KeepIntermediates keeps the slices' partials and state (BakeInput.KeepIntermediates).
+	KeepIntermediates bool `json:",omitempty"`
 }
 
 // MergeSplitOutput is the merged split directory.
@@ -69,6 +76,8 @@ type CombineSplitsInput struct {
 	Splits       []string
 	DefaultSplit string    `json:",omitempty"`
 	CreatedAt    time.Time // BakeInput.CreatedAt
+	// KeepIntermediates keeps the merged splits (BakeInput.KeepIntermediates).
+	KeepIntermediates bool `json:",omitempty"`
 }
 
 // CombineSplitsOutput is the bake's final dataset directory.

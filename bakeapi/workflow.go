@@ -77,6 +77,11 @@ type BakeInput struct {
 	// CreatedAt is the bake Record's start time, which dates every dataset
 	// of the bake; zero in histories from before records existed.
 	CreatedAt time.Time
+	// KeepIntermediates keeps what each step leaves for the next (identity
+	// blocks, per-MLP results, checkpoints, slice partials, merged splits).
+	// By default each step deletes its inputs once its own output is
+	// committed, so the bake's storage peaks near twice the dataset.
+	KeepIntermediates bool `json:",omitempty"`
 }
 
 // BakeOutput is where the result is.
@@ -96,6 +101,8 @@ type SplitInput struct {
 	GPUQueue    string
 	Policy      Policy
 	CreatedAt   time.Time // BakeInput.CreatedAt
+	// KeepIntermediates is BakeInput.KeepIntermediates.
+	KeepIntermediates bool `json:",omitempty"`
 	// Cursor is where a continued run of the split resumes; nil in its first run.
 	Cursor *SplitCursor `json:",omitempty"`
 }

@@ -135,3 +135,14 @@ func TestSplitRunHonoursTheServersHistoryLength(t *testing.T) {
 		t.Fatalf("started %v, continued with %+v: want slice 0 alone, then a run from slice 1", started, next)
 	}
 }
+
+// TestMergedSplitRunsNoSlices: a restarted bake whose split was merged before
+// (GenerateSeeds says so) goes straight to the merge, which finds it.
+func TestMergedSplitRunsNoSlices(t *testing.T) {
+	in := splitInput("again", 4, 1, 2)
+	in.Seeds.Merged = true
+	started, _, next, merged := runSplit(t, in, time.Now(), 0, nil)
+	if len(started) != 0 || next != nil || merged == nil || merged.NSlices != 4 {
+		t.Fatalf("started %v, continued %v, merge %+v: want no slice and the merge of all 4", started, next != nil, merged)
+	}
+}

@@ -26,8 +26,9 @@ const sliceEvents = 6
 const runStartEvents = 8
 
 // fleetChange is the workflow.GetVersion change that introduced the event
-// budget (continue-as-new): histories recorded before it ran every slice in
-// one run.
+// budget (continue-as-new) and slices whose cancellation the split waits
+// for: histories recorded before it ran every slice in one run and closed
+// as soon as it asked its slices to stop.
 const fleetChange = "split-fleet"
 
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
@@ -41,9 +42,14 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if in.Cursor != nil {
 		cur = *in.Cursor
 	}
-	budget := runEventBudget
+	if in.Seeds.Merged {
+		// A restart of a bake that merged this split before: its slices'
+		// intermediates may be gone, and the merge finds its result committed.
+		cur.Next = count
+	}
+	budget, waitCancel := runEventBudget, true
 	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		budget = math.MaxInt
+		budget, waitCancel = math.MaxInt, false
 	}
 	// Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
 	if _, err := bakeapi.SliceRange(0, count, n); err != nil {
@@ -68,7 +74,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	next, running, events := cur.Next, 0, runStartEvents
 	start := func(k int) {
 		r := sliceRange(k)
-		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
+		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1), waitCancel)
 		f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
 			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
 			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec,
@@ -122,7 +128,8 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	var m bakeapi.MergeSplitOutput
 	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
-		BakeID: in.BakeID, Split: in.Split.Name, NSlices: count, CreatedAt: in.CreatedAt}).Get(ctx, &m); err != nil {
+		BakeID: in.BakeID, Split: in.Split.Name, NMLPs: n, NSlices: count, CreatedAt: in.CreatedAt,
+		KeepIntermediates: in.KeepIntermediates}).Get(ctx, &m); err != nil {
 		return out, failed(err, "merge of split %s", in.Split.Name)
 	}
 	prog.Stage = bakeapi.StageDone

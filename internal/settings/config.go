@@ -55,6 +55,9 @@ type Bake struct {
 	GPUQueue     string  `mapstructure:"gpu-queue"`
 	DefaultSplit string  `mapstructure:"default-split"`
 	Splits       []Split `mapstructure:"splits"`
+	// KeepIntermediates keeps identity blocks, per-MLP results, checkpoints,
+	// slice partials and merged splits after the steps that consume them.
+	KeepIntermediates bool `mapstructure:"keep-intermediates"`
 }
 
 // Split is one split of the bake. Seeds come from SeedsFile (a JSON array, as

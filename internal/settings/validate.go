@@ -181,13 +181,24 @@ func (c Config) checkQueue(p *problems) {
 	}
 }
 
+// CheckBakeID says why id cannot be a bake ID (nil when it can), without
+// naming a flag or a key.
+func CheckBakeID(id string) error {
+	if len(id) > maxBakeIDLn || !bakeIDRE.MatchString(id) {
+		return fmt.Errorf("%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", id, maxBakeIDLn)
+	}
+	return nil
+}
+
 func (c Config) checkBake(p *problems) {
 	b := c.Bake
 	switch {
 	case b.ID == "":
 		p.addf("bake.id", "is empty: pass --id ID or %s", where("bake.id"))
-	case len(b.ID) > maxBakeIDLn || !bakeIDRE.MatchString(b.ID):
-		p.addf("bake.id", "%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", b.ID, maxBakeIDLn)
+	default:
+		if err := CheckBakeID(b.ID); err != nil {
+			p.addf("bake.id", "%v", err)
+		}
 	}
 	specErr := b.Spec().Validate()
 	p.fields(specErr, func(f string) string { return specKeys[f] })
