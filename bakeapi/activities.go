@@ -97,3 +97,15 @@ type PushInput struct {
 type PushOutput struct {
 	URI, ManifestSHA256 string
 }
+
+// GPUWorkersInput names the GPU queue whose workers GPUWorkers counts.
+type GPUWorkersInput struct {
+	Queue string
+}
+
+// GPUWorkersOutput is the number of distinct workers the Temporal server saw
+// polling the queue in the last few minutes (a worker busy with a slice does
+// not poll, and drops out of the count after a while).
+type GPUWorkersOutput struct {
+	Workers int
+}

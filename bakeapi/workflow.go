@@ -24,6 +24,9 @@ const (
 	MergeSplitActivity    = "MergeSplit"
 	CombineSplitsActivity = "CombineSplits"
 	PushActivity          = "Push"
+	// GPUWorkersActivity counts the workers of a GPU queue (a local
+	// activity of the control worker), for MaxInFlight 0 ("auto").
+	GPUWorkersActivity = "GPUWorkers"
 )
 
 // Search attributes (keyword) registered on the server (`whestbake dev up` does it).
@@ -70,10 +73,12 @@ type BakeInput struct {
 	Splits       []SplitSpec
 	DefaultSplit string `json:",omitempty"`
 	SliceSize    int    // MLPs per BakeSlice activity
-	MaxInFlight  int    // slices running at once per split
-	GPUQueue     string // task queue of the GPU workers
-	Release      ReleaseSpec
-	Policy       Policy
+	// MaxInFlight is the number of slices running at once per split; 0 is
+	// "auto": as many as workers poll GPUQueue, re-counted while it runs.
+	MaxInFlight int
+	GPUQueue    string // task queue of the GPU workers
+	Release     ReleaseSpec
+	Policy      Policy
 	// CreatedAt is the bake Record's start time, which dates every dataset
 	// of the bake; zero in histories from before records existed.
 	CreatedAt time.Time
@@ -174,8 +179,10 @@ type SplitProgress struct {
 	MLPsDone, MLPsTotal     int
 	SlicesDone, SlicesTotal int
 	SlicesRunning           int
-	StartedAt               time.Time
-	ETA                     time.Time `json:",omitempty"` // zero until a slice has finished
+	// MaxInFlight is the split's window now: the bake's, or auto's count of GPU workers.
+	MaxInFlight int `json:",omitempty"`
+	StartedAt   time.Time
+	ETA         time.Time `json:",omitempty"` // zero until a slice has finished
 }
 
 // BakeProgress is the bake's state; per-split detail comes from the split workflows.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -25,6 +26,18 @@ const sliceEvents = 6
 // first workflow task, version marker and search attribute.
 const runStartEvents = 8
 
+// countEvents bounds what a count of the GPU workers adds to a run's
+// history: its local activity's marker, and a workflow task at worst.
+const countEvents = 4
+
+// timerEvents bounds what a recount timer adds: started, fired and a
+// workflow task.
+const timerEvents = 5
+
+// recountEvery is how often a split whose max-in-flight is auto counts the
+// GPU workers again while it has slices waiting for room.
+const recountEvery = time.Minute
+
 // fleetChange is the workflow.GetVersion change that introduced the event
 // budget (continue-as-new) and slices whose cancellation the split waits
 // for: histories recorded before it ran every slice in one run and closed
@@ -34,6 +47,13 @@ const fleetChange = "split-fleet"
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
 // MaxInFlight at a time, continuing as new whenever a run's history is full,
 // then merges them.
+//
+// MaxInFlight 0 is auto: the window is the number of workers polling the GPU
+// queue, counted by a local activity when the run starts and again at most
+// once a minute while slices wait for room, so that joining workers get work
+// within a minute. Within a run the window never shrinks, because a worker
+// busy with a slice does not poll and drops out of the server's count; each
+// run starts from a fresh count, which is how departed workers leave it.
 func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOutput, error) {
 	var out bakeapi.SplitOutput
 	n := in.Split.NMLPs
@@ -72,6 +92,25 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
 	next, running, events := cur.Next, 0, runStartEvents
+	window, auto := in.MaxInFlight, in.MaxInFlight == 0
+	var counted time.Time
+	recount := func() {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			ScheduleToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+		var w bakeapi.GPUWorkersOutput
+		err := workflow.ExecuteLocalActivity(lctx, bakeapi.GPUWorkersActivity, bakeapi.GPUWorkersInput{Queue: in.GPUQueue}).Get(ctx, &w)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("counting the GPU workers failed; the split keeps its window", "window", max(window, 1), "error", err)
+		}
+		events += countEvents
+		counted = workflow.Now(ctx)
+		window = max(window, w.Workers, 1)
+		prog.MaxInFlight = window
+	}
+	prog.MaxInFlight = window
+	if auto && next < count {
+		recount()
+	}
 	start := func(k int) {
 		r := sliceRange(k)
 		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1), waitCancel)
@@ -102,16 +141,27 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 		used := max(events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*running)
 		return used+sliceEvents <= budget || (running == 0 && next == cur.Next) // every run makes progress
 	}
+	waiting := func() bool { return auto && firstErr == nil && ctx.Err() == nil && next < count }
+	timerSet := false
 	for {
-		for firstErr == nil && next < count && running < in.MaxInFlight && room() {
+		for firstErr == nil && next < count && running < window && room() {
 			start(next)
 			next++
 		}
 		if running == 0 {
 			break
 		}
+		if waiting() && !timerSet && room() {
+			// Wake to recount even if no slice finishes for long.
+			timerSet = true
+			events += timerEvents
+			sel.AddFuture(workflow.NewTimer(ctx, recountEvery), func(workflow.Future) { timerSet = false })
+		}
 		prog.SlicesRunning = running
 		sel.Select(ctx) // on a failure, let the running slices finish: their MLPs are kept for a retry
+		if waiting() && workflow.Now(ctx).Sub(counted) >= recountEvery {
+			recount()
+		}
 	}
 	if firstErr != nil {
 		return out, firstErr

@@ -136,7 +136,7 @@ func TestSplitProgressQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking, MLPsDone: 2, MLPsTotal: 6,
-		SlicesDone: 2, SlicesTotal: 6, SlicesRunning: 2, StartedAt: start, ETA: start.Add(30 * time.Minute)}
+		SlicesDone: 2, SlicesTotal: 6, SlicesRunning: 2, MaxInFlight: 2, StartedAt: start, ETA: start.Add(30 * time.Minute)}
 	if !mid.StartedAt.Equal(want.StartedAt) || !mid.ETA.Equal(want.ETA) {
 		t.Errorf("mid-run times: started %v eta %v, want %v and %v", mid.StartedAt, mid.ETA, want.StartedAt, want.ETA)
 	}

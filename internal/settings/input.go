@@ -17,9 +17,10 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 		return bakeapi.BakeInput{}, err
 	}
 	b := cfg.Bake
+	inFlight, _ := b.InFlight() // validated above
 	in := bakeapi.BakeInput{
 		BakeID: b.ID, Spec: b.Spec(), DefaultSplit: b.DefaultSplit,
-		SliceSize: b.SliceSize, MaxInFlight: b.MaxInFlight, GPUQueue: b.GPUQueue,
+		SliceSize: b.SliceSize, MaxInFlight: inFlight, GPUQueue: b.GPUQueue,
 		Release:           bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
 		Policy:            bakeapi.Policy(cfg.Policy),
 		KeepIntermediates: b.KeepIntermediates,

@@ -210,8 +210,8 @@ func (c Config) checkBake(p *problems) {
 	if b.SliceSize < 1 {
 		p.addf("bake.slice-size", "= %d: must be at least 1 (MLPs per BakeSlice activity); %s", b.SliceSize, where("bake.slice-size"))
 	}
-	if b.MaxInFlight < 1 || b.MaxInFlight > maxInFlight {
-		p.addf("bake.max-in-flight", "= %d: must be in [1, %d] (slices of one split running at once); %s", b.MaxInFlight, maxInFlight, where("bake.max-in-flight"))
+	if _, err := b.InFlight(); err != nil {
+		p.addf("bake.max-in-flight", "%v; %s", err, where("bake.max-in-flight"))
 	}
 	c.checkQueue(p)
 	c.checkSplits(p)
