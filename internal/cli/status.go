@@ -258,8 +258,8 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 	}
 	fmt.Fprintf(w, "  workflow %s  run %s\n  Web UI   %s\n", wid, st.RunID, cfg.WorkflowURL(wid))
 	if in := st.Input; in != nil {
-		fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; %d MLPs per slice, %d slices in flight\n",
-			in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, in.MaxInFlight)
+		fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; %d MLPs per slice, %s slices in flight per split\n",
+			in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, inFlightText(in.MaxInFlight))
 	}
 	fmt.Fprintf(w, "\n  %-16s %-9s %-11s %-22s %s\n", "SPLIT", "STAGE", "MLPS", "SLICES", "ETA")
 	for _, s := range st.Splits {
@@ -268,6 +268,9 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 			slices = fmt.Sprintf("%d/%d", s.SlicesDone, s.SlicesTotal)
 			if s.SlicesRunning > 0 {
 				slices += fmt.Sprintf(" (%d running)", s.SlicesRunning)
+				if s.MaxInFlight > s.SlicesRunning {
+					slices += fmt.Sprintf(" of %d", s.MaxInFlight)
+				}
 			}
 		}
 		fmt.Fprintf(w, "  %-16s %-9s %-11s %-22s %s\n", s.Split, s.Stage, fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal), slices, eta(s.SplitProgress, now))
@@ -303,6 +306,14 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 	if st.Failure != nil {
 		fmt.Fprintf(w, "\n  failure  %s\n", failureText(st.Failure))
 	}
+}
+
+// inFlightText is a bake's max-in-flight as the config writes it.
+func inFlightText(n int) string {
+	if n == 0 {
+		return settings.AutoInFlight + " (one per GPU worker)"
+	}
+	return fmt.Sprint(n)
 }
 
 // eta is the remaining time the split workflow estimates.
