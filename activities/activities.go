@@ -8,6 +8,7 @@ package activities
 import (
 	"context"
 	"os"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -66,6 +67,36 @@ func (a *Activities) scratch(pattern string) (string, error) {
 func activityHeartbeat(ctx context.Context, details any) {
 	if activity.IsActivity(ctx) {
 		activity.RecordHeartbeat(ctx, details)
+	}
+}
+
+// keepAlive heartbeats every quarter of the activity's heartbeat timeout
+// until the returned stop is called. It covers local work with no progress to
+// report (fetching and merging thousands of slices, naming a million MLPs),
+// which can outlast the timeout: only a dead worker misses a heartbeat.
+func keepAlive(ctx context.Context) (stop func()) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
+		return func() {}
+	}
+	tick := time.NewTicker(activity.GetInfo(ctx).HeartbeatTimeout / 4)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx, "working")
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		tick.Stop()
 	}
 }
 

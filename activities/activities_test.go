@@ -16,6 +16,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice resumes from a checkpoint", testBakeSliceResumesFromCheckpoint},
 		{"BakeSlice refuses corrupt state", testBakeSliceRefusesCorruptState},
 		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
+		{"BakeSlice without identity blocks", testBakeSliceWithoutIdentityBlocks},
 		{"BakeSlice refuses a shape too big for the worker", testBakeSliceRefusesAShapeTooBigForTheWorker},
 		{"BakeSlice stops for worker shutdown", testBakeSliceStopsForWorkerShutdown},
 		{"BakeSlice takes a 4.0 salt from the worker", testBakeSliceProtocolV4},
@@ -27,6 +28,9 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
+		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
+		{"Keep intermediates", testKeepIntermediates},
+		{"Restart after cleanup", testRestartAfterCleanup},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, f) })
 	}

@@ -100,8 +100,9 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 		out.ManifestSHA256, out.Reused = sum, in.End-in.Start
 		return out, nil
 	}
-	// Step 2. The plan: seeds file (checked against the sha256 the workflow recorded) and shape.
-	plan, err := a.slicePlan(ctx, in)
+	// Step 2. The plan, and the identities of the slice's MLPs alone (its work
+	// must not grow with the split: GenerateSeeds validated the seeds file).
+	plan, err := a.slicePlan(in)
 	if err != nil {
 		return out, err
 	}
@@ -109,7 +110,10 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	if err := bake.CheckMemory(spec, max(1, a.Threads), a.MaxMemory); err != nil {
 		return out, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", in.Slice, in.Split, err)
 	}
-	ids := bake.Identities(plan.Seeds.Seeds, plan.Salt)
+	ids, err := a.sliceIdentities(ctx, in, plan.Salt)
+	if err != nil {
+		return out, err
+	}
 	desc := a.Engine.Describe()
 
 	hb := &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start, SamplesEach: spec.NSamples}}
@@ -119,8 +123,8 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 
 	// Step 3. Every MLP of the slice, in order.
 	results := make([]mlpResult, 0, in.End-in.Start)
-	for i := in.Start; i < in.End; i++ {
-		r, how, err := a.bakeMLP(runCtx, b, in, spec, ids[i], desc, hb, log)
+	for _, m := range ids {
+		r, how, err := a.bakeMLP(runCtx, b, in, spec, m, desc, hb, log)
 		if err != nil {
 			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 				return out, cause // stalled engine or stopping worker: a retryable error with its reason
@@ -149,8 +153,8 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	local := filepath.Join(dir, "partial")
 	md := bake.Metadata(plan, desc, recordedOrNow(in.CreatedAt))
 	err = dataset.WriteDirStream(local, md, spec, func(write func(dataset.Row) error) error {
-		for _, r := range results {
-			row, err := resultRow(spec, ids[r.MLP], r)
+		for i, r := range results {
+			row, err := resultRow(spec, ids[i], r)
 			if err != nil {
 				return err
 			}
@@ -171,30 +175,25 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	return out, nil
 }
 
-func (a *Activities) slicePlan(ctx context.Context, in bakeapi.BakeSliceInput) (bake.Plan, error) {
-	data, err := a.Store.Get(ctx, in.SeedsKey)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s is missing", in.SeedsKey)
-		}
-		return bake.Plan{}, storeErr(err)
-	}
-	sf, err := bake.ParseSeeds(in.SeedsKey, data, in.NMLPs)
-	if err != nil {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
-	}
-	if sf.SHA256 != in.SeedsSHA256 {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", in.SeedsKey, sf.SHA256, in.SeedsSHA256)
-	}
-	p := bake.Plan{NMLPs: in.NMLPs, Seeds: sf, Range: bakeapi.Range{Start: in.Start, End: in.End},
+// slicePlan is the slice's plan without its seeds: GenerateSeeds validated
+// the seeds file, which the slice does not read (its work must not grow with
+// the split); the identities of its range come from the identity blocks. A
+// protocol-4.0 plan carries this worker's salt, checked against the declared
+// SHA-256.
+func (a *Activities) slicePlan(in bakeapi.BakeSliceInput) (bake.Plan, error) {
+	p := bake.Plan{NMLPs: in.NMLPs, Seeds: bake.SeedFile{SHA256: in.SeedsSHA256}, Range: bakeapi.Range{Start: in.Start, End: in.End},
 		Spec: in.Spec, Split: in.Split, Config: in.Config}
+	if err := p.ValidateSettings(); err != nil {
+		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
+	}
+	if err := p.Range.Validate(p.NMLPs); err != nil {
+		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
+	}
 	if in.Spec.Protocol() == bakeapi.SeedProtocolV4 {
+		var err error
 		if p.Salt, err = workerSalt(in.Spec.Salt); err != nil {
 			return bake.Plan{}, err
 		}
-	}
-	if err := p.Validate(); err != nil {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	return p, nil
 }

@@ -266,7 +266,7 @@ func resultKey(b keys.Bake) string     { return b.MLPResult(split, 1) }
 func checkpointKey(b keys.Bake) string { return b.MLPCheckpoint(split, 1) }
 
 // testBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
-// sha256; a different file under that key is a bad input, not a retry.
+// sha256; identity blocks of another file are a bad input, not a retry.
 func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "changed", 3, 5)
@@ -274,10 +274,34 @@ func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {
 	in.SeedsSHA256 = strings.Repeat("0", 64)
 	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
 	wantAppError(t, err, bakeapi.ErrInvalidSeeds)
-	in = sliceInput("changed", sd, 0, 0, 3)
-	in.SeedsKey = path.Join("bakes", "changed", "nowhere.json")
-	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+}
+
+// testBakeSliceWithoutIdentityBlocks: a split seeded by a release that wrote
+// no identity blocks (a bake running across the upgrade) gets them from its
+// seeds file, checked against the recorded sha256, and bakes the same bytes.
+func testBakeSliceWithoutIdentityBlocks(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	a := f.acts(gpuengine.CPU{})
+	const n, seed = 5, 13
+	sd := seedSplit(t, a, "old", n, seed)
+	b := keys.Bake("old")
+	for _, k := range []string{b.IdentityBlock(split, 0), b.IdentitiesDone(split)} {
+		if err := f.st.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := sliceInput("old", sd, 0, 1, 3)
+	bad.SeedsKey = path.Join("bakes", "old", "nowhere.json")
+	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, bad)
 	wantAppError(t, err, bakeapi.ErrInvalidSeeds)
+
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("old", sd, 0, 1, 3))
+	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, n, seed, 1, 3); got != want {
+		t.Errorf("slice baked from rewritten identity blocks: parquet sha256 %s, local bake %s", got, want)
+	}
+	if ok, _ := f.st.Exists(ctx, b.IdentityBlock(split, 0)); !ok {
+		t.Error("the slice did not write the identity blocks back")
+	}
 }
 
 // stoppingEngine is the CPU engine that closes stop once call number stopAt
@@ -363,7 +387,13 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	a := f.acts(&countingEngine{})
-	sd := seedSplit(t, a, "v4", 4, 11)
+	seed := uint64(11)
+	sd := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds,
+		bakeapi.GenerateSeedsInput{BakeID: "v4", Split: split, NMLPs: 4, Seed: &seed, SeedProtocol: bakeapi.SeedProtocolV4})
+	// The control worker has no salt: it writes no names, which would be 3.0 ones.
+	if ok, _ := f.st.Exists(context.Background(), keys.Bake("v4").IdentityBlock(split, 0)); ok {
+		t.Fatal("GenerateSeeds of a 4.0 split wrote unsalted identity blocks")
+	}
 	in := sliceInput("v4", sd, 0, 1, 3)
 	in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 	in.Spec.Salt = bakeapi.Salt{SHA256: salt.Digest(), Withhold: true, ID: "h1"}
@@ -396,6 +426,40 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	}
 	if got := parquetSHA(t, f.st, out.Prefix); got != want {
 		t.Errorf("4.0 slice parquet %s, local 4.0 bake %s", got, want)
+	}
+	// The first slice named the split under the salt (the control worker,
+	// without it, cannot); the next slice reads those blocks alone, even with
+	// the seeds file gone, and still bakes a local 4.0 bake's bytes.
+	b := keys.Bake("v4")
+	if ok, _ := f.st.Exists(context.Background(), b.SaltedIdentityBlock(split, salt.Digest(), 0)); !ok {
+		t.Fatal("the 4.0 slice wrote no salted identity block")
+	}
+	seedsFile, err := f.st.Get(context.Background(), sd.SeedsKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Delete(context.Background(), sd.SeedsKey); err != nil {
+		t.Fatal(err)
+	}
+	last := sliceInput("v4", sd, 1, 3, 4)
+	last.Spec = in.Spec
+	out2 := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, last)
+	if err := f.st.Put(context.Background(), sd.SeedsKey, seedsFile); err != nil {
+		t.Fatal(err)
+	}
+	plan.Range = bakeapi.Range{Start: 3, End: 4}
+	local2 := filepath.Join(t.TempDir(), "local")
+	if err := dataset.WriteDirStream(local2, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), in.Spec, func(write func(dataset.Row) error) error {
+		return bake.Stream(context.Background(), gpuengine.CPU{}, in.Spec, bake.Identities(list, salt), plan.Range, 1, nil, write)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want2, err := store.FileSHA256(filepath.Join(local2, "data", "public-00000-of-00001.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := parquetSHA(t, f.st, out2.Prefix); got != want2 {
+		t.Errorf("4.0 slice from salted blocks: parquet %s, local 4.0 bake %s", got, want2)
 	}
 	objects, err := f.st.List(context.Background(), "bakes/v4/")
 	if err != nil || len(objects) < 5 {

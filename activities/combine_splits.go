@@ -10,8 +10,11 @@ import (
 	"github.com/whestbake/whestbake/internal/keys"
 )
 
-// CombineSplits builds the multi-split dataset (or takes the single split as it is) and commits it.
+// CombineSplits builds the multi-split dataset (or takes the single split as
+// it is) and commits it; then, unless the bake keeps its intermediates, it
+// deletes the merged splits, which the dataset now holds.
 func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
+	defer keepAlive(ctx)()
 	prefix := keys.Bake(in.BakeID).Dataset()
 	out := bakeapi.CombineSplitsOutput{Prefix: prefix}
 	// Step 1. Committed already.
@@ -19,7 +22,7 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 		return out, err
 	} else if done {
 		out.ManifestSHA256, out.Files = sum, len(m.Files)
-		return out, nil
+		return out, a.dropMerged(ctx, in)
 	}
 	dir, err := a.scratch("combine-*")
 	if err != nil {
@@ -42,5 +45,19 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 		return out, err
 	}
 	out.ManifestSHA256, out.Files = sum, len(m.Files)
-	return out, nil
+	return out, a.dropMerged(ctx, in)
+}
+
+// dropMerged deletes the merged splits once the dataset holds them, unless
+// the bake keeps its intermediates.
+func (a *Activities) dropMerged(ctx context.Context, in bakeapi.CombineSplitsInput) error {
+	if in.KeepIntermediates {
+		return nil
+	}
+	for _, p := range in.Splits {
+		if err := a.drop(ctx, p+"/"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
@@ -114,20 +116,27 @@ func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 
 // downloadAll fetches committed directories into dir/<i> (in order) and returns
 // the local paths; a directory that was never committed is a corrupt input.
+// A few directories are fetched at once: a split of thousands of slices is
+// thousands of small round trips.
 func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir string) ([]string, error) {
-	var out []string
+	out := make([]string, len(prefixes))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(downloaders)
 	for i, p := range prefixes {
-		local := filepath.Join(dir, fmt.Sprintf("%05d", i))
-		if err := downloadDir(ctx, s, p, local); err != nil {
+		out[i] = filepath.Join(dir, fmt.Sprintf("%05d", i))
+		g.Go(func() error {
+			err := downloadDir(gctx, s, p, out[i])
 			if errors.Is(err, store.ErrNotFound) {
-				return nil, fatal(bakeapi.ErrCorruptPartial, "%s has no manifest: it was never committed", p)
+				return fatal(bakeapi.ErrCorruptPartial, "%s has no manifest: it was never committed", p)
 			}
-			return nil, err
-		}
-		out = append(out, local)
+			return err
+		})
 	}
-	return out, nil
+	return out, g.Wait()
 }
+
+// downloaders bounds downloadAll's parallel fetches.
+const downloaders = 8
 
 // datasetErr marks a dataset the dataset package rejects as permanently corrupt.
 func datasetErr(err error) error {

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -11,53 +12,94 @@ import (
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// GenerateSeeds writes the split's seeds file once. A retry that finds it
-// already written returns the stored file, so OS-entropy seeds never change
+// GenerateSeeds writes the split's seeds file once, validates it, and writes
+// the identity blocks its slices read (bake.IdentityBlock): the one step of a
+// split whose work grows with its size. A protocol-4.0 split's names need the
+// salt, which this (control) worker does not hold, so its blocks are left to
+// the GPU workers (sliceIdentities). A retry that finds the seeds file
+// already written uses the stored file, so OS-entropy seeds never change
 // after the first attempt that stored them.
 func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
+	defer keepAlive(ctx)()
 	key := keys.Bake(in.BakeID).Seeds(in.Split)
-	// Step 1. Already written: return it (after checking it, it may be a user's file).
-	if data, err := a.Store.Get(ctx, key); err == nil {
-		return a.seedsOutput(key, data, in.NMLPs)
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return bakeapi.GenerateSeedsOutput{}, storeErr(err)
+	// Step 1. Already written (it may be a user's file, so it is checked), or written now.
+	var sf bake.SeedFile
+	data, err := a.Store.Get(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		sf, err = a.storeSeeds(ctx, in, key)
+	case err != nil:
+		err = storeErr(err)
+	default:
+		sf, err = parseSeeds(key, data, in.NMLPs)
 	}
-	// Step 2. Produce the bytes: the user's upload, or a generated list.
+	if err != nil {
+		return bakeapi.GenerateSeedsOutput{}, err
+	}
+	out := bakeapi.GenerateSeedsOutput{SeedsKey: key, SHA256: sf.SHA256, NMLPs: in.NMLPs}
+	// Step 2. A restart of a bake that merged the split before needs no slices, so no identities.
+	b := keys.Bake(in.BakeID)
+	for _, p := range []string{b.Merged(in.Split), b.Dataset()} {
+		_, _, done, err := committed(ctx, a.Store, p)
+		if err != nil || done {
+			out.Merged = done
+			return out, err
+		}
+	}
+	// Step 3. The protocol-3.0 identity blocks, unless an earlier attempt completed them.
+	if in.SeedProtocol == bakeapi.SeedProtocolV4 {
+		return out, nil
+	}
+	if done, err := a.identitiesWritten(ctx, in.BakeID, in.Split, sf.SHA256); err != nil || done {
+		return out, err
+	}
+	return out, a.writeIdentities(ctx, in.BakeID, in.Split, sf, bake.Identities(sf.Seeds, seeds.Salt{}), seeds.Salt{})
+}
+
+// storeSeeds produces the seeds file's bytes (the user's upload, or a
+// generated list), validates them and stores them create-only at key. A
+// concurrent attempt may have won; then its file is the file.
+func (a *Activities) storeSeeds(ctx context.Context, in bakeapi.GenerateSeedsInput, key string) (bake.SeedFile, error) {
+	var none bake.SeedFile
 	var data []byte
 	if in.UploadedKey != "" {
 		d, err := a.Store.Get(ctx, in.UploadedKey)
 		if errors.Is(err, store.ErrNotFound) {
-			return bakeapi.GenerateSeedsOutput{}, fatal(bakeapi.ErrInvalidSeeds, "split %s: uploaded seeds file %s is missing from the bucket; start the bake again with the starter, which uploads it", in.Split, in.UploadedKey)
+			return none, fatal(bakeapi.ErrInvalidSeeds, "split %s: uploaded seeds file %s is missing from the bucket; start the bake again with the starter, which uploads it", in.Split, in.UploadedKey)
 		}
 		if err != nil {
-			return bakeapi.GenerateSeedsOutput{}, storeErr(err)
+			return none, storeErr(err)
 		}
 		data = d
 	} else {
 		list, err := seeds.GenerateInputSeeds(in.NMLPs, in.Seed)
 		if err != nil {
-			return bakeapi.GenerateSeedsOutput{}, fatal(bakeapi.ErrInvalidConfig, "split %s: %v", in.Split, err)
+			return none, fatal(bakeapi.ErrInvalidConfig, "split %s: %v", in.Split, err)
 		}
 		data = bake.EncodeSeeds(list)
 	}
-	if _, err := bake.ParseSeeds(in.Split+" seeds", data, in.NMLPs); err != nil {
-		return bakeapi.GenerateSeedsOutput{}, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
+	sf, err := parseSeeds(in.Split+" seeds", data, in.NMLPs)
+	if err != nil {
+		return none, err
 	}
-	// Step 3. Create-only: a concurrent attempt may have won; then its file is the file.
 	if err := a.Store.PutCreate(ctx, key, data); err != nil && !errors.Is(err, store.ErrExists) {
-		return bakeapi.GenerateSeedsOutput{}, storeErr(err)
+		return none, storeErr(err)
 	}
 	stored, err := a.Store.Get(ctx, key)
 	if err != nil {
-		return bakeapi.GenerateSeedsOutput{}, storeErr(err)
+		return none, storeErr(err)
 	}
-	return a.seedsOutput(key, stored, in.NMLPs)
+	if !bytes.Equal(stored, data) {
+		return parseSeeds(key, stored, in.NMLPs)
+	}
+	return sf, nil
 }
 
-func (a *Activities) seedsOutput(key string, data []byte, n int) (bakeapi.GenerateSeedsOutput, error) {
-	sf, err := bake.ParseSeeds(key, data, n)
+// parseSeeds is bake.ParseSeeds with a bad file as a permanent error.
+func parseSeeds(name string, data []byte, n int) (bake.SeedFile, error) {
+	sf, err := bake.ParseSeeds(name, data, n)
 	if err != nil {
-		return bakeapi.GenerateSeedsOutput{}, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
+		return sf, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
 	}
-	return bakeapi.GenerateSeedsOutput{SeedsKey: key, SHA256: sf.SHA256, NMLPs: n}, nil
+	return sf, nil
 }

@@ -5,22 +5,41 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // MergeSplit merges the slices' partials into the complete split (or takes a
-// single slice that already covers the split) and commits it.
+// single slice that already covers the split) and commits it. Unless the bake
+// keeps its intermediates, the slices' state goes first (every slice is
+// committed, so nothing reads it again) and the partials once the merged
+// split is committed: the split never holds more than its partials and its
+// merged copy.
 func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
-	prefix := keys.Bake(in.BakeID).Merged(in.Split)
+	defer keepAlive(ctx)()
+	b := keys.Bake(in.BakeID)
+	prefix := b.Merged(in.Split)
 	out := bakeapi.MergeSplitOutput{Prefix: prefix}
-	// Step 1. Committed already.
+	// Step 1. Committed already (the intermediates may not be deleted yet).
 	if _, sum, done, err := committed(ctx, a.Store, prefix); err != nil {
 		return out, err
 	} else if done {
 		out.ManifestSHA256 = sum
-		return out, a.countRows(ctx, prefix, &out)
+		if err := a.countRows(ctx, prefix, &out); err != nil {
+			return out, err
+		}
+		return out, a.dropSlices(ctx, in)
+	}
+	// A restart after the bake combined its splits, and deleted them.
+	if _, _, done, err := committed(ctx, a.Store, b.Dataset()); err != nil || done {
+		out.NMLPs = in.NMLPs
+		return out, err
+	}
+	if err := a.dropSliceState(ctx, in); err != nil {
+		return out, err
 	}
 	// Step 2. Fetch every slice, checking its manifest's sha256s.
 	dir, err := a.scratch("merge-*")
@@ -28,7 +47,7 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	parts, err := downloadAll(ctx, a.Store, in.Slices, dir)
+	parts, err := downloadAll(ctx, a.Store, slicePrefixes(in), dir)
 	if err != nil {
 		return out, err
 	}
@@ -46,13 +65,71 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 	} else if err := dataset.Merge(parts, merged, recordedOrNow(in.CreatedAt)); err != nil {
 		return out, datasetErr(err)
 	}
-	// Step 4. Commit.
+	// Step 4. Commit, then drop the partials.
 	_, sum, err := commitDir(ctx, a.Store, merged, prefix)
 	if err != nil {
 		return out, err
 	}
 	out.ManifestSHA256 = sum
-	return out, a.countRows(ctx, prefix, &out)
+	if err := a.countRows(ctx, prefix, &out); err != nil {
+		return out, err
+	}
+	return out, a.dropSlices(ctx, in)
+}
+
+// dropSliceState deletes the split's identity blocks, per-MLP results and
+// checkpoints, unless the bake keeps its intermediates.
+func (a *Activities) dropSliceState(ctx context.Context, in bakeapi.MergeSplitInput) error {
+	if in.KeepIntermediates {
+		return nil
+	}
+	for _, f := range keys.Bake(in.BakeID).SliceState(in.Split) {
+		if err := a.drop(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropSlices deletes the split's slice partials and what remains of their
+// state (a zombie attempt may have written some since), unless the bake keeps
+// its intermediates.
+func (a *Activities) dropSlices(ctx context.Context, in bakeapi.MergeSplitInput) error {
+	if in.KeepIntermediates {
+		return nil
+	}
+	if err := a.dropSliceState(ctx, in); err != nil {
+		return err
+	}
+	return a.drop(ctx, keys.Bake(in.BakeID).Slices(in.Split))
+}
+
+// drop deletes every object under folder.
+func (a *Activities) drop(ctx context.Context, folder string) error {
+	d, err := a.Store.DeletePrefix(ctx, folder, nil)
+	if err != nil {
+		return storeErr(err)
+	}
+	if d.Objects > 0 && activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, "deleted "+folder)
+		activity.GetLogger(ctx).Info("intermediates deleted", "folder", folder, "objects", d.Objects, "bytes", d.Bytes)
+	}
+	return nil
+}
+
+// slicePrefixes lists the split's slice prefixes in slice order: slice k of
+// NSlices is at its deterministic key, or, in histories from before NSlices,
+// the input lists them.
+func slicePrefixes(in bakeapi.MergeSplitInput) []string {
+	if in.NSlices == 0 {
+		return in.Slices
+	}
+	b := keys.Bake(in.BakeID)
+	out := make([]string, in.NSlices)
+	for k := range out {
+		out[k] = b.Slice(in.Split, k)
+	}
+	return out
 }
 
 // countRows reads n_mlps from the committed metadata.json.

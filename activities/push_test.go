@@ -17,12 +17,13 @@ func bakeDataset(t *testing.T, f *fixture, bakeID string, seed uint64) bakeapi.C
 	t.Helper()
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, bakeID, 3, seed)
-	var parts []string
 	for k, r := range [][2]int{{0, 1}, {1, 3}} {
 		out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, r[0], r[1]))
-		parts = append(parts, out.Prefix)
+		if out.Prefix != keys.Bake(bakeID).Slice(split, k) {
+			t.Fatalf("slice %d committed at %s, want its key %s: MergeSplit finds slices by key", k, out.Prefix, keys.Bake(bakeID).Slice(split, k))
+		}
 	}
-	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, Slices: parts})
+	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NSlices: 2})
 	if m.NMLPs != 3 || m.Prefix != keys.Bake(bakeID).Merged(split) {
 		t.Fatalf("merge: %+v, want 3 MLPs at %s", m, keys.Bake(bakeID).Merged(split))
 	}
@@ -126,7 +127,10 @@ func testMergeSplitRefusesUncommittedSlice(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "gap", 3, 8)
 	done := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("gap", sd, 0, 0, 1))
-	_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "gap", Split: split,
+	_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "gap", Split: split, NSlices: 2})
+	wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	// The same, as a history from before NSlices lists the slices.
+	_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "gap", Split: split,
 		Slices: []string{done.Prefix, keys.Bake("gap").Slice(split, 1)}})
 	wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	if ok, _ := f.st.Exists(context.Background(), keys.Manifest(keys.Bake("gap").Merged(split))); ok {

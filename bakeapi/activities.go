@@ -9,12 +9,21 @@ type GenerateSeedsInput struct {
 	NMLPs         int
 	Seed          *uint64 `json:",omitempty"`
 	UploadedKey   string  `json:",omitempty"`
+	// SeedProtocol is the bake's seed protocol: under 4.0 the identity blocks
+	// are named under the salt, by the GPU workers, so GenerateSeeds writes
+	// none. Histories from before it have none (3.0 blocks, which a 4.0 slice
+	// never reads).
+	SeedProtocol SeedProtocol `json:",omitempty"`
 }
 
 // GenerateSeedsOutput is the canonical seeds file of the split.
 type GenerateSeedsOutput struct {
 	SeedsKey, SHA256 string
 	NMLPs            int
+	// Merged says the split is already merged (or the whole bake combined)
+	// by an earlier run of the bake: its slices, whose intermediates may be
+	// deleted, need not run again.
+	Merged bool `json:",omitempty"`
 }
 
 // BakeSliceInput is one slice: MLPs [Start, End) of a split of NMLPs.
@@ -46,11 +55,18 @@ type SliceProgress struct {
 	SamplesDone, SamplesEach int64
 }
 
-// MergeSplitInput lists a split's committed slice prefixes in slice order.
+// MergeSplitInput names a split's committed slices: slice k of NSlices is at
+// its deterministic key, so a split of any size passes one count.
 type MergeSplitInput struct {
 	BakeID, Split string
-	Slices        []string
-	CreatedAt     time.Time // BakeInput.CreatedAt: the merge time recorded
+	NMLPs         int `json:",omitempty"` // 0 in histories from before it
+	NSlices       int `json:",omitempty"`
+	// Slices lists the slice prefixes in slice order in histories from
+	// before NSlices; MergeSplit takes them when NSlices is 0.
+	Slices    []string  `json:",omitempty"`
+	CreatedAt time.Time // BakeInput.CreatedAt: the merge time recorded
+	// KeepIntermediates keeps the slices' partials and state (BakeInput.KeepIntermediates).
+	KeepIntermediates bool `json:",omitempty"`
 }
 
 // MergeSplitOutput is the merged split directory.
@@ -65,6 +81,8 @@ type CombineSplitsInput struct {
 	Splits       []string
 	DefaultSplit string    `json:",omitempty"`
 	CreatedAt    time.Time // BakeInput.CreatedAt
+	// KeepIntermediates keeps the merged splits (BakeInput.KeepIntermediates).
+	KeepIntermediates bool `json:",omitempty"`
 }
 
 // CombineSplitsOutput is the bake's final dataset directory.
@@ -83,4 +101,16 @@ type PushInput struct {
 // PushOutput is the release's location and manifest checksum.
 type PushOutput struct {
 	URI, ManifestSHA256 string
+}
+
+// GPUWorkersInput names the GPU queue whose workers GPUWorkers counts.
+type GPUWorkersInput struct {
+	Queue string
+}
+
+// GPUWorkersOutput is the number of distinct workers the Temporal server saw
+// polling the queue in the last few minutes (a worker busy with a slice does
+// not poll, and drops out of the count after a while).
+type GPUWorkersOutput struct {
+	Workers int
 }

@@ -24,6 +24,9 @@ const (
 	MergeSplitActivity    = "MergeSplit"
 	CombineSplitsActivity = "CombineSplits"
 	PushActivity          = "Push"
+	// GPUWorkersActivity counts the workers of a GPU queue (a local
+	// activity of the control worker), for MaxInFlight 0 ("auto").
+	GPUWorkersActivity = "GPUWorkers"
 )
 
 // Search attributes (keyword) registered on the server (`whestbake dev up` does it).
@@ -70,13 +73,20 @@ type BakeInput struct {
 	Splits       []SplitSpec
 	DefaultSplit string `json:",omitempty"`
 	SliceSize    int    // MLPs per BakeSlice activity
-	MaxInFlight  int    // slices running at once per split
-	GPUQueue     string // task queue of the GPU workers
-	Release      ReleaseSpec
-	Policy       Policy
+	// MaxInFlight is the number of slices running at once per split; 0 is
+	// "auto": as many as workers poll GPUQueue, re-counted while it runs.
+	MaxInFlight int
+	GPUQueue    string // task queue of the GPU workers
+	Release     ReleaseSpec
+	Policy      Policy
 	// CreatedAt is the bake Record's start time, which dates every dataset
 	// of the bake; zero in histories from before records existed.
 	CreatedAt time.Time
+	// KeepIntermediates keeps what each step leaves for the next (identity
+	// blocks, per-MLP results, checkpoints, slice partials, merged splits).
+	// By default each step deletes its inputs once its own output is
+	// committed, so the bake's storage peaks near twice the dataset.
+	KeepIntermediates bool `json:",omitempty"`
 }
 
 // BakeOutput is where the result is.
@@ -96,6 +106,20 @@ type SplitInput struct {
 	GPUQueue    string
 	Policy      Policy
 	CreatedAt   time.Time // BakeInput.CreatedAt
+	// KeepIntermediates is BakeInput.KeepIntermediates.
+	KeepIntermediates bool `json:",omitempty"`
+	// Cursor is where a continued run of the split resumes; nil in its first run.
+	Cursor *SplitCursor `json:",omitempty"`
+}
+
+// SplitCursor is what a SplitWorkflow run hands to the next when it continues
+// as new, so that no run's history grows with the split: a count, not a list.
+// Every slice below Next is committed at its deterministic key, which is all
+// MergeSplit needs to find it.
+type SplitCursor struct {
+	Next      int       // slices [0, Next) are committed
+	Runs      int       // runs of the split before this one
+	StartedAt time.Time // when the split's first run began, for the ETA
 }
 
 // SplitOutput is the merged split.
@@ -155,8 +179,10 @@ type SplitProgress struct {
 	MLPsDone, MLPsTotal     int
 	SlicesDone, SlicesTotal int
 	SlicesRunning           int
-	StartedAt               time.Time
-	ETA                     time.Time `json:",omitempty"` // zero until a slice has finished
+	// MaxInFlight is the split's window now: the bake's, or auto's count of GPU workers.
+	MaxInFlight int `json:",omitempty"`
+	StartedAt   time.Time
+	ETA         time.Time `json:",omitempty"` // zero until a slice has finished
 }
 
 // BakeProgress is the bake's state; per-split detail comes from the split workflows.

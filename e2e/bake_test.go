@@ -24,7 +24,7 @@ type bakeSpec struct {
 	ID                     string
 	Width, Depth           int
 	NSamples               int64
-	SliceSize, MaxInFlight int
+	SliceSize, MaxInFlight int // MaxInFlight 0: auto
 	Splits                 []splitSpec
 	Tag                    string // release datasets/e2e/<Tag>
 }
@@ -59,7 +59,10 @@ func (s *stack) bakeConfigMap(b bakeSpec) map[string]any {
 		splits = append(splits, map[string]any{"name": sp.Name, "config": sp.Config, "n-mlps": sp.NMLPs, "seed": sp.Seed})
 	}
 	bake := map[string]any{"id": b.ID, "width": b.Width, "depth": b.Depth, "n-samples": b.NSamples, "sampler": "philox",
-		"slice-size": b.SliceSize, "max-in-flight": b.MaxInFlight, "splits": splits}
+		"slice-size": b.SliceSize, "splits": splits}
+	if b.MaxInFlight > 0 { // else the default, auto
+		bake["max-in-flight"] = b.MaxInFlight
+	}
 	cfg["bake"] = bake
 	cfg["release"] = map[string]any{"bucket": releaseBucket, "prefix": releasePrefix, "name": "e2e", "tag": b.Tag}
 	cfg["policy"] = policy

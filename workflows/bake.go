@@ -42,7 +42,7 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 	for i, s := range in.Splits {
 		sctx := controlOptions(ctx, in.Policy, in.Policy.SeedsTimeout, "seeds for split "+s.Name)
 		seedFuts[i] = workflow.ExecuteActivity(sctx, bakeapi.GenerateSeedsActivity, bakeapi.GenerateSeedsInput{
-			BakeID: in.BakeID, Split: s.Name, NMLPs: s.NMLPs, Seed: s.Seed, UploadedKey: s.SeedsKey})
+			BakeID: in.BakeID, Split: s.Name, NMLPs: s.NMLPs, Seed: s.Seed, UploadedKey: s.SeedsKey, SeedProtocol: in.Spec.SeedProtocol})
 	}
 	seedsOut := make([]bakeapi.GenerateSeedsOutput, len(in.Splits))
 	for i, f := range seedFuts {
@@ -67,7 +67,8 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 		})
 		childFuts[i] = workflow.ExecuteChildWorkflow(cctx, bakeapi.SplitWorkflowName, bakeapi.SplitInput{
 			BakeID: in.BakeID, Split: s, Seeds: seedsOut[i], Spec: in.Spec,
-			SliceSize: in.SliceSize, MaxInFlight: in.MaxInFlight, GPUQueue: in.GPUQueue, Policy: in.Policy, CreatedAt: in.CreatedAt})
+			SliceSize: in.SliceSize, MaxInFlight: in.MaxInFlight, GPUQueue: in.GPUQueue, Policy: in.Policy, CreatedAt: in.CreatedAt,
+			KeepIntermediates: in.KeepIntermediates})
 	}
 	merged := make([]string, len(in.Splits))
 	for i, f := range childFuts {
@@ -87,7 +88,7 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 	var comb bakeapi.CombineSplitsOutput
 	cctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "combine splits")
 	if err := workflow.ExecuteActivity(cctx, bakeapi.CombineSplitsActivity, bakeapi.CombineSplitsInput{
-		BakeID: in.BakeID, Splits: merged, DefaultSplit: in.DefaultSplit}).Get(ctx, &comb); err != nil {
+		BakeID: in.BakeID, Splits: merged, DefaultSplit: in.DefaultSplit, KeepIntermediates: in.KeepIntermediates}).Get(ctx, &comb); err != nil {
 		return out, failed(err, "combining the splits")
 	}
 	out.DatasetPrefix, out.ManifestSHA256 = comb.Prefix, comb.ManifestSHA256

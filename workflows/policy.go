@@ -22,14 +22,17 @@ func retryPolicy(p bakeapi.Policy, attempts int32) *temporal.RetryPolicy {
 }
 
 // sliceOptions routes a slice to the GPU queue; no schedule-to-start timeout,
-// because a slice legitimately waits for a free GPU.
-func sliceOptions(ctx workflow.Context, p bakeapi.Policy, queue, summary string) workflow.Context {
+// because a slice legitimately waits for a free GPU. With waitCancel, a
+// cancelled split waits until its running slices have stopped (saving their
+// checkpoints), so that once it is closed nothing of it writes any more.
+func sliceOptions(ctx workflow.Context, p bakeapi.Policy, queue, summary string, waitCancel bool) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: p.SliceTimeout,
 		HeartbeatTimeout:    p.SliceHeartbeat,
 		RetryPolicy:         retryPolicy(p, p.SliceMaxAttempts),
 		Summary:             summary,
+		WaitForCancellation: waitCancel,
 	})
 }
 

@@ -2,20 +2,88 @@ package workflows
 
 import (
 	"fmt"
+	"math"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
+// Every run of a split stays far below Temporal's history warning (10,240
+// events; a run fails at 51,200) however many slices the split has: a run
+// stops starting slices when its history could pass runEventBudget, lets the
+// running ones finish, and continues as new with a SplitCursor.
+var runEventBudget = 5000
+
+// sliceEvents bounds what one slice adds to a run's history: scheduled,
+// started and closed (retries add none), plus a workflow task (scheduled,
+// started, completed) when its completion arrives alone.
+const sliceEvents = 6
+
+// runStartEvents bounds the events of a run before its first slice: start,
+// first workflow task, version marker and search attribute.
+const runStartEvents = 8
+
+// countEvents bounds what a count of the GPU workers adds to a run's
+// history: its local activity's marker, and a workflow task at worst.
+const countEvents = 4
+
+// timerEvents bounds what a recount timer adds: started, fired and a
+// workflow task.
+const timerEvents = 5
+
+// recountEvery is how often a split whose max-in-flight is auto counts the
+// GPU workers again while it has slices waiting for room.
+const recountEvery = time.Minute
+
+// fleetChange is the workflow.GetVersion change that introduced the event
+// budget (continue-as-new) and slices whose cancellation the split waits
+// for: histories recorded before it ran every slice in one run and closed
+// as soon as it asked its slices to stop.
+const fleetChange = "split-fleet"
+
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
-// MaxInFlight at a time, then merges them.
+// MaxInFlight at a time, continuing as new whenever a run's history is full,
+// then merges them.
+//
+// MaxInFlight 0 is auto: the window is the number of workers polling the GPU
+// queue, counted by a local activity when the run starts and again at most
+// once a minute while slices wait for room, so that joining workers get work
+// within a minute. Within a run the window never shrinks, because a worker
+// busy with a slice does not poll and drops out of the server's count; each
+// run starts from a fresh count, which is how departed workers leave it.
 func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOutput, error) {
 	var out bakeapi.SplitOutput
 	n := in.Split.NMLPs
 	count := bakeapi.SliceCount(n, in.SliceSize)
-	prog := bakeapi.SplitProgress{Split: in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: n, SlicesTotal: count, StartedAt: workflow.Now(ctx)}
+	cur := bakeapi.SplitCursor{StartedAt: workflow.Now(ctx)}
+	if in.Cursor != nil {
+		cur = *in.Cursor
+	}
+	if in.Seeds.Merged {
+		// A restart of a bake that merged this split before: its slices'
+		// intermediates may be gone, and the merge finds its result committed.
+		cur.Next = count
+	}
+	budget, waitCancel := runEventBudget, true
+	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		budget, waitCancel = math.MaxInt, false
+	}
+	// Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
+	if _, err := bakeapi.SliceRange(0, count, n); err != nil {
+		return out, err
+	}
+	sliceRange := func(k int) bakeapi.Range {
+		r, _ := bakeapi.SliceRange(k, count, n) // 0 <= k < count, checked above
+		return r
+	}
+	prog := bakeapi.SplitProgress{Split: in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: n, SlicesTotal: count,
+		SlicesDone: cur.Next, StartedAt: cur.StartedAt}
+	if cur.Next > 0 {
+		prog.MLPsDone = sliceRange(cur.Next - 1).End
+	}
 	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return prog, nil }); err != nil {
 		return out, err
 	}
@@ -26,43 +94,50 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	mh := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"bake_id": in.BakeID, "split": in.Split.Name})
 	mh.Gauge(MetricSplitMLPs).Update(float64(n))
 
-	// Step 1. Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
-	ranges := make([]bakeapi.Range, count)
-	for k := range ranges {
-		r, err := bakeapi.SliceRange(k, count, n)
-		if err != nil {
-			return out, err
-		}
-		ranges[k] = r
-	}
-
-	// Step 2. Sliding window of BakeSlice activities.
-	prefixes := make([]string, count)
+	// Step 1. Sliding window of BakeSlice activities, as long as the run's history has room.
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
-	next, running := 0, 0
+	next, running, events := cur.Next, 0, runStartEvents
 	report := func() {
 		mh.Gauge(MetricSplitMLPsDone).Update(float64(prog.MLPsDone))
 		mh.Gauge(MetricSplitSlicesRunning).Update(float64(running))
 	}
+	window, auto := in.MaxInFlight, in.MaxInFlight == 0
+	var counted time.Time
+	recount := func() {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			ScheduleToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+		var w bakeapi.GPUWorkersOutput
+		err := workflow.ExecuteLocalActivity(lctx, bakeapi.GPUWorkersActivity, bakeapi.GPUWorkersInput{Queue: in.GPUQueue}).Get(ctx, &w)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("counting the GPU workers failed; the split keeps its window", "window", max(window, 1), "error", err)
+		}
+		events += countEvents
+		counted = workflow.Now(ctx)
+		window = max(window, w.Workers, 1)
+		prog.MaxInFlight = window
+	}
+	prog.MaxInFlight = window
+	if auto && next < count {
+		recount()
+	}
 	start := func(k int) {
-		r := ranges[k]
-		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1))
+		r := sliceRange(k)
+		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1), waitCancel)
 		f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
 			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
 			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec,
 			Fingerprint: in.Split.Fingerprint, CreatedAt: in.CreatedAt})
 		running++
+		events += sliceEvents
 		sel.AddFuture(f, func(f workflow.Future) {
 			running--
-			var res bakeapi.BakeSliceOutput
-			if err := f.Get(ctx, &res); err != nil {
+			if err := f.Get(ctx, nil); err != nil {
 				if firstErr == nil {
 					firstErr = failed(err, "slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, in.Split.Name)
 				}
 				return
 			}
-			prefixes[k] = res.Prefix
 			prog.SlicesDone++
 			prog.MLPsDone += r.Len()
 			elapsed := workflow.Now(ctx).Sub(prog.StartedAt)
@@ -70,29 +145,54 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 			report()
 		})
 	}
+	// room says whether the run's history can take one more slice: by this
+	// run's own count, and by the server's, which also sees what the count
+	// cannot (workflow task retries after a worker crash).
+	room := func() bool {
+		used := max(events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*running)
+		return used+sliceEvents <= budget || (running == 0 && next == cur.Next) // every run makes progress
+	}
+	waiting := func() bool { return auto && firstErr == nil && ctx.Err() == nil && next < count }
+	timerSet := false
 	for {
-		for firstErr == nil && next < count && running < in.MaxInFlight {
+		for firstErr == nil && next < count && running < window && room() {
 			start(next)
 			next++
 		}
 		if running == 0 {
 			break
 		}
+		if waiting() && !timerSet && room() {
+			// Wake to recount even if no slice finishes for long.
+			timerSet = true
+			events += timerEvents
+			sel.AddFuture(workflow.NewTimer(ctx, recountEvery), func(workflow.Future) { timerSet = false })
+		}
 		prog.SlicesRunning = running
 		report()
 		sel.Select(ctx) // on a failure, let the running slices finish: their MLPs are kept for a retry
+		if waiting() && workflow.Now(ctx).Sub(counted) >= recountEvery {
+			recount()
+		}
 	}
 	if firstErr != nil {
 		return out, firstErr
 	}
+	if next < count {
+		// Every slice this run started is committed: the next run goes on from there.
+		cont := in
+		cont.Cursor = &bakeapi.SplitCursor{Next: next, Runs: cur.Runs + 1, StartedAt: cur.StartedAt}
+		return out, workflow.NewContinueAsNewError(ctx, bakeapi.SplitWorkflowName, cont)
+	}
 
-	// Step 3. Merge the slices into the complete split.
+	// Step 2. Merge the slices into the complete split.
 	prog.Stage, prog.SlicesRunning = bakeapi.StageMerging, 0
 	report()
 	var m bakeapi.MergeSplitOutput
 	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
-		BakeID: in.BakeID, Split: in.Split.Name, Slices: prefixes, CreatedAt: in.CreatedAt}).Get(ctx, &m); err != nil {
+		BakeID: in.BakeID, Split: in.Split.Name, NMLPs: n, NSlices: count, CreatedAt: in.CreatedAt,
+		KeepIntermediates: in.KeepIntermediates}).Get(ctx, &m); err != nil {
 		return out, failed(err, "merge of split %s", in.Split.Name)
 	}
 	prog.Stage = bakeapi.StageDone

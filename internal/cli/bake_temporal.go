@@ -272,8 +272,8 @@ func details(in bakeapi.BakeInput) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", s.Name, s.Config, s.NMLPs, seeds)
 	}
-	fmt.Fprintf(&b, "\nShape: width %d, depth %d, %d samples per MLP, sampler %s. Slices of %d MLPs, %d in flight per split on queue `%s`.\n",
-		in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, in.MaxInFlight, in.GPUQueue)
+	fmt.Fprintf(&b, "\nShape: width %d, depth %d, %d samples per MLP, sampler %s. Slices of %d MLPs, %s in flight per split on queue `%s`.\n",
+		in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, inFlightText(in.MaxInFlight), in.GPUQueue)
 	if salt := saltNote(in.Spec); salt != "" {
 		fmt.Fprintf(&b, "\n%s.\n", salt)
 	}

@@ -57,7 +57,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().String(cmdline.FileFlag, "", "YAML/JSON/TOML file of flag values (keys are flag names; the Temporal verbs read configs/example.yaml's keys instead); also "+cmdline.FileEnv)
 	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd())
 	root.AddCommand(newDevCmd())
-	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd())
+	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd(), newGCCmd())
 	cmdline.Strict(root)
 	return root
 }

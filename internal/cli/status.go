@@ -313,8 +313,8 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 	}
 	fmt.Fprintf(w, "  workflow %s  run %s\n  Web UI   %s\n", wid, st.RunID, cfg.WorkflowURL(wid))
 	if in := st.Input; in != nil {
-		fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; %d MLPs per slice, %d slices in flight\n",
-			in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, in.MaxInFlight)
+		fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; %d MLPs per slice, %s slices in flight per split\n",
+			in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, inFlightText(in.MaxInFlight))
 	}
 	// COMPUTED, RESUMED and REUSED count the MLPs of finished slices by how
 	// each was obtained: from scratch, from a checkpoint, or from an earlier
@@ -327,6 +327,9 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 			slices = fmt.Sprintf("%d/%d", s.SlicesDone, s.SlicesTotal)
 			if s.SlicesRunning > 0 {
 				slices += fmt.Sprintf(" (%d running)", s.SlicesRunning)
+				if s.MaxInFlight > s.SlicesRunning {
+					slices += fmt.Sprintf(" of %d", s.MaxInFlight)
+				}
 			}
 		}
 		computed, resumed, reused := "-", "-", "-"
@@ -406,6 +409,14 @@ func printStopped(w io.Writer, st bakeState) {
 		fmt.Fprintln(w, "    nothing")
 	}
 	fmt.Fprintln(w, "  Finished MLPs stay in S3: starting the bake again with the same ID and config reuses them.")
+}
+
+// inFlightText is a bake's max-in-flight as the config writes it.
+func inFlightText(n int) string {
+	if n == 0 {
+		return settings.AutoInFlight + " (one per GPU worker)"
+	}
+	return fmt.Sprint(n)
 }
 
 // eta is the split's remaining time: its elapsed time so far scaled by the

@@ -183,8 +183,11 @@ bake:
 
 	// Seed protocol 4.0 with a withheld salt: the salt reaches the workers
 	// through their environment only, so no history, object or file holds
-	// it; weights and statistics are the 3.0 bake's, the names are not.
+	// it; weights and statistics are the 3.0 bake's, the names are not. The
+	// bake keeps its intermediates (salted identity blocks, per-MLP results,
+	// partials) so that every object it wrote is searched for the salt.
 	t.Setenv(dataset.SaltEnv, v4Salt)
+	t.Setenv("WHESTBAKE_BAKE_KEEP_INTERMEDIATES", "true")
 	t.Setenv("WHESTBAKE_BAKE_SEED_PROTOCOL", "4.0")
 	t.Setenv("WHESTBAKE_BAKE_WITHHOLD_SALT", "true")
 	t.Setenv("WHESTBAKE_BAKE_SALT_ID", "holdout-e3")
@@ -226,6 +229,15 @@ bake:
 	objects, err := st.List(context.Background(), "bakes/e3/")
 	if err != nil || len(objects) < 10 {
 		t.Fatalf("bake e3 objects: %d, %v", len(objects), err)
+	}
+	salted := 0
+	for _, k := range objects {
+		if strings.Contains(k, "/identities/salt-") {
+			salted++
+		}
+	}
+	if salted != 2 {
+		t.Errorf("bake e3 has %d salted identity blocks, want one per split", salted)
 	}
 	for _, k := range objects {
 		if data, err := st.Get(context.Background(), k); err != nil || bytes.Contains(bytes.ToLower(data), []byte(v4Salt)) {

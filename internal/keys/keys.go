@@ -7,6 +7,7 @@ package keys
 import (
 	"fmt"
 	"path"
+	"strings"
 )
 
 // Bake is the object-key root of one bake.
@@ -30,6 +31,25 @@ func (b Bake) InputSeeds(split string) string {
 // Seeds is the canonical seeds file of a split, written once by GenerateSeeds.
 func (b Bake) Seeds(split string) string { return path.Join(b.split(split), "seeds.json") }
 
+// IdentityBlock is block k of a split's identities: the seed and name of
+// MLPs [k·B, (k+1)·B) (B = bake.IdentityBlockSize), written by GenerateSeeds
+// so a slice reads only the MLPs it bakes.
+func (b Bake) IdentityBlock(split string, block int) string {
+	return path.Join(b.identities(split), fmt.Sprintf("block-%06d.json", block))
+}
+
+// SaltedIdentityBlock is block k of a protocol-4.0 split's identities, named
+// under the salt of SHA-256 saltSHA256 (hex): a GPU worker, which holds the
+// salt, writes them. They sit with IdentityBlock, so SliceState covers them.
+func (b Bake) SaltedIdentityBlock(split, saltSHA256 string, block int) string {
+	return path.Join(b.identities(split), "salt-"+saltSHA256[:min(16, len(saltSHA256))], fmt.Sprintf("block-%06d.json", block))
+}
+
+// IdentitiesDone marks a split's identity blocks complete; written after the last one.
+func (b Bake) IdentitiesDone(split string) string { return path.Join(b.identities(split), "done.json") }
+
+func (b Bake) identities(split string) string { return path.Join(b.split(split), "identities") }
+
 // MLPResult holds one finished MLP's statistics (create-only).
 func (b Bake) MLPResult(split string, mlp int) string {
 	return path.Join(b.split(split), "mlps", fmt.Sprintf("mlp-%06d.json", mlp))
@@ -45,11 +65,38 @@ func (b Bake) Slice(split string, slice int) string {
 	return path.Join(b.split(split), "slices", fmt.Sprintf("%05d", slice))
 }
 
+// SliceState lists the folders (key prefixes ending in "/") that only the
+// split's slices use: identity blocks, per-MLP results and checkpoints. Once
+// every slice is committed they are garbage.
+func (b Bake) SliceState(split string) []string {
+	d := b.split(split)
+	return []string{b.identities(split) + "/", path.Join(d, "mlps") + "/", path.Join(d, "checkpoints") + "/"}
+}
+
+// Slices is the folder (a key prefix ending in "/") of a split's slice partials.
+func (b Bake) Slices(split string) string { return path.Join(b.split(split), "slices") + "/" }
+
 // Merged is the prefix of a split's merged dataset directory.
 func (b Bake) Merged(split string) string { return path.Join(b.split(split), "merged") }
 
 // Dataset is the prefix of the bake's final (combined) dataset directory.
 func (b Bake) Dataset() string { return path.Join(b.root(), "dataset") }
+
+// Prefix is the folder (a key prefix ending in "/") of everything the bake stores.
+func (b Bake) Prefix() string { return b.root() + "/" }
+
+// Intermediate reports whether key is one of bake b's intermediates: an
+// object only the bake's own later steps read (identity blocks, per-MLP
+// results, checkpoints, slice partials, merged splits), as opposed to its
+// record, its seeds files and its final dataset.
+func (b Bake) Intermediate(key string) bool {
+	rest, ok := strings.CutPrefix(key, b.root()+"/splits/")
+	if !ok {
+		return false
+	}
+	split, sub, ok := strings.Cut(rest, "/")
+	return ok && key != b.Seeds(split) && sub != ""
+}
 
 // Manifest is the file list with sha256s of a dataset directory prefix; it is
 // the directory's commit marker, written last.

@@ -27,3 +27,32 @@ func TestKeysAreDeterministicAndDisjoint(t *testing.T) {
 		t.Fatalf("release URI %s", got)
 	}
 }
+
+// Intermediates are what the slices, merges and combine leave for the next
+// step; the record, seeds files and final dataset are the bake's own.
+func TestIntermediates(t *testing.T) {
+	b := Bake("b1")
+	inter := []string{b.IdentityBlock("public", 0), b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0), b.IdentitiesDone("public"), b.MLPResult("public", 3), b.MLPCheckpoint("public", 3),
+		Manifest(b.Slice("public", 2)), b.Merged("public") + "/data/public-00000-of-00001.parquet"}
+	kept := []string{b.Record(), b.InputSeeds("public"), b.Seeds("public"), Manifest(b.Dataset()), b.Dataset() + "/metadata.json",
+		Bake("b10").MLPResult("public", 3), b.Seeds("seeds.json")}
+	for _, k := range inter {
+		if !b.Intermediate(k) {
+			t.Errorf("%s is not an intermediate", k)
+		}
+	}
+	for _, k := range kept {
+		if b.Intermediate(k) {
+			t.Errorf("%s is an intermediate", k)
+		}
+	}
+	for _, f := range append(b.SliceState("public"), b.Slices("public"), b.Prefix()) {
+		if !strings.HasSuffix(f, "/") {
+			t.Errorf("folder %s does not end in /", f)
+		}
+	}
+	if !strings.HasPrefix(b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0), b.SliceState("public")[0]) ||
+		!strings.HasPrefix(b.MLPResult("public", 3), b.SliceState("public")[1]) || !strings.HasPrefix(Manifest(b.Slice("public", 2)), b.Slices("public")) {
+		t.Error("folders do not hold their keys")
+	}
+}

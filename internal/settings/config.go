@@ -7,6 +7,8 @@ package settings
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/whestbake/whestbake/activities"
@@ -86,7 +88,7 @@ type Bake struct {
 	DotProduct   string  `mapstructure:"dot-product"`
 	ChunkSize    int     `mapstructure:"chunk-size"`
 	SliceSize    int     `mapstructure:"slice-size"`
-	MaxInFlight  int     `mapstructure:"max-in-flight"`
+	MaxInFlight  string  `mapstructure:"max-in-flight"` // AutoInFlight or a number; see InFlight
 	GPUQueue     string  `mapstructure:"gpu-queue"`
 	DefaultSplit string  `mapstructure:"default-split"`
 	Splits       []Split `mapstructure:"splits"`
@@ -96,6 +98,9 @@ type Bake struct {
 	SeedProtocol bakeapi.SeedProtocol `mapstructure:"seed-protocol"`
 	WithholdSalt bool                 `mapstructure:"withhold-salt"`
 	SaltID       string               `mapstructure:"salt-id"`
+	// KeepIntermediates keeps identity blocks, per-MLP results, checkpoints,
+	// slice partials and merged splits after the steps that consume them.
+	KeepIntermediates bool `mapstructure:"keep-intermediates"`
 }
 
 // Split is one split of the bake. Seeds come from SeedsFile (a JSON array, as
@@ -173,7 +178,7 @@ func Default() Config {
 		S3:       S3{Endpoint: DefaultS3Endpoint, Bucket: DefaultBucket, Addressing: store.AddressingAuto},
 		Bake: Bake{
 			Sampler: string(bakeapi.SamplerPhilox), DotProduct: string(bakeapi.DotFMA),
-			SliceSize: 1, MaxInFlight: 4, GPUQueue: bakeapi.GPUQueue,
+			SliceSize: 1, MaxInFlight: AutoInFlight, GPUQueue: bakeapi.GPUQueue,
 			SeedProtocol: bakeapi.SeedProtocolV3,
 		},
 		Policy: Policy(bakeapi.DefaultPolicy),
@@ -182,6 +187,27 @@ func Default() Config {
 			CheckpointEvery: activities.DefaultCheckpointEvery, StallTimeout: activities.DefaultStallTimeout,
 		},
 	}
+}
+
+// AutoInFlight is bake.max-in-flight's default: each split keeps as many
+// slices in flight as workers poll the GPU queue, counted when each run of
+// its workflow starts and re-counted every minute while it runs, so workers
+// that join are put to work at once.
+const AutoInFlight = "auto"
+
+// InFlight is bake.max-in-flight as the workflow input has it: 0 for auto,
+// else the number of slices of one split running at once.
+func (b Bake) InFlight() (int, error) {
+	v := strings.TrimSpace(b.MaxInFlight)
+	if strings.EqualFold(v, AutoInFlight) {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxInFlight {
+		return 0, fmt.Errorf("= %s: must be auto (one slice per worker polling bake.gpu-queue, re-counted as workers come and go) "+
+			"or a number of slices of one split running at once, in [1, %d]", v, maxInFlight)
+	}
+	return n, nil
 }
 
 // Spec is the bake's bakeapi.Spec, whose salt declaration records the

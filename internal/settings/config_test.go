@@ -137,8 +137,8 @@ func TestBadConfigs(t *testing.T) {
 		{"numpy with chunk size", "n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  chunk-size: 64", "bake.chunk-size = 64: the numpy sampler always uses whestbench's chunk rule"},
 		{"numpy bad dot", "n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  dot-product: fast", `bake.dot-product "fast" is unknown`},
 		{"slice size 0", "n-samples: 1000|n-samples: 1000\n  slice-size: 0", "bake.slice-size = 0: must be at least 1"},
-		{"max in flight 0", "n-samples: 1000|n-samples: 1000\n  max-in-flight: 0", "bake.max-in-flight = 0: must be in [1, 1024]"},
-		{"too many slices", "n-mlps: 4|n-mlps: 1e6", "cuts split public into 1000000 slices, above the 2000 a split workflow takes: raise bake.slice-size to at least 500"},
+		{"max in flight 0", "n-samples: 1000|n-samples: 1000\n  max-in-flight: 0", "bake.max-in-flight = 0: must be auto (one slice per worker polling bake.gpu-queue"},
+		{"max in flight text", "n-samples: 1000|n-samples: 1000\n  max-in-flight: many", "bake.max-in-flight = many: must be auto"},
 		{"no splits", "    - {name: public, n-mlps: 4, seed: 1}|", "bake.splits is empty"},
 		{"bad split name", "name: public|name: Public", `bake.splits[0].name "Public" does not match`},
 		{"bad config name", "name: public|name: public, config: 'x y'", `bake.splits[0].config "x y" does not match`},
@@ -203,6 +203,12 @@ func TestValidBaseAndAllProblemsAtOnce(t *testing.T) {
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("base config rejected: %v", err)
+	}
+	// A split takes any number of slices: its workflow continues as new.
+	big := cfg
+	big.Bake.Splits = []Split{{Name: "public", Config: "default", NMLPs: 1_000_000, Seed: cfg.Bake.Splits[0].Seed}}
+	if err := big.Validate(); err != nil {
+		t.Fatalf("a split of a million one-MLP slices rejected: %v", err)
 	}
 	cfg.Bake.Width, cfg.Bake.SliceSize, cfg.Release.Tag = 0, 0, ""
 	err = cfg.Validate()
@@ -420,5 +426,22 @@ func TestUnknownKeysSuggestTheClosestKey(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), testSecret) {
 		t.Errorf("error shows the secret: %v", err)
+	}
+}
+
+// max-in-flight is auto unless a number is given; the workflow input says auto with 0.
+func TestMaxInFlight(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want int
+	}{{"", 0}, {"  max-in-flight: auto\n", 0}, {"  max-in-flight: AUTO\n", 0}, {"  max-in-flight: 64\n", 64}, {"  max-in-flight: '1024'\n", 1024}} {
+		cfg, err := load(t, strings.Replace(base, "  n-samples: 1000\n", "  n-samples: 1000\n"+c.yaml, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := BakeInput(cfg)
+		if err != nil || in.MaxInFlight != c.want {
+			t.Errorf("%q: max-in-flight %d (%v), want %d", c.yaml, in.MaxInFlight, err, c.want)
+		}
 	}
 }

@@ -22,11 +22,13 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 	if err != nil {
 		return bakeapi.BakeInput{}, err
 	}
+	inFlight, _ := b.InFlight() // validated above
 	in := bakeapi.BakeInput{
 		BakeID: b.ID, Spec: b.Spec(salt), DefaultSplit: b.DefaultSplit,
-		SliceSize: b.SliceSize, MaxInFlight: b.MaxInFlight, GPUQueue: b.GPUQueue,
-		Release: bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
-		Policy:  bakeapi.Policy(cfg.Policy),
+		SliceSize: b.SliceSize, MaxInFlight: inFlight, GPUQueue: b.GPUQueue,
+		Release:           bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
+		Policy:            bakeapi.Policy(cfg.Policy),
+		KeepIntermediates: b.KeepIntermediates,
 	}
 	for _, s := range b.Splits {
 		spec := bakeapi.SplitSpec{Name: s.Name, Config: s.Config, NMLPs: int(s.NMLPs)}

@@ -76,11 +76,8 @@ func where(key string) string {
 
 // Limits that catch typos before they cost anything.
 const (
-	// MaxSlicesPerSplit keeps a split workflow's history well under Temporal's
-	// 50,000-event limit (each slice costs about ten events).
-	MaxSlicesPerSplit = 2000
-	maxInFlight       = 1024
-	maxThreads        = 4096
+	maxInFlight = 1024
+	maxThreads  = 4096
 )
 
 var (
@@ -254,13 +251,24 @@ func (c Config) checkQueue(p *problems) {
 	}
 }
 
+// CheckBakeID says why id cannot be a bake ID (nil when it can), without
+// naming a flag or a key.
+func CheckBakeID(id string) error {
+	if len(id) > maxBakeIDLn || !bakeIDRE.MatchString(id) {
+		return fmt.Errorf("%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", id, maxBakeIDLn)
+	}
+	return nil
+}
+
 func (c Config) checkBake(p *problems) {
 	b := c.Bake
 	switch {
 	case b.ID == "":
 		p.addf("bake.id", "is empty: pass --id ID or %s", where("bake.id"))
-	case len(b.ID) > maxBakeIDLn || !bakeIDRE.MatchString(b.ID):
-		p.addf("bake.id", "%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", b.ID, maxBakeIDLn)
+	default:
+		if err := CheckBakeID(b.ID); err != nil {
+			p.addf("bake.id", "%v", err)
+		}
 	}
 	salt, saltErr := b.Salt(os.Getenv)
 	if saltErr != nil {
@@ -281,8 +289,8 @@ func (c Config) checkBake(p *problems) {
 	if b.SliceSize < 1 {
 		p.addf("bake.slice-size", "= %d: must be at least 1 (MLPs per BakeSlice activity); %s", b.SliceSize, where("bake.slice-size"))
 	}
-	if b.MaxInFlight < 1 || b.MaxInFlight > maxInFlight {
-		p.addf("bake.max-in-flight", "= %d: must be in [1, %d] (slices of one split running at once); %s", b.MaxInFlight, maxInFlight, where("bake.max-in-flight"))
+	if _, err := b.InFlight(); err != nil {
+		p.addf("bake.max-in-flight", "%v; %s", err, where("bake.max-in-flight"))
 	}
 	c.checkQueue(p)
 	c.checkSplits(p)
@@ -303,12 +311,6 @@ func (c Config) checkSplits(p *problems) {
 			p.addf(key+".name", "%q appears twice: every split needs its own name", s.Name)
 		}
 		seen[s.Name] = true
-		if b.SliceSize >= 1 && n >= 1 {
-			if slices := (n + int64(b.SliceSize) - 1) / int64(b.SliceSize); slices > MaxSlicesPerSplit {
-				p.addf("bake.slice-size", "= %d cuts split %s into %d slices, above the %d a split workflow takes: raise bake.slice-size to at least %d",
-					b.SliceSize, s.Name, slices, MaxSlicesPerSplit, (n+MaxSlicesPerSplit-1)/MaxSlicesPerSplit)
-			}
-		}
 		switch {
 		case s.Seed != nil && s.SeedsFile != "":
 			p.addf(key, "sets both seed and seeds-file: keep one of them")

@@ -89,7 +89,7 @@ func TestObservability(t *testing.T) {
 
 	// A small two-split bake, long enough per MLP to checkpoint.
 	cfg.Bake.ID, cfg.Bake.Width, cfg.Bake.Depth, cfg.Bake.NSamples = "observe", 16, 3, 400_000
-	cfg.Bake.SliceSize, cfg.Bake.MaxInFlight = 2, 2
+	cfg.Bake.SliceSize, cfg.Bake.MaxInFlight = 2, "2"
 	one, two := uint64(1), uint64(2)
 	cfg.Bake.Splits = []settings.Split{{Name: "public", Config: "default", NMLPs: 3, Seed: &one}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &two}}
 	in, err := settings.BakeInput(cfg)

@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/whestbake/whestbake/bakeapi"
+)
+
+// TestAutoInFlight: with max-in-flight left at its default, auto, a split
+// keeps one slice per GPU worker in flight, as the server counts them: three
+// workers, three slices at once, and the window the split reports is 3.
+func TestAutoInFlight(t *testing.T) {
+	s := newStack(t)
+	s.startWorker("control")
+	for range 3 {
+		s.startWorker("gpu")
+	}
+	b := bakeSpec{ID: "auto", Width: 64, Depth: 4, NSamples: 400_000, SliceSize: 1, Tag: "auto",
+		Splits: []splitSpec{{"public", "default", 9, 5}}}
+	s.bake(b)
+	runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, "public"))
+	if len(runs) != 9 {
+		t.Fatalf("%d slices completed, want 9", len(runs))
+	}
+	if peak := peakOverlap(runs); peak != 3 {
+		t.Errorf("at most %d slices ran at once on 3 GPU workers with max-in-flight auto, want 3", peak)
+	}
+	var p bakeapi.SplitProgress
+	v, err := s.tc.QueryWorkflow(t.Context(), bakeapi.SplitWorkflowID(b.ID, "public"), "", bakeapi.ProgressQuery)
+	if err == nil {
+		err = v.Get(&p)
+	}
+	if err != nil || p.MaxInFlight != 3 {
+		t.Errorf("split progress %+v (%v): want the auto window of 3", p, err)
+	}
+}
+
+// peakOverlap is the most slice attempts that ran at the same time.
+func peakOverlap(runs []sliceRun) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, r := range runs {
+		edges = append(edges, edge{r.Started, 1}, edge{r.Closed, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.delta - b.delta // a slice that ends as another starts did not overlap it
+	})
+	peak, now := 0, 0
+	for _, e := range edges {
+		now += e.delta
+		peak = max(peak, now)
+	}
+	return peak
+}

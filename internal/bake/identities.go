@@ -1,0 +1,138 @@
+package bake
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/seeds"
+)
+
+// IdentityBlockSize is the number of MLPs per identity block. A slice reads
+// the block or two its range touches (about 40 KB each) instead of the whole
+// seeds file, and derives streams for its own MLPs only, so its work does not
+// grow with the split.
+const IdentityBlockSize = 1024
+
+// identityFormat names the layout of IdentityBlock; a change of it needs a new one.
+const identityFormat = "whestbake-identities/1"
+
+// IdentityBlock is MLPs [Start, Start+len(Seeds)) of a split: each one's input
+// seed and whestbench name. Names are stored because their collision suffixes
+// are assigned over the whole seed list: computed once, they stay the ones
+// Identities gives.
+//
+// Under protocol 4.0 the names come from name seeds keyed by the salt, which
+// only the GPU workers hold (dataset.SaltEnv): such blocks are written by a
+// GPU worker, from the whole seeds file, and record the salt's SHA-256, so a
+// block named under no salt or another one is never read as a 4.0 block.
+type IdentityBlock struct {
+	Format string `json:"format"`
+	// SeedsSHA256 ties the block to one seeds file, so a block of another
+	// file under the same key is refused rather than baked.
+	SeedsSHA256 string `json:"seeds_sha256"`
+	// SaltSHA256 is the SHA-256 of the protocol-4.0 salt the names were
+	// derived with; empty for protocol 3.0 names.
+	SaltSHA256 string   `json:"salt_sha256,omitempty"`
+	Start      int      `json:"start"`
+	Seeds      []int64  `json:"seeds"`
+	Names      []string `json:"names"`
+}
+
+// IdentityBlocks cuts a split's seeds into blocks of IdentityBlockSize MLPs,
+// named over the whole list: under protocol 3.0 with a zero salt, under 4.0
+// with its salt (as Identities).
+func IdentityBlocks(sf SeedFile, salt seeds.Salt) []IdentityBlock {
+	return BlocksOf(sf, Identities(sf.Seeds, salt), salt)
+}
+
+// BlocksOf cuts ids, Identities(sf.Seeds, salt), into identity blocks.
+func BlocksOf(sf SeedFile, ids []MLP, salt seeds.Salt) []IdentityBlock {
+	var saltSum string
+	if !salt.IsZero() {
+		saltSum = salt.Digest()
+	}
+	out := make([]IdentityBlock, 0, IdentityBlockCount(len(ids)))
+	for start := 0; start < len(ids); start += IdentityBlockSize {
+		end := min(start+IdentityBlockSize, len(ids))
+		blk := IdentityBlock{Format: identityFormat, SeedsSHA256: sf.SHA256, SaltSHA256: saltSum, Start: start,
+			Seeds: make([]int64, 0, end-start), Names: make([]string, 0, end-start)}
+		for _, m := range ids[start:end] {
+			blk.Seeds, blk.Names = append(blk.Seeds, m.Seed), append(blk.Names, m.Name)
+		}
+		out = append(out, blk)
+	}
+	return out
+}
+
+// IdentityBlockCount is the number of blocks of a split of n MLPs.
+func IdentityBlockCount(n int) int { return (n + IdentityBlockSize - 1) / IdentityBlockSize }
+
+// IdentityBlocksOf lists the blocks that hold MLPs r.
+func IdentityBlocksOf(r bakeapi.Range) []int {
+	var out []int
+	for b := r.Start / IdentityBlockSize; b*IdentityBlockSize < r.End; b++ {
+		out = append(out, b)
+	}
+	return out
+}
+
+// ParseIdentityBlock decodes block b of a split of n MLPs and checks that it
+// is that block of the seeds file whose sha256 is seedsSHA256, named under
+// the salt whose SHA-256 is saltSHA256 (empty: protocol 3.0, no salt).
+func ParseIdentityBlock(name string, data []byte, b, n int, seedsSHA256, saltSHA256 string) (IdentityBlock, error) {
+	var blk IdentityBlock
+	if err := json.Unmarshal(data, &blk); err != nil {
+		return blk, fmt.Errorf("identity block %s is not valid JSON (%v)", name, err)
+	}
+	start, end := b*IdentityBlockSize, min((b+1)*IdentityBlockSize, n)
+	switch {
+	case blk.Format != identityFormat:
+		return blk, fmt.Errorf("identity block %s has format %q, want %q", name, blk.Format, identityFormat)
+	case blk.SeedsSHA256 != seedsSHA256:
+		return blk, fmt.Errorf("identity block %s belongs to seeds file sha256 %s, this split's is %s", name, blk.SeedsSHA256, seedsSHA256)
+	case blk.SaltSHA256 != saltSHA256:
+		return blk, fmt.Errorf("identity block %s names its MLPs under salt sha256 %q, this bake's is %q", name, blk.SaltSHA256, saltSHA256)
+	case blk.Start != start || len(blk.Seeds) != end-start || len(blk.Names) != end-start:
+		return blk, fmt.Errorf("identity block %s holds MLPs [%d, %d) with %d names, want [%d, %d) of %d MLPs",
+			name, blk.Start, blk.Start+len(blk.Seeds), len(blk.Names), start, end, n)
+	}
+	return blk, nil
+}
+
+// RangeIdentities derives MLPs r from the blocks that hold them (in block
+// order, as IdentityBlocksOf lists them), under protocol 3.0 with a zero salt
+// and under 4.0 keyed by salt: the slice's share of Identities. The blocks'
+// names must be those of the same salt (ParseIdentityBlock checks it).
+func RangeIdentities(blocks []IdentityBlock, r bakeapi.Range, salt seeds.Salt) ([]MLP, error) {
+	var saltSum string
+	if !salt.IsZero() {
+		saltSum = salt.Digest()
+	}
+	out := make([]MLP, 0, r.Len())
+	for _, blk := range blocks {
+		if blk.SaltSHA256 != saltSum {
+			return nil, fmt.Errorf("identity block of MLP %d names its MLPs under salt sha256 %q, not %q", blk.Start, blk.SaltSHA256, saltSum)
+		}
+		for j, s := range blk.Seeds {
+			i := blk.Start + j
+			if i < r.Start || i >= r.End {
+				continue
+			}
+			if i != r.Start+len(out) {
+				return nil, fmt.Errorf("identity blocks skip MLP %d", r.Start+len(out))
+			}
+			var st seeds.Streams
+			if salt.IsZero() {
+				st = seeds.DeriveV3(uint64(s))
+			} else {
+				st = seeds.DeriveV4(uint64(s), salt)
+			}
+			out = append(out, MLP{Index: i, Seed: s, Name: blk.Names[j], Streams: st})
+		}
+	}
+	if len(out) != r.Len() {
+		return nil, fmt.Errorf("identity blocks hold %d of MLPs [%d, %d)", len(out), r.Start, r.End)
+	}
+	return out, nil
+}

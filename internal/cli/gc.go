@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/settings"
+	"github.com/whestbake/whestbake/internal/store"
+)
+
+func newGCCmd() *cobra.Command {
+	return starterVerb(&cobra.Command{
+		Use:   "gc ID",
+		Short: "Delete what a bake left in S3: intermediates of a completed bake, everything but the record of a failed or cancelled one",
+		Long: `Deletes a bake's objects in s3.bucket; a running bake (or any of its split
+workflows) is refused. Releases are never touched.
+
+Of a completed bake, gc deletes the intermediates its steps left (with
+bake.keep-intermediates, or written by a slice attempt that outlived its
+slice): identity blocks, per-MLP results, checkpoints, slice partials and
+merged splits. Its record, seeds files and final dataset stay, so
+` + "`dataset download bake:ID`" + ` still works. The same holds for a bake this Temporal
+server no longer knows (its history expired) whose final dataset is committed.
+
+Of a failed, cancelled, terminated or timed-out bake, gc deletes everything but
+its record (which keeps the ID bound to its spec): starting it again with
+` + "`whestbake bake --id ID`" + ` recomputes it from scratch.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if err := settings.CheckBakeID(id); err != nil {
+				return cmdline.Usagef("bake ID %v", err)
+			}
+			cfg, err := starterConfig(cmd, nil)
+			if err != nil {
+				return err
+			}
+			return runGC(cmd.Context(), cfg, id, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	})
+}
+
+func runGC(ctx context.Context, cfg settings.Config, id string, out, errOut io.Writer) error {
+	if err := cfg.ValidateStore(); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.StoreConfig(), cfg.S3.Bucket)
+	if err != nil {
+		return err
+	}
+	c, err := dial(ctx, cfg, errOut)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	b := keys.Bake(id)
+
+	// Step 1. Nothing of the bake may run: a slice still writing would leave
+	// objects behind, or fail for want of the ones deleted.
+	status, err := bakeStatus(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	if err := refuseRunning(ctx, c, cfg, id, status); err != nil {
+		return err
+	}
+
+	// Step 2. What stays: a completed bake's own data, or a failed one's record.
+	where := fmt.Sprintf("s3://%s/%s", cfg.S3.Bucket, b.Prefix())
+	datasetDone, err := st.Exists(ctx, keys.Manifest(b.Dataset()))
+	if err != nil {
+		return err
+	}
+	completed := status == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED ||
+		(status == enums.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED && datasetDone)
+	keep := func(key string) bool { return key == b.Record() }
+	if completed {
+		keep = func(key string) bool { return !b.Intermediate(key) }
+	}
+	gone, err := st.DeletePrefix(ctx, b.Prefix(), keep)
+	if err != nil {
+		return err
+	}
+	left, err := st.Usage(ctx, b.Prefix())
+	if err != nil {
+		return err
+	}
+	if gone.Objects == 0 && left.Objects == 0 {
+		return fmt.Errorf("bake %s has nothing in %s: check the ID with `whestbake list` and s3.bucket", id, where)
+	}
+
+	// Step 3. Say what happened.
+	how := "it " + statusWord(status)
+	if status == enums.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED {
+		how = "this Temporal server does not know it"
+	}
+	fmt.Fprintf(out, "Deleted %d objects (%s) of bake %s (%s) in %s\n", gone.Objects, bake.FormatBytes(gone.Bytes), id, how, where)
+	if completed {
+		fmt.Fprintf(out, "Kept its record, seeds and final dataset: %d objects, %s.\n", left.Objects, bake.FormatBytes(left.Bytes))
+	} else {
+		fmt.Fprintf(out, "Kept its record only; `whestbake bake --id %s` with the same config would recompute it from scratch.\n", id)
+	}
+	return nil
+}
+
+// bakeStatus is the status of the bake's workflow, UNSPECIFIED when this
+// server has no such workflow.
+func bakeStatus(ctx context.Context, c client.Client, id string) (enums.WorkflowExecutionStatus, error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(id), "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return enums.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED, nil
+	case err != nil:
+		return 0, err
+	}
+	return desc.GetWorkflowExecutionInfo().GetStatus(), nil
+}
+
+// refuseRunning refuses a running bake, and a bake whose split workflows
+// still wind down after it was cancelled.
+func refuseRunning(ctx context.Context, c client.Client, cfg settings.Config, id string, status enums.WorkflowExecutionStatus) error {
+	fix := fmt.Sprintf("gc deletes only what no workflow uses: cancel it with `whestbake cancel %s`, wait until `whestbake status %s` shows it ended, then run gc again", id, id)
+	if status == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("bake %s is running; %s", id, fix)
+	}
+	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: cfg.Temporal.Namespace,
+		Query: fmt.Sprintf("%s = '%s' AND ExecutionStatus = 'Running'", bakeapi.BakeIDAttribute, id)})
+	if err != nil {
+		return fmt.Errorf("listing the workflows of bake %s: %w", id, err)
+	}
+	if ex := resp.GetExecutions(); len(ex) > 0 {
+		return fmt.Errorf("workflow %s of bake %s is still running; %s", ex[0].GetExecution().GetWorkflowId(), id, fix)
+	}
+	return nil
+}
