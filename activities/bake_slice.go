@@ -191,8 +191,9 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		return mlpResult{}, "", fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	// Checkpoints are saved every checkpointEvery, and once more when the engine is
-	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work.
-	var lastSave time.Time
+	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work;
+	// an MLP that finishes sooner costs no checkpoint at all.
+	lastSave, saved := time.Now(), false
 	var pending []byte
 	save := func() error {
 		if pending == nil {
@@ -201,7 +202,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		err := a.Store.Put(saveCtx, ckKey, pending)
-		pending, lastSave = nil, time.Now()
+		pending, lastSave, saved = nil, time.Now(), true
 		return err
 	}
 	res, err := a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, a.Threads)}, resume, func(cp gpuengine.Checkpoint) {
@@ -237,7 +238,9 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		return mlpResult{}, "", storeErr(err)
 	}
 	// A concurrent attempt may have stored it first; results are deterministic, so either copy is the result.
-	_ = a.Store.Delete(ctx, ckKey)
+	if resume != nil || saved {
+		_ = a.Store.Delete(ctx, ckKey)
+	}
 	return r, how, nil
 }
 
