@@ -46,12 +46,14 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	}
 	took := time.Since(started)
 
-	// Every run of the split, newest first, by the run each one continued.
+	// Every run of the split, newest first, by the run each one continued;
+	// each replays against today's code.
 	id := bakeapi.SplitWorkflowID(b.ID, "public")
 	var runs []*historypb.History
 	for run := ""; ; {
 		h := s.history(id, run)
 		runs = append(runs, h)
+		s.replayRun(t, id, run)
 		run = h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
 		if run == "" {
 			break
