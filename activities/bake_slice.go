@@ -271,8 +271,9 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	defer prog.Done()
 	mlpStart := time.Now()
 	// Checkpoints are saved every checkpointEvery, and once more when the engine is
-	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work.
-	var lastSave time.Time
+	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work;
+	// an MLP that finishes sooner costs no checkpoint at all.
+	lastSave, saved := time.Now(), false
 	var pending []byte
 	save := func() error {
 		if pending == nil {
@@ -281,7 +282,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		err := a.Store.Put(saveCtx, ckKey, pending)
-		pending, lastSave = nil, time.Now()
+		pending, lastSave, saved = nil, time.Now(), true
 		if err == nil {
 			prog.Checkpointed()
 		}
@@ -321,7 +322,9 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		return mlpResult{}, "", storeErr(err)
 	}
 	// A concurrent attempt may have stored it first; results are deterministic, so either copy is the result.
-	_ = a.Store.Delete(ctx, ckKey)
+	if resume != nil || saved {
+		_ = a.Store.Delete(ctx, ckKey)
+	}
 	log.Info("MLP done", "MLP", m.Index, "How", how, "FromSample", startSamples, "Seconds", time.Since(mlpStart).Seconds())
 	return r, how, nil
 }

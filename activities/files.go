@@ -60,10 +60,14 @@ func commitDir(ctx context.Context, s *store.Store, dir, prefix string) (manifes
 	if err != nil {
 		return manifest.Manifest{}, "", err
 	}
-	if err := s.PutCreate(ctx, keys.Manifest(prefix), data); err != nil && !isExists(err) {
+	switch err := s.PutCreate(ctx, keys.Manifest(prefix), data); {
+	case err == nil:
+		return m, store.SHA256Hex(data), nil
+	case isExists(err):
+		return readManifest(ctx, s, prefix)
+	default:
 		return manifest.Manifest{}, "", storeErr(err)
 	}
-	return readManifest(ctx, s, prefix)
 }
 
 // readManifest returns a committed directory's manifest and the manifest's sha256,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -39,6 +40,8 @@ func BenchmarkOneMLPSlice(b *testing.B) {
 			env := activityEnv(a)
 			bakeID := fmt.Sprintf("bench-%d", n)
 			seed := uint64(n)
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
 			t0, c0 := time.Now(), cpuTime()
 			v, err := env.ExecuteActivity(a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: n, Seed: &seed})
 			if err != nil {
@@ -48,7 +51,9 @@ func BenchmarkOneMLPSlice(b *testing.B) {
 			if err := v.Get(&sd); err != nil {
 				b.Fatal(err)
 			}
-			b.Logf("GenerateSeeds of %d MLPs (once per split): %s wall, %s CPU", n, time.Since(t0).Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond))
+			runtime.ReadMemStats(&m1)
+			b.Logf("GenerateSeeds of %d MLPs (once per split): %s wall, %s CPU, %d MB allocated", n, time.Since(t0).Round(time.Millisecond),
+				(cpuTime() - c0).Round(time.Millisecond), (m1.TotalAlloc-m0.TotalAlloc)>>20)
 			spec := bakeapi.Spec{Width: 4, Depth: 2, NSamples: 256, Sampler: "philox"}
 			k := 0
 			cpu0 := cpuTime()

@@ -1,26 +1,39 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/keys"
 )
 
 // TestAutoInFlight: with max-in-flight left at its default, auto, a split
 // keeps one slice per GPU worker in flight, as the server counts them: three
-// workers, three slices at once, and the window the split reports is 3.
+// workers, three slices at once, and the window the split reports is 3. The
+// control worker is killed mid-split: its successor replays the split's
+// history, local activity markers included, and finishes the bake.
 func TestAutoInFlight(t *testing.T) {
 	s := newStack(t)
-	s.startWorker("control")
+	control := s.startWorker("control")
 	for range 3 {
 		s.startWorker("gpu")
 	}
 	b := bakeSpec{ID: "auto", Width: 64, Depth: 4, NSamples: 400_000, SliceSize: 1, Tag: "auto",
 		Splits: []splitSpec{{"public", "default", 9, 5}}}
-	s.bake(b)
-	runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, "public"))
+	s.mustWhestbake("bake", "--config-file", s.bakeConfig(b), "--id", b.ID)
+	waitFor(t, 2*time.Minute, "slice 2 to be committed", func() bool {
+		ok, err := s.art.Exists(context.Background(), keys.Manifest(keys.Bake(b.ID).Slice("public", 2)))
+		return err == nil && ok
+	})
+	control.kill()
+	s.startWorker("control")
+	s.watch(s.writeConfig("status", s.baseConfig()), b.ID)
+
+	id := bakeapi.SplitWorkflowID(b.ID, "public")
+	runs := s.sliceRuns(id)
 	if len(runs) != 9 {
 		t.Fatalf("%d slices completed, want 9", len(runs))
 	}
@@ -28,13 +41,14 @@ func TestAutoInFlight(t *testing.T) {
 		t.Errorf("at most %d slices ran at once on 3 GPU workers with max-in-flight auto, want 3", peak)
 	}
 	var p bakeapi.SplitProgress
-	v, err := s.tc.QueryWorkflow(t.Context(), bakeapi.SplitWorkflowID(b.ID, "public"), "", bakeapi.ProgressQuery)
+	v, err := s.tc.QueryWorkflow(t.Context(), id, "", bakeapi.ProgressQuery)
 	if err == nil {
 		err = v.Get(&p)
 	}
 	if err != nil || p.MaxInFlight != 3 {
 		t.Errorf("split progress %+v (%v): want the auto window of 3", p, err)
 	}
+	s.replayLive(t, id)
 }
 
 // peakOverlap is the most slice attempts that ran at the same time.

@@ -29,7 +29,7 @@ const historyWarning = 10_240
 func TestLargeSplitContinuesAsNew(t *testing.T) {
 	const n, gpus = 5000, 4
 	s := newStack(t)
-	s.startWorker("control")
+	control := s.startWorker("control")
 	var workers []*proc
 	for range gpus {
 		workers = append(workers, s.startWorker("gpu"))
@@ -46,12 +46,14 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	}
 	took := time.Since(started)
 
-	// Every run of the split, newest first, by the run each one continued.
+	// Every run of the split, newest first, by the run each one continued;
+	// each replays against today's code.
 	id := bakeapi.SplitWorkflowID(b.ID, "public")
 	var runs []*historypb.History
 	for run := ""; ; {
 		h := s.history(id, run)
 		runs = append(runs, h)
+		s.replayRun(t, id, run)
 		run = h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
 		if run == "" {
 			break
@@ -91,9 +93,10 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	for _, w := range workers {
 		gpuCPU += processCPU(t, w.cmd.Process.Pid)
 	}
-	t.Logf("%d one-MLP slices in %s (%.0f slices/s) over %d runs; GPU workers' CPU %s (%.1f ms per slice); Temporal server CPU %s, MinIO CPU %s",
+	t.Logf("%d one-MLP slices in %s (%.0f slices/s) over %d runs; GPU workers' CPU %s (%.1f ms per slice); Temporal server CPU %s, MinIO CPU %s; control worker (seeds, merge) peak RSS %s",
 		n, took.Round(time.Second), float64(n)/took.Seconds(), len(runs), gpuCPU.Round(time.Millisecond),
-		float64(gpuCPU.Microseconds())/1000/n, serverCPU(t, s, "temporal").Round(time.Millisecond), serverCPU(t, s, "minio").Round(time.Millisecond))
+		float64(gpuCPU.Microseconds())/1000/n, serverCPU(t, s, "temporal").Round(time.Millisecond), serverCPU(t, s, "minio").Round(time.Millisecond),
+		procField(t, control.cmd.Process.Pid, "VmHWM"))
 
 	// The reference: the same seeds baked locally in one go (merging never
 	// changes a row's bytes, so slicing does not matter).
@@ -114,6 +117,21 @@ func processCPU(t *testing.T, pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
+
+// procField is a field of /proc/PID/status, such as VmHWM (peak RSS).
+func procField(t *testing.T, pid int, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }
 
 // serverCPU is the CPU time of one of the stack's servers, by its pid file.
