@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,24 +21,6 @@ import (
 	"github.com/whestbake/whestbake/internal/temporalconn"
 	"github.com/whestbake/whestbake/internal/worker"
 )
-
-// syncBuffer is a log sink the worker goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The starter verbs against a real Temporal dev server and MinIO, with an
 // in-process worker: bake --wait, the refusals, status, list, cancel and
@@ -65,7 +46,7 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs devtest.LogBuffer
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil))) }()

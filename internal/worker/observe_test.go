@@ -2,7 +2,6 @@ package worker
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +26,6 @@ import (
 
 // dashboard is the Grafana dashboard shipped for the workers.
 const dashboard = "../../deploy/grafana/whestbake-dashboard.json"
-
-// syncBuffer is a log sink the worker writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestObservability runs a worker (both roles) with metrics on against a
 // real dev server and MinIO, bakes two splits through it, and checks what
@@ -63,10 +43,10 @@ func TestObservability(t *testing.T) {
 	s3 := o.S3Config()
 	cfg.S3.Endpoint, cfg.S3.AccessKey, cfg.S3.SecretKey, cfg.S3.Bucket = s3.Endpoint, settings.Secret(s3.AccessKey), settings.Secret(s3.SecretKey), "whestbake"
 	cfg.Worker.Role, cfg.Worker.Device, cfg.Worker.Threads = settings.RoleAll, "cpu", 1
-	cfg.Worker.CheckpointEvery = 50 * time.Millisecond
+	cfg.Worker.CheckpointEvery = time.Millisecond // every engine step: an MLP that ends before its first save saves nothing
 	cfg.Worker.MetricsListen = "127.0.0.1:0"
 
-	logs := &syncBuffer{}
+	logs := &devtest.LogBuffer{}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -181,7 +161,7 @@ func TestObservability(t *testing.T) {
 }
 
 // waitForLog waits for a JSON log line with msg and returns its field key.
-func waitForLog(t *testing.T, logs *syncBuffer, done chan error, msg, key string) string {
+func waitForLog(t *testing.T, logs *devtest.LogBuffer, done chan error, msg, key string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

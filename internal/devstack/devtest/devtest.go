@@ -4,10 +4,12 @@
 package devtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/whestbake/whestbake/internal/devstack"
@@ -125,4 +127,22 @@ func binDir(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// LogBuffer is a log sink that a worker goroutine writes while the test reads it.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
