@@ -9,8 +9,9 @@ import (
 )
 
 // Memory a bake process needs beside its rows and engine: the Go runtime,
-// the Temporal and S3 clients, parquet metadata.
-const baseBytes = 64 << 20
+// the Temporal and S3 clients, parquet metadata, and the writer's row group
+// of up to 64 MiB of floats (several small rows share one).
+const baseBytes = 64<<20 + 64<<20
 
 // MemoryNeed estimates the peak memory of baking MLPs of spec on threads CPU
 // threads and writing them as a dataset: the rows in flight (Stream holds a
