@@ -3,7 +3,6 @@ package dataset
 import (
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/whestbake/whestbake/internal/hostinfo"
@@ -59,9 +58,7 @@ func HostHardware() Hardware {
 		CPUCountLogical: runtime.NumCPU(),
 		GoVersion:       runtime.Version(),
 	}
-	if kb, err := strconv.ParseInt(strings.TrimSuffix(hostinfo.ProcField("/proc/meminfo", "MemTotal"), " kB"), 10, 64); err == nil {
-		h.RAMTotalBytes = kb * 1024
-	}
+	h.RAMTotalBytes = hostinfo.MemTotalBytes()
 	h.Platform = h.OS + "-" + h.OSRelease + "-" + h.Machine
 	return h
 }

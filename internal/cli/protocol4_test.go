@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/datasettest"
 )
 
 // whestbench's test salt (bytes 0..31, tests/test_seeds_v4.py) and its SHA-256.
@@ -95,7 +95,7 @@ func TestProtocolV4RoundTrip(t *testing.T) {
 			t.Errorf("row %d: name %q, want %q", i, r.Name, v4Names[i])
 		}
 		r.Name, old.Name = "", ""
-		if !equalRows(r, old) {
+		if !datasettest.SameRow(r, old) {
 			t.Errorf("row %d: 4.0 data differs from 3.0", i)
 		}
 	}
@@ -121,23 +121,6 @@ func TestProtocolV4RoundTrip(t *testing.T) {
 	if !strings.Contains(out, "published in metadata.json") || !strings.Contains(out, v4SaltDigest) || strings.Contains(out, v4Salt) {
 		t.Errorf("inspect:\n%s", out)
 	}
-}
-
-func equalRows(a, b dataset.Row) bool {
-	return a.MLPID == b.MLPID && a.Name == b.Name && a.Seed == b.Seed && math.Float64bits(a.AvgVariance) == math.Float64bits(b.AvgVariance) &&
-		a.Breakdown == b.Breakdown && bitsEqual(a.Weights, b.Weights) && bitsEqual(a.LayerMeans, b.LayerMeans) && bitsEqual(a.FinalMeans, b.FinalMeans)
-}
-
-func bitsEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // A withheld salt is written nowhere (salt_source env, its digest and ID

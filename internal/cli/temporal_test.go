@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/datasettest"
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/settings"
@@ -192,7 +193,7 @@ bake:
 				renamed++
 			}
 			r.Name, old.Name = "", ""
-			if !equalRows(r, old) {
+			if !datasettest.SameRow(r, old) {
 				t.Errorf("split %s row %d: 4.0 data differs from the 3.0 bake's", sd.Name, j)
 			}
 		}

@@ -4,10 +4,13 @@ package datasettest
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/whestbake/whestbake/dataset"
 )
 
 // SameParquet fails unless got and want hold the same parquet files with the
@@ -39,4 +42,14 @@ func SameParquet(t testing.TB, got, want string) {
 			t.Errorf("data/%s differs from the local bake (%d vs %d bytes)", n, len(a), len(b))
 		}
 	}
+}
+
+// SameRow reports whether two rows are equal bit for bit: floats are compared
+// by their bits, so a NaN equals itself and -0 differs from +0.
+func SameRow(a, b dataset.Row) bool {
+	bits32 := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
+	return a.MLPID == b.MLPID && a.Name == b.Name && a.Seed == b.Seed && a.Breakdown == b.Breakdown &&
+		math.Float64bits(a.AvgVariance) == math.Float64bits(b.AvgVariance) &&
+		slices.EqualFunc(a.Weights, b.Weights, bits32) && slices.EqualFunc(a.LayerMeans, b.LayerMeans, bits32) &&
+		slices.EqualFunc(a.FinalMeans, b.FinalMeans, bits32)
 }

@@ -48,10 +48,7 @@ func CPUBrand() string { return ProcField("/proc/cpuinfo", "model name") }
 // memory.max, or v1 memory.limit_in_bytes) where one is set, else the
 // machine's physical memory; 0 when neither can be read.
 func MemoryLimit() int64 {
-	phys := int64(0)
-	if kb, err := strconv.ParseInt(strings.TrimSuffix(ProcField("/proc/meminfo", "MemTotal"), " kB"), 10, 64); err == nil {
-		phys = kb * 1024
-	}
+	phys := MemTotalBytes()
 	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
 		b, err := os.ReadFile(p)
 		if err != nil {
