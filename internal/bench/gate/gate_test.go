@@ -109,6 +109,23 @@ func TestSpeedMarginAppliesToFileComparedSpeedOnly(t *testing.T) {
 	}
 }
 
+// MemoryMargin widens the gate for memory only: a peak a third higher (a
+// collector running late under load) passes, a doubled one (a row kept per
+// MLP) and a speed loss still fail.
+func TestMemoryMarginAppliesToMemoryOnly(t *testing.T) {
+	o := Options{MemoryMargin: 0.5}
+	base := []Metric{speed("vs numpy", 2.0), mem("late gc", 169), mem("kept rows", 169)}
+	run := []Metric{speed("vs numpy", 1.6), mem("late gc", 225), mem("kept rows", 340)}
+	got := map[string]Verdict{}
+	for _, r := range Compare(base, run, o).Rows {
+		got[r.Name] = r.Verdict
+	}
+	want := map[string]Verdict{"vs numpy": Regressed, "late gc": OK, "kept rows": Regressed}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+}
+
 // An in-run ratio is compared with 1 (the reference build beside it); the
 // baseline's A/A repetitions only lend their noise.
 func TestInRunRatioAgainstOneWithBaselineNoise(t *testing.T) {
