@@ -161,9 +161,12 @@ func mismatch(a, b []byte) int {
 	return len(a)
 }
 
-func (c *columnCursor) short(err error) error {
+func (c *columnCursor) short(err error) error { return shortColumn(c.spec, err) }
+
+// shortColumn words the end of a column chunk met while reading a row.
+func shortColumn(spec columnSpec, err error) error {
 	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("column %s has fewer values than the row count and declared shape need", c.spec.name)
+		return fmt.Errorf("column %s has fewer values than the row count and declared shape need", spec.name)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/bits"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -88,16 +89,19 @@ func checkFooter(f io.ReaderAt, size int64) error {
 // chunk's data pages must add up to what the footer records, which must be
 // what the declared shape needs for the row group's rows. Row buffers are
 // sized from the shape, so this ties them to counts the file states three
-// times over (features text, footer, page headers).
-func checkPages(f io.ReaderAt, size int64, meta *format.FileMetaData, width, depth int) error {
+// times over (features text, footer, page headers). It also reports, per
+// row group, which float-list chunks hold only uncompressed PLAIN v2 data
+// pages, which plainListCursor reads.
+func checkPages(f io.ReaderAt, size int64, meta *format.FileMetaData, width, depth int) (plain [][numColumns]bool, err error) {
 	var total int64
+	plain = make([][numColumns]bool, len(meta.RowGroups))
 	for g := range meta.RowGroups {
 		rg := &meta.RowGroups[g]
 		if len(rg.Columns) != numColumns {
-			return fmt.Errorf("row group %d has %d column chunks, expected %d", g, len(rg.Columns), numColumns)
+			return nil, fmt.Errorf("row group %d has %d column chunks, expected %d", g, len(rg.Columns), numColumns)
 		}
 		if rg.NumRows < 0 {
-			return fmt.Errorf("row group %d has %d rows", g, rg.NumRows)
+			return nil, fmt.Errorf("row group %d has %d rows", g, rg.NumRows)
 		}
 		total += rg.NumRows
 		for col := range rg.Columns {
@@ -108,65 +112,71 @@ func checkPages(f io.ReaderAt, size int64, meta *format.FileMetaData, width, dep
 			}
 			hi, want := bits.Mul64(uint64(rg.NumRows), uint64(perRow))
 			if hi != 0 || want != uint64(m.NumValues) {
-				return fmt.Errorf("row group %d column %s holds %d values, but %d rows of width %d, depth %d need %d each",
+				return nil, fmt.Errorf("row group %d column %s holds %d values, but %d rows of width %d, depth %d need %d each",
 					g, columns[col].name, m.NumValues, rg.NumRows, width, depth, perRow)
 			}
-			if err := checkChunkPages(f, size, m, columns[col]); err != nil {
-				return fmt.Errorf("row group %d column %s: %v", g, columns[col].name, err)
+			if plain[g][col], err = checkChunkPages(f, size, m, columns[col]); err != nil {
+				return nil, fmt.Errorf("row group %d column %s: %v", g, columns[col].name, err)
 			}
 		}
 	}
 	if total != meta.NumRows {
-		return fmt.Errorf("the footer records %d rows but its row groups hold %d", meta.NumRows, total)
+		return nil, fmt.Errorf("the footer records %d rows but its row groups hold %d", meta.NumRows, total)
 	}
-	return nil
+	return plain, nil
 }
 
-func checkChunkPages(f io.ReaderAt, size int64, m *format.ColumnMetaData, spec columnSpec) error {
+// checkChunkPages checks one column chunk's pages and reports whether it is
+// a float list of uncompressed PLAIN v2 data pages alone.
+func checkChunkPages(f io.ReaderAt, size int64, m *format.ColumnMetaData, spec columnSpec) (plain bool, err error) {
+	plain = spec.listDepth > 0 && spec.kind == parquet.Float && m.Type == format.Float && m.Codec == format.Uncompressed
 	start := m.DataPageOffset
 	if m.DictionaryPageOffset != 0 { // where parquet-go starts reading
 		start = m.DictionaryPageOffset
 	}
 	if start < int64(len(parquetMagic)) || start > size || m.TotalCompressedSize < 0 || m.TotalCompressedSize > size-start {
-		return fmt.Errorf("its pages at [%d, +%d) are not inside the %d-byte file", start, m.TotalCompressedSize, size)
+		return false, fmt.Errorf("its pages at [%d, +%d) are not inside the %d-byte file", start, m.TotalCompressedSize, size)
 	}
 	end := start + m.TotalCompressedSize
 	var values int64
 	for off := start; off < end; {
 		h, n, err := readPageHeader(f, off, end)
 		if err != nil {
-			return fmt.Errorf("page header at offset %d: %v", off, err)
+			return false, fmt.Errorf("page header at offset %d: %v", off, err)
 		}
 		off += int64(n)
 		p := pageBody{f: f, off: off, size: int64(h.CompressedPageSize), inflated: int64(h.UncompressedPageSize), codec: m.Codec}
 		if p.size < 0 || p.size > end-off {
-			return fmt.Errorf("page at offset %d claims %d bytes, %d are left in the column chunk", off, p.size, end-off)
+			return false, fmt.Errorf("page at offset %d claims %d bytes, %d are left in the column chunk", off, p.size, end-off)
 		}
 		if p.inflated < 0 || p.inflated > maxInflated(m.Codec, p.size) {
-			return fmt.Errorf("page at offset %d claims to inflate from %d to %d bytes with %v", off, p.size, p.inflated, m.Codec)
+			return false, fmt.Errorf("page at offset %d claims to inflate from %d to %d bytes with %v", off, p.size, p.inflated, m.Codec)
 		}
 		// parquet-go reads the header its type names, a zero value when absent.
 		switch {
 		case h.Type == format.DataPageV2 && h.DataPageHeaderV2.Valid:
 			err = p.checkV2(&h.DataPageHeaderV2.V, spec)
 			values += int64(h.DataPageHeaderV2.V.NumValues)
+			plain = plain && h.DataPageHeaderV2.V.Encoding == format.Plain
 		case h.Type == format.DataPage && h.DataPageHeader.Valid:
 			err = p.checkV1(&h.DataPageHeader.V, spec)
 			values += int64(h.DataPageHeader.V.NumValues)
+			plain = false
 		case h.Type == format.DictionaryPage && h.DictionaryPageHeader.Valid:
 			err = p.checkDictionary(&h.DictionaryPageHeader.V)
+			plain = false
 		default:
 			err = fmt.Errorf("is a %v page without that type's header, or not a data or dictionary page", h.Type)
 		}
 		if err != nil {
-			return fmt.Errorf("page at offset %d: %v", off, err)
+			return false, fmt.Errorf("page at offset %d: %v", off, err)
 		}
 		off += p.size
 	}
 	if values != m.NumValues {
-		return fmt.Errorf("its data pages hold %d values, the footer records %d", values, m.NumValues)
+		return false, fmt.Errorf("its data pages hold %d values, the footer records %d", values, m.NumValues)
 	}
-	return nil
+	return plain, nil
 }
 
 // pageBody is one page of a column chunk: size bytes at off in f, which

@@ -30,6 +30,26 @@ func TestWriterMatchesParquetGo(t *testing.T) {
 	}
 }
 
+// A row group of one row (an MLP above the row-group bound, 64 MiB of
+// floats) is streamed from the row to the file rather than buffered; its
+// bytes must be the same, whether the weights fill a page on their own
+// (256×8) or not (64×4). The bound is lowered so that parquet-go can write
+// the reference in the test's time and memory.
+func TestWriterMatchesParquetGoOneRowGroups(t *testing.T) {
+	defer func(b int64) { rowGroupFloatBytes = b }(rowGroupFloatBytes)
+	rowGroupFloatBytes = 64 << 10
+	for _, shape := range []bakeapi.Spec{{Width: 256, Depth: 8}, {Width: 64, Depth: 4}} {
+		if n := rowsPerGroup(shape.Width, shape.Depth); n != 1 {
+			t.Fatalf("%d×%d: %d rows per group, want 1", shape.Width, shape.Depth, n)
+		}
+		t.Run(fmt.Sprintf("%dx%d", shape.Width, shape.Depth), func(t *testing.T) {
+			rows := testRows(shape, 0, 3)
+			rows[1].Weights[7], rows[2].LayerMeans[0] = float32(math.NaN()), float32(math.Copysign(0, -1))
+			checkMatchesOracle(t, shape, rows)
+		})
+	}
+}
+
 // Page and chunk statistics must treat NaN, signed zeros and infinities as
 // parquet-go does, whichever page or row they fall in.
 func TestWriterMatchesParquetGoSpecialFloats(t *testing.T) {

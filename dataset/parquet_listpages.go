@@ -103,7 +103,7 @@ func (c *listChunk) writeRow(vals []float32) {
 		// A row that fills a page on its own (a large MLP's weights) is
 		// encoded straight from the caller's array: copying it into c.page
 		// first would hold the row twice more.
-		c.encodePage(vals, 1)
+		_ = c.encodePage(vals, 1, nil) // buffered: cannot fail
 		return
 	}
 	c.page = append(c.page, vals...)
@@ -118,7 +118,10 @@ func (c *listChunk) levelsOf(rows int) *pageLevels {
 		return lv
 	}
 	n := rows * len(c.reps)
-	reps := bytes.Repeat(c.reps, rows)
+	reps := c.reps
+	if rows > 1 {
+		reps = bytes.Repeat(c.reps, rows)
+	}
 	defs := bytes.Repeat([]byte{c.maxDef}, n)
 	lv := &pageLevels{repHist: make([]int64, c.maxRep+1), defHist: make([]int64, c.maxDef+1)}
 	lv.reps, _ = (&rle.Encoding{BitWidth: bits.Len8(c.maxRep)}).EncodeLevels(nil, reps)
@@ -136,25 +139,33 @@ func (c *listChunk) flushPage() {
 	if c.pageRows == 0 {
 		return
 	}
-	c.encodePage(c.page, c.pageRows)
+	_ = c.encodePage(c.page, c.pageRows, nil) // buffered: cannot fail
 	c.page = c.page[:0]
 	c.pageRows = 0
 }
 
-// encodePage appends a page of rows rows whose values are vals.
-func (c *listChunk) encodePage(vals []float32, rows int) {
+// encodePage adds a page of rows rows whose values are vals to the row
+// group. With emit nil the page is buffered for writeTo; otherwise it is
+// written through emit at once, its values straight from vals.
+func (c *listChunk) encodePage(vals []float32, rows int, emit func([]byte) error) error {
 	lv := c.levelsOf(rows)
 	n := int64(len(vals))
 	page := parquet.FloatType.NewPage(c.col, len(vals), encoding.FloatValues(vals))
 	minV, maxV, ok := page.Bounds()
-	// Encoded in place at the end of c.values, saving a page-sized copy.
-	// The first page grows it to a whole row group: growing by append's
-	// doubling would leave up to twice that allocated, and hold the old and
-	// the new copy together while it copies (a 64 MiB group peaked at 192).
-	start := len(c.values)
-	c.values = slices.Grow(c.values, max(4*len(vals), c.groupBytes-start))
-	body, _ := (&plain.Encoding{}).EncodeFloat(c.values[start:start], vals)
-	c.values = c.values[:start+len(body)]
+	var body []byte
+	if emit != nil {
+		body = plainFloats(vals)
+	} else {
+		// Encoded in place at the end of c.values, saving a page-sized
+		// copy. The first page grows it to a whole row group: growing by
+		// append's doubling would leave up to twice that allocated, and
+		// hold the old and the new copy together while it copies (a 64 MiB
+		// group peaked at 192).
+		start := len(c.values)
+		c.values = slices.Grow(c.values, max(4*len(vals), c.groupBytes-start))
+		body, _ = (&plain.Encoding{}).EncodeFloat(c.values[start:start], vals)
+		c.values = c.values[:start+len(body)]
+	}
 
 	crc := crc32.Update(0, crc32.IEEETable, lv.reps)
 	crc = crc32.Update(crc, crc32.IEEETable, lv.defs)
@@ -191,7 +202,9 @@ func (c *listChunk) encodePage(vals []float32, rows int) {
 		CompressedPageSize: total,
 		FirstRowIndex:      c.numRows,
 	})
-	c.heads = append(c.heads, pageHead{bytes.Clone(c.header.Bytes()), lv, len(body)})
+	if emit == nil {
+		c.heads = append(c.heads, pageHead{bytes.Clone(c.header.Bytes()), lv, len(body)})
+	}
 
 	c.indexer.IndexPage(n, 0, minV, maxV)
 	c.meta.NumValues += n
@@ -215,6 +228,15 @@ func (c *listChunk) encodePage(vals []float32, rows int) {
 	c.pageDefHist = append(c.pageDefHist, lv.defHist...)
 	c.meta.TotalUncompressedSize += int64(total)
 	c.meta.TotalCompressedSize += int64(total)
+	if emit == nil {
+		return nil
+	}
+	for _, b := range [...][]byte{c.header.Bytes(), lv.reps, lv.defs, body} {
+		if err := emit(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finish closes the row group's last page and fills in its column chunk

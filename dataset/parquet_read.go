@@ -13,13 +13,18 @@ import (
 // each against the shape the file declares. Any problem is an
 // *InvalidDatasetError naming the file.
 type ParquetReader struct {
-	path   string
-	file   *os.File
-	pf     *parquet.File
-	width  int
-	depth  int
-	group  int                // next row group to open
-	cols   []*columnCursor    // current row group's columns, nil between groups
+	path  string
+	file  *os.File
+	pf    *parquet.File
+	width int
+	depth int
+	group int             // next row group to open
+	cols  []*columnCursor // current row group's columns, nil between groups
+	// plain marks the float-list chunks of each row group that hold only
+	// uncompressed PLAIN v2 pages (checkPages), which lists reads without
+	// parquet-go; cols has nil there.
+	plain  [][numColumns]bool
+	lists  [numColumns]*plainListCursor
 	left   int64              // rows of the current group not yet read
 	reps   [numColumns][]byte // expected repetition levels of one row, per list column
 	nRead  int64
@@ -68,7 +73,7 @@ func (r *ParquetReader) open() error {
 	if r.width, r.depth, err = shapeFromFeatures(text); err != nil {
 		return invalidf("parquet file %s: %q key-value metadata %v. Re-bake it with whestbake or whestbench.", r.path, hfMetadataKey, err)
 	}
-	if err := checkPages(r.file, st.Size(), r.pf.Metadata(), r.width, r.depth); err != nil {
+	if r.plain, err = checkPages(r.file, st.Size(), r.pf.Metadata(), r.width, r.depth); err != nil {
 		return r.corrupt(err)
 	}
 	// Without rows the declared shape is never used and may be anything
@@ -150,10 +155,17 @@ func (r *ParquetReader) next(row *Row) error {
 			}
 		}
 		rg := r.pf.RowGroups()[r.group]
+		meta := &r.pf.Metadata().RowGroups[r.group]
+		plain := r.plain[r.group]
 		r.group++
 		cols := make([]*columnCursor, numColumns)
 		err := parquetCall(func() error {
 			for i, cc := range rg.ColumnChunks() {
+				if plain[i] {
+					m := &meta.Columns[i].MetaData
+					r.lists[i] = newPlainListCursor(columns[i], r.file, m.DataPageOffset, m.TotalCompressedSize)
+					continue
+				}
 				cols[i] = newColumnCursor(columns[i], cc.Pages())
 			}
 			return nil
@@ -175,19 +187,29 @@ func (r *ParquetReader) next(row *Row) error {
 // rows and releases its pages.
 func (r *ParquetReader) endGroup() error {
 	defer r.closeGroup()
-	for _, c := range r.cols {
-		if err := c.finish(); err != nil {
+	for col := range numColumns {
+		var err error
+		if c := r.lists[col]; c != nil {
+			err = c.finish()
+		} else {
+			err = r.cols[col].finish()
+		}
+		if err != nil {
 			return invalidf("parquet file %s, row group %d: %v. Re-bake or re-download it.", r.path, r.group-1, err)
 		}
 	}
 	return nil
 }
 
+// closeGroup releases the row group's pages.
 func (r *ParquetReader) closeGroup() {
 	for _, c := range r.cols {
-		c.close()
+		if c != nil {
+			c.close()
+		}
 	}
 	r.cols = nil
+	r.lists = [numColumns]*plainListCursor{}
 }
 
 // readRow decodes one row, insisting on exactly the nesting the writer
@@ -201,7 +223,13 @@ func (r *ParquetReader) readRow(row *Row) error {
 	lists := [numColumns][]float32{colWeights: row.Weights, colLayerMeans: row.LayerMeans, colFinalMeans: row.FinalMeans}
 	for col, c := range r.cols {
 		if columns[col].listDepth > 0 {
-			if err := c.readList(lists[col], r.reps[col]); err != nil {
+			var err error
+			if pc := r.lists[col]; pc != nil {
+				err = pc.readList(lists[col], r.reps[col])
+			} else {
+				err = c.readList(lists[col], r.reps[col])
+			}
+			if err != nil {
 				return fmt.Errorf("row mlp_id=%d: %v", row.MLPID, err)
 			}
 			continue

@@ -23,10 +23,12 @@ const createdBy = "whestbake (parquet-go v0.32.0)"
 // convert a nested column whose row group decodes into a chunked array, so
 // groups stay modest: 64 rows of a small shape, and down to one row when a
 // single MLP is larger than the bound (width 1024 × depth 16 is 67 MB).
-const (
-	rowGroupFloatBytes = 64 << 20
-	maxRowsPerGroup    = 64
-)
+const maxRowsPerGroup = 64
+
+// rowGroupFloatBytes is a variable only so that tests can reach one-row
+// groups, which the writer streams (flushGroup), with shapes small enough
+// for parquet-go's own writer to serve as their oracle.
+var rowGroupFloatBytes int64 = 64 << 20
 
 func rowsPerGroup(w, d int) int64 {
 	rowBytes := 4 * int64(d*w*w+d*w+w)
@@ -127,7 +129,9 @@ func (pw *ParquetWriter) writeRow(r *Row) error {
 	cols := pw.scalars.ColumnWriters()
 	for col := range numColumns {
 		if lc := pw.lists[col]; lc != nil {
-			lc.writeRow(listOf(r, col))
+			if pw.perGroup > 1 {
+				lc.writeRow(listOf(r, col))
+			}
 			pw.vals = append(pw.vals[:0], parquet.NullValue().Level(0, 0, col))
 		} else {
 			pw.vals = append(pw.vals[:0], scalarValue(r, col))
@@ -143,14 +147,21 @@ func (pw *ParquetWriter) writeRow(r *Row) error {
 	// A full row group is written out now rather than on the next row, so
 	// that at most one is ever buffered.
 	if pw.inGroup++; pw.inGroup == pw.perGroup {
-		return pw.flushGroup()
+		if pw.perGroup == 1 {
+			return pw.flushGroup(r)
+		}
+		return pw.flushGroup(nil)
 	}
 	return nil
 }
 
 // flushGroup writes the current row group: scalar chunks copied from the
-// scratch file, list chunks from their encoders, in schema order.
-func (pw *ParquetWriter) flushGroup() error {
+// scratch file, list chunks from their encoders, in schema order. A group
+// of one row (a large MLP) is passed as row, and its list pages are encoded
+// straight from its arrays to the output: each list chunk is then the one
+// page holding the row, as writeRow and finish would have cut it, and
+// buffering it would hold the row twice (64 MiB at width 1024 × depth 16).
+func (pw *ParquetWriter) flushGroup(row *Row) error {
 	if err := pw.scalars.Close(); err != nil {
 		return err
 	}
@@ -182,6 +193,11 @@ func (pw *ParquetWriter) flushGroup() error {
 		cc := src.Columns[col]
 		start := pw.offset
 		if lc := pw.lists[col]; lc != nil {
+			if row != nil {
+				if err := lc.encodePage(listOf(row, col), 1, pw.emit); err != nil {
+					return err
+				}
+			}
 			lc.finish(&cc.MetaData, &cis[col], &ois[col])
 			for j := range ois[col].PageLocations {
 				ois[col].PageLocations[j].Offset += start
@@ -240,8 +256,8 @@ func (pw *ParquetWriter) Close() error {
 }
 
 func (pw *ParquetWriter) close() error {
-	if pw.inGroup > 0 {
-		if err := pw.flushGroup(); err != nil {
+	if pw.inGroup > 0 { // only groups of several rows are left open
+		if err := pw.flushGroup(nil); err != nil {
 			return err
 		}
 	}
