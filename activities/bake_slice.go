@@ -121,10 +121,14 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	defer stop(nil)
 	go a.beat(ctx, runCtx, hb, stop)
 
-	// Step 3. Every MLP of the slice, in order.
+	// Step 3. Every MLP of the slice, in order. One weights array serves
+	// every MLP here and every row in step 4: a fresh one each time would
+	// leave the collector a row of garbage per MLP (64 MiB at width 1024 ×
+	// depth 16) and let the heap grow to twice the live rows.
+	weights := make([]float32, spec.Depth*spec.Width*spec.Width)
 	results := make([]mlpResult, 0, in.End-in.Start)
 	for _, m := range ids {
-		r, how, err := a.bakeMLP(runCtx, b, in, spec, m, desc, hb, log)
+		r, how, err := a.bakeMLP(runCtx, b, in, spec, m, weights, desc, hb, log)
 		if err != nil {
 			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 				return out, cause // stalled engine or stopping worker: a retryable error with its reason
@@ -154,7 +158,7 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	md := bake.Metadata(plan, desc, recordedOrNow(in.CreatedAt))
 	err = dataset.WriteDirStream(local, md, spec, func(write func(dataset.Row) error) error {
 		for i, r := range results {
-			row, err := resultRow(spec, ids[i], r)
+			row, err := resultRow(spec, ids[i], r, weights)
 			if err != nil {
 				return err
 			}
@@ -222,7 +226,7 @@ func workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
 
 // bakeMLP returns the MLP's result, from the store if an earlier attempt
 // finished it, else by running the engine from its last checkpoint.
-func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSliceInput, spec bakeapi.Spec, m bake.MLP, desc gpuengine.Description, hb *heartbeat, log tlog.Logger) (mlpResult, string, error) {
+func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSliceInput, spec bakeapi.Spec, m bake.MLP, weights []float32, desc gpuengine.Description, hb *heartbeat, log tlog.Logger) (mlpResult, string, error) {
 	resKey := b.MLPResult(in.Split, m.Index)
 	hb.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
 	if data, err := a.Store.Get(ctx, resKey); err == nil {
@@ -258,7 +262,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return mlpResult{}, "", storeErr(err)
 	}
-	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
+	w, err := seeds.WeightsInto(weights, spec.Width, spec.Depth, m.Streams.Weight)
 	if err != nil {
 		return mlpResult{}, "", fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
@@ -329,8 +333,10 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	return r, how, nil
 }
 
-func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult) (dataset.Row, error) {
-	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
+// resultRow is MLP m's row from its stored result, its weights recomputed
+// into weights.
+func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult, weights []float32) (dataset.Row, error) {
+	w, err := seeds.WeightsInto(weights, spec.Width, spec.Depth, m.Streams.Weight)
 	if err != nil {
 		return dataset.Row{}, err
 	}

@@ -74,6 +74,6 @@ func benchRead(b *testing.B, shape bakeapi.Spec, n int) {
 
 // scanRows reads every row without keeping them, as merge does.
 func scanRows(path string) error {
-	_, _, err := scanParquet(path, func(Row) error { return nil })
+	_, _, err := scanParquet(path, new(Row), func(Row) error { return nil })
 	return err
 }

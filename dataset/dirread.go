@@ -119,22 +119,23 @@ func parquetShape(path string) (width, depth int, err error) {
 // from visit stops the scan and is returned as it is. A split's row count is checked after its rows were
 // visited, so act on what visit saw only once Scan returns nil.
 func (d *Dir) Scan(visit func(*SplitData, Row) error) error {
+	var row Row // shared by every file
 	for i := range d.Splits {
-		if err := d.scanSplit(&d.Splits[i], &d.Info.Splits[i], visit); err != nil {
+		if err := d.scanSplit(&d.Splits[i], &d.Info.Splits[i], &row, visit); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, visit func(*SplitData, Row) error) error {
+func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, row *Row, visit func(*SplitData, Row) error) error {
 	var nextID int64
 	if d.Info.IsPartial {
 		nextID = d.Info.MLPRange[0]
 	}
 	sd.NMLPs = 0
 	for _, path := range sd.Files {
-		_, _, err := scanParquet(path, func(r Row) error {
+		_, _, err := scanParquet(path, row, func(r Row) error {
 			if int64(r.MLPID) != nextID {
 				return invalidf("%s row %d has mlp_id=%d, expected %d: rows must hold consecutive MLP indices", path, sd.NMLPs, r.MLPID, nextID)
 			}

@@ -85,9 +85,10 @@ func Merge(inputs []string, out string, mergedAt time.Time) error {
 	spec := bakeapi.Spec{Width: partials[0].width, Depth: partials[0].depth}
 	return writeSingleSplit(out, md, spec, func(pw *ParquetWriter) (int, error) {
 		n := 0
+		var row Row // shared by the partials
 		for _, p := range partials {
 			next := p.start
-			_, _, err := scanParquet(p.file, func(r Row) error {
+			_, _, err := scanParquet(p.file, &row, func(r Row) error {
 				if int64(r.MLPID) != next {
 					return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d but mlp_range [%d, %d) puts MLP %d there; re-bake this partial", p.dir, next-p.start, r.MLPID, p.start, p.end, next)}
 				}

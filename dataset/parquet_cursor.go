@@ -25,6 +25,7 @@ type columnCursor struct {
 	dict   []parquet.Value // reused read buffer for dictionary-encoded float pages
 	owned  []float32       // reused copy of dictionary-decoded floats
 	page   parquet.Page    // current page, released when the next one is read
+	want   []byte          // expected repetition levels of a stretch of values
 }
 
 func newColumnCursor(spec columnSpec, pages parquet.Pages) *columnCursor {
@@ -128,26 +129,36 @@ func (c *columnCursor) readScalar() (parquet.Value, error) {
 	return v, nil
 }
 
-// readList fills out with the next row's list values. want is the row's
-// expected repetition levels: its nesting is fixed by the shape, so a
-// byte comparison validates every list length at once.
-func (c *columnCursor) readList(out []float32, want []byte) error {
+// readList fills out with the next row's list values. strides give the
+// row's nesting (fillReps), fixed by the shape, so a byte comparison with
+// the expected levels validates every list length at once.
+func (c *columnCursor) readList(out []float32, strides []int) error {
 	for k := 0; k < len(out); {
 		if c.pos == c.n {
 			if err := c.nextPage(); err != nil {
 				return c.short(err)
 			}
 		}
-		m := min(len(out)-k, c.n-c.pos)
-		got := c.reps[c.pos : c.pos+m]
-		if exp := want[k : k+m]; !bytes.Equal(got, exp) {
-			i := mismatch(got, exp)
-			return fmt.Errorf("column %s value %d has repetition level %d, expected %d (a list of the wrong length)",
-				c.spec.name, k+i, got[i], exp[i])
+		m := min(len(out)-k, c.n-c.pos, levelStretch)
+		c.want = grow(c.want, m)
+		if err := checkReps(c.spec, c.reps[c.pos:c.pos+m], c.want, k, strides); err != nil {
+			return err
 		}
 		copy(out[k:], c.floats[c.pos:c.pos+m])
 		k += m
 		c.pos += m
+	}
+	return nil
+}
+
+// checkReps compares got, the repetition levels of values k onwards of a
+// row, with the expected ones, which it writes into want (as long as got).
+func checkReps(spec columnSpec, got, want []byte, k int, strides []int) error {
+	fillReps(want, k, strides)
+	if !bytes.Equal(got, want) {
+		i := mismatch(got, want)
+		return fmt.Errorf("column %s value %d has repetition level %d, expected %d (a list of the wrong length)",
+			spec.name, k+i, got[i], want[i])
 	}
 	return nil
 }
@@ -192,18 +203,32 @@ func (c *columnCursor) close() {
 }
 
 // repPattern is the repetition levels of one full row of a list column
-// whose elements hold strides[j] leaf values at nesting level j: 0 starts
-// the row, and a value whose index is a multiple of strides[j] (and of no
-// outer stride) starts a new element at level j, which is level j+1.
+// whose elements hold strides[j] leaf values at nesting level j (fillReps).
 func repPattern(n int, strides []int) []byte {
-	p := bytes.Repeat([]byte{byte(len(strides))}, n)
+	p := make([]byte, n)
+	fillReps(p, 0, strides)
+	return p
+}
+
+// fillReps writes the repetition levels of values [k, k+len(dst)) of one
+// row of a list column whose elements hold strides[j] leaf values at nesting
+// level j: 0 starts the row, and a value whose index is a multiple of
+// strides[j] (and of no outer stride) starts a new element at level j,
+// which is level j+1. Readers check a row's levels a stretch at a time
+// against it rather than against a whole row's (16 MiB of weights at width
+// 1024 × depth 16).
+func fillReps(dst []byte, k int, strides []int) {
+	for i := range dst {
+		dst[i] = byte(len(strides))
+	}
+	end := k + len(dst)
 	for j := len(strides) - 2; j >= 0; j-- { // outer levels overwrite inner ones
-		for k := 0; k < n; k += strides[j] {
-			p[k] = byte(j + 1)
+		s := strides[j]
+		for p := (k + s - 1) / s * s; p < end; p += s {
+			dst[p-k] = byte(j + 1)
 		}
 	}
-	if n > 0 {
-		p[0] = 0
+	if k == 0 && len(dst) > 0 {
+		dst[0] = 0
 	}
-	return p
 }

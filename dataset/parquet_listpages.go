@@ -24,9 +24,10 @@ type listChunk struct {
 	col      int
 	maxRep   byte
 	maxDef   byte
-	reps     []byte // repetition levels of one row
-	rowSize  int64  // what one row adds to parquet-go's column buffer Size
-	pageSize int64  // parquet-go cuts a page once Size reaches this
+	strides  []int // the row's nesting (fillReps)
+	rowLen   int   // values in one row
+	rowSize  int64 // what one row adds to parquet-go's column buffer Size
+	pageSize int64 // parquet-go cuts a page once Size reaches this
 	// groupBytes is the PLAIN size of a full row group's values, which
 	// values is grown to at once.
 	groupBytes int
@@ -66,16 +67,17 @@ type pageLevels struct {
 	repHist, defHist []int64
 }
 
-func newListChunk(col int, reps []byte, pageBufferSize int, groupRows int64) *listChunk {
+func newListChunk(col int, rowLen int, strides []int, pageBufferSize int, groupRows int64) *listChunk {
 	c := &listChunk{
 		col:        col,
 		maxRep:     byte(columns[col].listDepth),
 		maxDef:     byte(columns[col].maxDef()),
-		reps:       reps,
-		groupBytes: int(groupRows) * 4 * len(reps),
+		strides:    strides,
+		rowLen:     rowLen,
+		groupBytes: int(groupRows) * 4 * rowLen,
 		// repeatedColumnBuffer.Size: 8 bytes of row offsets, one repetition
 		// and one definition level byte and 4 float bytes per value.
-		rowSize: 8 + 6*int64(len(reps)),
+		rowSize: 8 + 6*int64(rowLen),
 		// ColumnWriter.bufferSize.
 		pageSize: int64(int32(float64(pageBufferSize) * 0.98)),
 		levels:   map[int]*pageLevels{},
@@ -117,10 +119,13 @@ func (c *listChunk) levelsOf(rows int) *pageLevels {
 	if lv := c.levels[rows]; lv != nil {
 		return lv
 	}
-	n := rows * len(c.reps)
-	reps := c.reps
+	// The plain levels are built only for this: a row's are as large as
+	// its weights (16 MiB at width 1024 × depth 16), and only the encoded
+	// ones, a few bytes, are kept.
+	n := rows * c.rowLen
+	reps := repPattern(c.rowLen, c.strides)
 	if rows > 1 {
-		reps = bytes.Repeat(c.reps, rows)
+		reps = bytes.Repeat(reps, rows)
 	}
 	defs := bytes.Repeat([]byte{c.maxDef}, n)
 	lv := &pageLevels{repHist: make([]int64, c.maxRep+1), defHist: make([]int64, c.maxDef+1)}

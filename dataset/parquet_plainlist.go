@@ -39,6 +39,7 @@ type plainListCursor struct {
 	bufPos int
 	levels []byte // the current page's encoded levels
 	scrap  []byte // decoded levels of a stretch of values
+	want   []byte // expected repetition levels of the stretch
 }
 
 // levelStretch is how many levels are decoded and checked at a time.
@@ -112,8 +113,8 @@ func (c *plainListCursor) checkCRC() error {
 
 // readList fills out with the next row's list values, checking that every
 // value is present (definition levels at the maximum) and that the nesting
-// is want, the row's expected repetition levels.
-func (c *plainListCursor) readList(out []float32, want []byte) error {
+// is that of strides (fillReps).
+func (c *plainListCursor) readList(out []float32, strides []int) error {
 	for k := 0; k < len(out); {
 		if c.left == 0 {
 			if err := c.nextPage(len(out) - k); err != nil {
@@ -121,7 +122,7 @@ func (c *plainListCursor) readList(out []float32, want []byte) error {
 			}
 		}
 		m := min(len(out)-k, c.left)
-		if err := c.checkLevels(k, want[k:k+m]); err != nil {
+		if err := c.checkLevels(k, m, strides); err != nil {
 			return err
 		}
 		if c.buffered {
@@ -140,13 +141,13 @@ func (c *plainListCursor) readList(out []float32, want []byte) error {
 	return nil
 }
 
-// checkLevels decodes the levels of the next len(want) values, value k of
-// the row onwards.
-func (c *plainListCursor) checkLevels(k int, want []byte) error {
+// checkLevels decodes and checks the levels of the next m values, value k
+// of the row onwards.
+func (c *plainListCursor) checkLevels(k, m int, strides []int) error {
 	def := byte(c.spec.maxDef())
-	for len(want) > 0 {
-		n := min(len(want), levelStretch)
-		c.scrap = grow(c.scrap, n)
+	for end := k + m; k < end; {
+		n := min(end-k, levelStretch)
+		c.scrap, c.want = grow(c.scrap, n), grow(c.want, n)
 		if err := c.defs.read(c.scrap); err != nil {
 			return fmt.Errorf("column %s definition levels: %v", c.spec.name, err)
 		}
@@ -156,12 +157,10 @@ func (c *plainListCursor) checkLevels(k int, want []byte) error {
 		if err := c.reps.read(c.scrap); err != nil {
 			return fmt.Errorf("column %s repetition levels: %v", c.spec.name, err)
 		}
-		if !bytes.Equal(c.scrap, want[:n]) {
-			i := mismatch(c.scrap, want[:n])
-			return fmt.Errorf("column %s value %d has repetition level %d, expected %d (a list of the wrong length)",
-				c.spec.name, k+i, c.scrap[i], want[i])
+		if err := checkReps(c.spec, c.scrap, c.want, k, strides); err != nil {
+			return err
 		}
-		want, k = want[n:], k+n
+		k += n
 	}
 	return nil
 }

@@ -137,3 +137,37 @@ func TestPlainListsRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// Any stretch of expected repetition levels is Dremel's for a depth × width
+// × width list: a value starts the row (0), a layer (1), a matrix row (2) or
+// continues one (3).
+func TestFillRepsIsDremels(t *testing.T) {
+	const d, w = 3, 5
+	var all []byte
+	for l := range d {
+		for i := range w {
+			for j := range w {
+				switch {
+				case j > 0:
+					all = append(all, 3)
+				case i > 0:
+					all = append(all, 2)
+				case l > 0:
+					all = append(all, 1)
+				default:
+					all = append(all, 0)
+				}
+			}
+		}
+	}
+	strides := listStrides(w)[colWeights]
+	for k := range all {
+		for n := 0; k+n <= len(all); n += 7 {
+			got := make([]byte, n)
+			fillReps(got, k, strides)
+			if !bytes.Equal(got, all[k:k+n]) {
+				t.Fatalf("levels [%d, %d) = %v, want %v", k, k+n, got, all[k:k+n])
+			}
+		}
+	}
+}

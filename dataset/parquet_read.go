@@ -23,12 +23,12 @@ type ParquetReader struct {
 	// plain marks the float-list chunks of each row group that hold only
 	// uncompressed PLAIN v2 pages (checkPages), which lists reads without
 	// parquet-go; cols has nil there.
-	plain  [][numColumns]bool
-	lists  [numColumns]*plainListCursor
-	left   int64              // rows of the current group not yet read
-	reps   [numColumns][]byte // expected repetition levels of one row, per list column
-	nRead  int64
-	closed bool
+	plain   [][numColumns]bool
+	lists   [numColumns]*plainListCursor
+	left    int64             // rows of the current group not yet read
+	strides [numColumns][]int // each list column's nesting (fillReps)
+	nRead   int64
+	closed  bool
 }
 
 // OpenParquet opens path and checks its footer, its column layout and its
@@ -73,6 +73,7 @@ func (r *ParquetReader) open() error {
 	if r.width, r.depth, err = shapeFromFeatures(text); err != nil {
 		return invalidf("parquet file %s: %q key-value metadata %v. Re-bake it with whestbake or whestbench.", r.path, hfMetadataKey, err)
 	}
+	r.strides = listStrides(r.width)
 	if r.plain, err = checkPages(r.file, st.Size(), r.pf.Metadata(), r.width, r.depth); err != nil {
 		return r.corrupt(err)
 	}
@@ -141,18 +142,6 @@ func (r *ParquetReader) next(row *Row) error {
 				return r.corrupt(fmt.Errorf("footer records %d rows but the row groups hold %d", r.pf.NumRows(), r.nRead))
 			}
 			return io.EOF
-		}
-		if r.group == 0 && r.pf.NumRows() > 0 {
-			// Built with the first row, not at open: a row's levels are as
-			// large as its weights (16 MiB at width 1024 × depth 16), and
-			// Open reads every shard's footer without reading rows. Never
-			// for a file without rows, whose declared shape checkPages could
-			// not tie to any values.
-			for col, strides := range listStrides(r.width) {
-				if strides != nil {
-					r.reps[col] = repPattern(listLen(col, r.width, r.depth), strides)
-				}
-			}
 		}
 		rg := r.pf.RowGroups()[r.group]
 		meta := &r.pf.Metadata().RowGroups[r.group]
@@ -225,9 +214,9 @@ func (r *ParquetReader) readRow(row *Row) error {
 		if columns[col].listDepth > 0 {
 			var err error
 			if pc := r.lists[col]; pc != nil {
-				err = pc.readList(lists[col], r.reps[col])
+				err = pc.readList(lists[col], r.strides[col])
 			} else {
-				err = c.readList(lists[col], r.reps[col])
+				err = c.readList(lists[col], r.strides[col])
 			}
 			if err != nil {
 				return fmt.Errorf("row mlp_id=%d: %v", row.MLPID, err)
@@ -277,7 +266,7 @@ func (r *ParquetReader) Close() error {
 // ReadParquet reads a whole whestbench parquet file. Width and depth come
 // from the file's huggingface features and every row is checked against them.
 func ReadParquet(path string) (width, depth int, rows []Row, err error) {
-	width, depth, err = scanParquet(path, func(r Row) error {
+	width, depth, err = scanParquet(path, new(Row), func(r Row) error {
 		rows = append(rows, r.clone())
 		return nil
 	})
@@ -288,25 +277,25 @@ func ReadParquet(path string) (width, depth int, rows []Row, err error) {
 }
 
 // scanParquet calls visit for each row of path in order and returns the
-// file's width and depth. Only one decoded row is held at a time: its
-// arrays are reused for the next row once visit returns, so visit copies
-// what it keeps (Row.clone).
-func scanParquet(path string, visit func(Row) error) (width, depth int, err error) {
+// file's width and depth. Only one decoded row is held at a time, in row:
+// its arrays are reused for the next row once visit returns, so visit
+// copies what it keeps (Row.clone). A caller scanning several files passes
+// the same row to each, so that they share one row's arrays.
+func scanParquet(path string, row *Row, visit func(Row) error) (width, depth int, err error) {
 	r, err := OpenParquet(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer r.Close()
-	var row Row
 	for {
-		err := r.next(&row)
+		err := r.next(row)
 		if errors.Is(err, io.EOF) {
 			return r.Width(), r.Depth(), nil
 		}
 		if err != nil {
 			return 0, 0, err
 		}
-		if err := visit(row); err != nil {
+		if err := visit(*row); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -367,7 +367,7 @@ func TestReadRejectsWrongNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw.lists[colWeights].reps = repPattern(32, []int{8, 4, 1})
+	pw.lists[colWeights].strides = []int{8, 4, 1}
 	if err := pw.Write(testRows(shape, 0, 2)...); err != nil {
 		t.Fatal(err)
 	}

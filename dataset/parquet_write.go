@@ -102,7 +102,7 @@ func NewParquetWriter(out io.Writer, spec bakeapi.Spec) (*ParquetWriter, error) 
 	pw := &ParquetWriter{width: w, depth: d, cfg: cfg, out: out, perGroup: rowsPerGroup(w, d)}
 	for col, strides := range listStrides(w) {
 		if strides != nil {
-			pw.lists[col] = newListChunk(col, repPattern(listLen(col, w, d), strides), cfg.PageBufferSize, pw.perGroup)
+			pw.lists[col] = newListChunk(col, listLen(col, w, d), strides, cfg.PageBufferSize, pw.perGroup)
 		}
 	}
 	return pw, nil

@@ -92,8 +92,9 @@ func Identities(list []int64, salt seeds.Salt) []MLP {
 func Names(nameSeeds []int64) []string { return naming.AssignUnique(nameSeeds) }
 
 // Row bakes one MLP into a dataset row, resuming from resume when not nil.
-func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads int, m MLP, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (dataset.Row, error) {
-	w, err := seeds.Weights(spec.Width, spec.Depth, m.Streams.Weight)
+// The row's weights are written into buf when it is large enough.
+func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads int, m MLP, buf []float32, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (dataset.Row, error) {
+	w, err := seeds.WeightsInto(buf, spec.Width, spec.Depth, m.Streams.Weight)
 	if err != nil {
 		return dataset.Row{}, err
 	}
@@ -117,19 +118,32 @@ func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads i
 // every thread busy on its own.
 const parallelMLPSamples = 1 << 15
 
+// batchBytes bounds the rows of MLPs baked side by side. Rows beyond it
+// (width 1024 × depth 16 is 64 MiB) are baked one at a time with every
+// thread inside, so that a bake holds one row however many threads it has.
+const batchBytes = 64 << 20
+
+// batchSize is how many of n MLPs Stream bakes side by side on threads
+// threads.
+func batchSize(spec bakeapi.Spec, threads, n int) int {
+	if spec.NSamples >= int64(threads)*parallelMLPSamples {
+		return 1
+	}
+	return max(1, min(threads, n, int(batchBytes/dataset.RowBytes(spec))))
+}
+
 // Stream bakes MLPs [r.Start, r.End) of ids with up to threads CPU threads in
 // all and hands each row to emit, in index order, so a caller can write rows
 // as they come and hold at most a batch of them (memory bounded by a few
 // rows, not by the dataset). Big MLPs run one after another with every thread
-// inside (no idle tail when the count is not a multiple of the threads);
-// small ones run side by side in batches, where per-step overheads would
-// dominate. onSamples receives the number of newly finished samples.
+// inside (no idle tail when the count is not a multiple of the threads), and
+// so do large rows (batchBytes); small ones run side by side in batches,
+// where per-step overheads would dominate. A row's arrays are reused for
+// later rows once emit returns, so emit copies what it keeps. onSamples
+// receives the number of newly finished samples.
 func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []MLP, r bakeapi.Range, threads int, onSamples func(int64), emit func(dataset.Row) error) error {
 	threads = max(1, threads)
-	par := min(threads, r.Len())
-	if spec.NSamples >= int64(threads)*parallelMLPSamples {
-		par = 1
-	}
+	par := batchSize(spec, threads, r.Len())
 	inner := max(1, threads/par)
 	var mu sync.Mutex
 	report := func(n int64) {
@@ -140,6 +154,10 @@ func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []
 		}
 	}
 	batch := make([]dataset.Row, par)
+	// Each slot's weights are written over the last batch's: a fresh array
+	// per row would leave the collector a row of garbage per MLP, and let
+	// the heap grow to twice the rows before it reclaims any.
+	weights := make([][]float32, par)
 	for start := r.Start; start < r.End; start += par {
 		n := min(par, r.End-start)
 		errs := make([]error, n)
@@ -147,7 +165,7 @@ func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []
 		for k := 0; k < n; k++ {
 			wg.Go(func() {
 				var last int64
-				batch[k], errs[k] = Row(ctx, eng, spec, inner, ids[start+k], nil, func(cp gpuengine.Checkpoint) {
+				batch[k], errs[k] = Row(ctx, eng, spec, inner, ids[start+k], weights[k], nil, func(cp gpuengine.Checkpoint) {
 					report(cp.SamplesDone - last)
 					last = cp.SamplesDone
 				})
@@ -161,7 +179,7 @@ func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []
 			if err := emit(batch[k]); err != nil {
 				return err
 			}
-			batch[k] = dataset.Row{}
+			weights[k], batch[k] = batch[k].Weights, dataset.Row{}
 		}
 	}
 	return ctx.Err()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
@@ -54,7 +55,14 @@ type Verifier struct {
 	names   []int64 // every row's name seed, which names derive from
 	checks  []Check
 	at      []int // row position of each check
+	// stretch holds recomputed weights while they are compared with a
+	// row's, a stretch at a time: a row of width 1024 × depth 16 is 64 MiB.
+	stretch []float32
+	weights []float32 // whole recomputed weights, only for a row whose differ
 }
+
+// weightStretch is how many weights are recomputed and compared at a time.
+const weightStretch = 64 << 10
 
 // NewVerifier verifies the rows at positions picks (0-based, in the order
 // the rows are added) of a split described by info.
@@ -126,14 +134,23 @@ func (v *Verifier) streams(pos int, r dataset.Row) (seeds.Streams, error) {
 func (v *Verifier) check(r dataset.Row, st seeds.Streams) (Check, error) {
 	spec := v.spec
 	c := Check{MLPID: r.MLPID, Name: r.Name}
-	w, err := seeds.Weights(spec.Width, spec.Depth, st.Weight)
+	ws, err := seeds.NewWeightStream(spec.Width, spec.Depth, st.Weight)
 	if err != nil {
 		return c, err
 	}
-	c.WeightsOK = sameBits32(w, r.Weights)
+	c.WeightsOK = v.sameWeights(ws, r.Weights)
 	if spec.Sampler == "" {
 		c.Stats = "skipped: this dataset's sampler cannot be re-run here"
 		return c, nil
+	}
+	// The statistics are recomputed from the right weights: the row's own
+	// when they are (bit for bit), else recomputed whole.
+	w := r.Weights
+	if !c.WeightsOK {
+		if v.weights, err = seeds.WeightsInto(v.weights, spec.Width, spec.Depth, st.Weight); err != nil {
+			return c, err
+		}
+		w = v.weights
 	}
 	res, err := gpuengine.CPU{}.BakeMLP(v.ctx, spec, gpuengine.Job{Weights: w, Sample: st.Sample, Threads: v.threads}, nil, nil)
 	if err != nil {
@@ -183,6 +200,23 @@ func (v *Verifier) Checks() ([]Check, error) {
 // assigned over the whole split, and under protocol 4.0 derived from the salt.
 func (info SplitInfo) NamesCheckable() bool {
 	return info.Complete && (info.Protocol != dataset.SeedProtocolV4Version || !info.Salt.IsZero())
+}
+
+// sameWeights reports whether got holds exactly the weights ws yields.
+func (v *Verifier) sameWeights(ws *seeds.WeightStream, got []float32) bool {
+	if len(got) != ws.Len() {
+		return false
+	}
+	for len(got) > 0 {
+		n := min(len(got), weightStretch)
+		v.stretch = slices.Grow(v.stretch[:0], n)[:n]
+		ws.Next(v.stretch)
+		if !sameBits32(v.stretch, got[:n]) {
+			return false
+		}
+		got = got[n:]
+	}
+	return true
 }
 
 func sameBits32(a, b []float32) bool {

@@ -42,3 +42,28 @@ func TestWeightsRejectsBadShape(t *testing.T) {
 		}
 	}
 }
+
+// Weights streamed in uneven stretches, and written into a reused array
+// holding another MLP's weights, are numpy's.
+func TestWeightStreamAndWeightsIntoMatchNumpy(t *testing.T) {
+	var buf []float32
+	for k, c := range loadVectors(t).Weights {
+		ws, err := NewWeightStream(c.Width, c.Depth, DeriveV3(c.InputSeed).Weight)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := make([]float32, ws.Len())
+		for at, n := 0, 1+k%7; at < len(w); at, n = at+n, n*3 {
+			ws.Next(w[at:min(len(w), at+n)])
+		}
+		if got := sha256F32(w); got != c.SHA256 {
+			t.Errorf("stream, seed %d (%d,%d): sha256 %s, numpy %s", c.InputSeed, c.Width, c.Depth, got, c.SHA256)
+		}
+		if buf, err = WeightsInto(buf, c.Width, c.Depth, DeriveV3(c.InputSeed).Weight); err != nil {
+			t.Fatal(err)
+		}
+		if got := sha256F32(buf); got != c.SHA256 {
+			t.Errorf("into, seed %d (%d,%d): sha256 %s, numpy %s", c.InputSeed, c.Width, c.Depth, got, c.SHA256)
+		}
+	}
+}
