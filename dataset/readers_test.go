@@ -139,14 +139,20 @@ func TestIndependentReadersAgree(t *testing.T) {
 		ours := write(fmt.Sprintf("fixture-%d.parquet", i), bakeapi.Spec{Width: w, Depth: d}, rows)
 		files = append(files, file{fx, fx, w, d, rows}, file{ours, fx, w, d, rows})
 	}
+	defer func(b int64) { rowGroupFloatBytes = b }(rowGroupFloatBytes)
 	for _, s := range []struct {
-		shape bakeapi.Spec
-		rows  int
+		shape      bakeapi.Spec
+		rows       int
+		groupBytes int64
 	}{
-		{bakeapi.Spec{Width: 8, Depth: 3}, 130}, // three row groups of 64, 64 and 2
-		{bakeapi.Spec{Width: 16, Depth: 1}, 5},
-		{bakeapi.Spec{Width: 4, Depth: 2}, 0}, // no row groups at all
+		{bakeapi.Spec{Width: 8, Depth: 3}, 130, 64 << 20}, // three row groups of 64, 64 and 2
+		{bakeapi.Spec{Width: 16, Depth: 1}, 5, 64 << 20},
+		{bakeapi.Spec{Width: 4, Depth: 2}, 0, 64 << 20}, // no row groups at all
+		// A row group a row, streamed to the file as large rows are
+		// (the bound lowered to reach it with a small shape).
+		{bakeapi.Spec{Width: 256, Depth: 2}, 3, 64 << 10},
 	} {
+		rowGroupFloatBytes = s.groupBytes
 		rows := testRows(s.shape, 10, s.rows)
 		path := write(fmt.Sprintf("synthetic-%dx%d.parquet", s.shape.Width, s.shape.Depth), s.shape, rows)
 		files = append(files, file{path, "", s.shape.Width, s.shape.Depth, rows})

@@ -56,9 +56,20 @@ func (r Row) clone() Row {
 }
 
 // RowBytes is the in-memory size of one Row of spec's shape (its float
-// arrays; the names and the breakdown text are small). The parquet writer
-// holds about one more row of encoded pages.
+// arrays; the names and the breakdown text are small).
 func RowBytes(spec bakeapi.Spec) int64 {
 	w, d := int64(spec.Width), int64(spec.Depth)
 	return 4 * (d*w*w + d*w + w)
+}
+
+// WriterBytes is what a ParquetWriter of spec's shape holds beside the rows
+// it is given: the encoded floats of a row group, up to 64 MiB, where rows
+// share groups. A row of a group of its own goes to the file as it is, and
+// the writer holds only the plain levels of one row, a byte per value twice
+// (half a row), while it encodes them for its first row.
+func WriterBytes(spec bakeapi.Spec) int64 {
+	if n := rowsPerGroup(spec.Width, spec.Depth); n > 1 {
+		return n * RowBytes(spec)
+	}
+	return RowBytes(spec) / 2
 }

@@ -2,30 +2,27 @@ package bake
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 )
 
-// Memory a bake process needs beside its rows and engine: the Go runtime,
-// the Temporal and S3 clients, parquet metadata, and the writer's row group
-// of up to 64 MiB of floats (several small rows share one).
-const baseBytes = 64<<20 + 64<<20
+// Memory a bake process needs beside its rows, its parquet writer and its
+// engine: the Go runtime, the Temporal and S3 clients, parquet metadata.
+const baseBytes = 64 << 20
 
 // MemoryNeed estimates the peak memory of baking MLPs of spec on threads CPU
-// threads and writing them as a dataset: the rows in flight (Stream holds a
-// batch, the writer one row, its encoded pages and a row group being cut),
-// the engine's buffers, and the garbage collector's headroom (Go lets the
-// heap grow to twice what is live before collecting). It does not grow with
-// the number of MLPs.
+// threads and writing them as a dataset: the rows in flight (a batch of
+// Stream's, one row when rows are large), what the writer holds beside them
+// (dataset.WriterBytes), the engine's buffers, and the garbage collector's
+// headroom (Go lets the heap grow to twice what is live before collecting).
+// It does not grow with the number of MLPs.
 func MemoryNeed(spec bakeapi.Spec, threads int) int64 {
-	par := int64(1)
-	if spec.NSamples < int64(max(1, threads))*parallelMLPSamples {
-		par = int64(max(1, threads))
-	}
-	row := dataset.RowBytes(spec)
-	live := baseBytes + (par+3)*row + gpuengine.HostBytes(spec, threads)
+	threads = max(1, threads)
+	rows := int64(batchSize(spec, threads, math.MaxInt)) * dataset.RowBytes(spec)
+	live := baseBytes + rows + dataset.WriterBytes(spec) + gpuengine.HostBytes(spec, threads)
 	return 2 * live
 }
 
