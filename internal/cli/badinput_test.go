@@ -55,7 +55,7 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		{"absurd width", replace("--width", "100000"), "--width = 100000: must be in [1, 16384]"},
 		{"every field at once", replace("--width", "0", "--depth", "5000"), "--width is missing or 0: must be in [1, 16384] (neurons per layer); --depth = 5000: must be in [1, 1024]"},
 		{"zero depth", replace("--depth", "0"), "--depth is missing or 0"},
-		{"shape too big for memory", replace("--width", "16384", "--depth", "1024"), "a 16384×1024 MLP needs about 10.0 TB of memory to bake and write (one row alone is 1.0 TB)"},
+		{"shape too big for memory", replace("--width", "16384", "--depth", "1024"), "a 16384×1024 MLP needs about 3.0 TB of memory to bake and write (one row alone is 1.0 TB)"},
 		{"shape above --max-memory", append(replace("--width", "1024", "--depth", "16"), "--max-memory", "100MiB"), "above the 100.0 MB this process may use"},
 		{"missing output", []string{"dataset", "bake", "--n-mlps", "1", "--width", "4", "--depth", "1", "--n-samples", "9"}, "--output is required"},
 		{"malformed seeds", base("--mlp-seeds", seeds("bad.json", "[1, 2,")), "invalid JSON"},
