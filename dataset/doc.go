@@ -22,6 +22,13 @@
 // files is the page layout: data pages v2 with page statistics and CRCs
 // (Arrow: v1, none), and page boundaries.
 //
+// Reading and writing hold one row, whatever its size: float lists move
+// between the file and the row's arrays without parquet-go's buffers. A
+// row group of one row (a row of 64 MiB or more) goes to the file page by
+// page from the row, and uncompressed PLAIN v2 pages, which is what this
+// package writes, are read straight into the row (plainListCursor); other
+// pages, such as Arrow's dictionary-encoded ones, go through parquet-go.
+//
 // Metadata is an ordered JSON object (Object) that encodes byte-for-byte
 // like Python's json.dumps, so metadata.json files round-trip exactly and
 // new ones look like whestbench's. Readers decode it once into Info

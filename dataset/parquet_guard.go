@@ -129,7 +129,10 @@ func checkPages(f io.ReaderAt, size int64, meta *format.FileMetaData, width, dep
 // checkChunkPages checks one column chunk's pages and reports whether it is
 // a float list of uncompressed PLAIN v2 data pages alone.
 func checkChunkPages(f io.ReaderAt, size int64, m *format.ColumnMetaData, spec columnSpec) (plain bool, err error) {
-	plain = spec.listDepth > 0 && spec.kind == parquet.Float && m.Type == format.Float && m.Codec == format.Uncompressed
+	// Without a dictionary offset the pages walked here are the ones
+	// plainListCursor reads, from DataPageOffset.
+	plain = spec.listDepth > 0 && spec.kind == parquet.Float && m.Type == format.Float && m.Codec == format.Uncompressed &&
+		m.DictionaryPageOffset == 0
 	start := m.DataPageOffset
 	if m.DictionaryPageOffset != 0 { // where parquet-go starts reading
 		start = m.DictionaryPageOffset
