@@ -20,6 +20,7 @@
 //
 //	go run ./internal/bench/scale              # 1000 MLPs × 256×8 (≈ 2 GiB)
 //	go run ./internal/bench/scale -mlps 100    # a quick look
+//	go run ./internal/bench/scale -mlps 16 -width 1024 -depth 16 -slice-size 4   # rows of 64 MiB (≈ 1 GiB)
 package main
 
 import (
