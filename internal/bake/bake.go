@@ -138,8 +138,8 @@ func batchSize(spec bakeapi.Spec, threads, n int) int {
 // rows, not by the dataset). Big MLPs run one after another with every thread
 // inside (no idle tail when the count is not a multiple of the threads), and
 // so do large rows (batchBytes); small ones run side by side in batches,
-// where per-step overheads would dominate. A row's arrays are reused for
-// later rows once emit returns, so emit copies what it keeps. onSamples
+// where per-step overheads would dominate. A row's weights array is reused
+// for later rows once emit returns, so emit copies what it keeps. onSamples
 // receives the number of newly finished samples.
 func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []MLP, r bakeapi.Range, threads int, onSamples func(int64), emit func(dataset.Row) error) error {
 	threads = max(1, threads)
