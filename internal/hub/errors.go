@@ -1,0 +1,67 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Kinds of Hub failure a caller acts on. An *Error matches its kind with
+// errors.Is, so `errors.Is(err, hub.ErrUnauthorized)` works through wrapping.
+var (
+	ErrUnauthorized = errors.New("the Hub rejected the token (401)")
+	ErrForbidden    = errors.New("the token may not do this (403)")
+	ErrNotFound     = errors.New("not found on the Hub (404)")
+	ErrConflict     = errors.New("conflict on the Hub (409)")
+	ErrTooLarge     = errors.New("request too large for the Hub (413)")
+	ErrRejected     = errors.New("the Hub rejected the request")
+	ErrNoToken      = errors.New("no Hub token")
+)
+
+// Error is a failed Hub call: which operation, the HTTP status, the Hub's
+// own message and what to do. It never holds the token (Client redacts
+// anything the server echoes).
+type Error struct {
+	Op      string // "create repo", "commit", …
+	Status  int
+	Message string // the Hub's error text, if any
+	Hint    string // what it means and what to do
+	kind    error
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("hub: %s: HTTP %d %s", e.Op, e.Status, http.StatusText(e.Status))
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Hint != "" {
+		s += " — " + e.Hint
+	}
+	return s
+}
+
+// Is matches the error's kind.
+func (e *Error) Is(target error) bool { return target == e.kind }
+
+// statusError classifies a final (non-retried) HTTP failure.
+func statusError(op string, status int, message string) *Error {
+	e := &Error{Op: op, Status: status, Message: message, kind: ErrRejected}
+	switch status {
+	case http.StatusUnauthorized:
+		e.kind = ErrUnauthorized
+		e.Hint = "the token is missing, mistyped, expired or revoked: create a write token at https://huggingface.co/settings/tokens and put it in HF_TOKEN or the token file"
+	case http.StatusForbidden:
+		e.kind = ErrForbidden
+		e.Hint = "the token is valid but lacks write access to this repository (a read token, or a fine-grained token without this repo or organization): use a write token of an account that may write here"
+	case http.StatusNotFound:
+		e.kind = ErrNotFound
+		e.Hint = "the repository or revision does not exist, or the token cannot see it: check the repo id (owner/name) and the revision (an existing branch)"
+	case http.StatusConflict, http.StatusPreconditionFailed:
+		e.kind = ErrConflict
+		e.Hint = "the revision moved while pushing, or the name is taken: pushing again re-reads the head"
+	case http.StatusRequestEntityTooLarge:
+		e.kind = ErrTooLarge
+		e.Hint = "the Hub refused the request's size: a commit lists too many files, or a file is over the Hub's limit"
+	}
+	return e
+}

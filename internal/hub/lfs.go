@@ -1,0 +1,212 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// lfsMediaType is the Git LFS batch API's content type.
+const lfsMediaType = "application/vnd.git-lfs+json"
+
+type lfsAction struct {
+	Href   string            `json:"href"`
+	Header map[string]string `json:"header"`
+}
+
+type lfsObject struct {
+	OID     string `json:"oid"`
+	Size    int64  `json:"size"`
+	Actions *struct {
+		Upload *lfsAction `json:"upload"`
+		Verify *lfsAction `json:"verify"`
+	} `json:"actions,omitempty"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// uploadLFS sends the objects of files the Hub does not have yet and
+// returns how many it sent and how many it already had. An object whose
+// batch answer has no upload action is stored already: by an earlier push,
+// another file, or an attempt that crashed after sending it.
+func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []File, progress func(Progress)) (sent, had int, err error) {
+	owner, name, _ := strings.Cut(repo, "/")
+	batchURL := c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + ".git/info/lfs/objects/batch")
+	for start := 0; start < len(files); start += batchSize {
+		chunk := files[start:min(start+batchSize, len(files))]
+		type obj struct {
+			OID  string `json:"oid"`
+			Size int64  `json:"size"`
+		}
+		in := struct {
+			Operation string   `json:"operation"`
+			Transfers []string `json:"transfers"`
+			Objects   []obj    `json:"objects"`
+			HashAlgo  string   `json:"hash_algo"`
+			Ref       struct {
+				Name string `json:"name"`
+			} `json:"ref"`
+		}{Operation: "upload", Transfers: []string{"basic", "multipart"}, HashAlgo: "sha256"}
+		in.Ref.Name = "refs/heads/" + revision
+		for _, f := range chunk {
+			in.Objects = append(in.Objects, obj{f.SHA256, f.Size})
+		}
+		body, size, err := jsonBody(in)
+		if err != nil {
+			return sent, had, err
+		}
+		resp, err := c.do(ctx, request{op: "LFS batch of " + repo, method: http.MethodPost, url: batchURL, auth: true,
+			header: map[string]string{"Accept": lfsMediaType}, contentType: lfsMediaType, size: size, body: body})
+		if err != nil {
+			return sent, had, err
+		}
+		var out struct {
+			Transfer string      `json:"transfer"`
+			Objects  []lfsObject `json:"objects"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil {
+			return sent, had, fmt.Errorf("hub: LFS batch of %s: unreadable answer: %w", repo, err)
+		}
+		byOID := map[string]lfsObject{}
+		for _, o := range out.Objects {
+			byOID[o.OID] = o
+		}
+		for _, f := range chunk {
+			o, ok := byOID[f.SHA256]
+			switch {
+			case !ok:
+				return sent, had, fmt.Errorf("hub: LFS batch of %s: the Hub said nothing of %s (sha256 %s)", repo, f.Path, f.SHA256)
+			case o.Error != nil:
+				return sent, had, statusError("LFS upload of "+f.Path, o.Error.Code, o.Error.Message)
+			case o.Actions == nil || o.Actions.Upload == nil:
+				had++
+				continue
+			}
+			if err := c.sendObject(ctx, out.Transfer, f, o, progress); err != nil {
+				return sent, had, err
+			}
+			sent++
+		}
+	}
+	return sent, had, nil
+}
+
+// sendObject uploads one object by the batch's transfer and verifies it.
+func (c *Client) sendObject(ctx context.Context, transfer string, f File, o lfsObject, progress func(Progress)) error {
+	up := o.Actions.Upload
+	_, multipart := up.Header["chunk_size"]
+	switch {
+	case transfer == "multipart" && multipart:
+		if err := c.sendParts(ctx, f, up, progress); err != nil {
+			return err
+		}
+	case transfer == "basic" || transfer == "" || transfer == "multipart":
+		// A multipart answer without chunk_size is a single PUT, as in huggingface_hub.
+		resp, err := c.do(ctx, request{op: "upload of " + f.Path, method: http.MethodPut, url: up.Href, header: up.Header,
+			size: f.Size, body: func() (io.ReadCloser, error) { return f.Open(ctx, 0) }})
+		if err != nil {
+			return err
+		}
+		drain(resp)
+		progress(Progress{Stage: StageUpload, File: f.Path, Done: f.Size, Total: f.Size})
+	default:
+		return fmt.Errorf("hub: upload of %s: the Hub chose transfer %q, which is neither basic nor multipart", f.Path, transfer)
+	}
+	if v := o.Actions.Verify; v != nil {
+		body, size, err := jsonBody(struct {
+			OID  string `json:"oid"`
+			Size int64  `json:"size"`
+		}{f.SHA256, f.Size})
+		if err != nil {
+			return err
+		}
+		resp, err := c.do(ctx, request{op: "verify of " + f.Path, method: http.MethodPost, url: v.Href, header: v.Header, auth: true,
+			contentType: lfsMediaType, size: size, body: body})
+		if err != nil {
+			return err
+		}
+		drain(resp)
+	}
+	return nil
+}
+
+// sendParts is the multipart transfer: the header's numbered entries are
+// presigned part URLs, each taking chunk_size bytes (the last one the
+// rest); the upload's href completes it with every part's ETag.
+func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress func(Progress)) error {
+	chunk, err := strconv.ParseInt(up.Header["chunk_size"], 10, 64)
+	if err != nil || chunk <= 0 {
+		return fmt.Errorf("hub: upload of %s: the Hub's chunk_size %q is not a positive number", f.Path, up.Header["chunk_size"])
+	}
+	urls := map[int]string{}
+	var numbers []int
+	for k, v := range up.Header {
+		if n, err := strconv.Atoi(k); err == nil {
+			urls[n] = v
+			numbers = append(numbers, n)
+		}
+	}
+	sort.Ints(numbers)
+	if want := (f.Size + chunk - 1) / chunk; int64(len(numbers)) != want || (len(numbers) > 0 && numbers[len(numbers)-1] != len(numbers)) {
+		return fmt.Errorf("hub: upload of %s: the Hub offered parts %v for %d bytes in parts of %d, want 1 to %d", f.Path, numbers, f.Size, chunk, want)
+	}
+	type part struct {
+		PartNumber int    `json:"partNumber"`
+		ETag       string `json:"etag"`
+	}
+	parts := make([]part, 0, len(numbers))
+	for i, n := range numbers {
+		off := int64(i) * chunk
+		n0 := min(chunk, f.Size-off)
+		resp, err := c.do(ctx, request{op: fmt.Sprintf("upload of %s part %d", f.Path, n), method: http.MethodPut, url: urls[n], size: n0,
+			body: func() (io.ReadCloser, error) {
+				r, err := f.Open(ctx, off)
+				if err != nil {
+					return nil, err
+				}
+				return struct {
+					io.Reader
+					io.Closer
+				}{io.LimitReader(r, n0), r}, nil
+			}})
+		if err != nil {
+			return err
+		}
+		etag := resp.Header.Get("ETag")
+		drain(resp)
+		if etag == "" {
+			return fmt.Errorf("hub: upload of %s part %d: the storage answered no ETag", f.Path, n)
+		}
+		parts = append(parts, part{n, etag})
+		progress(Progress{Stage: StageUpload, File: f.Path, Done: off + n0, Total: f.Size})
+	}
+	body, size, err := jsonBody(struct {
+		OID   string `json:"oid"`
+		Parts []part `json:"parts"`
+	}{f.SHA256, parts})
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(ctx, request{op: "completion of " + f.Path, method: http.MethodPost, url: up.Href,
+		header: map[string]string{"Accept": lfsMediaType}, contentType: lfsMediaType, size: size, body: body})
+	if err != nil {
+		return err
+	}
+	drain(resp)
+	return nil
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}

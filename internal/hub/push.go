@@ -1,0 +1,315 @@
+package hub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// Options says where a push goes.
+type Options struct {
+	Repo     string // owner/name
+	Revision string // the branch to commit to; "" is main
+	Tag      string // tag the pushed commit, if set
+	Message  string // the commit's summary; "" is DefaultMessage
+	Private  bool   // when the push creates the repository
+	// Progress, if set, hears each step (the activity heartbeats with it).
+	Progress func(Progress)
+}
+
+// DefaultMessage is whestbench's commit message.
+const DefaultMessage = "Upload whestbench dataset"
+
+// Progress stages.
+const (
+	StageCompare = "compare"
+	StageUpload  = "upload"
+	StageCommit  = "commit"
+)
+
+// Progress is where a push is: a stage and, while uploading, a file's bytes.
+type Progress struct {
+	Stage       string
+	File        string `json:",omitempty"`
+	Done, Total int64  `json:",omitempty"`
+}
+
+// Result is what a push did.
+type Result struct {
+	Commit       string // the revision's commit holding the files (new, or the existing one)
+	NoOp         bool   // the revision already held exactly these files: no commit made
+	CreatedRepo  bool
+	Sent, Reused int // LFS objects uploaded / already on the Hub (a resumed push reuses what it sent before)
+	Tagged       bool
+	URL          string // the revision's file tree on the Hub's web site
+}
+
+// conflictRetries bounds how often a push re-reads a revision that moved
+// under it (another push committing at the same time).
+const conflictRetries = 3
+
+// Push makes revision of the dataset repository hold files, in one commit:
+// it creates the repository if needed (private applies then), compares the
+// files with the revision (LFS files by sha256, others by git blob sha1),
+// uploads the LFS objects the Hub lacks, commits what changed on top of the
+// head it compared against, and tags the result. A revision that holds the
+// files already gets no commit; a tag already on that commit is kept.
+func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, error) {
+	if o.Revision == "" {
+		o.Revision = "main"
+	}
+	if o.Message == "" {
+		o.Message = DefaultMessage
+	}
+	if o.Progress == nil {
+		o.Progress = func(Progress) {}
+	}
+	if err := CheckRepoID(o.Repo); err != nil {
+		return Result{}, err
+	}
+	if err := checkPaths(files); err != nil {
+		return Result{}, err
+	}
+	who, err := c.WhoAmI(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if who.Auth.AccessToken.Role == "read" {
+		return Result{}, &Error{Op: "push to " + o.Repo, Status: http.StatusForbidden, kind: ErrForbidden,
+			Message: fmt.Sprintf("the token of %s is a read token", who.Name), Hint: "create a write token at https://huggingface.co/settings/tokens"}
+	}
+	var res Result
+	if res.CreatedRepo, err = c.CreateRepo(ctx, o.Repo, o.Private); err != nil {
+		return res, err
+	}
+	for attempt := 1; ; attempt++ {
+		err = c.pushOnce(ctx, o, files, &res)
+		var he *Error
+		if errors.As(err, &he) && he.kind == ErrConflict && strings.HasPrefix(he.Op, "commit") && attempt < conflictRetries {
+			continue // the branch moved: compare again with its new head
+		}
+		if err != nil {
+			return res, err
+		}
+		break
+	}
+	rev := o.Revision
+	if o.Tag != "" {
+		if err := c.tag(ctx, o, res.Commit); err != nil {
+			return res, err
+		}
+		res.Tagged, rev = true, o.Tag
+	}
+	res.URL = c.Endpoint() + "/datasets/" + o.Repo + "/tree/" + url.PathEscape(rev)
+	return res, nil
+}
+
+// pushOnce compares, uploads and commits against the revision's current head.
+func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Result) error {
+	o.Progress(Progress{Stage: StageCompare})
+	head, err := c.Head(ctx, o.Repo, o.Revision)
+	if err != nil {
+		return err
+	}
+	changed, err := c.changed(ctx, o.Repo, head, files)
+	if err != nil {
+		return err
+	}
+	if len(changed) == 0 {
+		res.Commit, res.NoOp = head, true
+		return nil
+	}
+	modes, err := c.Preupload(ctx, o.Repo, o.Revision, changed)
+	if err != nil {
+		return err
+	}
+	var lfs []File
+	for _, f := range changed {
+		if modes[f.Path] == modeLFS {
+			lfs = append(lfs, f)
+		}
+	}
+	sent, reused, err := c.uploadLFS(ctx, o.Repo, o.Revision, lfs, o.Progress)
+	res.Sent += sent
+	res.Reused += reused
+	if err != nil {
+		return err
+	}
+	o.Progress(Progress{Stage: StageCommit})
+	res.Commit, err = c.commit(ctx, o, head, changed, modes)
+	return err
+}
+
+// changed is the files that the commit head does not hold with the same content.
+func (c *Client) changed(ctx context.Context, repo, head string, files []File) ([]File, error) {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	remote, err := c.PathsInfo(ctx, repo, head, paths)
+	if err != nil {
+		return nil, err
+	}
+	var out []File
+	for _, f := range files {
+		r, ok := remote[f.Path]
+		switch {
+		case !ok:
+		case r.LFS != nil:
+			if r.LFS.OID == f.SHA256 && r.LFS.Size == f.Size {
+				continue
+			}
+		case r.Size == f.Size:
+			sum, err := blobSHA1(ctx, f)
+			if err != nil {
+				return nil, fmt.Errorf("hub: reading %s: %w", f.Path, err)
+			}
+			if sum == r.OID {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// commit posts the NDJSON commit: a header naming the parent it was
+// compared against (so a moved branch is a conflict, not a silent
+// overwrite), an lfsFile line per LFS file, and a file line per regular
+// file with its content in base64, streamed and checked against its sha256
+// on the way (a damaged source aborts the request, so no commit is made).
+func (c *Client) commit(ctx context.Context, o Options, parent string, files []File, modes map[string]string) (string, error) {
+	body := func() (io.ReadCloser, error) {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(writeCommit(ctx, pw, o.Message, parent, files, modes)) }()
+		return pr, nil
+	}
+	resp, err := c.do(ctx, request{op: "commit to " + o.Repo + "@" + o.Revision, method: http.MethodPost,
+		url: c.apiURL(repoPath(o.Repo) + "/commit/" + url.PathEscape(o.Revision)), auth: true,
+		contentType: "application/x-ndjson", size: -1, body: body})
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		CommitOID string `json:"commitOid"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || !isHex(out.CommitOID, 40) {
+		return "", fmt.Errorf("hub: commit to %s: the Hub answered no commit sha (%v)", o.Repo, err)
+	}
+	return out.CommitOID, nil
+}
+
+func writeCommit(ctx context.Context, w io.Writer, message, parent string, files []File, modes map[string]string) error {
+	enc := json.NewEncoder(w)
+	type header struct {
+		Summary      string `json:"summary"`
+		Description  string `json:"description"`
+		ParentCommit string `json:"parentCommit"`
+	}
+	type line struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
+	}
+	if err := enc.Encode(line{"header", header{message, "", parent}}); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if modes[f.Path] != modeLFS {
+			continue
+		}
+		v := struct {
+			Path string `json:"path"`
+			Algo string `json:"algo"`
+			OID  string `json:"oid"`
+			Size int64  `json:"size"`
+		}{f.Path, "sha256", f.SHA256, f.Size}
+		if err := enc.Encode(line{"lfsFile", v}); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if modes[f.Path] == modeLFS {
+			continue
+		}
+		if err := writeFileLine(ctx, w, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileLine writes {"key":"file","value":{"path":…,"encoding":"base64","content":"…"}}
+// with the content streamed (the path is JSON-encoded; base64 needs no escaping).
+func writeFileLine(ctx context.Context, w io.Writer, f File) error {
+	p, err := json.Marshal(f.Path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, `{"key":"file","value":{"path":`+string(p)+`,"encoding":"base64","content":"`); err != nil {
+		return err
+	}
+	r, err := f.Open(ctx, 0)
+	if err != nil {
+		return fmt.Errorf("hub: reading %s: %w", f.Path, err)
+	}
+	defer r.Close()
+	h := sha256.New()
+	b64 := base64.NewEncoder(base64.StdEncoding, w)
+	n, err := io.Copy(b64, io.TeeReader(r, h))
+	if err != nil {
+		return fmt.Errorf("hub: reading %s: %w", f.Path, err)
+	}
+	if err := b64.Close(); err != nil {
+		return err
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); n != f.Size || sum != f.SHA256 {
+		return fmt.Errorf("hub: %s has %d bytes with sha256 %s, but %d bytes with sha256 %s were listed: the source changed or is damaged; nothing was committed",
+			f.Path, n, sum, f.Size, f.SHA256)
+	}
+	_, err = io.WriteString(w, "\"}}\n")
+	return err
+}
+
+// tag puts o.Tag on commit, unless it is there already; a tag on another
+// commit is a conflict (tags are releases: moving one would change what a
+// published name means).
+func (c *Client) tag(ctx context.Context, o Options, commit string) error {
+	refs, err := c.ListRefs(ctx, o.Repo)
+	if err != nil {
+		return err
+	}
+	if at, ok := refs.Tags[o.Tag]; ok {
+		if at == commit {
+			return nil
+		}
+		return &Error{Op: "tag " + o.Tag + " of " + o.Repo, Status: http.StatusConflict, kind: ErrConflict,
+			Message: fmt.Sprintf("tag %s already points at commit %s, not at %s", o.Tag, at, commit),
+			Hint:    "choose another tag; a published tag is never moved"}
+	}
+	return c.CreateTag(ctx, o.Repo, commit, o.Tag, o.Message)
+}
+
+// checkPaths refuses paths the Hub would reject or that name one file twice.
+func checkPaths(files []File) error {
+	seen := map[string]bool{}
+	for _, f := range files {
+		if f.Path == "" || path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || strings.HasPrefix(f.Path, "../") || f.Path == ".." || strings.HasPrefix(f.Path, ".git/") {
+			return fmt.Errorf("hub: %q cannot be a path in a repository (relative, clean, outside .git/)", f.Path)
+		}
+		if seen[f.Path] {
+			return fmt.Errorf("hub: %s is listed twice", f.Path)
+		}
+		seen[f.Path] = true
+	}
+	return nil
+}
