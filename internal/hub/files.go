@@ -29,7 +29,9 @@ type File struct {
 func BytesFile(path string, data []byte) File {
 	sum := sha256.Sum256(data)
 	return File{Path: path, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
-		Open: func(_ context.Context, off int64) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data[off:])), nil }}
+		Open: func(_ context.Context, off int64) (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(data[off:])), nil
+		}}
 }
 
 // DirFiles lists every regular file under dir (sorted by path, whatever it

@@ -1,0 +1,89 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/whestbake/whestbake/dataset"
+)
+
+// TokenEnv is the environment variable huggingface_hub also reads.
+const TokenEnv = "HF_TOKEN"
+
+// Token is the Hub token: the content of file when one is named, else
+// $HF_TOKEN. It is never a flag or a config value, so it appears in no
+// command line, config file or workflow input.
+func Token(file string, getenv func(string) string) (string, error) {
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("hub token file: %w", err)
+		}
+		tok := strings.TrimSpace(string(data))
+		if tok == "" || strings.ContainsAny(tok, " \t\r\n") {
+			return "", fmt.Errorf("hub token file %s must hold the token alone (one line): %w", file, ErrNoToken)
+		}
+		return tok, nil
+	}
+	if tok := strings.TrimSpace(getenv(TokenEnv)); tok != "" {
+		return tok, nil
+	}
+	return "", fmt.Errorf("%w: set %s in the environment or name a file holding it (--token-file, or release.hub.token-file for bakes); "+
+		"create a write token at https://huggingface.co/settings/tokens", ErrNoToken, TokenEnv)
+}
+
+// Dataset card and metadata of a dataset directory.
+const (
+	cardPath     = "README.md"
+	metadataPath = "metadata.json"
+)
+
+// WithCard returns files with README.md re-rendered from metadata.json by
+// the dataset card code for repository repo (whestbench re-renders the card
+// with the real repo id before it uploads). Everything else is pushed as it
+// is: a push sends the whole directory.
+func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
+	i := index(files, metadataPath)
+	if i < 0 {
+		return nil, errors.New("hub: the directory has no metadata.json: push a whestbake dataset directory (bake, merge or combine-splits output)")
+	}
+	r, err := files[i].Open(ctx, 0)
+	if err != nil {
+		return nil, fmt.Errorf("hub: reading metadata.json: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	r.Close()
+	if err != nil {
+		return nil, fmt.Errorf("hub: reading metadata.json: %w", err)
+	}
+	var md dataset.Object
+	if err := json.Unmarshal(data, &md); err != nil {
+		return nil, fmt.Errorf("hub: metadata.json is not valid JSON: %w", err)
+	}
+	card, err := dataset.RenderCard(&md, dataset.CardRepo(repo))
+	if err != nil {
+		return nil, fmt.Errorf("hub: rendering the dataset card: %w", err)
+	}
+	out := append([]File(nil), files...)
+	f := BytesFile(cardPath, []byte(card))
+	if j := index(out, cardPath); j >= 0 {
+		out[j] = f
+	} else {
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func index(files []File, path string) int {
+	for i, f := range files {
+		if f.Path == path {
+			return i
+		}
+	}
+	return -1
+}
