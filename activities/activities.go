@@ -36,6 +36,10 @@ type Activities struct {
 	MaxMemory int64
 	// Metrics records slices, MLPs and engine throughput (nil: none).
 	Metrics *metrics.Worker
+	// HubToken reads the Hugging Face Hub token for HubPush (nil: this
+	// worker has none). It is read at each push, so a rotated token file
+	// takes effect without a restart.
+	HubToken func() (string, error)
 }
 
 // Defaults chosen so a crashed host loses at most ~10 s of GPU work per MLP,

@@ -12,13 +12,14 @@ type Registry interface {
 }
 
 // RegisterControl registers the CPU activities of the control queue (seeds,
-// merge, combine, push) and the workflows' local activity (GPUWorkers) under
+// merge, combine, push, Hub push) and the workflows' local activity (GPUWorkers) under
 // their bakeapi names.
 func RegisterControl(r Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.GenerateSeeds, activity.RegisterOptions{Name: bakeapi.GenerateSeedsActivity})
 	r.RegisterActivityWithOptions(a.MergeSplit, activity.RegisterOptions{Name: bakeapi.MergeSplitActivity})
 	r.RegisterActivityWithOptions(a.CombineSplits, activity.RegisterOptions{Name: bakeapi.CombineSplitsActivity})
 	r.RegisterActivityWithOptions(a.Push, activity.RegisterOptions{Name: bakeapi.PushActivity})
+	r.RegisterActivityWithOptions(a.HubPush, activity.RegisterOptions{Name: bakeapi.HubPushActivity})
 	r.RegisterActivityWithOptions(a.GPUWorkers, activity.RegisterOptions{Name: bakeapi.GPUWorkersActivity})
 }
 

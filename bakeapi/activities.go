@@ -103,6 +103,20 @@ type PushOutput struct {
 	URI, ManifestSHA256 string
 }
 
+// HubPushInput publishes a committed dataset directory on the Hugging Face
+// Hub (the token is the worker's, never in the input).
+type HubPushInput struct {
+	DatasetPrefix string
+	Hub           HubSpec
+}
+
+// HubPushOutput is the commit that holds the dataset on the Hub.
+type HubPushOutput struct {
+	Commit, URL  string
+	NoOp         bool `json:",omitempty"` // the revision held these files already: no new commit
+	Sent, Reused int  // LFS objects uploaded / found on the Hub already (sent by an earlier attempt)
+}
+
 // GPUWorkersInput names the GPU queue whose workers GPUWorkers counts.
 type GPUWorkersInput struct {
 	Queue string

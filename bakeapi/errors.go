@@ -83,6 +83,11 @@ const (
 	ErrFingerprintMismatch = "FingerprintMismatch"
 	ErrDestinationConflict = "DestinationConflict"
 	ErrStoreAccess         = "StoreAccess"
+	// ErrHubAccess is a Hub push that no retry fixes: a rejected or
+	// read-only token, a repository or branch that does not exist or is
+	// not the token's, a request over the Hub's size limits, a tag on
+	// another commit, or no token on the control worker.
+	ErrHubAccess = "HubAccess"
 )
 
 // Retryable error types with their own meaning.
@@ -95,7 +100,7 @@ const (
 
 // NonRetryable is the list workflows put in their retry policies as a second
 // line of defence (activities already mark these errors non-retryable).
-var NonRetryable = []string{ErrInvalidConfig, ErrInvalidSeeds, ErrCorruptPartial, ErrFingerprintMismatch, ErrDestinationConflict, ErrStoreAccess}
+var NonRetryable = []string{ErrInvalidConfig, ErrInvalidSeeds, ErrCorruptPartial, ErrFingerprintMismatch, ErrDestinationConflict, ErrStoreAccess, ErrHubAccess}
 
 // Join collects the field errors of several validations into one FieldErrors
 // (nil when there are none). An error that holds no field errors is returned

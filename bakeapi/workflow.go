@@ -24,6 +24,7 @@ const (
 	MergeSplitActivity    = "MergeSplit"
 	CombineSplitsActivity = "CombineSplits"
 	PushActivity          = "Push"
+	HubPushActivity       = "HubPush"
 	// GPUWorkersActivity counts the workers of a GPU queue (a local
 	// activity of the control worker), for MaxInFlight 0 ("auto").
 	GPUWorkersActivity = "GPUWorkers"
@@ -66,6 +67,17 @@ type ReleaseSpec struct {
 	Bucket, Prefix, Name, Tag string
 }
 
+// HubSpec is where HubPush publishes on the Hugging Face Hub. The token is
+// the control worker's own (HF_TOKEN or release.hub.token-file), never here.
+type HubSpec struct {
+	Repo     string // owner/name
+	Revision string `json:",omitempty"` // branch; "" is main
+	Tag      string `json:",omitempty"`
+	Message  string `json:",omitempty"` // "" is whestbench's default
+	Endpoint string `json:",omitempty"` // "" is https://huggingface.co
+	Private  bool   `json:",omitempty"` // applies when the push creates the repository
+}
+
 // BakeInput is everything a bake needs, all of it small and secret-free.
 type BakeInput struct {
 	BakeID       string
@@ -78,7 +90,10 @@ type BakeInput struct {
 	MaxInFlight int
 	GPUQueue    string // task queue of the GPU workers
 	Release     ReleaseSpec
-	Policy      Policy
+	// Hub, if set, publishes the dataset on the Hugging Face Hub after the
+	// release (histories from before it have none, and no HubPush).
+	Hub    *HubSpec `json:",omitempty"`
+	Policy Policy
 	// CreatedAt is the bake Record's start time, which dates every dataset
 	// of the bake; zero in histories from before records existed.
 	CreatedAt time.Time
@@ -93,6 +108,7 @@ type BakeInput struct {
 type BakeOutput struct {
 	DatasetPrefix, ManifestSHA256 string
 	ReleaseURI                    string `json:",omitempty"`
+	HubURL, HubCommit             string `json:",omitempty"`
 }
 
 // SplitInput is one split of a bake, with its committed seeds file.

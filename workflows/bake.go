@@ -106,7 +106,23 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 		}
 		out.ReleaseURI = pushed.URI
 	}
-	if err := workflow.UpsertMemo(ctx, map[string]any{"dataset": out.DatasetPrefix, "manifest_sha256": out.ManifestSHA256, "release": out.ReleaseURI}); err != nil {
+	memo := map[string]any{"dataset": out.DatasetPrefix, "manifest_sha256": out.ManifestSHA256, "release": out.ReleaseURI}
+
+	// Step 5. Publish on the Hugging Face Hub. Gated by the input: histories
+	// from before it have no Hub and issue no command here, so they replay.
+	if in.Hub != nil {
+		if err := stage(bakeapi.StagePushing); err != nil {
+			return out, err
+		}
+		var hub bakeapi.HubPushOutput
+		hctx := controlOptions(ctx, in.Policy, in.Policy.PushTimeout, "push to the Hugging Face Hub: "+in.Hub.Repo)
+		if err := workflow.ExecuteActivity(hctx, bakeapi.HubPushActivity, bakeapi.HubPushInput{DatasetPrefix: comb.Prefix, Hub: *in.Hub}).Get(ctx, &hub); err != nil {
+			return out, failed(err, "push to the Hugging Face Hub repository %s", in.Hub.Repo)
+		}
+		out.HubURL, out.HubCommit = hub.URL, hub.Commit
+		memo["hub"] = hub.URL
+	}
+	if err := workflow.UpsertMemo(ctx, memo); err != nil {
 		return out, err
 	}
 	return out, stage(bakeapi.StageDone)

@@ -1,9 +1,12 @@
 package workflows_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/hub/hubtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
@@ -31,12 +35,16 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: t.TempDir()}
+	hubSrv := hubtest.New(t)
+	hubSrv.AddToken("hf_wf_token", "alice", "write")
+	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: t.TempDir(),
+		HubToken: func() (string, error) { return "hf_wf_token", nil }}
 	env := newEnv()
 	env.RegisterWorkflow(workflows.SplitWorkflow)
 	env.RegisterActivity(a)
 	in := twoSplitInput("inproc")
 	in.Release = bakeapi.ReleaseSpec{Bucket: bucket, Prefix: "releases", Name: "wf", Tag: "v1"}
+	in.Hub = &bakeapi.HubSpec{Repo: "alice/wf", Tag: "v1", Endpoint: hubSrv.URL}
 	env.SetTestTimeout(2 * time.Minute)
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
@@ -78,5 +86,20 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 	datasettest.SameParquet(t, got, localBake(t, in, filepath.Join(tmp, "local")))
 	if len(m.Files) < 4 {
 		t.Errorf("release manifest lists %d files, want metadata, card and one parquet file per split", len(m.Files))
+	}
+	// The Hub holds the release's files, its card re-rendered for the repository.
+	onHub, err := hubSrv.Files("alice/wf", "v1")
+	if err != nil || out.HubCommit == "" {
+		t.Fatalf("Hub revision v1: %v (result %+v)", err, out)
+	}
+	for _, f := range m.Files {
+		local, _ := os.ReadFile(filepath.Join(got, filepath.FromSlash(f.Path)))
+		if f.Path == "README.md" {
+			if !strings.Contains(string(onHub[f.Path]), "alice/wf") {
+				t.Errorf("the card on the Hub does not name the repository")
+			}
+		} else if !bytes.Equal(onHub[f.Path], local) {
+			t.Errorf("%s on the Hub differs from the release", f.Path)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -153,6 +154,9 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	if r.ReleaseURI != "" {
 		fmt.Fprintf(out, "  release  %s\n  download `whestbake dataset download %s --output DIR`\n", r.ReleaseURI, strings.TrimSuffix(r.ReleaseURI, "/"))
 	}
+	if r.HubURL != "" {
+		fmt.Fprintf(out, "  hub      %s (commit %s)\n", r.HubURL, r.HubCommit)
+	}
 	return nil
 }
 
@@ -279,6 +283,9 @@ func details(in bakeapi.BakeInput) string {
 	}
 	if r := in.Release; r.Bucket != "" {
 		fmt.Fprintf(&b, "\nRelease: %s\n", keys.ReleaseURI(r.Bucket, r.Prefix, r.Name, r.Tag))
+	}
+	if h := in.Hub; h != nil {
+		fmt.Fprintf(&b, "\nHugging Face Hub: %s@%s\n", h.Repo, cmp.Or(h.Tag, h.Revision, "main"))
 	}
 	return b.String()
 }

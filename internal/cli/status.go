@@ -366,6 +366,9 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 		if r.ReleaseURI != "" {
 			fmt.Fprintf(w, "  release  %s\n", r.ReleaseURI)
 		}
+		if r.HubURL != "" {
+			fmt.Fprintf(w, "  hub      %s (commit %s)\n", r.HubURL, r.HubCommit)
+		}
 	}
 	if st.Failure != nil {
 		fmt.Fprintf(w, "\n  failure  %s\n", failureText(st.Failure))

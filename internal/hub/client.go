@@ -43,14 +43,23 @@ func New(endpoint, token string) (*Client, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
 	}
-	u, err := url.Parse(strings.TrimSuffix(endpoint, "/"))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
-		return nil, fmt.Errorf("hub endpoint %q is not an http(s) URL such as %s", endpoint, DefaultEndpoint)
+	if err := CheckEndpoint(endpoint); err != nil {
+		return nil, err
 	}
+	u, _ := url.Parse(strings.TrimSuffix(endpoint, "/"))
 	if token == "" {
 		return nil, ErrNoToken
 	}
 	return &Client{endpoint: u, token: token, http: &http.Client{}, Retries: 5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}, nil
+}
+
+// CheckEndpoint reports whether endpoint is a Hub base URL.
+func CheckEndpoint(endpoint string) error {
+	u, err := url.Parse(strings.TrimSuffix(endpoint, "/"))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%q is not an http(s) URL of a Hub, such as %s", endpoint, DefaultEndpoint)
+	}
+	return nil
 }
 
 // Endpoint is the Hub's base URL.

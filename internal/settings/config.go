@@ -16,6 +16,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -114,12 +115,36 @@ type Split struct {
 	SeedsFile string  `mapstructure:"seeds-file"` // relative paths are relative to the config file
 }
 
-// Release is where the finished dataset is published; an empty Bucket skips the push.
+// Release is where the finished dataset is published; an empty Bucket skips
+// the S3 release, an empty Hub.Repo the Hugging Face Hub. Either, both or
+// neither may be set.
 type Release struct {
 	Bucket string `mapstructure:"bucket"`
 	Prefix string `mapstructure:"prefix"`
 	Name   string `mapstructure:"name"`
 	Tag    string `mapstructure:"tag"`
+	Hub    Hub    `mapstructure:"hub"`
+}
+
+// Hub is the Hugging Face Hub dataset repository a bake publishes to. The
+// token is the control worker's: HF_TOKEN in its environment, or the file
+// TokenFile names; it is never a config value, flag or workflow input.
+type Hub struct {
+	Repo      string `mapstructure:"repo"`
+	Revision  string `mapstructure:"revision"`
+	Tag       string `mapstructure:"tag"`
+	Message   string `mapstructure:"message"`
+	Private   bool   `mapstructure:"private"`
+	Endpoint  string `mapstructure:"endpoint"`
+	TokenFile string `mapstructure:"token-file"`
+}
+
+// Spec is the workflow input's Hub, nil when no repository is configured.
+func (h Hub) Spec() *bakeapi.HubSpec {
+	if h.Repo == "" {
+		return nil
+	}
+	return &bakeapi.HubSpec{Repo: h.Repo, Revision: h.Revision, Tag: h.Tag, Message: h.Message, Endpoint: h.Endpoint, Private: h.Private}
 }
 
 // Policy is bakeapi.Policy with config keys: every timeout and retry bound
@@ -181,7 +206,8 @@ func Default() Config {
 			SliceSize: 1, MaxInFlight: AutoInFlight, GPUQueue: bakeapi.GPUQueue,
 			SeedProtocol: bakeapi.SeedProtocolV3,
 		},
-		Policy: Policy(bakeapi.DefaultPolicy),
+		Release: Release{Hub: Hub{Revision: "main", Message: hub.DefaultMessage, Endpoint: hub.DefaultEndpoint}},
+		Policy:  Policy(bakeapi.DefaultPolicy),
 		Worker: Worker{
 			Device: gpuengine.DeviceAuto, Threads: gpuengine.DefaultThreads(),
 			CheckpointEvery: activities.DefaultCheckpointEvery, StallTimeout: activities.DefaultStallTimeout,

@@ -445,3 +445,65 @@ func TestMaxInFlight(t *testing.T) {
 		}
 	}
 }
+
+func TestHubSection(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "hf-token", "hf_settings_token\n")
+	withHub := func(hub string) string {
+		return strings.Replace(base, "tag: v1}", "tag: v1, hub: "+hub+"}", 1)
+	}
+	cfgFile := writeFile(t, dir, "c.yaml", withHub("{repo: alice/gt, tag: v1, private: true, token-file: hf-token}"))
+	clearEnv(t)
+	cfg, err := Load(cfgFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Release.Hub.TokenFile != filepath.Join(dir, "hf-token") {
+		t.Errorf("token-file %s, want it relative to the config file", cfg.Release.Hub.TokenFile)
+	}
+	in, err := BakeInput(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bakeapi.HubSpec{Repo: "alice/gt", Revision: "main", Tag: "v1", Message: "Upload whestbench dataset", Endpoint: "https://huggingface.co", Private: true}
+	if in.Hub == nil || *in.Hub != want {
+		t.Errorf("workflow input Hub %+v, want %+v", in.Hub, want)
+	}
+	data, _ := json.Marshal(in)
+	if strings.Contains(string(data), "hf_settings_token") || strings.Contains(string(data), "hf-token") {
+		t.Errorf("the workflow input carries the token or its file: %s", data)
+	}
+	cfg.Worker.Role = RoleControl
+	if err := cfg.ValidateWorker(); err != nil {
+		t.Errorf("control worker with a token file: %v", err)
+	}
+	cfg.Release.Hub.TokenFile = filepath.Join(dir, "missing")
+	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), "release.hub.token-file") {
+		t.Errorf("missing token file: %v", err)
+	}
+
+	noHub, err := load(t, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err := BakeInput(noHub); err != nil || in.Hub != nil {
+		t.Errorf("no release.hub: input Hub %+v (%v), want none", in.Hub, err)
+	}
+
+	for _, c := range []struct{ hub, want string }{
+		{"{tag: v1}", "release.hub.repo is empty but other release.hub keys are set"},
+		{"{repo: justname}", `release.hub.repo "justname" is not a Hub repository id`},
+		{"{repo: a/b, tag: 'v 1'}", `release.hub.tag "v 1"`},
+		{"{repo: a/b, revision: '../x'}", `release.hub.revision "../x"`},
+		{"{repo: a/b, endpoint: 'ftp://x'}", `release.hub.endpoint "ftp://x" is not an http(s) URL`},
+		{"{repo: a/b, message: ''}", "release.hub.message is empty"},
+	} {
+		cfg, err := load(t, withHub(c.hub))
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("hub %s: %v, want %q", c.hub, err, c.want)
+		}
+	}
+}

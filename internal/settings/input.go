@@ -27,6 +27,7 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 		BakeID: b.ID, Spec: b.Spec(salt), DefaultSplit: b.DefaultSplit,
 		SliceSize: b.SliceSize, MaxInFlight: inFlight, GPUQueue: b.GPUQueue,
 		Release:           bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
+		Hub:               cfg.Release.Hub.Spec(),
 		Policy:            bakeapi.Policy(cfg.Policy),
 		KeepIntermediates: b.KeepIntermediates,
 	}

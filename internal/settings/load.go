@@ -86,6 +86,7 @@ func Load(file string, overrides map[string]string) (Config, error) {
 	for key, path := range map[string]*string{
 		"temporal.tls.ca-file": &c.Temporal.TLS.CAFile, "temporal.tls.cert-file": &c.Temporal.TLS.CertFile,
 		"temporal.tls.key-file": &c.Temporal.TLS.KeyFile, "s3.ca-file": &c.S3.CAFile,
+		"release.hub.token-file": &c.Release.Hub.TokenFile,
 	} {
 		_, fromEnv := os.LookupEnv(EnvName(key))
 		_, fromFlag := overrides[key]

@@ -14,6 +14,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/tlsconf"
 )
@@ -129,6 +130,13 @@ func (c Config) ValidateWorker() error {
 	positive(&p, "worker.stall-timeout", w.StallTimeout)
 	if w.Role == RoleGPU || w.Role == RoleAll {
 		c.checkQueue(&p)
+	}
+	// HubPush runs on control workers, which read the token at each push:
+	// a named file must hold one now.
+	if f := c.Release.Hub.TokenFile; f != "" && (w.Role == RoleControl || w.Role == RoleAll) {
+		if _, err := hub.Token(f, func(string) string { return "" }); err != nil {
+			p.addf("release.hub.token-file", "%v: fix the path (relative paths are relative to the config file) or unset it to use %s", err, hub.TokenEnv)
+		}
 	}
 	return p.err()
 }
@@ -331,6 +339,7 @@ func (c Config) checkSplits(p *problems) {
 }
 
 func (c Config) checkRelease(p *problems) {
+	c.checkHub(p)
 	r := c.Release
 	if r.Bucket == "" {
 		if r.Name != "" || r.Tag != "" {
@@ -356,6 +365,36 @@ func (c Config) checkRelease(p *problems) {
 				break
 			}
 		}
+	}
+}
+
+// branchRE is a Hub branch name: segments like nameRE, '/' between them.
+var branchRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$`)
+
+// checkHub checks release.hub. The token is the control worker's, so the
+// starter does not ask for it (ValidateWorker checks the token file).
+func (c Config) checkHub(p *problems) {
+	h := c.Release.Hub
+	if h.Repo == "" {
+		if h.Tag != "" || h.Private || h.TokenFile != "" {
+			p.addf("release.hub.repo", "is empty but other release.hub keys are set: set it to the dataset repository (owner/name), or remove the release.hub section to skip the Hub")
+		}
+		return
+	}
+	if err := hub.CheckRepoID(h.Repo); err != nil {
+		p.addf("release.hub.repo", "%v", err)
+	}
+	if !branchRE.MatchString(h.Revision) || strings.Contains(h.Revision, "..") {
+		p.addf("release.hub.revision", "%q: name an existing branch of the repository, e.g. main", h.Revision)
+	}
+	if h.Tag != "" && !nameRE.MatchString(h.Tag) {
+		p.addf("release.hub.tag", "%q: use letters, digits, '.', '_' and '-', starting with a letter or digit, or leave it empty for no tag", h.Tag)
+	}
+	if strings.TrimSpace(h.Message) == "" {
+		p.addf("release.hub.message", "is empty: the commit needs a message (default %q)", hub.DefaultMessage)
+	}
+	if err := hub.CheckEndpoint(h.Endpoint); err != nil {
+		p.addf("release.hub.endpoint", "%v", err)
 	}
 }
 

@@ -133,3 +133,24 @@ func (s *Store) verify(key string, info Info, sum []byte) error {
 func infoOf(oi minio.ObjectInfo) Info {
 	return Info{Size: oi.Size, SHA256: oi.Metadata.Get("X-Amz-Meta-" + metaSHA256)}
 }
+
+// OpenAt streams the object at key from byte offset on, unchecked: a part of
+// an object cannot be checked against the whole one's sha256, so the reader
+// verifies what it assembles (the Hub checks every LFS object's sha256).
+func (s *Store) OpenAt(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
+	var opts minio.GetObjectOptions
+	if offset > 0 { // SetRange(0, 0) would be the first byte only
+		if err := opts.SetRange(offset, 0); err != nil {
+			return nil, err
+		}
+	}
+	obj, err := s.c.client.GetObject(ctx, s.bucket, key, opts)
+	if err != nil {
+		return nil, s.c.classify("get", s.bucket, key, err)
+	}
+	if _, err := obj.Stat(); err != nil {
+		obj.Close()
+		return nil, s.c.classify("get", s.bucket, key, err)
+	}
+	return obj, nil
+}

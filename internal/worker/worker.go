@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
@@ -97,6 +99,7 @@ func build(c client.Client, cfg settings.Config, st *store.Store, m *metrics.Wor
 		CheckpointEvery: cfg.Worker.CheckpointEvery, StallTimeout: cfg.Worker.StallTimeout,
 		MaxMemory: int64(cfg.Worker.MaxMemory),
 		Metrics:   m,
+		HubToken:  func() (string, error) { return hub.Token(cfg.Release.Hub.TokenFile, os.Getenv) },
 	}
 	var ws []sdkworker.Worker
 	for _, role := range roleNames(cfg.Worker.Role) {
