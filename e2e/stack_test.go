@@ -152,9 +152,15 @@ type proc struct {
 // waits until it polls.
 func (s *stack) startWorker(role string, extra ...string) *proc {
 	s.t.Helper()
+	return s.startWorkerEnv(role, nil, extra...)
+}
+
+// startWorkerEnv is startWorker with extra environment variables.
+func (s *stack) startWorkerEnv(role string, env []string, extra ...string) *proc {
+	s.t.Helper()
 	cfg := s.writeConfig("worker", s.baseConfig())
 	s.workers++
-	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), nil, filepath.Join(binDir, "whestbake-worker"),
+	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), env, filepath.Join(binDir, "whestbake-worker"),
 		append([]string{"--role", role, "--config-file", cfg, "--device", "cpu", "--threads", "1"}, extra...)...)
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(p.output(), "worker ready") {
