@@ -27,10 +27,11 @@ vet:
 	$(GO) vet ./...
 
 # The concurrent packages (engines' thread pools, parallel MLPs, heartbeat
-# goroutines, the workflow window) also run under the race detector; the rest
+# goroutines, the workflow window, the Hub push's streamed commit and its
+# stand-in's stalls) also run under the race detector; the rest
 # run once without it. E2E_REQUIRED=1: a missing server binary fails the run
 # instead of skipping the tests that need it.
-RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows
+RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows ./internal/hub ./internal/hub/hubtest
 
 test: vet lint tools workflowcheck readers
 	E2E_REQUIRED=1 READERS_REQUIRED=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))

@@ -52,21 +52,26 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 }
 
 // hubErr marks what no retry fixes as non-retryable: every refusal of the
-// Hub but a 5xx or 429 (retried already) and a branch that kept moving
-// (the next attempt re-reads it); a tag on another commit is a conflict
-// of destinations, like an S3 release tag that is taken.
+// Hub but a 5xx or 429 (retried already, and worth retrying later) and a
+// branch that kept moving (the next attempt re-reads it); a tag on another
+// commit is a conflict of destinations, like an S3 release tag that is taken.
 func hubErr(err error) error {
 	var he *hub.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &he) && he.Status >= 500, errors.As(err, &he) && he.Status == http.StatusTooManyRequests:
-		return err
-	case errors.As(err, &he) && errors.Is(err, hub.ErrConflict) && strings.HasPrefix(he.Op, "tag"):
-		return fatal(bakeapi.ErrDestinationConflict, "%v", err)
-	case errors.As(err, &he) && errors.Is(err, hub.ErrConflict):
-		return err
-	case errors.As(err, &he), errors.Is(err, hub.ErrNoToken):
+	case errors.As(err, &he):
+		switch {
+		case he.Status >= 500 || he.Status == http.StatusTooManyRequests:
+			return err
+		case he.Status == http.StatusConflict || he.Status == http.StatusPreconditionFailed:
+			if strings.HasPrefix(he.Op, "tag") {
+				return fatal(bakeapi.ErrDestinationConflict, "%v", err)
+			}
+			return err
+		}
+		return fatal(bakeapi.ErrHubAccess, "%v", err)
+	case errors.Is(err, hub.ErrNoToken):
 		return fatal(bakeapi.ErrHubAccess, "%v", err)
 	}
 	return err

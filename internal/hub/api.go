@@ -188,32 +188,22 @@ func readSample(ctx context.Context, f File) ([]byte, error) {
 	return b, nil
 }
 
-// Refs are a repository's branches and tags: name → commit.
-type Refs struct {
-	Branches, Tags map[string]string
-}
-
-// ListRefs reads the branches and tags of repo.
-func (c *Client) ListRefs(ctx context.Context, repo string) (Refs, error) {
-	type ref struct {
-		Name         string `json:"name"`
-		TargetCommit string `json:"targetCommit"`
-	}
+// Tags reads the tags of repo: name → commit.
+func (c *Client) Tags(ctx context.Context, repo string) (map[string]string, error) {
 	var out struct {
-		Branches []ref `json:"branches"`
-		Tags     []ref `json:"tags"`
+		Tags []struct {
+			Name         string `json:"name"`
+			TargetCommit string `json:"targetCommit"`
+		} `json:"tags"`
 	}
 	if err := c.call(ctx, "refs of "+repo, http.MethodGet, repoPath(repo)+"/refs", nil, &out); err != nil {
-		return Refs{}, err
+		return nil, err
 	}
-	r := Refs{Branches: map[string]string{}, Tags: map[string]string{}}
-	for _, b := range out.Branches {
-		r.Branches[b.Name] = b.TargetCommit
-	}
+	tags := map[string]string{}
 	for _, t := range out.Tags {
-		r.Tags[t.Name] = t.TargetCommit
+		tags[t.Name] = t.TargetCommit
 	}
-	return r, nil
+	return tags, nil
 }
 
 // CreateTag tags commit as tag.

@@ -117,8 +117,8 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		}
 		var he *Error
 		retryable := !errors.As(err, &he) || he.Status == http.StatusTooManyRequests || he.Status >= 500
-		var se sourceFailure
-		if errors.As(err, &se) {
+		var fe finalError
+		if errors.As(err, &fe) {
 			return nil, err
 		}
 		if ctx.Err() != nil {
@@ -144,11 +144,13 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 }
 
-// sourceFailure is a payload that could not be read: final, not the Hub's fault.
-type sourceFailure struct{ err error }
+// finalError is a failure on this side that no retry fixes: a payload that
+// cannot be read or does not match its checksum, or a URL the Hub handed
+// out that is no URL.
+type finalError struct{ err error }
 
-func (e sourceFailure) Error() string { return e.err.Error() }
-func (e sourceFailure) Unwrap() error { return e.err }
+func (e finalError) Error() string { return e.err.Error() }
+func (e finalError) Unwrap() error { return e.err }
 
 // once is one attempt of r.
 func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Duration, error) {
@@ -157,7 +159,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 	if r.body != nil {
 		b, err := r.body()
 		if err != nil {
-			return nil, 0, sourceFailure{err}
+			return nil, 0, finalError{err}
 		}
 		src = &sourceReader{r: b}
 		body = src
@@ -167,7 +169,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 		if body != nil {
 			body.Close()
 		}
-		return nil, 0, err
+		return nil, 0, finalError{fmt.Errorf("hub: %s: %w", r.op, err)}
 	}
 	if body != nil {
 		req.ContentLength = r.size
@@ -184,7 +186,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if src != nil && src.err != nil {
-			return nil, 0, sourceFailure{src.err}
+			return nil, 0, finalError{src.err}
 		}
 		// The token travels in a header only, never in a URL, so a
 		// transport error cannot show it.

@@ -284,11 +284,11 @@ func writeFileLine(ctx context.Context, w io.Writer, f File) error {
 // commit is a conflict (tags are releases: moving one would change what a
 // published name means).
 func (c *Client) tag(ctx context.Context, o Options, commit string) error {
-	refs, err := c.ListRefs(ctx, o.Repo)
+	tags, err := c.Tags(ctx, o.Repo)
 	if err != nil {
 		return err
 	}
-	if at, ok := refs.Tags[o.Tag]; ok {
+	if at, ok := tags[o.Tag]; ok {
 		if at == commit {
 			return nil
 		}

@@ -1,0 +1,4 @@
+package activities
+
+// HubErr exposes hubErr to the external tests.
+var HubErr = hubErr

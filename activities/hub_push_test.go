@@ -1,0 +1,98 @@
+package activities_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/whestbake/whestbake/activities"
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/hub/hubtest"
+)
+
+// HubPush against the in-process stand-in of the Hub: what no retry can fix
+// fails at once as HubAccess (or DestinationConflict for a tag on another
+// commit); a Hub outage stays retryable; and the token shows in no error.
+func TestHubPushFailuresAreTypedByWhetherARetryHelps(t *testing.T) {
+	f := newFixture(t)
+	ds := bakeDataset(t, f, "hubpush", 7)
+	srv := hubtest.New(t)
+	const token = "hf_activity_token_31337"
+	srv.AddToken(token, "alice", "write")
+	srv.AddToken("hf_read_token_31337", "alice", "read")
+	withToken := func(tok string) func() (string, error) { return func() (string, error) { return tok, nil } }
+	in := bakeapi.HubPushInput{DatasetPrefix: ds.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Tag: "v1", Endpoint: srv.URL}}
+
+	a := f.acts(gpuengine.CPU{})
+	_, err := run[bakeapi.HubPushOutput](a, a.HubPush, in)
+	wantAppError(t, err, bakeapi.ErrHubAccess) // no token on this worker
+	if !strings.Contains(err.Error(), "HF_TOKEN") {
+		t.Errorf("no-token error %v does not say how to give one", err)
+	}
+
+	for _, c := range []struct {
+		name, token string
+		in          bakeapi.HubPushInput
+		kind        string
+	}{
+		{"rejected token", "hf_unknown_31337", in, bakeapi.ErrHubAccess},
+		{"read token", "hf_read_token_31337", in, bakeapi.ErrHubAccess},
+		{"missing branch", token, bakeapi.HubPushInput{DatasetPrefix: ds.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Revision: "nope", Endpoint: srv.URL}}, bakeapi.ErrHubAccess},
+	} {
+		a.HubToken = withToken(c.token)
+		_, err := run[bakeapi.HubPushOutput](a, a.HubPush, c.in)
+		wantAppError(t, err, c.kind)
+		if strings.Contains(err.Error(), "31337") {
+			t.Errorf("%s: the error shows the token: %v", c.name, err)
+		}
+	}
+
+	a.HubToken = withToken(token)
+	out := mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, in)
+	if out.NoOp || len(out.Commit) != 40 || out.Sent == 0 {
+		t.Fatalf("push: %+v", out)
+	}
+	again := mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, in)
+	if !again.NoOp || again.Commit != out.Commit || again.Sent != 0 {
+		t.Errorf("a retried push %+v, want a no-op at %s", again, out.Commit)
+	}
+	// Someone else commits: the same files at a new head, where tag v1 is not.
+	srv.CommitFiles("alice/gt", "main", "someone else", map[string][]byte{"NOTES.md": []byte("x")})
+	_, err = run[bakeapi.HubPushOutput](a, a.HubPush, in)
+	wantAppError(t, err, bakeapi.ErrDestinationConflict)
+}
+
+func TestHubErrorsRetryOnlyWhatARetryCanFix(t *testing.T) {
+	for _, c := range []struct {
+		op     string
+		status int
+		kind   string // "" retryable
+	}{
+		{"whoami", 401, bakeapi.ErrHubAccess},
+		{"create repo alice/gt", 403, bakeapi.ErrHubAccess},
+		{"read revision main of alice/gt", 404, bakeapi.ErrHubAccess},
+		{"commit to alice/gt@main", 413, bakeapi.ErrHubAccess},
+		{"preupload to alice/gt", 400, bakeapi.ErrHubAccess},
+		{"commit to alice/gt@main", 409, ""},
+		{"commit to alice/gt@main", 412, ""},
+		{"tag v1 of alice/gt", 409, bakeapi.ErrDestinationConflict},
+		{"upload of data/x.parquet part 2", 503, ""},
+		{"LFS batch of alice/gt", 429, ""},
+	} {
+		err := activities.HubErr(&hub.Error{Op: c.op, Status: c.status})
+		var app *temporal.ApplicationError
+		switch {
+		case c.kind == "" && errors.As(err, &app) && app.NonRetryable():
+			t.Errorf("%s → %d: %v is not retryable", c.op, c.status, err)
+		case c.kind != "" && (!errors.As(err, &app) || !app.NonRetryable() || app.Type() != c.kind):
+			t.Errorf("%s → %d: %v, want non-retryable %s", c.op, c.status, err, c.kind)
+		}
+	}
+	if err := activities.HubErr(hub.ErrNoToken); !temporal.IsApplicationError(err) {
+		t.Errorf("no token: %v, want HubAccess", err)
+	}
+}
