@@ -30,12 +30,16 @@ vet:
 # goroutines, the workflow window, the Hub push's streamed commit and its
 # stand-in's stalls) also run under the race detector; the rest
 # run once without it. E2E_REQUIRED=1: a missing server binary fails the run
-# instead of skipping the tests that need it.
+# instead of skipping the tests that need it. The e2e package (a 5,000-slice
+# split among its tests) takes 4-6 minutes on a quiet 2-core machine and more
+# than go test's default 10-minute limit on a loaded one: TEST_TIMEOUT bounds
+# each package instead.
+TEST_TIMEOUT ?= 30m
 RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows ./internal/hub ./internal/hub/hubtest
 
 test: vet lint tools workflowcheck readers
-	E2E_REQUIRED=1 READERS_REQUIRED=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
-	E2E_REQUIRED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+	E2E_REQUIRED=1 READERS_REQUIRED=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
+	E2E_REQUIRED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=1s
 
 # The independent parquet readers (DuckDB, hyparquet, apache-arrow) that
