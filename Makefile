@@ -15,6 +15,7 @@ help:
 	@echo "make bench-baseline - re-record bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
 	@echo "make bench-ci       - the gate's cheap part, as CI runs it"
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
+	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
 	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
 
@@ -147,6 +148,16 @@ bench-ci: tools bench-deps
 # verb under /usr/bin/time, each activity against a private MinIO.
 bench-scale: build tools
 	$(GO) run ./internal/bench/scale -whestbake $(WB) -bin-dir $(BIN)
+
+# docs/benchmarks.md's fleet table: FLEET_WORKERS GPU-role worker processes
+# (CPU engine, one thread each) bake one split of FLEET_SLICES one-MLP slices
+# with max-in-flight auto on a private dev stack (e2e/fleet_test.go, which
+# `make test` skips).
+FLEET_WORKERS ?= 64
+FLEET_SLICES  ?= 2000
+.PHONY: bench-fleet
+bench-fleet: tools
+	FLEET_WORKERS=$(FLEET_WORKERS) FLEET_SLICES=$(FLEET_SLICES) E2E_REQUIRED=1 $(GO) test ./e2e -run '^TestFleet$$' -count=1 -v -timeout 60m
 
 # The demo is the real thing on the local dev stack: a worker (both roles, in
 # the background), a two-split bake through Temporal with progress bars, then

@@ -37,7 +37,7 @@ func TestAutoInFlight(t *testing.T) {
 	if len(runs) != 9 {
 		t.Fatalf("%d slices completed, want 9", len(runs))
 	}
-	if peak := peakOverlap(runs); peak != 3 {
+	if peak, _ := peakOverlap(runs); peak != 3 {
 		t.Errorf("at most %d slices ran at once on 3 GPU workers with max-in-flight auto, want 3", peak)
 	}
 	var p bakeapi.SplitProgress
@@ -51,8 +51,9 @@ func TestAutoInFlight(t *testing.T) {
 	s.replayLive(t, id)
 }
 
-// peakOverlap is the most slice attempts that ran at the same time.
-func peakOverlap(runs []sliceRun) int {
+// peakOverlap is the most slice attempts that ran at the same time, and
+// when that many first did.
+func peakOverlap(runs []sliceRun) (peak int, at time.Time) {
 	type edge struct {
 		at    time.Time
 		delta int
@@ -67,10 +68,12 @@ func peakOverlap(runs []sliceRun) int {
 		}
 		return a.delta - b.delta // a slice that ends as another starts did not overlap it
 	})
-	peak, now := 0, 0
+	now := 0
 	for _, e := range edges {
 		now += e.delta
-		peak = max(peak, now)
+		if now > peak {
+			peak, at = now, e.at
+		}
 	}
-	return peak
+	return peak, at
 }

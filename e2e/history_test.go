@@ -39,22 +39,49 @@ func (s *stack) history(id, runID string) *historypb.History {
 	return &h
 }
 
+// workflowRun is one run of a workflow, which may have continued as new.
+type workflowRun struct {
+	ID      string // "" for the latest run
+	History *historypb.History
+}
+
+// runs is every run of workflow id, newest first: the latest, then each run
+// the one after it continued.
+func (s *stack) runs(id string) []workflowRun {
+	s.t.Helper()
+	var out []workflowRun
+	for run := ""; ; {
+		h := s.history(id, run)
+		out = append(out, workflowRun{ID: run, History: h})
+		if run = h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId(); run == "" {
+			return out
+		}
+	}
+}
+
 // sliceRun is one completed BakeSlice as its split's history records it.
 type sliceRun struct {
 	In              bakeapi.BakeSliceInput
 	Attempt         int32
+	Worker          string // the identity of the worker that ran it
 	Out             bakeapi.BakeSliceOutput
 	Started, Closed time.Time
 }
 
-// sliceRuns decodes every completed BakeSlice of a split workflow.
+// sliceRuns decodes every completed BakeSlice of a split workflow's latest run.
 func (s *stack) sliceRuns(splitWorkflowID string) []sliceRun {
+	s.t.Helper()
+	return s.sliceRunsOf(s.history(splitWorkflowID, ""))
+}
+
+// sliceRunsOf decodes every completed BakeSlice of one run's history.
+func (s *stack) sliceRunsOf(h *historypb.History) []sliceRun {
 	s.t.Helper()
 	dc := converter.GetDefaultDataConverter()
 	scheduled := map[int64]bakeapi.BakeSliceInput{}
 	started := map[int64]*historypb.HistoryEvent{}
 	var out []sliceRun
-	for _, e := range s.history(splitWorkflowID, "").Events {
+	for _, e := range h.Events {
 		switch {
 		case e.GetActivityTaskScheduledEventAttributes() != nil:
 			a := e.GetActivityTaskScheduledEventAttributes()
@@ -76,7 +103,7 @@ func (s *stack) sliceRuns(splitWorkflowID string) []sliceRun {
 			}
 			st := started[a.GetStartedEventId()]
 			r := sliceRun{In: in, Attempt: st.GetActivityTaskStartedEventAttributes().GetAttempt(),
-				Started: st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
+				Worker: st.GetActivityTaskStartedEventAttributes().GetIdentity(), Started: st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
 			if err := dc.FromPayloads(a.GetResult(), &r.Out); err != nil {
 				s.t.Fatal(err)
 			}

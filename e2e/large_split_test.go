@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -46,24 +45,18 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	}
 	took := time.Since(started)
 
-	// Every run of the split, newest first, by the run each one continued;
-	// each replays against today's code.
+	// Every run of the split, newest first; each replays against today's code.
 	id := bakeapi.SplitWorkflowID(b.ID, "public")
-	var runs []*historypb.History
-	for run := ""; ; {
-		h := s.history(id, run)
-		runs = append(runs, h)
-		s.replayRun(t, id, run)
-		run = h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
-		if run == "" {
-			break
-		}
+	runs := s.runs(id)
+	for _, r := range runs {
+		s.replayRun(t, id, r.ID)
 	}
 	if len(runs) < 2 {
 		t.Errorf("%d slices ran in %d run: want the split to continue as new", n, len(runs))
 	}
 	slices := map[int]int{}
-	for i, h := range runs {
+	for i, r := range runs {
+		h := r.History
 		if len(h.Events) >= historyWarning/2 {
 			t.Errorf("run %d of %s has %d events: want well below the %d of the server's warning", len(runs)-i, id, len(h.Events), historyWarning)
 		}
@@ -83,20 +76,16 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 			t.Errorf("slice %d scheduled %d times over all runs, want once", k, slices[k])
 		}
 	}
-	if log, err := os.ReadFile(filepath.Join(s.opts.Dir, "logs", "temporal.log")); err != nil {
-		t.Error(err)
-	} else if strings.Contains(string(log), "exceeds warn limit") {
-		t.Errorf("the Temporal server warned about a history:\n%s", grepLines(string(log), "exceeds warn limit"))
-	}
+	s.noHistoryWarning(t)
 
 	var gpuCPU time.Duration
 	for _, w := range workers {
 		gpuCPU += processCPU(t, w.cmd.Process.Pid)
 	}
-	t.Logf("%d one-MLP slices in %s (%.0f slices/s) over %d runs; GPU workers' CPU %s (%.1f ms per slice); Temporal server CPU %s, MinIO CPU %s; control worker (seeds, merge) peak RSS %s",
+	t.Logf("%d one-MLP slices in %s (%.0f slices/s) over %d runs; GPU workers' CPU %s (%.1f ms per slice); Temporal server CPU %s, MinIO CPU %s; control worker (seeds, merge) peak RSS %.0f MB",
 		n, took.Round(time.Second), float64(n)/took.Seconds(), len(runs), gpuCPU.Round(time.Millisecond),
-		float64(gpuCPU.Microseconds())/1000/n, serverCPU(t, s, "temporal").Round(time.Millisecond), serverCPU(t, s, "minio").Round(time.Millisecond),
-		procField(t, control.cmd.Process.Pid, "VmHWM"))
+		float64(gpuCPU.Microseconds())/1000/n, processCPU(t, serverPID(t, s, "temporal")).Round(time.Millisecond),
+		processCPU(t, serverPID(t, s, "minio")).Round(time.Millisecond), megabytes(peakRSS(t, control.cmd.Process.Pid)))
 
 	// The reference: the same seeds baked locally in one go (merging never
 	// changes a row's bytes, so slicing does not matter).
@@ -119,23 +108,28 @@ func processCPU(t *testing.T, pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
-// procField is a field of /proc/PID/status, such as VmHWM (peak RSS).
-func procField(t *testing.T, pid int, name string) string {
+// peakRSS is the peak resident set of a live process (VmHWM), in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(l, name+":"); ok {
-			return strings.TrimSpace(v)
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("VmHWM of %d: %q", pid, v)
+			}
+			return kb << 10
 		}
 	}
-	return "unknown"
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }
 
-// serverCPU is the CPU time of one of the stack's servers, by its pid file.
-func serverCPU(t *testing.T, s *stack, name string) time.Duration {
+// serverPID is the pid of one of the stack's servers (temporal, minio), by its pid file.
+func serverPID(t *testing.T, s *stack, name string) int {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(s.opts.Dir, "run", name+".pid"))
 	if err != nil {
@@ -145,8 +139,20 @@ func serverCPU(t *testing.T, s *stack, name string) time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return processCPU(t, pid)
+	return pid
 }
+
+// noHistoryWarning fails t if the Temporal server warned about the size of a history.
+func (s *stack) noHistoryWarning(t *testing.T) {
+	t.Helper()
+	if log, err := os.ReadFile(filepath.Join(s.opts.Dir, "logs", "temporal.log")); err != nil {
+		t.Error(err)
+	} else if strings.Contains(string(log), "exceeds warn limit") {
+		t.Errorf("the Temporal server warned about a history:\n%s", grepLines(string(log), "exceeds warn limit"))
+	}
+}
+
+func megabytes(n int64) float64 { return float64(n) / 1e6 }
 
 func grepLines(text, what string) string {
 	var out []string

@@ -158,22 +158,35 @@ func (s *stack) startWorker(role string, extra ...string) *proc {
 // startWorkerEnv is startWorker with extra environment variables.
 func (s *stack) startWorkerEnv(role string, env []string, extra ...string) *proc {
 	s.t.Helper()
-	cfg := s.writeConfig("worker", s.baseConfig())
+	p := s.spawnWorker(s.writeConfig("worker", s.baseConfig()), role, env, extra...)
+	p.waitReady(s.t)
+	return p
+}
+
+// spawnWorker starts `whestbake-worker --role role --config-file cfg` (with
+// extra environment variables and flags) without waiting for it, so that
+// many can start at once.
+func (s *stack) spawnWorker(cfg, role string, env []string, extra ...string) *proc {
+	s.t.Helper()
 	s.workers++
-	p := s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), env, filepath.Join(binDir, "whestbake-worker"),
+	return s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), env, filepath.Join(binDir, "whestbake-worker"),
 		append([]string{"--role", role, "--config-file", cfg, "--device", "cpu", "--threads", "1"}, extra...)...)
+}
+
+// waitReady waits until the worker polls.
+func (p *proc) waitReady(t *testing.T) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(p.output(), "worker ready") {
 		select {
 		case <-p.done:
-			s.t.Fatalf("%s exited before it was ready:\n%s", p.name, p.output())
+			t.Fatalf("%s exited before it was ready:\n%s", p.name, p.output())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("%s not ready after 30s:\n%s", p.name, p.output())
+			t.Fatalf("%s not ready after 30s:\n%s", p.name, p.output())
 		}
 	}
-	return p
 }
 
 // spawn starts bin in the stack's environment plus extraEnv.
