@@ -61,11 +61,13 @@ func (s *stack) runs(id string) []workflowRun {
 
 // sliceRun is one completed BakeSlice as its split's history records it.
 type sliceRun struct {
-	In              bakeapi.BakeSliceInput
-	Attempt         int32
-	Worker          string // the identity of the worker that ran it
-	Out             bakeapi.BakeSliceOutput
-	Started, Closed time.Time
+	In      bakeapi.BakeSliceInput
+	Attempt int32
+	Worker  string // the identity of the worker that ran it
+	Out     bakeapi.BakeSliceOutput
+	// Scheduled is when the split asked for the attempt (for a retry, the
+	// first attempt's scheduling), Started when a worker took it.
+	Scheduled, Started, Closed time.Time
 }
 
 // sliceRuns decodes every completed BakeSlice of a split workflow's latest run.
@@ -78,7 +80,11 @@ func (s *stack) sliceRuns(splitWorkflowID string) []sliceRun {
 func (s *stack) sliceRunsOf(h *historypb.History) []sliceRun {
 	s.t.Helper()
 	dc := converter.GetDefaultDataConverter()
-	scheduled := map[int64]bakeapi.BakeSliceInput{}
+	type request struct {
+		in bakeapi.BakeSliceInput
+		at time.Time
+	}
+	scheduled := map[int64]request{}
 	started := map[int64]*historypb.HistoryEvent{}
 	var out []sliceRun
 	for _, e := range h.Events {
@@ -92,18 +98,19 @@ func (s *stack) sliceRunsOf(h *historypb.History) []sliceRun {
 			if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
 				s.t.Fatal(err)
 			}
-			scheduled[e.GetEventId()] = in
+			scheduled[e.GetEventId()] = request{in, e.GetEventTime().AsTime()}
 		case e.GetActivityTaskStartedEventAttributes() != nil:
 			started[e.GetEventId()] = e
 		case e.GetActivityTaskCompletedEventAttributes() != nil:
 			a := e.GetActivityTaskCompletedEventAttributes()
-			in, ok := scheduled[a.GetScheduledEventId()]
+			req, ok := scheduled[a.GetScheduledEventId()]
 			if !ok {
 				continue
 			}
 			st := started[a.GetStartedEventId()]
-			r := sliceRun{In: in, Attempt: st.GetActivityTaskStartedEventAttributes().GetAttempt(),
-				Worker: st.GetActivityTaskStartedEventAttributes().GetIdentity(), Started: st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
+			r := sliceRun{In: req.in, Attempt: st.GetActivityTaskStartedEventAttributes().GetAttempt(),
+				Worker: st.GetActivityTaskStartedEventAttributes().GetIdentity(), Scheduled: req.at,
+				Started: st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
 			if err := dc.FromPayloads(a.GetResult(), &r.Out); err != nil {
 				s.t.Fatal(err)
 			}

@@ -46,6 +46,8 @@ type stack struct {
 	// temporal, when set, replaces the temporal section of every config
 	// (the production stack's address, TLS files and namespace).
 	temporal map[string]any
+	// cmdTimeout bounds each run of the whestbake command; 0 is 3 minutes.
+	cmdTimeout time.Duration
 }
 
 // newStack starts MinIO and the Temporal dev server for t, with credentials
@@ -244,7 +246,11 @@ func (r result) String() string {
 // variables) and returns what it did; its output is also kept with the logs.
 func (s *stack) whestbake(extraEnv []string, args ...string) result {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	timeout := 3 * time.Minute
+	if s.cmdTimeout > 0 {
+		timeout = s.cmdTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "whestbake"), args...)
 	cmd.Env = s.env(extraEnv...)
