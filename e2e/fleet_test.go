@@ -127,6 +127,7 @@ func TestFleet(t *testing.T) {
 		once[r.In.Slice]++
 		if r.Attempt > 1 {
 			retried++
+			t.Logf("slice %d ran %d attempts on %s; the one before failed: %s", r.In.Slice, r.Attempt, r.Worker, r.LastFailure)
 		}
 		pid, _, _ := strings.Cut(r.Worker, "@")
 		k, _ := strconv.Atoi(pid)
@@ -139,6 +140,11 @@ func TestFleet(t *testing.T) {
 	}
 	if retried > 0 {
 		t.Errorf("%d slices needed a second attempt: want none in a run where nothing fails", retried)
+		for _, p := range append(gpus, control) {
+			if lines := grepLines(p.output(), "level=WARN") + grepLines(p.output(), "level=ERROR"); lines != "" {
+				t.Logf("%s:\n%s", p.name, lines)
+			}
+		}
 	}
 	var counts []int
 	for _, p := range gpus {

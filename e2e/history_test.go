@@ -64,7 +64,9 @@ type sliceRun struct {
 	In      bakeapi.BakeSliceInput
 	Attempt int32
 	Worker  string // the identity of the worker that ran it
-	Out     bakeapi.BakeSliceOutput
+	// LastFailure is a retry's: why the attempt before it failed.
+	LastFailure string
+	Out         bakeapi.BakeSliceOutput
 	// Scheduled is when the split asked for the attempt (for a retry, the
 	// first attempt's scheduling), Started when a worker took it.
 	Scheduled, Started, Closed time.Time
@@ -110,7 +112,8 @@ func (s *stack) sliceRunsOf(h *historypb.History) []sliceRun {
 			st := started[a.GetStartedEventId()]
 			r := sliceRun{In: req.in, Attempt: st.GetActivityTaskStartedEventAttributes().GetAttempt(),
 				Worker: st.GetActivityTaskStartedEventAttributes().GetIdentity(), Scheduled: req.at,
-				Started: st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
+				LastFailure: st.GetActivityTaskStartedEventAttributes().GetLastFailure().String(),
+				Started:     st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
 			if err := dc.FromPayloads(a.GetResult(), &r.Out); err != nil {
 				s.t.Fatal(err)
 			}
