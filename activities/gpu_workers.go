@@ -22,7 +22,7 @@ import (
 // root partition alone listed 5 of 8 freshly started workers.
 func (a *Activities) GPUWorkers(ctx context.Context, in bakeapi.GPUWorkersInput) (bakeapi.GPUWorkersOutput, error) {
 	svc := activity.GetClient(ctx).WorkflowService()
-	ns := activity.GetInfo(ctx).WorkflowNamespace
+	ns := activity.GetInfo(ctx).Namespace
 	parts, err := svc.ListTaskQueuePartitions(ctx, &workflowservice.ListTaskQueuePartitionsRequest{
 		Namespace: ns, TaskQueue: &taskqueuepb.TaskQueue{Name: in.Queue, Kind: enums.TASK_QUEUE_KIND_NORMAL}})
 	if err != nil {
