@@ -9,11 +9,11 @@ import (
 func newDatasetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dataset",
-		Short: "Local dataset verbs (no Temporal needed): generate-seeds, bake, merge, combine-splits, inspect, verify, download",
+		Short: "Local dataset verbs (no Temporal needed): generate-seeds, bake, merge, combine-splits, report, inspect, verify, download",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cmdline.Usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, inspect, verify or download (see --help)")
+			return cmdline.Usagef("dataset needs a verb: generate-seeds, bake, merge, combine-splits, report, inspect, verify or download (see --help)")
 		},
 	}
-	cmd.AddCommand(newGenerateSeedsCmd(), newBakeCmd(), newMergeCmd(), newCombineCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd())
+	cmd.AddCommand(newGenerateSeedsCmd(), newBakeCmd(), newMergeCmd(), newCombineCmd(), newReportCmd(), newInspectCmd(), newVerifyCmd(), newDownloadCmd())
 	return cmd
 }
