@@ -18,8 +18,10 @@ type histogram struct {
 	sum       float64
 }
 
-// fineBins bounds a histogram's bins; display draws far fewer.
-const fineBins = 512
+// fineBins bounds a histogram's bins (32 KiB); display draws far fewer. The
+// fine width is at least the range over fineBins, so a plot that leaves out
+// a tail still resolves a bulk 1/100 of the full range in ~40 bins.
+const fineBins = 4096
 
 // startExp is the first width: 2^-12 of the first value's magnitude, so
 // that the first few values rarely coarsen the grid.
@@ -94,41 +96,68 @@ type grid struct {
 
 func (g grid) edge(i int) float64 { return float64(g.lo+int64(i)) * g.width }
 
-// display regroups hs onto one grid of at most maxBins bins that covers all
-// their values: the finest power-of-two width no finer than any of theirs.
-// It returns the grid and each histogram's counts on it (nil for an empty
-// histogram); with no values anywhere the grid has no bins.
-func display(hs []*histogram, maxBins int) (grid, [][]int64) {
-	var lo, hi float64
+// display regroups hs onto one grid of at most maxBins bins: the finest
+// power-of-two width no finer than any of theirs. The grid covers every
+// value from the smallest up to, at least, the keep quantile of each
+// histogram (keep = 1: all of them); the values beyond the grid's right edge
+// are left out of the counts and returned per histogram in beyond, so that
+// a long thin tail does not squeeze the bulk of a distribution into a
+// couple of bins. Each count is exact: a fine bin lies wholly inside one
+// grid bin. With no values anywhere the grid has no bins, and an empty
+// histogram has nil counts.
+func display(hs []*histogram, maxBins int, keep float64) (g grid, counts [][]int64, beyond []int64) {
+	var lo, cut float64 // the grid covers [lo, cut) at least
 	exp, any := math.MinInt, false
 	for _, h := range hs {
 		if h.n == 0 {
 			continue
 		}
+		c := math.Nextafter(h.max, math.Inf(1))
+		if keep < 1 {
+			c = min(c, h.quantileEdge(keep))
+		}
 		if !any {
-			lo, hi = h.min, h.max
+			lo, cut = h.min, c
 		}
 		any = true
-		lo, hi, exp = min(lo, h.min), max(hi, h.max), max(exp, h.exp)
+		lo, cut, exp = min(lo, h.min), max(cut, c), max(exp, h.exp)
 	}
-	out := make([][]int64, len(hs))
+	counts, beyond = make([][]int64, len(hs)), make([]int64, len(hs))
 	if !any {
-		return grid{}, out
+		return grid{}, counts, beyond
 	}
-	bin := func(x float64) float64 { return math.Floor(math.Ldexp(x, -exp)) }
-	for bin(hi)-bin(lo)+1 > float64(maxBins) {
+	span := func() (int64, int64) {
+		return int64(math.Floor(math.Ldexp(lo, -exp))), int64(math.Ceil(math.Ldexp(cut, -exp)))
+	}
+	for a, b := span(); b-a > int64(maxBins); a, b = span() {
 		exp++
 	}
-	g := grid{width: math.Ldexp(1, exp), lo: int64(bin(lo))}
-	g.count = int(int64(bin(hi)) - g.lo + 1)
+	a, b := span()
+	g = grid{width: math.Ldexp(1, exp), lo: a, count: int(b - a)}
 	for i, h := range hs {
 		if h.n == 0 {
 			continue
 		}
-		out[i] = make([]int64, g.count)
+		counts[i] = make([]int64, g.count)
 		for j, c := range h.counts {
-			out[i][floorDiv(h.lo+int64(j), exp-h.exp)-g.lo] += c
+			if k := floorDiv(h.lo+int64(j), exp-h.exp) - g.lo; k < int64(g.count) {
+				counts[i][k] += c
+			} else {
+				beyond[i] += c
+			}
 		}
 	}
-	return g, out
+	return g, counts, beyond
+}
+
+// quantileEdge is the right edge of the fine bin in which the fraction q of
+// the values is reached: at least q of them lie below it.
+func (h *histogram) quantileEdge(q float64) float64 {
+	need, seen := int64(math.Ceil(q*float64(h.n))), int64(0)
+	for j, c := range h.counts {
+		if seen += c; seen >= need {
+			return math.Ldexp(float64(h.lo+int64(j)+1), h.exp)
+		}
+	}
+	return math.Ldexp(float64(h.hi()+1), h.exp)
 }

@@ -23,7 +23,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>{{.Title}}: report</title>
+<title>{{.Title}} (report)</title>
 <style>
 body { font-family: sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 table { border-collapse: collapse; margin: 1rem 0; }
@@ -34,9 +34,10 @@ code { background: #f3f3f3; padding: 0 0.2rem; }
 </style>
 </head>
 <body>
-<h1>{{.Title}}: report</h1>
-<p>Ground truth of {{count .Total}} random ReLU networks of width {{.Width}} and depth {{.Depth}}, each
-estimated from {{.Samples}} samples. Made by <code>whestbake dataset report</code> from every row of the dataset.</p>
+<h1>{{.Title}}</h1>
+<p>This report plots the ground truth of {{count .Total}} random ReLU networks of width {{.Width}} and depth
+{{.Depth}}, each estimated from {{.Samples}} samples. <code>whestbake dataset report</code> made it from every
+row of the dataset; the same rows always give the same page.</p>
 <table>
 <tr><th>width × depth</th><td>{{.Width}} × {{.Depth}}</td></tr>
 <tr><th>samples per network (n_samples)</th><td>{{.Samples}}</td></tr>
@@ -80,7 +81,8 @@ deviation and variance, and the fraction of dead neurons (mean exactly 0).</p>
 var about = map[string]string{
 	"final_means.png": "Every neuron's final mean (the last layer of all_layer_means, what estimators are scored " +
 		"against) of every MLP, as the fraction of a split's neurons per bin. Bins are powers of two wide, " +
-		"shared by all splits.",
+		"shared by all splits. The x axis stops past the 99th percentile of each split: the few largest means " +
+		"(the axis label says how many, and the table their maximum) lie beyond it.",
 	"layer_means.png": "Per layer, the mean of all_layer_means over all MLPs and all neurons of a split: the " +
 		"average post-ReLU activation at that depth.",
 	"layer_variance.png": "Per layer, the (population) variance of all_layer_means over all MLPs and all neurons " +

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"image/png"
 	"math"
 	"strconv"
 
@@ -73,8 +74,11 @@ func encodePNG(p *plot.Plot, st *Stats) ([]byte, error) {
 	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
 	titleHeight := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
 	legend.Draw(draw.Crop(dc, dc.Size().X-legendWidth, 0, 0, -titleHeight))
+	// Best compression: every push and the page (base64) carry these bytes,
+	// and encoding a few small images costs milliseconds.
 	var b bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&b); err != nil {
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&b, c.Image()); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -95,14 +99,26 @@ func seriesStyle(i int) draw.LineStyle {
 
 // histogramPlot draws each split's histogram as the outline of its bars,
 // as the fraction of the split's values in each bin, so that splits of
-// different sizes compare.
-func histogramPlot(st *Stats, get func(*Split) *histogram, xLabel, yLabel string) (*plot.Plot, error) {
-	p := newPlot(xLabel, yLabel)
+// different sizes compare. The x axis reaches the keep quantile of every
+// split at least (display); the label says how much lies beyond.
+func histogramPlot(st *Stats, get func(*Split) *histogram, keep float64, xLabel, yLabel string) (*plot.Plot, error) {
 	hs := make([]*histogram, len(st.Splits))
 	for i, s := range st.Splits {
 		hs[i] = get(s)
 	}
-	g, counts := display(hs, binsFor(hs))
+	g, counts, beyond := display(hs, binsFor(hs), keep)
+	var out, all int64
+	hi := math.Inf(-1)
+	for i, h := range hs {
+		out, all = out+beyond[i], all+h.n
+		if h.n > 0 {
+			hi = max(hi, h.max)
+		}
+	}
+	if out > 0 {
+		xLabel += fmt.Sprintf(" (%s %% lie beyond, up to %s)", strconv.FormatFloat(100*float64(out)/float64(all), 'g', 2, 64), num(hi))
+	}
+	p := newPlot(xLabel, yLabel)
 	for i, s := range st.Splits {
 		if counts[i] == nil {
 			continue
@@ -138,13 +154,16 @@ func binsFor(hs []*histogram) int {
 	return min(maxHistBins, max(8, int(4*math.Cbrt(float64(n)))))
 }
 
+// finalMeansPlot shows the final means up to their 99th percentile: deep
+// networks have a few neurons with means many times the typical one, which
+// would leave the bulk of the distribution in the first bins.
 func finalMeansPlot(st *Stats) (*plot.Plot, error) {
-	return histogramPlot(st, func(s *Split) *histogram { return &s.FinalMeans },
-		"final mean of a neuron (all neurons of all MLPs)", "fraction of neurons")
+	return histogramPlot(st, func(s *Split) *histogram { return &s.FinalMeans }, 0.99,
+		"final mean of a neuron", "fraction of neurons")
 }
 
 func avgVariancePlot(st *Stats) (*plot.Plot, error) {
-	return histogramPlot(st, func(s *Split) *histogram { return &s.AvgVariance },
+	return histogramPlot(st, func(s *Split) *histogram { return &s.AvgVariance }, 1,
 		"avg_variance of an MLP", "fraction of MLPs")
 }
 

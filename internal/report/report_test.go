@@ -88,7 +88,7 @@ func TestStatisticsOfAHandmadeDataset(t *testing.T) {
 	// Final means are layer 2: at width 1/2 on 4 bins, [0,½) holds the two
 	// zeros, [1,1½) the two ones, [2,2½) the 2, [3,3½) the 3; 7 bins at most
 	// gives width 1/2 from 0 (3·2 = 6 + 1 bins).
-	g, counts := display([]*histogram{&s.FinalMeans}, 7)
+	g, counts, _ := display([]*histogram{&s.FinalMeans}, 7, 1)
 	if g.width != 0.5 || g.lo != 0 || !slices.Equal(counts[0], []int64{2, 0, 2, 0, 1, 0, 1}) {
 		t.Errorf("final means histogram %+v %v, want width 0.5 from 0: [2 0 2 0 1 0 1]", g, counts[0])
 	}
