@@ -70,15 +70,16 @@ func encodePNG(p *plot.Plot, st *Stats) ([]byte, error) {
 	for _, s := range st.Splits {
 		legendWidth = max(legendWidth, legend.TextStyle.Width(s.Name))
 	}
-	legendWidth += legend.ThumbnailWidth + 2*margin
+	// At most a quarter of the width: a very long split name then runs into
+	// the plot's right edge rather than squeezing the plot to nothing.
+	legendWidth = min(legendWidth+legend.ThumbnailWidth+2*margin, dc.Size().X/4)
 	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
 	titleHeight := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
 	legend.Draw(draw.Crop(dc, dc.Size().X-legendWidth, 0, 0, -titleHeight))
-	// Best compression: every push and the page (base64) carry these bytes,
-	// and encoding a few small images costs milliseconds.
+	// Default compression: the best is ~9× slower (0.3 s a figure) for 4 %
+	// fewer bytes.
 	var b bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestCompression}
-	if err := enc.Encode(&b, c.Image()); err != nil {
+	if err := png.Encode(&b, c.Image()); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
