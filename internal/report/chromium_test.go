@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/plot/plotutil"
-
 	"github.com/whestbake/whestbake/dataset"
 )
 
@@ -59,7 +57,7 @@ func TestPageRendersInHeadlessChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		want := color.NRGBAModel.Convert(plotutil.Color(i)).(color.NRGBA)
+		want := color.NRGBAModel.Convert(seriesColor(i)).(color.NRGBA)
 		n := 0
 		b := img.Bounds()
 		for y := b.Min.Y; y < b.Max.Y; y++ {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/whestbake/whestbake/dataset"
 )
@@ -15,11 +16,16 @@ import (
 // dataset's key facts and the numbers behind every plot. It holds nothing
 // that differs between two bakes of the same rows (no time, host or path),
 // so it is as deterministic as the figures.
-var page = template.Must(template.New("page").Funcs(template.FuncMap{
-	"num":   num,
-	"count": count,
-	"pct":   pct,
-}).Parse(`<!DOCTYPE html>
+//
+// It is parsed on first use, not when the program starts: every process
+// that links the report (the GPU worker, each whestbake verb) would pay for
+// it otherwise.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"num":   num,
+		"count": count,
+		"pct":   pct,
+	}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -76,6 +82,7 @@ deviation and variance, and the fraction of dead neurons (mean exactly 0).</p>
 </body>
 </html>
 `))
+})
 
 // about says what each figure measures, for the page.
 var about = map[string]string{
@@ -164,7 +171,7 @@ func renderPage(st *Stats, pngs [][]byte) ([]byte, error) {
 		})
 	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, d); err != nil {
+	if err := page().Execute(&b, d); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
