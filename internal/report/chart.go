@@ -309,8 +309,9 @@ func (ch *chart) draw(fs *fonts) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// niceTicks are labelled ticks at the multiples of 1, 2 or 5 × 10^k in
-// [lo, hi] that give about n of them.
+// niceTicks are labelled ticks in [lo, hi] at the multiples of the
+// smallest step of 1, 2 or 5 × 10^k that is at least (hi − lo)/n: at most
+// n+1 of them, labelled with as many decimals as the step has.
 func niceTicks(lo, hi float64, n int) []tick {
 	raw := (hi - lo) / float64(n)
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
