@@ -18,7 +18,8 @@ func newReportCmd() *cobra.Command {
 		Long: "Reads every row of the complete dataset DIR and writes, one series per split, the distribution of final means, " +
 			"the mean activation per layer (± 1 s.d.), the fraction of dead neurons per layer and the distribution of " +
 			"avg_variance as PNGs in DIR/" + dataset.ReportDir + ", with one self-contained HTML page (" + dataset.ReportPage + "), " +
-			"and adds a section linking them to DIR/README.md. A run replaces the previous report at once; the same " +
+			"and re-renders DIR/README.md, whestbake's card from metadata.json, with a section linking them (a card " +
+			"written by another tool is replaced). A run replaces the previous report at once; the same " +
 			"rows give the same bytes. `dataset combine-splits` and the Temporal bake write the report themselves.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
