@@ -161,9 +161,10 @@ bench-fleet: tools
 
 # The demo is the real thing on the local dev stack: a worker (both roles, in
 # the background), a two-split bake through Temporal with progress bars, then
-# the release downloaded and inspected. Each run gets a fresh bake ID and
-# release tag (both are never reused), so it can run again and again. The dev
-# stack stays up for the Web UI; `bin/whestbake dev down` stops it.
+# the release downloaded (with its report/) and inspected. Each run gets a
+# fresh bake ID and release tag (both are never reused), so it can run again
+# and again. The dev stack stays up for the Web UI; `bin/whestbake dev down`
+# stops it.
 DEMO_CONFIG := configs/demo.yaml
 DEMO_PID    := .whestbake/demo-worker.pid
 DEMO_LOG    := .whestbake/demo-worker.log
@@ -180,7 +181,8 @@ demo: tools build
 	$(WB) dataset download s3://releases/datasets/demo/$$tag --output $(DEMO_OUT) --config-file $(DEMO_CONFIG); \
 	$(WB) dataset verify $(DEMO_OUT) --k 2; \
 	$(WB) dataset inspect $(DEMO_OUT); \
-	echo; echo "Web UI: http://127.0.0.1:8233/namespaces/default/workflows/bake%2F$$id"; \
+	echo; echo "Report (the bake wrote it, the release carries it): $(DEMO_OUT)/report/index.html"; \
+	echo "Web UI: http://127.0.0.1:8233/namespaces/default/workflows/bake%2F$$id"; \
 	echo "The dev stack keeps running for the Web UI; stop it with: $(WB) dev down"
 
 # workflowcheck flags non-deterministic code reachable from workflow functions

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/report"
 )
 
-// CombineSplits builds the multi-split dataset (or takes the single split as
-// it is) and commits it; then, unless the bake keeps its intermediates, it
+// CombineSplits builds the multi-split dataset (also of a single split),
+// with its report, and commits it; then, unless the bake keeps its intermediates, it
 // deletes the merged splits, which the dataset now holds.
 func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
 	defer keepAlive(ctx)()
@@ -34,9 +34,10 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 	if err != nil {
 		return out, err
 	}
-	// Step 3. Combine with the same code as `whestbake dataset combine-splits`.
+	// Step 3. Combine and report with the same code as `whestbake dataset
+	// combine-splits`, so a local bake gives the same bytes.
 	final := filepath.Join(dir, "dataset")
-	if err := dataset.Combine(inputs, final, in.DefaultSplit); err != nil {
+	if err := report.Combine(inputs, final, in.DefaultSplit); err != nil {
 		return out, datasetErr(err)
 	}
 	// Step 4. Commit.

@@ -3,12 +3,15 @@ package activities_test
 import (
 	"context"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
 )
 
 // bakeDataset runs a one-split bake through the real activities: seeds, two
@@ -46,8 +49,18 @@ func testPushIsImmutable(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every file the manifest lists was copied with its bytes.
+	// Every file the manifest lists was copied with its bytes; the report
+	// is part of the dataset (CombineSplits wrote it), so it is listed.
 	m := readManifest(t, f.st, first.Prefix)
+	listed := map[string]bool{}
+	for _, file := range m.Files {
+		listed[file.Path] = true
+	}
+	for _, fig := range dataset.ReportFigures {
+		if !listed[dataset.ReportDir+"/"+fig.File] || !listed[dataset.ReportDir+"/"+dataset.ReportPage] {
+			t.Errorf("the dataset's manifest does not list %s/%s and %s/%s: %+v", dataset.ReportDir, fig.File, dataset.ReportDir, dataset.ReportPage, m.Files)
+		}
+	}
 	for _, file := range m.Files {
 		info, err := f.st.Stat(ctx, path.Join(rel, file.Path))
 		if err != nil || info.SHA256 != file.SHA256 {
@@ -82,7 +95,8 @@ func testPushRefusesLeftoverFromAnotherRelease(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	rel := keys.Release("datasets", "demo", "v3")
 	m := readManifest(t, f.st, ds.Prefix)
-	if err := f.st.Put(context.Background(), path.Join(rel, m.Files[len(m.Files)-1].Path), []byte("someone else's bytes")); err != nil {
+	i := slices.IndexFunc(m.Files, func(f manifest.File) bool { return strings.HasPrefix(f.Path, "data/") })
+	if err := f.st.Put(context.Background(), path.Join(rel, m.Files[i].Path), []byte("someone else's bytes")); err != nil {
 		t.Fatal(err)
 	}
 	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v3"})

@@ -11,10 +11,15 @@ import (
 // CardOption adjusts RenderCard.
 type CardOption func(*cardConfig)
 
-type cardConfig struct{ repo string }
+type cardConfig struct {
+	repo   string
+	report bool
+}
 
 // CardRepo names the hub repository the dataset is published as, for the
-// loading snippets; without it they use a <your-repo> placeholder.
+// loading snippets; without it they use a <your-repo> placeholder. To
+// re-render the card of a dataset directory, use WriteCard, which keeps the
+// report's section when the directory has a report.
 func CardRepo(id string) CardOption { return func(c *cardConfig) { c.repo = id } }
 
 // RenderCard writes the README.md dataset card of a dataset with metadata
@@ -41,12 +46,12 @@ func renderCard(info *Info, opts ...CardOption) string {
 	for _, s := range info.Splits {
 		total += s.NMLPs
 	}
-	c := &card{info: info, splits: info.Splits, total: total, repo: cfg.repo}
+	c := &card{info: info, splits: info.Splits, total: total, repo: cfg.repo, withReport: cfg.report}
 	var b strings.Builder
 	b.WriteString(cardFrontMatter(info, total))
 	b.WriteString("\n")
 	for _, section := range []func(*strings.Builder){
-		c.intro, c.loading, c.columns, c.method, c.summary, c.reproduce, c.provenance, c.license,
+		c.intro, c.loading, c.columns, c.method, c.summary, c.report, c.reproduce, c.provenance, c.license,
 	} {
 		section(&b)
 	}
@@ -54,10 +59,11 @@ func renderCard(info *Info, opts ...CardOption) string {
 }
 
 type card struct {
-	info   *Info
-	splits []SplitInfo
-	total  int64
-	repo   string
+	info       *Info
+	splits     []SplitInfo
+	total      int64
+	repo       string
+	withReport bool
 }
 
 // dim shows a dimension, or "?" where the metadata has none (0).

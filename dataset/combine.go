@@ -25,7 +25,11 @@ var combineProvenanceKeys = []string{"sampler", "engine", "algorithm_version", "
 // Unlike whestbench, Combine writes no prepared/ tree of Arrow files and
 // no prepared_splits key: whestbench's loader then reads the parquet files,
 // which is its documented fallback.
-func Combine(inputs []string, out string, defaultSplit string) error {
+func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOption) error {
+	var cfg combineConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if err := CheckOutputFree(out); err != nil {
 		return err
 	}
@@ -156,8 +160,26 @@ func Combine(inputs []string, out string, defaultSplit string) error {
 		if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
 			return err
 		}
-		return writeFileSync(filepath.Join(tmp, readmeFile), []byte(card))
+		if err := writeFileSync(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {
+			return err
+		}
+		if cfg.finish != nil {
+			return cfg.finish(tmp)
+		}
+		return nil
 	})
+}
+
+// CombineOption adjusts Combine.
+type CombineOption func(*combineConfig)
+
+type combineConfig struct{ finish func(dir string) error }
+
+// CombineFinish runs finish on the combined dataset while it is still
+// staged (a complete dataset directory under a temporary name), so that out
+// appears with what finish adds, or, when it fails, not at all.
+func CombineFinish(finish func(dir string) error) CombineOption {
+	return func(c *combineConfig) { c.finish = finish }
 }
 
 func copyFile(src, dst string) error {

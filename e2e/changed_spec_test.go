@@ -51,5 +51,5 @@ func TestRestartWithAChangedSpecIsRefused(t *testing.T) {
 	if !strings.Contains(r.stdout, "Restarted") {
 		t.Errorf("the original config did not restart the bake:\n%s", r)
 	}
-	datasettest.SameParquet(t, s.download(b), s.localBake(b))
+	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 }

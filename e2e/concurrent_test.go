@@ -46,7 +46,7 @@ func TestTwoBakesAtOnce(t *testing.T) {
 	}
 
 	for _, b := range bakes {
-		datasettest.SameParquet(t, s.download(b), s.localBake(b))
+		datasettest.SameDataset(t, s.download(b), s.localBake(b))
 	}
 	// Every object of the two bakes sits under its own bake's prefix.
 	all, err := s.art.List(context.Background(), "bakes/")

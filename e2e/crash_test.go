@@ -76,5 +76,5 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 	if exists(bk.MLPCheckpoint("public", 2)) {
 		t.Error("the resumed MLP's checkpoint was left behind")
 	}
-	datasettest.SameParquet(t, s.download(b), s.localBake(b))
+	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // TestHappyPath: a two-split bake of several slices per split through real
-// workers; the release validates and its parquet files are byte-identical to
-// the local bake + merge + combine-splits of the same seeds.
+// workers; the release validates and its parquet files and report are
+// byte-identical to the local bake + merge + combine-splits of the same seeds.
 func TestHappyPath(t *testing.T) {
 	s := newStack(t)
 	s.startWorker("control")
@@ -22,7 +22,7 @@ func TestHappyPath(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, releaseURI(b)) {
 		t.Errorf("`whestbake bake --wait` does not say where the release is (%s):\n%s", releaseURI(b), r)
 	}
-	datasettest.SameParquet(t, s.download(b), s.localBake(b))
+	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 
 	for _, sp := range b.Splits {
 		runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, sp.Name))

@@ -89,6 +89,8 @@ func TestHubPushSurvivesAControlWorkerKilledMidUpload(t *testing.T) {
 		case rel == "README.md":
 			if card := string(onHub[rel]); !strings.Contains(card, "alice/e2e") || strings.Contains(card, "<your-repo>") {
 				t.Errorf("the card on the Hub is not rendered for alice/e2e:\n%s", card)
+			} else if !strings.Contains(card, "## Report") || !strings.Contains(string(data), "## Report") {
+				t.Errorf("the card lost the report's section on the way to the Hub:\n%s", card)
 			}
 		case !bytes.Equal(onHub[rel], data):
 			t.Errorf("%s on the Hub differs from the release (%d vs %d bytes)", rel, len(onHub[rel]), len(data))

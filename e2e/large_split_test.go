@@ -91,7 +91,7 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	// changes a row's bytes, so slicing does not matter).
 	local := b
 	local.SliceSize = n
-	datasettest.SameParquet(t, s.download(b), s.localBake(local))
+	datasettest.SameDataset(t, s.download(b), s.localBake(local))
 }
 
 // processCPU is the user + system CPU time of a live process, from /proc.

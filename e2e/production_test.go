@@ -145,7 +145,7 @@ func TestProductionTopology(t *testing.T) {
 	ts.restart(t)
 	s.watch(cfg, b.ID)
 
-	datasettest.SameParquet(t, s.download(b), s.localBake(b))
+	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 	runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, "public"))
 	resumed := false
 	for _, r := range runs {

@@ -50,7 +50,7 @@ func TestServerRestartsMidBake(t *testing.T) {
 				t.Fatalf("`whestbake bake --wait` still following after 2 minutes:\n%s", follower.output())
 			}
 			s.watch(cfg, b.ID)
-			datasettest.SameParquet(t, s.download(b), s.localBake(b))
+			datasettest.SameDataset(t, s.download(b), s.localBake(b))
 		})
 	}
 }

@@ -83,7 +83,7 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 			t.Errorf("split %s seeds %v, want %v (generate-seeds --seed %d)", s.Name, gotSeeds, want, *s.Seed)
 		}
 	}
-	datasettest.SameParquet(t, got, localBake(t, in, filepath.Join(tmp, "local")))
+	datasettest.SameDataset(t, got, localBake(t, in, filepath.Join(tmp, "local")))
 	if len(m.Files) < 4 {
 		t.Errorf("release manifest lists %d files, want metadata, card and one parquet file per split", len(m.Files))
 	}

@@ -12,13 +12,15 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/report"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
 // localBake is the reference: the same seeds baked on this machine the way
 // `whestbake dataset bake --slice k/count` + `merge` + `combine-splits` do it,
-// without Temporal or the store. It returns the final dataset directory.
+// without Temporal or the store. It returns the final dataset directory,
+// with its report.
 func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -56,7 +58,7 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 		splits = append(splits, merged)
 	}
 	final := filepath.Join(dir, "dataset")
-	if err := dataset.Combine(splits, final, in.DefaultSplit); err != nil {
+	if err := report.Combine(splits, final, in.DefaultSplit); err != nil {
 		t.Fatal(err)
 	}
 	return final

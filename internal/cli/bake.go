@@ -141,7 +141,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		fmt.Fprintln(out, note)
 	}
 	start := time.Now()
-	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", int64(rng.Len())*f.nSamples)
+	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", "samples", int64(rng.Len())*f.nSamples)
 	md := bake.Metadata(plan, eng.Describe(), time.Now())
 	ids := bake.Identities(sf.Seeds, plan.Salt)
 	err = dataset.WriteDirStream(f.output, md, plan.Spec, func(write func(dataset.Row) error) error {

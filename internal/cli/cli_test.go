@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/whestbake/whestbake/dataset"
 )
 
 // run executes the CLI in-process and returns exit code, stdout, stderr.
@@ -118,9 +120,27 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 		"--split", "holdout", "--config", "holdout", "--output", hold)
 	all := filepath.Join(dir, "all")
 	out = mustRun(t, "dataset", "combine-splits", pub, hold, "--output", all)
-	if !strings.Contains(out, "public  (n_mlps=5)") || !strings.Contains(out, "holdout  (n_mlps=2)") {
+	if !strings.Contains(out, "public  (n_mlps=5)") || !strings.Contains(out, "holdout  (n_mlps=2)") || !strings.Contains(out, filepath.Join(all, "report", "index.html")) {
 		t.Fatalf("combine output:\n%s", out)
 	}
+	// A finished dataset has its report, linked from the card; verify and
+	// inspect below read past it.
+	card := string(readBytes(t, filepath.Join(all, "README.md")))
+	for _, f := range dataset.ReportFigures {
+		readBytes(t, filepath.Join(all, "report", f.File))
+		if !strings.Contains(card, "](report/"+f.File+")") {
+			t.Errorf("the card does not link report/%s", f.File)
+		}
+	}
+	// `dataset report` of a dataset that has one writes the same bytes.
+	page := readBytes(t, filepath.Join(all, "report", "index.html"))
+	out = mustRun(t, "dataset", "report", all)
+	if !strings.Contains(out, "Report in "+filepath.Join(all, "report")) || !bytes.Equal(page, readBytes(t, filepath.Join(all, "report", "index.html"))) {
+		t.Errorf("dataset report of a combined dataset: a new page, or the output does not say where:\n%s", out)
+	}
+	// And of a single split, which combine-splits has not touched.
+	mustRun(t, "dataset", "report", pub)
+	readBytes(t, filepath.Join(pub, "report", "index.html"))
 	out = mustRun(t, "dataset", "inspect", all)
 	for _, want := range []string{"split public: 5 MLPs", "split holdout: 2 MLPs", "philox", "mlp_name"} {
 		if !strings.Contains(out, want) {
@@ -185,6 +205,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"calibrate", "--width", "99999", "--device", "cpu"}, 2, "--width = 99999: must be in [1, 16384] (neurons per layer)"},
 		{[]string{"calibrate", "--n-mlps", "0", "--device", "cpu"}, 2, "--n-mlps is missing or 0"},
 		{[]string{"dataset", "inspect", missing}, 1, missing},
+		{[]string{"dataset", "report"}, 2, "accepts 1 arg(s), received 0"},
+		{[]string{"dataset", "report", missing}, 1, missing},
 	} {
 		code, out, errs := run(t, c.args...)
 		if code != c.code || !strings.Contains(out+errs, c.want) {

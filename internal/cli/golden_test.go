@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,6 +28,16 @@ var goldenParquet = map[string]string{
 	"px-p2/data/public-00000-of-00001.parquet":     "d3f2fca53f7584f32d46e9d29962ab9717040a4dabd09f0f3210d14b59fdc17e",
 	"px-public/data/public-00000-of-00001.parquet": "24623af5f7ba54676b3fed3b1b38469e65f71ce8f8964ff0779796d7ce65e42f",
 	"px-whole/data/public-00000-of-00001.parquet":  "24623af5f7ba54676b3fed3b1b38469e65f71ce8f8964ff0779796d7ce65e42f",
+}
+
+// goldenReport holds the sha256 of the report pages of the combined
+// datasets above. The page embeds every figure, so it pins the PNG bytes
+// too: a re-pushed bake is recognised as identical only while they stay
+// the same. A deliberate change of the plots or of golang.org/x/image updates them
+// in the commit that makes it, saying why.
+var goldenReport = map[string]string{
+	"mc/report/index.html": "88a6a64dc917805afe1113dbbc6bf2d5b2552d4378c6be7a508fe4ab2c959bd5",
+	"ms/report/index.html": "f4285254ecde4586f8966827ed6338a0498f0d5f39a76f5830e4d6b901ccdd55",
 }
 
 func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {
@@ -54,7 +65,7 @@ func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {
 	mustRun(t, "dataset", "merge", at("px-p0"), at("px-p1"), at("px-p2"), "-o", at("px-public"))
 	mustRun(t, append(philox, "--threads", "1", "-o", at("px-whole"))...)
 
-	for rel, want := range goldenParquet {
+	for rel, want := range mergeMaps(goldenParquet, goldenReport) {
 		data, err := os.ReadFile(at(rel))
 		if err != nil {
 			t.Fatal(err)
@@ -64,4 +75,12 @@ func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {
 			t.Errorf("%s: sha256 %s, golden %s", rel, got, want)
 		}
 	}
+}
+
+func mergeMaps(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		maps.Copy(out, m)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/report"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -38,13 +40,15 @@ func newCombineCmd() *cobra.Command {
 	var output, defaultSplit string
 	cmd := &cobra.Command{
 		Use:   "combine-splits DATASET... --output DIR [--default-split NAME]",
-		Short: "Combine complete single-split datasets into one multi-split dataset",
+		Short: "Combine complete single-split datasets into one multi-split dataset, with its report",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output == "" {
 				return cmdline.Usagef("--output is required")
 			}
-			if err := dataset.Combine(args, output, defaultSplit); err != nil {
+			// A finished dataset carries its report, as the Temporal bake's
+			// does: the same inputs give the same bytes either way.
+			if err := report.Combine(args, output, defaultSplit); err != nil {
 				return err
 			}
 			// Combine checked every row of its inputs and copied their
@@ -64,6 +68,7 @@ func newCombineCmd() *cobra.Command {
 			for _, n := range names {
 				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", n, counts[n])
 			}
+			fmt.Fprintf(cmd.OutOrStdout(), "with its report in %s\n", filepath.Join(output, dataset.ReportDir, dataset.ReportPage))
 			return nil
 		},
 	}

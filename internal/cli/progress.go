@@ -17,7 +17,7 @@ type progress struct {
 	bar *progressbar.ProgressBar
 }
 
-func newProgress(w io.Writer, label string, total int64) *progress {
+func newProgress(w io.Writer, label, unit string, total int64) *progress {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("WHESTBAKE_NO_PROGRESS") != "" {
 		return &progress{}
@@ -26,7 +26,7 @@ func newProgress(w io.Writer, label string, total int64) *progress {
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(label),
 		progressbar.OptionShowCount(),
-		progressbar.OptionSetItsString("samples"),
+		progressbar.OptionSetItsString(unit),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(200*time.Millisecond),
@@ -35,7 +35,7 @@ func newProgress(w io.Writer, label string, total int64) *progress {
 	)}
 }
 
-// Add records n more finished samples.
+// Add records n more finished units.
 func (p *progress) Add(n int64) {
 	if p.bar == nil {
 		return

@@ -109,7 +109,7 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 	}
 	bakeCopy := filepath.Join(dir, "out", "bake")
 	mustRun(t, "dataset", "download", "bake:e1", "--output", bakeCopy, "--config-file", cfgFile)
-	for _, f := range []string{"metadata.json", "data/public-00000-of-00001.parquet", "data/holdout-00000-of-00001.parquet"} {
+	for _, f := range []string{"metadata.json", "data/public-00000-of-00001.parquet", "data/holdout-00000-of-00001.parquet", "report/index.html", "report/final_means.png"} {
 		if !bytes.Equal(readBytes(t, filepath.Join(release, f)), readBytes(t, filepath.Join(bakeCopy, f))) {
 			t.Errorf("%s differs between the release and the bake's dataset", f)
 		}

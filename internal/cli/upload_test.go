@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
 )
 
@@ -19,14 +20,16 @@ func TestUploadPublishesTheDatasetOnceWithItsCard(t *testing.T) {
 	srv.AddToken(token, "alice", "write")
 	dir := filepath.Join(t.TempDir(), "ds")
 	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "6", "--depth", "3", "--n-samples", "3e3", "--seed", "2", "--output", dir)
-	// Whatever else lies in the directory is published too (reports, plots).
-	writeFile(t, filepath.Join(dir, "report.html"), "<html>report</html>")
+	// The report is published with the card's section linking it, and
+	// whatever else lies in the directory is published too.
+	mustRun(t, "dataset", "report", dir)
+	writeFile(t, filepath.Join(dir, "notes.txt"), "operator's notes")
 	tokenFile := writeFile(t, filepath.Join(t.TempDir(), "token"), token+"\n")
 	t.Setenv("HF_TOKEN", "")
 	args := []string{"dataset", "upload", dir, "--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL, "--token-file", tokenFile}
 
 	out := mustRun(t, args...)
-	for _, want := range []string{"Uploading " + dir + " → hf://alice/gt@v1\n", "Total: ", "(4 files) — will create repo if needed.\n",
+	for _, want := range []string{"Uploading " + dir + " → hf://alice/gt@v1\n", "Total: ", "(10 files) — will create repo if needed.\n",
 		"✓ Uploaded hf://alice/gt@v1 in ", "Commit: ", "Visible at: " + srv.URL + "/datasets/alice/gt/tree/v1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -40,7 +43,7 @@ func TestUploadPublishesTheDatasetOnceWithItsCard(t *testing.T) {
 	if len(parquets) != 1 {
 		t.Fatalf("bake wrote %v, want one parquet file", parquets)
 	}
-	for _, rel := range []string{"data/" + filepath.Base(parquets[0]), "metadata.json", "report.html"} {
+	for _, rel := range append([]string{"data/" + filepath.Base(parquets[0]), "metadata.json", "notes.txt"}, dataset.ReportPaths()...) {
 		if !bytes.Equal(got[rel], readBytes(t, filepath.Join(dir, filepath.FromSlash(rel)))) {
 			t.Errorf("%s on the Hub differs from the directory's", rel)
 		}
@@ -48,6 +51,9 @@ func TestUploadPublishesTheDatasetOnceWithItsCard(t *testing.T) {
 	card := string(got["README.md"])
 	if !strings.Contains(card, "alice/gt") || strings.Contains(card, "<your-repo>") {
 		t.Errorf("the published card does not name the repository:\n%s", card)
+	}
+	if !strings.Contains(card, "## Report") || !strings.Contains(card, "(report/final_means.png)") {
+		t.Errorf("the published card lost the report's section:\n%s", card)
 	}
 	if strings.Contains(string(readBytes(t, filepath.Join(dir, "README.md"))), "alice/gt") {
 		t.Error("upload rewrote README.md in the directory")

@@ -44,6 +44,43 @@ func SameParquet(t testing.TB, got, want string) {
 	}
 }
 
+// SameDataset fails unless got and want are the same finished dataset: the
+// same parquet files (SameParquet) and the same report (every file of
+// dataset.ReportDir, byte for byte). Only metadata.json and README.md may
+// differ, as they record when and where the bake ran.
+func SameDataset(t testing.TB, got, want string) {
+	t.Helper()
+	SameParquet(t, got, want)
+	list := func(dir string) map[string][]byte {
+		files := map[string][]byte{}
+		entries, err := os.ReadDir(filepath.Join(dir, dataset.ReportDir))
+		if err != nil {
+			t.Fatalf("%s has no report: %v", dir, err)
+		}
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(dir, dataset.ReportDir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[e.Name()] = data
+		}
+		return files
+	}
+	g, w := list(got), list(want)
+	for name, data := range w {
+		if other, ok := g[name]; !ok {
+			t.Errorf("%s/%s is missing; the local bake has it", dataset.ReportDir, name)
+		} else if !bytes.Equal(other, data) {
+			t.Errorf("%s/%s differs from the local bake (%d vs %d bytes)", dataset.ReportDir, name, len(other), len(data))
+		}
+	}
+	for name := range g {
+		if _, ok := w[name]; !ok {
+			t.Errorf("%s/%s is not in the local bake", dataset.ReportDir, name)
+		}
+	}
+}
+
 // SameRow reports whether two rows are equal bit for bit: floats are compared
 // by their bits, so a NaN equals itself and -0 differs from +0.
 func SameRow(a, b dataset.Row) bool {

@@ -45,8 +45,10 @@ const (
 
 // WithCard returns files with README.md re-rendered from metadata.json by
 // the dataset card code for repository repo (whestbench re-renders the card
-// with the real repo id before it uploads). Everything else is pushed as it
-// is: a push sends the whole directory.
+// with the real repo id before it uploads), keeping the report's section
+// when the files hold the report, as dataset.WriteCard does for a
+// directory. Everything else is pushed as it is: a push sends the whole
+// directory.
 func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
 	i := index(files, metadataPath)
 	if i < 0 {
@@ -65,7 +67,11 @@ func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
 	if err := json.Unmarshal(data, &md); err != nil {
 		return nil, fmt.Errorf("hub: metadata.json is not valid JSON: %w", err)
 	}
-	card, err := dataset.RenderCard(&md, dataset.CardRepo(repo))
+	opts := []dataset.CardOption{dataset.CardRepo(repo)}
+	if hasAll(files, dataset.ReportPaths()) {
+		opts = append(opts, dataset.CardReport())
+	}
+	card, err := dataset.RenderCard(&md, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("hub: rendering the dataset card: %w", err)
 	}
@@ -77,6 +83,15 @@ func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+func hasAll(files []File, paths []string) bool {
+	for _, p := range paths {
+		if index(files, p) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func index(files []File, path string) int {

@@ -22,6 +22,8 @@ var rules = []struct {
 	{"gpuengine", "engines compute; they know nothing of Temporal, S3 or the file format", false,
 		[]string{module + "dataset", module + "internal/store", module + "internal/bake", "go.temporal.io", "parquet-go", "minio-go"}},
 	{"dataset", "the format package reads and writes files; it computes and orchestrates nothing", false,
+		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "internal/report", module + "activities", "go.temporal.io", "minio-go", "golang.org/x/image"}},
+	{"internal/report", "the report reads a dataset directory and draws it; it bakes, stores and orchestrates nothing", false,
 		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "activities", "go.temporal.io", "minio-go"}},
 	{"activities", "activities are called by name; they never reach back into workflow code", false,
 		[]string{module + "workflows", module + "internal/cli", module + "internal/worker"}},
