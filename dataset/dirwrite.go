@@ -46,7 +46,7 @@ func CheckOutputFree(dir string) error {
 // doing anything, builds everything in a temporary directory beside dir and
 // renames it into place at the end, so a failure leaves nothing behind.
 func WriteDir(dir string, md Metadata, spec bakeapi.Spec, rows []Row) error {
-	return writeSingleSplit(dir, md, spec, func(pw *ParquetWriter) (int, error) {
+	return writeSingleSplit(dir, md, spec, true, func(pw *ParquetWriter) (int, error) {
 		return len(rows), pw.Write(rows...)
 	})
 }
@@ -55,19 +55,35 @@ func WriteDir(dir string, md Metadata, spec bakeapi.Spec, rows []Row) error {
 // calls write once per row, in order, and the writer holds one row at a
 // time, so memory stays bounded by a row however many rows the split has.
 func WriteDirStream(dir string, md Metadata, spec bakeapi.Spec, produce func(write func(Row) error) error) error {
-	return writeSingleSplit(dir, md, spec, func(pw *ParquetWriter) (int, error) {
+	return writeSingleSplit(dir, md, spec, true, streamFill(produce))
+}
+
+// WriteIntermediateStream is WriteDirStream for a directory that only
+// whestbake reads back (a Temporal bake's slice, which its merge consumes):
+// it has no README.md. The card is for the people and tools that load a
+// published dataset; leaving it out of an intermediate saves a file of
+// about 5 KB per slice, which dominates a one-MLP slice of a small shape.
+func WriteIntermediateStream(dir string, md Metadata, spec bakeapi.Spec, produce func(write func(Row) error) error) error {
+	return writeSingleSplit(dir, md, spec, false, streamFill(produce))
+}
+
+func streamFill(produce func(write func(Row) error) error) func(pw *ParquetWriter) (int, error) {
+	return func(pw *ParquetWriter) (int, error) {
 		n := 0
 		err := produce(func(r Row) error {
 			n++
 			return pw.Write(r)
 		})
 		return n, err
-	})
+	}
 }
 
 // writeSingleSplit is WriteDir with the rows supplied by fill, which writes
-// them to pw and returns how many it wrote; Merge streams partials through it.
-func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, fill func(pw *ParquetWriter) (int, error)) error {
+// them to pw and returns how many it wrote, and the README.md card only if
+// card is set. md is checked before fill runs and encoded after it, so a
+// merge can complete what depends on its inputs (their hardware, their
+// earliest creation) as it streams them.
+func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, card bool, fill func(pw *ParquetWriter) (int, error)) error {
 	if err := CheckOutputFree(dir); err != nil {
 		return err
 	}
@@ -82,11 +98,6 @@ func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, fill func(pw *
 		return err
 	}
 	split := info.Splits[0]
-	card := renderCard(info)
-	mdBytes, err := encodeMetadata(md)
-	if err != nil {
-		return err
-	}
 	return writeStaged(dir, func(tmp string) error {
 		path := filepath.Join(tmp, dataDir, shardName(split.Name, 0, 1))
 		n, err := writeParquetFile(path, spec, fill)
@@ -96,10 +107,21 @@ func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, fill func(pw *
 		if split.NMLPs != int64(n) {
 			return invalidf("metadata n_mlps=%d but %d rows were written; set n_mlps to the row count", split.NMLPs, n)
 		}
+		mdBytes, err := encodeMetadata(md)
+		if err != nil {
+			return err
+		}
 		if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
 			return err
 		}
-		return writeFileSync(filepath.Join(tmp, readmeFile), []byte(card))
+		if !card {
+			return nil
+		}
+		final, err := ParseInfo(md, true)
+		if err != nil {
+			return err
+		}
+		return writeFileSync(filepath.Join(tmp, readmeFile), []byte(renderCard(final)))
 	})
 }
 

@@ -5,74 +5,84 @@ import (
 	"slices"
 )
 
-// hardwareFingerprints collapses the partials' hosts into one entry per
-// group of partials that share a signature: device, engine, Go version,
-// whestbake version and CPU brand, the fields that name what computed the
-// numbers. Fleet noise (host names, kernels, drivers) is aggregated inside
-// a group instead of splitting it. Entries come in first-appearance order;
-// null values and empty lists are dropped, as whestbench does.
+// fingerprints collapses the partials' hosts into one entry per group of
+// partials that share a signature: device, engine, Go version, whestbake
+// version and CPU brand, the fields that name what computed the numbers.
+// Fleet noise (host names, kernels, drivers) is aggregated inside a group
+// instead of splitting it. Partials are added one at a time and only the
+// groups are kept, so a merge of any number of partials holds as many
+// entries as the fleet had kinds of hosts. Entries come in first-appearance
+// order; null values and empty lists are dropped, as whestbench does.
 //
 // Unlike whestbench, whose mlp_count counts partials, mlp_count here counts
 // MLPs and partials_count counts partials.
-func hardwareFingerprints(partials []*partial) []any {
-	type group struct {
-		members []*partial
-	}
-	var order []string
-	groups := map[string]*group{}
-	for _, p := range partials {
-		hw, _ := p.md.GetObject("hardware")
-		sig := compactJSON([]any{
-			field(p.md, "device"), field(p.md, "engine"), field(hw, "go_version"),
-			field(p.md, "whestbake_version"), field(hw, "cpu_brand"),
-		})
-		g, ok := groups[sig]
-		if !ok {
-			g = &group{}
-			groups[sig] = g
-			order = append(order, sig)
+type fingerprints struct {
+	order  []string
+	groups map[string]*fingerprintGroup
+}
+
+// fingerprintGroup is what one group's entry needs: its first partial's
+// metadata and the aggregated noise of the rest.
+type fingerprintGroup struct {
+	rep              Metadata
+	mlps             int64
+	partials         int
+	drivers, kernels map[string]bool
+	hosts            []string // the first three distinct host names
+}
+
+func (f *fingerprints) add(p *partial) {
+	hw, _ := p.md.GetObject("hardware")
+	sig := compactJSON([]any{
+		field(p.md, "device"), field(p.md, "engine"), field(hw, "go_version"),
+		field(p.md, "whestbake_version"), field(hw, "cpu_brand"),
+	})
+	g, ok := f.groups[sig]
+	if !ok {
+		if f.groups == nil {
+			f.groups = map[string]*fingerprintGroup{}
 		}
-		g.members = append(g.members, p)
+		g = &fingerprintGroup{rep: p.md, drivers: map[string]bool{}, kernels: map[string]bool{}}
+		f.groups[sig] = g
+		f.order = append(f.order, sig)
 	}
-	out := make([]any, 0, len(order))
-	for _, sig := range order {
-		g := groups[sig]
-		rep := g.members[0].md
-		hw, _ := rep.GetObject("hardware")
-		var mlps int64
-		var hosts []string
-		drivers, kernels := map[string]bool{}, map[string]bool{}
-		for _, p := range g.members {
-			mlps += p.end - p.start
-			phw, _ := p.md.GetObject("hardware")
-			if d, ok := p.md.GetString("driver"); ok {
-				drivers[d] = true
-			}
-			if k, ok := phw.GetString("os_release"); ok {
-				kernels[k] = true
-			}
-			if h, ok := phw.GetString("hostname"); ok && len(hosts) < 3 && !slices.Contains(hosts, h) {
-				hosts = append(hosts, h)
-			}
-		}
+	g.mlps += p.end - p.start
+	g.partials++
+	if d, ok := p.md.GetString("driver"); ok {
+		g.drivers[d] = true
+	}
+	if k, ok := hw.GetString("os_release"); ok {
+		g.kernels[k] = true
+	}
+	if h, ok := hw.GetString("hostname"); ok && len(g.hosts) < 3 && !slices.Contains(g.hosts, h) {
+		g.hosts = append(g.hosts, h)
+	}
+}
+
+// list is the hardware_fingerprints value.
+func (f *fingerprints) list() []any {
+	out := make([]any, 0, len(f.order))
+	for _, sig := range f.order {
+		g := f.groups[sig]
+		hw, _ := g.rep.GetObject("hardware")
 		fp := NewObject()
 		for _, kv := range []struct {
 			key string
 			val any
 		}{
-			{"device", field(rep, "device")},
-			{"engine", field(rep, "engine")},
+			{"device", field(g.rep, "device")},
+			{"engine", field(g.rep, "engine")},
 			{"cpu_brand", field(hw, "cpu_brand")},
 			{"cpu_count_logical", field(hw, "cpu_count_logical")},
 			{"ram_total_bytes", field(hw, "ram_total_bytes")},
 			{"go_version", field(hw, "go_version")},
 			{"os", field(hw, "os")},
-			{"whestbake_version", field(rep, "whestbake_version")},
-			{"mlp_count", mlps},
-			{"partials_count", len(g.members)},
-			{"drivers_seen", slices.Sorted(maps.Keys(drivers))},
-			{"kernels_seen", slices.Sorted(maps.Keys(kernels))},
-			{"representative_hostnames", hosts},
+			{"whestbake_version", field(g.rep, "whestbake_version")},
+			{"mlp_count", g.mlps},
+			{"partials_count", g.partials},
+			{"drivers_seen", slices.Sorted(maps.Keys(g.drivers))},
+			{"kernels_seen", slices.Sorted(maps.Keys(g.kernels))},
+			{"representative_hostnames", g.hosts},
 		} {
 			v := canonical(kv.val)
 			if a, isList := v.([]any); v == nil || (isList && len(a) == 0) {

@@ -1,17 +1,17 @@
 package dataset
 
 import (
+	"cmp"
 	"fmt"
+	"iter"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
-// now is the merge clock, replaceable in tests.
-
-// partial is one validated input of Merge.
+// partial is one validated input of a merge.
 type partial struct {
 	dir          string
 	md           Metadata
@@ -35,12 +35,9 @@ var (
 
 // Merge joins partial bakes of one split into the complete dataset out
 // (reference §4.1). Inputs must be partials of the same bake that cover
-// [0, total_n_mlps) exactly once. Rows are copied bit-for-bit in mlp_range
-// order through the same writer a direct bake uses, so the merged parquet
-// file is byte-identical to a single-host bake of the same rows. Rows are
-// streamed one at a time; the output appears only when complete. mergedAt
-// is recorded as merged_at_utc: the caller decides it, so a bake can make it
-// a pure function of its own recorded start.
+// [0, total_n_mlps) exactly once, in any order: every input is checked
+// before any row is copied, then they are merged in mlp_range order as
+// MergeStream does.
 //
 // Errors: *MergeIncompatibleError (wrong input kind, differing parameters),
 // *MergeOverlapError, *MergeIncompleteError (gaps), *MergeCorruptError (rows
@@ -48,60 +45,162 @@ var (
 // *OutputExistsError.
 func Merge(inputs []string, out string, mergedAt time.Time) error {
 	if len(inputs) == 0 {
-		return incompatiblef("merge requires at least one input directory; pass the partial dataset directories to merge")
+		return noPartials()
 	}
 	if err := CheckOutputFree(out); err != nil {
 		return err
 	}
-	partials := make([]*partial, 0, len(inputs))
+	type input struct {
+		dir   string
+		start int64
+	}
+	ins := make([]input, 0, len(inputs))
+	var first *partial
 	for _, d := range inputs {
 		p, err := openPartial(d)
 		if err != nil {
 			return err
 		}
-		if len(partials) > 0 {
-			if err := checkCompatible(partials[0], p); err != nil {
-				return err
+		if first == nil {
+			first = p
+		} else if err := checkCompatible(first, p); err != nil {
+			return err
+		}
+		ins = append(ins, input{d, p.start})
+	}
+	slices.SortStableFunc(ins, func(a, b input) int { return cmp.Compare(a.start, b.start) })
+	return MergeStream(out, mergedAt, func(yield func(string, error) bool) {
+		for _, in := range ins {
+			if !yield(in.dir, nil) {
+				return
 			}
 		}
-		partials = append(partials, p)
-	}
-	total := partials[0].info.TotalNMLPs
-	sort.SliceStable(partials, func(i, j int) bool { return partials[i].start < partials[j].start })
-	var expected int64
-	for _, p := range partials {
-		switch {
-		case p.start < expected:
-			return &MergeOverlapError{Msg: fmt.Sprintf("%s: mlp_range starts at %d but the previous range ended at %d; each MLP must come from exactly one partial", p.dir, p.start, expected)}
-		case p.start > expected:
-			return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", expected, p.start)}
-		}
-		expected = p.end
-	}
-	if expected != total {
-		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", expected, total)}
-	}
-	md := mergedMetadata(partials, total, mergedAt)
-	spec := bakeapi.Spec{Width: partials[0].width, Depth: partials[0].depth}
-	return writeSingleSplit(out, md, spec, func(pw *ParquetWriter) (int, error) {
-		n := 0
-		var row Row // shared by the partials
-		for _, p := range partials {
-			next := p.start
-			_, _, err := scanParquet(p.file, &row, func(r Row) error {
-				if int64(r.MLPID) != next {
-					return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d but mlp_range [%d, %d) puts MLP %d there; re-bake this partial", p.dir, next-p.start, r.MLPID, p.start, p.end, next)}
-				}
-				next++
-				n++
-				return pw.Write(r)
-			})
-			if err != nil {
-				return n, err
-			}
-		}
-		return n, nil
 	})
+}
+
+func noPartials() error {
+	return incompatiblef("merge requires at least one input directory; pass the partial dataset directories to merge")
+}
+
+// MergeStream is Merge of partials that arrive one at a time, already in
+// mlp_range order: partials yields each partial's directory (or the error
+// that kept it from arriving), and may delete that directory once the
+// merge asks for the next one. Each partial is checked against the first
+// as it arrives and its rows are copied bit-for-bit through the same writer
+// a direct bake uses, so the merged parquet file is byte-identical to a
+// single-host bake of the same rows. Memory does not grow with the number
+// of partials: besides one row, the merge keeps the first partial's
+// metadata and one hardware fingerprint per distinct group of hosts.
+// The output appears only when complete. mergedAt is recorded as
+// merged_at_utc: the caller decides it, so a bake can make it a pure
+// function of its own recorded start.
+func MergeStream(out string, mergedAt time.Time, partials iter.Seq2[string, error]) error {
+	if err := CheckOutputFree(out); err != nil {
+		return err
+	}
+	next, stop := iter.Pull2(partials)
+	defer stop()
+	dir, err, ok := next()
+	switch {
+	case !ok:
+		return noPartials()
+	case err != nil:
+		return err
+	}
+	first, err := openPartial(dir)
+	if err != nil {
+		return err
+	}
+	m := newMerger(first, mergedAt)
+	spec := bakeapi.Spec{Width: first.width, Depth: first.depth}
+	return writeSingleSplit(out, m.md, spec, true, func(pw *ParquetWriter) (int, error) {
+		for p := first; ; {
+			if err := m.add(p, pw); err != nil {
+				return m.rows, err
+			}
+			dir, err, ok := next()
+			if !ok {
+				break
+			}
+			if err == nil {
+				p, err = openPartial(dir)
+			}
+			if err == nil {
+				err = checkCompatible(first, p)
+			}
+			if err != nil {
+				return m.rows, err
+			}
+		}
+		return m.rows, m.finish()
+	})
+}
+
+// merger is what a merge in progress knows of the partials it has copied.
+type merger struct {
+	md       Metadata // the first partial's, completed by finish
+	mergedAt time.Time
+	total    int64
+	next     int64 // the first MLP the next partial must start at
+	created  string
+	count    int
+	rows     int
+	fps      fingerprints
+	row      Row // every partial's rows are read into it
+}
+
+// newMerger starts from the first partial's metadata (reference §2.3.4)
+// without the per-partial keys and with n_mlps set to the total in place;
+// finish appends the keys that depend on every partial.
+func newMerger(first *partial, mergedAt time.Time) *merger {
+	md := first.md.Clone()
+	for _, k := range []string{"is_partial", "mlp_range", "total_n_mlps", "hardware", "created_at_utc"} {
+		md.Delete(k)
+	}
+	md.Set("n_mlps", first.info.TotalNMLPs)
+	return &merger{md: md, mergedAt: mergedAt, total: first.info.TotalNMLPs}
+}
+
+// add copies p's rows after checking that p starts where the previous
+// partial ended.
+func (m *merger) add(p *partial, pw *ParquetWriter) error {
+	switch {
+	case p.start < m.next:
+		return &MergeOverlapError{Msg: fmt.Sprintf("%s: mlp_range starts at %d but the previous range ended at %d; each MLP must come from exactly one partial", p.dir, p.start, m.next)}
+	case p.start > m.next:
+		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", m.next, p.start)}
+	}
+	_, _, err := scanParquet(p.file, &m.row, func(r Row) error {
+		if int64(r.MLPID) != m.next {
+			return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d but mlp_range [%d, %d) puts MLP %d there; re-bake this partial", p.dir, m.next-p.start, r.MLPID, p.start, p.end, m.next)}
+		}
+		m.next++
+		m.rows++
+		return pw.Write(r)
+	})
+	if err != nil {
+		return err
+	}
+	if c := p.info.CreatedAt; m.count == 0 || c < m.created {
+		m.created = c
+	}
+	m.count++
+	m.fps.add(p)
+	return nil
+}
+
+// finish checks that the partials reached the end of the bake and appends
+// created_at_utc (the earliest), merged_at_utc, hardware_fingerprints and
+// partials_count to the metadata.
+func (m *merger) finish() error {
+	if m.next != m.total {
+		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", m.next, m.total)}
+	}
+	m.md.Set("created_at_utc", m.created).
+		Set("merged_at_utc", isoUTC(m.mergedAt)).
+		Set("hardware_fingerprints", m.fps.list()).
+		Set("partials_count", m.count)
+	return nil
 }
 
 // openPartial reads and checks one merge input without decoding its rows:
@@ -160,26 +259,4 @@ func checkCompatible(first, p *partial) error {
 		return incompatiblef("%s holds width=%d depth=%d but %s holds width=%d depth=%d", p.dir, p.width, p.depth, first.dir, first.width, first.depth)
 	}
 	return nil
-}
-
-// mergedMetadata follows reference §2.3.4: the first partial's metadata (in
-// range order) without the per-partial keys, n_mlps set to the total in
-// place, then created_at_utc (the earliest), merged_at_utc,
-// hardware_fingerprints and partials_count.
-func mergedMetadata(partials []*partial, total int64, mergedAt time.Time) Metadata {
-	md := partials[0].md.Clone()
-	for _, k := range []string{"is_partial", "mlp_range", "total_n_mlps", "hardware", "created_at_utc"} {
-		md.Delete(k)
-	}
-	md.Set("n_mlps", total)
-	var created string
-	for i, p := range partials {
-		if c := p.info.CreatedAt; i == 0 || c < created {
-			created = c
-		}
-	}
-	return md.Set("created_at_utc", created).
-		Set("merged_at_utc", isoUTC(mergedAt)).
-		Set("hardware_fingerprints", hardwareFingerprints(partials)).
-		Set("partials_count", len(partials))
 }

@@ -2,6 +2,9 @@ package dataset
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,5 +282,98 @@ func TestMergeErrorsAreInvalidDatasetErrors(t *testing.T) {
 		&MergeIncompatibleError{"a"}, &MergeIncompleteError{"b"}, &MergeOverlapError{"c"}, &MergeCorruptError{"d"},
 	} {
 		wantErr[*InvalidDatasetError](t, err, err.Error())
+	}
+}
+
+// inOrder yields dirs one at a time and deletes each one once the merge asks
+// for the next, as a merge that fetches its partials from a store does; err,
+// when not nil, is yielded after the first failAfter dirs.
+func inOrder(t *testing.T, dirs []string, failAfter int, err error) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for i, d := range dirs {
+			if err != nil && i == failAfter {
+				yield("", err)
+				return
+			}
+			more := yield(d, nil)
+			if rmErr := os.RemoveAll(d); rmErr != nil {
+				t.Error(rmErr)
+			}
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+func TestMergeStreamHoldsOnePartialAtATime(t *testing.T) {
+	parent := t.TempDir()
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
+	cuts := []int{0, 1, 2, 3, 5, 6, 9}
+	parts := bakePartials(t, parent, shape, "public", cuts, func(i int, info *BakeInfo) {
+		info.Hardware.Hostname = fmt.Sprintf("h%d", i)
+	})
+	direct := writeTestDir(t, parent, "direct", testInfo(shape, 9, 0, 0))
+	out := filepath.Join(parent, "merged")
+	// Each partial is gone once the next is asked for: a merge that went back
+	// to one, or read ahead of what it was given, fails.
+	if err := MergeStream(out, mergedAt, inOrder(t, parts, 0, nil)); err != nil {
+		t.Fatal(err)
+	}
+	name := "data/public-00000-of-00001.parquet"
+	got, _ := os.ReadFile(filepath.Join(out, name))
+	want, _ := os.ReadFile(filepath.Join(direct, name))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Error("merged parquet differs from a direct bake of the same rows")
+	}
+	md, err := ReadMetadata(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fps, _ := md.GetArray("hardware_fingerprints")
+	if len(fps) != 1 {
+		t.Fatalf("%d fingerprints, want one group for one kind of host", len(fps))
+	}
+	enc, _ := pyDumps(fps[0], false)
+	if !strings.Contains(string(enc), `"mlp_count": 9, "partials_count": 6`) || !strings.Contains(string(enc), `"representative_hostnames": ["h0", "h1", "h2"]`) {
+		t.Errorf("fingerprint %s, want 9 MLPs from 6 partials and the first three hosts", enc)
+	}
+	if n, _ := md.GetInt("partials_count"); n != 6 {
+		t.Errorf("partials_count %d, want 6", n)
+	}
+}
+
+func TestMergeStreamRefusals(t *testing.T) {
+	shape := bakeapi.Spec{Width: 4, Depth: 2}
+	fetchErr := errors.New("slice 2 could not be fetched")
+	cases := []struct {
+		name  string
+		parts func(parts []string) iter.Seq2[string, error]
+		check func(t *testing.T, err error)
+	}{
+		{"no partials", func([]string) iter.Seq2[string, error] { return inOrder(t, nil, 0, nil) },
+			func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "at least one input") }},
+		// A stream is merged in the order it comes: it is not sorted.
+		{"out of order", func(p []string) iter.Seq2[string, error] { return inOrder(t, []string{p[1], p[0], p[2]}, 0, nil) },
+			func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[0, 2)") }},
+		{"missing tail", func(p []string) iter.Seq2[string, error] { return inOrder(t, p[:2], 0, nil) },
+			func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[4, 6)") }},
+		{"fetch failure", func(p []string) iter.Seq2[string, error] { return inOrder(t, p, 2, fetchErr) },
+			func(t *testing.T, err error) {
+				if !errors.Is(err, fetchErr) {
+					t.Errorf("error %v, want the source's own", err)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			parts := bakePartials(t, parent, shape, "public", []int{0, 2, 4, 6}, nil)
+			out := filepath.Join(t.TempDir(), "out")
+			c.check(t, MergeStream(out, mergedAt, c.parts(parts)))
+			if left := dirEntries(t, filepath.Dir(out)); len(left) != 0 {
+				t.Errorf("failed merge left %v", left)
+			}
+		})
 	}
 }
