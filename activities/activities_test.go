@@ -28,6 +28,8 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
+		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
+		{"A slice partial has no card", testSlicePartialHasNoCard},
 		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
 		{"Keep intermediates", testKeepIntermediates},
 		{"Restart after cleanup", testRestartAfterCleanup},

@@ -149,14 +149,8 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	}
 	// Step 4. Assemble the partial dataset from the results (weights are recomputed:
 	// they are a cheap pure function of the seed) and commit it.
-	dir, err := a.scratch("slice-*")
-	if err != nil {
-		return out, err
-	}
-	defer os.RemoveAll(dir)
-	local := filepath.Join(dir, "partial")
 	md := bake.Metadata(plan, desc, recordedOrNow(in.CreatedAt))
-	err = dataset.WriteDirStream(local, md, spec, func(write func(dataset.Row) error) error {
+	sum, err := a.commitPartial(ctx, prefix, md, spec, func(write func(dataset.Row) error) error {
 		for i, r := range results {
 			row, err := resultRow(spec, ids[i], r, weights)
 			if err != nil {
@@ -168,15 +162,26 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 		}
 		return nil
 	})
+	out.ManifestSHA256 = sum
+	return out, err
+}
+
+// commitPartial writes a slice's partial dataset, its rows from produce, and
+// commits it at prefix, returning its manifest's sha256. The partial is an
+// intermediate that only the split's merge reads: its parquet file and
+// metadata.json, no card.
+func (a *Activities) commitPartial(ctx context.Context, prefix string, md dataset.Metadata, spec bakeapi.Spec, produce func(write func(dataset.Row) error) error) (string, error) {
+	dir, err := a.scratch("slice-*")
 	if err != nil {
-		return out, err
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	local := filepath.Join(dir, "partial")
+	if err := dataset.WriteIntermediateStream(local, md, spec, produce); err != nil {
+		return "", err
 	}
 	_, sum, err := commitDir(ctx, a.Store, local, prefix)
-	if err != nil {
-		return out, err
-	}
-	out.ManifestSHA256 = sum
-	return out, nil
+	return sum, err
 }
 
 // slicePlan is the slice's plan without its seeds: GenerateSeeds validated

@@ -2,3 +2,7 @@ package activities
 
 // HubErr exposes hubErr to the external tests.
 var HubErr = hubErr
+
+// CommitPartial commits a slice's partial dataset as BakeSlice does, for the
+// merge benchmark, which needs 100,000 of them without their engine work.
+var CommitPartial = (*Activities).commitPartial

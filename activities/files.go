@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -128,15 +132,65 @@ func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir str
 	g.SetLimit(downloaders)
 	for i, p := range prefixes {
 		out[i] = filepath.Join(dir, fmt.Sprintf("%05d", i))
-		g.Go(func() error {
-			err := downloadDir(gctx, s, p, out[i])
-			if errors.Is(err, store.ErrNotFound) {
-				return fatal(bakeapi.ErrCorruptPartial, "%s has no manifest: it was never committed", p)
-			}
-			return err
-		})
+		g.Go(func() error { return fetchDir(gctx, s, p, out[i]) })
 	}
 	return out, g.Wait()
+}
+
+// fetchDir is downloadDir of a directory that must have been committed.
+func fetchDir(ctx context.Context, s *store.Store, prefix, dir string) error {
+	err := downloadDir(ctx, s, prefix, dir)
+	if errors.Is(err, store.ErrNotFound) {
+		return fatal(bakeapi.ErrCorruptPartial, "%s has no manifest: it was never committed", prefix)
+	}
+	return err
+}
+
+// fetchInOrder yields local copies of the committed directories at
+// prefixes, in order, for a consumer that reads one at a time: up to
+// downloaders are fetched ahead, and each copy is removed as soon as the
+// consumer asks for the next, so the scratch space holds a few directories
+// however many there are. The first failed fetch is yielded as an error and
+// ends the sequence; fetches still running when it ends are cancelled and
+// waited for, so nothing writes into dir after.
+func fetchInOrder(ctx context.Context, s *store.Store, prefixes []string, dir string) iter.Seq2[string, error] {
+	type fetch struct {
+		path string
+		done chan error
+	}
+	return func(yield func(string, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		ahead := make(chan fetch, downloaders-1)
+		wg.Go(func() {
+			defer close(ahead)
+			for i, p := range prefixes {
+				f := fetch{path: filepath.Join(dir, strconv.Itoa(i)), done: make(chan error, 1)}
+				select {
+				case ahead <- f:
+				case <-ctx.Done():
+					return
+				}
+				wg.Go(func() { f.done <- fetchDir(ctx, s, p, f.path) })
+			}
+		})
+		for f := range ahead {
+			if err := <-f.done; err != nil {
+				yield("", err)
+				return
+			}
+			more := yield(f.path, nil)
+			if err := os.RemoveAll(f.path); err != nil && more {
+				yield("", err)
+				return
+			}
+			if !more {
+				return
+			}
+		}
+	}
 }
 
 // downloaders bounds downloadAll's parallel fetches.
