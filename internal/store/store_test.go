@@ -15,6 +15,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
@@ -121,6 +122,43 @@ func TestStore(t *testing.T) {
 		}
 		if err := s.Delete(ctx, "del/x"); err != nil {
 			t.Fatalf("Delete of a missing key: %v", err)
+		}
+	})
+
+	t.Run("delete prefix", func(t *testing.T) {
+		// More keys than one bulk request takes, deleted as they are listed;
+		// the kept ones and the neighbouring folder survive.
+		const n = 2_500
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(16)
+		for i := range n {
+			g.Go(func() error { return s.Put(gctx, fmt.Sprintf("dp/a/%04d", i), []byte("xy")) })
+		}
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, "dp/ab", []byte("neighbour")); err != nil {
+			t.Fatal(err)
+		}
+		keep := func(key string) bool { return strings.HasSuffix(key, "7") }
+		gone, err := s.DeletePrefix(ctx, "dp/a/", keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (store.Tally{Objects: n * 9 / 10, Bytes: 2 * n * 9 / 10}); gone != want {
+			t.Errorf("DeletePrefix removed %+v, want %+v", gone, want)
+		}
+		left, err := s.List(ctx, "dp/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) != n/10+1 || left[len(left)-1] != "dp/ab" {
+			t.Errorf("left %d keys ending with %q, want the %d kept and dp/ab", len(left), left[len(left)-1], n/10)
+		}
+		for _, k := range left[:len(left)-1] {
+			if !keep(k) {
+				t.Errorf("%s outlived DeletePrefix", k)
+			}
 		}
 	})
 
