@@ -35,9 +35,9 @@ var (
 
 // Merge joins partial bakes of one split into the complete dataset out
 // (reference §4.1). Inputs must be partials of the same bake that cover
-// [0, total_n_mlps) exactly once, in any order: every input is checked
-// before any row is copied, then they are merged in mlp_range order as
-// MergeStream does.
+// [0, total_n_mlps) exactly once, in any order: every input is opened and
+// checked against the first before any row is copied, then they are merged
+// in mlp_range order by MergeStream, which finds gaps and overlaps.
 //
 // Errors: *MergeIncompatibleError (wrong input kind, differing parameters),
 // *MergeOverlapError, *MergeIncompleteError (gaps), *MergeCorruptError (rows
@@ -89,8 +89,9 @@ func noPartials() error {
 // as it arrives and its rows are copied bit-for-bit through the same writer
 // a direct bake uses, so the merged parquet file is byte-identical to a
 // single-host bake of the same rows. Memory does not grow with the number
-// of partials: besides one row, the merge keeps the first partial's
-// metadata and one hardware fingerprint per distinct group of hosts.
+// of partials: besides one row and the writer's row group, the merge keeps
+// the first partial's metadata and one hardware fingerprint per distinct
+// group of hosts.
 // The output appears only when complete. mergedAt is recorded as
 // merged_at_utc: the caller decides it, so a bake can make it a pure
 // function of its own recorded start.
