@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,8 +36,15 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	}
 	b := bakeSpec{ID: "large", Width: 4, Depth: 1, NSamples: 256, SliceSize: 1, MaxInFlight: 64, Tag: "large",
 		Splits: []splitSpec{{"public", "default", n, 7}}}
+	cfg := s.bakeConfigMap(b)
+	// The merge of 5,000 partials is real work: the e2e's 1-minute bound,
+	// meant to catch a stuck merge of a few slices, timed out once on a
+	// machine loaded by other builds.
+	pol := maps.Clone(policy)
+	pol["merge-timeout"] = "10m"
+	cfg["policy"] = pol
 	started := time.Now()
-	s.mustWhestbake("bake", "--config-file", s.bakeConfig(b), "--id", b.ID)
+	s.mustWhestbake("bake", "--config-file", s.writeConfig("bake-"+b.ID, cfg), "--id", b.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	var out bakeapi.BakeOutput
