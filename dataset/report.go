@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -67,6 +68,58 @@ func ReportPaths() []string {
 		paths = append(paths, ReportDir+"/"+f.File)
 	}
 	return paths
+}
+
+// reportStagingPrefix names InstallReport's temporary folders in the
+// dataset directory.
+const reportStagingPrefix = ".report.tmp-"
+
+// InstallReport puts files (the report's page and figures, by name in
+// ReportDir) in place of dir/report at once, so a reader sees the old
+// report or the new one, and rewrites the card with the report's section
+// (WriteCard). Staging folders left by an interrupted run are removed
+// first: nothing else writes them.
+func InstallReport(dir string, files map[string][]byte) (err error) {
+	for _, p := range ReportPaths() {
+		if _, ok := files[path.Base(p)]; !ok {
+			return fmt.Errorf("dataset: the report lacks %s", p)
+		}
+	}
+	if len(files) != len(ReportPaths()) {
+		return fmt.Errorf("dataset: the report has %d files, want the page and %d figures", len(files), len(ReportFigures))
+	}
+	stale, err := filepath.Glob(filepath.Join(dir, reportStagingPrefix+"*"))
+	if err != nil {
+		return err
+	}
+	for _, s := range stale {
+		if err := os.RemoveAll(s); err != nil {
+			return fmt.Errorf("report: removing %s, left by an interrupted run: %w", s, err)
+		}
+	}
+	tmp, err := os.MkdirTemp(dir, reportStagingPrefix)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer func() {
+		if rmErr := os.RemoveAll(tmp); err == nil && rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+			err = rmErr
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	for name, data := range files {
+		if err := writeFileSync(filepath.Join(tmp, name), data); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	// After the swap tmp holds the old report, which the deferred RemoveAll
+	// deletes.
+	if err := swap(tmp, filepath.Join(dir, ReportDir)); err != nil {
+		return fmt.Errorf("report: putting the new report in place: %w", err)
+	}
+	return WriteCard(dir)
 }
 
 // WriteCard renders dir's card from its metadata.json with opts, adding the

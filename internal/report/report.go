@@ -12,11 +12,7 @@
 package report
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/whestbake/whestbake/dataset"
 )
@@ -30,13 +26,10 @@ type config struct{ progress func(done, total int64) }
 // far and the dataset's total.
 func Progress(f func(done, total int64)) Option { return func(c *config) { c.progress = f } }
 
-// stagingPrefix names Write's temporary folders in the dataset directory.
-const stagingPrefix = ".report.tmp-"
-
 // Write makes the report of the complete dataset in dir: it reads every row
 // (checking it as `dataset inspect` does), renders the figures and the page
-// into a temporary folder in dir, puts it in place of dir/report at once,
-// and rewrites the card with the report's section (dataset.WriteCard).
+// and installs them (dataset.InstallReport: dir/report replaced at once, the
+// card rewritten with the report's section).
 // Running it again gives the same bytes.
 func Write(dir string, opts ...Option) error {
 	var cfg config
@@ -63,10 +56,7 @@ func Write(dir string, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	if err := install(dir, files); err != nil {
-		return err
-	}
-	return dataset.WriteCard(dir)
+	return dataset.InstallReport(dir, files)
 }
 
 // Combine is dataset.Combine followed by Write on the staged output, so the
@@ -79,13 +69,9 @@ func Combine(inputs []string, out, defaultSplit string, opts ...Option) error {
 	}))
 }
 
-type file struct {
-	name string
-	data []byte
-}
-
-// render makes the report's files: the figures, then the page.
-func render(st *Stats) ([]file, error) {
+// render makes the report's files, by name in dataset.ReportDir: the
+// figures and the page.
+func render(st *Stats) (map[string][]byte, error) {
 	pngs, err := figures(st)
 	if err != nil {
 		return nil, err
@@ -94,63 +80,9 @@ func render(st *Stats) ([]file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report: rendering the page: %w", err)
 	}
-	var files []file
+	files := map[string][]byte{dataset.ReportPage: html}
 	for i, f := range dataset.ReportFigures {
-		files = append(files, file{f.File, pngs[i]})
+		files[f.File] = pngs[i]
 	}
-	return append(files, file{dataset.ReportPage, html}), nil
-}
-
-// install writes files into a temporary folder in dir and puts it in place
-// of dir/report. Staging folders left by an interrupted run are removed
-// first: nothing else writes them.
-func install(dir string, files []file) (err error) {
-	stale, err := filepath.Glob(filepath.Join(dir, stagingPrefix+"*"))
-	if err != nil {
-		return err
-	}
-	for _, s := range stale {
-		if err := os.RemoveAll(s); err != nil {
-			return fmt.Errorf("report: removing %s, left by an interrupted run: %w", s, err)
-		}
-	}
-	tmp, err := os.MkdirTemp(dir, stagingPrefix)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer func() {
-		if rmErr := os.RemoveAll(tmp); err == nil && rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-			err = rmErr
-		}
-	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	for _, f := range files {
-		if err := writeFileSync(filepath.Join(tmp, f.name), f.data); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-	}
-	// After the swap tmp holds the old report, which the deferred RemoveAll
-	// deletes.
-	if err := swap(tmp, filepath.Join(dir, dataset.ReportDir)); err != nil {
-		return fmt.Errorf("report: putting the new report in place: %w", err)
-	}
-	return nil
-}
-
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return files, nil
 }

@@ -281,7 +281,7 @@ func TestReportBytesDependOnlyOnTheRows(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(a, dataset.ReportDir, "stray.png"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(a, stagingPrefix+"crashed"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(a, ".report.tmp-crashed"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	card := readFile(t, filepath.Join(a, "README.md"))
