@@ -51,22 +51,7 @@ func SameParquet(t testing.TB, got, want string) {
 func SameDataset(t testing.TB, got, want string) {
 	t.Helper()
 	SameParquet(t, got, want)
-	list := func(dir string) map[string][]byte {
-		files := map[string][]byte{}
-		entries, err := os.ReadDir(filepath.Join(dir, dataset.ReportDir))
-		if err != nil {
-			t.Fatalf("%s has no report: %v", dir, err)
-		}
-		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(dir, dataset.ReportDir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[e.Name()] = data
-		}
-		return files
-	}
-	g, w := list(got), list(want)
+	g, w := ReadReport(t, got), ReadReport(t, want)
 	for name, data := range w {
 		if other, ok := g[name]; !ok {
 			t.Errorf("%s/%s is missing; the local bake has it", dataset.ReportDir, name)
@@ -79,6 +64,25 @@ func SameDataset(t testing.TB, got, want string) {
 			t.Errorf("%s/%s is not in the local bake", dataset.ReportDir, name)
 		}
 	}
+}
+
+// ReadReport returns every file of dir's report folder (dataset.ReportDir)
+// by name, failing t when dir has none.
+func ReadReport(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(filepath.Join(dir, dataset.ReportDir))
+	if err != nil {
+		t.Fatalf("%s has no report: %v", dir, err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, dataset.ReportDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = data
+	}
+	return files
 }
 
 // SameRow reports whether two rows are equal bit for bit: floats are compared

@@ -16,6 +16,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/datasettest"
 )
 
 // split writes a complete single-split dataset of rows under parent/name.
@@ -169,23 +170,6 @@ func TestStatisticsOfEachSplitMatchTheRowsComputedDirectly(t *testing.T) {
 	}
 }
 
-func readReport(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	files := map[string][]byte{}
-	entries, err := os.ReadDir(filepath.Join(dir, dataset.ReportDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, dataset.ReportDir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = data
-	}
-	return files
-}
-
 func TestReportHasEveryFigureAsAPNGAndOnOneSelfContainedPage(t *testing.T) {
 	tmp := t.TempDir()
 	pub, _, _ := randomSplit(t, tmp, "public", 30, 8, 5, 3)
@@ -194,7 +178,7 @@ func TestReportHasEveryFigureAsAPNGAndOnOneSelfContainedPage(t *testing.T) {
 	if err := Combine([]string{pub, hold}, out, ""); err != nil {
 		t.Fatal(err)
 	}
-	files := readReport(t, out)
+	files := datasettest.ReadReport(t, out)
 	if len(files) != len(dataset.ReportFigures)+1 {
 		t.Errorf("report/ holds %d files, want the %d figures and the page", len(files), len(dataset.ReportFigures))
 	}
@@ -273,8 +257,8 @@ func TestReportBytesDependOnlyOnTheRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := readReport(t, a)
-	if other := readReport(t, b); !mapsEqual(first, other) {
+	first := datasettest.ReadReport(t, a)
+	if other := datasettest.ReadReport(t, b); !mapsEqual(first, other) {
 		t.Error("the same rows with other metadata give another report")
 	}
 	// Again: the same bytes, the report replaced as a whole, no staging left.
@@ -288,7 +272,7 @@ func TestReportBytesDependOnlyOnTheRows(t *testing.T) {
 	if err := Write(a); err != nil {
 		t.Fatal(err)
 	}
-	if again := readReport(t, a); !mapsEqual(first, again) {
+	if again := datasettest.ReadReport(t, a); !mapsEqual(first, again) {
 		t.Errorf("a second run changed the report: %d files", len(again))
 	}
 	if again := readFile(t, filepath.Join(a, "README.md")); !bytes.Equal(card, again) {
