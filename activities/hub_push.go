@@ -47,7 +47,7 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	defer stop()
 	res, err := c.Push(ctx, hub.Options{Repo: in.Hub.Repo, Revision: in.Hub.Revision, Tag: in.Hub.Tag, Message: in.Hub.Message,
 		Private: in.Hub.Private, Progress: func(p hub.Progress) { activityHeartbeat(ctx, p) }}, files)
-	out = bakeapi.HubPushOutput{Commit: res.Commit, URL: res.URL, NoOp: res.NoOp, Sent: res.Sent, Reused: res.Reused}
+	out = bakeapi.HubPushOutput{Commit: res.Commit, URL: res.URL, NoOp: res.NoOp, Sent: res.Sent, Reused: res.Reused, Deleted: res.Deleted}
 	return out, hubErr(err)
 }
 

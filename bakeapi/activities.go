@@ -115,6 +115,7 @@ type HubPushOutput struct {
 	Commit, URL  string
 	NoOp         bool `json:",omitempty"` // the revision held these files already: no new commit
 	Sent, Reused int  // LFS objects uploaded / found on the Hub already (sent by an earlier attempt)
+	Deleted      int  `json:",omitempty"` // files an earlier dataset left in the repository's data/ and report/
 }
 
 // GPUWorkersInput names the GPU queue whose workers GPUWorkers counts.

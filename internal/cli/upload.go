@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,6 +81,9 @@ objects the Hub already has. The token comes from --token-file or HF_TOKEN only.
 			} else {
 				fmt.Fprintf(out, "✓ Uploaded hf://%s@%s in %s (%d LFS object(s) sent, %d already on the Hub)\n",
 					o.Repo, rev, time.Since(start).Round(time.Millisecond), res.Sent, res.Reused)
+				if res.Deleted > 0 {
+					fmt.Fprintf(out, "Removed %d file(s) an earlier dataset left in %s\n", res.Deleted, strings.Join(hub.OwnedFolders, " and "))
+				}
 			}
 			fmt.Fprintf(out, "Commit: %s\n", res.Commit)
 			fmt.Fprintf(out, "Visible at: %s\n", res.URL)

@@ -66,18 +66,26 @@ func (c *Client) CreateRepo(ctx context.Context, repo string, private bool) (boo
 	return err == nil, err
 }
 
-// Head is the commit revision (a branch, tag or commit) points at.
-func (c *Client) Head(ctx context.Context, repo, revision string) (string, error) {
+// Head is the commit revision (a branch, tag or commit) points at, and the
+// paths of the files it holds (the revision's "siblings").
+func (c *Client) Head(ctx context.Context, repo, revision string) (string, []string, error) {
 	var info struct {
-		SHA string `json:"sha"`
+		SHA      string `json:"sha"`
+		Siblings []struct {
+			RFilename string `json:"rfilename"`
+		} `json:"siblings"`
 	}
 	if err := c.call(ctx, "read revision "+revision+" of "+repo, http.MethodGet, repoPath(repo)+"/revision/"+url.PathEscape(revision), nil, &info); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if !isHex(info.SHA, 40) {
-		return "", fmt.Errorf("hub: revision %s of %s: the Hub answered no commit sha", revision, repo)
+		return "", nil, fmt.Errorf("hub: revision %s of %s: the Hub answered no commit sha", revision, repo)
 	}
-	return info.SHA, nil
+	paths := make([]string, len(info.Siblings))
+	for i, f := range info.Siblings {
+		paths[i] = f.RFilename
+	}
+	return info.SHA, paths, nil
 }
 
 // RemoteFile is a file of a revision, as paths-info describes it.

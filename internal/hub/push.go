@@ -49,6 +49,7 @@ type Result struct {
 	NoOp         bool   // the revision already held exactly these files: no commit made
 	CreatedRepo  bool
 	Sent, Reused int // LFS objects uploaded / already on the Hub (a resumed push reuses what it sent before)
+	Deleted      int // files of an earlier dataset removed from OwnedFolders
 	Tagged       bool
 	URL          string // the revision's file tree on the Hub's web site
 }
@@ -61,8 +62,9 @@ const conflictRetries = 3
 // it creates the repository if needed (private applies then), compares the
 // files with the revision (LFS files by sha256, others by git blob sha1),
 // uploads the LFS objects the Hub lacks, commits what changed on top of the
-// head it compared against, and tags the result. A revision that holds the
-// files already gets no commit; a tag already on that commit is kept.
+// head it compared against (deleting files an earlier dataset left in
+// OwnedFolders), and tags the result. A revision that holds the files
+// already gets no commit; a tag already on that commit is kept.
 func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, error) {
 	if o.Revision == "" {
 		o.Revision = "main"
@@ -116,7 +118,7 @@ func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, err
 // pushOnce compares, uploads and commits against the revision's current head.
 func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Result) error {
 	o.Progress(Progress{Stage: StageCompare})
-	head, err := c.Head(ctx, o.Repo, o.Revision)
+	head, remote, err := c.Head(ctx, o.Repo, o.Revision)
 	if err != nil {
 		return err
 	}
@@ -124,7 +126,8 @@ func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Res
 	if err != nil {
 		return err
 	}
-	if len(changed) == 0 {
+	gone := stale(remote, files)
+	if len(changed) == 0 && len(gone) == 0 {
 		res.Commit, res.NoOp = head, true
 		return nil
 	}
@@ -145,8 +148,36 @@ func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Res
 		return err
 	}
 	o.Progress(Progress{Stage: StageCommit})
-	res.Commit, err = c.commit(ctx, o, head, changed, modes)
+	res.Commit, err = c.commit(ctx, o, head, changed, modes, gone)
+	res.Deleted = len(gone)
 	return err
+}
+
+// OwnedFolders are the folders of a dataset repository that hold nothing
+// but the pushed dataset: a file there that the push does not carry is
+// left from an earlier, different dataset and is deleted in the same
+// commit. Left in place, an old data/ shard would be loaded with the new
+// ones (the card's configs select data files by pattern), mixing two
+// datasets; a stale figure would sit beside the new report. Files
+// elsewhere (a licence or notes an owner added) are kept.
+var OwnedFolders = []string{"data/", "report/"}
+
+// stale is the remote paths in OwnedFolders that files do not hold.
+func stale(remote []string, files []File) []string {
+	pushed := make(map[string]bool, len(files))
+	for _, f := range files {
+		pushed[f.Path] = true
+	}
+	var out []string
+	for _, p := range remote {
+		for _, dir := range OwnedFolders {
+			if strings.HasPrefix(p, dir) && !pushed[p] {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // changed is the files that the commit head does not hold with the same content.
@@ -187,10 +218,10 @@ func (c *Client) changed(ctx context.Context, repo, head string, files []File) (
 // overwrite), an lfsFile line per LFS file, and a file line per regular
 // file with its content in base64, streamed and checked against its sha256
 // on the way (a damaged source aborts the request, so no commit is made).
-func (c *Client) commit(ctx context.Context, o Options, parent string, files []File, modes map[string]string) (string, error) {
+func (c *Client) commit(ctx context.Context, o Options, parent string, files []File, modes map[string]string, deleted []string) (string, error) {
 	body := func() (io.ReadCloser, error) {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeCommit(ctx, pw, o.Message, parent, files, modes)) }()
+		go func() { pw.CloseWithError(writeCommit(ctx, pw, o.Message, parent, files, modes, deleted)) }()
 		return pr, nil
 	}
 	resp, err := c.do(ctx, request{op: "commit to " + o.Repo + "@" + o.Revision, method: http.MethodPost,
@@ -209,7 +240,7 @@ func (c *Client) commit(ctx context.Context, o Options, parent string, files []F
 	return out.CommitOID, nil
 }
 
-func writeCommit(ctx context.Context, w io.Writer, message, parent string, files []File, modes map[string]string) error {
+func writeCommit(ctx context.Context, w io.Writer, message, parent string, files []File, modes map[string]string, deleted []string) error {
 	enc := json.NewEncoder(w)
 	type header struct {
 		Summary      string `json:"summary"`
@@ -242,6 +273,14 @@ func writeCommit(ctx context.Context, w io.Writer, message, parent string, files
 			continue
 		}
 		if err := writeFileLine(ctx, w, f); err != nil {
+			return err
+		}
+	}
+	for _, p := range deleted {
+		v := struct {
+			Path string `json:"path"`
+		}{p}
+		if err := enc.Encode(line{"deletedFile", v}); err != nil {
 			return err
 		}
 	}

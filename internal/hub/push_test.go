@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +162,47 @@ func TestRepushOfIdenticalFilesMakesNoCommit(t *testing.T) {
 		t.Fatalf("push of a changed README %+v: want one commit and no LFS traffic", changed)
 	}
 	sameAsDir(t, f.srv, "main", f.dir)
+}
+
+// A push of another dataset to the same branch leaves nothing of the
+// earlier one in data/ or report/ (an old shard would be loaded with the new
+// ones), in the same commit; files the owner put elsewhere stay.
+func TestPushOfAnotherDatasetRemovesTheEarlierOnesDataAndReport(t *testing.T) {
+	f := newFixture(t)
+	write(t, f.dir, "data/public-00001-of-00002.parquet", random(t, 700))
+	f.push(t, hub.Options{Repo: repoID})
+	f.srv.CommitFiles(repoID, "main", "the owner's notes", map[string][]byte{"NOTES.md": []byte("the owner's notes\n")})
+
+	next := t.TempDir()
+	write(t, next, "data/public-00000-of-00001.parquet", random(t, 900))
+	write(t, next, "metadata.json", []byte(`{"format": "whestbench", "v": 2}`))
+	write(t, next, "README.md", []byte("# card 2\n"))
+	files, err := hub.DirFiles(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := len(f.srv.History(repoID, "main"))
+	res, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NoOp || res.Deleted != 3 || len(f.srv.History(repoID, "main")) != commits+1 {
+		t.Fatalf("result %+v: want one commit deleting the old holdout shard, public shard 1 of 2 and report/loss.png", res)
+	}
+	got, err := f.srv.Files(repoID, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for p := range got {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	want := []string{".gitattributes", "NOTES.md", "README.md", "data/public-00000-of-00001.parquet", "metadata.json"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("main holds %v, want %v", paths, want)
+	}
+	sameAsDir(t, f.srv, "main", next)
 }
 
 func TestPushResumesAfterACrashMidUpload(t *testing.T) {

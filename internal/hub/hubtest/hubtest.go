@@ -32,10 +32,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -453,7 +455,11 @@ func (s *Server) revision(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "Revision Not Found for url %s", r.URL.Path)
 		return
 	}
-	reply(w, map[string]any{"id": r.PathValue("owner") + "/" + r.PathValue("name"), "sha": c.SHA, "private": rp.private})
+	siblings := []map[string]string{}
+	for _, p := range slices.Sorted(maps.Keys(c.Files)) {
+		siblings = append(siblings, map[string]string{"rfilename": p})
+	}
+	reply(w, map[string]any{"id": r.PathValue("owner") + "/" + r.PathValue("name"), "sha": c.SHA, "private": rp.private, "siblings": siblings})
 }
 
 func (s *Server) pathsInfo(w http.ResponseWriter, r *http.Request) {
@@ -969,6 +975,11 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
 		ops[f.Path] = Entry{LFS: true, OID: f.OID}
 	}
 	for _, p := range deleted {
+		if _, ok := rp.commits[head].Files[p]; !ok || seen[p] {
+			fail(w, http.StatusNotFound, "cannot delete %s: no such file at %s, or written in the same commit", p, head)
+			return
+		}
+		seen[p] = true
 		ops[p] = Entry{}
 	}
 	sha := s.apply(rp, branch, header.Summary, ops)

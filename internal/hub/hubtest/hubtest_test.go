@@ -95,6 +95,8 @@ func TestStandInRefusesMalformedRequests(t *testing.T) {
 			`{"key":"header","value":{"summary":"s","description":"","parentCommit":""}}` + "\n" + `{"key":"file","value":{"path":"x.parquet","encoding":"base64","content":"AAE="}}`, 400},
 		{"stale parent", "POST", "/api/datasets/alice/d/commit/main", "w", nd,
 			strings.Replace(commitLFS, `"parentCommit":""`, `"parentCommit":"`+strings.Repeat("0", 40)+`"`, 1), 409},
+		{"deleting a file that is not there", "POST", "/api/datasets/alice/d/commit/main", "w", nd,
+			`{"key":"header","value":{"summary":"s","description":"","parentCommit":""}}` + "\n" + `{"key":"deletedFile","value":{"path":"data/gone.parquet"}}`, 404},
 		{"missing branch", "GET", "/api/datasets/alice/d/revision/nope", "w", "", "", 404},
 	}
 	for _, c := range cases {
