@@ -10,6 +10,7 @@ package gpuengine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -49,23 +50,29 @@ var cudaShapes = []struct {
 	n    int64
 }{{256, 8, 4096 + 17}, {256, 2, 100_003}, {64, 3, 5003}, {17, 2, 777}, {8, 3, 1000}, {100, 4, 3001}, {1, 1, 95}, {512, 2, 2000}, {1000, 1, 300}}
 
+// Subtests are named PATH/W<w>_D<d>, so one shape runs alone (the acceptance run's
+// sanitizer steps take -test.run 'TestCUDABitIdenticalToCPUTwin/^fused$/^W256_D8$').
 func TestCUDABitIdenticalToCPUTwin(t *testing.T) {
 	for _, path := range []string{CUDAPathFused, CUDAPathReference} {
-		e := cudaEngineFor(t, path)
-		for i, c := range cudaShapes {
-			j := job(t, uint64(100+i), c.w, c.d)
-			spec := bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}
-			want, wantTotals := bakeTotals(t, CPU{}, spec, j)
-			got, gotTotals := bakeTotals(t, e, spec, j)
-			for k := range wantTotals {
-				if gotTotals[k] != wantTotals[k] {
-					t.Fatalf("%s W=%d D=%d N=%d: exact total %d = %s, CPU twin %s", path, c.w, c.d, c.n, k, gotTotals[k], wantTotals[k])
-				}
+		t.Run(path, func(t *testing.T) {
+			e := cudaEngineFor(t, path)
+			for i, c := range cudaShapes {
+				t.Run(fmt.Sprintf("W%d_D%d", c.w, c.d), func(t *testing.T) {
+					j := job(t, uint64(100+i), c.w, c.d)
+					spec := bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}
+					want, wantTotals := bakeTotals(t, CPU{}, spec, j)
+					got, gotTotals := bakeTotals(t, e, spec, j)
+					for k := range wantTotals {
+						if gotTotals[k] != wantTotals[k] {
+							t.Fatalf("N=%d: exact total %d = %s, CPU twin %s", c.n, k, gotTotals[k], wantTotals[k])
+						}
+					}
+					if !sameResult(got, want) {
+						t.Fatalf("N=%d: result differs from the CPU twin", c.n)
+					}
+				})
 			}
-			if !sameResult(got, want) {
-				t.Fatalf("%s W=%d D=%d N=%d: result differs from the CPU twin", path, c.w, c.d, c.n)
-			}
-		}
+		})
 	}
 }
 

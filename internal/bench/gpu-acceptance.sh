@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The GPU acceptance run (docs/GPU.md, "The acceptance run"): every check of the CUDA
+# engine, the speed table against the torch peer, the cuBLAS phase breakdown and the
+# calibration, in one command of at most ~9 minutes that writes its evidence into one
+# directory as it goes.
+#
+#   internal/bench/gpu-acceptance.sh OUTDIR
+#
+# It never stops at the first failure: every step runs under its own time limit, in
+# its own process (one CUDA test per process, so a sticky CUDA error cannot hide the
+# first failure), and its outcome becomes a row of OUTDIR/report.md. On a machine
+# without a GPU (or without the CUDA toolkit) each step that needs one says so and the
+# run goes on, so the script can be dry-run anywhere.
+#
+# Files written (at most 8, the device tool's limit): report.md (summary and tables),
+# build.log, tests.log, sanitizer.log, bench.log, smi.csv (clocks and power sampled
+# every 500 ms during the bench), calibrate.log, cudacheck.log.
+#
+# Environment: CUDA_HOME (default /usr/local/cuda, else Debian's /usr/lib/cuda);
+# PEAK_TFLOPS (default: from the GPU's name); BENCH_SAMPLES (default 1e8);
+# TEST_LIMIT (seconds per test process, default 150);
+# DEADLINE (seconds for the whole run, default 540: steps still waiting are reported
+# as not run).
+set -u -o pipefail
+
+out=${1:?usage: gpu-acceptance.sh OUTDIR}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/../.."
+root=$PWD
+work=$(mktemp -d /tmp/gpu-acceptance.XXXXXX)
+report=$out/report.md
+t0=$(date +%s)
+
+cuda=${CUDA_HOME:-$( [ -d /usr/local/cuda ] && echo /usr/local/cuda || echo /usr/lib/cuda )}
+if [ -d "$cuda/lib64" ]; then cudalib=$cuda/lib64; else cudalib=/usr/lib/x86_64-linux-gnu; fi
+# The shim first: it lets gorgonia.org/cu v0.9.6 compile against CUDA 13's cuda.h.
+# CGO_CFLAGS replaces Go's default -O2 -g, so they are repeated. The rpath lets the
+# binaries find libnvrtc and libcublas without LD_LIBRARY_PATH.
+export CGO_ENABLED=1 NVIDIA_TF32_OVERRIDE=0
+export CGO_CFLAGS="-O2 -g -I$root/gpuengine/internal/cudashim -I$cuda/include"
+export CGO_LDFLAGS="-L$cudalib -L$cudalib/stubs -Wl,-rpath,$cudalib"
+export PATH="$cuda/bin:$PATH"
+
+have_gpu=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then have_gpu=1; fi
+
+# row STEP RESULT DETAIL: one line of the summary table, written at once (a run cut
+# off by its time limit still leaves every finished row).
+row() { printf '| %s | %s | %s |\n' "$1" "$2" "$3" >>"$report"; }
+elapsed() { echo "$(( $(date +%s) - t0 ))s"; }
+
+# run LIMIT LOG CMD...: CMD under a time limit (at most what is left of DEADLINE), its
+# output appended to LOG as it runs. Returns CMD's status (124 on a timeout, 125 when
+# no time was left to start it).
+deadline=${DEADLINE:-540}
+run() {
+	local limit=$1 log=$2 left=$((deadline - ($(date +%s) - t0) - 5))
+	shift 2
+	if [ "$left" -lt 10 ]; then
+		echo "\$ $* [not run: the ${deadline}s deadline is reached]" >>"$log"
+		return 125
+	fi
+	[ "$limit" -gt "$left" ] && limit=$left
+	echo "\$ $*" >>"$log"
+	timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1
+	local rc=$?
+	echo "[exit $rc after $(elapsed)]" >>"$log"
+	return $rc
+}
+
+# outcome RC: the result column for an exit status.
+outcome() {
+	case $1 in
+	0) echo passed ;;
+	124 | 137) echo "FAILED (time limit)" ;;
+	125) echo "not run: out of time" ;;
+	*) if [ $have_gpu = 0 ]; then echo "not run: no GPU"; else echo "FAILED (exit $1)"; fi ;;
+	esac
+}
+
+{
+	echo "# GPU acceptance run"
+	echo
+	echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo
+	echo '## Machine'
+	echo
+	echo '```'
+	if [ $have_gpu = 1 ]; then
+		nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit,compute_mode --format=csv
+	else
+		echo "no GPU: nvidia-smi missing or lists none"
+	fi
+	grep -m1 'define CUDA_VERSION' "$cuda/include/cuda.h" 2>/dev/null || echo "no cuda.h under $cuda/include"
+	command -v nvcc >/dev/null && nvcc --version | tail -2
+	go version
+	echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) threads"
+	python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -1
+	echo '```'
+	echo
+	echo '## Steps'
+	echo
+	echo '| step | result | detail |'
+	echo '|---|---|---|'
+} >"$report"
+
+peak=${PEAK_TFLOPS:-}
+if [ -z "$peak" ]; then
+	case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+	*H100*PCIe*) peak=51.2 ;;
+	*H100* | *H200*) peak=66.9 ;; # SXM: 132 SMs × 128 FP32 lanes × 2 × 1.98 GHz
+	*) peak=66.9 ;;
+	esac
+fi
+
+# 1. Build: vet, the CLI, one test binary per CUDA package.
+bin=$work/bin
+mkdir -p "$bin"
+build=$out/build.log
+run 300 "$build" go vet -tags cuda ./gpuengine/... ./internal/cli/
+row "vet (cuda tag)" "$(outcome $?)" "go vet -tags cuda ./gpuengine/... ./internal/cli/"
+run 300 "$build" go build -tags cuda -o "$bin/whestbake" ./cmd/starter
+rc=$?
+row "build whestbake (cuda)" "$(outcome $rc)" "$(ldd "$bin/whestbake" 2>/dev/null | grep -Eo 'lib(cuda|nvrtc|cublas)[^ ]* => [^ ]*' | tr '\n' ' ')"
+run 300 "$build" go test -c -tags cuda -o "$bin/gpuengine.test" ./gpuengine/
+row "build gpuengine tests" "$(outcome $?)" "go test -c -tags cuda ./gpuengine/"
+run 300 "$build" go test -c -tags cuda -o "$bin/cudacheck.test" ./gpuengine/internal/cudacheck/
+row "build cudacheck tests" "$(outcome $?)" "NVRTC and ptxas of this toolkit"
+
+# 2. NVRTC and ptxas of the device's own toolkit on every kernel shape (no GPU needed).
+if [ -x "$bin/cudacheck.test" ]; then
+	(cd gpuengine/internal/cudacheck && run 240 "$out/cudacheck.log" env PTXAS_REQUIRED=1 "$bin/cudacheck.test" -test.v -test.timeout 230s)
+	row "NVRTC + ptxas, every shape" "$(outcome $?)" "cudacheck.log: registers, spills, cubins"
+fi
+
+# 3. Each CUDA test in its own process.
+tests=$out/tests.log
+limit=${TEST_LIMIT:-150}
+if [ -x "$bin/gpuengine.test" ]; then
+	for t in $("$bin/gpuengine.test" -test.list '^TestCUDA' 2>/dev/null); do
+		(cd gpuengine && run "$limit" "$tests" "$bin/gpuengine.test" -test.run "^$t\$" -test.v -test.count 1 -test.timeout "$((limit - 10))s")
+		rc=$?
+		row "$t" "$(outcome $rc)" "$(grep -E -m1 '^\s+cuda_test.go:[0-9]+: ' "$tests" | tail -1 | cut -c1-160 | tr '|' '/')"
+	done
+fi
+
+# 4. The speed table with clocks and power sampled, the cuBLAS phases, calibration.
+if [ -x "$bin/whestbake" ]; then
+	smi=
+	if [ $have_gpu = 1 ]; then
+		nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -lms 500 >"$out/smi.csv" 2>&1 &
+		smi=$!
+	fi
+	phases=$("$bin/whestbake" bench --help 2>&1 | grep -q -- --phases && echo --phases)
+	run 300 "$out/bench.log" "$bin/whestbake" bench --python "$(command -v python3)" --torch-peer --configs 256x8,64x4 \
+		--n-samples "${BENCH_SAMPLES:-1e8}" --cpu-n-samples 1e6 --peak-tflops "$peak" $phases
+	rc=$?
+	[ -n "$smi" ] && kill "$smi" 2>/dev/null
+	row "whestbake bench --torch-peer --phases" "$(outcome $rc)" "bench.log; clocks and power in smi.csv"
+	run 120 "$out/calibrate.log" "$bin/whestbake" calibrate --device cuda --n-mlps 10 --n-samples 1e9 --width 256 --depth 8
+	row "calibrate --device cuda (fused)" "$(outcome $?)" "calibrate.log"
+	run 120 "$out/calibrate.log" env WHESTBAKE_CUDA_PATH=cublas "$bin/whestbake" calibrate --device cuda --n-mlps 10 --n-samples 1e9 --width 256 --depth 8
+	row "calibrate --device cuda (cublas)" "$(outcome $?)" "calibrate.log"
+fi
+
+# 5. compute-sanitizer (last: the slowest, and the least likely to be cut short twice): racecheck and synccheck on the resume test and the production shape.
+san=$out/sanitizer.log
+if [ -x "$bin/gpuengine.test" ] && command -v compute-sanitizer >/dev/null; then
+	for tool in racecheck synccheck; do
+		for t in '^TestCUDAResumeAcrossEngines$' '^TestCUDABitIdenticalToCPUTwin$/^fused$/^W256_D8$'; do
+			(cd gpuengine && run 120 "$san" compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin/gpuengine.test" -test.run "$t" -test.v -test.timeout 110s)
+			rc=$?
+			row "compute-sanitizer $tool $t" "$(outcome $rc)" "$(grep -m1 'ERROR SUMMARY' "$san" | tail -1)"
+		done
+	done
+else
+	row "compute-sanitizer" "not run" "no test binary or no compute-sanitizer"
+fi
+
+{
+	echo
+	echo "Total: $(elapsed)."
+	if [ -s "$out/bench.log" ]; then
+		echo
+		echo '## Speed (bench.log)'
+		echo
+		grep -E '^\|' "$out/bench.log"
+	fi
+	if [ -s "$out/smi.csv" ]; then
+		echo
+		echo "Clocks during the bench (SM MHz min/median/max; power W max): $(awk -F', ' 'NR>1 && $2+0>0 {print $2+0, $4+0}' "$out/smi.csv" |
+			sort -n | awk '{s[NR]=$1; if ($2>p) p=$2} END {if (NR) printf "%d / %d / %d; %.0f W", s[1], s[int((NR+1)/2)], s[NR], p}')"
+	fi
+} >>"$report"
+rm -rf "$work"
+cat "$report"
