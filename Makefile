@@ -17,6 +17,7 @@ help:
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
+	@echo "make gpu-acceptance - on a GPU machine: every CUDA check, speed table, phases, calibration (GPU_OUT=dir)"
 	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
 
 build:
@@ -212,10 +213,21 @@ clean:
 # libraries live in the multiarch directory; CUDA_LIB follows CUDA_HOME, and either
 # can be set on the command line. The stubs come first on the link line: the build
 # then never needs a driver, and the stub's soname is the driver's (libcuda.so.1),
-# which the loader resolves at run time.
+# which the loader resolves at run time. The rpath makes a cuda binary find
+# libnvrtc and libcublas in CUDA_LIB without LD_LIBRARY_PATH: without one the
+# dynamic loader kills the process before main, with no word of ours.
 CUDA_HOME ?= $(or $(wildcard /usr/local/cuda),$(wildcard /usr/lib/cuda),/usr/local/cuda)
 CUDA_LIB  ?= $(if $(filter /usr/lib/cuda,$(CUDA_HOME)),/usr/lib/x86_64-linux-gnu,$(CUDA_HOME)/lib64)
-CUDA_ENV  := CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -I$(CURDIR)/gpuengine/internal/cudashim -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_LIB)/stubs -L$(CUDA_LIB)"
+CUDA_ENV  := CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -I$(CURDIR)/gpuengine/internal/cudashim -I$(CUDA_HOME)/include" CGO_LDFLAGS="-L$(CUDA_LIB)/stubs -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB)"
+
+# The GPU acceptance run (docs/GPU.md): on a GPU machine, every CUDA check, the speed
+# table against the torch peer, the cuBLAS phases and calibration in one command of
+# at most ~9 minutes, its evidence (report.md and a few logs) in GPU_OUT. Without a
+# GPU each step that needs one says so and the run goes on.
+GPU_OUT ?= out/gpu-acceptance
+.PHONY: gpu-acceptance
+gpu-acceptance:
+	CUDA_HOME=$(CUDA_HOME) bash internal/bench/gpu-acceptance.sh $(GPU_OUT)
 
 .PHONY: build-cuda test-cuda cuda-check
 build-cuda:
@@ -228,12 +240,17 @@ test-cuda:
 
 # The CUDA code checked without a GPU (docs/GPU.md, "make cuda-check"), so it cannot
 # rot while none is around: the cuda-tagged build and vet, linked against the stub
-# libcuda; then NVRTC compiles every kernel shape the tests use with the engine's
-# options, and ptxas's report for sm_90 and sm_80 must show no spill and no local
-# memory (gpuengine/internal/cudacheck). Not part of `make test`: it needs the CUDA
+# libcuda, with the rpath to the CUDA libraries; then NVRTC compiles every kernel
+# shape the tests use (and the fused kernel's fallback tilings) with the engine's
+# options into cubins for sm_90 and sm_80, and ptxas's report in NVRTC's log must
+# show no spill and no local memory (gpuengine/internal/cudacheck). Not part of `make test`: it needs the CUDA
 # toolkit (gigabytes; on Debian, nvidia-cuda-toolkit from contrib/non-free).
 cuda-check:
 	$(CUDA_ENV) $(GO) build -tags cuda ./...
 	$(CUDA_ENV) $(GO) vet -tags cuda ./gpuengine/... ./internal/cli/
-	$(CUDA_ENV) PATH="$(CUDA_HOME)/bin:$$PATH" LD_LIBRARY_PATH="$(CUDA_LIB)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" PTXAS_REQUIRED=1 \
-		$(GO) test -tags cuda -count=1 -v ./gpuengine/internal/cudacheck/
+	$(CUDA_ENV) $(GO) build -tags cuda -o $(BIN)/whestbake-cuda-check ./cmd/starter
+	@readelf -d $(BIN)/whestbake-cuda-check | grep -q 'R\(UN\)\?PATH.*$(CUDA_LIB)' \
+		&& echo "rpath: $$(readelf -d $(BIN)/whestbake-cuda-check | grep -o 'R[UN]*PATH.*')" \
+		|| { echo "the cuda build has no rpath to $(CUDA_LIB)"; exit 1; }
+	@rm -f $(BIN)/whestbake-cuda-check
+	$(CUDA_ENV) PATH="$(CUDA_HOME)/bin:$$PATH" $(GO) test -tags cuda -count=1 -v ./gpuengine/internal/cudacheck/

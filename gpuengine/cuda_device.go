@@ -4,7 +4,7 @@ package gpuengine
 
 /*
 #cgo CFLAGS: -I/usr/local/cuda/include
-#cgo LDFLAGS: -L/usr/local/cuda/lib64 -lcuda
+#cgo LDFLAGS: -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcuda
 #include <cuda.h>
 
 // gorgonia.org/cu v0.9.6 has no cuFuncSetAttribute, and mlp_fused needs more than the
@@ -20,13 +20,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"unsafe"
 
 	"gorgonia.org/cu"
-	"gorgonia.org/cu/nvrtc"
 
+	"github.com/whestbake/whestbake/gpuengine/internal/cudacompile"
 	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
 	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
@@ -47,12 +46,12 @@ func setMaxDynamicShared(fn cu.Function, bytes int) error {
 	return nil
 }
 
-// cudaDevice is one GPU and the OS thread its context is current on. A CUDA context
-// is current per thread and Go moves goroutines between threads, so every CUDA call
-// runs through do, on one locked thread; mu serialises whole bakes on the device.
+// cudaDevice is one GPU and the OS thread its context is current on (deviceThread);
+// mu serialises whole bakes on the device.
 type cudaDevice struct {
-	calls chan func()
-	mu    sync.Mutex
+	thread *deviceThread
+	mu     sync.Mutex
+	dev    cu.Device
 
 	name                   string
 	major, minor, sms      int
@@ -63,45 +62,56 @@ type cudaDevice struct {
 	nvrtcMajor, nvrtcMinor int
 }
 
+// theDevice is GPU 0, opened by the first engine and released by the last one's Close.
 var theDevice struct {
-	once sync.Once
+	mu   sync.Mutex
 	dev  *cudaDevice
-	err  error
+	refs int
 }
 
-// sharedDevice opens GPU 0 once per process.
-func sharedDevice() (*cudaDevice, error) {
-	theDevice.once.Do(func() {
-		d := &cudaDevice{calls: make(chan func())}
-		ready := make(chan error)
-		go d.serve(0, ready)
-		if err := <-ready; err != nil {
-			theDevice.err = err
-			return
+// cudaHoldings counts every module, buffer and cuBLAS handle the engines hold, across
+// the device's lifetimes (tests read it after Close).
+var cudaHoldings deviceAccount
+
+// acquireDevice opens GPU 0 if no engine holds it and counts one more holder.
+func acquireDevice() (*cudaDevice, error) {
+	theDevice.mu.Lock()
+	defer theDevice.mu.Unlock()
+	if theDevice.dev == nil {
+		d := &cudaDevice{}
+		t, err := startDeviceThread(func() error { return d.init(0) })
+		if err != nil {
+			return nil, err
 		}
+		d.thread = t
 		theDevice.dev = d
-	})
-	return theDevice.dev, theDevice.err
+	}
+	theDevice.refs++
+	return theDevice.dev, nil
 }
 
-func (d *cudaDevice) serve(ordinal int, ready chan<- error) {
-	runtime.LockOSThread() // never unlocked: the thread carries the context until exit
-	err := d.init(ordinal)
-	ready <- err
-	if err != nil {
-		return
+// releaseDevice drops one holder; the last one releases the primary context and ends
+// the device thread.
+func releaseDevice() error {
+	theDevice.mu.Lock()
+	defer theDevice.mu.Unlock()
+	if theDevice.refs--; theDevice.refs > 0 {
+		return nil
 	}
-	for f := range d.calls {
-		f()
-	}
+	d := theDevice.dev
+	theDevice.dev = nil
+	err := d.do(func() error {
+		if err := d.dev.ReleasePrimaryCtx(); err != nil {
+			return fmt.Errorf("cuda: releasing the context: %v", err)
+		}
+		return nil
+	})
+	d.thread.stop()
+	return err
 }
 
 // do runs f on the device thread.
-func (d *cudaDevice) do(f func() error) error {
-	done := make(chan error, 1)
-	d.calls <- func() { done <- f() }
-	return <-done
-}
+func (d *cudaDevice) do(f func() error) error { return d.thread.do(f) }
 
 func (d *cudaDevice) init(ordinal int) error {
 	n, err := cu.NumDevices()
@@ -115,10 +125,11 @@ func (d *cudaDevice) init(ordinal int) error {
 	if err != nil {
 		return fmt.Errorf("--device cuda: GPU %d: %v", ordinal, err)
 	}
+	d.dev = dev
 	// The primary context is the one cuBLAS expects and needs no cuCtxCreate.
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
-		return fmt.Errorf("--device cuda: cannot create a context on GPU %d: %v", ordinal, err)
+		return fmt.Errorf("--device cuda: cannot create a context on GPU %d (in exclusive-process compute mode another process may hold it): %v", ordinal, err)
 	}
 	if err := cu.SetCurrentContext(ctx); err != nil {
 		return fmt.Errorf("--device cuda: cannot make the context current: %v", err)
@@ -145,15 +156,10 @@ func (d *cudaDevice) init(ordinal int) error {
 	}
 	d.driver = cu.Version()
 	d.headers = int(C.CUDA_VERSION)
-	if d.nvrtcMajor, d.nvrtcMinor, err = nvrtc.Version(); err != nil {
+	if d.nvrtcMajor, d.nvrtcMinor, err = cudacompile.Version(); err != nil {
 		return fmt.Errorf("--device cuda: NVRTC version: %v", err)
 	}
-	// NVRTC writes the PTX ISA of its own toolkit; an older driver cannot load it.
-	if v := 1000*d.nvrtcMajor + 10*d.nvrtcMinor; v > d.driver {
-		return fmt.Errorf("--device cuda: NVRTC %d.%d emits PTX the driver (CUDA %d.%d) cannot load; install a driver for CUDA %d.%d or newer, or an older NVRTC",
-			d.nvrtcMajor, d.nvrtcMinor, d.driver/1000, d.driver%1000/10, d.nvrtcMajor, d.nvrtcMinor)
-	}
-	return nil
+	return cudakernel.CheckToolkit(d.nvrtcMajor, d.nvrtcMinor, d.driver)
 }
 
 // String describes the device for metadata.
@@ -162,35 +168,71 @@ func (d *cudaDevice) String() string {
 		d.minor, d.sms, d.driver/1000, d.driver%1000/10, d.headers/1000, d.headers%1000/10, d.nvrtcMajor, d.nvrtcMinor)
 }
 
-// compile builds one of the kernels' sources with NVRTC and loads it. Device thread only.
-func (d *cudaDevice) compile(name, source string, defines []string) (cu.Module, error) {
+// module is a loaded kernel module and how it was built.
+type module struct {
+	mod cu.Module
+	// target is "cubin sm_XY" or "PTX compute_XY (driver JIT)".
+	target string
+	// report is ptxas's resource report of a cubin (nil for PTX: the driver's JIT
+	// reports nothing; ask the loaded functions' attributes instead).
+	report cudacompile.Report
+	notes  []string // why the PTX fallback was taken, if it was
+}
+
+// compile builds one of the kernels' sources with NVRTC and loads it. Device thread
+// only. It builds a cubin for the device's own sm_XY, so the code that runs is what
+// NVRTC's ptxas assembled and reported on; if the driver refuses the cubin it falls
+// back to PTX for the driver's JIT, and says so in notes.
+func (d *cudaDevice) compile(name, source string, defines []string) (*module, error) {
 	hs := cudakernel.Headers()
-	inc := make([]nvrtc.Include, len(hs))
+	headers := make([]cudacompile.Header, len(hs))
 	for i, h := range hs {
-		inc[i] = nvrtc.Include{Source: h.Source, Name: h.Name}
+		headers[i] = cudacompile.Header{Name: h.Name, Source: h.Source}
 	}
-	prog, err := nvrtc.CreateProgram(source, name, inc...)
+	target := cudakernel.Target{Major: d.major, Minor: d.minor}
+	out, err := cudacompile.Compile(name, source, headers, cudakernel.Options(target, defines))
 	if err != nil {
-		return cu.Module{}, fmt.Errorf("nvrtc: %s: %v", name, err)
+		return nil, fmt.Errorf("%v (defines %v)", err, defines)
 	}
-	defer prog.Destroy()
-	if err := prog.Compile(cudakernel.Options(d.major, d.minor, defines)...); err != nil {
-		log, _ := prog.GetLog()
-		return cu.Module{}, fmt.Errorf("nvrtc: compiling %s %v: %v\n%s", name, defines, err, log)
+	mod, loadErr := loadImage(out.Image)
+	if loadErr == nil {
+		cudaHoldings.modules.Add(1)
+		return &module{mod: mod, target: "cubin " + target.Arch(), report: out.Report()}, nil
 	}
-	ptx, err := prog.GetPTX()
-	if err != nil {
-		return cu.Module{}, fmt.Errorf("nvrtc: %s: PTX: %v", name, err)
+	note := fmt.Sprintf("the driver refused the %s cubin of %s (%v); falling back to PTX for its JIT", target.Arch(), name, loadErr)
+	target.PTX = true
+	if err := cudakernel.CheckPTX(d.nvrtcMajor, d.nvrtcMinor, d.driver); err != nil {
+		return nil, fmt.Errorf("cuda: %s; %v", note, err)
 	}
-	// The driver's JIT assembles the PTX for the device here. When it fails, the
-	// CUresult says only that (e.g. "InvalidPtx"); its error log names the line and
-	// the reason, so it goes into the error.
+	if out, err = cudacompile.Compile(name, source, headers, cudakernel.Options(target, defines)); err != nil {
+		return nil, fmt.Errorf("%v (defines %v)", err, defines)
+	}
+	if mod, err = loadImage(out.Image); err != nil {
+		return nil, fmt.Errorf("cuda: loading %s %v: cubin: %v; PTX: %v", name, defines, loadErr, err)
+	}
+	cudaHoldings.modules.Add(1)
+	return &module{mod: mod, target: "PTX " + target.Arch() + " (driver JIT)", notes: []string{note}}, nil
+}
+
+// loadImage loads a cubin or PTX. When the driver fails, the CUresult says only that
+// (e.g. "InvalidPtx"); its error log names the line and the reason, so it goes into
+// the error.
+func loadImage(image []byte) (cu.Module, error) {
 	jitLog := &cu.JITErrorLogBuffer{Buffer: make([]byte, jitLogBytes)}
-	mod, err := cu.LoadDataEx(ptx, jitLog)
+	mod, err := cu.LoadDataEx(string(image), jitLog)
 	if err != nil {
-		return cu.Module{}, fmt.Errorf("cuda: loading %s %v: %v\n%s", name, defines, err, cString(jitLog.Buffer))
+		return cu.Module{}, fmt.Errorf("%v\n%s", err, cString(jitLog.Buffer))
 	}
 	return mod, nil
+}
+
+// unload releases a module. Device thread only.
+func (m *module) unload() error {
+	if err := m.mod.Unload(); err != nil {
+		return fmt.Errorf("cuda: unloading a module: %v", err)
+	}
+	cudaHoldings.modules.Add(-1)
+	return nil
 }
 
 // jitLogBytes bounds the JIT's error log; the driver truncates a longer one.
@@ -236,11 +278,37 @@ func clearTotals(words, flag cu.DevicePtr, nWords int) error {
 
 var errDiverged = errors.New("activations left the exact accumulator's range (|sum| ≥ 2^103, NaN or Inf): the network diverges")
 
+// buffer is device memory of a known size (the accounting needs it back at free).
+type buffer struct {
+	ptr cu.DevicePtr
+	n   int64
+}
+
 // alloc allocates device memory for n bytes. Device thread only.
-func alloc(what string, n int64) (cu.DevicePtr, error) {
+func alloc(what string, n int64) (buffer, error) {
 	p, err := cu.MemAlloc(n)
 	if err != nil {
-		return 0, fmt.Errorf("cuda: allocating %d bytes for %s: %v", n, what, err)
+		return buffer{}, fmt.Errorf("cuda: allocating %d bytes for %s: %v", n, what, err)
 	}
-	return p, nil
+	cudaHoldings.buffers.Add(1)
+	cudaHoldings.bytes.Add(n)
+	return buffer{p, n}, nil
+}
+
+// freeBuffers releases bs (zero buffers are skipped: a runner whose construction
+// failed half-way frees what it had). Device thread only.
+func freeBuffers(bs ...buffer) error {
+	var errs []error
+	for _, b := range bs {
+		if b.ptr == 0 {
+			continue
+		}
+		if err := cu.MemFree(b.ptr); err != nil {
+			errs = append(errs, fmt.Errorf("cuda: freeing %d bytes: %v", b.n, err))
+			continue
+		}
+		cudaHoldings.buffers.Add(-1)
+		cudaHoldings.bytes.Add(-b.n)
+	}
+	return errors.Join(errs...)
 }

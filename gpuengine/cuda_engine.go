@@ -4,7 +4,9 @@ package gpuengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -12,29 +14,14 @@ import (
 	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
-// CUDA paths: all take their inputs from the philox sampler and combine tiles exactly.
-const (
-	// CUDAPathFused is mlp_fused: inputs, layers and statistics in one kernel,
-	// bit-identical to the CPU twin. The default.
-	CUDAPathFused = "fused"
-	// CUDAPathCuBLAS runs every layer as a cublasSgemm on fixed-shape chunks; cuBLAS owns
-	// the k order, so results are within ~1e-6 relative of the CPU twin, not identical.
-	CUDAPathCuBLAS = "cublas"
-	// CUDAPathReference is the cuBLAS pipeline with the GEMM replaced by the forward
-	// contract's plain fma chain: slow, bit-identical, for isolating kernel faults.
-	CUDAPathReference = "reference"
-)
-
-// CUDAPathEnv selects the path of the engine --device cuda opens (default fused).
-const CUDAPathEnv = "WHESTBAKE_CUDA_PATH"
-
 // openCUDA opens the CUDA engine on GPU 0 with the path from $WHESTBAKE_CUDA_PATH.
 func openCUDA() (Engine, error) {
 	return OpenCUDA(os.Getenv(CUDAPathEnv))
 }
 
 // OpenCUDA opens the CUDA engine on GPU 0 running path ("" means fused). Engines of
-// one process share the device and take turns, one MLP at a time.
+// one process share the device and take turns, one MLP at a time. Close releases the
+// engine's modules and device memory, and the device with the last engine.
 func OpenCUDA(path string) (Engine, error) {
 	switch path {
 	case "":
@@ -43,18 +30,19 @@ func OpenCUDA(path string) (Engine, error) {
 	default:
 		return nil, fmt.Errorf("%s=%q unknown: use %s (default), %s or %s", CUDAPathEnv, path, CUDAPathFused, CUDAPathCuBLAS, CUDAPathReference)
 	}
-	dev, err := sharedDevice()
+	dev, err := acquireDevice()
 	if err != nil {
 		return nil, err
 	}
-	return &cudaEngine{dev: dev, path: path, runners: map[runnerKey]cudaRunner{}}, nil
+	return &cudaEngine{dev: dev, path: path, runners: newRunnerCache[cudaRunner](maxRunners)}, nil
 }
 
 type cudaEngine struct {
 	dev     *cudaDevice
 	path    string
 	maxCTAs int // fused path: CTAs per launch at most; 0 = as many as fit (tests lower it)
-	runners map[runnerKey]cudaRunner
+	runners *runnerCache[cudaRunner]
+	closed  bool
 }
 
 // cudaRunner computes one path's exact totals on the device thread.
@@ -63,13 +51,26 @@ type cudaRunner interface {
 	load(weights []float32, key [2]uint32) error
 	// run returns the exact totals of samples [first, end), first a multiple of the tile.
 	run(first, end int64) ([]exact.Acc, error)
+	// free releases the runner's device resources.
+	free() error
+	// log describes how the runner was built: target, registers, fallbacks.
+	log() []string
 }
 
-// runnerKey names a compiled, allocated runner: the network shape and, for the
-// pipeline, its GEMM rows (which depend on the step).
-type runnerKey struct {
-	width, depth, rows int
+// Close frees the engine's runners and releases its hold on the device. The engine
+// must not be used afterwards.
+func (e *cudaEngine) Close() error {
+	e.dev.mu.Lock()
+	defer e.dev.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	return errors.Join(e.dev.do(e.runners.close), releaseDevice())
 }
+
+// CUDAHoldings is what the CUDA engines of this process hold on the device now.
+func CUDAHoldings() Holdings { return cudaHoldings.snapshot() }
 
 // Describe implements Engine.
 func (e *cudaEngine) Describe() Description {
@@ -98,6 +99,9 @@ func (e *cudaEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, re
 
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
+	if e.closed { // its device thread may be gone with the last engine
+		return Result{}, errors.New("cuda: the engine is closed")
+	}
 	var r cudaRunner
 	if err := e.dev.do(func() error {
 		var err error
@@ -131,7 +135,7 @@ func (e *cudaEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, re
 }
 
 // runner returns the compiled runner of the engine's path for a W×D network and a
-// step, building it on first use. Device thread only.
+// step, building it on first use and logging how it was built. Device thread only.
 func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
 	k := runnerKey{width: w, depth: d}
 	var pipe cudakernel.PipelineShape
@@ -139,7 +143,7 @@ func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
 		pipe = cudakernel.PlanPipeline(w, d, step)
 		k.rows = pipe.Rows
 	}
-	if r, ok := e.runners[k]; ok {
+	if r, ok := e.runners.get(k); ok {
 		return r, nil
 	}
 	var r cudaRunner
@@ -152,8 +156,10 @@ func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.runners[k] = r
-	return r, nil
+	for _, line := range r.log() {
+		slog.Info("cuda: "+line, "device", e.dev.name)
+	}
+	return r, e.runners.put(k, r)
 }
 
 // philoxResume validates a philox checkpoint against spec and returns its exact totals

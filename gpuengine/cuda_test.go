@@ -83,7 +83,7 @@ func TestCUDAInvariantToChunksAndGrid(t *testing.T) {
 	base := bakeapi.Spec{Width: 64, Depth: 3, NSamples: 50_001, Sampler: bakeapi.SamplerPhilox}
 	ref, _ := bakeTotals(t, e, base, j)
 	for _, ctas := range []int{1, 3, 0} {
-		g := &cudaEngine{dev: e.dev, path: CUDAPathFused, maxCTAs: ctas, runners: map[runnerKey]cudaRunner{}}
+		g := &cudaEngine{dev: e.dev, path: CUDAPathFused, maxCTAs: ctas, runners: newRunnerCache[cudaRunner](maxRunners)}
 		for _, chunk := range []int{32, 96, 1000, 1 << 20} {
 			s := base
 			s.ChunkSize = chunk
@@ -208,12 +208,42 @@ func TestCUDAFusedResources(t *testing.T) {
 		}
 		t.Logf("%v: %d registers/thread, %d bytes local memory, %d threads, %d bytes shared, %d CTAs resident",
 			f.shape, regs, local, f.shape.Threads(), f.shape.SharedBytes(), f.ctas)
+		for _, line := range f.log() {
+			t.Logf("startup log: %s", line) // target (cubin or PTX), ptxas's report, any fallback
+		}
 		if local > 0 {
 			t.Errorf("%v spills %d bytes per thread to local memory", f.shape, local)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A worker whose chunk size varies builds a pipeline runner per step shape: the engine
+// keeps at most maxRunners of them, and Close gives back every module, buffer and
+// cuBLAS handle it held (the host-side accounting, CUDAHoldings, says so).
+func TestCUDACloseReleasesEverything(t *testing.T) {
+	before := CUDAHoldings()
+	e := cudaEngineFor(t, CUDAPathCuBLAS)
+	j := job(t, 5, 64, 2)
+	for _, chunk := range []int{64, 96, 128, 160, 192, 224} {
+		bakeTotals(t, e, bakeapi.Spec{Width: 64, Depth: 2, NSamples: 1000, Sampler: bakeapi.SamplerPhilox, ChunkSize: chunk}, j)
+	}
+	held := CUDAHoldings()
+	t.Logf("before %+v, after six step shapes %+v", before, held)
+	if held.Modules-before.Modules != maxRunners || held.Handles-before.Handles != maxRunners {
+		t.Errorf("six step shapes hold %d modules and %d cuBLAS handles, want the cache's bound %d",
+			held.Modules-before.Modules, held.Handles-before.Handles, maxRunners)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := CUDAHoldings(); after != before {
+		t.Errorf("after Close: %+v, want %+v", after, before)
+	}
+	if _, err := e.BakeMLP(context.Background(), bakeapi.Spec{Width: 64, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerPhilox}, j, nil, nil); err == nil {
+		t.Error("a closed engine baked")
 	}
 }
 

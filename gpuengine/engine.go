@@ -6,6 +6,7 @@ package gpuengine
 
 import (
 	"context"
+	"io"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/seeds"
@@ -69,4 +70,14 @@ type Description struct {
 type Engine interface {
 	BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error)
 	Describe() Description
+}
+
+// Close releases what eng holds beyond the process's memory (the CUDA engine's
+// modules, device buffers, cuBLAS handles and, with the last engine, the GPU's
+// context); engines that hold nothing need no closing.
+func Close(eng Engine) error {
+	if c, ok := eng.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

@@ -32,7 +32,9 @@ report=$out/report.md
 t0=$(date +%s)
 
 cuda=${CUDA_HOME:-$( [ -d /usr/local/cuda ] && echo /usr/local/cuda || echo /usr/lib/cuda )}
-if [ -d "$cuda/lib64" ]; then cudalib=$cuda/lib64; else cudalib=/usr/lib/x86_64-linux-gnu; fi
+# NVIDIA lays the libraries out in $cuda/lib64; Debian's nvidia-cuda-toolkit (/usr/lib/cuda) in the
+# multiarch directory, with the stub libcuda in its stubs/.
+if [ "$cuda" = /usr/lib/cuda ]; then cudalib=/usr/lib/x86_64-linux-gnu; else cudalib=$cuda/lib64; fi
 # The shim first: it lets gorgonia.org/cu v0.9.6 compile against CUDA 13's cuda.h.
 # CGO_CFLAGS replaces Go's default -O2 -g, so they are repeated. The rpath lets the
 # binaries find libnvrtc and libcublas without LD_LIBRARY_PATH.
@@ -151,9 +153,8 @@ if [ -x "$bin/whestbake" ]; then
 		nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -lms 500 >"$out/smi.csv" 2>&1 &
 		smi=$!
 	fi
-	phases=$("$bin/whestbake" bench --help 2>&1 | grep -q -- --phases && echo --phases)
 	run 300 "$out/bench.log" "$bin/whestbake" bench --python "$(command -v python3)" --torch-peer --configs 256x8,64x4 \
-		--n-samples "${BENCH_SAMPLES:-1e8}" --cpu-n-samples 1e6 --peak-tflops "$peak" $phases
+		--n-samples "${BENCH_SAMPLES:-1e8}" --cpu-n-samples 1e6 --peak-tflops "$peak" --phases
 	rc=$?
 	[ -n "$smi" ] && kill "$smi" 2>/dev/null
 	row "whestbake bench --torch-peer --phases" "$(outcome $rc)" "bench.log; clocks and power in smi.csv"

@@ -132,6 +132,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	if err != nil {
 		return err
 	}
+	defer func() { _ = gpuengine.Close(eng) }() // the GPU's modules and memory; nothing for the CPU
 	if sf.Generated && rng.Len() != n {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning: baking a slice with generated seeds; other slices must use the same seeds (pass --mlp-seeds or the same --seed) or merge will refuse them")
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,7 @@ type benchFlags struct {
 	torchChunk               int64
 	peakTFLOPS               float64
 	noPeer, torchPeer        bool
+	phases                   bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -61,6 +63,7 @@ table adds the share of the GPU's FP32 peak (--peak-tflops).`,
 	fl.StringVar(&f.torchDevice, "torch-device", gpuengine.DeviceCUDA, "device of the torch peer: cuda or cpu")
 	fl.Var(newCount(&f.torchMLPs, 10, 1<<20), "torch-mlps", "MLPs the torch peer batches (sharing the samples), as a whestbench bake of that many runs them")
 	fl.Int64Var(&f.torchChunk, "torch-chunk-size", 0, "torch peer rows per chunk (0: whestbench's rule, a quarter of free GPU memory)")
+	fl.BoolVar(&f.phases, "phases", false, "cuda builds: after the table, time every operation of the cuBLAS path (RNG, GEMM, reduction, copies, idle) per configuration")
 	fl.Float64Var(&f.peakTFLOPS, "peak-tflops", 66.9, "the GPU's FP32 peak in TFLOP/s, for the % of peak column (H100 SXM 66.9, H100 PCIe 51.2)")
 	return cmd
 }
@@ -76,28 +79,43 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		cpuSamples = f.nSamples
 	}
 	fmt.Fprintf(out, "whestbake bench: %s, %d threads, kernel %s, %s/%s\n", gpuengine.CPU{}.Describe().DeviceName, threads, gpuengine.CPU{}.Describe().Kernel, runtime.GOOS, runtime.GOARCH)
+
+	// The torch peer runs before the CUDA engine opens its context: on a GPU in
+	// exclusive-process compute mode only one process may hold a context, and the
+	// engine keeps its own until the bench ends.
+	torch := make([]bench.Result, len(cfgs))
+	if f.torchPeer {
+		fmt.Fprintln(out, "torch peer: measured first, before the CUDA engine opens the GPU (exclusive-process compute mode admits one process)")
+		for i, c := range cfgs {
+			if f.torchDevice == gpuengine.DeviceCPU {
+				c = bench.Config{Width: c.Width, Depth: c.Depth, NSamples: cpuSamples}
+			}
+			torch[i] = bench.TorchPeer(ctx, f.python, f.torchScript, c, bench.TorchOptions{
+				Device: f.torchDevice, MLPs: int(f.torchMLPs), ChunkSize: f.torchChunk, Threads: threads})
+		}
+	}
 	gpus, err := gpuEngines()
 	if err != nil {
 		return err
 	}
+	defer func() {
+		for _, g := range gpus {
+			_ = gpuengine.Close(g.eng)
+		}
+	}()
 	if len(gpus) > 0 {
 		fmt.Fprintf(out, "GPU: %s; %% of FP32 peak against %g TFLOP/s\n", gpus[0].eng.Describe().DeviceName, f.peakTFLOPS)
 	}
 	fmt.Fprintln(out)
 
 	var results []bench.Result
-	for _, c := range cfgs {
+	for i, c := range cfgs {
 		onCPU := bench.Config{Width: c.Width, Depth: c.Depth, NSamples: cpuSamples}
 		for _, g := range gpus {
 			results = append(results, bench.EngineOn(ctx, g.name, g.eng, c, bakeapi.SamplerPhilox, "", threads))
 		}
 		if f.torchPeer {
-			tc := c
-			if f.torchDevice == gpuengine.DeviceCPU {
-				tc = onCPU
-			}
-			results = append(results, bench.TorchPeer(ctx, f.python, f.torchScript, tc, bench.TorchOptions{
-				Device: f.torchDevice, MLPs: int(f.torchMLPs), ChunkSize: f.torchChunk, Threads: threads}))
+			results = append(results, torch[i])
 		}
 		results = append(results,
 			bench.Engine(ctx, "whestbake philox (CPU twin)", onCPU, bakeapi.SamplerPhilox, "", threads),
@@ -108,6 +126,9 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		}
 	}
 	bench.Table(out, results, f.peakTFLOPS)
+	if f.phases {
+		return benchPhases(cmd, cfgs, results)
+	}
 	return nil
 }
 
@@ -115,4 +136,35 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 type namedEngine struct {
 	name string
 	eng  gpuengine.Engine
+}
+
+// benchPhases prints the cuBLAS path's phase breakdown per configuration, beside the
+// unprofiled cuBLAS row's time (recording events adds host time per launch, which
+// inflates Idle when the two differ by more than a few percent).
+func benchPhases(cmd *cobra.Command, cfgs []bench.Config, results []bench.Result) error {
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "| configuration | phase | ms per 1e6 samples | share of wall time |")
+	fmt.Fprintln(out, "|---|---|---|---|")
+	for _, c := range cfgs {
+		p, err := gpuPhases(cmd.Context(), c)
+		if err != nil {
+			fmt.Fprintf(out, "| %dx%d | error | %v | |\n", c.Width, c.Depth, err)
+			continue
+		}
+		per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / (float64(c.NSamples) / 1e6) }
+		for _, ph := range []struct {
+			name string
+			d    time.Duration
+		}{{"RNG (gen_inputs)", p.RNG}, {"GEMM (cublasSgemm)", p.GEMM}, {"reduction (relu_tilesum)", p.Reduce},
+			{"copies", p.Copies}, {"idle (host, launch gaps)", p.Idle()}, {"wall, profiled", p.Wall}} {
+			fmt.Fprintf(out, "| %dx%d | %s | %.3f | %.1f %% |\n", c.Width, c.Depth, ph.name, per(ph.d), 100*ph.d.Seconds()/p.Wall.Seconds())
+		}
+		for _, r := range results {
+			if r.Impl == "whestbake cuda "+gpuengine.CUDAPathCuBLAS && r.Config == c && r.Err == nil {
+				fmt.Fprintf(out, "| %dx%d | wall, unprofiled (table row) | %.3f | |\n", c.Width, c.Depth, r.Seconds*1e3/(float64(c.NSamples)/1e6))
+			}
+		}
+	}
+	return nil
 }

@@ -77,6 +77,7 @@ func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
 	if err != nil {
 		return err
 	}
+	defer func() { _ = gpuengine.Close(eng) }() // the GPU's modules and memory; nothing for the CPU
 	desc := eng.Describe()
 	timeBake := func(mlps int, n int64) (time.Duration, error) {
 		t0 := time.Now()

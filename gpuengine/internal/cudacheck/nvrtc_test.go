@@ -3,15 +3,12 @@
 package cudacheck
 
 import (
+	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"gorgonia.org/cu/nvrtc"
-
+	"github.com/whestbake/whestbake/gpuengine/internal/cudacompile"
 	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
 )
 
@@ -39,42 +36,34 @@ var tilings = []struct{ w, d, ct, tm, rt, ks int }{
 	{64, 3, 4, 32, 1, 4}, {64, 3, 8, 64, 4, 8}, {64, 3, 16, 32, 2, 16},
 }
 
-// Every kernel shape the tests use compiles with NVRTC exactly as the engine compiles it,
-// and ptxas assembles it without spilling: a spill or any local memory would put the
+// Every kernel shape the tests use compiles with NVRTC exactly as the engine compiles
+// it — a cubin for the device's sm_XY, assembled by NVRTC's own ptxas, whose -v report
+// is in the program log — without spilling: a spill or any local memory would put the
 // fused kernel's register fragment in DRAM-backed memory, far beyond its budget. The
-// driver's JIT, not this ptxas, assembles the PTX on the GPU, so the device's own check
-// is gpuengine's TestCUDAFusedResources; this one keeps the sources from rotting.
+// fused kernel's fallback tilings (cudakernel.FusedPlans) are checked too, and so is
+// the PTX the engine falls back to when a driver refuses the cubin.
 func TestKernelsCompileWithoutSpills(t *testing.T) {
-	ptxas, err := exec.LookPath("ptxas")
-	if err != nil {
-		if os.Getenv("PTXAS_REQUIRED") != "" {
-			t.Fatal("ptxas not on PATH (PTXAS_REQUIRED is set): install the CUDA toolkit or put its bin/ on PATH")
-		}
-		t.Skip("ptxas not on PATH: the NVRTC compile and resource check are skipped")
-	}
-	major, minor, err := nvrtc.Version()
+	major, minor, err := cudacompile.Version()
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := exec.Command(ptxas, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("NVRTC %d.%d; %s", major, minor, lastLine(string(v)))
+	t.Logf("NVRTC %d.%d", major, minor)
 	for _, a := range archs {
 		seen := map[string]bool{}
 		check := func(file, source, shape string, defines []string, entries ...string) {
 			if key := strings.Join(defines, " "); !seen[file+key] {
 				seen[file+key] = true
-				compile(t, ptxas, a.major, a.minor, file, source, shape, defines, entries)
+				compile(t, a.major, a.minor, file, source, shape, defines, entries)
 			}
 		}
 		for _, n := range networks {
-			s, err := cudakernel.PlanFused(n.w, n.d, a.maxShared)
+			plans, err := cudakernel.FusedPlans(n.w, n.d, a.maxShared)
 			if err != nil {
 				t.Fatal(err)
 			}
-			check("fused.cu", cudakernel.FusedSource, s.String(), s.Defines(), "mlp_fused")
+			for _, s := range plans {
+				check("fused.cu", cudakernel.FusedSource, s.String(), s.Defines(), "mlp_fused")
+			}
 			p := cudakernel.PlanPipeline(n.w, n.d, cudakernel.DefaultStep)
 			check("pipeline.cu", cudakernel.PipelineSource, fmt.Sprintf("pipeline W%d D%d", p.W, p.D), p.Defines(),
 				"gen_inputs", "layer_reference", "relu_tilesum")
@@ -90,57 +79,43 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 	}
 }
 
-// compile builds one source for compute_<major><minor> as gpuengine's cudaDevice.compile
-// does, assembles the PTX for sm_<major><minor> with ptxas -v, logs each entry's
-// resources and fails on a spill or local memory.
-func compile(t *testing.T, ptxas string, major, minor int, file, source, shape string, defines, entries []string) {
+// compile builds one source as gpuengine's cudaDevice.compile does: a cubin for
+// sm_<major><minor> whose ptxas report it logs per entry (failing on a spill or local
+// memory), then the PTX fallback for compute_<major><minor>.
+func compile(t *testing.T, major, minor int, file, source, shape string, defines, entries []string) {
 	t.Helper()
 	hs := cudakernel.Headers()
-	inc := make([]nvrtc.Include, len(hs))
+	headers := make([]cudacompile.Header, len(hs))
 	for i, h := range hs {
-		inc[i] = nvrtc.Include{Source: h.Source, Name: h.Name}
+		headers[i] = cudacompile.Header{Name: h.Name, Source: h.Source}
 	}
-	prog, err := nvrtc.CreateProgram(source, file, inc...)
+	target := cudakernel.Target{Major: major, Minor: minor}
+	out, err := cudacompile.Compile(file, source, headers, cudakernel.Options(target, defines))
 	if err != nil {
-		t.Fatalf("nvrtc: %s: %v", file, err)
+		t.Fatalf("%s (%s): %v", target.Arch(), shape, err)
 	}
-	defer prog.Destroy()
-	if err := prog.Compile(cudakernel.Options(major, minor, defines)...); err != nil {
-		log, _ := prog.GetLog()
-		t.Fatalf("nvrtc: %s %v: %v\n%s", file, defines, err, log)
+	if !out.Cubin || !bytes.HasPrefix(out.Image, []byte("\x7fELF")) {
+		t.Fatalf("%s (%s): NVRTC made no cubin (%d bytes, starting %q)", target.Arch(), shape, len(out.Image), out.Image[:min(8, len(out.Image))])
 	}
-	ptx, err := prog.GetPTX()
-	if err != nil {
-		t.Fatalf("nvrtc: %s: PTX: %v", file, err)
-	}
-	path := filepath.Join(t.TempDir(), "kernel.ptx")
-	if err := os.WriteFile(path, []byte(ptx), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	arch := fmt.Sprintf("sm_%d%d", major, minor)
-	out, err := exec.Command(ptxas, "-arch="+arch, "-v", "-o", os.DevNull, path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ptxas -arch=%s %s (%s): %v\n%s", arch, file, shape, err, out)
-	}
-	res := parseResources(string(out))
+	res := out.Report()
 	for _, e := range entries {
 		r, ok := res[e]
-		if !ok || r.registers == 0 {
-			t.Errorf("%s %s: no entry %s in ptxas's report:\n%s", arch, shape, e, out)
+		if !ok || r.Registers == 0 {
+			t.Errorf("%s %s: no entry %s in ptxas's report:\n%s", target.Arch(), shape, e, out.Log)
 			continue
 		}
-		t.Logf("%s %-15s %-44s %3d registers, %d B spill stores, %d B spill loads, %d B stack frame, %d B lmem",
-			arch, e, shape, r.registers, r.spillStores, r.spillLoads, r.stack, r.lmem)
+		t.Logf("%s %-15s %-44s %v", target.Arch(), e, shape, r)
 	}
 	// Device functions ptxas kept out of line have a frame of their own.
-	for f, r := range res {
-		if r.local() {
-			t.Errorf("%s %s: %s uses local memory: %+v", arch, shape, f, r)
-		}
+	for _, f := range res.Local() {
+		t.Errorf("%s %s: %s uses local memory: %v", target.Arch(), shape, f, res[f])
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
+	target.PTX = true
+	ptx, err := cudacompile.Compile(file, source, headers, cudakernel.Options(target, defines))
+	if err != nil {
+		t.Fatalf("%s (%s): %v", target.Arch(), shape, err)
+	}
+	if ptx.Cubin || !bytes.Contains(ptx.Image, []byte(".entry "+entries[0])) {
+		t.Errorf("%s (%s): the PTX fallback lacks %s", target.Arch(), shape, entries[0])
+	}
 }

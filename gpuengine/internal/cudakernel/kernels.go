@@ -60,18 +60,40 @@ func Headers() []Header {
 // streams weights with cp.async, which needs sm_80.
 const MinComputeCapability = 80
 
-// Options are the NVRTC flags for a device of compute capability major.minor plus the
-// source's -D constants. They pin the arithmetic: no contraction of a·b+c into an FMA
-// the source did not write (--fmad=false), IEEE division and square root, subnormals
-// kept; no fast-math flag may ever be added, or the CPU twin no longer matches.
-func Options(major, minor int, defines []string) []string {
+// Target is what NVRTC compiles for: machine code for exactly one device
+// architecture (a cubin for sm_XY, assembled by the toolkit's own ptxas, whose
+// resource report then holds for the device), or PTX for compute_XY, which the
+// driver's JIT assembles at load time (the fallback: its assembler is the driver's,
+// so `make cuda-check`'s report says nothing about it).
+type Target struct {
+	Major, Minor int
+	PTX          bool
+}
+
+// Arch is the target's --gpu-architecture value.
+func (t Target) Arch() string {
+	if t.PTX {
+		return fmt.Sprintf("compute_%d%d", t.Major, t.Minor)
+	}
+	return fmt.Sprintf("sm_%d%d", t.Major, t.Minor)
+}
+
+// Options are the NVRTC flags for target plus the source's -D constants. They pin the
+// arithmetic: no contraction of a·b+c into an FMA the source did not write
+// (--fmad=false), IEEE division and square root, subnormals kept; no fast-math flag
+// may ever be added, or the CPU twin no longer matches. A cubin is compiled with
+// ptxas's -v, so NVRTC's log carries the register and spill report.
+func Options(target Target, defines []string) []string {
 	opts := []string{
-		fmt.Sprintf("--gpu-architecture=compute_%d%d", major, minor),
+		"--gpu-architecture=" + target.Arch(),
 		"--std=c++17",
 		"--fmad=false",
 		"--ftz=false",
 		"--prec-div=true",
 		"--prec-sqrt=true",
+	}
+	if !target.PTX {
+		opts = append(opts, "--ptxas-options=-v")
 	}
 	return append(opts, defines...)
 }

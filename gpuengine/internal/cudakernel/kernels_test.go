@@ -1,6 +1,7 @@
 package cudakernel_test
 
 import (
+	"errors"
 	"math/big"
 	"math/rand/v2"
 	"regexp"
@@ -82,15 +83,24 @@ func TestDefinesMatchSources(t *testing.T) {
 }
 
 func TestOptionsPinTheArithmetic(t *testing.T) {
-	opts := cudakernel.Options(9, 0, []string{"-DWB_W=256"})
-	for _, want := range []string{"--gpu-architecture=compute_90", "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true", "-DWB_W=256"} {
-		if !slices.Contains(opts, want) {
-			t.Errorf("options %q lack %s", opts, want)
+	for _, c := range []struct {
+		target cudakernel.Target
+		arch   string
+	}{{cudakernel.Target{Major: 9}, "--gpu-architecture=sm_90"}, {cudakernel.Target{Major: 9, PTX: true}, "--gpu-architecture=compute_90"}} {
+		opts := cudakernel.Options(c.target, []string{"-DWB_W=256"})
+		for _, want := range []string{c.arch, "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true", "-DWB_W=256"} {
+			if !slices.Contains(opts, want) {
+				t.Errorf("options %q lack %s", opts, want)
+			}
 		}
-	}
-	for _, o := range opts {
-		if strings.Contains(o, "fast") {
-			t.Errorf("option %s would break bit-exactness", o)
+		for _, o := range opts {
+			if strings.Contains(o, "fast") {
+				t.Errorf("option %s would break bit-exactness", o)
+			}
+		}
+		// The cubin's ptxas report is the resource check that holds on the device.
+		if verbose := slices.Contains(opts, "--ptxas-options=-v"); verbose == c.target.PTX {
+			t.Errorf("%s: --ptxas-options=-v present = %v", c.target.Arch(), verbose)
 		}
 	}
 }
@@ -122,6 +132,79 @@ func TestPlanFused(t *testing.T) {
 	}
 	if _, err := cudakernel.PlanFused(4096, 2, h100Shared); err == nil || !strings.Contains(err.Error(), "cublas") {
 		t.Errorf("W=4096 must be refused with a pointer to the cublas path, got %v", err)
+	}
+}
+
+// At the 255-register cap the production tiling has no headroom: the plans behind it
+// halve the fragment, and are valid shapes of the same network.
+func TestFusedPlansFallBackToSmallerFragments(t *testing.T) {
+	plans, err := cudakernel.FusedPlans(256, 8, h100Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []cudakernel.FusedShape{
+		{W: 256, D: 8, WP: 256, TM: 128, RT: 8, CT: 16, KS: 16},
+		{W: 256, D: 8, WP: 256, TM: 128, RT: 4, CT: 16, KS: 16}, // 512 threads: 128 registers each
+		{W: 256, D: 8, WP: 256, TM: 64, RT: 4, CT: 16, KS: 16},  // 256 threads: 255 registers each
+	}
+	if !slices.Equal(plans, want) {
+		t.Errorf("FusedPlans(256, 8) = %v, want %v", plans, want)
+	}
+	for _, w := range []int{129, 512, 1000} {
+		plans, err := cudakernel.FusedPlans(w, 2, h100Shared)
+		if err != nil || len(plans) < 2 {
+			t.Fatalf("W=%d: %v, %v", w, plans, err)
+		}
+		for _, p := range plans[1:] {
+			if p.RT*p.CT != 64 || p.Validate(h100Shared) != nil {
+				t.Errorf("W=%d: fallback %v", w, p)
+			}
+		}
+		// Up to W=512 a 256-thread CTA exists (at W=1000 even 32-sample tiles need 504).
+		if last := plans[len(plans)-1]; w <= 512 && last.Threads() > 256 {
+			t.Errorf("W=%d: the last fallback %v has %d threads: its registers are capped below 255", w, last, last.Threads())
+		}
+	}
+	// Narrow networks use at most 64 accumulators already: nothing to fall back to.
+	if plans, _ := cudakernel.FusedPlans(100, 4, h100Shared); len(plans) != 1 {
+		t.Errorf("W=100: %v", plans)
+	}
+}
+
+// ChooseFused is driven by a fake compile report: the first spill-free plan wins and
+// every module not kept is discarded exactly once.
+func TestChooseFused(t *testing.T) {
+	plans, _ := cudakernel.FusedPlans(256, 8, h100Shared)
+	run := func(spills map[int]bool, fail int) (cudakernel.FusedShape, int, []string, error, []int) {
+		var discarded []int
+		compile := func(s cudakernel.FusedShape) (int, string, error) {
+			i := slices.Index(plans, s)
+			if i == fail {
+				return 0, "", errors.New("nvrtc: boom")
+			}
+			if spills[i] {
+				return i, "8 B spill stores", nil
+			}
+			return i, "", nil
+		}
+		s, m, notes, err := cudakernel.ChooseFused(plans, compile, func(m int) { discarded = append(discarded, m) })
+		return s, m, notes, err, discarded
+	}
+	if s, m, notes, err, gone := run(nil, -1); err != nil || s != plans[0] || m != 0 || len(notes) != 0 || len(gone) != 0 {
+		t.Errorf("no spill: %v %d %q %v %v", s, m, notes, err, gone)
+	}
+	if s, m, notes, err, gone := run(map[int]bool{0: true}, -1); err != nil || s != plans[1] || m != 1 || len(notes) != 2 || !slices.Equal(gone, []int{0}) {
+		t.Errorf("first spills: %v %d %q %v %v", s, m, notes, err, gone)
+	}
+	if s, m, _, err, gone := run(map[int]bool{0: true, 1: true}, -1); err != nil || s != plans[2] || m != 2 || !slices.Equal(gone, []int{1, 0}) {
+		t.Errorf("two spill: %v %d %v %v", s, m, err, gone)
+	}
+	if s, m, notes, err, gone := run(map[int]bool{0: true, 1: true, 2: true}, -1); err != nil || s != plans[0] || m != 0 || !slices.Equal(gone, []int{1, 2}) ||
+		!strings.Contains(notes[len(notes)-1], "every tiling spills") {
+		t.Errorf("all spill: %v %d %q %v %v", s, m, notes, err, gone)
+	}
+	if _, _, _, err, gone := run(map[int]bool{0: true}, 1); err == nil || !slices.Equal(gone, []int{0}) {
+		t.Errorf("a compile error must end the choice and release the kept module: %v %v", err, gone)
 	}
 }
 
@@ -190,6 +273,17 @@ func TestPlanPipeline(t *testing.T) {
 	}
 	if p := cudakernel.PlanPipeline(1<<14, 2, cudakernel.MaxStep); p.Rows%cudakernel.Tile != 0 || p.Rows*4*(1<<14) > 256<<20 {
 		t.Errorf("wide rows %d", p.Rows)
+	}
+	// At W=1 the 256 MiB buffer holds 2^26 rows: 65,536 row groups of relu_tilesum,
+	// one past CUDA's grid.y limit of 65,535. The chunk stops at the limit.
+	for _, step := range []int64{1 << 26, cudakernel.MaxStep} {
+		p := cudakernel.PlanPipeline(1, 1, step)
+		if _, y := p.SumGrid(); y != 65535 || p.Rows != 65535*1024 {
+			t.Errorf("W=1, step %d: rows %d, grid.y %d; want 65535 groups of 1024 rows", step, p.Rows, y)
+		}
+	}
+	if _, y := cudakernel.PlanPipeline(2, 1, cudakernel.MaxStep).SumGrid(); y != 32768 {
+		t.Errorf("W=2: grid.y %d, want 2^15 (the buffer, not the grid, limits it)", y)
 	}
 }
 

@@ -2,6 +2,7 @@ package cudakernel
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Tile is the algorithm's tile of consecutive samples whose float64 sums are formed
@@ -19,10 +20,28 @@ type FusedShape struct {
 }
 
 // PlanFused picks the fused kernel's shape for a W×D network on a device that allows
-// maxShared bytes of shared memory per block (the opt-in maximum, 232448 on sm_90).
-// Preference: 16 columns per thread from W > 128 (128 accumulators, the register tiling
-// of gpu-engine.md §3.3b), the largest tile that fits, then the largest slice.
+// maxShared bytes of shared memory per block (the opt-in maximum, 232448 on sm_90):
+// the first of FusedPlans.
 func PlanFused(w, d, maxShared int) (FusedShape, error) {
+	plans, err := FusedPlans(w, d, maxShared)
+	if err != nil {
+		return FusedShape{}, err
+	}
+	return plans[0], nil
+}
+
+// FusedPlans returns the fused kernel's shapes for a W×D network in order of
+// preference. The first has 16 columns per thread from W > 128 (128 accumulators,
+// the register tiling of gpu-engine.md §3.3b), the largest tile that fits, then the
+// largest slice. With 128 accumulators a thread sits at sm_90's 255-register cap, so
+// a ptxas that needs a few more spills the fragment to local memory; the next plans
+// halve the fragment (RT=4): first with the same tile, which doubles the CTA to 512
+// threads and so caps a thread at 128 registers (65,536 per SM), then with at most
+// 256 threads, where the cap is 255 again for 64 accumulators. (RT=8 × CT=8 at 512
+// threads spilled in NVRTC 11.8's cubin for sm_90: 28 bytes.) No shape changes a
+// result bit: each output's fma chain runs over k in ascending order whatever the
+// tiling.
+func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	ct := 16
 	switch {
 	case w <= 64:
@@ -30,17 +49,80 @@ func PlanFused(w, d, maxShared int) (FusedShape, error) {
 	case w <= 128:
 		ct = 8
 	}
+	var plans []FusedShape
+	add := func(rt, maxThreads int) {
+		if s, ok := largestFused(w, d, rt, ct, maxShared, maxThreads); ok && !slices.Contains(plans, s) {
+			plans = append(plans, s)
+		}
+	}
+	add(8, 1024)
+	if ct == 16 {
+		add(4, 1024)
+		add(4, 256)
+	}
+	if len(plans) == 0 {
+		wp := (w + ct - 1) / ct * ct
+		return nil, fmt.Errorf("fused kernel: width %d needs %d bytes of shared memory even with 32-sample tiles, the device allows %d; use the cublas path (WHESTBAKE_CUDA_PATH=cublas)",
+			w, FusedShape{W: w, WP: wp, TM: 32, KS: 4}.SharedBytes(), maxShared)
+	}
+	return plans, nil
+}
+
+// largestFused is the RT×CT tiling's shape with the largest tile, then slice, that
+// fits the device and has at most maxThreads threads.
+func largestFused(w, d, rt, ct, maxShared, maxThreads int) (FusedShape, bool) {
 	wp := (w + ct - 1) / ct * ct
 	for _, tm := range []int{128, 64, 32} {
 		for _, ks := range []int{16, 8, 4} {
-			s := FusedShape{W: w, D: d, WP: wp, TM: tm, RT: 8, CT: ct, KS: ks}
-			if s.Validate(maxShared) == nil {
-				return s, nil
+			s := FusedShape{W: w, D: d, WP: wp, TM: tm, RT: rt, CT: ct, KS: ks}
+			if s.Validate(maxShared) == nil && s.Threads() <= maxThreads {
+				return s, true
 			}
 		}
 	}
-	return FusedShape{}, fmt.Errorf("fused kernel: width %d needs %d bytes of shared memory even with 32-sample tiles, the device allows %d; use the cublas path (WHESTBAKE_CUDA_PATH=cublas)",
-		w, FusedShape{W: w, WP: wp, TM: 32, KS: 4}.SharedBytes(), maxShared)
+	return FusedShape{}, false
+}
+
+// ChooseFused compiles plans in order until one uses no local memory, and returns it
+// with its compiled module M. compile reports a spill as a non-empty description (from
+// ptxas's report, or the loaded function's attributes); discard releases a module that
+// is not kept. If every plan spills, the first (preferred) one is kept: a spill costs
+// speed, never a bit. A compile error ends the choice at once: it is a fault, not a
+// resource limit, and a fallback would hide it. notes say what was tried and why, for
+// the engine's startup log.
+func ChooseFused[M any](plans []FusedShape, compile func(FusedShape) (M, string, error), discard func(M)) (FusedShape, M, []string, error) {
+	var (
+		first   M
+		kept    bool
+		notes   []string
+		nothing M
+	)
+	for i, s := range plans {
+		m, spill, err := compile(s)
+		if err != nil {
+			if kept {
+				discard(first)
+			}
+			return FusedShape{}, nothing, notes, err
+		}
+		if spill == "" {
+			if kept {
+				discard(first)
+			}
+			if i > 0 {
+				notes = append(notes, fmt.Sprintf("%v: no local memory; using it instead of %v", s, plans[0]))
+			}
+			return s, m, notes, nil
+		}
+		notes = append(notes, fmt.Sprintf("%v spills (%s)", s, spill))
+		if i == 0 {
+			first, kept = m, true
+		} else {
+			discard(m)
+		}
+	}
+	notes = append(notes, fmt.Sprintf("every tiling spills; using %v (slower, same bits)", plans[0]))
+	return plans[0], first, notes, nil
 }
 
 // Validate reports the first constraint of the kernel that s breaks.
@@ -128,11 +210,16 @@ type PipelineShape struct {
 // pipelineBufferBytes bounds one activation buffer of the pipeline (there are two).
 const pipelineBufferBytes = 256 << 20
 
+// maxGridY is CUDA's limit on a grid's y dimension (x allows 2^31−1, y and z 65,535).
+const maxGridY = 65535
+
 // PlanPipeline sizes the GEMM chunk for a W×D network: as many rows as fit in
-// pipelineBufferBytes, a multiple of the tile, never more than a step needs.
+// pipelineBufferBytes, a multiple of the tile, never more than a step needs, and no
+// more than relu_tilesum's grid can cover (its y dimension is the chunk's row groups:
+// at W=1 the buffer alone would allow 2^26 rows, 65,536 groups, one past the limit).
 func PlanPipeline(w, d int, step int64) PipelineShape {
 	rows := int64(pipelineBufferBytes / (4 * w))
-	rows = min(rows, (step+Tile-1)/Tile*Tile)
+	rows = min(rows, (step+Tile-1)/Tile*Tile, maxGridY*Tile*PipelineTilesPerCTA)
 	rows = max(Tile, rows/Tile*Tile)
 	return PipelineShape{W: w, D: d, Rows: int(rows)}
 }
