@@ -70,6 +70,13 @@ run() {
 	return $rc
 }
 
+# detail LOG FROM: the first telling line a step wrote to LOG from line FROM on (a test's
+# log line or failure, a panic, a missing library), for the report's detail column.
+detail() {
+	tail -n +"$2" "$1" | grep -E -m1 '_test\.go:[0-9]+: |^panic: |--- FAIL|error while loading shared libraries|cannot open shared object' |
+		sed 's/^[[:space:]]*//' | cut -c1-200 | tr '|' '/'
+}
+
 # outcome RC: the result column for an exit status.
 outcome() {
 	case $1 in
@@ -140,9 +147,10 @@ tests=$out/tests.log
 limit=${TEST_LIMIT:-150}
 if [ -x "$bin/gpuengine.test" ]; then
 	for t in $("$bin/gpuengine.test" -test.list '^TestCUDA' 2>/dev/null); do
+		from=$(($(wc -l <"$tests") + 1))
 		(cd gpuengine && run "$limit" "$tests" "$bin/gpuengine.test" -test.run "^$t\$" -test.v -test.count 1 -test.timeout "$((limit - 10))s")
 		rc=$?
-		row "$t" "$(outcome $rc)" "$(grep -E -m1 '^\s+cuda_test.go:[0-9]+: ' "$tests" | tail -1 | cut -c1-160 | tr '|' '/')"
+		row "$t" "$(outcome $rc)" "$(detail "$tests" "$from")"
 	done
 fi
 
@@ -169,9 +177,10 @@ san=$out/sanitizer.log
 if [ -x "$bin/gpuengine.test" ] && command -v compute-sanitizer >/dev/null; then
 	for tool in racecheck synccheck; do
 		for t in '^TestCUDAResumeAcrossEngines$' '^TestCUDABitIdenticalToCPUTwin$/^fused$/^W256_D8$'; do
+			from=$(($(wc -l <"$san") + 1))
 			(cd gpuengine && run 120 "$san" compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin/gpuengine.test" -test.run "$t" -test.v -test.timeout 110s)
 			rc=$?
-			row "compute-sanitizer $tool $t" "$(outcome $rc)" "$(grep -m1 'ERROR SUMMARY' "$san" | tail -1)"
+			row "compute-sanitizer $tool $t" "$(outcome $rc)" "$(tail -n +"$from" "$san" | grep -m1 'ERROR SUMMARY')"
 		done
 	done
 else
