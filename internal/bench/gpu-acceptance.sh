@@ -146,7 +146,9 @@ fi
 tests=$out/tests.log
 limit=${TEST_LIMIT:-150}
 if [ -x "$bin/gpuengine.test" ]; then
-	for t in $("$bin/gpuengine.test" -test.list '^TestCUDA' 2>/dev/null); do
+	# From the source, not -test.list: a cuda test binary cannot even list its tests
+	# without a GPU (gorgonia.org/cu's init exits when cuInit fails).
+	for t in $(sed -n 's/^func \(TestCUDA[A-Za-z0-9_]*\)(t \*testing\.T).*/\1/p' gpuengine/cuda_test.go); do
 		from=$(($(wc -l <"$tests") + 1))
 		(cd gpuengine && run "$limit" "$tests" "$bin/gpuengine.test" -test.run "^$t\$" -test.v -test.count 1 -test.timeout "$((limit - 10))s")
 		rc=$?
