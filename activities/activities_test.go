@@ -29,6 +29,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
+		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
 		{"A slice partial has no card", testSlicePartialHasNoCard},
