@@ -25,6 +25,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"GenerateSeeds matches numpy", testGenerateSeedsMatchesNumpy},
 		{"GenerateSeeds is create-only", testGenerateSeedsIsCreateOnly},
 		{"GenerateSeeds from an upload", testGenerateSeedsFromUpload},
+		{"GenerateSeeds refuses a changed seeds file", testGenerateSeedsRefusesAChangedSeedsFile},
 		{"Push is immutable", testPushIsImmutable},
 		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},

@@ -81,7 +81,9 @@ func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, 
 
 // identitiesWritten reports whether a split's protocol-3.0 identity blocks
 // are complete for the seeds file of sha256 sum. A damaged marker says no:
-// the blocks are written again.
+// the blocks are written again. An intact marker of another seeds file
+// means the split's seeds file changed after its blocks were written from
+// it, which no retry or recomputation can undo.
 func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum string) (bool, error) {
 	key := keys.Bake(bakeID).IdentitiesDone(split)
 	data, err := a.Store.Get(ctx, key)
@@ -92,7 +94,14 @@ func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum s
 		return false, storeErr(err)
 	}
 	var d identitiesDone
-	return seal.Unmarshal(key, data, &d, &d.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split}) == nil && d.SeedsSHA256 == sum, nil
+	if err := seal.Unmarshal(key, data, &d, &d.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split}); err != nil {
+		return false, nil
+	}
+	if d.SeedsSHA256 != sum {
+		return false, fatal(bakeapi.ErrInvalidSeeds, "the seeds file %s changed after the bake stored it: it has sha256 %s, its identity blocks were written from sha256 %s; "+
+			"a bake's seeds never change: restore the file, or bake again under a new --id", keys.Bake(bakeID).Seeds(split), sum, d.SeedsSHA256)
+	}
+	return true, nil
 }
 
 // sliceIdentities reads the identity blocks that hold the slice's MLPs and
