@@ -32,6 +32,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
 		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
+		{"MergeSplit fails at once on a damaged partial", testMergeSplitFailsAtOnceOnADamagedPartial},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
 		{"A slice partial has no card", testSlicePartialHasNoCard},
 		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},

@@ -128,9 +128,9 @@ func lost(err error) error {
 }
 
 // downloadDir fetches a directory committed for id into dir and checks
-// every file. A damaged copy is retried (the next read may be good); a
-// manifest pointing outside its directory, or one that is not an intact
-// commit of id, is not.
+// every file. A file unlike its manifest on a second read, a manifest
+// pointing outside its directory, or one that is not an intact commit of
+// id fails for good: reading the same bytes again cannot help.
 func downloadDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
 	m, _, err := readManifest(ctx, s, prefix, id)
 	if damaged(err) {
@@ -140,12 +140,12 @@ func downloadDir(ctx context.Context, s *store.Store, prefix, dir string, id sea
 		return storeErr(err)
 	}
 	switch err := manifest.Fetch(ctx, s, prefix, m, dir); {
+	case errors.Is(err, manifest.ErrMismatch):
+		return lost(err)
 	case errors.Is(err, manifest.ErrUnsafePath):
 		return fatal(bakeapi.ErrCorruptPartial, "%v", err)
-	case err != nil && !errors.Is(err, manifest.ErrMismatch):
-		return storeErr(err)
 	default:
-		return err
+		return storeErr(err)
 	}
 }
 

@@ -152,6 +152,43 @@ func testMergeSplitRefusesUncommittedSlice(t *testing.T, f *fixture) {
 	}
 }
 
+// testMergeSplitFailsAtOnceOnADamagedPartial: a slice partial's parquet
+// file rewritten after its commit (S3 metadata matching the new bytes) is
+// not what its manifest lists; reading it again returns the same bytes, so
+// the merge fails non-retryably, naming the file, instead of being retried
+// until its attempts run out.
+func testMergeSplitFailsAtOnceOnADamagedPartial(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, "damaged-part", 3, 8)
+	var parquet string
+	for k, r := range [][2]int{{0, 1}, {1, 3}} {
+		out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("damaged-part", sd, k, r[0], r[1]))
+		if k == 1 {
+			for _, file := range readManifest(t, f.st, out.Prefix).Files {
+				if strings.HasSuffix(file.Path, ".parquet") {
+					parquet = path.Join(out.Prefix, file.Path)
+				}
+			}
+		}
+	}
+	data, err := f.st.Get(ctx, parquet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := f.st.Put(ctx, parquet, data); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "damaged-part", Split: split, NSlices: 2, KeepIntermediates: true})
+	if app := wantAppError(t, err, bakeapi.ErrCorruptPartial); !strings.Contains(app.Error(), parquet) {
+		t.Errorf("merge of a damaged partial: %v, want a refusal naming %s", app, parquet)
+	}
+	if ok, _ := f.st.Exists(ctx, keys.Manifest(keys.Bake("damaged-part").Merged(split))); ok {
+		t.Error("a merge of a damaged partial was committed")
+	}
+}
+
 // testAnotherBakesDatasetIsNeverThisBakes: a release may not point into
 // the bakes' folder (Push refuses it before writing), and a dataset
 // manifest that another bake committed, found at this bake's key, is never

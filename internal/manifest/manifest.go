@@ -92,7 +92,9 @@ func ReadCommit(ctx context.Context, s *store.Store, prefix string, id seal.Seal
 }
 
 // Fetch copies every file of m from prefix into dir and checks each one's
-// sha256 and size against m.
+// sha256 and size against m. A file that does not match is read once more
+// (damage in transit does not repeat); a second mismatch is an error
+// wrapping ErrMismatch: the stored bytes are not the manifest's.
 func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir string) error {
 	for _, f := range m.Files {
 		rel := filepath.FromSlash(f.Path)
@@ -100,14 +102,31 @@ func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir s
 			return fmt.Errorf("%w: %s names %q", ErrUnsafePath, keys.Manifest(prefix), f.Path)
 		}
 		local := filepath.Join(dir, rel)
-		got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local)
-		if err != nil {
-			return err
+		for read := 1; ; read++ {
+			err := fetchFile(ctx, s, prefix, f, local)
+			if err == nil {
+				break
+			}
+			if read == 2 || !errors.Is(err, ErrMismatch) {
+				return err
+			}
 		}
-		if got.SHA256 != f.SHA256 || got.Size != f.Size {
-			return fmt.Errorf("%w: %s/%s has sha256 %s and %d bytes, the manifest says %s and %d bytes",
-				ErrMismatch, prefix, f.Path, got.SHA256, got.Size, f.SHA256, f.Size)
-		}
+	}
+	return nil
+}
+
+// fetchFile downloads file f of the directory at prefix to local and checks it.
+func fetchFile(ctx context.Context, s *store.Store, prefix string, f File, local string) error {
+	got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local)
+	if errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("%w: %w", ErrMismatch, err)
+	}
+	if err != nil {
+		return err
+	}
+	if got.SHA256 != f.SHA256 || got.Size != f.Size {
+		return fmt.Errorf("%w: %s/%s has sha256 %s and %d bytes, the manifest says %s and %d bytes",
+			ErrMismatch, prefix, f.Path, got.SHA256, got.Size, f.SHA256, f.Size)
 	}
 	return nil
 }
