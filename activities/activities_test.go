@@ -17,6 +17,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice refuses state of another spec", testBakeSliceRefusesStateOfAnotherSpec},
 		{"BakeSlice recomputes damaged state", testBakeSliceRecomputesDamagedState},
 		{"BakeSlice recomputes a damaged commit", testBakeSliceRecomputesADamagedCommit},
+		{"BakeSlice keeps work from before seals", testBakeSliceKeepsWorkFromBeforeSeals},
 		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
 		{"BakeSlice without identity blocks", testBakeSliceWithoutIdentityBlocks},
 		{"BakeSlice refuses a shape too big for the worker", testBakeSliceRefusesAShapeTooBigForTheWorker},

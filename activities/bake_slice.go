@@ -259,14 +259,15 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	// A stored result or checkpoint is used only if it is intact and this
 	// split's; a damaged one is discarded and the MLP computed again (a
 	// result) or from its start (a checkpoint).
-	if data, err := a.Store.Get(ctx, resKey); err == nil || damaged(err) {
-		var r mlpResult
-		if err == nil {
-			err = seal.Unmarshal(resKey, data, &r, &r.Seal, sliceSeal(in, resKey))
-		}
+	var r mlpResult
+	switch _, err := a.Store.GetSealed(ctx, resKey, &r, &r.Seal, sliceSeal(in, resKey)); {
+	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, seal.ErrOtherSpec):
+		return r, "", mismatch("result", resKey, m.Index)
+	case err != nil && !damaged(err):
+		return mlpResult{}, "", storeErr(err)
+	default:
 		switch {
-		case errors.Is(err, seal.ErrOtherSpec):
-			return r, "", mismatch("result", resKey, m.Index)
 		case err == nil && r.Algorithm != spec.Algorithm():
 			return r, "", fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
 		case err == nil && (r.MLP != m.Index || r.Seed != m.Seed || len(r.LayerMeansBits) != spec.Width*spec.Depth):
@@ -278,31 +279,25 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		if err := a.discard(ctx, log, hb, resKey, err); err != nil {
 			return mlpResult{}, "", err
 		}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return mlpResult{}, "", storeErr(err)
 	}
 	how := metrics.Computed
 	var resume *gpuengine.Checkpoint
 	ckKey := b.MLPCheckpoint(in.Split, m.Index)
-	if data, err := a.Store.Get(ctx, ckKey); err == nil || damaged(err) {
-		var cp storedCheckpoint
-		if err == nil {
-			err = seal.Unmarshal(ckKey, data, &cp, &cp.Seal, sliceSeal(in, ckKey))
-		}
-		switch {
-		case errors.Is(err, seal.ErrOtherSpec):
-			return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
-		case err == nil && cp.Algorithm != spec.Algorithm():
-			return mlpResult{}, "", fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
-		case err == nil:
-			resume, how = &cp.Checkpoint, metrics.Resumed
-		default:
-			if err := a.discard(ctx, log, hb, ckKey, err); err != nil {
-				return mlpResult{}, "", err
-			}
-		}
-	} else if !errors.Is(err, store.ErrNotFound) {
+	var cp storedCheckpoint
+	switch _, err := a.Store.GetSealed(ctx, ckKey, &cp, &cp.Seal, sliceSeal(in, ckKey)); {
+	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, seal.ErrOtherSpec):
+		return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
+	case err != nil && !damaged(err):
 		return mlpResult{}, "", storeErr(err)
+	case err == nil && cp.Algorithm != spec.Algorithm():
+		return mlpResult{}, "", fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
+	case err == nil:
+		resume, how = &cp.Checkpoint, metrics.Resumed
+	default:
+		if err := a.discard(ctx, log, hb, ckKey, err); err != nil {
+			return mlpResult{}, "", err
+		}
 	}
 	w, err := seeds.WeightsInto(weights, spec.Width, spec.Depth, m.Streams.Weight)
 	if err != nil {
@@ -359,7 +354,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		}
 		return mlpResult{}, "", err
 	}
-	r := mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
+	r = mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
 		AvgVarBits: math.Float64bits(res.AvgVariance)}
 	for _, v := range res.LayerMeans {
 		r.LayerMeansBits = append(r.LayerMeansBits, math.Float32bits(v))

@@ -306,6 +306,64 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 	}
 }
 
+// putPlain writes data at key as any S3 tool would: without the sha256
+// whestbake records.
+func putPlain(t *testing.T, f *fixture, key string, data []byte) {
+	t.Helper()
+	c, err := minio.New(f.cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""), Secure: f.cfg.Secure, Region: f.cfg.Region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(context.Background(), f.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testBakeSliceKeepsWorkFromBeforeSeals: a bake running across the upgrade
+// that introduced seals keeps its results and committed slices, which have
+// no seal but the sha256 the store recorded when they were put; the same
+// object without that sha256 (a plain PUT, a copy without metadata) is
+// discarded and recomputed.
+func testBakeSliceKeepsWorkFromBeforeSeals(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	const bakeID = "before-seals"
+	b := keys.Bake(bakeID)
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, 3, 41)
+	in := sliceInput(bakeID, sd, 0, 0, 3)
+	first := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	old := func(key string) []byte {
+		t.Helper()
+		data, err := unsealed(f.st, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for m := range 2 {
+		if err := f.st.Put(ctx, b.MLPResult(split, m), old(b.MLPResult(split, m))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putPlain(t, f, b.MLPResult(split, 2), old(b.MLPResult(split, 2)))
+	if err := f.st.Delete(ctx, keys.Manifest(first.Prefix)); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	if out.Reused != 2 || out.Computed != 1 || out.Discarded != 1 {
+		t.Errorf("%+v, want MLPs 0 and 1 (recorded sha256, no seal) reused, MLP 2 (neither) discarded and computed", out)
+	}
+	if err := f.st.Put(ctx, keys.Manifest(first.Prefix), old(keys.Manifest(first.Prefix))); err != nil {
+		t.Fatal(err)
+	}
+	if again := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in); again.Reused != 3 || again.Discarded != 0 {
+		t.Errorf("%+v, want the slice committed before seals reused", again)
+	}
+	if got, want := parquetSHA(t, f.st, first.Prefix), localParquetSHA(t, 3, 41, 0, 3); got != want {
+		t.Errorf("parquet sha256 %s, local bake %s", got, want)
+	}
+}
+
 // putKeepingRecordedSHA256 overwrites key with data but leaves the sha256
 // the store recorded for the old bytes, as a tool that rewrites an object
 // and copies its metadata would.

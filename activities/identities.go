@@ -85,17 +85,13 @@ func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, 
 // means the split's seeds file changed after its blocks were written from
 // it, which no retry or recomputation can undo.
 func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum string) (bool, error) {
-	key := keys.Bake(bakeID).IdentitiesDone(split)
-	data, err := a.Store.Get(ctx, key)
+	var d identitiesDone
+	_, err := a.Store.GetSealed(ctx, keys.Bake(bakeID).IdentitiesDone(split), &d, &d.Seal, seal.Seal{Bake: bakeID, Split: split})
 	if errors.Is(err, store.ErrNotFound) || damaged(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, storeErr(err)
-	}
-	var d identitiesDone
-	if err := seal.Unmarshal(key, data, &d, &d.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split}); err != nil {
-		return false, nil
 	}
 	if d.SeedsSHA256 != sum {
 		return false, fatal(bakeapi.ErrInvalidSeeds, "the seeds file %s changed after the bake stored it: it has sha256 %s, its identity blocks were written from sha256 %s; "+
@@ -123,17 +119,13 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 	var blocks []bake.IdentityBlock
 	for _, k := range bake.IdentityBlocksOf(r) {
 		key := identityBlockKey(in.BakeID, in.Split, salt, k)
-		data, err := a.Store.Get(ctx, key)
+		var sb storedBlock
+		_, err := a.Store.GetSealed(ctx, key, &sb, &sb.Seal, seal.Seal{Bake: in.BakeID, Split: in.Split})
 		if err != nil && !errors.Is(err, store.ErrNotFound) && !damaged(err) {
 			return nil, storeErr(err)
 		}
 		if err == nil {
-			var sb storedBlock
-			err = seal.Unmarshal(key, data, &sb, &sb.Seal, seal.Seal{Key: key, Bake: in.BakeID, Split: in.Split})
-			if err == nil {
-				err = sb.Check(key, k, in.NMLPs, in.SeedsSHA256, saltSum)
-			}
-			if err == nil {
+			if err = sb.Check(key, k, in.NMLPs, in.SeedsSHA256, saltSum); err == nil {
 				blocks = append(blocks, sb.IdentityBlock)
 				continue
 			}

@@ -76,16 +76,12 @@ func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte,
 }
 
 // ReadCommit returns the manifest of a directory a bake committed, and its
-// raw bytes: it must be sealed, intact and written for id, or the error
-// wraps seal.ErrDamaged (store.ErrNotFound when there is none).
+// raw bytes: it must be sealed, intact and written for id (store.GetSealed),
+// or the error wraps seal.ErrDamaged (store.ErrNotFound when there is none).
 func ReadCommit(ctx context.Context, s *store.Store, prefix string, id seal.Seal) (Manifest, []byte, error) {
-	id.Key = keys.Manifest(prefix)
-	data, err := s.Get(ctx, id.Key)
-	if err != nil {
-		return Manifest{}, nil, err
-	}
 	var m Manifest
-	if err := seal.Unmarshal(id.Key, data, &m, &m.Seal, id); err != nil {
+	data, err := s.GetSealed(ctx, keys.Manifest(prefix), &m, &m.Seal, id)
+	if err != nil {
 		return Manifest{}, nil, err
 	}
 	return m, data, nil

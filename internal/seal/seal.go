@@ -40,6 +40,9 @@ var (
 	ErrDamaged = errors.New("object is damaged")
 	// ErrOtherSpec: an intact object written for another spec fingerprint.
 	ErrOtherSpec = errors.New("object was computed for another spec")
+	// ErrUnsealed: valid JSON without a seal (a damaged object, or one
+	// written before seals existed); it wraps ErrDamaged.
+	ErrUnsealed = fmt.Errorf("object has no seal: %w", ErrDamaged)
 )
 
 // Marshal returns v's JSON with its seal *s (a field of v) set to id and the
@@ -66,7 +69,7 @@ func Unmarshal(name string, data []byte, v any, s *Seal, id Seal) error {
 	}
 	got := *s
 	if got.SHA256 == "" {
-		return fmt.Errorf("%s has no seal: %w", name, ErrDamaged)
+		return fmt.Errorf("%s: %w", name, ErrUnsealed)
 	}
 	s.SHA256 = ""
 	canon, err := json.Marshal(v)
