@@ -28,20 +28,34 @@ import (
 // mlpResult is one finished MLP in the store; float bits keep it exact. Its
 // seal ties it to its key, bake, split and spec fingerprint.
 type mlpResult struct {
-	MLP            int       `json:"mlp"`
-	Seed           int64     `json:"seed"`
-	Algorithm      string    `json:"algorithm"`
-	Engine         string    `json:"engine"`
-	Device         string    `json:"device"`
-	LayerMeansBits []uint32  `json:"layer_means_bits"`
-	AvgVarBits     uint64    `json:"avg_variance_bits"`
-	Seal           seal.Seal `json:"seal"`
+	MLP            int      `json:"mlp"`
+	Seed           int64    `json:"seed"`
+	Algorithm      string   `json:"algorithm"`
+	Engine         string   `json:"engine"`
+	Device         string   `json:"device"`
+	LayerMeansBits []uint32 `json:"layer_means_bits"`
+	AvgVarBits     uint64   `json:"avg_variance_bits"`
+	// Fingerprint is the bake Record's fingerprint of the split it was
+	// computed for: it is reused only by a slice of the same fingerprint.
+	// The seal holds it too; workers of earlier releases, and objects
+	// written by them, have only this one.
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Seal        seal.Seal `json:"seal"`
 }
 
-// storedCheckpoint is an engine checkpoint, sealed like a result.
+// storedCheckpoint is an engine checkpoint with the fingerprint of the spec
+// it belongs to, sealed like a result.
 type storedCheckpoint struct {
+	Fingerprint string `json:"fingerprint,omitempty"`
 	gpuengine.Checkpoint
 	Seal seal.Seal `json:"seal"`
+}
+
+// sameSpec reports whether a stored object of fingerprint fp may serve a
+// slice of in. Slices from histories before records existed carry no
+// fingerprint and keep the older algorithm check alone.
+func sameSpec(in bakeapi.BakeSliceInput, fp string) bool {
+	return in.Fingerprint == "" || fp == in.Fingerprint
 }
 
 // sliceSeal is the identity of what the slice writes and reads: its bake,
@@ -262,7 +276,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	var r mlpResult
 	switch _, err := a.Store.GetSealed(ctx, resKey, &r, &r.Seal, sliceSeal(in, resKey)); {
 	case errors.Is(err, store.ErrNotFound):
-	case errors.Is(err, seal.ErrOtherSpec):
+	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(in, r.Fingerprint):
 		return r, "", mismatch("result", resKey, m.Index)
 	case err != nil && !damaged(err):
 		return mlpResult{}, "", storeErr(err)
@@ -286,7 +300,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	var cp storedCheckpoint
 	switch _, err := a.Store.GetSealed(ctx, ckKey, &cp, &cp.Seal, sliceSeal(in, ckKey)); {
 	case errors.Is(err, store.ErrNotFound):
-	case errors.Is(err, seal.ErrOtherSpec):
+	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(in, cp.Fingerprint):
 		return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
 	case err != nil && !damaged(err):
 		return mlpResult{}, "", storeErr(err)
@@ -337,7 +351,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 			pending = nil // the result object follows at once
 			return
 		}
-		sc := storedCheckpoint{Checkpoint: cp}
+		sc := storedCheckpoint{Fingerprint: in.Fingerprint, Checkpoint: cp}
 		pending, _ = seal.Marshal(&sc, &sc.Seal, sliceSeal(in, ckKey))
 		if time.Since(lastSave) >= a.checkpointEvery() {
 			if err := save(); err != nil {
@@ -355,7 +369,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		return mlpResult{}, "", err
 	}
 	r = mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
-		AvgVarBits: math.Float64bits(res.AvgVariance)}
+		AvgVarBits: math.Float64bits(res.AvgVariance), Fingerprint: in.Fingerprint}
 	for _, v := range res.LayerMeans {
 		r.LayerMeansBits = append(r.LayerMeansBits, math.Float32bits(v))
 	}

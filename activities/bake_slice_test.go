@@ -236,6 +236,7 @@ func unsealed(st *store.Store, key string) ([]byte, error) {
 
 // sealedCheckpoint is a checkpoint as BakeSlice stores it (its storedCheckpoint).
 type sealedCheckpoint struct {
+	Fingerprint string `json:"fingerprint,omitempty"`
 	gpuengine.Checkpoint
 	Seal seal.Seal `json:"seal"`
 }
@@ -245,7 +246,7 @@ type sealedCheckpoint struct {
 func putCheckpoint(t *testing.T, st *store.Store, bakeID string, m int, cp gpuengine.Checkpoint, fp string) []byte {
 	t.Helper()
 	key := keys.Bake(bakeID).MLPCheckpoint(split, m)
-	sc := sealedCheckpoint{Checkpoint: cp}
+	sc := sealedCheckpoint{Fingerprint: fp, Checkpoint: cp}
 	data, err := seal.Marshal(&sc, &sc.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split, Fingerprint: fp})
 	if err != nil {
 		t.Fatal(err)
