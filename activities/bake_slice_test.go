@@ -495,9 +495,6 @@ func testBakeSliceRecomputesADamagedCommit(t *testing.T, f *fixture) {
 	}
 }
 
-func resultKey(b keys.Bake) string     { return b.MLPResult(split, 1) }
-func checkpointKey(b keys.Bake) string { return b.MLPCheckpoint(split, 1) }
-
 // testBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
 // sha256; identity blocks of another file are a bad input, not a retry.
 func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {
