@@ -35,17 +35,20 @@ func (s startedIn) same(o startedIn) bool {
 	return s.Namespace == o.Namespace && s.NamespaceID == o.NamespaceID && s.ClusterID == o.ClusterID
 }
 
-// connectedTo asks the server c is connected to which cluster and namespace it is.
+// connectedTo asks the server c is connected to which namespace and cluster
+// it is. The namespace's ID (a UUID the server made when the namespace was
+// registered) is what tells namespaces apart; the cluster is recorded where
+// the server says (a hosted service may not), as the name an operator knows.
 func connectedTo(ctx context.Context, c client.Client, namespace string) (startedIn, error) {
-	ci, err := c.WorkflowService().GetClusterInfo(ctx, &workflowservice.GetClusterInfoRequest{})
-	if err != nil {
-		return startedIn{}, fmt.Errorf("asking the Temporal server which cluster it is: %w", err)
-	}
 	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
 	if err != nil {
 		return startedIn{}, fmt.Errorf("describing Temporal namespace %s: %w", namespace, err)
 	}
-	return startedIn{Namespace: namespace, NamespaceID: ns.GetNamespaceInfo().GetId(), ClusterID: ci.GetClusterId(), ClusterName: ci.GetClusterName()}, nil
+	here := startedIn{Namespace: namespace, NamespaceID: ns.GetNamespaceInfo().GetId()}
+	if ci, err := c.WorkflowService().GetClusterInfo(ctx, &workflowservice.GetClusterInfoRequest{}); err == nil {
+		here.ClusterID, here.ClusterName = ci.GetClusterId(), ci.GetClusterName()
+	}
+	return here, nil
 }
 
 // readStartedIn reads where bake id was started; store.ErrNotFound for a bake
