@@ -26,6 +26,9 @@ type startedIn struct {
 }
 
 func (s startedIn) String() string {
+	if s.ClusterID == "" {
+		return fmt.Sprintf("namespace %s (id %s)", s.Namespace, s.NamespaceID)
+	}
 	return fmt.Sprintf("namespace %s (id %s) of Temporal cluster %s (id %s)", s.Namespace, s.NamespaceID, s.ClusterName, s.ClusterID)
 }
 
