@@ -199,6 +199,17 @@ func TestStoredStateIntegrity(t *testing.T) {
 			!strings.Contains(r.stderr, "nothing was deleted") {
 			t.Errorf("gc of a running bake from another namespace: want a refusal that says where the bake runs:\n%s", r)
 		}
+		// Nor does a start of the same bake ID in the other namespace run
+		// a second copy of it into the same objects.
+		other2 := s.bakeConfigMap(slow)
+		other2["temporal"].(map[string]any)["namespace"] = other
+		r = s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-elsewhere", other2), "--id", slow.ID)
+		if r.code != 1 || !strings.Contains(r.stderr, "was started in namespace default") || !strings.Contains(r.stderr, "a bake runs in one namespace") {
+			t.Errorf("a start of the running bake in another namespace: want a refusal:\n%s", r)
+		}
+		if _, err := oc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(slow.ID), ""); err == nil {
+			t.Error("the bake was started a second time, in namespace " + other)
+		}
 		for _, key := range []string{bk.Seeds("public"), bk.IdentityBlock("public", 0), bk.IdentitiesDone("public"), bk.Record()} {
 			if ok, err := s.art.Exists(ctx, key); err != nil || !ok {
 				t.Errorf("after the refused gc, %s is gone (%v)", key, err)
