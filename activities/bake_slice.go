@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -21,11 +20,13 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/metrics"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// mlpResult is one finished MLP in the store; float bits keep it exact.
+// mlpResult is one finished MLP in the store; float bits keep it exact. Its
+// seal ties it to its key, bake, split and spec fingerprint.
 type mlpResult struct {
 	MLP            int      `json:"mlp"`
 	Seed           int64    `json:"seed"`
@@ -36,14 +37,18 @@ type mlpResult struct {
 	AvgVarBits     uint64   `json:"avg_variance_bits"`
 	// Fingerprint is the bake Record's fingerprint of the split it was
 	// computed for: it is reused only by a slice of the same fingerprint.
-	Fingerprint string `json:"fingerprint,omitempty"`
+	// The seal holds it too; workers of earlier releases, and objects
+	// written by them, have only this one.
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Seal        seal.Seal `json:"seal"`
 }
 
 // storedCheckpoint is an engine checkpoint with the fingerprint of the spec
-// it belongs to.
+// it belongs to, sealed like a result.
 type storedCheckpoint struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	gpuengine.Checkpoint
+	Seal seal.Seal `json:"seal"`
 }
 
 // sameSpec reports whether a stored object of fingerprint fp may serve a
@@ -53,10 +58,33 @@ func sameSpec(in bakeapi.BakeSliceInput, fp string) bool {
 	return in.Fingerprint == "" || fp == in.Fingerprint
 }
 
+// sliceSeal is the identity of what the slice writes and reads: its bake,
+// split and spec fingerprint (empty in histories from before records, whose
+// slices keep the algorithm check alone).
+func sliceSeal(in bakeapi.BakeSliceInput, key string) seal.Seal {
+	return seal.Seal{Key: key, Bake: in.BakeID, Split: in.Split, Fingerprint: in.Fingerprint}
+}
+
 // mismatch is the refusal of an object computed for another spec of this bake ID.
 func mismatch(what, key string, mlp int) error {
 	return fatal(bakeapi.ErrFingerprintMismatch, "%s %s was computed for another spec than this bake's (a different config under the same bake ID): it is never reused; "+
 		"start the bake under a new --id, or delete %s to recompute MLP %d", what, key, key, mlp)
+}
+
+// discard drops a damaged object that the slice recomputes (a result, a
+// checkpoint, an identity block, its own uncommitted partial's manifest):
+// logged, counted (whestbake_damaged_objects_total, and the slice's
+// Discarded, which status shows), and deleted, so that its create-only
+// replacement can be written. Retrying the read instead would fail the same
+// way until the slice's attempts ran out.
+func (a *Activities) discard(ctx context.Context, log tlog.Logger, hb *heartbeat, key string, err error) error {
+	log.Warn("damaged object discarded; it is recomputed", "Key", key, "Error", err)
+	a.Metrics.Damaged()
+	hb.update(func(p *bakeapi.SliceProgress) { p.Discarded++ })
+	if err := a.Store.Delete(ctx, key); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return storeErr(err)
+	}
+	return nil
 }
 
 // BakeSlice computes a slice's MLPs and commits its partial dataset. Finished
@@ -84,17 +112,25 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 		outcome = metrics.Computed
 	}
 	a.Metrics.SliceDone(outcome)
-	log.Info("slice committed", "Outcome", outcome, "Computed", out.Computed, "Resumed", out.Resumed, "Reused", out.Reused,
+	log.Info("slice committed", "Outcome", outcome, "Computed", out.Computed, "Resumed", out.Resumed, "Reused", out.Reused, "Discarded", out.Discarded,
 		"Seconds", time.Since(start).Seconds())
 	return out, nil
 }
 
-func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, log tlog.Logger) (bakeapi.BakeSliceOutput, error) {
+func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, log tlog.Logger) (out bakeapi.BakeSliceOutput, _ error) {
 	b := keys.Bake(in.BakeID)
 	prefix := b.Slice(in.Split, in.Slice)
-	out := bakeapi.BakeSliceOutput{Prefix: prefix}
-	// Step 1. Committed by an earlier attempt: done.
-	if _, sum, done, err := committed(ctx, a.Store, prefix); err != nil {
+	out.Prefix = prefix
+	hb := &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start}}
+	defer func() { p, _ := hb.snapshot(); out.Discarded = p.Discarded }()
+	// Step 1. Committed by an earlier attempt: done. A damaged commit is
+	// dropped, and the partial written again from the results.
+	id := sliceSeal(in, "")
+	if _, sum, done, err := committed(ctx, a.Store, prefix, id); damaged(err) {
+		if err := a.discard(ctx, log, hb, keys.Manifest(prefix), err); err != nil {
+			return out, err
+		}
+	} else if err != nil {
 		return out, err
 	} else if done {
 		out.ManifestSHA256, out.Reused = sum, in.End-in.Start
@@ -110,13 +146,13 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	if err := bake.CheckMemory(spec, max(1, a.Threads), a.MaxMemory); err != nil {
 		return out, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", in.Slice, in.Split, err)
 	}
-	ids, err := a.sliceIdentities(ctx, in, plan.Salt)
+	ids, err := a.sliceIdentities(ctx, in, plan.Salt, log, hb)
 	if err != nil {
 		return out, err
 	}
 	desc := a.Engine.Describe()
 
-	hb := &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start, SamplesEach: spec.NSamples}}
+	hb.update(func(p *bakeapi.SliceProgress) { p.SamplesEach = spec.NSamples })
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	go a.beat(ctx, runCtx, hb, stop)
@@ -150,7 +186,7 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	// Step 4. Assemble the partial dataset from the results (weights are recomputed:
 	// they are a cheap pure function of the seed) and commit it.
 	md := bake.Metadata(plan, desc, recordedOrNow(in.CreatedAt))
-	sum, err := a.commitPartial(ctx, prefix, md, spec, func(write func(dataset.Row) error) error {
+	sum, err := a.commitPartial(ctx, prefix, md, spec, id, func(write func(dataset.Row) error) error {
 		for i, r := range results {
 			row, err := resultRow(spec, ids[i], r, weights)
 			if err != nil {
@@ -170,7 +206,7 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 // commits it at prefix, returning its manifest's sha256. The partial is an
 // intermediate that only the split's merge reads: its parquet file and
 // metadata.json, no card.
-func (a *Activities) commitPartial(ctx context.Context, prefix string, md dataset.Metadata, spec bakeapi.Spec, produce func(write func(dataset.Row) error) error) (string, error) {
+func (a *Activities) commitPartial(ctx context.Context, prefix string, md dataset.Metadata, spec bakeapi.Spec, id seal.Seal, produce func(write func(dataset.Row) error) error) (string, error) {
 	dir, err := a.scratch("slice-*")
 	if err != nil {
 		return "", err
@@ -180,7 +216,7 @@ func (a *Activities) commitPartial(ctx context.Context, prefix string, md datase
 	if err := dataset.WriteIntermediateStream(local, md, spec, produce); err != nil {
 		return "", err
 	}
-	_, sum, err := commitDir(ctx, a.Store, local, prefix)
+	_, sum, err := commitDir(ctx, a.Store, local, prefix, id)
 	return sum, err
 }
 
@@ -234,38 +270,48 @@ func workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
 func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSliceInput, spec bakeapi.Spec, m bake.MLP, weights []float32, desc gpuengine.Description, hb *heartbeat, log tlog.Logger) (mlpResult, string, error) {
 	resKey := b.MLPResult(in.Split, m.Index)
 	hb.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
-	if data, err := a.Store.Get(ctx, resKey); err == nil {
-		var r mlpResult
-		if err := json.Unmarshal(data, &r); err != nil || r.MLP != m.Index || r.Seed != m.Seed {
-			return r, "", fatal(bakeapi.ErrCorruptPartial, "%s is not the result of MLP %d (seed %d): delete it to recompute", resKey, m.Index, m.Seed)
-		}
-		if r.Algorithm != spec.Algorithm() {
-			return r, "", fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
-		}
-		if !sameSpec(in, r.Fingerprint) {
-			return r, "", mismatch("result", resKey, m.Index)
-		}
-		return r, metrics.Reused, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	// A stored result or checkpoint is used only if it is intact and this
+	// split's; a damaged one is discarded and the MLP computed again (a
+	// result) or from its start (a checkpoint).
+	var r mlpResult
+	switch _, err := a.Store.GetSealed(ctx, resKey, &r, &r.Seal, sliceSeal(in, resKey)); {
+	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(in, r.Fingerprint):
+		return r, "", mismatch("result", resKey, m.Index)
+	case err != nil && !damaged(err):
 		return mlpResult{}, "", storeErr(err)
+	default:
+		switch {
+		case err == nil && r.Algorithm != spec.Algorithm():
+			return r, "", fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
+		case err == nil && (r.MLP != m.Index || r.Seed != m.Seed || len(r.LayerMeansBits) != spec.Width*spec.Depth):
+			err = fmt.Errorf("%s is not the result of MLP %d (seed %d) with %d means: %w", resKey, m.Index, m.Seed, spec.Width*spec.Depth, seal.ErrDamaged)
+		}
+		if err == nil {
+			return r, metrics.Reused, nil
+		}
+		if err := a.discard(ctx, log, hb, resKey, err); err != nil {
+			return mlpResult{}, "", err
+		}
 	}
 	how := metrics.Computed
 	var resume *gpuengine.Checkpoint
 	ckKey := b.MLPCheckpoint(in.Split, m.Index)
-	if data, err := a.Store.Get(ctx, ckKey); err == nil {
-		var cp storedCheckpoint
-		if err := json.Unmarshal(data, &cp); err != nil {
-			return mlpResult{}, "", fatal(bakeapi.ErrCorruptPartial, "checkpoint %s is not valid JSON: delete it to restart MLP %d", ckKey, m.Index)
-		}
-		if cp.Algorithm != spec.Algorithm() {
-			return mlpResult{}, "", fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
-		}
-		if !sameSpec(in, cp.Fingerprint) {
-			return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
-		}
-		resume, how = &cp.Checkpoint, metrics.Resumed
-	} else if !errors.Is(err, store.ErrNotFound) {
+	var cp storedCheckpoint
+	switch _, err := a.Store.GetSealed(ctx, ckKey, &cp, &cp.Seal, sliceSeal(in, ckKey)); {
+	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(in, cp.Fingerprint):
+		return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
+	case err != nil && !damaged(err):
 		return mlpResult{}, "", storeErr(err)
+	case err == nil && cp.Algorithm != spec.Algorithm():
+		return mlpResult{}, "", fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
+	case err == nil:
+		resume, how = &cp.Checkpoint, metrics.Resumed
+	default:
+		if err := a.discard(ctx, log, hb, ckKey, err); err != nil {
+			return mlpResult{}, "", err
+		}
 	}
 	w, err := seeds.WeightsInto(weights, spec.Width, spec.Depth, m.Streams.Weight)
 	if err != nil {
@@ -305,7 +351,8 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 			pending = nil // the result object follows at once
 			return
 		}
-		pending, _ = json.Marshal(storedCheckpoint{Fingerprint: in.Fingerprint, Checkpoint: cp})
+		sc := storedCheckpoint{Fingerprint: in.Fingerprint, Checkpoint: cp}
+		pending, _ = seal.Marshal(&sc, &sc.Seal, sliceSeal(in, ckKey))
 		if time.Since(lastSave) >= a.checkpointEvery() {
 			if err := save(); err != nil {
 				log.Warn("checkpoint save failed", "MLP", m.Index, "Error", err)
@@ -321,12 +368,15 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		}
 		return mlpResult{}, "", err
 	}
-	r := mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
+	r = mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
 		AvgVarBits: math.Float64bits(res.AvgVariance), Fingerprint: in.Fingerprint}
 	for _, v := range res.LayerMeans {
 		r.LayerMeansBits = append(r.LayerMeansBits, math.Float32bits(v))
 	}
-	data, _ := json.Marshal(r)
+	data, err := seal.Marshal(&r, &r.Seal, sliceSeal(in, resKey))
+	if err != nil {
+		return mlpResult{}, "", err
+	}
 	if err := a.Store.PutCreate(ctx, resKey, data); err != nil && !errors.Is(err, store.ErrExists) {
 		return mlpResult{}, "", storeErr(err)
 	}

@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -185,11 +189,8 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 	a := f.acts(eng)
 	sd := seedSplit(t, a, "resume", 3, 21)
 	cp := interruptedCheckpoint(t, 3, 21, 1)
-	data, _ := json.Marshal(cp)
+	putCheckpoint(t, f.st, "resume", 1, cp, "")
 	ckKey := keys.Bake("resume").MLPCheckpoint(split, 1)
-	if err := f.st.Put(context.Background(), ckKey, data); err != nil {
-		t.Fatal(err)
-	}
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("resume", sd, 0, 0, 3))
 	if out.Resumed != 1 || out.Computed != 2 || out.Reused != 0 {
 		t.Errorf("%+v, want MLP 1 resumed and 0, 2 computed", out)
@@ -206,8 +207,8 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 	refSeeds := seedSplit(t, ref, "resume-ref", 3, 21)
 	refOut := mustRun[bakeapi.BakeSliceOutput](t, ref, ref.BakeSlice, sliceInput("resume-ref", refSeeds, 0, 0, 3))
 	for m := range 3 {
-		got, err1 := f.st.Get(context.Background(), keys.Bake("resume").MLPResult(split, m))
-		want, err2 := f.st.Get(context.Background(), keys.Bake("resume-ref").MLPResult(split, m))
+		got, err1 := unsealed(f.st, keys.Bake("resume").MLPResult(split, m))
+		want, err2 := unsealed(f.st, keys.Bake("resume-ref").MLPResult(split, m))
 		if err := errors.Join(err1, err2); err != nil || string(got) != string(want) {
 			t.Errorf("MLP %d result differs from the uninterrupted bake (%v)\n got %s\nwant %s", m, err, got, want)
 		}
@@ -218,52 +219,281 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 	}
 }
 
-// testBakeSliceRefusesCorruptState: objects that are not what their key says
-// fail the slice non-retryably (a retry would read the same bytes), and
-// nothing is committed.
-func testBakeSliceRefusesCorruptState(t *testing.T, f *fixture) {
-	five := uint64(5)
-	list, _ := seeds.GenerateInputSeeds(3, &five)
-	otherAlgo := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0}`, list[1], bakeapi.NumpyAlgorithm)
-	anotherSpec := fmt.Sprintf(`{"mlp":1,"seed":%d,"algorithm":%q,"layer_means_bits":[],"avg_variance_bits":0,"fingerprint":"another spec"}`, list[1], bakeapi.PhiloxAlgorithm)
+// unsealed is the stored JSON object at key without its seal, which names
+// the key and bake.
+func unsealed(st *store.Store, key string) ([]byte, error) {
+	data, err := st.Get(context.Background(), key)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "seal")
+	return json.Marshal(fields)
+}
+
+// sealedCheckpoint is a checkpoint as BakeSlice stores it (its storedCheckpoint).
+type sealedCheckpoint struct {
+	Fingerprint string `json:"fingerprint,omitempty"`
+	gpuengine.Checkpoint
+	Seal seal.Seal `json:"seal"`
+}
+
+// putCheckpoint stores cp as bake bakeID's checkpoint of MLP m, sealed for
+// spec fingerprint fp, and returns the bytes.
+func putCheckpoint(t *testing.T, st *store.Store, bakeID string, m int, cp gpuengine.Checkpoint, fp string) []byte {
+	t.Helper()
+	key := keys.Bake(bakeID).MLPCheckpoint(split, m)
+	sc := sealedCheckpoint{Fingerprint: fp, Checkpoint: cp}
+	data, err := seal.Marshal(&sc, &sc.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split, Fingerprint: fp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(context.Background(), key, data); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// testBakeSliceRefusesStateOfAnotherSpec: intact objects of this bake ID
+// computed for another spec (or that the engine cannot resume) fail the
+// slice non-retryably, naming the object, and nothing is committed.
+func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
+	cp := interruptedCheckpoint(t, 3, 5, 1)
+	beyond, numpy := cp, cp
+	beyond.SamplesDone = 99999999
+	numpy.Algorithm = bakeapi.NumpyAlgorithm
 	cases := []struct {
-		name, kind string
-		key        func(keys.Bake) string
-		data       string
+		name, kind, object string
+		setup              func(t *testing.T, a *activities.Activities, bakeID string, sd bakeapi.GenerateSeedsOutput)
 	}{
-		{"result of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, resultKey, anotherSpec},
-		{"checkpoint of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, checkpointKey, `{"fingerprint":"another spec","algorithm":"` + bakeapi.PhiloxAlgorithm + `","samples_done":64}`},
-		{"checkpoint beyond n-samples", bakeapi.ErrCorruptPartial, checkpointKey, `{"fingerprint":"this spec","algorithm":"` + bakeapi.PhiloxAlgorithm + `","samples_done":99999999}`},
-		{"garbage result", bakeapi.ErrCorruptPartial, resultKey, "\x00\x01 not json"},
-		{"result of another MLP", bakeapi.ErrCorruptPartial, resultKey, fmt.Sprintf(`{"mlp":2,"seed":%d}`, list[2])},
-		{"result of another algorithm", bakeapi.ErrFingerprintMismatch, resultKey, otherAlgo},
-		{"garbage checkpoint", bakeapi.ErrCorruptPartial, checkpointKey, "{{{"},
-		{"checkpoint of another algorithm", bakeapi.ErrFingerprintMismatch, checkpointKey, `{"algorithm":"` + bakeapi.NumpyAlgorithm + `","samples_done":5}`},
+		{"result of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, "mlp-000000", func(t *testing.T, _ *activities.Activities, bakeID string, sd bakeapi.GenerateSeedsOutput) {
+			dying := f.acts(&countingEngine{failAt: map[int]error{2: errors.New("stop after MLP 0")}})
+			in := sliceInput(bakeID, sd, 0, 0, 3)
+			in.Fingerprint = "another spec"
+			if _, err := run[bakeapi.BakeSliceOutput](dying, dying.BakeSlice, in); err == nil {
+				t.Fatal("the dying attempt succeeded")
+			}
+		}},
+		{"checkpoint of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, "mlp-000001", func(t *testing.T, _ *activities.Activities, bakeID string, _ bakeapi.GenerateSeedsOutput) {
+			putCheckpoint(t, f.st, bakeID, 1, cp, "another spec")
+		}},
+		{"checkpoint beyond n-samples", bakeapi.ErrCorruptPartial, "mlp-000001", func(t *testing.T, _ *activities.Activities, bakeID string, _ bakeapi.GenerateSeedsOutput) {
+			putCheckpoint(t, f.st, bakeID, 1, beyond, "this spec")
+		}},
+		{"checkpoint of another algorithm", bakeapi.ErrFingerprintMismatch, "mlp-000001", func(t *testing.T, _ *activities.Activities, bakeID string, _ bakeapi.GenerateSeedsOutput) {
+			putCheckpoint(t, f.st, bakeID, 1, numpy, "this spec")
+		}},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			bakeID := fmt.Sprintf("corrupt-%d", i)
+			bakeID := fmt.Sprintf("otherspec-%d", i)
 			a := f.acts(gpuengine.CPU{})
 			sd := seedSplit(t, a, bakeID, 3, 5)
-			if err := f.st.Put(context.Background(), c.key(keys.Bake(bakeID)), []byte(c.data)); err != nil {
-				t.Fatal(err)
-			}
+			c.setup(t, a, bakeID, sd)
 			in := sliceInput(bakeID, sd, 0, 0, 3)
 			in.Fingerprint = "this spec"
 			_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
 			app := wantAppError(t, err, c.kind)
-			if !strings.Contains(app.Error(), "mlp-000001") {
-				t.Errorf("error %q does not name the object", app.Error())
+			if !strings.Contains(app.Error(), c.object) {
+				t.Errorf("error %q does not name the object %s", app.Error(), c.object)
 			}
 			if ok, _ := f.st.Exists(context.Background(), keys.Manifest(keys.Bake(bakeID).Slice(split, 0))); ok {
-				t.Error("a slice with a corrupt MLP was committed")
+				t.Error("a slice with state of another spec was committed")
 			}
 		})
 	}
 }
 
-func resultKey(b keys.Bake) string     { return b.MLPResult(split, 1) }
-func checkpointKey(b keys.Bake) string { return b.MLPCheckpoint(split, 1) }
+// putPlain writes data at key as any S3 tool would: without the sha256
+// whestbake records.
+func putPlain(t *testing.T, f *fixture, key string, data []byte) {
+	t.Helper()
+	c, err := minio.New(f.cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""), Secure: f.cfg.Secure, Region: f.cfg.Region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(context.Background(), f.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testBakeSliceKeepsWorkFromBeforeSeals: a bake running across the upgrade
+// that introduced seals keeps its results and committed slices, which have
+// no seal but the sha256 the store recorded when they were put; the same
+// object without that sha256 (a plain PUT, a copy without metadata) is
+// discarded and recomputed.
+func testBakeSliceKeepsWorkFromBeforeSeals(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	const bakeID = "before-seals"
+	b := keys.Bake(bakeID)
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, 3, 41)
+	in := sliceInput(bakeID, sd, 0, 0, 3)
+	first := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	old := func(key string) []byte {
+		t.Helper()
+		data, err := unsealed(f.st, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for m := range 2 {
+		if err := f.st.Put(ctx, b.MLPResult(split, m), old(b.MLPResult(split, m))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putPlain(t, f, b.MLPResult(split, 2), old(b.MLPResult(split, 2)))
+	if err := f.st.Delete(ctx, keys.Manifest(first.Prefix)); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	if out.Reused != 2 || out.Computed != 1 || out.Discarded != 1 {
+		t.Errorf("%+v, want MLPs 0 and 1 (recorded sha256, no seal) reused, MLP 2 (neither) discarded and computed", out)
+	}
+	if err := f.st.Put(ctx, keys.Manifest(first.Prefix), old(keys.Manifest(first.Prefix))); err != nil {
+		t.Fatal(err)
+	}
+	if again := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in); again.Reused != 3 || again.Discarded != 0 {
+		t.Errorf("%+v, want the slice committed before seals reused", again)
+	}
+	if got, want := parquetSHA(t, f.st, first.Prefix), localParquetSHA(t, 3, 41, 0, 3); got != want {
+		t.Errorf("parquet sha256 %s, local bake %s", got, want)
+	}
+}
+
+// putKeepingRecordedSHA256 overwrites key with data but leaves the sha256
+// the store recorded for the old bytes, as a tool that rewrites an object
+// and copies its metadata would.
+func putKeepingRecordedSHA256(t *testing.T, f *fixture, key string, data []byte) {
+	t.Helper()
+	ctx := context.Background()
+	info, err := f.st.Stat(ctx, key)
+	if err != nil || info.SHA256 == "" {
+		t.Fatalf("stat %s: %+v %v", key, info, err)
+	}
+	c, err := minio.New(f.cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""), Secure: f.cfg.Secure, Region: f.cfg.Region})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, f.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testBakeSliceRecomputesDamagedState: stored results and checkpoints
+// whose bytes changed after they were written, by a plain PUT (S3 metadata
+// matching the new bytes) or with the old recorded sha256 kept, are never
+// baked into the partial: each is discarded, counted and recomputed, in
+// the same attempt, and the partial is the local bake's. Without seals the
+// one-ulp mean was published; with the store's sha256 alone the kept
+// sha256 failed every retry.
+func testBakeSliceRecomputesDamagedState(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	const bakeID, n, seed = "damaged", 4, 31
+	b := keys.Bake(bakeID)
+	dying := f.acts(&countingEngine{failAt: map[int]error{3: errors.New("stop after MLP 1")}})
+	sd := seedSplit(t, dying, bakeID, n, seed)
+	in := sliceInput(bakeID, sd, 0, 0, n)
+	in.Fingerprint = "this spec"
+	if _, err := run[bakeapi.BakeSliceOutput](dying, dying.BakeSlice, in); err == nil {
+		t.Fatal("the dying attempt succeeded")
+	}
+	// MLP 0: one ulp up in its first mean, by a plain PUT; MLP 1: the
+	// same, under the sha256 the store recorded for the old bytes.
+	oneULP := func(m int) []byte {
+		t.Helper()
+		data, err := f.st.Get(ctx, b.MLPResult(split, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Bits []uint32 `json:"layer_means_bits"`
+		}
+		if err := json.Unmarshal(data, &r); err != nil || len(r.Bits) == 0 {
+			t.Fatalf("result of MLP %d: %v", m, err)
+		}
+		was := fmt.Sprintf(`"layer_means_bits":[%d`, r.Bits[0])
+		changed := bytes.Replace(data, []byte(was), []byte(fmt.Sprintf(`"layer_means_bits":[%d`, r.Bits[0]+1)), 1)
+		if bytes.Equal(changed, data) {
+			t.Fatalf("the test did not change the result of MLP %d", m)
+		}
+		return changed
+	}
+	ulp := oneULP(0)
+	if err := f.st.Put(ctx, b.MLPResult(split, 0), ulp); err != nil {
+		t.Fatal(err)
+	}
+	putKeepingRecordedSHA256(t, f, b.MLPResult(split, 1), oneULP(1))
+	// MLP 2: a checkpoint with one hex digit of an exact sum changed.
+	cp := interruptedCheckpoint(t, n, seed, 2)
+	good := putCheckpoint(t, f.st, bakeID, 2, cp, "this spec")
+	if len(cp.LayerExact) == 0 {
+		t.Fatal("the philox checkpoint has no exact sums")
+	}
+	digit := cp.LayerExact[0]
+	flipped := digit[:len(digit)-1] + "0"
+	if digit[len(digit)-1] == '0' {
+		flipped = digit[:len(digit)-1] + "1"
+	}
+	if err := f.st.Put(ctx, b.MLPCheckpoint(split, 2), bytes.Replace(good, []byte(`"`+digit+`"`), []byte(`"`+flipped+`"`), 1)); err != nil {
+		t.Fatal(err)
+	}
+
+	eng := &countingEngine{}
+	a := f.acts(eng)
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	if out.Discarded != 3 || out.Computed != n || out.Reused != 0 || out.Resumed != 0 {
+		t.Errorf("%+v, want the 2 results and the checkpoint discarded and all %d MLPs computed", out, n)
+	}
+	if _, resumes := eng.count(); len(resumes) != 0 {
+		t.Errorf("the engine resumed from %v, want no resume from the damaged checkpoint", resumes)
+	}
+	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, n, seed, 0, n); got != want {
+		t.Errorf("slice parquet sha256 %s, local bake %s: damaged state was baked in", got, want)
+	}
+	// The recomputed results replaced the damaged ones.
+	again := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	if again.Reused != n || again.Discarded != 0 {
+		t.Errorf("a later attempt %+v, want the committed slice reused", again)
+	}
+	for m := range 2 {
+		data, err := f.st.Get(ctx, b.MLPResult(split, m))
+		if err != nil {
+			t.Errorf("result of MLP %d after recomputing: %v", m, err)
+		} else if bytes.Equal(data, ulp) {
+			t.Errorf("the damaged result of MLP %d is still stored", m)
+		}
+	}
+}
+
+// testBakeSliceRecomputesADamagedCommit: a slice partial whose manifest was
+// damaged is committed again from the results, not taken as the commit.
+func testBakeSliceRecomputesADamagedCommit(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, "damaged-commit", 3, 17)
+	in := sliceInput("damaged-commit", sd, 0, 0, 3)
+	first := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	key := keys.Manifest(first.Prefix)
+	data, err := f.st.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Put(ctx, key, bytes.Replace(data, []byte(`"size": `), []byte(`"size": 1`), 1)); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	if out.Discarded != 1 || out.Reused != 3 {
+		t.Errorf("%+v, want the damaged manifest discarded and the 3 stored results reused", out)
+	}
+	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, 3, 17, 0, 3); got != want {
+		t.Errorf("recommitted parquet sha256 %s, local bake %s", got, want)
+	}
+}
 
 // testBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
 // sha256; identity blocks of another file are a bad input, not a retry.

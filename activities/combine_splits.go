@@ -8,6 +8,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/report"
+	"github.com/whestbake/whestbake/internal/seal"
 )
 
 // CombineSplits builds the multi-split dataset (also of a single split),
@@ -17,8 +18,12 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 	defer keepAlive(ctx)()
 	prefix := keys.Bake(in.BakeID).Dataset()
 	out := bakeapi.CombineSplitsOutput{Prefix: prefix}
-	// Step 1. Committed already.
-	if m, sum, done, err := committed(ctx, a.Store, prefix); err != nil {
+	// Step 1. Committed already, by this bake: a manifest at the key that
+	// is damaged, or another bake's, is never taken for this bake's commit.
+	id := seal.Seal{Bake: in.BakeID}
+	if m, sum, done, err := committed(ctx, a.Store, prefix, id); damaged(err) {
+		return out, lost(err)
+	} else if err != nil {
 		return out, err
 	} else if done {
 		out.ManifestSHA256, out.Files = sum, len(m.Files)
@@ -30,7 +35,7 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 	}
 	defer os.RemoveAll(dir)
 	// Step 2. Fetch the merged splits.
-	inputs, err := downloadAll(ctx, a.Store, in.Splits, dir)
+	inputs, err := downloadAll(ctx, a.Store, in.Splits, dir, id)
 	if err != nil {
 		return out, err
 	}
@@ -41,7 +46,7 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 		return out, datasetErr(err)
 	}
 	// Step 4. Commit.
-	m, sum, err := commitDir(ctx, a.Store, final, prefix)
+	m, sum, err := commitDir(ctx, a.Store, final, prefix, id)
 	if err != nil {
 		return out, err
 	}

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -53,70 +53,99 @@ func uploadDir(ctx context.Context, s *store.Store, dir, prefix string) (manifes
 	return m, err
 }
 
-// commitDir uploads dir and then its manifest, create-only. If another attempt
-// committed first, its manifest wins and is returned.
-func commitDir(ctx context.Context, s *store.Store, dir, prefix string) (manifest.Manifest, string, error) {
+// commitDir uploads dir and then its manifest, sealed for id (the bake and
+// split committing it), create-only. If another attempt committed first,
+// its manifest wins and is returned.
+func commitDir(ctx context.Context, s *store.Store, dir, prefix string, id seal.Seal) (manifest.Manifest, string, error) {
 	m, err := uploadDir(ctx, s, dir, prefix)
 	if err != nil {
 		return manifest.Manifest{}, "", err
 	}
-	data, err := json.MarshalIndent(m, "", "  ")
+	id.Key = keys.Manifest(prefix)
+	data, err := manifest.Encode(m, id)
 	if err != nil {
 		return manifest.Manifest{}, "", err
 	}
-	switch err := s.PutCreate(ctx, keys.Manifest(prefix), data); {
+	switch err := s.PutCreate(ctx, id.Key, data); {
 	case err == nil:
 		return m, store.SHA256Hex(data), nil
 	case isExists(err):
-		return readManifest(ctx, s, prefix)
+		m, sum, err := readManifest(ctx, s, prefix, id)
+		if damaged(err) {
+			return m, sum, lost(err)
+		}
+		return m, sum, err
 	default:
 		return manifest.Manifest{}, "", storeErr(err)
 	}
 }
 
-// readManifest returns a committed directory's manifest and the manifest's sha256,
-// or store.ErrNotFound.
-func readManifest(ctx context.Context, s *store.Store, prefix string) (manifest.Manifest, string, error) {
-	m, data, err := manifest.Read(ctx, s, prefix)
-	if errors.Is(err, manifest.ErrMalformed) {
-		return m, "", fatal(bakeapi.ErrCorruptPartial, "%v", err)
-	}
+// readManifest returns the manifest of a directory committed for id, and
+// the manifest's sha256, or store.ErrNotFound. A manifest that is not an
+// intact commit of id is an error for which damaged holds.
+func readManifest(ctx context.Context, s *store.Store, prefix string, id seal.Seal) (manifest.Manifest, string, error) {
+	m, data, err := manifest.ReadCommit(ctx, s, prefix, id)
 	if err != nil {
 		return m, "", err
 	}
 	return m, store.SHA256Hex(data), nil
 }
 
-// committed reports whether an earlier attempt committed prefix, with its
-// manifest and the manifest's sha256. Every activity that writes a directory
-// asks this first, which is what makes a retried or duplicated attempt free.
-func committed(ctx context.Context, s *store.Store, prefix string) (manifest.Manifest, string, bool, error) {
-	m, sum, err := readManifest(ctx, s, prefix)
+// committed reports whether an earlier attempt committed prefix for id, with
+// its manifest and the manifest's sha256. Every activity that writes a
+// directory asks this first, which is what makes a retried or duplicated
+// attempt free. A manifest that is not an intact commit of id is an error
+// for which damaged holds: the caller recomputes the directory, or fails.
+func committed(ctx context.Context, s *store.Store, prefix string, id seal.Seal) (manifest.Manifest, string, bool, error) {
+	m, sum, err := readManifest(ctx, s, prefix, id)
 	switch {
 	case err == nil:
 		return m, sum, true, nil
 	case errors.Is(err, store.ErrNotFound):
 		return m, "", false, nil
+	case damaged(err):
+		return m, "", false, err
+	case errors.Is(err, seal.ErrOtherSpec):
+		return m, "", false, fatal(bakeapi.ErrFingerprintMismatch, "%v: it is never reused; start the bake under a new --id", err)
 	default:
 		return m, "", false, storeErr(err)
 	}
 }
 
-// downloadDir fetches a committed directory into dir and checks every file.
-// A damaged copy is retried (the next read may be good); a manifest pointing
-// outside its directory is not.
-func downloadDir(ctx context.Context, s *store.Store, prefix, dir string) error {
-	m, _, err := readManifest(ctx, s, prefix)
+// damaged reports whether err says that an object's bytes failed a check
+// that reading them again will not pass: its seal, or the sha256 the store
+// recorded. Such an object is discarded and recomputed where it can be
+// (results, checkpoints, identity blocks, slice partials), and fails the
+// activity for good where it cannot (lost).
+func damaged(err error) bool {
+	return errors.Is(err, seal.ErrDamaged) || errors.Is(err, store.ErrCorrupt) || errors.Is(err, manifest.ErrMalformed)
+}
+
+// lost is the permanent failure of a damaged object that cannot be
+// recomputed; err names the object.
+func lost(err error) error {
+	return fatal(bakeapi.ErrCorruptPartial, "%v: it cannot be recomputed, so nothing is published from it: restore the object from a backup, or bake again under a new --id", err)
+}
+
+// downloadDir fetches a directory committed for id into dir and checks
+// every file. A file unlike its manifest on a second read, a manifest
+// pointing outside its directory, or one that is not an intact commit of
+// id fails for good: reading the same bytes again cannot help.
+func downloadDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
+	m, _, err := readManifest(ctx, s, prefix, id)
+	if damaged(err) {
+		return lost(err)
+	}
 	if err != nil {
 		return storeErr(err)
 	}
 	switch err := manifest.Fetch(ctx, s, prefix, m, dir); {
+	case errors.Is(err, manifest.ErrMismatch):
+		return lost(err)
 	case errors.Is(err, manifest.ErrUnsafePath):
 		return fatal(bakeapi.ErrCorruptPartial, "%v", err)
-	case err != nil && !errors.Is(err, manifest.ErrMismatch):
-		return storeErr(err)
 	default:
-		return err
+		return storeErr(err)
 	}
 }
 
@@ -126,20 +155,20 @@ func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 // the local paths; a directory that was never committed is a corrupt input.
 // A few directories are fetched at once: a split of thousands of slices is
 // thousands of small round trips.
-func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir string) ([]string, error) {
+func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir string, id seal.Seal) ([]string, error) {
 	out := make([]string, len(prefixes))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(downloaders)
 	for i, p := range prefixes {
 		out[i] = filepath.Join(dir, fmt.Sprintf("%05d", i))
-		g.Go(func() error { return fetchDir(gctx, s, p, out[i]) })
+		g.Go(func() error { return fetchDir(gctx, s, p, out[i], id) })
 	}
 	return out, g.Wait()
 }
 
 // fetchDir is downloadDir of a directory that must have been committed.
-func fetchDir(ctx context.Context, s *store.Store, prefix, dir string) error {
-	err := downloadDir(ctx, s, prefix, dir)
+func fetchDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
+	err := downloadDir(ctx, s, prefix, dir, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return fatal(bakeapi.ErrCorruptPartial, "%s has no manifest: it was never committed", prefix)
 	}
@@ -153,7 +182,7 @@ func fetchDir(ctx context.Context, s *store.Store, prefix, dir string) error {
 // however many there are. The first failed fetch is yielded as an error and
 // ends the sequence; fetches still running when it ends are cancelled and
 // waited for, so nothing writes into dir after.
-func fetchInOrder(ctx context.Context, s *store.Store, prefixes []string, dir string) iter.Seq2[string, error] {
+func fetchInOrder(ctx context.Context, s *store.Store, prefixes []string, dir string, id seal.Seal) iter.Seq2[string, error] {
 	type fetch struct {
 		path string
 		done chan error
@@ -173,7 +202,7 @@ func fetchInOrder(ctx context.Context, s *store.Store, prefixes []string, dir st
 				case <-ctx.Done():
 					return
 				}
-				wg.Go(func() { f.done <- fetchDir(ctx, s, p, f.path) })
+				wg.Go(func() { f.done <- fetchDir(ctx, s, p, f.path, id) })
 			}
 		})
 		for f := range ahead {

@@ -8,6 +8,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -40,7 +41,10 @@ func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeeds
 	// Step 2. A restart of a bake that merged the split before needs no slices, so no identities.
 	b := keys.Bake(in.BakeID)
 	for _, p := range []string{b.Merged(in.Split), b.Dataset()} {
-		_, _, done, err := committed(ctx, a.Store, p)
+		_, _, done, err := committed(ctx, a.Store, p, seal.Seal{Bake: in.BakeID})
+		if damaged(err) {
+			return out, lost(err)
+		}
 		if err != nil || done {
 			out.Merged = done
 			return out, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -63,6 +64,23 @@ func testGenerateSeedsIsCreateOnly(t *testing.T, f *fixture) {
 	}
 	if got := storedSeeds(t, f, third); !slices.Equal(got, want) {
 		t.Errorf("stored seeds changed from %v to %v", want, got)
+	}
+}
+
+// testGenerateSeedsRefusesAChangedSeedsFile: a split's stored seeds file
+// rewritten after its identity blocks were written from it (another valid
+// list) is refused, naming it, instead of naming the split's MLPs anew.
+func testGenerateSeedsRefusesAChangedSeedsFile(t *testing.T, f *fixture) {
+	a := f.acts(gpuengine.CPU{})
+	root := uint64(3)
+	in := bakeapi.GenerateSeedsInput{BakeID: "reseeded", Split: "public", NMLPs: 3, Seed: &root}
+	first := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
+	if err := f.st.Put(context.Background(), first.SeedsKey, []byte("[5, 6, 7]\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run[bakeapi.GenerateSeedsOutput](a, a.GenerateSeeds, in)
+	if app := wantAppError(t, err, bakeapi.ErrInvalidSeeds); !strings.Contains(app.Error(), first.SeedsKey) || !strings.Contains(app.Error(), "changed after the bake stored it") {
+		t.Errorf("GenerateSeeds on a changed seeds file: %v, want a refusal naming %s", app, first.SeedsKey)
 	}
 }
 

@@ -59,6 +59,7 @@ type fixture struct {
 	t      *testing.T
 	st     *store.Store
 	bucket string
+	cfg    store.Config
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -68,7 +69,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, st: st, bucket: bucket}
+	return &fixture{t: t, st: st, bucket: bucket, cfg: cfg}
 }
 
 // acts are fresh Activities on the fixture's store with eng as the engine.

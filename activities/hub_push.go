@@ -10,6 +10,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/seal"
 )
 
 // HubPush publishes the committed dataset at in.DatasetPrefix on the
@@ -30,7 +31,10 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	if err != nil {
 		return out, fatal(bakeapi.ErrInvalidConfig, "release.hub.endpoint: %v", err)
 	}
-	m, _, err := readManifest(ctx, a.Store, in.DatasetPrefix)
+	m, _, err := readManifest(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
+	if damaged(err) {
+		return out, lost(err)
+	}
 	if err != nil {
 		return out, storeErr(err)
 	}

@@ -2,14 +2,15 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
+	tlog "go.temporal.io/sdk/log"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -20,9 +21,17 @@ const identityWriters = 8
 
 // identitiesDone is the content of keys.IdentitiesDone.
 type identitiesDone struct {
-	SeedsSHA256 string `json:"seeds_sha256"`
-	NMLPs       int    `json:"n_mlps"`
-	Blocks      int    `json:"blocks"`
+	SeedsSHA256 string    `json:"seeds_sha256"`
+	NMLPs       int       `json:"n_mlps"`
+	Blocks      int       `json:"blocks"`
+	Seal        seal.Seal `json:"seal"`
+}
+
+// storedBlock is an identity block in the store, sealed for its key, bake
+// and split: a damaged block is written again from the seeds file.
+type storedBlock struct {
+	bake.IdentityBlock
+	Seal seal.Seal `json:"seal"`
 }
 
 // identityBlockKey is where block k of the split's identities named under
@@ -46,11 +55,13 @@ func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, 
 	g.SetLimit(identityWriters)
 	for k, blk := range blocks {
 		g.Go(func() error {
-			data, err := json.Marshal(blk)
+			key := identityBlockKey(bakeID, split, salt, k)
+			sb := storedBlock{IdentityBlock: blk}
+			data, err := seal.Marshal(&sb, &sb.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split})
 			if err != nil {
 				return err
 			}
-			return storeErr(a.Store.Put(gctx, identityBlockKey(bakeID, split, salt, k), data))
+			return storeErr(a.Store.Put(gctx, key, data))
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -59,22 +70,34 @@ func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, 
 	if !salt.IsZero() {
 		return nil // a 4.0 slice reads its blocks, or writes them all again
 	}
-	data, _ := json.Marshal(identitiesDone{SeedsSHA256: sf.SHA256, NMLPs: len(sf.Seeds), Blocks: len(blocks)})
-	return storeErr(a.Store.Put(ctx, keys.Bake(bakeID).IdentitiesDone(split), data))
+	key := keys.Bake(bakeID).IdentitiesDone(split)
+	d := identitiesDone{SeedsSHA256: sf.SHA256, NMLPs: len(sf.Seeds), Blocks: len(blocks)}
+	data, err := seal.Marshal(&d, &d.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split})
+	if err != nil {
+		return err
+	}
+	return storeErr(a.Store.Put(ctx, key, data))
 }
 
 // identitiesWritten reports whether a split's protocol-3.0 identity blocks
-// are complete for the seeds file of sha256 sum.
+// are complete for the seeds file of sha256 sum. A damaged marker says no:
+// the blocks are written again. An intact marker of another seeds file
+// means the split's seeds file changed after its blocks were written from
+// it, which no retry or recomputation can undo.
 func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum string) (bool, error) {
-	data, err := a.Store.Get(ctx, keys.Bake(bakeID).IdentitiesDone(split))
-	if errors.Is(err, store.ErrNotFound) {
+	var d identitiesDone
+	_, err := a.Store.GetSealed(ctx, keys.Bake(bakeID).IdentitiesDone(split), &d, &d.Seal, seal.Seal{Bake: bakeID, Split: split})
+	if errors.Is(err, store.ErrNotFound) || damaged(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, storeErr(err)
 	}
-	var d identitiesDone
-	return json.Unmarshal(data, &d) == nil && d.SeedsSHA256 == sum, nil
+	if d.SeedsSHA256 != sum {
+		return false, fatal(bakeapi.ErrInvalidSeeds, "the seeds file %s changed after the bake stored it: it has sha256 %s, its identity blocks were written from sha256 %s; "+
+			"a bake's seeds never change: restore the file, or bake again under a new --id", keys.Bake(bakeID).Seeds(split), sum, d.SeedsSHA256)
+	}
+	return true, nil
 }
 
 // sliceIdentities reads the identity blocks that hold the slice's MLPs and
@@ -87,7 +110,7 @@ func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum s
 // derive the whole split's identities from the seeds file here (the one O(split)
 // step of a 4.0 split, done by the first wave of slices) and write the blocks
 // every later slice reads.
-func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceInput, salt seeds.Salt) ([]bake.MLP, error) {
+func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceInput, salt seeds.Salt, log tlog.Logger, hb *heartbeat) ([]bake.MLP, error) {
 	r := bakeapi.Range{Start: in.Start, End: in.End}
 	saltSum := ""
 	if !salt.IsZero() {
@@ -96,25 +119,31 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 	var blocks []bake.IdentityBlock
 	for _, k := range bake.IdentityBlocksOf(r) {
 		key := identityBlockKey(in.BakeID, in.Split, salt, k)
-		data, err := a.Store.Get(ctx, key)
-		if errors.Is(err, store.ErrNotFound) {
-			// A 4.0 split not yet named under its salt, or a 3.0 split seeded by
-			// a release that wrote no identity blocks (a bake that was running
-			// across the upgrade): write them now, once.
-			ids, err := a.identitiesFromSeedsFile(ctx, in, salt)
-			if err != nil {
-				return nil, err
-			}
-			return ids[r.Start:r.End], nil
-		}
-		if err != nil {
+		var sb storedBlock
+		_, err := a.Store.GetSealed(ctx, key, &sb, &sb.Seal, seal.Seal{Bake: in.BakeID, Split: in.Split})
+		if err != nil && !errors.Is(err, store.ErrNotFound) && !damaged(err) {
 			return nil, storeErr(err)
 		}
-		blk, err := bake.ParseIdentityBlock(key, data, k, in.NMLPs, in.SeedsSHA256, saltSum)
-		if err != nil {
-			return nil, fatal(bakeapi.ErrInvalidSeeds, "%v: the bake's stored seeds are not the ones it started with; start it under a new --id", err)
+		if err == nil {
+			if err = sb.Check(key, k, in.NMLPs, in.SeedsSHA256, saltSum); err == nil {
+				blocks = append(blocks, sb.IdentityBlock)
+				continue
+			}
 		}
-		blocks = append(blocks, blk)
+		// A 4.0 split not yet named under its salt, a 3.0 split seeded by a
+		// release that wrote no identity blocks (a bake that was running
+		// across the upgrade), or a damaged block: write them now, from the
+		// seeds file whose sha256 the workflow recorded.
+		if !errors.Is(err, store.ErrNotFound) {
+			if err := a.discard(ctx, log, hb, key, err); err != nil {
+				return nil, err
+			}
+		}
+		ids, err := a.identitiesFromSeedsFile(ctx, in, salt)
+		if err != nil {
+			return nil, err
+		}
+		return ids[r.Start:r.End], nil
 	}
 	ids, err := bake.RangeIdentities(blocks, r, salt)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/store/storetest"
@@ -138,7 +139,7 @@ func commitOneMLPSlices(b *testing.B, a *activities.Activities, bakeID string, n
 			if err != nil {
 				return err
 			}
-			_, err = activities.CommitPartial(a, gctx, keys.Bake(bakeID).Slice(split, k), bake.Metadata(plan, desc, createdAt), spec,
+			_, err = activities.CommitPartial(a, gctx, keys.Bake(bakeID).Slice(split, k), bake.Metadata(plan, desc, createdAt), spec, seal.Seal{Bake: bakeID, Split: split},
 				func(write func(dataset.Row) error) error { return write(row) })
 			return err
 		})

@@ -2,14 +2,19 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // MergeSplit merges the slices' partials into the complete split (or takes a
@@ -31,18 +36,25 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 	b := keys.Bake(in.BakeID)
 	prefix := b.Merged(in.Split)
 	out := bakeapi.MergeSplitOutput{Prefix: prefix}
-	// Step 1. Committed already (the intermediates may not be deleted yet).
-	if _, sum, done, err := committed(ctx, a.Store, prefix); err != nil {
+	// Step 1. Committed already (the intermediates may not be deleted yet),
+	// by this bake: a damaged or foreign commit cannot be told from a good
+	// one's partials, which may be gone, so it fails the merge.
+	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
+	if m, sum, done, err := committed(ctx, a.Store, prefix, id); damaged(err) {
+		return out, lost(err)
+	} else if err != nil {
 		return out, err
 	} else if done {
 		out.ManifestSHA256 = sum
-		if err := a.countRows(ctx, prefix, &out); err != nil {
+		if err := a.countRows(ctx, prefix, m, &out); err != nil {
 			return out, err
 		}
 		return out, a.dropSlices(ctx, in)
 	}
 	// A restart after the bake combined its splits, and deleted them.
-	if _, _, done, err := committed(ctx, a.Store, b.Dataset()); err != nil || done {
+	if _, _, done, err := committed(ctx, a.Store, b.Dataset(), seal.Seal{Bake: in.BakeID}); damaged(err) {
+		return out, lost(err)
+	} else if err != nil || done {
 		out.NMLPs = in.NMLPs
 		return out, err
 	}
@@ -60,7 +72,7 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 	if prefixes := slicePrefixes(in); len(prefixes) == 1 {
 		// One slice covering the split is already complete.
 		merged = filepath.Join(dir, "slice")
-		if err := fetchDir(ctx, a.Store, prefixes[0], merged); err != nil {
+		if err := fetchDir(ctx, a.Store, prefixes[0], merged, id); err != nil {
 			return out, err
 		}
 		d, err := dataset.Open(merged, false)
@@ -70,16 +82,16 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		if err != nil {
 			return out, datasetErr(err)
 		}
-	} else if err := dataset.MergeStream(merged, recordedOrNow(in.CreatedAt), fetchInOrder(ctx, a.Store, prefixes, dir)); err != nil {
+	} else if err := dataset.MergeStream(merged, recordedOrNow(in.CreatedAt), fetchInOrder(ctx, a.Store, prefixes, dir, id)); err != nil {
 		return out, datasetErr(err)
 	}
 	// Step 3. Commit, then drop the partials.
-	_, sum, err := commitDir(ctx, a.Store, merged, prefix)
+	m, sum, err := commitDir(ctx, a.Store, merged, prefix, id)
 	if err != nil {
 		return out, err
 	}
 	out.ManifestSHA256 = sum
-	if err := a.countRows(ctx, prefix, &out); err != nil {
+	if err := a.countRows(ctx, prefix, m, &out); err != nil {
 		return out, err
 	}
 	return out, a.dropSlices(ctx, in)
@@ -140,11 +152,16 @@ func slicePrefixes(in bakeapi.MergeSplitInput) []string {
 	return out
 }
 
-// countRows reads n_mlps from the committed metadata.json.
-func (a *Activities) countRows(ctx context.Context, prefix string, out *bakeapi.MergeSplitOutput) error {
-	data, err := a.Store.Get(ctx, prefix+"/metadata.json")
+// countRows reads n_mlps from the committed metadata.json, checked against
+// the directory's manifest m.
+func (a *Activities) countRows(ctx context.Context, prefix string, m manifest.Manifest, out *bakeapi.MergeSplitOutput) error {
+	key := prefix + "/metadata.json"
+	data, err := a.Store.Get(ctx, key)
 	if err != nil {
 		return storeErr(err)
+	}
+	if i := slices.IndexFunc(m.Files, func(f manifest.File) bool { return f.Path == "metadata.json" }); i < 0 || m.Files[i].SHA256 != store.SHA256Hex(data) {
+		return lost(fmt.Errorf("%s does not match the manifest of %s: %w", key, prefix, seal.ErrDamaged))
 	}
 	md := dataset.NewObject()
 	if err := md.UnmarshalJSON(data); err != nil {

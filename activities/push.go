@@ -8,6 +8,8 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -21,16 +23,20 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	}
 	relPrefix := keys.Release(in.Prefix, in.Name, in.Tag)
 	out := bakeapi.PushOutput{URI: keys.ReleaseURI(in.Bucket, in.Prefix, in.Name, in.Tag)}
-	// Step 1. The dataset's manifest decides what the release is.
-	src, err := a.Store.Get(ctx, keys.Manifest(in.DatasetPrefix))
+	// The starter refuses such a release, but not one started by an older
+	// release of it: never write into a bake's folder.
+	if keys.InWorkArea(relPrefix) {
+		return out, fatal(bakeapi.ErrInvalidConfig, "release %s lies inside bakes/, where every bake keeps its working objects: choose a release.prefix outside bakes/ and start the bake again", out.URI)
+	}
+	// Step 1. The dataset's manifest, an intact commit, decides what the release is.
+	m, src, err := manifest.ReadCommit(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
+	if damaged(err) {
+		return out, lost(err)
+	}
 	if err != nil {
 		return out, storeErr(err)
 	}
 	out.ManifestSHA256 = store.SHA256Hex(src)
-	m, _, err := readManifest(ctx, a.Store, in.DatasetPrefix)
-	if err != nil {
-		return out, err
-	}
 	// Step 2. A release at this tag already: the same one is fine, another is a conflict.
 	if existing, err := dest.Get(ctx, keys.Manifest(relPrefix)); err == nil {
 		if !bytes.Equal(existing, src) {

@@ -151,3 +151,80 @@ func testMergeSplitRefusesUncommittedSlice(t *testing.T, f *fixture) {
 		t.Error("a merge with a missing slice was committed")
 	}
 }
+
+// testMergeSplitFailsAtOnceOnADamagedPartial: a slice partial's parquet
+// file rewritten after its commit (S3 metadata matching the new bytes) is
+// not what its manifest lists; reading it again returns the same bytes, so
+// the merge fails non-retryably, naming the file, instead of being retried
+// until its attempts run out.
+func testMergeSplitFailsAtOnceOnADamagedPartial(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, "damaged-part", 3, 8)
+	var parquet string
+	for k, r := range [][2]int{{0, 1}, {1, 3}} {
+		out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("damaged-part", sd, k, r[0], r[1]))
+		if k == 1 {
+			for _, file := range readManifest(t, f.st, out.Prefix).Files {
+				if strings.HasSuffix(file.Path, ".parquet") {
+					parquet = path.Join(out.Prefix, file.Path)
+				}
+			}
+		}
+	}
+	data, err := f.st.Get(ctx, parquet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := f.st.Put(ctx, parquet, data); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "damaged-part", Split: split, NSlices: 2, KeepIntermediates: true})
+	if app := wantAppError(t, err, bakeapi.ErrCorruptPartial); !strings.Contains(app.Error(), parquet) {
+		t.Errorf("merge of a damaged partial: %v, want a refusal naming %s", app, parquet)
+	}
+	if ok, _ := f.st.Exists(ctx, keys.Manifest(keys.Bake("damaged-part").Merged(split))); ok {
+		t.Error("a merge of a damaged partial was committed")
+	}
+}
+
+// testAnotherBakesDatasetIsNeverThisBakes: a release may not point into
+// the bakes' folder (Push refuses it before writing), and a dataset
+// manifest that another bake committed, found at this bake's key, is never
+// taken for this bake's commit: CombineSplits fails, naming it, instead of
+// publishing the other bake's rows.
+func testAnotherBakesDatasetIsNeverThisBakes(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	attacker := bakeDataset(t, f, "attacker", 1)
+	a := f.acts(gpuengine.CPU{})
+	victim := keys.Bake("victim")
+	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: attacker.Prefix, Bucket: f.bucket, Prefix: "bakes", Name: "victim", Tag: "dataset"})
+	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "inside bakes/") {
+		t.Errorf("push into a bake's folder: %v, want a refusal that says why", app)
+	}
+	if ok, _ := f.st.Exists(ctx, keys.Manifest(victim.Dataset())); ok {
+		t.Fatal("the refused push wrote the victim's dataset manifest")
+	}
+
+	// The victim's split, merged; then the attacker's manifest lands at its
+	// dataset key (an older release's Push, or any tool).
+	sd := seedSplit(t, a, "victim", 3, 2)
+	mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("victim", sd, 0, 0, 3))
+	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "victim", Split: split, NSlices: 1})
+	planted, err := f.st.Get(ctx, keys.Manifest(attacker.Prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.PutCreate(ctx, keys.Manifest(victim.Dataset()), planted); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run[bakeapi.CombineSplitsOutput](a, a.CombineSplits, bakeapi.CombineSplitsInput{BakeID: "victim", Splits: []string{merged.Prefix}})
+	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	if !strings.Contains(app.Error(), keys.Manifest(victim.Dataset())) || !strings.Contains(app.Error(), "bakes/attacker/") {
+		t.Errorf("CombineSplits on another bake's manifest: %v, want a refusal naming the object and its producer", app)
+	}
+	// Push of the victim's dataset (a workflow that got past CombineSplits) refuses it too.
+	_, err = run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: victim.Dataset(), Bucket: f.bucket, Prefix: "datasets", Name: "victim", Tag: "v1"})
+	wantAppError(t, err, bakeapi.ErrCorruptPartial)
+}

@@ -44,6 +44,10 @@ type BakeSliceOutput struct {
 	Computed       int // MLPs computed from scratch by this attempt
 	Resumed        int // MLPs continued from a checkpoint by this attempt
 	Reused         int // MLPs already finished by an earlier attempt
+	// Discarded counts the damaged objects (results, checkpoints, identity
+	// blocks, a partial's manifest) this attempt found, dropped and
+	// recomputed.
+	Discarded int `json:",omitempty"`
 }
 
 // SliceProgress is BakeSlice's heartbeat detail: for display only, the store is the truth.
@@ -53,6 +57,7 @@ type SliceProgress struct {
 	DoneMLPs, TotalMLPs      int
 	CurrentMLP               int
 	SamplesDone, SamplesEach int64
+	Discarded                int `json:",omitempty"` // damaged objects dropped and recomputed so far
 }
 
 // MergeSplitInput names a split's committed slices: slice k of NSlices is at

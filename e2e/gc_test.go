@@ -86,8 +86,8 @@ func TestGC(t *testing.T) {
 			t.Errorf("gc of a cancelled bake does not say what it did:\n%s", r)
 		}
 		left, err := s.art.List(ctx, keys.Bake(slow.ID).Prefix())
-		if err != nil || len(left) != 1 || left[0] != keys.Bake(slow.ID).Record() {
-			t.Errorf("after gc of a cancelled bake: %v (%v), want its record alone", left, err)
+		if err != nil || len(left) != 2 || left[0] != keys.Bake(slow.ID).Record() || left[1] != keys.Bake(slow.ID).StartedIn() {
+			t.Errorf("after gc of a cancelled bake: %v (%v), want its record and where it was started", left, err)
 		}
 	})
 }

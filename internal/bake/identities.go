@@ -77,27 +77,32 @@ func IdentityBlocksOf(r bakeapi.Range) []int {
 	return out
 }
 
-// ParseIdentityBlock decodes block b of a split of n MLPs and checks that it
-// is that block of the seeds file whose sha256 is seedsSHA256, named under
-// the salt whose SHA-256 is saltSHA256 (empty: protocol 3.0, no salt).
+// ParseIdentityBlock decodes block b of a split of n MLPs and checks it (Check).
 func ParseIdentityBlock(name string, data []byte, b, n int, seedsSHA256, saltSHA256 string) (IdentityBlock, error) {
 	var blk IdentityBlock
 	if err := json.Unmarshal(data, &blk); err != nil {
 		return blk, fmt.Errorf("identity block %s is not valid JSON (%v)", name, err)
 	}
+	return blk, blk.Check(name, b, n, seedsSHA256, saltSHA256)
+}
+
+// Check says whether blk is block b of a split of n MLPs of the seeds file
+// whose sha256 is seedsSHA256, named under the salt whose SHA-256 is
+// saltSHA256 (empty: protocol 3.0, no salt).
+func (blk IdentityBlock) Check(name string, b, n int, seedsSHA256, saltSHA256 string) error {
 	start, end := b*IdentityBlockSize, min((b+1)*IdentityBlockSize, n)
 	switch {
 	case blk.Format != identityFormat:
-		return blk, fmt.Errorf("identity block %s has format %q, want %q", name, blk.Format, identityFormat)
+		return fmt.Errorf("identity block %s has format %q, want %q", name, blk.Format, identityFormat)
 	case blk.SeedsSHA256 != seedsSHA256:
-		return blk, fmt.Errorf("identity block %s belongs to seeds file sha256 %s, this split's is %s", name, blk.SeedsSHA256, seedsSHA256)
+		return fmt.Errorf("identity block %s belongs to seeds file sha256 %s, this split's is %s", name, blk.SeedsSHA256, seedsSHA256)
 	case blk.SaltSHA256 != saltSHA256:
-		return blk, fmt.Errorf("identity block %s names its MLPs under salt sha256 %q, this bake's is %q", name, blk.SaltSHA256, saltSHA256)
+		return fmt.Errorf("identity block %s names its MLPs under salt sha256 %q, this bake's is %q", name, blk.SaltSHA256, saltSHA256)
 	case blk.Start != start || len(blk.Seeds) != end-start || len(blk.Names) != end-start:
-		return blk, fmt.Errorf("identity block %s holds MLPs [%d, %d) with %d names, want [%d, %d) of %d MLPs",
+		return fmt.Errorf("identity block %s holds MLPs [%d, %d) with %d names, want [%d, %d) of %d MLPs",
 			name, blk.Start, blk.Start+len(blk.Seeds), len(blk.Names), start, end, n)
 	}
-	return blk, nil
+	return nil
 }
 
 // RangeIdentities derives MLPs r from the blocks that hold them (in block

@@ -106,6 +106,10 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	for i := range in.Splits {
 		in.Splits[i].Fingerprint = rec.Fingerprint(in.Splits[i].Name)
 	}
+	// Where it runs: the first start records it, every later start must match (gc relies on it).
+	if err := recordStartedIn(ctx, st, c, cfg.Temporal.Namespace, id); err != nil {
+		return err
+	}
 
 	// Step 5. Start, or attach to the running bake.
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{

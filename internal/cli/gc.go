@@ -21,11 +21,19 @@ import (
 )
 
 func newGCCmd() *cobra.Command {
-	return starterVerb(&cobra.Command{
-		Use:   "gc ID",
+	var force bool
+	cmd := starterVerb(&cobra.Command{
+		Use:   "gc ID [--force]",
 		Short: "Delete what a bake left in S3: intermediates of a completed bake, everything but the record of a failed or cancelled one",
 		Long: `Deletes a bake's objects in s3.bucket; a running bake (or any of its split
 workflows) is refused. Releases are never touched.
+
+gc deletes only what the Temporal server the bake was started on says is
+closed: the bake records that server's cluster and namespace at its first
+start, and gc refuses when this config connects to another one (a server or
+namespace that does not know the bake proves nothing), or when the bake has
+no such record (started by an earlier release). --force skips that proof, for
+an operator who knows the bake is not running anywhere.
 
 Of a completed bake, gc deletes the intermediates its steps left (with
 bake.keep-intermediates, or written by a slice attempt that outlived its
@@ -47,12 +55,14 @@ its record (which keeps the ID bound to its spec): starting it again with
 			if err != nil {
 				return err
 			}
-			return runGC(cmd.Context(), cfg, id, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runGC(cmd.Context(), cfg, id, force, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	})
+	cmd.Flags().BoolVar(&force, "force", false, "delete without proving that the bake is closed on the Temporal cluster and namespace it was started in")
+	return cmd
 }
 
-func runGC(ctx context.Context, cfg settings.Config, id string, out, errOut io.Writer) error {
+func runGC(ctx context.Context, cfg settings.Config, id string, force bool, out, errOut io.Writer) error {
 	if err := cfg.ValidateStore(); err != nil {
 		return err
 	}
@@ -68,7 +78,13 @@ func runGC(ctx context.Context, cfg settings.Config, id string, out, errOut io.W
 	b := keys.Bake(id)
 
 	// Step 1. Nothing of the bake may run: a slice still writing would leave
-	// objects behind, or fail for want of the ones deleted.
+	// objects behind, or fail for want of the ones deleted. Only the server
+	// and namespace the bake was started in can say so.
+	if !force {
+		if err := checkStartedHere(ctx, st, c, cfg, id); err != nil {
+			return err
+		}
+	}
 	status, err := bakeStatus(ctx, c, id)
 	if err != nil {
 		return err
@@ -85,7 +101,7 @@ func runGC(ctx context.Context, cfg settings.Config, id string, out, errOut io.W
 	}
 	completed := status == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED ||
 		(status == enums.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED && datasetDone)
-	keep := func(key string) bool { return key == b.Record() }
+	keep := func(key string) bool { return key == b.Record() || key == b.StartedIn() }
 	if completed {
 		keep = func(key string) bool { return !b.Intermediate(key) }
 	}
@@ -104,13 +120,40 @@ func runGC(ctx context.Context, cfg settings.Config, id string, out, errOut io.W
 	// Step 3. Say what happened.
 	how := "it " + statusWord(status)
 	if status == enums.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED {
-		how = "this Temporal server does not know it"
+		how = "its namespace no longer holds its history"
+		if force {
+			how = "this Temporal namespace does not know it; --force"
+		}
 	}
 	fmt.Fprintf(out, "Deleted %d objects (%s) of bake %s (%s) in %s\n", gone.Objects, bake.FormatBytes(gone.Bytes), id, how, where)
 	if completed {
 		fmt.Fprintf(out, "Kept its record, seeds and final dataset: %d objects, %s.\n", left.Objects, bake.FormatBytes(left.Bytes))
 	} else {
 		fmt.Fprintf(out, "Kept its record only; `whestbake bake --id %s` with the same config would recompute it from scratch.\n", id)
+	}
+	return nil
+}
+
+// checkStartedHere refuses unless c is connected to the cluster and
+// namespace bake id was started in: only there does "closed" or "unknown"
+// mean that nothing of the bake runs.
+func checkStartedHere(ctx context.Context, st *store.Store, c client.Client, cfg settings.Config, id string) error {
+	was, err := readStartedIn(ctx, st, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("bake %s has no record of the Temporal cluster and namespace it was started in (s3://%s/%s: a bake started by an earlier release, or none of this bucket), "+
+			"so gc cannot prove that it is not running; nothing was deleted: check `whestbake status %s` against the server that runs it, then run gc --force",
+			id, cfg.S3.Bucket, keys.Bake(id).StartedIn(), id)
+	case err != nil:
+		return fmt.Errorf("bake %s: %w; nothing was deleted: gc cannot tell where the bake runs (run gc --force once you know it is not running)", id, err)
+	}
+	here, err := connectedTo(ctx, c, cfg.Temporal.Namespace)
+	if err != nil {
+		return err
+	}
+	if !was.same(here) {
+		return fmt.Errorf("bake %s was started in %s, but this config connects to %s, which cannot say whether the bake still runs; nothing was deleted: "+
+			"point temporal.address and temporal.namespace at the bake's server (or run gc --force if you know it is not running)", id, was, here)
 	}
 	return nil
 }

@@ -17,7 +17,9 @@ type runHistory struct {
 	// Computed, Resumed and Reused sum the BakeSlice outputs: how each
 	// finished slice's MLPs were obtained.
 	Computed, Resumed, Reused int
-	SlicesDone, MLPsDone      int // finished slices and their MLPs
+	// Discarded sums the damaged objects finished slices dropped and recomputed.
+	Discarded            int
+	SlicesDone, MLPsDone int // finished slices and their MLPs
 	// Open lists, in the order they were scheduled, the activities that
 	// never closed: at the end of a cancelled run, what was stopped.
 	Open []openActivity
@@ -86,6 +88,7 @@ func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string
 					h.Computed += out.Computed
 					h.Resumed += out.Resumed
 					h.Reused += out.Reused
+					h.Discarded += out.Discarded
 				}
 				h.SlicesDone++
 				h.MLPsDone += o.Slice.End - o.Slice.Start

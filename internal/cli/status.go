@@ -338,6 +338,11 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 		}
 		fmt.Fprintf(w, row, s.Split, s.Stage, fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal), slices, computed, resumed, reused, eta(s, now))
 	}
+	for _, s := range st.Splits {
+		if h := s.Hist; h != nil && h.Discarded > 0 {
+			fmt.Fprintf(w, "  split %s: %d damaged objects in S3 (results, checkpoints, identity blocks, partial manifests) were discarded and recomputed; see the GPU workers' logs\n", s.Split, h.Discarded)
+		}
+	}
 	printStopped(w, st)
 	if st.QueryFailed {
 		fmt.Fprintln(w, "  (no live progress: no control worker answered the progress query; is `whestbake-worker --role control` running?)")

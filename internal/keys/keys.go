@@ -13,7 +13,20 @@ import (
 // Bake is the object-key root of one bake.
 type Bake string
 
-func (b Bake) root() string { return "bakes/" + string(b) }
+// workArea is the folder of every bake's objects, in any bucket.
+const workArea = "bakes"
+
+func (b Bake) root() string { return workArea + "/" + string(b) }
+
+// InWorkArea reports whether folder (a key prefix without a trailing "/")
+// lies in the bakes' working area, or holds it. No release may: its Push
+// would write into a bake's folder (another bake's dataset, which that bake
+// would then publish as its own), and gc of that bake would delete it.
+// Releases are kept out of it in every bucket, since a release bucket may be
+// some other deployment's artifact bucket.
+func InWorkArea(folder string) bool {
+	return folder == "" || folder == workArea || strings.HasPrefix(folder, workArea+"/")
+}
 
 // split is a split's own folder; under "splits/" so no split name can collide
 // with the bake's other folders.
@@ -22,6 +35,11 @@ func (b Bake) split(name string) string { return path.Join(b.root(), "splits", n
 // Record is the bake's record (bakeapi.Record): what defines its bits,
 // written create-only at its first start.
 func (b Bake) Record() string { return path.Join(b.root(), "record.json") }
+
+// StartedIn records where the bake runs: the Temporal cluster and namespace
+// of its first start. gc deletes only after that server says the bake is
+// closed.
+func (b Bake) StartedIn() string { return path.Join(b.root(), "started-in.json") }
 
 // InputSeeds is where the starter uploads a user's seeds file for a split.
 func (b Bake) InputSeeds(split string) string {

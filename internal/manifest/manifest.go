@@ -1,10 +1,13 @@
 // Package manifest is the file list of a dataset directory in the store: each
 // file's path, sha256 and size. A directory counts as committed once its
 // manifest exists (it is written last, create-only); readers fetch through it
-// and trust nothing it does not vouch for.
+// and trust nothing it does not vouch for. The manifest itself is sealed
+// (package seal) by the bake that committed it, so a bake takes only its own
+// intact commits for its own.
 package manifest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,12 +16,17 @@ import (
 	"path/filepath"
 
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
 // Manifest lists a directory's files, sorted by path.
 type Manifest struct {
 	Files []File `json:"files"`
+	// Seal names the bake (and split) that committed the directory, at
+	// which key, with the manifest's own checksum. Releases published
+	// before seals existed have none.
+	Seal seal.Seal `json:"seal"`
 }
 
 // File is one file of a Manifest, by path relative to the directory.
@@ -36,7 +44,20 @@ var (
 	ErrMismatch   = errors.New("file does not match manifest.json")
 )
 
-// Read returns the manifest of the directory at prefix and its raw bytes.
+// Encode is m's JSON, indented, sealed for id (id.Key: the manifest's key).
+func Encode(m Manifest, id seal.Seal) ([]byte, error) {
+	data, err := seal.Marshal(&m, &m.Seal, id)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	err = json.Indent(&out, data, "", "  ")
+	return out.Bytes(), err
+}
+
+// Read returns the manifest of a release (or any directory) at prefix and
+// its raw bytes. A sealed manifest must be intact; one without a seal is
+// taken as it is, since releases of earlier versions have none.
 func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte, error) {
 	data, err := s.Get(ctx, keys.Manifest(prefix))
 	if err != nil {
@@ -46,11 +67,30 @@ func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte,
 	if err := json.Unmarshal(data, &m); err != nil {
 		return Manifest{}, nil, fmt.Errorf("%w: %s: %v", ErrMalformed, keys.Manifest(prefix), err)
 	}
+	if m.Seal.SHA256 != "" {
+		if err := seal.Unmarshal(keys.Manifest(prefix), data, &m, &m.Seal, seal.Seal{}); err != nil {
+			return Manifest{}, nil, err
+		}
+	}
+	return m, data, nil
+}
+
+// ReadCommit returns the manifest of a directory a bake committed, and its
+// raw bytes: it must be sealed, intact and written for id (store.GetSealed),
+// or the error wraps seal.ErrDamaged (store.ErrNotFound when there is none).
+func ReadCommit(ctx context.Context, s *store.Store, prefix string, id seal.Seal) (Manifest, []byte, error) {
+	var m Manifest
+	data, err := s.GetSealed(ctx, keys.Manifest(prefix), &m, &m.Seal, id)
+	if err != nil {
+		return Manifest{}, nil, err
+	}
 	return m, data, nil
 }
 
 // Fetch copies every file of m from prefix into dir and checks each one's
-// sha256 and size against m.
+// sha256 and size against m. A file that does not match is read once more
+// (damage in transit does not repeat); a second mismatch is an error
+// wrapping ErrMismatch: the stored bytes are not the manifest's.
 func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir string) error {
 	for _, f := range m.Files {
 		rel := filepath.FromSlash(f.Path)
@@ -58,14 +98,31 @@ func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir s
 			return fmt.Errorf("%w: %s names %q", ErrUnsafePath, keys.Manifest(prefix), f.Path)
 		}
 		local := filepath.Join(dir, rel)
-		got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local)
-		if err != nil {
-			return err
+		for read := 1; ; read++ {
+			err := fetchFile(ctx, s, prefix, f, local)
+			if err == nil {
+				break
+			}
+			if read == 2 || !errors.Is(err, ErrMismatch) {
+				return err
+			}
 		}
-		if got.SHA256 != f.SHA256 || got.Size != f.Size {
-			return fmt.Errorf("%w: %s/%s has sha256 %s and %d bytes, the manifest says %s and %d bytes",
-				ErrMismatch, prefix, f.Path, got.SHA256, got.Size, f.SHA256, f.Size)
-		}
+	}
+	return nil
+}
+
+// fetchFile downloads file f of the directory at prefix to local and checks it.
+func fetchFile(ctx context.Context, s *store.Store, prefix string, f File, local string) error {
+	got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local)
+	if errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("%w: %w", ErrMismatch, err)
+	}
+	if err != nil {
+		return err
+	}
+	if got.SHA256 != f.SHA256 || got.Size != f.Size {
+		return fmt.Errorf("%w: %s/%s has sha256 %s and %d bytes, the manifest says %s and %d bytes",
+			ErrMismatch, prefix, f.Path, got.SHA256, got.Size, f.SHA256, f.Size)
 	}
 	return nil
 }

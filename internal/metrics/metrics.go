@@ -45,7 +45,7 @@ type Worker struct {
 	samplesRate, flopsRt *prometheus.GaugeVec
 	mlps, slices         *prometheus.CounterVec
 	attempts, failures   *prometheus.CounterVec
-	checkpoints          prometheus.Counter
+	checkpoints, damaged prometheus.Counter
 	running              prometheus.Gauge
 	device, memory       *prometheus.GaugeVec
 
@@ -70,6 +70,7 @@ func New(role, version string) (*Worker, error) {
 	w.attempts = f.counterVec("whestbake_slice_attempts_total", "BakeSlice attempts started; retry is \"true\" from the second attempt on.", []string{"retry"})
 	w.failures = f.counterVec("whestbake_slice_failures_total", "BakeSlice attempts that failed, by error type (bakeapi's types, Canceled, Other).", []string{"type"})
 	w.checkpoints = f.counter("whestbake_checkpoints_saved_total", "Engine checkpoints saved to S3.")
+	w.damaged = f.counter("whestbake_damaged_objects_total", "Damaged objects a slice found in S3 (results, checkpoints, identity blocks, a partial's manifest), discarded and recomputed.")
 	w.running = f.gauge("whestbake_slices_running", "BakeSlice attempts running in this process.")
 	w.device = f.gaugeVec("whestbake_device_info", "The slice engine's device (value 1).", []string{"engine", "device", "device_name", "kernel"})
 	w.memory = f.gaugeVec("whestbake_device_memory_bytes", "Memory of the slice engine's device (GPU memory, or host memory for the CPU engine).", []string{"device"})
@@ -192,6 +193,13 @@ func (w *Worker) SliceStarted(attempt int32) func(err error) {
 func (w *Worker) SliceDone(outcome string) {
 	if w != nil {
 		w.slices.WithLabelValues(outcome).Inc()
+	}
+}
+
+// Damaged counts a damaged object that a slice discarded to recompute it.
+func (w *Worker) Damaged() {
+	if w != nil {
+		w.damaged.Inc()
 	}
 }
 

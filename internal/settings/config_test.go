@@ -155,6 +155,8 @@ func TestBadConfigs(t *testing.T) {
 		{"tag without bucket", "bucket: releases|bucket: ''", "release.bucket is empty but release.name/tag are set"},
 		{"bad release bucket", "bucket: releases|bucket: Rel_eases", `release.bucket "Rel_eases" is not a valid bucket name`},
 		{"bad prefix", "prefix: datasets|prefix: /datasets", `release.prefix "/datasets"`},
+		{"release inside a bake", "prefix: datasets|prefix: bakes", `release.prefix "bakes" with release.name "demo" puts the release at bakes/demo/v1/, inside bakes/`},
+		{"release named into the bakes", "prefix: datasets, name: demo|prefix: '', name: bakes", `release.prefix "" with release.name "bakes" puts the release at bakes/v1/, inside bakes/`},
 		{"no secret", "secret-key: " + testSecret + "|secret-key: ''", "s3.secret-key is not set but s3.access-key is: export WHESTBAKE_S3_SECRET_KEY"},
 		{"bad addressing", "s3:|s3:\n  addressing: dns", `s3.addressing "dns" is unknown: use auto`},
 		{"missing S3 CA", "s3:|s3:\n  ca-file: absent-ca.pem", "s3.ca-file cannot be read"},

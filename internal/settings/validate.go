@@ -15,6 +15,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/tlsconf"
 )
@@ -365,6 +366,10 @@ func (c Config) checkRelease(p *problems) {
 				break
 			}
 		}
+	}
+	if rel := keys.Release(r.Prefix, r.Name, r.Tag); r.Name != "" && r.Tag != "" && keys.InWorkArea(rel) {
+		p.addf("release.prefix", "%q with release.name %q puts the release at %s/, inside bakes/, where every bake keeps its working objects "+
+			"(a bake would take it for its own dataset, and gc would delete it): choose a release.prefix outside bakes/, e.g. datasets", r.Prefix, r.Name, rel)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 
 	"github.com/minio/minio-go/v7"
+
+	"github.com/whestbake/whestbake/internal/seal"
 )
 
 // Info describes a stored object. SHA256 is the hex sha256 recorded when the
@@ -24,9 +26,34 @@ type Info struct {
 // Get reads the object at key and checks it against its recorded sha256.
 // A missing key gives an error wrapping ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	obj, info, err := s.open(ctx, key)
+	data, _, err := s.get(ctx, key)
+	return data, err
+}
+
+// GetSealed reads the sealed JSON object at key into v and checks its seal
+// *sl (a field of v) against id (package seal; id.Key is set to key), and
+// returns the raw bytes. An object without a seal is taken only when it
+// carries the sha256 recorded when whestbake put it, and matches it: one
+// written before seals existed, by a bake running across that upgrade. A
+// plain PUT or a copy that drops metadata leaves no recorded sha256, and a
+// changed object under a kept one fails that check, so neither passes.
+func (s *Store) GetSealed(ctx context.Context, key string, v any, sl *seal.Seal, id seal.Seal) ([]byte, error) {
+	data, info, err := s.get(ctx, key)
 	if err != nil {
 		return nil, err
+	}
+	id.Key = key
+	err = seal.Unmarshal(s.bucket+"/"+key, data, v, sl, id)
+	if errors.Is(err, seal.ErrUnsealed) && info.SHA256 != "" {
+		return data, nil
+	}
+	return data, err
+}
+
+func (s *Store) get(ctx context.Context, key string) ([]byte, Info, error) {
+	obj, info, err := s.open(ctx, key)
+	if err != nil {
+		return nil, Info{}, err
 	}
 	defer obj.Close()
 	// Room for the whole object plus ReadFrom's probe for EOF, so a large
@@ -35,12 +62,12 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	buf.Grow(int(info.Size) + bytes.MinRead)
 	h := sha256.New()
 	if _, err := buf.ReadFrom(io.TeeReader(obj, h)); err != nil {
-		return nil, s.c.classify("get", s.bucket, key, err)
+		return nil, Info{}, s.c.classify("get", s.bucket, key, err)
 	}
 	if err := s.verify(key, info, h.Sum(nil)); err != nil {
-		return nil, err
+		return nil, Info{}, err
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), info, nil
 }
 
 // GetFile downloads the object at key to path, creating the parent

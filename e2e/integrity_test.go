@@ -1,0 +1,242 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/datasettest"
+	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/keys"
+)
+
+// TestStoredStateIntegrity: what a bake stores and later trusts is checked
+// on every read, whatever S3's metadata says (issue 18, items 1-3 and 7).
+func TestStoredStateIntegrity(t *testing.T) {
+	s := newStack(t)
+	s.startWorker("control")
+	gpu := s.startWorker("gpu")
+	ctx := context.Background()
+	statusCfg := s.writeConfig("status", s.baseConfig())
+
+	// A finished MLP's result changed by one ulp with a plain PUT, and an
+	// unfinished one's checkpoint changed in one hex digit of an exact sum
+	// with the old recorded sha256 kept: before seals the first was
+	// published and the second failed the slice's every attempt. Now both
+	// are discarded and recomputed, status says so, and the release is the
+	// local bake's, bit for bit.
+	t.Run("damaged result and checkpoint are recomputed", func(t *testing.T) {
+		s := s.sub(t)
+		b := bakeSpec{ID: "damaged", Width: 64, Depth: 4, NSamples: 3_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "damaged",
+			Splits: []splitSpec{{"public", "default", 3, 11}}}
+		cfg := s.bakeConfig(b)
+		s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
+		bk := keys.Bake(b.ID)
+		exists := func(key string) bool {
+			ok, err := s.art.Exists(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		waitFor(t, 90*time.Second, "MLP 1 finished and MLP 2 checkpointed", func() bool {
+			return exists(bk.MLPResult("public", 1)) && exists(bk.MLPCheckpoint("public", 2))
+		})
+		gpu.kill()
+		if exists(bk.MLPResult("public", 2)) {
+			t.Fatal("MLP 2 finished before the kill landed: the test did not interrupt an MLP")
+		}
+
+		res, err := s.art.Get(ctx, bk.MLPResult("public", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Bits []uint32 `json:"layer_means_bits"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil || len(r.Bits) == 0 {
+			t.Fatalf("result of MLP 1: %v", err)
+		}
+		ulp := bytes.Replace(res, fmt.Appendf(nil, `"layer_means_bits":[%d`, r.Bits[0]), fmt.Appendf(nil, `"layer_means_bits":[%d`, r.Bits[0]+1), 1)
+		if bytes.Equal(ulp, res) {
+			t.Fatal("the test did not change the result")
+		}
+		if err := s.art.Put(ctx, bk.MLPResult("public", 1), ulp); err != nil {
+			t.Fatal(err)
+		}
+
+		ck, err := s.art.Get(ctx, bk.MLPCheckpoint("public", 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cp struct {
+			Exact []string `json:"layer_exact"`
+		}
+		if err := json.Unmarshal(ck, &cp); err != nil || len(cp.Exact) == 0 || cp.Exact[0] == "" {
+			t.Fatalf("checkpoint of MLP 2 has no exact sums (%v)", err)
+		}
+		sum := cp.Exact[0]
+		digit := "0"
+		if sum[len(sum)-1] == '0' {
+			digit = "1"
+		}
+		damaged := bytes.Replace(ck, []byte(`"`+sum+`"`), []byte(`"`+sum[:len(sum)-1]+digit+`"`), 1)
+		info, err := s.art.Stat(ctx, bk.MLPCheckpoint("public", 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mc, err := minio.New(s.opts.S3Config().Endpoint, &minio.Options{Creds: credentials.NewStaticV4(s.opts.AccessKey, s.secret, ""), Region: "us-east-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mc.PutObject(ctx, artifactBucket, bk.MLPCheckpoint("public", 2), bytes.NewReader(damaged), int64(len(damaged)),
+			minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}}); err != nil {
+			t.Fatal(err)
+		}
+
+		s.startWorker("gpu")
+		s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait") // reattaches
+		var slice1 *sliceRun
+		for _, run := range s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, "public")) {
+			if run.In.Slice == 1 {
+				slice1 = &run
+			}
+		}
+		if slice1 == nil || slice1.Out.Discarded != 2 || slice1.Out.Computed != 2 || slice1.Out.Reused != 0 || slice1.Out.Resumed != 0 {
+			t.Errorf("slice 1 after the damage: %+v, want the result and the checkpoint discarded and both MLPs computed", slice1)
+		}
+		st := s.mustWhestbake("status", b.ID, "--config-file", statusCfg)
+		if !strings.Contains(st.stdout, "split public: 2 damaged objects") {
+			t.Errorf("status does not tell of the discarded objects:\n%s", st.stdout)
+		}
+		datasettest.SameDataset(t, s.download(b), s.localBake(b))
+	})
+
+	// A release may not point into the bakes' folder: there its Push wrote
+	// another bake's dataset, which that bake then published as its own,
+	// and gc of that bake deleted the release.
+	t.Run("a release cannot point into a bake", func(t *testing.T) {
+		s := s.sub(t)
+		b := smallBake("attacker", 500)
+		cfg := s.bakeConfigMap(b)
+		cfg["release"] = map[string]any{"bucket": artifactBucket, "prefix": "bakes", "name": "victim", "tag": "dataset"}
+		r := s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-attacker", cfg), "--id", b.ID)
+		if r.code != 1 || !strings.Contains(r.stderr, "release.prefix") || !strings.Contains(r.stderr, "inside bakes/") {
+			t.Errorf("a release into bakes/victim/dataset: want a refusal naming release.prefix:\n%s", r)
+		}
+		if left, err := s.art.List(ctx, keys.Bake(b.ID).Prefix()); err != nil || len(left) != 0 {
+			t.Errorf("the refused bake stored %v (%v)", left, err)
+		}
+		if _, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), ""); err == nil {
+			t.Error("the refused bake was started")
+		}
+	})
+
+	// gc against another namespace, where the running bake is unknown,
+	// deleted its seeds and identity blocks. Now gc deletes only what the
+	// namespace and cluster the bake was started in say is closed.
+	t.Run("gc proves the bake closed where it was started", func(t *testing.T) {
+		s := s.sub(t)
+		slow := bakeSpec{ID: "gc-elsewhere", Width: 64, Depth: 4, NSamples: 5_000_000, SliceSize: 1, MaxInFlight: 1, Tag: "gc-elsewhere",
+			Splits: []splitSpec{{"public", "default", 3, 9}}}
+		s.mustWhestbake("bake", "--config-file", s.bakeConfig(slow), "--id", slow.ID)
+		bk := keys.Bake(slow.ID)
+		waitFor(t, time.Minute, "the identity blocks", func() bool {
+			ok, err := s.art.Exists(ctx, bk.IdentitiesDone("public"))
+			return err == nil && ok
+		})
+		const other = "elsewhere"
+		if _, err := s.tc.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+			Namespace: other, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		// The bakes' search attributes, as a namespace whestbake runs in has them.
+		attrs := map[string]enumspb.IndexedValueType{}
+		for _, sa := range devstack.SearchAttributes {
+			attrs[sa.Name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+		}
+		if _, err := s.tc.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: other, SearchAttributes: attrs}); err != nil {
+			t.Fatal(err)
+		}
+		oc, err := client.Dial(client.Options{HostPort: s.opts.TemporalAddr(), Namespace: other,
+			Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer oc.Close()
+		// The new namespace answers as the wrong one did: it does not know the bake.
+		waitFor(t, time.Minute, "namespace "+other+" to serve", func() bool {
+			_, err := oc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(slow.ID), "")
+			var nf *serviceerror.NotFound
+			if !errors.As(err, &nf) {
+				return false
+			}
+			_, err = oc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: other, Query: bakeapi.BakeIDAttribute + " = '" + slow.ID + "'"})
+			return err == nil
+		})
+		elsewhere := s.baseConfig()
+		elsewhere["temporal"].(map[string]any)["namespace"] = other
+		r := s.whestbake(nil, "gc", slow.ID, "--config-file", s.writeConfig("elsewhere", elsewhere))
+		if r.code != 1 || !strings.Contains(r.stderr, "was started in namespace default") || !strings.Contains(r.stderr, "connects to namespace "+other) ||
+			!strings.Contains(r.stderr, "nothing was deleted") {
+			t.Errorf("gc of a running bake from another namespace: want a refusal that says where the bake runs:\n%s", r)
+		}
+		// Nor does a start of the same bake ID in the other namespace run
+		// a second copy of it into the same objects.
+		other2 := s.bakeConfigMap(slow)
+		other2["temporal"].(map[string]any)["namespace"] = other
+		r = s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-elsewhere", other2), "--id", slow.ID)
+		if r.code != 1 || !strings.Contains(r.stderr, "was started in namespace default") || !strings.Contains(r.stderr, "a bake runs in one namespace") {
+			t.Errorf("a start of the running bake in another namespace: want a refusal:\n%s", r)
+		}
+		if _, err := oc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(slow.ID), ""); err == nil {
+			t.Error("the bake was started a second time, in namespace " + other)
+		}
+		for _, key := range []string{bk.Seeds("public"), bk.IdentityBlock("public", 0), bk.IdentitiesDone("public"), bk.Record()} {
+			if ok, err := s.art.Exists(ctx, key); err != nil || !ok {
+				t.Errorf("after the refused gc, %s is gone (%v)", key, err)
+			}
+		}
+		// Where it was started, once closed, gc deletes; a bake without a
+		// record of where it was started (an earlier release's) only with --force.
+		s.mustWhestbake("cancel", slow.ID, "--config-file", statusCfg)
+		waitFor(t, time.Minute, "the cancelled bake and its split to close", func() bool {
+			for _, id := range []string{bakeapi.BakeWorkflowID(slow.ID), bakeapi.SplitWorkflowID(slow.ID, "public")} {
+				d, err := s.tc.DescribeWorkflowExecution(ctx, id, "")
+				if err != nil || d.GetWorkflowExecutionInfo().GetCloseTime() == nil {
+					return false
+				}
+			}
+			return true
+		})
+		if err := s.art.Delete(ctx, bk.StartedIn()); err != nil {
+			t.Fatal(err)
+		}
+		r = s.whestbake(nil, "gc", slow.ID, "--config-file", statusCfg)
+		if r.code != 1 || !strings.Contains(r.stderr, "has no record of the Temporal cluster and namespace it was started in") || !strings.Contains(r.stderr, "gc --force") {
+			t.Errorf("gc of a bake without its started-in record: want a refusal pointing at --force:\n%s", r)
+		}
+		s.mustWhestbake("gc", slow.ID, "--config-file", statusCfg, "--force")
+		if left, err := s.art.List(ctx, bk.Prefix()); err != nil || len(left) != 1 || left[0] != bk.Record() {
+			t.Errorf("after gc --force of the cancelled bake: %v (%v), want its record alone", left, err)
+		}
+	})
+}
