@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 
@@ -57,4 +58,36 @@ func arrowSchema(w, d int) string {
 	}
 	msg := arrowipc.SchemaMessage(fields, []arrowipc.KeyValue{{Key: hfMetadataKey, Value: featuresJSON(w, d)}})
 	return base64.StdEncoding.EncodeToString(msg)
+}
+
+// checkTypeMetadata checks a footer's huggingface features text and its
+// ARROW:schema against exactly what whestbake (and datasets with pyarrow)
+// write for the shape the features declare. Readers build the column
+// types from these two entries, not from the parquet schema: a file whose
+// features say Array2D or float16, or whose Arrow schema does, loads as
+// something else in datasets or pyarrow while its pages read the same here.
+func checkTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
+	text, _ := lookup(hfMetadataKey)
+	if want := featuresJSON(w, d); text != want {
+		return fmt.Errorf("its %q features are not the ones datasets writes for width %d, depth %d: %s",
+			hfMetadataKey, w, d, featuresDiff(text, want))
+	}
+	got, ok := lookup(arrowSchemaKey)
+	if !ok {
+		return fmt.Errorf("it has no %q key-value metadata, so pyarrow reads its arrays as plain lists", arrowSchemaKey)
+	}
+	msg, err := base64.StdEncoding.DecodeString(got)
+	if err != nil {
+		return fmt.Errorf("its %q is not base64: %v", arrowSchemaKey, err)
+	}
+	want, _ := base64.StdEncoding.DecodeString(arrowSchema(w, d))
+	if !bytes.Equal(msg, want) {
+		i := 0
+		for i < len(msg) && i < len(want) && msg[i] == want[i] {
+			i++
+		}
+		return fmt.Errorf("its %q (an Arrow IPC schema message of %d bytes) differs from the one pyarrow writes for these features "+
+			"(%d bytes) from byte %d on: pyarrow and datasets would read other column types", arrowSchemaKey, len(msg), len(want), i)
+	}
+	return nil
 }

@@ -202,3 +202,35 @@ func TestUploadReplacesAnotherDatasetOnlyWithReplace(t *testing.T) {
 		t.Error("the branch does not hold the new dataset's metadata.json")
 	}
 }
+
+// A shard whose footer features were edited (weights Array3D → Array2D,
+// what datasets builds the column type from) reads the same pages, but
+// loads as another type: inspect, verify and upload refuse it.
+func TestEditedFooterFeaturesAreRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "4", "--depth", "2", "--n-samples", "100", "--seed", "5", "--output", dir)
+	shard := filepath.Join(dir, "data", "public-00000-of-00001.parquet")
+	data := readBytes(t, shard)
+	// Same length, so the footer's thrift framing stays intact; the copy
+	// inside the base64 ARROW:schema is untouched.
+	edited := bytes.Replace(data, []byte(`"_type": "Array3D"`), []byte(`"_type": "Array2D"`), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatal("no Array3D feature in the footer")
+	}
+	if err := os.WriteFile(shard, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := hubtest.New(t)
+	srv.AddToken("hf_cli_token_edit_1", "alice", "write")
+	t.Setenv("HF_TOKEN", "hf_cli_token_edit_1")
+	for _, args := range [][]string{
+		{"dataset", "inspect", dir},
+		{"dataset", "verify", dir, "--mlps", "all"},
+		{"dataset", "upload", dir, "--repo", "alice/x", "--endpoint", srv.URL},
+	} {
+		code, _, errs := run(t, args...)
+		if code != 1 || !strings.Contains(errs, "feature weights is") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 naming the weights feature", args[1], code, errs)
+		}
+	}
+}
