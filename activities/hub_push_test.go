@@ -75,8 +75,8 @@ func TestHubPushFailuresAreTypedByWhetherARetryHelps(t *testing.T) {
 		t.Errorf("push of another dataset: %v", err)
 	}
 	next.Hub.Replace = true
-	if replaced := mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, next); replaced.NoOp || replaced.Deleted == 0 {
-		t.Errorf("push with Replace: %+v, want a commit deleting the other dataset's shard", replaced)
+	if replaced := mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, next); replaced.NoOp || replaced.Sent == 0 {
+		t.Errorf("push with Replace: %+v, want a commit of the other dataset's files", replaced)
 	}
 }
 

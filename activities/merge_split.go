@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // MergeSplit merges the slices' partials into the complete split (or takes a
@@ -142,7 +144,10 @@ func slicePrefixes(in bakeapi.MergeSplitInput) []string {
 
 // countRows reads n_mlps from the committed metadata.json.
 func (a *Activities) countRows(ctx context.Context, prefix string, out *bakeapi.MergeSplitOutput) error {
-	data, err := a.Store.Get(ctx, prefix+"/metadata.json")
+	data, err := a.Store.GetMax(ctx, prefix+"/metadata.json", dataset.MaxMetadataBytes)
+	if errors.Is(err, store.ErrTooLarge) {
+		return fatal(bakeapi.ErrCorruptPartial, "%v", err)
+	}
 	if err != nil {
 		return storeErr(err)
 	}
