@@ -217,13 +217,18 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 // redact removes the token from text the server or the transport produced.
 func (c *Client) redact(s string) string { return strings.ReplaceAll(s, c.token, "[redacted]") }
 
+// maxErrorBody bounds what is read of a failed answer's body: the Hub's
+// explanations are a sentence, and a proxy's error page need not be read
+// whole to be shown in part.
+const maxErrorBody = 4 << 10
+
 // errorMessage is the Hub's explanation of a failure: its X-Error-Message
 // header, the "error" of a JSON body, or the start of the body.
 func errorMessage(resp *http.Response) string {
 	if m := resp.Header.Get("X-Error-Message"); m != "" {
 		return m
 	}
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var e struct {
 		Error string `json:"error"`
 	}
