@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
-	"github.com/whestbake/whestbake/internal/store"
 )
 
 // MergeSplit merges the slices' partials into the complete split (or takes a
@@ -145,9 +143,6 @@ func slicePrefixes(in bakeapi.MergeSplitInput) []string {
 // countRows reads n_mlps from the committed metadata.json.
 func (a *Activities) countRows(ctx context.Context, prefix string, out *bakeapi.MergeSplitOutput) error {
 	data, err := a.Store.GetMax(ctx, prefix+"/metadata.json", dataset.MaxMetadataBytes)
-	if errors.Is(err, store.ErrTooLarge) {
-		return fatal(bakeapi.ErrCorruptPartial, "%v", err)
-	}
 	if err != nil {
 		return storeErr(err)
 	}
