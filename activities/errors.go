@@ -14,10 +14,15 @@ func fatal(kind, format string, a ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), kind, nil)
 }
 
-// storeErr marks bad credentials and missing buckets as permanent.
+// storeErr marks bad credentials, missing buckets and objects over their
+// reader's bound as permanent.
 func storeErr(err error) error {
 	if errors.Is(err, store.ErrAuth) || errors.Is(err, store.ErrNoBucket) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), bakeapi.ErrStoreAccess, nil)
+	}
+	// An object over its reader's bound does not shrink on a retry.
+	if errors.Is(err, store.ErrTooLarge) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), bakeapi.ErrCorruptPartial, nil)
 	}
 	return err
 }

@@ -25,7 +25,7 @@ func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeeds
 	key := keys.Bake(in.BakeID).Seeds(in.Split)
 	// Step 1. Already written (it may be a user's file, so it is checked), or written now.
 	var sf bake.SeedFile
-	data, err := a.Store.Get(ctx, key)
+	data, err := a.getSeeds(ctx, key, in.NMLPs)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		sf, err = a.storeSeeds(ctx, in, key)
@@ -67,7 +67,7 @@ func (a *Activities) storeSeeds(ctx context.Context, in bakeapi.GenerateSeedsInp
 	var none bake.SeedFile
 	var data []byte
 	if in.UploadedKey != "" {
-		d, err := a.Store.Get(ctx, in.UploadedKey)
+		d, err := a.getSeeds(ctx, in.UploadedKey, in.NMLPs)
 		if errors.Is(err, store.ErrNotFound) {
 			return none, fatal(bakeapi.ErrInvalidSeeds, "split %s: uploaded seeds file %s is missing from the bucket; start the bake again with the starter, which uploads it", in.Split, in.UploadedKey)
 		}
@@ -89,7 +89,7 @@ func (a *Activities) storeSeeds(ctx context.Context, in bakeapi.GenerateSeedsInp
 	if err := a.Store.PutCreate(ctx, key, data); err != nil && !errors.Is(err, store.ErrExists) {
 		return none, storeErr(err)
 	}
-	stored, err := a.Store.Get(ctx, key)
+	stored, err := a.getSeeds(ctx, key, in.NMLPs)
 	if err != nil {
 		return none, storeErr(err)
 	}
@@ -106,4 +106,15 @@ func parseSeeds(name string, data []byte, n int) (bake.SeedFile, error) {
 		return sf, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
 	}
 	return sf, nil
+}
+
+// getSeeds reads the seeds file of n seeds at key, no further than
+// bake.MaxSeedsFileBytes(n): a larger object is not a seeds file of n
+// seeds, whoever put it in the bucket (ErrInvalidSeeds).
+func (a *Activities) getSeeds(ctx context.Context, key string, n int) ([]byte, error) {
+	data, err := a.Store.GetMax(ctx, key, bake.MaxSeedsFileBytes(n))
+	if errors.Is(err, store.ErrTooLarge) {
+		return nil, fatal(bakeapi.ErrInvalidSeeds, "%v: it is not a seeds file of %d seeds", err, n)
+	}
+	return data, err
 }

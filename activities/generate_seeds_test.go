@@ -106,6 +106,9 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 		{"not JSON", "1 2 3", 3},
 		{"negative seed", "[1, -2, 3]", 3},
 		{"missing upload", "", 3},
+		// Valid JSON, but more bytes than 3 seeds take: not read beyond
+		// the bound, whoever put it in the bucket.
+		{"oversized", "[1, 2, 3]" + strings.Repeat(" ", int(bake.MaxSeedsFileBytes(3))), 3},
 	}
 	for i, c := range bad {
 		t.Run(c.name, func(t *testing.T) {

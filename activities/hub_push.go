@@ -8,8 +8,12 @@ import (
 	"path"
 	"strings"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/seal"
 )
 
@@ -38,11 +42,17 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	if err != nil {
 		return out, storeErr(err)
 	}
-	files := make([]hub.File, len(m.Files))
-	for i, f := range m.Files {
+	var files []hub.File
+	for _, f := range m.Files {
+		// The Hub gets the dataset's own files only, as from dataset
+		// upload; whatever else the directory's manifest lists stays in S3.
+		if !dataset.IsDatasetFile(f.Path) {
+			activity.GetLogger(ctx).Warn("not pushed to the Hub: not a file of the dataset's layout", "Manifest", keys.Manifest(in.DatasetPrefix), "File", f.Path)
+			continue
+		}
 		key := path.Join(in.DatasetPrefix, f.Path)
-		files[i] = hub.File{Path: f.Path, Size: f.Size, SHA256: f.SHA256,
-			Open: func(ctx context.Context, off int64) (io.ReadCloser, error) { return a.Store.OpenAt(ctx, key, off) }}
+		files = append(files, hub.File{Path: f.Path, Size: f.Size, SHA256: f.SHA256,
+			Open: func(ctx context.Context, off int64) (io.ReadCloser, error) { return a.Store.OpenAt(ctx, key, off) }})
 	}
 	if files, err = hub.WithCard(ctx, files, in.Hub.Repo); err != nil {
 		return out, fatal(bakeapi.ErrCorruptPartial, "%s: %v", in.DatasetPrefix, err)
@@ -50,7 +60,7 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	stop := keepAlive(ctx)
 	defer stop()
 	res, err := c.Push(ctx, hub.Options{Repo: in.Hub.Repo, Revision: in.Hub.Revision, Tag: in.Hub.Tag, Message: in.Hub.Message,
-		Private: in.Hub.Private, Progress: func(p hub.Progress) { activityHeartbeat(ctx, p) }}, files)
+		Private: in.Hub.Private, Replace: in.Hub.Replace, Progress: func(p hub.Progress) { activityHeartbeat(ctx, p) }}, files)
 	out = bakeapi.HubPushOutput{Commit: res.Commit, URL: res.URL, NoOp: res.NoOp, Sent: res.Sent, Reused: res.Reused, Deleted: res.Deleted}
 	return out, hubErr(err)
 }
@@ -75,6 +85,8 @@ func hubErr(err error) error {
 			return err
 		}
 		return fatal(bakeapi.ErrHubAccess, "%v", err)
+	case errors.Is(err, hub.ErrOtherDataset):
+		return fatal(bakeapi.ErrDestinationConflict, "%v", err)
 	case errors.Is(err, hub.ErrNoToken):
 		return fatal(bakeapi.ErrHubAccess, "%v", err)
 	}

@@ -64,6 +64,20 @@ func TestHubPushFailuresAreTypedByWhetherARetryHelps(t *testing.T) {
 	srv.CommitFiles("alice/gt", "main", "someone else", map[string][]byte{"NOTES.md": []byte("x")})
 	_, err = run[bakeapi.HubPushOutput](a, a.HubPush, in)
 	wantAppError(t, err, bakeapi.ErrDestinationConflict)
+
+	// Another bake's dataset on the same branch replaces it only when the
+	// config says so (release.hub.replace).
+	other := bakeDataset(t, f, "hubpush-b", 8)
+	next := bakeapi.HubPushInput{DatasetPrefix: other.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL}}
+	_, err = run[bakeapi.HubPushOutput](a, a.HubPush, next)
+	wantAppError(t, err, bakeapi.ErrDestinationConflict)
+	if !strings.Contains(err.Error(), "holds another dataset") {
+		t.Errorf("push of another dataset: %v", err)
+	}
+	next.Hub.Replace = true
+	if replaced := mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, next); replaced.NoOp || replaced.Sent == 0 {
+		t.Errorf("push with Replace: %+v, want a commit of the other dataset's files", replaced)
+	}
 }
 
 func TestHubErrorsRetryOnlyWhatARetryCanFix(t *testing.T) {
@@ -91,6 +105,10 @@ func TestHubErrorsRetryOnlyWhatARetryCanFix(t *testing.T) {
 		case c.kind != "" && (!errors.As(err, &app) || !app.NonRetryable() || app.Type() != c.kind):
 			t.Errorf("%s → %d: %v, want non-retryable %s", c.op, c.status, err, c.kind)
 		}
+	}
+	var app *temporal.ApplicationError
+	if err := activities.HubErr(&hub.OtherDatasetError{Repo: "alice/gt", Revision: "main"}); !errors.As(err, &app) || !app.NonRetryable() || app.Type() != bakeapi.ErrDestinationConflict {
+		t.Errorf("another dataset on the branch: %v, want non-retryable %s", err, bakeapi.ErrDestinationConflict)
 	}
 	if err := activities.HubErr(hub.ErrNoToken); !temporal.IsApplicationError(err) {
 		t.Errorf("no token: %v, want HubAccess", err)

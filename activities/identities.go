@@ -156,7 +156,7 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 // under salt from its seeds file, checked against the sha256 the workflow
 // recorded, and writes them as identity blocks.
 func (a *Activities) identitiesFromSeedsFile(ctx context.Context, in bakeapi.BakeSliceInput, salt seeds.Salt) ([]bake.MLP, error) {
-	data, err := a.Store.Get(ctx, in.SeedsKey)
+	data, err := a.getSeeds(ctx, in.SeedsKey, in.NMLPs)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s is missing", in.SeedsKey)

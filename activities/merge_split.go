@@ -156,7 +156,7 @@ func slicePrefixes(in bakeapi.MergeSplitInput) []string {
 // the directory's manifest m.
 func (a *Activities) countRows(ctx context.Context, prefix string, m manifest.Manifest, out *bakeapi.MergeSplitOutput) error {
 	key := prefix + "/metadata.json"
-	data, err := a.Store.Get(ctx, key)
+	data, err := a.Store.GetMax(ctx, key, dataset.MaxMetadataBytes)
 	if err != nil {
 		return storeErr(err)
 	}

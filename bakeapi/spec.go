@@ -122,11 +122,22 @@ func (s Spec) Validate() error {
 // single hyphens between alphanumeric runs); configs follow the same rule.
 var splitNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
+// MaxSplitNameLen bounds a split (or config) name. The name is part of file
+// names — data/<split>-NNNNN-of-MMMMM.parquet, and its temporary copies,
+// which add about 45 bytes — that must fit in a file name of 255 bytes
+// (NAME_MAX on Linux and most file systems); 128 leaves room for all of
+// them, where a longer name failed only when the shard was written, after
+// every MLP was computed.
+const MaxSplitNameLen = 128
+
 // CheckSplitName reports whether name is usable as a split (or config) name.
 // Its message names neither a flag nor a key.
 func CheckSplitName(name string) error {
 	if name == "" {
 		return fmt.Errorf("is empty: choose a name such as \"public\" or \"my-split\"")
+	}
+	if len(name) > MaxSplitNameLen {
+		return fmt.Errorf("is %d characters long: at most %d fit in the data file names it is part of; choose a shorter name", len(name), MaxSplitNameLen)
 	}
 	if !splitNameRE.MatchString(name) {
 		return fmt.Errorf("%q does not match [a-z][a-z0-9]*(-[a-z0-9]+)* "+

@@ -76,6 +76,7 @@ type HubSpec struct {
 	Message  string `json:",omitempty"` // "" is whestbench's default
 	Endpoint string `json:",omitempty"` // "" is https://huggingface.co
 	Private  bool   `json:",omitempty"` // applies when the push creates the repository
+	Replace  bool   `json:",omitempty"` // may replace another dataset the revision holds
 }
 
 // BakeInput is everything a bake needs, all of it small and secret-free.

@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	"github.com/whestbake/whestbake/dataset/internal/arrowipc"
 )
@@ -15,11 +17,17 @@ import (
 const arrowSchemaKey = "ARROW:schema"
 
 // arrowSchema is the base64 Arrow IPC schema message pyarrow 24 writes for
-// datasets' features of width w and depth d: every field and list item
-// nullable, list children named "item", the huggingface text as schema
-// metadata, weights and all_layer_means as datasets' extension types over
-// their list storage.
+// datasets' features of width w and depth d (arrowFields).
 func arrowSchema(w, d int) string {
+	fields, metadata := arrowFields(w, d)
+	return base64.StdEncoding.EncodeToString(arrowipc.SchemaMessage(fields, metadata))
+}
+
+// arrowFields are the Arrow schema's fields and metadata for width w and
+// depth d: every field and list item nullable, list children named "item",
+// the huggingface text as schema metadata, weights and all_layer_means as
+// datasets' extension types over their list storage.
+func arrowFields(w, d int) ([]arrowipc.Field, []arrowipc.KeyValue) {
 	item := arrowipc.Field{Name: "item", Type: arrowipc.Float32, Nullable: true}
 	lists := func(n int) arrowipc.Field {
 		f := item
@@ -55,6 +63,100 @@ func arrowSchema(w, d int) string {
 		scalar(colAvgVariance, arrowipc.Float64),
 		scalar(colBreakdown, arrowipc.Utf8),
 	}
-	msg := arrowipc.SchemaMessage(fields, []arrowipc.KeyValue{{Key: hfMetadataKey, Value: featuresJSON(w, d)}})
-	return base64.StdEncoding.EncodeToString(msg)
+	return fields, []arrowipc.KeyValue{{Key: hfMetadataKey, Value: featuresJSON(w, d)}}
+}
+
+// checkTypeMetadata checks a footer's huggingface features text and its
+// ARROW:schema against exactly what whestbake (and datasets with pyarrow)
+// write for the shape the features declare: the text byte for byte, the
+// schema as pyarrow decodes it (every field's name, type, nullability,
+// children and metadata, and the schema's metadata). Readers build the
+// column types from these two entries, not from the parquet schema: a file
+// whose features say Array2D or float16, or whose Arrow schema does, loads
+// as something else in datasets or pyarrow while its pages read the same
+// here.
+func checkTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
+	text, _ := lookup(hfMetadataKey)
+	if want := featuresJSON(w, d); text != want {
+		return fmt.Errorf("its %q features are not the ones datasets writes for width %d, depth %d: %s",
+			hfMetadataKey, w, d, featuresDiff(text, want))
+	}
+	encoded, ok := lookup(arrowSchemaKey)
+	if !ok {
+		return fmt.Errorf("it has no %q key-value metadata, so pyarrow reads its arrays as plain lists", arrowSchemaKey)
+	}
+	msg, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return fmt.Errorf("its %q is not base64: %v", arrowSchemaKey, err)
+	}
+	fields, metadata, err := arrowipc.ParseSchemaMessage(msg)
+	if err != nil {
+		return fmt.Errorf("its %q is not an Arrow IPC schema message pyarrow reads: %v", arrowSchemaKey, err)
+	}
+	wantFields, wantMetadata := arrowFields(w, d)
+	diff := fieldsDiff("", fields, wantFields)
+	if diff == "" && !sameKeyValues(metadata, wantMetadata) {
+		diff = "the schema's metadata is not the features text alone"
+	}
+	if diff != "" {
+		return fmt.Errorf("its %q differs from the schema pyarrow writes for width %d, depth %d: %s; pyarrow and datasets would read other column types",
+			arrowSchemaKey, w, d, diff)
+	}
+	return nil
+}
+
+// fieldsDiff describes the first difference between the fields got and
+// want (under parent, "" at the top), or is "".
+func fieldsDiff(parent string, got, want []arrowipc.Field) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%s has %d fields, expected %d", cmp.Or(parent, "the schema"), len(got), len(want))
+	}
+	for i, g := range got {
+		x := want[i]
+		at := x.Name
+		if parent != "" {
+			at = parent + "." + x.Name
+		}
+		switch {
+		case g.Name != x.Name:
+			return fmt.Sprintf("field %d of %s is named %q, expected %q", i, cmp.Or(parent, "the schema"), g.Name, x.Name)
+		case g.Type != x.Type:
+			return fmt.Sprintf("field %s is %s, expected %s", at, g.Type, x.Type)
+		case g.Nullable != x.Nullable:
+			return fmt.Sprintf("field %s has nullable=%v, expected %v", at, g.Nullable, x.Nullable)
+		case !sameKeyValues(g.Metadata, x.Metadata):
+			return fmt.Sprintf("field %s has metadata %s, expected %s", at, keyValuesText(g.Metadata), keyValuesText(x.Metadata))
+		}
+		if diff := fieldsDiff(at, g.Children, x.Children); diff != "" {
+			return diff
+		}
+	}
+	return ""
+}
+
+// sameKeyValues compares metadata as pyarrow reads it, a map: pyarrow
+// keeps an extension type's entries in a hash map, whose order may differ
+// between versions.
+func sameKeyValues(a, b []arrowipc.KeyValue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := make(map[string]string, len(a))
+	for _, kv := range a {
+		m[kv.Key] = kv.Value
+	}
+	for _, kv := range b {
+		if v, ok := m[kv.Key]; !ok || v != kv.Value {
+			return false
+		}
+	}
+	return len(m) == len(b)
+}
+
+func keyValuesText(kvs []arrowipc.KeyValue) string {
+	parts := make([]string, len(kvs))
+	for i, kv := range kvs {
+		parts[i] = kv.Key + "=" + kv.Value
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -75,7 +75,7 @@ func dim[T int | int64](n T) string {
 }
 
 func (c *card) intro(b *strings.Builder) {
-	fmt.Fprintf(b, "# %s\n\n", prettyName(c.info))
+	fmt.Fprintf(b, "# %s\n\n", cardText(prettyName(c.info)))
 	fmt.Fprintf(b, "Ground truth for [WhestBench](https://github.com/AIcrowd/whestbench), the white-box "+
 		"estimation benchmark: %s random ReLU networks of width %s and depth %s. Each row holds one "+
 		"network's weights and the mean of every neuron under standard Gaussian inputs, estimated "+
@@ -149,7 +149,7 @@ func (c *card) samplerText(sampler string) string {
 	case "numpy":
 		dot := c.info.DotProduct
 		if dot != "" {
-			dot = fmt.Sprintf(", dot products as sequential %s float32 chains", dot)
+			dot = fmt.Sprintf(", dot products as sequential %s float32 chains", cardText(dot))
 		}
 		return "sampler `numpy`: numpy's PCG64 seeded by `ss[1]` draws the inputs with numpy's float32 " +
 			"ziggurat, in whestbench's chunks of max(1024, min(16384, 2^20 / W)) rows and in its " +
@@ -161,9 +161,9 @@ func (c *card) samplerText(sampler string) string {
 			"in a fixed order), so the statistics are bit-identical on CPU and GPU for any chunking, " +
 			"batching or slicing, and statistically equivalent to the `numpy` sampler"
 	case "":
-		return fmt.Sprintf("inputs drawn by whestbench's `%s` backend", c.backend())
+		return fmt.Sprintf("inputs drawn by whestbench's %s backend", cardCode(c.backend()))
 	}
-	return fmt.Sprintf("sampler `%s`", sampler)
+	return "sampler " + cardCode(sampler)
 }
 
 func (c *card) method(b *strings.Builder) {
@@ -211,14 +211,14 @@ func (c *card) summary(b *strings.Builder) {
 	fmt.Fprintf(b, "| samples per network | **%s** |\n", c.samples())
 	fmt.Fprintf(b, "| seed protocol | `%s` (%s) |\n", proto.Name, proto.Version)
 	if proto.Name == SeedProtocolV4Name {
-		fmt.Fprintf(b, "| salt | %s |\n", c.saltText())
+		fmt.Fprintf(b, "| salt | %s |\n", tableCell(c.saltText()))
 	}
 	for _, row := range []struct {
 		label string
 		get   func(*Provenance) string
 	}{{"sampler", samplerOf}, {"algorithm version", algorithmOf}, {"backend", backendOf}} {
 		if v := c.splitValue(row.get); v != "" {
-			fmt.Fprintf(b, "| %s | %s |\n", row.label, v)
+			fmt.Fprintf(b, "| %s | %s |\n", row.label, tableCell(v))
 		}
 	}
 	b.WriteString("\n")
@@ -227,33 +227,39 @@ func (c *card) summary(b *strings.Builder) {
 // commonValue is get's value when the dataset (or every split of it) has
 // one value for it, else "".
 func (c *card) commonValue(get func(*Provenance) string) string {
-	if v := c.splitValue(get); v != "" && !strings.Contains(v, "`, `") {
-		return strings.Trim(v, "`")
+	if vals := c.splitValues(get); len(vals) == 1 {
+		return vals[0]
 	}
 	return ""
 }
 
-// splitValue is a provenance string that lives at the top level of a
-// single-split dataset and in each split entry of a combined one; it is
-// shown once when all splits agree.
+// splitValue shows splitValues as code, "" when there are none.
 func (c *card) splitValue(get func(*Provenance) string) string {
+	vals := c.splitValues(get)
+	for i, v := range vals {
+		vals[i] = cardCode(v)
+	}
+	return strings.Join(vals, ", ")
+}
+
+// splitValues is a provenance string that lives at the top level of a
+// single-split dataset and in each split entry of a combined one: its
+// distinct values, one when all splits agree, none when a split lacks it.
+func (c *card) splitValues(get func(*Provenance) string) []string {
 	if v := get(&c.info.Provenance); v != "" {
-		return "`" + v + "`"
+		return []string{v}
 	}
 	var vals []string
 	for i := range c.splits {
 		v := get(&c.splits[i].Provenance)
 		if v == "" {
-			return ""
+			return nil
 		}
 		if !slices.Contains(vals, v) {
 			vals = append(vals, v)
 		}
 	}
-	if len(vals) == 0 {
-		return ""
-	}
-	return "`" + strings.Join(vals, "`, `") + "`"
+	return vals
 }
 
 func (c *card) reproduce(b *strings.Builder) {
@@ -272,7 +278,11 @@ func (c *card) reproduce(b *strings.Builder) {
 		b.WriteString("Then write the seeds to a JSON array and bake:\n\n")
 		seeding = " --seed-protocol 4.0"
 		if proto.SaltWithheld() {
-			seeding += " --withhold-salt --salt-id " + cmp.Or(proto.SaltID, "<salt-id>")
+			id := "<salt-id>"
+			if proto.SaltID != "" {
+				id = shellWord(proto.SaltID)
+			}
+			seeding += " --withhold-salt --salt-id " + id
 		} else {
 			seeding += ` --seed-salt "$SALT"`
 		}
@@ -282,21 +292,22 @@ func (c *card) reproduce(b *strings.Builder) {
 	}
 	for _, s := range c.splits {
 		sampler := cmp.Or(s.Sampler, c.info.Sampler, "numpy")
+		dot := ""
 		if s.DotProduct != "" && sampler == "numpy" {
-			sampler += " --dot-product " + s.DotProduct
+			dot = " --dot-product " + shellWord(s.DotProduct)
 		}
 		fmt.Fprintf(b, "```bash\npython -c \"import json, datasets; ds = datasets.load_dataset('parquet', "+
 			"data_files='data/%[1]s-*.parquet', split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n", s.Name)
 		fmt.Fprintf(b, "whestbake dataset bake --n-mlps %d --n-samples %s --width %s --depth %s \\\n"+
-			"  --split %s --config %s --mlp-seeds %s-seeds.json --sampler %s%s --output rebake-%s\n```\n\n",
-			s.NMLPs, dim(c.info.NSamples), dim(c.info.Width), dim(c.info.Depth), s.Name, s.HFConfig(), s.Name, sampler, seeding, s.Name)
+			"  --split %s --config %s --mlp-seeds %s-seeds.json --sampler %s%s%s --output rebake-%s\n```\n\n",
+			s.NMLPs, dim(c.info.NSamples), dim(c.info.Width), dim(c.info.Depth), s.Name, s.HFConfig(), s.Name, shellWord(sampler), dot, seeding, s.Name)
 	}
 	b.WriteString("Names and weights come out identical with every sampler. With `--sampler philox` and the " +
 		"same algorithm version the statistics are bit-identical on any engine, CPU or GPU, however the " +
 		"bake is sliced; with `--sampler numpy` they match whestbench's CPU reference.")
 	if c.splitValue(samplerOf) == "" {
-		fmt.Fprintf(b, " This dataset was baked by whestbench's `%s` backend; `--sampler numpy` is the "+
-			"closest whestbake equivalent.", c.backend())
+		fmt.Fprintf(b, " This dataset was baked by whestbench's %s backend; `--sampler numpy` is the "+
+			"closest whestbake equivalent.", cardCode(c.backend()))
 	}
 	b.WriteString("\n\n")
 	if sha := c.splitValue(seedsSHAOf); sha != "" {
@@ -314,10 +325,10 @@ func (c *card) saltText() string {
 		parts = append(parts, "published in `metadata.json` (`seed_protocol.salt`)")
 	}
 	if p.SaltID != "" {
-		parts = append(parts, "id `"+p.SaltID+"`")
+		parts = append(parts, "id "+cardCode(p.SaltID))
 	}
 	if p.SaltDigest != "" {
-		parts = append(parts, "SHA-256 `"+p.SaltDigest+"`")
+		parts = append(parts, "SHA-256 "+cardCode(p.SaltDigest))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -333,7 +344,7 @@ func (c *card) saltRecipe(b *strings.Builder) {
 	}
 	id := ""
 	if p.SaltID != "" {
-		id = " (id `" + p.SaltID + "`)"
+		id = " (id " + cardCode(p.SaltID) + ")"
 	}
 	fmt.Fprintf(b, "The salt%s is withheld: this dataset records only its SHA-256, so nobody without it can "+
 		"recompute the participant-facing seeds or the names. Its holders put it in `%s`, typed rather "+
@@ -343,9 +354,9 @@ func (c *card) saltRecipe(b *strings.Builder) {
 func (c *card) provenance(b *strings.Builder) {
 	b.WriteString("## Provenance\n\n")
 	if created := c.info.CreatedAt; created != "" {
-		fmt.Fprintf(b, "Created %s", created)
+		fmt.Fprintf(b, "Created %s", cardText(created))
 		if v := c.info.WhestbakeVersion; v != "" {
-			fmt.Fprintf(b, " by whestbake %s", v)
+			fmt.Fprintf(b, " by whestbake %s", cardText(v))
 		}
 		b.WriteString(".\n\n")
 	}
@@ -390,7 +401,7 @@ func describeEngine(p *Provenance) string {
 	var parts []string
 	for _, kv := range [][2]string{{"engine", p.Engine}, {"device", p.Device}, {"driver", p.Driver}} {
 		if kv[1] != "" {
-			parts = append(parts, kv[0]+" `"+kv[1]+"`")
+			parts = append(parts, kv[0]+" "+cardCode(kv[1]))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -404,7 +415,7 @@ func describeHost(o *Object) string {
 	var parts []string
 	for _, k := range []string{"device", "engine", "cpu_brand", "os", "go_version", "whestbake_version"} {
 		if v, ok := o.GetString(k); ok && v != "" {
-			parts = append(parts, k+" `"+v+"`")
+			parts = append(parts, k+" "+cardCode(v))
 		}
 	}
 	if n, ok := o.GetInt("mlp_count"); ok {

@@ -14,7 +14,8 @@
 // "huggingface" features text HF datasets reads, the ARROW:schema entry
 // pyarrow builds column types from (byte-identical to pyarrow's, see
 // internal/arrowipc) and content_defined_chunking, and Arrow's column
-// statistics. Files are byte-deterministic: equal rows give equal bytes
+// statistics. Readers refuse a file whose features text or decoded Arrow
+// schema is not exactly that for its shape (checkTypeMetadata). Files are byte-deterministic: equal rows give equal bytes
 // (created_by is pinned, nothing time- or host-dependent goes in). Row
 // groups are bounded (see rowsPerGroup), scalars are dictionary-encoded
 // and SNAPPY, the float arrays uncompressed PLAIN, and every page carries a

@@ -95,3 +95,31 @@ func featureShape(features *Object, name string, rank int) ([]int64, error) {
 	}
 	return dims, nil
 }
+
+// featuresDiff says where the huggingface text got differs from want: the
+// first feature whose definition differs, or that the text differs
+// elsewhere (key order, spacing, other keys).
+func featuresDiff(got, want string) string {
+	v, err := pyLoads([]byte(got))
+	if err != nil {
+		return fmt.Sprintf("it is not JSON: %v", err)
+	}
+	w, _ := pyLoads([]byte(want))
+	gotFeatures := infoFeatures(v)
+	for _, name := range infoFeatures(w).Keys() {
+		g, _ := gotFeatures.Get(name)
+		x, _ := infoFeatures(w).Get(name)
+		if compactJSON(g) != compactJSON(x) {
+			return fmt.Sprintf("feature %s is %s, expected %s", name, compactJSON(g), compactJSON(x))
+		}
+	}
+	return fmt.Sprintf("the text is %d bytes, expected exactly %q", len(got), want)
+}
+
+// infoFeatures is the info.features object of a decoded huggingface text.
+func infoFeatures(v any) *Object {
+	doc, _ := v.(*Object)
+	info, _ := doc.GetObject("info")
+	features, _ := info.GetObject("features")
+	return features
+}

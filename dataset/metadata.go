@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -136,15 +137,30 @@ func isoUTC(t time.Time) string {
 	return t.Format("2006-01-02T15:04:05.000000") + "+00:00"
 }
 
+// MaxMetadataBytes bounds a metadata.json that is read. whestbake's are a
+// few KiB: the keys of reference §2.3, one block per split and hardware
+// fingerprints grouped by device, a handful even for a fleet. 4 MiB is
+// a thousand times that, while a hostile file costs a reader a few times
+// the limit in memory (a 312 MB one took 1 GB).
+const MaxMetadataBytes = 4 << 20
+
 // ReadMetadata reads and parses <dir>/metadata.json without validating it.
 func ReadMetadata(dir string) (Metadata, error) {
 	path := filepath.Join(dir, metadataFile)
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, invalidf("missing metadata.json at %s. This may be a legacy .npz dataset (re-bake it with `whestbake dataset bake`) or not a dataset directory.", path)
 	}
 	if err != nil {
 		return nil, invalidf("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxMetadataBytes+1))
+	if err != nil {
+		return nil, invalidf("cannot read %s: %v", path, err)
+	}
+	if len(data) > MaxMetadataBytes {
+		return nil, invalidf("%s is over %d bytes (dataset.MaxMetadataBytes), far more than any dataset's metadata: it is damaged or not a dataset's", path, MaxMetadataBytes)
 	}
 	v, err := pyLoads(data)
 	if err != nil {

@@ -1,6 +1,9 @@
 package dataset
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +165,24 @@ func TestSeedProtocolDefaultSaltSource(t *testing.T) {
 	}
 	if p := in.SeedProtocol; p.SaltSource != SaltSourceMetadata || p.Salt != "00ff" || p.SaltWithheld() {
 		t.Errorf("%+v", p)
+	}
+}
+
+// metadata.json is read up to MaxMetadataBytes: a larger file (valid JSON,
+// padded) is refused, naming the file and the limit, instead of costing
+// several times its size in memory.
+func TestReadMetadataIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	body := append([]byte(`{"schema_version": "3.0"}`), bytes.Repeat([]byte(" "), MaxMetadataBytes)...)
+	if err := os.WriteFile(filepath.Join(dir, metadataFile), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadMetadata(dir)
+	wantErr[*InvalidDatasetError](t, err, filepath.Join(dir, metadataFile), "dataset.MaxMetadataBytes")
+	if err := os.WriteFile(filepath.Join(dir, metadataFile), body[:MaxMetadataBytes], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadMetadata(dir); err != nil {
+		t.Errorf("metadata.json of exactly MaxMetadataBytes: %v", err)
 	}
 }

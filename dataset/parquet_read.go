@@ -77,6 +77,9 @@ func (r *ParquetReader) open() error {
 	if r.plain, err = checkPages(r.file, st.Size(), r.pf.Metadata(), r.width, r.depth); err != nil {
 		return r.corrupt(err)
 	}
+	if err := checkTypeMetadata(r.pf.Lookup, r.width, r.depth); err != nil {
+		return invalidf("parquet file %s: %v. Re-bake it with whestbake or whestbench.", r.path, err)
+	}
 	// Without rows the declared shape is never used and may be anything
 	// (next builds nothing from it then); with rows, checkPages has tied it
 	// to the values present.

@@ -70,6 +70,36 @@ func ReportPaths() []string {
 	return paths
 }
 
+// CheckReportFolder refuses a report folder in dir that holds anything
+// besides the report's own files (ReportPaths): the report replaces the
+// folder whole, and would delete what an operator put there. Callers
+// check before the work that leads to InstallReport, which checks again.
+func CheckReportFolder(dir string) error {
+	folder := filepath.Join(dir, ReportDir)
+	entries, err := os.ReadDir(folder)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("report: %w", err)
+	}
+	own := map[string]bool{}
+	for _, p := range ReportPaths() {
+		own[path.Base(p)] = true
+	}
+	var foreign []string
+	for _, e := range entries {
+		if !own[e.Name()] || !e.Type().IsRegular() {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) > 0 {
+		return fmt.Errorf("report: %s holds %q, which the report did not write: a new report replaces the folder whole and would delete them; move them out of %s and run again",
+			folder, foreign, ReportDir+"/")
+	}
+	return nil
+}
+
 // reportStagingPrefix names InstallReport's temporary folders in the
 // dataset directory.
 const reportStagingPrefix = ".report.tmp-"
@@ -77,8 +107,9 @@ const reportStagingPrefix = ".report.tmp-"
 // InstallReport puts files (the report's page and figures, by name in
 // ReportDir) in place of dir/report at once, so a reader sees the old
 // report or the new one, and rewrites the card with the report's section
-// (WriteCard). Staging folders left by an interrupted run are removed
-// first: nothing else writes them.
+// (WriteCard). A report folder holding anything else is refused
+// (CheckReportFolder). Staging folders left by an interrupted run are
+// removed first: nothing else writes them.
 func InstallReport(dir string, files map[string][]byte) (err error) {
 	for _, p := range ReportPaths() {
 		if _, ok := files[path.Base(p)]; !ok {
@@ -87,6 +118,9 @@ func InstallReport(dir string, files map[string][]byte) (err error) {
 	}
 	if len(files) != len(ReportPaths()) {
 		return fmt.Errorf("dataset: the report has %d files, want the page and %d figures", len(files), len(ReportFigures))
+	}
+	if err := CheckReportFolder(dir); err != nil {
+		return err
 	}
 	stale, err := filepath.Glob(filepath.Join(dir, reportStagingPrefix+"*"))
 	if err != nil {

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
+	"os"
 	"strconv"
 )
 
@@ -19,6 +21,32 @@ type SeedFile struct {
 	Seeds     []int64
 	SHA256    string
 	Generated bool // drawn from OS entropy: another slice cannot reproduce them
+}
+
+// MaxSeedsFileBytes bounds a seeds file of n seeds that is read: 64 bytes
+// a seed (a seed has at most 19 digits; the rest is room for a separator
+// and the indentation of a pretty-printed list) and 4 KiB besides. A file
+// that is not a seeds file (a device, a log) fails at the limit instead of
+// filling memory.
+func MaxSeedsFileBytes(n int) int64 { return 4<<10 + 64*int64(max(n, 0)) }
+
+// ReadSeedsFile reads the seeds file path of n seeds, refusing one over
+// MaxSeedsFileBytes(n) after reading no more than that.
+func ReadSeedsFile(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	limit := MaxSeedsFileBytes(n)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("seeds file %s is over %d bytes, more than a JSON list of %d seeds takes (bake.MaxSeedsFileBytes): it is not a seeds file, or --n-mlps is wrong", path, limit, n)
+	}
+	return data, nil
 }
 
 // ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data

@@ -67,6 +67,9 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		{"string seed", base("--mlp-seeds", seeds("str.json", `[1, 2, "3", 4, 5]`)), "must be an integer; got a string"},
 		{"wrong seed count", base("--mlp-seeds", seeds("four.json", "[1, 2, 3, 4]")), "has 4 seeds, expected --n-mlps=5"},
 		{"missing seeds file", base("--mlp-seeds", filepath.Join(dir, "nope.json")), "cannot read --mlp-seeds"},
+		// Read up to a bound, not until memory runs out.
+		{"endless seeds file", base("--mlp-seeds", "/dev/zero"), "seeds file /dev/zero is over 4416 bytes, more than a JSON list of 5 seeds takes"},
+		{"split name too long for a file name", base("--split", strings.Repeat("s", 300)), "--split"},
 		{"seeds and seed", base("--mlp-seeds", good, "--seed", "3"), "either --mlp-seeds or --seed"},
 		{"slice K = N", base("--slice", "4/4"), "need 0 <= K < N"},
 		{"zero slices", base("--slice", "0/0"), "at least 1"},

@@ -226,7 +226,7 @@ func saltNote(spec bakeapi.Spec) string {
 // loadSeeds reads --mlp-seeds, derives from --seed, or draws from OS entropy.
 func loadSeeds(cmd *cobra.Command, f bakeFlags, n int) (bake.SeedFile, error) {
 	if f.seedsFile != "" {
-		data, err := os.ReadFile(f.seedsFile)
+		data, err := bake.ReadSeedsFile(f.seedsFile, n)
 		if err != nil {
 			return bake.SeedFile{}, fmt.Errorf("cannot read --mlp-seeds file: %v", err)
 		}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
@@ -176,7 +176,7 @@ func uploadSeeds(ctx context.Context, st *store.Store, cfg settings.Config) (map
 		if s.SeedsFile == "" {
 			continue
 		}
-		data, err := os.ReadFile(s.SeedsFile)
+		data, err := bake.ReadSeedsFile(s.SeedsFile, int(s.NMLPs))
 		if err != nil {
 			return nil, fmt.Errorf("split %s: seeds-file: %w", s.Name, err)
 		}

@@ -141,6 +141,19 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 	// And of a single split, which combine-splits has not touched.
 	mustRun(t, "dataset", "report", pub)
 	readBytes(t, filepath.Join(pub, "report", "index.html"))
+	// A file an operator put in report/ is never deleted: the report
+	// refuses, naming it, before reading a row, and leaves the folder.
+	notes := writeFile(t, filepath.Join(pub, "report", "notes.txt"), "the operator's notes")
+	before := readBytes(t, filepath.Join(pub, "report", "index.html"))
+	if code, _, errs := run(t, "dataset", "report", pub); code != 1 || !strings.Contains(errs, `"notes.txt"`) || !strings.Contains(errs, "move them out of report/") {
+		t.Errorf("dataset report with a foreign file in report/: exit %d, stderr %q", code, errs)
+	}
+	if string(readBytes(t, notes)) != "the operator's notes" || !bytes.Equal(before, readBytes(t, filepath.Join(pub, "report", "index.html"))) {
+		t.Error("the refused report changed the report folder")
+	}
+	if err := os.Remove(notes); err != nil {
+		t.Fatal(err)
+	}
 	out = mustRun(t, "dataset", "inspect", all)
 	for _, want := range []string{"split public: 5 MLPs", "split holdout: 2 MLPs", "philox", "mlp_name"} {
 		if !strings.Contains(out, want) {

@@ -64,8 +64,10 @@ an existing --output is refused.`,
 // downloadSource resolves SRC to a bucket and a directory prefix.
 func downloadSource(src string, cfg settings.Config) (bucket, prefix string, err error) {
 	if id, ok := strings.CutPrefix(src, "bake:"); ok {
-		if id == "" || strings.ContainsAny(id, "/ ") {
-			return "", "", cmdline.Usagef("%q: write bake:ID, e.g. bake:demo-1", src)
+		// The ID names the prefix read: ".." or "a/b" would read
+		// another bake's objects, or none.
+		if err := settings.CheckBakeID(id); err != nil {
+			return "", "", cmdline.Usagef("%q: write bake:ID, e.g. bake:demo-1; the bake ID %v", src, err)
 		}
 		return cfg.S3.Bucket, keys.Bake(id).Dataset(), nil
 	}

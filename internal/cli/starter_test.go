@@ -103,6 +103,10 @@ func TestDownloadSource(t *testing.T) {
 		{"s3://releases/datasets/demo/v1/", "releases", "datasets/demo/v1", ""},
 		{"bake:demo-7", "whestbake", "bakes/demo-7/dataset", ""},
 		{"bake:", "", "", "write bake:ID"},
+		// The ID is checked as bake --id checks it: ".." reads bakes/../dataset.
+		{"bake:..", "", "", "is not usable"},
+		{"bake:.hidden", "", "", "is not usable"},
+		{"bake:" + strings.Repeat("x", 300), "", "", "is not usable"},
 		{"s3://releases", "", "", "with a path after the bucket"},
 		{"s3://releases/a/../b", "", "", "with a path after the bucket"},
 		{"releases/demo/v1", "", "", "SRC is s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
@@ -19,13 +20,19 @@ func newUploadCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "upload DIR --repo OWNER/NAME",
 		Short: "Publish a dataset directory to a Hugging Face Hub dataset repository, in one commit",
-		Long: `Pushes every file of DIR to the dataset repository --repo on the Hugging Face
-Hub in one commit (as whestbench's upload does): creates the repository if needed
-(--private applies then), re-renders README.md with the repository id (the file
-in DIR is not changed), sends large and binary files through Git LFS, and tags
-the commit with --tag. Pushing files the revision already holds makes no
-commit; a push interrupted mid-upload resumes without re-sending the LFS
-objects the Hub already has. The token comes from --token-file or HF_TOKEN only.`,
+		Long: `Validates the dataset DIR as inspect does (every row, the parquet footers'
+features and Arrow schema) and pushes its own files to the dataset repository
+--repo on the Hugging Face Hub in one commit (as whestbench's upload does):
+metadata.json, README.md, data/, report/ and prepared/; anything else in DIR
+(a token file, hidden files, staging folders, notes) is left out and listed.
+Creates the repository if needed (--private applies then), re-renders README.md
+with the repository id (the file in DIR is not changed), sends large and binary
+files through Git LFS, and tags the commit with --tag. Pushing files the
+revision already holds makes no commit; a push interrupted mid-upload resumes
+without re-sending the LFS objects the Hub already has. A revision that holds
+another dataset (another metadata.json, or data files this one lacks) is
+replaced only with --replace. The token comes from --token-file or HF_TOKEN
+only, and goes over https (plain http only to this machine's loopback).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Repo == "" {
@@ -34,9 +41,18 @@ objects the Hub already has. The token comes from --token-file or HF_TOKEN only.
 			if err := hub.CheckRepoID(o.Repo); err != nil {
 				return cmdline.Usage(fmt.Errorf("--repo %w", err))
 			}
+			if err := hub.CheckEndpoint(endpoint); err != nil {
+				return cmdline.Usage(fmt.Errorf("--endpoint: %w", err))
+			}
 			dir := args[0]
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return fmt.Errorf("%s is not a directory", dir)
+			// Nothing is published that inspect would refuse: a partial,
+			// a truncated shard, an edited footer.
+			d, err := dataset.Open(dir, false)
+			if err != nil {
+				return err
+			}
+			if err := d.Scan(nil); err != nil {
+				return err
 			}
 			token, err := hub.Token(tokenFile, os.Getenv)
 			if err != nil {
@@ -44,9 +60,9 @@ objects the Hub already has. The token comes from --token-file or HF_TOKEN only.
 			}
 			c, err := hub.New(endpoint, token)
 			if err != nil {
-				return cmdline.Usage(fmt.Errorf("--endpoint: %w", err))
+				return err
 			}
-			files, err := hub.DirFiles(dir)
+			files, left, err := hub.DirFiles(dir, dataset.IsDatasetFile)
 			if err != nil {
 				return err
 			}
@@ -70,6 +86,9 @@ objects the Hub already has. The token comes from --token-file or HF_TOKEN only.
 				plural = ""
 			}
 			fmt.Fprintf(out, "Uploading %s → hf://%s@%s\n", dir, o.Repo, rev)
+			if len(left) > 0 {
+				fmt.Fprintf(out, "Left out %d file(s) that are not part of the dataset: %s\n", len(left), shortList(left, maxListed))
+			}
 			fmt.Fprintf(out, "Total: %s (%d file%s) — will create repo if needed.\n", bake.FormatBytes(total), len(files), plural)
 			start := time.Now()
 			res, err := c.Push(cmd.Context(), o, files)
@@ -81,6 +100,9 @@ objects the Hub already has. The token comes from --token-file or HF_TOKEN only.
 			} else {
 				fmt.Fprintf(out, "✓ Uploaded hf://%s@%s in %s (%d LFS object(s) sent, %d already on the Hub)\n",
 					o.Repo, rev, time.Since(start).Round(time.Millisecond), res.Sent, res.Reused)
+				if res.Replaced {
+					fmt.Fprintf(out, "Replaced the other dataset hf://%s@%s held (--replace)\n", o.Repo, rev)
+				}
 				if res.Deleted > 0 {
 					fmt.Fprintf(out, "Removed %d file(s) an earlier dataset left in %s\n", res.Deleted, strings.Join(hub.OwnedFolders, " and "))
 				}
@@ -94,9 +116,22 @@ objects the Hub already has. The token comes from --token-file or HF_TOKEN only.
 	f.StringVar(&o.Repo, "repo", "", "dataset repository on the Hub, owner/name")
 	f.StringVar(&o.Revision, "revision", "main", "branch to commit to (must exist)")
 	f.StringVar(&o.Tag, "tag", "", "tag the commit (an existing tag must already point at it)")
+	f.BoolVar(&o.Replace, "replace", false, "replace another dataset the revision holds (another metadata.json, or data files this one lacks)")
 	f.BoolVar(&o.Private, "private", false, "create the repository private (only when this push creates it)")
 	f.StringVar(&o.Message, "message", hub.DefaultMessage, "commit message")
-	f.StringVar(&endpoint, "endpoint", hub.DefaultEndpoint, "Hub URL")
+	f.StringVar(&endpoint, "endpoint", hub.DefaultEndpoint, "Hub URL (https; plain http only to localhost, 127.0.0.0/8 or ::1)")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the Hub token (default: $"+hub.TokenEnv+")")
 	return cmd
+}
+
+// maxListed bounds the files a message names: a staging folder left in a
+// dataset directory may hold thousands.
+const maxListed = 10
+
+// shortList joins the first n of names, saying how many more there are.
+func shortList(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }

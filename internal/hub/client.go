@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -53,13 +54,27 @@ func New(endpoint, token string) (*Client, error) {
 	return &Client{endpoint: u, token: token, http: &http.Client{}, Retries: 5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}, nil
 }
 
-// CheckEndpoint reports whether endpoint is a Hub base URL.
+// CheckEndpoint reports whether endpoint is a Hub base URL the token may
+// be sent to: https, or plain http to this machine only (a stand-in or a
+// tunnel). Over plain http anyone on the path reads the token.
 func CheckEndpoint(endpoint string) error {
 	u, err := url.Parse(strings.TrimSuffix(endpoint, "/"))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("%q is not an http(s) URL of a Hub, such as %s", endpoint, DefaultEndpoint)
 	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return fmt.Errorf("%q is plain http to another host, which would send the Hub token in clear text: use https (plain http only to localhost, 127.0.0.0/8 or ::1)", endpoint)
+	}
 	return nil
+}
+
+// loopback reports whether host names this machine's loopback interface.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // Endpoint is the Hub's base URL.
@@ -202,13 +217,18 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 // redact removes the token from text the server or the transport produced.
 func (c *Client) redact(s string) string { return strings.ReplaceAll(s, c.token, "[redacted]") }
 
+// maxErrorBody bounds what is read of a failed answer's body: the Hub's
+// explanations are a sentence, and a proxy's error page need not be read
+// whole to be shown in part.
+const maxErrorBody = 4 << 10
+
 // errorMessage is the Hub's explanation of a failure: its X-Error-Message
 // header, the "error" of a JSON body, or the start of the body.
 func errorMessage(resp *http.Response) string {
 	if m := resp.Header.Get("X-Error-Message"); m != "" {
 		return m
 	}
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var e struct {
 		Error string `json:"error"`
 	}

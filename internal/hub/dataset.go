@@ -58,10 +58,13 @@ func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub: reading metadata.json: %w", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	data, err := io.ReadAll(io.LimitReader(r, dataset.MaxMetadataBytes+1))
 	r.Close()
 	if err != nil {
 		return nil, fmt.Errorf("hub: reading metadata.json: %w", err)
+	}
+	if len(data) > dataset.MaxMetadataBytes {
+		return nil, fmt.Errorf("hub: metadata.json is over %d bytes (dataset.MaxMetadataBytes): it is not a dataset's", dataset.MaxMetadataBytes)
 	}
 	var md dataset.Object
 	if err := json.Unmarshal(data, &md); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Kinds of Hub failure a caller acts on. An *Error matches its kind with
@@ -16,7 +17,29 @@ var (
 	ErrTooLarge     = errors.New("request too large for the Hub (413)")
 	ErrRejected     = errors.New("the Hub rejected the request")
 	ErrNoToken      = errors.New("no Hub token")
+	// ErrOtherDataset is a push that would replace another dataset on the
+	// revision without Options.Replace (an *OtherDatasetError).
+	ErrOtherDataset = errors.New("the revision holds another dataset")
 )
+
+// OtherDatasetError is a push refused because the revision holds another
+// dataset, which the commit would replace: its data/ and report/ files
+// deleted, its metadata and card overwritten. A mistyped repository or
+// branch must not wipe someone's shards from the branch head.
+type OtherDatasetError struct {
+	Repo, Revision string
+	Why            string // what shows that the dataset is another one
+	Deleted        int    // files the commit would delete from OwnedFolders
+}
+
+func (e *OtherDatasetError) Error() string {
+	return fmt.Sprintf("hub: hf://%s@%s holds another dataset (%s); pushing would replace it and delete %d of its files in %s: "+
+		"check the repository and revision, or replace it on purpose with --replace (release.hub.replace in a bake's config)",
+		e.Repo, e.Revision, e.Why, e.Deleted, strings.Join(OwnedFolders, " and "))
+}
+
+// Is matches ErrOtherDataset.
+func (e *OtherDatasetError) Is(target error) bool { return target == ErrOtherDataset }
 
 // Error is a failed Hub call: which operation, the HTTP status, the Hub's
 // own message and what to do. It never holds the token (Client redacts

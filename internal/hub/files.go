@@ -34,23 +34,28 @@ func BytesFile(path string, data []byte) File {
 		}}
 }
 
-// DirFiles lists every regular file under dir (sorted by path, whatever it
-// is: the push sends the whole directory) with its size and sha256.
-func DirFiles(dir string) ([]File, error) {
-	var files []File
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// DirFiles lists the files under dir that publish accepts (sorted by
+// path) with their size and sha256, and, by path, the files it leaves out,
+// which are never read. A path publish accepts must be a regular file.
+func DirFiles(dir string, publish func(rel string) bool) (files []File, left []string, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file: the Hub stores files only", p)
-		}
 		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !publish(rel) {
+			left = append(left, rel)
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file: the Hub stores files only", p)
 		}
 		f, err := os.Open(p)
 		if err != nil {
@@ -62,11 +67,11 @@ func DirFiles(dir string) ([]File, error) {
 		if err != nil {
 			return err
 		}
-		files = append(files, File{Path: filepath.ToSlash(rel), Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Open: openAt(p)})
+		files = append(files, File{Path: rel, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Open: openAt(p)})
 		return nil
 	})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return files, err
+	return files, left, err
 }
 
 // openAt opens the local file p at an offset.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -22,6 +23,9 @@ type Options struct {
 	Tag      string // tag the pushed commit, if set
 	Message  string // the commit's summary; "" is DefaultMessage
 	Private  bool   // when the push creates the repository
+	// Replace lets the push replace another dataset that the revision
+	// holds (ErrOtherDataset without it).
+	Replace bool
 	// Progress, if set, hears each step (the activity heartbeats with it).
 	Progress func(Progress)
 }
@@ -48,8 +52,9 @@ type Result struct {
 	Commit       string // the revision's commit holding the files (new, or the existing one)
 	NoOp         bool   // the revision already held exactly these files: no commit made
 	CreatedRepo  bool
-	Sent, Reused int // LFS objects uploaded / already on the Hub (a resumed push reuses what it sent before)
-	Deleted      int // files of an earlier dataset removed from OwnedFolders
+	Sent, Reused int  // LFS objects uploaded / already on the Hub (a resumed push reuses what it sent before)
+	Deleted      int  // files of an earlier dataset removed from OwnedFolders
+	Replaced     bool // the revision held another dataset, which the commit replaced (Options.Replace)
 	Tagged       bool
 	URL          string // the revision's file tree on the Hub's web site
 }
@@ -131,6 +136,12 @@ func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Res
 		res.Commit, res.NoOp = head, true
 		return nil
 	}
+	if why := otherDataset(remote, changed, gone); why != "" {
+		if !o.Replace {
+			return &OtherDatasetError{Repo: o.Repo, Revision: o.Revision, Why: why, Deleted: len(gone)}
+		}
+		res.Replaced = true
+	}
 	modes, err := c.Preupload(ctx, o.Repo, o.Revision, changed)
 	if err != nil {
 		return err
@@ -160,7 +171,10 @@ func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Res
 // ones (the card's configs select data files by pattern), mixing two
 // datasets; a stale figure would sit beside the new report. Files
 // elsewhere (a licence or notes an owner added) are kept.
-var OwnedFolders = []string{"data/", "report/"}
+var OwnedFolders = []string{dataFolder, "report/"}
+
+// dataFolder holds a dataset's shards.
+const dataFolder = "data/"
 
 // stale is the remote paths in OwnedFolders that files do not hold.
 func stale(remote []string, files []File) []string {
@@ -178,6 +192,23 @@ func stale(remote []string, files []File) []string {
 		}
 	}
 	return out
+}
+
+// otherDataset says why the revision holds a dataset other than the one
+// pushed ("" when it does not): its metadata.json differs from the pushed
+// one, or it holds data/ files the push does not carry (and would delete).
+// Re-pushing the same dataset, or pushing to a revision without one, is
+// neither.
+func otherDataset(remote []string, changed []File, gone []string) string {
+	if slices.Contains(remote, metadataPath) && slices.ContainsFunc(changed, func(f File) bool { return f.Path == metadataPath }) {
+		return "its metadata.json differs from the pushed one"
+	}
+	for _, p := range gone {
+		if strings.HasPrefix(p, dataFolder) {
+			return "it holds " + p + ", which the pushed dataset does not"
+		}
+	}
+	return ""
 }
 
 // changed is the files that the commit head does not hold with the same content.

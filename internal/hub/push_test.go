@@ -79,9 +79,16 @@ func random(t *testing.T, n int) []byte {
 
 func (f *fixture) files(t *testing.T) []hub.File {
 	t.Helper()
-	files, err := hub.DirFiles(f.dir)
-	if err != nil {
-		t.Fatal(err)
+	return dirFiles(t, f.dir)
+}
+
+// dirFiles is every file of dir (the hub pushes what it is given; which
+// files are a dataset's is the caller's to decide).
+func dirFiles(t *testing.T, dir string) []hub.File {
+	t.Helper()
+	files, left, err := hub.DirFiles(dir, func(string) bool { return true })
+	if err != nil || len(left) != 0 {
+		t.Fatalf("listing %s: %v (left out %v)", dir, err, left)
 	}
 	return files
 }
@@ -164,9 +171,11 @@ func TestRepushOfIdenticalFilesMakesNoCommit(t *testing.T) {
 	sameAsDir(t, f.srv, "main", f.dir)
 }
 
-// A push of another dataset to the same branch leaves nothing of the
-// earlier one in data/ or report/ (an old shard would be loaded with the new
-// ones), in the same commit; files the owner put elsewhere stay.
+// A push of another dataset to the same branch is refused unless the
+// caller says to replace it (a mistyped repository must not wipe someone's
+// shards); replacing it leaves nothing of the earlier one in data/ or
+// report/ (an old shard would be loaded with the new ones), in the same
+// commit; files the owner put elsewhere stay.
 func TestPushOfAnotherDatasetRemovesTheEarlierOnesDataAndReport(t *testing.T) {
 	f := newFixture(t)
 	write(t, f.dir, "data/public-00001-of-00002.parquet", random(t, 700))
@@ -177,16 +186,21 @@ func TestPushOfAnotherDatasetRemovesTheEarlierOnesDataAndReport(t *testing.T) {
 	write(t, next, "data/public-00000-of-00001.parquet", random(t, 900))
 	write(t, next, "metadata.json", []byte(`{"format": "whestbench", "v": 2}`))
 	write(t, next, "README.md", []byte("# card 2\n"))
-	files, err := hub.DirFiles(next)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := dirFiles(t, next)
 	commits := len(f.srv.History(repoID, "main"))
-	res, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, files)
+	_, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, files)
+	var other *hub.OtherDatasetError
+	if !errors.As(err, &other) || !errors.Is(err, hub.ErrOtherDataset) || other.Deleted != 3 || !strings.Contains(err.Error(), "--replace") {
+		t.Fatalf("push of another dataset without Replace: %v; want an OtherDatasetError naming --replace and 3 files", err)
+	}
+	if len(f.srv.History(repoID, "main")) != commits || f.srv.Count("commit") != 1 {
+		t.Fatal("the refused push committed")
+	}
+	res, err := f.c.Push(context.Background(), hub.Options{Repo: repoID, Replace: true}, files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NoOp || res.Deleted != 3 || len(f.srv.History(repoID, "main")) != commits+1 {
+	if res.NoOp || !res.Replaced || res.Deleted != 3 || len(f.srv.History(repoID, "main")) != commits+1 {
 		t.Fatalf("result %+v: want one commit deleting the old holdout shard, public shard 1 of 2 and report/loss.png", res)
 	}
 	got, err := f.srv.Files(repoID, "main")
@@ -331,6 +345,20 @@ func TestNewNeedsATokenAndAnHTTPEndpoint(t *testing.T) {
 	}
 	if _, err := hub.New("ftp://example.org", token); err == nil {
 		t.Error("an ftp endpoint was accepted")
+	}
+	// The token goes in clear text over plain http: only to this machine.
+	for _, e := range []string{"http://hub.example.org", "http://10.0.0.1:8080", "http://127.0.0.1.example.org", "http://[::2]:80", "http://user:pw@localhost"} {
+		if err := hub.CheckEndpoint(e); err == nil {
+			t.Errorf("endpoint %s was accepted", e)
+		}
+		if _, err := hub.New(e, token); err == nil {
+			t.Errorf("New(%s) was accepted", e)
+		}
+	}
+	for _, e := range []string{"https://huggingface.co", "https://hub.example.org:8443/", "http://localhost:8080", "http://127.0.0.1:1", "http://127.3.2.1", "http://[::1]:9"} {
+		if err := hub.CheckEndpoint(e); err != nil {
+			t.Errorf("endpoint %s: %v", e, err)
+		}
 	}
 	for _, id := range []string{"alice", "alice/", "/x", "a/b/c", "alice/-x", "alice/x..y"} {
 		if hub.CheckRepoID(id) == nil {

@@ -55,17 +55,34 @@ func Encode(m Manifest, id seal.Seal) ([]byte, error) {
 	return out.Bytes(), err
 }
 
+// MaxBytes bounds a manifest.json that is read. A dataset directory holds a
+// handful of files per split (a shard, prepared Arrow files) plus the card,
+// metadata and report, about 150 bytes of JSON each: 4 MiB is some 25,000
+// files, far beyond any directory whestbake writes, while a manifest
+// anyone with write access to the bucket made costs a reader at most a few
+// times that in memory (a 200 MB one took 685 MB).
+const MaxBytes = 4 << 20
+
 // Read returns the manifest of a release (or any directory) at prefix and
 // its raw bytes. A sealed manifest must be intact; one without a seal is
-// taken as it is, since releases of earlier versions have none.
+// taken as it is, since releases of earlier versions have none. A manifest
+// over MaxBytes, or one that lists a path twice (its files would be counted
+// twice), is ErrMalformed.
 func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte, error) {
-	data, err := s.Get(ctx, keys.Manifest(prefix))
+	key := keys.Manifest(prefix)
+	data, err := s.GetMax(ctx, key, MaxBytes)
+	if errors.Is(err, store.ErrTooLarge) {
+		return Manifest{}, nil, fmt.Errorf("%w: %s is over %d bytes (manifest.MaxBytes), far more than any dataset's file list", ErrMalformed, key, MaxBytes)
+	}
 	if err != nil {
 		return Manifest{}, nil, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return Manifest{}, nil, fmt.Errorf("%w: %s: %v", ErrMalformed, keys.Manifest(prefix), err)
+		return Manifest{}, nil, fmt.Errorf("%w: %s: %v", ErrMalformed, key, err)
+	}
+	if err := checkFiles(key, m); err != nil {
+		return Manifest{}, nil, err
 	}
 	if m.Seal.SHA256 != "" {
 		if err := seal.Unmarshal(keys.Manifest(prefix), data, &m, &m.Seal, seal.Seal{}); err != nil {
@@ -84,13 +101,33 @@ func ReadCommit(ctx context.Context, s *store.Store, prefix string, id seal.Seal
 	if err != nil {
 		return Manifest{}, nil, err
 	}
+	if err := checkFiles(keys.Manifest(prefix), m); err != nil {
+		return Manifest{}, nil, err
+	}
 	return m, data, nil
+}
+
+// checkFiles refuses a file list that names a path twice (its files would be
+// counted twice) or gives a negative size.
+func checkFiles(key string, m Manifest) error {
+	seen := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		switch {
+		case seen[f.Path]:
+			return fmt.Errorf("%w: %s lists %q twice", ErrMalformed, key, f.Path)
+		case f.Size < 0:
+			return fmt.Errorf("%w: %s gives %q a size of %d bytes", ErrMalformed, key, f.Path, f.Size)
+		}
+		seen[f.Path] = true
+	}
+	return nil
 }
 
 // Fetch copies every file of m from prefix into dir and checks each one's
 // sha256 and size against m. A file that does not match is read once more
 // (damage in transit does not repeat); a second mismatch is an error
-// wrapping ErrMismatch: the stored bytes are not the manifest's.
+// wrapping ErrMismatch: the stored bytes are not the manifest's. An object
+// larger than its entry is not copied beyond the entry's size + 1 byte.
 func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir string) error {
 	for _, f := range m.Files {
 		rel := filepath.FromSlash(f.Path)
@@ -113,7 +150,10 @@ func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir s
 
 // fetchFile downloads file f of the directory at prefix to local and checks it.
 func fetchFile(ctx context.Context, s *store.Store, prefix string, f File, local string) error {
-	got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local)
+	got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local, f.Size)
+	if errors.Is(err, store.ErrTooLarge) {
+		return fmt.Errorf("%w: %s/%s is larger than the %d bytes the manifest says (%w)", ErrMismatch, prefix, f.Path, f.Size, err)
+	}
 	if errors.Is(err, store.ErrCorrupt) {
 		return fmt.Errorf("%w: %w", ErrMismatch, err)
 	}

@@ -1,10 +1,12 @@
 package manifest_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/whestbake/whestbake/internal/keys"
@@ -63,5 +65,56 @@ func TestFetchChecksEveryFileAgainstTheManifest(t *testing.T) {
 	}
 	if _, _, err := manifest.Read(ctx, st, "missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing manifest: %v", err)
+	}
+}
+
+// A manifest or a listed object is written by whoever may write to the
+// bucket: reading one is bounded. A manifest over MaxBytes is refused
+// before it is decoded, one that lists a file twice (counted twice) is
+// refused, and an object larger than its entry is refused from its size,
+// with nothing written to disk.
+func TestReadsOfAManifestAndItsFilesAreBounded(t *testing.T) {
+	cfg, bucket := storetest.Start(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, cfg, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sum = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" // sha256("abc")
+	entry := `{"path": "data/x.txt", "sha256": "` + sum + `", "size": 3}`
+	huge := append([]byte(`{"files": [`+entry+`]}`), bytes.Repeat([]byte(" "), manifest.MaxBytes)...)
+	for prefix, body := range map[string][]byte{
+		"huge": huge,
+		"dup":  []byte(`{"files": [` + entry + `, ` + entry + `]}`),
+		"neg":  []byte(`{"files": [{"path": "a", "sha256": "` + sum + `", "size": -1}]}`),
+	} {
+		if err := st.Put(ctx, keys.Manifest(prefix), body); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := manifest.Read(ctx, st, prefix); !errors.Is(err, manifest.ErrMalformed) {
+			t.Errorf("%s manifest: %v, want ErrMalformed", prefix, err)
+		}
+	}
+	if _, _, err := manifest.Read(ctx, st, "huge"); err == nil || !strings.Contains(err.Error(), "manifest.MaxBytes") {
+		t.Errorf("the error does not name the limit: %v", err)
+	}
+
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	if err := st.Put(ctx, "d/data/x.txt", big); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	err = manifest.Fetch(ctx, st, "d", manifest.Manifest{Files: []manifest.File{{Path: "data/x.txt", SHA256: sum, Size: 3}}}, dir)
+	if !errors.Is(err, manifest.ErrMismatch) || !errors.Is(err, store.ErrTooLarge) {
+		t.Fatalf("an object larger than its entry: %v, want ErrMismatch and store.ErrTooLarge", err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "data")); len(left) != 0 {
+		t.Errorf("the refused object left %v on disk", left)
+	}
+	if _, err := st.GetMax(ctx, "d/data/x.txt", 1<<20-1); !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("GetMax of a larger object: %v", err)
+	}
+	if got, err := st.GetMax(ctx, "d/data/x.txt", 1<<20); err != nil || !bytes.Equal(got, big) {
+		t.Errorf("GetMax at the limit: %d bytes, %v", len(got), err)
 	}
 }

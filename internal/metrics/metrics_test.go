@@ -128,3 +128,33 @@ func TestServe(t *testing.T) {
 		t.Errorf("a taken port: %v", err)
 	}
 }
+
+// `:9464`, the short form, binds every interface: the worker's log says
+// so, and which address keeps the endpoints on this host.
+func TestBindingSaysWhoCanReachTheEndpoints(t *testing.T) {
+	for addr, want := range map[string]string{
+		":9464":          "every interface: reachable from other hosts (127.0.0.1:9464 is this host only)",
+		"[::]:9464":      "every interface",
+		"0.0.0.0:1":      "every interface",
+		"127.0.0.1:9464": "loopback: this host only",
+		"[::1]:9464":     "loopback: this host only",
+		"localhost:9464": "loopback: this host only",
+		"10.1.2.3:9464":  "the interface of 10.1.2.3 only",
+	} {
+		if got := Binding(addr); !strings.HasPrefix(got, want) {
+			t.Errorf("Binding(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	w, err := New("control", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Serve(":0", w, &Health{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := Binding(s.Addr()); !strings.HasPrefix(got, "every interface") {
+		t.Errorf("a server on :0 listens at %s, described as %q", s.Addr(), got)
+	}
+}

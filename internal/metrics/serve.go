@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -54,6 +55,25 @@ type Server struct {
 // Addr is where the server listens (useful when the port was 0).
 func (s *Server) Addr() string { return s.addr }
 
+// Binding says in words who can reach a listener at addr (host:port): a
+// host left empty, 0.0.0.0 or :: is every interface, so the endpoints are
+// open to other hosts, which a remote Prometheus needs and a shared
+// machine may not want; the log and the docs say which it is.
+func Binding(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "unknown interfaces (" + addr + ")"
+	}
+	ip, ipErr := netip.ParseAddr(host)
+	switch {
+	case host == "" || ipErr == nil && ip.IsUnspecified():
+		return "every interface: reachable from other hosts (" + net.JoinHostPort("127.0.0.1", port) + " is this host only)"
+	case host == "localhost" || ipErr == nil && ip.Unmap().IsLoopback():
+		return "loopback: this host only"
+	}
+	return "the interface of " + host + " only"
+}
+
 // Serve listens on addr at once, so that a taken port fails the worker
 // before it connects anywhere, and serves until Close.
 //
@@ -65,7 +85,7 @@ func (s *Server) Addr() string { return s.addr }
 func Serve(addr string, w *Worker, h *Health) (*Server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("worker.metrics-listen %s: %v: choose a free host:port (e.g. :9464), or leave it empty to serve no metrics", addr, err)
+		return nil, fmt.Errorf("worker.metrics-listen %s: %v: choose a free host:port (127.0.0.1:9464 for this host only, :9464 for every interface), or leave it empty to serve no metrics", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{Registry: w.reg}))

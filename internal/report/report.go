@@ -40,6 +40,9 @@ func Write(dir string, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	if err := dataset.CheckReportFolder(dir); err != nil {
+		return err
+	}
 	var done func()
 	if cfg.progress != nil {
 		var total, n int64

@@ -261,10 +261,19 @@ func TestReportBytesDependOnlyOnTheRows(t *testing.T) {
 	if other := datasettest.ReadReport(t, b); !mapsEqual(first, other) {
 		t.Error("the same rows with other metadata give another report")
 	}
-	// Again: the same bytes, the report replaced as a whole, no staging left.
-	if err := os.WriteFile(filepath.Join(a, dataset.ReportDir, "stray.png"), []byte("x"), 0o644); err != nil {
+	// A file the report did not write in its folder is refused, never
+	// deleted (the report replaces the folder whole).
+	stray := filepath.Join(a, dataset.ReportDir, "stray.png")
+	if err := os.WriteFile(stray, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := Write(a); err == nil || !strings.Contains(err.Error(), `"stray.png"`) {
+		t.Fatalf("report over a folder holding stray.png: %v", err)
+	}
+	if err := os.Remove(stray); err != nil {
+		t.Fatal(err)
+	}
+	// Again: the same bytes, the report replaced as a whole, no staging left.
 	if err := os.Mkdir(filepath.Join(a, ".report.tmp-crashed"), 0o755); err != nil {
 		t.Fatal(err)
 	}

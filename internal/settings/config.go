@@ -135,6 +135,7 @@ type Hub struct {
 	Tag       string `mapstructure:"tag"`
 	Message   string `mapstructure:"message"`
 	Private   bool   `mapstructure:"private"`
+	Replace   bool   `mapstructure:"replace"`
 	Endpoint  string `mapstructure:"endpoint"`
 	TokenFile string `mapstructure:"token-file"`
 }
@@ -144,7 +145,7 @@ func (h Hub) Spec() *bakeapi.HubSpec {
 	if h.Repo == "" {
 		return nil
 	}
-	return &bakeapi.HubSpec{Repo: h.Repo, Revision: h.Revision, Tag: h.Tag, Message: h.Message, Endpoint: h.Endpoint, Private: h.Private}
+	return &bakeapi.HubSpec{Repo: h.Repo, Revision: h.Revision, Tag: h.Tag, Message: h.Message, Endpoint: h.Endpoint, Private: h.Private, Replace: h.Replace}
 }
 
 // Policy is bakeapi.Policy with config keys: every timeout and retry bound

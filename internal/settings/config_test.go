@@ -454,7 +454,7 @@ func TestHubSection(t *testing.T) {
 	withHub := func(hub string) string {
 		return strings.Replace(base, "tag: v1}", "tag: v1, hub: "+hub+"}", 1)
 	}
-	cfgFile := writeFile(t, dir, "c.yaml", withHub("{repo: alice/gt, tag: v1, private: true, token-file: hf-token}"))
+	cfgFile := writeFile(t, dir, "c.yaml", withHub("{repo: alice/gt, tag: v1, private: true, replace: true, token-file: hf-token}"))
 	clearEnv(t)
 	cfg, err := Load(cfgFile, nil)
 	if err != nil {
@@ -467,7 +467,7 @@ func TestHubSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := bakeapi.HubSpec{Repo: "alice/gt", Revision: "main", Tag: "v1", Message: "Upload whestbench dataset", Endpoint: "https://huggingface.co", Private: true}
+	want := bakeapi.HubSpec{Repo: "alice/gt", Revision: "main", Tag: "v1", Message: "Upload whestbench dataset", Endpoint: "https://huggingface.co", Private: true, Replace: true}
 	if in.Hub == nil || *in.Hub != want {
 		t.Errorf("workflow input Hub %+v, want %+v", in.Hub, want)
 	}
@@ -498,6 +498,7 @@ func TestHubSection(t *testing.T) {
 		{"{repo: a/b, tag: 'v 1'}", `release.hub.tag "v 1"`},
 		{"{repo: a/b, revision: '../x'}", `release.hub.revision "../x"`},
 		{"{repo: a/b, endpoint: 'ftp://x'}", `release.hub.endpoint "ftp://x" is not an http(s) URL`},
+		{"{repo: a/b, endpoint: 'http://hub.example.org'}", `release.hub.endpoint "http://hub.example.org" is plain http to another host`},
 		{"{repo: a/b, message: ''}", "release.hub.message is empty"},
 	} {
 		cfg, err := load(t, withHub(c.hub))

@@ -324,7 +324,7 @@ func (c Config) checkSplits(p *problems) {
 		case s.Seed != nil && s.SeedsFile != "":
 			p.addf(key, "sets both seed and seeds-file: keep one of them")
 		case s.SeedsFile != "":
-			data, err := os.ReadFile(s.SeedsFile)
+			data, err := bake.ReadSeedsFile(s.SeedsFile, int(n))
 			if err != nil {
 				p.addf(key+".seeds-file", "cannot be read (%v): fix the path (relative paths are relative to the config file) or generate one with `whestbake dataset generate-seeds --n-mlps %d`", err, n)
 			} else if n >= 1 {

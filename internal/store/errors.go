@@ -30,6 +30,9 @@ var (
 	ErrCorrupt = errors.New("object content does not match its recorded sha256")
 	// ErrTLS: the TLS settings do not fit the server (a retry cannot help).
 	ErrTLS = errors.New("S3 TLS misconfigured")
+	// ErrTooLarge: the object is larger than the reader allows (GetMax,
+	// GetFile); it was not read beyond that.
+	ErrTooLarge = errors.New("object larger than allowed")
 )
 
 // tlsKeys name the S3 TLS settings in TLS explanations.

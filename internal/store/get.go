@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -26,7 +27,18 @@ type Info struct {
 // Get reads the object at key and checks it against its recorded sha256.
 // A missing key gives an error wrapping ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	data, _, err := s.get(ctx, key)
+	return s.GetMax(ctx, key, noLimit)
+}
+
+// noLimit is the bound of a read whose object whestbake itself sized.
+const noLimit = math.MaxInt64 - bytes.MinRead
+
+// GetMax is Get of an object that may hold at most max bytes: a larger one
+// is refused (ErrTooLarge) from its size before its content is read, and
+// the read stops after max+1 bytes whatever the size said, so memory is
+// bounded by max for an object anyone with write access to the bucket made.
+func (s *Store) GetMax(ctx context.Context, key string, max int64) ([]byte, error) {
+	data, _, err := s.get(ctx, key, max)
 	return data, err
 }
 
@@ -38,7 +50,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 // plain PUT or a copy that drops metadata leaves no recorded sha256, and a
 // changed object under a kept one fails that check, so neither passes.
 func (s *Store) GetSealed(ctx context.Context, key string, v any, sl *seal.Seal, id seal.Seal) ([]byte, error) {
-	data, info, err := s.get(ctx, key)
+	data, info, err := s.get(ctx, key, noLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -50,19 +62,25 @@ func (s *Store) GetSealed(ctx context.Context, key string, v any, sl *seal.Seal,
 	return data, err
 }
 
-func (s *Store) get(ctx context.Context, key string) ([]byte, Info, error) {
+func (s *Store) get(ctx context.Context, key string, max int64) ([]byte, Info, error) {
 	obj, info, err := s.open(ctx, key)
 	if err != nil {
 		return nil, Info{}, err
 	}
 	defer obj.Close()
+	if info.Size > max {
+		return nil, Info{}, s.tooLarge(key, info.Size, max)
+	}
 	// Room for the whole object plus ReadFrom's probe for EOF, so a large
 	// object is read without regrowing the buffer.
 	var buf bytes.Buffer
 	buf.Grow(int(info.Size) + bytes.MinRead)
 	h := sha256.New()
-	if _, err := buf.ReadFrom(io.TeeReader(obj, h)); err != nil {
+	if _, err := buf.ReadFrom(io.TeeReader(io.LimitReader(obj, max+1), h)); err != nil {
 		return nil, Info{}, s.c.classify("get", s.bucket, key, err)
+	}
+	if int64(buf.Len()) > max {
+		return nil, Info{}, s.tooLarge(key, int64(buf.Len()), max)
 	}
 	if err := s.verify(key, info, h.Sum(nil)); err != nil {
 		return nil, Info{}, err
@@ -70,17 +88,27 @@ func (s *Store) get(ctx context.Context, key string) ([]byte, Info, error) {
 	return buf.Bytes(), info, nil
 }
 
-// GetFile downloads the object at key to path, creating the parent
-// directory, and returns the size and sha256 of the bytes written, so a
-// caller checking them against a manifest need not read the file again. It
-// writes a temporary file beside path and renames it only after the content
-// checked out, so path never holds a partial object.
-func (s *Store) GetFile(ctx context.Context, key, path string) (got Info, err error) {
+// tooLarge is the error of an object of (at least) size bytes where max were allowed.
+func (s *Store) tooLarge(key string, size, max int64) error {
+	return fmt.Errorf("store: get %s/%s: %d bytes or more, where at most %d are allowed: %w", s.bucket, key, size, max, ErrTooLarge)
+}
+
+// GetFile downloads the object at key, of at most max bytes, to path,
+// creating the parent directory, and returns the size and sha256 of the
+// bytes written, so a caller checking them against a manifest need not
+// read the file again. A larger object is refused (ErrTooLarge) from its
+// size, or after max+1 bytes if the size said less. It writes a temporary
+// file beside path and renames it only after the content checked out, so
+// path never holds a partial object.
+func (s *Store) GetFile(ctx context.Context, key, path string, max int64) (got Info, err error) {
 	obj, info, err := s.open(ctx, key)
 	if err != nil {
 		return Info{}, err
 	}
 	defer obj.Close()
+	if info.Size > max {
+		return Info{}, s.tooLarge(key, info.Size, max)
+	}
 	fail := func(err error) (Info, error) {
 		return Info{}, fmt.Errorf("store: get %s/%s to %s: %w", s.bucket, key, path, err)
 	}
@@ -99,9 +127,12 @@ func (s *Store) GetFile(ctx context.Context, key, path string) (got Info, err er
 		}
 	}()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), obj)
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(obj, max+1))
 	if err != nil {
 		return Info{}, s.c.classify("get", s.bucket, key, err)
+	}
+	if n > max {
+		return Info{}, s.tooLarge(key, n, max)
 	}
 	sum := h.Sum(nil)
 	if err := s.verify(key, info, sum); err != nil {

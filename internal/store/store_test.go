@@ -82,7 +82,7 @@ func TestStore(t *testing.T) {
 			t.Fatalf("Exists missing = %v, %v; want false, nil", ok, err)
 		}
 		path := filepath.Join(t.TempDir(), "x")
-		if _, err := s.GetFile(ctx, "missing/x", path); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.GetFile(ctx, "missing/x", path, 1); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("GetFile missing: got %v, want ErrNotFound", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -187,7 +187,7 @@ func TestStore(t *testing.T) {
 			t.Fatalf("Stat = %+v, %v; want size %d sha256 %s", info, err, len(data), sum)
 		}
 		dst := filepath.Join(dir, "sub", "dst.bin")
-		if got, err := s.GetFile(ctx, "files/big", dst); err != nil || got != (store.Info{Size: int64(len(data)), SHA256: sum}) {
+		if got, err := s.GetFile(ctx, "files/big", dst, int64(len(data))); err != nil || got != (store.Info{Size: int64(len(data)), SHA256: sum}) {
 			t.Fatalf("GetFile = %+v, %v; want size %d sha256 %s", got, err, len(data), sum)
 		}
 		got, err := os.ReadFile(dst)
@@ -225,7 +225,7 @@ func TestStore(t *testing.T) {
 			t.Fatalf("Get: got %v, want ErrCorrupt", err)
 		}
 		path := filepath.Join(t.TempDir(), "x")
-		if _, err := s.GetFile(ctx, "corrupt/x", path); !errors.Is(err, store.ErrCorrupt) {
+		if _, err := s.GetFile(ctx, "corrupt/x", path, int64(len(body))); !errors.Is(err, store.ErrCorrupt) {
 			t.Fatalf("GetFile: got %v, want ErrCorrupt", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {

@@ -50,7 +50,7 @@ WHESTBAKE_S3_SECRET_KEY only.`,
 	fl.String("role", "", "control, gpu or all (worker.role)")
 	fl.String("device", "auto", "slice engine device: auto, cpu or cuda; explicit choices never fall back (worker.device)")
 	fl.Int("threads", 0, "CPU threads per MLP (worker.threads; default all cores)")
-	fl.String("metrics-listen", "", "host:port serving /metrics, /healthz and /readyz, e.g. :9464 (worker.metrics-listen; default off)")
+	fl.String("metrics-listen", "", "host:port serving /metrics, /healthz and /readyz: 127.0.0.1:9464 for this host only, :9464 for every interface (worker.metrics-listen; default off)")
 	fl.StringVar(&logFormat, "log-format", "text", "text (for terminals) or json (one object per line, for log collectors)")
 	cmdline.Strict(cmd)
 	return cmd

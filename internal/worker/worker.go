@@ -54,7 +54,7 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 			return err
 		}
 		defer srv.Close()
-		log.Info("serving metrics", "addr", srv.Addr(), "paths", "/metrics /healthz /readyz")
+		log.Info("serving metrics", "addr", srv.Addr(), "binding", metrics.Binding(srv.Addr()), "paths", "/metrics /healthz /readyz")
 	}
 	st, err := store.Open(ctx, cfg.StoreConfig(), cfg.S3.Bucket)
 	if err != nil {

@@ -1,5 +1,6 @@
 // Package arrowipc encodes an Arrow IPC Schema message byte for byte as
-// Arrow C++ (and so pyarrow) does. Parquet files written by Arrow carry one,
+// Arrow C++ (and so pyarrow) does, and decodes one from an untrusted file
+// (ParseSchemaMessage). Parquet files written by Arrow carry one,
 // base64-encoded, under the key-value entry ARROW:schema, and pyarrow and HF
 // datasets build a file's column types from it before anything else.
 //

@@ -1,0 +1,58 @@
+package arrowipc
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+func testSchema() ([]Field, []KeyValue) {
+	item := Field{Name: "item", Type: Float32, Nullable: true}
+	list := Field{Name: "weights", Type: List, Nullable: true, Children: []Field{{Name: "item", Type: List, Nullable: true, Children: []Field{item}}},
+		Metadata: []KeyValue{{"ARROW:extension:metadata", `[[2, 3], "float32"]`}, {"ARROW:extension:name", "x.Array2DExtensionType"}}}
+	return []Field{
+		{Name: "id", Type: Int32, Nullable: true},
+		{Name: "seed", Type: Int64},
+		{Name: "name", Type: Utf8, Nullable: true},
+		list,
+		{Name: "final", Type: FixedSizeList(3), Nullable: true, Children: []Field{item}},
+		{Name: "var", Type: Float64, Nullable: true},
+	}, []KeyValue{{"huggingface", `{"info": {}}`}}
+}
+
+// What SchemaMessage writes decodes to what it was given.
+func TestParseSchemaMessageInvertsSchemaMessage(t *testing.T) {
+	fields, md := testSchema()
+	gotFields, gotMD, err := ParseSchemaMessage(SchemaMessage(fields, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotFields, fields) || !reflect.DeepEqual(gotMD, md) {
+		t.Errorf("decoded\n%+v %+v\nwant\n%+v %+v", gotFields, gotMD, fields, md)
+	}
+	half := fields
+	half[5].Type = Type{tag: tagFloatingPoint, precision: 0}
+	if got, _, err := ParseSchemaMessage(SchemaMessage(half, md)); err != nil || got[5].Type.String() != "halffloat" {
+		t.Errorf("a float16 field decodes as %v (%v)", got[5].Type, err)
+	}
+}
+
+// A message from a file is untrusted: every truncation and many damaged
+// copies give an error or a schema, never a panic.
+func TestParseSchemaMessageSurvivesDamage(t *testing.T) {
+	fields, md := testSchema()
+	msg := SchemaMessage(fields, md)
+	for n := range len(msg) {
+		if _, _, err := ParseSchemaMessage(msg[:n]); err == nil && n < 16 {
+			t.Errorf("a message cut to %d bytes decoded", n)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		bad := append([]byte(nil), msg...)
+		for range 1 + rng.IntN(4) {
+			bad[8+rng.IntN(len(bad)-8)] = byte(rng.Uint32())
+		}
+		ParseSchemaMessage(bad)
+	}
+}

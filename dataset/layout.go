@@ -1,0 +1,48 @@
+package dataset
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// PreparedDir holds whestbench's prepared Arrow tree, one folder per split
+// (prepared/<split>/, as datasets' save_to_disk writes it).
+const PreparedDir = "prepared"
+
+// preparedFiles are the names save_to_disk writes in a split's folder
+// besides its data-NNNNN-of-NNNNN.arrow shards.
+var preparedFiles = []string{"dataset_info.json", "state.json"}
+
+// IsDatasetFile reports whether rel, a '/'-separated path relative to a
+// dataset directory, is a file of the dataset's own layout: metadata.json,
+// the card, a shard in data/, a file of the report, or a file of a split's
+// prepared Arrow folder. Publishing sends these only: anything else in the
+// directory (a token file kept beside the data, hidden files, staging
+// folders an interrupted run left, an operator's notes) is not the
+// dataset's and must not leave the machine with it.
+func IsDatasetFile(rel string) bool {
+	if rel != path.Clean(rel) || path.IsAbs(rel) {
+		return false
+	}
+	switch rel {
+	case metadataFile, readmeFile:
+		return true
+	}
+	if slices.Contains(ReportPaths(), rel) {
+		return true
+	}
+	parts := strings.Split(rel, "/")
+	switch {
+	case len(parts) == 2 && parts[0] == dataDir:
+		split, _, _, ok := parseShardName(parts[1])
+		return ok && checkName("split name", split) == nil
+	case len(parts) == 3 && parts[0] == PreparedDir:
+		if checkName("split name", parts[1]) != nil {
+			return false
+		}
+		name := parts[2]
+		return slices.Contains(preparedFiles, name) || strings.HasPrefix(name, "data-") && strings.HasSuffix(name, ".arrow")
+	}
+	return false
+}
