@@ -20,6 +20,13 @@ const arrowSchemaKey = "ARROW:schema"
 // metadata, weights and all_layer_means as datasets' extension types over
 // their list storage.
 func arrowSchema(w, d int) string {
+	return base64.StdEncoding.EncodeToString(arrowSchemaMessage(w, d))
+}
+
+// arrowSchemaMessage is arrowSchema's message before base64. It is also
+// the schema that datasets' ArrowWriter opens a save_to_disk stream with:
+// the features' Arrow types and the same huggingface metadata.
+func arrowSchemaMessage(w, d int) []byte {
 	item := arrowipc.Field{Name: "item", Type: arrowipc.Float32, Nullable: true}
 	lists := func(n int) arrowipc.Field {
 		f := item
@@ -55,6 +62,5 @@ func arrowSchema(w, d int) string {
 		scalar(colAvgVariance, arrowipc.Float64),
 		scalar(colBreakdown, arrowipc.Utf8),
 	}
-	msg := arrowipc.SchemaMessage(fields, []arrowipc.KeyValue{{Key: hfMetadataKey, Value: featuresJSON(w, d)}})
-	return base64.StdEncoding.EncodeToString(msg)
+	return arrowipc.SchemaMessage(fields, []arrowipc.KeyValue{{Key: hfMetadataKey, Value: featuresJSON(w, d)}})
 }
