@@ -146,13 +146,19 @@ func ReadMetadata(dir string) (Metadata, error) {
 	if err != nil {
 		return nil, invalidf("cannot read %s: %v", path, err)
 	}
+	return ParseMetadata(data, path)
+}
+
+// ParseMetadata decodes metadata.json's content, read from where (named in
+// errors), without validating it.
+func ParseMetadata(data []byte, where string) (Metadata, error) {
 	v, err := pyLoads(data)
 	if err != nil {
-		return nil, invalidf("metadata.json at %s is not valid JSON: %v", path, err)
+		return nil, invalidf("metadata.json at %s is not valid JSON: %v", where, err)
 	}
 	md, ok := v.(*Object)
 	if !ok {
-		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", path, jsonKind(v))
+		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", where, jsonKind(v))
 	}
 	return md, nil
 }
