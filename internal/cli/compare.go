@@ -44,8 +44,9 @@ are shown.
 --mode stat (the default otherwise, e.g. philox against numpy, or whestbench's
 torch backend against its CPU one): names and weights bit-identical, and each
 neuron's mean within Monte Carlo error: z = Δmean/σ̂ with a conservative σ̂ from
-the datasets (docs/WHESTBENCH.md), a neuron beyond the Bonferroni threshold for
-an overall false-alarm rate --alpha counts as different.
+the datasets (docs/WHESTBENCH.md); a neuron whose |z|, or a layer whose
+‖z_l‖ = sqrt(Σ z²), is beyond the Bonferroni threshold for an overall
+false-alarm rate --alpha counts as different.
 
 Exit 0: the same (exact) or equivalent (stat); 1: different; 2: bad input.`,
 		Args: cobra.ExactArgs(2),
@@ -111,9 +112,10 @@ func printComparison(w io.Writer, r *compare.Result) {
 			fmt.Fprintf(w, "  the %d MLPs of largest |z| of %d (--json lists all):\n", shownMLPs, len(rows))
 			rows = rows[:shownMLPs]
 		}
-		fmt.Fprintf(w, "  %8s  %20s  %8s  %-14s  %10s  %s\n", "mlp_id", "mlp_seed", "max|z|", "at layer/neuron", "σ̂", "beyond")
+		fmt.Fprintf(w, "  %8s  %20s  %8s  %-15s  %6s  %9s  %-5s  %13s  %10s\n", "mlp_id", "mlp_seed", "max|z|", "at layer/neuron", "beyond", "max ‖z_l‖", "layer", "layers beyond", "σ̂")
 		for _, m := range rows {
-			fmt.Fprintf(w, "  %8d  %20d  %8.2f  %-14s  %10.4g  %d\n", m.MLPID, m.Seed, m.MaxZ, fmt.Sprintf("%d/%d", m.Layer, m.Neuron), m.Sigma, m.Beyond)
+			fmt.Fprintf(w, "  %8d  %20d  %8.2f  %-15s  %6d  %9.2f  %-5d  %13d  %10.4g\n", m.MLPID, m.Seed, m.MaxZ,
+				fmt.Sprintf("%d/%d", m.Layer, m.Neuron), m.Beyond, m.LayerNorm, m.NormLayer, m.LayersBeyond, m.Sigma)
 		}
 	}
 	if len(r.Differences) > 0 {
@@ -131,12 +133,12 @@ func printComparison(w io.Writer, r *compare.Result) {
 	case r.Same && r.Mode == compare.ModeExact:
 		verdict.WriteString("✓ identical")
 	case r.Same:
-		fmt.Fprintf(&verdict, "✓ equivalent: no neuron beyond |z| = %.2f", r.Threshold)
+		fmt.Fprintf(&verdict, "✓ equivalent: no neuron beyond |z| = %.2f and no layer beyond ‖z_l‖ = %.2f", r.Threshold, r.Threshold)
 	default:
 		verdict.WriteString("✗ different")
 	}
 	if r.Mode == compare.ModeStat {
-		fmt.Fprintf(&verdict, " (Bonferroni over %d neurons: two correct bakes are called different with probability at most %g)", r.Neurons, r.Alpha)
+		fmt.Fprintf(&verdict, " (Bonferroni over %d neurons and %d layers: two correct bakes are called different with probability at most %g)", r.Neurons, r.Layers, r.Alpha)
 	}
 	fmt.Fprintln(w, verdict.String())
 }

@@ -67,10 +67,12 @@ type Result struct {
 	// modes names and weights), in row order.
 	Differences []Difference `json:"differences"`
 	// ModeStat: the overall false-alarm rate asked for, the number of
-	// neurons compared, and the |z| beyond which a neuron counts as
-	// different (Bonferroni over every neuron).
+	// neurons and of layers compared, and the |z| (and ‖z_l‖) beyond which
+	// a neuron (a layer) counts as different: Bonferroni over all of those
+	// tests.
 	Alpha     float64 `json:"alpha,omitempty"`
 	Neurons   int64   `json:"neurons,omitempty"`
+	Layers    int64   `json:"layers,omitempty"`
 	Threshold float64 `json:"z_threshold,omitempty"`
 }
 
@@ -98,6 +100,12 @@ type MLPStat struct {
 	Neuron int `json:"neuron"`
 	// Beyond counts the neurons whose |z| exceeds the threshold.
 	Beyond int `json:"beyond"`
+	// LayerNorm is the largest over the layers of ‖z_l‖ = sqrt(Σ_j z_lj²),
+	// at layer NormLayer; LayersBeyond counts the layers whose ‖z_l‖
+	// exceeds the threshold (see zScores).
+	LayerNorm    float64 `json:"max_layer_norm"`
+	NormLayer    int     `json:"norm_layer"`
+	LayersBeyond int     `json:"layers_beyond"`
 	// Sigma is the per-neuron standard deviation estimate (see zScores).
 	Sigma float64 `json:"sigma"`
 }
@@ -148,6 +156,7 @@ func Run(in Input) (*Result, error) {
 		s := &a.Info.Splits[i]
 		res.Splits = append(res.Splits, SplitResult{Name: s.Name, MLPs: s.NMLPs, NSamplesA: a.Info.NSamples, NSamplesB: b.Info.NSamples})
 		res.Neurons += s.NMLPs * int64(a.Splits[i].Width*a.Splits[i].Depth)
+		res.Layers += s.NMLPs * int64(a.Splits[i].Depth)
 	}
 	if res.Mode == ModeStat {
 		if a.Info.NSamples <= 0 || b.Info.NSamples <= 0 {
@@ -160,7 +169,7 @@ func Run(in Input) (*Result, error) {
 		if res.Alpha >= 1 {
 			return nil, inputErrorf("--alpha=%g must be below 1", res.Alpha)
 		}
-		res.Threshold = Threshold(res.Alpha, res.Neurons)
+		res.Threshold = Threshold(res.Alpha, res.Neurons+res.Layers)
 	}
 	if err := c.stream(a, b); err != nil {
 		return nil, err
@@ -365,13 +374,16 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 	} else {
 		st := zScores(x, y, w, d, s.NSamplesA, s.NSamplesB, c.res.Threshold)
 		s.MLPStats = append(s.MLPStats, st)
-		if st.Beyond > 0 {
+		if st.Beyond > 0 || st.LayersBeyond > 0 {
 			differs = true
-			if len(c.res.Differences) < c.shown {
-				i := st.Layer*w + st.Neuron
-				c.res.Differences = append(c.res.Differences, Difference{Split: s.Name, MLPID: x.MLPID, Seed: x.Seed,
-					Field: fmt.Sprintf("all_layer_means (|z|=%.1f)", st.MaxZ), Index: i, A: f32(x.LayerMeans[i]), B: f32(y.LayerMeans[i])})
-			}
+		}
+		if st.Beyond > 0 && len(c.res.Differences) < c.shown {
+			i := st.Layer*w + st.Neuron
+			c.res.Differences = append(c.res.Differences, Difference{Split: s.Name, MLPID: x.MLPID, Seed: x.Seed,
+				Field: fmt.Sprintf("all_layer_means (|z|=%.1f)", st.MaxZ), Index: i, A: f32(x.LayerMeans[i]), B: f32(y.LayerMeans[i])})
+		} else if st.LayersBeyond > 0 && len(c.res.Differences) < c.shown {
+			c.res.Differences = append(c.res.Differences, Difference{Split: s.Name, MLPID: x.MLPID, Seed: x.Seed,
+				Field: fmt.Sprintf("all_layer_means layer %d (‖z‖=%.1f over %d neurons)", st.NormLayer, st.LayerNorm, w), Index: -1})
 		}
 	}
 	if differs {
@@ -398,7 +410,17 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 // makes σ̂ conservative, by about √W for a layer of neurons alike: z is
 // smaller than the textbook one and the stated false-alarm rate an upper
 // bound, at the price of power (a shift is caught from about
-// Threshold·σ̂·sqrt(1/nA+1/nB)). Narrow deep MLPs are where the bound is
+// Threshold·σ̂·sqrt(1/nA+1/nB)).
+//
+// The same bound makes a second test as safe and √W times as sensitive to a
+// whole layer gone wrong: ‖z_l‖² = Σ_j z_lj². σ̂² bounds the layer's total
+// variance, so under the null z_l is a normal vector whose covariance has
+// trace at most 1, and ‖z_l‖² a sum λ_1·Y_1² + … of independent χ²_1 with
+// Σλ ≤ 1, which exceeds any t ≥ 1.5365 no more often than one χ²_1 does
+// (Székely and Bakirov, "Extremal probabilities for Gaussian quadratic
+// forms", Probab. Theory Relat. Fields 125, 2003). A layer is then judged
+// with the same threshold as a neuron, and the Bonferroni count covers both.
+// Narrow deep MLPs are where the bound is
 // tightest (W=4, D=8: largest |z| 1.16 over 256 neurons, where normals
 // would reach about 3; TestCompareStatistical).
 func zScores(x, y *dataset.Row, w, d int, nA, nB int64, threshold float64) MLPStat {
@@ -420,6 +442,7 @@ func zScores(x, y *dataset.Row, w, d int, nA, nB int64, threshold float64) MLPSt
 	sigma2 := max(float64(w)*v, math.Pi*energy)
 	st.Sigma = math.Sqrt(sigma2)
 	inv := 1/float64(nA) + 1/float64(nB)
+	var sumSq float64 // Σ z² of the current layer
 	for i := range x.LayerMeans {
 		a, b := x.LayerMeans[i], y.LayerMeans[i]
 		ua, ub := ulp32(a), ulp32(b)
@@ -438,6 +461,17 @@ func zScores(x, y *dataset.Row, w, d int, nA, nB int64, threshold float64) MLPSt
 		}
 		if z > st.MaxZ || i == 0 {
 			st.MaxZ, st.Layer, st.Neuron = z, i/w, i%w
+		}
+		sumSq += z * z
+		if i%w == w-1 {
+			norm := math.Sqrt(sumSq)
+			if norm > threshold {
+				st.LayersBeyond++
+			}
+			if norm > st.LayerNorm || i == w-1 {
+				st.LayerNorm, st.NormLayer = norm, i/w
+			}
+			sumSq = 0
 		}
 	}
 	return st
