@@ -22,15 +22,15 @@ type streamView struct {
 }
 
 // runStreamReader reads Arrow IPC streams with apache-arrow (stream.mjs),
-// or skips as runReaders does when Node or the packages are missing.
+// or skips as runReaders does.
 func runStreamReader(t *testing.T, files []string) map[string]streamView {
 	t.Helper()
-	runReaders(t, nil) // skips without node or the npm packages
+	node := needReaders(t)
 	abs := make([]string, len(files))
 	for i, f := range files {
 		abs[i], _ = filepath.Abs(f)
 	}
-	cmd := exec.Command("node", append([]string{"stream.mjs"}, abs...)...)
+	cmd := exec.Command(node, append([]string{"stream.mjs"}, abs...)...)
 	cmd.Dir = readersDir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/compare"
+	"github.com/whestbake/whestbake/internal/hub"
 )
 
 // errDatasetsDiffer is compare's verdict "different": exit 1.
@@ -28,12 +31,15 @@ func newCompareCmd() *cobra.Command {
 		asJSON  bool
 		showN   int
 		in      compare.Input
+		h       hubFlags
 		modeSet = map[string]compare.Mode{"": "", "exact": compare.ModeExact, "stat": compare.ModeStat}
 	)
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Is dataset B the same ground truth as A? Split by split, MLP by MLP: bit for bit (--mode exact) or within Monte Carlo error (--mode stat)",
-		Long: `Compares two complete datasets (directories) split by split and MLP by MLP;
+		Long: `Compares two complete datasets split by split and MLP by MLP: directories,
+or hf://OWNER/NAME[@REVISION] (downloaded to a temporary directory first, checked
+as dataset download checks them, and removed after);
 the MLPs must be the same (the same mlp_seed in the same place) and of the same
 shape, else exit 2.
 
@@ -58,7 +64,16 @@ Exit 0: the same (exact) or equivalent (stat); 1: different; 2: bad input.`,
 			if alpha < 0 || alpha >= 1 {
 				return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, 1)", alpha)
 			}
-			in.A, in.B, in.Mode, in.Alpha, in.Shown = args[0], args[1], m, alpha, showN
+			dirs := make([]string, 2)
+			for i, src := range args {
+				dir, cleanup, err := compareSource(cmd, h, src)
+				if err != nil {
+					return err
+				}
+				defer cleanup()
+				dirs[i] = dir
+			}
+			in.A, in.B, in.Mode, in.Alpha, in.Shown = dirs[0], dirs[1], m, alpha, showN
 			res, err := compare.Run(in)
 			var ie *compare.InputError
 			if errors.As(err, &ie) {
@@ -67,6 +82,7 @@ Exit 0: the same (exact) or equivalent (stat); 1: different; 2: bad input.`,
 			if err != nil {
 				return err
 			}
+			res.A, res.B = args[0], args[1]
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -88,7 +104,39 @@ Exit 0: the same (exact) or equivalent (stat); 1: different; 2: bad input.`,
 	fl.Float64Var(&alpha, "alpha", compare.DefaultAlpha, "stat: overall false-alarm rate for two correct bakes")
 	fl.IntVar(&showN, "show", 10, "how many differences to show")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON (every MLP's statistics included)")
+	h.register(cmd)
 	return cmd
+}
+
+// compareSource is src as a directory to compare: itself, or for hf://
+// the revision downloaded into a temporary directory that cleanup removes.
+// A repository or revision the Hub does not have is bad input (exit 2).
+func compareSource(cmd *cobra.Command, h hubFlags, src string) (dir string, cleanup func(), err error) {
+	repo, rev, ok, err := hub.ParseURI(src)
+	if err != nil {
+		return "", nil, cmdline.Usage(err)
+	}
+	if !ok {
+		return src, func() {}, nil
+	}
+	c, err := h.reader()
+	if err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.MkdirTemp("", "whestbake-compare-*")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	dir = filepath.Join(tmp, "dataset")
+	if _, err := c.Download(cmd.Context(), hub.DownloadOptions{Repo: repo, Revision: rev, Output: dir}); err != nil {
+		cleanup()
+		if errors.Is(err, hub.ErrNotFound) {
+			err = cmdline.Usage(fmt.Errorf("%s: %w", src, err))
+		}
+		return "", nil, err
+	}
+	return dir, cleanup, nil
 }
 
 func printComparison(w io.Writer, r *compare.Result) {

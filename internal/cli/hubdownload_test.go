@@ -48,6 +48,17 @@ func TestHubDownloadAndInfo(t *testing.T) {
 	if code, out, errs := run(t, "dataset", "compare", at("ds"), at("got")); code != 0 {
 		t.Errorf("compare of the dataset and its download: exit %d\n%s%s", code, out, errs)
 	}
+	// compare takes hf:// too.
+	code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("public"), "--endpoint", srv.URL)
+	if code != 2 || !strings.Contains(errs, "compare needs the same splits") {
+		t.Errorf("compare of the Hub dataset with one of its splits: exit %d\n%s%s", code, cout, errs)
+	}
+	if code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("ds"), "--endpoint", srv.URL); code != 0 || !strings.Contains(cout, "Comparing hf://alice/gt@v1 with "+at("ds")) {
+		t.Errorf("compare hf:// with the directory: exit %d\n%s%s", code, cout, errs)
+	}
+	if code, _, errs := run(t, "dataset", "compare", "hf://alice/nope", at("ds"), "--endpoint", srv.URL); code != 2 || !strings.Contains(errs, "404") {
+		t.Errorf("compare of a repository that does not exist: exit %d %s", code, errs)
+	}
 
 	out = mustRun(t, "dataset", "info", "hf://alice/gt@v1", "--endpoint", srv.URL)
 	for _, w := range []string{"WhestBench dataset (multi-split)", "  width: 8  depth: 2  n_samples: 500", "    holdout:  n_mlps=3  config=default", "    public:  n_mlps=3  config=default", "prepared_splits: holdout, public"} {
