@@ -370,11 +370,13 @@ func (c *Client) fetch(ctx context.Context, o DownloadOptions, sha, staging stri
 	if err != nil {
 		return 0, err
 	}
-	if have > f.size {
+	if have > f.size { // not a prefix of this file: start again
 		if err := out.Truncate(0); err != nil {
 			return 0, err
 		}
-		have = 0
+		if have, err = out.Seek(0, io.SeekStart); err != nil {
+			return 0, err
+		}
 	}
 	resumed := have
 	c.report(o, p, have)

@@ -236,3 +236,26 @@ func TestReadFileAndParseURI(t *testing.T) {
 		}
 	}
 }
+
+// Bytes left beside the output by another run of something else — longer
+// than the file — are not taken for a prefix of it.
+func TestDownloadDiscardsAnOverlongPartialFile(t *testing.T) {
+	f := newFixture(t)
+	f.push(t, hub.Options{Repo: repoID})
+	want, _ := f.srv.Files(repoID, "main")
+	c := reader(t, f.srv, "")
+	c.Retries = 0
+	f.srv.CutNext("lfs-file", 100)
+	out := filepath.Join(t.TempDir(), "ds")
+	if _, err := c.Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err == nil {
+		t.Fatal("the cut did not stop the run")
+	}
+	part := filepath.Join(hub.StagingDir(out), "data", "holdout-00000-of-00001.parquet.incomplete")
+	if err := os.WriteFile(part, bytes.Repeat([]byte{7}, 5000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, listDir(t, out), want)
+}
