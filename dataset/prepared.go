@@ -134,9 +134,9 @@ func (s *arrowStream) write(r *Row) error {
 		node(1), // avg_variance
 		node(1), // sampling_budget_breakdown
 	}
-	// Each buffer is written by a function, so that the floats go from the
-	// row to the file through the scratch buffer, never a second copy of
-	// the row.
+	// Each buffer is written by a function, so that the values go from the
+	// row to the file through a small scratch buffer, never a second copy
+	// of the row.
 	type buffer struct {
 		n     int64
 		write func() error
@@ -144,22 +144,33 @@ func (s *arrowStream) write(r *Row) error {
 	none := buffer{0, func() error { return nil }}
 	offsets := func(count, step int64) buffer { // count+1 int32 offsets 0, step, 2·step, …
 		return buffer{4 * (count + 1), func() error {
-			b := s.grow(int(4 * (count + 1)))
-			for i := range count + 1 {
-				binary.LittleEndian.PutUint32(b[4*i:], uint32(i*step))
+			for from := int64(0); from <= count; from += scratchValues {
+				n := min(count+1-from, scratchValues)
+				b := s.grow(int(4 * n))
+				for i := range n {
+					binary.LittleEndian.PutUint32(b[4*i:], uint32((from+i)*step))
+				}
+				if _, err := s.w.Write(b); err != nil {
+					return err
+				}
 			}
-			_, err := s.w.Write(b)
-			return err
+			return nil
 		}}
 	}
 	floats := func(v []float32) buffer {
 		return buffer{4 * int64(len(v)), func() error {
-			b := s.grow(4 * len(v))
-			for i, x := range v {
-				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+			for len(v) > 0 {
+				n := min(len(v), scratchValues)
+				b := s.grow(4 * n)
+				for i, x := range v[:n] {
+					binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+				}
+				if _, err := s.w.Write(b); err != nil {
+					return err
+				}
+				v = v[n:]
 			}
-			_, err := s.w.Write(b)
-			return err
+			return nil
 		}}
 	}
 	fixed := func(n int, put func([]byte)) buffer {
@@ -205,6 +216,9 @@ func (s *arrowStream) write(r *Row) error {
 	}
 	return nil
 }
+
+// scratchValues bounds the 4-byte values encoded at a time (64 KiB).
+const scratchValues = 16 << 10
 
 // grow returns the scratch buffer resized to n bytes.
 func (s *arrowStream) grow(n int) []byte {
