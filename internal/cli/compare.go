@@ -61,8 +61,8 @@ Exit 0: the same (exact) or equivalent (stat); 1: different; 2: bad input.`,
 			if !ok {
 				return cmdline.Usagef("--mode %q: use exact or stat", mode)
 			}
-			if alpha < 0 || alpha >= 1 {
-				return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, 1)", alpha)
+			if alpha <= 0 || alpha > compare.MaxAlpha {
+				return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, %g]", alpha, compare.MaxAlpha)
 			}
 			dirs := make([]string, 2)
 			for i, src := range args {

@@ -37,8 +37,14 @@ const (
 )
 
 // DefaultAlpha is ModeStat's overall false-alarm rate: the chance that two
-// correct bakes of the same MLPs are called different.
-const DefaultAlpha = 1e-3
+// correct bakes of the same MLPs are called different. MaxAlpha is the
+// largest accepted: it keeps the threshold at 1.96 or more (at least one
+// neuron and one layer are tested), within the layer test's bound, which
+// holds from 1.24 (see zScores).
+const (
+	DefaultAlpha = 1e-3
+	MaxAlpha     = 0.1
+)
 
 // Input names the two datasets and how to compare them.
 type Input struct {
@@ -166,8 +172,8 @@ func Run(in Input) (*Result, error) {
 		if res.Alpha <= 0 {
 			res.Alpha = DefaultAlpha
 		}
-		if res.Alpha >= 1 {
-			return nil, inputErrorf("--alpha=%g must be below 1", res.Alpha)
+		if res.Alpha > MaxAlpha {
+			return nil, inputErrorf("--alpha=%g is above %g: the layer test's bound holds for thresholds from 1.24 only", res.Alpha, MaxAlpha)
 		}
 		res.Threshold = Threshold(res.Alpha, res.Neurons+res.Layers)
 	}
@@ -418,7 +424,7 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 // trace at most 1, and ‖z_l‖² a sum λ_1·Y_1² + … of independent χ²_1 with
 // Σλ ≤ 1, which exceeds any t ≥ 1.5365 no more often than one χ²_1 does
 // (Székely and Bakirov, "Extremal probabilities for Gaussian quadratic
-// forms", Probab. Theory Relat. Fields 125, 2003). A layer is then judged
+// forms", Probab. Theory Relat. Fields 126, 184–202, 2003). A layer is then judged
 // with the same threshold as a neuron, and the Bonferroni count covers both.
 // Narrow deep MLPs are where the bound is
 // tightest (W=4, D=8: largest |z| 1.16 over 256 neurons, where normals
