@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,4 +116,30 @@ func listFiles(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// info prints whestbench's summary of its own fixtures: the single-split
+// fields present, in its order, and the multi-split form.
+func TestInfoOfWhestbenchFixtures(t *testing.T) {
+	fx := filepath.Join("..", "..", "testdata", "whestbench-fixtures")
+	single := mustRun(t, "dataset", "info", filepath.Join(fx, "single_split_v3_protocol"))
+	want := "WhestBench dataset\n  schema_version: 3.0\n  format: hf-datasets-parquet\n  backend: flopscope\n  n_mlps: 4\n  n_samples: 100\n" +
+		"  width: 4\n  depth: 2\n  created_at_utc: 2026-05-26T00:00:00+00:00\n  seed_protocol:  whestbench_explicit_per_mlp_seeds (version 3.0)\n"
+	if single != want {
+		t.Errorf("single split:\n%s\nwant\n%s", single, want)
+	}
+	multi := mustRun(t, "dataset", "info", filepath.Join(fx, "multi_split_v3.0"))
+	want = "WhestBench dataset (multi-split)\n  schema_version: 3.0\n  format: hf-datasets-parquet\n  backend: flopscope\n  width: 4  depth: 2  n_samples: 100\n" +
+		"  splits:\n    holdout:  n_mlps=4  seed=2\n    public:  n_mlps=4  seed=1\n  created_at_utc: 2026-05-25T00:00:00+00:00\n"
+	if multi != want {
+		t.Errorf("multi split:\n%s\nwant\n%s", multi, want)
+	}
+	for in, want := range map[string]string{"100": "100", "1000": "1,000", "1000000000": "1,000,000,000", "-12345": "-12,345"} {
+		if got := thousands(json.Number(in)); got != want {
+			t.Errorf("thousands(%s) = %s, want %s (Python's {:,})", in, got, want)
+		}
+	}
+	if code, _, errs := run(t, "dataset", "info", filepath.Join(fx, "nope")); code != 1 || !strings.Contains(errs, "missing metadata.json") {
+		t.Errorf("a directory without metadata.json: exit %d %s", code, errs)
+	}
 }
