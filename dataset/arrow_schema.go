@@ -19,8 +19,15 @@ const arrowSchemaKey = "ARROW:schema"
 // arrowSchema is the base64 Arrow IPC schema message pyarrow 24 writes for
 // datasets' features of width w and depth d (arrowFields).
 func arrowSchema(w, d int) string {
+	return base64.StdEncoding.EncodeToString(arrowSchemaMessage(w, d))
+}
+
+// arrowSchemaMessage is arrowSchema's message before base64. It is also
+// the schema that datasets' ArrowWriter opens a save_to_disk stream with:
+// the features' Arrow types and the same huggingface metadata.
+func arrowSchemaMessage(w, d int) []byte {
 	fields, metadata := arrowFields(w, d)
-	return base64.StdEncoding.EncodeToString(arrowipc.SchemaMessage(fields, metadata))
+	return arrowipc.SchemaMessage(fields, metadata)
 }
 
 // arrowFields are the Arrow schema's fields and metadata for width w and

@@ -22,9 +22,10 @@ var combineProvenanceKeys = []string{"sampler", "engine", "algorithm_version", "
 // not empty, must name one of the splits; otherwise the one input whose
 // config is "default", if exactly one is, becomes the default split.
 //
-// Unlike whestbench, Combine writes no prepared/ tree of Arrow files and
-// no prepared_splits key: whestbench's loader then reads the parquet files,
-// which is its documented fallback.
+// As whestbench's does, Combine also writes the prepared Arrow tree
+// (prepared/<split>/, save_to_disk's layout, which whestbench's loader
+// prefers to the parquet files) and records it as prepared_splits, unless
+// CombineSkipPrepared.
 func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOption) error {
 	var cfg combineConfig
 	for _, o := range opts {
@@ -137,6 +138,9 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 	if defaultSplit != "" {
 		md.Set("default_split", defaultSplit)
 	}
+	if !cfg.skipPrepared {
+		md.Set("prepared_splits", preparedSplits(splits.Keys()))
+	}
 	info, err := ParseInfo(md, false)
 	if err != nil {
 		return err
@@ -163,6 +167,17 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 		if err := writeFileSync(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {
 			return err
 		}
+		if !cfg.skipPrepared {
+			// From the copies, which are what the dataset holds; the
+			// rows are checked a second time on the way.
+			d, err := Open(tmp, false)
+			if err != nil {
+				return err
+			}
+			if err := writePrepared(d, filepath.Join(tmp, PreparedDir)); err != nil {
+				return err
+			}
+		}
 		if cfg.finish != nil {
 			return cfg.finish(tmp)
 		}
@@ -173,7 +188,17 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 // CombineOption adjusts Combine.
 type CombineOption func(*combineConfig)
 
-type combineConfig struct{ finish func(dir string) error }
+type combineConfig struct {
+	finish       func(dir string) error
+	skipPrepared bool
+}
+
+// CombineSkipPrepared leaves out the prepared Arrow tree and the
+// prepared_splits key (whestbench's --skip-prepared-arrow): whestbench's
+// loader then reads the parquet files.
+func CombineSkipPrepared() CombineOption {
+	return func(c *combineConfig) { c.skipPrepared = true }
+}
 
 // CombineFinish runs finish on the combined dataset while it is still
 // staged (a complete dataset directory under a temporary name), so that out

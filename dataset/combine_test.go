@@ -40,7 +40,7 @@ func TestCombine(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := d.Meta
-	if got := strings.Join(md.Keys(), ","); got != "schema_version,format,backend,seed_protocol,n_samples,width,depth,created_at_utc,hardware,splits,default_split" {
+	if got := strings.Join(md.Keys(), ","); got != "schema_version,format,backend,seed_protocol,n_samples,width,depth,created_at_utc,hardware,splits,default_split,prepared_splits" {
 		t.Errorf("combined keys %s", got)
 	}
 	if s, _ := md.GetString("default_split"); s != "my-public-split" {

@@ -46,8 +46,10 @@
 //     same MLP;
 //   - merge groups hardware_fingerprints by device, engine, Go version,
 //     whestbake version and CPU brand, and counts MLPs in mlp_count;
-//   - combine writes no prepared/ Arrow tree (whestbench's loader then
-//     reads the parquet files, its documented fallback);
+//   - the prepared Arrow tree (combine's, prepare-arrow's) holds one
+//     record batch a row, so its writer holds one row; its
+//     dataset_info.json leaves out what records where the parquet was read
+//     (see preparedJSON), so the same rows give the same bytes;
 //   - every write refuses an existing output before doing anything and
 //     stages in a temporary directory, so a failure leaves nothing behind.
 package dataset

@@ -19,7 +19,18 @@ func valueFeature(dtype string) *Object {
 // featuresJSON returns the huggingface key-value text for width w and depth
 // d, byte-equal to what datasets 4.x writes (json.dumps default separators).
 func featuresJSON(w, d int) string {
-	features := NewObject().
+	doc := NewObject().Set("info", NewObject().Set("features", features(w, d)))
+	b, err := pyDumps(doc, false)
+	if err != nil {
+		panic(err) // only ints and strings: cannot fail
+	}
+	return string(b)
+}
+
+// features is datasets' Features of whestbench's columns for width w and
+// depth d, as datasets' asdict writes them (also into dataset_info.json).
+func features(w, d int) *Object {
+	return NewObject().
 		Set("mlp_id", valueFeature("int32")).
 		Set("mlp_name", valueFeature("string")).
 		Set("mlp_seed", valueFeature("int64")).
@@ -28,12 +39,6 @@ func featuresJSON(w, d int) string {
 		Set("final_means", NewObject().Set("feature", valueFeature("float32")).Set("length", w).Set("_type", "List")).
 		Set("avg_variance", valueFeature("float64")).
 		Set("sampling_budget_breakdown", valueFeature("string"))
-	doc := NewObject().Set("info", NewObject().Set("features", features))
-	b, err := pyDumps(doc, false)
-	if err != nil {
-		panic(err) // only ints and strings above: cannot fail
-	}
-	return string(b)
 }
 
 // shapeFromFeatures reads (width, depth) from a huggingface key-value text

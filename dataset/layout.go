@@ -6,13 +6,9 @@ import (
 	"strings"
 )
 
-// PreparedDir holds whestbench's prepared Arrow tree, one folder per split
-// (prepared/<split>/, as datasets' save_to_disk writes it).
-const PreparedDir = "prepared"
-
 // preparedFiles are the names save_to_disk writes in a split's folder
-// besides its data-NNNNN-of-NNNNN.arrow shards.
-var preparedFiles = []string{"dataset_info.json", "state.json"}
+// besides its data-NNNNN-of-NNNNN.arrow shards (prepared.go).
+var preparedFiles = []string{preparedInfoFile, preparedStateFile}
 
 // IsDatasetFile reports whether rel, a '/'-separated path relative to a
 // dataset directory, is a file of the dataset's own layout: metadata.json,

@@ -162,13 +162,19 @@ func ReadMetadata(dir string) (Metadata, error) {
 	if len(data) > MaxMetadataBytes {
 		return nil, invalidf("%s is over %d bytes (dataset.MaxMetadataBytes), far more than any dataset's metadata: it is damaged or not a dataset's", path, MaxMetadataBytes)
 	}
+	return ParseMetadata(data, path)
+}
+
+// ParseMetadata decodes metadata.json's content, read from where (named in
+// errors), without validating it.
+func ParseMetadata(data []byte, where string) (Metadata, error) {
 	v, err := pyLoads(data)
 	if err != nil {
-		return nil, invalidf("metadata.json at %s is not valid JSON: %v", path, err)
+		return nil, invalidf("metadata.json at %s is not valid JSON: %v", where, err)
 	}
 	md, ok := v.(*Object)
 	if !ok {
-		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", path, jsonKind(v))
+		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", where, jsonKind(v))
 	}
 	return md, nil
 }

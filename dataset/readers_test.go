@@ -61,9 +61,9 @@ func (r readerRow) row(t *testing.T) Row {
 	return out
 }
 
-// runReaders runs read.mjs on files, or skips (fails with READERS_REQUIRED=1)
-// when Node or the npm packages are missing.
-func runReaders(t *testing.T, files []string) map[string]readerView {
+// needReaders returns node's path, or skips (fails with READERS_REQUIRED=1)
+// when Node or the readers' npm packages are missing.
+func needReaders(t *testing.T) string {
 	t.Helper()
 	need := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...) + "; install with: make readers (npm install --prefix dataset/" + readersDir + ")"
@@ -79,6 +79,14 @@ func runReaders(t *testing.T, files []string) map[string]readerView {
 	if _, err := os.Stat(filepath.Join(readersDir, "node_modules")); err != nil {
 		need("the readers' npm packages are not installed")
 	}
+	return node
+}
+
+// runReaders runs read.mjs on files, or skips (fails with READERS_REQUIRED=1)
+// when Node or the npm packages are missing.
+func runReaders(t *testing.T, files []string) map[string]readerView {
+	t.Helper()
+	node := needReaders(t)
 	abs := make([]string, len(files))
 	for i, f := range files {
 		abs[i], _ = filepath.Abs(f)

@@ -122,14 +122,8 @@ func InstallReport(dir string, files map[string][]byte) (err error) {
 	if err := CheckReportFolder(dir); err != nil {
 		return err
 	}
-	stale, err := filepath.Glob(filepath.Join(dir, reportStagingPrefix+"*"))
-	if err != nil {
+	if err := removeStaging(dir, reportStagingPrefix); err != nil {
 		return err
-	}
-	for _, s := range stale {
-		if err := os.RemoveAll(s); err != nil {
-			return fmt.Errorf("report: removing %s, left by an interrupted run: %w", s, err)
-		}
 	}
 	tmp, err := os.MkdirTemp(dir, reportStagingPrefix)
 	if err != nil {
@@ -178,6 +172,21 @@ func WriteCard(dir string, opts ...CardOption) error {
 		opts = append(opts[:len(opts):len(opts)], CardReport())
 	}
 	return replaceFile(filepath.Join(dir, readmeFile), []byte(renderCard(info, opts...)))
+}
+
+// removeStaging removes the staging folders named prefix* in dir that an
+// interrupted run left: nothing else writes them.
+func removeStaging(dir, prefix string) error {
+	stale, err := filepath.Glob(filepath.Join(dir, prefix+"*"))
+	if err != nil {
+		return err
+	}
+	for _, s := range stale {
+		if err := os.RemoveAll(s); err != nil {
+			return fmt.Errorf("dataset: removing %s, left by an interrupted run: %w", s, err)
+		}
+	}
+	return nil
 }
 
 // replaceFile writes data beside path and renames it over path.

@@ -87,6 +87,21 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 	if len(m.Files) < 4 {
 		t.Errorf("release manifest lists %d files, want metadata, card and one parquet file per split", len(m.Files))
 	}
+	// The release carries the prepared Arrow tree (and the Hub below every
+	// file of the release).
+	var names []string
+	for _, s := range in.Splits {
+		names = append(names, s.Name)
+	}
+	listed := map[string]bool{}
+	for _, f := range m.Files {
+		listed[f.Path] = true
+	}
+	for _, p := range dataset.PreparedPaths(names) {
+		if !listed[p] {
+			t.Errorf("the release manifest does not list %s", p)
+		}
+	}
 	// The Hub holds the release's files, its card re-rendered for the repository.
 	onHub, err := hubSrv.Files("alice/wf", "v1")
 	if err != nil || out.HubCommit == "" {

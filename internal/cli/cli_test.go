@@ -123,6 +123,28 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 	if !strings.Contains(out, "public  (n_mlps=5)") || !strings.Contains(out, "holdout  (n_mlps=2)") || !strings.Contains(out, filepath.Join(all, "report", "index.html")) {
 		t.Fatalf("combine output:\n%s", out)
 	}
+	// And its prepared Arrow splits (whestbench's default), which
+	// prepare-arrow rebuilds with the same bytes; --skip-prepared-arrow
+	// leaves them out.
+	if !strings.Contains(out, "prepared Arrow artifacts: holdout, public") {
+		t.Errorf("combine output does not name the prepared splits:\n%s", out)
+	}
+	arrow := readBytes(t, filepath.Join(all, "prepared", "public", "data-00000-of-00001.arrow"))
+	out = mustRun(t, "dataset", "prepare-arrow", all)
+	if !strings.Contains(out, "Patched "+all+" with prepared Arrow artifacts for 2 split(s): public, holdout") ||
+		!bytes.Equal(arrow, readBytes(t, filepath.Join(all, "prepared", "public", "data-00000-of-00001.arrow"))) {
+		t.Errorf("prepare-arrow of a combined dataset: new bytes, or:\n%s", out)
+	}
+	bare := filepath.Join(dir, "bare")
+	if out := mustRun(t, "dataset", "combine-splits", pub, hold, "--skip-prepared-arrow", "--output", bare); strings.Contains(out, "prepared") {
+		t.Errorf("--skip-prepared-arrow: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(bare, "prepared")); err == nil {
+		t.Error("--skip-prepared-arrow wrote prepared/")
+	}
+	if code, _, stderr := run(t, "dataset", "prepare-arrow", pub); code != 1 || !strings.Contains(stderr, "only meaningful for multi-split datasets") {
+		t.Errorf("prepare-arrow of a single split: exit %d, %s", code, stderr)
+	}
 	// A finished dataset has its report, linked from the card; verify and
 	// inspect below read past it.
 	card := string(readBytes(t, filepath.Join(all, "README.md")))

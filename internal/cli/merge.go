@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,9 +39,10 @@ func newMergeCmd() *cobra.Command {
 
 func newCombineCmd() *cobra.Command {
 	var output, defaultSplit string
+	var skipPrepared bool
 	cmd := &cobra.Command{
-		Use:   "combine-splits DATASET... --output DIR [--default-split NAME]",
-		Short: "Combine complete single-split datasets into one multi-split dataset, with its report",
+		Use:   "combine-splits DATASET... --output DIR [--default-split NAME] [--skip-prepared-arrow]",
+		Short: "Combine complete single-split datasets into one multi-split dataset, with its report and prepared Arrow splits",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output == "" {
@@ -48,7 +50,11 @@ func newCombineCmd() *cobra.Command {
 			}
 			// A finished dataset carries its report, as the Temporal bake's
 			// does: the same inputs give the same bytes either way.
-			if err := report.Combine(args, output, defaultSplit); err != nil {
+			var opts []report.Option
+			if skipPrepared {
+				opts = append(opts, report.SkipPrepared())
+			}
+			if err := report.Combine(args, output, defaultSplit, opts...); err != nil {
 				return err
 			}
 			// Combine checked every row of its inputs and copied their
@@ -68,11 +74,39 @@ func newCombineCmd() *cobra.Command {
 			for _, n := range names {
 				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", n, counts[n])
 			}
+			if !skipPrepared {
+				fmt.Fprintf(cmd.OutOrStdout(), "  prepared Arrow artifacts: %s\n", strings.Join(names, ", "))
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "with its report in %s\n", filepath.Join(output, dataset.ReportDir, dataset.ReportPage))
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&skipPrepared, "skip-prepared-arrow", false, "write no prepared/<split>/ Arrow folders (whestbench's loader then reads the parquet files)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output directory (must not exist)")
 	cmd.Flags().StringVar(&defaultSplit, "default-split", "", "split that the `default` config loads (default: the input whose config is `default`, if exactly one)")
 	return cmd
+}
+
+func newPrepareArrowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "prepare-arrow DIR",
+		Short: "(Re)build a multi-split dataset's prepared/<split>/ Arrow folders (datasets' save_to_disk layout) and record them in metadata.json",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if err := dataset.PrepareArrow(dir); err != nil {
+				return err
+			}
+			d, err := dataset.Open(dir, false)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(d.Splits))
+			for i, s := range d.Splits {
+				names[i] = s.Name
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Patched %s with prepared Arrow artifacts for %d split(s): %s\n", dir, len(names), strings.Join(names, ", "))
+			return nil
+		},
+	}
 }

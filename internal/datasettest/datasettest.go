@@ -4,6 +4,8 @@ package datasettest
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,25 +47,62 @@ func SameParquet(t testing.TB, got, want string) {
 }
 
 // SameDataset fails unless got and want are the same finished dataset: the
-// same parquet files (SameParquet) and the same report (every file of
-// dataset.ReportDir, byte for byte). Only metadata.json and README.md may
+// same parquet files (SameParquet), the same report (every file of
+// dataset.ReportDir) and the same prepared Arrow tree (every file under
+// dataset.PreparedDir), byte for byte. Only metadata.json and README.md may
 // differ, as they record when and where the bake ran.
 func SameDataset(t testing.TB, got, want string) {
 	t.Helper()
 	SameParquet(t, got, want)
-	g, w := ReadReport(t, got), ReadReport(t, want)
+	sameFiles(t, dataset.ReportDir, ReadReport(t, got), ReadReport(t, want))
+	sameFiles(t, dataset.PreparedDir, readTree(t, got, dataset.PreparedDir), readTree(t, want, dataset.PreparedDir))
+}
+
+// sameFiles compares two folders' files by name (relative to folder).
+func sameFiles(t testing.TB, folder string, g, w map[string][]byte) {
+	t.Helper()
+	if len(w) == 0 {
+		t.Errorf("the local bake has no %s/", folder)
+	}
 	for name, data := range w {
 		if other, ok := g[name]; !ok {
-			t.Errorf("%s/%s is missing; the local bake has it", dataset.ReportDir, name)
+			t.Errorf("%s/%s is missing; the local bake has it", folder, name)
 		} else if !bytes.Equal(other, data) {
-			t.Errorf("%s/%s differs from the local bake (%d vs %d bytes)", dataset.ReportDir, name, len(other), len(data))
+			t.Errorf("%s/%s differs from the local bake (%d vs %d bytes)", folder, name, len(other), len(data))
 		}
 	}
 	for name := range g {
 		if _, ok := w[name]; !ok {
-			t.Errorf("%s/%s is not in the local bake", dataset.ReportDir, name)
+			t.Errorf("%s/%s is not in the local bake", folder, name)
 		}
 	}
+}
+
+// readTree returns every file under dir/folder by its '/'-separated path
+// relative to folder; none when there is no such folder.
+func readTree(t testing.TB, dir, folder string) map[string][]byte {
+	t.Helper()
+	root := filepath.Join(dir, folder)
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == root {
+			return fs.SkipAll
+		}
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = data
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // ReadReport returns every file of dir's report folder (dataset.ReportDir)

@@ -29,8 +29,11 @@ const DefaultEndpoint = "https://huggingface.co"
 // Client talks to one Hub with one token.
 type Client struct {
 	endpoint *url.URL
-	token    string
+	token    string // "" for anonymous reads (NewReader)
 	http     *http.Client
+	// noFollow answers a redirect instead of following it: a download
+	// follows the Hub's redirect to storage itself, without the token.
+	noFollow *http.Client
 	// Retries is how many times a call that failed with a 5xx, a 429 or a
 	// transport error (no answer at all) is tried again; other answers are
 	// final. Waits double from Backoff up to MaxBackoff (or the server's
@@ -51,7 +54,13 @@ func New(endpoint, token string) (*Client, error) {
 	if token == "" {
 		return nil, ErrNoToken
 	}
-	return &Client{endpoint: u, token: token, http: &http.Client{}, Retries: 5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}, nil
+	return newClient(u, token), nil
+}
+
+func newClient(u *url.URL, token string) *Client {
+	return &Client{endpoint: u, token: token, http: &http.Client{},
+		noFollow: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		Retries:  5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}
 }
 
 // CheckEndpoint reports whether endpoint is a Hub base URL the token may
@@ -87,6 +96,7 @@ func (c *Client) apiURL(path string) string { return c.endpoint.String() + path 
 type request struct {
 	op, method, url string
 	auth            bool // send the token: the Hub's API, never a storage URL it hands out
+	redirect        bool // a 3xx is an answer (to follow without the token), not followed
 	header          map[string]string
 	contentType     string
 	size            int64 // of the body; -1 unknown (chunked)
@@ -195,10 +205,14 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	if r.auth {
+	if r.auth && c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := c.http.Do(req)
+	hc := c.http
+	if r.redirect {
+		hc = c.noFollow
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		if src != nil && src.err != nil {
 			return nil, 0, finalError{src.err}
@@ -207,7 +221,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 		// transport error cannot show it.
 		return nil, 0, fmt.Errorf("hub: %s: %w", r.op, err)
 	}
-	if resp.StatusCode/100 == 2 {
+	if resp.StatusCode/100 == 2 || (r.redirect && resp.StatusCode/100 == 3) {
 		return resp, 0, nil
 	}
 	defer resp.Body.Close()
@@ -215,7 +229,12 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 }
 
 // redact removes the token from text the server or the transport produced.
-func (c *Client) redact(s string) string { return strings.ReplaceAll(s, c.token, "[redacted]") }
+func (c *Client) redact(s string) string {
+	if c.token == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.token, "[redacted]")
+}
 
 // maxErrorBody bounds what is read of a failed answer's body: the Hub's
 // explanations are a sentence, and a proxy's error page need not be read

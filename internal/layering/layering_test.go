@@ -25,6 +25,8 @@ var rules = []struct {
 		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "internal/report", module + "activities", "go.temporal.io", "minio-go", "golang.org/x/image"}},
 	{"internal/report", "the report reads a dataset directory and draws it; it bakes, stores and orchestrates nothing", false,
 		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "activities", "go.temporal.io", "minio-go"}},
+	{"internal/compare", "compare reads two dataset directories; it bakes, stores, downloads and orchestrates nothing", false,
+		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "internal/hub", module + "activities", "go.temporal.io", "minio-go"}},
 	{"activities", "activities are called by name; they never reach back into workflow code", false,
 		[]string{module + "workflows", module + "internal/cli", module + "internal/worker"}},
 }

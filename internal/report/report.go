@@ -20,11 +20,18 @@ import (
 // Option adjusts Write.
 type Option func(*config)
 
-type config struct{ progress func(done, total int64) }
+type config struct {
+	progress     func(done, total int64)
+	skipPrepared bool
+}
 
 // Progress has Write call f after each row it reads with the rows read so
 // far and the dataset's total.
 func Progress(f func(done, total int64)) Option { return func(c *config) { c.progress = f } }
+
+// SkipPrepared has Combine leave out the prepared Arrow tree
+// (dataset.CombineSkipPrepared).
+func SkipPrepared() Option { return func(c *config) { c.skipPrepared = true } }
 
 // Write makes the report of the complete dataset in dir: it reads every row
 // (checking it as `dataset inspect` does), renders the figures and the page
@@ -62,14 +69,23 @@ func Write(dir string, opts ...Option) error {
 	return dataset.InstallReport(dir, files)
 }
 
-// Combine is dataset.Combine followed by Write on the staged output, so the
-// combined dataset appears with its report or not at all. It is what a
+// Combine is dataset.Combine (with the prepared Arrow tree unless
+// SkipPrepared) followed by Write on the staged output, so the combined
+// dataset appears with its report or not at all. It is what a
 // finished dataset is, wherever it is made: `whestbake dataset
 // combine-splits` and the Temporal bake's CombineSplits both call it.
 func Combine(inputs []string, out, defaultSplit string, opts ...Option) error {
-	return dataset.Combine(inputs, out, defaultSplit, dataset.CombineFinish(func(dir string) error {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	dopts := []dataset.CombineOption{dataset.CombineFinish(func(dir string) error {
 		return Write(dir, opts...)
-	}))
+	})}
+	if cfg.skipPrepared {
+		dopts = append(dopts, dataset.CombineSkipPrepared())
+	}
+	return dataset.Combine(inputs, out, defaultSplit, dopts...)
 }
 
 // render makes the report's files, by name in dataset.ReportDir: the

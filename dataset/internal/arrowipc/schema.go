@@ -2,7 +2,9 @@
 // Arrow C++ (and so pyarrow) does, and decodes one from an untrusted file
 // (ParseSchemaMessage). Parquet files written by Arrow carry one,
 // base64-encoded, under the key-value entry ARROW:schema, and pyarrow and HF
-// datasets build a file's column types from it before anything else.
+// datasets build a file's column types from it before anything else. The
+// same message opens an IPC stream, which RecordBatchMessage and
+// EndOfStream complete (the Arrow file of a datasets save_to_disk folder).
 //
 // Only the types whestbench's files use are supported. The order in which
 // objects are built follows arrow/ipc/metadata_internal.cc
@@ -11,8 +13,6 @@
 // functions (largest first, then reverse declaration order); both decide
 // where each byte lands.
 package arrowipc
-
-import "encoding/binary"
 
 // Type union tags of Schema.fbs.
 const (
@@ -82,15 +82,7 @@ func SchemaMessage(fields []Field, metadata []KeyValue) []byte {
 	b.addOffset(2, schema)
 	b.addInt16(0, 4, 0) // MetadataVersion V5
 	b.addUint8(1, 1, 0) // MessageHeader Schema
-	fb := b.finish(b.endTable())
-
-	const prefix = 8
-	padded := (prefix + len(fb) + 7) &^ 7
-	out := make([]byte, padded)
-	binary.LittleEndian.PutUint32(out, 0xFFFFFFFF)
-	binary.LittleEndian.PutUint32(out[4:], uint32(padded-prefix))
-	copy(out[prefix:], fb)
-	return out
+	return encapsulate(b.finish(b.endTable()))
 }
 
 // field builds f's children first, then its type table, metadata, name and

@@ -18,7 +18,11 @@
 // POST /api/datasets/{repo}/preupload/{rev}; POST /api/datasets/{repo}/commit/{rev};
 // GET /api/datasets/{repo}/refs; POST /api/datasets/{repo}/tag/{rev};
 // POST /datasets/{repo}.git/info/lfs/objects/batch (basic and multipart
-// transfers), and the storage, completion and verify URLs its answers name.
+// transfers), and the storage, completion and verify URLs its answers name;
+// for downloads, GET /datasets/{repo}/resolve/{rev}/{path} (a regular file
+// itself, an LFS file as a redirect to a signed storage URL) and that
+// storage URL, both with Range requests. Reads of a public repository need
+// no token; a private one answers 401 to an anonymous read.
 package hubtest
 
 import (
@@ -62,7 +66,8 @@ type Server struct {
 	counts   map[string]int
 	faults   map[string][]int // route → statuses of its next requests
 	stalls   map[int]chan struct{}
-	closed   chan struct{} // ends stalls when the test ends
+	cuts     map[string][]int64 // route → body bytes its next answers stop after
+	closed   chan struct{}      // ends stalls when the test ends
 	onCommit func()
 }
 
@@ -110,7 +115,7 @@ const lfsThreshold = 10 << 20
 func New(t testing.TB) *Server {
 	s := &Server{ChunkSize: 5 << 20, MaxCommitBytes: 64 << 20, tokens: map[string]account{}, repos: map[string]*repo{},
 		uploads: map[string]*upload{}, counts: map[string]int{}, faults: map[string][]int{}, stalls: map[int]chan struct{}{},
-		closed: make(chan struct{})}
+		cuts: map[string][]int64{}, closed: make(chan struct{})}
 	srv := httptest.NewServer(s.routes())
 	t.Cleanup(func() {
 		close(s.closed)
@@ -302,6 +307,8 @@ func (s *Server) routes() http.Handler {
 	handle("PUT /storage/{id}/{part}", "part", s.partPut)
 	handle("POST /lfs-complete/{id}", "complete", s.complete)
 	handle("POST /lfs-verify/{owner}/{name}", "verify", s.verify)
+	handle("GET /datasets/{owner}/{name}/resolve/{rev}/{path...}", "resolve", s.resolveFile)
+	handle("GET /lfs-files/{oid}", "lfs-file", s.lfsFile)
 	return mux
 }
 
@@ -351,9 +358,14 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request) (account, bool) 
 
 // repoFor authenticates the caller and finds the repository of the path:
 // 404 for one that does not exist or that the caller may not see, 403 when
-// write is asked of a read token or of another namespace. The caller holds
+// write is asked of a read token or of another namespace. A read without an
+// Authorization header is anonymous (see anonymous); one with a header
+// needs a known token, as on the Hub. The caller holds
 // nothing; on success s.mu is held and must be released.
 func (s *Server) repoFor(w http.ResponseWriter, r *http.Request, owner, name string, write bool) (*repo, bool) {
+	if !write && r.Header.Get("Authorization") == "" {
+		return s.anonymous(w, owner, name)
+	}
 	a, ok := s.caller(w, r)
 	if !ok {
 		return nil, false

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/compare"
+)
+
+// compareJSON runs `dataset compare --json` and returns the exit code and
+// the result (nil unless the exit code is 0 or 1).
+func compareJSON(t *testing.T, args ...string) (int, *compare.Result, string) {
+	t.Helper()
+	code, out, errs := run(t, append([]string{"dataset", "compare", "--json"}, args...)...)
+	if code == 2 {
+		return code, nil, errs
+	}
+	var r compare.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("compare --json %v: exit %d, %v\n%s%s", args, code, err, out, errs)
+	}
+	return code, &r, errs
+}
+
+// rewrite writes a copy of the single-split dataset src to dst with its rows
+// changed by edit.
+func rewrite(t *testing.T, src, dst string, edit func(rows []dataset.Row)) string {
+	t.Helper()
+	d, err := dataset.ReadDir(src, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := d.Splits[0].Rows
+	edit(rows)
+	if err := dataset.WriteDir(dst, d.Meta, bakeapi.Spec{Width: d.Splits[0].Width, Depth: d.Splits[0].Depth}, rows); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// Statistical ground truth for --mode stat. Correct bakes of the same MLPs
+// by the two samplers (philox and numpy share no random numbers) at several
+// n_samples, shapes deep and wide, and across sample counts, must be called
+// equivalent: the false-alarm rate is at most alpha for each comparison when
+// σ̂ bounds every neuron's standard deviation, and the z values, far below
+// the threshold, show the margin of that bound. Wrong datasets must be
+// caught: another layer's means in place of each layer's (at W=16 and
+// W=64), and one neuron's mean shifted by 1.5
+// times the smallest shift the test promises to see; a third of that
+// shift is within Monte Carlo error and passes.
+func TestCompareStatistical(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	seeds := writeFile(t, at("seeds.json"), "[11, 22, 33, 44, 55, 66, 77, 88]")
+	bake := func(sampler, n, w, d string) string {
+		out := at(fmt.Sprintf("%s-%s-%sx%s", sampler, n, w, d))
+		if _, err := os.Stat(out); err == nil {
+			return out
+		}
+		mustRun(t, "dataset", "bake", "--n-mlps", "8", "--n-samples", n, "--width", w, "--depth", d,
+			"--mlp-seeds", seeds, "--sampler", sampler, "--threads", "1", "--output", out)
+		return out
+	}
+	maxZ, maxNorm := 0.0, 0.0
+	for _, c := range []struct{ nA, nB, w, d string }{
+		{"300", "300", "16", "4"}, {"3000", "3000", "16", "4"}, {"30000", "30000", "16", "4"},
+		{"3000", "30000", "16", "4"}, {"10000", "10000", "4", "8"}, {"10000", "10000", "64", "2"},
+	} {
+		a, b := bake("philox", c.nA, c.w, c.d), bake("numpy", c.nB, c.w, c.d)
+		code, r, errs := compareJSON(t, a, b)
+		if code != 0 || r.Mode != compare.ModeStat || !r.Same {
+			t.Errorf("%v: exit %d, mode %s, same %v: two correct bakes called different\n%s", c, code, r.Mode, r.Same, errs)
+			continue
+		}
+		for _, m := range r.Splits[0].MLPStats {
+			maxZ, maxNorm = max(maxZ, m.MaxZ), max(maxNorm, m.LayerNorm)
+		}
+	}
+	// Over these 3,000 neurons standard normals would reach about 3.5; σ̂
+	// bounds each neuron's deviation by a layer's total, so these stay
+	// under 2 (when written: 1.16 and 1.24).
+	t.Logf("correct bakes: largest |z| %.2f, largest ‖z_l‖ %.2f", maxZ, maxNorm)
+	if maxZ > 2 || maxNorm > 2 {
+		t.Errorf("largest |z| %.2f and ‖z_l‖ %.2f of correct bakes: σ̂ is not the conservative bound it is documented as", maxZ, maxNorm)
+	}
+
+	ref := bake("numpy", "30000", "16", "4")
+	ph := at("philox-30000-16x4")
+	// Another layer's means.
+	shifted := rewrite(t, ref, at("other-layer"), func(rows []dataset.Row) {
+		for i := range rows {
+			m := rows[i].LayerMeans
+			rows[i].LayerMeans = append(append([]float32{}, m[16:]...), m[:16]...)
+		}
+	})
+	if code, r, _ := compareJSON(t, ph, shifted); code != 1 || r.Same || r.Splits[0].DifferentMLPs != 8 {
+		t.Errorf("another layer's means: exit %d, %d of 8 MLPs called different", code, r.Splits[0].DifferentMLPs)
+	}
+	// The same at W=64.
+	wide := rewrite(t, bake("numpy", "10000", "64", "2"), at("other-layer-wide"), func(rows []dataset.Row) {
+		for i := range rows {
+			m := rows[i].LayerMeans
+			rows[i].LayerMeans = append(append([]float32{}, m[64:]...), m[:64]...)
+		}
+	})
+	if code, r, _ := compareJSON(t, bake("philox", "10000", "64", "2"), wide); code != 1 || r.Splits[0].DifferentMLPs != 8 {
+		t.Errorf("another layer's means at W=64: exit %d, %d of 8 MLPs called different", code, r.Splits[0].DifferentMLPs)
+	}
+	// One neuron of MLP 3 shifted, by multiples of the smallest shift the
+	// test is bound to see: the threshold times the standard error from
+	// compare's σ̂ for that MLP.
+	code, r, _ := compareJSON(t, ph, ref)
+	if code != 0 {
+		t.Fatalf("philox and numpy at 30000 samples: exit %d", code)
+	}
+	sigma := r.Splits[0].MLPStats[3].Sigma
+	detectable := r.Threshold * sigma * math.Sqrt(2.0/30000)
+	for _, c := range []struct {
+		factor float64
+		caught bool
+	}{{1.5, true}, {1.0 / 3, false}} {
+		name := fmt.Sprintf("shift-%g", c.factor)
+		out := rewrite(t, ref, at(name), func(rows []dataset.Row) { rows[3].LayerMeans[5] += float32(c.factor * detectable) })
+		code, r, _ := compareJSON(t, ph, out)
+		if c.caught && (code != 1 || r.Splits[0].DifferentMLPs != 1 || r.Differences[0].MLPID != 3 || r.Differences[0].Index != 5) {
+			t.Errorf("%s: exit %d, differences %+v; want MLP 3 neuron 5 caught", name, code, r.Differences)
+		}
+		if !c.caught && code != 0 {
+			t.Errorf("%s: exit %d; a shift within Monte Carlo error must pass", name, code)
+		}
+	}
+}
+
+// --mode exact against independent truth: whestbench's own fixture and our
+// numpy bake of its seeds are identical (the numpy sampler is whestbench's
+// CPU backend bit for bit), which compare must confirm once asked (the
+// fixture records a backend, not a sampler, so the default is stat); a
+// thread count changes no bit of a philox bake; a flipped weight bit, a
+// changed mean and an avg_variance beyond the tolerance are differences,
+// an avg_variance an ULP off is not.
+func TestCompareExact(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	fixture := filepath.Join("..", "..", "testdata", "whestbench-fixtures", "single_split_v3_protocol")
+	ours := at("ours")
+	mustRun(t, "dataset", "bake", "--n-mlps", "4", "--n-samples", "100", "--width", "4", "--depth", "2",
+		"--mlp-seeds", writeFile(t, at("ss.json"), "[1001,2002,3003,4004]"), "--sampler", "numpy", "--dot-product", "fma", "--threads", "1", "-o", ours)
+	if code, r, _ := compareJSON(t, fixture, ours, "--mode", "exact"); code != 0 || !r.Same {
+		t.Errorf("whestbench's fixture and our bake of its seeds: exit %d %+v", code, r.Differences)
+	}
+	if _, r, _ := compareJSON(t, fixture, ours); r.Mode != compare.ModeStat {
+		t.Errorf("default mode for a whestbench dataset and a numpy bake: %s", r.Mode)
+	}
+	seeds := writeFile(t, at("px.json"), "[5, 6, 7]")
+	p1, p2 := at("p1"), at("p2")
+	for i, p := range []string{p1, p2} {
+		mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "2000", "--width", "8", "--depth", "3",
+			"--mlp-seeds", seeds, "--threads", fmt.Sprint(i+1), "--chunk-size", "256", "-o", p)
+	}
+	code, out, _ := run(t, "dataset", "compare", p1, p2)
+	if code != 0 || !strings.Contains(out, "mode exact") || !strings.Contains(out, "✓ identical") {
+		t.Errorf("philox bakes on 1 and 2 threads: exit %d\n%s", code, out)
+	}
+	for _, c := range []struct {
+		name   string
+		edit   func(r *dataset.Row)
+		field  string
+		differ bool
+	}{
+		{"weight", func(r *dataset.Row) { r.Weights[7] = math.Float32frombits(math.Float32bits(r.Weights[7]) ^ 1) }, "weights", true},
+		{"mean", func(r *dataset.Row) { r.LayerMeans[3] = math.Nextafter32(r.LayerMeans[3], 10) }, "all_layer_means", true},
+		{"variance", func(r *dataset.Row) { r.AvgVariance *= 1 + 1e-9 }, "avg_variance", true},
+		{"variance-ulp", func(r *dataset.Row) { r.AvgVariance = math.Nextafter(r.AvgVariance, 10) }, "", false},
+	} {
+		b := rewrite(t, p1, at(c.name), func(rows []dataset.Row) { c.edit(&rows[1]) })
+		code, r, _ := compareJSON(t, p1, b)
+		if !c.differ {
+			if code != 0 {
+				t.Errorf("%s: exit %d %+v", c.name, code, r.Differences)
+			}
+			continue
+		}
+		if code != 1 || len(r.Differences) != 1 || r.Differences[0].Field != c.field || r.Differences[0].MLPID != 1 {
+			t.Errorf("%s: exit %d, differences %+v", c.name, code, r.Differences)
+		}
+	}
+	// In stat mode too, weights must be the same bits.
+	b := rewrite(t, p1, at("weight-stat"), func(rows []dataset.Row) { rows[2].Weights[0] = -rows[2].Weights[0] })
+	if code, r, _ := compareJSON(t, p1, b, "--mode", "stat"); code != 1 || r.Differences[0].Field != "weights" {
+		t.Errorf("stat mode with other weights: exit %d", code)
+	}
+}
+
+// Datasets that cannot be compared exit 2 with a message naming what
+// differs; so do bad flags.
+func TestCompareRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	bake := func(out, seeds, w, split string) string {
+		mustRun(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "100", "--width", w, "--depth", "2",
+			"--mlp-seeds", writeFile(t, out+".json", seeds), "--split", split, "-o", out)
+		return out
+	}
+	a := bake(at("a"), "[1, 2]", "4", "public")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{a, bake(at("seeds"), "[1, 3]", "4", "public")}, "mlp_seed 2 in A, 3 in B"},
+		{[]string{a, bake(at("shape"), "[1, 2]", "8", "public")}, "width=4 depth=2"},
+		{[]string{a, bake(at("split"), "[1, 2]", "4", "holdout")}, "compare needs the same splits"},
+		{[]string{a, at("missing")}, "does not exist"},
+		{[]string{a, a, "--mode", "fuzzy"}, "use exact or stat"},
+		{[]string{a, a, "--alpha", "2"}, "--alpha"},
+	} {
+		code, _, errs := run(t, append([]string{"dataset", "compare"}, c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("compare %v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
+
+// Multi-split datasets are compared split by split, matched by name
+// whatever order their metadata lists them in.
+func TestCompareMultiSplitByName(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	for _, s := range []string{"public", "holdout"} {
+		mustRun(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "500", "--width", "4", "--depth", "2",
+			"--mlp-seeds", writeFile(t, at(s+".json"), map[string]string{"public": "[1, 2]", "holdout": "[3, 4]"}[s]), "--split", s, "-o", at(s))
+	}
+	mustRun(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ab"))
+	mustRun(t, "dataset", "combine-splits", at("holdout"), at("public"), "-o", at("ba"))
+	code, r, _ := compareJSON(t, at("ab"), at("ba"))
+	if code != 0 || r.Mode != compare.ModeExact || len(r.Splits) != 2 || r.Splits[0].Name != "public" || r.Splits[1].Name != "holdout" {
+		t.Errorf("exit %d, %+v", code, r)
+	}
+}
+
+func TestThresholdIsBonferroni(t *testing.T) {
+	for _, n := range []int64{1, 100, 1e6} {
+		z := compare.Threshold(1e-3, n)
+		if p := float64(n) * math.Erfc(z/math.Sqrt2); math.Abs(p-1e-3) > 1e-9 {
+			t.Errorf("n=%d: threshold %g gives an overall rate %g", n, z, p)
+		}
+	}
+	if z := compare.Threshold(1e-3, 1); math.Abs(z-3.2905) > 1e-4 {
+		t.Errorf("two-sided 0.1%% quantile %g, want 3.2905", z)
+	}
+}

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/whestbake/whestbake/internal/hub/hubtest"
+)
+
+// A finished dataset goes to the Hub stand-in with upload and comes back
+// with download hf://, every file but the re-rendered card byte for byte
+// (prepared Arrow splits and report included), without a token for a
+// public repository; info reads its metadata.json alone; --split fetches
+// one split's files.
+func TestHubDownloadAndInfo(t *testing.T) {
+	srv := hubtest.New(t)
+	const token = "hf_cli_dl_token_0a9b8c"
+	srv.AddToken(token, "alice", "write")
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	for _, s := range []string{"public", "holdout"} {
+		mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "500", "--width", "8", "--depth", "2",
+			"--mlp-seeds", writeFile(t, at(s+".json"), map[string]string{"public": "[1, 2, 3]", "holdout": "[4, 5, 6]"}[s]), "--split", s, "-o", at(s))
+	}
+	mustRun(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ds"))
+	mustRun(t, "dataset", "upload", at("ds"), "--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL,
+		"--token-file", writeFile(t, at("token"), token))
+	t.Setenv("HF_TOKEN", "")
+
+	out := mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--output", at("got"), "--endpoint", srv.URL)
+	if !strings.Contains(out, "✓ Downloaded hf://alice/gt@v1") || !strings.Contains(out, "Location: "+at("got")) {
+		t.Errorf("download output:\n%s", out)
+	}
+	got := listFiles(t, at("got"))
+	want := listFiles(t, at("ds"))
+	for p, data := range want {
+		if p != "README.md" && !bytes.Equal(got[p], data) {
+			t.Errorf("%s differs from the uploaded dataset's", p)
+		}
+	}
+	if _, ok := got["prepared/public/data-00000-of-00001.arrow"]; !ok {
+		t.Error("the prepared Arrow splits did not make the round trip")
+	}
+	if code, out, errs := run(t, "dataset", "compare", at("ds"), at("got")); code != 0 {
+		t.Errorf("compare of the dataset and its download: exit %d\n%s%s", code, out, errs)
+	}
+	// compare takes hf:// too.
+	code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("public"), "--endpoint", srv.URL)
+	if code != 2 || !strings.Contains(errs, "compare needs the same splits") {
+		t.Errorf("compare of the Hub dataset with one of its splits: exit %d\n%s%s", code, cout, errs)
+	}
+	if code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("ds"), "--endpoint", srv.URL); code != 0 || !strings.Contains(cout, "Comparing hf://alice/gt@v1 with "+at("ds")) {
+		t.Errorf("compare hf:// with the directory: exit %d\n%s%s", code, cout, errs)
+	}
+	if code, _, errs := run(t, "dataset", "compare", "hf://alice/nope", at("ds"), "--endpoint", srv.URL); code != 2 || !strings.Contains(errs, "404") {
+		t.Errorf("compare of a repository that does not exist: exit %d %s", code, errs)
+	}
+
+	out = mustRun(t, "dataset", "info", "hf://alice/gt@v1", "--endpoint", srv.URL)
+	for _, w := range []string{"WhestBench dataset (multi-split)", "  width: 8  depth: 2  n_samples: 500", "    holdout:  n_mlps=3  config=default", "    public:  n_mlps=3  config=default", "prepared_splits: holdout, public"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("info lacks %q:\n%s", w, out)
+		}
+	}
+	if local := mustRun(t, "dataset", "info", at("ds")); local != out {
+		t.Errorf("info of the directory and of the Hub differ:\n%s\n%s", local, out)
+	}
+
+	mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--split", "holdout", "-o", at("one"), "--endpoint", srv.URL)
+	var names []string
+	for p := range listFiles(t, at("one")) {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	if w := []string{"README.md", "data/holdout-00000-of-00001.parquet", "metadata.json"}; !slices.Equal(names, w) {
+		t.Errorf("--split holdout fetched %v", names)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"dataset", "download", "hf://alice/gt@v1", "--split", "test", "-o", at("x"), "--endpoint", srv.URL}, 1, `--split "test" matched no parquet files`},
+		{[]string{"dataset", "download", "hf://alice/gt@v1", "--split", "Bad_Name", "-o", at("x"), "--endpoint", srv.URL}, 2, "--split"},
+		{[]string{"dataset", "download", "hf://alice", "-o", at("x")}, 2, "not a Hub repository id"},
+		{[]string{"dataset", "download", "hf://alice/gt@v1", "-o", at("ds"), "--endpoint", srv.URL}, 1, "already exists"},
+		{[]string{"dataset", "info", "hf://alice/nope", "--endpoint", srv.URL}, 1, "404"},
+	} {
+		code, _, errs := run(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errs, c.code, c.want)
+		}
+	}
+	if _, err := os.Stat(at("x")); err == nil {
+		t.Error("a refused download created its output")
+	}
+}
+
+func listFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)], err = os.ReadFile(p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// info prints whestbench's summary of its own fixtures: the single-split
+// fields present, in its order, and the multi-split form.
+func TestInfoOfWhestbenchFixtures(t *testing.T) {
+	fx := filepath.Join("..", "..", "testdata", "whestbench-fixtures")
+	single := mustRun(t, "dataset", "info", filepath.Join(fx, "single_split_v3_protocol"))
+	want := "WhestBench dataset\n  schema_version: 3.0\n  format: hf-datasets-parquet\n  backend: flopscope\n  n_mlps: 4\n  n_samples: 100\n" +
+		"  width: 4\n  depth: 2\n  created_at_utc: 2026-05-26T00:00:00+00:00\n  seed_protocol:  whestbench_explicit_per_mlp_seeds (version 3.0)\n"
+	if single != want {
+		t.Errorf("single split:\n%s\nwant\n%s", single, want)
+	}
+	multi := mustRun(t, "dataset", "info", filepath.Join(fx, "multi_split_v3.0"))
+	want = "WhestBench dataset (multi-split)\n  schema_version: 3.0\n  format: hf-datasets-parquet\n  backend: flopscope\n  width: 4  depth: 2  n_samples: 100\n" +
+		"  splits:\n    holdout:  n_mlps=4  seed=2\n    public:  n_mlps=4  seed=1\n  created_at_utc: 2026-05-25T00:00:00+00:00\n"
+	if multi != want {
+		t.Errorf("multi split:\n%s\nwant\n%s", multi, want)
+	}
+	for in, want := range map[string]string{"100": "100", "1000": "1,000", "1000000000": "1,000,000,000", "-12345": "-12,345"} {
+		if got := thousands(json.Number(in)); got != want {
+			t.Errorf("thousands(%s) = %s, want %s (Python's {:,})", in, got, want)
+		}
+	}
+	if code, _, errs := run(t, "dataset", "info", filepath.Join(fx, "nope")); code != 1 || !strings.Contains(errs, "missing metadata.json") {
+		t.Errorf("a directory without metadata.json: exit %d %s", code, errs)
+	}
+}
