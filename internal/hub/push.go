@@ -169,9 +169,12 @@ func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Res
 // left from an earlier, different dataset and is deleted in the same
 // commit. Left in place, an old data/ shard would be loaded with the new
 // ones (the card's configs select data files by pattern), mixing two
-// datasets; a stale figure would sit beside the new report. Files
-// elsewhere (a licence or notes an owner added) are kept.
-var OwnedFolders = []string{dataFolder, "report/"}
+// datasets; a stale figure would sit beside the new report, and a stale
+// prepared/<split>/ Arrow folder beside the new splits' (whestbench's loader
+// reads only the splits metadata.json lists, but a user browsing the
+// repository would not know). Files elsewhere (a licence or notes an owner
+// added) are kept.
+var OwnedFolders = []string{dataFolder, "report/", "prepared/"}
 
 // dataFolder holds a dataset's shards.
 const dataFolder = "data/"
