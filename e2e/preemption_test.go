@@ -67,8 +67,12 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 
 	wid := bakeapi.SplitWorkflowID(b.ID, "public")
 	stopped, started := 0, 0
+	slices := map[int64]bool{} // scheduled event IDs of BakeSlice activities
 	for _, e := range s.history(wid, "").Events {
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == bakeapi.BakeSliceActivity {
+			slices[e.GetEventId()] = true
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && slices[a.GetScheduledEventId()] {
 			started++
 			if a.GetAttempt() != 1 {
 				t.Errorf("a slice ran as attempt %d: a stop was retried as a failure", a.GetAttempt())
