@@ -82,6 +82,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		budget, waitCancel = math.MaxInt, false
 	}
+	drain := workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
 	stops := sliceStops{max: in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
 	if workflow.GetVersion(ctx, stopsChange, workflow.DefaultVersion, 1) == 1 {
 		stops.handBack = true
@@ -232,7 +233,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	prog.Stage, prog.SlicesRunning = bakeapi.StageMerging, 0
 	report()
 	var m bakeapi.MergeSplitOutput
-	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
+	mctx := controlOptions(ctx, drain, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
 		BakeID: in.BakeID, Split: in.Split.Name, NMLPs: n, NSlices: count, CreatedAt: in.CreatedAt,
 		KeepIntermediates: in.KeepIntermediates}).Get(ctx, &m); err != nil {
