@@ -27,6 +27,8 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
+		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
+		{"Push stops a stalled copy", testPushStopsAStalledCopy},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
 		{"A slice partial has no card", testSlicePartialHasNoCard},

@@ -58,6 +58,7 @@ func (c *countingEngine) count() (int, []int64) {
 type fixture struct {
 	t      *testing.T
 	st     *store.Store
+	cfg    store.Config
 	bucket string
 }
 
@@ -68,7 +69,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, st: st, bucket: bucket}
+	return &fixture{t: t, st: st, cfg: cfg, bucket: bucket}
 }
 
 // acts are fresh Activities on the fixture's store with eng as the engine.
