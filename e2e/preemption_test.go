@@ -52,7 +52,12 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 	}
 	var last int64
 	for i := range stops {
-		waitFor(t, 2*time.Minute, "the MLP to move past the last stop", func() bool { return samples() > last })
+		waitFor(t, 2*time.Minute, "the MLP to move past the last stop", func() bool {
+			if d, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), ""); err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
+				t.Fatalf("the bake ended after %d stops:\n%s", i, s.whestbake(nil, "status", b.ID, "--config-file", cfgFile).stdout)
+			}
+			return samples() > last
+		})
 		gpu.stop(syscall.SIGTERM, time.Minute)
 		if code := gpu.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(gpu.output(), "stopping") {
 			t.Fatalf("stop %d: the worker did not stop gracefully (exit %d):\n%s", i+1, code, gpu.output())
