@@ -270,9 +270,15 @@ func (s *sliceStops) options(ctx workflow.Context, k int) workflow.Context {
 // the stop itself if it saved nothing): then it returns why.
 func (s *sliceStops) stopped(k int, err error) (exhausted error, ok bool) {
 	var app *temporal.ApplicationError
-	var detail bakeapi.SliceStop
-	if !s.handBack || !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping || app.Details(&detail) != nil || detail.Attempt < 1 {
+	if !s.handBack || !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping {
 		return nil, false
+	}
+	var detail bakeapi.SliceStop
+	if app.Details(&detail) != nil || detail.Attempt < 1 {
+		// A GPU worker from before SliceStop (GPU workers may be upgraded
+		// after the control workers) does not say: the stop costs an
+		// attempt, as every stop did then.
+		detail = bakeapi.SliceStop{Attempt: 1}
 	}
 	st := s.byIndex[k]
 	st.Slice = k

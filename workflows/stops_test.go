@@ -67,10 +67,17 @@ func TestStopsWithoutProgressAreBounded(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		failFirst bool // the first run fails otherwise, and its retry is stopped
+		stop      func(context.Context) error
 	}{
-		{"stops only", false},
+		{"stops only", false, func(ctx context.Context) error { return stopError(ctx, false) }},
 		// Three attempts spent: a failure and a stop, then a stop.
-		{"failure then stops", true},
+		{"failure then stops", true, func(ctx context.Context) error { return stopError(ctx, false) }},
+		// A GPU worker from before SliceStop: its stops are not lost (the
+		// split does not fail at the first), and each costs an attempt.
+		{"stops of an older worker", false, func(context.Context) error {
+			return temporal.NewApplicationErrorWithOptions("worker is shutting down; the slice resumes from its checkpoints on another worker",
+				bakeapi.ErrWorkerStopping, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second})
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv()
@@ -82,7 +89,7 @@ func TestStopsWithoutProgressAreBounded(t *testing.T) {
 				if tries.add(in.Slice) == 1 && c.failFirst {
 					return bakeapi.BakeSliceOutput{}, errors.New("connection reset by peer")
 				}
-				return bakeapi.BakeSliceOutput{}, stopError(ctx, false)
+				return bakeapi.BakeSliceOutput{}, c.stop(ctx)
 			})
 			env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 			err := env.GetWorkflowError()
