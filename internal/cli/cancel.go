@@ -94,7 +94,7 @@ func waitStopped(ctx context.Context, c client.Client, id string, splits []strin
 			return nil
 		}
 		if now := strings.Join(running, ", "); now != said {
-			fmt.Fprintf(out, "Waiting for %s to stop (running slices save their checkpoints first)…\n", now)
+			fmt.Fprintf(out, "Waiting for %s to stop (running slices save their checkpoints first; a control worker must be running)…\n", now)
 			said = now
 		}
 		if err := sleep(ctx, stoppedPoll); err != nil {
