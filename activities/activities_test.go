@@ -32,6 +32,8 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
 		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
+		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
+		{"Push stops a stalled copy", testPushStopsAStalledCopy},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
 		{"MergeSplit fails at once on a damaged partial", testMergeSplitFailsAtOnceOnADamagedPartial},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},

@@ -167,7 +167,10 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 		r, how, err := a.bakeMLP(runCtx, b, in, spec, m, weights, desc, hb, log)
 		if err != nil {
 			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
-				return out, cause // stalled engine or stopping worker: a retryable error with its reason
+				if errors.Is(cause, errStopping) {
+					return out, hb.stopped(activity.GetInfo(ctx).Attempt)
+				}
+				return out, cause // stalled engine: a retryable error with its reason
 			}
 			return out, err
 		}
@@ -340,6 +343,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		pending, lastSave, saved = nil, time.Now(), true
 		if err == nil {
 			prog.Checkpointed()
+			hb.saved()
 		}
 		return err
 	}
@@ -380,6 +384,7 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 	if err := a.Store.PutCreate(ctx, resKey, data); err != nil && !errors.Is(err, store.ErrExists) {
 		return mlpResult{}, "", storeErr(err)
 	}
+	hb.saved()
 	// A concurrent attempt may have stored it first; results are deterministic, so either copy is the result.
 	if resume != nil || saved {
 		_ = a.Store.Delete(ctx, ckKey)
@@ -412,6 +417,34 @@ type heartbeat struct {
 	mu   sync.Mutex
 	p    bakeapi.SliceProgress
 	last time.Time
+	// stored counts the checkpoints and results this attempt stored: what
+	// a stop keeps of its work.
+	stored int
+}
+
+// errStopping is the cause beat gives the engine's context when the worker
+// shuts down; the slice then reports it with what the attempt saved.
+var errStopping = errors.New("worker is shutting down")
+
+func (h *heartbeat) saved() {
+	h.mu.Lock()
+	h.stored++
+	h.mu.Unlock()
+}
+
+// stopped is the error of an attempt its worker stopped, after its last
+// checkpoint was saved: retryable, and detailed with whether it saved any
+// progress, which the split workflow reads to decide what the stop costs.
+func (h *heartbeat) stopped(attempt int32) error {
+	h.mu.Lock()
+	stop := bakeapi.SliceStop{Attempt: attempt, Saved: h.stored > 0}
+	h.mu.Unlock()
+	msg := "worker is shutting down; the slice is handed back and resumes from its checkpoints on another worker"
+	if !stop.Saved {
+		msg = "worker is shutting down before this attempt saved any progress; the slice is handed back"
+	}
+	return temporal.NewApplicationErrorWithOptions(msg, bakeapi.ErrWorkerStopping,
+		temporal.ApplicationErrorOptions{NextRetryDelay: time.Second, Details: []any{stop}})
 }
 
 func (h *heartbeat) update(f func(*bakeapi.SliceProgress)) {
@@ -448,8 +481,7 @@ func (a *Activities) beat(ctx, runCtx context.Context, h *heartbeat, stop contex
 		case <-runCtx.Done():
 			return
 		case <-stopping:
-			stop(temporal.NewApplicationErrorWithOptions("worker is shutting down; the slice resumes from its checkpoints on another worker",
-				bakeapi.ErrWorkerStopping, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
+			stop(errStopping)
 			return
 		case <-tick.C:
 			p, last := h.snapshot()

@@ -571,6 +571,12 @@ func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 	if !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping || app.NonRetryable() {
 		t.Fatalf("error %v, want a retryable %s", err, bakeapi.ErrWorkerStopping)
 	}
+	// MLP 0 finished and MLP 1 checkpointed: the split workflow reads that
+	// the stop saved progress, and costs the slice no attempt.
+	var stop bakeapi.SliceStop
+	if err := app.Details(&stop); err != nil || stop != (bakeapi.SliceStop{Attempt: 1, Saved: true}) {
+		t.Errorf("stop details %+v (%v), want attempt 1 with progress saved", stop, err)
+	}
 	ok, err := f.st.Exists(context.Background(), keys.Bake("stop").MLPCheckpoint(split, 1))
 	if err != nil || !ok {
 		t.Fatalf("no checkpoint saved for the stopped MLP 1 (%v)", err)

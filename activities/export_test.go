@@ -6,3 +6,7 @@ var HubErr = hubErr
 // CommitPartial commits a slice's partial dataset as BakeSlice does, for the
 // merge benchmark, which needs 100,000 of them without their engine work.
 var CommitPartial = (*Activities).commitPartial
+
+// CommitDir commits a local directory at a prefix as the activities do, for
+// tests that need a committed dataset of a given size without baking it.
+var CommitDir = commitDir

@@ -58,8 +58,8 @@ func (c *countingEngine) count() (int, []int64) {
 type fixture struct {
 	t      *testing.T
 	st     *store.Store
-	bucket string
 	cfg    store.Config
+	bucket string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -69,7 +69,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, st: st, bucket: bucket, cfg: cfg}
+	return &fixture{t: t, st: st, cfg: cfg, bucket: bucket}
 }
 
 // acts are fresh Activities on the fixture's store with eng as the engine.

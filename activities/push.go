@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"path"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/keys"
@@ -52,7 +57,9 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	// a file left by an interrupted push must match.
 	for _, f := range m.Files {
 		key := path.Join(relPrefix, f.Path)
-		err := dest.CopyCreate(ctx, key, a.Store, path.Join(in.DatasetPrefix, f.Path), f.SHA256)
+		err := watchCopy(ctx, f.Path, f.Size, func(ctx context.Context, progress func(int64)) error {
+			return dest.CopyCreate(ctx, key, a.Store, path.Join(in.DatasetPrefix, f.Path), f.SHA256, progress)
+		})
 		switch {
 		case errors.Is(err, store.ErrExists):
 			info, err := dest.Stat(ctx, key)
@@ -80,4 +87,50 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 		return out, storeErr(err)
 	}
 	return out, nil
+}
+
+// CopyProgress is Push's heartbeat while it copies a file.
+type CopyProgress struct {
+	File         string
+	Copied, Size int64
+}
+
+// watchCopy runs copy (one file of a release, which may be many gigabytes:
+// a split is one parquet file) and heartbeats its progress every quarter of
+// the heartbeat timeout while bytes move. A copy that moves no byte for a
+// whole heartbeat timeout is stopped, as the server then gives the attempt
+// up: the next attempt starts over. And since Temporal answers a heartbeat
+// of an attempt it has given up (timed out, or its workflow cancelled) by
+// cancelling ctx, which aborts the copy, an abandoned attempt never keeps
+// copying beside its retry.
+func watchCopy(ctx context.Context, file string, size int64, copy func(ctx context.Context, progress func(int64)) error) error {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
+		return copy(ctx, nil)
+	}
+	timeout := activity.GetInfo(ctx).HeartbeatTimeout
+	var copied atomic.Int64
+	cctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	done := make(chan error, 1)
+	go func() { done <- copy(cctx, copied.Store) }()
+	tick := time.NewTicker(timeout / 4)
+	defer tick.Stop()
+	last, moved := int64(0), time.Now()
+	for {
+		select {
+		case err := <-done:
+			if cause := context.Cause(cctx); err != nil && cause != nil && ctx.Err() == nil {
+				return cause
+			}
+			return err
+		case <-tick.C:
+			switch n := copied.Load(); {
+			case n != last:
+				last, moved = n, time.Now()
+				activity.RecordHeartbeat(ctx, CopyProgress{File: file, Copied: n, Size: size})
+			case time.Since(moved) >= timeout:
+				stop(fmt.Errorf("copy of %s stopped moving at %d of %d bytes for %s (the activity's heartbeat timeout): starting it over", file, n, size, timeout))
+			}
+		}
+	}
 }

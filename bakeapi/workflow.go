@@ -134,9 +134,34 @@ type SplitInput struct {
 // Every slice below Next is committed at its deterministic key, which is all
 // MergeSplit needs to find it.
 type SplitCursor struct {
-	Next      int       // slices [0, Next) are committed
+	Next      int       // slices [0, Next) are committed, but for Stopped
 	Runs      int       // runs of the split before this one
 	StartedAt time.Time // when the split's first run began, for the ETA
+	// Stopped are slices below Next that their workers handed back
+	// unfinished (ErrWorkerStopping) and the run ended before starting
+	// again; the next run starts them first. At most a window's worth.
+	Stopped []StoppedSlice `json:",omitempty"`
+}
+
+// StoppedSlice is what a split remembers of a slice that a worker stopped
+// gracefully: a stop hands the slice back to the workflow, which starts it
+// again without spending its attempts unless the stop saved nothing.
+type StoppedSlice struct {
+	Slice int
+	// Spent counts the attempts the slice has used of
+	// Policy.SliceMaxAttempts: failed attempts, and stops that saved no
+	// checkpoint or result.
+	Spent int32
+	Stops int // graceful stops so far
+}
+
+// SliceStop is the detail of a BakeSlice attempt that ends because its
+// worker is shutting down (ErrWorkerStopping).
+type SliceStop struct {
+	Attempt int32 // the stopped attempt; those before it failed otherwise
+	// Saved: this attempt stored a checkpoint or a finished MLP, so the
+	// slice moved forward and the stop costs it no attempt.
+	Saved bool
 }
 
 // SplitOutput is the merged split.

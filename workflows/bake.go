@@ -19,9 +19,19 @@ var (
 	bakeStageKey = temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
 )
 
+// drainChange is the workflow.GetVersion change after which a cancelled
+// bake closes only once its splits have closed, and a cancelled split only
+// once its merge has stopped: a restart of the bake starts the same split
+// workflow IDs and merges at the same keys, which must not still be in use
+// by the cancelled run (ChildWorkflowExecutionAlreadyStarted). Histories
+// recorded before it closed as soon as they had asked their children and
+// activities to stop.
+const drainChange = "cancel-drains"
+
 // BakeWorkflow runs a whole bake.
 func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutput, error) {
 	var out bakeapi.BakeOutput
+	drain := workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
 	prog := bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding}
 	for _, s := range in.Splits {
 		prog.Splits = append(prog.Splits, bakeapi.SplitProgress{Split: s.Name, Stage: bakeapi.StageSeeding, MLPsTotal: s.NMLPs})
@@ -40,7 +50,7 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 	}
 	seedFuts := make([]workflow.Future, len(in.Splits))
 	for i, s := range in.Splits {
-		sctx := controlOptions(ctx, in.Policy, in.Policy.SeedsTimeout, "seeds for split "+s.Name)
+		sctx := controlOptions(ctx, drain, in.Policy, in.Policy.SeedsTimeout, "seeds for split "+s.Name)
 		seedFuts[i] = workflow.ExecuteActivity(sctx, bakeapi.GenerateSeedsActivity, bakeapi.GenerateSeedsInput{
 			BakeID: in.BakeID, Split: s.Name, NMLPs: s.NMLPs, Seed: s.Seed, UploadedKey: s.SeedsKey, SeedProtocol: in.Spec.SeedProtocol})
 	}
@@ -58,9 +68,10 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 	childFuts := make([]workflow.ChildWorkflowFuture, len(in.Splits))
 	for i, s := range in.Splits {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:        bakeapi.SplitWorkflowID(in.BakeID, s.Name),
-			TaskQueue:         bakeapi.ControlQueue,
-			ParentClosePolicy: enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL, // cancelling the bake cancels its splits
+			WorkflowID:          bakeapi.SplitWorkflowID(in.BakeID, s.Name),
+			TaskQueue:           bakeapi.ControlQueue,
+			ParentClosePolicy:   enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL, // cancelling the bake cancels its splits
+			WaitForCancellation: drain,
 			TypedSearchAttributes: temporal.NewSearchAttributes(
 				bakeIDKey.ValueSet(in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
 			StaticSummary: fmt.Sprintf("split %s of bake %s: %d MLPs", s.Name, in.BakeID, s.NMLPs),
@@ -86,7 +97,7 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 		return out, err
 	}
 	var comb bakeapi.CombineSplitsOutput
-	cctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "combine splits")
+	cctx := controlOptions(ctx, drain, in.Policy, in.Policy.MergeTimeout, "combine splits")
 	if err := workflow.ExecuteActivity(cctx, bakeapi.CombineSplitsActivity, bakeapi.CombineSplitsInput{
 		BakeID: in.BakeID, Splits: merged, DefaultSplit: in.DefaultSplit, KeepIntermediates: in.KeepIntermediates}).Get(ctx, &comb); err != nil {
 		return out, failed(err, "combining the splits")
@@ -99,7 +110,7 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 			return out, err
 		}
 		var pushed bakeapi.PushOutput
-		pctx := controlOptions(ctx, in.Policy, in.Policy.PushTimeout, fmt.Sprintf("push %s/%s", in.Release.Name, in.Release.Tag))
+		pctx := controlOptions(ctx, drain, in.Policy, in.Policy.PushTimeout, fmt.Sprintf("push %s/%s", in.Release.Name, in.Release.Tag))
 		if err := workflow.ExecuteActivity(pctx, bakeapi.PushActivity, bakeapi.PushInput{DatasetPrefix: comb.Prefix,
 			Bucket: in.Release.Bucket, Prefix: in.Release.Prefix, Name: in.Release.Name, Tag: in.Release.Tag}).Get(ctx, &pushed); err != nil {
 			return out, failed(err, "push of release %s/%s", in.Release.Name, in.Release.Tag)
@@ -115,7 +126,7 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 			return out, err
 		}
 		var hub bakeapi.HubPushOutput
-		hctx := controlOptions(ctx, in.Policy, in.Policy.PushTimeout, "push to the Hugging Face Hub: "+in.Hub.Repo)
+		hctx := controlOptions(ctx, drain, in.Policy, in.Policy.PushTimeout, "push to the Hugging Face Hub: "+in.Hub.Repo)
 		if err := workflow.ExecuteActivity(hctx, bakeapi.HubPushActivity, bakeapi.HubPushInput{DatasetPrefix: comb.Prefix, Hub: *in.Hub}).Get(ctx, &hub); err != nil {
 			return out, failed(err, "push to the Hugging Face Hub repository %s", in.Hub.Repo)
 		}

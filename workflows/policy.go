@@ -36,13 +36,16 @@ func sliceOptions(ctx workflow.Context, p bakeapi.Policy, queue, summary string,
 	})
 }
 
-// controlOptions runs the CPU activities next to the workflows.
-func controlOptions(ctx workflow.Context, p bakeapi.Policy, timeout time.Duration, summary string) workflow.Context {
+// controlOptions runs the CPU activities next to the workflows. With
+// waitCancel (drainChange), a cancelled workflow waits until the activity
+// has stopped, so that once it is closed nothing of it writes any more.
+func controlOptions(ctx workflow.Context, waitCancel bool, p bakeapi.Policy, timeout time.Duration, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           bakeapi.ControlQueue,
 		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    p.FilesystemHeartbeat,
 		RetryPolicy:         retryPolicy(p, p.OtherMaxAttempts),
 		Summary:             summary,
+		WaitForCancellation: waitCancel,
 	})
 }

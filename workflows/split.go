@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -44,6 +45,16 @@ const recountEvery = time.Minute
 // as soon as it asked its slices to stop.
 const fleetChange = "split-fleet"
 
+// stopsChange is the workflow.GetVersion change after which a slice that its
+// worker stopped gracefully (ErrWorkerStopping: spot preemption, a rolling
+// upgrade) comes back to the split, which starts it again at once instead of
+// letting Temporal retry it: a retry spends one of policy.slice-max-attempts,
+// which guard against poison slices, and a long slice on a preemptible fleet
+// could be stopped more often than that while making progress each time.
+// Only stops that saved nothing spend an attempt. Histories recorded before
+// it retried stops like any failure.
+const stopsChange = "slice-stops"
+
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
 // MaxInFlight at a time, continuing as new whenever a run's history is full,
 // then merges them.
@@ -71,6 +82,15 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		budget, waitCancel = math.MaxInt, false
 	}
+	drain := workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
+	stops := sliceStops{max: in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
+	if workflow.GetVersion(ctx, stopsChange, workflow.DefaultVersion, 1) == 1 {
+		stops.handBack = true
+		for _, st := range cur.Stopped {
+			stops.byIndex[st.Slice] = st
+			stops.queue = append(stops.queue, st.Slice)
+		}
+	}
 	// Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
 	if _, err := bakeapi.SliceRange(0, count, n); err != nil {
 		return out, err
@@ -83,6 +103,10 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 		SlicesDone: cur.Next, StartedAt: cur.StartedAt}
 	if cur.Next > 0 {
 		prog.MLPsDone = sliceRange(cur.Next - 1).End
+	}
+	for _, k := range stops.queue {
+		prog.SlicesDone--
+		prog.MLPsDone -= sliceRange(k).Len()
 	}
 	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return prog, nil }); err != nil {
 		return out, err
@@ -97,7 +121,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	// Step 1. Sliding window of BakeSlice activities, as long as the run's history has room.
 	sel := workflow.NewSelector(ctx)
 	var firstErr error
-	next, running, events := cur.Next, 0, runStartEvents
+	next, running, started, events := cur.Next, 0, 0, runStartEvents
 	report := func() {
 		mh.Gauge(MetricSplitMLPsDone).Update(float64(prog.MLPsDone))
 		mh.Gauge(MetricSplitSlicesRunning).Update(float64(running))
@@ -118,23 +142,39 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 		prog.MaxInFlight = window
 	}
 	prog.MaxInFlight = window
-	if auto && next < count {
+	left := func() bool { return next < count || len(stops.queue) > 0 }
+	if auto && left() {
 		recount()
 	}
 	start := func(k int) {
 		r := sliceRange(k)
 		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1), waitCancel)
+		if stops.handBack {
+			actx = stops.options(actx, k)
+		}
 		f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
 			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
 			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec,
 			Fingerprint: in.Split.Fingerprint, CreatedAt: in.CreatedAt})
 		running++
+		started++
 		events += sliceEvents
 		sel.AddFuture(f, func(f workflow.Future) {
 			running--
 			if err := f.Get(ctx, nil); err != nil {
+				what := fmt.Sprintf("slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, in.Split.Name)
+				if ctx.Err() == nil {
+					if stop, ok := stops.stopped(k, err); ok {
+						if stop == nil {
+							return // handed back: started again, first, when there is room
+						}
+						// Not wrapping err: status shows the innermost failure, and the
+						// last stop's "handed back" is not how this ended.
+						err = temporal.NewNonRetryableApplicationError(what+": "+stop.Error(), bakeapi.ErrWorkerStopping, nil)
+					}
+				}
 				if firstErr == nil {
-					firstErr = failed(err, "slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, in.Split.Name)
+					firstErr = failed(err, "%s", what)
 				}
 				return
 			}
@@ -150,12 +190,16 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	// cannot (workflow task retries after a worker crash).
 	room := func() bool {
 		used := max(events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*running)
-		return used+sliceEvents <= budget || (running == 0 && next == cur.Next) // every run makes progress
+		return used+sliceEvents <= budget || (running == 0 && started == 0) // every run makes progress
 	}
-	waiting := func() bool { return auto && firstErr == nil && ctx.Err() == nil && next < count }
+	waiting := func() bool { return auto && firstErr == nil && ctx.Err() == nil && left() }
 	timerSet := false
 	for {
-		for firstErr == nil && next < count && running < window && room() {
+		for firstErr == nil && left() && running < window && room() {
+			if k, ok := stops.next(); ok {
+				start(k)
+				continue
+			}
 			start(next)
 			next++
 		}
@@ -178,10 +222,10 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if firstErr != nil {
 		return out, firstErr
 	}
-	if next < count {
-		// Every slice this run started is committed: the next run goes on from there.
+	if left() {
+		// Every slice this run started is committed or handed back: the next run goes on from there.
 		cont := in
-		cont.Cursor = &bakeapi.SplitCursor{Next: next, Runs: cur.Runs + 1, StartedAt: cur.StartedAt}
+		cont.Cursor = &bakeapi.SplitCursor{Next: next, Runs: cur.Runs + 1, StartedAt: cur.StartedAt, Stopped: stops.pending()}
 		return out, workflow.NewContinueAsNewError(ctx, bakeapi.SplitWorkflowName, cont)
 	}
 
@@ -189,7 +233,7 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	prog.Stage, prog.SlicesRunning = bakeapi.StageMerging, 0
 	report()
 	var m bakeapi.MergeSplitOutput
-	mctx := controlOptions(ctx, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
+	mctx := controlOptions(ctx, drain, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
 	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
 		BakeID: in.BakeID, Split: in.Split.Name, NMLPs: n, NSlices: count, CreatedAt: in.CreatedAt,
 		KeepIntermediates: in.KeepIntermediates}).Get(ctx, &m); err != nil {
@@ -197,4 +241,76 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	}
 	prog.Stage = bakeapi.StageDone
 	return bakeapi.SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: count}, nil
+}
+
+// sliceStops is a split run's account of the slices that workers stopped
+// gracefully (stopsChange): which wait to start again, and what each stop
+// cost of the slice's attempts.
+type sliceStops struct {
+	handBack bool  // stopped slices come back to the workflow (stopsChange)
+	max      int32 // policy.slice-max-attempts
+	byIndex  map[int]bakeapi.StoppedSlice
+	queue    []int // handed back, to start again in this order
+}
+
+// options gives slice k the attempts it has left, and makes a stop end the
+// activity rather than be retried by Temporal.
+func (s *sliceStops) options(ctx workflow.Context, k int) workflow.Context {
+	o := workflow.GetActivityOptions(ctx)
+	rp := *o.RetryPolicy
+	rp.MaximumAttempts = s.max - s.byIndex[k].Spent // ≥ 1: stopped refuses a slice with none left
+	rp.NonRetryableErrorTypes = append(append([]string(nil), rp.NonRetryableErrorTypes...), bakeapi.ErrWorkerStopping)
+	o.RetryPolicy = &rp
+	return workflow.WithActivityOptions(ctx, o)
+}
+
+// stopped accounts for slice k's activity failing with err; ok says err is
+// a graceful stop handed back to the split. A stop queues the slice to start
+// again, unless the slice has spent its attempts (those before the stop, and
+// the stop itself if it saved nothing): then it returns why.
+func (s *sliceStops) stopped(k int, err error) (exhausted error, ok bool) {
+	var app *temporal.ApplicationError
+	if !s.handBack || !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping {
+		return nil, false
+	}
+	var detail bakeapi.SliceStop
+	if app.Details(&detail) != nil || detail.Attempt < 1 {
+		// A GPU worker from before SliceStop (GPU workers may be upgraded
+		// after the control workers) does not say: the stop costs an
+		// attempt, as every stop did then.
+		detail = bakeapi.SliceStop{Attempt: 1}
+	}
+	st := s.byIndex[k]
+	st.Slice = k
+	st.Stops++
+	st.Spent += detail.Attempt - 1
+	if !detail.Saved {
+		st.Spent++
+	}
+	s.byIndex[k] = st
+	if st.Spent >= s.max {
+		return fmt.Errorf("its workers stopped it %d times, and it has spent its %d attempts (policy.slice-max-attempts) on failures and on stops that saved no progress; "+
+			"its checkpoints and finished MLPs are kept: restart the bake once workers can run it", st.Stops, s.max), true
+	}
+	s.queue = append(s.queue, k)
+	return nil, true
+}
+
+// next is the first handed-back slice, removed from the queue.
+func (s *sliceStops) next() (int, bool) {
+	if len(s.queue) == 0 {
+		return 0, false
+	}
+	k := s.queue[0]
+	s.queue = s.queue[1:]
+	return k, true
+}
+
+// pending is the queue with each slice's account, for the next run's cursor.
+func (s *sliceStops) pending() []bakeapi.StoppedSlice {
+	var out []bakeapi.StoppedSlice
+	for _, k := range s.queue {
+		out = append(out, s.byIndex[k])
+	}
+	return out
 }

@@ -35,7 +35,9 @@ func newBakeTemporalCmd() *cobra.Command {
 
 The bake ID decides what happens: a running bake with that ID is reattached
 (its own input stands), a failed or cancelled one is restarted (finished MLPs
-and slices are reused from S3), and a completed one is refused.`,
+and slices are reused from S3), and a completed one is refused. A restart
+first waits until nothing of the last run still runs: a bake being cancelled
+is restarted once it has stopped, not reattached.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := starterConfig(cmd, map[string]string{"id": "bake.id"})
@@ -73,23 +75,9 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	id, wid := in.BakeID, bakeapi.BakeWorkflowID(in.BakeID)
 
 	// Step 2. What a bake with this ID already did decides what happens.
-	verb, note := "Started", ""
-	desc, err := c.DescribeWorkflowExecution(ctx, wid, "")
-	var nf *serviceerror.NotFound
-	switch {
-	case errors.As(err, &nf):
-	case err != nil:
+	verb, note, drain, err := lastRun(ctx, c, id)
+	if err != nil {
 		return err
-	default:
-		switch s := desc.GetWorkflowExecutionInfo().GetStatus(); s {
-		case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			verb, note = "Reattached to running", "This config matches the bake's record, so nothing that decides its numbers changed. The running bake keeps\n"+
-				"the input it started with: changes to slice-size, max-in-flight, policy or release apply only to a new bake ID.\n"
-		case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-			return completedError(id)
-		default:
-			verb = fmt.Sprintf("Restarted (the last run %s; finished MLPs and slices are reused)", statusWord(s))
-		}
 	}
 
 	// Step 3. User seeds files go to S3 create-only; a different file already there is refused.
@@ -111,7 +99,16 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 		return err
 	}
 
-	// Step 5. Start, or attach to the running bake.
+	// Step 5. A restart waits until nothing of the last run runs (a cancel
+	// winds down), then starts; or attach to the running bake.
+	if drain {
+		if err := waitStopped(ctx, c, id, splitNames(in.Splits), out); err != nil {
+			return err
+		}
+		if verb, _, _, err = lastRun(ctx, c, id); err != nil {
+			return err
+		}
+	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       wid,
 		TaskQueue:                                bakeapi.ControlQueue,
@@ -162,6 +159,38 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 		fmt.Fprintf(out, "  hub      %s (commit %s)\n", r.HubURL, r.HubCommit)
 	}
 	return nil
+}
+
+// lastRun says what starting bake id does, from what its last run did: the
+// verb and note to print, and whether the start must first wait for that
+// run to stop (a restart, or a running bake being cancelled, which a start
+// restarts once it has stopped rather than attach to it).
+func lastRun(ctx context.Context, c client.Client, id string) (verb, note string, drain bool, err error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(id), "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return "Started", "", false, nil
+	case err != nil:
+		return "", "", false, err
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	switch s := info.GetStatus(); s {
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		cancelling, err := cancelRequested(ctx, c, bakeapi.BakeWorkflowID(id), info.GetExecution().GetRunId())
+		if err != nil {
+			return "", "", false, err
+		}
+		if cancelling {
+			return "Restarted (the last run was cancelled; finished MLPs and slices are reused)", "", true, nil
+		}
+		return "Reattached to running", "This config matches the bake's record, so nothing that decides its numbers changed. The running bake keeps\n" +
+			"the input it started with: changes to slice-size, max-in-flight, policy or release apply only to a new bake ID.\n", false, nil
+	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return "", "", false, completedError(id)
+	default:
+		return fmt.Sprintf("Restarted (the last run %s; finished MLPs and slices are reused)", statusWord(s)), "", true, nil
+	}
 }
 
 func completedError(id string) error {

@@ -20,9 +20,37 @@ type runHistory struct {
 	// Discarded sums the damaged objects finished slices dropped and recomputed.
 	Discarded            int
 	SlicesDone, MLPsDone int // finished slices and their MLPs
+	// Stops counts the slice attempts that workers stopped gracefully
+	// (WorkerStopping) and handed back.
+	Stops int
+	// Unfinished are the slices that ran (an attempt started) or were
+	// scheduled, and never committed, by slice index.
+	Unfinished map[int]*sliceRuns
 	// Open lists, in the order they were scheduled, the activities that
 	// never closed: at the end of a cancelled run, what was stopped.
 	Open []openActivity
+	// committed are the slices that committed in the runs read so far;
+	// runs are read newest first.
+	committed map[int]bool
+}
+
+// sliceRuns is what the history shows of one slice that never committed.
+type sliceRuns struct {
+	In       bakeapi.BakeSliceInput
+	Attempts int32 // attempts that started, over every activity of the slice
+	Stops    int   // of them, stopped gracefully
+	LastType string
+}
+
+func (r sliceRuns) String() string {
+	s := fmt.Sprintf("slice %d (MLPs %d-%d) ran %d attempt(s)", r.In.Slice, r.In.Start, r.In.End-1, r.Attempts)
+	if r.Stops > 0 {
+		s += fmt.Sprintf(", %d stopped by their worker", r.Stops)
+	}
+	if r.LastType != "" {
+		s += ", last failure " + r.LastType
+	}
+	return s
 }
 
 // openActivity is an activity scheduled and never closed.
@@ -58,6 +86,20 @@ func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string
 	scheduled := map[int64]openActivity{}
 	var order []int64
 	var prev string
+	if h.Unfinished == nil {
+		h.Unfinished, h.committed = map[int]*sliceRuns{}, map[int]bool{}
+	}
+	runs := func(o openActivity) *sliceRuns {
+		if o.Slice == nil || h.committed[o.Slice.Slice] {
+			return nil
+		}
+		r := h.Unfinished[o.Slice.Slice]
+		if r == nil {
+			r = &sliceRuns{In: *o.Slice}
+			h.Unfinished[o.Slice.Slice] = r
+		}
+		return r
+	}
 	it := c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -79,6 +121,13 @@ func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string
 			}
 			scheduled[ev.GetEventId()] = o
 			order = append(order, ev.GetEventId())
+			runs(o)
+		case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			// Written once per activity, when it closes, with its last attempt.
+			a := ev.GetActivityTaskStartedEventAttributes()
+			if r := runs(scheduled[a.GetScheduledEventId()]); r != nil {
+				r.Attempts += a.GetAttempt()
+			}
 		case enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := ev.GetActivityTaskCompletedEventAttributes()
 			closed = a.GetScheduledEventId()
@@ -92,11 +141,27 @@ func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string
 				}
 				h.SlicesDone++
 				h.MLPsDone += o.Slice.End - o.Slice.Start
+				h.committed[o.Slice.Slice] = true
+				delete(h.Unfinished, o.Slice.Slice)
 			}
 		case enums.EVENT_TYPE_ACTIVITY_TASK_FAILED:
-			closed = ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+			a := ev.GetActivityTaskFailedEventAttributes()
+			closed = a.GetScheduledEventId()
+			kind := a.GetFailure().GetApplicationFailureInfo().GetType()
+			if o := scheduled[closed]; o.Slice != nil && kind == bakeapi.ErrWorkerStopping {
+				h.Stops++
+			}
+			if r := runs(scheduled[closed]); r != nil {
+				r.LastType = kind
+				if kind == bakeapi.ErrWorkerStopping {
+					r.Stops++
+				}
+			}
 		case enums.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
 			closed = ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+			if r := runs(scheduled[closed]); r != nil {
+				r.LastType = "timeout"
+			}
 		case enums.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
 			closed = ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
 		}

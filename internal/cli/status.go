@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -318,9 +320,10 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 	}
 	// COMPUTED, RESUMED and REUSED count the MLPs of finished slices by how
 	// each was obtained: from scratch, from a checkpoint, or from an earlier
-	// attempt or an earlier run of this bake ID.
-	const row = "  %-16s %-9s %-11s %-22s %-8s %-7s %-6s %s\n"
-	fmt.Fprintf(w, "\n"+row, "SPLIT", "STAGE", "MLPS", "SLICES", "COMPUTED", "RESUMED", "REUSED", "ETA")
+	// attempt or an earlier run of this bake ID. STOPS counts the slice
+	// attempts that workers stopped gracefully and handed back.
+	const row = "  %-16s %-9s %-11s %-22s %-8s %-7s %-6s %-5s %s\n"
+	fmt.Fprintf(w, "\n"+row, "SPLIT", "STAGE", "MLPS", "SLICES", "COMPUTED", "RESUMED", "REUSED", "STOPS", "ETA")
 	for _, s := range st.Splits {
 		slices := "-"
 		if s.SlicesTotal > 0 {
@@ -332,11 +335,11 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 				}
 			}
 		}
-		computed, resumed, reused := "-", "-", "-"
+		computed, resumed, reused, stops := "-", "-", "-", "-"
 		if h := s.Hist; h != nil {
-			computed, resumed, reused = fmt.Sprint(h.Computed), fmt.Sprint(h.Resumed), fmt.Sprint(h.Reused)
+			computed, resumed, reused, stops = fmt.Sprint(h.Computed), fmt.Sprint(h.Resumed), fmt.Sprint(h.Reused), fmt.Sprint(h.Stops)
 		}
-		fmt.Fprintf(w, row, s.Split, s.Stage, fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal), slices, computed, resumed, reused, eta(s, now))
+		fmt.Fprintf(w, row, s.Split, s.Stage, fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal), slices, computed, resumed, reused, stops, eta(s, now))
 	}
 	for _, s := range st.Splits {
 		if h := s.Hist; h != nil && h.Discarded > 0 {
@@ -394,14 +397,26 @@ func printStopped(w io.Writer, st bakeState) {
 			continue
 		}
 		var parts []string
-		stopped := 0
+		ran := map[int]bool{} // slices that ran or were running, unfinished
 		for _, o := range s.Hist.Open {
-			parts = append(parts, o.String())
+			text := o.String()
 			if o.Slice != nil {
-				stopped++
+				ran[o.Slice.Slice] = true
+				if r := s.Hist.Unfinished[o.Slice.Slice]; r != nil && r.Stops > 0 {
+					text += fmt.Sprintf(" after %d stop(s) by its workers", r.Stops)
+				}
+			}
+			parts = append(parts, text)
+		}
+		// Slices that ran and ended unfinished, with nothing running: the
+		// one that failed the bake, and those handed back by their workers.
+		for _, k := range slices.Sorted(maps.Keys(s.Hist.Unfinished)) {
+			if r := s.Hist.Unfinished[k]; !ran[k] && r.Attempts > 0 {
+				ran[k] = true
+				parts = append(parts, r.String())
 			}
 		}
-		if left := s.SlicesTotal - s.SlicesDone - stopped; left > 0 {
+		if left := s.SlicesTotal - s.SlicesDone - len(ran); left > 0 {
 			parts = append(parts, fmt.Sprintf("%d slice(s) not started", left))
 		}
 		if len(parts) > 0 {

@@ -91,3 +91,31 @@ func TestStatusOfACancelledBake(t *testing.T) {
 		t.Errorf("exit error %v for a cancelled bake", err)
 	}
 }
+
+// A bake that failed on a slice its workers kept stopping: status counts
+// the stops and says the slice ran, with its attempts, rather than "not
+// started"; a slice scheduled and cancelled before it started is not one
+// that ran.
+func TestStatusOfStoppedSlices(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	sp := splitState{SplitProgress: bakeapi.SplitProgress{Split: "public", Stage: "failed", MLPsDone: 2, MLPsTotal: 5, SlicesDone: 2, SlicesTotal: 5},
+		Hist: &runHistory{Computed: 2, SlicesDone: 2, MLPsDone: 2, Stops: 7, Unfinished: map[int]*sliceRuns{
+			2: {In: bakeapi.BakeSliceInput{Slice: 2, Start: 2, End: 3}, Attempts: 5, Stops: 5, LastType: bakeapi.ErrWorkerStopping},
+			3: {In: bakeapi.BakeSliceInput{Slice: 3, Start: 3, End: 4}, Attempts: 2, Stops: 2},
+			4: {In: bakeapi.BakeSliceInput{Slice: 4, Start: 4, End: 5}},
+		}, Open: []openActivity{{Type: bakeapi.BakeSliceActivity, Slice: &bakeapi.BakeSliceInput{Slice: 3, Start: 3, End: 4}}}}}
+	st := bakeState{ID: "f", Status: enums.WORKFLOW_EXECUTION_STATUS_FAILED, Stage: bakeapi.StageBaking, Start: t0, End: t0.Add(time.Minute),
+		Input: &bakeapi.BakeInput{SliceSize: 1, MaxInFlight: 1}, Splits: []splitState{sp}}
+	var b bytes.Buffer
+	printStatus(&b, settings.Default(), st, t0.Add(2*time.Minute))
+	out := b.String()
+	for _, want := range []string{
+		"COMPUTED RESUMED REUSED STOPS",
+		"public           failed    2/5         2/5                    2        0       0      7",
+		"split public: slice 3 (MLPs 3-3) after 2 stop(s) by its workers, slice 2 (MLPs 2-2) ran 5 attempt(s), 5 stopped by their worker, last failure WorkerStopping, 1 slice(s) not started",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}

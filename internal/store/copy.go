@@ -16,12 +16,15 @@ import (
 // the source's recorded sha256): the check is made before the last bytes are
 // handed to the upload, so a mismatch fails the upload instead of completing
 // it, and leaves nothing at key. A mismatch is an error wrapping ErrCorrupt;
-// a taken key, as with PutCreate, one wrapping ErrExists.
+// a taken key, as with PutCreate, one wrapping ErrExists. progress, if not
+// nil, is called with the bytes read so far as they stream, so that a caller
+// can report a long copy as alive (and notice a stalled one); cancelling ctx
+// aborts the copy and leaves nothing at key.
 //
 // The bytes pass through rather than being copied server-side (CopyObject,
 // ComposeObject) because a server-side copy carries no create-only condition
 // and is checked by no one.
-func (s *Store) CopyCreate(ctx context.Context, key string, src *Store, srcKey, wantSHA256 string) error {
+func (s *Store) CopyCreate(ctx context.Context, key string, src *Store, srcKey, wantSHA256 string, progress func(copied int64)) error {
 	obj, info, err := src.open(ctx, srcKey)
 	if err != nil {
 		return err
@@ -30,7 +33,7 @@ func (s *Store) CopyCreate(ctx context.Context, key string, src *Store, srcKey, 
 	if info.SHA256 != "" && info.SHA256 != wantSHA256 {
 		return fmt.Errorf("store: copy %s/%s: recorded sha256 %s, expected %s: %w", src.bucket, srcKey, info.SHA256, wantSHA256, ErrCorrupt)
 	}
-	r := &checkedReader{r: obj, h: sha256.New(), left: info.Size, want: wantSHA256, what: src.bucket + "/" + srcKey}
+	r := &checkedReader{r: obj, h: sha256.New(), left: info.Size, want: wantSHA256, what: src.bucket + "/" + srcKey, progress: progress}
 	err = s.put(ctx, "copy", key, r, info.Size, wantSHA256, true)
 	if r.err != nil {
 		// The client may report a failed body as a network error; the
@@ -51,6 +54,9 @@ type checkedReader struct {
 	want string
 	what string
 	err  error // sticky once set
+	// progress is told the bytes read so far after every read (nil: not).
+	progress func(read int64)
+	read     int64
 }
 
 func (c *checkedReader) Read(p []byte) (int, error) {
@@ -66,6 +72,9 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.h.Write(p[:n])
 	c.left -= int64(n)
+	if c.read += int64(n); c.progress != nil && n > 0 {
+		c.progress(c.read)
+	}
 	switch {
 	case c.left == 0:
 		if got := hex.EncodeToString(c.h.Sum(nil)); got != c.want {

@@ -248,17 +248,17 @@ func TestStore(t *testing.T) {
 			if err := s.Put(ctx, src, data); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.CopyCreate(ctx, dst, s, src, sum); err != nil {
+			if err := s.CopyCreate(ctx, dst, s, src, sum, nil); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if got, err := s.Get(ctx, dst); err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("%s: copy reads back %d bytes (%v), want %d", name, len(got), err, len(data))
 			}
-			if err := s.CopyCreate(ctx, dst, s, src, sum); !errors.Is(err, store.ErrExists) {
+			if err := s.CopyCreate(ctx, dst, s, src, sum, nil); !errors.Is(err, store.ErrExists) {
 				t.Fatalf("%s: second copy: got %v, want ErrExists", name, err)
 			}
 			// The manifest expects other bytes than the source records.
-			if err := s.CopyCreate(ctx, dst+"-other", s, src, store.SHA256Hex([]byte("other"))); !errors.Is(err, store.ErrCorrupt) {
+			if err := s.CopyCreate(ctx, dst+"-other", s, src, store.SHA256Hex([]byte("other")), nil); !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("%s: copy against another sha256: got %v, want ErrCorrupt", name, err)
 			}
 			// The source records the expected sha256 but holds other bytes
@@ -269,7 +269,7 @@ func TestStore(t *testing.T) {
 				minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": sum}}); err != nil {
 				t.Fatal(err)
 			}
-			err := s.CopyCreate(ctx, dst+"-tampered", s, src+"-tampered", sum)
+			err := s.CopyCreate(ctx, dst+"-tampered", s, src+"-tampered", sum, nil)
 			errs = append(errs, err)
 			if !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("%s: copy of damaged bytes: got %v, want ErrCorrupt", name, err)
@@ -277,6 +277,42 @@ func TestStore(t *testing.T) {
 			if ok, err := s.Exists(ctx, dst+"-tampered"); ok || err != nil {
 				t.Fatalf("%s: a refused copy left an object (exists %v, %v)", name, ok, err)
 			}
+		}
+	})
+
+	t.Run("copy progress and cancellation", func(t *testing.T) {
+		// Larger than a part, so the upload is a multipart one.
+		data := bytes.Repeat([]byte("fedcba9876543210"), (33<<20)/16)
+		sum := store.SHA256Hex(data)
+		if err := s.Put(ctx, "progress/src", data); err != nil {
+			t.Fatal(err)
+		}
+		var seen []int64
+		if err := s.CopyCreate(ctx, "progress/dst", s, "progress/src", sum, func(n int64) { seen = append(seen, n) }); err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) < 2 || seen[len(seen)-1] != int64(len(data)) || !slices.IsSorted(seen) {
+			t.Fatalf("progress reported %d times, last %v: want growing counts up to %d while the copy runs", len(seen), seen[len(seen)-1:], len(data))
+		}
+		// An attempt whose context is cancelled mid-copy (a timed-out
+		// activity) stops, and leaves nothing behind.
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		start := time.Now()
+		err := s.CopyCreate(cctx, "progress/cancelled", s, "progress/src", sum, func(n int64) {
+			if n >= 1<<20 {
+				cancel()
+			}
+		})
+		errs = append(errs, err)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("copy cancelled after 1 MiB: got %v, want context.Canceled", err)
+		}
+		if ok, err := s.Exists(ctx, "progress/cancelled"); ok || err != nil {
+			t.Fatalf("a cancelled copy left an object (exists %v, %v)", ok, err)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("the cancelled copy took %s to stop", took)
 		}
 	})
 
