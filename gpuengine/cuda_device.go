@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -67,6 +68,16 @@ var theDevice struct {
 	mu   sync.Mutex
 	dev  *cudaDevice
 	refs int
+}
+
+// deviceAccount counts what the CUDA engine holds on the device, so that a leak is a
+// number a test can read (and a worker can log) rather than a slow out-of-memory.
+type deviceAccount struct {
+	buffers, bytes, modules, handles atomic.Int64
+}
+
+func (a *deviceAccount) snapshot() Holdings {
+	return Holdings{a.buffers.Load(), a.bytes.Load(), a.modules.Load(), a.handles.Load()}
 }
 
 // cudaHoldings counts every module, buffer and cuBLAS handle the engines hold, across

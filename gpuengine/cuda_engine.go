@@ -69,6 +69,12 @@ func (e *cudaEngine) Close() error {
 	return errors.Join(e.dev.do(e.runners.close), releaseDevice())
 }
 
+// maxRunners bounds the runners one engine keeps. A runner holds a module and device
+// buffers (the pipeline's two activation buffers are 256 MiB each); a worker that bakes
+// several shapes, or whose chunk size varies, would otherwise keep every one it ever
+// built. Four covers a bake's shape plus the bench's and calibration's.
+const maxRunners = 4
+
 // CUDAHoldings is what the CUDA engines of this process hold on the device now.
 func CUDAHoldings() Holdings { return cudaHoldings.snapshot() }
 

@@ -3,7 +3,6 @@ package gpuengine
 import (
 	"errors"
 	"slices"
-	"sync/atomic"
 )
 
 // runnerKey names a compiled, allocated runner of the CUDA engine: the network shape
@@ -11,12 +10,6 @@ import (
 type runnerKey struct {
 	width, depth, rows int
 }
-
-// maxRunners bounds the runners one engine keeps. A runner holds a module and device
-// buffers (the pipeline's two activation buffers are 256 MiB each); a worker that bakes
-// several shapes, or whose chunk size varies, would otherwise keep every one it ever
-// built. Four covers a bake's shape plus the bench's and calibration's.
-const maxRunners = 4
 
 // freer is anything that holds device resources until free.
 type freer interface{ free() error }
@@ -73,17 +66,8 @@ func (c *runnerCache[R]) close() error {
 	return errors.Join(errs...)
 }
 
-// deviceAccount counts what the CUDA engine holds on the device, so that a leak is a
-// number a test can read (and a worker can log) rather than a slow out-of-memory.
-type deviceAccount struct {
-	buffers, bytes, modules, handles atomic.Int64
-}
-
-// Holdings is a snapshot of deviceAccount.
+// Holdings is what the CUDA engines of a process hold on the device (CUDAHoldings):
+// a leak is a number a test can read rather than a slow out-of-memory.
 type Holdings struct {
 	Buffers, Bytes, Modules, Handles int64
-}
-
-func (a *deviceAccount) snapshot() Holdings {
-	return Holdings{a.buffers.Load(), a.bytes.Load(), a.modules.Load(), a.handles.Load()}
 }

@@ -12,6 +12,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -132,4 +133,15 @@ func programLog(prog C.nvrtcProgram) (string, error) {
 
 func nvrtcError(what string, r C.nvrtcResult) error {
 	return fmt.Errorf("nvrtc: %s: %s", what, C.GoString(C.nvrtcGetErrorString(r)))
+}
+
+// isCubinArch reports whether options ask for machine code (--gpu-architecture=sm_XY)
+// rather than PTX (compute_XY).
+func isCubinArch(options []string) bool {
+	for _, o := range options {
+		if a, ok := strings.CutPrefix(o, "--gpu-architecture="); ok {
+			return strings.HasPrefix(a, "sm_")
+		}
+	}
+	return false
 }

@@ -175,7 +175,7 @@ func TestFusedPlansFallBackToSmallerFragments(t *testing.T) {
 // every module not kept is discarded exactly once.
 func TestChooseFused(t *testing.T) {
 	plans, _ := cudakernel.FusedPlans(256, 8, h100Shared)
-	run := func(spills map[int]bool, fail int) (cudakernel.FusedShape, int, []string, error, []int) {
+	run := func(spills map[int]bool, fail int) (cudakernel.FusedShape, int, []string, []int, error) {
 		var discarded []int
 		compile := func(s cudakernel.FusedShape) (int, string, error) {
 			i := slices.Index(plans, s)
@@ -188,22 +188,22 @@ func TestChooseFused(t *testing.T) {
 			return i, "", nil
 		}
 		s, m, notes, err := cudakernel.ChooseFused(plans, compile, func(m int) { discarded = append(discarded, m) })
-		return s, m, notes, err, discarded
+		return s, m, notes, discarded, err
 	}
-	if s, m, notes, err, gone := run(nil, -1); err != nil || s != plans[0] || m != 0 || len(notes) != 0 || len(gone) != 0 {
+	if s, m, notes, gone, err := run(nil, -1); err != nil || s != plans[0] || m != 0 || len(notes) != 0 || len(gone) != 0 {
 		t.Errorf("no spill: %v %d %q %v %v", s, m, notes, err, gone)
 	}
-	if s, m, notes, err, gone := run(map[int]bool{0: true}, -1); err != nil || s != plans[1] || m != 1 || len(notes) != 2 || !slices.Equal(gone, []int{0}) {
+	if s, m, notes, gone, err := run(map[int]bool{0: true}, -1); err != nil || s != plans[1] || m != 1 || len(notes) != 2 || !slices.Equal(gone, []int{0}) {
 		t.Errorf("first spills: %v %d %q %v %v", s, m, notes, err, gone)
 	}
-	if s, m, _, err, gone := run(map[int]bool{0: true, 1: true}, -1); err != nil || s != plans[2] || m != 2 || !slices.Equal(gone, []int{1, 0}) {
+	if s, m, _, gone, err := run(map[int]bool{0: true, 1: true}, -1); err != nil || s != plans[2] || m != 2 || !slices.Equal(gone, []int{1, 0}) {
 		t.Errorf("two spill: %v %d %v %v", s, m, err, gone)
 	}
-	if s, m, notes, err, gone := run(map[int]bool{0: true, 1: true, 2: true}, -1); err != nil || s != plans[0] || m != 0 || !slices.Equal(gone, []int{1, 2}) ||
+	if s, m, notes, gone, err := run(map[int]bool{0: true, 1: true, 2: true}, -1); err != nil || s != plans[0] || m != 0 || !slices.Equal(gone, []int{1, 2}) ||
 		!strings.Contains(notes[len(notes)-1], "every tiling spills") {
 		t.Errorf("all spill: %v %d %q %v %v", s, m, notes, err, gone)
 	}
-	if _, _, _, err, gone := run(map[int]bool{0: true}, 1); err == nil || !slices.Equal(gone, []int{0}) {
+	if _, _, _, gone, err := run(map[int]bool{0: true}, 1); err == nil || !slices.Equal(gone, []int{0}) {
 		t.Errorf("a compile error must end the choice and release the kept module: %v %v", err, gone)
 	}
 }
