@@ -12,7 +12,7 @@ help:
 	@echo "make test   - go vet + all tests (CI runs it, then bench-ci)"
 	@echo "make bench  - CPU engines vs a numpy peer, side by side"
 	@echo "make bench-check    - the regression gate: speed ratios, peak memory and work counts against bench/baseline.json"
-	@echo "make bench-baseline - re-record bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
+	@echo "make bench-baseline - re-record this machine class's entry of bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
 	@echo "make bench-ci       - the gate's cheap part, as CI runs it"
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
@@ -37,11 +37,17 @@ vet:
 # than go test's default 10-minute limit on a loaded one: TEST_TIMEOUT bounds
 # each package instead.
 TEST_TIMEOUT ?= 30m
+# The engines' tests run once more with the AVX2 kernels forced
+# (WHESTBAKE_CPU_KERNEL, gpuengine.CPUKernelEnv): what an AVX2-only host runs
+# is tested on an AVX-512 one too (the kernel packages' own tests already run
+# every kernel the CPU has; this covers the engines built on them).
+AVX2_PKGS := ./gpuengine ./gpuengine/internal/cpukernel ./gpuengine/internal/philox
 RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows ./internal/hub ./internal/hub/hubtest
 
 test: vet lint tools workflowcheck readers
 	E2E_REQUIRED=1 READERS_REQUIRED=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	WHESTBAKE_CPU_KERNEL=avx2 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(AVX2_PKGS)
 	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=1s
 
 # The independent parquet readers (DuckDB, hyparquet, apache-arrow) that
@@ -126,10 +132,18 @@ bench: build bench-deps
 # The performance and memory regression gate (docs/benchmarks.md). `go run`
 # builds the gate from this tree, so its engine probes are this tree's code;
 # it builds whestbake, the worker and the A/B reference itself, in a scratch
-# directory. ONLY=regexp restricts a run to the metrics whose
-# "workload / metric" matches; BASELINE picks another baseline file (one per
-# machine class). bench-ci is the part CI runs: no A/B build, and the numpy
-# ratios against a wide margin, since CI's CPU may not be the baseline's.
+# directory. bench/baseline.json holds one entry per machine class (CPU
+# vendor, family and model, the engines' forward kernel, CPU count): the
+# engines' ratios to the numpy peer depend on the CPU and are gated only
+# against this machine's class ("recorded, not gated" on a class without an
+# entry); memory, work counts and the A/B ratio are gated on every machine.
+# bench-baseline writes or replaces this class's entry only. ONLY=regexp
+# restricts a run to the metrics whose "workload / metric" matches; BASELINE
+# picks another baseline file. bench-ci is the part CI runs: no A/B build,
+# 3 engine rounds, and the numpy ratios (where this class has an entry) and
+# peak RSS against wide margins, since CI gets any VM of its class, under
+# load. WHESTBAKE_CPU_KERNEL=avx2 caps the engines at the AVX2 kernels, the
+# class of an AVX2-only host (the gate passes it to its children).
 BASELINE  ?= bench/baseline.json
 ONLY      ?=
 BENCHGATE := $(GO) run ./internal/bench/cmd/benchgate

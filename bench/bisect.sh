@@ -11,7 +11,10 @@
 # METRIC fails against GOOD's figures; an A/B metric compares each commit
 # with a build of GOOD. A commit that cannot be measured (no gate yet, a
 # build that fails, a workload error) is skipped (exit 125), as bisect
-# expects. The checkout is restored at the end.
+# expects. The checkout is restored at the end. A ratio to the numpy peer is
+# gated only against a baseline of this machine's class (docs/benchmarks.md),
+# so for such a METRIC GOOD must record classes: at a GOOD from before them,
+# every step is skipped.
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: $0 GOOD BAD METRIC" >&2

@@ -8,8 +8,16 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine/internal/cpukernel"
+	"github.com/whestbake/whestbake/gpuengine/internal/simdcap"
 	"github.com/whestbake/whestbake/internal/hostinfo"
 )
+
+// CPUKernelEnv is the environment variable that caps, at start-up, the vector
+// instruction set of the CPU engine's kernels (avx512, avx2 or generic; unset:
+// the best the CPU has). It is for tests and benchmarks: on an AVX-512 machine,
+// WHESTBAKE_CPU_KERNEL=avx2 runs what an AVX2-only host runs, with the same
+// bits. Describe's Kernel names the kernel chosen.
+const CPUKernelEnv = simdcap.Env
 
 // CPU is the pure-Go engine (AVX2/FMA assembly on amd64, identical bits elsewhere).
 type CPU struct{}

@@ -61,3 +61,31 @@ func MemoryLimit() int64 {
 	}
 	return phys
 }
+
+// CPU identifies the host's processor as far as the speed of vector code
+// depends on it. On x86 the family and model name the microarchitecture; the
+// model name may not, since hypervisors mask it ("AMD EPYC" for every EPYC
+// generation under KVM).
+type CPU struct {
+	Vendor    string // vendor_id: GenuineIntel, AuthenticAMD; "" where there is none
+	Family    int    // "cpu family"; 0 where there is none (never 0 on x86)
+	Model     int    // "model"
+	ModelName string // "model name"
+}
+
+// ReadCPU reads the host's CPU from /proc/cpuinfo (the zero CPU where it
+// cannot be read).
+func ReadCPU() CPU { return ParseCPU("/proc/cpuinfo") }
+
+// ParseCPU reads a CPU from a file in /proc/cpuinfo's format: the values of
+// its first processor.
+func ParseCPU(path string) CPU {
+	num := func(key string) int {
+		n, err := strconv.Atoi(ProcField(path, key))
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	return CPU{Vendor: ProcField(path, "vendor_id"), Family: num("cpu family"), Model: num("model"), ModelName: ProcField(path, "model name")}
+}

@@ -19,6 +19,8 @@
 //
 // On amd64 the assembly is chosen at start-up from the CPU's features (AVX-512F,
 // else AVX2+FMA3); elsewhere, or with the purego build tag, the generic Go code
-// runs. Impl names the choice. All functions are safe for concurrent use on
+// runs. WHESTBAKE_CPU_KERNEL=avx2 (or generic) caps the choice, for tests and
+// benchmarks of the kernel an AVX2-only host runs (package simdcap). Impl
+// names the choice. All functions are safe for concurrent use on
 // distinct output buffers.
 package cpukernel

@@ -6,12 +6,16 @@ import (
 	"sync"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/whestbake/whestbake/gpuengine/internal/simdcap"
 )
 
 // All assembly needs AVX2 and FMA3; cpu reports them only when the OS also
-// saves the YMM state. AVX-512F (with OS ZMM support) adds a wider forward kernel.
+// saves the YMM state. AVX-512F (with OS ZMM support) adds a wider forward
+// kernel. WHESTBAKE_CPU_KERNEL (simdcap) can cap the choice for tests and
+// benchmarks: avx2 leaves the AVX-512 kernel out, generic all assembly.
 var (
-	useSIMD     = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	useSIMD     = cpu.X86.HasAVX2 && cpu.X86.HasFMA && simdcap.Allows(simdcap.AVX2)
 	simdKernels = availableKernels()
 	simdName    = kernelName()
 )
@@ -33,12 +37,13 @@ var (
 	avx512Kernel = simdKernel{"avx512f", 6, 64, 128, forwardFMAAVX512, forwardMulAddAVX512}
 )
 
-// availableKernels lists the kernels this CPU runs, preferred first.
+// availableKernels lists the kernels this CPU runs (under the ceiling),
+// preferred first.
 func availableKernels() []simdKernel {
 	if !useSIMD {
 		return nil
 	}
-	if cpu.X86.HasAVX512F {
+	if cpu.X86.HasAVX512F && simdcap.Allows(simdcap.AVX512) {
 		return []simdKernel{avx512Kernel, avx2Kernel}
 	}
 	return []simdKernel{avx2Kernel}

@@ -6,7 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/whestbake/whestbake/gpuengine/internal/simdcap"
 )
 
 // eachKernel runs f for every assembly kernel this CPU supports.
@@ -155,6 +162,39 @@ func BenchmarkSIMDKernels(b *testing.B) {
 					benchForward(b, k.forward, sh, mode)
 				})
 			}
+		}
+	}
+}
+
+// WHESTBAKE_CPU_KERNEL caps the kernel choice at start-up: the test binary
+// runs itself with each value and reports what it chose.
+func TestKernelCeiling(t *testing.T) {
+	if os.Getenv("CPUKERNEL_REPORT_IMPL") != "" {
+		names := []string{}
+		for _, k := range simdKernels {
+			names = append(names, k.name)
+		}
+		fmt.Printf("impl=%s kernels=%s\n", Impl(), strings.Join(names, ","))
+		return
+	}
+	avx2, avx512 := cpu.X86.HasAVX2 && cpu.X86.HasFMA, cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F
+	pick := func(ok bool, yes, no string) string {
+		if ok {
+			return yes
+		}
+		return no
+	}
+	for value, want := range map[string]string{
+		"":        pick(avx512, "impl=avx512f kernels=avx512f,avx2-fma", pick(avx2, "impl=avx2-fma kernels=avx2-fma", "impl=generic kernels=")),
+		"avx512":  pick(avx512, "impl=avx512f kernels=avx512f,avx2-fma", pick(avx2, "impl=avx2-fma kernels=avx2-fma", "impl=generic kernels=")),
+		"avx2":    pick(avx2, "impl=avx2-fma kernels=avx2-fma", "impl=generic kernels="),
+		"generic": "impl=generic kernels=",
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKernelCeiling$")
+		cmd.Env = append(os.Environ(), "CPUKERNEL_REPORT_IMPL=1", simdcap.Env+"="+value)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want+"\n") {
+			t.Errorf("%s=%q: %v\n%s\nwant %q", simdcap.Env, value, err, out, want)
 		}
 	}
 }

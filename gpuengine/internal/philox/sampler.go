@@ -12,8 +12,9 @@ type Sampler struct {
 
 // Fill writes rows consecutive samples starting at sample index first into
 // dst[r*Width+j]. It runs the AVX-512 or AVX2 kernels where the CPU has them
-// (amd64, without the purego tag) and the portable lane code otherwise; both
-// give exactly the bits of Block and Pair applied one block at a time.
+// (amd64, without the purego tag; WHESTBAKE_CPU_KERNEL can cap the choice, see
+// simdcap) and the portable lane code otherwise; all give exactly the bits of
+// Block and Pair applied one block at a time.
 func (s Sampler) Fill(dst []float32, first int64, rows int) {
 	if rows <= 0 || s.Width <= 0 {
 		return

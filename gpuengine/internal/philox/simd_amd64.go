@@ -2,7 +2,11 @@
 
 package philox
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/whestbake/whestbake/gpuengine/internal/simdcap"
+)
 
 // kernel is one pair of assembly routines working on groups of `lanes`
 // consecutive block slots (a slot is one Philox counter, four normals).
@@ -22,6 +26,7 @@ var (
 	// kernels lists what this CPU runs, preferred first. cpu reports AVX2 and
 	// AVX-512F only when the OS also saves the wider registers; the kernels
 	// need nothing beyond those (no FMA, no other AVX-512 subset).
+	// WHESTBAKE_CPU_KERNEL (simdcap) caps the list for tests and benchmarks.
 	kernels = availableKernels()
 )
 
@@ -44,10 +49,10 @@ func (k kernel) normals(dst *float32, words *uint32, groups int) {
 }
 
 func availableKernels() []kernel {
-	if !cpu.X86.HasAVX2 {
+	if !cpu.X86.HasAVX2 || !simdcap.Allows(simdcap.AVX2) {
 		return nil
 	}
-	if cpu.X86.HasAVX512F {
+	if cpu.X86.HasAVX512F && simdcap.Allows(simdcap.AVX512) {
 		return []kernel{avx512Kernel, avx2Kernel}
 	}
 	return []kernel{avx2Kernel}

@@ -2,6 +2,18 @@
 
 package philox
 
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/whestbake/whestbake/gpuengine/internal/simdcap"
+)
+
 // Register every assembly kernel this CPU runs with the fast-path tests.
 func init() {
 	for _, k := range kernels {
@@ -30,4 +42,36 @@ func normalsOf(k kernel, ra, rb []uint32) (z0, z1 []float32) {
 		z0[i], z1[i] = out[2*i], out[2*i+1]
 	}
 	return z0, z1
+}
+
+// WHESTBAKE_CPU_KERNEL caps the sampler's kernels as it caps the forward
+// kernel's: the test binary runs itself with each value and reports its list.
+func TestKernelCeiling(t *testing.T) {
+	if os.Getenv("PHILOX_REPORT_KERNELS") != "" {
+		names := []string{}
+		for _, k := range kernels {
+			names = append(names, k.name)
+		}
+		fmt.Printf("kernels=%s\n", strings.Join(names, ","))
+		return
+	}
+	all := "kernels="
+	switch {
+	case cpu.X86.HasAVX2 && cpu.X86.HasAVX512F:
+		all += "avx512,avx2"
+	case cpu.X86.HasAVX2:
+		all += "avx2"
+	}
+	avx2 := "kernels="
+	if cpu.X86.HasAVX2 {
+		avx2 += "avx2"
+	}
+	for value, want := range map[string]string{"": all, "avx512": all, "avx2": avx2, "generic": "kernels="} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestKernelCeiling$")
+		cmd.Env = append(os.Environ(), "PHILOX_REPORT_KERNELS=1", simdcap.Env+"="+value)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want+"\n") {
+			t.Errorf("%s=%q: %v\n%s\nwant %q", simdcap.Env, value, err, out, want)
+		}
+	}
 }

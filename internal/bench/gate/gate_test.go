@@ -198,8 +198,9 @@ func TestTableAndNotes(t *testing.T) {
 
 func TestSaveLoadMerge(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "baseline.json")
-	b := Baseline{Machine: "m", Commit: "c", Date: "d", Metrics: []Metric{mem("a", 1, 2.0711159), speed("b", 3)}}
-	if err := Save(p, b); err != nil {
+	b := Baseline{Class: zen4, Machine: "m", Commit: "c", Date: "d", Metrics: []Metric{mem("a", 1, 2.0711159), speed("b", 3)}}
+	other := Baseline{Class: xeon, Machine: "x", Commit: "c2", Date: "d2", Note: "n", Metrics: []Metric{mem("a", 4)}}
+	if err := Save(p, File{Baselines: []Baseline{b, other}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Load(p)
@@ -207,8 +208,8 @@ func TestSaveLoadMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Metrics[0].Values[1] = 2.071 // the file keeps four significant digits
-	if !reflect.DeepEqual(got, b) {
-		t.Errorf("loaded %+v, want %+v", got, b)
+	if want := (File{Baselines: []Baseline{b, other}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("loaded %+v, want %+v", got, want)
 	}
 	merged := Merge(b.Metrics, []Metric{speed("b", 4), mem("c", 5)})
 	if !reflect.DeepEqual(merged, []Metric{mem("a", 1, 2.071), speed("b", 4), mem("c", 5)}) {
@@ -217,10 +218,53 @@ func TestSaveLoadMerge(t *testing.T) {
 	if _, err := Load(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "make bench-baseline") {
 		t.Errorf("missing file: %v", err)
 	}
-	if err := os.WriteFile(p, []byte("{"), 0o644); err != nil {
+	for _, broken := range []string{"{", `{"baseline": []}`} {
+		if err := os.WriteFile(p, []byte(broken), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(p); err == nil {
+			t.Errorf("%s must not load", broken)
+		}
+	}
+}
+
+// Put writes only the entry of the class it records: the other classes'
+// entries stay as they were, and a class without one gets a new entry.
+func TestPutReplacesOnlyItsClass(t *testing.T) {
+	f := File{Baselines: []Baseline{{Class: xeon, Commit: "x1"}, {Class: zen4, Commit: "z1"}}}
+	f.Put(Baseline{Class: zen4, Commit: "z2"})
+	f.Put(Baseline{Class: avx2Host, Commit: "a1"})
+	var got []string
+	for _, b := range f.Baselines {
+		got = append(got, b.Commit)
+	}
+	if want := []string{"x1", "z2", "a1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("entries %v, want %v", got, want)
+	}
+}
+
+// The one-entry layout from before classes reads as one entry whose class
+// comes from its machine line, without a family: it gates no host's
+// CPU-dependent metrics, even a host whose machine line is the same.
+func TestLoadOneEntryLayout(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "baseline.json")
+	line := "AMD EPYC, 2 CPUs, 24 GiB, linux/amd64, forward kernel avx512f, numpy 1.24.2"
+	if err := os.WriteFile(p, []byte(`{"machine":"`+line+`","commit":"3e27","date":"2026-11-23",
+"metrics": [
+  {"workload":"w","name":"rss","unit":"MiB","kind":"memory","better":"lower","values":[100]}
+]}
+`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(p); err == nil {
-		t.Error("a broken file must not load")
+	f, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Class{Vendor: "AuthenticAMD", ModelName: "AMD EPYC", Kernel: "avx512f", CPUs: 2}
+	if len(f.Baselines) != 1 || f.Baselines[0].Class != want || f.Baselines[0].Machine != line || f.Baselines[0].Note == "" || len(f.Baselines[0].Metrics) != 1 {
+		t.Fatalf("loaded %+v, want one entry of class %+v", f, want)
+	}
+	if r := f.Refs(zen4); r.Same != nil || len(r.Order) != 1 {
+		t.Errorf("refs of a Zen 4 host: %+v", r)
 	}
 }

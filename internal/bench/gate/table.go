@@ -20,8 +20,12 @@ func (r Report) Write(w io.Writer) {
 	var notes []string
 	for _, x := range r.Rows {
 		verdict := string(x.Verdict)
-		if x.Note != "" {
-			notes = append(notes, fmt.Sprintf("%d. %s / %s: %s", len(notes)+1, x.Workload, x.Name, x.Note))
+		note := x.Note
+		if x.Against != "" {
+			note = strings.TrimPrefix(note+"; compared with the entry of "+x.Against, "; ")
+		}
+		if note != "" {
+			notes = append(notes, fmt.Sprintf("%d. %s / %s: %s", len(notes)+1, x.Workload, x.Name, note))
 			verdict += fmt.Sprintf(" (%d)", len(notes))
 		}
 		allowed := "-"
@@ -34,6 +38,13 @@ func (r Report) Write(w io.Writer) {
 	for _, x := range r.Rows {
 		if x.Verdict == New {
 			notes = append(notes, "new: not in the baseline, so not gated; `make bench-baseline` records it.")
+			break
+		}
+	}
+	for _, x := range r.Rows {
+		if x.Verdict == NotGated {
+			notes = append(notes, fmt.Sprintf("recorded, not gated: no baseline for %s. The ratios to the numpy peer depend on the CPU, "+
+				"so they are gated only against a baseline of the same class; `make bench-baseline` on this machine records one.", r.Class))
 			break
 		}
 	}

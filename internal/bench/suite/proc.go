@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/whestbake/whestbake/gpuengine"
 )
 
 // child is one finished child process: its output and what the kernel
@@ -45,10 +47,13 @@ func peakRSS(ps *os.ProcessState) float64 {
 
 // childEnv is the environment of every child: this process's without
 // WHESTBAKE_* (a developer's settings must not change the workload), plus env.
+// The one exception is WHESTBAKE_CPU_KERNEL (gpuengine.CPUKernelEnv): a cap on
+// the kernels' instruction set, which the gate records in its machine class,
+// so the children must run the kernel the class names.
 func childEnv(env []string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "WHESTBAKE_") {
+		if !strings.HasPrefix(kv, "WHESTBAKE_") || strings.HasPrefix(kv, gpuengine.CPUKernelEnv+"=") {
 			out = append(out, kv)
 		}
 	}

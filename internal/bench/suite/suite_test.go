@@ -89,3 +89,15 @@ func TestPlanSelection(t *testing.T) {
 		t.Errorf("selection of one metric planned %v", only)
 	}
 }
+
+// A developer's WHESTBAKE_* settings stay out of the workloads, except the
+// kernel cap, which the gate's machine class records and the children must
+// honour.
+func TestChildEnvKeepsOnlyTheKernelCap(t *testing.T) {
+	t.Setenv("WHESTBAKE_RELEASE_TAG", "mine")
+	t.Setenv("WHESTBAKE_CPU_KERNEL", "avx2")
+	env := strings.Join(childEnv([]string{"EXTRA=1"}), "\n") + "\n"
+	if strings.Contains(env, "WHESTBAKE_RELEASE_TAG") || !strings.Contains(env, "\nWHESTBAKE_CPU_KERNEL=avx2\n") || !strings.HasSuffix(env, "\nEXTRA=1\n") {
+		t.Errorf("child environment:\n%s", env)
+	}
+}
