@@ -93,10 +93,16 @@ MINIO_VERSION        := v0.0.0-20260212201848-7aac2a2c5b7c
 # version the CLI embeds, persisted on PostgreSQL.
 TEMPORAL_SERVER_VERSION := v1.29.1
 
-.PHONY: tools
-tools:
+# tools is all of them; dev-tools only what `whestbake dev up` runs, which is
+# all `make demo` needs (the server and SQL tool take most of a cold build).
+.PHONY: tools dev-tools server-tools
+tools: dev-tools server-tools
+
+dev-tools:
 	@$(call install-tool,temporal,github.com/temporalio/cli/cmd/temporal,$(TEMPORAL_CLI_VERSION))
 	@$(call install-tool,minio,github.com/minio/minio,$(MINIO_VERSION))
+
+server-tools:
 	@$(call install-tool,temporal-server,go.temporal.io/server/cmd/server,$(TEMPORAL_SERVER_VERSION),server)
 	@$(call install-tool,temporal-sql-tool,go.temporal.io/server/cmd/tools/sql,$(TEMPORAL_SERVER_VERSION),sql)
 
@@ -183,7 +189,7 @@ bench-fleet: tools
 DEMO_CONFIG := configs/demo.yaml
 DEMO_PID    := .whestbake/demo-worker.pid
 DEMO_LOG    := .whestbake/demo-worker.log
-demo: tools build
+demo: dev-tools build
 	@$(WB) dev up
 	@set -e; ts=$$(date +%Y%m%d-%H%M%S); id=demo-$$ts; tag=v1-$$ts; mkdir -p $(dir $(DEMO_PID)); \
 	if [ -f $(DEMO_PID) ] && kill -0 $$(cat $(DEMO_PID)) 2>/dev/null; then kill $$(cat $(DEMO_PID)); sleep 1; fi; \

@@ -14,7 +14,9 @@ func TestWorkflowIDs(t *testing.T) {
 	}
 }
 
-// whestbench's floor arithmetic spreads the remainder (reference §3.1): n=10, N=4.
+// whestbench's floor arithmetic spreads the remainder (_parse_mlp_range_cli,
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/cli.py): n=10,
+// N=4.
 func TestSliceRangeSpreadsRemainder(t *testing.T) {
 	want := []Range{{0, 2}, {2, 5}, {5, 7}, {7, 10}}
 	for k, w := range want {

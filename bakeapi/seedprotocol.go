@@ -2,10 +2,11 @@ package bakeapi
 
 import "regexp"
 
-// SeedProtocol is whestbench's seed protocol (reference §1.3): how an MLP's
-// input seed becomes the participant-facing estimator seed and the seed of
-// its name. Weights and statistics are the same under every protocol; the
-// protocol changes the mlp_name column and the metadata.
+// SeedProtocol is whestbench's seed protocol
+// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py):
+// how an MLP's input seed becomes the participant-facing estimator seed and the
+// seed of its name. Weights and statistics are the same under every protocol;
+// the protocol changes the mlp_name column and the metadata.
 type SeedProtocol string
 
 const (

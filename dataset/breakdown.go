@@ -24,12 +24,14 @@ const breakdownNote = "whestbake computes outside flopscope's instrumentation, s
 	"The times are this bake's wall clock per MLP."
 
 // Breakdown returns the sampling_budget_breakdown JSON text of one row
-// (reference §2.2.4): whestbench's closed-form FLOP model of
-// sample_layer_statistics (flopscope 0.12) in the key order of its torch
-// backend, with time_source "bake", zero flopscope times, the whole wall
-// time as residual, and a provenance block recording chunk_size and
-// n_chunks. whest run reads flopscope_overhead_time_s at the top level and
-// in every namespace bucket, so those keys are always present.
+// (_synthesize_sampling_breakdown,
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_torch.py):
+// whestbench's closed-form FLOP model of sample_layer_statistics (flopscope
+// 0.12) in the key order of its torch backend, with time_source "bake", zero
+// flopscope times, the whole wall time as residual, and a provenance block
+// recording chunk_size and n_chunks. whest run reads flopscope_overhead_time_s
+// at the top level and in every namespace bucket, so those keys are always
+// present.
 //
 // width, depth, nSamples and chunk must be positive; Breakdown panics
 // otherwise (a caller bug, not a data condition).
@@ -90,12 +92,12 @@ type opCost struct {
 	flops, calls *big.Int
 }
 
-// closedFormOps is the per-operation (flop_cost, calls) model of reference
-// §2.2.4 for width w, depth d, n samples in chunks of c, and the number of
-// chunks k. Forward pass in float32 (rate 1); statistics in float64, which
-// flopscope bills at twice the rate; reductions cost rows-1 additions per
-// column, so summed over the k chunks they cost n-k. Big integers because
-// the products outgrow int64 for large bakes.
+// closedFormOps is the per-operation (flop_cost, calls) model of whestbench's
+// _synthesize_sampling_breakdown for width w, depth d, n samples in chunks of
+// c, and the number of chunks k. Forward pass in float32 (rate 1); statistics
+// in float64, which flopscope bills at twice the rate; reductions cost rows-1
+// additions per column, so summed over the k chunks they cost n-k. Big integers
+// because the products outgrow int64 for large bakes.
 func closedFormOps(w, d, n, c int64) ([]opCost, int64) {
 	k := (n + c - 1) / c
 	// flopscope bills a 1-row final chunk a fixed cost where the reduction

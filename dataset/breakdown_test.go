@@ -28,7 +28,9 @@ func bigInt(t *testing.T, o *Object, key string) *big.Int {
 	return n
 }
 
-// Anchors stated by the reference (§2.2.4) for the flopscope-0.12 model.
+// Anchors for the flopscope-0.12 model, which whestbench's
+// https://github.com/AIcrowd/whestbench/blob/main/tests/test_torch_flop_synthesis.py
+// asserts equal to flopscope's count.
 func TestBreakdownAnchors(t *testing.T) {
 	for _, c := range []struct {
 		w, d  int

@@ -22,12 +22,13 @@ type cardConfig struct {
 // report's section when the directory has a report.
 func CardRepo(id string) CardOption { return func(c *cardConfig) { c.repo = id } }
 
-// RenderCard writes the README.md dataset card of a dataset with metadata
-// md: YAML front matter (the keys HF reads, with the configs block of
-// reference §2.4, which HF uses to load the directory) and a Markdown body
-// describing the data, how it was computed, how to re-bake it and where it
-// came from. The dataset size is taken from the metadata (n_mlps, or the
-// sum over splits).
+// RenderCard writes the README.md dataset card of a dataset with metadata md:
+// YAML front matter (the keys HF reads, with the configs block of whestbench's
+// generate_readme in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py,
+// which HF uses to load the directory) and a Markdown body describing the data,
+// how it was computed, how to re-bake it and where it came from. The dataset
+// size is taken from the metadata (n_mlps, or the sum over splits).
 func RenderCard(md Metadata, opts ...CardOption) (string, error) {
 	info, err := ParseInfo(md, true)
 	if err != nil {

@@ -2,13 +2,13 @@ package dataset
 
 import "cmp"
 
-// configsBlock is the YAML configs list HF uses to map configs to data
-// files (reference §2.4), or nil when HF's directory auto-detection is
-// enough. Single split: only a non-default config needs one. Multi-split:
-// (a) per-split configs that actually differ are grouped, "default" first;
-// (b) else with a default_split, "default" holds that split alone and every
-// other split is its own config, so loading one split downloads only its
-// files; (c) else one "default" config lists every split.
+// configsBlock is the YAML configs list HF uses to map configs to data files
+// (whestbench's generate_readme), or nil when HF's directory auto-detection is
+// enough. Single split: only a non-default config needs one. Multi-split: (a)
+// per-split configs that actually differ are grouped, "default" first; (b) else
+// with a default_split, "default" holds that split alone and every other split
+// is its own config, so loading one split downloads only its files; (c) else
+// one "default" config lists every split.
 func configsBlock(info *Info) []any {
 	splits := info.Splits
 	entry := func(config string, names ...string) map[string]any {

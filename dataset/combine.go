@@ -8,19 +8,21 @@ import (
 	"sort"
 )
 
-// Keys every combined input must share with the first (reference §4.2 step
-// 6, plus ours: splits baked with different samplers or algorithms are not
-// the same benchmark).
+// Keys every combined input must share with the first (whestbench's
+// combine_split_datasets in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py,
+// plus ours: splits baked with different samplers or algorithms are not the
+// same benchmark).
 var combineCommonKeys = []string{"schema_version", "format", "backend", "n_samples", "width", "depth", "seed_protocol", "sampler", "algorithm_version"}
 
 // Per-split provenance copied from each input into its splits entry.
 var combineProvenanceKeys = []string{"sampler", "engine", "algorithm_version", "dot_product", "seed_file_sha256", "device", "driver", "partials_count"}
 
-// Combine joins complete single-split datasets into one multi-split
-// dataset out (reference §4.2, §2.3.5). Each input's parquet files are
-// copied byte-for-byte after every row has been checked. defaultSplit, when
-// not empty, must name one of the splits; otherwise the one input whose
-// config is "default", if exactly one is, becomes the default split.
+// Combine joins complete single-split datasets into one multi-split dataset out
+// (whestbench's combine_split_datasets). Each input's parquet files are copied
+// byte-for-byte after every row has been checked. defaultSplit, when not empty,
+// must name one of the splits; otherwise the one input whose config is
+// "default", if exactly one is, becomes the default split.
 //
 // As whestbench's does, Combine also writes the prepared Arrow tree
 // (prepared/<split>/, save_to_disk's layout, which whestbench's loader

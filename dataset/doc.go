@@ -1,6 +1,7 @@
 // Package dataset reads and writes whestbench schema-3.0 datasets: the
-// directory layout, the parquet files, metadata.json, the README.md card,
-// and the merge and combine-splits operations (whestbench-reference §2-§4).
+// directory layout, the parquet files, metadata.json, the README.md card, and
+// the merge and combine-splits operations of whestbench's
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py.
 //
 // Layout:
 //

@@ -23,21 +23,23 @@ type partial struct {
 }
 
 // Keys every partial must agree on with the first one. The first group is
-// whestbench's (reference §4.1); the second is ours: partials baked with a
-// different sampler, algorithm, dot product or seeds file hold different
-// numbers for the same MLP index and must never be stitched together, and
-// partials of another seed protocol or salt hold names (and participant
-// seeds) of another derivation, which whestbench's merge does not notice.
+// whestbench's (merge_datasets,
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py);
+// the second is ours: partials baked with a different sampler, algorithm, dot
+// product or seeds file hold different numbers for the same MLP index and must
+// never be stitched together, and partials of another seed protocol or salt
+// hold names (and participant seeds) of another derivation, which whestbench's
+// merge does not notice.
 var (
 	mergeCommonKeys     = []string{"schema_version", "seed", "n_samples", "width", "depth", "backend", "total_n_mlps"}
 	mergeProvenanceKeys = []string{"sampler", "algorithm_version", "dot_product", "seed_file_sha256", "seed_protocol"}
 )
 
 // Merge joins partial bakes of one split into the complete dataset out
-// (reference §4.1). Inputs must be partials of the same bake that cover
-// [0, total_n_mlps) exactly once, in any order: every input is opened and
-// checked against the first before any row is copied, then they are merged
-// in mlp_range order by MergeStream, which finds gaps and overlaps.
+// (whestbench's merge_datasets). Inputs must be partials of the same bake that
+// cover [0, total_n_mlps) exactly once, in any order: every input is opened and
+// checked against the first before any row is copied, then they are merged in
+// mlp_range order by MergeStream, which finds gaps and overlaps.
 //
 // Errors: *MergeIncompatibleError (wrong input kind, differing parameters),
 // *MergeOverlapError, *MergeIncompleteError (gaps), *MergeCorruptError (rows
@@ -150,7 +152,7 @@ type merger struct {
 	row      Row // every partial's rows are read into it
 }
 
-// newMerger starts from the first partial's metadata (reference §2.3.4)
+// newMerger starts from the first partial's metadata (as merge_datasets does)
 // without the per-partial keys and with n_mlps set to the total in place;
 // finish appends the keys that depend on every partial.
 func newMerger(first *partial, mergedAt time.Time) *merger {

@@ -55,9 +55,10 @@ type SaltRecord struct {
 	Hex string
 }
 
-// seedProtocolBlock is whestbench's build_seed_protocol_metadata (reference
-// §1.3.4): name and version, and for 4.0 the KDF and the salt declaration,
-// with the salt itself last and only when it is published.
+// seedProtocolBlock is whestbench's build_seed_protocol_metadata
+// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py):
+// name and version, and for 4.0 the KDF and the salt declaration, with the salt
+// itself last and only when it is published.
 func seedProtocolBlock(salt *SaltRecord) *Object {
 	if salt == nil {
 		return NewObject().Set("name", SeedProtocolV3Name).Set("version", SeedProtocolV3Version)
@@ -78,9 +79,10 @@ func seedProtocolBlock(salt *SaltRecord) *Object {
 }
 
 // NewBakeMetadata builds a single-bake metadata document: whestbench's key
-// order (reference §2.3.1) with backend "whestbake", the hardware block,
-// whestbake_version, our provenance keys, and the partial keys when Range
-// is not the whole bake.
+// order (create_dataset,
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset.py)
+// with backend "whestbake", the hardware block, whestbake_version, our
+// provenance keys, and the partial keys when Range is not the whole bake.
 func NewBakeMetadata(b BakeInfo) Metadata {
 	start, end := b.Range[0], b.Range[1]
 	if start == 0 && end == 0 {
@@ -137,11 +139,11 @@ func isoUTC(t time.Time) string {
 	return t.Format("2006-01-02T15:04:05.000000") + "+00:00"
 }
 
-// MaxMetadataBytes bounds a metadata.json that is read. whestbake's are a
-// few KiB: the keys of reference §2.3, one block per split and hardware
-// fingerprints grouped by device, a handful even for a fleet. 4 MiB is
-// a thousand times that, while a hostile file costs a reader a few times
-// the limit in memory (a 312 MB one took 1 GB).
+// MaxMetadataBytes bounds a metadata.json that is read. whestbake's are a few
+// KiB: whestbench's keys, one block per split and hardware fingerprints grouped
+// by device, a handful even for a fleet. 4 MiB is a thousand times that, while
+// a hostile file costs a reader a few times the limit in memory (a 312 MB one
+// took 1 GB).
 const MaxMetadataBytes = 4 << 20
 
 // ReadMetadata reads and parses <dir>/metadata.json without validating it.

@@ -115,9 +115,10 @@ func TestHostHardwareIsFilled(t *testing.T) {
 	}
 }
 
-// whestbench's build_seed_protocol_metadata (reference §1.3.4): key order
-// name, version, kdf, salt_source, salt_digest, [salt_id], [salt]; the salt
-// only when published.
+// whestbench's build_seed_protocol_metadata
+// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py):
+// key order name, version, kdf, salt_source, salt_digest, [salt_id], [salt];
+// the salt only when published.
 func TestSeedProtocolBlocks(t *testing.T) {
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	for _, c := range []struct {

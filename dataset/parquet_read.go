@@ -91,7 +91,9 @@ func (r *ParquetReader) corrupt(err error) error {
 }
 
 // checkColumns compares the file's leaf columns with the Arrow layout of
-// reference §8.1: names, order, physical types and nesting.
+// whestbench's fixture files (testdata/whestbench-fixtures, from
+// https://github.com/AIcrowd/whestbench/blob/main/tests/fixtures): names,
+// order, physical types and nesting.
 func checkColumns(s *parquet.Schema) error {
 	if n := len(s.Columns()); n != numColumns {
 		return fmt.Errorf("it has %d leaf columns, expected %d", n, numColumns)

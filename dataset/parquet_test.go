@@ -15,8 +15,10 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
-// Expected values are the reference's fixture dump (whestbench-reference
-// §8.2-8.4), independently re-baked there with numpy.
+// Expected values are those of whestbench's fixture files
+// (testdata/whestbench-fixtures, from
+// https://github.com/AIcrowd/whestbench/blob/main/tests/fixtures),
+// independently re-baked with numpy.
 
 func float32Bytes(v []float32) []byte {
 	b := make([]byte, 4*len(v))

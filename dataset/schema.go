@@ -24,8 +24,9 @@ const (
 	numColumns
 )
 
-// columnSpec is one column's physical shape as Arrow writes it (reference
-// §8.1): every node OPTIONAL, lists in the 3-level LIST encoding.
+// columnSpec is one column's physical shape as Arrow writes it (whestbench's
+// fixture files, testdata/whestbench-fixtures): every node OPTIONAL, lists in
+// the 3-level LIST encoding.
 type columnSpec struct {
 	name      string
 	kind      parquet.Kind

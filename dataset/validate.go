@@ -19,8 +19,9 @@ const (
 	DefaultConfig = "default"
 )
 
-// Seed protocols (reference §1.3). whestbake bakes 3.0 and 4.0; 2.0
-// datasets are only read.
+// Seed protocols (the constants of
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py).
+// whestbake bakes 3.0 and 4.0; 2.0 datasets are only read.
 const (
 	SeedProtocolV2Name    = "whestbench_seedsequence_hierarchy"
 	SeedProtocolV2Version = "2.0"
@@ -30,10 +31,11 @@ const (
 	SeedProtocolV4Version = "4.0"
 )
 
-// Protocol 4.0's salt declaration in the seed_protocol block (reference
-// §1.3.4): the salt is either in the block (salt_source "metadata", the
-// default) or withheld, and then read from the SaltEnv environment variable
-// and checked against salt_digest.
+// Protocol 4.0's salt declaration in the seed_protocol block (whestbench's
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py): the
+// salt is either in the block (salt_source "metadata", the default) or
+// withheld, and then read from the SaltEnv environment variable and checked
+// against salt_digest.
 const (
 	KDFBlake2bKeyed    = "blake2b-keyed"
 	SaltSourceMetadata = "metadata"
@@ -49,11 +51,12 @@ var knownSeedProtocols = map[string]string{
 	SeedProtocolV4Name: SeedProtocolV4Version,
 }
 
-// Validate applies whestbench's validate_metadata rules (reference §2.3.6)
+// Validate applies whestbench's validate_metadata rules
+// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py)
 // to md. A partial dataset is refused unless allowPartial is set. Fields the
-// reference leaves unchecked (provenance, hardware, width, depth, ...) are
-// left unchecked here too; ReadDir cross-checks the ones the parquet files
-// can contradict.
+// reference leaves unchecked (provenance, hardware, width, depth, ...) are left
+// unchecked here too; ReadDir cross-checks the ones the parquet files can
+// contradict.
 func Validate(md Metadata, allowPartial bool) error {
 	if md == nil {
 		return invalidf("metadata is empty; a dataset's metadata.json must be a JSON object")

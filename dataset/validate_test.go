@@ -5,7 +5,8 @@ import (
 )
 
 // Rules and messages from whestbench's validate_metadata and its tests
-// (reference §2.3.6, §7 test_dataset_io_schema.py).
+// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py
+// and tests/test_dataset_io_schema.py).
 
 func TestSplitAndConfigNames(t *testing.T) {
 	md := func(key, name string) Metadata {

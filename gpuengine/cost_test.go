@@ -24,7 +24,7 @@ func TestCrossoverAnalytic(t *testing.T) {
 	}
 }
 
-// With the default constants the GPU loses tiny bakes (shared/seeds/003) and wins the
+// With the default constants the GPU loses tiny bakes and wins the
 // production bake; narrow and shallow networks move the crossover up.
 func TestCrossoverDefaults(t *testing.T) {
 	for _, c := range []struct {

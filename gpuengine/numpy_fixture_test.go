@@ -10,9 +10,11 @@ import (
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-// Published values of whestbench's fixture datasets (reference doc §8.2–8.4),
-// baked by whestbench's CPU backend on Apple Accelerate (FMA dot products).
-// Decimal values are Python's shortest round-trip reprs, so they parse to exact bits.
+// Published values of whestbench's fixture datasets
+// (https://github.com/AIcrowd/whestbench/blob/main/tests/fixtures, copied to
+// testdata/whestbench-fixtures), baked by whestbench's CPU backend on Apple
+// Accelerate (FMA dot products). Decimal values are Python's shortest
+// round-trip reprs, so they parse to exact bits.
 type fixtureRow struct {
 	streams   seeds.Streams
 	width     int

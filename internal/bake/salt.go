@@ -25,11 +25,12 @@ func ParseBakeSalt(text string) (seeds.Salt, error) {
 // environment: the dataset's weights and statistics can still be checked.
 var ErrSaltWithheld = errors.New("salt withheld")
 
-// DatasetSalt is whestbench's resolve_salt (reference §1.3.4) for a
-// protocol-4.0 dataset: the salt from the metadata, or, when it is withheld,
-// from dataset.SaltEnv (read with getenv), checked against salt_digest
-// whenever the metadata records one. Every failure is an error; a withheld
-// salt missing from the environment is ErrSaltWithheld.
+// DatasetSalt is whestbench's resolve_salt
+// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py) for
+// a protocol-4.0 dataset: the salt from the metadata, or, when it is withheld,
+// from dataset.SaltEnv (read with getenv), checked against salt_digest whenever
+// the metadata records one. Every failure is an error; a withheld salt missing
+// from the environment is ErrSaltWithheld.
 func DatasetSalt(p dataset.SeedProtocol, getenv func(string) string) (seeds.Salt, error) {
 	where, text := "metadata seed_protocol.salt", p.Salt
 	if p.SaltWithheld() {

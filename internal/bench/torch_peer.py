@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """torch peer for the GPU engine benchmarks: whestbench's torch sampling loop.
 
-A replica of the reference's eager torch backend (whestbench-reference.md §1.8),
+A replica of whestbench's eager torch backend (src/whestbench/dataset_torch.py),
 written for timing: MLPs run in batches of --mlps-per-batch with float32 He-init
 weights on the device; per chunk, every MLP of the batch draws its float32 normal
 inputs from its own torch.Generator into a preallocated (B, chunk, W) buffer; per

@@ -225,6 +225,12 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate" for "whestbake"`},
 		{[]string{"dataset", "frobnicate"}, 2, `unknown command "frobnicate" for "whestbake dataset"`},
 		{[]string{"dev", "frobnicate"}, 2, `unknown command "frobnicate" for "whestbake dev"`},
+		// --help after an unknown verb is no help: cobra would show the parent's.
+		{[]string{"dataset", "nosuch", "--help"}, 2, `unknown command "nosuch" for "whestbake dataset": use one of bake, combine-splits, compare, download, generate-seeds, info, inspect, merge, prepare-arrow, report, upload, verify`},
+		{[]string{"dev", "nosuch", "-h"}, 2, `unknown command "nosuch" for "whestbake dev": use one of down, status, up`},
+		{[]string{"frobnicate", "--help"}, 2, `unknown command "frobnicate" for "whestbake": use one of bake, bench,`},
+		{[]string{"dataset", "--help"}, 0, "whestbake dataset [command]"},
+		{[]string{"dataset", "bake", "--help"}, 0, "whestbake dataset bake --n-mlps N"},
 		{[]string{"dataset"}, 2, "dataset needs a verb"},
 		{[]string{"list", "--frobnicate"}, 2, "unknown flag: --frobnicate"},
 		{[]string{"dataset", "inspect", "-z", "x"}, 2, "unknown shorthand flag"},
@@ -246,6 +252,9 @@ func TestExitCodes(t *testing.T) {
 		code, out, errs := run(t, c.args...)
 		if code != c.code || !strings.Contains(out+errs, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q; stdout:\n%s\nstderr:\n%s", c.args, code, c.code, c.want, out, errs)
+		}
+		if code == 2 && strings.Contains(out, "Usage:") {
+			t.Errorf("%v: a usage error printed the help:\n%s", c.args, out)
 		}
 	}
 }

@@ -69,10 +69,10 @@ func ConfigFile(fs *pflag.FlagSet) string {
 
 // Strict makes every usage problem cobra finds in root's tree a usage Error:
 // flag errors (unknown flags, bad values, missing values), argument-count
-// errors of the commands' Args, and unknown subcommands. A command with
-// subcommands takes no arguments of its own, and shows its help when called
-// without a subcommand unless it has its own Run. Call it once the tree is
-// complete.
+// errors of the commands' Args, and unknown subcommands (also before --help).
+// A command with subcommands takes no arguments of its own, and shows its help
+// when called without a subcommand unless it has its own Run. Call it once the
+// tree is complete.
 func Strict(root *cobra.Command) {
 	root.SetFlagErrorFunc(flagError)
 	var walk func(c *cobra.Command)
@@ -80,6 +80,10 @@ func Strict(root *cobra.Command) {
 		switch {
 		case c.HasSubCommands():
 			c.Args = unknownSubcommand
+			// A group's own flags come before its verb: parsing stops at the
+			// first argument, so `group nosuch --help` reaches Args (an
+			// error) instead of cobra's help, which runs before Args.
+			c.Flags().SetInterspersed(false)
 			if !c.Runnable() {
 				// cobra would show the help itself, but only after skipping
 				// Args, so an unknown subcommand would exit 0.

@@ -50,6 +50,10 @@ func TestStrict(t *testing.T) {
 	}{
 		{[]string{"nope"}, ExitUsage},
 		{[]string{"group", "nope"}, ExitUsage},
+		{[]string{"group", "nope", "--help"}, ExitUsage},
+		{[]string{"nope", "-h"}, ExitUsage},
+		{[]string{"group", "--help"}, ExitOK},
+		{[]string{"group", "leaf", "--help"}, ExitOK},
 		{[]string{"group", "leaf"}, ExitUsage},
 		{[]string{"group", "leaf", "a", "b"}, ExitUsage},
 		{[]string{"group", "leaf", "a", "--n", "x"}, ExitUsage},

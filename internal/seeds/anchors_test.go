@@ -2,8 +2,9 @@ package seeds
 
 import "testing"
 
-// Anchors published in whestbench's tests and the reference document (§1.3.3,
-// §8.5), independent of numpy runs made for this package.
+// Anchors from whestbench's tests
+// (https://github.com/AIcrowd/whestbench/blob/main/tests/test_seeds.py) and
+// from numpy's SeedSequence run outside this package, independent of it.
 
 func TestEstimatorSeedAnchors(t *testing.T) {
 	for _, c := range []struct {

@@ -12,8 +12,9 @@ import (
 
 const fixtureDir = "../../testdata/whestbench-fixtures"
 
-// TestFixtureWeightsFromReference checks the values the reference document
-// (§8.2–§8.4) quotes from whestbench's fixtures.
+// TestFixtureWeightsFromReference checks values of whestbench's fixture files
+// (https://github.com/AIcrowd/whestbench/blob/main/tests/fixtures, copied to
+// testdata/whestbench-fixtures).
 func TestFixtureWeightsFromReference(t *testing.T) {
 	w, err := Weights(4, 2, DeriveV3(1001).Weight)
 	if err != nil {

@@ -103,7 +103,8 @@ func TestBlake2bMatchesXCrypto(t *testing.T) {
 	}
 }
 
-// whestbench tests/test_seeds_v4.py:30-38 (reference §1.3.4).
+// whestbench's anchors,
+// https://github.com/AIcrowd/whestbench/blob/main/tests/test_seeds_v4.py.
 func TestDeriveV4Anchor(t *testing.T) {
 	salt := Salt{b: seq(32, 0)}
 	st := DeriveV4(6004799503160661, salt)

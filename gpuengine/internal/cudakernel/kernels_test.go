@@ -110,7 +110,8 @@ func TestPlanFused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The production shape of gpu-engine.md §3.3(b): 128-sample tiles, 8×16 outputs per thread.
+	// The production shape (docs/GPU.md, "Plan B for registers"): 128-sample
+	// tiles, 8×16 outputs per thread.
 	if want := (cudakernel.FusedShape{W: 256, D: 8, WP: 256, TM: 128, RT: 8, CT: 16, KS: 16}); s != want {
 		t.Errorf("PlanFused(256, 8) = %+v, want %+v", s, want)
 	}

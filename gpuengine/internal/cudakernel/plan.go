@@ -31,16 +31,16 @@ func PlanFused(w, d, maxShared int) (FusedShape, error) {
 }
 
 // FusedPlans returns the fused kernel's shapes for a W×D network in order of
-// preference. The first has 16 columns per thread from W > 128 (128 accumulators,
-// the register tiling of gpu-engine.md §3.3b), the largest tile that fits, then the
-// largest slice. With 128 accumulators a thread sits at sm_90's 255-register cap, so
-// a ptxas that needs a few more spills the fragment to local memory; the next plans
-// halve the fragment (RT=4): first with the same tile, which doubles the CTA to 512
-// threads and so caps a thread at 128 registers (65,536 per SM), then with at most
-// 256 threads, where the cap is 255 again for 64 accumulators. (RT=8 × CT=8 at 512
-// threads spilled in NVRTC 11.8's cubin for sm_90: 28 bytes.) No shape changes a
-// result bit: each output's fma chain runs over k in ascending order whatever the
-// tiling.
+// preference. The first has 16 columns per thread from W > 128 (128
+// accumulators, the register tiling of docs/GPU.md), the largest tile that
+// fits, then the largest slice. With 128 accumulators a thread sits at sm_90's
+// 255-register cap, so a ptxas that needs a few more spills the fragment to
+// local memory; the next plans halve the fragment (RT=4): first with the same
+// tile, which doubles the CTA to 512 threads and so caps a thread at 128
+// registers (65,536 per SM), then with at most 256 threads, where the cap is
+// 255 again for 64 accumulators. (RT=8 × CT=8 at 512 threads spilled in NVRTC
+// 11.8's cubin for sm_90: 28 bytes.) No shape changes a result bit: each
+// output's fma chain runs over k in ascending order whatever the tiling.
 func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	ct := 16
 	switch {

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// Reference checksums and totals from whestbench-reference.md §5 (computed from faker
-// 37.12.0 itself): SHA-256 over "{name}\t{repr(float(weight))}\n" in list order.
+// Checksums and totals of faker 37.12.0's en_US name lists (computed from
+// https://github.com/joke2k/faker/blob/v37.12.0/faker/providers/person/en_US/__init__.py):
+// SHA-256 over "{name}\t{repr(float(weight))}\n" in list order.
 func TestListsMatchFakerChecksums(t *testing.T) {
 	for _, c := range []struct {
 		file, text string

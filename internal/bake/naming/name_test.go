@@ -22,8 +22,9 @@ func TestNameLockDown(t *testing.T) {
 	}
 }
 
-// mlp_name values stored in the reference fixtures, keyed by the estimator seed they were
-// derived from (whestbench-reference.md §8.2-8.4).
+// mlp_name values stored in the reference fixtures, keyed by the estimator seed
+// they were derived from (testdata/whestbench-fixtures, from
+// https://github.com/AIcrowd/whestbench/blob/main/tests/fixtures).
 func TestNameMatchesFixtures(t *testing.T) {
 	for seed, want := range map[int64]string{
 		// single_split_v3_protocol

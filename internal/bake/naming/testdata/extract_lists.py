@@ -4,7 +4,8 @@
 Faker is data here, not a dependency: the lists are read from the faker source at tag
 v37.12.0 (parsed with `ast`, never imported) and written as `name<TAB>weight` lines with
 the weight text exactly as it appears in the source. The output is checked against the
-SHA-256 checksums recorded in whestbench-reference.md §5 before anything is written.
+SHA-256 checksums below (FIRST_SHA256, LAST_SHA256: computed from faker 37.12.0's
+own lists, apart from this script) before anything is written.
 
 Usage (from the repository root):
     git --git-dir=/work/.mirror/joke2k+faker/repo \

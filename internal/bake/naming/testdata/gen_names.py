@@ -30,7 +30,7 @@ EDGE_SEEDS = [
     2**62,
     2**63 - 1,
     -(2**63),
-    # Fixture estimator seeds (whestbench-reference.md §8.2-8.4).
+    # Fixture estimator seeds (whestbench's tests/fixtures, in testdata/whestbench-fixtures).
     3622263192,
     3259458125,
     4076086378,
