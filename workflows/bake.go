@@ -78,15 +78,16 @@ func (b *bakeRun) seeds(ctx workflow.Context) ([]bakeapi.GenerateSeedsOutput, er
 	if err := b.stage(ctx, bakeapi.StageSeeding); err != nil {
 		return nil, err
 	}
-	futs := make([]workflow.Future, len(b.in.Splits))
+	futs := make([]future[bakeapi.GenerateSeedsOutput], len(b.in.Splits))
 	for i, s := range b.in.Splits {
 		sctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.SeedsTimeout, "seeds for split "+s.Name)
-		futs[i] = workflow.ExecuteActivity(sctx, bakeapi.GenerateSeedsActivity, bakeapi.GenerateSeedsInput{
+		futs[i] = generateSeeds.start(sctx, bakeapi.GenerateSeedsInput{
 			BakeID: b.in.BakeID, Split: s.Name, NMLPs: s.NMLPs, Seed: s.Seed, UploadedKey: s.SeedsKey, SeedProtocol: b.in.Spec.SeedProtocol})
 	}
 	out := make([]bakeapi.GenerateSeedsOutput, len(b.in.Splits))
 	for i, f := range futs {
-		if err := f.Get(ctx, &out[i]); err != nil {
+		var err error
+		if out[i], err = f.get(ctx); err != nil {
 			return nil, failed(err, "seeds for split %s", b.in.Splits[i].Name)
 		}
 	}
@@ -99,7 +100,7 @@ func (b *bakeRun) splits(ctx workflow.Context, seeds []bakeapi.GenerateSeedsOutp
 	if err := b.stage(ctx, bakeapi.StageBaking); err != nil {
 		return nil, err
 	}
-	futs := make([]workflow.ChildWorkflowFuture, len(b.in.Splits))
+	futs := make([]future[bakeapi.SplitOutput], len(b.in.Splits))
 	for i, s := range b.in.Splits {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:          bakeapi.SplitWorkflowID(b.in.BakeID, s.Name),
@@ -110,15 +111,12 @@ func (b *bakeRun) splits(ctx workflow.Context, seeds []bakeapi.GenerateSeedsOutp
 				bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
 			StaticSummary: fmt.Sprintf("split %s of bake %s: %d MLPs", s.Name, b.in.BakeID, s.NMLPs),
 		})
-		futs[i] = workflow.ExecuteChildWorkflow(cctx, bakeapi.SplitWorkflowName, bakeapi.SplitInput{
-			BakeID: b.in.BakeID, Split: s, Seeds: seeds[i], Spec: b.in.Spec,
-			SliceSize: b.in.SliceSize, MaxInFlight: b.in.MaxInFlight, GPUQueue: b.in.GPUQueue, Policy: b.in.Policy, CreatedAt: b.in.CreatedAt,
-			KeepIntermediates: b.in.KeepIntermediates})
+		futs[i] = splitWorkflow.startChild(cctx, bakeapi.SplitInput{BakeParams: b.in.Params(), Split: s, Seeds: seeds[i]})
 	}
 	merged := make([]string, len(b.in.Splits))
 	for i, f := range futs {
-		var r bakeapi.SplitOutput
-		if err := f.Get(ctx, &r); err != nil {
+		r, err := f.get(ctx)
+		if err != nil {
 			return nil, failed(err, "split %s", b.in.Splits[i].Name)
 		}
 		merged[i] = r.MergedPrefix
@@ -133,10 +131,10 @@ func (b *bakeRun) combine(ctx workflow.Context, merged []string) error {
 	if err := b.stage(ctx, bakeapi.StageCombining); err != nil {
 		return err
 	}
-	var comb bakeapi.CombineSplitsOutput
 	cctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.MergeTimeout, "combine splits")
-	if err := workflow.ExecuteActivity(cctx, bakeapi.CombineSplitsActivity, bakeapi.CombineSplitsInput{
-		BakeID: b.in.BakeID, Splits: merged, DefaultSplit: b.in.DefaultSplit, KeepIntermediates: b.in.KeepIntermediates}).Get(ctx, &comb); err != nil {
+	comb, err := combineSplits.run(cctx, bakeapi.CombineSplitsInput{
+		BakeID: b.in.BakeID, Splits: merged, DefaultSplit: b.in.DefaultSplit, KeepIntermediates: b.in.KeepIntermediates})
+	if err != nil {
 		return failed(err, "combining the splits")
 	}
 	b.out.DatasetPrefix, b.out.ManifestSHA256 = comb.Prefix, comb.ManifestSHA256
@@ -152,10 +150,10 @@ func (b *bakeRun) release(ctx workflow.Context) error {
 	if err := b.stage(ctx, bakeapi.StagePushing); err != nil {
 		return err
 	}
-	var pushed bakeapi.PushOutput
 	pctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.PushTimeout, fmt.Sprintf("push %s/%s", rel.Name, rel.Tag))
-	if err := workflow.ExecuteActivity(pctx, bakeapi.PushActivity, bakeapi.PushInput{DatasetPrefix: b.out.DatasetPrefix,
-		Bucket: rel.Bucket, Prefix: rel.Prefix, Name: rel.Name, Tag: rel.Tag}).Get(ctx, &pushed); err != nil {
+	pushed, err := push.run(pctx, bakeapi.PushInput{DatasetPrefix: b.out.DatasetPrefix,
+		Bucket: rel.Bucket, Prefix: rel.Prefix, Name: rel.Name, Tag: rel.Tag})
+	if err != nil {
 		return failed(err, "push of release %s/%s", rel.Name, rel.Tag)
 	}
 	b.out.ReleaseURI = pushed.URI
@@ -172,9 +170,9 @@ func (b *bakeRun) hubPush(ctx workflow.Context) error {
 	if err := b.stage(ctx, bakeapi.StagePushing); err != nil {
 		return err
 	}
-	var hub bakeapi.HubPushOutput
 	hctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.PushTimeout, "push to the Hugging Face Hub: "+b.in.Hub.Repo)
-	if err := workflow.ExecuteActivity(hctx, bakeapi.HubPushActivity, bakeapi.HubPushInput{DatasetPrefix: b.out.DatasetPrefix, Hub: *b.in.Hub}).Get(ctx, &hub); err != nil {
+	hub, err := hubPush.run(hctx, bakeapi.HubPushInput{DatasetPrefix: b.out.DatasetPrefix, Hub: *b.in.Hub})
+	if err != nil {
 		return failed(err, "push to the Hugging Face Hub repository %s", b.in.Hub.Repo)
 	}
 	b.out.HubURL, b.out.HubCommit = hub.URL, hub.Commit

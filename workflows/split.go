@@ -231,14 +231,15 @@ func (s *splitRun) start(ctx workflow.Context, k int) {
 	if s.stops.handBack {
 		actx = s.stops.options(actx, k)
 	}
-	f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
+	f := bakeSlice.start(actx, bakeapi.BakeSliceInput{
 		BakeID: s.in.BakeID, Split: s.in.Split.Name, Config: s.in.Split.Config, Slice: k, Start: r.Start, End: r.End,
 		NMLPs: s.n, SeedsKey: s.in.Seeds.SeedsKey, SeedsSHA256: s.in.Seeds.SHA256, Spec: s.in.Spec,
 		Fingerprint: s.in.Split.Fingerprint, CreatedAt: s.in.CreatedAt})
 	s.running++
 	s.started++
 	s.events += sliceEvents
-	s.sel.AddFuture(f, func(f workflow.Future) { s.finished(ctx, k, f.Get(ctx, nil)) })
+	// The output is not read: a committed slice is at its deterministic key.
+	s.sel.AddFuture(f.Future, func(f workflow.Future) { s.finished(ctx, k, f.Get(ctx, nil)) })
 }
 
 // finished accounts for slice k's activity closing with err.
@@ -291,8 +292,7 @@ func (s *splitRun) wakeToRecount(ctx workflow.Context) {
 func (s *splitRun) recount(ctx workflow.Context) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
-	var w bakeapi.GPUWorkersOutput
-	err := workflow.ExecuteLocalActivity(lctx, bakeapi.GPUWorkersActivity, bakeapi.GPUWorkersInput{Queue: s.in.GPUQueue}).Get(ctx, &w)
+	w, err := gpuWorkers.run(lctx, bakeapi.GPUWorkersInput{Queue: s.in.GPUQueue})
 	if err != nil {
 		workflow.GetLogger(ctx).Warn("counting the GPU workers failed; the split keeps its window", "window", max(s.window, 1), "error", err)
 	}
@@ -310,18 +310,18 @@ func (s *splitRun) report() { s.mh.progress(s.prog.MLPsDone, s.running) }
 func (s *splitRun) continueAsNew(ctx workflow.Context) error {
 	next := s.in
 	next.Cursor = &bakeapi.SplitCursor{Next: s.next, Runs: s.cur.Runs + 1, StartedAt: s.cur.StartedAt, Stopped: s.stops.pending()}
-	return workflow.NewContinueAsNewError(ctx, bakeapi.SplitWorkflowName, next)
+	return splitWorkflow.continueAsNew(ctx, next)
 }
 
 // merge merges the committed slices into the complete split.
 func (s *splitRun) merge(ctx workflow.Context) (bakeapi.SplitOutput, error) {
 	s.prog.Stage, s.prog.SlicesRunning = bakeapi.StageMerging, 0
 	s.report()
-	var m bakeapi.MergeSplitOutput
 	mctx := controlOptions(ctx, s.drain, s.in.Policy, s.in.Policy.MergeTimeout, "merge split "+s.in.Split.Name)
-	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
+	m, err := mergeSplit.run(mctx, bakeapi.MergeSplitInput{
 		BakeID: s.in.BakeID, Split: s.in.Split.Name, NMLPs: s.n, NSlices: s.count, CreatedAt: s.in.CreatedAt,
-		KeepIntermediates: s.in.KeepIntermediates}).Get(ctx, &m); err != nil {
+		KeepIntermediates: s.in.KeepIntermediates})
+	if err != nil {
 		return bakeapi.SplitOutput{}, failed(err, "merge of split %s", s.in.Split.Name)
 	}
 	s.prog.Stage = bakeapi.StageDone
