@@ -80,12 +80,14 @@ type MergeSplitOutput struct {
 	NMLPs                  int
 }
 
-// CombineSplitsInput lists the merged split prefixes in the bake's split order.
+// CombineSplitsInput lists the merged split prefixes in the bake's split
+// order. Histories recorded after v0.1.0, before the field was dropped,
+// also hold a CreatedAt that nothing set or read (always the zero time);
+// decoding ignores it.
 type CombineSplitsInput struct {
 	BakeID       string
 	Splits       []string
-	DefaultSplit string    `json:",omitempty"`
-	CreatedAt    time.Time // BakeInput.CreatedAt
+	DefaultSplit string `json:",omitempty"`
 	// KeepIntermediates keeps the merged splits (BakeInput.KeepIntermediates).
 	KeepIntermediates bool `json:",omitempty"`
 }

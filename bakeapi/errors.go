@@ -76,9 +76,34 @@ func Rename(err error, name func(field string) string) error {
 
 // Error types of failed activities and workflows, as Temporal's
 // ApplicationError.Type reports them. These cannot be fixed by a retry.
+//
+// The types are part of recorded histories, not only of this code: each
+// failed activity and workflow event holds its type, every scheduled
+// activity's retry policy lists NonRetryable, the worker's metrics label
+// slice failures by them, and `whestbake status` and users' scripts read
+// them. So a type is never renamed or split; a new kind of failure gets a
+// new type only when it is a new failure, and its meaning is written here.
 const (
-	ErrInvalidConfig       = "InvalidConfig"
-	ErrInvalidSeeds        = "InvalidSeeds"
+	ErrInvalidConfig = "InvalidConfig"
+	ErrInvalidSeeds  = "InvalidSeeds"
+	// ErrCorruptPartial is a stored object of the bake that no retry can
+	// read as what it should be, and that the failing step cannot
+	// recompute: not only a slice's partial, as its name (kept for the
+	// reasons above) suggests, but any of
+	//   - a per-MLP result with the wrong number of means, or a checkpoint
+	//     the engine refuses (BakeSlice);
+	//   - a committed directory (slice partial, merged split, dataset) that
+	//     was never committed, whose manifest or files fail their checks, or
+	//     whose manifest points outside it (MergeSplit, CombineSplits, Push);
+	//   - a partial's metadata.json, or a merged dataset the dataset
+	//     package rejects (MergeSplit, CombineSplits);
+	//   - a dataset whose metadata.json or card the Hub's card cannot be
+	//     rendered from (HubPush);
+	//   - an object over its reader's size bound (any step).
+	// Damaged objects that can be recomputed (results, checkpoints,
+	// identity blocks, a slice's partial) are discarded and recomputed
+	// instead, and counted in BakeSliceOutput.Discarded. The message names
+	// the object.
 	ErrCorruptPartial      = "CorruptPartial"
 	ErrFingerprintMismatch = "FingerprintMismatch"
 	ErrDestinationConflict = "DestinationConflict"

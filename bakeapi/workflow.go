@@ -80,28 +80,22 @@ type HubSpec struct {
 }
 
 // BakeInput is everything a bake needs, all of it small and secret-free.
+// The fields BakeParams also has mean what they mean there; Params gives
+// them to each split.
 type BakeInput struct {
 	BakeID       string
 	Spec         Spec `json:"Shape"` // recorded histories call it Shape
 	Splits       []SplitSpec
 	DefaultSplit string `json:",omitempty"`
-	SliceSize    int    // MLPs per BakeSlice activity
-	// MaxInFlight is the number of slices running at once per split; 0 is
-	// "auto": as many as workers poll GPUQueue, re-counted while it runs.
-	MaxInFlight int
-	GPUQueue    string // task queue of the GPU workers
-	Release     ReleaseSpec
+	SliceSize    int
+	MaxInFlight  int
+	GPUQueue     string
+	Release      ReleaseSpec
 	// Hub, if set, publishes the dataset on the Hugging Face Hub after the
 	// release (histories from before it have none, and no HubPush).
-	Hub    *HubSpec `json:",omitempty"`
-	Policy Policy
-	// CreatedAt is the bake Record's start time, which dates every dataset
-	// of the bake; zero in histories from before records existed.
-	CreatedAt time.Time
-	// KeepIntermediates keeps what each step leaves for the next (identity
-	// blocks, per-MLP results, checkpoints, slice partials, merged splits).
-	// By default each step deletes its inputs once its own output is
-	// committed, so the bake's storage peaks near twice the dataset.
+	Hub               *HubSpec `json:",omitempty"`
+	Policy            Policy
+	CreatedAt         time.Time
 	KeepIntermediates bool `json:",omitempty"`
 }
 
@@ -112,19 +106,39 @@ type BakeOutput struct {
 	HubURL, HubCommit             string `json:",omitempty"`
 }
 
+// BakeParams are the settings every split of a bake runs with: what
+// BakeInput gives each SplitInput. Embedded, its fields stay at the top level
+// of the JSON, where recorded histories have them.
+type BakeParams struct {
+	BakeID    string
+	Spec      Spec `json:"Shape"` // recorded histories call it Shape
+	SliceSize int  // MLPs per BakeSlice activity
+	// MaxInFlight is the number of slices running at once per split; 0 is
+	// "auto": as many as workers poll GPUQueue, re-counted while it runs.
+	MaxInFlight int
+	GPUQueue    string // task queue of the GPU workers
+	Policy      Policy
+	// CreatedAt is the bake Record's start time, which dates every dataset
+	// of the bake; zero in histories from before records existed.
+	CreatedAt time.Time
+	// KeepIntermediates keeps what each step leaves for the next (identity
+	// blocks, per-MLP results, checkpoints, slice partials, merged splits).
+	// By default each step deletes its inputs once its own output is
+	// committed, so the bake's storage peaks near twice the dataset.
+	KeepIntermediates bool `json:",omitempty"`
+}
+
+// Params are the settings of in that every split runs with.
+func (in BakeInput) Params() BakeParams {
+	return BakeParams{BakeID: in.BakeID, Spec: in.Spec, SliceSize: in.SliceSize, MaxInFlight: in.MaxInFlight, GPUQueue: in.GPUQueue,
+		Policy: in.Policy, CreatedAt: in.CreatedAt, KeepIntermediates: in.KeepIntermediates}
+}
+
 // SplitInput is one split of a bake, with its committed seeds file.
 type SplitInput struct {
-	BakeID      string
-	Split       SplitSpec
-	Seeds       GenerateSeedsOutput
-	Spec        Spec `json:"Shape"` // recorded histories call it Shape
-	SliceSize   int
-	MaxInFlight int
-	GPUQueue    string
-	Policy      Policy
-	CreatedAt   time.Time // BakeInput.CreatedAt
-	// KeepIntermediates is BakeInput.KeepIntermediates.
-	KeepIntermediates bool `json:",omitempty"`
+	BakeParams
+	Split SplitSpec
+	Seeds GenerateSeedsOutput
 	// Cursor is where a continued run of the split resumes; nil in its first run.
 	Cursor *SplitCursor `json:",omitempty"`
 }

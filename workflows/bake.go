@@ -19,122 +19,175 @@ var (
 	bakeStageKey = temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
 )
 
-// drainChange is the workflow.GetVersion change after which a cancelled
-// bake closes only once its splits have closed, and a cancelled split only
-// once its merge has stopped: a restart of the bake starts the same split
-// workflow IDs and merges at the same keys, which must not still be in use
-// by the cancelled run (ChildWorkflowExecutionAlreadyStarted). Histories
-// recorded before it closed as soon as they had asked their children and
-// activities to stop.
-const drainChange = "cancel-drains"
-
-// BakeWorkflow runs a whole bake.
+// BakeWorkflow runs a whole bake: the seeds of every split, one
+// SplitWorkflow per split, the combined dataset, then the release and the
+// Hub push the input asks for.
 func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutput, error) {
-	var out bakeapi.BakeOutput
-	drain := workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
-	prog := bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding}
-	for _, s := range in.Splits {
-		prog.Splits = append(prog.Splits, bakeapi.SplitProgress{Split: s.Name, Stage: bakeapi.StageSeeding, MLPsTotal: s.NMLPs})
+	b, err := newBakeRun(ctx, in)
+	if err != nil {
+		return bakeapi.BakeOutput{}, err
 	}
-	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.BakeProgress, error) { return prog, nil }); err != nil {
-		return out, err
+	seeds, err := b.seeds(ctx)
+	if err != nil {
+		return b.out, err
 	}
-	stage := func(s string) error {
-		prog.Stage = s
-		return workflow.UpsertTypedSearchAttributes(ctx, bakeIDKey.ValueSet(in.BakeID), bakeStageKey.ValueSet(s))
+	merged, err := b.splits(ctx, seeds)
+	if err != nil {
+		return b.out, err
 	}
+	if err := b.combine(ctx, merged); err != nil {
+		return b.out, err
+	}
+	if err := b.release(ctx); err != nil {
+		return b.out, err
+	}
+	if err := b.hubPush(ctx); err != nil {
+		return b.out, err
+	}
+	return b.out, b.done(ctx)
+}
 
-	// Step 1. Seeds for every split, in parallel.
-	if err := stage(bakeapi.StageSeeding); err != nil {
-		return out, err
+// bakeRun is a BakeWorkflow's state; each stage is a method, run in the
+// order BakeWorkflow reads.
+type bakeRun struct {
+	in    bakeapi.BakeInput
+	drain bool // cancellation waits for children and activities (drainChange)
+	prog  bakeapi.BakeProgress
+	out   bakeapi.BakeOutput
+}
+
+// newBakeRun reads the history's GetVersion change and sets up the
+// progress query.
+func newBakeRun(ctx workflow.Context, in bakeapi.BakeInput) (*bakeRun, error) {
+	b := &bakeRun{in: in, drain: workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1,
+		prog: bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding}}
+	for _, s := range in.Splits {
+		b.prog.Splits = append(b.prog.Splits, bakeapi.SplitProgress{Split: s.Name, Stage: bakeapi.StageSeeding, MLPsTotal: s.NMLPs})
 	}
-	seedFuts := make([]workflow.Future, len(in.Splits))
-	for i, s := range in.Splits {
-		sctx := controlOptions(ctx, drain, in.Policy, in.Policy.SeedsTimeout, "seeds for split "+s.Name)
-		seedFuts[i] = workflow.ExecuteActivity(sctx, bakeapi.GenerateSeedsActivity, bakeapi.GenerateSeedsInput{
-			BakeID: in.BakeID, Split: s.Name, NMLPs: s.NMLPs, Seed: s.Seed, UploadedKey: s.SeedsKey, SeedProtocol: in.Spec.SeedProtocol})
+	return b, workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.BakeProgress, error) { return b.prog, nil })
+}
+
+// stage enters stage s: in the progress query and in the BakeStage search attribute.
+func (b *bakeRun) stage(ctx workflow.Context, s string) error {
+	b.prog.Stage = s
+	return workflow.UpsertTypedSearchAttributes(ctx, bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(s))
+}
+
+// seeds commits the seeds of every split, in parallel.
+func (b *bakeRun) seeds(ctx workflow.Context) ([]bakeapi.GenerateSeedsOutput, error) {
+	if err := b.stage(ctx, bakeapi.StageSeeding); err != nil {
+		return nil, err
 	}
-	seedsOut := make([]bakeapi.GenerateSeedsOutput, len(in.Splits))
-	for i, f := range seedFuts {
-		if err := f.Get(ctx, &seedsOut[i]); err != nil {
-			return out, failed(err, "seeds for split %s", in.Splits[i].Name)
+	futs := make([]future[bakeapi.GenerateSeedsOutput], len(b.in.Splits))
+	for i, s := range b.in.Splits {
+		sctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.SeedsTimeout, "seeds for split "+s.Name)
+		futs[i] = generateSeeds.start(sctx, bakeapi.GenerateSeedsInput{
+			BakeID: b.in.BakeID, Split: s.Name, NMLPs: s.NMLPs, Seed: s.Seed, UploadedKey: s.SeedsKey, SeedProtocol: b.in.Spec.SeedProtocol})
+	}
+	out := make([]bakeapi.GenerateSeedsOutput, len(b.in.Splits))
+	for i, f := range futs {
+		var err error
+		if out[i], err = f.get(ctx); err != nil {
+			return nil, failed(err, "seeds for split %s", b.in.Splits[i].Name)
 		}
 	}
+	return out, nil
+}
 
-	// Step 2. One child workflow per split: fan out slices, merge.
-	if err := stage(bakeapi.StageBaking); err != nil {
-		return out, err
+// splits runs one SplitWorkflow per split (fan out slices, merge), all at
+// once, and returns the merged splits' prefixes in the bake's split order.
+func (b *bakeRun) splits(ctx workflow.Context, seeds []bakeapi.GenerateSeedsOutput) ([]string, error) {
+	if err := b.stage(ctx, bakeapi.StageBaking); err != nil {
+		return nil, err
 	}
-	childFuts := make([]workflow.ChildWorkflowFuture, len(in.Splits))
-	for i, s := range in.Splits {
+	futs := make([]future[bakeapi.SplitOutput], len(b.in.Splits))
+	for i, s := range b.in.Splits {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:          bakeapi.SplitWorkflowID(in.BakeID, s.Name),
+			WorkflowID:          bakeapi.SplitWorkflowID(b.in.BakeID, s.Name),
 			TaskQueue:           bakeapi.ControlQueue,
 			ParentClosePolicy:   enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL, // cancelling the bake cancels its splits
-			WaitForCancellation: drain,
+			WaitForCancellation: b.drain,
 			TypedSearchAttributes: temporal.NewSearchAttributes(
-				bakeIDKey.ValueSet(in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
-			StaticSummary: fmt.Sprintf("split %s of bake %s: %d MLPs", s.Name, in.BakeID, s.NMLPs),
+				bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
+			StaticSummary: fmt.Sprintf("split %s of bake %s: %d MLPs", s.Name, b.in.BakeID, s.NMLPs),
 		})
-		childFuts[i] = workflow.ExecuteChildWorkflow(cctx, bakeapi.SplitWorkflowName, bakeapi.SplitInput{
-			BakeID: in.BakeID, Split: s, Seeds: seedsOut[i], Spec: in.Spec,
-			SliceSize: in.SliceSize, MaxInFlight: in.MaxInFlight, GPUQueue: in.GPUQueue, Policy: in.Policy, CreatedAt: in.CreatedAt,
-			KeepIntermediates: in.KeepIntermediates})
+		futs[i] = splitWorkflow.startChild(cctx, bakeapi.SplitInput{BakeParams: b.in.Params(), Split: s, Seeds: seeds[i]})
 	}
-	merged := make([]string, len(in.Splits))
-	for i, f := range childFuts {
-		var r bakeapi.SplitOutput
-		if err := f.Get(ctx, &r); err != nil {
-			return out, failed(err, "split %s", in.Splits[i].Name)
+	merged := make([]string, len(b.in.Splits))
+	for i, f := range futs {
+		r, err := f.get(ctx)
+		if err != nil {
+			return nil, failed(err, "split %s", b.in.Splits[i].Name)
 		}
 		merged[i] = r.MergedPrefix
-		prog.Splits[i] = bakeapi.SplitProgress{Split: in.Splits[i].Name, Stage: bakeapi.StageDone, MLPsDone: r.NMLPs, MLPsTotal: r.NMLPs,
+		b.prog.Splits[i] = bakeapi.SplitProgress{Split: b.in.Splits[i].Name, Stage: bakeapi.StageDone, MLPsDone: r.NMLPs, MLPsTotal: r.NMLPs,
 			SlicesDone: r.Slices, SlicesTotal: r.Slices}
 	}
+	return merged, nil
+}
 
-	// Step 3. Combine the splits into the final dataset.
-	if err := stage(bakeapi.StageCombining); err != nil {
-		return out, err
+// combine combines the merged splits into the bake's dataset.
+func (b *bakeRun) combine(ctx workflow.Context, merged []string) error {
+	if err := b.stage(ctx, bakeapi.StageCombining); err != nil {
+		return err
 	}
-	var comb bakeapi.CombineSplitsOutput
-	cctx := controlOptions(ctx, drain, in.Policy, in.Policy.MergeTimeout, "combine splits")
-	if err := workflow.ExecuteActivity(cctx, bakeapi.CombineSplitsActivity, bakeapi.CombineSplitsInput{
-		BakeID: in.BakeID, Splits: merged, DefaultSplit: in.DefaultSplit, KeepIntermediates: in.KeepIntermediates}).Get(ctx, &comb); err != nil {
-		return out, failed(err, "combining the splits")
+	cctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.MergeTimeout, "combine splits")
+	comb, err := combineSplits.run(cctx, bakeapi.CombineSplitsInput{
+		BakeID: b.in.BakeID, Splits: merged, DefaultSplit: b.in.DefaultSplit, KeepIntermediates: b.in.KeepIntermediates})
+	if err != nil {
+		return failed(err, "combining the splits")
 	}
-	out.DatasetPrefix, out.ManifestSHA256 = comb.Prefix, comb.ManifestSHA256
+	b.out.DatasetPrefix, b.out.ManifestSHA256 = comb.Prefix, comb.ManifestSHA256
+	return nil
+}
 
-	// Step 4. Publish the release.
-	if in.Release.Bucket != "" {
-		if err := stage(bakeapi.StagePushing); err != nil {
-			return out, err
-		}
-		var pushed bakeapi.PushOutput
-		pctx := controlOptions(ctx, drain, in.Policy, in.Policy.PushTimeout, fmt.Sprintf("push %s/%s", in.Release.Name, in.Release.Tag))
-		if err := workflow.ExecuteActivity(pctx, bakeapi.PushActivity, bakeapi.PushInput{DatasetPrefix: comb.Prefix,
-			Bucket: in.Release.Bucket, Prefix: in.Release.Prefix, Name: in.Release.Name, Tag: in.Release.Tag}).Get(ctx, &pushed); err != nil {
-			return out, failed(err, "push of release %s/%s", in.Release.Name, in.Release.Tag)
-		}
-		out.ReleaseURI = pushed.URI
+// release publishes the dataset as the input's release, if it names a bucket.
+func (b *bakeRun) release(ctx workflow.Context) error {
+	rel := b.in.Release
+	if rel.Bucket == "" {
+		return nil
 	}
-	memo := map[string]any{"dataset": out.DatasetPrefix, "manifest_sha256": out.ManifestSHA256, "release": out.ReleaseURI}
+	if err := b.stage(ctx, bakeapi.StagePushing); err != nil {
+		return err
+	}
+	pctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.PushTimeout, fmt.Sprintf("push %s/%s", rel.Name, rel.Tag))
+	pushed, err := push.run(pctx, bakeapi.PushInput{DatasetPrefix: b.out.DatasetPrefix,
+		Bucket: rel.Bucket, Prefix: rel.Prefix, Name: rel.Name, Tag: rel.Tag})
+	if err != nil {
+		return failed(err, "push of release %s/%s", rel.Name, rel.Tag)
+	}
+	b.out.ReleaseURI = pushed.URI
+	return nil
+}
 
-	// Step 5. Publish on the Hugging Face Hub. Gated by the input: histories
-	// from before it have no Hub and issue no command here, so they replay.
-	if in.Hub != nil {
-		if err := stage(bakeapi.StagePushing); err != nil {
-			return out, err
-		}
-		var hub bakeapi.HubPushOutput
-		hctx := controlOptions(ctx, drain, in.Policy, in.Policy.PushTimeout, "push to the Hugging Face Hub: "+in.Hub.Repo)
-		if err := workflow.ExecuteActivity(hctx, bakeapi.HubPushActivity, bakeapi.HubPushInput{DatasetPrefix: comb.Prefix, Hub: *in.Hub}).Get(ctx, &hub); err != nil {
-			return out, failed(err, "push to the Hugging Face Hub repository %s", in.Hub.Repo)
-		}
-		out.HubURL, out.HubCommit = hub.URL, hub.Commit
-		memo["hub"] = hub.URL
+// hubPush publishes the dataset on the Hugging Face Hub, if the input
+// names a repository. Gated by the input: histories from before it have no
+// Hub and issue no command here, so they replay.
+func (b *bakeRun) hubPush(ctx workflow.Context) error {
+	if b.in.Hub == nil {
+		return nil
+	}
+	if err := b.stage(ctx, bakeapi.StagePushing); err != nil {
+		return err
+	}
+	hctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.PushTimeout, "push to the Hugging Face Hub: "+b.in.Hub.Repo)
+	hub, err := hubPush.run(hctx, bakeapi.HubPushInput{DatasetPrefix: b.out.DatasetPrefix, Hub: *b.in.Hub})
+	if err != nil {
+		return failed(err, "push to the Hugging Face Hub repository %s", b.in.Hub.Repo)
+	}
+	b.out.HubURL, b.out.HubCommit = hub.URL, hub.Commit
+	return nil
+}
+
+// done records in the memo where the dataset went (the Web UI shows it),
+// and enters the last stage.
+func (b *bakeRun) done(ctx workflow.Context) error {
+	memo := map[string]any{"dataset": b.out.DatasetPrefix, "manifest_sha256": b.out.ManifestSHA256, "release": b.out.ReleaseURI}
+	if b.in.Hub != nil {
+		memo["hub"] = b.out.HubURL
 	}
 	if err := workflow.UpsertMemo(ctx, memo); err != nil {
-		return out, err
+		return err
 	}
-	return out, stage(bakeapi.StageDone)
+	return b.stage(ctx, bakeapi.StageDone)
 }

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -16,6 +15,24 @@ import (
 // events; a run fails at 51,200) however many slices the split has: a run
 // stops starting slices when its history could pass runEventBudget, lets the
 // running ones finish, and continues as new with a SplitCursor.
+//
+// That drain is what continuing as new costs. The slices of the window
+// finish one by one over up to a slice's duration, and a GPU whose slice
+// finished gets no other until the next run starts them all at once. With
+// hour-long slices each continue-as-new idles the window's GPUs for about
+// half an hour each (window × slice / 2 of GPU time), against the ~830
+// slices ((runEventBudget − runStartEvents) / sliceEvents) a run bakes:
+// about window / 1,660 of the fleet's time, 0.5% for 8 GPUs, 4% for 64,
+// 13% for 256. A larger budget cuts it, up to the history warning.
+//
+// The server's suggestion, workflow.GetInfo(ctx).GetContinueAsNewSuggested(),
+// is deliberately not a stop condition. It comes from
+// limit.historyCount.suggestContinueAsNew, 4,096 events by default: below
+// runEventBudget, it would make every run 18% shorter (~680 slices), and
+// add drains; or from limit.historySize.suggestContinueAsNew, 4 MiB, which
+// the budget never reaches (a split's events average ~220 bytes, so 5,000
+// of them are ~1.1 MB). Adding it behind a GetVersion change would keep
+// recorded histories replaying; the shorter runs are what is not wanted.
 var runEventBudget = 5000
 
 // sliceEvents bounds what one slice adds to a run's history: scheduled,
@@ -39,22 +56,6 @@ const timerEvents = 5
 // GPU workers again while it has slices waiting for room.
 const recountEvery = time.Minute
 
-// fleetChange is the workflow.GetVersion change that introduced the event
-// budget (continue-as-new) and slices whose cancellation the split waits
-// for: histories recorded before it ran every slice in one run and closed
-// as soon as it asked its slices to stop.
-const fleetChange = "split-fleet"
-
-// stopsChange is the workflow.GetVersion change after which a slice that its
-// worker stopped gracefully (ErrWorkerStopping: spot preemption, a rolling
-// upgrade) comes back to the split, which starts it again at once instead of
-// letting Temporal retry it: a retry spends one of policy.slice-max-attempts,
-// which guard against poison slices, and a long slice on a preemptible fleet
-// could be stopped more often than that while making progress each time.
-// Only stops that saved nothing spend an attempt. Histories recorded before
-// it retried stops like any failure.
-const stopsChange = "slice-stops"
-
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
 // MaxInFlight at a time, continuing as new whenever a run's history is full,
 // then merges them.
@@ -66,251 +67,263 @@ const stopsChange = "slice-stops"
 // busy with a slice does not poll and drops out of the server's count; each
 // run starts from a fresh count, which is how departed workers leave it.
 func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOutput, error) {
-	var out bakeapi.SplitOutput
-	n := in.Split.NMLPs
-	count := bakeapi.SliceCount(n, in.SliceSize)
-	cur := bakeapi.SplitCursor{StartedAt: workflow.Now(ctx)}
+	s, err := newSplitRun(ctx, in)
+	if err != nil {
+		return bakeapi.SplitOutput{}, err
+	}
+	// Step 1. A sliding window of BakeSlice activities, as long as the run's history has room.
+	if err := s.bake(ctx); err != nil {
+		return bakeapi.SplitOutput{}, err
+	}
+	if s.left() {
+		return bakeapi.SplitOutput{}, s.continueAsNew(ctx)
+	}
+	// Step 2. Merge the slices into the complete split.
+	return s.merge(ctx)
+}
+
+// splitRun is one run of a SplitWorkflow: the window of running slices,
+// the run's account of its history, and what the progress query answers.
+// Its methods run on the workflow's one goroutine, the selector's callbacks
+// included, so they share its fields without locks.
+type splitRun struct {
+	in    bakeapi.SplitInput
+	n     int                 // MLPs in the split
+	count int                 // slices in the split
+	cur   bakeapi.SplitCursor // where this run began
+
+	// What this history's GetVersion changes say.
+	budget     int  // events this run may use (unbounded before fleetChange)
+	waitCancel bool // a cancelled run waits for its slices to stop (fleetChange)
+	drain      bool // and for its merge (drainChange)
+	stops      sliceStops
+
+	prog bakeapi.SplitProgress
+	mh   gauges
+
+	sel      workflow.Selector
+	next     int       // the first slice no run has started
+	running  int       // slices in flight
+	started  int       // slices this run started, restarts of stopped ones included
+	events   int       // this run's own bound of its history's length
+	window   int       // the most slices in flight
+	auto     bool      // the window is the count of GPU workers
+	counted  time.Time // when the GPU workers were last counted
+	timerSet bool      // a recount timer is pending
+	err      error     // the first failure: no slice starts after it
+}
+
+// newSplitRun starts a run from its input: the GetVersion changes of its
+// history, the cursor, the progress query and gauges.
+func newSplitRun(ctx workflow.Context, in bakeapi.SplitInput) (*splitRun, error) {
+	s := &splitRun{in: in, n: in.Split.NMLPs, count: bakeapi.SliceCount(in.Split.NMLPs, in.SliceSize),
+		cur: bakeapi.SplitCursor{StartedAt: workflow.Now(ctx)}}
 	if in.Cursor != nil {
-		cur = *in.Cursor
+		s.cur = *in.Cursor
 	}
 	if in.Seeds.Merged {
 		// A restart of a bake that merged this split before: its slices'
 		// intermediates may be gone, and the merge finds its result committed.
-		cur.Next = count
+		s.cur.Next = s.count
 	}
-	budget, waitCancel := runEventBudget, true
-	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		budget, waitCancel = math.MaxInt, false
-	}
-	drain := workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
-	stops := sliceStops{max: in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
-	if workflow.GetVersion(ctx, stopsChange, workflow.DefaultVersion, 1) == 1 {
-		stops.handBack = true
-		for _, st := range cur.Stopped {
-			stops.byIndex[st.Slice] = st
-			stops.queue = append(stops.queue, st.Slice)
-		}
-	}
+	s.versions(ctx)
 	// Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
-	if _, err := bakeapi.SliceRange(0, count, n); err != nil {
-		return out, err
+	if _, err := bakeapi.SliceRange(0, s.count, s.n); err != nil {
+		return nil, err
 	}
-	sliceRange := func(k int) bakeapi.Range {
-		r, _ := bakeapi.SliceRange(k, count, n) // 0 <= k < count, checked above
-		return r
-	}
-	prog := bakeapi.SplitProgress{Split: in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: n, SlicesTotal: count,
-		SlicesDone: cur.Next, StartedAt: cur.StartedAt}
-	if cur.Next > 0 {
-		prog.MLPsDone = sliceRange(cur.Next - 1).End
-	}
-	for _, k := range stops.queue {
-		prog.SlicesDone--
-		prog.MLPsDone -= sliceRange(k).Len()
-	}
-	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return prog, nil }); err != nil {
-		return out, err
-	}
-	// Progress gauges for the fleet dashboard's ETA, through the SDK's
-	// metrics handler: not commands, so they change no history, and the SDK
-	// mutes them while replaying. After a control worker restarts they show
-	// again with the next finished slice.
-	mh := workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"bake_id": in.BakeID, "split": in.Split.Name})
-	mh.Gauge(MetricSplitMLPs).Update(float64(n))
+	s.sel = workflow.NewSelector(ctx)
+	s.next, s.events = s.cur.Next, runStartEvents
+	s.window, s.auto = in.MaxInFlight, in.MaxInFlight == 0
+	return s, s.watch(ctx)
+}
 
-	// Step 1. Sliding window of BakeSlice activities, as long as the run's history has room.
-	sel := workflow.NewSelector(ctx)
-	var firstErr error
-	next, running, started, events := cur.Next, 0, 0, runStartEvents
-	report := func() {
-		mh.Gauge(MetricSplitMLPsDone).Update(float64(prog.MLPsDone))
-		mh.Gauge(MetricSplitSlicesRunning).Update(float64(running))
+// versions reads the history's GetVersion changes, in the order every run
+// has asked for them.
+func (s *splitRun) versions(ctx workflow.Context) {
+	s.budget, s.waitCancel = runEventBudget, true
+	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		s.budget, s.waitCancel = math.MaxInt, false
 	}
-	window, auto := in.MaxInFlight, in.MaxInFlight == 0
-	var counted time.Time
-	recount := func() {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			ScheduleToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
-		var w bakeapi.GPUWorkersOutput
-		err := workflow.ExecuteLocalActivity(lctx, bakeapi.GPUWorkersActivity, bakeapi.GPUWorkersInput{Queue: in.GPUQueue}).Get(ctx, &w)
-		if err != nil {
-			workflow.GetLogger(ctx).Warn("counting the GPU workers failed; the split keeps its window", "window", max(window, 1), "error", err)
-		}
-		events += countEvents
-		counted = workflow.Now(ctx)
-		window = max(window, w.Workers, 1)
-		prog.MaxInFlight = window
+	s.drain = workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
+	s.stops = sliceStops{max: s.in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
+	if workflow.GetVersion(ctx, stopsChange, workflow.DefaultVersion, 1) == 1 {
+		s.stops.resume(s.cur.Stopped)
 	}
-	prog.MaxInFlight = window
-	left := func() bool { return next < count || len(stops.queue) > 0 }
-	if auto && left() {
-		recount()
+}
+
+// watch sets up the progress query, counting the slices the cursor says
+// are committed, and the gauges.
+func (s *splitRun) watch(ctx workflow.Context) error {
+	s.prog = bakeapi.SplitProgress{Split: s.in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: s.n, SlicesTotal: s.count,
+		SlicesDone: s.cur.Next, StartedAt: s.cur.StartedAt, MaxInFlight: s.window}
+	if s.cur.Next > 0 {
+		s.prog.MLPsDone = s.sliceRange(s.cur.Next - 1).End
 	}
-	start := func(k int) {
-		r := sliceRange(k)
-		actx := sliceOptions(ctx, in.Policy, in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", in.Split.Name, r.Start, r.End-1), waitCancel)
-		if stops.handBack {
-			actx = stops.options(actx, k)
-		}
-		f := workflow.ExecuteActivity(actx, bakeapi.BakeSliceActivity, bakeapi.BakeSliceInput{
-			BakeID: in.BakeID, Split: in.Split.Name, Config: in.Split.Config, Slice: k, Start: r.Start, End: r.End,
-			NMLPs: n, SeedsKey: in.Seeds.SeedsKey, SeedsSHA256: in.Seeds.SHA256, Spec: in.Spec,
-			Fingerprint: in.Split.Fingerprint, CreatedAt: in.CreatedAt})
-		running++
-		started++
-		events += sliceEvents
-		sel.AddFuture(f, func(f workflow.Future) {
-			running--
-			if err := f.Get(ctx, nil); err != nil {
-				what := fmt.Sprintf("slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, in.Split.Name)
-				if ctx.Err() == nil {
-					if stop, ok := stops.stopped(k, err); ok {
-						if stop == nil {
-							return // handed back: started again, first, when there is room
-						}
-						// Not wrapping err: status shows the innermost failure, and the
-						// last stop's "handed back" is not how this ended.
-						err = temporal.NewNonRetryableApplicationError(what+": "+stop.Error(), bakeapi.ErrWorkerStopping, nil)
-					}
-				}
-				if firstErr == nil {
-					firstErr = failed(err, "%s", what)
-				}
-				return
-			}
-			prog.SlicesDone++
-			prog.MLPsDone += r.Len()
-			elapsed := workflow.Now(ctx).Sub(prog.StartedAt)
-			prog.ETA = prog.StartedAt.Add(time.Duration(float64(elapsed) * float64(n) / float64(prog.MLPsDone)))
-			report()
-		})
+	for _, k := range s.stops.queue {
+		s.prog.SlicesDone--
+		s.prog.MLPsDone -= s.sliceRange(k).Len()
 	}
-	// room says whether the run's history can take one more slice: by this
-	// run's own count, and by the server's, which also sees what the count
-	// cannot (workflow task retries after a worker crash).
-	room := func() bool {
-		used := max(events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*running)
-		return used+sliceEvents <= budget || (running == 0 && started == 0) // every run makes progress
+	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return s.prog, nil }); err != nil {
+		return err
 	}
-	waiting := func() bool { return auto && firstErr == nil && ctx.Err() == nil && left() }
-	timerSet := false
+	s.mh = newGauges(ctx, s.in.BakeID, s.in.Split.Name)
+	s.mh.mlps(s.n)
+	return nil
+}
+
+// sliceRange is slice k's MLPs; 0 <= k < count, checked by newSplitRun.
+func (s *splitRun) sliceRange(k int) bakeapi.Range {
+	r, _ := bakeapi.SliceRange(k, s.count, s.n)
+	return r
+}
+
+// left says whether slices remain to start: new ones, or stopped ones handed back.
+func (s *splitRun) left() bool { return s.next < s.count || len(s.stops.queue) > 0 }
+
+// bake keeps the window full while the history has room, and returns once
+// no slice of the run is running: all started ones committed or handed
+// back, or the first failure. On a failure the running slices still
+// finish: their MLPs are kept for a restart.
+func (s *splitRun) bake(ctx workflow.Context) error {
+	if s.auto && s.left() {
+		s.recount(ctx)
+	}
 	for {
-		for firstErr == nil && left() && running < window && room() {
-			if k, ok := stops.next(); ok {
-				start(k)
-				continue
+		s.fill(ctx)
+		if s.running == 0 {
+			return s.err
+		}
+		s.wakeToRecount(ctx)
+		s.prog.SlicesRunning = s.running
+		s.report()
+		s.sel.Select(ctx)
+		if s.waiting(ctx) && workflow.Now(ctx).Sub(s.counted) >= recountEvery {
+			s.recount(ctx)
+		}
+	}
+}
+
+// fill starts slices while the window and the history have room: the ones
+// handed back first, then new ones.
+func (s *splitRun) fill(ctx workflow.Context) {
+	for s.err == nil && s.left() && s.running < s.window && s.room(ctx) {
+		k, ok := s.stops.next()
+		if !ok {
+			k = s.next
+			s.next++
+		}
+		s.start(ctx, k)
+	}
+}
+
+// room says whether the run's history can take one more slice: by this
+// run's own count, and by the server's, which also sees what the count
+// cannot (workflow task retries after a worker crash).
+func (s *splitRun) room(ctx workflow.Context) bool {
+	used := max(s.events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*s.running)
+	return used+sliceEvents <= s.budget || (s.running == 0 && s.started == 0) // every run makes progress
+}
+
+// start schedules slice k on the GPU queue.
+func (s *splitRun) start(ctx workflow.Context, k int) {
+	r := s.sliceRange(k)
+	actx := sliceOptions(ctx, s.in.Policy, s.in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", s.in.Split.Name, r.Start, r.End-1), s.waitCancel)
+	if s.stops.handBack {
+		actx = s.stops.options(actx, k)
+	}
+	f := bakeSlice.start(actx, bakeapi.BakeSliceInput{
+		BakeID: s.in.BakeID, Split: s.in.Split.Name, Config: s.in.Split.Config, Slice: k, Start: r.Start, End: r.End,
+		NMLPs: s.n, SeedsKey: s.in.Seeds.SeedsKey, SeedsSHA256: s.in.Seeds.SHA256, Spec: s.in.Spec,
+		Fingerprint: s.in.Split.Fingerprint, CreatedAt: s.in.CreatedAt})
+	s.running++
+	s.started++
+	s.events += sliceEvents
+	// The output is not read: a committed slice is at its deterministic key.
+	s.sel.AddFuture(f.Future, func(f workflow.Future) { s.finished(ctx, k, f.Get(ctx, nil)) })
+}
+
+// finished accounts for slice k's activity closing with err.
+func (s *splitRun) finished(ctx workflow.Context, k int, err error) {
+	s.running--
+	r := s.sliceRange(k)
+	if err != nil {
+		what := fmt.Sprintf("slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, s.in.Split.Name)
+		if ctx.Err() == nil {
+			if stop, ok := s.stops.stopped(k, err); ok {
+				if stop == nil {
+					return // handed back: started again, first, when there is room
+				}
+				// Not wrapping err: status shows the innermost failure, and the
+				// last stop's "handed back" is not how this ended.
+				err = temporal.NewNonRetryableApplicationError(what+": "+stop.Error(), bakeapi.ErrWorkerStopping, nil)
 			}
-			start(next)
-			next++
 		}
-		if running == 0 {
-			break
+		if s.err == nil {
+			s.err = failed(err, "%s", what)
 		}
-		if waiting() && !timerSet && room() {
-			// Wake to recount even if no slice finishes for long.
-			timerSet = true
-			events += timerEvents
-			sel.AddFuture(workflow.NewTimer(ctx, recountEvery), func(workflow.Future) { timerSet = false })
-		}
-		prog.SlicesRunning = running
-		report()
-		sel.Select(ctx) // on a failure, let the running slices finish: their MLPs are kept for a retry
-		if waiting() && workflow.Now(ctx).Sub(counted) >= recountEvery {
-			recount()
-		}
+		return
 	}
-	if firstErr != nil {
-		return out, firstErr
-	}
-	if left() {
-		// Every slice this run started is committed or handed back: the next run goes on from there.
-		cont := in
-		cont.Cursor = &bakeapi.SplitCursor{Next: next, Runs: cur.Runs + 1, StartedAt: cur.StartedAt, Stopped: stops.pending()}
-		return out, workflow.NewContinueAsNewError(ctx, bakeapi.SplitWorkflowName, cont)
-	}
-
-	// Step 2. Merge the slices into the complete split.
-	prog.Stage, prog.SlicesRunning = bakeapi.StageMerging, 0
-	report()
-	var m bakeapi.MergeSplitOutput
-	mctx := controlOptions(ctx, drain, in.Policy, in.Policy.MergeTimeout, "merge split "+in.Split.Name)
-	if err := workflow.ExecuteActivity(mctx, bakeapi.MergeSplitActivity, bakeapi.MergeSplitInput{
-		BakeID: in.BakeID, Split: in.Split.Name, NMLPs: n, NSlices: count, CreatedAt: in.CreatedAt,
-		KeepIntermediates: in.KeepIntermediates}).Get(ctx, &m); err != nil {
-		return out, failed(err, "merge of split %s", in.Split.Name)
-	}
-	prog.Stage = bakeapi.StageDone
-	return bakeapi.SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: count}, nil
+	s.prog.SlicesDone++
+	s.prog.MLPsDone += r.Len()
+	elapsed := workflow.Now(ctx).Sub(s.prog.StartedAt)
+	s.prog.ETA = s.prog.StartedAt.Add(time.Duration(float64(elapsed) * float64(s.n) / float64(s.prog.MLPsDone)))
+	s.report()
 }
 
-// sliceStops is a split run's account of the slices that workers stopped
-// gracefully (stopsChange): which wait to start again, and what each stop
-// cost of the slice's attempts.
-type sliceStops struct {
-	handBack bool  // stopped slices come back to the workflow (stopsChange)
-	max      int32 // policy.slice-max-attempts
-	byIndex  map[int]bakeapi.StoppedSlice
-	queue    []int // handed back, to start again in this order
+// waiting says whether an auto window has slices waiting for room, so that
+// more GPU workers would get work.
+func (s *splitRun) waiting(ctx workflow.Context) bool {
+	return s.auto && s.err == nil && ctx.Err() == nil && s.left()
 }
 
-// options gives slice k the attempts it has left, and makes a stop end the
-// activity rather than be retried by Temporal.
-func (s *sliceStops) options(ctx workflow.Context, k int) workflow.Context {
-	o := workflow.GetActivityOptions(ctx)
-	rp := *o.RetryPolicy
-	rp.MaximumAttempts = s.max - s.byIndex[k].Spent // ≥ 1: stopped refuses a slice with none left
-	rp.NonRetryableErrorTypes = append(append([]string(nil), rp.NonRetryableErrorTypes...), bakeapi.ErrWorkerStopping)
-	o.RetryPolicy = &rp
-	return workflow.WithActivityOptions(ctx, o)
+// wakeToRecount sets a timer, if none is pending, so that an auto window
+// is counted again even if no slice finishes for long.
+func (s *splitRun) wakeToRecount(ctx workflow.Context) {
+	if !s.waiting(ctx) || s.timerSet || !s.room(ctx) {
+		return
+	}
+	s.timerSet = true
+	s.events += timerEvents
+	s.sel.AddFuture(workflow.NewTimer(ctx, recountEvery), func(workflow.Future) { s.timerSet = false })
 }
 
-// stopped accounts for slice k's activity failing with err; ok says err is
-// a graceful stop handed back to the split. A stop queues the slice to start
-// again, unless the slice has spent its attempts (those before the stop, and
-// the stop itself if it saved nothing): then it returns why.
-func (s *sliceStops) stopped(k int, err error) (exhausted error, ok bool) {
-	var app *temporal.ApplicationError
-	if !s.handBack || !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping {
-		return nil, false
+// recount counts the GPU workers and widens the window to their number; it
+// never narrows it (see SplitWorkflow), and a failed count keeps it.
+func (s *splitRun) recount(ctx workflow.Context) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+	w, err := gpuWorkers.run(lctx, bakeapi.GPUWorkersInput{Queue: s.in.GPUQueue})
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("counting the GPU workers failed; the split keeps its window", "window", max(s.window, 1), "error", err)
 	}
-	var detail bakeapi.SliceStop
-	if app.Details(&detail) != nil || detail.Attempt < 1 {
-		// A GPU worker from before SliceStop (GPU workers may be upgraded
-		// after the control workers) does not say: the stop costs an
-		// attempt, as every stop did then.
-		detail = bakeapi.SliceStop{Attempt: 1}
-	}
-	st := s.byIndex[k]
-	st.Slice = k
-	st.Stops++
-	st.Spent += detail.Attempt - 1
-	if !detail.Saved {
-		st.Spent++
-	}
-	s.byIndex[k] = st
-	if st.Spent >= s.max {
-		return fmt.Errorf("its workers stopped it %d times, and it has spent its %d attempts (policy.slice-max-attempts) on failures and on stops that saved no progress; "+
-			"its checkpoints and finished MLPs are kept: restart the bake once workers can run it", st.Stops, s.max), true
-	}
-	s.queue = append(s.queue, k)
-	return nil, true
+	s.events += countEvents
+	s.counted = workflow.Now(ctx)
+	s.window = max(s.window, w.Workers, 1)
+	s.prog.MaxInFlight = s.window
 }
 
-// next is the first handed-back slice, removed from the queue.
-func (s *sliceStops) next() (int, bool) {
-	if len(s.queue) == 0 {
-		return 0, false
-	}
-	k := s.queue[0]
-	s.queue = s.queue[1:]
-	return k, true
+// report updates the gauges.
+func (s *splitRun) report() { s.mh.progress(s.prog.MLPsDone, s.running) }
+
+// continueAsNew ends the run with the cursor of the next: every slice this
+// run started is committed or handed back.
+func (s *splitRun) continueAsNew(ctx workflow.Context) error {
+	next := s.in
+	next.Cursor = &bakeapi.SplitCursor{Next: s.next, Runs: s.cur.Runs + 1, StartedAt: s.cur.StartedAt, Stopped: s.stops.pending()}
+	return splitWorkflow.continueAsNew(ctx, next)
 }
 
-// pending is the queue with each slice's account, for the next run's cursor.
-func (s *sliceStops) pending() []bakeapi.StoppedSlice {
-	var out []bakeapi.StoppedSlice
-	for _, k := range s.queue {
-		out = append(out, s.byIndex[k])
+// merge merges the committed slices into the complete split.
+func (s *splitRun) merge(ctx workflow.Context) (bakeapi.SplitOutput, error) {
+	s.prog.Stage, s.prog.SlicesRunning = bakeapi.StageMerging, 0
+	s.report()
+	mctx := controlOptions(ctx, s.drain, s.in.Policy, s.in.Policy.MergeTimeout, "merge split "+s.in.Split.Name)
+	m, err := mergeSplit.run(mctx, bakeapi.MergeSplitInput{
+		BakeID: s.in.BakeID, Split: s.in.Split.Name, NMLPs: s.n, NSlices: s.count, CreatedAt: s.in.CreatedAt,
+		KeepIntermediates: s.in.KeepIntermediates})
+	if err != nil {
+		return bakeapi.SplitOutput{}, failed(err, "merge of split %s", s.in.Split.Name)
 	}
-	return out
+	s.prog.Stage = bakeapi.StageDone
+	return bakeapi.SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: s.count}, nil
 }

@@ -51,8 +51,8 @@ func (w *windowCounter) listen(env *testsuite.TestWorkflowEnvironment) {
 func splitInput(bakeID string, n, sliceSize, window int) bakeapi.SplitInput {
 	b := twoSplitInput(bakeID)
 	spec := bakeapi.SplitSpec{Name: "public", Config: "default", NMLPs: n, Seed: u64(1)}
-	return bakeapi.SplitInput{BakeID: bakeID, Split: spec, Spec: b.Spec, SliceSize: sliceSize, MaxInFlight: window,
-		GPUQueue: bakeapi.GPUQueue, Policy: b.Policy,
+	return bakeapi.SplitInput{BakeParams: bakeapi.BakeParams{BakeID: bakeID, Spec: b.Spec, SliceSize: sliceSize, MaxInFlight: window,
+		GPUQueue: bakeapi.GPUQueue, Policy: b.Policy}, Split: spec,
 		Seeds: bakeapi.GenerateSeedsOutput{SeedsKey: keys.Bake(bakeID).Seeds("public"), SHA256: "s", NMLPs: n}}
 }
 
