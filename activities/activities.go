@@ -15,6 +15,7 @@ import (
 
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/metrics"
+	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -40,6 +41,10 @@ type Activities struct {
 	// worker has none). It is read at each push, so a rotated token file
 	// takes effect without a restart.
 	HubToken func() (string, error)
+	// Salt reads this worker's protocol-4.0 salt (bake.EnvSalt; nil: this
+	// worker has none), which BakeSlice checks against the bake's declared
+	// SHA-256. It never travels through Temporal or S3.
+	Salt func() (seeds.Salt, error)
 }
 
 // Defaults chosen so a crashed host loses at most ~10 s of GPU work per MLP,

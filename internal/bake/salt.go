@@ -21,6 +21,28 @@ func ParseBakeSalt(text string) (seeds.Salt, error) {
 	return s, err
 }
 
+// ErrSaltUnset is EnvSalt's error when dataset.SaltEnv is empty; callers
+// wrap it with what the salt was needed for.
+var ErrSaltUnset = errors.New(dataset.SaltEnv + " is not set")
+
+// EnvSalt is a bake's salt from dataset.SaltEnv, read with getenv: the one
+// reading of the variable for a bake (the starter, the local CLI's withheld
+// salt, every GPU worker), under ParseBakeSalt's rule. Its errors name the
+// variable: ErrSaltUnset, or what is wrong with the text (never the text).
+// A reader of a finished dataset takes any BLAKE2b key, as whestbench does
+// (DatasetSalt).
+func EnvSalt(getenv func(string) string) (seeds.Salt, error) {
+	text := getenv(dataset.SaltEnv)
+	if text == "" {
+		return seeds.Salt{}, ErrSaltUnset
+	}
+	s, err := ParseBakeSalt(text)
+	if err != nil {
+		return seeds.Salt{}, fmt.Errorf("%s %w", dataset.SaltEnv, err)
+	}
+	return s, nil
+}
+
 // ErrSaltWithheld is DatasetSalt's error when a withheld salt is not in the
 // environment: the dataset's weights and statistics can still be checked.
 var ErrSaltWithheld = errors.New("salt withheld")

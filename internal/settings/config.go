@@ -6,6 +6,7 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hub"
@@ -238,14 +238,10 @@ func (b Bake) InFlight() (int, error) {
 }
 
 // Spec is the bake's bakeapi.Spec, whose salt declaration records the
-// SHA-256 of salt (Salt's result). The dot product belongs to the numpy
-// sampler only, so a philox bake leaves it out (its default is for numpy).
+// SHA-256 of salt (Salt's result).
 func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
-	s := bakeapi.Spec{Width: b.Width, Depth: b.Depth, NSamples: int64(b.NSamples), Sampler: bakeapi.Sampler(b.Sampler), ChunkSize: b.ChunkSize,
-		SeedProtocol: b.SeedProtocol, Salt: bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}}
-	if s.Sampler == bakeapi.SamplerNumpy {
-		s.Dot = bakeapi.DotProduct(b.DotProduct)
-	}
+	s := bake.NewSpec(b.Width, b.Depth, int64(b.NSamples), b.Sampler, b.ChunkSize, b.DotProduct)
+	s.SeedProtocol, s.Salt = b.SeedProtocol, bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}
 	if !salt.IsZero() {
 		s.Salt.SHA256 = salt.Digest()
 	}
@@ -255,15 +251,15 @@ func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
 // Salt is a protocol-4.0 bake's salt from dataset.SaltEnv (read with
 // getenv), zero under any other protocol. A Temporal bake is always sliced,
 // so, as in whestbench, the salt is never generated; published or withheld,
-// the GPU workers bring the same one.
+// the GPU workers bring the same one. Its errors name the variable.
 func (b Bake) Salt(getenv func(string) string) (seeds.Salt, error) {
 	if b.SeedProtocol != bakeapi.SeedProtocolV4 {
 		return seeds.Salt{}, nil
 	}
-	text := getenv(dataset.SaltEnv)
-	if text == "" {
-		return seeds.Salt{}, fmt.Errorf("is not set: bake.seed-protocol 4.0 takes the salt (%d bytes as hex; `openssl rand -hex %[1]d` makes one) "+
-			"from it, in the starter's environment and in every GPU worker's, never from the config file", seeds.SaltBytes)
+	salt, err := bake.EnvSalt(getenv)
+	if errors.Is(err, bake.ErrSaltUnset) {
+		return salt, fmt.Errorf("%w: bake.seed-protocol 4.0 takes the salt (%d bytes as hex; `openssl rand -hex %[2]d` makes one) "+
+			"from it, in the starter's environment and in every GPU worker's, never from the config file", err, seeds.SaltBytes)
 	}
-	return bake.ParseBakeSalt(text)
+	return salt, err
 }

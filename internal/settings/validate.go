@@ -281,7 +281,7 @@ func (c Config) checkBake(p *problems) {
 	}
 	salt, saltErr := b.Salt(os.Getenv)
 	if saltErr != nil {
-		p.addf(dataset.SaltEnv, "%v", saltErr)
+		*p = append(*p, saltErr.Error())
 	}
 	specErr := b.Spec(salt).Validate()
 	for _, f := range bakeapi.AsFieldErrors(specErr) {
