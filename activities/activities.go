@@ -14,12 +14,14 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// Activities carries what the activities need. The zero durations take the defaults below.
+// Activities carries what the activities need. The zero durations take
+// bake.DefaultCheckpointEvery and bake.DefaultStallTimeout.
 type Activities struct {
 	Store   *store.Store // the artifact bucket
 	Engine  gpuengine.Engine
@@ -47,25 +49,18 @@ type Activities struct {
 	Salt func() (seeds.Salt, error)
 }
 
-// Defaults chosen so a crashed host loses at most ~10 s of GPU work per MLP,
-// and a wedged engine is noticed well before the slice's start-to-close timeout.
-const (
-	DefaultCheckpointEvery = 10 * time.Second
-	DefaultStallTimeout    = 5 * time.Minute
-)
-
 func (a *Activities) checkpointEvery() time.Duration {
 	if a.CheckpointEvery > 0 {
 		return a.CheckpointEvery
 	}
-	return DefaultCheckpointEvery
+	return bake.DefaultCheckpointEvery
 }
 
 func (a *Activities) stallTimeout() time.Duration {
 	if a.StallTimeout > 0 {
 		return a.StallTimeout
 	}
-	return DefaultStallTimeout
+	return bake.DefaultStallTimeout
 }
 
 func (a *Activities) scratch(pattern string) (string, error) {

@@ -111,7 +111,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		rng, err = bake.ParseMLPRange(f.mlpRange, n)
 	}
 	if err != nil {
-		return err
+		return bakeapi.Rename(err, flagOf)
 	}
 	sf, err := loadSeeds(cmd, f, n)
 	if err != nil {
@@ -127,7 +127,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	eng, err := gpuengine.Open(device, plan.Spec.Sampler)
 	if err != nil {
-		return err
+		return bakeapi.Rename(err, flagOf)
 	}
 	defer func() { _ = gpuengine.Close(eng) }() // the GPU's modules and memory; nothing for the CPU
 	if sf.Generated && rng.Len() != n {

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/temporalconn"
 )
 
 // Config is everything a worker or a starter needs.
@@ -56,12 +56,16 @@ type TemporalTLS struct {
 	KeyFile    string `mapstructure:"key-file"`    // its private key
 }
 
-// TLSOn reports whether the Temporal connection uses TLS: when enabled, when
-// any TLS file or name is set, or with an API key (a key must never cross
-// the network in plain text; the SDK turns TLS on for keys the same way).
-func (t Temporal) TLSOn() bool {
+// TLSOn reports whether the Temporal connection uses TLS (temporalconn's rule).
+func (t Temporal) TLSOn() bool { return t.Conn().TLSOn() }
+
+// Conn is the connection's own config (temporalconn.Config): the one
+// conversion of the temporal.* keys, so temporalconn needs nothing of
+// settings.
+func (t Temporal) Conn() temporalconn.Config {
 	x := t.TLS
-	return x.Enabled || x.CAFile != "" || x.ServerName != "" || x.CertFile != "" || x.KeyFile != "" || t.APIKey != ""
+	return temporalconn.Config{Address: t.Address, Namespace: t.Namespace, APIKey: t.APIKey.Reveal(), EnvName: EnvName,
+		TLS: temporalconn.TLS{Enabled: x.Enabled, CAFile: x.CAFile, ServerName: x.ServerName, CertFile: x.CertFile, KeyFile: x.KeyFile}}
 }
 
 // S3 is the artifact store (MinIO in development). The credentials are
@@ -211,7 +215,7 @@ func Default() Config {
 		Policy:  Policy(bakeapi.DefaultPolicy),
 		Worker: Worker{
 			Device: gpuengine.DeviceAuto, Threads: gpuengine.DefaultThreads(),
-			CheckpointEvery: activities.DefaultCheckpointEvery, StallTimeout: activities.DefaultStallTimeout,
+			CheckpointEvery: bake.DefaultCheckpointEvery, StallTimeout: bake.DefaultStallTimeout,
 		},
 	}
 }

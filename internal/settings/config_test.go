@@ -15,6 +15,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/temporalconn"
 )
 
 // testSecret stands for a real credential; no output may contain it.
@@ -508,5 +509,21 @@ func TestHubSection(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("hub %s: %v, want %q", c.hub, err, c.want)
 		}
+	}
+}
+
+// The temporal.* keys convert one for one into the connection's own config,
+// whose messages name each key's variable as Load reads it.
+func TestTemporalConn(t *testing.T) {
+	tc := Temporal{Address: "frontend:7233", Namespace: "bakes.acct", APIKey: testSecret,
+		TLS: TemporalTLS{Enabled: true, CAFile: "ca.pem", ServerName: "frontend", CertFile: "c.pem", KeyFile: "k.pem"}}
+	c := tc.Conn()
+	want := temporalconn.Config{Address: "frontend:7233", Namespace: "bakes.acct", APIKey: testSecret,
+		TLS: temporalconn.TLS{Enabled: true, CAFile: "ca.pem", ServerName: "frontend", CertFile: "c.pem", KeyFile: "k.pem"}}
+	if c.Address != want.Address || c.Namespace != want.Namespace || c.APIKey != want.APIKey || c.TLS != want.TLS {
+		t.Errorf("Conn() = %+v, want %+v", c, want)
+	}
+	if got := c.EnvName("temporal.api-key"); got != "WHESTBAKE_TEMPORAL_API_KEY" {
+		t.Errorf("EnvName(temporal.api-key) = %s", got)
 	}
 }

@@ -61,7 +61,7 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c, err := temporalconn.Dial(ctx, cfg.Temporal, log, func(o *client.Options) {
+	c, err := temporalconn.Dial(ctx, cfg.Temporal.Conn(), log, func(o *client.Options) {
 		if m != nil {
 			o.MetricsHandler = m.SDKHandler()
 		}
