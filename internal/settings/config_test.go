@@ -147,7 +147,7 @@ func TestBadConfigs(t *testing.T) {
 		{"seed and seeds file", "seed: 1|seed: 1, seeds-file: " + good, "bake.splits[0] sets both seed and seeds-file"},
 		{"missing seeds file", "seed: 1|seeds-file: nope.json", "bake.splits[0].seeds-file cannot be read"},
 		{"duplicate seeds", "seed: 1|seeds-file: " + dup, "contains duplicate at indices [0, 2]: both = 5"},
-		{"short seeds file", "seed: 1|seeds-file: " + short, "has 2 seeds, expected --n-mlps=4"},
+		{"short seeds file", "seed: 1|seeds-file: " + short, "has 2 seeds, expected n-mlps = 4"},
 		{"seeds file not JSON", "seed: 1|seeds-file: " + notJSON, "extra data after the JSON array"},
 		{"negative seed", "seed: 1|seed: -1", "-1 is negative: give a non-negative integer"},
 		{"fractional seed", "seed: 1|seed: 1.5", "1.5 is not a whole number"},
