@@ -104,94 +104,127 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 		log.Warn("slice attempt failed", "Error", err, "ErrorType", metrics.ErrorType(err), "Seconds", time.Since(start).Seconds())
 		return out, err
 	}
-	outcome := metrics.Resumed
-	switch {
-	case out.Reused == in.End-in.Start && out.Computed == 0 && out.Resumed == 0:
-		outcome = metrics.Reused
-	case out.Reused == 0 && out.Resumed == 0:
-		outcome = metrics.Computed
-	}
+	outcome := bake.SliceOutcome(out.Computed, out.Resumed, out.Reused, in.End-in.Start)
 	a.Metrics.SliceDone(outcome)
 	log.Info("slice committed", "Outcome", outcome, "Computed", out.Computed, "Resumed", out.Resumed, "Reused", out.Reused, "Discarded", out.Discarded,
 		"Seconds", time.Since(start).Seconds())
 	return out, nil
 }
 
+// sliceRun is one attempt at a slice. Its methods are the attempt's steps:
+// committed (an earlier attempt finished it), prepare (its plan and
+// identities), then per MLP reuse (a stored result), resume (a stored
+// checkpoint), compute (the engine) and save (the result), and commit (its
+// partial dataset).
+type sliceRun struct {
+	a      *Activities
+	in     bakeapi.BakeSliceInput
+	b      keys.Bake
+	prefix string
+	hb     *heartbeat
+	log    tlog.Logger
+
+	// Set by prepare.
+	plan bake.Plan
+	desc gpuengine.Description
+	// weights serves every MLP and every row of the attempt: a fresh array
+	// each time would leave the collector a row of garbage per MLP (64 MiB
+	// at width 1024 × depth 16) and let the heap grow to twice the live rows.
+	weights []float32
+}
+
 func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, log tlog.Logger) (out bakeapi.BakeSliceOutput, _ error) {
 	b := keys.Bake(in.BakeID)
-	prefix := b.Slice(in.Split, in.Slice)
-	out.Prefix = prefix
-	hb := &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start}}
-	defer func() { p, _ := hb.snapshot(); out.Discarded = p.Discarded }()
-	// Step 1. Committed by an earlier attempt: done. A damaged commit is
-	// dropped, and the partial written again from the results.
-	id := sliceSeal(in, "")
-	if _, sum, done, err := committed(ctx, a.Store, prefix, id); damaged(err) {
-		if err := a.discard(ctx, log, hb, keys.Manifest(prefix), err); err != nil {
-			return out, err
-		}
-	} else if err != nil {
+	r := &sliceRun{a: a, in: in, b: b, prefix: b.Slice(in.Split, in.Slice), log: log,
+		hb: &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start}}}
+	out.Prefix = r.prefix
+	defer func() { p, _ := r.hb.snapshot(); out.Discarded = p.Discarded }()
+	if sum, done, err := r.committed(ctx); err != nil {
 		return out, err
 	} else if done {
 		out.ManifestSHA256, out.Reused = sum, in.End-in.Start
 		return out, nil
 	}
-	// Step 2. The plan, and the identities of the slice's MLPs alone (its work
-	// must not grow with the split: GenerateSeeds validated the seeds file).
-	plan, err := a.slicePlan(in)
+	ids, err := r.prepare(ctx)
 	if err != nil {
 		return out, err
 	}
-	spec := plan.Spec
-	if err := bake.CheckMemory(spec, max(1, a.Threads), a.MaxMemory); err != nil {
-		return out, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", in.Slice, in.Split, err)
-	}
-	ids, err := a.sliceIdentities(ctx, in, plan.Salt, log, hb)
-	if err != nil {
-		return out, err
-	}
-	desc := a.Engine.Describe()
-
-	hb.update(func(p *bakeapi.SliceProgress) { p.SamplesEach = spec.NSamples })
+	r.hb.update(func(p *bakeapi.SliceProgress) { p.SamplesEach = r.plan.Spec.NSamples })
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	go a.beat(ctx, runCtx, hb, stop)
+	go a.beat(ctx, runCtx, r.hb, stop)
 
-	// Step 3. Every MLP of the slice, in order. One weights array serves
-	// every MLP here and every row in step 4: a fresh one each time would
-	// leave the collector a row of garbage per MLP (64 MiB at width 1024 ×
-	// depth 16) and let the heap grow to twice the live rows.
-	weights := make([]float32, spec.Depth*spec.Width*spec.Width)
+	// Every MLP of the slice, in order; then the partial dataset from their
+	// results.
 	results := make([]mlpResult, 0, in.End-in.Start)
 	for _, m := range ids {
-		r, how, err := a.bakeMLP(runCtx, b, in, spec, m, weights, desc, hb, log)
+		res, how, err := r.mlp(runCtx, m)
 		if err != nil {
 			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
 				if errors.Is(cause, errStopping) {
-					return out, hb.stopped(activity.GetInfo(ctx).Attempt)
+					return out, r.hb.stopped(activity.GetInfo(ctx).Attempt)
 				}
 				return out, cause // stalled engine: a retryable error with its reason
 			}
 			return out, err
 		}
 		switch how {
-		case metrics.Reused:
+		case bake.Reused:
 			out.Reused++
-		case metrics.Resumed:
+		case bake.Resumed:
 			out.Resumed++
 		default:
 			out.Computed++
 		}
 		a.Metrics.MLPDone(how)
-		results = append(results, r)
-		hb.update(func(p *bakeapi.SliceProgress) { p.DoneMLPs++ })
+		results = append(results, res)
+		r.hb.update(func(p *bakeapi.SliceProgress) { p.DoneMLPs++ })
 	}
-	// Step 4. Assemble the partial dataset from the results (weights are recomputed:
-	// they are a cheap pure function of the seed) and commit it.
-	md := bake.Metadata(plan, desc, recordedOrNow(in.CreatedAt))
-	sum, err := a.commitPartial(ctx, prefix, md, spec, id, func(write func(dataset.Row) error) error {
-		for i, r := range results {
-			row, err := resultRow(spec, ids[i], r, weights)
+	out.ManifestSHA256, err = r.commit(ctx, ids, results)
+	return out, err
+}
+
+// committed reports whether an earlier attempt committed the slice, and
+// its manifest's sha256. A damaged commit is dropped, and the partial
+// written again from the results.
+func (r *sliceRun) committed(ctx context.Context) (string, bool, error) {
+	_, sum, done, err := committed(ctx, r.a.Store, r.prefix, sliceSeal(r.in, ""))
+	if damaged(err) {
+		return "", false, r.a.discard(ctx, r.log, r.hb, keys.Manifest(r.prefix), err)
+	}
+	return sum, done, err
+}
+
+// prepare sets the slice's plan and returns the identities of its MLPs
+// alone (its work must not grow with the split: GenerateSeeds validated the
+// seeds file).
+func (r *sliceRun) prepare(ctx context.Context) ([]bake.MLP, error) {
+	plan, err := r.a.slicePlan(r.in)
+	if err != nil {
+		return nil, err
+	}
+	spec := plan.Spec
+	if err := bake.CheckMemory(spec, max(1, r.a.Threads), r.a.MaxMemory); err != nil {
+		return nil, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", r.in.Slice, r.in.Split, err)
+	}
+	ids, err := r.a.sliceIdentities(ctx, r.in, plan.Salt, r.log, r.hb)
+	if err != nil {
+		return nil, err
+	}
+	r.plan, r.desc = plan, r.a.Engine.Describe()
+	r.weights = make([]float32, spec.Depth*spec.Width*spec.Width)
+	return ids, nil
+}
+
+// commit assembles the partial dataset from the results (weights are
+// recomputed: they are a cheap pure function of the seed) and commits it,
+// returning its manifest's sha256.
+func (r *sliceRun) commit(ctx context.Context, ids []bake.MLP, results []mlpResult) (string, error) {
+	spec := r.plan.Spec
+	md := bake.Metadata(r.plan, r.desc, recordedOrNow(r.in.CreatedAt))
+	return r.a.commitPartial(ctx, r.prefix, md, spec, sliceSeal(r.in, ""), func(write func(dataset.Row) error) error {
+		for i, res := range results {
+			row, err := resultRow(spec, ids[i], res, r.weights)
 			if err != nil {
 				return err
 			}
@@ -201,8 +234,6 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 		}
 		return nil
 	})
-	out.ManifestSHA256 = sum
-	return out, err
 }
 
 // commitPartial writes a slice's partial dataset, its rows from produce, and
@@ -239,7 +270,7 @@ func (a *Activities) slicePlan(in bakeapi.BakeSliceInput) (bake.Plan, error) {
 	}
 	if in.Spec.Protocol() == bakeapi.SeedProtocolV4 {
 		var err error
-		if p.Salt, err = workerSalt(in.Spec.Salt); err != nil {
+		if p.Salt, err = a.workerSalt(in.Spec.Salt); err != nil {
 			return bake.Plan{}, err
 		}
 	}
@@ -248,89 +279,131 @@ func (a *Activities) slicePlan(in bakeapi.BakeSliceInput) (bake.Plan, error) {
 
 // workerSalt is a protocol-4.0 bake's salt. It never travels through
 // Temporal or S3 (the workflow input records only its SHA-256), so every GPU
-// worker of such a bake is started with it in dataset.SaltEnv; a worker
+// worker of such a bake is started with it (Activities.Salt); a worker
 // without it, or with another salt, fails the slice rather than derive other
 // seeds and names.
-func workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
-	text := os.Getenv(dataset.SaltEnv)
-	if text == "" {
+func (a *Activities) workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
+	s, err := seeds.Salt{}, bake.ErrSaltUnset
+	if a.Salt != nil {
+		s, err = a.Salt()
+	}
+	switch {
+	case errors.Is(err, bake.ErrSaltUnset):
 		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this bake uses seed protocol 4.0 with the salt of SHA-256 %s, but this worker's %s is not set: "+
 			"start the bake's GPU workers with the salt in %[2]s (route the bake to them with bake.gpu-queue) and restart the bake", decl.SHA256, dataset.SaltEnv)
-	}
-	salt, err := seeds.ParseSalt(text)
-	if err != nil {
-		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this worker's %s %v", dataset.SaltEnv, err)
-	}
-	if salt.Digest() != decl.SHA256 {
+	case err != nil:
+		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this worker's %v", err)
+	case s.Digest() != decl.SHA256:
 		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this worker's %s has SHA-256 %s, but the bake's salt has %s: start the bake's GPU workers with its salt and restart the bake",
-			dataset.SaltEnv, salt.Digest(), decl.SHA256)
+			dataset.SaltEnv, s.Digest(), decl.SHA256)
 	}
-	return salt, nil
+	return s, nil
 }
 
-// bakeMLP returns the MLP's result, from the store if an earlier attempt
-// finished it, else by running the engine from its last checkpoint.
-func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSliceInput, spec bakeapi.Spec, m bake.MLP, weights []float32, desc gpuengine.Description, hb *heartbeat, log tlog.Logger) (mlpResult, string, error) {
-	resKey := b.MLPResult(in.Split, m.Index)
-	hb.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
-	// A stored result or checkpoint is used only if it is intact and this
-	// split's; a damaged one is discarded and the MLP computed again (a
-	// result) or from its start (a checkpoint).
-	var r mlpResult
-	switch _, err := a.Store.GetSealed(ctx, resKey, &r, &r.Seal, sliceSeal(in, resKey)); {
+// mlp returns MLP m's result and how this attempt got it: reused from the
+// store if an earlier attempt finished it, else computed by the engine,
+// resumed from the MLP's last checkpoint if it has one.
+func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome, error) {
+	r.hb.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
+	if res, ok, err := r.reuse(ctx, m); err != nil || ok {
+		return res, bake.Reused, err
+	}
+	resume, err := r.resume(ctx, m)
+	if err != nil {
+		return mlpResult{}, "", err
+	}
+	how := bake.Computed
+	if resume != nil {
+		how = bake.Resumed
+	}
+	start := time.Now()
+	stats, saved, err := r.compute(ctx, m, resume)
+	if err != nil {
+		return mlpResult{}, "", err
+	}
+	res, err := r.save(ctx, m, stats, resume != nil || saved)
+	if err != nil {
+		return mlpResult{}, "", err
+	}
+	var from int64
+	if resume != nil {
+		from = resume.SamplesDone
+	}
+	r.log.Info("MLP done", "MLP", m.Index, "How", how, "FromSample", from, "Seconds", time.Since(start).Seconds())
+	return res, how, nil
+}
+
+// reuse returns MLP m's stored result, if an earlier attempt stored one. A
+// stored result is used only if it is intact and this split's; a damaged
+// one is discarded and the MLP computed again.
+func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, error) {
+	spec, key := r.plan.Spec, r.b.MLPResult(r.in.Split, m.Index)
+	var res mlpResult
+	switch _, err := r.a.Store.GetSealed(ctx, key, &res, &res.Seal, sliceSeal(r.in, key)); {
 	case errors.Is(err, store.ErrNotFound):
-	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(in, r.Fingerprint):
-		return r, "", mismatch("result", resKey, m.Index)
+	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(r.in, res.Fingerprint):
+		return res, false, mismatch("result", key, m.Index)
 	case err != nil && !damaged(err):
-		return mlpResult{}, "", storeErr(err)
+		return mlpResult{}, false, storeErr(err)
 	default:
 		switch {
-		case err == nil && r.Algorithm != spec.Algorithm():
-			return r, "", fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", resKey, r.Algorithm, spec.Algorithm())
-		case err == nil && (r.MLP != m.Index || r.Seed != m.Seed || len(r.LayerMeansBits) != spec.Width*spec.Depth):
-			err = fmt.Errorf("%s is not the result of MLP %d (seed %d) with %d means: %w", resKey, m.Index, m.Seed, spec.Width*spec.Depth, seal.ErrDamaged)
+		case err == nil && res.Algorithm != spec.Algorithm():
+			return res, false, fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", key, res.Algorithm, spec.Algorithm())
+		case err == nil && (res.MLP != m.Index || res.Seed != m.Seed || len(res.LayerMeansBits) != spec.Width*spec.Depth):
+			err = fmt.Errorf("%s is not the result of MLP %d (seed %d) with %d means: %w", key, m.Index, m.Seed, spec.Width*spec.Depth, seal.ErrDamaged)
 		}
 		if err == nil {
-			return r, metrics.Reused, nil
+			return res, true, nil
 		}
-		if err := a.discard(ctx, log, hb, resKey, err); err != nil {
-			return mlpResult{}, "", err
+		if err := r.a.discard(ctx, r.log, r.hb, key, err); err != nil {
+			return mlpResult{}, false, err
 		}
 	}
-	how := metrics.Computed
-	var resume *gpuengine.Checkpoint
-	ckKey := b.MLPCheckpoint(in.Split, m.Index)
+	return mlpResult{}, false, nil
+}
+
+// resume returns MLP m's stored checkpoint, nil if it has none. A stored
+// checkpoint is used only if it is intact and this split's; a damaged one
+// is discarded and the MLP computed from its start.
+func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoint, error) {
+	spec, key := r.plan.Spec, r.b.MLPCheckpoint(r.in.Split, m.Index)
 	var cp storedCheckpoint
-	switch _, err := a.Store.GetSealed(ctx, ckKey, &cp, &cp.Seal, sliceSeal(in, ckKey)); {
+	switch _, err := r.a.Store.GetSealed(ctx, key, &cp, &cp.Seal, sliceSeal(r.in, key)); {
 	case errors.Is(err, store.ErrNotFound):
-	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(in, cp.Fingerprint):
-		return mlpResult{}, "", mismatch("checkpoint", ckKey, m.Index)
+	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(r.in, cp.Fingerprint):
+		return nil, mismatch("checkpoint", key, m.Index)
 	case err != nil && !damaged(err):
-		return mlpResult{}, "", storeErr(err)
+		return nil, storeErr(err)
 	case err == nil && cp.Algorithm != spec.Algorithm():
-		return mlpResult{}, "", fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", ckKey, cp.Algorithm, spec.Algorithm(), m.Index)
+		return nil, fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", key, cp.Algorithm, spec.Algorithm(), m.Index)
 	case err == nil:
-		resume, how = &cp.Checkpoint, metrics.Resumed
+		return &cp.Checkpoint, nil
 	default:
-		if err := a.discard(ctx, log, hb, ckKey, err); err != nil {
-			return mlpResult{}, "", err
+		if err := r.a.discard(ctx, r.log, r.hb, key, err); err != nil {
+			return nil, err
 		}
 	}
-	w, err := seeds.WeightsInto(weights, spec.Width, spec.Depth, m.Streams.Weight)
+	return nil, nil
+}
+
+// compute runs the engine on MLP m from resume (nil: from its start), and
+// reports whether it saved a checkpoint on the way. Checkpoints are saved
+// every checkpointEvery, and once more when the engine is stopped, so a stop
+// loses nothing and a crash at most checkpointEvery of work; an MLP that
+// finishes sooner costs no checkpoint at all.
+func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Checkpoint) (gpuengine.Result, bool, error) {
+	spec, key := r.plan.Spec, r.b.MLPCheckpoint(r.in.Split, m.Index)
+	w, err := bake.Weights(spec, m, r.weights)
 	if err != nil {
-		return mlpResult{}, "", fatal(bakeapi.ErrInvalidConfig, "%v", err)
+		return gpuengine.Result{}, false, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	var startSamples int64
 	if resume != nil {
 		startSamples = resume.SamplesDone
 	}
 	// Effective FLOPs: one multiply-add per weight per sample.
-	prog := a.Metrics.Engine(desc.Engine, desc.Device, 2*float64(spec.Width)*float64(spec.Width)*float64(spec.Depth), startSamples)
+	prog := r.a.Metrics.Engine(r.desc.Engine, r.desc.Device, 2*float64(spec.Width)*float64(spec.Width)*float64(spec.Depth), startSamples)
 	defer prog.Done()
-	mlpStart := time.Now()
-	// Checkpoints are saved every checkpointEvery, and once more when the engine is
-	// stopped, so a stop loses nothing and a crash at most checkpointEvery of work;
-	// an MLP that finishes sooner costs no checkpoint at all.
 	lastSave, saved := time.Now(), false
 	var pending []byte
 	save := func() error {
@@ -339,77 +412,82 @@ func (a *Activities) bakeMLP(ctx context.Context, b keys.Bake, in bakeapi.BakeSl
 		}
 		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		err := a.Store.Put(saveCtx, ckKey, pending)
+		err := r.a.Store.Put(saveCtx, key, pending)
 		pending, lastSave, saved = nil, time.Now(), true
 		if err == nil {
 			prog.Checkpointed()
-			hb.saved()
+			r.hb.saved()
 		}
 		return err
 	}
-	res, err := a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, a.Threads)}, resume, func(cp gpuengine.Checkpoint) {
-		hb.update(func(p *bakeapi.SliceProgress) { p.SamplesDone = cp.SamplesDone })
-		hb.progressed()
+	res, err := r.a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, r.a.Threads)}, resume, func(cp gpuengine.Checkpoint) {
+		r.hb.update(func(p *bakeapi.SliceProgress) { p.SamplesDone = cp.SamplesDone })
+		r.hb.progressed()
 		prog.Samples(cp.SamplesDone)
 		if cp.SamplesDone == spec.NSamples {
 			pending = nil // the result object follows at once
 			return
 		}
-		sc := storedCheckpoint{Fingerprint: in.Fingerprint, Checkpoint: cp}
-		pending, _ = seal.Marshal(&sc, &sc.Seal, sliceSeal(in, ckKey))
-		if time.Since(lastSave) >= a.checkpointEvery() {
+		sc := storedCheckpoint{Fingerprint: r.in.Fingerprint, Checkpoint: cp}
+		pending, _ = seal.Marshal(&sc, &sc.Seal, sliceSeal(r.in, key))
+		if time.Since(lastSave) >= r.a.checkpointEvery() {
 			if err := save(); err != nil {
-				log.Warn("checkpoint save failed", "MLP", m.Index, "Error", err)
+				r.log.Warn("checkpoint save failed", "MLP", m.Index, "Error", err)
 			}
 		}
 	})
 	if err != nil {
 		if errors.Is(err, gpuengine.ErrBadCheckpoint) {
-			return mlpResult{}, "", fatal(bakeapi.ErrCorruptPartial, "checkpoint %s: %v", ckKey, err)
+			return gpuengine.Result{}, false, fatal(bakeapi.ErrCorruptPartial, "checkpoint %s: %v", key, err)
 		}
 		if serr := save(); serr != nil {
-			log.Warn("checkpoint save on stop failed", "MLP", m.Index, "Error", serr)
+			r.log.Warn("checkpoint save on stop failed", "MLP", m.Index, "Error", serr)
 		}
-		return mlpResult{}, "", err
+		return gpuengine.Result{}, false, err
 	}
-	r = mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: spec.Algorithm(), Engine: desc.Engine + "/" + desc.Kernel, Device: desc.Device,
-		AvgVarBits: math.Float64bits(res.AvgVariance), Fingerprint: in.Fingerprint}
-	for _, v := range res.LayerMeans {
-		r.LayerMeansBits = append(r.LayerMeansBits, math.Float32bits(v))
+	return res, saved, nil
+}
+
+// save stores MLP m's result create-only and, when the MLP has a stored
+// checkpoint (hasCheckpoint), deletes it. A concurrent attempt may have
+// stored the result first; results are deterministic, so either copy is the
+// result.
+func (r *sliceRun) save(ctx context.Context, m bake.MLP, stats gpuengine.Result, hasCheckpoint bool) (mlpResult, error) {
+	key := r.b.MLPResult(r.in.Split, m.Index)
+	res := mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: r.plan.Spec.Algorithm(), Engine: r.desc.Engine + "/" + r.desc.Kernel, Device: r.desc.Device,
+		AvgVarBits: math.Float64bits(stats.AvgVariance), Fingerprint: r.in.Fingerprint}
+	for _, v := range stats.LayerMeans {
+		res.LayerMeansBits = append(res.LayerMeansBits, math.Float32bits(v))
 	}
-	data, err := seal.Marshal(&r, &r.Seal, sliceSeal(in, resKey))
+	data, err := seal.Marshal(&res, &res.Seal, sliceSeal(r.in, key))
 	if err != nil {
-		return mlpResult{}, "", err
+		return mlpResult{}, err
 	}
-	if err := a.Store.PutCreate(ctx, resKey, data); err != nil && !errors.Is(err, store.ErrExists) {
-		return mlpResult{}, "", storeErr(err)
+	if err := r.a.Store.PutCreate(ctx, key, data); err != nil && !errors.Is(err, store.ErrExists) {
+		return mlpResult{}, storeErr(err)
 	}
-	hb.saved()
-	// A concurrent attempt may have stored it first; results are deterministic, so either copy is the result.
-	if resume != nil || saved {
-		_ = a.Store.Delete(ctx, ckKey)
+	r.hb.saved()
+	if hasCheckpoint {
+		_ = r.a.Store.Delete(ctx, r.b.MLPCheckpoint(r.in.Split, m.Index))
 	}
-	log.Info("MLP done", "MLP", m.Index, "How", how, "FromSample", startSamples, "Seconds", time.Since(mlpStart).Seconds())
-	return r, how, nil
+	return res, nil
 }
 
 // resultRow is MLP m's row from its stored result, its weights recomputed
 // into weights.
 func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult, weights []float32) (dataset.Row, error) {
-	w, err := seeds.WeightsInto(weights, spec.Width, spec.Depth, m.Streams.Weight)
+	w, err := bake.Weights(spec, m, weights)
 	if err != nil {
 		return dataset.Row{}, err
 	}
 	if len(r.LayerMeansBits) != spec.Width*spec.Depth {
 		return dataset.Row{}, fatal(bakeapi.ErrCorruptPartial, "result of MLP %d has %d means, want %d", r.MLP, len(r.LayerMeansBits), spec.Width*spec.Depth)
 	}
-	means := make([]float32, len(r.LayerMeansBits))
+	stats := gpuengine.Result{LayerMeans: make([]float32, len(r.LayerMeansBits)), AvgVariance: math.Float64frombits(r.AvgVarBits)}
 	for i, b := range r.LayerMeansBits {
-		means[i] = math.Float32frombits(b)
+		stats.LayerMeans[i] = math.Float32frombits(b)
 	}
-	return dataset.Row{MLPID: int32(m.Index), Name: m.Name, Seed: m.Seed, Weights: w, LayerMeans: means,
-		FinalMeans:  append([]float32(nil), means[len(means)-spec.Width:]...),
-		AvgVariance: math.Float64frombits(r.AvgVarBits), Breakdown: bake.Breakdown(spec)}, nil
+	return bake.NewRow(spec, m, w, stats), nil
 }
 
 // heartbeat is the slice's live progress, shared by the engine callback and the ticker.

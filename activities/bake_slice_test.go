@@ -613,7 +613,7 @@ func testBakeSliceRefusesAShapeTooBigForTheWorker(t *testing.T, f *fixture) {
 }
 
 // testBakeSliceProtocolV4: a 4.0 slice takes its salt from the worker's
-// WHEST_SEED_SALT, refuses a missing or different one, and writes what a
+// (Activities.Salt, WHEST_SEED_SALT in a worker process), refuses a missing or different one, and writes what a
 // local bake with that salt writes; with the salt withheld, no object of the
 // bake holds it.
 func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
@@ -634,18 +634,28 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 	in.Spec.Salt = bakeapi.Salt{SHA256: salt.Digest(), Withhold: true, ID: "h1"}
 
-	t.Setenv(dataset.SaltEnv, "")
-	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
-	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "WHEST_SEED_SALT is not set") {
-		t.Errorf("no salt: %v", err)
+	withSalt := func(text string) func() (seeds.Salt, error) {
+		return func() (seeds.Salt, error) { return bake.EnvSalt(func(string) string { return text }) }
 	}
-	t.Setenv(dataset.SaltEnv, strings.Repeat("a5", 32))
+	for _, none := range []func() (seeds.Salt, error){nil, withSalt("")} {
+		a.Salt = none
+		_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+		if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "WHEST_SEED_SALT is not set") {
+			t.Errorf("no salt: %v", err)
+		}
+	}
+	a.Salt = withSalt("abcd")
+	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
+	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "this worker's WHEST_SEED_SALT is 2 bytes") {
+		t.Errorf("a short salt: %v", err)
+	}
+	a.Salt = withSalt(strings.Repeat("a5", 32))
 	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
 	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "but the bake's salt has "+salt.Digest()) {
 		t.Errorf("another salt: %v", err)
 	}
 
-	t.Setenv(dataset.SaltEnv, saltHex)
+	a.Salt = withSalt(saltHex)
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	root := uint64(11)
 	list, _ := seeds.GenerateInputSeeds(4, &root)

@@ -15,8 +15,8 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
-	"github.com/whestbake/whestbake/internal/store/storetest"
 )
 
 // shape is small enough for milliseconds per MLP, with enough philox steps
@@ -64,7 +64,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	cfg, bucket := storetest.Start(t)
+	cfg, bucket := devtest.StartStore(t)
 	st, err := store.Open(context.Background(), cfg, bucket)
 	if err != nil {
 		t.Fatal(err)

@@ -22,12 +22,12 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
-	"github.com/whestbake/whestbake/internal/store/storetest"
 )
 
 // BenchmarkMergeSplit is the merge of a split of n one-MLP slices of a tiny
@@ -45,7 +45,7 @@ import (
 func BenchmarkMergeSplit(b *testing.B) {
 	// MinIO inherits this and serves its request counters without a token.
 	b.Setenv("MINIO_PROMETHEUS_AUTH_TYPE", "public")
-	cfg, bucket := storetest.Start(b)
+	cfg, bucket := devtest.StartStore(b)
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg, bucket)
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
-	"github.com/whestbake/whestbake/internal/store/storetest"
 )
 
 // BenchmarkOneMLPSlice is the cost of a one-MLP slice of a tiny shape in a
@@ -28,7 +28,7 @@ import (
 //
 //	go test ./activities -run '^$' -bench OneMLPSlice -benchtime 20x
 func BenchmarkOneMLPSlice(b *testing.B) {
-	cfg, bucket := storetest.Start(b)
+	cfg, bucket := devtest.StartStore(b)
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg, bucket)
 	if err != nil {

@@ -127,48 +127,48 @@ func (d *cudaDevice) do(f func() error) error { return d.thread.do(f) }
 func (d *cudaDevice) init(ordinal int) error {
 	n, err := cu.NumDevices()
 	if err != nil {
-		return fmt.Errorf("--device cuda: cannot count GPUs: %v", err)
+		return fmt.Errorf("cannot count GPUs: %v", err)
 	}
 	if n <= ordinal {
-		return errors.New("--device cuda: the CUDA driver reports no GPU; use --device cpu")
+		return errors.New("the CUDA driver reports no GPU; use the cpu device")
 	}
 	dev, err := cu.GetDevice(ordinal)
 	if err != nil {
-		return fmt.Errorf("--device cuda: GPU %d: %v", ordinal, err)
+		return fmt.Errorf("GPU %d: %v", ordinal, err)
 	}
 	d.dev = dev
 	// The primary context is the one cuBLAS expects and needs no cuCtxCreate.
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
-		return fmt.Errorf("--device cuda: cannot create a context on GPU %d (in exclusive-process compute mode another process may hold it): %v", ordinal, err)
+		return fmt.Errorf("cannot create a context on GPU %d (in exclusive-process compute mode another process may hold it): %v", ordinal, err)
 	}
 	if err := cu.SetCurrentContext(ctx); err != nil {
-		return fmt.Errorf("--device cuda: cannot make the context current: %v", err)
+		return fmt.Errorf("cannot make the context current: %v", err)
 	}
 	if d.name, err = dev.Name(); err != nil {
-		return fmt.Errorf("--device cuda: device name: %v", err)
+		return fmt.Errorf("device name: %v", err)
 	}
 	if d.major, d.minor, err = dev.ComputeCapability(); err != nil {
-		return fmt.Errorf("--device cuda: compute capability: %v", err)
+		return fmt.Errorf("compute capability: %v", err)
 	}
 	if cc := 10*d.major + d.minor; cc < cudakernel.MinComputeCapability {
-		return fmt.Errorf("--device cuda: %s has compute capability %d.%d; the kernels need %d.%d or newer (cp.async); use --device cpu",
+		return fmt.Errorf("%s has compute capability %d.%d; the kernels need %d.%d or newer (cp.async); use the cpu device",
 			d.name, d.major, d.minor, cudakernel.MinComputeCapability/10, cudakernel.MinComputeCapability%10)
 	}
 	if mem, err := dev.TotalMem(); err == nil {
 		d.totalMem = mem // monitoring only: a driver that will not say is no reason to refuse the GPU
 	}
 	if d.sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
-		return fmt.Errorf("--device cuda: multiprocessor count: %v", err)
+		return fmt.Errorf("multiprocessor count: %v", err)
 	}
 	optin := cu.DeviceAttribute(C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 	if d.maxShared, err = dev.Attribute(optin); err != nil {
-		return fmt.Errorf("--device cuda: shared memory per block: %v", err)
+		return fmt.Errorf("shared memory per block: %v", err)
 	}
 	d.driver = cu.Version()
 	d.headers = int(C.CUDA_VERSION)
 	if d.nvrtcMajor, d.nvrtcMinor, err = cudacompile.Version(); err != nil {
-		return fmt.Errorf("--device cuda: NVRTC version: %v", err)
+		return fmt.Errorf("NVRTC version: %v", err)
 	}
 	return cudakernel.CheckToolkit(d.nvrtcMajor, d.nvrtcMinor, d.driver)
 }

@@ -91,7 +91,7 @@ func (e *cudaEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, re
 		return Result{}, err
 	}
 	if spec.Sampler != bakeapi.SamplerPhilox {
-		return Result{}, fmt.Errorf("--device cuda runs the philox sampler only; use --sampler philox or --device cpu")
+		return Result{}, deviceErr("cuda runs the philox sampler only; use the philox sampler or the cpu device")
 	}
 	w, d := spec.Width, spec.Depth
 	if want := d * w * w; len(job.Weights) != want {

@@ -15,18 +15,31 @@ const (
 	DeviceCUDA = "cuda"
 )
 
+// FieldDevice is the field of Open's errors, the device choice: the CLI
+// names it --device, a worker's config worker.device (bakeapi.Rename).
+const FieldDevice = "device"
+
+// deviceErr is a problem with the device choice, as a field error.
+func deviceErr(format string, a ...any) error {
+	return bakeapi.FieldErrors{{Field: FieldDevice, Problem: fmt.Sprintf(format, a...)}}
+}
+
 // Open returns the engine for device and sampler. "auto" picks CUDA when this
 // binary has it and a GPU is present, else the CPU; the numpy sampler exists on
-// the CPU only.
+// the CPU only. Its errors are field errors of FieldDevice.
 func Open(device string, sampler bakeapi.Sampler) (Engine, error) {
 	switch device {
 	case DeviceCPU:
 		return CPU{}, nil
 	case DeviceCUDA:
 		if sampler == bakeapi.SamplerNumpy {
-			return nil, fmt.Errorf("--device cuda: the numpy sampler runs on the CPU only; use --sampler philox or --device cpu")
+			return nil, deviceErr("cuda: the numpy sampler runs on the CPU only; use the philox sampler or the cpu device")
 		}
-		return openCUDA()
+		e, err := openCUDA()
+		if err != nil {
+			return nil, deviceErr("cuda: %v", err)
+		}
+		return e, nil
 	case DeviceAuto, "":
 		if sampler == bakeapi.SamplerNumpy {
 			return CPU{}, nil
@@ -36,7 +49,7 @@ func Open(device string, sampler bakeapi.Sampler) (Engine, error) {
 		}
 		return CPU{}, nil
 	}
-	return nil, fmt.Errorf("--device %q unknown: use auto, cpu or cuda", device)
+	return nil, deviceErr("%q unknown: use auto, cpu or cuda", device)
 }
 
 // cpuBrand names the host CPU for provenance.

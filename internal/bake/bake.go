@@ -66,19 +66,14 @@ type MLP struct {
 	Streams seeds.Streams
 }
 
-// Identities derives every seed's streams, under protocol 3.0 with a zero
-// salt and under 4.0 keyed by salt, and names them over the whole list, so
-// collision suffixes agree between slices (whestbench dataset.py).
+// Identities derives every seed's streams (Streams) and names them over the
+// whole list, so collision suffixes agree between slices (whestbench
+// dataset.py).
 func Identities(list []int64, salt seeds.Salt) []MLP {
 	out := make([]MLP, len(list))
 	nameSeeds := make([]int64, len(list))
 	for i, s := range list {
-		var st seeds.Streams
-		if salt.IsZero() {
-			st = seeds.DeriveV3(uint64(s))
-		} else {
-			st = seeds.DeriveV4(uint64(s), salt)
-		}
+		st := Streams(s, salt)
 		out[i] = MLP{Index: i, Seed: s, Streams: st}
 		nameSeeds[i] = st.NameSeed
 	}
@@ -88,13 +83,22 @@ func Identities(list []int64, salt seeds.Salt) []MLP {
 	return out
 }
 
+// Streams is the one derivation of an MLP's streams from its input seed:
+// protocol 3.0's with a zero salt, 4.0's keyed by salt.
+func Streams(seed int64, salt seeds.Salt) seeds.Streams {
+	if salt.IsZero() {
+		return seeds.DeriveV3(uint64(seed))
+	}
+	return seeds.DeriveV4(uint64(seed), salt)
+}
+
 // Names assigns whestbench's unique names from name seeds.
 func Names(nameSeeds []int64) []string { return naming.AssignUnique(nameSeeds) }
 
 // Row bakes one MLP into a dataset row, resuming from resume when not nil.
 // The row's weights are written into buf when it is large enough.
 func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads int, m MLP, buf []float32, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (dataset.Row, error) {
-	w, err := seeds.WeightsInto(buf, spec.Width, spec.Depth, m.Streams.Weight)
+	w, err := Weights(spec, m, buf)
 	if err != nil {
 		return dataset.Row{}, err
 	}
@@ -102,6 +106,19 @@ func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads i
 	if err != nil {
 		return dataset.Row{}, fmt.Errorf("MLP %d (seed %d): %w", m.Index, m.Seed, err)
 	}
+	return NewRow(spec, m, w, res), nil
+}
+
+// Weights is MLP m's weights (numpy-identical), written into buf when it is
+// large enough.
+func Weights(spec bakeapi.Spec, m MLP, buf []float32) ([]float32, error) {
+	return seeds.WeightsInto(buf, spec.Width, spec.Depth, m.Streams.Weight)
+}
+
+// NewRow is the one assembly of a dataset row: MLP m's identity, its
+// weights w and the engine's statistics res, whether just computed or read
+// back from a stored result. The row keeps w and res.LayerMeans.
+func NewRow(spec bakeapi.Spec, m MLP, w []float32, res gpuengine.Result) dataset.Row {
 	return dataset.Row{
 		MLPID:       int32(m.Index),
 		Name:        m.Name,
@@ -111,7 +128,7 @@ func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads i
 		FinalMeans:  append([]float32(nil), res.FinalMeans(spec.Width)...),
 		AvgVariance: res.AvgVariance,
 		Breakdown:   Breakdown(spec),
-	}, nil
+	}
 }
 
 // parallelMLPSamples is the per-thread sample count above which one MLP keeps
@@ -183,4 +200,17 @@ func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []
 		}
 	}
 	return ctx.Err()
+}
+
+// NewSpec is the one building of a Spec from a front end's values (the
+// local CLI's flags, the Temporal bake's config keys), before its seed
+// protocol and salt. The dot product belongs to the numpy sampler only, so
+// a philox bake leaves it out (its default is numpy's). Validation is the
+// Spec's own.
+func NewSpec(width, depth int, nSamples int64, sampler string, chunkSize int, dot string) bakeapi.Spec {
+	s := bakeapi.Spec{Width: width, Depth: depth, NSamples: nSamples, Sampler: bakeapi.Sampler(sampler), ChunkSize: chunkSize}
+	if s.Sampler == bakeapi.SamplerNumpy {
+		s.Dot = bakeapi.DotProduct(dot)
+	}
+	return s
 }

@@ -127,13 +127,7 @@ func RangeIdentities(blocks []IdentityBlock, r bakeapi.Range, salt seeds.Salt) (
 			if i != r.Start+len(out) {
 				return nil, fmt.Errorf("identity blocks skip MLP %d", r.Start+len(out))
 			}
-			var st seeds.Streams
-			if salt.IsZero() {
-				st = seeds.DeriveV3(uint64(s))
-			} else {
-				st = seeds.DeriveV4(uint64(s), salt)
-			}
-			out = append(out, MLP{Index: i, Seed: s, Name: blk.Names[j], Streams: st})
+			out = append(out, MLP{Index: i, Seed: s, Name: blk.Names[j], Streams: Streams(s, salt)})
 		}
 	}
 	if len(out) != r.Len() {

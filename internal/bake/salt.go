@@ -21,6 +21,35 @@ func ParseBakeSalt(text string) (seeds.Salt, error) {
 	return s, err
 }
 
+// ErrSaltUnset is EnvSalt's error when dataset.SaltEnv is empty; callers
+// wrap it with what the salt was needed for.
+var ErrSaltUnset = errors.New(dataset.SaltEnv + " is not set")
+
+// EnvSalt is a bake's salt from dataset.SaltEnv, read with getenv (the
+// starter, the local CLI's withheld salt, every GPU worker), under
+// ParseBakeSalt's rule. Its errors name the variable: ErrSaltUnset, or what
+// is wrong with the text (never the text).
+func EnvSalt(getenv func(string) string) (seeds.Salt, error) {
+	return envSalt(getenv, ParseBakeSalt)
+}
+
+// envSalt is the one reading of dataset.SaltEnv: ErrSaltUnset when it is
+// empty, else its text under parse, whose errors it prefixes with the
+// variable's name. A bake parses with ParseBakeSalt; a reader of a finished
+// dataset (DatasetSalt) with seeds.ParseSalt, since whestbench reads any
+// BLAKE2b key.
+func envSalt(getenv func(string) string, parse func(string) (seeds.Salt, error)) (seeds.Salt, error) {
+	text := getenv(dataset.SaltEnv)
+	if text == "" {
+		return seeds.Salt{}, ErrSaltUnset
+	}
+	s, err := parse(text)
+	if err != nil {
+		return seeds.Salt{}, fmt.Errorf("%s %w", dataset.SaltEnv, err)
+	}
+	return s, nil
+}
+
 // ErrSaltWithheld is DatasetSalt's error when a withheld salt is not in the
 // environment: the dataset's weights and statistics can still be checked.
 var ErrSaltWithheld = errors.New("salt withheld")
@@ -32,17 +61,20 @@ var ErrSaltWithheld = errors.New("salt withheld")
 // the metadata records one. Every failure is an error; a withheld salt missing
 // from the environment is ErrSaltWithheld.
 func DatasetSalt(p dataset.SeedProtocol, getenv func(string) string) (seeds.Salt, error) {
-	where, text := "metadata seed_protocol.salt", p.Salt
+	where := "metadata seed_protocol.salt"
+	var salt seeds.Salt
+	var err error
 	if p.SaltWithheld() {
-		where, text = dataset.SaltEnv, getenv(dataset.SaltEnv)
-		if text == "" {
+		where = dataset.SaltEnv
+		if salt, err = envSalt(getenv, seeds.ParseSalt); errors.Is(err, ErrSaltUnset) {
 			return seeds.Salt{}, fmt.Errorf("%w: this dataset records only its salt's SHA-256%s; set %s to the salt's hex to derive its seeds and names",
 				ErrSaltWithheld, saltIDText(p.SaltID), dataset.SaltEnv)
 		}
+	} else if salt, err = seeds.ParseSalt(p.Salt); err != nil {
+		err = fmt.Errorf("%s %v", where, err)
 	}
-	salt, err := seeds.ParseSalt(text)
 	if err != nil {
-		return seeds.Salt{}, fmt.Errorf("%s %v", where, err)
+		return seeds.Salt{}, err
 	}
 	if p.SaltDigest != "" && salt.Digest() != p.SaltDigest {
 		return seeds.Salt{}, fmt.Errorf("the salt in %s has SHA-256 %s, but the dataset's salt%s has %s: it is another salt, and would derive other seeds and names",

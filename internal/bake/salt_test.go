@@ -90,3 +90,29 @@ func TestPlanChecksItsSalt(t *testing.T) {
 		}
 	}
 }
+
+// A bake's salt comes from WHEST_SEED_SALT under the bake's rule
+// (ParseBakeSalt); every error names the variable and never the text.
+// A reader of a dataset takes the shorter keys whestbench accepts.
+func TestEnvSalt(t *testing.T) {
+	if s, err := EnvSalt(env(map[string]string{dataset.SaltEnv: testSalt})); err != nil || s.Digest() != testDigest {
+		t.Errorf("the test salt: %v", err)
+	}
+	if _, err := EnvSalt(env(nil)); !errors.Is(err, ErrSaltUnset) || err.Error() != "WHEST_SEED_SALT is not set" {
+		t.Errorf("unset: %v", err)
+	}
+	for text, want := range map[string]string{
+		"zz1":  "WHEST_SEED_SALT is not a hex string",
+		"abcd": "WHEST_SEED_SALT is 2 bytes: bake with a 32-byte salt",
+	} {
+		s, err := EnvSalt(env(map[string]string{dataset.SaltEnv: text}))
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), text) || !s.IsZero() {
+			t.Errorf("%q: got %v, want an error starting %q", text, err, want)
+		}
+	}
+	short := "0102030405060708090a0b0c0d0e0f10"
+	proto := dataset.SeedProtocol{Name: dataset.SeedProtocolV4Name, Version: "4.0", SaltSource: "env"}
+	if s, err := DatasetSalt(proto, env(map[string]string{dataset.SaltEnv: short})); err != nil || s.Hex() != short {
+		t.Errorf("a reader refused a 16-byte salt: %v", err)
+	}
+}

@@ -44,7 +44,7 @@ func ReadSeedsFile(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("seeds file %s is over %d bytes, more than a JSON list of %d seeds takes (bake.MaxSeedsFileBytes): it is not a seeds file, or --n-mlps is wrong", path, limit, n)
+		return nil, fmt.Errorf("seeds file %s is over %d bytes, more than a JSON list of %d seeds takes (bake.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong", path, limit, n)
 	}
 	return data, nil
 }
@@ -66,7 +66,7 @@ func ParseSeeds(name string, data []byte, nMLPs int) (SeedFile, error) {
 		return SeedFile{}, fmt.Errorf("seeds file %s: must contain a JSON array; got %s", name, jsonKind(raw))
 	}
 	if len(list) != nMLPs {
-		return SeedFile{}, fmt.Errorf("seeds file %s has %d seeds, expected --n-mlps=%d (the full dataset's count, also when baking a slice): regenerate it with `whestbake dataset generate-seeds --n-mlps %d` or fix --n-mlps", name, len(list), nMLPs, nMLPs)
+		return SeedFile{}, fmt.Errorf("seeds file %s has %d seeds, expected n-mlps = %d (the full dataset's count, also when baking a slice): regenerate it with `whestbake dataset generate-seeds --n-mlps %d` or fix n-mlps", name, len(list), nMLPs, nMLPs)
 	}
 	out := make([]int64, len(list))
 	first := make(map[int64]int, len(list))

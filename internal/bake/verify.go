@@ -119,10 +119,7 @@ func (v *Verifier) streams(pos int, r dataset.Row) (seeds.Streams, error) {
 	case dataset.SeedProtocolV3Version:
 		return seeds.DeriveV3(uint64(r.Seed)), nil
 	case dataset.SeedProtocolV4Version:
-		if v.info.Salt.IsZero() {
-			return seeds.DeriveV3(uint64(r.Seed)), nil
-		}
-		return seeds.DeriveV4(uint64(r.Seed), v.info.Salt), nil
+		return Streams(r.Seed, v.info.Salt), nil
 	}
 	st := seeds.DeriveV2(v.info.RootSeed, int(r.MLPID))
 	if int64(st.EstimatorSeed) != r.Seed {

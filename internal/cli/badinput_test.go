@@ -65,7 +65,7 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		{"negative seed", base("--mlp-seeds", seeds("neg.json", "[1, 2, -3, 4, 5]")), "mlp_seeds[2] = -3 is out of range"},
 		{"float seed", base("--mlp-seeds", seeds("float.json", "[1, 2, 3.0, 4, 5]")), "mlp_seeds[2] must be an integer"},
 		{"string seed", base("--mlp-seeds", seeds("str.json", `[1, 2, "3", 4, 5]`)), "must be an integer; got a string"},
-		{"wrong seed count", base("--mlp-seeds", seeds("four.json", "[1, 2, 3, 4]")), "has 4 seeds, expected --n-mlps=5"},
+		{"wrong seed count", base("--mlp-seeds", seeds("four.json", "[1, 2, 3, 4]")), "has 4 seeds, expected n-mlps = 5"},
 		{"missing seeds file", base("--mlp-seeds", filepath.Join(dir, "nope.json")), "cannot read --mlp-seeds"},
 		// Read up to a bound, not until memory runs out.
 		{"endless seeds file", base("--mlp-seeds", "/dev/zero"), "seeds file /dev/zero is over 4416 bytes, more than a JSON list of 5 seeds takes"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -78,11 +79,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	// Everything below is checked before any compute or output.
 	plan := bake.Plan{
 		NMLPs: int(f.nMLPs), Split: f.split, Config: f.config,
-		Spec: bakeapi.Spec{Width: int(f.width), Depth: int(f.depth), NSamples: f.nSamples,
-			Sampler: bakeapi.Sampler(f.sampler), ChunkSize: int(f.chunk)},
-	}
-	if plan.Spec.Sampler == bakeapi.SamplerNumpy {
-		plan.Spec.Dot = bakeapi.DotProduct(f.dot)
+		Spec: bake.NewSpec(int(f.width), int(f.depth), f.nSamples, f.sampler, int(f.chunk), f.dot),
 	}
 	if err := bakeSalt(cmd, f, &plan); err != nil {
 		return err
@@ -114,7 +111,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		rng, err = bake.ParseMLPRange(f.mlpRange, n)
 	}
 	if err != nil {
-		return err
+		return bakeapi.Rename(err, flagOf)
 	}
 	sf, err := loadSeeds(cmd, f, n)
 	if err != nil {
@@ -130,7 +127,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	eng, err := gpuengine.Open(device, plan.Spec.Sampler)
 	if err != nil {
-		return err
+		return bakeapi.Rename(err, flagOf)
 	}
 	defer func() { _ = gpuengine.Close(eng) }() // the GPU's modules and memory; nothing for the CPU
 	if sf.Generated && rng.Len() != n {
@@ -184,14 +181,13 @@ func bakeSalt(cmd *cobra.Command, f bakeFlags, plan *bake.Plan) error {
 				"a withheld salt must not stand on a command line, where ps and the shell history see it, nor in a file", dataset.SaltEnv)
 		case !salt.IsZero():
 		case f.withholdSalt:
-			text := os.Getenv(dataset.SaltEnv)
-			if text == "" {
+			s, err := bake.EnvSalt(os.Getenv)
+			if errors.Is(err, bake.ErrSaltUnset) {
 				return cmdline.Usagef("--withhold-salt takes the salt from %s, which is not set: a withheld salt is never generated, "+
 					"since nobody could recover it; make one (`openssl rand -hex %d`), keep it safe and export it", dataset.SaltEnv, seeds.SaltBytes)
 			}
-			s, err := bake.ParseBakeSalt(text)
 			if err != nil {
-				return cmdline.Usagef("%s %v", dataset.SaltEnv, err)
+				return cmdline.Usage(err)
 			}
 			salt = s
 		case sliced:

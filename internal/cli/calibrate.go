@@ -75,7 +75,7 @@ func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
 	start := time.Now()
 	eng, err := gpuengine.Open(f.device, bakeapi.SamplerPhilox)
 	if err != nil {
-		return err
+		return bakeapi.Rename(err, flagOf)
 	}
 	defer func() { _ = gpuengine.Close(eng) }() // the GPU's modules and memory; nothing for the CPU
 	desc := eng.Describe()

@@ -40,7 +40,7 @@ func dial(ctx context.Context, cfg settings.Config, stderr io.Writer) (client.Cl
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return temporalconn.Dial(ctx, cfg.Temporal, log)
+	return temporalconn.Dial(ctx, cfg.Temporal.Conn(), log)
 }
 
 // connect is the read-only verbs' way in: config from --config-file/env, then Temporal.

@@ -276,7 +276,7 @@ func statusCounts(t *testing.T, out, split string) [3]int {
 // assertHistoriesClean looks for the secrets in the raw bytes of every event
 // (payloads are JSON inside the protobuf, so a leak would show verbatim).
 func assertHistoriesClean(t *testing.T, cfg settings.Config, secrets []string, ids ...string) {
-	c, err := temporalconn.Dial(context.Background(), cfg.Temporal, slog.New(slog.DiscardHandler))
+	c, err := temporalconn.Dial(context.Background(), cfg.Temporal.Conn(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,10 @@ var rules = []struct {
 		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "internal/hub", module + "activities", "go.temporal.io", "minio-go"}},
 	{"activities", "activities are called by name; they never reach back into workflow code", false,
 		[]string{module + "workflows", module + "internal/cli", module + "internal/worker"}},
+	{"internal/settings", "configuration sits low in the graph: it converts into what others need, and needs no activity or workflow code", false,
+		[]string{module + "activities", module + "workflows", module + "internal/worker", module + "internal/cli"}},
+	{"internal/temporalconn", "the connection has its own config, which settings converts into: it never calls back up into settings", false,
+		[]string{module + "internal/settings", module + "activities", module + "workflows"}},
 }
 
 func deps(t *testing.T, pkg string) []string {

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/store"
-	"github.com/whestbake/whestbake/internal/store/storetest"
 )
 
 func TestFetchChecksEveryFileAgainstTheManifest(t *testing.T) {
-	cfg, bucket := storetest.Start(t)
+	cfg, bucket := devtest.StartStore(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg, bucket)
 	if err != nil {
@@ -74,7 +74,7 @@ func TestFetchChecksEveryFileAgainstTheManifest(t *testing.T) {
 // refused, and an object larger than its entry is refused from its size,
 // with nothing written to disk.
 func TestReadsOfAManifestAndItsFilesAreBounded(t *testing.T) {
-	cfg, bucket := storetest.Start(t)
+	cfg, bucket := devtest.StartStore(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg, bucket)
 	if err != nil {

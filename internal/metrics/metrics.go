@@ -26,13 +26,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/bakeapi"
-)
-
-// Outcomes of an MLP or a slice.
-const (
-	Computed = "computed" // computed from scratch by this attempt
-	Resumed  = "resumed"  // continued from a checkpoint (MLP) / finished by a retry that reused earlier work (slice)
-	Reused   = "reused"   // already finished by an earlier attempt
+	"github.com/whestbake/whestbake/internal/bake"
 )
 
 // Worker holds one worker process's metrics. A nil *Worker records nothing,
@@ -80,9 +74,9 @@ func New(role, version string) (*Worker, error) {
 		bakeapi.ErrCorruptPartial, bakeapi.ErrFingerprintMismatch, bakeapi.ErrStoreAccess, "Canceled", "Other"} {
 		w.failures.WithLabelValues(t)
 	}
-	for _, o := range []string{Computed, Resumed, Reused} {
-		w.mlps.WithLabelValues(o)
-		w.slices.WithLabelValues(o)
+	for _, o := range bake.Outcomes {
+		w.mlps.WithLabelValues(string(o))
+		w.slices.WithLabelValues(string(o))
 	}
 	w.attempts.WithLabelValues("false")
 	w.attempts.WithLabelValues("true")
@@ -189,10 +183,10 @@ func (w *Worker) SliceStarted(attempt int32) func(err error) {
 	}
 }
 
-// SliceDone counts a committed slice.
-func (w *Worker) SliceDone(outcome string) {
+// SliceDone counts a committed slice, labelled with its outcome.
+func (w *Worker) SliceDone(outcome bake.Outcome) {
 	if w != nil {
-		w.slices.WithLabelValues(outcome).Inc()
+		w.slices.WithLabelValues(string(outcome)).Inc()
 	}
 }
 
@@ -203,10 +197,10 @@ func (w *Worker) Damaged() {
 	}
 }
 
-// MLPDone counts a finished MLP.
-func (w *Worker) MLPDone(outcome string) {
+// MLPDone counts a finished MLP, labelled with its outcome.
+func (w *Worker) MLPDone(outcome bake.Outcome) {
 	if w != nil {
-		w.mlps.WithLabelValues(outcome).Inc()
+		w.mlps.WithLabelValues(string(outcome)).Inc()
 	}
 }
 

@@ -13,14 +13,15 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/bake"
 )
 
 func TestNilWorkerRecordsNothing(t *testing.T) {
 	var w *Worker
 	w.Device("cpu", "cpu", "x", "k", 1)
 	w.SliceStarted(2)(errors.New("x"))
-	w.SliceDone(Computed)
-	w.MLPDone(Reused)
+	w.SliceDone(bake.Computed)
+	w.MLPDone(bake.Reused)
 	p := w.Engine("cpu", "cpu", 1, 0)
 	p.Samples(10)
 	p.Checkpointed()

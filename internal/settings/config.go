@@ -6,19 +6,19 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/temporalconn"
 )
 
 // Config is everything a worker or a starter needs.
@@ -56,12 +56,16 @@ type TemporalTLS struct {
 	KeyFile    string `mapstructure:"key-file"`    // its private key
 }
 
-// TLSOn reports whether the Temporal connection uses TLS: when enabled, when
-// any TLS file or name is set, or with an API key (a key must never cross
-// the network in plain text; the SDK turns TLS on for keys the same way).
-func (t Temporal) TLSOn() bool {
+// TLSOn reports whether the Temporal connection uses TLS (temporalconn's rule).
+func (t Temporal) TLSOn() bool { return t.Conn().TLSOn() }
+
+// Conn is the connection's own config (temporalconn.Config): the one
+// conversion of the temporal.* keys, so temporalconn needs nothing of
+// settings.
+func (t Temporal) Conn() temporalconn.Config {
 	x := t.TLS
-	return x.Enabled || x.CAFile != "" || x.ServerName != "" || x.CertFile != "" || x.KeyFile != "" || t.APIKey != ""
+	return temporalconn.Config{Address: t.Address, Namespace: t.Namespace, APIKey: t.APIKey.Reveal(), EnvName: EnvName,
+		TLS: temporalconn.TLS{Enabled: x.Enabled, CAFile: x.CAFile, ServerName: x.ServerName, CertFile: x.CertFile, KeyFile: x.KeyFile}}
 }
 
 // S3 is the artifact store (MinIO in development). The credentials are
@@ -211,7 +215,7 @@ func Default() Config {
 		Policy:  Policy(bakeapi.DefaultPolicy),
 		Worker: Worker{
 			Device: gpuengine.DeviceAuto, Threads: gpuengine.DefaultThreads(),
-			CheckpointEvery: activities.DefaultCheckpointEvery, StallTimeout: activities.DefaultStallTimeout,
+			CheckpointEvery: bake.DefaultCheckpointEvery, StallTimeout: bake.DefaultStallTimeout,
 		},
 	}
 }
@@ -238,14 +242,10 @@ func (b Bake) InFlight() (int, error) {
 }
 
 // Spec is the bake's bakeapi.Spec, whose salt declaration records the
-// SHA-256 of salt (Salt's result). The dot product belongs to the numpy
-// sampler only, so a philox bake leaves it out (its default is for numpy).
+// SHA-256 of salt (Salt's result).
 func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
-	s := bakeapi.Spec{Width: b.Width, Depth: b.Depth, NSamples: int64(b.NSamples), Sampler: bakeapi.Sampler(b.Sampler), ChunkSize: b.ChunkSize,
-		SeedProtocol: b.SeedProtocol, Salt: bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}}
-	if s.Sampler == bakeapi.SamplerNumpy {
-		s.Dot = bakeapi.DotProduct(b.DotProduct)
-	}
+	s := bake.NewSpec(b.Width, b.Depth, int64(b.NSamples), b.Sampler, b.ChunkSize, b.DotProduct)
+	s.SeedProtocol, s.Salt = b.SeedProtocol, bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}
 	if !salt.IsZero() {
 		s.Salt.SHA256 = salt.Digest()
 	}
@@ -255,15 +255,15 @@ func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
 // Salt is a protocol-4.0 bake's salt from dataset.SaltEnv (read with
 // getenv), zero under any other protocol. A Temporal bake is always sliced,
 // so, as in whestbench, the salt is never generated; published or withheld,
-// the GPU workers bring the same one.
+// the GPU workers bring the same one. Its errors name the variable.
 func (b Bake) Salt(getenv func(string) string) (seeds.Salt, error) {
 	if b.SeedProtocol != bakeapi.SeedProtocolV4 {
 		return seeds.Salt{}, nil
 	}
-	text := getenv(dataset.SaltEnv)
-	if text == "" {
-		return seeds.Salt{}, fmt.Errorf("is not set: bake.seed-protocol 4.0 takes the salt (%d bytes as hex; `openssl rand -hex %[1]d` makes one) "+
-			"from it, in the starter's environment and in every GPU worker's, never from the config file", seeds.SaltBytes)
+	salt, err := bake.EnvSalt(getenv)
+	if errors.Is(err, bake.ErrSaltUnset) {
+		return salt, fmt.Errorf("%w: bake.seed-protocol 4.0 takes the salt (%d bytes as hex; `openssl rand -hex %[2]d` makes one) "+
+			"from it, in the starter's environment and in every GPU worker's, never from the config file", err, seeds.SaltBytes)
 	}
-	return bake.ParseBakeSalt(text)
+	return salt, err
 }

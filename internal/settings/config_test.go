@@ -15,6 +15,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/temporalconn"
 )
 
 // testSecret stands for a real credential; no output may contain it.
@@ -146,7 +147,7 @@ func TestBadConfigs(t *testing.T) {
 		{"seed and seeds file", "seed: 1|seed: 1, seeds-file: " + good, "bake.splits[0] sets both seed and seeds-file"},
 		{"missing seeds file", "seed: 1|seeds-file: nope.json", "bake.splits[0].seeds-file cannot be read"},
 		{"duplicate seeds", "seed: 1|seeds-file: " + dup, "contains duplicate at indices [0, 2]: both = 5"},
-		{"short seeds file", "seed: 1|seeds-file: " + short, "has 2 seeds, expected --n-mlps=4"},
+		{"short seeds file", "seed: 1|seeds-file: " + short, "has 2 seeds, expected n-mlps = 4"},
 		{"seeds file not JSON", "seed: 1|seeds-file: " + notJSON, "extra data after the JSON array"},
 		{"negative seed", "seed: 1|seed: -1", "-1 is negative: give a non-negative integer"},
 		{"fractional seed", "seed: 1|seed: 1.5", "1.5 is not a whole number"},
@@ -508,5 +509,21 @@ func TestHubSection(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("hub %s: %v, want %q", c.hub, err, c.want)
 		}
+	}
+}
+
+// The temporal.* keys convert one for one into the connection's own config,
+// whose messages name each key's variable as Load reads it.
+func TestTemporalConn(t *testing.T) {
+	tc := Temporal{Address: "frontend:7233", Namespace: "bakes.acct", APIKey: testSecret,
+		TLS: TemporalTLS{Enabled: true, CAFile: "ca.pem", ServerName: "frontend", CertFile: "c.pem", KeyFile: "k.pem"}}
+	c := tc.Conn()
+	want := temporalconn.Config{Address: "frontend:7233", Namespace: "bakes.acct", APIKey: testSecret,
+		TLS: temporalconn.TLS{Enabled: true, CAFile: "ca.pem", ServerName: "frontend", CertFile: "c.pem", KeyFile: "k.pem"}}
+	if c.Address != want.Address || c.Namespace != want.Namespace || c.APIKey != want.APIKey || c.TLS != want.TLS {
+		t.Errorf("Conn() = %+v, want %+v", c, want)
+	}
+	if got := c.EnvName("temporal.api-key"); got != "WHESTBAKE_TEMPORAL_API_KEY" {
+		t.Errorf("EnvName(temporal.api-key) = %s", got)
 	}
 }

@@ -1,7 +1,6 @@
 package settings
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -169,7 +168,7 @@ func (c Config) checkTemporal(p *problems) {
 	if key := t.APIKey.Reveal(); key != "" && strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
 		p.addf("temporal.api-key", "contains whitespace or control characters (a pasted line break?): set %s to the key alone", EnvName("temporal.api-key"))
 	}
-	if _, err := t.ClientTLS(); err != nil {
+	if _, err := t.Conn().ClientTLS(); err != nil {
 		p.tls(err)
 	}
 	// Temporal Cloud's frontends: <namespace>.<account>.tmprl.cloud:7233
@@ -183,23 +182,6 @@ func (c Config) checkTemporal(p *problems) {
 			p.addf("temporal.api-key", "is not set and neither is temporal.tls.cert-file: Temporal Cloud (%s) needs an API key (%s) or a client certificate and key (temporal.tls.cert-file, temporal.tls.key-file)", host, EnvName("temporal.api-key"))
 		}
 	}
-}
-
-// TemporalTLSKeys name the Temporal TLS settings in messages.
-var TemporalTLSKeys = tlsconf.Keys{
-	Enable: "temporal.tls.* and temporal.api-key",
-	CA:     "temporal.tls.ca-file", Cert: "temporal.tls.cert-file", Key: "temporal.tls.key-file",
-	ServerName: "temporal.tls.server-name",
-}
-
-// ClientTLS is the TLS configuration of the Temporal connection, nil when
-// it is plain text (see TLSOn). Its error names the keys at fault.
-func (t Temporal) ClientTLS() (*tls.Config, error) {
-	if !t.TLSOn() {
-		return nil, nil
-	}
-	return tlsconf.Client(tlsconf.Files{CA: t.TLS.CAFile, Cert: t.TLS.CertFile, Key: t.TLS.KeyFile, ServerName: t.TLS.ServerName},
-		TemporalTLSKeys, time.Now())
 }
 
 // tls adds the problems of a tlsconf error under their keys.
@@ -281,7 +263,7 @@ func (c Config) checkBake(p *problems) {
 	}
 	salt, saltErr := b.Salt(os.Getenv)
 	if saltErr != nil {
-		p.addf(dataset.SaltEnv, "%v", saltErr)
+		*p = append(*p, saltErr.Error())
 	}
 	specErr := b.Spec(salt).Validate()
 	for _, f := range bakeapi.AsFieldErrors(specErr) {

@@ -19,12 +19,11 @@ import (
 
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
-	"github.com/whestbake/whestbake/internal/store/storetest"
 )
 
 // TestStore runs against one real MinIO; each subtest uses its own keys.
 func TestStore(t *testing.T) {
-	cfg, bucket := storetest.Start(t)
+	cfg, bucket := devtest.StartStore(t)
 	ctx := context.Background()
 	s, err := store.Open(ctx, cfg, bucket)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
-	"github.com/whestbake/whestbake/internal/store/storetest"
 )
 
 // TestTLS runs MinIO with a certificate from a private CA.
@@ -56,7 +55,7 @@ func TestTLS(t *testing.T) {
 
 // TLS to a plain-HTTP server says so.
 func TestTLSToPlainServer(t *testing.T) {
-	cfg, bucket := storetest.Start(t)
+	cfg, bucket := devtest.StartStore(t)
 	cfg.Secure = true
 	_, err := store.Open(context.Background(), cfg, bucket)
 	if !errors.Is(err, store.ErrTLS) || !strings.Contains(err.Error(), "does not speak TLS") || !strings.Contains(err.Error(), "s3.secure") {
@@ -81,7 +80,7 @@ func wantTLSErr(t *testing.T, cfg store.Config, want ...string) {
 // With no static keys the store takes credentials from the AWS chain: the
 // environment, then the shared credentials file.
 func TestCredentialChain(t *testing.T) {
-	cfg, bucket := storetest.Start(t)
+	cfg, bucket := devtest.StartStore(t)
 	ak, sk := cfg.AccessKey, cfg.SecretKey
 	cfg.AccessKey, cfg.SecretKey = "", ""
 	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY", "AWS_SECRET_KEY", "AWS_PROFILE"} {

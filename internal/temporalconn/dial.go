@@ -22,7 +22,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/tlsconf"
 )
 
@@ -36,7 +35,7 @@ type Option func(*client.Options)
 
 // Dial connects to the Temporal frontend of cfg and checks that it answers
 // and that the namespace exists and accepts these credentials.
-func Dial(ctx context.Context, cfg settings.Temporal, log *slog.Logger, opts ...Option) (client.Client, error) {
+func Dial(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (client.Client, error) {
 	tlsCfg, err := cfg.ClientTLS()
 	if err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
@@ -47,7 +46,7 @@ func Dial(ctx context.Context, cfg settings.Temporal, log *slog.Logger, opts ...
 		Logger:            tlog.NewStructuredLogger(log),
 		ConnectionOptions: client.ConnectionOptions{TLS: tlsCfg},
 	}
-	if key := cfg.APIKey.Reveal(); key != "" {
+	if key := cfg.APIKey; key != "" {
 		// "authorization: Bearer <key>" on every call, as Temporal Cloud
 		// expects; the SDK also sends the namespace header it routes by.
 		o.Credentials = client.NewAPIKeyStaticCredentials(key)
@@ -71,7 +70,7 @@ func Dial(ctx context.Context, cfg settings.Temporal, log *slog.Logger, opts ...
 // checkNamespace asks for the namespace: the first call that the server
 // authorizes per namespace, so a wrong namespace or a key without access to
 // it fails here, once, with a message, instead of in every poll.
-func checkNamespace(ctx context.Context, c client.Client, cfg settings.Temporal) error {
+func checkNamespace(ctx context.Context, c client.Client, cfg Config) error {
 	_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: cfg.Namespace})
 	if err == nil {
 		return nil
@@ -79,7 +78,7 @@ func checkNamespace(ctx context.Context, c client.Client, cfg settings.Temporal)
 	var nf *serviceerror.NamespaceNotFound
 	if errors.As(err, &nf) || status.Code(err) == codes.NotFound {
 		return fmt.Errorf("the Temporal server at %s has no namespace %q: fix temporal.namespace (env %s; Temporal Cloud namespaces are <name>.<account-id>), or create it (`temporal operator namespace create --namespace %s`)",
-			cfg.Address, cfg.Namespace, settings.EnvName("temporal.namespace"), cfg.Namespace)
+			cfg.Address, cfg.Namespace, cfg.EnvName("temporal.namespace"), cfg.Namespace)
 	}
 	if msg := authProblem(err, cfg); msg != "" {
 		return errors.New(msg)
@@ -92,9 +91,9 @@ func checkNamespace(ctx context.Context, c client.Client, cfg settings.Temporal)
 // a TCP connect tells a wrong address; a TLS handshake with the same
 // settings tells an untrusted CA, a wrong server name or a rejected client
 // certificate; a TLS probe of a plain-text client tells a TLS port.
-func diagnose(ctx context.Context, cfg settings.Temporal, tlsCfg *tls.Config, dialErr error) error {
+func diagnose(ctx context.Context, cfg Config, tlsCfg *tls.Config, dialErr error) error {
 	where := fmt.Sprintf("cannot connect to Temporal at %s (namespace %s)", cfg.Address, cfg.Namespace)
-	addrFix := fmt.Sprintf("start the dev stack with `whestbake dev up`, or fix temporal.address (env %s)", settings.EnvName("temporal.address"))
+	addrFix := fmt.Sprintf("start the dev stack with `whestbake dev up`, or fix temporal.address (env %s)", cfg.EnvName("temporal.address"))
 	// A fresh context: dialErr may be the dial's deadline, and the probes
 	// have their own short timeouts.
 	pctx := context.WithoutCancel(ctx)
@@ -106,10 +105,10 @@ func diagnose(ctx context.Context, cfg settings.Temporal, tlsCfg *tls.Config, di
 	if tlsCfg == nil {
 		if tlsconf.SpeaksTLS(pctx, cfg.Address) {
 			return fmt.Errorf("%s: the server speaks TLS and this client plain text: set temporal.tls.enabled: true (env %s=true), and temporal.tls.ca-file if its certificate is from a private CA",
-				where, settings.EnvName("temporal.tls.enabled"))
+				where, cfg.EnvName("temporal.tls.enabled"))
 		}
 	} else if herr := tlsconf.Handshake(pctx, cfg.Address, tlsCfg); herr != nil {
-		if msg := tlsconf.Explain(herr, settings.TemporalTLSKeys, len(tlsCfg.Certificates) > 0); msg != "" {
+		if msg := tlsconf.Explain(herr, TLSKeys, len(tlsCfg.Certificates) > 0); msg != "" {
 			return fmt.Errorf("%s: %s", where, msg)
 		}
 	}
@@ -120,17 +119,17 @@ func diagnose(ctx context.Context, cfg settings.Temporal, tlsCfg *tls.Config, di
 }
 
 // authProblem explains a rejection of the credentials, or returns "".
-func authProblem(err error, cfg settings.Temporal) string {
+func authProblem(err error, cfg Config) string {
 	code := status.Code(err) // finds a gRPC status wrapped anywhere in err
 	var denied *serviceerror.PermissionDenied
 	switch {
 	case code == codes.Unauthenticated:
 		if cfg.APIKey != "" {
 			return fmt.Sprintf("Temporal at %s rejected temporal.api-key (%s): set %s to a current key (Temporal Cloud: Settings → API keys)",
-				cfg.Address, scrub(err.Error(), cfg), settings.EnvName("temporal.api-key"))
+				cfg.Address, scrub(err.Error(), cfg), cfg.EnvName("temporal.api-key"))
 		}
 		return fmt.Sprintf("Temporal at %s wants credentials (%s): set temporal.api-key (env %s) or a client certificate (temporal.tls.cert-file, temporal.tls.key-file)",
-			cfg.Address, scrub(err.Error(), cfg), settings.EnvName("temporal.api-key"))
+			cfg.Address, scrub(err.Error(), cfg), cfg.EnvName("temporal.api-key"))
 	case errors.As(err, &denied) || code == codes.PermissionDenied:
 		who := "these credentials"
 		switch {
@@ -146,8 +145,8 @@ func authProblem(err error, cfg settings.Temporal) string {
 }
 
 // scrub keeps the API key out of a message that quotes a library's error.
-func scrub(msg string, cfg settings.Temporal) string {
-	if key := cfg.APIKey.Reveal(); key != "" {
+func scrub(msg string, cfg Config) string {
+	if key := cfg.APIKey; key != "" {
 		msg = strings.ReplaceAll(msg, key, "[redacted]")
 	}
 	return msg

@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/tlsconf/tlstest"
 )
 
@@ -102,11 +101,15 @@ func (p *pki) serverTLS(mutual bool) *tls.Config {
 	return c
 }
 
-func cfg(addr string) settings.Temporal {
-	return settings.Temporal{Address: addr, Namespace: "bakes"}
+// envName stands for settings.EnvName, so that a test sees which key's
+// variable a message names.
+func envName(key string) string { return "env of " + key }
+
+func cfg(addr string) Config {
+	return Config{Address: addr, Namespace: "bakes", EnvName: envName}
 }
 
-func dial(t *testing.T, c settings.Temporal) error {
+func dial(t *testing.T, c Config) error {
 	t.Helper()
 	start := time.Now()
 	cl, err := Dial(context.Background(), c, slog.New(slog.DiscardHandler))
@@ -137,7 +140,7 @@ func TestMutualTLS(t *testing.T) {
 	p := newPKI(t)
 	addr := serve(t, p.serverTLS(true), "")
 	good := cfg(addr)
-	good.TLS = settings.TemporalTLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test", CertFile: p.client.CertFile, KeyFile: p.client.KeyFile}
+	good.TLS = TLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test", CertFile: p.client.CertFile, KeyFile: p.client.KeyFile}
 	if err := dial(t, good); err != nil {
 		t.Fatalf("mutual TLS with the right files: %v", err)
 	}
@@ -167,7 +170,7 @@ func TestMutualTLS(t *testing.T) {
 		wantErr(t, dial(t, c), "rejected the client certificate in temporal.tls.cert-file", "CA the server trusts")
 	})
 	t.Run("plain text to a TLS port", func(t *testing.T) {
-		wantErr(t, dial(t, cfg(addr)), "speaks TLS and this client plain text", "temporal.tls.enabled: true", "WHESTBAKE_TEMPORAL_TLS_ENABLED")
+		wantErr(t, dial(t, cfg(addr)), "speaks TLS and this client plain text", "temporal.tls.enabled: true", envName("temporal.tls.enabled"))
 	})
 	t.Run("wrong namespace", func(t *testing.T) {
 		c := good
@@ -188,25 +191,24 @@ func TestClientFilesChecked(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		tls  settings.TemporalTLS
+		tls  TLS
 		want []string
 	}{
-		{"expired", settings.TemporalTLS{CertFile: expired.CertFile, KeyFile: expired.KeyFile}, []string{"temporal.tls.cert-file", "expired on", "issue a new client certificate"}},
-		{"not yet valid", settings.TemporalTLS{CertFile: notYet.CertFile, KeyFile: notYet.KeyFile}, []string{"temporal.tls.cert-file", "not valid before", "clock"}},
-		{"mismatched key", settings.TemporalTLS{CertFile: p.client.CertFile, KeyFile: p.bad.KeyFile}, []string{"temporal.tls.key-file", "is not the private key of the certificate"}},
-		{"bad key", settings.TemporalTLS{CertFile: p.client.CertFile, KeyFile: garbage}, []string{"temporal.tls.key-file", "holds no PEM private key"}},
-		{"key as cert", settings.TemporalTLS{CertFile: p.client.KeyFile, KeyFile: p.client.KeyFile}, []string{"temporal.tls.cert-file", "holds no PEM certificate"}},
-		{"cert without key", settings.TemporalTLS{CertFile: p.client.CertFile}, []string{"temporal.tls.key-file is empty", "needs both"}},
-		{"missing CA file", settings.TemporalTLS{CAFile: filepath.Join(p.dir, "absent.pem")}, []string{"temporal.tls.ca-file cannot be read"}},
-		{"CA file without certificates", settings.TemporalTLS{CAFile: garbage}, []string{"temporal.tls.ca-file", "holds no PEM certificate"}},
+		{"expired", TLS{CertFile: expired.CertFile, KeyFile: expired.KeyFile}, []string{"temporal.tls.cert-file", "expired on", "issue a new client certificate"}},
+		{"not yet valid", TLS{CertFile: notYet.CertFile, KeyFile: notYet.KeyFile}, []string{"temporal.tls.cert-file", "not valid before", "clock"}},
+		{"mismatched key", TLS{CertFile: p.client.CertFile, KeyFile: p.bad.KeyFile}, []string{"temporal.tls.key-file", "is not the private key of the certificate"}},
+		{"bad key", TLS{CertFile: p.client.CertFile, KeyFile: garbage}, []string{"temporal.tls.key-file", "holds no PEM private key"}},
+		{"key as cert", TLS{CertFile: p.client.KeyFile, KeyFile: p.client.KeyFile}, []string{"temporal.tls.cert-file", "holds no PEM certificate"}},
+		{"cert without key", TLS{CertFile: p.client.CertFile}, []string{"temporal.tls.key-file is empty", "needs both"}},
+		{"missing CA file", TLS{CAFile: filepath.Join(p.dir, "absent.pem")}, []string{"temporal.tls.ca-file cannot be read"}},
+		{"CA file without certificates", TLS{CAFile: garbage}, []string{"temporal.tls.ca-file", "holds no PEM certificate"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			full := settings.Default()
-			full.Temporal.TLS = c.tls
-			err := full.ValidateTemporal()
+			bad := Config{Address: "127.0.0.1:1", Namespace: "x", TLS: c.tls, EnvName: envName}
+			_, err := bad.ClientTLS()
 			wantErr(t, err, c.want...)
 			// Dial refuses the same files without touching the network.
-			wantErr(t, dial(t, settings.Temporal{Address: "127.0.0.1:1", Namespace: "x", TLS: c.tls}), c.want[0])
+			wantErr(t, dial(t, bad), c.want[0])
 		})
 	}
 }
@@ -215,7 +217,7 @@ func TestServerTLSWithoutClientCertificates(t *testing.T) {
 	p := newPKI(t)
 	addr := serve(t, p.serverTLS(false), "")
 	c := cfg(addr)
-	c.TLS = settings.TemporalTLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
+	c.TLS = TLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
 	if err := dial(t, c); err != nil {
 		t.Fatalf("server-only TLS: %v", err)
 	}
@@ -233,7 +235,7 @@ func TestExpiredServerCertificate(t *testing.T) {
 		NotBefore: time.Now().Add(-48 * time.Hour), Validity: time.Hour})
 	addr := serve(t, &tls.Config{Certificates: []tls.Certificate{old.TLS}}, "")
 	c := cfg(addr)
-	c.TLS = settings.TemporalTLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
+	c.TLS = TLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
 	wantErr(t, dial(t, c), "the server's certificate is expired or not yet valid", "renew the server's certificate")
 }
 
@@ -242,15 +244,15 @@ func TestAPIKey(t *testing.T) {
 	p := newPKI(t)
 	addr := serve(t, p.serverTLS(false), key)
 	c := cfg(addr)
-	c.TLS = settings.TemporalTLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
+	c.TLS = TLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
 	c.APIKey = key
 	if err := dial(t, c); err != nil {
 		t.Fatalf("the right API key: %v", err)
 	}
 	c.APIKey = "tmprl-old-key-Qq7-never-print"
 	err := dial(t, c)
-	wantErr(t, err, "rejected temporal.api-key", "WHESTBAKE_TEMPORAL_API_KEY")
-	if strings.Contains(err.Error(), string(c.APIKey)) {
+	wantErr(t, err, "rejected temporal.api-key", envName("temporal.api-key"))
+	if strings.Contains(err.Error(), c.APIKey) {
 		t.Errorf("the error shows the key: %v", err)
 	}
 	c.APIKey = ""

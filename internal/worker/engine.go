@@ -15,7 +15,7 @@ import (
 func openEngine(device string) (gpuengine.Engine, error) {
 	e, err := gpuengine.Open(device, bakeapi.SamplerPhilox)
 	if err != nil {
-		return nil, err
+		return nil, bakeapi.Rename(err, func(string) string { return "worker.device" })
 	}
 	if e.Describe().Device == gpuengine.DeviceCPU {
 		return e, nil

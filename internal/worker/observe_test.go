@@ -77,7 +77,7 @@ func TestObservability(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Policy.RetryInitial, in.Policy.RetryMax = time.Second, 2*time.Second
-	c, err := temporalconn.Dial(context.Background(), cfg.Temporal, slog.New(slog.DiscardHandler))
+	c, err := temporalconn.Dial(context.Background(), cfg.Temporal.Conn(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

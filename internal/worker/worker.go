@@ -22,6 +22,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/metrics"
+	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/temporalconn"
@@ -60,7 +61,7 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c, err := temporalconn.Dial(ctx, cfg.Temporal, log, func(o *client.Options) {
+	c, err := temporalconn.Dial(ctx, cfg.Temporal.Conn(), log, func(o *client.Options) {
 		if m != nil {
 			o.MetricsHandler = m.SDKHandler()
 		}
@@ -100,6 +101,7 @@ func build(c client.Client, cfg settings.Config, st *store.Store, m *metrics.Wor
 		MaxMemory: int64(cfg.Worker.MaxMemory),
 		Metrics:   m,
 		HubToken:  func() (string, error) { return hub.Token(cfg.Release.Hub.TokenFile, os.Getenv) },
+		Salt:      func() (seeds.Salt, error) { return bake.EnvSalt(os.Getenv) },
 	}
 	var ws []sdkworker.Worker
 	for _, role := range roleNames(cfg.Worker.Role) {

@@ -9,7 +9,7 @@ import "fmt"
 // own major version: a 13.0 driver with a 13.1 NVRTC is fine. A newer major is not.
 func CheckToolkit(nvrtcMajor, nvrtcMinor, driver int) error {
 	if nvrtcMajor > driver/1000 {
-		return fmt.Errorf("--device cuda: NVRTC %d.%d builds kernels for CUDA %d, the driver supports CUDA %d.%d; install a driver for CUDA %d or newer, or a CUDA %d toolkit",
+		return fmt.Errorf("NVRTC %d.%d builds kernels for CUDA %d, the driver supports CUDA %d.%d; install a driver for CUDA %d or newer, or a CUDA %d toolkit",
 			nvrtcMajor, nvrtcMinor, nvrtcMajor, driver/1000, driver%1000/10, nvrtcMajor, driver/1000)
 	}
 	return nil

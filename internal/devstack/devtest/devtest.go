@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/tlsconf/tlstest"
 )
 
@@ -56,6 +57,21 @@ func Options(t testing.TB) devstack.Options {
 func StartMinIO(t testing.TB, opts devstack.Options) devstack.Options {
 	t.Helper()
 	return start(t, opts, devstack.MinIO)
+}
+
+// Bucket is the bucket StartStore creates.
+const Bucket = "test"
+
+// StartStore runs a MinIO private to t (stopped when the test ends) and
+// returns how to reach it and the name of an existing, empty bucket. It is
+// here, with the servers it starts, rather than beside internal/store, so that
+// no helper of the store reaches up into the dev stack.
+func StartStore(t testing.TB) (store.Config, string) {
+	t.Helper()
+	o := Options(t)
+	o.Buckets = []string{Bucket}
+	o = StartMinIO(t, o)
+	return o.S3Config(), Bucket
 }
 
 // WithMinIOTLS makes opts serve MinIO over TLS with a certificate for

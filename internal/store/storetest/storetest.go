@@ -1,4 +1,7 @@
-// Package storetest gives tests a real MinIO with an empty bucket.
+// Package storetest is the old home of devtest.StartStore, kept only for
+// workflows/bake_test.go, which issue 20's workflow restructuring owns: once
+// that test calls devtest.StartStore, this package goes, and with it the one
+// arrow from below internal/store up into the dev stack.
 package storetest
 
 import (
@@ -8,15 +11,8 @@ import (
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// Bucket is the bucket Start creates.
-const Bucket = "test"
-
-// Start runs a MinIO private to t (stopped when the test ends) and returns
-// how to reach it and the name of an existing, empty bucket.
+// Start is devtest.StartStore.
 func Start(t testing.TB) (store.Config, string) {
 	t.Helper()
-	o := devtest.Options(t)
-	o.Buckets = []string{Bucket}
-	o = devtest.StartMinIO(t, o)
-	return o.S3Config(), Bucket
+	return devtest.StartStore(t)
 }
