@@ -45,9 +45,9 @@ func payloadSamples() map[string]any {
 	splitProgress := SplitProgress{Split: "public", Stage: StageBaking, MLPsDone: 10, MLPsTotal: 1000, SlicesDone: 1,
 		SlicesTotal: 100, SlicesRunning: 4, MaxInFlight: 4, StartedAt: at, ETA: at.Add(time.Hour)}
 	return map[string]any{
-		"BakeInput": BakeInput{BakeID: "b1", Spec: spec, Splits: []SplitSpec{split}, DefaultSplit: "public", SliceSize: 10,
-			MaxInFlight: 4, GPUQueue: "gpu-a100", Release: ReleaseSpec{Bucket: "releases", Prefix: "p", Name: "n", Tag: "t"},
-			Hub: &hub, Policy: policy, CreatedAt: at, KeepIntermediates: true},
+		"BakeInput": BakeInput{BakeParams: BakeParams{BakeID: "b1", Spec: spec, SliceSize: 10, MaxInFlight: 4, GPUQueue: "gpu-a100",
+			Policy: policy, CreatedAt: at, KeepIntermediates: true}, Splits: []SplitSpec{split}, DefaultSplit: "public",
+			Release: ReleaseSpec{Bucket: "releases", Prefix: "p", Name: "n", Tag: "t"}, Hub: &hub},
 		"BakeOutput": BakeOutput{DatasetPrefix: "bakes/b1/dataset", ManifestSHA256: "sha256:manifest",
 			ReleaseURI: "s3://releases/p/n/t", HubURL: "https://hub.example/datasets/owner/data", HubCommit: "c0ffee"},
 		"SplitInput": SplitInput{BakeParams: BakeParams{BakeID: "b1", Spec: spec, SliceSize: 10, MaxInFlight: 4,

@@ -8,7 +8,7 @@ import (
 
 func recordInput() BakeInput {
 	seed := uint64(31)
-	return BakeInput{BakeID: "c7", Spec: Spec{Width: 8, Depth: 2, NSamples: 6_000_000, Sampler: SamplerPhilox, ChunkSize: 256},
+	return BakeInput{BakeParams: BakeParams{BakeID: "c7", Spec: Spec{Width: 8, Depth: 2, NSamples: 6_000_000, Sampler: SamplerPhilox, ChunkSize: 256}},
 		Splits: []SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "default", NMLPs: 2, SeedsKey: "k"}}}
 }
 

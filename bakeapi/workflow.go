@@ -80,23 +80,14 @@ type HubSpec struct {
 }
 
 // BakeInput is everything a bake needs, all of it small and secret-free.
-// The fields BakeParams also has mean what they mean there; Params gives
-// them to each split.
 type BakeInput struct {
-	BakeID       string
-	Spec         Spec `json:"Shape"` // recorded histories call it Shape
+	BakeParams   // what every split runs with
 	Splits       []SplitSpec
 	DefaultSplit string `json:",omitempty"`
-	SliceSize    int
-	MaxInFlight  int
-	GPUQueue     string
 	Release      ReleaseSpec
 	// Hub, if set, publishes the dataset on the Hugging Face Hub after the
 	// release (histories from before it have none, and no HubPush).
-	Hub               *HubSpec `json:",omitempty"`
-	Policy            Policy
-	CreatedAt         time.Time
-	KeepIntermediates bool `json:",omitempty"`
+	Hub *HubSpec `json:",omitempty"`
 }
 
 // BakeOutput is where the result is.
@@ -106,8 +97,8 @@ type BakeOutput struct {
 	HubURL, HubCommit             string `json:",omitempty"`
 }
 
-// BakeParams are the settings every split of a bake runs with: what
-// BakeInput gives each SplitInput. Embedded, its fields stay at the top level
+// BakeParams are the settings every split of a bake runs with: BakeInput
+// and each SplitInput embed them. Embedded, its fields stay at the top level
 // of the JSON, where recorded histories have them.
 type BakeParams struct {
 	BakeID    string
@@ -126,12 +117,6 @@ type BakeParams struct {
 	// By default each step deletes its inputs once its own output is
 	// committed, so the bake's storage peaks near twice the dataset.
 	KeepIntermediates bool `json:",omitempty"`
-}
-
-// Params are the settings of in that every split runs with.
-func (in BakeInput) Params() BakeParams {
-	return BakeParams{BakeID: in.BakeID, Spec: in.Spec, SliceSize: in.SliceSize, MaxInFlight: in.MaxInFlight, GPUQueue: in.GPUQueue,
-		Policy: in.Policy, CreatedAt: in.CreatedAt, KeepIntermediates: in.KeepIntermediates}
 }
 
 // SplitInput is one split of a bake, with its committed seeds file.

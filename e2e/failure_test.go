@@ -92,9 +92,9 @@ func directInput(id string) bakeapi.BakeInput {
 	p := bakeapi.DefaultPolicy
 	p.RetryInitial, p.RetryMax, p.SliceHeartbeat = time.Second, 2*time.Second, 2*time.Second
 	seed := uint64(800)
-	return bakeapi.BakeInput{BakeID: id, Spec: bakeapi.Spec{Width: 8, Depth: 2, NSamples: 1000, Sampler: "philox"},
-		Splits:    []bakeapi.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
-		SliceSize: 2, MaxInFlight: 2, GPUQueue: bakeapi.GPUQueue, Policy: p,
+	return bakeapi.BakeInput{BakeParams: bakeapi.BakeParams{BakeID: id, Spec: bakeapi.Spec{Width: 8, Depth: 2, NSamples: 1000, Sampler: "philox"},
+		SliceSize: 2, MaxInFlight: 2, GPUQueue: bakeapi.GPUQueue, Policy: p},
+		Splits:  []bakeapi.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
 		Release: bakeapi.ReleaseSpec{Bucket: releaseBucket, Prefix: releasePrefix, Name: "e2e", Tag: id}}
 }
 

@@ -111,7 +111,7 @@ func (b *bakeRun) splits(ctx workflow.Context, seeds []bakeapi.GenerateSeedsOutp
 				bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
 			StaticSummary: fmt.Sprintf("split %s of bake %s: %d MLPs", s.Name, b.in.BakeID, s.NMLPs),
 		})
-		futs[i] = splitWorkflow.startChild(cctx, bakeapi.SplitInput{BakeParams: b.in.Params(), Split: s, Seeds: seeds[i]})
+		futs[i] = splitWorkflow.startChild(cctx, bakeapi.SplitInput{BakeParams: b.in.BakeParams, Split: s, Seeds: seeds[i]})
 	}
 	merged := make([]string, len(b.in.Splits))
 	for i, f := range futs {

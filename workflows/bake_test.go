@@ -16,11 +16,11 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
-	"github.com/whestbake/whestbake/internal/store/storetest"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -29,7 +29,7 @@ import (
 // slices. The release must validate and its parquet files must be the bytes a
 // local bake + merge + combine of the same seeds writes.
 func TestBakeWorkflowWithRealActivities(t *testing.T) {
-	cfg, bucket := storetest.Start(t)
+	cfg, bucket := devtest.StartStore(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg, bucket)
 	if err != nil {

@@ -34,16 +34,18 @@ func u64(v uint64) *uint64 { return &v }
 // uneven (whestbench's k·n/count boundaries matter).
 func twoSplitInput(bakeID string) bakeapi.BakeInput {
 	return bakeapi.BakeInput{
-		BakeID: bakeID,
-		Spec:   bakeapi.Spec{Width: 4, Depth: 2, NSamples: 512, Sampler: "philox", ChunkSize: 64},
+		BakeParams: bakeapi.BakeParams{
+			BakeID:      bakeID,
+			Spec:        bakeapi.Spec{Width: 4, Depth: 2, NSamples: 512, Sampler: "philox", ChunkSize: 64},
+			SliceSize:   2,
+			MaxInFlight: 2,
+			GPUQueue:    bakeapi.GPUQueue,
+			Policy:      fastPolicy(),
+		},
 		Splits: []bakeapi.SplitSpec{
 			{Name: "public", Config: "default", NMLPs: 5, Seed: u64(11)},
 			{Name: "holdout", Config: "holdout", NMLPs: 3, Seed: u64(12)},
 		},
-		SliceSize:   2,
-		MaxInFlight: 2,
-		GPUQueue:    bakeapi.GPUQueue,
-		Policy:      fastPolicy(),
 	}
 }
 

@@ -71,7 +71,7 @@ func TestStatusOfACancelledBake(t *testing.T) {
 		Hist: &runHistory{Computed: 1, Reused: 1, SlicesDone: 2, MLPsDone: 2,
 			Open: []openActivity{{Type: bakeapi.BakeSliceActivity, Slice: &bakeapi.BakeSliceInput{Slice: 2, Start: 2, End: 3}}}}}
 	st := bakeState{ID: "c", Status: enums.WORKFLOW_EXECUTION_STATUS_CANCELED, Stage: bakeapi.StageBaking, Start: t0, End: t0.Add(time.Minute),
-		Input: &bakeapi.BakeInput{SliceSize: 1, MaxInFlight: 1}, Splits: []splitState{sp}}
+		Input: &bakeapi.BakeInput{BakeParams: bakeapi.BakeParams{SliceSize: 1, MaxInFlight: 1}}, Splits: []splitState{sp}}
 	var b bytes.Buffer
 	printStatus(&b, settings.Default(), st, t0.Add(2*time.Minute))
 	out := b.String()
@@ -105,7 +105,7 @@ func TestStatusOfStoppedSlices(t *testing.T) {
 			4: {In: bakeapi.BakeSliceInput{Slice: 4, Start: 4, End: 5}},
 		}, Open: []openActivity{{Type: bakeapi.BakeSliceActivity, Slice: &bakeapi.BakeSliceInput{Slice: 3, Start: 3, End: 4}}}}}
 	st := bakeState{ID: "f", Status: enums.WORKFLOW_EXECUTION_STATUS_FAILED, Stage: bakeapi.StageBaking, Start: t0, End: t0.Add(time.Minute),
-		Input: &bakeapi.BakeInput{SliceSize: 1, MaxInFlight: 1}, Splits: []splitState{sp}}
+		Input: &bakeapi.BakeInput{BakeParams: bakeapi.BakeParams{SliceSize: 1, MaxInFlight: 1}}, Splits: []splitState{sp}}
 	var b bytes.Buffer
 	printStatus(&b, settings.Default(), st, t0.Add(2*time.Minute))
 	out := b.String()

@@ -24,12 +24,11 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 	}
 	inFlight, _ := b.InFlight() // validated above
 	in := bakeapi.BakeInput{
-		BakeID: b.ID, Spec: b.Spec(salt), DefaultSplit: b.DefaultSplit,
-		SliceSize: b.SliceSize, MaxInFlight: inFlight, GPUQueue: b.GPUQueue,
-		Release:           bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
-		Hub:               cfg.Release.Hub.Spec(),
-		Policy:            bakeapi.Policy(cfg.Policy),
-		KeepIntermediates: b.KeepIntermediates,
+		BakeParams: bakeapi.BakeParams{BakeID: b.ID, Spec: b.Spec(salt), SliceSize: b.SliceSize, MaxInFlight: inFlight,
+			GPUQueue: b.GPUQueue, Policy: bakeapi.Policy(cfg.Policy), KeepIntermediates: b.KeepIntermediates},
+		DefaultSplit: b.DefaultSplit,
+		Release:      bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
+		Hub:          cfg.Release.Hub.Spec(),
 	}
 	for _, s := range b.Splits {
 		spec := bakeapi.SplitSpec{Name: s.Name, Config: s.Config, NMLPs: int(s.NMLPs)}
