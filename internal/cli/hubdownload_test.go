@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/whestbake/whestbake/internal/datasettest"
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
 )
 
@@ -36,8 +37,8 @@ func TestHubDownloadAndInfo(t *testing.T) {
 	if !strings.Contains(out, "✓ Downloaded hf://alice/gt@v1") || !strings.Contains(out, "Location: "+at("got")) {
 		t.Errorf("download output:\n%s", out)
 	}
-	got := listFiles(t, at("got"))
-	want := listFiles(t, at("ds"))
+	got := datasettest.ReadTree(t, at("got"))
+	want := datasettest.ReadTree(t, at("ds"))
 	for p, data := range want {
 		if p != "README.md" && !bytes.Equal(got[p], data) {
 			t.Errorf("%s differs from the uploaded dataset's", p)
@@ -73,7 +74,7 @@ func TestHubDownloadAndInfo(t *testing.T) {
 
 	mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--split", "holdout", "-o", at("one"), "--endpoint", srv.URL)
 	var names []string
-	for p := range listFiles(t, at("one")) {
+	for p := range datasettest.ReadTree(t, at("one")) {
 		names = append(names, p)
 	}
 	slices.Sort(names)
@@ -99,23 +100,6 @@ func TestHubDownloadAndInfo(t *testing.T) {
 	if _, err := os.Stat(at("x")); err == nil {
 		t.Error("a refused download created its output")
 	}
-}
-
-func listFiles(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)], err = os.ReadFile(p)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // info prints whestbench's summary of its own fixtures: the single-split

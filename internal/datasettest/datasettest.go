@@ -105,6 +105,12 @@ func readTree(t testing.TB, dir, folder string) map[string][]byte {
 	return files
 }
 
+// ReadTree returns every file under dir by its '/'-separated path.
+func ReadTree(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	return readTree(t, dir, "")
+}
+
 // ReadReport returns every file of dir's report folder (dataset.ReportDir)
 // by name, failing t when dir has none.
 func ReadReport(t testing.TB, dir string) map[string][]byte {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/datasettest"
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
 )
 
@@ -27,24 +28,6 @@ func reader(t *testing.T, srv *hubtest.Server, tok string) *hub.Client {
 	}
 	c.Backoff, c.MaxBackoff = time.Millisecond, 5*time.Millisecond
 	return c
-}
-
-// listDir is every file under dir by '/'-path.
-func listDir(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)], err = os.ReadFile(p)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // sameFiles fails unless got holds exactly the files of want (a revision's
@@ -83,7 +66,7 @@ func TestDownloadFetchesARevision(t *testing.T) {
 		if err != nil {
 			t.Fatalf("token %q: %v", tok, err)
 		}
-		sameFiles(t, listDir(t, out), want)
+		sameFiles(t, datasettest.ReadTree(t, out), want)
 		if res.Files != len(want) || res.Commit != f.srv.Tags(repoID)["v1"] || res.Resumed != 0 {
 			t.Errorf("result %+v", res)
 		}
@@ -125,7 +108,7 @@ func TestDownloadOneSplit(t *testing.T) {
 	if _, err := c.Download(context.Background(), hub.DownloadOptions{Repo: repoID, Split: "holdout", Output: out}); err != nil {
 		t.Fatal(err)
 	}
-	got := listDir(t, out)
+	got := datasettest.ReadTree(t, out)
 	var names []string
 	for p := range got {
 		names = append(names, p)
@@ -158,7 +141,7 @@ func TestDownloadResumesAndChecks(t *testing.T) {
 	if _, err := reader(t, f.srv, "").Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
 		t.Fatal(err)
 	}
-	sameFiles(t, listDir(t, out), want)
+	sameFiles(t, datasettest.ReadTree(t, out), want)
 
 	// Across runs: the first gives up after its cut, the second resumes.
 	c := reader(t, f.srv, "")
@@ -180,7 +163,7 @@ func TestDownloadResumesAndChecks(t *testing.T) {
 	if res.Resumed == 0 || res.ResumedBytes < 70000 {
 		t.Errorf("resumed %d files, %d bytes; want the cut file's 70000 bytes kept", res.Resumed, res.ResumedBytes)
 	}
-	sameFiles(t, listDir(t, out), want)
+	sameFiles(t, datasettest.ReadTree(t, out), want)
 
 	// Storage serving other bytes than the Hub listed.
 	big := want["data/public-00000-of-00001.parquet"]
@@ -257,5 +240,5 @@ func TestDownloadDiscardsAnOverlongPartialFile(t *testing.T) {
 	if _, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
 		t.Fatal(err)
 	}
-	sameFiles(t, listDir(t, out), want)
+	sameFiles(t, datasettest.ReadTree(t, out), want)
 }
