@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/datasettest"
+	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
 )
 
