@@ -30,6 +30,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push is immutable", testPushIsImmutable},
 		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
+		{"Push fails at once on a file rewritten under its recorded sha256", testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
 		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
 		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},

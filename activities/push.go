@@ -57,9 +57,19 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	// a file left by an interrupted push must match.
 	for _, f := range m.Files {
 		key := path.Join(relPrefix, f.Path)
-		err := watchCopy(ctx, f.Path, f.Size, func(ctx context.Context, progress func(int64)) error {
-			return dest.CopyCreate(ctx, key, a.Store, path.Join(in.DatasetPrefix, f.Path), f.SHA256, progress)
-		})
+		copyOnce := func() error {
+			return watchCopy(ctx, f.Path, f.Size, func(ctx context.Context, progress func(int64)) error {
+				return dest.CopyCreate(ctx, key, a.Store, path.Join(in.DatasetPrefix, f.Path), f.SHA256, progress)
+			})
+		}
+		err := copyOnce()
+		if errors.Is(err, store.ErrCorrupt) {
+			// Damage in transit does not repeat: read the file once more (a
+			// refused copy left nothing at key). Bytes that differ again were
+			// changed in the bucket after the dataset was committed, and a
+			// retried attempt would read the same bytes: fail at once below.
+			err = copyOnce()
+		}
 		switch {
 		case errors.Is(err, store.ErrExists):
 			info, err := dest.Stat(ctx, key)
@@ -70,13 +80,7 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 				return out, fatal(bakeapi.ErrDestinationConflict, "%s already holds a different %s; choose another tag", out.URI, f.Path)
 			}
 		case errors.Is(err, store.ErrCorrupt):
-			// Bytes that differ from a correctly recorded object were damaged
-			// in transit, and the next attempt may read them whole; an object
-			// recorded with another sha256 than the manifest's never will.
-			if info, serr := a.Store.Stat(ctx, path.Join(in.DatasetPrefix, f.Path)); serr == nil && info.SHA256 != f.SHA256 {
-				return out, fatal(bakeapi.ErrCorruptPartial, "%s/%s does not match its manifest: %v", in.DatasetPrefix, f.Path, err)
-			}
-			return out, err
+			return out, fatal(bakeapi.ErrCorruptPartial, "%s/%s does not match its manifest, read twice: %v", in.DatasetPrefix, f.Path, err)
 		case err != nil:
 			return out, storeErr(err)
 		}

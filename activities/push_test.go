@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"bytes"
 	"context"
 	"path"
 	"slices"
@@ -124,6 +125,27 @@ func testPushRefusesADatasetFileUnlikeItsManifest(t *testing.T, f *fixture) {
 		if ok, _ := f.st.Exists(context.Background(), key); ok {
 			t.Errorf("the refused push wrote %s", key)
 		}
+	}
+}
+
+// testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256: a dataset
+// file whose bytes changed in the bucket while its recorded sha256 (S3
+// metadata) was kept, as a restore that copies metadata would leave it, is
+// read twice and then refused for good, naming the file: a retried attempt
+// would read the same bytes, so the attempts would only run out.
+func testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256(t *testing.T, f *fixture) {
+	ds := bakeDataset(t, f, "rewritten", 5)
+	a := f.acts(gpuengine.CPU{})
+	m := readManifest(t, f.st, ds.Prefix)
+	file := m.Files[len(m.Files)-1]
+	putKeepingRecordedSHA256(t, f, path.Join(ds.Prefix, file.Path), bytes.Repeat([]byte{'x'}, int(file.Size)))
+	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v6"})
+	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	if !strings.Contains(app.Error(), file.Path) {
+		t.Errorf("error %q does not name the file %s", app.Error(), file.Path)
+	}
+	if ok, _ := f.st.Exists(context.Background(), path.Join(keys.Release("datasets", "demo", "v6"), file.Path)); ok {
+		t.Error("the refused push wrote the damaged file")
 	}
 }
 
