@@ -32,7 +32,10 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := cmdline.CheckHelpArgs(root, args)
+	if err == nil {
+		err = root.ExecuteContext(ctx)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 	}

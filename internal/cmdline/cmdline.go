@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -107,6 +108,61 @@ func flagError(cmd *cobra.Command, err error) error {
 			cmd.CommandPath(), FileFlag, FileEnv)
 	}
 	return Usage(err)
+}
+
+// CheckHelpArgs refuses, before cobra runs, an unknown verb that cobra would
+// answer with a parent's help and exit 0: one after a group's --help
+// (`dataset --help nosuch`: cobra shows help before it checks arguments) and
+// one in the help command's path (`help dataset nosuch`: cobra's help shows
+// the deepest command it found). Every other unknown verb reaches the
+// group's Args (Strict).
+func CheckHelpArgs(root *cobra.Command, args []string) error {
+	if len(args) > 0 && args[0] == "help" {
+		args = args[1:]
+	} else if !slices.Contains(args, "--help") && !slices.Contains(args, "-h") {
+		return nil
+	}
+	cmd, rest, err := root.Find(args)
+	if err != nil || !cmd.HasSubCommands() {
+		return nil // cobra reports these itself
+	}
+	if verb := firstPositional(cmd, rest); verb != "" {
+		return unknownSubcommand(cmd, []string{verb})
+	}
+	return nil
+}
+
+// firstPositional is the first of args that is neither a flag of cmd nor a
+// flag's value ("" if none): what cobra would take for a verb of cmd.
+func firstPositional(cmd *cobra.Command, args []string) string {
+	flags := cmd.Flags()
+	flags.AddFlagSet(cmd.InheritedFlags())
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var f *pflag.Flag
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+			return ""
+		case strings.HasPrefix(a, "--"):
+			if strings.Contains(a, "=") {
+				continue
+			}
+			f = flags.Lookup(a[2:])
+		case strings.HasPrefix(a, "-") && len(a) == 2:
+			f = flags.ShorthandLookup(a[1:])
+		case strings.HasPrefix(a, "-"):
+			continue // -xVALUE: a shorthand with its value attached
+		default:
+			return a
+		}
+		if f != nil && f.NoOptDefVal == "" {
+			i++ // the flag's value
+		}
+	}
+	return ""
 }
 
 func unknownSubcommand(cmd *cobra.Command, args []string) error {
