@@ -39,51 +39,101 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 	if len(inputs) == 0 {
 		return incompatiblef("combine-splits requires at least one input directory; pass complete single-split datasets")
 	}
-	type input struct {
-		dir   string
-		md    Metadata
-		info  *Info
-		split *SplitInfo
-		files []string
+	ins, seen, err := openCombineInputs(inputs)
+	if err != nil {
+		return err
 	}
-	var ins []input
+	if err := checkDefaultSplit(defaultSplit, seen); err != nil {
+		return err
+	}
+	if err := checkCommonKeys(ins); err != nil {
+		return err
+	}
+	md := combinedMetadata(ins, defaultSplit, cfg.skipPrepared)
+	info, err := ParseInfo(md, false)
+	if err != nil {
+		return err
+	}
+	card := renderCard(info)
+	mdBytes, err := encodeMetadata(md)
+	if err != nil {
+		return err
+	}
+	return writeStaged(out, func(tmp string) error {
+		return writeCombined(tmp, ins, mdBytes, card, cfg)
+	})
+}
+
+// combineInput is one checked input of Combine: its single split and the
+// parquet files that hold it.
+type combineInput struct {
+	dir   string
+	md    Metadata
+	info  *Info
+	split *SplitInfo
+	files []string
+}
+
+// openCombineInputs opens and checks every input, in order, and returns them
+// with the input directory of each split name.
+func openCombineInputs(inputs []string) ([]combineInput, map[string]string, error) {
+	var ins []combineInput
 	seen := map[string]string{}
 	for _, d := range inputs {
-		dd, err := Open(d, true)
+		in, err := openCombineInput(d)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		md, info := dd.Meta, dd.Info
-		if info.IsPartial {
-			return incompatiblef("%s: is a partial dataset; combine-splits requires complete single-split inputs. Run `whestbake dataset merge` first.", d)
+		if other, dup := seen[in.split.Name]; dup {
+			return nil, nil, incompatiblef("duplicate split name %q across inputs %s and %s; each input must contribute a distinct split", in.split.Name, other, d)
 		}
-		if info.MultiSplit {
-			return incompatiblef("%s: is already a multi-split dataset; combine-splits only accepts single-split inputs", d)
-		}
-		if info.CreatedAt == "" {
-			return invalidf("%s: created_at_utc is missing or empty; combine needs it to date the combined dataset", filepath.Join(d, metadataFile))
-		}
-		// Every row is decoded and checked before its file is copied blind.
-		if err := dd.Scan(nil); err != nil {
-			return err
-		}
-		sd := dd.Splits[0]
-		if other, dup := seen[sd.Name]; dup {
-			return incompatiblef("duplicate split name %q across inputs %s and %s; each input must contribute a distinct split", sd.Name, other, d)
-		}
-		seen[sd.Name] = d
-		ins = append(ins, input{dir: d, md: md, info: info, split: &info.Splits[0], files: sd.Files})
+		seen[in.split.Name] = d
+		ins = append(ins, in)
 	}
-	if defaultSplit != "" {
-		if _, ok := seen[defaultSplit]; !ok {
-			names := make([]string, 0, len(seen))
-			for n := range seen {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			return incompatiblef("default_split=%q is not one of the input splits %q", defaultSplit, names)
-		}
+	return ins, seen, nil
+}
+
+func openCombineInput(d string) (combineInput, error) {
+	dd, err := Open(d, true)
+	if err != nil {
+		return combineInput{}, err
 	}
+	md, info := dd.Meta, dd.Info
+	if info.IsPartial {
+		return combineInput{}, incompatiblef("%s: is a partial dataset; combine-splits requires complete single-split inputs. Run `whestbake dataset merge` first.", d)
+	}
+	if info.MultiSplit {
+		return combineInput{}, incompatiblef("%s: is already a multi-split dataset; combine-splits only accepts single-split inputs", d)
+	}
+	if info.CreatedAt == "" {
+		return combineInput{}, invalidf("%s: created_at_utc is missing or empty; combine needs it to date the combined dataset", filepath.Join(d, metadataFile))
+	}
+	// Every row is decoded and checked before its file is copied blind.
+	if err := dd.Scan(nil); err != nil {
+		return combineInput{}, err
+	}
+	return combineInput{dir: d, md: md, info: info, split: &info.Splits[0], files: dd.Splits[0].Files}, nil
+}
+
+// checkDefaultSplit refuses a requested default split that no input holds.
+func checkDefaultSplit(defaultSplit string, seen map[string]string) error {
+	if defaultSplit == "" {
+		return nil
+	}
+	if _, ok := seen[defaultSplit]; ok {
+		return nil
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return incompatiblef("default_split=%q is not one of the input splits %q", defaultSplit, names)
+}
+
+// checkCommonKeys refuses inputs that differ from the first in any of
+// combineCommonKeys.
+func checkCommonKeys(ins []combineInput) error {
 	first := ins[0]
 	for _, in := range ins[1:] {
 		for _, k := range combineCommonKeys {
@@ -94,8 +144,15 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 			}
 		}
 	}
+	return nil
+}
 
+// combinedMetadata builds the combined dataset's metadata: the shared keys
+// from the first input, a splits entry per input, the earliest creation time,
+// and the default split (the one "default" config when none was asked for).
+func combinedMetadata(ins []combineInput, defaultSplit string, skipPrepared bool) *Object {
 	md := NewObject()
+	first := ins[0]
 	for _, k := range []string{"schema_version", "format", "backend", "seed_protocol", "n_samples", "width", "depth"} {
 		if v, ok := first.md.Get(k); ok {
 			md.Set(k, cloneValue(v))
@@ -109,24 +166,7 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 		if i == 0 || c < created {
 			created = c
 		}
-		entry := NewObject().
-			Set("n_mlps", in.split.NMLPs).
-			Set("created_at_utc", c).
-			Set("config", in.split.HFConfig())
-		if v, ok := in.md.Get("seed"); ok {
-			entry.Set("seed", v)
-		}
-		if v, ok := in.md.Get("hardware_fingerprints"); ok {
-			entry.Set("hardware_fingerprints", cloneValue(v))
-		} else if v, ok := in.md.Get("hardware"); ok {
-			entry.Set("hardware_fingerprints", []any{cloneValue(v)})
-		}
-		for _, k := range combineProvenanceKeys {
-			if v, ok := in.md.Get(k); ok {
-				entry.Set(k, v)
-			}
-		}
-		splits.Set(in.split.Name, entry)
+		splits.Set(in.split.Name, combinedSplitEntry(in))
 		if in.split.HFConfig() == DefaultConfig {
 			defaults = append(defaults, in.split.Name)
 		}
@@ -140,51 +180,70 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 	if defaultSplit != "" {
 		md.Set("default_split", defaultSplit)
 	}
-	if !cfg.skipPrepared {
+	if !skipPrepared {
 		md.Set("prepared_splits", preparedSplits(splits.Keys()))
 	}
-	info, err := ParseInfo(md, false)
-	if err != nil {
+	return md
+}
+
+// combinedSplitEntry is in's entry under splits: its size, date and config,
+// and the provenance that the combined dataset's top level cannot hold for
+// every split at once.
+func combinedSplitEntry(in combineInput) *Object {
+	entry := NewObject().
+		Set("n_mlps", in.split.NMLPs).
+		Set("created_at_utc", in.info.CreatedAt).
+		Set("config", in.split.HFConfig())
+	if v, ok := in.md.Get("seed"); ok {
+		entry.Set("seed", v)
+	}
+	if v, ok := in.md.Get("hardware_fingerprints"); ok {
+		entry.Set("hardware_fingerprints", cloneValue(v))
+	} else if v, ok := in.md.Get("hardware"); ok {
+		entry.Set("hardware_fingerprints", []any{cloneValue(v)})
+	}
+	for _, k := range combineProvenanceKeys {
+		if v, ok := in.md.Get(k); ok {
+			entry.Set(k, v)
+		}
+	}
+	return entry
+}
+
+// writeCombined fills the staging directory tmp: the inputs' parquet files,
+// the metadata and card, the prepared tree, then whatever cfg.finish adds.
+func writeCombined(tmp string, ins []combineInput, mdBytes []byte, card string, cfg combineConfig) error {
+	if err := os.Mkdir(filepath.Join(tmp, dataDir), 0o755); err != nil {
 		return err
 	}
-	card := renderCard(info)
-	mdBytes, err := encodeMetadata(md)
-	if err != nil {
+	for _, in := range ins {
+		for _, f := range in.files {
+			if err := copyFile(f, filepath.Join(tmp, dataDir, filepath.Base(f))); err != nil {
+				return err
+			}
+		}
+	}
+	if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
 		return err
 	}
-	return writeStaged(out, func(tmp string) error {
-		if err := os.Mkdir(filepath.Join(tmp, dataDir), 0o755); err != nil {
+	if err := writeFileSync(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {
+		return err
+	}
+	if !cfg.skipPrepared {
+		// From the copies, which are what the dataset holds; the
+		// rows are checked a second time on the way.
+		d, err := Open(tmp, false)
+		if err != nil {
 			return err
 		}
-		for _, in := range ins {
-			for _, f := range in.files {
-				if err := copyFile(f, filepath.Join(tmp, dataDir, filepath.Base(f))); err != nil {
-					return err
-				}
-			}
-		}
-		if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
+		if err := writePrepared(d, filepath.Join(tmp, PreparedDir)); err != nil {
 			return err
 		}
-		if err := writeFileSync(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {
-			return err
-		}
-		if !cfg.skipPrepared {
-			// From the copies, which are what the dataset holds; the
-			// rows are checked a second time on the way.
-			d, err := Open(tmp, false)
-			if err != nil {
-				return err
-			}
-			if err := writePrepared(d, filepath.Join(tmp, PreparedDir)); err != nil {
-				return err
-			}
-		}
-		if cfg.finish != nil {
-			return cfg.finish(tmp)
-		}
-		return nil
-	})
+	}
+	if cfg.finish != nil {
+		return cfg.finish(tmp)
+	}
+	return nil
 }
 
 // CombineOption adjusts Combine.

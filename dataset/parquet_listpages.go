@@ -153,46 +153,76 @@ func (c *listChunk) flushPage() {
 // group. With emit nil the page is buffered for writeTo; otherwise it is
 // written through emit at once, its values straight from vals.
 func (c *listChunk) encodePage(vals []float32, rows int, emit func([]byte) error) error {
-	lv := c.levelsOf(rows)
-	n := int64(len(vals))
+	p := &encodedPage{lv: c.levelsOf(rows), n: int64(len(vals)), rows: rows}
 	page := parquet.FloatType.NewPage(c.col, len(vals), encoding.FloatValues(vals))
-	minV, maxV, ok := page.Bounds()
-	var body []byte
-	if emit != nil {
-		body = plainFloats(vals)
-	} else {
-		// Encoded in place at the end of c.values, saving a page-sized
-		// copy. The first page grows it to a whole row group: growing by
-		// append's doubling would leave up to twice that allocated, and
-		// hold the old and the new copy together while it copies (a 64 MiB
-		// group peaked at 192).
-		start := len(c.values)
-		c.values = slices.Grow(c.values, max(4*len(vals), c.groupBytes-start))
-		body, _ = (&plain.Encoding{}).EncodeFloat(c.values[start:start], vals)
-		c.values = c.values[:start+len(body)]
+	p.minV, p.maxV, p.hasBounds = page.Bounds()
+	p.body = c.pageValues(vals, emit == nil)
+	c.encodeHeader(p)
+	c.addPage(p)
+	if emit == nil {
+		c.heads = append(c.heads, pageHead{bytes.Clone(c.header.Bytes()), p.lv, len(p.body)})
+		return nil
 	}
+	for _, b := range [...][]byte{c.header.Bytes(), p.lv.reps, p.lv.defs, p.body} {
+		if err := emit(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
+// encodedPage is what encodePage's steps share about the page at hand.
+type encodedPage struct {
+	lv         *pageLevels
+	n          int64 // values
+	rows       int
+	minV, maxV parquet.Value
+	hasBounds  bool
+	body       []byte // the PLAIN values
+	total      int32  // header, levels and values
+}
+
+// pageValues PLAIN-encodes vals: at the end of c.values when buffered,
+// otherwise into a buffer of their own.
+func (c *listChunk) pageValues(vals []float32, buffered bool) []byte {
+	if !buffered {
+		return plainFloats(vals)
+	}
+	// Encoded in place at the end of c.values, saving a page-sized copy.
+	// The first page grows it to a whole row group: growing by append's
+	// doubling would leave up to twice that allocated, and hold the old and
+	// the new copy together while it copies (a 64 MiB group peaked at 192).
+	start := len(c.values)
+	c.values = slices.Grow(c.values, max(4*len(vals), c.groupBytes-start))
+	body, _ := (&plain.Encoding{}).EncodeFloat(c.values[start:start], vals)
+	c.values = c.values[:start+len(body)]
+	return body
+}
+
+// encodeHeader encodes p's page header into c.header and sets p.total.
+func (c *listChunk) encodeHeader(p *encodedPage) {
+	lv := p.lv
 	crc := crc32.Update(0, crc32.IEEETable, lv.reps)
 	crc = crc32.Update(crc, crc32.IEEETable, lv.defs)
-	crc = crc32.Update(crc, crc32.IEEETable, body)
-	size := len(lv.reps) + len(lv.defs) + len(body)
+	crc = crc32.Update(crc, crc32.IEEETable, p.body)
+	size := len(lv.reps) + len(lv.defs) + len(p.body)
 	hdr := format.PageHeader{
 		Type:                 format.DataPageV2,
 		UncompressedPageSize: int32(size),
 		CompressedPageSize:   int32(size),
 		CRC:                  int32(crc),
 		DataPageHeaderV2: thrift.New(format.DataPageHeaderV2{
-			NumValues:                  int32(n),
-			NumRows:                    int32(rows),
+			NumValues:                  int32(p.n),
+			NumRows:                    int32(p.rows),
 			Encoding:                   format.Plain,
 			DefinitionLevelsByteLength: int32(len(lv.defs)),
 			RepetitionLevelsByteLength: int32(len(lv.reps)),
 			IsCompressed:               thrift.New(false),
 			Statistics: format.Statistics{
-				Min:      minV.Bytes(),
-				Max:      maxV.Bytes(),
-				MinValue: minV.Bytes(),
-				MaxValue: maxV.Bytes(),
+				Min:      p.minV.Bytes(),
+				Max:      p.maxV.Bytes(),
+				MinValue: p.minV.Bytes(),
+				MaxValue: p.maxV.Bytes(),
 			},
 		}),
 	}
@@ -200,48 +230,39 @@ func (c *listChunk) encodePage(vals []float32, rows int, emit func([]byte) error
 	if err := c.enc.Encode(&hdr); err != nil {
 		panic(err) // encoding a fixed struct into memory cannot fail
 	}
-	total := int32(c.header.Len() + size)
+	p.total = int32(c.header.Len() + size)
+}
 
+// addPage counts p into the row group's offset and column indexes, bounds,
+// level histograms and sizes.
+func (c *listChunk) addPage(p *encodedPage) {
 	c.offsets = append(c.offsets, format.PageLocation{
 		Offset:             c.meta.TotalCompressedSize,
-		CompressedPageSize: total,
+		CompressedPageSize: p.total,
 		FirstRowIndex:      c.numRows,
 	})
-	if emit == nil {
-		c.heads = append(c.heads, pageHead{bytes.Clone(c.header.Bytes()), lv, len(body)})
-	}
-
-	c.indexer.IndexPage(n, 0, minV, maxV)
-	c.meta.NumValues += n
-	if ok {
-		if !c.hasBounds || parquet.FloatType.Compare(maxV, c.maxV) > 0 {
-			c.maxV = maxV
+	c.indexer.IndexPage(p.n, 0, p.minV, p.maxV)
+	c.meta.NumValues += p.n
+	if p.hasBounds {
+		if !c.hasBounds || parquet.FloatType.Compare(p.maxV, c.maxV) > 0 {
+			c.maxV = p.maxV
 		}
-		if !c.hasBounds || parquet.FloatType.Compare(minV, c.minV) < 0 {
-			c.minV = minV
+		if !c.hasBounds || parquet.FloatType.Compare(p.minV, c.minV) < 0 {
+			c.minV = p.minV
 		}
 		c.hasBounds = true
 	}
-	c.numRows += int64(rows)
-	for i, v := range lv.repHist {
+	c.numRows += int64(p.rows)
+	for i, v := range p.lv.repHist {
 		c.repHist[i] += v
 	}
-	for i, v := range lv.defHist {
+	for i, v := range p.lv.defHist {
 		c.defHist[i] += v
 	}
-	c.pageRepHist = append(c.pageRepHist, lv.repHist...)
-	c.pageDefHist = append(c.pageDefHist, lv.defHist...)
-	c.meta.TotalUncompressedSize += int64(total)
-	c.meta.TotalCompressedSize += int64(total)
-	if emit == nil {
-		return nil
-	}
-	for _, b := range [...][]byte{c.header.Bytes(), lv.reps, lv.defs, body} {
-		if err := emit(b); err != nil {
-			return err
-		}
-	}
-	return nil
+	c.pageRepHist = append(c.pageRepHist, p.lv.repHist...)
+	c.pageDefHist = append(c.pageDefHist, p.lv.defHist...)
+	c.meta.TotalUncompressedSize += int64(p.total)
+	c.meta.TotalCompressedSize += int64(p.total)
 }
 
 // finish closes the row group's last page and fills in its column chunk

@@ -162,18 +162,9 @@ func (pw *ParquetWriter) writeRow(r *Row) error {
 // page holding the row, as writeRow and finish would have cut it, and
 // buffering it would hold the row twice (64 MiB at width 1024 × depth 16).
 func (pw *ParquetWriter) flushGroup(row *Row) error {
-	if err := pw.scalars.Close(); err != nil {
-		return err
-	}
-	pw.scalars = nil
-	pw.inGroup = 0
-	file := pw.scratch.Bytes()
-	meta, err := readFooter(file)
+	file, meta, err := pw.closeScratch()
 	if err != nil {
 		return err
-	}
-	if len(meta.RowGroups) != 1 || len(meta.RowGroups[0].Columns) != numColumns {
-		return fmt.Errorf("scratch parquet file has %d row groups, want 1", len(meta.RowGroups))
 	}
 	src := meta.RowGroups[0]
 	if pw.offset == 0 {
@@ -191,46 +182,13 @@ func (pw *ParquetWriter) flushGroup(row *Row) error {
 	ois := make([]format.OffsetIndex, numColumns)
 	for col := range numColumns {
 		cc := src.Columns[col]
-		start := pw.offset
 		if lc := pw.lists[col]; lc != nil {
-			if row != nil {
-				if err := lc.encodePage(listOf(row, col), 1, pw.emit); err != nil {
-					return err
-				}
-			}
-			lc.finish(&cc.MetaData, &cis[col], &ois[col])
-			for j := range ois[col].PageLocations {
-				ois[col].PageLocations[j].Offset += start
-			}
-			if err := lc.writeTo(pw.emit); err != nil {
-				return err
-			}
-			lc.reset()
-			cc.MetaData.DataPageOffset = start
+			err = pw.writeListChunk(lc, row, col, &cc, &cis[col], &ois[col])
 		} else {
-			if err := thriftAt(file, cc.ColumnIndexOffset, cc.ColumnIndexLength, &cis[col]); err != nil {
-				return err
-			}
-			if err := thriftAt(file, cc.OffsetIndexOffset, cc.OffsetIndexLength, &ois[col]); err != nil {
-				return err
-			}
-			// A scalar chunk starts with its dictionary page; the offset
-			// index locates the data pages after it.
-			from := cc.MetaData.DictionaryPageOffset
-			if from == 0 {
-				return fmt.Errorf("scratch parquet column %s has no dictionary page", columns[col].name)
-			}
-			for j := range ois[col].PageLocations {
-				ois[col].PageLocations[j].Offset += start - from
-			}
-			if err := pw.emit(file[from : from+cc.MetaData.TotalCompressedSize]); err != nil {
-				return err
-			}
-			cc.MetaData.DictionaryPageOffset = start
-			cc.MetaData.DataPageOffset += start - from
-			if columns[col].kind == parquet.ByteArray {
-				cc.MetaData.SizeStatistics.UnencodedByteArrayDataBytes = pw.textBytes[col]
-			}
+			err = pw.copyScalarChunk(file, col, &cc, &cis[col], &ois[col])
+		}
+		if err != nil {
+			return err
 		}
 		cc.ColumnIndexOffset, cc.ColumnIndexLength = 0, 0
 		cc.OffsetIndexOffset, cc.OffsetIndexLength = 0, 0
@@ -243,6 +201,78 @@ func (pw *ParquetWriter) flushGroup(row *Row) error {
 	pw.columnIndexes = append(pw.columnIndexes, cis)
 	pw.offsetIndexes = append(pw.offsetIndexes, ois)
 	pw.meta = *meta
+	return nil
+}
+
+// closeScratch ends the current group's scratch file and returns it with its
+// footer, which holds the group as its one row group.
+func (pw *ParquetWriter) closeScratch() ([]byte, *format.FileMetaData, error) {
+	if err := pw.scalars.Close(); err != nil {
+		return nil, nil, err
+	}
+	pw.scalars = nil
+	pw.inGroup = 0
+	file := pw.scratch.Bytes()
+	meta, err := readFooter(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(meta.RowGroups) != 1 || len(meta.RowGroups[0].Columns) != numColumns {
+		return nil, nil, fmt.Errorf("scratch parquet file has %d row groups, want 1", len(meta.RowGroups))
+	}
+	return file, meta, nil
+}
+
+// writeListChunk writes list column col's chunk from lc (and row's page,
+// when the group is that one row) and fills in cc's metadata and the
+// chunk's page indexes, at the output's current offset.
+func (pw *ParquetWriter) writeListChunk(lc *listChunk, row *Row, col int, cc *format.ColumnChunk, ci *format.ColumnIndex, oi *format.OffsetIndex) error {
+	start := pw.offset
+	if row != nil {
+		if err := lc.encodePage(listOf(row, col), 1, pw.emit); err != nil {
+			return err
+		}
+	}
+	lc.finish(&cc.MetaData, ci, oi)
+	for j := range oi.PageLocations {
+		oi.PageLocations[j].Offset += start
+	}
+	if err := lc.writeTo(pw.emit); err != nil {
+		return err
+	}
+	lc.reset()
+	cc.MetaData.DataPageOffset = start
+	return nil
+}
+
+// copyScalarChunk copies scalar column col's chunk from the scratch file to
+// the output's current offset, with its page indexes, and moves cc's
+// offsets there.
+func (pw *ParquetWriter) copyScalarChunk(file []byte, col int, cc *format.ColumnChunk, ci *format.ColumnIndex, oi *format.OffsetIndex) error {
+	start := pw.offset
+	if err := thriftAt(file, cc.ColumnIndexOffset, cc.ColumnIndexLength, ci); err != nil {
+		return err
+	}
+	if err := thriftAt(file, cc.OffsetIndexOffset, cc.OffsetIndexLength, oi); err != nil {
+		return err
+	}
+	// A scalar chunk starts with its dictionary page; the offset
+	// index locates the data pages after it.
+	from := cc.MetaData.DictionaryPageOffset
+	if from == 0 {
+		return fmt.Errorf("scratch parquet column %s has no dictionary page", columns[col].name)
+	}
+	for j := range oi.PageLocations {
+		oi.PageLocations[j].Offset += start - from
+	}
+	if err := pw.emit(file[from : from+cc.MetaData.TotalCompressedSize]); err != nil {
+		return err
+	}
+	cc.MetaData.DictionaryPageOffset = start
+	cc.MetaData.DataPageOffset += start - from
+	if columns[col].kind == parquet.ByteArray {
+		cc.MetaData.SizeStatistics.UnencodedByteArrayDataBytes = pw.textBytes[col]
+	}
 	return nil
 }
 

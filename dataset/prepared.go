@@ -122,86 +122,12 @@ func (s *arrowStream) write(r *Row) error {
 	if err := r.check(s.width, s.depth); err != nil {
 		return err
 	}
-	w, d := int64(s.width), int64(s.depth)
-	node := func(n int64) arrowipc.FieldNode { return arrowipc.FieldNode{Length: n} }
-	nodes := []arrowipc.FieldNode{
-		node(1),                                        // mlp_id
-		node(1),                                        // mlp_name
-		node(1),                                        // mlp_seed
-		node(1), node(d), node(d * w), node(d * w * w), // weights: list<list<list<float>>>
-		node(1), node(d), node(d * w), // all_layer_means: list<list<float>>
-		node(1), node(w), // final_means: fixed_size_list<float>[w]
-		node(1), // avg_variance
-		node(1), // sampling_budget_breakdown
-	}
-	// Each buffer is written by a function, so that the values go from the
-	// row to the file through a small scratch buffer, never a second copy
-	// of the row.
-	type buffer struct {
-		n     int64
-		write func() error
-	}
-	none := buffer{0, func() error { return nil }}
-	offsets := func(count, step int64) buffer { // count+1 int32 offsets 0, step, 2·step, …
-		return buffer{4 * (count + 1), func() error {
-			for from := int64(0); from <= count; from += scratchValues {
-				n := min(count+1-from, scratchValues)
-				b := s.grow(int(4 * n))
-				for i := range n {
-					binary.LittleEndian.PutUint32(b[4*i:], uint32((from+i)*step))
-				}
-				if _, err := s.w.Write(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}
-	}
-	floats := func(v []float32) buffer {
-		return buffer{4 * int64(len(v)), func() error {
-			for len(v) > 0 {
-				n := min(len(v), scratchValues)
-				b := s.grow(4 * n)
-				for i, x := range v[:n] {
-					binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-				}
-				if _, err := s.w.Write(b); err != nil {
-					return err
-				}
-				v = v[n:]
-			}
-			return nil
-		}}
-	}
-	fixed := func(n int, put func([]byte)) buffer {
-		return buffer{int64(n), func() error {
-			b := s.grow(n)
-			put(b)
-			_, err := s.w.Write(b)
-			return err
-		}}
-	}
-	text := func(t string) []buffer {
-		return []buffer{none, offsets(1, int64(len(t))), {int64(len(t)), func() error {
-			_, err := s.w.WriteString(t)
-			return err
-		}}}
-	}
-	var bufs []buffer
-	bufs = append(bufs, none, fixed(4, func(b []byte) { binary.LittleEndian.PutUint32(b, uint32(r.MLPID)) }))
-	bufs = append(bufs, text(r.Name)...)
-	bufs = append(bufs, none, fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, uint64(r.Seed)) }))
-	bufs = append(bufs, none, offsets(1, d), none, offsets(d, w), none, offsets(d*w, w), none, floats(r.Weights))
-	bufs = append(bufs, none, offsets(1, d), none, offsets(d, w), none, floats(r.LayerMeans))
-	bufs = append(bufs, none, none, floats(r.FinalMeans))
-	bufs = append(bufs, none, fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance)) }))
-	bufs = append(bufs, text(r.Breakdown)...)
-
+	bufs := s.rowBuffers(r)
 	lens := make([]int64, len(bufs))
 	for i, b := range bufs {
 		lens[i] = b.n
 	}
-	msg, _ := arrowipc.RecordBatchMessage(1, nodes, lens)
+	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(int64(s.width), int64(s.depth)), lens)
 	if _, err := s.w.Write(msg); err != nil {
 		return err
 	}
@@ -215,6 +141,102 @@ func (s *arrowStream) write(r *Row) error {
 		}
 	}
 	return nil
+}
+
+// rowNodes are the field nodes of a one-row record batch of width w and
+// depth d, in the schema's pre-order.
+func rowNodes(w, d int64) []arrowipc.FieldNode {
+	node := func(n int64) arrowipc.FieldNode { return arrowipc.FieldNode{Length: n} }
+	return []arrowipc.FieldNode{
+		node(1),                                        // mlp_id
+		node(1),                                        // mlp_name
+		node(1),                                        // mlp_seed
+		node(1), node(d), node(d * w), node(d * w * w), // weights: list<list<list<float>>>
+		node(1), node(d), node(d * w), // all_layer_means: list<list<float>>
+		node(1), node(w), // final_means: fixed_size_list<float>[w]
+		node(1), // avg_variance
+		node(1), // sampling_budget_breakdown
+	}
+}
+
+// arrowBuffer is one buffer of a record batch: its length, and a function
+// that writes it. Each buffer is written by a function, so that the values go
+// from the row to the file through a small scratch buffer, never a second copy
+// of the row.
+type arrowBuffer struct {
+	n     int64
+	write func() error
+}
+
+// noBuffer is an empty buffer: a validity bitmap when no value is null.
+var noBuffer = arrowBuffer{0, func() error { return nil }}
+
+// rowBuffers are r's buffers, in the order of rowNodes' fields.
+func (s *arrowStream) rowBuffers(r *Row) []arrowBuffer {
+	w, d := int64(s.width), int64(s.depth)
+	var bufs []arrowBuffer
+	bufs = append(bufs, noBuffer, s.fixed(4, func(b []byte) { binary.LittleEndian.PutUint32(b, uint32(r.MLPID)) }))
+	bufs = append(bufs, s.text(r.Name)...)
+	bufs = append(bufs, noBuffer, s.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, uint64(r.Seed)) }))
+	bufs = append(bufs, noBuffer, s.offsets(1, d), noBuffer, s.offsets(d, w), noBuffer, s.offsets(d*w, w), noBuffer, s.floats(r.Weights))
+	bufs = append(bufs, noBuffer, s.offsets(1, d), noBuffer, s.offsets(d, w), noBuffer, s.floats(r.LayerMeans))
+	bufs = append(bufs, noBuffer, noBuffer, s.floats(r.FinalMeans))
+	bufs = append(bufs, noBuffer, s.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance)) }))
+	bufs = append(bufs, s.text(r.Breakdown)...)
+	return bufs
+}
+
+// offsets is a buffer of count+1 int32 offsets 0, step, 2·step, ….
+func (s *arrowStream) offsets(count, step int64) arrowBuffer {
+	return arrowBuffer{4 * (count + 1), func() error {
+		for from := int64(0); from <= count; from += scratchValues {
+			n := min(count+1-from, scratchValues)
+			b := s.grow(int(4 * n))
+			for i := range n {
+				binary.LittleEndian.PutUint32(b[4*i:], uint32((from+i)*step))
+			}
+			if _, err := s.w.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// floats is a buffer of v's values.
+func (s *arrowStream) floats(v []float32) arrowBuffer {
+	return arrowBuffer{4 * int64(len(v)), func() error {
+		for len(v) > 0 {
+			n := min(len(v), scratchValues)
+			b := s.grow(4 * n)
+			for i, x := range v[:n] {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+			}
+			if _, err := s.w.Write(b); err != nil {
+				return err
+			}
+			v = v[n:]
+		}
+		return nil
+	}}
+}
+
+// fixed is a buffer of n bytes that put fills.
+func (s *arrowStream) fixed(n int, put func([]byte)) arrowBuffer {
+	return arrowBuffer{int64(n), func() error {
+		b := s.grow(n)
+		put(b)
+		_, err := s.w.Write(b)
+		return err
+	}}
+}
+
+// text is the three buffers of a one-value string column holding t.
+func (s *arrowStream) text(t string) []arrowBuffer {
+	return []arrowBuffer{noBuffer, s.offsets(1, int64(len(t))), {int64(len(t)), func() error {
+		_, err := s.w.WriteString(t)
+		return err
+	}}}
 }
 
 // scratchValues bounds the 4-byte values encoded at a time (64 KiB).

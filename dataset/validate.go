@@ -148,28 +148,8 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 			return invalidf("'default_split'=%q is not one of the dataset's splits %q.", s, sorted)
 		}
 	}
-	if v, ok := md.Get("prepared_splits"); ok {
-		prep, isObj := v.(*Object)
-		if !isObj {
-			return invalidf("'prepared_splits' must be an object; got %s.", jsonKind(v))
-		}
-		for _, s := range prep.Keys() {
-			if !splits.Has(s) {
-				return invalidf("'prepared_splits[%q]' references a split that isn't in this dataset (have: %q).", s, sorted)
-			}
-			entry, isObj := prep.GetObject(s)
-			if !isObj {
-				return invalidf("'prepared_splits[%q]' must be an object.", s)
-			}
-			if _, ok := entry.GetString("path"); !ok {
-				return invalidf("'prepared_splits[%q].path' must be a string.", s)
-			}
-			if f, ok := entry.Get("format"); ok && f != nil {
-				if _, isStr := f.(string); !isStr {
-					return invalidf("'prepared_splits[%q].format' must be a string if present.", s)
-				}
-			}
-		}
+	if err := validatePreparedSplits(md, splits, sorted); err != nil {
+		return err
 	}
 	if md.Has("seed") {
 		if explicitSeeds {
@@ -178,32 +158,73 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 		return invalidf("multi-split metadata must not have top-level 'seed'; per-split seed lives under splits[<name>].")
 	}
 	for _, s := range names {
-		if err := checkName("split name", s); err != nil {
-			return invalidf("invalid split name in splits object: %v", err)
+		if err := validateSplitEntry(splits, s, explicitSeeds, label); err != nil {
+			return err
 		}
-		info, isObj := splits.GetObject(s)
+	}
+	return nil
+}
+
+// validatePreparedSplits checks md's prepared_splits block, if any: an
+// object whose entries are objects naming splits of splits (sorted, for the
+// message) by path, with an optional format.
+func validatePreparedSplits(md Metadata, splits *Object, sorted []string) error {
+	v, ok := md.Get("prepared_splits")
+	if !ok {
+		return nil
+	}
+	prep, isObj := v.(*Object)
+	if !isObj {
+		return invalidf("'prepared_splits' must be an object; got %s.", jsonKind(v))
+	}
+	for _, s := range prep.Keys() {
+		if !splits.Has(s) {
+			return invalidf("'prepared_splits[%q]' references a split that isn't in this dataset (have: %q).", s, sorted)
+		}
+		entry, isObj := prep.GetObject(s)
 		if !isObj {
-			v, _ := splits.Get(s)
-			return invalidf("splits[%q] must be an object; got %s.", s, jsonKind(v))
+			return invalidf("'prepared_splits[%q]' must be an object.", s)
 		}
-		if !info.Has("n_mlps") {
-			return invalidf("splits[%q] is missing required field 'n_mlps'.", s)
+		if _, ok := entry.GetString("path"); !ok {
+			return invalidf("'prepared_splits[%q].path' must be a string.", s)
 		}
-		if v, ok := info.Get("config"); ok {
-			c, isStr := v.(string)
-			if !isStr {
-				return invalidf("splits[%q].config must be a string; got %s.", s, jsonKind(v))
-			}
-			if err := checkName("config name", c); err != nil {
-				return invalidf("invalid config in splits[%q]: %v", s, err)
+		if f, ok := entry.Get("format"); ok && f != nil {
+			if _, isStr := f.(string); !isStr {
+				return invalidf("'prepared_splits[%q].format' must be a string if present.", s)
 			}
 		}
-		switch {
-		case explicitSeeds && info.Has("seed"):
-			return invalidf("%s: splits[%q] must not have a 'seed' field; the parquet mlp_seed column is the canonical per-MLP seed record.", label, s)
-		case !explicitSeeds && !info.Has("seed"):
-			return invalidf("splits[%q] is missing required field 'seed'.", s)
+	}
+	return nil
+}
+
+// validateSplitEntry checks splits[s]: its name, its n_mlps and config, and
+// that it has a seed exactly when the protocol keeps seeds in metadata.
+func validateSplitEntry(splits *Object, s string, explicitSeeds bool, label string) error {
+	if err := checkName("split name", s); err != nil {
+		return invalidf("invalid split name in splits object: %v", err)
+	}
+	info, isObj := splits.GetObject(s)
+	if !isObj {
+		v, _ := splits.Get(s)
+		return invalidf("splits[%q] must be an object; got %s.", s, jsonKind(v))
+	}
+	if !info.Has("n_mlps") {
+		return invalidf("splits[%q] is missing required field 'n_mlps'.", s)
+	}
+	if v, ok := info.Get("config"); ok {
+		c, isStr := v.(string)
+		if !isStr {
+			return invalidf("splits[%q].config must be a string; got %s.", s, jsonKind(v))
 		}
+		if err := checkName("config name", c); err != nil {
+			return invalidf("invalid config in splits[%q]: %v", s, err)
+		}
+	}
+	switch {
+	case explicitSeeds && info.Has("seed"):
+		return invalidf("%s: splits[%q] must not have a 'seed' field; the parquet mlp_seed column is the canonical per-MLP seed record.", label, s)
+	case !explicitSeeds && !info.Has("seed"):
+		return invalidf("splits[%q] is missing required field 'seed'.", s)
 	}
 	return nil
 }
