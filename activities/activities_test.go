@@ -23,6 +23,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice refuses a shape too big for the worker", testBakeSliceRefusesAShapeTooBigForTheWorker},
 		{"BakeSlice stops for worker shutdown", testBakeSliceStopsForWorkerShutdown},
 		{"BakeSlice takes a 4.0 salt from the worker", testBakeSliceProtocolV4},
+		{"NameSplit names a 4.0 split once", testNameSplitProtocolV4},
 		{"GenerateSeeds matches numpy", testGenerateSeedsMatchesNumpy},
 		{"GenerateSeeds is create-only", testGenerateSeedsIsCreateOnly},
 		{"GenerateSeeds from an upload", testGenerateSeedsFromUpload},

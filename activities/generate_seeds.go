@@ -57,7 +57,7 @@ func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeeds
 	if done, err := a.identitiesWritten(ctx, in.BakeID, in.Split, sf.SHA256); err != nil || done {
 		return out, err
 	}
-	return out, a.writeIdentities(ctx, in.BakeID, in.Split, sf, bake.Identities(sf.Seeds, seeds.Salt{}), seeds.Salt{})
+	return out, a.writeIdentities(ctx, in.BakeID, in.Split, sf, bake.Identities(sf.Seeds, seeds.Salt{}), seeds.Salt{}, false)
 }
 
 // storeSeeds produces the seeds file's bytes (the user's upload, or a

@@ -48,8 +48,11 @@ func identityBlockKey(bakeID, split string, salt seeds.Salt, k int) string {
 // writeIdentities stores a split's identity blocks named under salt (zero:
 // protocol 3.0). Protocol 3.0 blocks are followed by the marker that they are
 // complete. The bytes are a pure function of the seeds file and the salt, so
-// a retried or concurrent writer puts the same objects.
-func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, sf bake.SeedFile, ids []bake.MLP, salt seeds.Salt) error {
+// a retried or concurrent writer puts the same objects. createOnly
+// (NameSplit) leaves a block already there as it is, so that a retry or a
+// restarted bake never replaces a block a slice may be reading; a slice
+// checks every block it reads and writes a damaged one again.
+func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, sf bake.SeedFile, ids []bake.MLP, salt seeds.Salt, createOnly bool) error {
 	blocks := bake.BlocksOf(sf, ids, salt)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(identityWriters)
@@ -60,6 +63,12 @@ func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, 
 			data, err := seal.Marshal(&sb, &sb.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split})
 			if err != nil {
 				return err
+			}
+			if createOnly {
+				if err := a.Store.PutCreate(gctx, key, data); !errors.Is(err, store.ErrExists) {
+					return storeErr(err)
+				}
+				return nil
 			}
 			return storeErr(a.Store.Put(gctx, key, data))
 		})
@@ -106,10 +115,11 @@ func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum s
 //
 // A 4.0 split's names come from salted name seeds, and their collision
 // suffixes from the whole list, so the control worker (which has no salt)
-// cannot write them: the first slices of such a split find no salted blocks,
-// derive the whole split's identities from the seeds file here (the one O(split)
-// step of a 4.0 split, done by the first wave of slices) and write the blocks
-// every later slice reads.
+// cannot write them: NameSplit writes them on a GPU worker before the
+// split's first slice. A slice that finds no salted blocks (its split began
+// before the split workflow ran NameSplit, nameChange) derives the whole
+// split's identities from the seeds file here, as the first wave of such a
+// split's slices did, and writes the blocks every later slice reads.
 func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceInput, salt seeds.Salt, log tlog.Logger, hb *heartbeat) ([]bake.MLP, error) {
 	r := bakeapi.Range{Start: in.Start, End: in.End}
 	saltSum := ""
@@ -139,8 +149,12 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 				return nil, err
 			}
 		}
-		ids, err := a.identitiesFromSeedsFile(ctx, in, salt)
+		sf, err := a.recordedSeedsFile(ctx, in.SeedsKey, in.NMLPs, in.SeedsSHA256)
 		if err != nil {
+			return nil, err
+		}
+		ids := bake.Identities(sf.Seeds, salt)
+		if err := a.writeIdentities(ctx, in.BakeID, in.Split, sf, ids, salt, false); err != nil {
 			return nil, err
 		}
 		return ids[r.Start:r.End], nil
@@ -152,24 +166,47 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 	return ids, nil
 }
 
-// identitiesFromSeedsFile derives the identities of the slice's whole split
-// under salt from its seeds file, checked against the sha256 the workflow
-// recorded, and writes them as identity blocks.
-func (a *Activities) identitiesFromSeedsFile(ctx context.Context, in bakeapi.BakeSliceInput, salt seeds.Salt) ([]bake.MLP, error) {
-	data, err := a.getSeeds(ctx, in.SeedsKey, in.NMLPs)
+// NameSplit writes a protocol-4.0 split's identity blocks, named under this
+// worker's salt, from its seeds file: the one O(split) step of such a split,
+// done once on a GPU worker (only they hold the salt) before its first slice,
+// so that every slice reads only the blocks of its own MLPs. A worker
+// without the bake's salt fails it as InvalidConfig, which no retry on the
+// same worker can cure. Its keys are create-only and its bytes a pure
+// function of the seeds file and the salt, so a retry writes only the blocks
+// an earlier attempt did not.
+func (a *Activities) NameSplit(ctx context.Context, in bakeapi.NameSplitInput) (bakeapi.NameSplitOutput, error) {
+	salt, err := a.workerSalt(in.Salt)
+	if err != nil {
+		return bakeapi.NameSplitOutput{}, err
+	}
+	// Naming a million MLPs can outlast the GPU queue's heartbeat timeout.
+	defer keepAlive(ctx)()
+	sf, err := a.recordedSeedsFile(ctx, in.SeedsKey, in.NMLPs, in.SeedsSHA256)
+	if err != nil {
+		return bakeapi.NameSplitOutput{}, err
+	}
+	if err := a.writeIdentities(ctx, in.BakeID, in.Split, sf, bake.Identities(sf.Seeds, salt), salt, true); err != nil {
+		return bakeapi.NameSplitOutput{}, err
+	}
+	return bakeapi.NameSplitOutput{Blocks: len(bake.IdentityBlocksOf(bakeapi.Range{Start: 0, End: in.NMLPs}))}, nil
+}
+
+// recordedSeedsFile reads a split's seeds file of n MLPs at key, checked
+// against the sha256 the workflow recorded.
+func (a *Activities) recordedSeedsFile(ctx context.Context, key string, n int, sum string) (bake.SeedFile, error) {
+	data, err := a.getSeeds(ctx, key, n)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s is missing", in.SeedsKey)
+			return bake.SeedFile{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s is missing", key)
 		}
-		return nil, storeErr(err)
+		return bake.SeedFile{}, storeErr(err)
 	}
-	sf, err := parseSeeds(in.SeedsKey, data, in.NMLPs)
+	sf, err := parseSeeds(key, data, n)
 	if err != nil {
-		return nil, err
+		return bake.SeedFile{}, err
 	}
-	if sf.SHA256 != in.SeedsSHA256 {
-		return nil, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", in.SeedsKey, sf.SHA256, in.SeedsSHA256)
+	if sf.SHA256 != sum {
+		return bake.SeedFile{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", key, sf.SHA256, sum)
 	}
-	ids := bake.Identities(sf.Seeds, salt)
-	return ids, a.writeIdentities(ctx, in.BakeID, in.Split, sf, ids, salt)
+	return sf, nil
 }

@@ -23,7 +23,9 @@ func RegisterControl(r Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.GPUWorkers, activity.RegisterOptions{Name: bakeapi.GPUWorkersActivity})
 }
 
-// RegisterGPU registers BakeSlice, the one activity of the GPU queues.
+// RegisterGPU registers the activities of the GPU queues: BakeSlice, and
+// NameSplit, which needs the salt that only GPU workers hold.
 func RegisterGPU(r Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.BakeSlice, activity.RegisterOptions{Name: bakeapi.BakeSliceActivity})
+	r.RegisterActivityWithOptions(a.NameSplit, activity.RegisterOptions{Name: bakeapi.NameSplitActivity})
 }

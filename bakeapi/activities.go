@@ -50,6 +50,22 @@ type BakeSliceOutput struct {
 	Discarded int `json:",omitempty"`
 }
 
+// NameSplitInput is a protocol-4.0 split to name: its MLPs' names come from
+// salted name seeds and their collision suffixes from the whole list, so one
+// GPU worker (the only kind that holds the salt) derives them once, from the
+// seeds file, and writes the identity blocks every slice reads.
+type NameSplitInput struct {
+	BakeID, Split         string
+	NMLPs                 int
+	SeedsKey, SeedsSHA256 string
+	Salt                  Salt // the bake's declared salt (Spec.Salt), checked against the worker's
+}
+
+// NameSplitOutput says how many identity blocks hold the split's names.
+type NameSplitOutput struct {
+	Blocks int
+}
+
 // SliceProgress is BakeSlice's heartbeat detail: for display only, the store is the truth.
 type SliceProgress struct {
 	Split                    string

@@ -21,6 +21,9 @@ const (
 
 	GenerateSeedsActivity = "GenerateSeeds"
 	BakeSliceActivity     = "BakeSlice"
+	// NameSplitActivity writes a protocol-4.0 split's salted identity
+	// blocks (a GPU queue's activity: only GPU workers hold the salt).
+	NameSplitActivity     = "NameSplit"
 	MergeSplitActivity    = "MergeSplit"
 	CombineSplitsActivity = "CombineSplits"
 	PushActivity          = "Push"

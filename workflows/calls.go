@@ -14,6 +14,7 @@ import (
 var (
 	generateSeeds = activity[bakeapi.GenerateSeedsInput, bakeapi.GenerateSeedsOutput](bakeapi.GenerateSeedsActivity)
 	bakeSlice     = activity[bakeapi.BakeSliceInput, bakeapi.BakeSliceOutput](bakeapi.BakeSliceActivity)
+	nameSplit     = activity[bakeapi.NameSplitInput, bakeapi.NameSplitOutput](bakeapi.NameSplitActivity)
 	mergeSplit    = activity[bakeapi.MergeSplitInput, bakeapi.MergeSplitOutput](bakeapi.MergeSplitActivity)
 	combineSplits = activity[bakeapi.CombineSplitsInput, bakeapi.CombineSplitsOutput](bakeapi.CombineSplitsActivity)
 	push          = activity[bakeapi.PushInput, bakeapi.PushOutput](bakeapi.PushActivity)

@@ -25,6 +25,7 @@ var payloadTypes = map[string]struct{ in, out any }{
 	bakeapi.SplitWorkflowName:     {bakeapi.SplitInput{}, bakeapi.SplitOutput{}},
 	bakeapi.GenerateSeedsActivity: {bakeapi.GenerateSeedsInput{}, bakeapi.GenerateSeedsOutput{}},
 	bakeapi.BakeSliceActivity:     {bakeapi.BakeSliceInput{}, bakeapi.BakeSliceOutput{}},
+	bakeapi.NameSplitActivity:     {bakeapi.NameSplitInput{}, bakeapi.NameSplitOutput{}},
 	bakeapi.MergeSplitActivity:    {bakeapi.MergeSplitInput{}, bakeapi.MergeSplitOutput{}},
 	bakeapi.CombineSplitsActivity: {bakeapi.CombineSplitsInput{}, bakeapi.CombineSplitsOutput{}},
 	bakeapi.PushActivity:          {bakeapi.PushInput{}, bakeapi.PushOutput{}},

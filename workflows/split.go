@@ -71,14 +71,18 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if err != nil {
 		return bakeapi.SplitOutput{}, err
 	}
-	// Step 1. A sliding window of BakeSlice activities, as long as the run's history has room.
+	// Step 1. Under seed protocol 4.0, name the split's MLPs before its first slice.
+	if err := s.name(ctx); err != nil {
+		return bakeapi.SplitOutput{}, err
+	}
+	// Step 2. A sliding window of BakeSlice activities, as long as the run's history has room.
 	if err := s.bake(ctx); err != nil {
 		return bakeapi.SplitOutput{}, err
 	}
 	if s.left() {
 		return bakeapi.SplitOutput{}, s.continueAsNew(ctx)
 	}
-	// Step 2. Merge the slices into the complete split.
+	// Step 3. Merge the slices into the complete split.
 	return s.merge(ctx)
 }
 
@@ -97,6 +101,7 @@ type splitRun struct {
 	waitCancel bool // a cancelled run waits for its slices to stop (fleetChange)
 	drain      bool // and for its merge (drainChange)
 	stops      sliceStops
+	names      bool // a protocol-4.0 split runs NameSplit first (nameChange)
 
 	prog bakeapi.SplitProgress
 	mh   gauges
@@ -149,6 +154,7 @@ func (s *splitRun) versions(ctx workflow.Context) {
 	if workflow.GetVersion(ctx, stopsChange, workflow.DefaultVersion, 1) == 1 {
 		s.stops.resume(s.cur.Stopped)
 	}
+	s.names = workflow.GetVersion(ctx, nameChange, workflow.DefaultVersion, 1) == 1
 }
 
 // watch sets up the progress query, counting the slices the cursor says
@@ -179,6 +185,25 @@ func (s *splitRun) sliceRange(k int) bakeapi.Range {
 
 // left says whether slices remain to start: new ones, or stopped ones handed back.
 func (s *splitRun) left() bool { return s.next < s.count || len(s.stops.queue) > 0 }
+
+// name runs NameSplit on the GPU queue when a protocol-4.0 split's first
+// run starts: its names come from the salt, which only GPU workers hold, and
+// from the whole split (collision suffixes), so one activity writes them all
+// instead of every slice of the first wave deriving the whole split. Later
+// runs (continued as new) and a split merged before have them, or need none.
+func (s *splitRun) name(ctx workflow.Context) error {
+	if !s.names || s.in.Spec.Protocol() != bakeapi.SeedProtocolV4 || s.in.Cursor != nil || s.in.Seeds.Merged {
+		return nil
+	}
+	actx := sliceOptions(ctx, s.in.Policy, s.in.GPUQueue, "name split "+s.in.Split.Name, s.waitCancel)
+	_, err := nameSplit.run(actx, bakeapi.NameSplitInput{BakeID: s.in.BakeID, Split: s.in.Split.Name, NMLPs: s.n,
+		SeedsKey: s.in.Seeds.SeedsKey, SeedsSHA256: s.in.Seeds.SHA256, Salt: s.in.Spec.Salt})
+	s.events += sliceEvents // as many events as a slice's
+	if err != nil {
+		return failed(err, "naming the MLPs of split %s", s.in.Split.Name)
+	}
+	return nil
+}
 
 // bake keeps the window full while the history has room, and returns once
 // no slice of the run is running: all started ones committed or handed

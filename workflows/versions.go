@@ -28,3 +28,11 @@ const drainChange = "cancel-drains"
 // stops that saved nothing spend an attempt. Histories recorded before it
 // retried stops like any failure.
 const stopsChange = "slice-stops"
+
+// nameChange is the change after which a protocol-4.0 split runs NameSplit
+// on a GPU worker before its first slice, which writes the split's salted
+// identity blocks once: its slices then read only their own blocks.
+// Histories recorded before it have no such activity: the first wave of
+// their slices each derived the whole split's names (which such slices
+// still do when they find no blocks).
+const nameChange = "name-split"

@@ -23,7 +23,8 @@ func NewCommand(stderr io.Writer) *cobra.Command {
 		Long: `Runs the Temporal workers of whestbake bakes until SIGINT or SIGTERM.
 
   --role control  workflows and CPU activities (seeds, merge, combine, push); any host
-  --role gpu      BakeSlice only, one at a time; one process per GPU (CUDA_VISIBLE_DEVICES)
+  --role gpu      BakeSlice (and NameSplit, which needs the seed salt), one at a time;
+                  one process per GPU (CUDA_VISIBLE_DEVICES)
   --role all      both in one process, for development and the demo
 
 Settings come from --config-file FILE (or WHESTBAKE_CONFIG_FILE), the other

@@ -1,7 +1,8 @@
 // Package worker builds and runs the Temporal workers of a bake. The control
 // role polls bakeapi.ControlQueue: both workflows and the CPU activities
 // (seeds, merge, combine, push). The gpu role polls the GPU queue with one
-// BakeSlice at a time and no workflows (one process per GPU; a workflow
+// BakeSlice (or NameSplit, which needs the salt only GPU workers hold) at a
+// time and no workflows (one process per GPU; a workflow
 // worker on a GPU host would delay workflow tasks when the host dies). The
 // all role runs both in one process, for development and the demo.
 package worker
@@ -138,7 +139,7 @@ func controlWorker(c client.Client, acts *activities.Activities) sdkworker.Worke
 	return w
 }
 
-// gpuWorker runs one BakeSlice at a time: slots are reserved before polling,
+// gpuWorker runs one activity (BakeSlice, NameSplit) at a time: slots are reserved before polling,
 // so a busy GPU takes no task another GPU could start.
 func gpuWorker(c client.Client, queue string, acts *activities.Activities) sdkworker.Worker {
 	w := sdkworker.New(c, queue, sdkworker.Options{
