@@ -31,20 +31,8 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 
 	bk := keys.Bake(b.ID)
 	ctx := context.Background()
-	exists := func(key string) bool {
-		ok, err := s.art.Exists(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	waitFor(t, 90*time.Second, "MLP 1 finished and MLP 2 checkpointed", func() bool {
-		return exists(bk.MLPResult("public", 1)) && exists(bk.MLPCheckpoint("public", 2))
-	})
-	gpu.kill()
-	if exists(bk.MLPResult("public", 2)) {
-		t.Fatal("MLP 2 finished before the kill landed: the test did not interrupt an MLP")
-	}
+	exists := func(key string) bool { return s.exists(t, key) }
+	s.killInsideMLP2(t, gpu, b.ID, 90*time.Second)
 	data, err := s.art.Get(ctx, bk.MLPCheckpoint("public", 2))
 	if err != nil {
 		t.Fatal(err)
@@ -77,4 +65,29 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 		t.Error("the resumed MLP's checkpoint was left behind")
 	}
 	datasettest.SameDataset(t, s.download(b), s.localBake(b))
+}
+
+// exists reports whether key is in the artifact bucket, failing t on an S3 error.
+func (s *stack) exists(t *testing.T, key string) bool {
+	t.Helper()
+	ok, err := s.art.Exists(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// killInsideMLP2 waits until MLP 1 of bake id's public split has finished and
+// MLP 2 has a checkpoint, then SIGKILLs gpu: the crash tests need the kill to
+// land inside an MLP, so MLP 2 finishing first fails t.
+func (s *stack) killInsideMLP2(t *testing.T, gpu *proc, id string, within time.Duration) {
+	t.Helper()
+	bk := keys.Bake(id)
+	waitFor(t, within, "public MLP 1 finished and MLP 2 checkpointed", func() bool {
+		return s.exists(t, bk.MLPResult("public", 1)) && s.exists(t, bk.MLPCheckpoint("public", 2))
+	})
+	gpu.kill()
+	if s.exists(t, bk.MLPResult("public", 2)) {
+		t.Fatal("MLP 2 finished before the kill landed: the test did not interrupt an MLP")
+	}
 }

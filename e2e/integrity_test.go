@@ -50,20 +50,7 @@ func TestStoredStateIntegrity(t *testing.T) {
 		cfg := s.bakeConfig(b)
 		s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
 		bk := keys.Bake(b.ID)
-		exists := func(key string) bool {
-			ok, err := s.art.Exists(ctx, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return ok
-		}
-		waitFor(t, 90*time.Second, "MLP 1 finished and MLP 2 checkpointed", func() bool {
-			return exists(bk.MLPResult("public", 1)) && exists(bk.MLPCheckpoint("public", 2))
-		})
-		gpu.kill()
-		if exists(bk.MLPResult("public", 2)) {
-			t.Fatal("MLP 2 finished before the kill landed: the test did not interrupt an MLP")
-		}
+		s.killInsideMLP2(t, gpu, b.ID, 90*time.Second)
 
 		res, err := s.art.Get(ctx, bk.MLPResult("public", 1))
 		if err != nil {

@@ -121,20 +121,8 @@ func TestProductionTopology(t *testing.T) {
 	cfg := s.bakeConfig(b)
 	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
 	bk := keys.Bake(b.ID)
-	exists := func(key string) bool {
-		ok, err := s.art.Exists(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
-	waitFor(t, 2*time.Minute, "public MLP 1 finished and MLP 2 checkpointed", func() bool {
-		return exists(bk.MLPResult("public", 1)) && exists(bk.MLPCheckpoint("public", 2))
-	})
-	gpu.kill()
-	if exists(bk.MLPResult("public", 2)) {
-		t.Fatal("MLP 2 finished before the kill landed: the test did not interrupt an MLP")
-	}
+	exists := func(key string) bool { return s.exists(t, key) }
+	s.killInsideMLP2(t, gpu, b.ID, 2*time.Minute)
 	gpu2 := s.startWorker("gpu", "--metrics-listen", "127.0.0.1:0", "--log-format", "json")
 
 	// Restart the Temporal server while the bake runs; PostgreSQL keeps its state.
