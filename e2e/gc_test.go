@@ -71,16 +71,7 @@ func TestGC(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, "is running") || !strings.Contains(r.stderr, "whestbake cancel "+slow.ID) {
 			t.Errorf("gc of a running bake: want a refusal that says how to stop it:\n%s", r)
 		}
-		s.mustWhestbake("cancel", slow.ID, "--config-file", statusCfg)
-		waitFor(t, time.Minute, "the cancelled bake and its split to close", func() bool {
-			for _, id := range []string{bakeapi.BakeWorkflowID(slow.ID), bakeapi.SplitWorkflowID(slow.ID, "public")} {
-				d, err := s.tc.DescribeWorkflowExecution(ctx, id, "")
-				if err != nil || d.GetWorkflowExecutionInfo().GetCloseTime() == nil {
-					return false
-				}
-			}
-			return true
-		})
+		s.cancelAndWaitClosed(t, statusCfg, slow.ID, "public")
 		r = s.mustWhestbake("gc", slow.ID, "--config-file", statusCfg)
 		if !strings.Contains(r.stdout, "it canceled") || !strings.Contains(r.stdout, "recompute it from scratch") {
 			t.Errorf("gc of a cancelled bake does not say what it did:\n%s", r)
@@ -89,5 +80,25 @@ func TestGC(t *testing.T) {
 		if err != nil || len(left) != 2 || left[0] != keys.Bake(slow.ID).Record() || left[1] != keys.Bake(slow.ID).StartedIn() {
 			t.Errorf("after gc of a cancelled bake: %v (%v), want its record and where it was started", left, err)
 		}
+	})
+}
+
+// cancelAndWaitClosed cancels bake id and waits until its workflow and its
+// splits' have closed: gc refuses while any of them runs.
+func (s *stack) cancelAndWaitClosed(t *testing.T, cfg, id string, splits ...string) {
+	t.Helper()
+	s.mustWhestbake("cancel", id, "--config-file", cfg)
+	ids := []string{bakeapi.BakeWorkflowID(id)}
+	for _, sp := range splits {
+		ids = append(ids, bakeapi.SplitWorkflowID(id, sp))
+	}
+	waitFor(t, time.Minute, "the cancelled bake and its splits to close", func() bool {
+		for _, wid := range ids {
+			d, err := s.tc.DescribeWorkflowExecution(context.Background(), wid, "")
+			if err != nil || d.GetWorkflowExecutionInfo().GetCloseTime() == nil {
+				return false
+			}
+		}
+		return true
 	})
 }

@@ -204,16 +204,7 @@ func TestStoredStateIntegrity(t *testing.T) {
 		}
 		// Where it was started, once closed, gc deletes; a bake without a
 		// record of where it was started (an earlier release's) only with --force.
-		s.mustWhestbake("cancel", slow.ID, "--config-file", statusCfg)
-		waitFor(t, time.Minute, "the cancelled bake and its split to close", func() bool {
-			for _, id := range []string{bakeapi.BakeWorkflowID(slow.ID), bakeapi.SplitWorkflowID(slow.ID, "public")} {
-				d, err := s.tc.DescribeWorkflowExecution(ctx, id, "")
-				if err != nil || d.GetWorkflowExecutionInfo().GetCloseTime() == nil {
-					return false
-				}
-			}
-			return true
-		})
+		s.cancelAndWaitClosed(t, statusCfg, slow.ID, "public")
 		if err := s.art.Delete(ctx, bk.StartedIn()); err != nil {
 			t.Fatal(err)
 		}
