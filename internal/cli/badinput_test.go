@@ -88,7 +88,7 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		{"unknown device", base("--device", "tpu"), `--device "tpu" unknown`},
 		{"numpy with chunk size", base("--sampler", "numpy", "--chunk-size", "100"), "--chunk-size = 100: the numpy sampler always uses whestbench's chunk rule"},
 		{"unknown dot product", base("--sampler", "numpy", "--dot-product", "fast"), "--dot-product \"fast\" is unknown"},
-		{"bad config file", base("--config-file", seeds("cfg.yaml", "width: [oops\n")), "--config-file"},
+		{"bad config file", base("--config-file", seeds("cfg.yaml", "width: [oops\n")), "cfg.yaml: line 1"},
 		{"salt under 3.0", base("--seed-salt", salt), "--seed-salt is only meaningful for seed protocol 4.0"},
 		{"withheld salt under 3.0", base("--withhold-salt", "--salt-id", "h"), "--withhold-salt is only meaningful for seed protocol 4.0"},
 		{"protocol 2.0", base("--seed-protocol", "2.0"), "--seed-protocol 2.0 is whestbench's legacy protocol"},

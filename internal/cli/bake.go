@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,9 +37,12 @@ func newBakeCmd() *cobra.Command {
 		Short: "Bake a dataset (or a slice of one, as a partial) on this machine",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := splitFromConfig(cmd); err != nil {
+				return err
+			}
 			for _, req := range []string{"n-mlps", "n-samples", "width", "depth", "output"} {
 				if !cmd.Flags().Changed(req) {
-					return cmdline.Usagef("--%s is required", req)
+					return cmdline.Usagef("--%s is required%s", req, requiredKeyNote(cmd, req))
 				}
 			}
 			return runBake(cmd, f)
@@ -65,7 +70,71 @@ func newBakeCmd() *cobra.Command {
 	fl.StringVar(&f.seedSalt, "seed-salt", "", "protocol 4.0: the salt as 64 hex digits, published in metadata.json (required for --slice/--mlp-range, generated otherwise)")
 	fl.BoolVar(&f.withholdSalt, "withhold-salt", false, "protocol 4.0: record only the salt's SHA-256 and take the salt from "+dataset.SaltEnv)
 	fl.StringVar(&f.saltID, "salt-id", "", "protocol 4.0: a name for the salt, recorded for its holders (required with --withhold-salt)")
+	fromKey(fl, map[string]string{"width": "bake.width", "depth": "bake.depth", "n-samples": "bake.n-samples",
+		"sampler": "bake.sampler", "dot-product": "bake.dot-product", "chunk-size": "bake.chunk-size",
+		"seed-protocol": "bake.seed-protocol", "withhold-salt": "bake.withhold-salt", "salt-id": "bake.salt-id",
+		"device": "worker.device", "threads": "worker.threads", "max-memory": "worker.max-memory"})
 	return cmd
+}
+
+// splitFromConfig fills the split flags of `dataset bake` from the config
+// file's bake.splits, so that one file bakes a split here as the Temporal
+// bake would: the split --split names, else the only one. The command line
+// wins, and a seed or seeds file given there replaces both of the split's.
+func splitFromConfig(cmd *cobra.Command) error {
+	splits := loadedConfig(cmd).Bake.Splits
+	if len(splits) == 0 {
+		return nil
+	}
+	fs := cmd.Flags()
+	names := make([]string, len(splits))
+	var s *settings.Split
+	for i := range splits {
+		names[i] = splits[i].Name
+		if splits[i].Name == fs.Lookup("split").Value.String() {
+			s = &splits[i]
+		}
+	}
+	switch {
+	case fs.Changed("split") && s == nil:
+		return cmdline.Usagef("--split %s: the config file's bake.splits has no such split (it has %s)", fs.Lookup("split").Value, strings.Join(names, ", "))
+	case !fs.Changed("split") && len(splits) > 1:
+		return cmdline.Usagef("the config file's bake.splits has %d splits (%s): choose one with --split", len(splits), strings.Join(names, ", "))
+	case s == nil:
+		s = &splits[0]
+	}
+	values := map[string]string{"split": s.Name, "config": s.Config}
+	if s.NMLPs > 0 {
+		values["n-mlps"] = strconv.FormatInt(int64(s.NMLPs), 10)
+	}
+	if !fs.Changed("seed") && !fs.Changed("mlp-seeds") {
+		if s.Seed != nil {
+			values["seed"] = strconv.FormatUint(*s.Seed, 10)
+		}
+		if s.SeedsFile != "" {
+			values["mlp-seeds"] = s.SeedsFile
+		}
+	}
+	for flag, v := range values {
+		if fs.Changed(flag) {
+			continue
+		}
+		if err := fs.Set(flag, v); err != nil {
+			return cmdline.Usagef("bake.splits %s: its %s %s does not fit --%s: %v", s.Name, flag, v, flag, err)
+		}
+	}
+	return nil
+}
+
+// requiredKeyNote says where else a required flag of `dataset bake` can come from.
+func requiredKeyNote(cmd *cobra.Command, flag string) string {
+	if key := keyOf(cmd.Flags().Lookup(flag)); key != "" {
+		return " (or " + key + " in the config file, or " + settings.EnvName(key) + ")"
+	}
+	if flag == "n-mlps" {
+		return " (or a split's n-mlps in the config file's bake.splits)"
+	}
+	return ""
 }
 
 func runBake(cmd *cobra.Command, f bakeFlags) error {

@@ -55,6 +55,7 @@ table adds the share of the GPU's FP32 peak (--peak-tflops).`,
 	fl.Var(newCount(&f.nSamples, 1<<17, 1<<40), "n-samples", "samples per measurement")
 	fl.Var(newCount(&f.cpuSamples, 0, 1<<40), "cpu-n-samples", "samples per measurement on the CPU rows (CPU engines, numpy peer, torch on cpu); default --n-samples")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads for every CPU implementation")
+	fromKey(fl, map[string]string{"threads": "worker.threads"})
 	fl.StringVar(&f.python, "python", "/usr/bin/python3", "python interpreter for the peers (numpy; torch for --torch-peer)")
 	fl.StringVar(&f.script, "peer-script", "internal/bench/numpy_peer.py", "the numpy peer script")
 	fl.BoolVar(&f.noPeer, "no-peer", false, "skip the numpy peer")

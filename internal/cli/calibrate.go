@@ -58,6 +58,8 @@ func newCalibrateCmd() *cobra.Command {
 	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto, "auto, cpu or cuda (explicit choices never fall back)")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fl.DurationVar(&f.target, "seconds", 3*time.Second, "wall time of the calibration run")
+	fromKey(fl, map[string]string{"width": "bake.width", "depth": "bake.depth", "n-samples": "bake.n-samples",
+		"device": "worker.device", "threads": "worker.threads"})
 	return cmd
 }
 

@@ -186,21 +186,6 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 	mustRun(t, "dataset", "verify", all, "--k", "1", "--max-samples", "500")
 }
 
-// Flags also come from WHESTBAKE_* and a config file; explicit flags win.
-func TestFlagsFromEnvAndConfigFile(t *testing.T) {
-	dir := t.TempDir()
-	cfg := writeFile(t, filepath.Join(dir, "bake.yaml"), "n-mlps: 2\nwidth: 4\ndepth: 2\nn-samples: 1e3\nseed: 3\n")
-	t.Setenv("WHESTBAKE_SPLIT", "fromenv")
-	out := filepath.Join(dir, "out")
-	mustRun(t, "dataset", "bake", "--config-file", cfg, "--output", out, "--depth", "1")
-	md := string(readBytes(t, filepath.Join(out, "metadata.json")))
-	for _, want := range []string{`"split": "fromenv"`, `"n_mlps": 2`, `"depth": 1`, `"width": 4`} {
-		if !strings.Contains(md, want) {
-			t.Errorf("metadata lacks %s:\n%s", want, md)
-		}
-	}
-}
-
 // A YAML syntax error in a verb's config file names the line that holds it.
 func TestConfigFileSyntaxErrorNamesItsLine(t *testing.T) {
 	cfg := writeFile(t, filepath.Join(t.TempDir(), "bake.yaml"), "n-mlps: 2\nwidth: 4\n\tdepth: 2\n")

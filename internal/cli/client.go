@@ -16,14 +16,10 @@ import (
 	"github.com/whestbake/whestbake/internal/temporalconn"
 )
 
-// The Temporal verbs (bake, status, watch, cancel, list) and dataset download
-// read the package config (sections and keys of configs/example.yaml, and
-// WHESTBAKE_<SECTION>_<KEY>), not the flag-named file and variables of the
-// local verbs; starterVerb wires that up.
+// The Temporal verbs (bake, status, watch, cancel, list, gc) read the whole
+// configuration themselves (starterConfig), flags included, so they skip the
+// root's filling of flags from keys; starterVerb wires that up.
 func starterVerb(cmd *cobra.Command) *cobra.Command {
-	// Shadows the root's --config-file: same name, this verb's kind of file.
-	cmd.Flags().String(cmdline.FileFlag, "", "YAML config file (keys in configs/example.yaml; also "+cmdline.FileEnv+"); WHESTBAKE_* environment variables override it")
-	// Replaces the root's flag-to-environment mapping for this command.
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error { return nil }
 	return cmd
 }

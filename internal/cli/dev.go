@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,8 +22,8 @@ func newDevCmd() *cobra.Command {
 buckets "` + devstack.ArtifactsBucket + `" and "` + devstack.ReleasesBucket + `". Logs go to <dir>/logs, pid files to <dir>/run.
 The servers come from bin/ (` + "`make tools`" + `).
 
-MinIO's credentials come from WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY,
-by default "` + devstack.DevAccessKey + `" / "` + devstack.DevSecretKey + `": public development credentials,
+MinIO's credentials are the config's s3.access-key / s3.secret-key (or
+WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY), by default "` + devstack.DevAccessKey + `" / "` + devstack.DevSecretKey + `": public development credentials,
 only fit for a server that listens on loopback.`,
 	}
 	pf := cmd.PersistentFlags()
@@ -33,10 +33,13 @@ only fit for a server that listens on loopback.`,
 	pf.IntVar(&opts.UIPort, "ui-port", opts.UIPort, "Temporal Web UI port")
 	pf.IntVar(&opts.MinIOPort, "minio-port", opts.MinIOPort, "MinIO S3 API port")
 	pf.IntVar(&opts.MinIOConsolePort, "minio-console-port", opts.MinIOConsolePort, "MinIO web console port")
-	withCredentials := func() devstack.Options {
+	// MinIO's root user is the one the config's s3 keys name, so that the
+	// worker and the starter reading the same file can log in.
+	withCredentials := func(cmd *cobra.Command) devstack.Options {
 		o := opts
-		o.AccessKey = envOr("WHESTBAKE_S3_ACCESS_KEY", devstack.DevAccessKey)
-		o.SecretKey = envOr("WHESTBAKE_S3_SECRET_KEY", devstack.DevSecretKey)
+		s3 := loadedConfig(cmd).S3
+		o.AccessKey = cmp.Or(s3.AccessKey.Reveal(), devstack.DevAccessKey)
+		o.SecretKey = cmp.Or(s3.SecretKey.Reveal(), devstack.DevSecretKey)
 		return o
 	}
 
@@ -46,7 +49,7 @@ only fit for a server that listens on loopback.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			st, err := devstack.Up(cmd.Context(), withCredentials(), out)
+			st, err := devstack.Up(cmd.Context(), withCredentials(cmd), out)
 			if err != nil {
 				return err
 			}
@@ -64,7 +67,7 @@ only fit for a server that listens on loopback.`,
 		Short: "Stop the dev stack; its state stays for the next `dev up`",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return devstack.Down(withCredentials(), cmd.OutOrStdout())
+			return devstack.Down(withCredentials(cmd), cmd.OutOrStdout())
 		},
 	}
 	status := &cobra.Command{
@@ -72,7 +75,7 @@ only fit for a server that listens on loopback.`,
 		Short: "Show whether each dev server runs and is healthy (exit 1 if not all are)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := withCredentials()
+			o := withCredentials(cmd)
 			states, err := devstack.Status(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -99,12 +102,4 @@ only fit for a server that listens on loopback.`,
 	}
 	cmd.AddCommand(up, down, status)
 	return cmd
-}
-
-// envOr is the variable's value, or def when it is unset or empty.
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -17,13 +17,10 @@ func TestDevUpStatusDown(t *testing.T) {
 	o := devtest.Options(t)
 	const secret = "cli-test-secret-7f3a"
 	t.Setenv("WHESTBAKE_S3_SECRET_KEY", secret)
-	// One port through the environment, to show the root's env binding
-	// reaches the dev flags.
-	t.Setenv("WHESTBAKE_MINIO_CONSOLE_PORT", strconv.Itoa(o.MinIOConsolePort))
 	args := func(verb string) []string {
 		return []string{"dev", verb, "--dir", o.Dir, "--bin-dir", o.BinDir,
 			"--temporal-port", strconv.Itoa(o.TemporalPort), "--ui-port", strconv.Itoa(o.UIPort),
-			"--minio-port", strconv.Itoa(o.MinIOPort)}
+			"--minio-port", strconv.Itoa(o.MinIOPort), "--minio-console-port", strconv.Itoa(o.MinIOConsolePort)}
 	}
 	o.SecretKey = secret
 	t.Cleanup(func() { _ = devstack.Down(o, &bytes.Buffer{}) })

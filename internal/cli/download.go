@@ -26,7 +26,7 @@ import (
 func newDownloadCmd() *cobra.Command {
 	var output string
 	var h hubFlags
-	cmd := starterVerb(&cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "download SRC --output DIR",
 		Short: "Download a dataset from the Hugging Face Hub (hf://owner/name[@rev]), a release (s3://bucket/prefix/name/tag) or a finished bake (bake:ID), checking every file",
 		Long: `Downloads a dataset directory and checks every file. SRC is
@@ -41,7 +41,8 @@ func newDownloadCmd() *cobra.Command {
   s3://BUCKET/PREFIX/NAME/TAG a release (what the bake's push printed), checked
                               against its manifest.json;
   bake:ID                     the final dataset of bake ID in s3.bucket.
-For S3, the endpoint and credentials come from --config-file / WHESTBAKE_S3_*.
+For S3, the endpoint and credentials come from the config file's s3 section
+(or WHESTBAKE_S3_*).
 Files land in a directory beside --output, renamed into place once all check
 out; an existing --output is refused.`,
 		Args: cobra.ExactArgs(1),
@@ -78,7 +79,7 @@ out; an existing --output is refused.`,
 				bucket, prefix, output, len(m.Files), bake.FormatBytes(size))
 			return nil
 		},
-	})
+	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "directory to create (must not exist)")
 	cmd.Flags().StringVar(&h.split, "split", "", "hf:// only: fetch only this split's parquet files, metadata.json and README.md")
 	h.register(cmd)
@@ -91,6 +92,7 @@ type hubFlags struct{ endpoint, tokenFile, split string }
 func (h *hubFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&h.endpoint, "endpoint", hub.DefaultEndpoint, "hf:// only: Hub URL")
 	cmd.Flags().StringVar(&h.tokenFile, "token-file", "", "hf:// only: file holding a Hub token, for private repositories (default: $"+hub.TokenEnv+" if set, else none)")
+	fromKey(cmd.Flags(), map[string]string{"endpoint": "release.hub.endpoint", "token-file": "release.hub.token-file"})
 }
 
 // reader is a Hub client with the token of --token-file or HF_TOKEN, or

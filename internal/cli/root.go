@@ -1,5 +1,6 @@
 // Package cli is the whestbake command line: cobra commands whose flags can
-// also come from WHESTBAKE_* environment variables and a config file (viper).
+// also come from a config file and its WHESTBAKE_* environment variables
+// (configkeys.go says which).
 package cli
 
 import (
@@ -8,17 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
-	"github.com/whestbake/whestbake/internal/settings"
 )
 
 // Version is the whestbake version.
@@ -44,7 +40,6 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 
 // NewRoot builds the command tree.
 func NewRoot(stdout, stderr io.Writer) *cobra.Command {
-	v := viper.New()
 	root := &cobra.Command{
 		Use:           "whestbake",
 		Short:         "Bake whestbench ground-truth datasets for random ReLU MLPs",
@@ -52,66 +47,15 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 		Version:       Version,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return loadConfig(v, cmd)
+			return loadConfig(cmd)
 		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().String(cmdline.FileFlag, "", "YAML/JSON/TOML file of flag values (keys are flag names; the Temporal verbs read configs/example.yaml's keys instead); also "+cmdline.FileEnv)
-	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd())
+	root.PersistentFlags().String(cmdline.FileFlag, "", "YAML config file, sections as in configs/example.yaml; also "+cmdline.FileEnv+". Flags win over WHESTBAKE_<SECTION>_<KEY>, which wins over the file")
+	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd(), newConfigCmd())
 	root.AddCommand(newDevCmd())
 	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd(), newGCCmd())
 	cmdline.Strict(root)
 	return root
-}
-
-// loadConfig fills every flag the user did not set from WHESTBAKE_<FLAG> or the
-// config file, in that order of precedence (flags > env > file > default).
-func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
-	v.SetEnvPrefix("WHESTBAKE")
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
-	v.AutomaticEnv()
-	if file := cmdline.ConfigFile(cmd.Flags()); file != "" {
-		if ext := filepath.Ext(file); ext == ".yaml" || ext == ".yml" {
-			// viper's YAML errors often name the line before the problem.
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return fmt.Errorf("--%s %s: %w", cmdline.FileFlag, file, err)
-			}
-			if err := settings.YAMLSyntax(data); err != nil {
-				return fmt.Errorf("--%s %s: %w", cmdline.FileFlag, file, err)
-			}
-		}
-		v.SetConfigFile(file)
-		if err := v.ReadInConfig(); err != nil {
-			return fmt.Errorf("--%s %s: %v", cmdline.FileFlag, file, err)
-		}
-	}
-	var firstErr error
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Changed || f.Name == cmdline.FileFlag || f.Name == "help" || firstErr != nil {
-			return
-		}
-		if !v.IsSet(f.Name) {
-			return
-		}
-		val := v.Get(f.Name)
-		var s string
-		switch x := val.(type) {
-		case []any:
-			parts := make([]string, len(x))
-			for i, p := range x {
-				parts[i] = fmt.Sprint(p)
-			}
-			s = strings.Join(parts, ",")
-		default:
-			s = fmt.Sprint(x)
-		}
-		if err := f.Value.Set(s); err != nil {
-			firstErr = fmt.Errorf("--%s from WHESTBAKE_%s or the config file: %v", f.Name, strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")), err)
-			return
-		}
-		f.Changed = true
-	})
-	return firstErr
 }

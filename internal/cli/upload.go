@@ -121,6 +121,9 @@ only, and goes over https (plain http only to this machine's loopback).`,
 	f.StringVar(&o.Message, "message", hub.DefaultMessage, "commit message")
 	f.StringVar(&endpoint, "endpoint", hub.DefaultEndpoint, "Hub URL (https; plain http only to localhost, 127.0.0.0/8 or ::1)")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the Hub token (default: $"+hub.TokenEnv+")")
+	fromKey(f, map[string]string{"repo": "release.hub.repo", "revision": "release.hub.revision", "tag": "release.hub.tag",
+		"replace": "release.hub.replace", "private": "release.hub.private", "message": "release.hub.message",
+		"endpoint": "release.hub.endpoint", "token-file": "release.hub.token-file"})
 	return cmd
 }
 

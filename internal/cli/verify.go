@@ -119,6 +119,7 @@ func newVerifyCmd() *cobra.Command {
 	fl.StringVar(&split, "split", "", "verify only this split")
 	fl.StringVar(&dotOverride, "dot-product", "", "numpy sampler: override the recorded dot product (fma or muladd)")
 	fl.Var(newCount(&threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
+	fromKey(fl, map[string]string{"threads": "worker.threads"})
 	return cmd
 }
 

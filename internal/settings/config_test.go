@@ -432,6 +432,27 @@ func TestUnknownKeysSuggestTheClosestKey(t *testing.T) {
 	}
 }
 
+// Top-level values that are no section are the flag values of an older
+// whestbake's local verbs: the error lists them and names the migration.
+func TestFlagValueFilesNameTheirMigration(t *testing.T) {
+	for name, cfg := range map[string]string{
+		"flat":  "width: 8\nn-samples: 1e9\nbake: {depth: 2}\n",
+		"mixed": base + "threads: 4\n",
+	} {
+		_, err := load(t, cfg)
+		if err == nil || !strings.Contains(err.Error(), "at the top level: these are flag values") ||
+			!strings.Contains(err.Error(), "whestbake config migrate FILE") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := load(t, "width: 8\n"); err == nil || !strings.Contains(err.Error(), "width (line 1)") {
+		t.Errorf("flat file: %v", err)
+	}
+	if _, err := load(t, "width = 8\n"); err == nil || !strings.Contains(err.Error(), "not a YAML mapping") {
+		t.Errorf("TOML file: %v", err)
+	}
+}
+
 // max-in-flight is auto unless a number is given; the workflow input says auto with 0.
 func TestMaxInFlight(t *testing.T) {
 	for _, c := range []struct {

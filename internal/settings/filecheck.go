@@ -22,8 +22,16 @@ func checkFile(data []byte) error {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
 		return nil // decoding errors are viper's to report; an empty file sets nothing
 	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: the file is not a YAML mapping of the sections of configs/example.yaml%s", root.Line, migrateHint)
+	}
+	if flat := flagValues(root); len(flat) > 0 {
+		return fmt.Errorf("%s at the top level: these are flag values, the schema local verbs read before; "+
+			"every verb now reads the sections of configs/example.yaml%s", strings.Join(flat, ", "), migrateHint)
+	}
 	var unknown []string
-	walkKeys(doc.Content[0], reflect.TypeOf(Config{}), "", &unknown)
+	walkKeys(root, reflect.TypeOf(Config{}), "", &unknown)
 	switch len(unknown) {
 	case 0:
 		return nil
@@ -31,6 +39,29 @@ func checkFile(data []byte) error {
 		return errors.New(unknown[0])
 	}
 	return fmt.Errorf("%d keys are not config keys:\n  %s", len(unknown), strings.Join(unknown, "\n  "))
+}
+
+// migrateHint ends the errors about an older whestbake's flag-value files.
+const migrateHint = ": `whestbake config migrate FILE` prints such a file in sections (docs/CLI.md)"
+
+// flagValues lists the top-level keys of root that are not sections and
+// hold no mapping: the flag values of an older whestbake's local verbs
+// (`n-samples: 1e9`), with their lines. A mistyped section (`bakee:` over
+// keys) is left to walkKeys, which suggests the section.
+func flagValues(root *yaml.Node) []string {
+	sections := map[string]bool{}
+	t := reflect.TypeOf(Config{})
+	for i := range t.NumField() {
+		sections[t.Field(i).Tag.Get("mapstructure")] = true
+	}
+	var out []string
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if !sections[strings.ToLower(k.Value)] && k.Tag != "!!merge" && v.Kind != yaml.MappingNode && v.Kind != yaml.AliasNode {
+			out = append(out, fmt.Sprintf("%s (line %d)", k.Value, k.Line))
+		}
+	}
+	return out
 }
 
 // YAMLSyntax returns data's YAML syntax error, if any, on the line that holds

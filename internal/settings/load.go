@@ -35,6 +35,13 @@ var envReplacer = strings.NewReplacer(".", "_", "-", "_")
 // FlagOverrides). Unknown keys in the file are errors, so a typo cannot be
 // silently ignored. Load does not validate: call Validate or ValidateWorker.
 func Load(file string, overrides map[string]string) (Config, error) {
+	c, _, err := loadViper(file, overrides)
+	return c, err
+}
+
+// loadViper is Load, also returning the viper instance that holds where each
+// value came from (Read asks it).
+func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, error) {
 	v := viper.NewWithOptions(viper.EnvKeyReplacer(envReplacer))
 	v.SetEnvPrefix(EnvPrefix)
 	v.AutomaticEnv()
@@ -48,17 +55,17 @@ func Load(file string, overrides map[string]string) (Config, error) {
 		// would report them less precisely (checkFile says how).
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return Config{}, fmt.Errorf("config file %s: %w", file, err)
+			return Config{}, nil, fmt.Errorf("config file %s: %w", file, err)
 		}
 		if err := checkFile(data); err != nil {
-			return Config{}, fmt.Errorf("config file %s: %w", file, err)
+			return Config{}, nil, fmt.Errorf("config file %s: %w", file, err)
 		}
 		v.SetConfigFile(file)
 		if ext := filepath.Ext(file); ext != ".yaml" && ext != ".yml" {
 			v.SetConfigType("yaml")
 		}
 		if err := v.ReadInConfig(); err != nil {
-			return Config{}, fmt.Errorf("config file %s: %s", file, scrubAll(err.Error(), v))
+			return Config{}, nil, fmt.Errorf("config file %s: %s", file, scrubAll(err.Error(), v))
 		}
 	}
 	for key, val := range overrides {
@@ -73,7 +80,7 @@ func Load(file string, overrides map[string]string) (Config, error) {
 			where = "config file " + file + " (or its WHESTBAKE_* environment)"
 		}
 		msg := strings.Replace(err.Error(), "decoding failed due to the following error(s):\n\n", "", 1)
-		return Config{}, fmt.Errorf("%s: %s", where, scrubAll(msg, v))
+		return Config{}, nil, fmt.Errorf("%s: %s", where, scrubAll(msg, v))
 	}
 	if c.Worker.Threads == 0 {
 		c.Worker.Threads = gpuengine.DefaultThreads()
@@ -103,7 +110,7 @@ func Load(file string, overrides map[string]string) (Config, error) {
 			s.SeedsFile = filepath.Join(filepath.Dir(file), s.SeedsFile)
 		}
 	}
-	return c, nil
+	return c, v, nil
 }
 
 // Keys lists every config key that has an environment variable (all but
