@@ -137,38 +137,30 @@ func requiredKeyNote(cmd *cobra.Command, flag string) string {
 	return ""
 }
 
-func runBake(cmd *cobra.Command, f bakeFlags) error {
-	out := cmd.OutOrStdout()
+// planBake checks everything `dataset bake` was given, before any compute
+// or output, and returns what to bake.
+func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
 	if f.slice != "" && f.mlpRange != "" {
-		return cmdline.Usagef("use either --mlp-range or --slice, not both")
+		return bake.Plan{}, cmdline.Usagef("use either --mlp-range or --slice, not both")
 	}
 	if f.seedsFile != "" && cmd.Flags().Changed("seed") {
-		return cmdline.Usagef("use either --mlp-seeds or --seed, not both")
+		return bake.Plan{}, cmdline.Usagef("use either --mlp-seeds or --seed, not both")
 	}
-	// Everything below is checked before any compute or output.
 	plan := bake.Plan{
 		NMLPs: int(f.nMLPs), Split: f.split, Config: f.config,
 		Spec: bake.NewSpec(int(f.width), int(f.depth), f.nSamples, f.sampler, int(f.chunk), f.dot),
 	}
 	if err := bakeSalt(cmd, f, &plan); err != nil {
-		return err
+		return bake.Plan{}, err
 	}
 	if err := plan.ValidateSettings(); err != nil {
-		return cmdline.Usage(bakeapi.Rename(err, flagOf))
+		return bake.Plan{}, cmdline.Usage(bakeapi.Rename(err, flagOf))
 	}
-	limit := hostinfo.MemoryLimit()
-	if f.maxMemory != "" {
-		n, err := settings.ParseByteSize(f.maxMemory)
-		if err != nil {
-			return cmdline.Usagef("--max-memory: %v", err)
-		}
-		limit = n
-	}
-	if err := bake.CheckMemory(plan.Spec, int(f.threads), limit); err != nil {
-		return fmt.Errorf("%w (--max-memory sets the limit)", err)
+	if err := checkBakeMemory(plan.Spec, f); err != nil {
+		return bake.Plan{}, err
 	}
 	if err := dataset.CheckOutputFree(f.output); err != nil {
-		return err
+		return bake.Plan{}, err
 	}
 	n := plan.NMLPs
 	rng := bakeapi.Range{Start: 0, End: n}
@@ -180,16 +172,43 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		rng, err = bake.ParseMLPRange(f.mlpRange, n)
 	}
 	if err != nil {
-		return bakeapi.Rename(err, flagOf)
+		return bake.Plan{}, bakeapi.Rename(err, flagOf)
 	}
 	sf, err := loadSeeds(cmd, f, n)
 	if err != nil {
-		return err
+		return bake.Plan{}, err
 	}
 	plan.Range, plan.Seeds = rng, sf
 	if err := plan.Validate(); err != nil {
-		return bakeapi.Rename(err, flagOf)
+		return bake.Plan{}, bakeapi.Rename(err, flagOf)
 	}
+	return plan, nil
+}
+
+// checkBakeMemory refuses a shape whose rows would not fit in --max-memory
+// (default: the cgroup limit, else physical memory).
+func checkBakeMemory(spec bakeapi.Spec, f bakeFlags) error {
+	limit := hostinfo.MemoryLimit()
+	if f.maxMemory != "" {
+		n, err := settings.ParseByteSize(f.maxMemory)
+		if err != nil {
+			return cmdline.Usagef("--max-memory: %v", err)
+		}
+		limit = n
+	}
+	if err := bake.CheckMemory(spec, int(f.threads), limit); err != nil {
+		return fmt.Errorf("%w (--max-memory sets the limit)", err)
+	}
+	return nil
+}
+
+func runBake(cmd *cobra.Command, f bakeFlags) error {
+	out := cmd.OutOrStdout()
+	plan, err := planBake(cmd, f)
+	if err != nil {
+		return err
+	}
+	rng, sf, n := plan.Range, plan.Seeds, plan.NMLPs
 	device := f.device
 	if device == gpuengine.DeviceAuto && !gpuengine.DefaultRates.PreferGPU(int(f.width), int(f.depth), int64(rng.Len()), f.nSamples, int(f.threads)) {
 		device = gpuengine.DeviceCPU // too little work to repay the GPU's start-up (gpuengine/cost.go)
