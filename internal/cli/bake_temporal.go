@@ -72,30 +72,15 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 		return err
 	}
 	defer c.Close()
-	id, wid := in.BakeID, bakeapi.BakeWorkflowID(in.BakeID)
+	id := in.BakeID
 
 	// Step 2. What a bake with this ID already did decides what happens.
 	verb, note, drain, err := lastRun(ctx, c, id)
 	if err != nil {
 		return err
 	}
-
-	// Step 3. User seeds files go to S3 create-only; a different file already there is refused.
-	sums, err := uploadSeeds(ctx, st, cfg)
-	if err != nil {
-		return err
-	}
-	// Step 4. The bake's record: the first start writes it, every later start must match it.
-	rec, err := recordBake(ctx, st, in, sums)
-	if err != nil {
-		return err
-	}
-	in.CreatedAt = rec.CreatedAt
-	for i := range in.Splits {
-		in.Splits[i].Fingerprint = rec.Fingerprint(in.Splits[i].Name)
-	}
-	// Where it runs: the first start records it, every later start must match (gc relies on it).
-	if err := recordStartedIn(ctx, st, c, cfg.Temporal.Namespace, id); err != nil {
+	// Steps 3 and 4. What decides the bake's numbers goes to S3, or must match what is there.
+	if err := storeBakeInputs(ctx, st, c, cfg, &in); err != nil {
 		return err
 	}
 
@@ -109,8 +94,50 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 			return err
 		}
 	}
+	run, err := startBakeWorkflow(ctx, c, in)
+	if err != nil {
+		return err
+	}
+	wid := bakeapi.BakeWorkflowID(id)
+	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n%s", verb, id, wid, run.GetRunID(), note)
+	if salt := saltNote(in.Spec); salt != "" {
+		fmt.Fprintf(out, "%s; every GPU worker of this bake needs it in %s.\n", salt, dataset.SaltEnv)
+	}
+	fmt.Fprintf(out, "Web UI: %s\n", cfg.WorkflowURL(wid))
+	if !wait {
+		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)
+		return nil
+	}
+	// Step 6. Progress until the end, then the result or the failure.
+	return followToEnd(ctx, c, cfg, id, out)
+}
+
+// storeBakeInputs puts the bake's seeds files and record in S3 and notes where
+// it runs, then fills in what the record fixes: creation time, fingerprints.
+func storeBakeInputs(ctx context.Context, st *store.Store, c client.Client, cfg settings.Config, in *bakeapi.BakeInput) error {
+	// Step 3. User seeds files go to S3 create-only; a different file already there is refused.
+	sums, err := uploadSeeds(ctx, st, cfg)
+	if err != nil {
+		return err
+	}
+	// Step 4. The bake's record: the first start writes it, every later start must match it.
+	rec, err := recordBake(ctx, st, *in, sums)
+	if err != nil {
+		return err
+	}
+	in.CreatedAt = rec.CreatedAt
+	for i := range in.Splits {
+		in.Splits[i].Fingerprint = rec.Fingerprint(in.Splits[i].Name)
+	}
+	// Where it runs: the first start records it, every later start must match (gc relies on it).
+	return recordStartedIn(ctx, st, c, cfg.Temporal.Namespace, in.BakeID)
+}
+
+// startBakeWorkflow starts the BakeWorkflow of in, or attaches to its running one.
+func startBakeWorkflow(ctx context.Context, c client.Client, in bakeapi.BakeInput) (client.WorkflowRun, error) {
+	id := in.BakeID
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       wid,
+		ID:                                       bakeapi.BakeWorkflowID(id),
 		TaskQueue:                                bakeapi.ControlQueue,
 		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
@@ -124,31 +151,26 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return completedError(id)
+			return nil, completedError(id)
 		}
 		if missingSearchAttribute(err) {
-			return fmt.Errorf("starting bake %s: %v: register the search attributes BakeID and BakeStage (Keyword) on the server; `whestbake dev up` does", id, err)
+			return nil, fmt.Errorf("starting bake %s: %v: register the search attributes BakeID and BakeStage (Keyword) on the server; `whestbake dev up` does", id, err)
 		}
-		return fmt.Errorf("starting bake %s: %w", id, err)
+		return nil, fmt.Errorf("starting bake %s: %w", id, err)
 	}
-	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n%s", verb, id, wid, run.GetRunID(), note)
-	if salt := saltNote(in.Spec); salt != "" {
-		fmt.Fprintf(out, "%s; every GPU worker of this bake needs it in %s.\n", salt, dataset.SaltEnv)
-	}
-	fmt.Fprintf(out, "Web UI: %s\n", cfg.WorkflowURL(wid))
-	if !wait {
-		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)
-		return nil
-	}
+	return run, nil
+}
 
-	// Step 6. Progress until the end, then the result or the failure.
+// followToEnd shows bake id's progress until it ends, then its result, or
+// its failure as the error.
+func followToEnd(ctx context.Context, c client.Client, cfg settings.Config, id string, out io.Writer) error {
 	start := time.Now()
 	state, err := follow(ctx, c, id, out)
 	if err != nil {
 		return err
 	}
 	if state.Result == nil {
-		return fmt.Errorf("bake %s %s: %s\n  details: `whestbake status %s` or %s", id, statusWord(state.Status), failureText(state.Failure), id, cfg.WorkflowURL(wid))
+		return fmt.Errorf("bake %s %s: %s\n  details: `whestbake status %s` or %s", id, statusWord(state.Status), failureText(state.Failure), id, cfg.WorkflowURL(bakeapi.BakeWorkflowID(id)))
 	}
 	r := state.Result
 	fmt.Fprintf(out, "✓ Bake %s done in %s\n  dataset  s3://%s/%s (manifest sha256 %s)\n", id, formatDuration(time.Since(start)), cfg.S3.Bucket, r.DatasetPrefix, r.ManifestSHA256)

@@ -25,15 +25,7 @@ var errDatasetsDiffer = errors.New("the datasets differ")
 const shownMLPs = 20
 
 func newCompareCmd() *cobra.Command {
-	var (
-		mode    string
-		alpha   float64
-		asJSON  bool
-		showN   int
-		in      compare.Input
-		h       hubFlags
-		modeSet = map[string]compare.Mode{"": "", "exact": compare.ModeExact, "stat": compare.ModeStat}
-	)
+	var f compareFlags
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Is dataset B the same ground truth as A? Split by split, MLP by MLP: bit for bit (--mode exact) or within Monte Carlo error (--mode stat)",
@@ -56,56 +48,72 @@ false-alarm rate --alpha counts as different.
 
 Exit 0: the same (exact) or equivalent (stat); 1: different; 2: bad input.`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			m, ok := modeSet[mode]
-			if !ok {
-				return cmdline.Usagef("--mode %q: use exact or stat", mode)
-			}
-			if alpha <= 0 || alpha > compare.MaxAlpha {
-				return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, %g]", alpha, compare.MaxAlpha)
-			}
-			dirs := make([]string, 2)
-			for i, src := range args {
-				dir, cleanup, err := compareSource(cmd, h, src)
-				if err != nil {
-					return err
-				}
-				defer cleanup()
-				dirs[i] = dir
-			}
-			in.A, in.B, in.Mode, in.Alpha, in.Shown = dirs[0], dirs[1], m, alpha, showN
-			res, err := compare.Run(in)
-			var ie *compare.InputError
-			if errors.As(err, &ie) {
-				return cmdline.Usage(err)
-			}
-			if err != nil {
-				return err
-			}
-			res.A, res.B = args[0], args[1]
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			} else {
-				printComparison(out, res)
-			}
-			if !res.Same {
-				return errDatasetsDiffer
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args[0], args[1], f) },
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&mode, "mode", "", "exact or stat (default: exact when sampler, algorithm and n_samples match, else stat)")
-	fl.Float64Var(&alpha, "alpha", compare.DefaultAlpha, "stat: overall false-alarm rate for two correct bakes")
-	fl.IntVar(&showN, "show", 10, "how many differences to show")
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON (every MLP's statistics included)")
-	h.register(cmd)
+	f.register(cmd)
 	return cmd
+}
+
+type compareFlags struct {
+	mode      string
+	alpha     float64
+	asJSON    bool
+	shown     int
+	hubSource hubFlags
+}
+
+func (f *compareFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "mode", "", "exact or stat (default: exact when sampler, algorithm and n_samples match, else stat)")
+	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "stat: overall false-alarm rate for two correct bakes")
+	fl.IntVar(&f.shown, "show", 10, "how many differences to show")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON (every MLP's statistics included)")
+	f.hubSource.register(cmd)
+}
+
+// compareModes are --mode's values; "" lets compare.Run choose.
+var compareModes = map[string]compare.Mode{"": "", "exact": compare.ModeExact, "stat": compare.ModeStat}
+
+func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
+	m, ok := compareModes[f.mode]
+	if !ok {
+		return cmdline.Usagef("--mode %q: use exact or stat", f.mode)
+	}
+	if f.alpha <= 0 || f.alpha > compare.MaxAlpha {
+		return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, %g]", f.alpha, compare.MaxAlpha)
+	}
+	dirs := make([]string, 2)
+	for i, src := range []string{a, b} {
+		dir, cleanup, err := compareSource(cmd, f.hubSource, src)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		dirs[i] = dir
+	}
+	res, err := compare.Run(compare.Input{A: dirs[0], B: dirs[1], Mode: m, Alpha: f.alpha, Shown: f.shown})
+	var ie *compare.InputError
+	if errors.As(err, &ie) {
+		return cmdline.Usage(err)
+	}
+	if err != nil {
+		return err
+	}
+	res.A, res.B = a, b
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printComparison(out, res)
+	}
+	if !res.Same {
+		return errDatasetsDiffer
+	}
+	return nil
 }
 
 // compareSource is src as a directory to compare: itself, or for hf://

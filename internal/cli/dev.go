@@ -33,23 +33,29 @@ only fit for a server that listens on loopback.`,
 	pf.IntVar(&opts.UIPort, "ui-port", opts.UIPort, "Temporal Web UI port")
 	pf.IntVar(&opts.MinIOPort, "minio-port", opts.MinIOPort, "MinIO S3 API port")
 	pf.IntVar(&opts.MinIOConsolePort, "minio-console-port", opts.MinIOConsolePort, "MinIO web console port")
-	// MinIO's root user is the one the config's s3 keys name, so that the
-	// worker and the starter reading the same file can log in.
-	withCredentials := func(cmd *cobra.Command) devstack.Options {
-		o := opts
-		s3 := loadedConfig(cmd).S3
-		o.AccessKey = cmp.Or(s3.AccessKey.Reveal(), devstack.DevAccessKey)
-		o.SecretKey = cmp.Or(s3.SecretKey.Reveal(), devstack.DevSecretKey)
-		return o
-	}
+	cmd.AddCommand(newDevUpCmd(&opts), newDevDownCmd(&opts), newDevStatusCmd(&opts))
+	return cmd
+}
 
-	up := &cobra.Command{
+// withDevCredentials is opts with MinIO's root user set to the one the config's
+// s3 keys name, so that the worker and the starter reading the same file can log in.
+func withDevCredentials(cmd *cobra.Command, opts devstack.Options) devstack.Options {
+	s3 := loadedConfig(cmd).S3
+	opts.AccessKey = cmp.Or(s3.AccessKey.Reveal(), devstack.DevAccessKey)
+	opts.SecretKey = cmp.Or(s3.SecretKey.Reveal(), devstack.DevSecretKey)
+	return opts
+}
+
+// newDevUpCmd, newDevDownCmd and newDevStatusCmd read opts when they run,
+// after `dev`'s persistent flags have filled it.
+func newDevUpCmd(opts *devstack.Options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "up",
 		Short: "Start the dev stack (or confirm it is running) and print its links",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			st, err := devstack.Up(cmd.Context(), withCredentials(cmd), out)
+			st, err := devstack.Up(cmd.Context(), withDevCredentials(cmd, *opts), out)
 			if err != nil {
 				return err
 			}
@@ -62,20 +68,26 @@ only fit for a server that listens on loopback.`,
 			return nil
 		},
 	}
-	down := &cobra.Command{
+}
+
+func newDevDownCmd(opts *devstack.Options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "down",
 		Short: "Stop the dev stack; its state stays for the next `dev up`",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return devstack.Down(withCredentials(cmd), cmd.OutOrStdout())
+			return devstack.Down(withDevCredentials(cmd, *opts), cmd.OutOrStdout())
 		},
 	}
-	status := &cobra.Command{
+}
+
+func newDevStatusCmd(opts *devstack.Options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "status",
 		Short: "Show whether each dev server runs and is healthy (exit 1 if not all are)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := withCredentials(cmd)
+			o := withDevCredentials(cmd, *opts)
 			states, err := devstack.Status(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -100,6 +112,4 @@ only fit for a server that listens on loopback.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(up, down, status)
-	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	enums "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -82,100 +83,124 @@ func readHistory(ctx context.Context, c client.Client, wid, runID string) (runHi
 
 // add folds one run's events into h and returns the run it continued, if any.
 func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string) (string, error) {
-	dc := converter.GetDefaultDataConverter()
-	scheduled := map[int64]openActivity{}
-	var order []int64
-	var prev string
 	if h.Unfinished == nil {
 		h.Unfinished, h.committed = map[int]*sliceRuns{}, map[int]bool{}
 	}
-	runs := func(o openActivity) *sliceRuns {
-		if o.Slice == nil || h.committed[o.Slice.Slice] {
-			return nil
-		}
-		r := h.Unfinished[o.Slice.Slice]
-		if r == nil {
-			r = &sliceRuns{In: *o.Slice}
-			h.Unfinished[o.Slice.Slice] = r
-		}
-		return r
-	}
+	r := runEvents{h: h, dc: converter.GetDefaultDataConverter(), scheduled: map[int64]openActivity{}}
 	it := c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			return "", fmt.Errorf("reading the history of %s: %w", wid, err)
 		}
-		var closed int64
-		switch ev.GetEventType() {
-		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-			prev = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
-		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			a := ev.GetActivityTaskScheduledEventAttributes()
-			o := openActivity{Type: a.GetActivityType().GetName()}
-			if o.Type == bakeapi.BakeSliceActivity {
-				var in bakeapi.BakeSliceInput
-				if dc.FromPayloads(a.GetInput(), &in) == nil {
-					o.Slice = &in
-				}
-			}
-			scheduled[ev.GetEventId()] = o
-			order = append(order, ev.GetEventId())
-			runs(o)
-		case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-			// Written once per activity, when it closes, with its last attempt.
-			a := ev.GetActivityTaskStartedEventAttributes()
-			if r := runs(scheduled[a.GetScheduledEventId()]); r != nil {
-				r.Attempts += a.GetAttempt()
-			}
-		case enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-			a := ev.GetActivityTaskCompletedEventAttributes()
-			closed = a.GetScheduledEventId()
-			if o := scheduled[closed]; o.Slice != nil {
-				var out bakeapi.BakeSliceOutput
-				if dc.FromPayloads(a.GetResult(), &out) == nil {
-					h.Computed += out.Computed
-					h.Resumed += out.Resumed
-					h.Reused += out.Reused
-					h.Discarded += out.Discarded
-				}
-				h.SlicesDone++
-				h.MLPsDone += o.Slice.End - o.Slice.Start
-				h.committed[o.Slice.Slice] = true
-				delete(h.Unfinished, o.Slice.Slice)
-			}
-		case enums.EVENT_TYPE_ACTIVITY_TASK_FAILED:
-			a := ev.GetActivityTaskFailedEventAttributes()
-			closed = a.GetScheduledEventId()
-			kind := a.GetFailure().GetApplicationFailureInfo().GetType()
-			if o := scheduled[closed]; o.Slice != nil && kind == bakeapi.ErrWorkerStopping {
-				h.Stops++
-			}
-			if r := runs(scheduled[closed]); r != nil {
-				r.LastType = kind
-				if kind == bakeapi.ErrWorkerStopping {
-					r.Stops++
-				}
-			}
-		case enums.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-			closed = ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
-			if r := runs(scheduled[closed]); r != nil {
-				r.LastType = "timeout"
-			}
-		case enums.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-			closed = ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
-		}
-		if closed != 0 {
-			delete(scheduled, closed)
-		}
+		r.fold(ev)
 	}
 	// Earlier runs come later here but happened first: keep time order.
 	var open []openActivity
-	for _, id := range order {
-		if o, ok := scheduled[id]; ok {
+	for _, id := range r.order {
+		if o, ok := r.scheduled[id]; ok {
 			open = append(open, o)
 		}
 	}
 	h.Open = append(open, h.Open...)
-	return prev, nil
+	return r.prev, nil
+}
+
+// runEvents is one run's events being read into h.
+type runEvents struct {
+	h         *runHistory
+	dc        converter.DataConverter
+	scheduled map[int64]openActivity // not yet closed, by scheduling event ID
+	order     []int64                // the scheduling event IDs, in order
+	prev      string                 // the run this one continued
+}
+
+// fold applies one event of the run to r and its history.
+func (r *runEvents) fold(ev *historypb.HistoryEvent) {
+	h := r.h
+	var closed int64
+	switch ev.GetEventType() {
+	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+		r.prev = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+	case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		o := openActivity{Type: a.GetActivityType().GetName()}
+		if o.Type == bakeapi.BakeSliceActivity {
+			var in bakeapi.BakeSliceInput
+			if r.dc.FromPayloads(a.GetInput(), &in) == nil {
+				o.Slice = &in
+			}
+		}
+		r.scheduled[ev.GetEventId()] = o
+		r.order = append(r.order, ev.GetEventId())
+		h.sliceRunsOf(o)
+	case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+		// Written once per activity, when it closes, with its last attempt.
+		a := ev.GetActivityTaskStartedEventAttributes()
+		if s := h.sliceRunsOf(r.scheduled[a.GetScheduledEventId()]); s != nil {
+			s.Attempts += a.GetAttempt()
+		}
+	case enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+		a := ev.GetActivityTaskCompletedEventAttributes()
+		closed = a.GetScheduledEventId()
+		if o := r.scheduled[closed]; o.Slice != nil {
+			var out bakeapi.BakeSliceOutput
+			if r.dc.FromPayloads(a.GetResult(), &out) == nil {
+				h.Computed += out.Computed
+				h.Resumed += out.Resumed
+				h.Reused += out.Reused
+				h.Discarded += out.Discarded
+			}
+			h.commit(*o.Slice)
+		}
+	case enums.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+		a := ev.GetActivityTaskFailedEventAttributes()
+		closed = a.GetScheduledEventId()
+		h.failed(r.scheduled[closed], a.GetFailure().GetApplicationFailureInfo().GetType())
+	case enums.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+		closed = ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+		if s := h.sliceRunsOf(r.scheduled[closed]); s != nil {
+			s.LastType = "timeout"
+		}
+	case enums.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+		closed = ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
+	}
+	if closed != 0 {
+		delete(r.scheduled, closed)
+	}
+}
+
+// sliceRunsOf is the record of o's slice while the slice has not committed,
+// made on first sight; nil for other activities and for committed slices.
+func (h *runHistory) sliceRunsOf(o openActivity) *sliceRuns {
+	if o.Slice == nil || h.committed[o.Slice.Slice] {
+		return nil
+	}
+	r := h.Unfinished[o.Slice.Slice]
+	if r == nil {
+		r = &sliceRuns{In: *o.Slice}
+		h.Unfinished[o.Slice.Slice] = r
+	}
+	return r
+}
+
+// commit moves slice s from the unfinished slices to the finished ones.
+func (h *runHistory) commit(s bakeapi.BakeSliceInput) {
+	h.SlicesDone++
+	h.MLPsDone += s.End - s.Start
+	h.committed[s.Slice] = true
+	delete(h.Unfinished, s.Slice)
+}
+
+// failed records that an attempt of o failed with the failure type kind.
+func (h *runHistory) failed(o openActivity, kind string) {
+	if o.Slice != nil && kind == bakeapi.ErrWorkerStopping {
+		h.Stops++
+	}
+	if r := h.sliceRunsOf(o); r != nil {
+		r.LastType = kind
+		if kind == bakeapi.ErrWorkerStopping {
+			r.Stops++
+		}
+	}
 }

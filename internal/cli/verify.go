@@ -2,8 +2,10 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -18,109 +20,136 @@ import (
 )
 
 func newVerifyCmd() *cobra.Command {
-	var (
-		k, threads  int64
-		maxSamples  int64
-		pick, split string
-		dotOverride string
-	)
+	var f verifyFlags
 	cmd := &cobra.Command{
 		Use:   "verify DIR [--k N | --mlps I,J,...] [--max-samples M]",
 		Short: "Recompute chosen MLPs: weights bit-exact; statistics bit-exact, or within 5/√M with --max-samples M",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := dataset.Open(args[0], true)
-			if err != nil {
-				return err
-			}
-			if split != "" && d.Info.Split(split) == nil {
-				return cmdline.Usagef("--split %s: the dataset has no such split", split)
-			}
-			// One pass over the rows: each picked row is recomputed as it
-			// streams by, so memory stays at one row however large the
-			// dataset; the results are printed once every row checked out.
-			type splitCheck struct {
-				info bake.SplitInfo
-				v    *bake.Verifier
-			}
-			verifiers := map[string]splitCheck{}
-			for _, s := range d.Splits {
-				if split != "" && s.Name != split {
-					continue
-				}
-				info, err := splitInfo(d, s, dotOverride)
-				if err != nil {
-					return err
-				}
-				picks, err := choosePicks(pick, int(k), int(d.Info.Split(s.Name).NMLPs))
-				if err != nil {
-					return err
-				}
-				v, err := bake.NewVerifier(cmd.Context(), info, picks, maxSamples, int(threads))
-				if err != nil {
-					return err
-				}
-				verifiers[s.Name] = splitCheck{info, v}
-			}
-			err = d.Scan(func(s *dataset.SplitData, r dataset.Row) error {
-				if sc, ok := verifiers[s.Name]; ok {
-					return sc.v.Add(r)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			failed := 0
-			for _, s := range d.Splits {
-				sc, ok := verifiers[s.Name]
-				if !ok {
-					continue
-				}
-				checks, err := sc.v.Checks()
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", s.Name, orDash(string(sc.info.Spec.Sampler)), sc.info.Spec.NSamples)
-				untested := "name not checked (partial)"
-				if sc.info.Complete {
-					untested = "name not checked (salt withheld: set " + dataset.SaltEnv + ")"
-				}
-				for _, c := range checks {
-					mark := "✓"
-					if !c.OK {
-						mark, failed = "✗", failed+1
-					}
-					name := untested
-					if c.NameTested {
-						name = map[bool]string{true: "name ok", false: "NAME MISMATCH"}[c.NameOK]
-					}
-					tol := ""
-					if c.Tolerance > 0 {
-						tol = fmt.Sprintf(" (max |Δmean| %.3g ≤ %.3g)", c.MaxAbsDiff, c.Tolerance)
-					} else if c.Stats == "MISMATCH" {
-						tol = fmt.Sprintf(" (max |Δmean| %.3g)", c.MaxAbsDiff)
-					}
-					fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n", mark, c.MLPID, c.Name,
-						map[bool]string{true: "bit-exact", false: "MISMATCH"}[c.WeightsOK], name, c.Stats, tol)
-				}
-			}
-			if failed > 0 {
-				return fmt.Errorf("%d MLP(s) failed verification", failed)
-			}
-			return nil
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return runVerify(cmd, args[0], f) },
 	}
-	fl := cmd.Flags()
-	fl.Var(newCount(&k, 3, 1<<24), "k", "number of MLPs to check per split, spread evenly")
-	fl.StringVar(&pick, "mlps", "", "comma-separated row positions to check instead of --k (e.g. 0,5,9), or 'all'")
-	fl.Var(newCount(&maxSamples, 0, bakeapi.MaxNSamples), "max-samples", "recompute from this many samples only and compare within 5/√M")
-	fl.StringVar(&split, "split", "", "verify only this split")
-	fl.StringVar(&dotOverride, "dot-product", "", "numpy sampler: override the recorded dot product (fma or muladd)")
-	fl.Var(newCount(&threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
-	fromKey(fl, map[string]string{"threads": "worker.threads"})
+	f.register(cmd)
 	return cmd
+}
+
+type verifyFlags struct {
+	k, threads, maxSamples   int64
+	pick, split, dotOverride string
+}
+
+func (f *verifyFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.Var(newCount(&f.k, 3, 1<<24), "k", "number of MLPs to check per split, spread evenly")
+	fl.StringVar(&f.pick, "mlps", "", "comma-separated row positions to check instead of --k (e.g. 0,5,9), or 'all'")
+	fl.Var(newCount(&f.maxSamples, 0, bakeapi.MaxNSamples), "max-samples", "recompute from this many samples only and compare within 5/√M")
+	fl.StringVar(&f.split, "split", "", "verify only this split")
+	fl.StringVar(&f.dotOverride, "dot-product", "", "numpy sampler: override the recorded dot product (fma or muladd)")
+	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
+	fromKey(fl, map[string]string{"threads": "worker.threads"})
+}
+
+// splitVerifier recomputes the picked MLPs of one split.
+type splitVerifier struct {
+	info bake.SplitInfo
+	v    *bake.Verifier
+}
+
+func runVerify(cmd *cobra.Command, dir string, f verifyFlags) error {
+	d, err := dataset.Open(dir, true)
+	if err != nil {
+		return err
+	}
+	if f.split != "" && d.Info.Split(f.split) == nil {
+		return cmdline.Usagef("--split %s: the dataset has no such split", f.split)
+	}
+	// One pass over the rows: each picked row is recomputed as it
+	// streams by, so memory stays at one row however large the
+	// dataset; the results are printed once every row checked out.
+	verifiers, err := newSplitVerifiers(cmd.Context(), d, f)
+	if err != nil {
+		return err
+	}
+	err = d.Scan(func(s *dataset.SplitData, r dataset.Row) error {
+		if sv, ok := verifiers[s.Name]; ok {
+			return sv.v.Add(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, s := range d.Splits {
+		sv, ok := verifiers[s.Name]
+		if !ok {
+			continue
+		}
+		n, err := printSplitChecks(cmd.OutOrStdout(), s.Name, sv)
+		if err != nil {
+			return err
+		}
+		failed += n
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d MLP(s) failed verification", failed)
+	}
+	return nil
+}
+
+// newSplitVerifiers makes a verifier, by split name, for each split --split
+// leaves in.
+func newSplitVerifiers(ctx context.Context, d *dataset.Dir, f verifyFlags) (map[string]splitVerifier, error) {
+	verifiers := map[string]splitVerifier{}
+	for _, s := range d.Splits {
+		if f.split != "" && s.Name != f.split {
+			continue
+		}
+		info, err := splitInfo(d, s, f.dotOverride)
+		if err != nil {
+			return nil, err
+		}
+		picks, err := choosePicks(f.pick, int(f.k), int(d.Info.Split(s.Name).NMLPs))
+		if err != nil {
+			return nil, err
+		}
+		v, err := bake.NewVerifier(ctx, info, picks, f.maxSamples, int(f.threads))
+		if err != nil {
+			return nil, err
+		}
+		verifiers[s.Name] = splitVerifier{info, v}
+	}
+	return verifiers, nil
+}
+
+// printSplitChecks prints one split's verdict per MLP and returns how many failed.
+func printSplitChecks(out io.Writer, split string, sv splitVerifier) (failed int, err error) {
+	checks, err := sv.v.Checks()
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", split, orDash(string(sv.info.Spec.Sampler)), sv.info.Spec.NSamples)
+	untested := "name not checked (partial)"
+	if sv.info.Complete {
+		untested = "name not checked (salt withheld: set " + dataset.SaltEnv + ")"
+	}
+	for _, c := range checks {
+		mark := "✓"
+		if !c.OK {
+			mark, failed = "✗", failed+1
+		}
+		name := untested
+		if c.NameTested {
+			name = map[bool]string{true: "name ok", false: "NAME MISMATCH"}[c.NameOK]
+		}
+		tol := ""
+		if c.Tolerance > 0 {
+			tol = fmt.Sprintf(" (max |Δmean| %.3g ≤ %.3g)", c.MaxAbsDiff, c.Tolerance)
+		} else if c.Stats == "MISMATCH" {
+			tol = fmt.Sprintf(" (max |Δmean| %.3g)", c.MaxAbsDiff)
+		}
+		fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n", mark, c.MLPID, c.Name,
+			map[bool]string{true: "bit-exact", false: "MISMATCH"}[c.WeightsOK], name, c.Stats, tol)
+	}
+	return failed, nil
 }
 
 // splitInfo reads what verification needs from the dataset's metadata; per-split
