@@ -57,7 +57,7 @@ func newBakeCmd() *cobra.Command {
 	fl.Int64Var(&f.seed, "seed", 0, "derive the input seeds from this root seed instead of OS entropy (like generate-seeds --seed)")
 	fl.StringVar(&f.slice, "slice", "", "bake slice K/N of the MLPs (whestbench semantics: [K·n/N, (K+1)·n/N))")
 	fl.StringVar(&f.mlpRange, "mlp-range", "", "bake MLPs START-END, both inclusive")
-	fl.StringVar(&f.split, "split", "public", "split name ([a-z][a-z0-9]*(-[a-z0-9]+)*)")
+	fl.StringVar(&f.split, "split", "public", "split name ([a-z][a-z0-9]*(-[a-z0-9]+)*); with a config file, which of its bake.splits to bake (it also gives --config, --n-mlps, --seed or --mlp-seeds)")
 	fl.StringVar(&f.config, "config", "default", "dataset config name (same rule as --split)")
 	fl.StringVar(&f.sampler, "sampler", string(bakeapi.SamplerPhilox), "input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend, bit for bit)")
 	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA), "numpy sampler's float32 dot product: fma (whestbench fixtures) or muladd (a BLAS without FMA); which real numpy builds match: docs/NUMPY.md")
