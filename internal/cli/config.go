@@ -40,8 +40,8 @@ configs/example.yaml. Every verb now reads the sections. migrate reads FILE
 (YAML, JSON or TOML) as the flag values of --verb and prints the same settings
 in sections on stdout (or into --output NEW): each flag under the key it now
 defaults to (width → bake.width, threads → worker.threads), and for dataset
-bake the split flags
-(--split, --config, --n-mlps, --seed, --mlp-seeds) as one entry of bake.splits.
+bake the split flags (--split, --config, --n-mlps, --seed, --mlp-seeds) as one
+entry of bake.splits.
 Flags that have no key (--output, --slice) are listed in a comment at the end:
 pass them on the command line. Relative paths become absolute, since the old
 file's paths were relative to where the verb ran and the new file's are
