@@ -175,10 +175,7 @@ func flagText(val any) string {
 
 // absPath is p made absolute against the working directory ("" stays "").
 func absPath(p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
-	}
-	if a, err := filepath.Abs(p); err == nil {
+	if a, err := filepath.Abs(p); p != "" && err == nil {
 		return a
 	}
 	return p

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -86,7 +85,7 @@ func loadedConfig(cmd *cobra.Command) settings.Loaded {
 func refuseFlagVariables(fs *pflag.FlagSet) error {
 	var errs []error
 	fs.VisitAll(func(f *pflag.Flag) {
-		old := settings.EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		old := settings.EnvName(f.Name) // how the old schema named a flag's variable
 		key := keyOf(f)
 		if f.Name == cmdline.FileFlag || os.Getenv(old) == "" || (key != "" && settings.EnvName(key) == old) {
 			return

@@ -10,7 +10,8 @@ import (
 // those may fill a flag (a default must not hide the flag's own default).
 type Loaded struct {
 	Config
-	given map[string]bool
+	given  map[string]bool
+	values map[string]any // every key's value, as leafKeys walks them
 }
 
 // Read loads the configuration of file ("" for none) and the environment,
@@ -21,13 +22,14 @@ func Read(file string) (Loaded, error) {
 		return Loaded{}, err
 	}
 	given := map[string]bool{}
-	for key := range leafKeys(Default()) {
+	values := leafKeys(c)
+	for key := range values {
 		// viper ignores an empty variable, so Read does too.
 		if os.Getenv(EnvName(key)) != "" || (file != "" && v.InConfig(key)) {
 			given[key] = true
 		}
 	}
-	return Loaded{Config: c, given: given}, nil
+	return Loaded{Config: c, given: given, values: values}, nil
 }
 
 // Given reports whether the file or the environment set key.
@@ -36,7 +38,7 @@ func (l Loaded) Given(key string) bool { return l.given[key] }
 // Flag is key's value spelled as its flag takes it: counts and sizes as
 // integers, durations as 10s, booleans as true or false.
 func (l Loaded) Flag(key string) string {
-	v, ok := leafKeys(l.Config)[key]
+	v, ok := l.values[key]
 	if !ok {
 		return ""
 	}
