@@ -115,7 +115,11 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 	if err != nil {
 		_ = terminate(pid, o.StopTimeout)
 		os.Remove(o.pidFile(c))
-		return r, fmt.Errorf("devstack: %s did not come up on %s: %w; last lines of %s:\n%s", c, s.addr, err, r.Log, logTail(r.Log, 15))
+		tail := logTail(r.Log, 15)
+		if p, ok := portTakenInLog(tail, s.ports); ok && errors.Is(err, errExited) {
+			return r, &PortInUseError{Port: p.port, Key: p.key}
+		}
+		return r, fmt.Errorf("devstack: %s did not come up on %s: %w; last lines of %s:\n%s", c, s.addr, err, r.Log, tail)
 	}
 	r.PID = pid
 	return r, s.prepare(ctx)

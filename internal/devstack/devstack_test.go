@@ -169,10 +169,26 @@ func TestPortInUse(t *testing.T) {
 	if !errors.As(err, &inUse) || inUse.Key != "minio-console-port" || inUse.Port != opts.MinIOConsolePort {
 		t.Fatalf("got %v, want PortInUseError for minio-console-port", err)
 	}
-	for _, want := range []string{strconv.Itoa(opts.MinIOConsolePort), "--minio-console-port", "WHESTBAKE_MINIO_CONSOLE_PORT"} {
+	// The dev ports are flags only: no config key, no environment variable.
+	for _, want := range []string{strconv.Itoa(opts.MinIOConsolePort), "--minio-console-port"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q lacks %q", err, want)
 		}
+	}
+}
+
+// A port another process binds after the check but before the server does
+// is reported as in use, so StartOnFreePorts moves it instead of failing.
+func TestPortTakenWhileStarting(t *testing.T) {
+	opts := fakeOptions(t, "")
+	script := fmt.Sprintf("#!/bin/sh\necho 'listen tcp 127.0.0.1:%d: bind: address already in use'; exit 1\n", opts.MinIOPort)
+	if err := os.WriteFile(filepath.Join(opts.BinDir, "minio"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := devstack.Start(context.Background(), opts, devstack.MinIO)
+	var inUse *devstack.PortInUseError
+	if !errors.As(err, &inUse) || inUse.Key != "minio-port" || inUse.Port != opts.MinIOPort {
+		t.Fatalf("got %v, want PortInUseError for minio-port", err)
 	}
 }
 
@@ -226,7 +242,7 @@ func TestOptionErrors(t *testing.T) {
 		want []string
 	}{
 		{"same port twice", func(o *devstack.Options) { o.UIPort = o.TemporalPort }, []string{"temporal-port and ui-port"}},
-		{"port out of range", func(o *devstack.Options) { o.MinIOPort = 70000 }, []string{"minio-port 70000", "WHESTBAKE_MINIO_PORT"}},
+		{"port out of range", func(o *devstack.Options) { o.MinIOPort = 70000 }, []string{"minio-port 70000", "fix --minio-port"}},
 		{"short secret", func(o *devstack.Options) { o.SecretKey = "short" }, []string{"WHESTBAKE_S3_SECRET_KEY"}},
 		{"missing binary", func(o *devstack.Options) { o.BinDir = t.TempDir() }, []string{"make tools"}},
 		{"unknown component", nil, []string{`unknown component "redis"`}},

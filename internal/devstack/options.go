@@ -169,9 +169,7 @@ type portKey struct {
 	key  string // flag name, also the config key
 }
 
-func (p portKey) hint() string {
-	return fmt.Sprintf("--%s or env %s", p.key, envName(p.key))
-}
+func (p portKey) hint() string { return "--" + p.key }
 
 func (o Options) temporalPorts() []portKey {
 	return []portKey{{o.TemporalPort, "temporal-port"}, {o.UIPort, "ui-port"}}

@@ -22,10 +22,24 @@ func (e *PortInUseError) Error() string {
 		e.Port, host, e.Key, portKey{e.Port, e.Key}.hint())
 }
 
-// envName is the WHESTBAKE_* variable the CLI reads for a flag, which the
-// root command derives the same way.
-func envName(flag string) string {
-	return "WHESTBAKE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+// portTakenInLog is the port of ports that a server's last start found
+// taken, as its log says ("listen tcp 127.0.0.1:PORT: bind: address already
+// in use"): another process can bind a port between checkFree and the server.
+func portTakenInLog(tail string, ports []portKey) (portKey, bool) {
+	if i := strings.LastIndex(tail, logStartMarker); i >= 0 {
+		tail = tail[i:] // this start's lines, not an earlier one's
+	}
+	for _, line := range strings.Split(tail, "\n") {
+		if !strings.Contains(line, "address already in use") {
+			continue
+		}
+		for _, p := range ports {
+			if strings.Contains(line, fmt.Sprintf(":%d:", p.port)) {
+				return p, true
+			}
+		}
+	}
+	return portKey{}, false
 }
 
 // checkFree binds the port for a moment. A server that fails to bind only

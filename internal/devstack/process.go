@@ -38,7 +38,7 @@ func spawn(p proc) (int, <-chan error, error) {
 		return 0, nil, fmt.Errorf("devstack: %w", err)
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "\n=== %s starting: %s %s\n", time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
+	fmt.Fprintf(logf, "\n%s%s starting: %s %s\n", logStartMarker, time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), p.env...)
@@ -129,6 +129,9 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// logStartMarker begins the line each start of a server adds to its log.
+const logStartMarker = "=== "
 
 // logTail is the end of a log file, for error messages about a server that
 // failed to start.
