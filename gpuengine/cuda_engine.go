@@ -41,6 +41,9 @@ type cudaEngine struct {
 	dev     *cudaDevice
 	path    string
 	maxCTAs int // fused path: CTAs per launch at most; 0 = as many as fit (tests lower it)
+	// tiling replaces the fused path's own plans with one shape (the tiling benchmark
+	// sets it; no shape changes a bit, so only speed can differ).
+	tiling  *cudakernel.FusedShape
 	runners *runnerCache[cudaRunner]
 	closed  bool
 }
@@ -155,7 +158,7 @@ func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
 	var r cudaRunner
 	var err error
 	if e.path == CUDAPathFused {
-		r, err = newFusedRunner(e.dev, w, d, e.maxCTAs)
+		r, err = newFusedRunner(e.dev, w, d, e.maxCTAs, e.tiling)
 	} else {
 		r, err = newPipelineRunner(e.dev, pipe, e.path == CUDAPathCuBLAS)
 	}

@@ -34,10 +34,19 @@ type fusedKernel struct {
 	fn  cu.Function
 }
 
-func newFusedRunner(d *cudaDevice, w, depth, maxCTAs int) (*fusedRunner, error) {
+func newFusedRunner(d *cudaDevice, w, depth, maxCTAs int, tiling *cudakernel.FusedShape) (*fusedRunner, error) {
 	plans, err := cudakernel.FusedPlans(w, depth, d.maxShared)
 	if err != nil {
 		return nil, err
+	}
+	if tiling != nil {
+		if tiling.W != w || tiling.D != depth {
+			return nil, fmt.Errorf("cuda: tiling %v is not for a %d×%d network", *tiling, w, depth)
+		}
+		if err := tiling.Validate(d.maxShared); err != nil {
+			return nil, err
+		}
+		plans = []cudakernel.FusedShape{*tiling}
 	}
 	shape, k, notes, err := cudakernel.ChooseFused(plans, func(s cudakernel.FusedShape) (fusedKernel, string, error) {
 		return d.compileFused(s)

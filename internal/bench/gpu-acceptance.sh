@@ -35,12 +35,40 @@ cuda=${CUDA_HOME:-$( [ -d /usr/local/cuda ] && echo /usr/local/cuda || echo /usr
 # NVIDIA lays the libraries out in $cuda/lib64; Debian's nvidia-cuda-toolkit (/usr/lib/cuda) in the
 # multiarch directory, with the stub libcuda in its stubs/.
 if [ "$cuda" = /usr/lib/cuda ]; then cudalib=/usr/lib/x86_64-linux-gnu; else cudalib=$cuda/lib64; fi
+# An image may keep cuBLAS or NVRTC outside $cudalib (pip's nvidia-* wheels, a
+# cuda-13.x directory beside a minimal /usr/local/cuda). For each library and header
+# the build needs and $cuda lacks, find one, give the linker an unversioned name for the
+# library (links/), and put its directory on the include path or the rpath.
+links=$work/links
+mkdir -p "$links"
+incs="" libdirs=""
+found=""
+for lib in cublas nvrtc; do
+	[ -e "$cudalib/lib$lib.so" ] && continue
+	f=$(find /usr/local /usr/lib /opt -xdev -name "lib$lib.so.[0-9]*" ! -path '*/stubs/*' 2>/dev/null | sort -V | tail -1)
+	if [ -n "$f" ]; then
+		ln -sf "$f" "$links/lib$lib.so"
+		libdirs="$libdirs $(dirname "$f")"
+		found="$found lib$lib: $f;"
+	fi
+done
+[ -e "$cudalib/stubs/libcuda.so" ] || [ -e "$cudalib/libcuda.so" ] || {
+	f=$(find /usr/local /usr/lib /opt -xdev -name 'libcuda.so*' 2>/dev/null | head -1)
+	[ -n "$f" ] && ln -sf "$f" "$links/libcuda.so" && found="$found libcuda: $f;"
+}
+for h in cublas_v2.h nvrtc.h; do
+	[ -e "$cuda/include/$h" ] && continue
+	f=$(find /usr/local /usr/include /opt -xdev -name "$h" 2>/dev/null | head -1)
+	[ -n "$f" ] && incs="$incs -I$(dirname "$f")" && found="$found $h: $f;"
+done
 # The shim first: it lets gorgonia.org/cu v0.9.6 compile against CUDA 13's cuda.h.
 # CGO_CFLAGS replaces Go's default -O2 -g, so they are repeated. The rpath lets the
 # binaries find libnvrtc and libcublas without LD_LIBRARY_PATH.
+rpath=$cudalib
+for d in $libdirs; do rpath="$rpath:$d"; done
 export CGO_ENABLED=1 NVIDIA_TF32_OVERRIDE=0
-export CGO_CFLAGS="-O2 -g -I$root/gpuengine/internal/cudashim -I$cuda/include"
-export CGO_LDFLAGS="-L$cudalib -L$cudalib/stubs -Wl,-rpath,$cudalib"
+export CGO_CFLAGS="-O2 -g -I$root/gpuengine/internal/cudashim -I$cuda/include$incs"
+export CGO_LDFLAGS="-L$cudalib -L$cudalib/stubs -L$links -Wl,-rpath,$rpath"
 export PATH="$cuda/bin:$PATH"
 
 have_gpu=0
@@ -105,6 +133,11 @@ outcome() {
 	go version
 	echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) threads"
 	python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -1
+	command -v compute-sanitizer >/dev/null && compute-sanitizer --version | tail -1
+	echo "CUDA libraries in $cudalib: $(ls "$cudalib" 2>/dev/null | grep -E '^lib(cublas|nvrtc|cuda)\.so' | tr '\n' ' ')"
+	echo "found elsewhere:${found:- nothing needed}"
+	echo "CGO_CFLAGS=$CGO_CFLAGS"
+	echo "CGO_LDFLAGS=$CGO_LDFLAGS"
 	echo '```'
 	echo
 	echo '## Steps'
@@ -122,24 +155,35 @@ if [ -z "$peak" ]; then
 	esac
 fi
 
-# 1. Build: vet, the CLI, one test binary per CUDA package.
+# 1. Build: the engine's test binary first (the GPU checks need nothing else), the CLI,
+# the NVRTC check; vet runs in the background with that check.
 bin=$work/bin
 mkdir -p "$bin"
 build=$out/build.log
-run 300 "$build" go vet -tags cuda ./gpuengine/... ./internal/cli/
-row "vet (cuda tag)" "$(outcome $?)" "go vet -tags cuda ./gpuengine/... ./internal/cli/"
+run 300 "$build" go test -c -tags cuda -o "$bin/gpuengine.test" ./gpuengine/
+row "build gpuengine tests" "$(outcome $?)" "go test -c -tags cuda ./gpuengine/"
 run 300 "$build" go build -tags cuda -o "$bin/whestbake" ./cmd/starter
 rc=$?
 row "build whestbake (cuda)" "$(outcome $rc)" "$(ldd "$bin/whestbake" 2>/dev/null | grep -Eo 'lib(cuda|nvrtc|cublas)[^ ]* => [^ ]*' | tr '\n' ' ')"
-run 300 "$build" go test -c -tags cuda -o "$bin/gpuengine.test" ./gpuengine/
-row "build gpuengine tests" "$(outcome $?)" "go test -c -tags cuda ./gpuengine/"
 run 300 "$build" go test -c -tags cuda -o "$bin/cudacheck.test" ./gpuengine/internal/cudacheck/
 row "build cudacheck tests" "$(outcome $?)" "NVRTC and ptxas of this toolkit"
 
-# 2. NVRTC and ptxas of the device's own toolkit on every kernel shape (no GPU needed).
+# 2. In the background, on the CPU: vet, and NVRTC and ptxas of the device's own toolkit
+# on every kernel shape (the same check as make cuda-check, with this CUDA). Their rows
+# are written at the end.
+bg=$work/bg
+mkdir -p "$bg"
+(
+	run 240 "$bg/vet.log" nice go vet -tags cuda ./gpuengine/... ./internal/cli/
+	echo $? >"$bg/vet.rc"
+) &
+vetpid=$!
 if [ -x "$bin/cudacheck.test" ]; then
-	(cd gpuengine/internal/cudacheck && run 240 "$out/cudacheck.log" env PTXAS_REQUIRED=1 "$bin/cudacheck.test" -test.v -test.timeout 230s)
-	row "NVRTC + ptxas, every shape" "$(outcome $?)" "cudacheck.log: registers, spills, cubins"
+	(
+		cd gpuengine/internal/cudacheck && run 400 "$out/cudacheck.log" nice "$bin/cudacheck.test" -test.v -test.timeout 390s
+		echo $? >"$bg/cudacheck.rc"
+	) &
+	checkpid=$!
 fi
 
 # 3. Each CUDA test in its own process.
@@ -174,7 +218,15 @@ if [ -x "$bin/whestbake" ]; then
 	row "calibrate --device cuda (cublas)" "$(outcome $?)" "calibrate.log"
 fi
 
-# 5. compute-sanitizer (last: the slowest, and the least likely to be cut short twice): racecheck and synccheck on the resume test and the production shape.
+# 5. The fused kernel's other tilings at the production network (docs/GPU.md, check 8):
+# TFLOP/s of each, and each must give the default plan's result bit for bit.
+if [ -x "$bin/gpuengine.test" ]; then
+	from=$(($(wc -l <"$out/bench.log" 2>/dev/null || echo 0) + 1))
+	(cd gpuengine && run 120 "$out/bench.log" "$bin/gpuengine.test" -test.run '^$' -test.bench '^BenchmarkCUDAFusedTilings$' -test.benchtime 1x -test.timeout 110s)
+	row "fused tilings at W256 D8 (bench.log)" "$(outcome $?)" "$(tail -n +"$from" "$out/bench.log" | grep -Eo 'TM[0-9]+_RT[0-9]+_KS[0-9]+[^ ]* .* [0-9.]+ TFLOP/s' | awk '{print $1, $(NF-1)}' | tr '\n' ';')"
+fi
+
+# 6. compute-sanitizer (last: the slowest, and the least likely to be cut short twice): racecheck and synccheck on the resume test and the production shape.
 san=$out/sanitizer.log
 if [ -x "$bin/gpuengine.test" ] && command -v compute-sanitizer >/dev/null; then
 	for tool in racecheck synccheck; do
@@ -187,6 +239,16 @@ if [ -x "$bin/gpuengine.test" ] && command -v compute-sanitizer >/dev/null; then
 	done
 else
 	row "compute-sanitizer" "not run" "no test binary or no compute-sanitizer"
+fi
+
+# The background rows (their jobs had the whole run to finish; the deadline's timeouts
+# bound them).
+wait "$vetpid" 2>/dev/null
+cat "$bg/vet.log" >>"$build" 2>/dev/null
+row "vet (cuda tag)" "$(outcome "$(cat "$bg/vet.rc" 2>/dev/null || echo 125)")" "build.log; go vet -tags cuda ./gpuengine/... ./internal/cli/"
+if [ -n "${checkpid:-}" ]; then
+	wait "$checkpid" 2>/dev/null
+	row "NVRTC + ptxas, every shape" "$(outcome "$(cat "$bg/cudacheck.rc" 2>/dev/null || echo 125)")" "cudacheck.log: registers, spills, cubins"
 fi
 
 {

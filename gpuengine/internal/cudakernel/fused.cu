@@ -33,6 +33,14 @@
 #define F_NV ((D + 1) * W)       // exact values: D·W layer sums, then W sums of squares
 #define F_NS (WP / KS)           // weight slices per layer
 
+// Steps of four k unrolled together in the slice loop (FusedShape.KU; 1: none). Like the
+// tiling it moves no fma: the chain per output stays ascending in k.
+#ifndef WB_KU
+#define WB_KU 1
+#endif
+#define WB_PRAGMA_(x) _Pragma(#x)
+#define WB_UNROLL(n) WB_PRAGMA_(unroll n)
+
 #ifndef FRAG_RT // the host harness sizes fragments for its largest shape
 #define FRAG_RT RT
 #define FRAG_CT CT
@@ -43,7 +51,7 @@
 #define FUSED_SYNC() __syncthreads()
 #define FUSED_SYNC_ASYNC() do { cp_async_wait_all(); __syncthreads(); } while (0)
 #define FRAG_DECL Frag frag_
-#define FRAG(tid) frag_
+#define FRAG(tid) ((void)(tid), frag_)
 #endif
 
 // One thread's outputs: rows ty·RT + i, columns 4·tx + 4·F_TX·m + e (j = 4m + e), so a
@@ -73,23 +81,32 @@ WB_DEVICE void fused_inputs(int tid, float* xs, u64 first, int valid, u32 k0, u3
     }
 }
 
-// Starts copying slice g (layer g / F_NS, weight rows (g % F_NS)·KS ...) into buf.
+#define F_CP (KS * WP / 4)              // 16-byte copies per slice
+#define F_CP_ROUNDS ((F_CP + F_NT - 1) / F_NT) // copies per thread, at most
+
+// Starts copying slice g (layer g / F_NS, weight rows (g % F_NS)·KS ...) into buf. The
+// trip count is a constant, so the loop unrolls into F_CP_ROUNDS copies with no loop or
+// bounds code when F_NT divides F_CP (every production shape).
 WB_DEVICE void fused_issue(int tid, float* buf, const float* weights, int g)
 {
     const float* src = weights + (u64)(g / F_NS) * WP * WP + (u64)(g % F_NS) * KS * WP;
-    for (int i = tid; i < KS * WP / 4; i += F_NT)
-        cp_async16(buf + 4 * i, src + 4 * i);
+#pragma unroll
+    for (int r = 0; r < F_CP_ROUNDS; r++) {
+        const int i = tid + r * F_NT;
+        if (F_CP % F_NT == 0 || i < F_CP)
+            cp_async16(buf + 4 * i, src + 4 * i);
+    }
     cp_async_commit();
 }
 
 // acc = fma(x[r][k], w[k][c], acc) for the slice's KS values of k, ascending. The body
-// (4 values of k, 4·RT·CT fmas) is unrolled, the loop over the slice is not: a fully
-// unrolled KS=16 slice would be 2048 FFMAs (32 KiB of code) per warp and crowd the
+// (4 values of k, 4·RT·CT fmas) is unrolled, the loop over the slice only WB_KU times: a
+// fully unrolled KS=16 slice would be 2048 FFMAs (32 KiB of code) per warp and crowd the
 // instruction cache.
 WB_DEVICE void fused_mma(Frag& f, int tid, const float* xs, const float* buf, int k0)
 {
     const int tx = tid % F_TX, ty = tid / F_TX;
-#pragma unroll 1
+    WB_UNROLL(WB_KU)
     for (int kk = 0; kk < KS; kk += 4) {
         float4 xv[FRAG_RT];
 #pragma unroll
@@ -194,17 +211,21 @@ WB_DEVICE void fused_cta(int cta, int ncta, float* xs, float* ws, const float* w
         FUSED_SYNC(); // the previous tile's column sums are done with xs
         FUSED_PHASE(fused_inputs(tid, xs, first + t * TM, valid, k0, k1); fused_issue(tid, ws, weights, 0));
         FUSED_SYNC_ASYNC();
-        for (int g = 0; g < D * F_NS; g++) {
-            FUSED_PHASE(
-                if (g % F_NS == 0) frag_zero(FRAG(tid));
-                if (g + 1 < D * F_NS) fused_issue(tid, ws + ((g + 1) & 1) * KS * WP, weights, g + 1);
-                fused_mma(FRAG(tid), tid, xs, ws + (g & 1) * KS * WP, (g % F_NS) * KS));
-            FUSED_SYNC_ASYNC(); // slice g+1 has landed and every thread is done with xs
-            if (g % F_NS == F_NS - 1) {
-                FUSED_PHASE(fused_store(FRAG(tid), tid, xs));
-                FUSED_SYNC();
-                FUSED_PHASE(fused_colsums(tid, xs, g / F_NS, valid, slot, err));
+        // Slice g = l·F_NS + k of the weights. The fragment is zeroed once per layer,
+        // outside the slice loop: zeroing it under `if (k == 0)` inside cost 128 FSEL a
+        // slice (ptxas selects rather than branches), 5% of the kernel's instructions.
+        for (int l = 0; l < D; l++) {
+            FUSED_PHASE(frag_zero(FRAG(tid)));
+            for (int k = 0; k < F_NS; k++) {
+                const int g = l * F_NS + k;
+                FUSED_PHASE(
+                    if (g + 1 < D * F_NS) fused_issue(tid, ws + ((g + 1) & 1) * KS * WP, weights, g + 1);
+                    fused_mma(FRAG(tid), tid, xs, ws + (g & 1) * KS * WP, k * KS));
+                FUSED_SYNC_ASYNC(); // slice g+1 has landed and every thread is done with xs
             }
+            FUSED_PHASE(fused_store(FRAG(tid), tid, xs));
+            FUSED_SYNC();
+            FUSED_PHASE(fused_colsums(tid, xs, l, valid, slot, err));
         }
     }
     FUSED_PHASE(fused_flush(tid, slot, words));

@@ -17,6 +17,9 @@ type FusedShape struct {
 	TM     int // samples per CTA tile, a multiple of Tile
 	RT, CT int // outputs per thread: RT rows × CT columns
 	KS     int // weight rows per double-buffered shared-memory slice
+	// KU is how many steps of four k the slice loop unrolls (0 or 1: none); more code
+	// for fewer loop edges, where the next step's shared loads can start early.
+	KU int
 }
 
 // PlanFused picks the fused kernel's shape for a W×D network on a device that allows
@@ -50,15 +53,21 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 		ct = 8
 	}
 	var plans []FusedShape
-	add := func(rt, maxThreads int) {
-		if s, ok := largestFused(w, d, rt, ct, maxShared, maxThreads); ok && !slices.Contains(plans, s) {
+	add := func(rt, maxThreads int, heights []int, unroll bool) {
+		if s, ok := largestFused(w, d, rt, ct, maxShared, maxThreads, heights, unroll); ok && !slices.Contains(plans, s) {
 			plans = append(plans, s)
 		}
 	}
-	add(8, 1024)
 	if ct == 16 {
-		add(4, 1024)
-		add(4, 256)
+		// Measured on an H100 at 256×8 (docs/benchmarks.md): 32-row slices halve the
+		// barriers and copies per layer, and a slice loop unrolled whole lets every
+		// step's shared loads start under the previous step's fmas; 40.8 TFLOP/s
+		// against 34.0 for KS=16 with the loop rolled.
+		add(8, 1024, []int{32, 16, 8, 4}, true)
+		add(4, 1024, defaultSlices, false)
+		add(4, 256, defaultSlices, false)
+	} else {
+		add(8, 1024, defaultSlices, false)
 	}
 	if len(plans) == 0 {
 		wp := (w + ct - 1) / ct * ct
@@ -68,13 +77,21 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	return plans, nil
 }
 
-// largestFused is the RT×CT tiling's shape with the largest tile, then slice, that
-// fits the device and has at most maxThreads threads.
-func largestFused(w, d, rt, ct, maxShared, maxThreads int) (FusedShape, bool) {
+// defaultSlices are the slice heights tried, largest first, where nothing was measured
+// to prefer another.
+var defaultSlices = []int{16, 8, 4}
+
+// largestFused is the RT×CT tiling's shape with the largest tile, then slice (of ks),
+// that fits the device and has at most maxThreads threads; with unroll, its slice loop
+// is unrolled whole.
+func largestFused(w, d, rt, ct, maxShared, maxThreads int, ks []int, unroll bool) (FusedShape, bool) {
 	wp := (w + ct - 1) / ct * ct
 	for _, tm := range []int{128, 64, 32} {
-		for _, ks := range []int{16, 8, 4} {
-			s := FusedShape{W: w, D: d, WP: wp, TM: tm, RT: rt, CT: ct, KS: ks}
+		for _, k := range ks {
+			s := FusedShape{W: w, D: d, WP: wp, TM: tm, RT: rt, CT: ct, KS: k}
+			if unroll && k > 4 {
+				s.KU = k / 4
+			}
 			if s.Validate(maxShared) == nil && s.Threads() <= maxThreads {
 				return s, true
 			}
@@ -140,6 +157,8 @@ func (s FusedShape) Validate(maxShared int) error {
 		return fmt.Errorf("fused shape: TM=%d must be a positive multiple of %d and of RT=%d", s.TM, Tile, s.RT)
 	case s.KS <= 0 || s.KS%4 != 0 || s.WP%s.KS != 0:
 		return fmt.Errorf("fused shape: KS=%d must be a multiple of 4 dividing WP=%d", s.KS, s.WP)
+	case s.KU < 0 || s.KU > 1 && (s.KS/4)%s.KU != 0:
+		return fmt.Errorf("fused shape: KU=%d must be 0, 1 or divide the KS/4=%d steps of a slice", s.KU, s.KS/4)
 	case s.Threads() > 1024:
 		return fmt.Errorf("fused shape: %d threads per CTA exceed CUDA's 1024", s.Threads())
 	case s.SharedBytes() > maxShared:
@@ -170,16 +189,24 @@ func (s FusedShape) Grid(count int64, maxCTAs int) int {
 
 // Defines are the -D options of fused.cu.
 func (s FusedShape) Defines() []string {
-	return []string{
+	defs := []string{
 		fmt.Sprintf("-DWB_W=%d", s.W), fmt.Sprintf("-DWB_WP=%d", s.WP), fmt.Sprintf("-DWB_D=%d", s.D),
 		fmt.Sprintf("-DWB_TM=%d", s.TM), fmt.Sprintf("-DWB_RT=%d", s.RT), fmt.Sprintf("-DWB_CT=%d", s.CT),
 		fmt.Sprintf("-DWB_KS=%d", s.KS),
 	}
+	if s.KU > 1 {
+		defs = append(defs, fmt.Sprintf("-DWB_KU=%d", s.KU))
+	}
+	return defs
 }
 
 // String names the shape for logs and metadata.
 func (s FusedShape) String() string {
-	return fmt.Sprintf("fused W%d D%d WP%d TM%d RT%d CT%d KS%d", s.W, s.D, s.WP, s.TM, s.RT, s.CT, s.KS)
+	name := fmt.Sprintf("fused W%d D%d WP%d TM%d RT%d CT%d KS%d", s.W, s.D, s.WP, s.TM, s.RT, s.CT, s.KS)
+	if s.KU > 1 {
+		name += fmt.Sprintf(" KU%d", s.KU)
+	}
+	return name
 }
 
 // PadWeights returns the depth W×W layers of w (layer-major, row-major) as WP×WP
