@@ -4,9 +4,13 @@
 // batch API (basic or multipart transfers), everything streamed so memory is
 // bounded by a buffer, not by a file. A push is idempotent (a revision that
 // already holds exactly these files gets no new commit) and resumable (LFS
-// objects already on the Hub are not sent again). The token is sent to the
-// Hub's API only, never to the storage URLs the Hub hands out, and never
-// appears in an error.
+// objects already on the Hub are not sent again). It follows the Hub's
+// protocol as the reference clients (huggingface_hub, @huggingface/hub) do:
+// file lists from the paged tree listing, redirects on the Hub's origin,
+// the waits a rate limit asks for. The token is sent to the Hub's own
+// origin only, never to the storage URLs the Hub hands out nor across a
+// redirect elsewhere, and never appears in an error. Every request has
+// deadlines (Deadlines), and every answer is read up to a cap.
 package hub
 
 import (
