@@ -44,8 +44,8 @@ TEST_TIMEOUT ?= 30m
 AVX2_PKGS := ./gpuengine ./gpuengine/internal/cpukernel ./gpuengine/internal/philox
 RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows ./internal/hub ./internal/hub/hubtest
 
-test: vet lint tools workflowcheck readers
-	E2E_REQUIRED=1 READERS_REQUIRED=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
+test: vet lint tools workflowcheck readers hubjs
+	E2E_REQUIRED=1 READERS_REQUIRED=1 HUBJS_REQUIRED=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	WHESTBAKE_CPU_KERNEL=avx2 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(AVX2_PKGS)
 	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=1s
@@ -60,6 +60,15 @@ READERS := dataset/testdata/readers
 .PHONY: readers
 readers:
 	@[ -d $(READERS)/node_modules ] || npm install --prefix $(READERS) --no-audit --no-fund
+
+# The official JavaScript Hub client (@huggingface/hub), pinned by its lock
+# file, that internal/hub/hubjs's TestOfficialClientAgainstStandIn drives
+# against the Hub stand-in: the stand-in is ours, the client is the judge.
+# HUBJS_REQUIRED=1 above makes a missing install fail that test.
+HUBJS := internal/hub/hubjs
+.PHONY: hubjs
+hubjs:
+	@[ -d $(HUBJS)/node_modules ] || npm install --prefix $(HUBJS) --no-audit --no-fund
 
 # staticcheck, pinned like the servers; its one suppression is in the code
 # with the reason (//lint:ignore).

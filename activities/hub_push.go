@@ -3,10 +3,13 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"path"
 	"strings"
+	"sync"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 
@@ -35,6 +38,7 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	if err != nil {
 		return out, fatal(bakeapi.ErrInvalidConfig, "release.hub.endpoint: %v", err)
 	}
+	boundByHeartbeat(ctx, c)
 	m, _, err := readManifest(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
 	if damaged(err) {
 		return out, lost(err)
@@ -57,12 +61,97 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	if files, err = hub.WithCard(ctx, files, in.Hub.Repo); err != nil {
 		return out, fatal(bakeapi.ErrCorruptPartial, "%s: %v", in.DatasetPrefix, err)
 	}
-	stop := keepAlive(ctx)
-	defer stop()
-	res, err := c.Push(ctx, hub.Options{Repo: in.Hub.Repo, Revision: in.Hub.Revision, Tag: in.Hub.Tag, Message: in.Hub.Message,
-		Private: in.Hub.Private, Replace: in.Hub.Replace, Progress: func(p hub.Progress) { activityHeartbeat(ctx, p) }}, files)
+	var res hub.Result
+	err = heartbeatOnProgress(ctx, func(ctx context.Context, progress func(hub.Progress)) error {
+		res, err = c.Push(ctx, hub.Options{Repo: in.Hub.Repo, Revision: in.Hub.Revision, Tag: in.Hub.Tag, Message: in.Hub.Message,
+			Private: in.Hub.Private, Replace: in.Hub.Replace, Progress: progress}, files)
+		return err
+	})
 	out = bakeapi.HubPushOutput{Commit: res.Commit, URL: res.URL, NoOp: res.NoOp, Sent: res.Sent, Reused: res.Reused, Deleted: res.Deleted}
 	return out, hubErr(err)
+}
+
+// HubPushProgress is HubPush's heartbeat: where the push is (the stage,
+// and the file and its bytes sent while uploading), and once a request
+// stalled, the error that names the Hub and the file, which `whestbake
+// status` shows with the heartbeat's age until the next attempt moves.
+type HubPushProgress struct {
+	hub.Progress
+	Stalled string `json:",omitempty"`
+}
+
+// boundByHeartbeat fits c's deadlines and retry waits inside the
+// activity's heartbeat timeout: a Hub that stalls a request fails it
+// within half a heartbeat timeout, and a retry waits at most an eighth,
+// so that between two moves of a push that is still trying there is less
+// than a heartbeat timeout, and a stall surfaces as the client's error
+// naming the Hub and the file rather than as a heartbeat timeout.
+func boundByHeartbeat(ctx context.Context, c *hub.Client) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
+		return
+	}
+	half := activity.GetInfo(ctx).HeartbeatTimeout / 2
+	c.Deadlines = hub.Deadlines{Connect: min(c.Deadlines.Connect, half), Headers: min(c.Deadlines.Headers, half), Idle: min(c.Deadlines.Idle, half)}
+	c.MaxBackoff = min(c.MaxBackoff, half/4)
+	c.Backoff = min(c.Backoff, c.MaxBackoff)
+}
+
+// heartbeatOnProgress runs push and heartbeats when, and only when, it
+// moves: a byte sent, a stage reached, a second of a wait the Hub asked
+// for (checked every eighth of the heartbeat timeout, as Push's watchCopy
+// does for a copy). A push that stops moving misses its heartbeats, so
+// Temporal times the attempt out; its own requests' deadlines (see
+// boundByHeartbeat) fail it before that with an error naming the Hub and
+// the file, recorded in a last heartbeat. And since Temporal answers a
+// heartbeat of an attempt it gave up by cancelling ctx, and this one sends
+// none, a push that made no progress for a whole heartbeat timeout stops
+// itself: an abandoned attempt never pushes beside its retry.
+func heartbeatOnProgress(ctx context.Context, push func(ctx context.Context, progress func(hub.Progress)) error) error {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
+		return push(ctx, func(hub.Progress) {})
+	}
+	timeout := activity.GetInfo(ctx).HeartbeatTimeout
+	var mu sync.Mutex
+	var latest hub.Progress
+	var moves int64
+	progress := func(p hub.Progress) {
+		mu.Lock()
+		latest, moves = p, moves+1
+		mu.Unlock()
+	}
+	pctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	done := make(chan error, 1)
+	go func() { done <- push(pctx, progress) }()
+	tick := time.NewTicker(timeout / 8)
+	defer tick.Stop()
+	seen, moved := int64(0), time.Now()
+	for {
+		select {
+		case err := <-done:
+			if cause := context.Cause(pctx); err != nil && cause != nil && ctx.Err() == nil {
+				err = cause
+			}
+			if errors.Is(err, hub.ErrStalled) {
+				mu.Lock()
+				activity.RecordHeartbeat(ctx, HubPushProgress{Progress: latest, Stalled: err.Error()})
+				mu.Unlock()
+			}
+			return err
+		case <-tick.C:
+			mu.Lock()
+			p, n := latest, moves
+			mu.Unlock()
+			switch {
+			case n != seen:
+				seen, moved = n, time.Now()
+				activity.RecordHeartbeat(ctx, HubPushProgress{Progress: p})
+			case time.Since(moved) >= timeout:
+				stop(fmt.Errorf("the push to the Hub made no progress for %s (the activity's heartbeat timeout) since %+v: stopping this attempt",
+					timeout, p))
+			}
+		}
+	}
 }
 
 // hubErr marks what no retry fixes as non-retryable: every refusal of the

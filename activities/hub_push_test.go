@@ -1,11 +1,17 @@
 package activities_test
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
@@ -112,5 +118,79 @@ func TestHubErrorsRetryOnlyWhatARetryCanFix(t *testing.T) {
 	}
 	if err := activities.HubErr(hub.ErrNoToken); !temporal.IsApplicationError(err) {
 		t.Errorf("no token: %v, want HubAccess", err)
+	}
+}
+
+// hubPushOnce is HubPush as BakeWorkflow runs it, with one attempt and the
+// given heartbeat timeout.
+func hubPushOnce(ctx workflow.Context, in bakeapi.HubPushInput, heartbeat time.Duration) (bakeapi.HubPushOutput, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 40 * time.Second, HeartbeatTimeout: heartbeat,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	var out bakeapi.HubPushOutput
+	err := workflow.ExecuteActivity(ctx, bakeapi.HubPushActivity, in).Get(ctx, &out)
+	return out, err
+}
+
+// A Hub whose storage stops taking a part: HubPush heartbeats only while
+// the push moves (never while it hangs), its requests' deadlines end each
+// stalled try within half a heartbeat timeout, and the attempt fails with
+// its own error, naming the Hub's storage and the file, recorded in a last
+// heartbeat for `whestbake status` (not as a heartbeat timeout). Before,
+// a keep-alive heartbeat and no deadlines kept such a push "healthy" until
+// push-timeout, two hours by default.
+func TestHubPushOfAStalledPartFailsTheAttemptNamingTheHubAndFile(t *testing.T) {
+	f := newFixture(t)
+	ds := bakeDataset(t, f, "hubstall", 9)
+	srv := hubtest.New(t)
+	srv.ChunkSize = 4 << 10 // every parquet file goes in parts
+	const token = "hf_stall_token_4242"
+	srv.AddToken(token, "alice", "write")
+	srv.Hang("part", 0)
+	a := f.acts(gpuengine.CPU{})
+	a.HubToken = func() (string, error) { return token, nil }
+	in := bakeapi.HubPushInput{DatasetPrefix: ds.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL}}
+
+	env := newWorkflowEnv()
+	env.RegisterWorkflow(hubPushOnce)
+	returned := make(chan time.Time, 1)
+	env.RegisterActivityWithOptions(func(ctx context.Context, in bakeapi.HubPushInput) (bakeapi.HubPushOutput, error) {
+		out, err := a.HubPush(ctx, in)
+		returned <- time.Now()
+		return out, err
+	}, activity.RegisterOptions{Name: bakeapi.HubPushActivity})
+	var mu sync.Mutex
+	var beats []activities.HubPushProgress
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+		var p activities.HubPushProgress
+		if details.Get(&p) == nil {
+			mu.Lock()
+			beats = append(beats, p)
+			mu.Unlock()
+		}
+	})
+	const heartbeat = 2 * time.Second
+	start := time.Now()
+	env.ExecuteWorkflow(hubPushOnce, in, heartbeat)
+	err := env.GetWorkflowError()
+	storage := strings.TrimPrefix(srv.StorageURL, "http://")
+	if err == nil || !strings.Contains(err.Error(), "stalled") || !strings.Contains(err.Error(), "the Hub's storage at "+storage) ||
+		!strings.Contains(err.Error(), "upload of data/") || strings.Contains(err.Error(), "Heartbeat") {
+		t.Fatalf("a push whose part hangs: %v; want the attempt's own error naming the storage and the file", err)
+	}
+	select {
+	case at := <-returned:
+		if took := at.Sub(start); took > 15*heartbeat {
+			t.Errorf("the stalled attempt ran %s", took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the failed attempt is still pushing 10 s later")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(beats) == 0 || beats[len(beats)-1].Stalled == "" || !strings.Contains(beats[len(beats)-1].Stalled, "upload of data/") {
+		t.Errorf("heartbeats %+v: want the last to say what stalled", beats)
+	}
+	if n := len(srv.History("alice/gt", "main")); n != 1 {
+		t.Errorf("%d commits, want only the repository's initial one", n)
 	}
 }

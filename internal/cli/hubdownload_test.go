@@ -58,7 +58,7 @@ func TestHubDownloadAndInfo(t *testing.T) {
 	if code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("ds"), "--endpoint", srv.URL); code != 0 || !strings.Contains(cout, "Comparing hf://alice/gt@v1 with "+at("ds")) {
 		t.Errorf("compare hf:// with the directory: exit %d\n%s%s", code, cout, errs)
 	}
-	if code, _, errs := run(t, "dataset", "compare", "hf://alice/nope", at("ds"), "--endpoint", srv.URL); code != 2 || !strings.Contains(errs, "404") {
+	if code, _, errs := run(t, "dataset", "compare", "hf://alice/nope", at("ds"), "--endpoint", srv.URL); code != 2 || !strings.Contains(errs, "repo not found or private") {
 		t.Errorf("compare of a repository that does not exist: exit %d %s", code, errs)
 	}
 
@@ -90,7 +90,7 @@ func TestHubDownloadAndInfo(t *testing.T) {
 		{[]string{"dataset", "download", "hf://alice/gt@v1", "--split", "Bad_Name", "-o", at("x"), "--endpoint", srv.URL}, 2, "--split"},
 		{[]string{"dataset", "download", "hf://alice", "-o", at("x")}, 2, "not a Hub repository id"},
 		{[]string{"dataset", "download", "hf://alice/gt@v1", "-o", at("ds"), "--endpoint", srv.URL}, 1, "already exists"},
-		{[]string{"dataset", "info", "hf://alice/nope", "--endpoint", srv.URL}, 1, "404"},
+		{[]string{"dataset", "info", "hf://alice/nope", "--endpoint", srv.URL}, 1, "repo not found or private"},
 	} {
 		code, _, errs := run(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {

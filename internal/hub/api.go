@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,49 +48,61 @@ func (c *Client) WhoAmI(ctx context.Context) (Whoami, error) {
 	return w, err
 }
 
-// CreateRepo creates dataset repository repo (private only takes effect
-// here, as with huggingface_hub's create_repo). It reports false when the
-// repository already exists, which is no error.
+// CreateRepo creates dataset repository repo, private when asked. Without
+// private it sends no visibility, so the namespace's default stands (an
+// organisation may make its new repositories private): huggingface_hub's
+// create_repo sends one only when given (hf_api.py,
+// _resolve_repo_visibility). It reports false when the repository exists
+// already, which is no error: a 409, or, as create_repo(exist_ok=True)
+// treats them, a 401, 402 or 403 (a token that may write to the
+// repository but not create one) when the repository can be read.
 func (c *Client) CreateRepo(ctx context.Context, repo string, private bool) (bool, error) {
 	owner, name, _ := strings.Cut(repo, "/")
 	in := struct {
 		Type         string `json:"type"`
 		Name         string `json:"name"`
 		Organization string `json:"organization"`
-		Private      bool   `json:"private"`
-	}{"dataset", name, owner, private}
-	err := c.call(ctx, "create repo "+repo, http.MethodPost, "/api/repos/create", in, nil)
-	if he, ok := err.(*Error); ok && he.Status == http.StatusConflict {
-		return false, nil
+		Visibility   string `json:"visibility,omitempty"`
+	}{Type: "dataset", Name: name, Organization: owner}
+	if private {
+		in.Visibility = "private"
 	}
-	return err == nil, err
+	err := c.call(ctx, "create repo "+repo, http.MethodPost, "/api/repos/create", in, nil)
+	var he *Error
+	switch {
+	case err == nil:
+		return true, nil
+	case !errors.As(err, &he):
+	case he.Status == http.StatusConflict:
+		return false, nil
+	case he.Status == http.StatusUnauthorized || he.Status == http.StatusPaymentRequired || he.Status == http.StatusForbidden:
+		if c.call(ctx, "read "+repo, http.MethodGet, repoPath(repo), nil, nil) == nil {
+			return false, nil
+		}
+	}
+	return false, err
 }
 
-// Head is the commit revision (a branch, tag or commit) points at, and the
-// paths of the files it holds (the revision's "siblings").
-func (c *Client) Head(ctx context.Context, repo, revision string) (string, []string, error) {
+// Head is the commit revision (a branch, tag or commit) points at. The
+// files come from Tree: the revision's "siblings" are truncated for large
+// repositories.
+func (c *Client) Head(ctx context.Context, repo, revision string) (string, error) {
 	var info struct {
-		SHA      string `json:"sha"`
-		Siblings []struct {
-			RFilename string `json:"rfilename"`
-		} `json:"siblings"`
+		SHA string `json:"sha"`
 	}
 	if err := c.call(ctx, "read revision "+revision+" of "+repo, http.MethodGet, repoPath(repo)+"/revision/"+url.PathEscape(revision), nil, &info); err != nil {
-		return "", nil, err
+		return "", err
 	}
 	if !isHex(info.SHA, 40) {
-		return "", nil, fmt.Errorf("hub: revision %s of %s: the Hub answered no commit sha", revision, repo)
+		return "", fmt.Errorf("hub: revision %s of %s: the Hub answered no commit sha", revision, repo)
 	}
-	paths := make([]string, len(info.Siblings))
-	for i, f := range info.Siblings {
-		paths[i] = f.RFilename
-	}
-	return info.SHA, paths, nil
+	return info.SHA, nil
 }
 
-// RemoteFile is a file of a revision, as paths-info describes it.
+// RemoteFile is a file of a revision, as the Hub's tree listing describes
+// it.
 type RemoteFile struct {
-	Type string `json:"type"`
+	Type string `json:"type"` // "file" (or "directory", which Tree leaves out)
 	Path string `json:"path"`
 	Size int64  `json:"size"`
 	OID  string `json:"oid"` // the git blob's sha1 (of the LFS pointer for an LFS file)
@@ -100,35 +112,67 @@ type RemoteFile struct {
 	} `json:"lfs,omitempty"`
 }
 
-// PathsInfo describes those of paths that exist at revision (a commit sha
-// pins it), keyed by path.
-func (c *Client) PathsInfo(ctx context.Context, repo, revision string, paths []string) (map[string]RemoteFile, error) {
-	out := map[string]RemoteFile{}
-	for start := 0; start < len(paths); start += batchSize {
-		form := url.Values{"paths": paths[start:min(start+batchSize, len(paths))], "expand": {"false"}}
-		data := []byte(form.Encode())
-		resp, err := c.do(ctx, request{op: "paths-info of " + repo, method: http.MethodPost, auth: true,
-			url: c.apiURL(repoPath(repo) + "/paths-info/" + url.PathEscape(revision)), contentType: "application/x-www-form-urlencoded",
-			size: int64(len(data)), body: bytesBody(data)})
+// maxTreeFiles bounds a listing: a dataset repository holds hundreds.
+const maxTreeFiles = 1_000_000
+
+// Tree lists every file of repo at revision (a commit sha pins it): GET
+// /api/datasets/{repo}/tree/{revision}?recursive=true, page after page as
+// the Link header's rel="next" names them, as huggingface_hub's
+// list_repo_tree (utils/_pagination.py, paginate) and @huggingface/hub's
+// listFiles read it. Pages are followed on the Hub's own origin only: the
+// token goes with them.
+func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile, error) {
+	op := "list the files of " + repo + "@" + revision
+	next := c.apiURL(repoPath(repo) + "/tree/" + url.PathEscape(revision) + "?recursive=true&expand=false")
+	seen := map[string]bool{}
+	var files []RemoteFile
+	for next != "" {
+		if seen[next] {
+			return nil, fmt.Errorf("hub: %s: the Hub's pages loop back to %s", op, next)
+		}
+		seen[next] = true
+		resp, err := c.do(ctx, request{op: op, method: http.MethodGet, url: next, auth: true, header: map[string]string{"Accept": "application/json"}})
 		if err != nil {
 			return nil, err
 		}
-		var list []RemoteFile
-		err = json.NewDecoder(resp.Body).Decode(&list)
+		var page []RemoteFile
+		err = decodeAnswer(op, resp.Body, &page)
 		resp.Body.Close()
 		if err != nil {
-			return nil, fmt.Errorf("hub: paths-info of %s: unreadable answer: %w", repo, err)
+			return nil, err
 		}
-		for _, f := range list {
+		for _, f := range page {
 			if f.Type == "file" {
-				out[f.Path] = f
+				files = append(files, f)
 			}
 		}
+		if len(files) > maxTreeFiles {
+			return nil, fmt.Errorf("hub: %s: over %d files, more than any dataset holds", op, maxTreeFiles)
+		}
+		if next, err = c.nextPage(op, resp); err != nil {
+			return nil, err
+		}
 	}
-	return out, nil
+	return files, nil
 }
 
-// batchSize bounds the files of one paths-info, preupload or LFS batch call.
+// linkNextRE finds the rel="next" link of a Link header (RFC 8288).
+var linkNextRE = regexp.MustCompile(`<([^>]*)>\s*;\s*rel="?next"?`)
+
+// nextPage is the URL of the page after resp, "" for the last one.
+func (c *Client) nextPage(op string, resp *http.Response) (string, error) {
+	m := linkNextRE.FindStringSubmatch(resp.Header.Get("Link"))
+	if m == nil {
+		return "", nil
+	}
+	u, err := resp.Request.URL.Parse(m[1])
+	if err != nil || !sameOrigin(u, c.endpoint) {
+		return "", fmt.Errorf("hub: %s: the next page %q is not on the Hub's origin %s: not followed, since the token goes with it", op, m[1], origin(c.endpoint))
+	}
+	return u.String(), nil
+}
+
+// batchSize bounds the files of one preupload or LFS batch call.
 const batchSize = 100
 
 // Upload modes of preupload.

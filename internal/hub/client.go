@@ -4,9 +4,13 @@
 // batch API (basic or multipart transfers), everything streamed so memory is
 // bounded by a buffer, not by a file. A push is idempotent (a revision that
 // already holds exactly these files gets no new commit) and resumable (LFS
-// objects already on the Hub are not sent again). The token is sent to the
-// Hub's API only, never to the storage URLs the Hub hands out, and never
-// appears in an error.
+// objects already on the Hub are not sent again). It follows the Hub's
+// protocol as the reference clients (huggingface_hub, @huggingface/hub) do:
+// file lists from the paged tree listing, redirects on the Hub's origin,
+// the waits a rate limit asks for. The token is sent to the Hub's own
+// origin only, never to the storage URLs the Hub hands out nor across a
+// redirect elsewhere, and never appears in an error. Every request has
+// deadlines (Deadlines), and every answer is read up to a cap.
 package hub
 
 import (
@@ -16,8 +20,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -30,16 +36,20 @@ const DefaultEndpoint = "https://huggingface.co"
 type Client struct {
 	endpoint *url.URL
 	token    string // "" for anonymous reads (NewReader)
-	http     *http.Client
-	// noFollow answers a redirect instead of following it: a download
-	// follows the Hub's redirect to storage itself, without the token.
-	noFollow *http.Client
+	// http follows no redirect: do follows the Hub's own (a renamed
+	// repository) on its origin, and a download its redirect to storage,
+	// without the token.
+	http *http.Client
 	// Retries is how many times a call that failed with a 5xx, a 429 or a
-	// transport error (no answer at all) is tried again; other answers are
-	// final. Waits double from Backoff up to MaxBackoff (or the server's
-	// Retry-After, within MaxBackoff).
+	// transport error (no answer at all, or a stall) is tried again; other
+	// answers are final. Waits double from Backoff up to MaxBackoff.
 	Retries             int
 	Backoff, MaxBackoff time.Duration
+	// MaxWait bounds a wait the Hub asks for (a 429's RateLimit t=, or a
+	// Retry-After): longer ones fail the call at once.
+	MaxWait time.Duration
+	// Deadlines bound each request (DefaultDeadlines unless set).
+	Deadlines Deadlines
 }
 
 // New returns a client of the Hub at endpoint ("" for DefaultEndpoint).
@@ -58,9 +68,10 @@ func New(endpoint, token string) (*Client, error) {
 }
 
 func newClient(u *url.URL, token string) *Client {
-	return &Client{endpoint: u, token: token, http: &http.Client{},
-		noFollow: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		Retries:  5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}
+	return &Client{endpoint: u, token: token,
+		http:    &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		Retries: 5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, MaxWait: 10 * time.Minute,
+		Deadlines: DefaultDeadlines}
 }
 
 // CheckEndpoint reports whether endpoint is a Hub base URL the token may
@@ -92,15 +103,17 @@ func (c *Client) Endpoint() string { return c.endpoint.String() }
 // apiURL is endpoint + path (path segments already escaped).
 func (c *Client) apiURL(path string) string { return c.endpoint.String() + path }
 
-// request is one HTTP call, re-playable: body re-opens the payload for each attempt.
+// request is one HTTP call, re-playable: body re-opens the payload for
+// each attempt (and for a redirect that keeps the method).
 type request struct {
 	op, method, url string
 	auth            bool // send the token: the Hub's API, never a storage URL it hands out
-	redirect        bool // a 3xx is an answer (to follow without the token), not followed
+	redirect        bool // a 3xx is an answer for the caller, not followed here
 	header          map[string]string
 	contentType     string
 	size            int64 // of the body; -1 unknown (chunked)
 	body            func() (io.ReadCloser, error)
+	sent            func(n int64) // told the bytes of the body sent so far in this attempt, if set
 }
 
 // jsonBody is a request body of the JSON of v.
@@ -112,36 +125,70 @@ func jsonBody(v any) (func() (io.ReadCloser, error), int64, error) {
 	return bytesBody(data), int64(len(data)), nil
 }
 
-// sourceReader remembers a failure of the payload itself (a file that
-// cannot be read, or bytes that do not match their checksum), which no
-// retry of the request can fix.
+// sourceReader is a request's body on its way out: it remembers a failure
+// of the payload itself (a file that cannot be read, or bytes that do not
+// match their checksum), which no retry of the request can fix, keeps the
+// request's guard informed of whether the wait is on the source or on the
+// Hub, and reports the bytes sent.
 type sourceReader struct {
-	r   io.ReadCloser
-	err error
+	r    io.ReadCloser
+	g    *guard
+	sent func(int64)
+	n    int64
+	err  error
 }
 
 func (s *sourceReader) Read(p []byte) (int, error) {
+	s.g.arm(phaseSource, s.g.d.Idle)
 	n, err := s.r.Read(p)
+	s.g.arm(phaseSending, s.g.d.Idle)
 	if err != nil && err != io.EOF && s.err == nil {
 		s.err = err
+	}
+	if s.n += int64(n); n > 0 && s.sent != nil {
+		s.sent(s.n)
 	}
 	return n, err
 }
 
 func (s *sourceReader) Close() error { return s.r.Close() }
 
-// do runs r until it gets a final answer and returns a 2xx response (the
-// caller closes its body) or an error: *Error for an HTTP failure, the
-// payload's own error, or the context's.
+// maxRedirects bounds the redirects one call follows.
+const maxRedirects = 10
+
+// do runs r until it gets a final answer and returns a 2xx response (or,
+// for r.redirect, a 3xx; the caller closes its body) or an error: *Error
+// for an HTTP failure, *StallError for a request that stopped moving, the
+// payload's own error, or the context's. It follows the Hub's redirects on
+// its own origin, as huggingface_hub does for a renamed repository
+// (utils/_http.py, _httpx_follow_relative_redirects_with_backoff), and a
+// 307 or 308 with the same method and body; it refuses one to another
+// origin, where the token must not go. A 429 or 5xx that says how long to
+// wait (RateLimit's t= on a 429, else Retry-After, as huggingface_hub's
+// http_backoff reads them) is retried after that long, up to MaxWait.
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	wait := c.Backoff
-	for attempt := 0; ; attempt++ {
-		resp, retryAfter, err := c.once(ctx, r)
+	hops := 0
+	for attempt := 0; ; {
+		resp, err := c.once(ctx, r)
+		var told time.Duration
 		if err == nil {
-			return resp, nil
+			switch {
+			case resp.StatusCode/100 == 2, r.redirect && isRedirect(resp.StatusCode):
+				return resp, nil
+			case isRedirect(resp.StatusCode):
+				if hops++; hops > maxRedirects {
+					drain(resp)
+					return nil, fmt.Errorf("hub: %s: more than %d redirects", r.op, maxRedirects)
+				}
+				if r, err = follow(r, resp); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			told = toldWait(resp)
+			err = c.failure(r, resp)
 		}
-		var he *Error
-		retryable := !errors.As(err, &he) || he.Status == http.StatusTooManyRequests || he.Status >= 500
 		var fe finalError
 		if errors.As(err, &fe) {
 			return nil, err
@@ -149,52 +196,155 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("hub: %s: %w", r.op, ctx.Err())
 		}
-		if !retryable || attempt >= c.Retries {
-			if he != nil && retryable {
+		var he *Error
+		retryable := !errors.As(err, &he) || he.Status == http.StatusTooManyRequests || he.Status >= 500
+		switch {
+		case !retryable:
+			return nil, err
+		case told > c.MaxWait:
+			he.Hint = fmt.Sprintf("the Hub asks to wait %d s, more than the %s this client waits: try again later", told/time.Second, c.MaxWait)
+			return nil, err
+		case attempt >= c.Retries:
+			if he != nil {
 				he.Hint = fmt.Sprintf("the Hub kept failing (%d attempts): try again later", attempt+1)
 			}
 			return nil, err
 		}
-		d := wait
-		if retryAfter > 0 {
-			d = retryAfter
+		d := min(wait, c.MaxBackoff)
+		if told > 0 {
+			// One second more, as huggingface_hub waits, so that a
+			// window reset rounded down has passed.
+			d = told + time.Second
 		}
-		d = min(d, c.MaxBackoff)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(d):
+		if err := pause(ctx, r.op, d, told > 0); err != nil {
+			return nil, err
 		}
 		wait = min(2*wait, c.MaxBackoff)
+		attempt++
 	}
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// follow is r sent where resp redirects it: on the same origin only, with
+// the same method and body for a 307 or 308, as a GET for another
+// redirect of a GET.
+func follow(r request, resp *http.Response) (request, error) {
+	drain(resp)
+	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+	switch {
+	case err != nil || resp.Header.Get("Location") == "":
+		return r, finalError{fmt.Errorf("hub: %s: the Hub answered %s with no usable Location", r.op, resp.Status)}
+	case resp.StatusCode != http.StatusTemporaryRedirect && resp.StatusCode != http.StatusPermanentRedirect && r.method != http.MethodGet:
+		return r, finalError{fmt.Errorf("hub: %s: the Hub answered %s to a %s, which only a 307 or 308 may redirect", r.op, resp.Status, r.method)}
+	case !sameOrigin(loc, resp.Request.URL):
+		return r, finalError{fmt.Errorf("hub: %s: the Hub redirected it to %s, another origin (scheme, host or port): not followed, "+
+			"since the token goes to the Hub's own origin only; check the endpoint", r.op, origin(loc))}
+	}
+	r.url = loc.String()
+	return r, nil
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return origin(a) == origin(b)
+}
+
+// origin is scheme://host:port, the port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// rateLimitRE is the Hub's RateLimit header: "api";r=0;t=55 (the IETF
+// draft's form that huggingface_hub's parse_ratelimit_headers reads).
+var rateLimitRE = regexp.MustCompile(`"\w+"\s*;\s*r\s*=\s*(\d+)\s*;\s*t\s*=\s*(\d+)`)
+
+// maxTold bounds a told wait before it becomes a Duration (no overflow).
+const maxTold = 1 << 20 // seconds, 12 days
+
+// toldWait is how long the answer asks the client to wait before trying
+// again: the RateLimit header's t= on a 429 whose r= says none are left,
+// else Retry-After in seconds; 0 when it says nothing.
+func toldWait(resp *http.Response) time.Duration {
+	secs := 0
+	if m := rateLimitRE.FindStringSubmatch(resp.Header.Get("RateLimit")); resp.StatusCode == http.StatusTooManyRequests && m != nil && m[1] == "0" {
+		secs, _ = strconv.Atoi(m[2])
+	} else if n, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil {
+		secs = n
+	}
+	return time.Duration(min(max(secs, 0), maxTold)) * time.Second
+}
+
+// progressKey carries a push's Progress to the waits deep in do.
+type progressKey struct{}
+
+// pause waits d, or less if ctx ends. A wait the Hub asked for is reported
+// to the push's Progress every second: it is progress the Hub requires, and
+// the activity heartbeats on it.
+func pause(ctx context.Context, op string, d time.Duration, told bool) error {
+	report, _ := ctx.Value(progressKey{}).(func(Progress))
+	end := time.Now().Add(d)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for left := d; left > 0; left = time.Until(end) {
+		if told && report != nil {
+			report(Progress{Stage: StageWait, Wait: fmt.Sprintf("%s: the Hub asks to wait, %s left", op, left.Round(time.Second))})
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("hub: %s: %w", op, ctx.Err())
+		case <-tick.C:
+		case <-time.After(left):
+		}
+	}
+	return nil
 }
 
 // finalError is a failure on this side that no retry fixes: a payload that
 // cannot be read or does not match its checksum, or a URL the Hub handed
-// out that is no URL.
+// out that is no URL or leads elsewhere.
 type finalError struct{ err error }
 
 func (e finalError) Error() string { return e.err.Error() }
 func (e finalError) Unwrap() error { return e.err }
 
-// once is one attempt of r.
-func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Duration, error) {
+// once is one attempt of r, under its deadlines. A 2xx or 3xx answer comes
+// back with its body still guarded: reading it must keep moving.
+func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
+	u, err := url.Parse(r.url)
+	if err != nil || u.Host == "" {
+		return nil, finalError{fmt.Errorf("hub: %s: %q is no URL", r.op, r.url)}
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	g := &guard{d: c.Deadlines, cancel: cancel, stall: StallError{Op: r.op, Host: u.Host, Storage: !sameOrigin(u, c.endpoint)}}
 	var body io.ReadCloser
 	var src *sourceReader
 	if r.body != nil {
 		b, err := r.body()
 		if err != nil {
-			return nil, 0, finalError{err}
+			cancel(nil)
+			return nil, finalError{err}
 		}
-		src = &sourceReader{r: b}
+		src = &sourceReader{r: b, g: g, sent: r.sent}
 		body = src
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, g.trace()), r.method, r.url, body)
 	if err != nil {
 		if body != nil {
 			body.Close()
 		}
-		return nil, 0, finalError{fmt.Errorf("hub: %s: %w", r.op, err)}
+		cancel(nil)
+		return nil, finalError{fmt.Errorf("hub: %s: %w", r.op, err)}
 	}
 	if body != nil {
 		req.ContentLength = r.size
@@ -208,24 +358,36 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, time.Dura
 	if r.auth && c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	hc := c.http
-	if r.redirect {
-		hc = c.noFollow
-	}
-	resp, err := hc.Do(req)
+	g.arm(phaseConnecting, c.Deadlines.Connect)
+	resp, err := c.http.Do(req)
 	if err != nil {
-		if src != nil && src.err != nil {
-			return nil, 0, finalError{src.err}
+		g.stop()
+		defer cancel(nil)
+		switch {
+		case src != nil && src.err != nil && stalled(rctx) == nil:
+			return nil, finalError{src.err}
+		case stalled(rctx) != nil && ctx.Err() == nil:
+			return nil, stalled(rctx)
 		}
 		// The token travels in a header only, never in a URL, so a
 		// transport error cannot show it.
-		return nil, 0, fmt.Errorf("hub: %s: %w", r.op, err)
+		return nil, fmt.Errorf("hub: %s: %w", r.op, err)
 	}
-	if resp.StatusCode/100 == 2 || (r.redirect && resp.StatusCode/100 == 3) {
-		return resp, 0, nil
-	}
+	resp.Body = &guardedBody{rc: resp.Body, g: g, ctx: rctx, cancel: cancel}
+	return resp, nil
+}
+
+// failure is the error of a final or retryable non-2xx answer (closed).
+// A 401 to a request without a token is the Hub's answer for a repository
+// that does not exist or is private (it does not tell which), as is any
+// 401 marked RepoNotFound: not a token problem.
+func (c *Client) failure(r request, resp *http.Response) error {
 	defer resp.Body.Close()
-	return nil, retryAfter(resp), statusError(r.op, resp.StatusCode, c.redact(errorMessage(resp)))
+	e := statusError(r.op, resp.StatusCode, c.redact(errorMessage(resp)))
+	if resp.StatusCode == http.StatusUnauthorized && ((r.auth && c.token == "") || resp.Header.Get("X-Error-Code") == "RepoNotFound") {
+		notFoundOrPrivate(e)
+	}
+	return e
 }
 
 // redact removes the token from text the server or the transport produced.
@@ -257,11 +419,22 @@ func errorMessage(resp *http.Response) string {
 	return strings.TrimSpace(string(data))
 }
 
-func retryAfter(resp *http.Response) time.Duration {
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
+// maxAnswer bounds what is read of an API answer: the largest the Hub
+// sends are a page of a listing and a revision with its siblings,
+// hundreds of kilobytes.
+const maxAnswer = 16 << 20
+
+// decodeAnswer decodes the JSON answer body into out, reading at most
+// maxAnswer bytes.
+func decodeAnswer(op string, body io.Reader, out any) error {
+	lr := &io.LimitedReader{R: body, N: maxAnswer + 1}
+	if err := json.NewDecoder(lr).Decode(out); err != nil {
+		if lr.N <= 0 {
+			return fmt.Errorf("hub: %s: the answer is over %d MiB, the most read of an answer: refused", op, maxAnswer>>20)
+		}
+		return fmt.Errorf("hub: %s: unreadable answer: %w", op, err)
 	}
-	return 0
+	return nil
 }
 
 // call sends in as JSON (nil: no body) to the Hub's API and decodes the
@@ -279,13 +452,10 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
 	if out == nil {
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err
+		drain(resp)
+		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("hub: %s: unreadable answer: %w", op, err)
-	}
-	return nil
+	defer resp.Body.Close()
+	return decodeAnswer(op, resp.Body, out)
 }

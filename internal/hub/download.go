@@ -83,41 +83,48 @@ func (c *Client) ReadFile(ctx context.Context, repo, revision, p string) ([]byte
 	return data, nil
 }
 
-// openFile GETs file p of repo at revision from byte offset: through the
-// resolve URL, and for an LFS file the storage URL it redirects to, which
-// gets no token. start is where the body begins: offset, or 0 when the
-// server sent the whole file.
+// openFile GETs file p of repo at revision from byte offset, through the
+// resolve URL and the redirects it answers: on the Hub's own origin (a
+// renamed repository, or storage the Hub serves itself) with the token, to
+// another origin (the storage of an LFS file) without it, and never back
+// with it once it was dropped, as fetch and httpx strip it. start is where
+// the body begins: offset, or 0 when the server sent the whole file.
 func (c *Client) openFile(ctx context.Context, repo, revision, p string, offset int64) (io.ReadCloser, int64, error) {
 	owner, name, _ := strings.Cut(repo, "/")
 	var segs []string
 	for _, s := range strings.Split(p, "/") {
 		segs = append(segs, url.PathEscape(s))
 	}
-	u := c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/resolve/" + url.PathEscape(revision) + "/" + strings.Join(segs, "/"))
-	op := "download " + p + " of " + repo
-	header := map[string]string{}
+	r := request{op: "download " + p + " of " + repo, method: http.MethodGet, auth: true, redirect: true, header: map[string]string{},
+		url: c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/resolve/" + url.PathEscape(revision) + "/" + strings.Join(segs, "/"))}
 	if offset > 0 {
-		header["Range"] = "bytes=" + strconv.FormatInt(offset, 10) + "-"
+		r.header["Range"] = "bytes=" + strconv.FormatInt(offset, 10) + "-"
 	}
-	resp, err := c.do(ctx, request{op: op, method: http.MethodGet, url: u, auth: true, redirect: true, header: header})
-	if err != nil {
-		return nil, 0, err
-	}
-	if resp.StatusCode/100 == 3 {
-		resp.Body.Close()
-		loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
-		if err != nil || (loc.Scheme != "https" && loc.Scheme != "http") || loc.Host == "" {
-			return nil, 0, fmt.Errorf("hub: %s: the Hub redirected to %q, which is no http(s) URL", op, resp.Header.Get("Location"))
-		}
-		resp, err = c.do(ctx, request{op: op + " (storage)", method: http.MethodGet, url: loc.String(), header: header})
+	for hop := 0; ; hop++ {
+		resp, err := c.do(ctx, r)
 		if err != nil {
 			return nil, 0, err
 		}
+		if resp.StatusCode/100 != 3 {
+			if offset > 0 && resp.StatusCode != http.StatusPartialContent {
+				return resp.Body, 0, nil // the whole file: start again
+			}
+			return resp.Body, offset, nil
+		}
+		drain(resp)
+		loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+		switch {
+		case err != nil || (loc.Scheme != "https" && loc.Scheme != "http") || loc.Host == "":
+			return nil, 0, fmt.Errorf("hub: %s: the Hub redirected to %q, which is no http(s) URL", r.op, resp.Header.Get("Location"))
+		case hop == maxRedirects:
+			return nil, 0, fmt.Errorf("hub: %s: more than %d redirects", r.op, maxRedirects)
+		}
+		r.auth = r.auth && sameOrigin(loc, resp.Request.URL)
+		r.url = loc.String()
+		if !sameOrigin(loc, c.endpoint) {
+			r.op = "download " + p + " of " + repo + " (storage)"
+		}
 	}
-	if offset > 0 && resp.StatusCode != http.StatusPartialContent {
-		return resp.Body, 0, nil // the whole file: start again
-	}
-	return resp.Body, offset, nil
 }
 
 // DownloadOptions says what to download and where.
@@ -193,16 +200,16 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 	if err := dataset.CheckOutputFree(o.Output); err != nil {
 		return res, err
 	}
-	sha, siblings, err := c.Head(ctx, o.Repo, o.Revision)
+	sha, err := c.Head(ctx, o.Repo, o.Revision)
 	if err != nil {
 		return res, err
 	}
 	res.Commit = sha
-	paths, err := selectFiles(siblings, o)
+	listed, err := c.Tree(ctx, o.Repo, sha)
 	if err != nil {
 		return res, err
 	}
-	files, err := c.describe(ctx, o.Repo, sha, paths)
+	files, err := selectFiles(listed, o)
 	if err != nil {
 		return res, err
 	}
@@ -241,34 +248,41 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 	return res, nil
 }
 
-// selectFiles is the revision's files to fetch: all of them, or with a
-// split whestbench's selection. Every path must be a plain relative path:
-// the list comes from the Hub and is not trusted to stay inside Output.
-func selectFiles(siblings []string, o DownloadOptions) ([]string, error) {
-	var out []string
+// selectFiles is the revision's files to fetch, checked: all of them, or
+// with a split whestbench's selection. Every path must be a plain
+// relative path: the listing comes from the Hub and is not trusted to stay
+// inside Output, so a name that would not is refused before anything is
+// written.
+func selectFiles(listed []RemoteFile, o DownloadOptions) ([]remoteFile, error) {
+	var out []remoteFile
 	parquets := 0
 	// The split's shards by their exact names (whestbench's glob
 	// data/<split>-*.parquet would also take my-custom-split's for "my").
 	shard := regexp.MustCompile(`^data/` + regexp.QuoteMeta(o.Split) + `-[0-9]{5}-of-[0-9]{5}\.parquet$`)
-	for _, p := range siblings {
-		if !filepath.IsLocal(filepath.FromSlash(p)) || path.Clean(p) != p || strings.Contains(p, `\`) || strings.HasSuffix(p, incompleteSuffix) || p == stateFile {
-			return nil, fmt.Errorf("hub: %s@%s lists a file %q that cannot be written inside a directory", o.Repo, o.Revision, p)
+	for _, f := range listed {
+		p := f.Path
+		if !localPath(p) {
+			return nil, fmt.Errorf("hub: %s@%s lists a file named %q, which cannot be written inside --output "+
+				"(empty, absolute, \".\" or \"..\", a path that is not clean or leaves the folder, or a name this download uses): nothing was downloaded",
+				o.Repo, o.Revision, p)
 		}
-		if o.Split == "" {
-			out = append(out, p)
+		switch {
+		case o.Split == "" || p == metadataPath || p == cardPath:
+		case shard.MatchString(p):
+			parquets++
+		default:
 			continue
 		}
-		if shard.MatchString(p) {
-			out = append(out, p)
-			parquets++
-		} else if p == metadataPath || p == cardPath {
-			out = append(out, p)
+		rf, err := checkListed(o.Repo, f)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, rf)
 	}
 	if o.Split != "" && parquets == 0 {
 		var splits []string
-		for _, p := range siblings {
-			if name, ok := strings.CutPrefix(p, "data/"); ok && strings.HasSuffix(name, ".parquet") {
+		for _, f := range listed {
+			if name, ok := strings.CutPrefix(f.Path, "data/"); ok && strings.HasSuffix(name, ".parquet") {
 				splits = append(splits, name)
 			}
 		}
@@ -277,36 +291,31 @@ func selectFiles(siblings []string, o DownloadOptions) ([]string, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("hub: %s@%s holds no files", o.Repo, o.Revision)
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil
 }
 
-// describe asks the Hub for each file's size and oids and checks that they
-// are well formed.
-func (c *Client) describe(ctx context.Context, repo, sha string, paths []string) ([]remoteFile, error) {
-	info, err := c.PathsInfo(ctx, repo, sha, paths)
-	if err != nil {
-		return nil, err
-	}
-	files := make([]remoteFile, 0, len(paths))
-	for _, p := range paths {
-		r, ok := info[p]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("hub: %s@%s lists %s but paths-info does not describe it", repo, sha, p)
-		case r.LFS != nil:
-			if !isHex(r.LFS.OID, 64) || r.LFS.Size < 0 {
-				return nil, fmt.Errorf("hub: paths-info of %s: LFS file %s has oid %q and size %d, not a sha256 and a size", repo, p, r.LFS.OID, r.LFS.Size)
-			}
-			files = append(files, remoteFile{path: p, size: r.LFS.Size, lfs: true, oid: r.LFS.OID})
-		default:
-			if !isHex(r.OID, 40) || r.Size < 0 {
-				return nil, fmt.Errorf("hub: paths-info of %s: file %s has oid %q and size %d, not a git blob sha1 and a size", repo, p, r.OID, r.Size)
-			}
-			files = append(files, remoteFile{path: p, size: r.Size, oid: r.OID})
+// localPath reports whether p, a path the Hub lists, names a file inside
+// a folder: relative, clean, no "." or ".." anywhere, no backslash, and not
+// a name the download itself uses beside the files.
+func localPath(p string) bool {
+	return p != "." && filepath.IsLocal(filepath.FromSlash(p)) && path.Clean(p) == p && !strings.Contains(p, `\`) &&
+		!strings.HasSuffix(p, incompleteSuffix) && p != stateFile
+}
+
+// checkListed is f as the download fetches it, its size and oids checked
+// to be well formed.
+func checkListed(repo string, f RemoteFile) (remoteFile, error) {
+	if f.LFS != nil {
+		if !isHex(f.LFS.OID, 64) || f.LFS.Size < 0 {
+			return remoteFile{}, fmt.Errorf("hub: the listing of %s: LFS file %s has oid %q and size %d, not a sha256 and a size", repo, f.Path, f.LFS.OID, f.LFS.Size)
 		}
+		return remoteFile{path: f.Path, size: f.LFS.Size, lfs: true, oid: f.LFS.OID}, nil
 	}
-	return files, nil
+	if !isHex(f.OID, 40) || f.Size < 0 {
+		return remoteFile{}, fmt.Errorf("hub: the listing of %s: file %s has oid %q and size %d, not a git blob sha1 and a size", repo, f.Path, f.OID, f.Size)
+	}
+	return remoteFile{path: f.Path, size: f.Size, oid: f.OID}, nil
 }
 
 // prepareStaging makes the staging folder for st, keeping an interrupted
@@ -386,7 +395,7 @@ func (c *Client) fetch(ctx context.Context, o DownloadOptions, sha, staging stri
 		if err == nil {
 			break
 		}
-		if ctx.Err() != nil || attempt >= c.Retries || !errors.Is(err, io.ErrUnexpectedEOF) {
+		if ctx.Err() != nil || attempt >= c.Retries || !(errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrStalled)) {
 			return 0, err
 		}
 		select {
@@ -411,8 +420,8 @@ func (c *Client) fetch(ctx context.Context, o DownloadOptions, sha, staging stri
 
 // fetchFrom appends the rest of f from byte *have to out, advancing *have
 // and calling wrote as bytes land. A body that ends early is
-// io.ErrUnexpectedEOF (try again from *have); one longer than f.size is
-// refused.
+// io.ErrUnexpectedEOF and one that stops moving a *StallError (either is
+// tried again from *have); one longer than f.size is refused.
 func (c *Client) fetchFrom(ctx context.Context, repo, sha string, f remoteFile, out *os.File, have *int64, wrote func(int64)) error {
 	body, start, err := c.openFile(ctx, repo, sha, f.path, *have)
 	if err != nil {
@@ -434,6 +443,8 @@ func (c *Client) fetchFrom(ctx context.Context, repo, sha string, f remoteFile, 
 	switch {
 	case *have > f.size:
 		return fmt.Errorf("hub: %s of %s: the Hub sent more than the %d bytes it lists", f.path, repo, f.size)
+	case errors.Is(err, ErrStalled):
+		return err // names the file and the host; retried from *have, like a cut
 	case err != nil && !isCut(err):
 		return fmt.Errorf("hub: %s of %s: %w", f.path, repo, err)
 	case *have < f.size:

@@ -87,8 +87,8 @@ func TestDownloadOfAPrivateRepositoryNeedsAToken(t *testing.T) {
 	f.push(t, hub.Options{Repo: repoID, Private: true})
 	out := filepath.Join(t.TempDir(), "ds")
 	_, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out})
-	if !errors.Is(err, hub.ErrUnauthorized) {
-		t.Fatalf("anonymous download of a private repository: %v", err)
+	if !errors.Is(err, hub.ErrNotFound) {
+		t.Fatalf("anonymous download of a private repository: %v, want not found or private", err)
 	}
 	if _, err := reader(t, f.srv, readToken).Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
 		t.Fatal(err)

@@ -88,3 +88,11 @@ func statusError(op string, status int, message string) *Error {
 	}
 	return e
 }
+
+// notFoundOrPrivate makes e (a 401) what the Hub means by it when no token
+// was sent or the Hub marks it RepoNotFound: the repository does not
+// exist, or it is private or gated (the Hub does not say which).
+func notFoundOrPrivate(e *Error) {
+	e.kind = ErrNotFound
+	e.Hint = "repo not found or private: check the repository id (owner/name); a private or gated repository needs a token that may read it (HF_TOKEN or --token-file)"
+}

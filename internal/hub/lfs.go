@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,12 +35,22 @@ type lfsObject struct {
 // uploadLFS sends the objects of files the Hub does not have yet and
 // returns how many it sent and how many it already had. An object whose
 // batch answer has no upload action is stored already: by an earlier push,
-// another file, or an attempt that crashed after sending it.
+// another file, or an attempt that crashed after sending it. An object
+// under several paths (two splits with the same rows) is one object: asked
+// for and sent once.
 func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []File, progress func(Progress)) (sent, had int, err error) {
 	owner, name, _ := strings.Cut(repo, "/")
 	batchURL := c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + ".git/info/lfs/objects/batch")
-	for start := 0; start < len(files); start += batchSize {
-		chunk := files[start:min(start+batchSize, len(files))]
+	var objects []File
+	seen := map[string]bool{}
+	for _, f := range files {
+		if !seen[f.SHA256] {
+			seen[f.SHA256] = true
+			objects = append(objects, f)
+		}
+	}
+	for start := 0; start < len(objects); start += batchSize {
+		chunk := objects[start:min(start+batchSize, len(objects))]
 		type obj struct {
 			OID  string `json:"oid"`
 			Size int64  `json:"size"`
@@ -55,7 +64,9 @@ func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []F
 				Name string `json:"name"`
 			} `json:"ref"`
 		}{Operation: "upload", Transfers: []string{"basic", "multipart"}, HashAlgo: "sha256"}
-		in.Ref.Name = "refs/heads/" + revision
+		// The branch's name, as huggingface_hub (lfs.py
+		// post_lfs_batch_info) and @huggingface/hub (commit.ts) send it.
+		in.Ref.Name = revision
 		for _, f := range chunk {
 			in.Objects = append(in.Objects, obj{f.SHA256, f.Size})
 		}
@@ -72,10 +83,10 @@ func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []F
 			Transfer string      `json:"transfer"`
 			Objects  []lfsObject `json:"objects"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&out)
+		err = decodeAnswer("LFS batch of "+repo, resp.Body, &out)
 		resp.Body.Close()
 		if err != nil {
-			return sent, had, fmt.Errorf("hub: LFS batch of %s: unreadable answer: %w", repo, err)
+			return sent, had, err
 		}
 		byOID := map[string]lfsObject{}
 		for _, o := range out.Objects {
@@ -113,12 +124,12 @@ func (c *Client) sendObject(ctx context.Context, transfer string, f File, o lfsO
 	case transfer == "basic" || transfer == "" || transfer == "multipart":
 		// A multipart answer without chunk_size is a single PUT, as in huggingface_hub.
 		resp, err := c.do(ctx, request{op: "upload of " + f.Path, method: http.MethodPut, url: up.Href, header: up.Header,
-			size: f.Size, body: func() (io.ReadCloser, error) { return f.Open(ctx, 0) }})
+			size: f.Size, body: func() (io.ReadCloser, error) { return f.Open(ctx, 0) },
+			sent: func(n int64) { progress(Progress{Stage: StageUpload, File: f.Path, Done: n, Total: f.Size}) }})
 		if err != nil {
 			return err
 		}
 		drain(resp)
-		progress(Progress{Stage: StageUpload, File: f.Path, Done: f.Size, Total: f.Size})
 	default:
 		return fmt.Errorf("hub: upload of %s: the Hub chose transfer %q, which is neither basic nor multipart", f.Path, transfer)
 	}
@@ -169,6 +180,7 @@ func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress 
 		off := int64(i) * chunk
 		n0 := min(chunk, f.Size-off)
 		resp, err := c.do(ctx, request{op: fmt.Sprintf("upload of %s part %d", f.Path, n), method: http.MethodPut, url: urls[n], size: n0,
+			sent: func(n int64) { progress(Progress{Stage: StageUpload, File: f.Path, Done: off + n, Total: f.Size}) },
 			body: func() (io.ReadCloser, error) {
 				r, err := f.Open(ctx, off)
 				if err != nil {
@@ -188,7 +200,6 @@ func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress 
 			return fmt.Errorf("hub: upload of %s part %d: the storage answered no ETag", f.Path, n)
 		}
 		parts = append(parts, part{n, etag})
-		progress(Progress{Stage: StageUpload, File: f.Path, Done: off + n0, Total: f.Size})
 	}
 	body, size, err := jsonBody(struct {
 		OID   string `json:"oid"`
@@ -206,7 +217,9 @@ func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress 
 	return nil
 }
 
+// drain discards what is left of an answer, up to maxAnswer (past it the
+// connection is dropped rather than read), and closes it.
 func drain(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
 	resp.Body.Close()
 }

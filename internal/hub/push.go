@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
@@ -38,13 +39,18 @@ const (
 	StageCompare = "compare"
 	StageUpload  = "upload"
 	StageCommit  = "commit"
+	// StageWait is a wait the Hub asked for (a rate limit), reported
+	// every second while it lasts.
+	StageWait = "wait"
 )
 
-// Progress is where a push is: a stage and, while uploading, a file's bytes.
+// Progress is where a push is: a stage and, while uploading, a file's
+// bytes as they are sent (Done goes back when a part is sent again).
 type Progress struct {
 	Stage       string
 	File        string `json:",omitempty"`
 	Done, Total int64  `json:",omitempty"`
+	Wait        string `json:",omitempty"` // in StageWait: what is waited for, and how long is left
 }
 
 // Result is what a push did.
@@ -80,6 +86,7 @@ func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, err
 	if o.Progress == nil {
 		o.Progress = func(Progress) {}
 	}
+	ctx = context.WithValue(ctx, progressKey{}, o.Progress)
 	if err := CheckRepoID(o.Repo); err != nil {
 		return Result{}, err
 	}
@@ -120,14 +127,23 @@ func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, err
 	return res, nil
 }
 
-// pushOnce compares, uploads and commits against the revision's current head.
+// pushOnce compares, uploads and commits against the revision's current
+// head, whose files come from the complete listing (Tree).
 func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Result) error {
 	o.Progress(Progress{Stage: StageCompare})
-	head, remote, err := c.Head(ctx, o.Repo, o.Revision)
+	head, err := c.Head(ctx, o.Repo, o.Revision)
 	if err != nil {
 		return err
 	}
-	changed, err := c.changed(ctx, o.Repo, head, files)
+	listed, err := c.Tree(ctx, o.Repo, head)
+	if err != nil {
+		return err
+	}
+	remote := make(map[string]RemoteFile, len(listed))
+	for _, f := range listed {
+		remote[f.Path] = f
+	}
+	changed, err := changedFiles(ctx, files, remote)
 	if err != nil {
 		return err
 	}
@@ -179,14 +195,14 @@ var OwnedFolders = []string{dataFolder, "report/", "prepared/"}
 // dataFolder holds a dataset's shards.
 const dataFolder = "data/"
 
-// stale is the remote paths in OwnedFolders that files do not hold.
-func stale(remote []string, files []File) []string {
+// stale is the remote paths in OwnedFolders that files do not hold, sorted.
+func stale(remote map[string]RemoteFile, files []File) []string {
 	pushed := make(map[string]bool, len(files))
 	for _, f := range files {
 		pushed[f.Path] = true
 	}
 	var out []string
-	for _, p := range remote {
+	for _, p := range slices.Sorted(maps.Keys(remote)) {
 		for _, dir := range OwnedFolders {
 			if strings.HasPrefix(p, dir) && !pushed[p] {
 				out = append(out, p)
@@ -202,8 +218,8 @@ func stale(remote []string, files []File) []string {
 // one, or it holds data/ files the push does not carry (and would delete).
 // Re-pushing the same dataset, or pushing to a revision without one, is
 // neither.
-func otherDataset(remote []string, changed []File, gone []string) string {
-	if slices.Contains(remote, metadataPath) && slices.ContainsFunc(changed, func(f File) bool { return f.Path == metadataPath }) {
+func otherDataset(remote map[string]RemoteFile, changed []File, gone []string) string {
+	if _, ok := remote[metadataPath]; ok && slices.ContainsFunc(changed, func(f File) bool { return f.Path == metadataPath }) {
 		return "its metadata.json differs from the pushed one"
 	}
 	for _, p := range gone {
@@ -214,16 +230,10 @@ func otherDataset(remote []string, changed []File, gone []string) string {
 	return ""
 }
 
-// changed is the files that the commit head does not hold with the same content.
-func (c *Client) changed(ctx context.Context, repo, head string, files []File) ([]File, error) {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.Path
-	}
-	remote, err := c.PathsInfo(ctx, repo, head, paths)
-	if err != nil {
-		return nil, err
-	}
+// changedFiles is the files that remote (the head's listing) does not
+// hold with the same content: LFS files compared by sha256, others by git
+// blob sha1.
+func changedFiles(ctx context.Context, files []File, remote map[string]RemoteFile) ([]File, error) {
 	var out []File
 	for _, f := range files {
 		r, ok := remote[f.Path]
@@ -268,8 +278,11 @@ func (c *Client) commit(ctx context.Context, o Options, parent string, files []F
 	var out struct {
 		CommitOID string `json:"commitOid"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || !isHex(out.CommitOID, 40) {
-		return "", fmt.Errorf("hub: commit to %s: the Hub answered no commit sha (%v)", o.Repo, err)
+	if err := decodeAnswer("commit to "+o.Repo, resp.Body, &out); err != nil {
+		return "", err
+	}
+	if !isHex(out.CommitOID, 40) {
+		return "", fmt.Errorf("hub: commit to %s: the Hub answered no commit sha", o.Repo)
 	}
 	return out.CommitOID, nil
 }

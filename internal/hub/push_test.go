@@ -24,9 +24,10 @@ const (
 	repoID    = "alice/whest-gt"
 )
 
-// fixture is a stand-in Hub with alice's tokens and a dataset-like directory:
-// a multipart parquet (three parts), a small parquet (one PUT), a binary
-// PNG, and the text files that go inline.
+// fixture is a stand-in Hub (listing two entries a page) with alice's
+// tokens and a dataset-like directory: a multipart parquet (three parts),
+// a small parquet (one PUT), a binary PNG, and the text files that go
+// inline.
 type fixture struct {
 	srv *hubtest.Server
 	dir string
@@ -37,6 +38,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	srv := hubtest.New(t)
 	srv.ChunkSize = 64 << 10
+	srv.TreePageSize = 2 // every listing takes several pages
 	srv.AddToken(token, "alice", "write", "aicrowd")
 	srv.AddToken(readToken, "alice", "read")
 	dir := t.TempDir()

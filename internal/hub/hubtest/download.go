@@ -11,87 +11,107 @@ import (
 	"time"
 )
 
-// anonymous finds a repository for a read without a token: public ones
-// only; a private one answers 401, as the Hub does before it knows who
-// asks. On success s.mu is held and must be released.
-func (s *Server) anonymous(w http.ResponseWriter, owner, name string) (*repo, bool) {
-	s.mu.Lock()
-	rp := s.repos[owner+"/"+name]
+// rangeRE is a single byte range: bytes=A-B, bytes=A- or bytes=-N.
+var rangeRE = regexp.MustCompile(`^bytes=(\d*)-(\d*)$`)
+
+// byteRange is the [start, end) of data that rg asks for; ok is false for a
+// range that data cannot satisfy.
+func byteRange(rg string, size int) (start, end int, ok bool) {
+	m := rangeRE.FindStringSubmatch(rg)
+	a, errA := strconv.Atoi(m[1])
+	b, errB := strconv.Atoi(m[2])
 	switch {
-	case rp == nil:
-		s.mu.Unlock()
-		fail(w, http.StatusNotFound, "Repository not found")
-		return nil, false
-	case rp.private:
-		s.mu.Unlock()
-		fail(w, http.StatusUnauthorized, "Invalid username or password.")
-		return nil, false
+	case m[1] == "" && errB == nil && b > 0: // the last b bytes
+		return max(0, size-b), size, size > 0
+	case errA != nil || a >= size:
+		return 0, 0, false
+	case m[2] == "":
+		return a, size, true
+	case errB != nil || b < a:
+		return 0, 0, false
 	}
-	return rp, true
+	return a, min(b+1, size), true
 }
 
-// CutNext makes answers of route ("resolve" or "lfs-file") stop after
-// after[0], after[1], … body bytes, the connection closed (a download cut
-// mid-file): each cut applies to the next answer longer than it.
-func (s *Server) CutNext(route string, after ...int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cuts[route] = append(s.cuts[route], after...)
-}
-
-// CorruptLFS replaces the stored content of LFS object oid (a storage
-// that serves other bytes than the Hub recorded).
-func (s *Server) CorruptLFS(id, oid string, data []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.repos[id].lfs[oid] = data
-}
-
-// rangeRE is the one Range form huggingface_hub sends to resume: bytes=N-.
-var rangeRE = regexp.MustCompile(`^bytes=(\d+)-$`)
-
-// serve answers a GET of data with the Range handling the Hub's resolve and
-// storage URLs have: no Range → 200; bytes=N- with N < len → 206 from N;
-// N ≥ len → 416; any other Range form → 400 (a stand-in's strictness: the
-// client has no business sending it).
+// serve answers a GET of data with the Range handling of the Hub's resolve
+// and storage URLs: no Range → 200; one satisfiable range → 206 with its
+// Content-Range (how clients probe a size with bytes=0-0 and resume with
+// bytes=N-); an unsatisfiable one → 416; several ranges → 400 (a
+// stand-in's strictness: no client of the Hub sends them). Hang, Throttle
+// and CutNext act on the body here.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, data []byte) {
-	start := 0
-	status := http.StatusOK
+	start, end, status := 0, len(data), http.StatusOK
 	if rg := r.Header.Get("Range"); rg != "" {
-		m := rangeRE.FindStringSubmatch(rg)
-		if m == nil {
-			fail(w, http.StatusBadRequest, "Range %q: this stand-in serves bytes=N- only", rg)
+		s.mu.Lock()
+		s.ranges[route] = append(s.ranges[route], rg)
+		s.mu.Unlock()
+		if !rangeRE.MatchString(rg) {
+			fail(w, http.StatusBadRequest, "Range %q: this stand-in serves one range of bytes", rg)
 			return
 		}
-		n, err := strconv.Atoi(m[1])
-		if err != nil || n >= len(data) {
+		var ok bool
+		if start, end, ok = byteRange(rg, len(data)); !ok {
 			w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", len(data)))
 			fail(w, http.StatusRequestedRangeNotSatisfiable, "Range %q beyond %d bytes", rg, len(data))
 			return
 		}
-		start, status = n, http.StatusPartialContent
-		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", n, len(data)-1, len(data)))
+		status = http.StatusPartialContent
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end-1, len(data)))
 	}
-	body := data[start:]
+	body := data[start:end]
 	w.Header().Set("Accept-Ranges", "bytes")
+	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	s.mu.Lock()
 	cut := int64(-1)
 	if c := s.cuts[route]; len(c) > 0 && c[0] < int64(len(body)) {
 		cut, s.cuts[route] = c[0], c[1:]
 	}
+	hang, hung := s.hangs[route]
+	rate := s.throttles[route]
 	s.mu.Unlock()
 	w.WriteHeader(status)
-	if cut >= 0 {
+	flush := func() { _ = http.NewResponseController(w).Flush() }
+	switch {
+	case hung && hang < int64(len(body)):
+		_, _ = w.Write(body[:hang])
+		flush()
+		s.hold(r)
+	case cut >= 0:
 		_, _ = w.Write(body[:cut])
 		// A short body with its full Content-Length: net/http closes the
 		// connection, and the client sees an unexpected EOF.
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
+		flush()
 		panic(http.ErrAbortHandler)
+	case rate > 0:
+		var p pace
+		for len(body) > 0 && r.Context().Err() == nil {
+			n := min(paceStep, len(body))
+			_, _ = w.Write(body[:n])
+			flush()
+			body = body[n:]
+			p.wait(n, rate)
+		}
+	default:
+		_, _ = w.Write(body)
 	}
-	_, _ = w.Write(body)
+}
+
+// fileAt finds, for a read, the path's file at its revision, or answers
+// the Hub's 401 or 404 (EntryNotFound for a missing file). On success s.mu
+// is held and must be released.
+func (s *Server) fileAt(w http.ResponseWriter, r *http.Request) (*repo, *Commit, Entry, bool) {
+	rp, c, ok := s.readAt(w, r)
+	if !ok {
+		return nil, nil, Entry{}, false
+	}
+	e, ok := c.Files[r.PathValue("path")]
+	if !ok {
+		s.mu.Unlock()
+		failCode(w, http.StatusNotFound, "EntryNotFound", "Entry not found")
+		return nil, nil, Entry{}, false
+	}
+	return rp, c, e, true
 }
 
 // resolveFile is the Hub's file download: a regular file's bytes with its
@@ -99,21 +119,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, dat
 // its sha256 as X-Linked-Etag and its size as X-Linked-Size; X-Repo-Commit
 // names the commit either way.
 func (s *Server) resolveFile(w http.ResponseWriter, r *http.Request) {
-	rp, ok := s.repoFor(w, r, r.PathValue("owner"), r.PathValue("name"), false)
+	rp, c, e, ok := s.fileAt(w, r)
 	if !ok {
-		return
-	}
-	c := rp.resolve(r.PathValue("rev"))
-	if c == nil {
-		s.mu.Unlock()
-		fail(w, http.StatusNotFound, "Revision Not Found for url %s", r.URL.Path)
-		return
-	}
-	e, ok := c.Files[r.PathValue("path")]
-	if !ok {
-		s.mu.Unlock()
-		w.Header().Set("X-Error-Code", "EntryNotFound")
-		fail(w, http.StatusNotFound, "Entry not found")
 		return
 	}
 	w.Header().Set("X-Repo-Commit", c.SHA)
@@ -123,13 +130,35 @@ func (s *Server) resolveFile(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Linked-Etag", `"`+e.OID+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(size))
 		w.Header().Set("ETag", `"`+e.OID+`"`)
-		http.Redirect(w, r, s.URL+"/lfs-files/"+e.OID+"?"+s.signature(e.OID), http.StatusFound)
+		http.Redirect(w, r, s.storageBase()+"/lfs-files/"+e.OID+"?"+s.signature(e.OID), http.StatusFound)
 		return
 	}
 	data := bytes.Clone(e.Data)
 	s.mu.Unlock()
 	w.Header().Set("ETag", `"`+gitBlob(data)+`"`)
 	s.serve(w, r, "resolve", data)
+}
+
+// rawFile is the git content of a file: a regular file's bytes, an LFS
+// file's pointer (what @huggingface/hub's downloadFile({raw: true}) reads).
+func (s *Server) rawFile(w http.ResponseWriter, r *http.Request) {
+	rp, c, e, ok := s.fileAt(w, r)
+	if !ok {
+		return
+	}
+	data := bytes.Clone(e.Data)
+	if e.LFS {
+		data = []byte(lfsPointer(e.OID, int64(len(rp.lfs[e.OID]))))
+	}
+	s.mu.Unlock()
+	w.Header().Set("X-Repo-Commit", c.SHA)
+	w.Header().Set("ETag", `"`+gitBlob(data)+`"`)
+	s.serve(w, r, "raw", data)
+}
+
+// lfsPointer is the git LFS pointer file of an object.
+func lfsPointer(oid string, size int64) string {
+	return fmt.Sprintf("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n", oid, size)
 }
 
 // signature is the query that makes a storage URL valid for an hour.
@@ -143,13 +172,9 @@ func (s *Server) sign(oid string, exp int64) string {
 	return hex.EncodeToString(h[:])
 }
 
-// lfsFile is the storage behind an LFS redirect: the signed URL only, and
-// never the token (a client must not send its Hub token to storage).
+// lfsFile is the storage behind an LFS redirect: the signed URL only (and
+// on another origin, never the token: see storageRoutes).
 func (s *Server) lfsFile(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "" {
-		fail(w, http.StatusBadRequest, "storage URLs do not take the Hub token")
-		return
-	}
 	oid := r.PathValue("oid")
 	exp, err := strconv.ParseInt(r.URL.Query().Get("Expires"), 10, 64)
 	if err != nil || r.URL.Query().Get("Signature") != s.sign(oid, exp) || time.Now().Unix() > exp {
@@ -169,5 +194,6 @@ func (s *Server) lfsFile(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "no such object")
 		return
 	}
+	w.Header().Set("ETag", `"`+oid+`"`)
 	s.serve(w, r, "lfs-file", data)
 }

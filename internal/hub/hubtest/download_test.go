@@ -58,10 +58,13 @@ func TestStandInServesDownloads(t *testing.T) {
 	if resp.StatusCode != 200 || body != `{"a": 1}` || resp.Header.Get("ETag") == "" || resp.Header.Get("X-Repo-Commit") == "" {
 		t.Errorf("regular file: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
-	if resp, body := get("/datasets/alice/pub/resolve/main/metadata.json", "", "bytes=3-"); resp.StatusCode != 206 || body != `": 1}` {
-		t.Errorf("Range bytes=3-: %d %q", resp.StatusCode, body)
+	for rng, want := range map[string]string{"bytes=3-": `": 1}`, "bytes=0-0": "{", "bytes=1-3": `"a"`, "bytes=-2": "1}"} {
+		resp, body := get("/datasets/alice/pub/resolve/main/metadata.json", "", rng)
+		if resp.StatusCode != 206 || body != want || !strings.HasSuffix(resp.Header.Get("Content-Range"), "/8") {
+			t.Errorf("Range %s: %d %q (%s), want 206 %q", rng, resp.StatusCode, body, resp.Header.Get("Content-Range"), want)
+		}
 	}
-	for rng, want := range map[string]int{"bytes=0-3": 400, "bytes=99-": 416} {
+	for rng, want := range map[string]int{"bytes=0-1,3-4": 400, "bytes=99-": 416, "bytes=5-2": 416} {
 		if resp, _ := get("/datasets/alice/pub/resolve/main/metadata.json", "", rng); resp.StatusCode != want {
 			t.Errorf("Range %s: %d, want %d", rng, resp.StatusCode, want)
 		}
@@ -144,10 +147,14 @@ func lfsRedirect(t *testing.T, srv *hubtest.Server, get func(url, tok, rng strin
 		return "storage: " + resp.Status
 	}
 	if resp, _ := get(loc, "w", ""); resp.StatusCode != 400 {
-		return "storage took the token: " + resp.Status
+		return "storage on another origin took the token: " + resp.Status
 	}
 	if resp, _ := get(strings.Replace(loc, "Signature=", "Signature=0", 1), "", ""); resp.StatusCode != 403 {
 		return "storage took a bad signature: " + resp.Status
+	}
+	// /raw/ serves what git holds: the LFS pointer.
+	if resp, body := get("/datasets/alice/pub/raw/main/a.parquet", "", ""); resp.StatusCode != 200 || body != "version https://git-lfs.github.com/spec/v1\noid sha256:"+oid+"\nsize 10\n" {
+		return "raw of an LFS file: " + resp.Status + " " + body
 	}
 	return ""
 }
