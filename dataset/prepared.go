@@ -321,8 +321,11 @@ func PrepareArrow(dir string) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := d.Info.CheckLoadable(); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
 	if !d.Info.MultiSplit {
-		return invalidf("%s: prepare-arrow is only meaningful for multi-split datasets (no 'splits' block found in metadata.json); combine the split with `whestbake dataset combine-splits` first", filepath.Join(dir, metadataFile))
+		return invalidf("%s: prepare-arrow is only meaningful for multi-split datasets (no 'splits' block found in metadata.json); combine the split with `whestbake dataset combine-splits` first", filepath.Join(dir, MetadataFile))
 	}
 	if err := removeStaging(dir, preparedStagingPrefix); err != nil {
 		return err
@@ -352,5 +355,5 @@ func PrepareArrow(dir string) (err error) {
 	if err != nil {
 		return err
 	}
-	return replaceFile(filepath.Join(dir, metadataFile), data)
+	return replaceFile(filepath.Join(dir, MetadataFile), data)
 }

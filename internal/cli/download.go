@@ -114,7 +114,9 @@ func (h *hubFlags) reader() (*hub.Client, error) {
 
 func hubDownload(cmd *cobra.Command, h hubFlags, repo, rev, output string) error {
 	if h.split != "" {
-		if err := bakeapi.CheckSplitName(h.split); err != nil {
+		// A split of a dataset published before whestbake's split-name
+		// rule may still hold a hyphen.
+		if err := bakeapi.CheckWhestbenchName(h.split); err != nil {
 			return cmdline.Usage(fmt.Errorf("--split: %w", err))
 		}
 	}
