@@ -227,6 +227,11 @@ func download(ctx context.Context, cfg settings.Config, bucket, prefix, output s
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return m, err
 	}
+	// Every file matches the manifest; the prepared tree must also match
+	// the parquet files, which whestbench's loader would read it for.
+	if err := dataset.CheckPrepared(tmp); err != nil {
+		return m, fmt.Errorf("s3://%s/%s: %w; nothing was written to %s", bucket, prefix, err, output)
+	}
 	if err := os.Rename(tmp, abs); err != nil {
 		return m, fmt.Errorf("moving the download into %s: %w", output, err)
 	}
