@@ -33,6 +33,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
 		{"Push fails at once on a file rewritten under its recorded sha256", testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
+		{"Push and HubPush refuse a prepared tree unlike the parquet", testPushRefusesAPreparedTreeUnlikeTheParquet},
 		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
 		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
 		{"Push stops a stalled copy", testPushStopsAStalledCopy},

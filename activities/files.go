@@ -139,6 +139,12 @@ func downloadDir(ctx context.Context, s *store.Store, prefix, dir string, id sea
 	if err != nil {
 		return storeErr(err)
 	}
+	return fetchFiles(ctx, s, prefix, m, dir)
+}
+
+// fetchFiles fetches the files of m, a directory's manifest, into dir and
+// checks every file, failing for good as downloadDir does.
+func fetchFiles(ctx context.Context, s *store.Store, prefix string, m manifest.Manifest, dir string) error {
 	switch err := manifest.Fetch(ctx, s, prefix, m, dir); {
 	case errors.Is(err, manifest.ErrMismatch):
 		return lost(err)

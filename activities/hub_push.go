@@ -46,6 +46,9 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	if err != nil {
 		return out, storeErr(err)
 	}
+	if err := a.checkPrepared(ctx, in.DatasetPrefix, m); err != nil {
+		return out, err
+	}
 	var files []hub.File
 	for _, f := range m.Files {
 		// The Hub gets the dataset's own files only, as from dataset

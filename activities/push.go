@@ -52,7 +52,12 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return out, storeErr(err)
 	}
-	// Step 3. Files create-only, streamed from the dataset (checked against the
+	// Step 3. Nothing is released whose prepared tree is not its parquet
+	// files' (whestbench's loader reads the tree first).
+	if err := a.checkPrepared(ctx, in.DatasetPrefix, m); err != nil {
+		return out, err
+	}
+	// Step 4. Files create-only, streamed from the dataset (checked against the
 	// manifest on the way, so memory stays at a buffer whatever their size);
 	// a file left by an interrupted push must match.
 	for _, f := range m.Files {
@@ -86,7 +91,7 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 		}
 		activityHeartbeat(ctx, f.Path)
 	}
-	// Step 4. The manifest makes the release visible.
+	// Step 5. The manifest makes the release visible.
 	if err := dest.PutCreate(ctx, keys.Manifest(relPrefix), src); err != nil && !errors.Is(err, store.ErrExists) {
 		return out, storeErr(err)
 	}

@@ -3,6 +3,7 @@ package bakeapi
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Sampler names the input distribution's generator and the summation contract.
@@ -118,9 +119,30 @@ func (s Spec) Validate() error {
 	return errs.orNil()
 }
 
-// splitNameRE is the HF Hub split-name convention (lowercase ASCII, digits,
-// single hyphens between alphanumeric runs); configs follow the same rule.
-var splitNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+// Split and config names. A split name is published where two readers
+// refuse some names, so it must pass both:
+//   - whestbench checks every split and config name of the metadata it
+//     loads against [a-z][a-z0-9]*(-[a-z0-9]+)* (dataset_io.py
+//     _validate_split_name, v0.16);
+//   - Hugging Face datasets refuses a split name that does not match
+//     ^\w+(\.\w+)*$ (naming.py _split_re, applied by splits.py NamedSplit
+//     and utils/metadata.py MetadataConfigs to a card's configs), so no
+//     '-', and takes "all" for every split at once (splits.py
+//     Split.__new__; builder.py refuses to build a split of that name).
+//
+// Both together leave [a-z][a-z0-9]* without "all". Python's \w is
+// Unicode-aware, so datasets alone would load "café"; whestbench's [a-z] is
+// ASCII only, so such names are refused here too. A config name is never a
+// split name of datasets (builder.py BuilderConfig refuses only the
+// characters Windows forbids in a path), so configs keep whestbench's rule,
+// and so does the reading of datasets made before this rule.
+var (
+	whestbenchNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+	splitNameRE      = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+)
+
+// allSplits is datasets' name for the union of a dataset's splits.
+const allSplits = "all"
 
 // MaxSplitNameLen bounds a split (or config) name. The name is part of file
 // names — data/<split>-NNNNN-of-MMMMM.parquet, and its temporary copies,
@@ -130,21 +152,73 @@ var splitNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 // every MLP was computed.
 const MaxSplitNameLen = 128
 
-// CheckSplitName reports whether name is usable as a split (or config) name.
-// Its message names neither a flag nor a key.
+// CheckSplitName reports whether name is usable as the split name of a new
+// dataset: one that whestbench and Hugging Face datasets both load. Its
+// message states the rule and suggests a name that follows it; it names
+// neither a flag nor a key.
 func CheckSplitName(name string) error {
-	if name == "" {
-		return fmt.Errorf("is empty: choose a name such as \"public\" or \"my-split\"")
+	if err := checkNameLen(name); err != nil {
+		return err
 	}
-	if len(name) > MaxSplitNameLen {
-		return fmt.Errorf("is %d characters long: at most %d fit in the data file names it is part of; choose a shorter name", len(name), MaxSplitNameLen)
+	if name == allSplits {
+		return fmt.Errorf("%q is what Hugging Face datasets calls every split at once "+
+			"(load_dataset(..., split=\"all\") loads them all): choose another name such as %q",
+			name, suggestSplitName(name))
 	}
 	if !splitNameRE.MatchString(name) {
-		return fmt.Errorf("%q does not match [a-z][a-z0-9]*(-[a-z0-9]+)* "+
-			"(HF Hub split-name convention: lowercase ASCII, digits, single hyphens "+
-			"between alphanumeric runs); choose a name such as \"public\" or \"my-split\"", name)
+		return fmt.Errorf("%q cannot be loaded: a split name is a lowercase ASCII letter followed "+
+			"by lowercase ASCII letters and digits, [a-z][a-z0-9]* (Hugging Face datasets refuses "+
+			"'-' in a split name, whestbench refuses '_', '.' and capitals); use %q",
+			name, suggestSplitName(name))
 	}
 	return nil
+}
+
+// CheckWhestbenchName reports whether whestbench accepts name as a config
+// name, or as the split name of a dataset it reads (which CheckSplitName
+// narrows for new datasets). Its message names neither a flag nor a key.
+func CheckWhestbenchName(name string) error {
+	if err := checkNameLen(name); err != nil {
+		return err
+	}
+	if !whestbenchNameRE.MatchString(name) {
+		return fmt.Errorf("%q does not match [a-z][a-z0-9]*(-[a-z0-9]+)* (whestbench's rule for "+
+			"split and config names: lowercase ASCII letters and digits, a letter first, single "+
+			"hyphens between them); choose a name such as \"public\" or \"full-v2\"", name)
+	}
+	return nil
+}
+
+func checkNameLen(name string) error {
+	if name == "" {
+		return fmt.Errorf("is empty: choose a name such as \"public\"")
+	}
+	if len(name) > MaxSplitNameLen {
+		return fmt.Errorf("is %d characters long: at most %d fit in the data file names it is "+
+			"part of; choose a shorter name", len(name), MaxSplitNameLen)
+	}
+	return nil
+}
+
+// suggestSplitName is a name CheckSplitName accepts, made from name: its
+// ASCII letters (lowercased) and digits, a letter first.
+func suggestSplitName(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	switch {
+	case s == "":
+		return "public"
+	case s == allSplits:
+		return "allsplits"
+	case s[0] < 'a':
+		s = "split" + s
+	}
+	return s[:min(len(s), MaxSplitNameLen)]
 }
 
 // ValidateSplit checks a split's name, HF config name and MLP count.
@@ -153,7 +227,7 @@ func ValidateSplit(name, config string, nMLPs int64) error {
 	if err := CheckSplitName(name); err != nil {
 		errs.add(FieldSplit, "%v", err)
 	}
-	if err := CheckSplitName(config); err != nil {
+	if err := CheckWhestbenchName(config); err != nil {
 		errs.add(FieldConfig, "%v", err)
 	}
 	errs.inRange(FieldNMLPs, nMLPs, MaxNMLPs, "MLPs in the split")

@@ -84,8 +84,9 @@ func (c *card) intro(b *strings.Builder) {
 		"(`data/<split>-NNNNN-of-MMMMM.parquet`, `metadata.json`, this card), baked by whestbake.\n\n",
 		thousands(c.total), dim(c.info.Width), dim(c.info.Depth), c.samples(), SchemaVersion)
 	b.WriteString("| split | HF config | networks |\n|---|---|---|\n")
+	configs := splitConfigs(c.info)
 	for _, s := range c.splits {
-		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", s.Name, s.HFConfig(), thousands(s.NMLPs))
+		fmt.Fprintf(b, "| `%s` | `%s` | %s |\n", s.Name, configs[s.Name], thousands(s.NMLPs))
 	}
 	if def := c.info.DefaultSplit; def != "" {
 		fmt.Fprintf(b, "\nThe default split is `%s`.\n", def)
@@ -101,14 +102,24 @@ func (c *card) samples() string {
 }
 
 func (c *card) loading(b *strings.Builder) {
-	s := c.splits[0]
+	first := cmp.Or(c.info.DefaultSplit, c.splits[0].Name)
 	b.WriteString("## Loading\n\n```python\nimport whestbench\n\n")
-	fmt.Fprintf(b, "ds = whestbench.load_dataset(%q, split=%q)  # a local directory or a hub repo id\n```\n\n", c.repo, s.Name)
-	b.WriteString("With 🤗 datasets alone:\n\n```python\nimport datasets\n\n")
-	if config := s.HFConfig(); config == DefaultConfig {
-		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, split=%q)\n", c.repo, s.Name)
-	} else {
-		fmt.Fprintf(b, "ds = datasets.load_dataset(%q, %q, split=%q)\n", c.repo, config, s.Name)
+	fmt.Fprintf(b, "ds = whestbench.load_dataset(%q, split=%q)  # a local directory or a hub repo id\n```\n\n",
+		c.repo, first)
+	b.WriteString("With 🤗 datasets alone")
+	if len(c.splits) > 1 {
+		b.WriteString(", one split at a time from the config the table above names")
+	}
+	b.WriteString(":\n\n```python\nimport datasets\n\n")
+	configs := splitConfigs(c.info)
+	for _, s := range c.splits {
+		// The default config is the one load_dataset takes without a name
+		// (utils/metadata.py MetadataConfigs.get_default_config_name).
+		if config := configs[s.Name]; config == DefaultConfig {
+			fmt.Fprintf(b, "ds = datasets.load_dataset(%q, split=%q)\n", c.repo, s.Name)
+		} else {
+			fmt.Fprintf(b, "ds = datasets.load_dataset(%q, %q, split=%q)\n", c.repo, config, s.Name)
+		}
 	}
 	b.WriteString("```\n\nA partial dataset (one slice of a parallel bake) is refused by whestbench's " +
 		"loader until its partials are merged with `whestbake dataset merge`.\n\n")

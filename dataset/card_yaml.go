@@ -1,26 +1,29 @@
 package dataset
 
-import "cmp"
+import (
+	"cmp"
+	"slices"
+)
 
-// configsBlock is the YAML configs list HF uses to map configs to data files
-// (whestbench's generate_readme), or nil when HF's directory auto-detection is
-// enough. Single split: only a non-default config needs one. Multi-split: (a)
-// per-split configs that actually differ are grouped, "default" first; (b) else
-// with a default_split, "default" holds that split alone and every other split
-// is its own config, so loading one split downloads only its files; (c) else
-// one "default" config lists every split.
-func configsBlock(info *Info) []any {
+// hfConfig is one config of the card's configs block: its name and the
+// splits its data_files list, each as data/<split>-*.parquet.
+type hfConfig struct {
+	name   string
+	splits []string
+}
+
+// hfConfigs is the configs block HF uses to map configs to data files
+// (whestbench's generate_readme), or nil when HF's directory auto-detection
+// is enough. Single split: only a non-default config needs one. Multi-split:
+// (a) per-split configs that actually differ are grouped, "default" first;
+// (b) else with a default_split, "default" holds that split alone and every
+// other split is its own config, so loading one split downloads only its
+// files; (c) else one "default" config lists every split.
+func hfConfigs(info *Info) []hfConfig {
 	splits := info.Splits
-	entry := func(config string, names ...string) map[string]any {
-		files := make([]any, len(names))
-		for i, n := range names {
-			files[i] = map[string]any{"path": "data/" + n + "-*.parquet", "split": n}
-		}
-		return map[string]any{"config_name": config, "data_files": files}
-	}
 	if !info.MultiSplit {
 		if c := splits[0].Config; c != "" && c != DefaultConfig {
-			return []any{entry(c, splits[0].Name)}
+			return []hfConfig{{c, []string{splits[0].Name}}}
 		}
 		return nil
 	}
@@ -31,31 +34,29 @@ func configsBlock(info *Info) []any {
 		}
 	}
 	if len(declared) > 1 {
-		var order []string
-		members := map[string][]string{}
+		var out []hfConfig
+		index := map[string]int{}
 		for _, s := range splits {
 			config := s.HFConfig()
-			if _, ok := members[config]; !ok {
-				order = append(order, config)
+			i, ok := index[config]
+			if !ok {
+				i = len(out)
+				index[config] = i
+				out = append(out, hfConfig{name: config})
 			}
-			members[config] = append(members[config], s.Name)
+			out[i].splits = append(out[i].splits, s.Name)
 		}
-		var out []any
-		if _, ok := members[DefaultConfig]; ok {
-			out = append(out, entry(DefaultConfig, members[DefaultConfig]...))
-		}
-		for _, c := range order {
-			if c != DefaultConfig {
-				out = append(out, entry(c, members[c]...))
-			}
+		if i, ok := index[DefaultConfig]; ok {
+			def := out[i]
+			out = append([]hfConfig{def}, slices.Delete(out, i, i+1)...)
 		}
 		return out
 	}
 	if def := info.DefaultSplit; info.Split(def) != nil {
-		out := []any{entry(DefaultConfig, def)}
+		out := []hfConfig{{DefaultConfig, []string{def}}}
 		for _, s := range splits {
 			if s.Name != def {
-				out = append(out, entry(s.Name, s.Name))
+				out = append(out, hfConfig{s.Name, []string{s.Name}})
 			}
 		}
 		return out
@@ -64,7 +65,38 @@ func configsBlock(info *Info) []any {
 	for i, s := range splits {
 		names[i] = s.Name
 	}
-	return []any{entry(DefaultConfig, names...)}
+	return []hfConfig{{DefaultConfig, names}}
+}
+
+// configsBlock is hfConfigs as the card's YAML writes it, or nil.
+func configsBlock(info *Info) []any {
+	var out []any
+	for _, c := range hfConfigs(info) {
+		files := make([]any, len(c.splits))
+		for i, n := range c.splits {
+			files[i] = map[string]any{"path": "data/" + n + "-*.parquet", "split": n}
+		}
+		out = append(out, map[string]any{"config_name": c.name, "data_files": files})
+	}
+	return out
+}
+
+// splitConfigs is the HF config each split loads under, by split name: the
+// config whose data_files list it, or "default" when the card has no
+// configs block (HF then finds every split of data/ in its default config).
+// The card's split table and its loading snippets both come from it, so
+// they name the configs its front matter declares.
+func splitConfigs(info *Info) map[string]string {
+	out := map[string]string{}
+	for _, s := range info.Splits {
+		out[s.Name] = DefaultConfig
+	}
+	for _, c := range hfConfigs(info) {
+		for _, s := range c.splits {
+			out[s] = c.name
+		}
+	}
+	return out
 }
 
 // sizeCategory is HF's size_categories label for n rows (never larger than
@@ -100,7 +132,7 @@ func cardFrontMatter(info *Info, total int64) string {
 		"tags":            tags,
 		"task_categories": []any{"other"},
 	}
-	if c := configsBlock(info); c != nil {
+	if c := configsBlock(info); len(c) > 0 {
 		front["configs"] = c
 	}
 	return "---\n" + yamlDump(front) + "---\n"

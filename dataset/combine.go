@@ -54,6 +54,9 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 	if err != nil {
 		return err
 	}
+	if err := info.CheckLoadable(); err != nil {
+		return err
+	}
 	card := renderCard(info)
 	mdBytes, err := encodeMetadata(md)
 	if err != nil {
@@ -99,6 +102,10 @@ func openCombineInput(d string) (combineInput, error) {
 		return combineInput{}, err
 	}
 	md, info := dd.Meta, dd.Info
+	// Before the rows are read: a name that cannot load ends the combine.
+	if err := info.CheckLoadable(); err != nil {
+		return combineInput{}, fmt.Errorf("%s: %w", d, err)
+	}
 	if info.IsPartial {
 		return combineInput{}, incompatiblef("%s: is a partial dataset; combine-splits requires complete single-split inputs. Run `whestbake dataset merge` first.", d)
 	}
@@ -106,7 +113,7 @@ func openCombineInput(d string) (combineInput, error) {
 		return combineInput{}, incompatiblef("%s: is already a multi-split dataset; combine-splits only accepts single-split inputs", d)
 	}
 	if info.CreatedAt == "" {
-		return combineInput{}, invalidf("%s: created_at_utc is missing or empty; combine needs it to date the combined dataset", filepath.Join(d, metadataFile))
+		return combineInput{}, invalidf("%s: created_at_utc is missing or empty; combine needs it to date the combined dataset", filepath.Join(d, MetadataFile))
 	}
 	// Every row is decoded and checked before its file is copied blind.
 	if err := dd.Scan(nil); err != nil {
@@ -223,7 +230,7 @@ func writeCombined(tmp string, ins []combineInput, mdBytes []byte, card string, 
 			}
 		}
 	}
-	if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
+	if err := writeFileSync(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
 		return err
 	}
 	if err := writeFileSync(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {

@@ -15,7 +15,7 @@ func TestCombine(t *testing.T) {
 	parent := t.TempDir()
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	pub := testInfo(shape, 3, 0, 0)
-	pub.Split = "my-public-split"
+	pub.Split = "mypublic"
 	hold := testInfo(shape, 2, 0, 0)
 	hold.Split, hold.Config = "holdout", "holdout"
 	a := writeTestDir(t, parent, "a", pub)
@@ -24,10 +24,10 @@ func TestCombine(t *testing.T) {
 	if err := Combine([]string{a, b}, out, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := dirEntries(t, filepath.Join(out, "data")); !slices.Equal(got, []string{"holdout-00000-of-00001.parquet", "my-public-split-00000-of-00001.parquet"}) {
+	if got := dirEntries(t, filepath.Join(out, "data")); !slices.Equal(got, []string{"holdout-00000-of-00001.parquet", "mypublic-00000-of-00001.parquet"}) {
 		t.Errorf("data/ holds %v", got)
 	}
-	for _, c := range [][2]string{{a, "my-public-split"}, {b, "holdout"}} {
+	for _, c := range [][2]string{{a, "mypublic"}, {b, "holdout"}} {
 		name := shardName(c[1], 0, 1)
 		src, _ := os.ReadFile(filepath.Join(c[0], "data", name))
 		dst, _ := os.ReadFile(filepath.Join(out, "data", name))
@@ -43,11 +43,11 @@ func TestCombine(t *testing.T) {
 	if got := strings.Join(md.Keys(), ","); got != "schema_version,format,backend,seed_protocol,n_samples,width,depth,created_at_utc,hardware,splits,default_split,prepared_splits" {
 		t.Errorf("combined keys %s", got)
 	}
-	if s, _ := md.GetString("default_split"); s != "my-public-split" {
+	if s, _ := md.GetString("default_split"); s != "mypublic" {
 		t.Errorf("default_split %q: the one default-config input", s)
 	}
 	splits, _ := md.GetObject("splits")
-	entry, _ := splits.GetObject("my-public-split")
+	entry, _ := splits.GetObject("mypublic")
 	if got := strings.Join(entry.Keys(), ","); got != "n_mlps,created_at_utc,config,hardware_fingerprints,sampler,engine,algorithm_version,seed_file_sha256,device" {
 		t.Errorf("split entry keys %s", got)
 	}
@@ -55,7 +55,7 @@ func TestCombine(t *testing.T) {
 		t.Errorf("n_mlps %d", n)
 	}
 	card, _ := os.ReadFile(filepath.Join(out, "README.md"))
-	for _, frag := range []string{"config_name: holdout", "path: data/my-public-split-*.parquet", "multi-split"} {
+	for _, frag := range []string{"config_name: holdout", "path: data/mypublic-*.parquet", "multi-split"} {
 		if !strings.Contains(string(card), frag) {
 			t.Errorf("card lacks %q", frag)
 		}

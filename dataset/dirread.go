@@ -83,7 +83,7 @@ func Open(dir string, allowPartial bool) (*Dir, error) {
 			sd.Width, sd.Depth = w, dp
 		}
 		if err := checkWidthDepth(info, sd.Width, sd.Depth, fmt.Sprintf("%s/%s-*.parquet", dataDir, split.Name)); err != nil {
-			return nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
+			return nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 		}
 		d.Splits = append(d.Splits, sd)
 	}
@@ -156,7 +156,7 @@ func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, row *Row, visit func(*S
 	}
 	if split.NMLPs != sd.NMLPs {
 		return invalidf("%s: metadata %s=%d but %s/%s-*.parquet holds %d rows; fix metadata.json or re-bake",
-			filepath.Join(d.Path, metadataFile), field, split.NMLPs, dataDir, split.Name, sd.NMLPs)
+			filepath.Join(d.Path, MetadataFile), field, split.NMLPs, dataDir, split.Name, sd.NMLPs)
 	}
 	return nil
 }
@@ -179,7 +179,7 @@ func openDir(dir string, allowPartial bool) (Metadata, *Info, []string, error) {
 	}
 	info, err := ParseInfo(md, allowPartial)
 	if err != nil {
-		return nil, nil, nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
+		return nil, nil, nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 	}
 	files, err := parquetFiles(filepath.Join(dir, dataDir))
 	if err != nil {

@@ -111,7 +111,7 @@ func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, card bool, fil
 		if err != nil {
 			return err
 		}
-		if err := writeFileSync(filepath.Join(tmp, metadataFile), mdBytes); err != nil {
+		if err := writeFileSync(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
 			return err
 		}
 		if !card {

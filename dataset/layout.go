@@ -22,7 +22,7 @@ func IsDatasetFile(rel string) bool {
 		return false
 	}
 	switch rel {
-	case metadataFile, readmeFile:
+	case MetadataFile, readmeFile:
 		return true
 	}
 	if slices.Contains(ReportPaths(), rel) {

@@ -114,6 +114,10 @@ func MergeStream(out string, mergedAt time.Time, partials iter.Seq2[string, erro
 	if err != nil {
 		return err
 	}
+	// Every partial shares the first's split (checkCompatible).
+	if err := first.info.CheckLoadable(); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
 	m := newMerger(first, mergedAt)
 	spec := bakeapi.Spec{Width: first.width, Depth: first.depth}
 	return writeSingleSplit(out, m.md, spec, true, func(pw *ParquetWriter) (int, error) {
@@ -225,7 +229,7 @@ func openPartial(dir string) (*partial, error) {
 	}
 	p.file = filepath.Join(dir, dataDir, files[0])
 	if info.CreatedAt == "" {
-		return nil, invalidf("%s: created_at_utc is missing or empty; merge needs it to date the merged dataset", filepath.Join(dir, metadataFile))
+		return nil, invalidf("%s: created_at_utc is missing or empty; merge needs it to date the merged dataset", filepath.Join(dir, MetadataFile))
 	}
 	r, err := OpenParquet(p.file)
 	if err != nil {
@@ -234,10 +238,10 @@ func openPartial(dir string) (*partial, error) {
 	defer r.Close()
 	p.width, p.depth = r.Width(), r.Depth()
 	if err := checkWidthDepth(info, p.width, p.depth, p.file); err != nil {
-		return nil, invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
+		return nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 	}
 	if n := info.Splits[0].NMLPs; n != r.NumRows() {
-		return nil, invalidf("%s: metadata n_mlps=%d but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, metadataFile), n, p.file, r.NumRows())
+		return nil, invalidf("%s: metadata n_mlps=%d but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, MetadataFile), n, p.file, r.NumRows())
 	}
 	if r.NumRows() != p.end-p.start {
 		return nil, &MergeCorruptError{Msg: fmt.Sprintf("%s: %s holds %d rows but mlp_range [%d, %d) declares %d; re-bake this partial", dir, p.file, r.NumRows(), p.start, p.end, p.end-p.start)}

@@ -37,7 +37,7 @@ func bakePartials(t *testing.T, parent string, shape bakeapi.Spec, split string,
 func TestMergeEqualsDirectBake(t *testing.T) {
 	parent := t.TempDir()
 	shape := bakeapi.Spec{Width: 8, Depth: 2}
-	parts := bakePartials(t, parent, shape, "my-custom-split", []int{0, 3, 7, 10}, func(i int, info *BakeInfo) {
+	parts := bakePartials(t, parent, shape, "mycustom", []int{0, 3, 7, 10}, func(i int, info *BakeInfo) {
 		info.Hardware.Hostname = []string{"h1", "h2", "h3"}[i]
 		info.Hardware.OSRelease = []string{"6.1", "6.2", "6.1"}[i]
 		info.Driver = []string{"550", "555", ""}[i]
@@ -49,10 +49,10 @@ func TestMergeEqualsDirectBake(t *testing.T) {
 	}
 	direct := writeTestDir(t, parent, "direct", func() BakeInfo {
 		info := testInfo(shape, 10, 0, 0)
-		info.Split = "my-custom-split"
+		info.Split = "mycustom"
 		return info
 	}())
-	name := "data/my-custom-split-00000-of-00001.parquet"
+	name := "data/mycustom-00000-of-00001.parquet"
 	got, err := os.ReadFile(filepath.Join(out, name))
 	if err != nil {
 		t.Fatal(err)

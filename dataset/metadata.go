@@ -18,7 +18,8 @@ type Metadata = *Object
 // Backend is the metadata "backend" value of everything whestbake bakes.
 const Backend = "whestbake"
 
-const metadataFile = "metadata.json"
+// MetadataFile is the metadata's file in a dataset directory.
+const MetadataFile = "metadata.json"
 
 // BakeInfo is what one bake knows about itself; NewBakeMetadata turns it into
 // the metadata document of the dataset (or partial) it writes.
@@ -148,7 +149,7 @@ const MaxMetadataBytes = 4 << 20
 
 // ReadMetadata reads and parses <dir>/metadata.json without validating it.
 func ReadMetadata(dir string) (Metadata, error) {
-	path := filepath.Join(dir, metadataFile)
+	path := filepath.Join(dir, MetadataFile)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, invalidf("missing metadata.json at %s. This may be a legacy .npz dataset (re-bake it with `whestbake dataset bake`) or not a dataset directory.", path)

@@ -175,12 +175,12 @@ func TestSeedProtocolDefaultSaltSource(t *testing.T) {
 func TestReadMetadataIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	body := append([]byte(`{"schema_version": "3.0"}`), bytes.Repeat([]byte(" "), MaxMetadataBytes)...)
-	if err := os.WriteFile(filepath.Join(dir, metadataFile), body, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, MetadataFile), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ReadMetadata(dir)
-	wantErr[*InvalidDatasetError](t, err, filepath.Join(dir, metadataFile), "dataset.MaxMetadataBytes")
-	if err := os.WriteFile(filepath.Join(dir, metadataFile), body[:MaxMetadataBytes], 0o644); err != nil {
+	wantErr[*InvalidDatasetError](t, err, filepath.Join(dir, MetadataFile), "dataset.MaxMetadataBytes")
+	if err := os.WriteFile(filepath.Join(dir, MetadataFile), body[:MaxMetadataBytes], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadMetadata(dir); err != nil {

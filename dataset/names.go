@@ -9,12 +9,38 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
-// checkName applies the HF split-name rule, which whestbench also applies to
-// config names. bakeapi's message names no field, so kind ("split name",
-// "config name") says which name it refuses.
+// checkName applies whestbench's rule for the split and config names of a
+// dataset it reads (bakeapi.CheckWhestbenchName): datasets made before
+// whestbake refused names that Hugging Face datasets cannot load still open,
+// so that they can be inspected, verified and compared. bakeapi's message
+// names no field, so kind ("split name", "config name") says which name it
+// refuses.
 func checkName(kind, name string) error {
-	if err := bakeapi.CheckSplitName(name); err != nil {
+	if err := bakeapi.CheckWhestbenchName(name); err != nil {
 		return fmt.Errorf("%s %w", kind, err)
+	}
+	return nil
+}
+
+// CheckLoadable refuses a dataset that Hugging Face datasets or whestbench
+// could not load once published: a split name outside bakeapi.CheckSplitName's
+// rule, or a split whose card config would take the name of another (a
+// split named "default" beside a default_split of another name: datasets
+// keeps one config of a name, and the other split would vanish from the
+// card). Every verb that makes or publishes a dataset asks it first.
+func (in *Info) CheckLoadable() error {
+	for _, s := range in.Splits {
+		if err := bakeapi.CheckSplitName(s.Name); err != nil {
+			return invalidf("split name %v", err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range hfConfigs(in) {
+		if seen[c.name] {
+			return invalidf("split %q would be the card's config %q, which already loads the default split %q: "+
+				"rename the split, or make it the default split", c.splits[0], c.name, in.DefaultSplit)
+		}
+		seen[c.name] = true
 	}
 	return nil
 }

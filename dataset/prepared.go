@@ -84,14 +84,14 @@ func writePrepared(d *Dir, root string) error {
 	return nil
 }
 
-// arrowStream writes one split's save_to_disk folder.
+// arrowStream writes one split's save_to_disk folder: the Arrow IPC
+// stream, through an arrowEncoder, and then its two JSON files.
 type arrowStream struct {
-	dir, split   string
-	width, depth int
-	f            *os.File
-	w            *bufio.Writer
-	sum          hash.Hash
-	scratch      []byte
+	dir, split string
+	f          *os.File
+	buf        *bufio.Writer
+	sum        hash.Hash
+	enc        *arrowEncoder
 }
 
 func newArrowStream(dir, split string, width, depth int) (*arrowStream, error) {
@@ -105,30 +105,58 @@ func newArrowStream(dir, split string, width, depth int) (*arrowStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &arrowStream{dir: dir, split: split, width: width, depth: depth, f: f, sum: sha256.New()}
-	s.w = bufio.NewWriterSize(io.MultiWriter(f, s.sum), 1<<16)
-	if _, err := s.w.Write(arrowSchemaMessage(width, depth)); err != nil {
+	s := &arrowStream{dir: dir, split: split, f: f, sum: sha256.New()}
+	s.buf = bufio.NewWriterSize(io.MultiWriter(f, s.sum), 1<<16)
+	if s.enc, err = newArrowEncoder(s.buf, width, depth); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
+func (s *arrowStream) write(r *Row) error { return s.enc.write(r) }
+
+// arrowEncoder encodes one split's rows as an Arrow IPC stream into w: the
+// schema message, a record batch a row, the end-of-stream marker. The same
+// rows always give the same bytes, which is what both writing the prepared
+// tree and checking it rely on.
+type arrowEncoder struct {
+	width, depth int
+	w            io.Writer
+	scratch      []byte
+}
+
+// newArrowEncoder starts a stream of width w and depth d in out: it writes
+// the schema message.
+func newArrowEncoder(out io.Writer, w, d int) (*arrowEncoder, error) {
+	e := &arrowEncoder{width: w, depth: d, w: out}
+	if _, err := out.Write(arrowSchemaMessage(w, d)); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// end writes the end-of-stream marker.
+func (e *arrowEncoder) end() error {
+	_, err := e.w.Write(arrowipc.EndOfStream())
+	return err
+}
+
 // write appends r as a record batch of one row. The buffers follow the
 // schema's fields in pre-order, each as the Arrow columnar format lays it
 // out: a validity bitmap (empty: no value is null), then offsets and values
 // as the type has them.
-func (s *arrowStream) write(r *Row) error {
-	if err := r.check(s.width, s.depth); err != nil {
+func (e *arrowEncoder) write(r *Row) error {
+	if err := r.check(e.width, e.depth); err != nil {
 		return err
 	}
-	bufs := s.rowBuffers(r)
+	bufs := e.rowBuffers(r)
 	lens := make([]int64, len(bufs))
 	for i, b := range bufs {
 		lens[i] = b.n
 	}
-	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(int64(s.width), int64(s.depth)), lens)
-	if _, err := s.w.Write(msg); err != nil {
+	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(int64(e.width), int64(e.depth)), lens)
+	if _, err := e.w.Write(msg); err != nil {
 		return err
 	}
 	var pad [arrowipc.Alignment]byte
@@ -136,7 +164,7 @@ func (s *arrowStream) write(r *Row) error {
 		if err := b.write(); err != nil {
 			return err
 		}
-		if _, err := s.w.Write(pad[:arrowipc.Padded(b.n)-b.n]); err != nil {
+		if _, err := e.w.Write(pad[:arrowipc.Padded(b.n)-b.n]); err != nil {
 			return err
 		}
 	}
@@ -172,30 +200,30 @@ type arrowBuffer struct {
 var noBuffer = arrowBuffer{0, func() error { return nil }}
 
 // rowBuffers are r's buffers, in the order of rowNodes' fields.
-func (s *arrowStream) rowBuffers(r *Row) []arrowBuffer {
-	w, d := int64(s.width), int64(s.depth)
+func (e *arrowEncoder) rowBuffers(r *Row) []arrowBuffer {
+	w, d := int64(e.width), int64(e.depth)
 	var bufs []arrowBuffer
-	bufs = append(bufs, noBuffer, s.fixed(4, func(b []byte) { binary.LittleEndian.PutUint32(b, uint32(r.MLPID)) }))
-	bufs = append(bufs, s.text(r.Name)...)
-	bufs = append(bufs, noBuffer, s.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, uint64(r.Seed)) }))
-	bufs = append(bufs, noBuffer, s.offsets(1, d), noBuffer, s.offsets(d, w), noBuffer, s.offsets(d*w, w), noBuffer, s.floats(r.Weights))
-	bufs = append(bufs, noBuffer, s.offsets(1, d), noBuffer, s.offsets(d, w), noBuffer, s.floats(r.LayerMeans))
-	bufs = append(bufs, noBuffer, noBuffer, s.floats(r.FinalMeans))
-	bufs = append(bufs, noBuffer, s.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance)) }))
-	bufs = append(bufs, s.text(r.Breakdown)...)
+	bufs = append(bufs, noBuffer, e.fixed(4, func(b []byte) { binary.LittleEndian.PutUint32(b, uint32(r.MLPID)) }))
+	bufs = append(bufs, e.text(r.Name)...)
+	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, uint64(r.Seed)) }))
+	bufs = append(bufs, noBuffer, e.offsets(1, d), noBuffer, e.offsets(d, w), noBuffer, e.offsets(d*w, w), noBuffer, e.floats(r.Weights))
+	bufs = append(bufs, noBuffer, e.offsets(1, d), noBuffer, e.offsets(d, w), noBuffer, e.floats(r.LayerMeans))
+	bufs = append(bufs, noBuffer, noBuffer, e.floats(r.FinalMeans))
+	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance)) }))
+	bufs = append(bufs, e.text(r.Breakdown)...)
 	return bufs
 }
 
 // offsets is a buffer of count+1 int32 offsets 0, step, 2·step, ….
-func (s *arrowStream) offsets(count, step int64) arrowBuffer {
+func (e *arrowEncoder) offsets(count, step int64) arrowBuffer {
 	return arrowBuffer{4 * (count + 1), func() error {
 		for from := int64(0); from <= count; from += scratchValues {
 			n := min(count+1-from, scratchValues)
-			b := s.grow(int(4 * n))
+			b := e.grow(int(4 * n))
 			for i := range n {
 				binary.LittleEndian.PutUint32(b[4*i:], uint32((from+i)*step))
 			}
-			if _, err := s.w.Write(b); err != nil {
+			if _, err := e.w.Write(b); err != nil {
 				return err
 			}
 		}
@@ -204,15 +232,15 @@ func (s *arrowStream) offsets(count, step int64) arrowBuffer {
 }
 
 // floats is a buffer of v's values.
-func (s *arrowStream) floats(v []float32) arrowBuffer {
+func (e *arrowEncoder) floats(v []float32) arrowBuffer {
 	return arrowBuffer{4 * int64(len(v)), func() error {
 		for len(v) > 0 {
 			n := min(len(v), scratchValues)
-			b := s.grow(4 * n)
+			b := e.grow(4 * n)
 			for i, x := range v[:n] {
 				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 			}
-			if _, err := s.w.Write(b); err != nil {
+			if _, err := e.w.Write(b); err != nil {
 				return err
 			}
 			v = v[n:]
@@ -222,19 +250,19 @@ func (s *arrowStream) floats(v []float32) arrowBuffer {
 }
 
 // fixed is a buffer of n bytes that put fills.
-func (s *arrowStream) fixed(n int, put func([]byte)) arrowBuffer {
+func (e *arrowEncoder) fixed(n int, put func([]byte)) arrowBuffer {
 	return arrowBuffer{int64(n), func() error {
-		b := s.grow(n)
+		b := e.grow(n)
 		put(b)
-		_, err := s.w.Write(b)
+		_, err := e.w.Write(b)
 		return err
 	}}
 }
 
 // text is the three buffers of a one-value string column holding t.
-func (s *arrowStream) text(t string) []arrowBuffer {
-	return []arrowBuffer{noBuffer, s.offsets(1, int64(len(t))), {int64(len(t)), func() error {
-		_, err := s.w.WriteString(t)
+func (e *arrowEncoder) text(t string) []arrowBuffer {
+	return []arrowBuffer{noBuffer, e.offsets(1, int64(len(t))), {int64(len(t)), func() error {
+		_, err := io.WriteString(e.w, t)
 		return err
 	}}}
 }
@@ -243,18 +271,18 @@ func (s *arrowStream) text(t string) []arrowBuffer {
 const scratchValues = 16 << 10
 
 // grow returns the scratch buffer resized to n bytes.
-func (s *arrowStream) grow(n int) []byte {
-	if cap(s.scratch) < n {
-		s.scratch = make([]byte, n)
+func (e *arrowEncoder) grow(n int) []byte {
+	if cap(e.scratch) < n {
+		e.scratch = make([]byte, n)
 	}
-	return s.scratch[:n]
+	return e.scratch[:n]
 }
 
 // close ends the stream and writes the folder's two JSON files.
 func (s *arrowStream) close() error {
-	_, err := s.w.Write(arrowipc.EndOfStream())
+	err := s.enc.end()
 	if err == nil {
-		err = s.w.Flush()
+		err = s.buf.Flush()
 	}
 	if err == nil {
 		err = s.f.Sync()
@@ -265,7 +293,11 @@ func (s *arrowStream) close() error {
 	if err != nil {
 		return fmt.Errorf("dataset: writing %s: %w", filepath.Join(s.dir, preparedArrowFile), err)
 	}
-	info, state, err := preparedJSON(s.split, s.width, s.depth, hex.EncodeToString(s.sum.Sum(nil)))
+	info, err := preparedInfoJSON(s.enc.width, s.enc.depth)
+	if err != nil {
+		return err
+	}
+	state, err := preparedStateJSON(s.split, hex.EncodeToString(s.sum.Sum(nil)))
 	if err != nil {
 		return err
 	}
@@ -275,8 +307,9 @@ func (s *arrowStream) close() error {
 	return writeFileSync(filepath.Join(s.dir, preparedStateFile), state)
 }
 
-// preparedJSON is a save_to_disk folder's dataset_info.json and state.json
-// for split of width w and depth d whose Arrow file has SHA-256 arrowSum.
+// preparedInfoJSON and preparedStateJSON are a save_to_disk folder's
+// dataset_info.json and state.json, for a split of width w and depth d
+// whose Arrow file has SHA-256 arrowSum.
 //
 // dataset_info.json is datasets' asdict(DatasetInfo) with the top-level keys
 // sorted, json.dump(indent=2): the four string fields datasets always
@@ -288,17 +321,17 @@ func (s *arrowStream) close() error {
 // fingerprint (which names datasets' cache files, at most 64 characters of
 // no path separator) the first 16 hex digits of the Arrow file's SHA-256,
 // in the 16-hex-digit form of datasets' own fingerprints.
-func preparedJSON(split string, w, d int, arrowSum string) (info, state []byte, err error) {
-	info, err = pyDumps(NewObject().
+func preparedInfoJSON(w, d int) ([]byte, error) {
+	return pyDumps(NewObject().
 		Set("citation", "").
 		Set("description", "").
 		Set("features", features(w, d)).
 		Set("homepage", "").
 		Set("license", ""), true)
-	if err != nil {
-		return nil, nil, err
-	}
-	state, err = pyDumps(NewObject().
+}
+
+func preparedStateJSON(split, arrowSum string) ([]byte, error) {
+	return pyDumps(NewObject().
 		Set("_data_files", []any{NewObject().Set("filename", preparedArrowFile)}).
 		Set("_fingerprint", arrowSum[:16]).
 		Set("_format_columns", nil).
@@ -306,7 +339,6 @@ func preparedJSON(split string, w, d int, arrowSum string) (info, state []byte, 
 		Set("_format_type", nil).
 		Set("_output_all_columns", false).
 		Set("_split", split), true)
-	return info, state, err
 }
 
 // PrepareArrow (re)builds the prepared Arrow tree of the complete
@@ -315,14 +347,33 @@ func preparedJSON(split string, w, d int, arrowSum string) (info, state []byte, 
 // a temporary folder in dir and takes prepared/'s place at once, so a
 // reader sees the old tree or the new one; metadata.json is replaced by a
 // rename after that. Staging folders left by an interrupted run are
-// removed first.
+// removed first. A prepared/ folder that holds anything besides the files
+// prepare-arrow writes for the dataset's splits is refused, not replaced.
 func PrepareArrow(dir string) (err error) {
 	d, err := Open(dir, false)
 	if err != nil {
 		return err
 	}
+	if err := d.Info.CheckLoadable(); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
 	if !d.Info.MultiSplit {
-		return invalidf("%s: prepare-arrow is only meaningful for multi-split datasets (no 'splits' block found in metadata.json); combine the split with `whestbake dataset combine-splits` first", filepath.Join(dir, metadataFile))
+		return invalidf("%s: prepare-arrow is only meaningful for multi-split datasets (no 'splits' block found in metadata.json); combine the split with `whestbake dataset combine-splits` first", filepath.Join(dir, MetadataFile))
+	}
+	names := make([]string, len(d.Splits))
+	for i, s := range d.Splits {
+		names[i] = s.Name
+	}
+	// The new tree replaces prepared/ whole: refuse to delete what an
+	// operator put there (as the report refuses, CheckReportFolder).
+	foreign, err := foreignPrepared(dir, names)
+	if err != nil {
+		return err
+	}
+	if len(foreign) > 0 {
+		return invalidf("%s holds %q, which prepare-arrow did not write: the new tree replaces the "+
+			"folder whole and would delete them; move them out of %s and run again",
+			filepath.Join(dir, PreparedDir), foreign, PreparedDir+"/")
 	}
 	if err := removeStaging(dir, preparedStagingPrefix); err != nil {
 		return err
@@ -343,14 +394,10 @@ func PrepareArrow(dir string) (err error) {
 	if err := swap(staged, filepath.Join(dir, PreparedDir)); err != nil {
 		return fmt.Errorf("dataset: putting the prepared tree in place: %w", err)
 	}
-	names := make([]string, len(d.Splits))
-	for i, s := range d.Splits {
-		names[i] = s.Name
-	}
 	d.Meta.Set("prepared_splits", preparedSplits(names))
 	data, err := encodeMetadata(d.Meta)
 	if err != nil {
 		return err
 	}
-	return replaceFile(filepath.Join(dir, metadataFile), data)
+	return replaceFile(filepath.Join(dir, MetadataFile), data)
 }

@@ -288,12 +288,28 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 			t.Errorf("%s after prepare-arrow differs from combine's", p)
 		}
 	}
-	// Again: the tree is replaced, and nothing is left beside it.
-	if err := os.WriteFile(filepath.Join(skipped, PreparedDir, "public", "stray"), nil, 0o644); err != nil {
+	// Again: a file prepare-arrow did not write is refused, not deleted
+	// (as the report refuses); its own files are replaced, and nothing is
+	// left beside them.
+	stray := filepath.Join(skipped, PreparedDir, "public", "stray")
+	if err := os.WriteFile(stray, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantErr[*InvalidDatasetError](t, PrepareArrow(skipped),
+		`holds ["prepared/public/stray"], which prepare-arrow did not write`)
+	if err := os.Remove(stray); err != nil {
+		t.Fatalf("the refused prepare-arrow lost the stray file: %v", err)
+	}
+	own := filepath.Join(skipped, PreparedDir, "public", preparedArrowFile)
+	if err := os.Truncate(own, 100); err != nil {
 		t.Fatal(err)
 	}
 	if err := PrepareArrow(skipped); err != nil {
 		t.Fatal(err)
+	}
+	built := filepath.Join(out, PreparedDir, "public", preparedArrowFile)
+	if !bytes.Equal(readAll(t, own), readAll(t, built)) {
+		t.Error("a rebuild did not restore the truncated stream")
 	}
 	if got := dirEntries(t, filepath.Join(skipped, PreparedDir, "public")); !slices.Equal(got, []string{"data-00000-of-00001.arrow", "dataset_info.json", "state.json"}) {
 		t.Errorf("prepared/public after a rebuild holds %v", got)
@@ -313,4 +329,13 @@ func TestPrepareArrowRefusesASingleSplit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, PreparedDir)); err == nil {
 		t.Error("a refused prepare-arrow wrote prepared/")
 	}
+}
+
+func readAll(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

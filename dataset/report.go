@@ -162,7 +162,7 @@ func WriteCard(dir string, opts ...CardOption) error {
 	}
 	info, err := ParseInfo(md, true)
 	if err != nil {
-		return invalidf("%s: %v", filepath.Join(dir, metadataFile), err)
+		return invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 	}
 	has, err := HasReport(dir)
 	if err != nil {

@@ -70,6 +70,7 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		// Read up to a bound, not until memory runs out.
 		{"endless seeds file", base("--mlp-seeds", "/dev/zero"), "seeds file /dev/zero is over 4416 bytes, more than a JSON list of 5 seeds takes"},
 		{"split name too long for a file name", base("--split", strings.Repeat("s", 300)), "--split"},
+		{"split name datasets cannot load", base("--split", "mini-a"), `--split "mini-a" cannot be loaded: a split name is a lowercase ASCII letter followed by lowercase ASCII letters and digits, [a-z][a-z0-9]*`},
 		{"seeds and seed", base("--mlp-seeds", good, "--seed", "3"), "either --mlp-seeds or --seed"},
 		{"slice K = N", base("--slice", "4/4"), "need 0 <= K < N"},
 		{"zero slices", base("--slice", "0/0"), "at least 1"},
@@ -79,8 +80,8 @@ func TestBakeRejectsBadInput(t *testing.T) {
 		{"reversed range", base("--mlp-range", "4-2"), "is invalid for 5 MLPs"},
 		{"slice and range", base("--slice", "0/2", "--mlp-range", "0-1"), "either --mlp-range or --slice"},
 		{"uppercase split", base("--split", "Public"), "--split"},
-		{"underscore split", base("--split", "my_split"), "does not match"},
-		{"trailing hyphen split", base("--split", "public-"), "does not match"},
+		{"underscore split", base("--split", "my_split"), `use "mysplit"`},
+		{"trailing hyphen split", base("--split", "public-"), `use "public"`},
 		{"bad config", base("--config", "1st"), "--config"},
 		{"existing output", replace("--output", existing), "already exists"},
 		{"unknown sampler", base("--sampler", "torch"), `--sampler "torch" is unknown`},

@@ -72,16 +72,16 @@ func TestSlicesMergeToTheUnslicedBake(t *testing.T) {
 	for _, sampler := range []string{"philox", "numpy"} {
 		d := filepath.Join(dir, sampler)
 		full := filepath.Join(d, "full")
-		mustRun(t, bakeArgs(full, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "my-custom-split")...)
+		mustRun(t, bakeArgs(full, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "mycustom")...)
 		var parts []string
 		for _, s := range []string{"0/3", "1/3", "2/3"} {
 			p := filepath.Join(d, "p"+s[:1])
-			mustRun(t, bakeArgs(p, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "my-custom-split", "--slice", s, "--threads", "1")...)
+			mustRun(t, bakeArgs(p, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "mycustom", "--slice", s, "--threads", "1")...)
 			parts = append(parts, p)
 		}
 		merged := filepath.Join(d, "merged")
 		mustRun(t, append([]string{"dataset", "merge", "--output", merged}, parts[2], parts[0], parts[1])...)
-		name := "data/my-custom-split-00000-of-00001.parquet"
+		name := "data/mycustom-00000-of-00001.parquet"
 		if !bytes.Equal(readBytes(t, filepath.Join(full, name)), readBytes(t, filepath.Join(merged, name))) {
 			t.Fatalf("%s: merged parquet differs from the unsliced bake", sampler)
 		}

@@ -114,7 +114,9 @@ func (h *hubFlags) reader() (*hub.Client, error) {
 
 func hubDownload(cmd *cobra.Command, h hubFlags, repo, rev, output string) error {
 	if h.split != "" {
-		if err := bakeapi.CheckSplitName(h.split); err != nil {
+		// A split of a dataset published before whestbake's split-name
+		// rule may still hold a hyphen.
+		if err := bakeapi.CheckWhestbenchName(h.split); err != nil {
 			return cmdline.Usage(fmt.Errorf("--split: %w", err))
 		}
 	}
@@ -224,6 +226,11 @@ func download(ctx context.Context, cfg settings.Config, bucket, prefix, output s
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return m, err
+	}
+	// Every file matches the manifest; the prepared tree must also match
+	// the parquet files, which whestbench's loader would read it for.
+	if err := dataset.CheckPrepared(tmp); err != nil {
+		return m, fmt.Errorf("s3://%s/%s: %w; nothing was written to %s", bucket, prefix, err, output)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
 		return m, fmt.Errorf("moving the download into %s: %w", output, err)

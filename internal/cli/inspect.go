@@ -17,18 +17,19 @@ func newInspectCmd() *cobra.Command {
 	var rowsShown int
 	cmd := &cobra.Command{
 		Use:   "inspect DIR",
-		Short: "Validate a dataset directory and print a summary table",
+		Short: "Validate a dataset directory (every row, and its prepared Arrow tree against them) and print a summary table",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := dataset.Open(args[0], true)
 			if err != nil {
 				return err
 			}
-			// Every row is checked, but only the first rowsShown of each
-			// split are kept, as the lines printed for them: memory stays
-			// at one row however large the dataset.
+			// Every row is checked, and the prepared tree against it, but
+			// only the first rowsShown of each split are kept, as the
+			// lines printed for them: memory stays at one row however
+			// large the dataset.
 			shown := map[string][]rowLine{}
-			err = d.Scan(func(s *dataset.SplitData, r dataset.Row) error {
+			err = d.ScanPrepared(func(s *dataset.SplitData, r dataset.Row) error {
 				if len(shown[s.Name]) < rowsShown {
 					shown[s.Name] = append(shown[s.Name], lineOf(r))
 				}

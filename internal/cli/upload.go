@@ -82,13 +82,17 @@ func runUpload(cmd *cobra.Command, dir string, f uploadFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	// Nothing is published that inspect would refuse: a partial,
-	// a truncated shard, an edited footer.
+	// Nothing is published that inspect would refuse (a partial, a
+	// truncated shard, an edited footer, a prepared tree unlike the
+	// parquet files), nor what datasets or whestbench could not load.
 	d, err := dataset.Open(dir, false)
 	if err != nil {
 		return err
 	}
-	if err := d.Scan(nil); err != nil {
+	if err := d.Info.CheckLoadable(); err != nil {
+		return err
+	}
+	if err := d.ScanPrepared(nil); err != nil {
 		return err
 	}
 	token, err := hub.Token(f.tokenFile, os.Getenv)

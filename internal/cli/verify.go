@@ -62,13 +62,14 @@ func runVerify(cmd *cobra.Command, dir string, f verifyFlags) error {
 		return cmdline.Usagef("--split %s: the dataset has no such split", f.split)
 	}
 	// One pass over the rows: each picked row is recomputed as it
-	// streams by, so memory stays at one row however large the
-	// dataset; the results are printed once every row checked out.
+	// streams by, and the prepared tree compared with it, so memory
+	// stays at one row however large the dataset; the results are
+	// printed once every row checked out.
 	verifiers, err := newSplitVerifiers(cmd.Context(), d, f)
 	if err != nil {
 		return err
 	}
-	err = d.Scan(func(s *dataset.SplitData, r dataset.Row) error {
+	err = d.ScanPrepared(func(s *dataset.SplitData, r dataset.Row) error {
 		if sv, ok := verifiers[s.Name]; ok {
 			return sv.v.Add(r)
 		}

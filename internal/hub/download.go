@@ -236,6 +236,13 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 		res.Files++
 		res.Bytes += f.size
 	}
+	// whestbench's loader reads the prepared tree before the parquet
+	// files: a whole dataset's must match them (one split's has none).
+	if o.Split == "" {
+		if err := dataset.CheckPrepared(staging); err != nil {
+			return res, fmt.Errorf("hf://%s@%s: %w", o.Repo, o.Revision, err)
+		}
+	}
 	if err := os.Remove(filepath.Join(staging, stateFile)); err != nil {
 		return res, err
 	}

@@ -141,7 +141,11 @@ func TestBadConfigs(t *testing.T) {
 		{"max in flight 0", "n-samples: 1000|n-samples: 1000\n  max-in-flight: 0", "bake.max-in-flight = 0: must be auto (one slice per worker polling bake.gpu-queue"},
 		{"max in flight text", "n-samples: 1000|n-samples: 1000\n  max-in-flight: many", "bake.max-in-flight = many: must be auto"},
 		{"no splits", "    - {name: public, n-mlps: 4, seed: 1}|", "bake.splits is empty"},
-		{"bad split name", "name: public|name: Public", `bake.splits[0].name "Public" does not match`},
+		{"bad split name", "name: public|name: Public", `bake.splits[0].name "Public" cannot be loaded`},
+		// datasets refuses a hyphen in a split name (splits.py NamedSplit):
+		// refused before anything starts, with a name that loads.
+		{"hyphenated split name", "name: public|name: mini-a", `bake.splits[0].name "mini-a" cannot be loaded: a split name is a lowercase ASCII letter followed by lowercase ASCII letters and digits, [a-z][a-z0-9]*` +
+			` (Hugging Face datasets refuses '-' in a split name, whestbench refuses '_', '.' and capitals); use "minia"`},
 		{"bad config name", "name: public|name: public, config: 'x y'", `bake.splits[0].config "x y" does not match`},
 		{"duplicate split", "    - {name: public, n-mlps: 4, seed: 1}|    - {name: public, n-mlps: 4, seed: 1}\n    - {name: public, n-mlps: 2}", `bake.splits[1].name "public" appears twice`},
 		{"seed and seeds file", "seed: 1|seed: 1, seeds-file: " + good, "bake.splits[0] sets both seed and seeds-file"},
