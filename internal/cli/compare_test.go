@@ -29,11 +29,11 @@ func compareJSON(t *testing.T, args ...string) (int, *compare.Result, string) {
 	return code, &r, errs
 }
 
-// rewrite writes a copy of the single-split dataset src to dst with its rows
-// changed by edit.
+// rewrite writes a copy of the single-split dataset (or partial) src to
+// dst with its rows changed by edit.
 func rewrite(t *testing.T, src, dst string, edit func(rows []dataset.Row)) string {
 	t.Helper()
-	d, err := dataset.ReadDir(src, false)
+	d, err := dataset.ReadDir(src, true)
 	if err != nil {
 		t.Fatal(err)
 	}
