@@ -45,7 +45,7 @@ entry of bake.splits.
 Flags that have no key (--output, --slice) are listed in a comment at the end:
 pass them on the command line. Relative paths become absolute, since the old
 file's paths were relative to where the verb ran and the new file's are
-relative to the file.`,
+relative to the file. FILE may be at most 1 MiB.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, _, err := cmd.Root().Find(strings.Fields(verb))
@@ -71,12 +71,16 @@ relative to the file.`,
 // migrateFlagFile reads file as flag values of verb and writes them as
 // config keys, then checks that the result loads.
 func migrateFlagFile(file string, verb *cobra.Command) ([]byte, error) {
-	v := viper.New()
-	v.SetConfigFile(file)
-	if ext := filepath.Ext(file); !slices.Contains([]string{".yaml", ".yml", ".json", ".toml"}, ext) {
-		v.SetConfigType("yaml")
+	data, err := settings.ReadConfigFile(file)
+	if err != nil {
+		return nil, err
 	}
-	if err := v.ReadInConfig(); err != nil {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if ext := strings.TrimPrefix(filepath.Ext(file), "."); slices.Contains([]string{"yaml", "yml", "json", "toml"}, ext) {
+		v.SetConfigType(ext)
+	}
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	flags := verb.Flags()
