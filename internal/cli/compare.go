@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,9 +101,7 @@ func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 	res.A, res.B = a, b
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(out, res); err != nil {
 			return err
 		}
 	} else {
@@ -148,9 +145,10 @@ func compareSource(cmd *cobra.Command, h hubFlags, src string) (dir string, clea
 }
 
 func printComparison(w io.Writer, r *compare.Result) {
-	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n", r.A, r.B, r.Mode, r.ModeReason)
+	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n", printable(r.A), printable(r.B), r.Mode, printable(r.ModeReason))
 	for _, s := range r.Splits {
-		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ\n", s.Name, s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs)
+		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ\n",
+			printable(s.Name), s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs)
 		if r.Mode != compare.ModeStat || len(s.MLPStats) == 0 {
 			continue
 		}
@@ -181,7 +179,8 @@ func printComparison(w io.Writer, r *compare.Result) {
 			if d.Index >= 0 {
 				at = fmt.Sprintf("[%d]", d.Index)
 			}
-			fmt.Fprintf(w, "  split %s mlp_id %d (seed %d): %s%s: A %s, B %s\n", d.Split, d.MLPID, d.Seed, d.Field, at, d.A, d.B)
+			fmt.Fprintf(w, "  split %s mlp_id %d (seed %d): %s%s: A %s, B %s\n",
+				printable(d.Split), d.MLPID, d.Seed, d.Field, at, printable(d.A), printable(d.B))
 		}
 	}
 	var verdict strings.Builder

@@ -33,7 +33,9 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 		err = root.ExecuteContext(ctx)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		// Error texts quote datasets and servers (a split name, the Hub's
+		// message): no control character of theirs reaches the terminal.
+		fmt.Fprintf(stderr, "error: %s\n", printableLines(err.Error()))
 	}
 	return cmdline.ExitCode(err)
 }
