@@ -127,6 +127,11 @@ type DownloadOptions struct {
 	// Split, when set, keeps only data/<Split>-*.parquet, metadata.json
 	// and README.md (whestbench's download --split).
 	Split string
+	// Keep, when set, fetches only the files of the revision it returns
+	// true for (`dataset compare` reads metadata.json and data/ only). The
+	// staging folder does not record it: give such a download an Output of
+	// its own, never one an unfiltered download was interrupted in.
+	Keep func(path string) bool
 	// Output is the directory to create. Files are written into a folder
 	// beside it (StagingDir) and it is renamed to Output once every file
 	// has been checked; a download interrupted before that resumes there.
@@ -253,6 +258,9 @@ func selectFiles(siblings []string, o DownloadOptions) ([]string, error) {
 	for _, p := range siblings {
 		if !filepath.IsLocal(filepath.FromSlash(p)) || path.Clean(p) != p || strings.Contains(p, `\`) || strings.HasSuffix(p, incompleteSuffix) || p == stateFile {
 			return nil, fmt.Errorf("hub: %s@%s lists a file %q that cannot be written inside a directory", o.Repo, o.Revision, p)
+		}
+		if o.Keep != nil && !o.Keep(p) {
+			continue
 		}
 		if o.Split == "" {
 			out = append(out, p)
