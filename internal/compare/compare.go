@@ -459,8 +459,9 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 // setting its own tolerance: a side can only lower σ̂ (which makes a
 // difference likelier to be seen), never raise it above what the other
 // side's statistics give. Two correct bakes estimate the same S, each with
-// a Monte Carlo error of order 1/√n relative, far inside the √W margin, and
-// min is symmetric, so compare A B and compare B A agree.
+// a Monte Carlo error of order 1/√n relative, which the bound's margin
+// absorbs (TestCompareStatistical), and min is symmetric, so compare A B
+// and compare B A agree.
 //
 // The same bound makes a second test as safe and √W times as sensitive to a
 // whole layer gone wrong: ‖z_l‖² = Σ_j z_lj². σ̂² bounds the layer's total
