@@ -107,10 +107,7 @@ func TestPlainListsRoundTrip(t *testing.T) {
 				}
 			}
 			r.Close()
-			_, _, got, err := ReadParquet(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := storedRows(t, path)
 			if len(got) != len(rows) {
 				t.Fatalf("read %d rows, wrote %d", len(got), len(rows))
 			}

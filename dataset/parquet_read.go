@@ -124,7 +124,9 @@ func (r *ParquetReader) Depth() int { return r.depth }
 // NumRows is the row count recorded in the footer.
 func (r *ParquetReader) NumRows() int64 { return r.pf.NumRows() }
 
-// Next returns the next row, or io.EOF after the last one.
+// Next returns the next row as stored, or io.EOF after the last one. It
+// checks the encoding, not the values: a NaN comes back bit for bit (the
+// dataset readers, through scanParquet, refuse it).
 func (r *ParquetReader) Next() (Row, error) {
 	var row Row
 	err := r.next(&row)
@@ -286,6 +288,11 @@ func ReadParquet(path string) (width, depth int, rows []Row, err error) {
 // its arrays are reused for the next row once visit returns, so visit
 // copies what it keeps (Row.clone). A caller scanning several files passes
 // the same row to each, so that they share one row's arrays.
+//
+// It is how every reader of a dataset gets its rows (Scan, merge,
+// ReadParquet), so it refuses a row whose numbers no bake produces
+// (Row.checkValues); the codec below it (ParquetReader) returns what is
+// stored, NaN bits included.
 func scanParquet(path string, row *Row, visit func(Row) error) (width, depth int, err error) {
 	r, err := OpenParquet(path)
 	if err != nil {
@@ -299,6 +306,9 @@ func scanParquet(path string, row *Row, visit func(Row) error) (width, depth int
 		}
 		if err != nil {
 			return 0, 0, err
+		}
+		if err := row.checkValues(); err != nil {
+			return 0, 0, invalidf("parquet file %s, row %d: %v. Re-bake or re-download it.", path, r.nRead-1, err)
 		}
 		if err := visit(*row); err != nil {
 			return 0, 0, err

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -45,6 +46,46 @@ func (r *Row) check(w, d int) error {
 		}
 	}
 	return nil
+}
+
+// MaxAvgVariance bounds avg_variance: a variance of float32 values, which
+// lie within ±math.MaxFloat32, is at most MaxFloat32². A larger number is
+// no statistic of such values (and W times it would overflow float64).
+const MaxAvgVariance = float64(math.MaxFloat32) * math.MaxFloat32
+
+// checkValues refuses a row whose numbers no bake can produce: a NaN or an
+// infinity in any array or in avg_variance, or an avg_variance beyond
+// MaxAvgVariance. Every reader of a dataset sees rows through this check, so
+// a comparison, a merge or an upload never works with such values (and
+// JSON, which has no NaN or infinity, can print every row it reads).
+func (r *Row) checkValues() error {
+	for _, c := range []struct {
+		name   string
+		values []float32
+	}{{"weights", r.Weights}, {"all_layer_means", r.LayerMeans}, {"final_means", r.FinalMeans}} {
+		if i := firstNonFinite(c.values); i >= 0 {
+			return fmt.Errorf("row mlp_id=%d: %s[%d] is %v; a dataset holds finite numbers only", r.MLPID, c.name, i, c.values[i])
+		}
+	}
+	if v := r.AvgVariance; math.IsNaN(v) || math.Abs(v) > MaxAvgVariance {
+		return fmt.Errorf("row mlp_id=%d: avg_variance is %v; a variance of float32 values is a finite number "+
+			"of at most %.4g", r.MLPID, v, MaxAvgVariance)
+	}
+	return nil
+}
+
+// firstNonFinite is the index of the first NaN or infinity in values, or
+// -1: a float32 whose exponent bits are all ones. One test of the bits per
+// value keeps the check a small part of reading a row (a W=256, D=8 row
+// has half a million weights).
+func firstNonFinite(values []float32) int {
+	const exponent = 0x7f800000
+	for i, v := range values {
+		if math.Float32bits(v)&exponent == exponent {
+			return i
+		}
+	}
+	return -1
 }
 
 // clone is r with arrays of its own.

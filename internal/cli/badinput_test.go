@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/whestbake/whestbake/dataset"
 )
 
 // Every bad input gets one clear message naming the field and the fix, a
@@ -181,5 +184,62 @@ func TestMergeAndReadRejectBadDatasets(t *testing.T) {
 				t.Fatalf("left behind %v", left)
 			}
 		})
+	}
+}
+
+// A row whose statistics no bake produces (a NaN or an infinity in any
+// array, an avg_variance that is not a finite variance of float32 values)
+// is refused by every reader: inspect, verify, compare, merge,
+// combine-splits, report and upload, each naming the file, the row and the
+// field, and none leaving an output or reaching the Hub.
+func TestReadersRefuseNonFiniteStatistics(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	seeds := writeFile(t, at("s.json"), "[1, 2, 3]")
+	clean := at("clean")
+	mustRun(t, "dataset", "bake", "--n-mlps", "3", "--width", "4", "--depth", "2", "--n-samples", "300", "--mlp-seeds", seeds, "-o", clean)
+	part := at("part")
+	for rng, p := range map[string]string{"0-1": part, "2-2": part + "-rest"} {
+		mustRun(t, "dataset", "bake", "--n-mlps", "3", "--width", "4", "--depth", "2", "--n-samples", "300", "--mlp-seeds", seeds,
+			"--mlp-range", rng, "-o", p)
+	}
+	nan32, inf32 := float32(math.NaN()), float32(math.Inf(1))
+	work := at("work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "out")
+	t.Setenv("HF_TOKEN", "hf_never_used_token")
+	for _, c := range []struct {
+		field string
+		edit  func(r *dataset.Row)
+	}{
+		{"weights[5] is NaN", func(r *dataset.Row) { r.Weights[5] = nan32 }},
+		{"all_layer_means[2] is +Inf", func(r *dataset.Row) { r.LayerMeans[2] = inf32 }},
+		{"final_means[0] is -Inf", func(r *dataset.Row) { r.FinalMeans[0] = -inf32 }},
+		{"avg_variance is NaN", func(r *dataset.Row) { r.AvgVariance = math.NaN() }},
+		{"avg_variance is 1e+300", func(r *dataset.Row) { r.AvgVariance = 1e300 }},
+	} {
+		bad := rewrite(t, clean, at(c.field), func(rows []dataset.Row) { c.edit(&rows[1]) })
+		badPart := rewrite(t, part, at(c.field+" partial"), func(rows []dataset.Row) { c.edit(&rows[1]) })
+		want := "public-00000-of-00001.parquet, row 1: row mlp_id=1: " + c.field
+		for _, args := range [][]string{
+			{"dataset", "inspect", bad},
+			{"dataset", "verify", bad, "--k", "1"},
+			{"dataset", "compare", clean, bad},
+			{"dataset", "merge", badPart, at("part") + "-rest", "--output", out},
+			{"dataset", "combine-splits", bad, "--output", out},
+			{"dataset", "report", bad},
+			{"dataset", "upload", bad, "--repo", "alice/x", "--endpoint", "http://127.0.0.1:1"},
+		} {
+			code, _, errs := run(t, args...)
+			if code == 0 || !strings.Contains(errs, want) {
+				t.Errorf("%s: %v: exit %d, stderr %q; want %q", c.field, args[:2], code, errs, want)
+			}
+			if left := entries(t, work); len(left) != 0 {
+				t.Fatalf("%v left %v behind", args[:2], left)
+			}
+		}
 	}
 }

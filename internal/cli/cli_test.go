@@ -58,6 +58,16 @@ func entries(t *testing.T, dir string) []string {
 	return out
 }
 
+// bakeSplits bakes into dir/<split> a dataset of each split, from its
+// seeds (a JSON list), with shape giving --n-mlps and the rest.
+func bakeSplits(t *testing.T, dir string, seeds map[string]string, shape ...string) {
+	t.Helper()
+	for split, list := range seeds {
+		out := filepath.Join(dir, split)
+		mustRun(t, append([]string{"dataset", "bake", "--mlp-seeds", writeFile(t, out+".json", list), "--split", split, "-o", out}, shape...)...)
+	}
+}
+
 var small = []string{"--width", "6", "--depth", "3", "--n-samples", "3_000"}
 
 func bakeArgs(out string, extra ...string) []string {

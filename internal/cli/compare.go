@@ -1,11 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,25 +31,29 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare A B",
 		Short: "Is dataset B the same ground truth as A? Split by split, MLP by MLP: bit for bit (--mode exact) or within Monte Carlo error (--mode stat)",
 		Long: `Compares two complete datasets split by split and MLP by MLP: directories,
-or hf://OWNER/NAME[@REVISION] (downloaded to a temporary directory first, checked
-as dataset download checks them, and removed after);
-the MLPs must be the same (the same mlp_seed in the same place) and of the same
-shape, else exit 2.
+or hf://OWNER/NAME[@REVISION] (its metadata.json and data/ downloaded to a
+temporary directory first, checked as dataset download checks them, and
+removed after); the MLPs must be the same (the same mlp_seed in the same
+place) and of the same shape, else exit 2.
 
 --mode exact (the default when both were baked with the same sampler, algorithm
 and n_samples): names, weights, all_layer_means and final_means bit-identical,
-avg_variance within numpy.isclose(rtol=1e-12, atol=1e-15); the first differences
-are shown.
+avg_variance within 1e-15 + 1e-12·max(|a|, |b|) (numpy.isclose's tolerance, made
+symmetric); the first differences are shown.
 --mode stat (the default otherwise, e.g. philox against numpy, or whestbench's
 torch backend against its CPU one): names and weights bit-identical, and each
-neuron's mean within Monte Carlo error: z = Δmean/σ̂ with a conservative σ̂ from
-the datasets (docs/WHESTBENCH.md); a neuron whose |z|, or a layer whose
+neuron's mean (all_layer_means and final_means) within Monte Carlo error:
+z = Δmean/σ̂ with a conservative σ̂ that neither dataset can widen
+(docs/WHESTBENCH.md); a neuron whose |z|, or a layer whose
 ‖z_l‖ = sqrt(Σ z²), is beyond the Bonferroni threshold for an overall
-false-alarm rate --alpha counts as different.
+false-alarm rate --alpha counts as different; so does an avg_variance whose
+own |z| is. Both modes give the same verdict for A B and B A.
 
-Exit 0: the same (exact) or equivalent (stat); 1: different; 2: bad input.`,
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args[0], args[1], f) },
+Exit 0: the same (exact) or equivalent (stat); 1: different; 2: not compared
+(bad input, a dataset that does not read, a failed download).`,
+		Args:        cobra.ExactArgs(2),
+		RunE:        func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args[0], args[1], f) },
+		Annotations: map[string]string{verdictAnnotation: "different"},
 	}
 	f.register(cmd)
 	return cmd
@@ -92,19 +97,13 @@ func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 		dirs[i] = dir
 	}
 	res, err := compare.Run(compare.Input{A: dirs[0], B: dirs[1], Mode: m, Alpha: f.alpha, Shown: f.shown})
-	var ie *compare.InputError
-	if errors.As(err, &ie) {
-		return cmdline.Usage(err)
-	}
 	if err != nil {
 		return err
 	}
 	res.A, res.B = a, b
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(out, res); err != nil {
 			return err
 		}
 	} else {
@@ -117,8 +116,9 @@ func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 }
 
 // compareSource is src as a directory to compare: itself, or for hf://
-// the revision downloaded into a temporary directory that cleanup removes.
-// A repository or revision the Hub does not have is bad input (exit 2).
+// what compare reads of the revision (metadata.json and the splits'
+// parquet files, not the card, report or prepared/ copies), downloaded
+// into a temporary directory that cleanup removes.
 func compareSource(cmd *cobra.Command, h hubFlags, src string) (dir string, cleanup func(), err error) {
 	repo, rev, ok, err := hub.ParseURI(src)
 	if err != nil {
@@ -137,41 +137,24 @@ func compareSource(cmd *cobra.Command, h hubFlags, src string) (dir string, clea
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
 	dir = filepath.Join(tmp, "dataset")
-	if _, err := c.Download(cmd.Context(), hub.DownloadOptions{Repo: repo, Revision: rev, Output: dir}); err != nil {
+	compared := func(p string) bool {
+		return p == "metadata.json" || (path.Dir(p) == "data" && strings.HasSuffix(p, ".parquet"))
+	}
+	_, err = c.Download(cmd.Context(), hub.DownloadOptions{Repo: repo, Revision: rev, Output: dir, Keep: compared})
+	if err != nil {
 		cleanup()
-		if errors.Is(err, hub.ErrNotFound) {
-			err = cmdline.Usage(fmt.Errorf("%s: %w", src, err))
-		}
-		return "", nil, err
+		return "", nil, fmt.Errorf("%s: %w", src, err)
 	}
 	return dir, cleanup, nil
 }
 
 func printComparison(w io.Writer, r *compare.Result) {
-	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n", r.A, r.B, r.Mode, r.ModeReason)
+	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n", printable(r.A), printable(r.B), r.Mode, printable(r.ModeReason))
 	for _, s := range r.Splits {
-		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ\n", s.Name, s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs)
-		if r.Mode != compare.ModeStat || len(s.MLPStats) == 0 {
-			continue
-		}
-		rows := slices.Clone(s.MLPStats)
-		if len(rows) > shownMLPs {
-			slices.SortStableFunc(rows, func(a, b compare.MLPStat) int {
-				switch {
-				case a.MaxZ > b.MaxZ:
-					return -1
-				case a.MaxZ < b.MaxZ:
-					return 1
-				}
-				return 0
-			})
-			fmt.Fprintf(w, "  the %d MLPs of largest |z| of %d (--json lists all):\n", shownMLPs, len(rows))
-			rows = rows[:shownMLPs]
-		}
-		fmt.Fprintf(w, "  %8s  %20s  %8s  %-15s  %6s  %9s  %-5s  %13s  %10s\n", "mlp_id", "mlp_seed", "max|z|", "at layer/neuron", "beyond", "max ‖z_l‖", "layer", "layers beyond", "σ̂")
-		for _, m := range rows {
-			fmt.Fprintf(w, "  %8d  %20d  %8.2f  %-15s  %6d  %9.2f  %-5d  %13d  %10.4g\n", m.MLPID, m.Seed, m.MaxZ,
-				fmt.Sprintf("%d/%d", m.Layer, m.Neuron), m.Beyond, m.LayerNorm, m.NormLayer, m.LayersBeyond, m.Sigma)
+		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ\n",
+			printable(s.Name), s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs)
+		if r.Mode == compare.ModeStat && len(s.MLPStats) > 0 {
+			printMLPStats(w, s)
 		}
 	}
 	if len(r.Differences) > 0 {
@@ -181,7 +164,8 @@ func printComparison(w io.Writer, r *compare.Result) {
 			if d.Index >= 0 {
 				at = fmt.Sprintf("[%d]", d.Index)
 			}
-			fmt.Fprintf(w, "  split %s mlp_id %d (seed %d): %s%s: A %s, B %s\n", d.Split, d.MLPID, d.Seed, d.Field, at, d.A, d.B)
+			fmt.Fprintf(w, "  split %s mlp_id %d (seed %d): %s%s: A %s, B %s\n",
+				printable(d.Split), d.MLPID, d.Seed, d.Field, at, printable(d.A), printable(d.B))
 		}
 	}
 	var verdict strings.Builder
@@ -189,12 +173,40 @@ func printComparison(w io.Writer, r *compare.Result) {
 	case r.Same && r.Mode == compare.ModeExact:
 		verdict.WriteString("✓ identical")
 	case r.Same:
-		fmt.Fprintf(&verdict, "✓ equivalent: no neuron beyond |z| = %.2f and no layer beyond ‖z_l‖ = %.2f", r.Threshold, r.Threshold)
+		fmt.Fprintf(&verdict, "✓ equivalent: no mean beyond |z| = %.2f, no layer beyond ‖z_l‖ = %.2f and no avg_variance beyond |z| = %.2f",
+			r.Threshold, r.Threshold, r.Threshold)
 	default:
 		verdict.WriteString("✗ different")
 	}
 	if r.Mode == compare.ModeStat {
-		fmt.Fprintf(&verdict, " (Bonferroni over %d neurons and %d layers: two correct bakes are called different with probability at most %g)", r.Neurons, r.Layers, r.Alpha)
+		fmt.Fprintf(&verdict, " (Bonferroni over %d neuron means, %d layers and %d avg_variance values: "+
+			"two correct bakes are called different with probability at most %g)", r.Neurons, r.Layers, r.Variances, r.Alpha)
 	}
 	fmt.Fprintln(w, verdict.String())
+}
+
+// printMLPStats prints a split's per-MLP statistics: every MLP, or the
+// shownMLPs of largest |z| (--json has all).
+func printMLPStats(w io.Writer, s compare.SplitResult) {
+	rows := slices.Clone(s.MLPStats)
+	if len(rows) > shownMLPs {
+		slices.SortStableFunc(rows, func(a, b compare.MLPStat) int {
+			return cmp.Compare(max(b.MaxZ, b.VarianceZ), max(a.MaxZ, a.VarianceZ))
+		})
+		fmt.Fprintf(w, "  the %d MLPs of largest |z| of %d (--json lists all):\n", shownMLPs, len(rows))
+		rows = rows[:shownMLPs]
+	}
+	layer := func(l int) string {
+		if l == s.Depth {
+			return "final"
+		}
+		return fmt.Sprint(l)
+	}
+	const row = "  %8s  %20s  %8s  %-15s  %6s  %9s  %-5s  %13s  %10s  %12s\n"
+	fmt.Fprintf(w, row, "mlp_id", "mlp_seed", "max|z|", "at layer/neuron", "beyond", "max ‖z_l‖", "layer", "layers beyond", "σ̂", "avg_var |z|")
+	for _, m := range rows {
+		fmt.Fprintf(w, row, fmt.Sprint(m.MLPID), fmt.Sprint(m.Seed), fmt.Sprintf("%.2f", m.MaxZ),
+			layer(m.Layer)+"/"+fmt.Sprint(m.Neuron), fmt.Sprint(m.Beyond), fmt.Sprintf("%.2f", m.LayerNorm),
+			layer(m.NormLayer), fmt.Sprint(m.LayersBeyond), fmt.Sprintf("%.4g", m.Sigma), fmt.Sprintf("%.2f", m.VarianceZ))
+	}
 }

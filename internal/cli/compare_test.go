@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/compare"
 )
 
@@ -29,11 +31,11 @@ func compareJSON(t *testing.T, args ...string) (int, *compare.Result, string) {
 	return code, &r, errs
 }
 
-// rewrite writes a copy of the single-split dataset src to dst with its rows
-// changed by edit.
+// rewrite writes a copy of the single-split dataset (or partial) src to
+// dst with its rows changed by edit.
 func rewrite(t *testing.T, src, dst string, edit func(rows []dataset.Row)) string {
 	t.Helper()
-	d, err := dataset.ReadDir(src, false)
+	d, err := dataset.ReadDir(src, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,9 @@ func rewrite(t *testing.T, src, dst string, edit func(rows []dataset.Row)) strin
 // caught: another layer's means in place of each layer's (at W=16 and
 // W=64), and one neuron's mean shifted by 1.5
 // times the smallest shift the test promises to see; a third of that
-// shift is within Monte Carlo error and passes.
+// shift is within Monte Carlo error and passes. avg_variance has its own
+// test, judged the same way: correct bakes pass it, and a change of 1.5
+// times its smallest detectable one is caught, a third of it is not.
 func TestCompareStatistical(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
@@ -68,7 +72,7 @@ func TestCompareStatistical(t *testing.T) {
 			"--mlp-seeds", seeds, "--sampler", sampler, "--threads", "1", "--output", out)
 		return out
 	}
-	maxZ, maxNorm := 0.0, 0.0
+	maxZ, maxNorm, maxVarZ := 0.0, 0.0, 0.0
 	for _, c := range []struct{ nA, nB, w, d string }{
 		{"300", "300", "16", "4"}, {"3000", "3000", "16", "4"}, {"30000", "30000", "16", "4"},
 		{"3000", "30000", "16", "4"}, {"10000", "10000", "4", "8"}, {"10000", "10000", "64", "2"},
@@ -80,13 +84,13 @@ func TestCompareStatistical(t *testing.T) {
 			continue
 		}
 		for _, m := range r.Splits[0].MLPStats {
-			maxZ, maxNorm = max(maxZ, m.MaxZ), max(maxNorm, m.LayerNorm)
+			maxZ, maxNorm, maxVarZ = max(maxZ, m.MaxZ), max(maxNorm, m.LayerNorm), max(maxVarZ, m.VarianceZ)
 		}
 	}
 	// Over these 3,000 neurons standard normals would reach about 3.5; σ̂
 	// bounds each neuron's deviation by a layer's total, so these stay
 	// under 2 (when written: 1.16 and 1.24).
-	t.Logf("correct bakes: largest |z| %.2f, largest ‖z_l‖ %.2f", maxZ, maxNorm)
+	t.Logf("correct bakes: largest |z| %.2f, largest ‖z_l‖ %.2f, largest avg_variance |z| %.3f", maxZ, maxNorm, maxVarZ)
 	if maxZ > 2 || maxNorm > 2 {
 		t.Errorf("largest |z| %.2f and ‖z_l‖ %.2f of correct bakes: σ̂ is not the conservative bound it is documented as", maxZ, maxNorm)
 	}
@@ -134,6 +138,28 @@ func TestCompareStatistical(t *testing.T) {
 		}
 		if !c.caught && code != 0 {
 			t.Errorf("%s: exit %d; a shift within Monte Carlo error must pass", name, code)
+		}
+	}
+	// avg_variance of MLP 3 raised, by multiples of the smallest change
+	// the test is bound to see against the reference's own value.
+	d, err := dataset.ReadDir(ph, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := d.Splits[0].Rows[3].AvgVariance
+	detectableV := r.Threshold * compare.VarianceSpread * v * math.Sqrt(2.0/30000)
+	for _, c := range []struct {
+		factor float64
+		caught bool
+	}{{1.5, true}, {1.0 / 3, false}} {
+		name := fmt.Sprintf("variance-%g", c.factor)
+		out := rewrite(t, ref, at(name), func(rows []dataset.Row) { rows[3].AvgVariance = v + c.factor*detectableV })
+		code, r, _ := compareJSON(t, ph, out)
+		if c.caught && (code != 1 || r.Splits[0].DifferentMLPs != 1 || !strings.HasPrefix(r.Differences[0].Field, "avg_variance")) {
+			t.Errorf("%s: exit %d, differences %+v; want MLP 3's avg_variance caught", name, code, r.Differences)
+		}
+		if !c.caught && code != 0 {
+			t.Errorf("%s: exit %d; a change within Monte Carlo error must pass", name, code)
 		}
 	}
 }
@@ -199,7 +225,7 @@ func TestCompareExact(t *testing.T) {
 }
 
 // Datasets that cannot be compared exit 2 with a message naming what
-// differs; so do bad flags.
+// differs; so do bad flags and a config file that does not load.
 func TestCompareRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
@@ -219,6 +245,8 @@ func TestCompareRefusesBadInput(t *testing.T) {
 		{[]string{a, at("missing")}, "does not exist"},
 		{[]string{a, a, "--mode", "fuzzy"}, "use exact or stat"},
 		{[]string{a, a, "--alpha", "2"}, "--alpha"},
+		// Any failure, not only bad input: 1 would say "different".
+		{[]string{a, a, "--config-file", "/dev/zero"}, "larger than 1 MiB"},
 	} {
 		code, _, errs := run(t, append([]string{"dataset", "compare"}, c.args...)...)
 		if code != 2 || !strings.Contains(errs, c.want) {
@@ -232,10 +260,8 @@ func TestCompareRefusesBadInput(t *testing.T) {
 func TestCompareMultiSplitByName(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
-	for _, s := range []string{"public", "holdout"} {
-		mustRun(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "500", "--width", "4", "--depth", "2",
-			"--mlp-seeds", writeFile(t, at(s+".json"), map[string]string{"public": "[1, 2]", "holdout": "[3, 4]"}[s]), "--split", s, "-o", at(s))
-	}
+	bakeSplits(t, dir, map[string]string{"public": "[1, 2]", "holdout": "[3, 4]"},
+		"--n-mlps", "2", "--n-samples", "500", "--width", "4", "--depth", "2")
 	mustRun(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ab"))
 	mustRun(t, "dataset", "combine-splits", at("holdout"), at("public"), "-o", at("ba"))
 	code, r, _ := compareJSON(t, at("ab"), at("ba"))
@@ -253,5 +279,141 @@ func TestThresholdIsBonferroni(t *testing.T) {
 	}
 	if z := compare.Threshold(1e-3, 1); math.Abs(z-3.2905) > 1e-4 {
 		t.Errorf("two-sided 0.1%% quantile %g, want 3.2905", z)
+	}
+}
+
+// The cases: B is a wrong dataset (every final_means shifted by
+// +0.25, or set to 0, with or without all_layer_means' last layer) whose
+// avg_variance is large enough to widen any spread taken from it. Such a B
+// is different, in both orders and both modes; an infinite avg_variance is
+// refused (exit 2) in both orders. The spread comes from a bound neither
+// side can inflate, so a mere change of B's avg_variance is caught too.
+func TestCompareCannotBeFooledByTheSideUnderTest(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	seeds := writeFile(t, at("seeds.json"), "[11, 22, 33, 44]")
+	bake := func(sampler string) string {
+		out := at(sampler)
+		mustRun(t, "dataset", "bake", "--n-mlps", "4", "--n-samples", "3000", "--width", "16", "--depth", "4",
+			"--mlp-seeds", seeds, "--sampler", sampler, "--threads", "1", "--output", out)
+		return out
+	}
+	a, b := bake("philox"), bake("numpy")
+	if code, _, errs := compareJSON(t, a, b); code != 0 {
+		t.Fatalf("two correct bakes: exit %d %s", code, errs)
+	}
+	const w = 16
+	wrong := func(name string, final func(float32) float32, lastLayer bool, variance float64) string {
+		return rewrite(t, b, at(name), func(rows []dataset.Row) {
+			for i := range rows {
+				r := &rows[i]
+				for j := range r.FinalMeans {
+					r.FinalMeans[j] = final(r.FinalMeans[j])
+					if lastLayer {
+						r.LayerMeans[len(r.LayerMeans)-w+j] = r.FinalMeans[j]
+					}
+				}
+				if variance != 0 {
+					r.AvgVariance = variance
+				}
+			}
+		})
+	}
+	shift := func(m float32) float32 { return m + 0.25 }
+	zero := func(float32) float32 { return 0 }
+	same := func(m float32) float32 { return m }
+	for _, c := range []struct {
+		name string
+		b    string
+	}{
+		{"final+0.25, avg_variance 1e30", wrong("shift-1e30", shift, false, 1e30)},
+		{"final and last layer +0.25, avg_variance 1e30", wrong("shift-layer-1e30", shift, true, 1e30)},
+		{"final 0, avg_variance 1e30", wrong("zero-1e30", zero, false, 1e30)},
+		{"final and last layer 0, avg_variance 1e30", wrong("zero-layer-1e30", zero, true, 1e30)},
+		{"avg_variance 1e30 alone", wrong("var-1e30", same, false, 1e30)},
+		{"avg_variance 0 alone", wrong("var-0", same, false, math.SmallestNonzeroFloat64)},
+	} {
+		for _, mode := range []string{"stat", "exact"} {
+			for _, order := range [][2]string{{a, c.b}, {c.b, a}} {
+				code, r, errs := compareJSON(t, order[0], order[1], "--mode", mode)
+				if code != 1 || r.Same {
+					t.Errorf("%s, --mode %s, %s first: exit %d; want 1 (different)\n%s", c.name, mode, filepath.Base(order[0]), code, errs)
+				}
+			}
+		}
+	}
+	for _, v := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+		bad := wrong(fmt.Sprintf("var-%v", v), shift, true, v)
+		for _, order := range [][2]string{{a, bad}, {bad, a}} {
+			for _, json := range []bool{false, true} {
+				args := []string{"dataset", "compare", order[0], order[1]}
+				if json {
+					args = append(args, "--json")
+				}
+				code, out, errs := run(t, args...)
+				if code != 2 || !strings.Contains(errs, "avg_variance is "+fmt.Sprint(v)) || !strings.Contains(errs, ".parquet, row 0") {
+					t.Errorf("avg_variance %v, %v: exit %d, stdout %q, stderr %q; want 2 naming the file, row and field", v, args[2:], code, out, errs)
+				}
+			}
+		}
+	}
+}
+
+// compare.VarianceSpread bounds ρ = Σ_j sqrt(μ4_j − σ_j⁴) / Σ_j σ_j² of
+// real MLPs, the factor by which avg_variance's Monte Carlo spread exceeds
+// v/√n (docs/WHESTBENCH.md), with a margin of at least two: measured here
+// from the moments of the final layer of whestbench's MLPs (its weights for
+// each seed; Gaussian inputs pushed through in float64), on the narrow
+// deep shapes where ρ is largest.
+func TestVarianceSpreadBoundsMeasuredRho(t *testing.T) {
+	const samples = 4000
+	worst := 0.0
+	for _, shape := range [][2]int{{4, 2}, {4, 8}, {8, 8}, {16, 8}} {
+		w, d := shape[0], shape[1]
+		for seed := range int64(100) {
+			job, err := gpuengine.JobForSeed(bakeapi.Spec{Width: w, Depth: d}, 1000+seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(uint64(seed), 7))
+			var m1, m2, m3, m4 [16]float64
+			x, y := make([]float64, w), make([]float64, w)
+			for range samples {
+				for i := range x {
+					x[i] = rng.NormFloat64()
+				}
+				for l := range d {
+					for j := range w {
+						acc := 0.0
+						for i := range w {
+							acc += x[i] * float64(job.Weights[l*w*w+i*w+j])
+						}
+						y[j] = max(acc, 0)
+					}
+					x, y = y, x
+				}
+				for j, v := range x {
+					m1[j] += v
+					m2[j] += v * v
+					m3[j] += v * v * v
+					m4[j] += v * v * v * v
+				}
+			}
+			var num, den float64
+			for j := range w {
+				mu, e2, e3, e4 := m1[j]/samples, m2[j]/samples, m3[j]/samples, m4[j]/samples
+				v := e2 - mu*mu
+				c4 := e4 - 4*mu*e3 + 6*mu*mu*e2 - 3*mu*mu*mu*mu
+				num += math.Sqrt(max(0, c4-v*v))
+				den += v
+			}
+			if den > 0 {
+				worst = max(worst, num/den)
+			}
+		}
+	}
+	t.Logf("largest ρ over 400 MLPs: %.1f; VarianceSpread %d", worst, compare.VarianceSpread)
+	if worst > compare.VarianceSpread/2 {
+		t.Errorf("ρ reaches %.1f: VarianceSpread %d leaves less than a factor of two", worst, compare.VarianceSpread)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,7 +46,7 @@ entry of bake.splits.
 Flags that have no key (--output, --slice) are listed in a comment at the end:
 pass them on the command line. Relative paths become absolute, since the old
 file's paths were relative to where the verb ran and the new file's are
-relative to the file.`,
+relative to the file. FILE may be at most 1 MiB.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, _, err := cmd.Root().Find(strings.Fields(verb))
@@ -69,14 +70,22 @@ relative to the file.`,
 }
 
 // migrateFlagFile reads file as flag values of verb and writes them as
-// config keys, then checks that the result loads.
+// config keys, then checks that the result loads. Keys and values are the
+// old file's, so anything may be in them: the keys reach the output only
+// through the YAML encoder, as keys and values or as comment text, which it
+// writes with a '#' on every line; a newline in them cannot start a live
+// key. The command-line hint quotes each value for a POSIX shell.
 func migrateFlagFile(file string, verb *cobra.Command) ([]byte, error) {
-	v := viper.New()
-	v.SetConfigFile(file)
-	if ext := filepath.Ext(file); !slices.Contains([]string{".yaml", ".yml", ".json", ".toml"}, ext) {
-		v.SetConfigType("yaml")
+	data, err := settings.ReadConfigFile(file)
+	if err != nil {
+		return nil, err
 	}
-	if err := v.ReadInConfig(); err != nil {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if ext := strings.TrimPrefix(filepath.Ext(file), "."); slices.Contains([]string{"yaml", "yml", "json", "toml"}, ext) {
+		v.SetConfigType(ext)
+	}
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	flags := verb.Flags()
@@ -101,7 +110,7 @@ func migrateFlagFile(file string, verb *cobra.Command) ([]byte, error) {
 		case key != "":
 			setPath(doc, strings.Split(key, "."), val)
 		default:
-			flagOnly = append(flagOnly, "--"+name+" "+flagText(val))
+			flagOnly = append(flagOnly, "--"+name+" "+shellQuote(flagText(val)))
 		}
 	}
 	if len(split) > 0 {
@@ -110,25 +119,46 @@ func migrateFlagFile(file string, verb *cobra.Command) ([]byte, error) {
 		}
 		setPath(doc, []string{"bake", "splits"}, []any{split})
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# %s in the sections of configs/example.yaml, for `%s` (by `whestbake config migrate`).\n", file, verb.CommandPath())
-	if len(doc) > 0 {
-		enc := yaml.NewEncoder(&b)
-		enc.SetIndent(2) // as configs/example.yaml
-		if err := enc.Encode(doc); err != nil {
-			return nil, err
-		}
+	var body yaml.Node
+	if err := body.Encode(doc); err != nil {
+		return nil, err
 	}
+	out := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{&body},
+		HeadComment: fmt.Sprintf("%s in the sections of configs/example.yaml, for `%s` (by `whestbake config migrate`).", file, verb.CommandPath())}
+	var foot []string
 	if len(flagOnly) > 0 {
-		fmt.Fprintf(&b, "# Not config keys; pass them on the command line:\n#   %s\n", strings.Join(flagOnly, " "))
+		foot = append(foot, "Not config keys; pass them on the command line:", "  "+strings.Join(flagOnly, " "))
 	}
 	if len(unknown) > 0 {
-		fmt.Fprintf(&b, "# Not flags of `%s`, so the old file's reader ignored them: %s\n", verb.CommandPath(), strings.Join(unknown, ", "))
+		for i, k := range unknown {
+			unknown[i] = strconv.Quote(k)
+		}
+		foot = append(foot, fmt.Sprintf("Not flags of `%s`, so the old file's reader ignored them: %s", verb.CommandPath(), strings.Join(unknown, ", ")))
+	}
+	out.FootComment = strings.Join(foot, "\n")
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2) // as configs/example.yaml
+	if err := enc.Encode(out); err != nil {
+		return nil, err
 	}
 	if err := checkMigrated(b.Bytes()); err != nil {
 		return nil, fmt.Errorf("%s migrated does not load (fix the value in %s): %w", file, file, err)
 	}
 	return b.Bytes(), nil
+}
+
+// shellQuote is s as one word of a POSIX shell command line: as it is when
+// it holds only characters no shell treats specially, else in single
+// quotes, within which sh(1) expands nothing ($(…), `…`, $VAR, globs and
+// newlines are literal), each single quote of s written as
+//
+//	'\''
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkMigrated loads a migrated file as every verb would, so that migrate

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/whestbake/whestbake/internal/settings"
 )
@@ -126,7 +128,7 @@ func TestConfigMigrateKeepsWhatTheOldFileBaked(t *testing.T) {
 		  "mlp-seeds": "`+seeds+`", "threads": 1, "output": "ignored-dir", "nosuch": 1}`)
 	migrated := mustRun(t, "config", "migrate", old)
 	for _, want := range []string{"  width: 5\n", "  sampler: numpy\n", "      name: dev\n", "      seeds-file: " + seeds + "\n",
-		"worker:\n  threads: 1\n", "#   --output ignored-dir", "ignored them: nosuch"} {
+		"worker:\n  threads: 1\n", "#   --output ignored-dir", `ignored them: "nosuch"`} {
 		if !strings.Contains(migrated, want) {
 			t.Errorf("migrated file lacks %q:\n%s", want, migrated)
 		}
@@ -210,5 +212,66 @@ func TestCLIDocListsEveryFlagKey(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("docs/CLI.md's table of flags with config keys lacks these rows (the whole table is):\n%s", strings.Join(rows, "\n"))
+	}
+}
+
+// The issue's payloads: a value, and a key, holding a newline and then
+// YAML keys, and a value that is a shell command substitution. The
+// migrated file is YAML whose only live keys are the old file's keys under
+// their new names (parsed back, and loaded as every verb loads it); the
+// command-line hint quotes each value for a POSIX shell, so that sh sees
+// the values as they were and runs nothing.
+func TestConfigMigrateCannotBeInjected(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	pwned := filepath.Join(dir, "PWNED")
+	inject := "x\nrelease:\n  hub:\n    repo: evil/pwn\n    endpoint: https://evil.example\n"
+	old := writeFile(t, filepath.Join(dir, "old.json"), `{"width": 4, "output": `+jsonQuote(inject)+`}`)
+	oldKey := writeFile(t, filepath.Join(dir, "old-key.json"), `{"width": 4, "a\nrelease:\n  tag: pwned\nb": 1}`)
+	oldShell := writeFile(t, filepath.Join(dir, "old-shell.json"), `{"width": 4, "slice": "$(touch `+pwned+`)"}`)
+	for _, file := range []string{old, oldKey, oldShell} {
+		migrated := mustRun(t, "config", "migrate", file)
+		var doc map[string]any
+		if err := yaml.Unmarshal([]byte(migrated), &doc); err != nil {
+			t.Fatalf("the migrated file is not YAML: %v\n%s", err, migrated)
+		}
+		if len(doc) != 1 || doc["bake"] == nil {
+			t.Errorf("the migrated file's live keys are %v; want bake alone:\n%s", doc, migrated)
+		}
+		cfg := writeFile(t, filepath.Join(dir, "new.yaml"), migrated)
+		loaded, err := settings.Read(cfg)
+		if err != nil || loaded.Release.Hub.Repo != "" || loaded.Release.Hub.Endpoint != settings.Default().Release.Hub.Endpoint || loaded.Release.Tag != "" {
+			t.Errorf("the migrated file sets release keys: %v, %+v", err, loaded.Release)
+		}
+	}
+	// The hint's arguments, one line once the comment is taken off, go
+	// through sh as they are printed.
+	migrated := mustRun(t, "config", "migrate", oldShell)
+	var hint string
+	for _, line := range strings.Split(migrated, "\n") {
+		if rest, ok := strings.CutPrefix(line, "#   --slice "); ok {
+			hint = "--slice " + rest
+		}
+	}
+	if hint == "" {
+		t.Fatalf("no --slice hint:\n%s", migrated)
+	}
+	out, err := exec.Command("sh", "-c", "printf '%s\\n' "+hint).CombinedOutput()
+	if err != nil || string(out) != "--slice\n$(touch "+pwned+")\n" {
+		t.Errorf("sh reads the hint %q as %q (%v)", hint, out, err)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the hint ran a command")
+	}
+}
+
+// shellQuote's output is read back by sh as the value it quoted, for the
+// payloads above and quotes, newlines and every byte a value may hold.
+func TestShellQuoteRoundTripsThroughSh(t *testing.T) {
+	for _, v := range []string{"plain-1.0", "", "it's", "$(touch /tmp/x)", "`id`", "a b\tc", "x\nrelease:\n  hub: 1", "'\\''", "ü✓", "-n", "*"} {
+		out, err := exec.Command("sh", "-c", "printf '%s' "+shellQuote(v)).CombinedOutput()
+		if err != nil || string(out) != v {
+			t.Errorf("shellQuote(%q) = %s, which sh reads as %q (%v)", v, shellQuote(v), out, err)
+		}
 	}
 }

@@ -151,7 +151,7 @@ func hubDownload(cmd *cobra.Command, h hubFlags, repo, rev, output string) error
 		resumed = fmt.Sprintf(", %s of them from an interrupted run", bake.FormatBytes(res.ResumedBytes))
 	}
 	fmt.Fprintf(out, "✓ Downloaded hf://%s@%s (commit %s) in %s: %d files, %s%s; every LFS file matches its sha256, every other its git blob sha1\n",
-		repo, rev, res.Commit, formatDuration(time.Since(start)), res.Files, bake.FormatBytes(res.Bytes), resumed)
+		repo, rev, printable(res.Commit), formatDuration(time.Since(start)), res.Files, bake.FormatBytes(res.Bytes), resumed)
 	fmt.Fprintf(out, "Location: %s\n", output)
 	return nil
 }

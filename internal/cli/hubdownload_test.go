@@ -2,16 +2,42 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/whestbake/whestbake/internal/datasettest"
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
 )
+
+// hubWithDataset is a Hub stand-in holding, at alice/gt@v1, the finished
+// dataset dir/ds (splits public and holdout, 3 MLPs each, W=8 D=2), which
+// upload pushed; HF_TOKEN is unset, so reads go without a token.
+func hubWithDataset(t *testing.T) (*hubtest.Server, string) {
+	t.Helper()
+	srv := hubtest.New(t)
+	const token = "hf_cli_dl_token_0a9b8c"
+	srv.AddToken(token, "alice", "write")
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	bakeSplits(t, dir, map[string]string{"public": "[1, 2, 3]", "holdout": "[4, 5, 6]"},
+		"--n-mlps", "3", "--n-samples", "500", "--width", "8", "--depth", "2")
+	mustRun(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ds"))
+	mustRun(t, "dataset", "upload", at("ds"), "--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL,
+		"--token-file", writeFile(t, at("token"), token))
+	t.Setenv("HF_TOKEN", "")
+	return srv, dir
+}
 
 // A finished dataset goes to the Hub stand-in with upload and comes back
 // with download hf://, every file but the re-rendered card byte for byte
@@ -19,19 +45,8 @@ import (
 // public repository; info reads its metadata.json alone; --split fetches
 // one split's files.
 func TestHubDownloadAndInfo(t *testing.T) {
-	srv := hubtest.New(t)
-	const token = "hf_cli_dl_token_0a9b8c"
-	srv.AddToken(token, "alice", "write")
-	dir := t.TempDir()
+	srv, dir := hubWithDataset(t)
 	at := func(name string) string { return filepath.Join(dir, name) }
-	for _, s := range []string{"public", "holdout"} {
-		mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "500", "--width", "8", "--depth", "2",
-			"--mlp-seeds", writeFile(t, at(s+".json"), map[string]string{"public": "[1, 2, 3]", "holdout": "[4, 5, 6]"}[s]), "--split", s, "-o", at(s))
-	}
-	mustRun(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ds"))
-	mustRun(t, "dataset", "upload", at("ds"), "--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL,
-		"--token-file", writeFile(t, at("token"), token))
-	t.Setenv("HF_TOKEN", "")
 
 	out := mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--output", at("got"), "--endpoint", srv.URL)
 	if !strings.Contains(out, "✓ Downloaded hf://alice/gt@v1") || !strings.Contains(out, "Location: "+at("got")) {
@@ -125,5 +140,62 @@ func TestInfoOfWhestbenchFixtures(t *testing.T) {
 	}
 	if code, _, errs := run(t, "dataset", "info", filepath.Join(fx, "nope")); code != 1 || !strings.Contains(errs, "missing metadata.json") {
 		t.Errorf("a directory without metadata.json: exit %d %s", code, errs)
+	}
+}
+
+// compare hf:// fetches what it compares and nothing else: metadata.json
+// and the splits' parquet files, not the card, the report or the prepared
+// Arrow copies (as large as the parquet). The Hub's request log is taken
+// by a proxy in front of the stand-in: every file is asked for at its
+// resolve URL first. A download that fails (storage serving other bytes
+// than the Hub lists, a revision the repository lacks) exits 2, never 1,
+// which would say the datasets differ.
+func TestCompareHubFetchesOnlyWhatItCompares(t *testing.T) {
+	srv, dir := hubWithDataset(t)
+	at := func(name string) string { return filepath.Join(dir, name) }
+
+	var mu sync.Mutex
+	var fetched []string
+	target, _ := url.Parse(srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	logged := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, revFile, ok := strings.Cut(r.URL.Path, "/resolve/"); ok {
+			_, file, _ := strings.Cut(revFile, "/") // after the commit
+			mu.Lock()
+			fetched = append(fetched, file)
+			mu.Unlock()
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer logged.Close()
+
+	if code, out, errs := run(t, "dataset", "compare", "hf://alice/gt", at("ds"), "--endpoint", logged.URL); code != 0 {
+		t.Fatalf("compare hf:// with the uploaded directory: exit %d\n%s%s", code, out, errs)
+	}
+	slices.Sort(fetched)
+	want := []string{"data/holdout-00000-of-00001.parquet", "data/public-00000-of-00001.parquet", "metadata.json"}
+	if !slices.Equal(fetched, want) {
+		t.Errorf("compare fetched %q; want only %q", fetched, want)
+	}
+
+	for _, c := range []struct {
+		name   string
+		src    string
+		damage func()
+	}{
+		{"a revision the repository lacks", "hf://alice/gt@v9", func() {}},
+		{"storage serving other bytes", "hf://alice/gt", func() {
+			data := readBytes(t, at("ds/data/public-00000-of-00001.parquet"))
+			sum := sha256.Sum256(data)
+			srv.CorruptLFS("alice/gt", hex.EncodeToString(sum[:]), append(data[:len(data)-1:len(data)-1], 'x'))
+		}},
+	} {
+		c.damage()
+		for _, args := range [][]string{{c.src, at("ds")}, {at("ds"), c.src}} {
+			code, _, errs := run(t, append([]string{"dataset", "compare", "--endpoint", srv.URL}, args...)...)
+			if code != 2 || strings.Contains(errs, "differ") {
+				t.Errorf("%s, compare %v: exit %d, %q; want 2 (not compared)", c.name, args, code, errs)
+			}
+		}
 	}
 }

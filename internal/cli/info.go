@@ -93,7 +93,7 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 	for _, name := range slices.Sorted(slices.Values(splits.Keys())) {
 		s, _ := splits.GetObject(name)
 		nm, _ := s.Get("n_mlps")
-		line := fmt.Sprintf("    %s:  n_mlps=%s", name, thousands(nm))
+		line := fmt.Sprintf("    %s:  n_mlps=%s", printable(name), thousands(nm))
 		if v, ok := s.Get("seed"); ok {
 			line += "  seed=" + infoValue(v)
 		}
@@ -103,18 +103,19 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 		fmt.Fprintln(w, line)
 	}
 	if p, ok := md.GetObject("prepared_splits"); ok {
-		fmt.Fprintf(w, "  prepared_splits: %s\n", strings.Join(slices.Sorted(slices.Values(p.Keys())), ", "))
+		fmt.Fprintf(w, "  prepared_splits: %s\n", printable(strings.Join(slices.Sorted(slices.Values(p.Keys())), ", ")))
 	}
 	created, _ := md.Get("created_at_utc")
 	fmt.Fprintf(w, "  created_at_utc: %s\n", infoValue(created))
 }
 
 // infoValue is v as Python's str() shows a JSON value: a string bare,
-// None for null, anything else as JSON.
+// None for null, anything else as JSON; printable, since it comes from the
+// dataset.
 func infoValue(v any) string {
 	switch x := v.(type) {
 	case string:
-		return x
+		return printable(x)
 	case nil:
 		return "None"
 	case json.Number:
@@ -122,9 +123,9 @@ func infoValue(v any) string {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprint(v)
+		return printable(fmt.Sprint(v))
 	}
-	return string(b)
+	return printable(string(b))
 }
 
 // thousands is an integer with comma separators (Python's {:,}); anything

@@ -61,7 +61,7 @@ func lineOf(r dataset.Row) rowLine {
 		m += float64(v)
 	}
 	m /= float64(max(1, len(r.FinalMeans)))
-	return rowLine{id: r.MLPID, name: r.Name, seed: r.Seed, avgVar: r.AvgVariance, meanOfLast: m}
+	return rowLine{id: r.MLPID, name: printable(r.Name), seed: r.Seed, avgVar: r.AvgVariance, meanOfLast: m}
 }
 
 // printSummary prints d's metadata and, per split, the rows in shown.
@@ -69,7 +69,7 @@ func printSummary(out io.Writer, d *dataset.Dir, shown map[string][]rowLine) {
 	md := d.Meta
 	str := func(k string) string {
 		if v, ok := md.Get(k); ok && v != nil {
-			return fmt.Sprint(v)
+			return printable(fmt.Sprint(v))
 		}
 		return "-"
 	}
@@ -79,7 +79,7 @@ func printSummary(out io.Writer, d *dataset.Dir, shown map[string][]rowLine) {
 	if sp, ok := md.GetObject("seed_protocol"); ok {
 		name, _ := sp.GetString("name")
 		ver, _ := sp.GetString("version")
-		fmt.Fprintf(tw, "  seed_protocol\t%s (version %s)\t\t\t\t\n", name, ver)
+		fmt.Fprintf(tw, "  seed_protocol\t%s (version %s)\t\t\t\t\n", printable(name), printable(ver))
 	}
 	// Where a 4.0 salt is and which it is, never the salt itself.
 	if p := d.Info.SeedProtocol; p.Name == dataset.SeedProtocolV4Name {
@@ -87,7 +87,7 @@ func printSummary(out io.Writer, d *dataset.Dir, shown map[string][]rowLine) {
 		if p.SaltWithheld() {
 			where = "withheld (" + dataset.SaltEnv + ")"
 		}
-		fmt.Fprintf(tw, "  salt\t%s\tsalt_id\t%s\tsalt_digest\t%s\n", where, orDash(p.SaltID), orDash(p.SaltDigest))
+		fmt.Fprintf(tw, "  salt\t%s\tsalt_id\t%s\tsalt_digest\t%s\n", where, printable(orDash(p.SaltID)), printable(orDash(p.SaltDigest)))
 	}
 	fmt.Fprintf(tw, "  width\t%s\tdepth\t%s\tn_samples\t%s\n", str("width"), str("depth"), str("n_samples"))
 	fmt.Fprintf(tw, "  created_at_utc\t%s\t\t\t\t\n", str("created_at_utc"))
@@ -102,15 +102,15 @@ func printSummary(out io.Writer, d *dataset.Dir, shown map[string][]rowLine) {
 				size += st.Size()
 			}
 		}
-		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", s.Name, s.NMLPs, len(s.Files), bake.FormatBytes(size))
+		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", printable(s.Name), s.NMLPs, len(s.Files), bake.FormatBytes(size))
 		if v, ok := splitValue(md, s.Name, "sampler"); ok {
 			alg, _ := splitValue(md, s.Name, "algorithm_version")
 			dev, _ := splitValue(md, s.Name, "device")
-			fmt.Fprintf(out, "  sampler %v, algorithm %v, device %v\n", v, alg, dev)
+			fmt.Fprintf(out, "  sampler %s, algorithm %s, device %s\n", printable(fmt.Sprint(v)), printable(fmt.Sprint(alg)), printable(fmt.Sprint(dev)))
 		}
 		for _, f := range s.Files {
 			rel, _ := filepath.Rel(d.Path, f)
-			fmt.Fprintf(out, "  %s\n", rel)
+			fmt.Fprintf(out, "  %s\n", printable(rel))
 		}
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  mlp_id\tmlp_name\tmlp_seed\tavg_variance\tmean(final_means)\t")

@@ -72,10 +72,10 @@ func newCombineCmd() *cobra.Command {
 			}
 			sort.Strings(names)
 			for _, n := range names {
-				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", n, counts[n])
+				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", printable(n), counts[n])
 			}
 			if !skipPrepared {
-				fmt.Fprintf(cmd.OutOrStdout(), "  prepared Arrow artifacts: %s\n", strings.Join(names, ", "))
+				fmt.Fprintf(cmd.OutOrStdout(), "  prepared Arrow artifacts: %s\n", printable(strings.Join(names, ", ")))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "with its report in %s\n", filepath.Join(output, dataset.ReportDir, dataset.ReportPage))
 			return nil
@@ -105,7 +105,7 @@ func newPrepareArrowCmd() *cobra.Command {
 			for i, s := range d.Splits {
 				names[i] = s.Name
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Patched %s with prepared Arrow artifacts for %d split(s): %s\n", dir, len(names), strings.Join(names, ", "))
+			fmt.Fprintf(cmd.OutOrStdout(), "Patched %s with prepared Arrow artifacts for %d split(s): %s\n", dir, len(names), printable(strings.Join(names, ", ")))
 			return nil
 		},
 	}

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,21 +22,40 @@ import (
 const Version = bake.Version
 
 // Execute runs the command line and returns the process exit code: 0 on
-// success, 2 for a malformed command line, 1 for everything else. Ctrl-C stops
-// a bake cleanly (nothing is written).
+// success, 2 for a malformed command line, 1 for everything else (but see
+// exitCode). Ctrl-C stops a bake cleanly (nothing is written).
 func Execute(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
+	var cmd *cobra.Command
 	err := cmdline.CheckHelpArgs(root, args)
 	if err == nil {
-		err = root.ExecuteContext(ctx)
+		cmd, err = root.ExecuteContextC(ctx)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		// Error texts quote datasets and servers (a split name, the Hub's
+		// message): no control character of theirs reaches the terminal.
+		fmt.Fprintf(stderr, "error: %s\n", printableLines(err.Error()))
 	}
-	return cmdline.ExitCode(err)
+	return exitCode(cmd, err)
+}
+
+// verdictAnnotation marks a verb whose exit 1 is a verdict (dataset
+// compare: the datasets differ, errDatasetsDiffer).
+const verdictAnnotation = "exit-1-is-a-verdict"
+
+// exitCode is cmdline.ExitCode, except that a verb whose exit 1 is a
+// verdict exits 2 on every failure, as diff(1) and cmp(1) do: a script that
+// reads 1 as "different" is never told so by a failed download, an
+// unreadable dataset or config file.
+func exitCode(cmd *cobra.Command, err error) int {
+	code := cmdline.ExitCode(err)
+	if code == cmdline.ExitError && cmd != nil && cmd.Annotations[verdictAnnotation] != "" && !errors.Is(err, errDatasetsDiffer) {
+		return cmdline.ExitUsage
+	}
+	return code
 }
 
 // NewRoot builds the command tree.

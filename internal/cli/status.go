@@ -361,11 +361,11 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 				fmt.Fprintf(w, ", heartbeat %s ago", formatDuration(now.Sub(p.LastHeartbeat)))
 			}
 			if p.Details != "" {
-				fmt.Fprintf(w, ": %s", p.Details)
+				fmt.Fprintf(w, ": %s", printable(p.Details))
 			}
 			fmt.Fprintln(w)
 			if p.LastFailure != "" {
-				fmt.Fprintf(w, "      last failure: %s\n", p.LastFailure)
+				fmt.Fprintf(w, "      last failure: %s\n", printable(p.LastFailure))
 			}
 		}
 	}
@@ -375,11 +375,11 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 			fmt.Fprintf(w, "  release  %s\n", r.ReleaseURI)
 		}
 		if r.HubURL != "" {
-			fmt.Fprintf(w, "  hub      %s (commit %s)\n", r.HubURL, r.HubCommit)
+			fmt.Fprintf(w, "  hub      %s (commit %s)\n", printable(r.HubURL), printable(r.HubCommit))
 		}
 	}
 	if st.Failure != nil {
-		fmt.Fprintf(w, "\n  failure  %s\n", failureText(st.Failure))
+		fmt.Fprintf(w, "\n  failure  %s\n", printable(failureText(st.Failure)))
 	}
 }
 

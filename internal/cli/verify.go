@@ -127,7 +127,7 @@ func printSplitChecks(out io.Writer, split string, sv splitVerifier) (failed int
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", split, orDash(string(sv.info.Spec.Sampler)), sv.info.Spec.NSamples)
+	fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", printable(split), printable(orDash(string(sv.info.Spec.Sampler))), sv.info.Spec.NSamples)
 	untested := "name not checked (partial)"
 	if sv.info.Complete {
 		untested = "name not checked (salt withheld: set " + dataset.SaltEnv + ")"
@@ -147,7 +147,7 @@ func printSplitChecks(out io.Writer, split string, sv splitVerifier) (failed int
 		} else if c.Stats == "MISMATCH" {
 			tol = fmt.Sprintf(" (max |Δmean| %.3g)", c.MaxAbsDiff)
 		}
-		fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n", mark, c.MLPID, c.Name,
+		fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n", mark, c.MLPID, printable(c.Name),
 			map[bool]string{true: "bit-exact", false: "MISMATCH"}[c.WeightsOK], name, c.Stats, tol)
 	}
 	return failed, nil

@@ -6,23 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // TokenEnv is the environment variable huggingface_hub also reads.
 const TokenEnv = "HF_TOKEN"
 
+// MaxTokenFileBytes caps a token file: a Hub token is tens of bytes.
+const MaxTokenFileBytes = 64 << 10
+
 // Token is the Hub token: the content of file when one is named, else
 // $HF_TOKEN. It is never a flag or a config value, so it appears in no
-// command line, config file or workflow input.
+// command line, config file or workflow input. The file is read under
+// MaxTokenFileBytes, whatever it is (/dev/zero, a log).
 func Token(file string, getenv func(string) string) (string, error) {
 	if file != "" {
-		data, err := os.ReadFile(file)
+		data, err := readlimit.File(file, MaxTokenFileBytes)
 		if err != nil {
-			return "", fmt.Errorf("hub token file: %w", err)
+			return "", fmt.Errorf("hub token file %s: %w", file, err)
 		}
 		tok := strings.TrimSpace(string(data))
 		if tok == "" || strings.ContainsAny(tok, " \t\r\n") {

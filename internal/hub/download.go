@@ -134,6 +134,11 @@ type DownloadOptions struct {
 	// Split, when set, keeps only data/<Split>-*.parquet, metadata.json
 	// and README.md (whestbench's download --split).
 	Split string
+	// Keep, when set, fetches only the files of the revision it returns
+	// true for (`dataset compare` reads metadata.json and data/ only). The
+	// staging folder does not record it: give such a download an Output of
+	// its own, never one an unfiltered download was interrupted in.
+	Keep func(path string) bool
 	// Output is the directory to create. Files are written into a folder
 	// beside it (StagingDir) and it is renamed to Output once every file
 	// has been checked; a download interrupted before that resumes there.
@@ -237,8 +242,9 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 		res.Bytes += f.size
 	}
 	// whestbench's loader reads the prepared tree before the parquet
-	// files: a whole dataset's must match them (one split's has none).
-	if o.Split == "" {
+	// files: a whole dataset's must match them (one split's has none, and
+	// a download that keeps only some files, as compare's, has none either).
+	if o.Split == "" && o.Keep == nil {
 		if err := dataset.CheckPrepared(staging); err != nil {
 			return res, fmt.Errorf("hf://%s@%s: %w", o.Repo, o.Revision, err)
 		}
@@ -274,6 +280,8 @@ func selectFiles(listed []RemoteFile, o DownloadOptions) ([]remoteFile, error) {
 				o.Repo, o.Revision, p)
 		}
 		switch {
+		case o.Keep != nil && !o.Keep(p):
+			continue
 		case o.Split == "" || p == metadataPath || p == cardPath:
 		case shard.MatchString(p):
 			parquets++

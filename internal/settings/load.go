@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -17,10 +18,27 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/hostinfo"
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // EnvPrefix starts every environment variable of the configuration.
 const EnvPrefix = "WHESTBAKE"
+
+// MaxConfigFileBytes caps a config file (and an old one that `config
+// migrate` reads): configs/example.yaml, every key with its comment, is
+// about 10 KiB.
+const MaxConfigFileBytes = 1 << 20
+
+// ReadConfigFile reads a config file, refusing one over MaxConfigFileBytes
+// before reading more than that: every verb reads --config-file, which may
+// name anything.
+func ReadConfigFile(file string) ([]byte, error) {
+	data, err := readlimit.File(file, MaxConfigFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", file, err)
+	}
+	return data, nil
+}
 
 // EnvName is the environment variable of a config key: bake.n-samples → WHESTBAKE_BAKE_N_SAMPLES.
 func EnvName(key string) string {
@@ -52,19 +70,17 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 	}
 	if file != "" {
 		// Syntax errors and unknown keys first, with their lines; viper
-		// would report them less precisely (checkFile says how).
-		data, err := os.ReadFile(file)
+		// would report them less precisely (checkFile says how). viper gets
+		// the bytes read here, so the file is read once, under its cap.
+		data, err := ReadConfigFile(file)
 		if err != nil {
-			return Config{}, nil, fmt.Errorf("config file %s: %w", file, err)
+			return Config{}, nil, err
 		}
 		if err := checkFile(data); err != nil {
 			return Config{}, nil, fmt.Errorf("config file %s: %w", file, err)
 		}
-		v.SetConfigFile(file)
-		if ext := filepath.Ext(file); ext != ".yaml" && ext != ".yml" {
-			v.SetConfigType("yaml")
-		}
-		if err := v.ReadInConfig(); err != nil {
+		v.SetConfigType("yaml")
+		if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 			return Config{}, nil, fmt.Errorf("config file %s: %s", file, scrubAll(err.Error(), v))
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // Files are the PEM files of one TLS client. Empty fields are unused: no CA
@@ -88,9 +90,14 @@ func Client(f Files, k Keys, now time.Time) (*tls.Config, error) {
 	return cfg, nil
 }
 
+// MaxPEMFileBytes caps a CA bundle, certificate or key file, which an
+// operator names in the config and could point anywhere: a system's whole
+// CA bundle is a few hundred KiB.
+const MaxPEMFileBytes = 4 << 20
+
 // caPool reads a PEM bundle of CA certificates.
 func caPool(file string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(file)
+	data, err := readlimit.File(file, MaxPEMFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("cannot be read (%v): point it at the PEM bundle of the CA that signed the server's certificate", err)
 	}
@@ -122,11 +129,11 @@ func caPool(file string) (*x509.CertPool, error) {
 // failures tls.LoadX509KeyPair lumps together.
 func keyPair(certFile, keyFile string, k Keys, now time.Time) (tls.Certificate, Error) {
 	var probs Error
-	certPEM, err := os.ReadFile(certFile)
+	certPEM, err := readlimit.File(certFile, MaxPEMFileBytes)
 	if err != nil {
 		probs = append(probs, Problem{k.Cert, fmt.Sprintf("cannot be read (%v): point it at the PEM client certificate", err)})
 	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := readlimit.File(keyFile, MaxPEMFileBytes)
 	if err != nil {
 		probs = append(probs, Problem{k.Key, fmt.Sprintf("cannot be read (%v): point it at the PEM private key of %s", err, k.Cert)})
 	}
