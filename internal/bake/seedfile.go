@@ -5,11 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math/big"
-	"os"
 	"strconv"
+
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // maxSeed is the exclusive upper bound of an input seed (they live in an int64 column).
@@ -33,20 +34,13 @@ func MaxSeedsFileBytes(n int) int64 { return 4<<10 + 64*int64(max(n, 0)) }
 // ReadSeedsFile reads the seeds file path of n seeds, refusing one over
 // MaxSeedsFileBytes(n) after reading no more than that.
 func ReadSeedsFile(path string, n int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	limit := MaxSeedsFileBytes(n)
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	data, err := readlimit.File(path, limit)
+	if tooLarge := (*readlimit.TooLargeError)(nil); errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("seeds file %s is over %d bytes, more than a JSON list of %d seeds "+
+			"takes (bake.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong", path, limit, n)
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("seeds file %s is over %d bytes, more than a JSON list of %d seeds takes (bake.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong", path, limit, n)
-	}
-	return data, nil
+	return data, err
 }
 
 // ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data

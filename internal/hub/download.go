@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // NewReader returns a client that reads from the Hub at endpoint ("" for
@@ -337,7 +338,13 @@ func checkListed(repo string, f RemoteFile) (remoteFile, error) {
 // download of the same commit and files, and replacing one of another.
 // A folder there that no download made is refused, not removed.
 func prepareStaging(dir string, st downloadState) error {
-	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	// The state file is ours and a few hundred bytes; a folder that holds
+	// something else under its name is not an interrupted download.
+	data, err := readlimit.File(filepath.Join(dir, stateFile), maxStateFile)
+	if tooLarge := (*readlimit.TooLargeError)(nil); errors.As(err, &tooLarge) {
+		return fmt.Errorf("%s holds a %s %s: it is not an interrupted download; remove it or choose another --output",
+			dir, stateFile, tooLarge)
+	}
 	switch {
 	case err == nil:
 		var old downloadState
@@ -363,6 +370,9 @@ func prepareStaging(dir string, st downloadState) error {
 	}
 	return os.WriteFile(filepath.Join(dir, stateFile), data, 0o644)
 }
+
+// maxStateFile bounds the read of a staging folder's state file.
+const maxStateFile = 64 << 10
 
 // errChecksum is a file whose bytes are not the ones the Hub listed.
 var errChecksum = errors.New("checksum mismatch")
