@@ -7,9 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -21,16 +18,17 @@ import (
 const Version = bake.Version
 
 // Execute runs the command line and returns the process exit code: 0 on
-// success, 2 for a malformed command line, 1 for everything else. Ctrl-C stops
-// a bake cleanly (nothing is written).
+// success, 2 for a malformed command line, 130 after Ctrl-C (128 + the
+// signal's number), 1 for everything else. Ctrl-C stops a bake cleanly
+// (nothing is written).
 func Execute(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdline.NotifyContext(context.Background())
 	defer stop()
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := cmdline.CheckHelpArgs(root, args)
 	if err == nil {
-		err = root.ExecuteContext(ctx)
+		err = cmdline.Interruption(ctx, root.ExecuteContext(ctx))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -56,6 +54,6 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd(), newConfigCmd())
 	root.AddCommand(newDevCmd())
 	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd(), newGCCmd())
-	cmdline.Strict(root)
+	cmdline.Strict(root, whestbenchFlags...)
 	return root
 }
