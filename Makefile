@@ -195,11 +195,21 @@ bench-fleet: tools
 # fresh bake ID and release tag (both are never reused), so it can run again
 # and again. The dev stack stays up for the Web UI; `bin/whestbake dev down`
 # stops it.
+# The stack runs on the ports `dev up` recorded in .whestbake/stack.json
+# before, else the defaults (7233, 8233, 9000, 9001); a port another program
+# holds (another checkout's stack) moves to a free one (--move-if-taken). The
+# worker and the starter find them in the record: configs/demo.yaml names no
+# server. DEV_TEMPORAL_PORT, DEV_UI_PORT, DEV_MINIO_PORT and
+# DEV_MINIO_CONSOLE_PORT choose ports (`make demo DEV_TEMPORAL_PORT=17233`).
 DEMO_CONFIG := configs/demo.yaml
 DEMO_PID    := .whestbake/demo-worker.pid
 DEMO_LOG    := .whestbake/demo-worker.log
+DEV_FLAGS    = $(if $(DEV_TEMPORAL_PORT),--temporal-port $(DEV_TEMPORAL_PORT)) \
+               $(if $(DEV_UI_PORT),--ui-port $(DEV_UI_PORT)) \
+               $(if $(DEV_MINIO_PORT),--minio-port $(DEV_MINIO_PORT)) \
+               $(if $(DEV_MINIO_CONSOLE_PORT),--minio-console-port $(DEV_MINIO_CONSOLE_PORT))
 demo: dev-tools build
-	@$(WB) dev up
+	@$(WB) dev up --move-if-taken $(strip $(DEV_FLAGS))
 	@set -e; ts=$$(date +%Y%m%d-%H%M%S); id=demo-$$ts; tag=v1-$$ts; mkdir -p $(dir $(DEMO_PID)); \
 	if [ -f $(DEMO_PID) ] && kill -0 $$(cat $(DEMO_PID)) 2>/dev/null; then kill $$(cat $(DEMO_PID)); sleep 1; fi; \
 	$(BIN)/whestbake-worker --role all --config-file $(DEMO_CONFIG) >$(DEMO_LOG) 2>&1 & pid=$$!; echo $$pid >$(DEMO_PID); \
@@ -212,8 +222,8 @@ demo: dev-tools build
 	$(WB) dataset verify $(DEMO_OUT) --k 2; \
 	$(WB) dataset inspect $(DEMO_OUT); \
 	echo; echo "Report (the bake wrote it, the release carries it): $(DEMO_OUT)/report/index.html"; \
-	echo "Web UI: http://127.0.0.1:8233/namespaces/default/workflows/bake%2F$$id"; \
-	echo "The dev stack keeps running for the Web UI; stop it with: $(WB) dev down"
+	echo "The bake's Web UI page is linked above; the dev stack keeps running for it"; \
+	echo "(\`$(WB) dev status\` shows its address); stop it with: $(WB) dev down"
 
 # workflowcheck flags non-deterministic code reachable from workflow functions
 # (map iteration, time.Now, goroutines, I/O); the replay tests catch the rest.

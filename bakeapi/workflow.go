@@ -216,7 +216,8 @@ const (
 	StageDone      = "done"
 )
 
-// SplitProgress is a split's state as its workflow sees it.
+// SplitProgress is a split's state as its workflow sees it. A time it does
+// not know is absent from the JSON rather than the zero time (year 1).
 type SplitProgress struct {
 	Split                   string
 	Stage                   string
@@ -224,9 +225,9 @@ type SplitProgress struct {
 	SlicesDone, SlicesTotal int
 	SlicesRunning           int
 	// MaxInFlight is the split's window now: the bake's, or auto's count of GPU workers.
-	MaxInFlight int `json:",omitempty"`
-	StartedAt   time.Time
-	ETA         time.Time `json:",omitempty"` // zero until a slice has finished
+	MaxInFlight int       `json:",omitempty"`
+	StartedAt   time.Time `json:",omitzero"` // absent until the split workflow runs
+	ETA         time.Time `json:",omitzero"` // absent until a slice has finished
 }
 
 // BakeProgress is the bake's state; per-split detail comes from the split workflows.

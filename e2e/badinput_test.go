@@ -106,9 +106,11 @@ func TestBadInputsFailFastAndClearly(t *testing.T) {
 			if strings.Contains(r.stdout+r.stderr, "goroutine ") || strings.Contains(r.stdout+r.stderr, s.secret) {
 				t.Errorf("output holds a stack trace or the secret:\n%s", r)
 			}
+			// No such bake; and an ID that cannot be one is a usage error (exit 2).
 			st := s.whestbake(nil, "status", id, "--config-file", statusCfg)
-			if st.code == 0 || !strings.Contains(st.stderr, "no bake") {
-				t.Errorf("`whestbake status %s` should say there is no such bake:\n%s", id, st)
+			if c.id != "" && (st.code != 2 || !strings.Contains(st.stderr, "is not usable")) ||
+				c.id == "" && (st.code == 0 || !strings.Contains(st.stderr, "no bake")) {
+				t.Errorf("`whestbake status %s` should say there is no such bake, or that %s cannot be one:\n%s", id, id, st)
 			}
 			s.assertNoArtifacts(t, id)
 			s.assertNothingReleased(t, id)

@@ -112,6 +112,8 @@ func (b *bakeRun) splits(ctx workflow.Context, seeds []bakeapi.GenerateSeedsOutp
 			StaticSummary: fmt.Sprintf("split %s of bake %s: %d MLPs", s.Name, b.in.BakeID, s.NMLPs),
 		})
 		futs[i] = splitWorkflow.startChild(cctx, bakeapi.SplitInput{BakeParams: b.in.BakeParams, Split: s, Seeds: seeds[i]})
+		// Its seeds are committed: the split bakes (its own query has the counts).
+		b.prog.Splits[i].Stage = bakeapi.StageBaking
 	}
 	merged := make([]string, len(b.in.Splits))
 	for i, f := range futs {

@@ -2,6 +2,8 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,6 +176,24 @@ func TestBakeProgressQuery(t *testing.T) {
 	env.RegisterWorkflow(workflows.SplitWorkflow)
 	var parent bakeapi.BakeProgress
 	var child bakeapi.SplitProgress
+	// The answers' JSON, as `temporal workflow query` shows it: at 5 min
+	// no slice has finished, so the child knows no ETA yet.
+	var parentJSON, childJSON json.RawMessage
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
+		if err == nil {
+			err = v.Get(&parentJSON)
+		}
+		if err == nil {
+			v, err = env.QueryWorkflowByID(bakeapi.SplitWorkflowID("bq", "public"), bakeapi.ProgressQuery)
+		}
+		if err == nil {
+			err = v.Get(&childJSON)
+		}
+		if err != nil {
+			t.Errorf("progress at 5 min: %v", err)
+		}
+	}, 5*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
 		if err == nil {
@@ -196,6 +216,17 @@ func TestBakeProgressQuery(t *testing.T) {
 	}
 	if parent.BakeID != "bq" || parent.Stage != bakeapi.StageBaking || len(parent.Splits) != 2 {
 		t.Errorf("parent mid-run: %+v, want stage %s with 2 splits", parent, bakeapi.StageBaking)
+	}
+	for _, s := range parent.Splits {
+		if s.Stage != bakeapi.StageBaking {
+			t.Errorf("parent mid-run says split %s is %q, want %q", s.Split, s.Stage, bakeapi.StageBaking)
+		}
+	}
+	// An unknown time is absent, never year 1; a baking split is not seeding.
+	for name, raw := range map[string]json.RawMessage{"parent": parentJSON, "public": childJSON} {
+		if s := string(raw); s == "" || strings.Contains(s, "0001-01-01") || strings.Contains(s, `"ETA"`) || strings.Contains(s, `"seeding"`) {
+			t.Errorf("%s's progress at 5 min: %s; want no ETA, no zero time, no seeding", name, s)
+		}
 	}
 	// public: 5 MLPs in slices [0,1) [1,3) [3,5); at 15 min the first two are done.
 	if child.Split != "public" || child.SlicesDone != 2 || child.MLPsDone != 3 || child.SlicesTotal != 3 || child.MLPsTotal != 5 {

@@ -40,10 +40,8 @@ func newBakeCmd() *cobra.Command {
 			if err := splitFromConfig(cmd); err != nil {
 				return err
 			}
-			for _, req := range []string{"n-mlps", "n-samples", "width", "depth", "output"} {
-				if !cmd.Flags().Changed(req) {
-					return cmdline.Usagef("--%s is required%s", req, requiredKeyNote(cmd, req))
-				}
+			if err := cmdline.CheckRequired(cmd, func(flag string) string { return requiredKeyNote(cmd, flag) }); err != nil {
+				return err
 			}
 			return runBake(cmd, f)
 		},
@@ -74,6 +72,7 @@ func newBakeCmd() *cobra.Command {
 		"sampler": "bake.sampler", "dot-product": "bake.dot-product", "chunk-size": "bake.chunk-size",
 		"seed-protocol": "bake.seed-protocol", "withhold-salt": "bake.withhold-salt", "salt-id": "bake.salt-id",
 		"device": "worker.device", "threads": "worker.threads", "max-memory": "worker.max-memory"})
+	cmdline.Require(cmd, "n-mlps", "n-samples", "width", "depth", "output")
 	return cmd
 }
 
@@ -172,7 +171,7 @@ func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
 		rng, err = bake.ParseMLPRange(f.mlpRange, n)
 	}
 	if err != nil {
-		return bake.Plan{}, bakeapi.Rename(err, flagOf)
+		return bake.Plan{}, cmdline.Usage(bakeapi.Rename(err, flagOf))
 	}
 	sf, err := loadSeeds(cmd, f, n)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
@@ -43,6 +44,12 @@ is restarted once it has stopped, not reattached.`,
 			cfg, err := starterConfig(cmd, map[string]string{"id": "bake.id"})
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("id") && settings.CheckBakeID(cfg.Bake.ID) != nil {
+				// A bad --id is a usage error (exit 2), reported with
+				// every other problem of the config, before any connection.
+				_, err := settings.BakeInput(cfg)
+				return cmdline.Usage(err)
 			}
 			return runTemporalBake(cmd.Context(), cfg, wait, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -103,7 +110,7 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	if salt := saltNote(in.Spec); salt != "" {
 		fmt.Fprintf(out, "%s; every GPU worker of this bake needs it in %s.\n", salt, dataset.SaltEnv)
 	}
-	fmt.Fprintf(out, "Web UI: %s\n", cfg.WorkflowURL(wid))
+	fmt.Fprintf(out, "Web UI: %s\n", webUILink(cfg, wid))
 	if !wait {
 		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)
 		return nil
@@ -165,12 +172,12 @@ func startBakeWorkflow(ctx context.Context, c client.Client, in bakeapi.BakeInpu
 // its failure as the error.
 func followToEnd(ctx context.Context, c client.Client, cfg settings.Config, id string, out io.Writer) error {
 	start := time.Now()
-	state, err := follow(ctx, c, id, out)
+	state, err := follow(ctx, c, cfg, id, out)
 	if err != nil {
 		return err
 	}
 	if state.Result == nil {
-		return fmt.Errorf("bake %s %s: %s\n  details: `whestbake status %s` or %s", id, statusWord(state.Status), failureText(state.Failure), id, cfg.WorkflowURL(bakeapi.BakeWorkflowID(id)))
+		return fmt.Errorf("bake %s %s: %s\n  details: `whestbake status %s` or %s", id, statusWord(state.Status), failureText(state.Failure), id, webUILink(cfg, bakeapi.BakeWorkflowID(id)))
 	}
 	r := state.Result
 	fmt.Fprintf(out, "✓ Bake %s done in %s\n  dataset  s3://%s/%s (manifest sha256 %s)\n", id, formatDuration(time.Since(start)), cfg.S3.Bucket, r.DatasetPrefix, r.ManifestSHA256)

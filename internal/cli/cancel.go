@@ -21,9 +21,9 @@ func newCancelCmd() *cobra.Command {
 	cmd := starterVerb(&cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a running bake and wait until it has stopped (its splits and running slices are cancelled; finished work stays in S3)",
-		Args:  cobra.ExactArgs(1),
+		Args:  bakeIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := connect(cmd)
+			c, cfg, err := connect(cmd)
 			if err != nil {
 				return err
 			}
@@ -32,20 +32,20 @@ func newCancelCmd() *cobra.Command {
 			id, wid := args[0], bakeapi.BakeWorkflowID(args[0])
 			desc, err := c.DescribeWorkflowExecution(ctx, wid, "")
 			if err != nil {
-				return noSuchBake(id, err)
+				return noSuchBake(cfg.Temporal, id, err)
 			}
 			if s := desc.GetWorkflowExecutionInfo().GetStatus(); s != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 				return fmt.Errorf("bake %s is not running (it %s); nothing to cancel", id, statusWord(s))
 			}
 			if err := c.CancelWorkflow(ctx, wid, ""); err != nil {
-				return noSuchBake(id, err)
+				return noSuchBake(cfg.Temporal, id, err)
 			}
 			if noWait {
 				fmt.Fprintf(out, "Cancellation of bake %s requested; `whestbake watch %s` shows it wind down. Starting it again with the same ID waits until it has stopped, then reuses every finished MLP.\n", id, id)
 				return nil
 			}
 			fmt.Fprintf(out, "Cancellation of bake %s requested.\n", id)
-			in, err := newBakeWatcher(c, id).startInput(ctx, wid, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId())
+			in, err := newBakeWatcher(c, cfg.Temporal, id).startInput(ctx, wid, desc.GetWorkflowExecutionInfo().GetExecution().GetRunId())
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/temporalconn"
 )
@@ -25,9 +26,28 @@ func starterVerb(cmd *cobra.Command) *cobra.Command {
 }
 
 // starterConfig reads the verb's config file, the environment and the flags of
-// flagKeys (flag name → config key).
+// flagKeys (flag name → config key). A server the config does not name is
+// the dev stack's that `whestbake dev up` recorded in this directory, if
+// any (devstack.ClientDefaults), and so is the Web UI of its frontend.
 func starterConfig(cmd *cobra.Command, flagKeys map[string]string) (settings.Config, error) {
-	return settings.Load(cmdline.ConfigFile(cmd.Flags()), settings.FlagOverrides(cmd.Flags(), flagKeys))
+	devDir := devstack.DefaultOptions().Dir
+	dev, err := devstack.ClientDefaults(devDir)
+	if err != nil {
+		return settings.Config{}, err
+	}
+	cfg, err := settings.LoadUnder(cmdline.ConfigFile(cmd.Flags()), dev, settings.FlagOverrides(cmd.Flags(), flagKeys))
+	if err == nil && cfg.Temporal.UI == "" {
+		cfg.Temporal.UI = devstack.WebUI(devDir, cfg.Temporal.Address)
+	}
+	return cfg, err
+}
+
+// webUILink is the Web UI page of workflow wid, or why there is none.
+func webUILink(cfg settings.Config, wid string) string {
+	if u := cfg.WorkflowURL(wid); u != "" {
+		return u
+	}
+	return fmt.Sprintf("unknown for %s (set temporal.ui to its Web UI's base URL for a link)", cfg.Temporal.Address)
 }
 
 // dial connects to Temporal, logging only the SDK's warnings.
@@ -49,11 +69,27 @@ func connect(cmd *cobra.Command) (client.Client, settings.Config, error) {
 	return c, cfg, err
 }
 
-// noSuchBake turns Temporal's NotFound into a message that names the bake.
-func noSuchBake(id string, err error) error {
+// noSuchBake turns Temporal's NotFound into a message that names the bake
+// and the server and namespace asked: a bake is often "missing" because
+// the config points at another server.
+func noSuchBake(t settings.Temporal, id string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return fmt.Errorf("no bake %q on this Temporal server: check the id with `whestbake list`", id)
+		return fmt.Errorf("no bake %q on the Temporal server at %s, namespace %s: check the id with `whestbake list`, "+
+			"or where temporal.address and temporal.namespace point", id, t.Address, t.Namespace)
 	}
 	return err
+}
+
+// bakeIDArg is the Args of the verbs that take a bake ID: exactly one, and
+// one that can be a bake ID, so that `status "my bake"` is a usage error
+// before anything connects.
+func bakeIDArg(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		return err
+	}
+	if err := settings.CheckBakeID(args[0]); err != nil {
+		return fmt.Errorf("bake ID %w", err)
+	}
+	return nil
 }

@@ -168,7 +168,11 @@ func downloadSource(src string, cfg settings.Config) (bucket, prefix string, err
 	}
 	rest, ok := strings.CutPrefix(src, "s3://")
 	if !ok {
-		return "", "", cmdline.Usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID", src)
+		if err := hubRepoHint(src); err != nil {
+			return "", "", err
+		}
+		return "", "", cmdline.Usagef("%q: SRC is hf://OWNER/NAME[@REVISION] (the Hugging Face Hub), "+
+			"s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID", src)
 	}
 	bucket, prefix, _ = strings.Cut(strings.Trim(rest, "/"), "/")
 	if bucket == "" || prefix == "" || path.Clean(prefix) != prefix {

@@ -30,9 +30,9 @@ type runHistory struct {
 	// Open lists, in the order they were scheduled, the activities that
 	// never closed: at the end of a cancelled run, what was stopped.
 	Open []openActivity
-	// committed are the slices that committed in the runs read so far;
-	// runs are read newest first.
-	committed map[int]bool
+	// committed are the slices that committed in the runs read so far, with
+	// their MLPs; runs are read newest first.
+	committed map[int]bakeapi.Range
 }
 
 // sliceRuns is what the history shows of one slice that never committed.
@@ -84,7 +84,7 @@ func readHistory(ctx context.Context, c client.Client, wid, runID string) (runHi
 // add folds one run's events into h and returns the run it continued, if any.
 func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string) (string, error) {
 	if h.Unfinished == nil {
-		h.Unfinished, h.committed = map[int]*sliceRuns{}, map[int]bool{}
+		h.Unfinished, h.committed = map[int]*sliceRuns{}, map[int]bakeapi.Range{}
 	}
 	r := runEvents{h: h, dc: converter.GetDefaultDataConverter(), scheduled: map[int64]openActivity{}}
 	it := c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -173,7 +173,10 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 // sliceRunsOf is the record of o's slice while the slice has not committed,
 // made on first sight; nil for other activities and for committed slices.
 func (h *runHistory) sliceRunsOf(o openActivity) *sliceRuns {
-	if o.Slice == nil || h.committed[o.Slice.Slice] {
+	if o.Slice == nil {
+		return nil
+	}
+	if _, done := h.committed[o.Slice.Slice]; done {
 		return nil
 	}
 	r := h.Unfinished[o.Slice.Slice]
@@ -188,7 +191,7 @@ func (h *runHistory) sliceRunsOf(o openActivity) *sliceRuns {
 func (h *runHistory) commit(s bakeapi.BakeSliceInput) {
 	h.SlicesDone++
 	h.MLPsDone += s.End - s.Start
-	h.committed[s.Slice] = true
+	h.committed[s.Slice] = bakeapi.Range{Start: s.Start, End: s.End}
 	delete(h.Unfinished, s.Slice)
 }
 

@@ -45,6 +45,9 @@ func infoMetadata(cmd *cobra.Command, h hubFlags, src string) (dataset.Metadata,
 		return nil, cmdline.Usage(err)
 	}
 	if !ok {
+		if err := hubRepoHint(src); err != nil {
+			return nil, err
+		}
 		return dataset.ReadMetadata(src)
 	}
 	c, err := h.reader()

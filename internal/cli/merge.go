@@ -20,9 +20,12 @@ func newMergeCmd() *cobra.Command {
 		Use:   "merge PARTIAL... --output DIR",
 		Short: "Merge slice partials of one split into a complete dataset (bit-identical to an unsliced bake)",
 		Args:  cobra.MinimumNArgs(1),
+		Annotations: map[string]string{
+			cmdline.OperandsAnnotation: "the partials to merge (PARTIAL...: the directories of `dataset bake --slice K/N`, all N of them)",
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output == "" {
-				return cmdline.Usagef("--output is required")
+			if err := cmdline.CheckRequired(cmd, nil); err != nil {
+				return err
 			}
 			start := time.Now()
 			fmt.Fprintf(cmd.OutOrStdout(), "Merging %d partials → %s\n", len(args), output)
@@ -34,6 +37,7 @@ func newMergeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output directory (must not exist)")
+	cmdline.Require(cmd, "output")
 	return cmd
 }
 
@@ -44,9 +48,12 @@ func newCombineCmd() *cobra.Command {
 		Use:   "combine-splits DATASET... --output DIR [--default-split NAME] [--skip-prepared-arrow]",
 		Short: "Combine complete single-split datasets into one multi-split dataset, with its report and prepared Arrow splits",
 		Args:  cobra.MinimumNArgs(1),
+		Annotations: map[string]string{
+			cmdline.OperandsAnnotation: "the splits to combine (DATASET...: complete single-split datasets, from `dataset merge` or an unsliced bake)",
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output == "" {
-				return cmdline.Usagef("--output is required")
+			if err := cmdline.CheckRequired(cmd, nil); err != nil {
+				return err
 			}
 			// A finished dataset carries its report, as the Temporal bake's
 			// does: the same inputs give the same bytes either way.
@@ -83,6 +90,7 @@ func newCombineCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&skipPrepared, "skip-prepared-arrow", false, "write no prepared/<split>/ Arrow folders (whestbench's loader then reads the parquet files)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output directory (must not exist)")
+	cmdline.Require(cmd, "output")
 	cmd.Flags().StringVar(&defaultSplit, "default-split", "", "split that the `default` config loads (default: the input whose config is `default`, if exactly one)")
 	return cmd
 }

@@ -8,9 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -22,10 +19,11 @@ import (
 const Version = bake.Version
 
 // Execute runs the command line and returns the process exit code: 0 on
-// success, 2 for a malformed command line, 1 for everything else (but see
-// exitCode). Ctrl-C stops a bake cleanly (nothing is written).
+// success, 2 for a malformed command line, 130 after Ctrl-C (128 + the
+// signal's number), 1 for everything else (but see exitCode). Ctrl-C stops a
+// bake cleanly (nothing is written).
 func Execute(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cmdline.NotifyContext(context.Background())
 	defer stop()
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
@@ -33,6 +31,7 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 	err := cmdline.CheckHelpArgs(root, args)
 	if err == nil {
 		cmd, err = root.ExecuteContextC(ctx)
+		err = cmdline.Interruption(ctx, err)
 	}
 	if err != nil {
 		// Error texts quote datasets and servers (a split name, the Hub's
@@ -76,6 +75,6 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd(), newConfigCmd())
 	root.AddCommand(newDevCmd())
 	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd(), newGCCmd())
-	cmdline.Strict(root)
+	cmdline.Strict(root, whestbenchFlags...)
 	return root
 }

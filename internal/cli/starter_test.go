@@ -48,9 +48,10 @@ func TestStarterValidatesBeforeConnecting(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), strings.Replace(starterConfigYAML, "slice-size: 2", "slice-size: 0", 1)+"release: {bucket: releases, name: demo}\n")
+	// A bad --id is a bad flag value (exit 2), reported with every other problem.
 	code, out, errs := run(t, "bake", "--config-file", bad, "--id", "x/y")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1", code)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
 	}
 	for _, want := range []string{"invalid configuration (3 problems)", `bake.id "x/y" is not usable`, "bake.slice-size = 0", "release.tag is empty"} {
 		if !strings.Contains(errs, want) {
@@ -109,7 +110,9 @@ func TestDownloadSource(t *testing.T) {
 		{"bake:" + strings.Repeat("x", 300), "", "", "is not usable"},
 		{"s3://releases", "", "", "with a path after the bucket"},
 		{"s3://releases/a/../b", "", "", "with a path after the bucket"},
-		{"releases/demo/v1", "", "", "SRC is s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID"},
+		{"releases/demo/v1", "", "", "SRC is hf://OWNER/NAME[@REVISION] (the Hugging Face Hub), s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID"},
+		// whestbench's form of a Hub repository.
+		{"AIcrowd/whestbench-public", "", "", "whestbake writes it hf://AIcrowd/whestbench-public"},
 	} {
 		b, p, err := downloadSource(c.src, cfg)
 		switch {

@@ -26,14 +26,14 @@ func newStatusCmd() *cobra.Command {
 	return starterVerb(&cobra.Command{
 		Use:   "status ID",
 		Short: "Show a bake: stage, per-split progress, ETA, pending activities with heartbeat details, result or failure",
-		Args:  cobra.ExactArgs(1),
+		Args:  bakeIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, cfg, err := connect(cmd)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			w := newBakeWatcher(c, args[0])
+			w := newBakeWatcher(c, cfg.Temporal, args[0])
 			w.counts = true
 			st, err := w.collect(cmd.Context())
 			if err != nil {
@@ -72,9 +72,15 @@ type splitState struct {
 	// Hist is the split workflow's history, once it has closed (or always
 	// for status); nil when not read.
 	Hist *runHistory
+	// least is the most done() showed before (keepDone); carried says the
+	// counts are more than this run's own, carried over from a refresh
+	// before or from the bake's earlier runs.
+	least   float64
+	carried bool
 }
 
-// done estimates finished MLPs, counting the running slices' heartbeats.
+// done estimates finished MLPs, counting the running slices' heartbeats,
+// never below what it showed before.
 func (s splitState) done() float64 {
 	d := float64(s.MLPsDone)
 	for _, r := range s.Running {
@@ -83,7 +89,7 @@ func (s splitState) done() float64 {
 			d += float64(r.SamplesDone) / float64(r.SamplesEach)
 		}
 	}
-	return min(d, float64(s.MLPsTotal))
+	return min(max(d, s.least), float64(s.MLPsTotal))
 }
 
 type pendingActivity struct {
@@ -110,19 +116,24 @@ func (s bakeState) exitError() error {
 // bakeWatcher collects a bake's state; it caches the workflow input, which
 // never changes within a run, and the histories of closed workflows.
 type bakeWatcher struct {
-	c     client.Client
-	id    string
-	input *bakeapi.BakeInput
-	runID string
+	c        client.Client
+	temporal settings.Temporal // where c is connected, for errors
+	id       string
+	input    *bakeapi.BakeInput
+	runID    string
 	// counts: read running splits' histories too (status, once), for
 	// their Computed/Resumed/Reused counts. Watching reads each history
 	// once, when its workflow has closed.
 	counts    bool
 	histories map[string]*runHistory // by workflow ID and run ID, closed runs only
+	// seen is the most finished work shown per split, carried what earlier
+	// runs of the bake committed per split workflow (donework.go).
+	seen, carried map[string]doneWork
 }
 
-func newBakeWatcher(c client.Client, id string) *bakeWatcher {
-	return &bakeWatcher{c: c, id: id, histories: map[string]*runHistory{}}
+func newBakeWatcher(c client.Client, t settings.Temporal, id string) *bakeWatcher {
+	return &bakeWatcher{c: c, temporal: t, id: id, histories: map[string]*runHistory{},
+		seen: map[string]doneWork{}, carried: map[string]doneWork{}}
 }
 
 // history reads a run's history, from the cache when the run has closed.
@@ -145,7 +156,7 @@ func (w *bakeWatcher) collect(ctx context.Context) (bakeState, error) {
 	wid := bakeapi.BakeWorkflowID(w.id)
 	desc, err := w.c.DescribeWorkflowExecution(ctx, wid, "")
 	if err != nil {
-		return bakeState{}, noSuchBake(w.id, err)
+		return bakeState{}, noSuchBake(w.temporal, w.id, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	st := bakeState{ID: w.id, RunID: info.GetExecution().GetRunId(), Status: info.GetStatus(), Start: info.GetStartTime().AsTime()}
@@ -169,6 +180,9 @@ func (w *bakeWatcher) collect(ctx context.Context) (bakeState, error) {
 	}
 	for _, s := range w.input.Splits {
 		sp, pend := w.split(ctx, s, &st)
+		if sp.Stage != bakeapi.StageDone {
+			w.keepDone(ctx, &sp, bakeapi.SplitWorkflowID(w.id, s.Name))
+		}
 		st.Splits = append(st.Splits, sp)
 		st.Pending = append(st.Pending, pend...)
 	}
@@ -223,6 +237,9 @@ func (w *bakeWatcher) split(ctx context.Context, s bakeapi.SplitSpec, st *bakeSt
 	desc, err := w.c.DescribeWorkflowExecution(ctx, wid, "")
 	if err != nil {
 		return sp, nil // not started yet; a transient error shows the same until the next refresh
+	}
+	if desc.GetWorkflowExecutionInfo().GetStartTime().AsTime().Before(st.Start) {
+		return sp, nil // the split of a run before this one: this run has not started it yet
 	}
 	status := desc.GetWorkflowExecutionInfo().GetStatus()
 	if closed := status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING; closed || w.counts {
@@ -313,7 +330,7 @@ func printStatus(w io.Writer, cfg settings.Config, st bakeState, now time.Time) 
 	} else {
 		fmt.Fprintf(w, ", took %s (ended %s)\n", formatDuration(st.End.Sub(st.Start)), st.End.Local().Format(time.DateTime))
 	}
-	fmt.Fprintf(w, "  workflow %s  run %s\n  Web UI   %s\n", wid, st.RunID, cfg.WorkflowURL(wid))
+	fmt.Fprintf(w, "  workflow %s  run %s\n  Web UI   %s\n", wid, st.RunID, webUILink(cfg, wid))
 	if in := st.Input; in != nil {
 		fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; %d MLPs per slice, %s slices in flight per split\n",
 			in.Spec.Width, in.Spec.Depth, in.Spec.NSamples, in.Spec.Sampler, in.SliceSize, inFlightText(in.MaxInFlight))
@@ -446,13 +463,14 @@ func inFlightText(n int) string {
 // work left, counting the running slices' heartbeats. It is measured up to
 // now rather than to the last finished slice, so it never lies in the past
 // ("any moment" while half the work is left) and grows while nothing
-// finishes.
+// finishes. It is unknown ("-") while the counts shown are carried over
+// rather than the run's own, whose pace they would not tell.
 func eta(s splitState, now time.Time) string {
 	done := s.done()
 	switch {
 	case s.Stage == bakeapi.StageDone:
 		return "done"
-	case s.Stage != bakeapi.StageBaking || s.StartedAt.IsZero() || done <= 0:
+	case s.Stage != bakeapi.StageBaking || s.StartedAt.IsZero() || done <= 0 || s.carried:
 		return "-"
 	case done >= float64(s.MLPsTotal):
 		return "merging soon"

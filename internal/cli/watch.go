@@ -21,7 +21,7 @@ func newWatchCmd() *cobra.Command {
 	cmd := starterVerb(&cobra.Command{
 		Use:   "watch ID",
 		Short: "Show a bake's status, refreshed until it ends (exit status 1 if it failed)",
-		Args:  cobra.ExactArgs(1),
+		Args:  bakeIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, cfg, err := connect(cmd)
 			if err != nil {
@@ -37,7 +37,7 @@ func newWatchCmd() *cobra.Command {
 
 // watch reprints the status: in place on a terminal, else whenever it changes.
 func watch(ctx context.Context, c client.Client, cfg settings.Config, id string, every time.Duration, out io.Writer) error {
-	w := newBakeWatcher(c, id)
+	w := newBakeWatcher(c, cfg.Temporal, id)
 	tty := isTerminal(out)
 	last := ""
 	for {
@@ -66,8 +66,8 @@ func watch(ctx context.Context, c client.Client, cfg settings.Config, id string,
 // follow shows a bake's progress until it ends (bake --wait): one bar per
 // split redrawn in place on a terminal; elsewhere (logs, CI) one line per
 // change, so a log reads as what happened when.
-func follow(ctx context.Context, c client.Client, id string, out io.Writer) (bakeState, error) {
-	w := newBakeWatcher(c, id)
+func follow(ctx context.Context, c client.Client, cfg settings.Config, id string, out io.Writer) (bakeState, error) {
+	w := newBakeWatcher(c, cfg.Temporal, id)
 	tty := isTerminal(out)
 	drawn := 0
 	last := map[string]string{}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,69 @@ func TestStatusOfStoppedSlices(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Done work is done: a split's counts and bar never go down, when a
+// progress query fails (no control worker) nor when a restart's run counts
+// from 0 while earlier runs' slices wait for a worker; the ETA of counts
+// carried over is unknown rather than made up.
+func TestProgressNeverGoesBack(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	w := newBakeWatcher(nil, settings.Temporal{}, "b")
+	w.input = &bakeapi.BakeInput{BakeParams: bakeapi.BakeParams{SliceSize: 1},
+		Splits: []bakeapi.SplitSpec{{Name: "public", NMLPs: 4}}}
+	wid := bakeapi.SplitWorkflowID("b", "public")
+	w.carried[wid] = doneWork{} // no earlier run: nothing to ask the server
+	refresh := func(sp splitState) splitState {
+		w.keepDone(context.Background(), &sp, wid)
+		return sp
+	}
+	first := baking(2, 2, 1, t0)
+	first.Running = []bakeapi.SliceProgress{{TotalMLPs: 1, SamplesDone: 5, SamplesEach: 10}}
+	if got := refresh(first).done(); got != 2.5 {
+		t.Fatalf("2 MLPs and half of one: %.1f", got)
+	}
+	// The query failed: the split is running, its counts unknown.
+	blind := refresh(splitState{SplitProgress: bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking, MLPsTotal: 4}})
+	if blind.MLPsDone != 2 || blind.SlicesDone != 2 || blind.done() != 2.5 {
+		t.Errorf("after a failed query: %d MLPs, %d slices, bar %.1f; want 2, 2, 2.5", blind.MLPsDone, blind.SlicesDone, blind.done())
+	}
+	if got := eta(blind, t0.Add(time.Minute)); got != "-" {
+		t.Errorf("ETA of carried counts: %s, want -", got)
+	}
+
+	// A restart: the earlier run committed slices 0, 1 and 3 (MLPs 0, 1, 3).
+	restart := newBakeWatcher(nil, settings.Temporal{}, "b")
+	restart.input = w.input
+	restart.carried[wid] = restart.countCommitted(wid, map[int]bakeapi.Range{0: {Start: 0, End: 1}, 1: {Start: 1, End: 2},
+		3: {Start: 3, End: 4}})
+	sp := baking(0, 0, 1, t0)
+	restart.keepDone(context.Background(), &sp, wid)
+	if sp.MLPsDone != 3 || sp.SlicesDone != 3 || sp.done() != 3 || eta(sp, t0.Add(time.Minute)) != "-" {
+		t.Errorf("restart before any worker: %d MLPs, %d slices, bar %.1f, ETA %s; want 3, 3, 3.0, -",
+			sp.MLPsDone, sp.SlicesDone, sp.done(), eta(sp, t0.Add(time.Minute)))
+	}
+	// Once the run's own count passes them, it is the run's own again.
+	sp = baking(4, 4, 0, t0)
+	restart.keepDone(context.Background(), &sp, wid)
+	if sp.MLPsDone != 4 || sp.carried {
+		t.Errorf("restart caught up: %d MLPs, carried %v", sp.MLPsDone, sp.carried)
+	}
+}
+
+// An earlier run that sliced otherwise (another slice-size) counts its
+// MLPs once each, and only its slices that are slices of this run.
+func TestCountCommittedAcrossSlicings(t *testing.T) {
+	w := newBakeWatcher(nil, settings.Temporal{}, "b")
+	w.input = &bakeapi.BakeInput{BakeParams: bakeapi.BakeParams{SliceSize: 2},
+		Splits: []bakeapi.SplitSpec{{Name: "public", NMLPs: 6}}}
+	got := w.countCommitted(bakeapi.SplitWorkflowID("b", "public"), map[int]bakeapi.Range{
+		0: {Start: 0, End: 2}, // a slice of this run too
+		1: {Start: 1, End: 4}, // overlaps it
+		2: {Start: 4, End: 6}, // this run's slice 2
+	})
+	if got.MLPs != 6 || got.Slices != 2 {
+		t.Errorf("got %d MLPs and %d slices, want 6 and 2", got.MLPs, got.Slices)
 	}
 }

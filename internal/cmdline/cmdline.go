@@ -9,17 +9,21 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// Exit codes of both commands.
+// Exit codes of both commands. A command stopped by a signal exits
+// 128 + the signal's number (Interrupted): ExitInterrupted after Ctrl-C.
 const (
-	ExitOK    = 0
-	ExitError = 1
-	ExitUsage = 2
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitInterrupted = 128 + int(syscall.SIGINT)
 )
 
 // Error marks an error in how a command was called.
@@ -42,9 +46,12 @@ func Usage(err error) error {
 // ExitCode is the process exit code for the error a command returned.
 func ExitCode(err error) int {
 	var ue Error
+	var in Interrupted
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &in):
+		return 128 + int(in.Signal)
 	case errors.As(err, &ue):
 		return ExitUsage
 	}
@@ -68,14 +75,24 @@ func ConfigFile(fs *pflag.FlagSet) string {
 	return os.Getenv(FileEnv)
 }
 
+// FlagHint is what to tell a user who passes a flag that a command lacks
+// but the tool it stands in for has: whestbench's --token on
+// `dataset download`, say.
+type FlagHint struct {
+	Command string // the command's path: "whestbake dataset download"
+	Flag    string // the flag's name, without dashes
+	Hint    string // what to do instead, which the error says after the flag
+}
+
 // Strict makes every usage problem cobra finds in root's tree a usage Error:
-// flag errors (unknown flags, bad values, missing values), argument-count
-// errors of the commands' Args, and unknown subcommands (also before --help).
-// A command with subcommands takes no arguments of its own, and shows its help
-// when called without a subcommand unless it has its own Run. Call it once the
-// tree is complete.
-func Strict(root *cobra.Command) {
-	root.SetFlagErrorFunc(flagError)
+// flag errors (unknown flags, bad values, missing values; an unknown flag
+// that hints name gets its hint), argument-count errors of the commands'
+// Args (said in words, see argsError), and unknown subcommands (also before
+// --help, with suggestions). A command with subcommands takes no arguments
+// of its own, and shows its help when called without a subcommand unless it
+// has its own Run. Call it once the tree is complete.
+func Strict(root *cobra.Command, hints ...FlagHint) {
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return flagError(cmd, err, hints) })
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		switch {
@@ -92,7 +109,7 @@ func Strict(root *cobra.Command) {
 			}
 		case c.Args != nil:
 			args := c.Args
-			c.Args = func(cmd *cobra.Command, a []string) error { return Usage(args(cmd, a)) }
+			c.Args = func(cmd *cobra.Command, a []string) error { return argsError(cmd, a, args(cmd, a)) }
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
@@ -101,13 +118,143 @@ func Strict(root *cobra.Command) {
 	walk(root)
 }
 
-func flagError(cmd *cobra.Command, err error) error {
+func flagError(cmd *cobra.Command, err error, hints []FlagHint) error {
 	var ne *pflag.NotExistError
-	if errors.As(err, &ne) && ne.GetSpecifiedName() == "config" && cmd.Flags().Lookup(FileFlag) != nil {
+	if !errors.As(err, &ne) {
+		return Usage(err)
+	}
+	name := ne.GetSpecifiedName()
+	if name == "config" && cmd.Flags().Lookup(FileFlag) != nil {
 		return Usagef("%s takes its config file as --%s FILE (or %s); --config is a dataset's HF config name, for `whestbake dataset bake`",
 			cmd.CommandPath(), FileFlag, FileEnv)
 	}
+	for _, h := range hints {
+		if h.Flag == name && h.Command == cmd.CommandPath() {
+			return Usagef("unknown flag --%s: %s", name, h.Hint)
+		}
+	}
 	return Usage(err)
+}
+
+// OperandsAnnotation, in a command's Annotations, says in words what its
+// arguments are, for the error a wrong number of them gets; without it that
+// error names the operands of the command's Use line.
+const OperandsAnnotation = "whestbake/operands"
+
+// argsError is err, cobra's count of a command's arguments, as a usage
+// error in words: what the command needs (with the required flags that are
+// missing too, so that one error says everything), what it got, and its
+// usage line.
+func argsError(cmd *cobra.Command, got []string, err error) error {
+	if err == nil {
+		return nil
+	}
+	operands := cmd.Annotations[OperandsAnnotation]
+	if operands == "" {
+		operands = strings.Join(operandsOf(cmd.Use), " ")
+	}
+	var what string
+	switch {
+	case operands == "":
+		what = "takes no arguments, got " + quoteAll(got)
+	case len(got) == 0:
+		what = "needs " + andList(append([]string{operands}, dashed(missingFlags(cmd))...))
+	default:
+		what = fmt.Sprintf("takes %s, got %s (%v)", operands, quoteAll(got), err)
+	}
+	return Usagef("%s %s; usage: %s", cmd.CommandPath(), what, cmd.UseLine())
+}
+
+// operandsOf lists the operands of a Use line: its words after the verb
+// that are neither flags, nor their values (--output DIR), nor optional
+// ([…]).
+func operandsOf(use string) []string {
+	words := strings.Fields(use)
+	var out []string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case strings.HasPrefix(w, "-"):
+			if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && !strings.HasPrefix(words[i+1], "[") {
+				i++ // the flag's value
+			}
+		case strings.HasPrefix(w, "["):
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// requiredAnnotation, in a command's Annotations, lists the flags it cannot
+// run without (Require), comma-separated.
+const requiredAnnotation = "whestbake/required-flags"
+
+// Require declares flags that cmd cannot run without. CheckRequired then
+// reports every one of them that is missing at once, and so does the error
+// of a command called without its arguments.
+func Require(cmd *cobra.Command, flags ...string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[requiredAnnotation] = strings.Join(flags, ",")
+}
+
+// CheckRequired is nil when every flag Require declared for cmd is set, and
+// otherwise one usage error naming all that are not, each followed by
+// note(flag): where else its value can come from ("" for nowhere; a nil
+// note adds nothing).
+func CheckRequired(cmd *cobra.Command, note func(flag string) string) error {
+	if note == nil {
+		note = func(string) string { return "" }
+	}
+	missing := missingFlags(cmd)
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return Usagef("--%s is required%s", missing[0], note(missing[0]))
+	}
+	lines := make([]string, len(missing))
+	for i, f := range missing {
+		lines[i] = "  --" + f + note(f)
+	}
+	return Usagef("%d required flags are missing:\n%s", len(missing), strings.Join(lines, "\n"))
+}
+
+// missingFlags are the flags Require declared for cmd that are not set.
+func missingFlags(cmd *cobra.Command) []string {
+	var out []string
+	for _, f := range strings.Split(cmd.Annotations[requiredAnnotation], ",") {
+		if f != "" && !cmd.Flags().Changed(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func dashed(flags []string) []string {
+	out := make([]string, len(flags))
+	for i, f := range flags {
+		out[i] = "--" + f
+	}
+	return out
+}
+
+// andList joins words as a sentence does: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+func quoteAll(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = strconv.Quote(a)
+	}
+	return strings.Join(q, " ")
 }
 
 // CheckHelpArgs refuses, before cobra runs, an unknown verb that cobra would
@@ -175,5 +322,44 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 			names = append(names, c.Name())
 		}
 	}
-	return Usagef("unknown command %q for %q: use one of %s", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+	verbs := "use one of " + strings.Join(names, ", ")
+	if s := suggestions(cmd, args[0]); len(s) > 0 {
+		verbs = "did you mean " + strings.Join(s, " or ") + "? (or " + verbs + ")"
+	}
+	return Usagef("unknown command %q for %q: %s", args[0], cmd.CommandPath(), verbs)
+}
+
+// suggestions are what a mistyped verb of cmd most likely meant: cmd's verbs
+// within two edits of it or starting with it (cobra's rule: "stauts" →
+// "status"), and any command of the tree with exactly its name or listing
+// it in SuggestFor ("merge" → "dataset merge"), each quoted as typed after
+// the program's name.
+func suggestions(cmd *cobra.Command, typed string) []string {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	root := cmd.Root()
+	var out []string
+	add := func(c *cobra.Command) {
+		s := strconv.Quote(strings.TrimPrefix(c.CommandPath(), root.Name()+" "))
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, name := range cmd.SuggestionsFor(typed) {
+		if c, _, err := cmd.Find([]string{name}); err == nil {
+			add(c)
+		}
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() && (sub.Name() == typed || slices.Contains(sub.SuggestFor, typed)) {
+				add(sub)
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
 }

@@ -76,6 +76,12 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 			return r, fmt.Errorf("devstack: %s (pid %d) is running with other options (%s): run `whestbake dev down` first to change them",
 				c, pid, strings.Join(argv[1:], " "))
 		}
+		// The pid runs, but a health probe of the address would pass for
+		// any server there: it counts only if the port is this pid's.
+		if h, found, known := portHolder(s.ports[0].port); known && found && h.PID != pid {
+			return r, fmt.Errorf("devstack: %s (pid %d) runs from %s, but %s is held by %s, not by it: "+
+				"run `whestbake dev down`, then `whestbake dev up` (with --move-if-taken to move to free ports)", c, pid, o.Dir, s.addr, h)
+		}
 		err := waitHealthy(ctx, o, s, func() error {
 			if alive(pid) {
 				return nil
@@ -100,6 +106,9 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 			return r, err
 		}
 	}
+	if err := o.writeRecord(); err != nil {
+		return r, err
+	}
 	pid, exited, err := spawn(proc{bin: o.bin(c), args: s.args, env: s.env, dir: o.Dir, log: r.Log, pid: o.pidFile(c)})
 	if err != nil {
 		return r, err
@@ -117,7 +126,7 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		os.Remove(o.pidFile(c))
 		tail := logTail(r.Log, 15)
 		if p, ok := portTakenInLog(tail, s.ports); ok && errors.Is(err, errExited) {
-			return r, &PortInUseError{Port: p.port, Key: p.key}
+			return r, inUse(p)
 		}
 		return r, fmt.Errorf("devstack: %s did not come up on %s: %w; last lines of %s:\n%s", c, s.addr, err, r.Log, tail)
 	}

@@ -4,6 +4,7 @@
 package devstack
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -39,7 +40,8 @@ type SearchAttribute struct{ Name, Type string }
 var SearchAttributes = []SearchAttribute{{"BakeID", "Keyword"}, {"BakeStage", "Keyword"}}
 
 // Options place the dev stack. Zero fields take the defaults of
-// DefaultOptions, so tests set only what they change.
+// DefaultOptions, so tests set only what they change; a zero port takes
+// the one recorded in Dir (Record) before the default.
 type Options struct {
 	Dir              string        // state, logs and pid files
 	BinDir           string        // holds the temporal and minio binaries (`make tools`)
@@ -52,6 +54,10 @@ type Options struct {
 	Buckets          []string      // created once MinIO is healthy
 	StartTimeout     time.Duration // how long a server may take to become healthy
 	StopTimeout      time.Duration // how long SIGTERM is given before SIGKILL
+	// MoveIfTaken makes Up start a server whose port another program
+	// holds on a free port instead (the record says where) rather than
+	// fail: `dev up --move-if-taken`, what `make demo` runs.
+	MoveIfTaken bool
 	// MinIOCertsDir, when set, serves MinIO over TLS: it holds public.crt
 	// and private.key (MinIO's --certs-dir layout), and MinIOCAFile the CA
 	// that signed them, which S3Config's clients trust.
@@ -95,19 +101,15 @@ func (o Options) S3Config() store.Config {
 
 func addr(port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
-// withDefaults fills zero fields and makes paths absolute, since the
-// servers outlive the working directory of the command that started them.
+// Resolved is o as the stack runs with it: zero fields filled, ports from
+// Dir's record first, paths absolute.
+func (o Options) Resolved() (Options, error) { return o.withDefaults() }
+
+// withDefaults fills zero fields, ports from Dir's record first, and makes
+// paths absolute, since the servers outlive the working directory of the
+// command that started them.
 func (o Options) withDefaults() (Options, error) {
 	d := DefaultOptions()
-	fill := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	fill(&o.TemporalPort, d.TemporalPort)
-	fill(&o.UIPort, d.UIPort)
-	fill(&o.MinIOPort, d.MinIOPort)
-	fill(&o.MinIOConsolePort, d.MinIOConsolePort)
 	if o.Dir == "" {
 		o.Dir = d.Dir
 	}
@@ -133,6 +135,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.BinDir, err = filepath.Abs(o.BinDir); err != nil {
 		return o, fmt.Errorf("devstack: bin dir %q: %w", o.BinDir, err)
 	}
+	rec, _, err := ReadRecord(o.Dir)
+	if err != nil {
+		return o, err
+	}
+	o.TemporalPort = cmp.Or(o.TemporalPort, rec.TemporalPort, d.TemporalPort)
+	o.UIPort = cmp.Or(o.UIPort, rec.UIPort, d.UIPort)
+	o.MinIOPort = cmp.Or(o.MinIOPort, rec.MinIOPort, d.MinIOPort)
+	o.MinIOConsolePort = cmp.Or(o.MinIOConsolePort, rec.MinIOConsolePort, d.MinIOConsolePort)
 	return o, o.validate()
 }
 

@@ -13,13 +13,27 @@ import (
 // PortInUseError says a port the stack needs is held by a program that is
 // not this stack's server, and which option moves the stack elsewhere.
 type PortInUseError struct {
-	Port int
-	Key  string // the flag / config key that sets this port, e.g. "minio-port"
+	Port   int
+	Key    string // the flag / config key that sets this port, e.g. "minio-port"
+	Holder string // who holds it, where procfs tells: "pid 123: temporal server start-dev …"
 }
 
 func (e *PortInUseError) Error() string {
-	return fmt.Sprintf("devstack: port %d on %s (%s) is in use by another program (a dev stack started with another --dir?): stop it, or choose another port with %s",
-		e.Port, host, e.Key, portKey{e.Port, e.Key}.hint())
+	who := "another program (a dev stack started with another --dir?)"
+	if e.Holder != "" {
+		who = "another program (" + e.Holder + ")"
+	}
+	return fmt.Sprintf("devstack: port %d on %s (%s) is in use by %s: stop it, choose another port with %s, "+
+		"or let `whestbake dev up --move-if-taken` pick a free one", e.Port, host, e.Key, who, portKey{e.Port, e.Key}.hint())
+}
+
+// inUse is the PortInUseError of p, naming its holder where procfs can.
+func inUse(p portKey) *PortInUseError {
+	err := &PortInUseError{Port: p.port, Key: p.key}
+	if h, found, _ := portHolder(p.port); found {
+		err.Holder = h.String()
+	}
+	return err
 }
 
 // portTakenInLog is the port of ports that a server's last start found
@@ -58,7 +72,7 @@ func checkFree(p portKey) error {
 			return fmt.Errorf("devstack: cannot listen on %s (%s): %w", addr(p.port), p.key, err)
 		}
 		if time.Now().After(deadline) {
-			return &PortInUseError{Port: p.port, Key: p.key}
+			return inUse(p)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -81,20 +95,27 @@ func FreePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// StartOnFreePorts is Start for a private stack whose ports came from
-// FreePorts: another process may grab one of them before the server binds
-// it, so on a PortInUseError it moves that port to a fresh one and tries
-// again (three times). It returns the options the component runs with.
+// StartOnFreePorts is Start for a stack that may run on any free ports: a
+// private one whose ports came from FreePorts, where another process may
+// grab one before the server binds it, or Up's with MoveIfTaken. On a
+// PortInUseError it moves that port to a fresh one and tries again (three
+// times). It returns the options the component runs with.
 func StartOnFreePorts(ctx context.Context, opts Options, c Component) (Options, error) {
+	_, opts, err := startMoving(ctx, opts, c)
+	return opts, err
+}
+
+// startMoving is StartOnFreePorts, also returning what Start returned.
+func startMoving(ctx context.Context, opts Options, c Component) (Running, Options, error) {
 	for attempt := 0; ; attempt++ {
-		_, err := Start(ctx, opts, c)
+		r, err := Start(ctx, opts, c)
 		var inUse *PortInUseError
 		if !errors.As(err, &inUse) || attempt == 3 {
-			return opts, err
+			return r, opts, err
 		}
 		fresh, ferr := FreePorts(1)
 		if ferr != nil {
-			return opts, ferr
+			return r, opts, ferr
 		}
 		for _, p := range []*int{&opts.TemporalPort, &opts.UIPort, &opts.MinIOPort, &opts.MinIOConsolePort} {
 			if *p == inUse.Port {

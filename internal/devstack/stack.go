@@ -25,7 +25,17 @@ func Up(ctx context.Context, opts Options, out io.Writer) (*Stack, error) {
 	}
 	st := &Stack{Options: o}
 	for _, c := range Components {
-		r, err := Start(ctx, o, c)
+		var r Running
+		if o.MoveIfTaken {
+			var moved Options
+			r, moved, err = startMoving(ctx, o, c)
+			for _, p := range movedPorts(o, moved) {
+				fmt.Fprintf(out, "%-8s %s\n", c, p)
+			}
+			o, st.Options = moved, moved
+		} else {
+			r, err = Start(ctx, o, c)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -36,38 +46,63 @@ func Up(ctx context.Context, opts Options, out io.Writer) (*Stack, error) {
 		}
 		st.Servers = append(st.Servers, r)
 	}
-	return st, nil
+	// Also when both were running already: a stack started before there
+	// were records gets one.
+	return st, o.writeRecord()
 }
 
-// Down stops every component started from opts.Dir, telling out what it
-// did. State (workflow database, objects) stays for the next Up.
+// Down stops every component started from opts.Dir (the pids its run/
+// holds, never whatever listens on its ports), telling out what it did.
+// State (workflow database, objects, the record of its ports) stays for
+// the next Up.
 func Down(opts Options, out io.Writer) error {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, c := range slices.Backward(Components) {
-		pid, err := stop(opts, c)
+		s, _ := o.server(c)
+		pid, err := stop(o, c)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
 		case pid == 0:
-			fmt.Fprintf(out, "%-8s not running\n", c)
+			fmt.Fprintf(out, "%-8s not running from %s\n", c, o.Dir)
 		default:
-			fmt.Fprintf(out, "%-8s stopped (pid %d)\n", c, pid)
+			fmt.Fprintf(out, "%-8s stopped (pid %d, %s)\n", c, pid, s.addr)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// movedPorts says which ports of from Up moved to serve to.
+func movedPorts(from, to Options) []string {
+	var out []string
+	for i, p := range from.ports() {
+		if q := to.ports()[i]; q.port != p.port {
+			out = append(out, fmt.Sprintf("port %d (%s) is taken: using %d instead", p.port, p.key, q.port))
+		}
+	}
+	return out
+}
+
 // State is what Status found for one component.
 type State struct {
 	Component Component
-	PID       int // 0: not running
+	PID       int // 0: not running from this state directory
 	Addr      string
 	Healthy   bool
 	Problem   string // why a running component is not healthy
+	// Other is who else listens on Addr, a program this stack did not
+	// start ("pid 123: …"; "" when nobody does, or procfs cannot tell).
+	// A server there is never taken for this stack's.
+	Other string
 }
 
 // Status reports each component's process and health without changing
-// anything.
+// anything: the servers of opts.Dir, on the ports its record holds unless
+// opts gives others.
 func Status(ctx context.Context, opts Options) ([]State, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -77,7 +112,14 @@ func Status(ctx context.Context, opts Options) ([]State, error) {
 	for _, c := range Components {
 		s, _ := o.server(c)
 		st := State{Component: c, Addr: s.addr, PID: livePID(o.pidFile(c), o.bin(c))}
-		if st.PID != 0 {
+		if h, found, _ := portHolder(s.ports[0].port); found && (h.PID == 0 || h.PID != st.PID) {
+			st.Other = h.String()
+		}
+		switch {
+		case st.PID == 0:
+		case st.Other != "":
+			st.Problem = fmt.Sprintf("%s is held by %s, not by this stack's server", s.addr, st.Other)
+		default:
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			if err := s.healthy(pctx); err != nil {
 				st.Problem = err.Error()

@@ -37,7 +37,7 @@ type Config struct {
 type Temporal struct {
 	Address   string      `mapstructure:"address"`
 	Namespace string      `mapstructure:"namespace"`
-	UI        string      `mapstructure:"ui"` // Web UI base URL, for the links the starter prints
+	UI        string      `mapstructure:"ui"` // Web UI base URL for the starter's links; empty: the dev stack's, if Address is its frontend, else none
 	TLS       TemporalTLS `mapstructure:"tls"`
 	// APIKey is sent as "authorization: Bearer <key>" on every call (the
 	// SDK's client.NewAPIKeyStaticCredentials). It comes from the config
@@ -192,10 +192,10 @@ const (
 )
 
 // Dev-stack endpoints, the defaults, so that a worker and a starter on one
-// machine need nothing but credentials after `whestbake dev up`.
+// machine need nothing but credentials after `whestbake dev up` (whose
+// record of the ports it chose comes before them: LoadUnder).
 const (
 	DefaultTemporalAddress = "127.0.0.1:7233"
-	DefaultUI              = "http://127.0.0.1:8233"
 	DefaultS3Endpoint      = "127.0.0.1:9000"
 	DefaultBucket          = "whestbake"
 )
@@ -204,7 +204,7 @@ const (
 // Credentials have no default: they come from the environment or the file.
 func Default() Config {
 	return Config{
-		Temporal: Temporal{Address: DefaultTemporalAddress, Namespace: "default", UI: DefaultUI},
+		Temporal: Temporal{Address: DefaultTemporalAddress, Namespace: "default"},
 		S3:       S3{Endpoint: DefaultS3Endpoint, Bucket: DefaultBucket, Addressing: store.AddressingAuto},
 		Bake: Bake{
 			Sampler: string(bakeapi.SamplerPhilox), DotProduct: string(bakeapi.DotFMA),

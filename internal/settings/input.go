@@ -51,7 +51,11 @@ func (c Config) StoreConfig() store.Config {
 		Region: s.Region, CAFile: s.CAFile, Addressing: s.Addressing}
 }
 
-// WorkflowURL is the Web UI page of a workflow.
+// WorkflowURL is the Web UI page of a workflow, "" when the UI is not known
+// (temporal.ui is empty).
 func (c Config) WorkflowURL(workflowID string) string {
+	if c.Temporal.UI == "" {
+		return ""
+	}
 	return strings.TrimSuffix(c.Temporal.UI, "/") + "/namespaces/" + url.PathEscape(c.Temporal.Namespace) + "/workflows/" + url.PathEscape(workflowID)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -39,7 +40,13 @@ WHESTBAKE_S3_SECRET_KEY only.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := settings.Load(cmdline.ConfigFile(cmd.Flags()), settings.FlagOverrides(cmd.Flags(), flagKeys))
+			// A server the config does not name is the one of the dev
+			// stack `whestbake dev up` recorded here, as for the starter.
+			dev, err := devstack.ClientDefaults(devstack.DefaultOptions().Dir)
+			if err != nil {
+				return err
+			}
+			cfg, err := settings.LoadUnder(cmdline.ConfigFile(cmd.Flags()), dev, settings.FlagOverrides(cmd.Flags(), flagKeys))
 			if err != nil {
 				return err
 			}
