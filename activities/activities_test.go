@@ -36,6 +36,8 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
 		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
 		{"Push stops a stalled copy", testPushStopsAStalledCopy},
+		{"Push rides out a burst of 503s", testPushRidesOutABurstOf503s},
+		{"Push ends its attempt in a storm of 503s", testPushEndsItsAttemptInAStormOf503s},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
 		{"MergeSplit fails at once on a damaged partial", testMergeSplitFailsAtOnceOnADamagedPartial},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
@@ -43,6 +45,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
 		{"Keep intermediates", testKeepIntermediates},
 		{"Restart after cleanup", testRestartAfterCleanup},
+		{"Committed objects that vanish are said to be gone", testCommittedObjectsThatVanishAreSaidToBeGone},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, f) })
 	}

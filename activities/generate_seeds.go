@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
@@ -69,7 +70,8 @@ func (a *Activities) storeSeeds(ctx context.Context, in bakeapi.GenerateSeedsInp
 	if in.UploadedKey != "" {
 		d, err := a.getSeeds(ctx, in.UploadedKey, in.NMLPs)
 		if errors.Is(err, store.ErrNotFound) {
-			return none, fatal(bakeapi.ErrInvalidSeeds, "split %s: uploaded seeds file %s is missing from the bucket; start the bake again with the starter, which uploads it", in.Split, in.UploadedKey)
+			return none, gone(fmt.Sprintf("split %s: the seeds file %s was uploaded by `whestbake bake` before it started this bake, but it is gone",
+				in.Split, uri(a.Store, in.UploadedKey)), restart(in.BakeID)+", which uploads it again")
 		}
 		if err != nil {
 			return none, storeErr(err)

@@ -92,9 +92,12 @@ const (
 	// reasons above) suggests, but any of
 	//   - a per-MLP result with the wrong number of means, or a checkpoint
 	//     the engine refuses (BakeSlice);
-	//   - a committed directory (slice partial, merged split, dataset) that
-	//     was never committed, whose manifest or files fail their checks, or
-	//     whose manifest points outside it (MergeSplit, CombineSplits, Push);
+	//   - a committed directory (slice partial, merged split, dataset) whose
+	//     manifest or files fail their checks, or whose manifest points
+	//     outside it (MergeSplit, CombineSplits, Push);
+	//   - an object an earlier step committed (such a directory's manifest
+	//     or files, a split's seeds file) that is gone from the bucket:
+	//     something outside whestbake deleted it;
 	//   - a partial's metadata.json, or a merged dataset the dataset
 	//     package rejects (MergeSplit, CombineSplits);
 	//   - a dataset whose metadata.json or card the Hub's card cannot be

@@ -119,15 +119,15 @@ func (p *FaultProxy) wait(r *http.Request, d time.Duration) bool {
 // writeS3Error answers as S3 does when it refuses a request: the status
 // and an XML error document with the code S3 gives it.
 func writeS3Error(w http.ResponseWriter, r *http.Request, status int) {
-	code := "InternalError"
+	code, msg := "InternalError", "We encountered an internal error. Please try again."
 	if status == http.StatusServiceUnavailable {
-		code = "SlowDown"
+		code, msg = "SlowDown", "Please reduce your request rate."
 	}
 	w.Header().Set("Content-Type", "application/xml")
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+
-			`<Error><Code>%s</Code><Message>injected by the test's fault proxy</Message>`+
-			`<Resource>%s</Resource><RequestId>fault-proxy</RequestId></Error>`, code, r.URL.Path)
+			`<Error><Code>%s</Code><Message>%s (injected by the test's fault proxy)</Message>`+
+			`<Resource>%s</Resource><RequestId>fault-proxy</RequestId></Error>`, code, msg, r.URL.Path)
 	}
 }
