@@ -21,3 +21,12 @@ func SetCopyRetry(t interface{ Cleanup(func()) }, tries int, first, max time.Dur
 	copyRetry = retryPolicy{Tries: tries, First: first, Max: max}
 	t.Cleanup(func() { copyRetry = old })
 }
+
+// SetCheckpointSaveTimeout bounds a checkpoint save by d until the test
+// ends, so that a test of an S3 that stopped answering need not wait 30 s a
+// save.
+func SetCheckpointSaveTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := checkpointSaveTimeout
+	checkpointSaveTimeout = d
+	t.Cleanup(func() { checkpointSaveTimeout = old })
+}

@@ -122,6 +122,11 @@ const (
 const (
 	ErrEngineStalled  = "EngineStalled"
 	ErrWorkerStopping = "WorkerStopping"
+	// ErrStoreUnavailable is a slice attempt ended because S3 kept failing
+	// it: its checkpoint saves failed several times in a row, or an S3
+	// request held it past the stall timeout. The message names S3 and the
+	// key; the slice is retried, on any worker, as after a failure.
+	ErrStoreUnavailable = "StoreUnavailable"
 	// ErrBakeFailed wraps a failure whose cause had no type of its own.
 	ErrBakeFailed = "BakeFailed"
 )
