@@ -161,6 +161,34 @@ func TestStore(t *testing.T) {
 		}
 	})
 
+	t.Run("delete in checked batches", func(t *testing.T) {
+		// Each bulk request runs through Batch, which may stop the
+		// deletion between two of them: what went before is reported.
+		const n = 2_100
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(16)
+		for i := range n {
+			g.Go(func() error { return s.Put(gctx, fmt.Sprintf("db/%04d", i), []byte("x")) })
+		}
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		refused := errors.New("the lock is gone")
+		var batches int
+		gone, err := s.DeleteWhere(ctx, store.Deletion{Prefix: "db/", Batch: func(ctx context.Context, remove func(context.Context) error) error {
+			if batches++; batches == 3 {
+				return refused
+			}
+			return remove(ctx)
+		}})
+		if !errors.Is(err, refused) || gone != (store.Tally{Objects: 2_000, Bytes: 2_000}) {
+			t.Errorf("DeleteWhere stopped at the third batch: %+v, %v; want two batches of 1,000 and the refusal", gone, err)
+		}
+		if left, err := s.List(ctx, "db/"); err != nil || len(left) != n-2_000 {
+			t.Errorf("%d keys left (%v), want %d", len(left), err, n-2_000)
+		}
+	})
+
 	t.Run("files", func(t *testing.T) {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "src.bin")
