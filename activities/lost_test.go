@@ -45,6 +45,20 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 			t.Fatal(err)
 		}
 	}
+	// vanish deletes key and returns what puts it back, as from a backup.
+	vanish := func(t *testing.T, key string) (restore func()) {
+		t.Helper()
+		data, err := f.st.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		del(key)
+		return func() {
+			if err := f.st.PutCreate(ctx, key, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	sd := seedSplit(t, a, id, 3, 21)
 	for k, r := range [][2]int{{0, 1}, {1, 3}} {
 		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(id, sd, k, r[0], r[1]))
@@ -54,42 +68,21 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 	t.Run("a file of a committed slice", func(t *testing.T) {
 		m := readManifest(t, f.st, b.Slice(split, 1))
 		file := path.Join(b.Slice(split, 1), m.Files[0].Path)
-		data, err := f.st.Get(ctx, file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		del(file)
-		_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
+		defer vanish(t, file)()
+		_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
 		wantGone(t, f, err, file, "was committed with its directory")
-		if err := f.st.PutCreate(ctx, file, data); err != nil { // restored from a backup
-			t.Fatal(err)
-		}
 	})
 	t.Run("the manifest of a committed slice", func(t *testing.T) {
-		data, err := f.st.Get(ctx, keys.Manifest(b.Slice(split, 0)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		del(keys.Manifest(b.Slice(split, 0)))
-		_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
+		defer vanish(t, keys.Manifest(b.Slice(split, 0)))()
+		_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
 		wantGone(t, f, err, b.Slice(split, 0)+"/", "was committed before this step ran")
-		if err := f.st.PutCreate(ctx, keys.Manifest(b.Slice(split, 0)), data); err != nil {
-			t.Fatal(err)
-		}
 	})
 	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, merge)
 	t.Run("the metadata of a committed merged split", func(t *testing.T) {
 		key := merged.Prefix + "/metadata.json"
-		data, err := f.st.Get(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		del(key)
-		_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
+		defer vanish(t, key)()
+		_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
 		wantGone(t, f, err, key, "was committed with its directory")
-		if err := f.st.PutCreate(ctx, key, data); err != nil {
-			t.Fatal(err)
-		}
 	})
 	combine := bakeapi.CombineSplitsInput{BakeID: id, Splits: []string{merged.Prefix}, KeepIntermediates: true}
 	ds := mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, combine)
