@@ -111,9 +111,17 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 		_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput(id, sd, 2, 0, 3))
 		wantGone(t, f, err, sd.SeedsKey, "was stored by GenerateSeeds (the workflow recorded its sha256 "+sd.SHA256+")")
 	})
-	t.Run("the seeds file the starter uploaded", func(t *testing.T) {
+	// Nothing proves that an uploaded seeds file was uploaded (a bake
+	// started by another client has none): its absence says both.
+	t.Run("the seeds file the starter uploads", func(t *testing.T) {
 		in := bakeapi.GenerateSeedsInput{BakeID: id, Split: "uploaded", NMLPs: 3, UploadedKey: b.InputSeeds("uploaded")}
 		_, err := run[bakeapi.GenerateSeedsOutput](a, a.GenerateSeeds, in)
-		wantGone(t, f, err, in.UploadedKey, "was uploaded by `whestbake bake` before it started this bake")
+		msg := wantAppError(t, err, bakeapi.ErrInvalidSeeds).Error()
+		for _, want := range []string{"s3://" + f.bucket + "/" + in.UploadedKey + " is not in the bucket", "something deleted it since",
+			"or the bake was started by another client", "restart the bake with `whestbake bake --id vanished`"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("error %q does not say %q", msg, want)
+			}
+		}
 	})
 }

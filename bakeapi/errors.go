@@ -96,8 +96,8 @@ const (
 	//     manifest or files fail their checks, or whose manifest points
 	//     outside it (MergeSplit, CombineSplits, Push);
 	//   - an object an earlier step committed (such a directory's manifest
-	//     or files, a split's seeds file) that is gone from the bucket:
-	//     something outside whestbake deleted it;
+	//     or files, a split's seeds file GenerateSeeds stored) that is gone
+	//     from the bucket: something outside whestbake deleted it;
 	//   - a partial's metadata.json, or a merged dataset the dataset
 	//     package rejects (MergeSplit, CombineSplits);
 	//   - a dataset whose metadata.json or card the Hub's card cannot be
