@@ -114,9 +114,12 @@ func runGC(ctx context.Context, cfg settings.Config, id string, force bool, out,
 		keep = func(key string) bool { return !b.Intermediate(key) }
 	}
 	gone, err := g.delete(ctx, keep)
-	if err != nil {
+	if err != nil && gone.Objects > 0 {
 		return fmt.Errorf("%w (gc deleted %d objects, %s, of bake %s before it stopped, commit markers first: "+
 			"a restart recomputes what is gone)", err, gone.Objects, bake.FormatBytes(gone.Bytes), id)
+	}
+	if err != nil {
+		return err
 	}
 	left, err := st.Usage(ctx, b.Prefix())
 	if err != nil {
