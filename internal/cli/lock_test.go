@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/devstack"
@@ -22,13 +20,7 @@ import (
 // that names the holder, a 10-minute bound for a holder that died, a gc
 // that renews it before it ends and stops when the bake starts without it.
 func TestBakeLockOnTemporal(t *testing.T) {
-	o := devtest.StartTemporal(t, devtest.Options(t))
-	c, err := client.Dial(client.Options{HostPort: o.TemporalAddr(), Namespace: devstack.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := devtest.Client(t, devtest.StartTemporal(t, devtest.Options(t)))
 	ctx := context.Background()
 	describe := func(t *testing.T, runID string) enums.WorkflowExecutionStatus {
 		t.Helper()
