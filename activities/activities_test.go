@@ -23,6 +23,9 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice refuses a shape too big for the worker", testBakeSliceRefusesAShapeTooBigForTheWorker},
 		{"BakeSlice stops for worker shutdown", testBakeSliceStopsForWorkerShutdown},
 		{"BakeSlice takes a 4.0 salt from the worker", testBakeSliceProtocolV4},
+		{"BakeSlice cut off from S3 fails its attempt", testBakeSliceCutOffFromS3FailsItsAttempt},
+		{"BakeSlice rides out a failed checkpoint save", testBakeSliceRidesOutAFailedCheckpointSave},
+		{"BakeSlice stalled on S3 names S3", testBakeSliceStalledOnS3NamesS3},
 		{"NameSplit names a 4.0 split once", testNameSplitProtocolV4},
 		{"GenerateSeeds matches numpy", testGenerateSeedsMatchesNumpy},
 		{"GenerateSeeds is create-only", testGenerateSeedsIsCreateOnly},
@@ -37,6 +40,8 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
 		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
 		{"Push stops a stalled copy", testPushStopsAStalledCopy},
+		{"Push rides out a burst of 503s", testPushRidesOutABurstOf503s},
+		{"Push ends its attempt in a storm of 503s", testPushEndsItsAttemptInAStormOf503s},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
 		{"MergeSplit fails at once on a damaged partial", testMergeSplitFailsAtOnceOnADamagedPartial},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
@@ -44,6 +49,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
 		{"Keep intermediates", testKeepIntermediates},
 		{"Restart after cleanup", testRestartAfterCleanup},
+		{"Committed objects that vanish are said to be gone", testCommittedObjectsThatVanishAreSaidToBeGone},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, f) })
 	}

@@ -123,6 +123,10 @@ type sliceRun struct {
 	prefix string
 	hb     *heartbeat
 	log    tlog.Logger
+	// stop ends the attempt's engine run with its cause.
+	stop context.CancelCauseFunc
+	// failedSaves counts the checkpoint saves that failed in a row.
+	failedSaves saveFailures
 
 	// Set by prepare.
 	plan bake.Plan
@@ -152,6 +156,7 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	r.hb.update(func(p *bakeapi.SliceProgress) { p.SamplesEach = r.plan.Spec.NSamples })
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	r.stop = stop
 	go a.beat(ctx, runCtx, r.hb, stop)
 
 	// Every MLP of the slice, in order; then the partial dataset from their
@@ -160,13 +165,7 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	for _, m := range ids {
 		res, how, err := r.mlp(runCtx, m)
 		if err != nil {
-			if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil {
-				if errors.Is(cause, errStopping) {
-					return out, r.hb.stopped(activity.GetInfo(ctx).Attempt)
-				}
-				return out, cause // stalled engine: a retryable error with its reason
-			}
-			return out, err
+			return out, r.failure(ctx, runCtx, err)
 		}
 		switch how {
 		case bake.Reused:
@@ -180,8 +179,25 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 		results = append(results, res)
 		r.hb.update(func(p *bakeapi.SliceProgress) { p.DoneMLPs++ })
 	}
-	out.ManifestSHA256, err = r.commit(ctx, ids, results)
-	return out, err
+	if out.ManifestSHA256, err = r.commit(runCtx, ids, results); err != nil {
+		return out, r.failure(ctx, runCtx, err)
+	}
+	return out, nil
+}
+
+// failure is the attempt's error for err, which a step of its run (ctx
+// derived as runCtx) returned: the cause the run was stopped with, if it
+// was (the worker stopping, a stall, S3 failing: retryable errors with
+// their reasons), else err.
+func (r *sliceRun) failure(ctx, runCtx context.Context, err error) error {
+	cause := context.Cause(runCtx)
+	switch {
+	case cause == nil || ctx.Err() != nil:
+		return err
+	case errors.Is(cause, errStopping):
+		return r.hb.stopped(activity.GetInfo(ctx).Attempt)
+	}
+	return cause
 }
 
 // committed reports whether an earlier attempt committed the slice, and
@@ -222,6 +238,7 @@ func (r *sliceRun) prepare(ctx context.Context) ([]bake.MLP, error) {
 func (r *sliceRun) commit(ctx context.Context, ids []bake.MLP, results []mlpResult) (string, error) {
 	spec := r.plan.Spec
 	md := bake.Metadata(r.plan, r.desc, recordedOrNow(r.in.CreatedAt))
+	defer r.waitS3("commit of the partial dataset", r.prefix+"/")()
 	return r.a.commitPartial(ctx, r.prefix, md, spec, sliceSeal(r.in, ""), func(write func(dataset.Row) error) error {
 		for i, res := range results {
 			row, err := resultRow(spec, ids[i], res, r.weights)
@@ -339,7 +356,10 @@ func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome
 func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, error) {
 	spec, key := r.plan.Spec, r.b.MLPResult(r.in.Split, m.Index)
 	var res mlpResult
-	switch _, err := r.a.Store.GetSealed(ctx, key, &res, &res.Seal, sliceSeal(r.in, key)); {
+	done := r.waitS3("get", key)
+	_, err := r.a.Store.GetSealed(ctx, key, &res, &res.Seal, sliceSeal(r.in, key))
+	done()
+	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(r.in, res.Fingerprint):
 		return res, false, mismatch("result", key, m.Index)
@@ -368,7 +388,10 @@ func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, erro
 func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoint, error) {
 	spec, key := r.plan.Spec, r.b.MLPCheckpoint(r.in.Split, m.Index)
 	var cp storedCheckpoint
-	switch _, err := r.a.Store.GetSealed(ctx, key, &cp, &cp.Seal, sliceSeal(r.in, key)); {
+	done := r.waitS3("get", key)
+	_, err := r.a.Store.GetSealed(ctx, key, &cp, &cp.Seal, sliceSeal(r.in, key))
+	done()
+	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case errors.Is(err, seal.ErrOtherSpec), err == nil && !sameSpec(r.in, cp.Fingerprint):
 		return nil, mismatch("checkpoint", key, m.Index)
@@ -410,8 +433,9 @@ func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Ch
 		if pending == nil {
 			return nil
 		}
-		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointSaveTimeout)
 		defer cancel()
+		defer r.waitS3("put", key)()
 		err := r.a.Store.Put(saveCtx, key, pending)
 		pending, lastSave, saved = nil, time.Now(), true
 		if err == nil {
@@ -431,8 +455,13 @@ func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Ch
 		sc := storedCheckpoint{Fingerprint: r.in.Fingerprint, Checkpoint: cp}
 		pending, _ = seal.Marshal(&sc, &sc.Seal, sliceSeal(r.in, key))
 		if time.Since(lastSave) >= r.a.checkpointEvery() {
-			if err := save(); err != nil {
+			err := save()
+			if err != nil {
 				r.log.Warn("checkpoint save failed", "MLP", m.Index, "Error", err)
+			}
+			if cause := r.failedSaves.record(err, uri(r.a.Store, key)); cause != nil {
+				pending = nil // no save on the way out: S3 has refused enough
+				r.stop(cause)
 			}
 		}
 	})
@@ -463,12 +492,17 @@ func (r *sliceRun) save(ctx context.Context, m bake.MLP, stats gpuengine.Result,
 	if err != nil {
 		return mlpResult{}, err
 	}
-	if err := r.a.Store.PutCreate(ctx, key, data); err != nil && !errors.Is(err, store.ErrExists) {
+	done := r.waitS3("create", key)
+	err = r.a.Store.PutCreate(ctx, key, data)
+	done()
+	if err != nil && !errors.Is(err, store.ErrExists) {
 		return mlpResult{}, storeErr(err)
 	}
 	r.hb.saved()
 	if hasCheckpoint {
-		_ = r.a.Store.Delete(ctx, r.b.MLPCheckpoint(r.in.Split, m.Index))
+		cp := r.b.MLPCheckpoint(r.in.Split, m.Index)
+		defer r.waitS3("delete", cp)()
+		_ = r.a.Store.Delete(ctx, cp)
 	}
 	return res, nil
 }
@@ -490,6 +524,53 @@ func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult, weights []float32) (d
 	return bake.NewRow(spec, m, w, stats), nil
 }
 
+// waitS3 notes that the attempt waits on an S3 request (op on key) until
+// the returned done is called, so that a stall names S3.
+func (r *sliceRun) waitS3(op, key string) (done func()) {
+	return r.hb.waitingOn(op + " " + uri(r.a.Store, key))
+}
+
+// checkpointSaveTimeout bounds one checkpoint save: the engine waits for it.
+var checkpointSaveTimeout = 30 * time.Second
+
+// saveFailures is a run of checkpoint saves that failed in a row.
+type saveFailures struct {
+	n     int
+	since time.Time // when the first of them failed
+}
+
+// A worker that cannot save its checkpoints keeps computing work it would
+// lose, and holds the slice all the while (its heartbeats go on). So a run
+// of failed saves ends the attempt: after maxFailedSaves of them, or when
+// one fails maxFailingSaves after the first (with a long
+// worker.checkpoint-every). At the defaults, saves every 10 s that wait up
+// to 30 s each, that is within 2 minutes; a single failed save, a blip,
+// costs nothing.
+const (
+	maxFailedSaves  = 3
+	maxFailingSaves = 2 * time.Minute
+)
+
+// record notes how a checkpoint save to the s3:// address at went (err);
+// it returns the error that ends the attempt once the saves have failed
+// too often or too long.
+func (f *saveFailures) record(err error, at string) error {
+	if err == nil {
+		*f = saveFailures{}
+		return nil
+	}
+	if f.n == 0 {
+		f.since = time.Now()
+	}
+	f.n++
+	if f.n < maxFailedSaves && time.Since(f.since) < maxFailingSaves {
+		return nil
+	}
+	return temporal.NewApplicationError(fmt.Sprintf("S3 failed %d checkpoint saves in a row over %s, the last one to %s: %v; "+
+		"this worker cannot save its progress, so the attempt ends and the slice is retried (check s3.endpoint and the network to it)",
+		f.n, time.Since(f.since).Round(time.Second), at, err), bakeapi.ErrStoreUnavailable)
+}
+
 // heartbeat is the slice's live progress, shared by the engine callback and the ticker.
 type heartbeat struct {
 	mu   sync.Mutex
@@ -498,6 +579,38 @@ type heartbeat struct {
 	// stored counts the checkpoints and results this attempt stored: what
 	// a stop keeps of its work.
 	stored int
+	// s3 is the S3 request the attempt waits on ("" when none), since s3Since.
+	s3      string
+	s3Since time.Time
+}
+
+// waitingOn records that the attempt waits on the S3 request what until
+// done is called.
+func (h *heartbeat) waitingOn(what string) (done func()) {
+	h.mu.Lock()
+	h.s3, h.s3Since = what, time.Now()
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		h.s3 = ""
+		h.mu.Unlock()
+	}
+}
+
+// stalled is the error of an attempt that made no progress for timeout:
+// S3's when a request to it is what the attempt waits on (the engine does
+// not run meanwhile), else the engine's.
+func (h *heartbeat) stalled(timeout time.Duration) error {
+	h.mu.Lock()
+	mlp, what, since := h.p.CurrentMLP, h.s3, h.s3Since
+	h.mu.Unlock()
+	if what != "" {
+		return temporal.NewApplicationError(fmt.Sprintf("no progress for %s on MLP %d: an S3 request (%s) has not returned for %s; "+
+			"this worker cannot reach S3, so the attempt ends and the slice is retried (check s3.endpoint and the network to it)",
+			timeout, mlp, what, time.Since(since).Round(time.Second)), bakeapi.ErrStoreUnavailable)
+	}
+	return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("engine made no progress for %s on MLP %d", timeout, mlp),
+		bakeapi.ErrEngineStalled, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second})
 }
 
 // errStopping is the cause beat gives the engine's context when the worker
@@ -564,8 +677,7 @@ func (a *Activities) beat(ctx, runCtx context.Context, h *heartbeat, stop contex
 		case <-tick.C:
 			p, last := h.snapshot()
 			if time.Since(last) > a.stallTimeout() {
-				stop(temporal.NewApplicationErrorWithOptions(fmt.Sprintf("engine made no progress for %s on MLP %d", a.stallTimeout(), p.CurrentMLP),
-					bakeapi.ErrEngineStalled, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second}))
+				stop(h.stalled(a.stallTimeout()))
 				return
 			}
 			activity.RecordHeartbeat(ctx, p)

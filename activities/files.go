@@ -127,38 +127,85 @@ func lost(err error) error {
 	return fatal(bakeapi.ErrCorruptPartial, "%v: it cannot be recomputed, so nothing is published from it: restore the object from a backup, or bake again under a new --id", err)
 }
 
-// downloadDir fetches a directory committed for id into dir and checks
-// every file. A file unlike its manifest on a second read, a manifest
+// fetchDir fetches a directory committed for id into dir and checks every
+// file. The workflow runs a step that fetches a directory only after the
+// step that committed it, so a missing manifest or file was committed and
+// is gone. A file unlike its manifest on a second read, a manifest
 // pointing outside its directory, or one that is not an intact commit of
 // id fails for good: reading the same bytes again cannot help.
-func downloadDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
+func fetchDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
 	m, _, err := readManifest(ctx, s, prefix, id)
-	if damaged(err) {
+	switch {
+	case damaged(err):
 		return lost(err)
-	}
-	if err != nil {
+	case errors.Is(err, store.ErrNotFound):
+		return goneDir(s, prefix, id.Bake)
+	case err != nil:
 		return storeErr(err)
 	}
-	return fetchFiles(ctx, s, prefix, m, dir)
+	return fetchFiles(ctx, s, prefix, m, dir, id.Bake)
 }
 
-// fetchFiles fetches the files of m, a directory's manifest, into dir and
-// checks every file, failing for good as downloadDir does.
-func fetchFiles(ctx context.Context, s *store.Store, prefix string, m manifest.Manifest, dir string) error {
+// fetchFiles fetches the files of m, the manifest of a directory bake
+// bakeID committed ("": a bake the caller does not know), into dir and
+// checks every file, failing for good as fetchDir does.
+func fetchFiles(ctx context.Context, s *store.Store, prefix string, m manifest.Manifest, dir, bakeID string) error {
+	var missing *manifest.MissingError
 	switch err := manifest.Fetch(ctx, s, prefix, m, dir); {
 	case errors.Is(err, manifest.ErrMismatch):
 		return lost(err)
 	case errors.Is(err, manifest.ErrUnsafePath):
 		return fatal(bakeapi.ErrCorruptPartial, "%v", err)
+	case errors.As(err, &missing):
+		return goneFile(s, prefix, missing.Key, bakeID)
 	default:
 		return storeErr(err)
 	}
 }
 
+// gone is the permanent failure of an object the bake committed that is no
+// longer in the bucket (what names it and says how the bake knows it was
+// committed). S3 reads its own writes, so no retry brings it back; and
+// whestbake deletes what a bake committed only after the steps that read
+// it, or with gc, which never runs beside the bake: something else deleted
+// it. That is not an object that was never written, and says so.
+func gone(what, fix string) error {
+	return fatal(bakeapi.ErrCorruptPartial, "%s: something outside whestbake deleted it "+
+		"(a lifecycle rule, an emptied or restored bucket, a delete by hand); %s", what, fix)
+}
+
+// goneDir is gone for the manifest of a committed directory: a restart of
+// the bake commits the directory again from what is left of its inputs.
+func goneDir(s *store.Store, prefix, bakeID string) error {
+	return gone(fmt.Sprintf("directory %s/ was committed before this step ran (the workflow runs it only then), but its manifest.json is gone",
+		uri(s, prefix)),
+		restart(bakeID)+", which commits the directory again from what is left")
+}
+
+// goneFile is gone for the file at key that a committed directory's
+// manifest lists: the manifest still says the directory is complete, so a
+// restart would take it as it is until the manifest goes too.
+func goneFile(s *store.Store, prefix, key, bakeID string) error {
+	return gone(fmt.Sprintf("%s was committed with its directory %s/ (whose manifest lists it), but it is gone", uri(s, key), uri(s, prefix)),
+		fmt.Sprintf("restore it, or delete %s and %s, which commits the directory again", uri(s, keys.Manifest(prefix)), restart(bakeID)))
+}
+
+// restart says how to restart bake bakeID ("": one an activity does not
+// know the ID of).
+func restart(bakeID string) string {
+	if bakeID == "" {
+		return "restart the bake (`whestbake bake` with its config)"
+	}
+	return fmt.Sprintf("restart the bake with `whestbake bake --id %s`", bakeID)
+}
+
+// uri is the s3:// address of key (a key or a folder) in s's bucket.
+func uri(s *store.Store, key string) string { return "s3://" + s.Bucket() + "/" + key }
+
 func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 
 // downloadAll fetches committed directories into dir/<i> (in order) and returns
-// the local paths; a directory that was never committed is a corrupt input.
+// the local paths (fetchDir says what a missing or damaged one is).
 // A few directories are fetched at once: a split of thousands of slices is
 // thousands of small round trips.
 func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir string, id seal.Seal) ([]string, error) {
@@ -170,15 +217,6 @@ func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir str
 		g.Go(func() error { return fetchDir(gctx, s, p, out[i], id) })
 	}
 	return out, g.Wait()
-}
-
-// fetchDir is downloadDir of a directory that must have been committed.
-func fetchDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
-	err := downloadDir(ctx, s, prefix, dir, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return fatal(bakeapi.ErrCorruptPartial, "%s has no manifest: it was never committed", prefix)
-	}
-	return err
 }
 
 // fetchInOrder yields local copies of the committed directories at

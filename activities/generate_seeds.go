@@ -69,7 +69,12 @@ func (a *Activities) storeSeeds(ctx context.Context, in bakeapi.GenerateSeedsInp
 	if in.UploadedKey != "" {
 		d, err := a.getSeeds(ctx, in.UploadedKey, in.NMLPs)
 		if errors.Is(err, store.ErrNotFound) {
-			return none, fatal(bakeapi.ErrInvalidSeeds, "split %s: uploaded seeds file %s is missing from the bucket; start the bake again with the starter, which uploads it", in.Split, in.UploadedKey)
+			// The starter uploads it before it starts the bake, but nothing
+			// here proves that this bake came through the starter.
+			return none, fatal(bakeapi.ErrInvalidSeeds, "split %s: the seeds file %s is not in the bucket: `whestbake bake` uploads it "+
+				"before it starts a bake, so something deleted it since (a lifecycle rule, an emptied or restored bucket, a delete by hand, "+
+				"a gc of another whestbake) or the bake was started by another client; %s, which uploads it again",
+				in.Split, uri(a.Store, in.UploadedKey), restart(in.BakeID))
 		}
 		if err != nil {
 			return none, storeErr(err)

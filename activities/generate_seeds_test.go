@@ -105,7 +105,6 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 		{"wrong count", "[1, 2]", 3},
 		{"not JSON", "1 2 3", 3},
 		{"negative seed", "[1, -2, 3]", 3},
-		{"missing upload", "", 3},
 		// Valid JSON, but more bytes than 3 seeds take: not read beyond
 		// the bound, whoever put it in the bucket.
 		{"oversized", "[1, 2, 3]" + strings.Repeat(" ", int(bake.MaxSeedsFileBytes(3))), 3},
@@ -114,10 +113,8 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 		t.Run(c.name, func(t *testing.T) {
 			split := fmt.Sprintf("bad-%d", i)
 			key := b.InputSeeds(split)
-			if c.data != "" {
-				if err := f.st.Put(ctx, key, []byte(c.data)); err != nil {
-					t.Fatal(err)
-				}
+			if err := f.st.Put(ctx, key, []byte(c.data)); err != nil {
+				t.Fatal(err)
 			}
 			_, err := run[bakeapi.GenerateSeedsOutput](a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: "up", Split: split, NMLPs: c.n, UploadedKey: key})
 			wantAppError(t, err, bakeapi.ErrInvalidSeeds)

@@ -3,8 +3,6 @@ package activities_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -30,13 +27,7 @@ import (
 // anywhere on the queue: twelve workers with identities of their own, each
 // counted once, within seconds of their first polls.
 func TestGPUWorkersCountsEveryPartition(t *testing.T) {
-	o := devtest.StartTemporal(t, devtest.Options(t))
-	c, err := client.Dial(client.Options{HostPort: o.TemporalAddr(), Namespace: devstack.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := devtest.Client(t, devtest.StartTemporal(t, devtest.Options(t)))
 
 	const queue, workers = "gpu-count", 12
 	for i := range workers {

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	tlog "go.temporal.io/sdk/log"
 	"golang.org/x/sync/errgroup"
@@ -149,7 +150,7 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 				return nil, err
 			}
 		}
-		sf, err := a.recordedSeedsFile(ctx, in.SeedsKey, in.NMLPs, in.SeedsSHA256)
+		sf, err := a.recordedSeedsFile(ctx, in.BakeID, in.SeedsKey, in.NMLPs, in.SeedsSHA256)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +182,7 @@ func (a *Activities) NameSplit(ctx context.Context, in bakeapi.NameSplitInput) (
 	}
 	// Naming a million MLPs can outlast the GPU queue's heartbeat timeout.
 	defer keepAlive(ctx)()
-	sf, err := a.recordedSeedsFile(ctx, in.SeedsKey, in.NMLPs, in.SeedsSHA256)
+	sf, err := a.recordedSeedsFile(ctx, in.BakeID, in.SeedsKey, in.NMLPs, in.SeedsSHA256)
 	if err != nil {
 		return bakeapi.NameSplitOutput{}, err
 	}
@@ -191,13 +192,15 @@ func (a *Activities) NameSplit(ctx context.Context, in bakeapi.NameSplitInput) (
 	return bakeapi.NameSplitOutput{Blocks: len(bake.IdentityBlocksOf(bakeapi.Range{Start: 0, End: in.NMLPs}))}, nil
 }
 
-// recordedSeedsFile reads a split's seeds file of n MLPs at key, checked
-// against the sha256 the workflow recorded.
-func (a *Activities) recordedSeedsFile(ctx context.Context, key string, n int, sum string) (bake.SeedFile, error) {
+// recordedSeedsFile reads the seeds file of n MLPs at key of bake bakeID,
+// checked against the sha256 the workflow recorded when GenerateSeeds
+// stored it: a missing one was stored, and is gone.
+func (a *Activities) recordedSeedsFile(ctx context.Context, bakeID, key string, n int, sum string) (bake.SeedFile, error) {
 	data, err := a.getSeeds(ctx, key, n)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return bake.SeedFile{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s is missing", key)
+			return bake.SeedFile{}, gone(fmt.Sprintf("seeds file %s was stored by GenerateSeeds (the workflow recorded its sha256 %s), but it is gone",
+				uri(a.Store, key), sum), restart(bakeID)+", whose GenerateSeeds stores it again")
 		}
 		return bake.SeedFile{}, storeErr(err)
 	}

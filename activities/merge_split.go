@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,7 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		return out, err
 	} else if done {
 		out.ManifestSHA256 = sum
-		if err := a.countRows(ctx, prefix, m, &out); err != nil {
+		if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
 			return out, err
 		}
 		return out, a.dropSlices(ctx, in)
@@ -91,7 +92,7 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		return out, err
 	}
 	out.ManifestSHA256 = sum
-	if err := a.countRows(ctx, prefix, m, &out); err != nil {
+	if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
 		return out, err
 	}
 	return out, a.dropSlices(ctx, in)
@@ -152,11 +153,14 @@ func slicePrefixes(in bakeapi.MergeSplitInput) []string {
 	return out
 }
 
-// countRows reads n_mlps from the committed metadata.json, checked against
-// the directory's manifest m.
-func (a *Activities) countRows(ctx context.Context, prefix string, m manifest.Manifest, out *bakeapi.MergeSplitOutput) error {
+// countRows reads n_mlps from the metadata.json that bake bakeID committed
+// at prefix, checked against the directory's manifest m.
+func (a *Activities) countRows(ctx context.Context, bakeID, prefix string, m manifest.Manifest, out *bakeapi.MergeSplitOutput) error {
 	key := prefix + "/metadata.json"
 	data, err := a.Store.GetMax(ctx, key, dataset.MaxMetadataBytes)
+	if errors.Is(err, store.ErrNotFound) {
+		return goneFile(a.Store, prefix, key, bakeID)
+	}
 	if err != nil {
 		return storeErr(err)
 	}

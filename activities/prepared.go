@@ -36,7 +36,7 @@ func (a *Activities) checkPrepared(ctx context.Context, prefix string, m manifes
 			rest.Files = append(rest.Files, f)
 		}
 	}
-	if err := fetchFiles(ctx, a.Store, prefix, first, dir); err != nil {
+	if err := fetchFiles(ctx, a.Store, prefix, first, dir, ""); err != nil {
 		return err
 	}
 	if !tree {
@@ -44,7 +44,7 @@ func (a *Activities) checkPrepared(ctx context.Context, prefix string, m manifes
 			return nil // nothing prepared; what else is wrong is not this check's
 		}
 	}
-	if err := fetchFiles(ctx, a.Store, prefix, rest, dir); err != nil {
+	if err := fetchFiles(ctx, a.Store, prefix, rest, dir, ""); err != nil {
 		return err
 	}
 	if err := dataset.CheckPrepared(dir); err != nil {

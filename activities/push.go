@@ -35,10 +35,12 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	}
 	// Step 1. The dataset's manifest, an intact commit, decides what the release is.
 	m, src, err := manifest.ReadCommit(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
-	if damaged(err) {
+	switch {
+	case damaged(err):
 		return out, lost(err)
-	}
-	if err != nil {
+	case errors.Is(err, store.ErrNotFound): // CombineSplits committed it before Push ran
+		return out, goneDir(a.Store, in.DatasetPrefix, "")
+	case err != nil:
 		return out, storeErr(err)
 	}
 	out.ManifestSHA256 = store.SHA256Hex(src)
@@ -61,10 +63,12 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	// manifest on the way, so memory stays at a buffer whatever their size);
 	// a file left by an interrupted push must match.
 	for _, f := range m.Files {
-		key := path.Join(relPrefix, f.Path)
+		key, srcKey := path.Join(relPrefix, f.Path), path.Join(in.DatasetPrefix, f.Path)
 		copyOnce := func() error {
-			return watchCopy(ctx, f.Path, f.Size, func(ctx context.Context, progress func(int64)) error {
-				return dest.CopyCreate(ctx, key, a.Store, path.Join(in.DatasetPrefix, f.Path), f.SHA256, progress)
+			return retryCopy(ctx, f.Path, f.Size, func() error {
+				return watchCopy(ctx, f.Path, f.Size, func(ctx context.Context, progress func(int64)) error {
+					return dest.CopyCreate(ctx, key, a.Store, srcKey, f.SHA256, progress)
+				})
 			})
 		}
 		err := copyOnce()
@@ -86,6 +90,8 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 			}
 		case errors.Is(err, store.ErrCorrupt):
 			return out, fatal(bakeapi.ErrCorruptPartial, "%s/%s does not match its manifest, read twice: %v", in.DatasetPrefix, f.Path, err)
+		case errors.Is(err, store.ErrNotFound):
+			return out, goneFile(a.Store, in.DatasetPrefix, srcKey, "")
 		case err != nil:
 			return out, storeErr(err)
 		}
@@ -98,11 +104,16 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	return out, nil
 }
 
-// CopyProgress is Push's heartbeat while it copies a file.
+// CopyProgress is Push's heartbeat while it copies a file, or waits to try
+// it again (Retry: the tries of it that failed so far, retryCopy).
 type CopyProgress struct {
 	File         string
 	Copied, Size int64
+	Retry        int `json:",omitempty"`
 }
+
+// errCopyStalled ends a copy that moved no byte for a heartbeat timeout.
+var errCopyStalled = errors.New("starting it over")
 
 // watchCopy runs copy (one file of a release, which may be many gigabytes:
 // a split is one parquet file) and heartbeats its progress every quarter of
@@ -138,7 +149,7 @@ func watchCopy(ctx context.Context, file string, size int64, copy func(ctx conte
 				last, moved = n, time.Now()
 				activity.RecordHeartbeat(ctx, CopyProgress{File: file, Copied: n, Size: size})
 			case time.Since(moved) >= timeout:
-				stop(fmt.Errorf("copy of %s stopped moving at %d of %d bytes for %s (the activity's heartbeat timeout): starting it over", file, n, size, timeout))
+				stop(fmt.Errorf("copy of %s stopped moving at %d of %d bytes for %s (the activity's heartbeat timeout): %w", file, n, size, timeout, errCopyStalled))
 			}
 		}
 	}

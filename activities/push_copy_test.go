@@ -101,11 +101,11 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 
 func (w *slowWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// throttledStore is the fixture's store reached through a throttle.
-func (f *fixture) throttledStore(t *testing.T, th *throttle) *store.Store {
+// storeVia is the fixture's store reached through the proxy at addr.
+func (f *fixture) storeVia(t *testing.T, addr string) *store.Store {
 	t.Helper()
 	cfg := f.cfg
-	cfg.Endpoint = th.addr
+	cfg.Endpoint = addr
 	st, err := store.Open(context.Background(), cfg, f.bucket)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func testPushHeartbeatsALongCopy(t *testing.T, f *fixture) {
 	th := startThrottle(t, f.cfg.Endpoint)
 	th.rate.Store(rate)
 	a := f.acts(gpuengine.CPU{})
-	a.Store = f.throttledStore(t, th)
+	a.Store = f.storeVia(t, th.addr)
 	in := bakeapi.PushInput{DatasetPrefix: prefix, Bucket: f.bucket, Prefix: "datasets", Name: "long", Tag: "v1"}
 	start := time.Now()
 	beats, _, err := runPush(t, a, in, heartbeat)
@@ -236,7 +236,7 @@ func testPushStopsAStalledCopy(t *testing.T, f *fixture) {
 	bigDataset(t, f, prefix, size)
 	th := startThrottle(t, f.cfg.Endpoint)
 	a := f.acts(gpuengine.CPU{})
-	a.Store = f.throttledStore(t, th) // rate 0: uploads are held
+	a.Store = f.storeVia(t, th.addr) // rate 0: uploads are held
 	in := bakeapi.PushInput{DatasetPrefix: prefix, Bucket: f.bucket, Prefix: "datasets", Name: "stalled", Tag: "v1"}
 	start := time.Now()
 	_, returned, err := runPush(t, a, in, heartbeat)

@@ -92,9 +92,12 @@ const (
 	// reasons above) suggests, but any of
 	//   - a per-MLP result with the wrong number of means, or a checkpoint
 	//     the engine refuses (BakeSlice);
-	//   - a committed directory (slice partial, merged split, dataset) that
-	//     was never committed, whose manifest or files fail their checks, or
-	//     whose manifest points outside it (MergeSplit, CombineSplits, Push);
+	//   - a committed directory (slice partial, merged split, dataset) whose
+	//     manifest or files fail their checks, or whose manifest points
+	//     outside it (MergeSplit, CombineSplits, Push);
+	//   - an object an earlier step committed (such a directory's manifest
+	//     or files, a split's seeds file GenerateSeeds stored) that is gone
+	//     from the bucket: something outside whestbake deleted it;
 	//   - a partial's metadata.json, or a merged dataset the dataset
 	//     package rejects (MergeSplit, CombineSplits);
 	//   - a dataset whose metadata.json or card the Hub's card cannot be
@@ -119,6 +122,11 @@ const (
 const (
 	ErrEngineStalled  = "EngineStalled"
 	ErrWorkerStopping = "WorkerStopping"
+	// ErrStoreUnavailable is a slice attempt ended because S3 kept failing
+	// it: its checkpoint saves failed several times in a row, or an S3
+	// request held it past the stall timeout. The message names S3 and the
+	// key; the slice is retried, on any worker, as after a failure.
+	ErrStoreUnavailable = "StoreUnavailable"
 	// ErrBakeFailed wraps a failure whose cause had no type of its own.
 	ErrBakeFailed = "BakeFailed"
 )

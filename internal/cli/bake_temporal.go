@@ -38,7 +38,8 @@ The bake ID decides what happens: a running bake with that ID is reattached
 (its own input stands), a failed or cancelled one is restarted (finished MLPs
 and slices are reused from S3), and a completed one is refused. A restart
 first waits until nothing of the last run still runs: a bake being cancelled
-is restarted once it has stopped, not reattached.`,
+is restarted once it has stopped, not reattached. While ` + "`whestbake gc`" + ` of the
+same ID deletes, the start is refused, naming it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := starterConfig(cmd, map[string]string{"id": "bake.id"})
@@ -81,18 +82,12 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	defer c.Close()
 	id := in.BakeID
 
-	// Step 2. What a bake with this ID already did decides what happens.
+	// Step 2. What a bake with this ID already did decides what happens; a
+	// restart waits until nothing of the last run runs (a cancel winds down).
 	verb, note, drain, err := lastRun(ctx, c, id)
 	if err != nil {
 		return err
 	}
-	// Steps 3 and 4. What decides the bake's numbers goes to S3, or must match what is there.
-	if err := storeBakeInputs(ctx, st, c, cfg, &in); err != nil {
-		return err
-	}
-
-	// Step 5. A restart waits until nothing of the last run runs (a cancel
-	// winds down), then starts; or attach to the running bake.
 	if drain {
 		if err := waitStopped(ctx, c, id, splitNames(in.Splits), out); err != nil {
 			return err
@@ -101,7 +96,8 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 			return err
 		}
 	}
-	run, err := startBakeWorkflow(ctx, c, in)
+	// Steps 3 to 5, under the bake's lock, which gc takes too.
+	run, err := startLocked(ctx, c, st, cfg, &in, errOut)
 	if err != nil {
 		return err
 	}
@@ -117,6 +113,31 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	}
 	// Step 6. Progress until the end, then the result or the failure.
 	return followToEnd(ctx, c, cfg, id, out)
+}
+
+// startLocked stores the bake's inputs and starts its workflow (or attaches
+// to the running one) holding the bake's lock, which gc takes too: so gc
+// never deletes the seeds files just uploaded before the workflow runs, and
+// a bake never starts while gc deletes (docs/TEMPORAL.md, "gc versus a
+// restart"). The lock goes as soon as the workflow runs: gc refuses a
+// running bake by itself.
+func startLocked(ctx context.Context, c client.Client, st *store.Store, cfg settings.Config, in *bakeapi.BakeInput, errOut io.Writer) (client.WorkflowRun, error) {
+	lock := newLock(c, cfg.Temporal.Namespace, in.BakeID, "bake")
+	if err := lock.take(ctx, "nothing was started"); err != nil {
+		return nil, err
+	}
+	defer lock.releaseOrWarn(errOut)
+	// Steps 3 and 4. What decides the bake's numbers goes to S3, or must match what is there.
+	if err := storeBakeInputs(ctx, st, c, cfg, in); err != nil {
+		return nil, err
+	}
+	// Step 5. Start, while the lock certainly holds: past it, gc may have
+	// deleted what step 3 stored.
+	if left := lock.left(); left < lockMargin {
+		return nil, fmt.Errorf("bake %s: storing its inputs took until %s before its lock ends, and gc may run after it: "+
+			"nothing was started; run `whestbake bake` again", in.BakeID, left.Round(time.Second))
+	}
+	return startBakeWorkflow(ctx, c, *in)
 }
 
 // storeBakeInputs puts the bake's seeds files and record in S3 and notes where

@@ -44,7 +44,12 @@ server no longer knows (its history expired) whose final dataset is committed.
 
 Of a failed, cancelled, terminated or timed-out bake, gc deletes everything but
 its record (which keeps the ID bound to its spec): starting it again with
-` + "`whestbake bake --id ID`" + ` recomputes it from scratch.`,
+` + "`whestbake bake --id ID`" + ` recomputes it from scratch.
+
+gc holds the bake's lock while it deletes, commit markers first: a
+` + "`whestbake bake`" + ` of the same ID is refused until gc is done, and gc is refused
+while such a start stores its inputs. A gc that dies releases it within 10
+minutes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
@@ -77,19 +82,22 @@ func runGC(ctx context.Context, cfg settings.Config, id string, force bool, out,
 	defer c.Close()
 	b := keys.Bake(id)
 
-	// Step 1. Nothing of the bake may run: a slice still writing would leave
-	// objects behind, or fail for want of the ones deleted. Only the server
-	// and namespace the bake was started in can say so.
+	// Step 1. Nothing of the bake may run, nor start until gc is done: a
+	// slice still writing would leave objects behind, or fail for want of
+	// the ones deleted. Only the server and namespace the bake was started
+	// in can say so, and its lock keeps `whestbake bake` out meanwhile.
 	if !force {
 		if err := checkStartedHere(ctx, st, c, cfg, id); err != nil {
 			return err
 		}
 	}
-	status, err := bakeStatus(ctx, c, id)
-	if err != nil {
+	g := &gcRun{c: c, cfg: cfg, st: st, id: id, lock: newLock(c, cfg.Temporal.Namespace, id, "gc")}
+	if err := g.lock.take(ctx, "nothing was deleted"); err != nil {
 		return err
 	}
-	if err := refuseRunning(ctx, c, cfg, id, status); err != nil {
+	defer g.lock.releaseOrWarn(errOut)
+	status, err := g.closed(ctx)
+	if err != nil {
 		return err
 	}
 
@@ -105,7 +113,11 @@ func runGC(ctx context.Context, cfg settings.Config, id string, force bool, out,
 	if completed {
 		keep = func(key string) bool { return !b.Intermediate(key) }
 	}
-	gone, err := st.DeletePrefix(ctx, b.Prefix(), keep)
+	gone, err := g.delete(ctx, keep)
+	if err != nil && gone.Objects > 0 {
+		return fmt.Errorf("%w (gc deleted %d objects, %s, of bake %s before it stopped, commit markers first: "+
+			"a restart recomputes what is gone)", err, gone.Objects, bake.FormatBytes(gone.Bytes), id)
+	}
 	if err != nil {
 		return err
 	}
@@ -132,6 +144,67 @@ func runGC(ctx context.Context, cfg settings.Config, id string, force bool, out,
 		fmt.Fprintf(out, "Kept its record only; `whestbake bake --id %s` with the same config would recompute it from scratch.\n", id)
 	}
 	return nil
+}
+
+// gcRun is one gc of bake id, holding its lock.
+type gcRun struct {
+	c    client.Client
+	cfg  settings.Config
+	st   *store.Store
+	id   string
+	lock *bakeLock
+}
+
+// closed refuses unless the bake and its split workflows are closed, and
+// returns the bake's status (UNSPECIFIED: the server does not know it).
+func (g *gcRun) closed(ctx context.Context) (enums.WorkflowExecutionStatus, error) {
+	status, err := bakeStatus(ctx, g.c, g.id)
+	if err != nil {
+		return 0, err
+	}
+	return status, refuseRunning(ctx, g.c, g.cfg, g.id, status)
+}
+
+// delete removes what keep does not keep of the bake's objects: the
+// commit markers first (keys.Marker), so that a gc cut short leaves only
+// uncommitted objects, which a restart writes again; then the rest.
+func (g *gcRun) delete(ctx context.Context, keep func(string) bool) (store.Tally, error) {
+	prefix := keys.Bake(g.id).Prefix()
+	markers, err := g.st.DeleteWhere(ctx, store.Deletion{Prefix: prefix, Batch: g.batch,
+		Keep: func(key string) bool { return keep(key) || !keys.Marker(key) }})
+	if err != nil {
+		return markers, err
+	}
+	rest, err := g.st.DeleteWhere(ctx, store.Deletion{Prefix: prefix, Keep: keep, Batch: g.batch})
+	return store.Tally{Objects: markers.Objects + rest.Objects, Bytes: markers.Bytes + rest.Bytes}, err
+}
+
+// batch runs one bulk deletion, remove: under the lock, renewed when it
+// nears its end, and once more checking that the bake has not started
+// (only a start that takes no lock could: a reset in the Web UI, the
+// temporal CLI, an earlier whestbake). The request must end before the
+// lock does.
+func (g *gcRun) batch(ctx context.Context, remove func(context.Context) error) error {
+	if g.lock.left() < lockRenewal {
+		if err := g.lock.release(); err != nil {
+			return err
+		}
+		if err := g.lock.take(ctx, "gc stopped"); err != nil {
+			return err
+		}
+		if _, err := g.closed(ctx); err != nil {
+			return err
+		}
+	} else if status, err := bakeStatus(ctx, g.c, g.id); err != nil {
+		return err
+	} else if status == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("bake %s started while gc was deleting, by something that does not take whestbake's lock "+
+			"(a reset or a start in the Web UI or the temporal CLI, or an earlier whestbake): cancel it with `whestbake cancel %s`, "+
+			"then run gc again or restart it", g.id, g.id)
+	}
+	rctx, cancel := context.WithDeadline(ctx, g.lock.ends.Add(-lockMargin))
+	defer cancel()
+	return remove(rctx)
 }
 
 // checkStartedHere refuses unless c is connected to the cluster and

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ProcField returns the value of the first "key : value" line of a /proc file
@@ -88,4 +89,15 @@ func ParseCPU(path string) CPU {
 		return n
 	}
 	return CPU{Vendor: ProcField(path, "vendor_id"), Family: num("cpu family"), Model: num("model"), ModelName: ProcField(path, "model name")}
+}
+
+// DiskFree is the space an unprivileged process may still write on the
+// file system that holds dir (statfs's available blocks: root's reserve
+// left out).
+func DiskFree(dir string) (int64, error) {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return 0, err
+	}
+	return int64(fs.Bavail) * int64(fs.Bsize), nil
 }

@@ -64,7 +64,11 @@ func (b Bake) SaltedIdentityBlock(split, saltSHA256 string, block int) string {
 }
 
 // IdentitiesDone marks a split's identity blocks complete; written after the last one.
-func (b Bake) IdentitiesDone(split string) string { return path.Join(b.identities(split), "done.json") }
+func (b Bake) IdentitiesDone(split string) string {
+	return path.Join(b.identities(split), identitiesDoneFile)
+}
+
+const identitiesDoneFile = "done.json"
 
 func (b Bake) identities(split string) string { return path.Join(b.split(split), "identities") }
 
@@ -118,7 +122,19 @@ func (b Bake) Intermediate(key string) bool {
 
 // Manifest is the file list with sha256s of a dataset directory prefix; it is
 // the directory's commit marker, written last.
-func Manifest(prefix string) string { return path.Join(prefix, "manifest.json") }
+func Manifest(prefix string) string { return path.Join(prefix, manifestFile) }
+
+const manifestFile = "manifest.json"
+
+// Marker reports whether key is a commit marker of a bake: a directory's
+// manifest (Manifest) or a split's IdentitiesDone, each written after what
+// it vouches for. gc deletes them before anything else, so that a deletion
+// cut short leaves no commit whose parts are gone, only uncommitted objects,
+// which a restart of the bake writes again.
+func Marker(key string) bool {
+	base := path.Base(key)
+	return base == manifestFile || base == identitiesDoneFile
+}
 
 // Release is the prefix of a published release inside the destination bucket.
 func Release(prefix, name, tag string) string { return path.Join(prefix, name, tag) }

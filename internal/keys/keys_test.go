@@ -56,3 +56,23 @@ func TestIntermediates(t *testing.T) {
 		t.Error("folders do not hold their keys")
 	}
 }
+
+// The commit markers are every directory's manifest and a split's
+// identities done.json, and nothing else a bake writes.
+func TestMarkers(t *testing.T) {
+	b := Bake("b1")
+	markers := []string{Manifest(b.Slice("public", 2)), Manifest(b.Merged("public")), Manifest(b.Dataset()), b.IdentitiesDone("public")}
+	others := []string{b.Record(), b.StartedIn(), b.InputSeeds("public"), b.Seeds("public"), b.IdentityBlock("public", 0),
+		b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0), b.MLPResult("public", 3), b.MLPCheckpoint("public", 3),
+		b.Dataset() + "/metadata.json", b.Slice("public", 2) + "/data/public-00000-of-00001.parquet"}
+	for _, k := range markers {
+		if !Marker(k) {
+			t.Errorf("%s is not a commit marker", k)
+		}
+	}
+	for _, k := range others {
+		if Marker(k) {
+			t.Errorf("%s is taken for a commit marker", k)
+		}
+	}
+}

@@ -44,6 +44,17 @@ var (
 	ErrMismatch   = errors.New("file does not match manifest.json")
 )
 
+// MissingError is Fetch's error for a file that the manifest lists and the
+// bucket does not hold, though the manifest, written last, says that its
+// directory was complete.
+type MissingError struct {
+	Manifest, Key, Bucket string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("%s lists %s, which bucket %s does not hold", e.Manifest, e.Key, e.Bucket)
+}
+
 // Encode is m's JSON, indented, sealed for id (id.Key: the manifest's key).
 func Encode(m Manifest, id seal.Seal) ([]byte, error) {
 	data, err := seal.Marshal(&m, &m.Seal, id)
@@ -156,6 +167,9 @@ func fetchFile(ctx context.Context, s *store.Store, prefix string, f File, local
 	}
 	if errors.Is(err, store.ErrCorrupt) {
 		return fmt.Errorf("%w: %w", ErrMismatch, err)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return &MissingError{Manifest: keys.Manifest(prefix), Key: path.Join(prefix, f.Path), Bucket: s.Bucket()}
 	}
 	if err != nil {
 		return err

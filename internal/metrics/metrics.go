@@ -71,7 +71,7 @@ func New(role, version string) (*Worker, error) {
 	// Every series a slice can produce starts at 0, so that dashboards and
 	// alerts (increase(), absent()) see them before the first event.
 	for _, t := range []string{bakeapi.ErrEngineStalled, bakeapi.ErrWorkerStopping, bakeapi.ErrInvalidConfig, bakeapi.ErrInvalidSeeds,
-		bakeapi.ErrCorruptPartial, bakeapi.ErrFingerprintMismatch, bakeapi.ErrStoreAccess, "Canceled", "Other"} {
+		bakeapi.ErrCorruptPartial, bakeapi.ErrFingerprintMismatch, bakeapi.ErrStoreAccess, bakeapi.ErrStoreUnavailable, "Canceled", "Other"} {
 		w.failures.WithLabelValues(t)
 	}
 	for _, o := range bake.Outcomes {

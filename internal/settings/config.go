@@ -182,6 +182,11 @@ type Worker struct {
 	// MetricsListen is where /metrics, /healthz and /readyz are served
 	// (host:port, ":9464" for every interface); empty serves nothing.
 	MetricsListen string `mapstructure:"metrics-listen"`
+	// ScratchDir holds every temporary file the worker writes: the local
+	// copies of datasets that slices, merges and combines go through (a
+	// merge needs room for twice the largest split). Empty: the system's
+	// temporary directory (TMPDIR, else /tmp). See Scratch.
+	ScratchDir string `mapstructure:"scratch-dir"`
 }
 
 // Worker roles.

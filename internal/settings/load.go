@@ -104,12 +104,12 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 	if c.Worker.MaxMemory == 0 {
 		c.Worker.MaxMemory = ByteSize(hostinfo.MemoryLimit())
 	}
-	// Key files named in the config file are relative to it, like seeds files;
+	// Files and folders named in the config file are relative to it, like seeds files;
 	// paths from the environment or flags are the caller's own.
 	for key, path := range map[string]*string{
 		"temporal.tls.ca-file": &c.Temporal.TLS.CAFile, "temporal.tls.cert-file": &c.Temporal.TLS.CertFile,
 		"temporal.tls.key-file": &c.Temporal.TLS.KeyFile, "s3.ca-file": &c.S3.CAFile,
-		"release.hub.token-file": &c.Release.Hub.TokenFile,
+		"release.hub.token-file": &c.Release.Hub.TokenFile, "worker.scratch-dir": &c.Worker.ScratchDir,
 	} {
 		_, fromEnv := os.LookupEnv(EnvName(key))
 		_, fromFlag := overrides[key]

@@ -128,6 +128,14 @@ func (c Config) ValidateWorker() error {
 	}
 	positive(&p, "worker.checkpoint-every", w.CheckpointEvery)
 	positive(&p, "worker.stall-timeout", w.StallTimeout)
+	if err := checkScratch(w.Scratch()); err != nil {
+		what := fmt.Sprintf("%q", w.ScratchDir)
+		if w.ScratchDir == "" {
+			what = fmt.Sprintf("is unset, so the system's temporary directory %q (TMPDIR) is used, and it", w.Scratch())
+		}
+		p.addf("worker.scratch-dir", "%s %v: point worker.scratch-dir at a writable directory on a local disk "+
+			"with room for twice the largest split", what, err)
+	}
 	if w.Role == RoleGPU || w.Role == RoleAll {
 		c.checkQueue(&p)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 
 	"github.com/minio/minio-go/v7"
 )
@@ -13,43 +14,84 @@ type Tally struct {
 }
 
 // DeletePrefix removes every object under prefix, at any depth, except those
-// keep says to keep (nil keeps none), in bulk requests of up to a thousand
-// keys, and reports what it removed. Keys are deleted as the listing goes,
-// so memory does not grow with the number of objects (a split of 100,000
-// slices has 300,000). Keys match as strings: end prefix with "/" to remove
-// one folder, since "slices/1" also matches "slices/10".
+// keep says to keep (nil keeps none), and reports what it removed (see
+// DeleteWhere).
 func (s *Store) DeletePrefix(ctx context.Context, prefix string, keep func(key string) bool) (Tally, error) {
-	var d Tally
-	var listErr error
-	doomed := func(yield func(minio.ObjectInfo) bool) {
-		for obj := range s.c.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-			if obj.Err != nil {
-				listErr = s.c.classify("list", s.bucket, prefix, obj.Err)
-				return
-			}
-			if keep != nil && keep(obj.Key) {
-				continue
-			}
-			d.Objects++
-			d.Bytes += obj.Size
-			if !yield(obj) {
-				return
+	return s.DeleteWhere(ctx, Deletion{Prefix: prefix, Keep: keep})
+}
+
+// Deletion is what DeleteWhere removes, and how.
+type Deletion struct {
+	// Prefix is the folder to empty. Keys match as strings: end it with
+	// "/" to remove one folder, since "slices/1" also matches "slices/10".
+	Prefix string
+	// Keep says which keys to leave (nil: none).
+	Keep func(key string) bool
+	// Batch, if set, runs each bulk request, remove: it may first check
+	// that the deletion may go on (its error stops it there) and bound the
+	// request's context.
+	Batch func(ctx context.Context, remove func(context.Context) error) error
+}
+
+// deleteBatch is the most keys one bulk request (S3 DeleteObjects) takes.
+const deleteBatch = 1000
+
+// DeleteWhere removes what d says, in bulk requests of up to a thousand
+// keys, and reports what it removed, also when it stops on an error. Keys
+// are deleted as the listing goes, so memory does not grow with the number
+// of objects (a split of 100,000 slices has 300,000).
+func (s *Store) DeleteWhere(ctx context.Context, d Deletion) (Tally, error) {
+	var gone Tally
+	batch := make([]minio.ObjectInfo, 0, deleteBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		remove := func(ctx context.Context) error { return s.removeAll(ctx, batch) }
+		var err error
+		if d.Batch != nil {
+			err = d.Batch(ctx, remove)
+		} else {
+			err = remove(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		for _, obj := range batch {
+			gone.Objects++
+			gone.Bytes += obj.Size
+		}
+		batch = batch[:0]
+		return nil
+	}
+	for obj := range s.c.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: d.Prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return gone, s.c.classify("list", s.bucket, d.Prefix, obj.Err)
+		}
+		if d.Keep != nil && d.Keep(obj.Key) {
+			continue
+		}
+		if batch = append(batch, obj); len(batch) == deleteBatch {
+			if err := flush(); err != nil {
+				return gone, err
 			}
 		}
 	}
-	results, err := s.c.client.RemoveObjectsWithIter(ctx, s.bucket, doomed, minio.RemoveObjectsOptions{})
+	return gone, flush()
+}
+
+// removeAll deletes objs in one bulk request.
+func (s *Store) removeAll(ctx context.Context, objs []minio.ObjectInfo) error {
+	results, err := s.c.client.RemoveObjectsWithIter(ctx, s.bucket, slices.Values(objs), minio.RemoveObjectsOptions{})
 	if err != nil {
-		return Tally{}, s.c.classify("delete", s.bucket, prefix, err)
+		return s.c.classify("delete", s.bucket, "", err)
 	}
 	for r := range results {
 		if r.Err != nil {
-			return Tally{}, s.c.classify("delete", s.bucket, r.ObjectName, r.Err)
+			return s.c.classify("delete", s.bucket, r.ObjectName, r.Err)
 		}
 	}
-	if listErr != nil {
-		return Tally{}, listErr
-	}
-	return d, nil
+	return ctx.Err()
 }
 
 // Usage is the number and total size of the objects under prefix.

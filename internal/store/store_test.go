@@ -128,14 +128,7 @@ func TestStore(t *testing.T) {
 		// More keys than one bulk request takes, deleted as they are listed;
 		// the kept ones and the neighbouring folder survive.
 		const n = 2_500
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(16)
-		for i := range n {
-			g.Go(func() error { return s.Put(gctx, fmt.Sprintf("dp/a/%04d", i), []byte("xy")) })
-		}
-		if err := g.Wait(); err != nil {
-			t.Fatal(err)
-		}
+		putMany(t, s, "dp/a/%04d", n, []byte("xy"))
 		if err := s.Put(ctx, "dp/ab", []byte("neighbour")); err != nil {
 			t.Fatal(err)
 		}
@@ -158,6 +151,27 @@ func TestStore(t *testing.T) {
 			if !keep(k) {
 				t.Errorf("%s outlived DeletePrefix", k)
 			}
+		}
+	})
+
+	t.Run("delete in checked batches", func(t *testing.T) {
+		// Each bulk request runs through Batch, which may stop the
+		// deletion between two of them: what went before is reported.
+		const n = 2_100
+		putMany(t, s, "db/%04d", n, []byte("x"))
+		refused := errors.New("the lock is gone")
+		var batches int
+		gone, err := s.DeleteWhere(ctx, store.Deletion{Prefix: "db/", Batch: func(ctx context.Context, remove func(context.Context) error) error {
+			if batches++; batches == 3 {
+				return refused
+			}
+			return remove(ctx)
+		}})
+		if !errors.Is(err, refused) || gone != (store.Tally{Objects: 2_000, Bytes: 2_000}) {
+			t.Errorf("DeleteWhere stopped at the third batch: %+v, %v; want two batches of 1,000 and the refusal", gone, err)
+		}
+		if left, err := s.List(ctx, "db/"); err != nil || len(left) != n-2_000 {
+			t.Errorf("%d keys left (%v), want %d", len(left), err, n-2_000)
 		}
 	})
 
@@ -457,5 +471,18 @@ func assertNoSecret(t *testing.T, secret string, errs []error) {
 		if err != nil && strings.Contains(err.Error(), secret) {
 			t.Errorf("error contains the secret: %v", err)
 		}
+	}
+}
+
+// putMany puts data at the n keys fmt.Sprintf(format, i), 16 at a time.
+func putMany(t *testing.T, s *store.Store, format string, n int, data []byte) {
+	t.Helper()
+	g, ctx := errgroup.WithContext(context.Background())
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error { return s.Put(ctx, fmt.Sprintf(format, i), data) })
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }

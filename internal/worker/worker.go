@@ -21,6 +21,7 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/seeds"
@@ -42,6 +43,7 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 		return err
 	}
 	log.Info("starting whestbake worker", "config", cfg)
+	logScratch(log, cfg.Worker.Scratch())
 	// Metrics first: a taken port fails at once, and an orchestrator's
 	// liveness probe answers while the connections below are made.
 	health := &metrics.Health{}
@@ -94,11 +96,24 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 	return nil
 }
 
+// logScratch reports where the worker's temporary files go and the room
+// left there: a merge copies a split through it, so an operator reads at
+// start whether the disk can hold one.
+func logScratch(log *slog.Logger, dir string) {
+	free, err := hostinfo.DiskFree(dir)
+	if err != nil {
+		log.Warn("scratch directory: cannot tell its free space", "dir", dir, "error", err)
+		return
+	}
+	log.Info("scratch directory", "dir", dir, "free", bake.FormatBytes(free), "free_bytes", free)
+}
+
 // build creates (without starting) the workers of the role.
 func build(c client.Client, cfg settings.Config, st *store.Store, m *metrics.Worker, log *slog.Logger) ([]sdkworker.Worker, error) {
 	acts := &activities.Activities{
 		Store: st, Threads: cfg.Worker.Threads,
 		CheckpointEvery: cfg.Worker.CheckpointEvery, StallTimeout: cfg.Worker.StallTimeout,
+		TempDir:   cfg.Worker.Scratch(),
 		MaxMemory: int64(cfg.Worker.MaxMemory),
 		Metrics:   m,
 		HubToken:  func() (string, error) { return hub.Token(cfg.Release.Hub.TokenFile, os.Getenv) },

@@ -3,8 +3,10 @@ package worker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,6 +46,37 @@ func TestRunFailsFastWithoutLeakingTheSecret(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"credentials":"set"`) {
 		t.Errorf("the log does not say credentials are set:\n%s", logs.String())
+	}
+}
+
+// The worker refuses a scratch directory it cannot write before it
+// connects to anything, and logs the one it takes with its free space.
+func TestRunChecksAndReportsItsScratchDirectory(t *testing.T) {
+	cfg := settings.Default()
+	cfg.S3.Endpoint, cfg.Temporal.Address = "127.0.0.1:1", "127.0.0.1:1"
+	cfg.S3.AccessKey, cfg.S3.SecretKey = "user", secret
+	cfg.Worker.Role = settings.RoleControl
+	cfg.Worker.ScratchDir = filepath.Join(t.TempDir(), "missing")
+	var logs bytes.Buffer
+	err := Run(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err == nil || !strings.Contains(err.Error(), `worker.scratch-dir "`+cfg.Worker.ScratchDir+`" does not exist`) {
+		t.Fatalf("Run with a missing scratch directory: %v", err)
+	}
+	cfg.Worker.ScratchDir = t.TempDir()
+	logs.Reset()
+	_ = Run(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	var line struct {
+		Msg       string `json:"msg"`
+		Dir       string `json:"dir"`
+		FreeBytes int64  `json:"free_bytes"`
+	}
+	for l := range strings.Lines(logs.String()) {
+		if json.Unmarshal([]byte(l), &line) == nil && line.Msg == "scratch directory" {
+			break
+		}
+	}
+	if line.Msg != "scratch directory" || line.Dir != cfg.Worker.ScratchDir || line.FreeBytes <= 0 {
+		t.Errorf("start-up log: %+v, want the scratch directory %s with its free space:\n%s", line, cfg.Worker.ScratchDir, logs.String())
 	}
 }
 

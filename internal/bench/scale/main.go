@@ -39,7 +39,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	tlog "go.temporal.io/sdk/log"
@@ -51,6 +50,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -390,11 +390,11 @@ func deleteAll(ctx context.Context, st *store.Store, prefix string) error {
 }
 
 func checkDisk(dir string, need int64) error {
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err != nil {
+	free, err := hostinfo.DiskFree(dir)
+	if err != nil {
 		return err
 	}
-	if free := int64(fs.Bavail) * fs.Bsize; free < need {
+	if free < need {
 		return fmt.Errorf("%s has %s free; this run needs about %s (four times the dataset): pass a smaller -mlps or another -dir",
 			dir, bake.FormatBytes(free), bake.FormatBytes(need))
 	}

@@ -7,10 +7,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/store"
@@ -98,6 +102,19 @@ func WithMinIOTLS(t testing.TB, opts devstack.Options) devstack.Options {
 func StartTemporal(t testing.TB, opts devstack.Options) devstack.Options {
 	t.Helper()
 	return start(t, opts, devstack.Temporal)
+}
+
+// Client is a client of the Temporal server StartTemporal started for opts,
+// in the dev namespace, whose SDK logs go nowhere; closed when the test ends.
+func Client(t testing.TB, opts devstack.Options) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: opts.TemporalAddr(), Namespace: devstack.Namespace,
+		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 // start starts c, on fresh ports when another test process grabbed one of
