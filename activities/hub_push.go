@@ -18,6 +18,7 @@ import (
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/seal"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // HubPush publishes the committed dataset at in.DatasetPrefix on the
@@ -40,10 +41,12 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 	}
 	boundByHeartbeat(ctx, c)
 	m, _, err := readManifest(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
-	if damaged(err) {
+	switch {
+	case damaged(err):
 		return out, lost(err)
-	}
-	if err != nil {
+	case errors.Is(err, store.ErrNotFound): // CombineSplits committed it before HubPush ran
+		return out, goneDir(a.Store, in.DatasetPrefix, "")
+	case err != nil:
 		return out, storeErr(err)
 	}
 	if err := a.checkPrepared(ctx, in.DatasetPrefix, m); err != nil {

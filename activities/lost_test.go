@@ -8,6 +8,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/hub/hubtest"
 	"github.com/whestbake/whestbake/internal/keys"
 )
 
@@ -97,6 +98,16 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 	t.Run("the manifest of the committed dataset", func(t *testing.T) {
 		del(keys.Manifest(ds.Prefix))
 		_, err := run[bakeapi.PushOutput](a, a.Push, push)
+		wantGone(t, f, err, ds.Prefix+"/", "was committed before this step ran")
+		// The Hub push reads the same commit: gone before the Hub is asked.
+		srv := hubtest.New(t)
+		srv.AddToken("hf_lost_token", "alice", "write")
+		a.HubToken = func() (string, error) { return "hf_lost_token", nil }
+		hubIn := bakeapi.HubPushInput{
+			DatasetPrefix: ds.Prefix,
+			Hub:           bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL},
+		}
+		_, err = run[bakeapi.HubPushOutput](a, a.HubPush, hubIn)
 		wantGone(t, f, err, ds.Prefix+"/", "was committed before this step ran")
 	})
 	t.Run("the manifest of a committed merged split", func(t *testing.T) {
