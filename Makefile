@@ -51,8 +51,9 @@ test: vet lint tools workflowcheck readers hubjs
 	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=1s
 
 # The independent parquet readers (DuckDB, hyparquet, apache-arrow) that
-# dataset's TestIndependentReadersAgree runs through Node, pinned by the lock
-# file; READERS_REQUIRED=1 above makes a missing install fail that test.
+# dataset's reader tests (TestIndependentReadersAgree in dataset/internal/parquetio,
+# TestPreparedArrowIndependentReader) run through Node, pinned by the lock
+# file; READERS_REQUIRED=1 above makes a missing install fail those tests.
 # npm install, not npm ci: the lock was made where the registry serves only
 # linux-x64 DuckDB bindings, and npm ci refuses a lock without the other
 # platforms' optional packages.

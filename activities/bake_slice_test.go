@@ -82,7 +82,8 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 	plan := bake.Plan{NMLPs: n, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: start, End: end}, Spec: spec, Split: split, Config: "default"}
 	dir := filepath.Join(t.TempDir(), "local")
 	if err := dataset.WriteDirStream(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), spec, func(write func(dataset.Row) error) error {
-		return bake.Stream(context.Background(), gpuengine.CPU{}, spec, bake.Identities(list, seeds.Salt{}), plan.Range, 1, nil, write)
+		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 1}
+		return baker.Stream(context.Background(), bake.Identities(list, seeds.Salt{}), plan.Range, write)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -662,7 +663,8 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	plan := bake.Plan{NMLPs: 4, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: 1, End: 3}, Spec: in.Spec, Split: split, Config: "default", Salt: salt}
 	local := filepath.Join(t.TempDir(), "local")
 	if err := dataset.WriteDirStream(local, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), in.Spec, func(write func(dataset.Row) error) error {
-		return bake.Stream(context.Background(), gpuengine.CPU{}, in.Spec, bake.Identities(list, salt), plan.Range, 1, nil, write)
+		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: in.Spec, Threads: 1}
+		return baker.Stream(context.Background(), bake.Identities(list, salt), plan.Range, write)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -696,7 +698,8 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	plan.Range = bakeapi.Range{Start: 3, End: 4}
 	local2 := filepath.Join(t.TempDir(), "local")
 	if err := dataset.WriteDirStream(local2, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), in.Spec, func(write func(dataset.Row) error) error {
-		return bake.Stream(context.Background(), gpuengine.CPU{}, in.Spec, bake.Identities(list, salt), plan.Range, 1, nil, write)
+		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: in.Spec, Threads: 1}
+		return baker.Stream(context.Background(), bake.Identities(list, salt), plan.Range, write)
 	}); err != nil {
 		t.Fatal(err)
 	}

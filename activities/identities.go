@@ -136,7 +136,14 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 			return nil, storeErr(err)
 		}
 		if err == nil {
-			if err = sb.Check(key, k, in.NMLPs, in.SeedsSHA256, saltSum); err == nil {
+			want := bake.ExpectedBlock{
+				Key:         key,
+				Index:       k,
+				NMLPs:       in.NMLPs,
+				SeedsSHA256: in.SeedsSHA256,
+				SaltSHA256:  saltSum,
+			}
+			if err = sb.Check(want); err == nil {
 				blocks = append(blocks, sb.IdentityBlock)
 				continue
 			}

@@ -135,7 +135,7 @@ func commitOneMLPSlices(b *testing.B, a *activities.Activities, bakeID string, n
 	for k := range n {
 		g.Go(func() error {
 			plan := bake.Plan{NMLPs: n, Seeds: bake.SeedFile{SHA256: sd.SHA256}, Range: bakeapi.Range{Start: k, End: k + 1}, Spec: spec, Split: split, Config: "default"}
-			row, err := bake.Row(gctx, a.Engine, spec, 1, ids[k], nil, nil, nil)
+			row, err := bake.Baker{Engine: a.Engine, Spec: spec, Threads: 1}.Row(gctx, ids[k], nil)
 			if err != nil {
 				return err
 			}
@@ -151,7 +151,7 @@ func commitOneMLPSlices(b *testing.B, a *activities.Activities, bakeID string, n
 	local := filepath.Join(b.TempDir(), "local")
 	plan := bake.Plan{NMLPs: n, Seeds: sf, Spec: spec, Split: split, Config: "default"}
 	err = dataset.WriteDirStream(local, bake.Metadata(plan, desc, createdAt), spec, func(write func(dataset.Row) error) error {
-		return bake.Stream(ctx, a.Engine, spec, ids, bakeapi.Range{Start: 0, End: n}, 2, nil, write)
+		return bake.Baker{Engine: a.Engine, Spec: spec, Threads: 2}.Stream(ctx, ids, bakeapi.Range{Start: 0, End: n}, write)
 	})
 	if err != nil {
 		b.Fatal(err)

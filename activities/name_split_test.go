@@ -93,7 +93,8 @@ func testNameSplitProtocolV4(t *testing.T, f *fixture) {
 	plan := bake.Plan{NMLPs: 4, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: 1, End: 3}, Spec: sl.Spec, Split: split, Config: "default", Salt: salt}
 	local := filepath.Join(t.TempDir(), "local")
 	if err := dataset.WriteDirStream(local, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), sl.Spec, func(write func(dataset.Row) error) error {
-		return bake.Stream(ctx, gpuengine.CPU{}, sl.Spec, bake.Identities(list, salt), plan.Range, 1, nil, write)
+		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: sl.Spec, Threads: 1}
+		return baker.Stream(ctx, bake.Identities(list, salt), plan.Range, write)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -248,7 +249,7 @@ func TestCheckLoadableRefusesWhatCannotLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantErr[*InvalidDatasetError](t, info.CheckLoadable(), c.want)
+		schematest.WantErr[*InvalidDatasetError](t, info.CheckLoadable(), c.want)
 	}
 	// The default split may be named "default" itself.
 	info, err := ParseInfo(mustObj(t, `{`+v3+`, "splits": {"public": {"n_mlps": 1}, "default": {"n_mlps": 1}}, "default_split": "default"}`), false)

@@ -1,8 +1,6 @@
 package dataset
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,30 +10,6 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 )
-
-// testdata/yaml/scalars.jsonl holds PyYAML 6.0's yaml.dump of {"k": s}.
-func TestYAMLScalarsMatchPyYAML(t *testing.T) {
-	f, err := os.Open("testdata/yaml/scalars.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		var pair [2]string
-		if err := json.Unmarshal(sc.Bytes(), &pair); err != nil {
-			t.Fatal(err)
-		}
-		if got := yamlDump(map[string]any{"k": pair[0]}); got != pair[1] {
-			t.Errorf("%q: got %q, PyYAML %q", pair[0], got, pair[1])
-		}
-		n++
-	}
-	if n < 50 {
-		t.Fatalf("only %d samples", n)
-	}
-}
 
 func frontMatter(t *testing.T, card string) string {
 	t.Helper()
@@ -229,14 +203,6 @@ func TestCardProtocolV4(t *testing.T) {
 		}
 		if strings.Contains(strings.ToLower(card), testSalt[8:40]) {
 			t.Errorf("%s card contains the salt", c.name)
-		}
-	}
-}
-
-func TestThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1000000000: "1,000,000,000", -12345: "-12,345"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %s", n, got)
 		}
 	}
 }

@@ -6,6 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/whestbake/whestbake/dataset/internal/prepared"
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/dataset/internal/staging"
 )
 
 // Keys every combined input must share with the first (whestbench's
@@ -146,7 +150,7 @@ func checkCommonKeys(ins []combineInput) error {
 		for _, k := range combineCommonKeys {
 			a, _ := in.md.Get(k)
 			b, _ := first.md.Get(k)
-			if !jsonEqual(a, b) {
+			if !pyjson.Equal(a, b) {
 				return incompatiblef("%s: %s=%s != %s (from %s); splits of one dataset must share it", in.dir, k, shownValue(k, a), shownValue(k, b), first.dir)
 			}
 		}
@@ -162,7 +166,7 @@ func combinedMetadata(ins []combineInput, defaultSplit string, skipPrepared bool
 	first := ins[0]
 	for _, k := range []string{"schema_version", "format", "backend", "seed_protocol", "n_samples", "width", "depth"} {
 		if v, ok := first.md.Get(k); ok {
-			md.Set(k, cloneValue(v))
+			md.Set(k, pyjson.CloneValue(v))
 		}
 	}
 	splits := NewObject()
@@ -188,7 +192,7 @@ func combinedMetadata(ins []combineInput, defaultSplit string, skipPrepared bool
 		md.Set("default_split", defaultSplit)
 	}
 	if !skipPrepared {
-		md.Set("prepared_splits", preparedSplits(splits.Keys()))
+		md.Set("prepared_splits", prepared.SplitsBlock(splits.Keys()))
 	}
 	return md
 }
@@ -205,9 +209,9 @@ func combinedSplitEntry(in combineInput) *Object {
 		entry.Set("seed", v)
 	}
 	if v, ok := in.md.Get("hardware_fingerprints"); ok {
-		entry.Set("hardware_fingerprints", cloneValue(v))
+		entry.Set("hardware_fingerprints", pyjson.CloneValue(v))
 	} else if v, ok := in.md.Get("hardware"); ok {
-		entry.Set("hardware_fingerprints", []any{cloneValue(v)})
+		entry.Set("hardware_fingerprints", []any{pyjson.CloneValue(v)})
 	}
 	for _, k := range combineProvenanceKeys {
 		if v, ok := in.md.Get(k); ok {
@@ -230,10 +234,10 @@ func writeCombined(tmp string, ins []combineInput, mdBytes []byte, card string, 
 			}
 		}
 	}
-	if err := writeFileSync(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
+	if err := staging.WriteNew(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
 		return err
 	}
-	if err := writeFileSync(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {
+	if err := staging.WriteNew(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {
 		return err
 	}
 	if !cfg.skipPrepared {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
 
 func TestCombine(t *testing.T) {
@@ -158,30 +159,36 @@ func TestCombineRefusals(t *testing.T) {
 		check func(t *testing.T, err error)
 	}{
 		{"empty", func(t *testing.T, parent string) ([]string, string) { return nil, "" },
-			func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "at least one input") }},
+			func(t *testing.T, err error) {
+				schematest.WantErr[*MergeIncompatibleError](t, err, "at least one input")
+			}},
 		{"partial", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", func(i *BakeInfo) { i.Range = [2]int{0, 1} })}, ""
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "partial", "merge") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "partial", "merge") }},
 		{"multi-split input", func(t *testing.T, parent string) ([]string, string) {
 			return []string{fixtures + "/multi_config_v3.0"}, ""
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "already a multi-split") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeIncompatibleError](t, err, "already a multi-split")
+		}},
 		{"duplicate", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil), mk(t, parent, "public", nil)}, ""
 		}, func(t *testing.T, err error) {
-			wantErr[*MergeIncompatibleError](t, err, "duplicate split name \"public\"")
+			schematest.WantErr[*MergeIncompatibleError](t, err, "duplicate split name \"public\"")
 		}},
 		{"unknown default", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil)}, "mini"
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "default_split=\"mini\"") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeIncompatibleError](t, err, "default_split=\"mini\"")
+		}},
 		{"width", func(t *testing.T, parent string) ([]string, string) {
 			wide := testInfo(bakeapi.Spec{Width: 8, Depth: 2}, 2, 0, 0)
 			wide.Split = "holdout"
 			return []string{mk(t, parent, "public", nil), writeTestDir(t, parent, "wide", wide)}, ""
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "width=8 != 4") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "width=8 != 4") }},
 		{"sampler", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil), mk(t, parent, "holdout", func(i *BakeInfo) { i.Sampler = "numpy" })}, ""
 		}, func(t *testing.T, err error) {
-			wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"")
+			schematest.WantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"")
 		}},
 		{"salt", func(t *testing.T, parent string) ([]string, string) {
 			return []string{
@@ -189,14 +196,16 @@ func TestCombineRefusals(t *testing.T) {
 				mk(t, parent, "holdout", func(i *BakeInfo) { i.Salt = &SaltRecord{Digest: testSaltDigest, ID: "h"} }),
 			}, ""
 		}, func(t *testing.T, err error) {
-			wantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_source": "env"`, "<salt with sha256 "+testSaltDigest+">")
+			schematest.WantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_source": "env"`, "<salt with sha256 "+testSaltDigest+">")
 			if strings.Contains(err.Error(), testSalt) {
 				t.Errorf("the error shows the salt: %v", err)
 			}
 		}},
 		{"backend", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "holdout", nil), fixtures + "/single_split_v3_protocol"}, ""
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "backend=\"flopscope\"") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeIncompatibleError](t, err, "backend=\"flopscope\"")
+		}},
 		{"corrupt input", func(t *testing.T, parent string) ([]string, string) {
 			d := mk(t, parent, "public", nil)
 			p := filepath.Join(d, "data", shardName("public", 0, 1))
@@ -205,7 +214,9 @@ func TestCombineRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			return []string{d}, ""
-		}, func(t *testing.T, err error) { wantErr[*InvalidDatasetError](t, err, "corrupt or truncated") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*InvalidDatasetError](t, err, "corrupt or truncated")
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inputs, def := c.setup(t, t.TempDir())
@@ -217,5 +228,5 @@ func TestCombineRefusals(t *testing.T) {
 		})
 	}
 	existing := t.TempDir()
-	wantErr[*OutputExistsError](t, Combine(nil, existing, ""), existing)
+	schematest.WantErr[*OutputExistsError](t, Combine(nil, existing, ""), existing)
 }

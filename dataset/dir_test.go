@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
 
 func TestWriteDirReadDirRoundTrip(t *testing.T) {
@@ -27,9 +28,9 @@ func TestWriteDirReadDirRoundTrip(t *testing.T) {
 	if len(d.Splits) != 1 || d.Splits[0].Name != "my-custom-split" || d.Splits[0].Width != shape.Width || d.Splits[0].Depth != shape.Depth {
 		t.Fatalf("splits %+v", d.Splits)
 	}
-	want := testRows(shape, 0, 5)
+	want := schematest.Rows(shape, 0, 5)
 	for i, r := range d.Splits[0].Rows {
-		if !rowsEqual(r, want[i]) {
+		if !schematest.RowsEqual(r, want[i]) {
 			t.Errorf("row %d differs", i)
 		}
 	}
@@ -79,14 +80,14 @@ func TestWriteDirRefusesExistingOutputFirst(t *testing.T) {
 		t.Errorf("free path refused: %v", err)
 	}
 	err := CheckOutputFree(dir)
-	wantErr[*OutputExistsError](t, err, dir, "--output", "remove it")
+	schematest.WantErr[*OutputExistsError](t, err, dir, "--output", "remove it")
 	if !errors.Is(err, fs.ErrExist) {
 		t.Error("OutputExistsError is not fs.ErrExist")
 	}
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	// Invalid metadata too: the existing directory must be reported first.
 	err = WriteDir(dir, NewObject(), shape, nil)
-	wantErr[*OutputExistsError](t, err, dir)
+	schematest.WantErr[*OutputExistsError](t, err, dir)
 	if got := dirEntries(t, parent); !slices.Equal(got, []string{"out"}) {
 		t.Errorf("parent holds %v", got)
 	}
@@ -96,7 +97,7 @@ func TestWriteDirLeavesNothingOnFailure(t *testing.T) {
 	parent := t.TempDir()
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	md := NewBakeMetadata(testInfo(shape, 3, 0, 0))
-	rows := testRows(shape, 0, 3)
+	rows := schematest.Rows(shape, 0, 3)
 	for name, c := range map[string]struct {
 		md    Metadata
 		shape bakeapi.Spec
@@ -104,8 +105,8 @@ func TestWriteDirLeavesNothingOnFailure(t *testing.T) {
 		msg   string
 	}{
 		"count":     {md, shape, rows[:2], "n_mlps=3"},
-		"width":     {md, bakeapi.Spec{Width: 8, Depth: 2}, testRows(bakeapi.Spec{Width: 8, Depth: 2}, 0, 3), "width=4"},
-		"row shape": {md, shape, append(rows[:2:2], testRows(bakeapi.Spec{Width: 4, Depth: 1}, 2, 1)...), "weights"},
+		"width":     {md, bakeapi.Spec{Width: 8, Depth: 2}, schematest.Rows(bakeapi.Spec{Width: 8, Depth: 2}, 0, 3), "width=4"},
+		"row shape": {md, shape, append(rows[:2:2], schematest.Rows(bakeapi.Spec{Width: 4, Depth: 1}, 2, 1)...), "weights"},
 		"invalid":   {NewObject().Set("schema_version", "2.4"), shape, rows, "schema_version"},
 	} {
 		err := WriteDir(filepath.Join(parent, "out"), c.md, c.shape, c.rows)
@@ -140,7 +141,7 @@ func TestReadDirCatchesLyingMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = ReadDir(dir, false)
-		wantErr[*InvalidDatasetError](t, err, c.want...)
+		schematest.WantErr[*InvalidDatasetError](t, err, c.want...)
 	}
 }
 
@@ -149,7 +150,7 @@ func TestReadDirRefusals(t *testing.T) {
 	parent := t.TempDir()
 	partial := writeTestDir(t, parent, "partial", testInfo(shape, 10, 4, 7))
 	_, err := ReadDir(partial, false)
-	wantErr[*InvalidDatasetError](t, err, "this is a partial dataset (mlp_range=[4, 7], total_n_mlps=10). Run `whestbake dataset merge <partials> --output <dir>` first.")
+	schematest.WantErr[*InvalidDatasetError](t, err, "this is a partial dataset (mlp_range=[4, 7], total_n_mlps=10). Run `whestbake dataset merge <partials> --output <dir>` first.")
 	d, err := ReadDir(partial, true)
 	if err != nil {
 		t.Fatal(err)
@@ -159,11 +160,11 @@ func TestReadDirRefusals(t *testing.T) {
 	}
 
 	_, err = ReadDir(filepath.Join(partial, "metadata.json"), true)
-	wantErr[*InvalidDatasetError](t, err, "is a file, not a directory")
+	schematest.WantErr[*InvalidDatasetError](t, err, "is a file, not a directory")
 	_, err = ReadDir(filepath.Join(parent, "nope"), true)
-	wantErr[*InvalidDatasetError](t, err, "does not exist")
+	schematest.WantErr[*InvalidDatasetError](t, err, "does not exist")
 	_, err = ReadDir(filepath.Join(partial, "data"), true)
-	wantErr[*InvalidDatasetError](t, err, "missing metadata.json")
+	schematest.WantErr[*InvalidDatasetError](t, err, "missing metadata.json")
 
 	// A stray parquet file that no split claims.
 	complete := writeTestDir(t, parent, "complete", testInfo(shape, 3, 0, 0))
@@ -172,7 +173,7 @@ func TestReadDirRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ReadDir(complete, false)
-	wantErr[*InvalidDatasetError](t, err, "public-extra-00000-of-00001.parquet", "belong to no split")
+	schematest.WantErr[*InvalidDatasetError](t, err, "public-extra-00000-of-00001.parquet", "belong to no split")
 	if err := os.Remove(stray); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestReadDirRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ReadDir(complete, false)
-	wantErr[*InvalidDatasetError](t, err, "missing shard public-00001-of-00002.parquet")
+	schematest.WantErr[*InvalidDatasetError](t, err, "missing shard public-00001-of-00002.parquet")
 }
 
 func TestShardNames(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/whestbake/whestbake/dataset/internal/parquetio"
 )
 
 // Dir is a dataset directory: its metadata and each split's shards, as
@@ -38,7 +40,7 @@ func ReadDir(dir string, allowPartial bool) (*Dir, error) {
 		return nil, err
 	}
 	err = d.Scan(func(s *SplitData, r Row) error {
-		s.Rows = append(s.Rows, r.clone())
+		s.Rows = append(s.Rows, r.Clone())
 		return nil
 	})
 	if err != nil {
@@ -135,7 +137,7 @@ func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, row *Row, visit func(*S
 	}
 	sd.NMLPs = 0
 	for _, path := range sd.Files {
-		_, _, err := scanParquet(path, row, func(r Row) error {
+		_, _, err := parquetio.Scan(path, row, func(r Row) error {
 			if int64(r.MLPID) != nextID {
 				return invalidf("%s row %d has mlp_id=%d, expected %d: rows must hold consecutive MLP indices", path, sd.NMLPs, r.MLPID, nextID)
 			}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/staging"
 )
 
 const (
@@ -111,7 +112,7 @@ func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, card bool, fil
 		if err != nil {
 			return err
 		}
-		if err := writeFileSync(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
+		if err := staging.WriteNew(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
 			return err
 		}
 		if !card {
@@ -121,7 +122,7 @@ func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, card bool, fil
 		if err != nil {
 			return err
 		}
-		return writeFileSync(filepath.Join(tmp, readmeFile), []byte(renderCard(final)))
+		return staging.WriteNew(filepath.Join(tmp, readmeFile), []byte(renderCard(final)))
 	})
 }
 
@@ -163,22 +164,6 @@ func writeParquetFile(path string, spec bakeapi.Spec, fill func(pw *ParquetWrite
 		return 0, err
 	}
 	return n, f.Close()
-}
-
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // writeStaged runs fill on a fresh temporary directory beside dir and then

@@ -1,6 +1,6 @@
 // Package dataset reads and writes whestbench schema-3.0 datasets: the
-// directory layout, the parquet files, metadata.json, the README.md card, and
-// the merge and combine-splits operations of whestbench's
+// directory layout, metadata.json, and the merge and combine-splits
+// operations of whestbench's
 // https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py.
 //
 // Layout:
@@ -8,28 +8,18 @@
 //	<dir>/data/<split>-NNNNN-of-MMMMM.parquet   one row per MLP
 //	<dir>/metadata.json                        json.dumps(indent=2) text
 //	<dir>/README.md                            HF card: YAML front matter + Markdown
+//	<dir>/prepared/<split>/                    save_to_disk tree (multi-split only)
+//	<dir>/report/                              `whestbake dataset report`'s page and figures
 //
-// Parquet files carry the 8 columns in whestbench's order, every node
-// OPTIONAL with 3-level LIST encoding as Arrow writes them, and the footer
-// Arrow writes for them (arrowFooter): the same schema elements, the
-// "huggingface" features text HF datasets reads, the ARROW:schema entry
-// pyarrow builds column types from (byte-identical to pyarrow's, see
-// internal/arrowipc) and content_defined_chunking, and Arrow's column
-// statistics. Readers refuse a file whose features text or decoded Arrow
-// schema is not exactly that for its shape (checkTypeMetadata). Files are byte-deterministic: equal rows give equal bytes
-// (created_by is pinned, nothing time- or host-dependent goes in). Row
-// groups are bounded (see rowsPerGroup), scalars are dictionary-encoded
-// and SNAPPY, the float arrays uncompressed PLAIN, and every page carries a
-// CRC so corruption is caught on read. What still differs from Arrow's
-// files is the page layout: data pages v2 with page statistics and CRCs
-// (Arrow: v1, none), and page boundaries.
-//
-// Reading and writing hold one row, whatever its size: float lists move
-// between the file and the row's arrays without parquet-go's buffers. A
-// row group of one row (a row of 64 MiB or more) goes to the file page by
-// page from the row, and uncompressed PLAIN v2 pages, which is what this
-// package writes, are read straight into the row (plainListCursor); other
-// pages, such as Arrow's dictionary-encoded ones, go through parquet-go.
+// Each format lives in a package of its own under dataset/internal, and this
+// package puts them together into a dataset directory: parquetio (the
+// parquet files, one row held at a time whatever its size), pyjson (JSON
+// byte-for-byte as Python's json module writes it), metadata (the typed
+// view of metadata.json), card (README.md), prepared (the prepared Arrow
+// tree), breakdown (the sampling_budget_breakdown column), and schema (the
+// row and the checks they all share). Their types appear here under their
+// dataset names (Row, Object, Info, ParquetReader, ...), so importers need
+// no other package.
 //
 // Metadata is an ordered JSON object (Object) that encodes byte-for-byte
 // like Python's json.dumps, so metadata.json files round-trip exactly and
@@ -50,7 +40,7 @@
 //   - the prepared Arrow tree (combine's, prepare-arrow's) holds one
 //     record batch a row, so its writer holds one row; its
 //     dataset_info.json leaves out what records where the parquet was read
-//     (see preparedJSON), so the same rows give the same bytes;
+//     (see prepared.InfoJSON), so the same rows give the same bytes;
 //   - every write refuses an existing output before doing anything and
 //     stages in a temporary directory, so a failure leaves nothing behind.
 package dataset

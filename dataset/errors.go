@@ -1,13 +1,16 @@
 package dataset
 
-import "fmt"
+import (
+	"fmt"
 
-// InvalidDatasetError reports a dataset directory, metadata document or parquet
-// file that does not satisfy the schema-3.0 rules. The message names the
-// offending file or field and what to do about it.
-type InvalidDatasetError struct{ Msg string }
+	"github.com/whestbake/whestbake/dataset/internal/schema"
+)
 
-func (e *InvalidDatasetError) Error() string { return e.Msg }
+// InvalidDatasetError reports a dataset directory, metadata document or
+// parquet file that does not satisfy the schema-3.0 rules. The message names
+// the offending file or field and what to do about it. Every format package
+// of dataset returns it (schema.InvalidDatasetError).
+type InvalidDatasetError = schema.InvalidDatasetError
 
 // The four merge errors mirror whestbench, where they subclass
 // InvalidDatasetError: errors.As(err, new(*InvalidDatasetError)) matches them
@@ -47,9 +50,8 @@ func asInvalid(msg string, target any) bool {
 	return ok
 }
 
-func invalidf(format string, args ...any) error {
-	return &InvalidDatasetError{Msg: fmt.Sprintf(format, args...)}
-}
+// invalidf is an *InvalidDatasetError with the formatted message.
+func invalidf(format string, args ...any) error { return schema.Errorf(format, args...) }
 
 func incompatiblef(format string, args ...any) error {
 	return &MergeIncompatibleError{Msg: fmt.Sprintf(format, args...)}

@@ -3,6 +3,8 @@ package dataset
 import (
 	"maps"
 	"slices"
+
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 )
 
 // fingerprints collapses the partials' hosts into one entry per group of
@@ -33,7 +35,7 @@ type fingerprintGroup struct {
 
 func (f *fingerprints) add(p *partial) {
 	hw, _ := p.md.GetObject("hardware")
-	sig := compactJSON([]any{
+	sig := pyjson.Compact([]any{
 		field(p.md, "device"), field(p.md, "engine"), field(hw, "go_version"),
 		field(p.md, "whestbake_version"), field(hw, "cpu_brand"),
 	})
@@ -84,7 +86,7 @@ func (f *fingerprints) list() []any {
 			{"kernels_seen", slices.Sorted(maps.Keys(g.kernels))},
 			{"representative_hostnames", g.hosts},
 		} {
-			v := canonical(kv.val)
+			v := pyjson.Canonical(kv.val)
 			if a, isList := v.([]any); v == nil || (isList && len(a) == 0) {
 				continue
 			}

@@ -4,11 +4,9 @@ import (
 	"path"
 	"slices"
 	"strings"
-)
 
-// preparedFiles are the names save_to_disk writes in a split's folder
-// besides its data-NNNNN-of-NNNNN.arrow shards (prepared.go).
-var preparedFiles = []string{preparedInfoFile, preparedStateFile}
+	"github.com/whestbake/whestbake/dataset/internal/prepared"
+)
 
 // IsDatasetFile reports whether rel, a '/'-separated path relative to a
 // dataset directory, is a file of the dataset's own layout: metadata.json,
@@ -37,8 +35,7 @@ func IsDatasetFile(rel string) bool {
 		if checkName("split name", parts[1]) != nil {
 			return false
 		}
-		name := parts[2]
-		return slices.Contains(preparedFiles, name) || strings.HasPrefix(name, "data-") && strings.HasSuffix(name, ".arrow")
+		return prepared.IsSplitFile(parts[2])
 	}
 	return false
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/parquetio"
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 )
 
 // partial is one validated input of a merge.
@@ -177,7 +179,7 @@ func (m *merger) add(p *partial, pw *ParquetWriter) error {
 	case p.start > m.next:
 		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", m.next, p.start)}
 	}
-	_, _, err := scanParquet(p.file, &m.row, func(r Row) error {
+	_, _, err := parquetio.Scan(p.file, &m.row, func(r Row) error {
 		if int64(r.MLPID) != m.next {
 			return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d but mlp_range [%d, %d) puts MLP %d there; re-bake this partial", p.dir, m.next-p.start, r.MLPID, p.start, p.end, m.next)}
 		}
@@ -257,7 +259,7 @@ func checkCompatible(first, p *partial) error {
 		for _, k := range keys {
 			a, _ := p.md.Get(k)
 			b, _ := first.md.Get(k)
-			if !jsonEqual(a, b) {
+			if !pyjson.Equal(a, b) {
 				return incompatiblef("%s: %s=%s but %s: %s=%s; only partials of one bake can be merged", p.dir, k, shownValue(k, a), first.dir, k, shownValue(k, b))
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
 
 // mergedAt is the merge time the tests record.
@@ -96,7 +98,7 @@ func TestMergeEqualsDirectBake(t *testing.T) {
 		t.Fatalf("one device, one engine: %d fingerprints", len(fps))
 	}
 	fp := fps[0].(*Object)
-	enc, _ := pyDumps(fp, false)
+	enc, _ := pyjson.Dumps(fp, false)
 	wantFP := `{"device": "cpu", "engine": "cpu", "cpu_brand": "cpu-x", "cpu_count_logical": 8, "go_version": "go1.26.8", "os": "Linux", "whestbake_version": "0.1.0", "mlp_count": 10, "partials_count": 3, "drivers_seen": ["550", "555"], "kernels_seen": ["6.1", "6.2"], "representative_hostnames": ["h1", "h2", "h3"]}`
 	if string(enc) != wantFP {
 		t.Errorf("fingerprint\n got %s\nwant %s", enc, wantFP)
@@ -155,22 +157,28 @@ func TestMergeRefusals(t *testing.T) {
 		check func(t *testing.T, err error)
 	}{
 		{"no inputs", func(t *testing.T, parent string) []string { return nil },
-			func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "at least one input") }},
+			func(t *testing.T, err error) {
+				schematest.WantErr[*MergeIncompatibleError](t, err, "at least one input")
+			}},
 		{"overlap", func(t *testing.T, parent string) []string {
 			a := bakePartials(t, parent, shape, "public", []int{0, 3, 6}, nil)
 			info := testInfo(shape, 6, 2, 4)
 			return append(a, writeTestDir(t, parent, "x", info))
-		}, func(t *testing.T, err error) { wantErr[*MergeOverlapError](t, err, "starts at 2", "ended at 3") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeOverlapError](t, err, "starts at 2", "ended at 3")
+		}},
 		{"gap", func(t *testing.T, parent string) []string {
 			a := bakePartials(t, parent, shape, "public", []int{0, 2, 5, 8}, nil)
 			return []string{a[0], a[2]}
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[2, 5)") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[2, 5)") }},
 		{"tail gap", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 5, 8}, nil)[:2]
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[5, 8)") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[5, 8)") }},
 		{"complete input", func(t *testing.T, parent string) []string {
 			return []string{writeTestDir(t, parent, "full", testInfo(shape, 3, 0, 0))}
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "complete (non-partial)") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeIncompatibleError](t, err, "complete (non-partial)")
+		}},
 		{"sampler", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
 				if i == 1 {
@@ -178,7 +186,7 @@ func TestMergeRefusals(t *testing.T) {
 				}
 			})
 		}, func(t *testing.T, err error) {
-			wantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\"", "sampler=\"philox\"", "parta", "partb")
+			schematest.WantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\"", "sampler=\"philox\"", "parta", "partb")
 		}},
 		{"seeds file", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
@@ -186,14 +194,16 @@ func TestMergeRefusals(t *testing.T) {
 					info.SeedFileSHA256 = strings.Repeat("1", 64)
 				}
 			})
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "seed_file_sha256") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "seed_file_sha256") }},
 		{"algorithm", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
 				if i == 1 {
 					info.AlgorithmVersion = "philox-2"
 				}
 			})
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "algorithm_version") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeIncompatibleError](t, err, "algorithm_version")
+		}},
 		{"seed protocol", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
 				if i == 1 {
@@ -201,7 +211,7 @@ func TestMergeRefusals(t *testing.T) {
 				}
 			})
 		}, func(t *testing.T, err error) {
-			wantErr[*MergeIncompatibleError](t, err, "seed_protocol", SeedProtocolV4Name, SeedProtocolV3Name, testSaltDigest)
+			schematest.WantErr[*MergeIncompatibleError](t, err, "seed_protocol", SeedProtocolV4Name, SeedProtocolV3Name, testSaltDigest)
 			if strings.Contains(err.Error(), testSalt) {
 				t.Errorf("the error shows the salt: %v", err)
 			}
@@ -214,7 +224,7 @@ func TestMergeRefusals(t *testing.T) {
 				}
 			})
 		}, func(t *testing.T, err error) {
-			wantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_id": "h2"`)
+			schematest.WantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_id": "h2"`)
 		}},
 		{"n_samples", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
@@ -222,37 +232,41 @@ func TestMergeRefusals(t *testing.T) {
 					info.NSamples = 5
 				}
 			})
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "n_samples=5") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "n_samples=5") }},
 		{"total", func(t *testing.T, parent string) []string {
 			a := writeTestDir(t, parent, "a", testInfo(shape, 4, 0, 2))
 			return []string{a, writeTestDir(t, parent, "b", testInfo(shape, 5, 2, 5))}
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "total_n_mlps") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "total_n_mlps") }},
 		{"split", func(t *testing.T, parent string) []string {
 			a := bakePartials(t, parent, shape, "public", []int{0, 2, 4}, nil)
 			b := bakePartials(t, filepath.Join(parent, "b"), shape, "holdout", []int{0, 2, 4}, nil)
 			return []string{a[0], b[1]}
-		}, func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "holdout", "public") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeIncompatibleError](t, err, "holdout", "public")
+		}},
 		{"corrupt ids", func(t *testing.T, parent string) []string {
 			a := writeTestDir(t, parent, "a", testInfo(shape, 4, 0, 2))
 			info := testInfo(shape, 4, 2, 4)
 			dir := filepath.Join(parent, "bad")
-			rows := testRows(shape, 2, 2)
+			rows := schematest.Rows(shape, 2, 2)
 			rows[1].MLPID = 9
 			if err := WriteDir(dir, NewBakeMetadata(info), shape, rows); err != nil {
 				t.Fatal(err)
 			}
 			return []string{a, dir}
-		}, func(t *testing.T, err error) { wantErr[*MergeCorruptError](t, err, "mlp_id=9", "[2, 4)") }},
+		}, func(t *testing.T, err error) { schematest.WantErr[*MergeCorruptError](t, err, "mlp_id=9", "[2, 4)") }},
 		{"row count", func(t *testing.T, parent string) []string {
 			a := writeTestDir(t, parent, "a", testInfo(shape, 5, 0, 2))
 			md := NewBakeMetadata(testInfo(shape, 5, 2, 5))
 			md.Set("n_mlps", 2)
 			dir := filepath.Join(parent, "short")
-			if err := WriteDir(dir, md, shape, testRows(shape, 2, 2)); err != nil {
+			if err := WriteDir(dir, md, shape, schematest.Rows(shape, 2, 2)); err != nil {
 				t.Fatal(err)
 			}
 			return []string{a, dir}
-		}, func(t *testing.T, err error) { wantErr[*MergeCorruptError](t, err, "holds 2 rows", "[2, 5)") }},
+		}, func(t *testing.T, err error) {
+			schematest.WantErr[*MergeCorruptError](t, err, "holds 2 rows", "[2, 5)")
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -274,14 +288,14 @@ func TestMergeRefusals(t *testing.T) {
 func TestMergeRefusesExistingOutputBeforeReading(t *testing.T) {
 	out := t.TempDir()
 	err := Merge([]string{"/nonexistent/partial"}, out, mergedAt)
-	wantErr[*OutputExistsError](t, err, out)
+	schematest.WantErr[*OutputExistsError](t, err, out)
 }
 
 func TestMergeErrorsAreInvalidDatasetErrors(t *testing.T) {
 	for _, err := range []error{
 		&MergeIncompatibleError{"a"}, &MergeIncompleteError{"b"}, &MergeOverlapError{"c"}, &MergeCorruptError{"d"},
 	} {
-		wantErr[*InvalidDatasetError](t, err, err.Error())
+		schematest.WantErr[*InvalidDatasetError](t, err, err.Error())
 	}
 }
 
@@ -334,7 +348,7 @@ func TestMergeStreamHoldsOnePartialAtATime(t *testing.T) {
 	if len(fps) != 1 {
 		t.Fatalf("%d fingerprints, want one group for one kind of host", len(fps))
 	}
-	enc, _ := pyDumps(fps[0], false)
+	enc, _ := pyjson.Dumps(fps[0], false)
 	if !strings.Contains(string(enc), `"mlp_count": 9, "partials_count": 6`) || !strings.Contains(string(enc), `"representative_hostnames": ["h0", "h1", "h2"]`) {
 		t.Errorf("fingerprint %s, want 9 MLPs from 6 partials and the first three hosts", enc)
 	}
@@ -352,12 +366,14 @@ func TestMergeStreamRefusals(t *testing.T) {
 		check func(t *testing.T, err error)
 	}{
 		{"no partials", func([]string) iter.Seq2[string, error] { return inOrder(t, nil, 0, nil) },
-			func(t *testing.T, err error) { wantErr[*MergeIncompatibleError](t, err, "at least one input") }},
+			func(t *testing.T, err error) {
+				schematest.WantErr[*MergeIncompatibleError](t, err, "at least one input")
+			}},
 		// A stream is merged in the order it comes: it is not sorted.
 		{"out of order", func(p []string) iter.Seq2[string, error] { return inOrder(t, []string{p[1], p[0], p[2]}, 0, nil) },
-			func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[0, 2)") }},
+			func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[0, 2)") }},
 		{"missing tail", func(p []string) iter.Seq2[string, error] { return inOrder(t, p[:2], 0, nil) },
-			func(t *testing.T, err error) { wantErr[*MergeIncompleteError](t, err, "[4, 6)") }},
+			func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[4, 6)") }},
 		{"fetch failure", func(p []string) iter.Seq2[string, error] { return inOrder(t, p, 2, fetchErr) },
 			func(t *testing.T, err error) {
 				if !errors.Is(err, fetchErr) {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 )
 
 // Metadata is a dataset's metadata.json document. It is an alias, not a new
@@ -171,13 +173,13 @@ func ReadMetadata(dir string) (Metadata, error) {
 // ParseMetadata decodes metadata.json's content, read from where (named in
 // errors), without validating it.
 func ParseMetadata(data []byte, where string) (Metadata, error) {
-	v, err := pyLoads(data)
+	v, err := pyjson.Loads(data)
 	if err != nil {
 		return nil, invalidf("metadata.json at %s is not valid JSON: %v", where, err)
 	}
 	md, ok := v.(*Object)
 	if !ok {
-		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", where, jsonKind(v))
+		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", where, pyjson.Kind(v))
 	}
 	return md, nil
 }

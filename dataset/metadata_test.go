@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
 
 // bake_partial.json is the key order the brief specifies, written by
@@ -41,7 +43,7 @@ func TestNewBakeMetadataMatchesPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := readTestdata(t, "pyjson/bake_partial.json"); string(got) != string(want) {
+	if want := readAll(t, "internal/pyjson/testdata/bake_partial.json"); string(got) != string(want) {
 		t.Errorf("metadata differs from Python:\n got %s\nwant %s", got, want)
 	}
 	if err := Validate(md, false); err == nil {
@@ -142,7 +144,7 @@ func TestSeedProtocolBlocks(t *testing.T) {
 		info.Salt = c.salt
 		md := NewBakeMetadata(info)
 		proto, _ := md.Get("seed_protocol")
-		if got := compactJSON(proto); got != c.want {
+		if got := pyjson.Compact(proto); got != c.want {
 			t.Errorf("seed_protocol\n got %s\nwant %s", got, c.want)
 		}
 		in, err := ParseInfo(md, false)
@@ -179,7 +181,7 @@ func TestReadMetadataIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadMetadata(dir)
-	wantErr[*InvalidDatasetError](t, err, filepath.Join(dir, MetadataFile), "dataset.MaxMetadataBytes")
+	schematest.WantErr[*InvalidDatasetError](t, err, filepath.Join(dir, MetadataFile), "dataset.MaxMetadataBytes")
 	if err := os.WriteFile(filepath.Join(dir, MetadataFile), body[:MaxMetadataBytes], 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -22,29 +22,6 @@ func checkName(kind, name string) error {
 	return nil
 }
 
-// CheckLoadable refuses a dataset that Hugging Face datasets or whestbench
-// could not load once published: a split name outside bakeapi.CheckSplitName's
-// rule, or a split whose card config would take the name of another (a
-// split named "default" beside a default_split of another name: datasets
-// keeps one config of a name, and the other split would vanish from the
-// card). Every verb that makes or publishes a dataset asks it first.
-func (in *Info) CheckLoadable() error {
-	for _, s := range in.Splits {
-		if err := bakeapi.CheckSplitName(s.Name); err != nil {
-			return invalidf("split name %v", err)
-		}
-	}
-	seen := map[string]bool{}
-	for _, c := range hfConfigs(in) {
-		if seen[c.name] {
-			return invalidf("split %q would be the card's config %q, which already loads the default split %q: "+
-				"rename the split, or make it the default split", c.splits[0], c.name, in.DefaultSplit)
-		}
-		seen[c.name] = true
-	}
-	return nil
-}
-
 // Data file names: data/<split>-NNNNN-of-MMMMM.parquet. HF discovers custom
 // splits of a local directory only through this exact pattern. The split
 // name is matched whole (whestbench splits the file name at the first '-',

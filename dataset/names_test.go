@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
 
 // renameSplit renames split from to to in the dataset dir, as a dataset made
@@ -58,7 +59,7 @@ func TestProducersRefuseUnloadableSplitNames(t *testing.T) {
 
 	parts := bakePartials(t, parent, shape, "mini-a", []int{0, 2, 3}, nil)
 	merged := filepath.Join(parent, "merged")
-	wantErr[*InvalidDatasetError](t, Merge(parts, merged, mergedAt), want, `use "minia"`)
+	schematest.WantErr[*InvalidDatasetError](t, Merge(parts, merged, mergedAt), want, `use "minia"`)
 
 	mini := testInfo(shape, 2, 0, 0)
 	mini.Split = "mini-a"
@@ -67,7 +68,7 @@ func TestProducersRefuseUnloadableSplitNames(t *testing.T) {
 	a := writeTestDir(t, parent, "a", mini)
 	b := writeTestDir(t, parent, "b", hold)
 	combined := filepath.Join(parent, "combined")
-	wantErr[*InvalidDatasetError](t, Combine([]string{b, a}, combined, ""), want)
+	schematest.WantErr[*InvalidDatasetError](t, Combine([]string{b, a}, combined, ""), want)
 
 	// A split that would take the default config from another: with one
 	// config for all, every split but the default one is its own config.
@@ -76,7 +77,7 @@ func TestProducersRefuseUnloadableSplitNames(t *testing.T) {
 	def.Split = "default"
 	p := writeTestDir(t, parent, "p", pub)
 	c := writeTestDir(t, parent, "c", def)
-	wantErr[*InvalidDatasetError](t, Combine([]string{p, c}, combined, "public"),
+	schematest.WantErr[*InvalidDatasetError](t, Combine([]string{p, c}, combined, "public"),
 		`split "default" would be the card's config "default", which already loads the default split "public"`)
 
 	// A multi-split dataset from before the rule.
@@ -88,7 +89,7 @@ func TestProducersRefuseUnloadableSplitNames(t *testing.T) {
 	if _, err := Open(legacy, false); err != nil {
 		t.Fatalf("a dataset of whestbench's names no longer opens: %v", err)
 	}
-	wantErr[*InvalidDatasetError](t, PrepareArrow(legacy), want)
+	schematest.WantErr[*InvalidDatasetError](t, PrepareArrow(legacy), want)
 
 	for _, out := range []string{merged, combined, filepath.Join(legacy, PreparedDir)} {
 		if _, err := os.Stat(out); !os.IsNotExist(err) {

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/prepared"
+	"github.com/whestbake/whestbake/dataset/internal/schema"
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
 
 // editMetadata rewrites dir's metadata.json with edit applied.
@@ -40,7 +43,7 @@ func combineOtherRows(t *testing.T, parent string, shape bakeapi.Spec, n1, n2 in
 	}{{"public", n1}, {"holdout", n2}} {
 		info := testInfo(shape, s.n, 0, 0)
 		info.Split, info.Config = s.split, s.split
-		rows := testRows(shape, 1000, s.n)
+		rows := schematest.Rows(shape, 1000, s.n)
 		for i := range rows {
 			rows[i].MLPID = int32(i)
 		}
@@ -71,7 +74,7 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 	if err := CheckPrepared(clean); err != nil {
 		t.Fatalf("a combined dataset: %v", err)
 	}
-	arrow := func(split string) string { return filepath.Join(PreparedDir, split, preparedArrowFile) }
+	arrow := func(split string) string { return filepath.Join(PreparedDir, split, prepared.ArrowFile) }
 	for _, c := range []struct {
 		name     string
 		spoil    func(t *testing.T, dir string)
@@ -97,12 +100,12 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 			removePath(t, filepath.Join(dir, arrow("public")))
 		}, []string{arrow("public") + ": cannot be read"}, true},
 		{"state.json of another split", func(t *testing.T, dir string) {
-			copyOver(t, filepath.Join(dir, PreparedDir, "holdout", preparedStateFile), filepath.Join(dir, PreparedDir, "public", preparedStateFile))
-		}, []string{filepath.Join(PreparedDir, "public", preparedStateFile) + ": is not what prepare-arrow writes"}, true},
+			copyOver(t, filepath.Join(dir, PreparedDir, "holdout", prepared.StateFile), filepath.Join(dir, PreparedDir, "public", prepared.StateFile))
+		}, []string{filepath.Join(PreparedDir, "public", prepared.StateFile) + ": is not what prepare-arrow writes"}, true},
 		{"dataset_info.json of another shape", func(t *testing.T, dir string) {
-			info, _ := preparedInfoJSON(8, 2)
-			putFile(t, filepath.Join(dir, PreparedDir, "public", preparedInfoFile), info)
-		}, []string{filepath.Join(PreparedDir, "public", preparedInfoFile) + ": is not what prepare-arrow writes for split \"public\" of width 4 and depth 2"}, true},
+			info, _ := prepared.InfoJSON(8, 2)
+			putFile(t, filepath.Join(dir, PreparedDir, "public", prepared.InfoFile), info)
+		}, []string{filepath.Join(PreparedDir, "public", prepared.InfoFile) + ": is not what prepare-arrow writes for split \"public\" of width 4 and depth 2"}, true},
 		{"path out of the dataset", func(t *testing.T, dir string) {
 			setPreparedEntry(t, dir, "public", "path", "../../../../etc")
 		}, []string{`prepared_splits["public"].path is "../../../../etc", outside the dataset`, "rewrites it as prepared/public"}, true},
@@ -113,7 +116,7 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 			setPreparedEntry(t, dir, "holdout", "format", "arrow")
 		}, []string{`prepared_splits["holdout"] is {"path": "prepared/holdout", "format": "arrow"}, not`}, true},
 		{"an extra ghost split", func(t *testing.T, dir string) {
-			putFile(t, filepath.Join(dir, PreparedDir, "ghost", preparedStateFile), []byte("{}"))
+			putFile(t, filepath.Join(dir, PreparedDir, "ghost", prepared.StateFile), []byte("{}"))
 		}, []string{`holds ["prepared/ghost"]`, "move them out of the dataset"}, false},
 		{"a second shard", func(t *testing.T, dir string) {
 			putFile(t, filepath.Join(dir, PreparedDir, "public", "data-00001-of-00002.arrow"), nil)
@@ -140,16 +143,16 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.spoil(t, dir)
-			wantErr[*InvalidDatasetError](t, CheckPrepared(dir), c.want...)
+			schematest.WantErr[*InvalidDatasetError](t, CheckPrepared(dir), c.want...)
 			d, err := Open(dir, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantErr[*InvalidDatasetError](t, d.ScanPrepared(nil), c.want...)
+			schematest.WantErr[*InvalidDatasetError](t, d.ScanPrepared(nil), c.want...)
 			before := treeOf(t, dir)
 			err = PrepareArrow(dir)
 			if !c.repaired {
-				wantErr[*InvalidDatasetError](t, err, "which prepare-arrow did not write", "would delete them")
+				schematest.WantErr[*InvalidDatasetError](t, err, "which prepare-arrow did not write", "would delete them")
 				if after := treeOf(t, dir); !slices.Equal(before, after) {
 					t.Errorf("a refused prepare-arrow changed the dataset:\n%v\n%v", before, after)
 				}
@@ -194,7 +197,7 @@ func TestPreparedCheckAcceptsWhatPrepareArrowWrites(t *testing.T) {
 	// A single split has no prepared tree to list.
 	single := dirs[0]
 	editMetadata(t, single, func(md Metadata) { md.Set("prepared_splits", NewObject()) })
-	wantErr[*InvalidDatasetError](t, CheckPrepared(single), "a single-split dataset has no prepared tree", "remove the key")
+	schematest.WantErr[*InvalidDatasetError](t, CheckPrepared(single), "a single-split dataset has no prepared tree", "remove the key")
 }
 
 // The check holds a row, not a split: on a split of 10,000 MLPs (about
@@ -226,7 +229,7 @@ func TestPreparedCheckHoldsARow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := os.Stat(filepath.Join(dir, PreparedDir, "public", preparedArrowFile))
+	st, err := os.Stat(filepath.Join(dir, PreparedDir, "public", prepared.ArrowFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +252,7 @@ func replaceDir(t *testing.T, dst, src string) {
 // equal size after the schema) in split's stream.
 func flipByteOfRow(t *testing.T, dir, split string, row int) {
 	t.Helper()
-	path := filepath.Join(dir, PreparedDir, split, preparedArrowFile)
+	path := filepath.Join(dir, PreparedDir, split, prepared.ArrowFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -258,10 +261,10 @@ func flipByteOfRow(t *testing.T, dir, split string, row int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := len(arrowSchemaMessage(d.Splits[0].Width, d.Splits[0].Depth))
+	header := len(schema.ArrowSchemaMessage(d.Splits[0].Width, d.Splits[0].Depth))
 	rows := int(d.Info.Split(split).NMLPs)
-	size := (len(data) - schema - 8) / rows
-	data[schema+(row+1)*size-20] ^= 0x40
+	size := (len(data) - header - 8) / rows
+	data[header+(row+1)*size-20] ^= 0x40
 	putFile(t, path, data)
 }
 

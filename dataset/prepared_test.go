@@ -4,50 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset/internal/prepared"
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
-
-// streamView is what stream.mjs reports for one Arrow IPC stream file.
-type streamView struct {
-	Schema  json.RawMessage `json:"schema"`
-	Batches int             `json:"batches"`
-	Rows    []readerRow     `json:"rows"`
-}
-
-// runStreamReader reads Arrow IPC streams with apache-arrow (stream.mjs),
-// or skips as runReaders does.
-func runStreamReader(t *testing.T, files []string) map[string]streamView {
-	t.Helper()
-	node := needReaders(t)
-	abs := make([]string, len(files))
-	for i, f := range files {
-		abs[i], _ = filepath.Abs(f)
-	}
-	cmd := exec.Command(node, append([]string{"stream.mjs"}, abs...)...)
-	cmd.Dir = readersDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("stream.mjs: %v\n%s", err, stderr.Bytes())
-	}
-	views := map[string]streamView{}
-	if err := json.Unmarshal(out, &views); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]streamView{}
-	for i, f := range files {
-		got[f] = views[abs[i]]
-	}
-	return got
-}
 
 // combineTestSplits writes two splits of shape (n1 and n2 rows) and
 // combines them into parent/out with opts.
@@ -95,15 +63,15 @@ func TestPreparedArrowIndependentReader(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range d.Splits {
-			p := filepath.Join(dir, PreparedDir, s.Name, preparedArrowFile)
+			p := filepath.Join(dir, PreparedDir, s.Name, prepared.ArrowFile)
 			streams = append(streams, p)
 			parquets = append(parquets, s.Files[0])
 			want[p] = s.Rows
 			parquetOf[p] = s.Files[0]
 		}
 	}
-	got := runStreamReader(t, streams)
-	schemas := runReaders(t, parquets)
+	got := schematest.ReadStreams(t, streams)
+	schemas := schematest.ReadParquet(t, parquets)
 	for _, p := range streams {
 		v := got[p]
 		if len(v.Rows) != len(want[p]) || v.Batches != len(want[p]) {
@@ -111,7 +79,7 @@ func TestPreparedArrowIndependentReader(t *testing.T) {
 			continue
 		}
 		for i, r := range v.Rows {
-			if !rowsEqual(r.row(t), want[p][i]) {
+			if !schematest.RowsEqual(r.Row(t), want[p][i]) {
 				t.Errorf("%s: row %d differs from the parquet's", p, i)
 			}
 		}
@@ -145,12 +113,15 @@ func TestPreparedJSONFollowsDatasetsFormat(t *testing.T) {
 	if err := PrepareArrow(dir); err != nil {
 		t.Fatal(err)
 	}
-	r, err := OpenParquet(filepath.Join(fixtures, "multi_split_v3.0", "data", "public-00000-of-00001.parquet"))
+	fixture, err := os.ReadFile(filepath.Join(fixtures, "multi_split_v3.0", "data", "public-00000-of-00001.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hf, ok := r.pf.Lookup(hfMetadataKey)
-	r.Close()
+	pf, err := parquet.OpenFile(bytes.NewReader(fixture), int64(len(fixture)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hf, ok := pf.Lookup("huggingface")
 	if !ok {
 		t.Fatal("the fixture has no huggingface entry")
 	}
@@ -176,7 +147,7 @@ func TestPreparedJSONFollowsDatasetsFormat(t *testing.T) {
 			t.Fatal(err1, err2)
 		}
 		keys := func(text []byte) []string {
-			v, err := pyLoads(text)
+			v, err := pyjson.Loads(text)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +222,7 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 		t.Errorf("metadata keys %v: prepared_splits comes last, as whestbench writes it", keys)
 	}
 	block, _ := md.GetObject("prepared_splits")
-	text, _ := pyDumps(block, false)
+	text, _ := pyjson.Dumps(block, false)
 	if want := `{"public": {"path": "prepared/public", "format": "save_to_disk"}, "holdout": {"path": "prepared/holdout", "format": "save_to_disk"}}`; string(text) != want {
 		t.Errorf("prepared_splits %s, want %s", text, want)
 	}
@@ -295,19 +266,19 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 	if err := os.WriteFile(stray, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wantErr[*InvalidDatasetError](t, PrepareArrow(skipped),
+	schematest.WantErr[*InvalidDatasetError](t, PrepareArrow(skipped),
 		`holds ["prepared/public/stray"], which prepare-arrow did not write`)
 	if err := os.Remove(stray); err != nil {
 		t.Fatalf("the refused prepare-arrow lost the stray file: %v", err)
 	}
-	own := filepath.Join(skipped, PreparedDir, "public", preparedArrowFile)
+	own := filepath.Join(skipped, PreparedDir, "public", prepared.ArrowFile)
 	if err := os.Truncate(own, 100); err != nil {
 		t.Fatal(err)
 	}
 	if err := PrepareArrow(skipped); err != nil {
 		t.Fatal(err)
 	}
-	built := filepath.Join(out, PreparedDir, "public", preparedArrowFile)
+	built := filepath.Join(out, PreparedDir, "public", prepared.ArrowFile)
 	if !bytes.Equal(readAll(t, own), readAll(t, built)) {
 		t.Error("a rebuild did not restore the truncated stream")
 	}
@@ -325,7 +296,7 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 func TestPrepareArrowRefusesASingleSplit(t *testing.T) {
 	dir := writeTestDir(t, t.TempDir(), "single", testInfo(bakeapi.Spec{Width: 4, Depth: 2}, 3, 0, 0))
 	err := PrepareArrow(dir)
-	wantErr[*InvalidDatasetError](t, err, "only meaningful for multi-split datasets", "combine-splits")
+	schematest.WantErr[*InvalidDatasetError](t, err, "only meaningful for multi-split datasets", "combine-splits")
 	if _, err := os.Stat(filepath.Join(dir, PreparedDir)); err == nil {
 		t.Error("a refused prepare-arrow wrote prepared/")
 	}

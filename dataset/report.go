@@ -7,41 +7,28 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
+
+	"github.com/whestbake/whestbake/dataset/internal/card"
+	"github.com/whestbake/whestbake/dataset/internal/staging"
 )
 
 // The report (`whestbake dataset report`, internal/report) is part of a
 // finished dataset's directory, like data/ and the card: its layout is
-// fixed here so that the card can link it and every push of the same
-// dataset carries the same file names.
+// fixed by the card, which links it, so that every push of the same dataset
+// carries the same file names.
 const (
 	// ReportDir is the report's folder in the dataset directory.
-	ReportDir = "report"
+	ReportDir = card.ReportDir
 	// ReportPage is the self-contained HTML page in ReportDir.
-	ReportPage = "index.html"
+	ReportPage = card.ReportPage
 )
 
 // ReportFigure is one PNG of the report, in ReportDir.
-type ReportFigure struct {
-	File    string // file name in ReportDir
-	Caption string // the card's alt text and the page's heading
-}
+type ReportFigure = card.ReportFigure
 
 // ReportFigures are the report's PNGs, in the order the card and the page
 // show them; each has one series per split.
-var ReportFigures = []ReportFigure{
-	{"final_means.png", "Distribution of final means"},
-	{"layer_means.png", "Mean activation per layer"},
-	{"layer_variance.png", "Variance of the activation per layer"},
-	{"dead_neurons.png", "Dead neurons per layer"},
-	{"avg_variance.png", "Distribution of avg_variance"},
-}
-
-// CardReport adds the report's section to the card: every figure as an
-// image with a relative path (which the Hub renders from the repository)
-// and a link to the page. Only pass it for a directory that holds the
-// report; WriteCard decides that itself.
-func CardReport() CardOption { return func(c *cardConfig) { c.report = true } }
+var ReportFigures = card.ReportFigures
 
 // HasReport reports whether dir holds the complete report: the page and
 // every figure.
@@ -62,13 +49,7 @@ func HasReport(dir string) (bool, error) {
 // dataset directory: a dataset holds the report when it holds all of them.
 // Code that sees a dataset as a list of files (a push from S3) decides with
 // it whether the card gets the report's section.
-func ReportPaths() []string {
-	paths := []string{ReportDir + "/" + ReportPage}
-	for _, f := range ReportFigures {
-		paths = append(paths, ReportDir+"/"+f.File)
-	}
-	return paths
-}
+func ReportPaths() []string { return card.ReportPaths() }
 
 // CheckReportFolder refuses a report folder in dir that holds anything
 // besides the report's own files (ReportPaths): the report replaces the
@@ -122,7 +103,7 @@ func InstallReport(dir string, files map[string][]byte) (err error) {
 	if err := CheckReportFolder(dir); err != nil {
 		return err
 	}
-	if err := removeStaging(dir, reportStagingPrefix); err != nil {
+	if err := staging.RemoveLeftovers(dir, reportStagingPrefix); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(dir, reportStagingPrefix)
@@ -138,13 +119,13 @@ func InstallReport(dir string, files map[string][]byte) (err error) {
 		return err
 	}
 	for name, data := range files {
-		if err := writeFileSync(filepath.Join(tmp, name), data); err != nil {
+		if err := staging.WriteNew(filepath.Join(tmp, name), data); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 	}
 	// After the swap tmp holds the old report, which the deferred RemoveAll
 	// deletes.
-	if err := swap(tmp, filepath.Join(dir, ReportDir)); err != nil {
+	if err := staging.Swap(tmp, filepath.Join(dir, ReportDir)); err != nil {
 		return fmt.Errorf("report: putting the new report in place: %w", err)
 	}
 	return WriteCard(dir)
@@ -171,67 +152,5 @@ func WriteCard(dir string, opts ...CardOption) error {
 	if has {
 		opts = append(opts[:len(opts):len(opts)], CardReport())
 	}
-	return replaceFile(filepath.Join(dir, readmeFile), []byte(renderCard(info, opts...)))
-}
-
-// removeStaging removes the staging folders named prefix* in dir that an
-// interrupted run left: nothing else writes them.
-func removeStaging(dir, prefix string) error {
-	stale, err := filepath.Glob(filepath.Join(dir, prefix+"*"))
-	if err != nil {
-		return err
-	}
-	for _, s := range stale {
-		if err := os.RemoveAll(s); err != nil {
-			return fmt.Errorf("dataset: removing %s, left by an interrupted run: %w", s, err)
-		}
-	}
-	return nil
-}
-
-// replaceFile writes data beside path and renames it over path.
-func replaceFile(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// Title is the dataset's name as its card shows it: pretty_name, or a
-// default.
-func (in *Info) Title() string { return prettyName(in) }
-
-// report is the card's section on the report.
-func (c *card) report(b *strings.Builder) {
-	if !c.withReport {
-		return
-	}
-	b.WriteString("## Report\n\n")
-	fmt.Fprintf(b, "Plots of the ground truth, one series per split, made by `whestbake dataset report` from the "+
-		"rows; [%s/%s](%[1]s/%[2]s) shows them on one self-contained page with the numbers behind them "+
-		"and what each plot measures.\n\n", ReportDir, ReportPage)
-	for _, f := range ReportFigures {
-		fmt.Fprintf(b, "![%s](%s/%s)\n\n", f.Caption, ReportDir, f.File)
-	}
+	return staging.Replace(filepath.Join(dir, readmeFile), []byte(renderCard(info, opts...)))
 }

@@ -6,43 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-)
 
-const (
-	// SchemaVersion is the only schema whestbench 0.16 loads.
-	SchemaVersion = "3.0"
-	// Format names the on-disk layout in metadata.
-	Format = "hf-datasets-parquet"
-	// DefaultSplit is the split a single-split dataset without a "split" key has.
-	DefaultSplit = "public"
-	// DefaultConfig is the HF config name that needs no configs block.
-	DefaultConfig = "default"
-)
-
-// Seed protocols (the constants of
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py).
-// whestbake bakes 3.0 and 4.0; 2.0 datasets are only read.
-const (
-	SeedProtocolV2Name    = "whestbench_seedsequence_hierarchy"
-	SeedProtocolV2Version = "2.0"
-	SeedProtocolV3Name    = "whestbench_explicit_per_mlp_seeds"
-	SeedProtocolV3Version = "3.0"
-	SeedProtocolV4Name    = "whestbench_kdf_per_mlp_seeds"
-	SeedProtocolV4Version = "4.0"
-)
-
-// Protocol 4.0's salt declaration in the seed_protocol block (whestbench's
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py): the
-// salt is either in the block (salt_source "metadata", the default) or
-// withheld, and then read from the SaltEnv environment variable and checked
-// against salt_digest.
-const (
-	KDFBlake2bKeyed    = "blake2b-keyed"
-	SaltSourceMetadata = "metadata"
-	SaltSourceEnv      = "env"
-	// SaltEnv is the environment variable whestbench reads a withheld salt
-	// from, as hex.
-	SaltEnv = "WHEST_SEED_SALT"
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 )
 
 var knownSeedProtocols = map[string]string{
@@ -66,7 +31,7 @@ func Validate(md Metadata, allowPartial bool) error {
 		return invalidf("metadata is missing 'schema_version'. If this is a legacy .npz dataset, re-bake it with `whestbake dataset bake`.")
 	}
 	if s, _ := sv.(string); s != SchemaVersion {
-		return invalidf("schema_version is %s, this tool requires %q. Re-bake with `whestbake dataset bake`.", compactJSON(sv), SchemaVersion)
+		return invalidf("schema_version is %s, this tool requires %q. Re-bake with `whestbake dataset bake`.", pyjson.Compact(sv), SchemaVersion)
 	}
 	proto, _ := md.GetObject("seed_protocol")
 	name, _ := proto.GetString("name")
@@ -75,7 +40,7 @@ func Validate(md Metadata, allowPartial bool) error {
 		rawName, _ := proto.Get("name")
 		rawVersion, _ := proto.Get("version")
 		return invalidf("unknown seed_protocol name=%s / version=%s. Known protocols: %s",
-			compactJSON(rawName), compactJSON(rawVersion), knownProtocolList())
+			pyjson.Compact(rawName), pyjson.Compact(rawVersion), knownProtocolList())
 	}
 	if name == SeedProtocolV4Name {
 		if err := validateSaltDeclaration(proto); err != nil {
@@ -85,7 +50,7 @@ func Validate(md Metadata, allowPartial bool) error {
 	if v, ok := md.Get("split"); ok {
 		s, isStr := v.(string)
 		if !isStr {
-			return invalidf("'split' must be a string; got %s.", jsonKind(v))
+			return invalidf("'split' must be a string; got %s.", pyjson.Kind(v))
 		}
 		if err := checkName("split name", s); err != nil {
 			return invalidf("invalid split metadata field: %v", err)
@@ -94,7 +59,7 @@ func Validate(md Metadata, allowPartial bool) error {
 	if v, ok := md.Get("config"); ok {
 		s, isStr := v.(string)
 		if !isStr {
-			return invalidf("'config' must be a string; got %s.", jsonKind(v))
+			return invalidf("'config' must be a string; got %s.", pyjson.Kind(v))
 		}
 		if err := checkName("config name", s); err != nil {
 			return invalidf("%v", err)
@@ -120,7 +85,7 @@ func Validate(md Metadata, allowPartial bool) error {
 		r, _ := md.Get("mlp_range")
 		total, _ := md.Get("total_n_mlps")
 		return invalidf("this is a partial dataset (mlp_range=%s, total_n_mlps=%s). Run `whestbake dataset merge <partials> --output <dir>` first.",
-			compactJSON(r), compactJSON(total))
+			pyjson.Compact(r), pyjson.Compact(total))
 	}
 	return nil
 }
@@ -142,7 +107,7 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 	if v, ok := md.Get("default_split"); ok {
 		s, isStr := v.(string)
 		if !isStr {
-			return invalidf("'default_split' must be a string; got %s.", jsonKind(v))
+			return invalidf("'default_split' must be a string; got %s.", pyjson.Kind(v))
 		}
 		if !splits.Has(s) {
 			return invalidf("'default_split'=%q is not one of the dataset's splits %q.", s, sorted)
@@ -175,7 +140,7 @@ func validatePreparedSplits(md Metadata, splits *Object, sorted []string) error 
 	}
 	prep, isObj := v.(*Object)
 	if !isObj {
-		return invalidf("'prepared_splits' must be an object; got %s.", jsonKind(v))
+		return invalidf("'prepared_splits' must be an object; got %s.", pyjson.Kind(v))
 	}
 	for _, s := range prep.Keys() {
 		if !splits.Has(s) {
@@ -206,7 +171,7 @@ func validateSplitEntry(splits *Object, s string, explicitSeeds bool, label stri
 	info, isObj := splits.GetObject(s)
 	if !isObj {
 		v, _ := splits.Get(s)
-		return invalidf("splits[%q] must be an object; got %s.", s, jsonKind(v))
+		return invalidf("splits[%q] must be an object; got %s.", s, pyjson.Kind(v))
 	}
 	if !info.Has("n_mlps") {
 		return invalidf("splits[%q] is missing required field 'n_mlps'.", s)
@@ -214,7 +179,7 @@ func validateSplitEntry(splits *Object, s string, explicitSeeds bool, label stri
 	if v, ok := info.Get("config"); ok {
 		c, isStr := v.(string)
 		if !isStr {
-			return invalidf("splits[%q].config must be a string; got %s.", s, jsonKind(v))
+			return invalidf("splits[%q].config must be a string; got %s.", s, pyjson.Kind(v))
 		}
 		if err := checkName("config name", c); err != nil {
 			return invalidf("invalid config in splits[%q]: %v", s, err)
@@ -236,7 +201,7 @@ func validateSaltDeclaration(proto *Object) error {
 	if v, ok := proto.Get("salt_source"); ok {
 		s, _ := v.(string)
 		if s != SaltSourceMetadata && s != SaltSourceEnv {
-			return invalidf("seed_protocol 4.0: salt_source must be 'metadata' or 'env'; got %s.", compactJSON(v))
+			return invalidf("seed_protocol 4.0: salt_source must be 'metadata' or 'env'; got %s.", pyjson.Compact(v))
 		}
 		source = s
 	}
@@ -247,7 +212,7 @@ func validateSaltDeclaration(proto *Object) error {
 		}
 		s, isStr := raw.(string)
 		if !isStr {
-			return invalidf("seed_protocol 4.0: 'salt' must be a hex string; got %s.", jsonKind(raw))
+			return invalidf("seed_protocol 4.0: 'salt' must be a hex string; got %s.", pyjson.Kind(raw))
 		}
 		if _, err := hex.DecodeString(s); err != nil {
 			return invalidf("seed_protocol 4.0: 'salt' is not valid hex: %v", err)
@@ -257,7 +222,7 @@ func validateSaltDeclaration(proto *Object) error {
 	}
 	if d, ok := proto.Get("salt_digest"); ok && d != nil {
 		if _, isStr := d.(string); !isStr {
-			return invalidf("seed_protocol 4.0: 'salt_digest' must be a string; got %s.", jsonKind(d))
+			return invalidf("seed_protocol 4.0: 'salt_digest' must be a string; got %s.", pyjson.Kind(d))
 		}
 	}
 	if source == SaltSourceEnv && !proto.Truthy("salt_digest") {
@@ -276,14 +241,14 @@ func knownProtocolList() string {
 }
 
 // shownValue renders the value v of a top-level metadata key for an error
-// message, as compactJSON does, except that a seed_protocol block shows a
+// message, as pyjson.Compact does, except that a seed_protocol block shows a
 // published salt by its SHA-256: error messages end up in logs, and the salt
 // belongs in the metadata only.
 func shownValue(key string, v any) string {
 	proto, ok := v.(*Object)
 	salt, hasSalt := proto.GetString("salt")
 	if key != "seed_protocol" || !ok || !hasSalt {
-		return compactJSON(v)
+		return pyjson.Compact(v)
 	}
 	raw, err := hex.DecodeString(salt)
 	if err != nil {
@@ -292,15 +257,5 @@ func shownValue(key string, v any) string {
 	sum := sha256.Sum256(raw)
 	c := proto.Clone()
 	c.Set("salt", "<salt with sha256 "+hex.EncodeToString(sum[:])+">")
-	return compactJSON(c)
-}
-
-// compactJSON renders a metadata value for an error message, as one line of
-// JSON ("null" for a missing value).
-func compactJSON(v any) string {
-	b, err := pyDumps(v, false)
-	if err != nil {
-		return fmt.Sprintf("%v", v)
-	}
-	return string(b)
+	return pyjson.Compact(c)
 }

@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"testing"
+
+	"github.com/whestbake/whestbake/dataset/internal/schematest"
 )
 
 // Rules and messages from whestbench's validate_metadata and its tests
@@ -21,10 +23,10 @@ func TestSplitAndConfigNames(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "Public", "my_split", "1split", "split name", "split!", "trailing-", "double--hyphen", "123", "-lead"} {
-		wantErr[*InvalidDatasetError](t, Validate(md("split", bad), false), "split name")
+		schematest.WantErr[*InvalidDatasetError](t, Validate(md("split", bad), false), "split name")
 	}
 	for _, bad := range []string{"", "Full", "my_config", "1-config", "config--x"} {
-		wantErr[*InvalidDatasetError](t, Validate(md("config", bad), false), "config name")
+		schematest.WantErr[*InvalidDatasetError](t, Validate(md("config", bad), false), "config name")
 	}
 }
 
@@ -103,7 +105,7 @@ func TestValidate(t *testing.T) {
 		case c.err == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", c.md, err)
 		case c.err != "":
-			wantErr[*InvalidDatasetError](t, err, c.err)
+			schematest.WantErr[*InvalidDatasetError](t, err, c.err)
 		}
 	}
 	if err := Validate(nil, true); err == nil {

@@ -45,7 +45,7 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 				t.Fatal(err)
 			}
 			if err := dataset.WriteDirStream(part, bake.Metadata(plan, eng.Describe(), time.Now()), spec, func(write func(dataset.Row) error) error {
-				return bake.Stream(ctx, eng, spec, ids, plan.Range, 2, nil, write)
+				return bake.Baker{Engine: eng, Spec: spec, Threads: 2}.Stream(ctx, ids, plan.Range, write)
 			}); err != nil {
 				t.Fatal(err)
 			}

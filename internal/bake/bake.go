@@ -95,18 +95,46 @@ func Streams(seed int64, salt seeds.Salt) seeds.Streams {
 // Names assigns whestbench's unique names from name seeds.
 func Names(nameSeeds []int64) []string { return naming.AssignUnique(nameSeeds) }
 
-// Row bakes one MLP into a dataset row, resuming from resume when not nil.
-// The row's weights are written into buf when it is large enough.
-func Row(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, threads int, m MLP, buf []float32, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (dataset.Row, error) {
-	w, err := Weights(spec, m, buf)
+// Baker bakes MLPs of one spec on one engine: the parameters every row of
+// a bake shares, so that Row and Stream take only what differs per call
+// (the shape of minio-go's uploadPartParams).
+type Baker struct {
+	Engine gpuengine.Engine
+	Spec   bakeapi.Spec
+	// Threads is how many CPU threads a Row uses, and a Stream in all.
+	Threads int
+	// Progress, when set, receives the number of newly finished samples.
+	// Stream calls it from one goroutine at a time; a caller of Row from
+	// several goroutines serializes it itself.
+	Progress func(samples int64)
+}
+
+// Row bakes MLP m into a dataset row. The row's weights are written into
+// buf when it is large enough.
+func (b Baker) Row(ctx context.Context, m MLP, buf []float32) (dataset.Row, error) {
+	w, err := Weights(b.Spec, m, buf)
 	if err != nil {
 		return dataset.Row{}, err
 	}
-	res, err := eng.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: threads}, resume, progress)
+	job := gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: b.Threads}
+	res, err := b.Engine.BakeMLP(ctx, b.Spec, job, nil, b.checkpoints())
 	if err != nil {
 		return dataset.Row{}, fmt.Errorf("MLP %d (seed %d): %w", m.Index, m.Seed, err)
 	}
-	return NewRow(spec, m, w, res), nil
+	return NewRow(b.Spec, m, w, res), nil
+}
+
+// checkpoints turns the engine's checkpoints of one MLP into Progress's
+// newly finished samples, or is nil without a Progress.
+func (b Baker) checkpoints() gpuengine.Progress {
+	if b.Progress == nil {
+		return nil
+	}
+	var last int64
+	return func(cp gpuengine.Checkpoint) {
+		b.Progress(cp.SamplesDone - last)
+		last = cp.SamplesDone
+	}
 }
 
 // Weights is MLP m's weights (numpy-identical), written into buf when it is
@@ -149,24 +177,25 @@ func batchSize(spec bakeapi.Spec, threads, n int) int {
 	return max(1, min(threads, n, int(batchBytes/dataset.RowBytes(spec))))
 }
 
-// Stream bakes MLPs [r.Start, r.End) of ids with up to threads CPU threads in
-// all and hands each row to emit, in index order, so a caller can write rows
-// as they come and hold at most a batch of them (memory bounded by a few
-// rows, not by the dataset). Big MLPs run one after another with every thread
-// inside (no idle tail when the count is not a multiple of the threads), and
-// so do large rows (batchBytes); small ones run side by side in batches,
-// where per-step overheads would dominate. A row's weights array is reused
-// for later rows once emit returns, so emit copies what it keeps. onSamples
-// receives the number of newly finished samples.
-func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []MLP, r bakeapi.Range, threads int, onSamples func(int64), emit func(dataset.Row) error) error {
-	threads = max(1, threads)
-	par := batchSize(spec, threads, r.Len())
-	inner := max(1, threads/par)
-	var mu sync.Mutex
-	report := func(n int64) {
-		if onSamples != nil {
+// Stream bakes MLPs [r.Start, r.End) of ids with up to b.Threads CPU
+// threads in all and hands each row to emit, in index order, so a caller
+// can write rows as they come and hold at most a batch of them (memory
+// bounded by a few rows, not by the dataset). Big MLPs run one after
+// another with every thread inside (no idle tail when the count is not a
+// multiple of the threads), and so do large rows (batchBytes); small ones
+// run side by side in batches, where per-step overheads would dominate. A
+// row's weights array is reused for later rows once emit returns, so emit
+// copies what it keeps.
+func (b Baker) Stream(ctx context.Context, ids []MLP, r bakeapi.Range, emit func(dataset.Row) error) error {
+	threads := max(1, b.Threads)
+	par := batchSize(b.Spec, threads, r.Len())
+	inner := b
+	inner.Threads = max(1, threads/par)
+	if b.Progress != nil {
+		var mu sync.Mutex
+		inner.Progress = func(n int64) {
 			mu.Lock()
-			onSamples(n)
+			b.Progress(n)
 			mu.Unlock()
 		}
 	}
@@ -181,11 +210,7 @@ func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []
 		var wg sync.WaitGroup
 		for k := 0; k < n; k++ {
 			wg.Go(func() {
-				var last int64
-				batch[k], errs[k] = Row(ctx, eng, spec, inner, ids[start+k], weights[k], nil, func(cp gpuengine.Checkpoint) {
-					report(cp.SamplesDone - last)
-					last = cp.SamplesDone
-				})
+				batch[k], errs[k] = inner.Row(ctx, ids[start+k], weights[k])
 			})
 		}
 		wg.Wait()
@@ -202,15 +227,14 @@ func Stream(ctx context.Context, eng gpuengine.Engine, spec bakeapi.Spec, ids []
 	return ctx.Err()
 }
 
-// NewSpec is the one building of a Spec from a front end's values (the
-// local CLI's flags, the Temporal bake's config keys), before its seed
-// protocol and salt. The dot product belongs to the numpy sampler only, so
-// a philox bake leaves it out (its default is numpy's). Validation is the
-// Spec's own.
-func NewSpec(width, depth int, nSamples int64, sampler string, chunkSize int, dot string) bakeapi.Spec {
-	s := bakeapi.Spec{Width: width, Depth: depth, NSamples: nSamples, Sampler: bakeapi.Sampler(sampler), ChunkSize: chunkSize}
-	if s.Sampler == bakeapi.SamplerNumpy {
-		s.Dot = bakeapi.DotProduct(dot)
+// NormalizeSpec is the one completion of a Spec that a front end builds
+// as a literal from its values (the local CLI's flags, the Temporal bake's
+// config keys), before its seed protocol and salt: the dot product belongs
+// to the numpy sampler only, so a philox spec drops it (its default is
+// numpy's). Validation is the Spec's own.
+func NormalizeSpec(s bakeapi.Spec) bakeapi.Spec {
+	if s.Sampler != bakeapi.SamplerNumpy {
+		s.Dot = ""
 	}
 	return s
 }

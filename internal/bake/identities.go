@@ -77,27 +77,40 @@ func IdentityBlocksOf(r bakeapi.Range) []int {
 	return out
 }
 
-// ParseIdentityBlock decodes block b of a split of n MLPs and checks it (Check).
-func ParseIdentityBlock(name string, data []byte, b, n int, seedsSHA256, saltSHA256 string) (IdentityBlock, error) {
-	var blk IdentityBlock
-	if err := json.Unmarshal(data, &blk); err != nil {
-		return blk, fmt.Errorf("identity block %s is not valid JSON (%v)", name, err)
-	}
-	return blk, blk.Check(name, b, n, seedsSHA256, saltSHA256)
+// ExpectedBlock is what a stored identity block must be: block Index of a
+// split of NMLPs MLPs of the seeds file whose sha256 is SeedsSHA256, named
+// under the salt whose SHA-256 is SaltSHA256 (empty: protocol 3.0, no
+// salt). Key names the block in errors.
+type ExpectedBlock struct {
+	Key         string
+	Index       int
+	NMLPs       int
+	SeedsSHA256 string
+	SaltSHA256  string
 }
 
-// Check says whether blk is block b of a split of n MLPs of the seeds file
-// whose sha256 is seedsSHA256, named under the salt whose SHA-256 is
-// saltSHA256 (empty: protocol 3.0, no salt).
-func (blk IdentityBlock) Check(name string, b, n int, seedsSHA256, saltSHA256 string) error {
-	start, end := b*IdentityBlockSize, min((b+1)*IdentityBlockSize, n)
+// ParseIdentityBlock decodes the block want names and checks it (Check).
+func ParseIdentityBlock(data []byte, want ExpectedBlock) (IdentityBlock, error) {
+	var blk IdentityBlock
+	if err := json.Unmarshal(data, &blk); err != nil {
+		return blk, fmt.Errorf("identity block %s is not valid JSON (%v)", want.Key, err)
+	}
+	return blk, blk.Check(want)
+}
+
+// Check says whether blk is the block want names.
+func (blk IdentityBlock) Check(want ExpectedBlock) error {
+	name, n := want.Key, want.NMLPs
+	start, end := want.Index*IdentityBlockSize, min((want.Index+1)*IdentityBlockSize, n)
 	switch {
 	case blk.Format != identityFormat:
 		return fmt.Errorf("identity block %s has format %q, want %q", name, blk.Format, identityFormat)
-	case blk.SeedsSHA256 != seedsSHA256:
-		return fmt.Errorf("identity block %s belongs to seeds file sha256 %s, this split's is %s", name, blk.SeedsSHA256, seedsSHA256)
-	case blk.SaltSHA256 != saltSHA256:
-		return fmt.Errorf("identity block %s names its MLPs under salt sha256 %q, this bake's is %q", name, blk.SaltSHA256, saltSHA256)
+	case blk.SeedsSHA256 != want.SeedsSHA256:
+		return fmt.Errorf("identity block %s belongs to seeds file sha256 %s, this split's is %s",
+			name, blk.SeedsSHA256, want.SeedsSHA256)
+	case blk.SaltSHA256 != want.SaltSHA256:
+		return fmt.Errorf("identity block %s names its MLPs under salt sha256 %q, this bake's is %q",
+			name, blk.SaltSHA256, want.SaltSHA256)
 	case blk.Start != start || len(blk.Seeds) != end-start || len(blk.Names) != end-start:
 		return fmt.Errorf("identity block %s holds MLPs [%d, %d) with %d names, want [%d, %d) of %d MLPs",
 			name, blk.Start, blk.Start+len(blk.Seeds), len(blk.Names), start, end, n)

@@ -64,7 +64,8 @@ func testRangeIdentities(t *testing.T, salt seeds.Salt) {
 		var got []IdentityBlock
 		for _, k := range IdentityBlocksOf(r) {
 			data := mustJSON(t, blocks[k])
-			b, err := ParseIdentityBlock("b", data, k, n, sf.SHA256, saltSum)
+			want := ExpectedBlock{Key: "b", Index: k, NMLPs: n, SeedsSHA256: sf.SHA256, SaltSHA256: saltSum}
+			b, err := ParseIdentityBlock(data, want)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +95,8 @@ func TestParseIdentityBlockRefusesAnotherBlock(t *testing.T) {
 		{"other count", 0, 4, sf.SHA256, "want [0, 4)"},
 		{"other block", 1, 2000, sf.SHA256, "want [1024, 2000)"},
 	} {
-		if _, err := ParseIdentityBlock("b", data, c.k, c.n, c.sum, ""); err == nil || !strings.Contains(err.Error(), c.want) {
+		want := ExpectedBlock{Key: "b", Index: c.k, NMLPs: c.n, SeedsSHA256: c.sum}
+		if _, err := ParseIdentityBlock(data, want); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
 	}
@@ -103,11 +105,14 @@ func TestParseIdentityBlockRefusesAnotherBlock(t *testing.T) {
 	}
 	// 3.0 names are never read as a 4.0 block's, nor the other way round.
 	salt, _ := seeds.ParseSalt(strings.Repeat("5a", seeds.SaltBytes))
-	if _, err := ParseIdentityBlock("b", data, 0, 3, sf.SHA256, salt.Digest()); err == nil || !strings.Contains(err.Error(), "under salt sha256") {
+	block0 := ExpectedBlock{Key: "b", NMLPs: 3, SeedsSHA256: sf.SHA256}
+	as4 := block0
+	as4.SaltSHA256 = salt.Digest()
+	if _, err := ParseIdentityBlock(data, as4); err == nil || !strings.Contains(err.Error(), "under salt sha256") {
 		t.Errorf("a 3.0 block read as a 4.0 one: %v", err)
 	}
 	salted := IdentityBlocks(sf, salt)
-	if _, err := ParseIdentityBlock("b", mustJSON(t, salted[0]), 0, 3, sf.SHA256, ""); err == nil || !strings.Contains(err.Error(), "under salt sha256") {
+	if _, err := ParseIdentityBlock(mustJSON(t, salted[0]), block0); err == nil || !strings.Contains(err.Error(), "under salt sha256") {
 		t.Errorf("a 4.0 block read as a 3.0 one: %v", err)
 	}
 	if _, err := RangeIdentities(salted, bakeapi.Range{Start: 0, End: 3}, seeds.Salt{}); err == nil {

@@ -15,7 +15,7 @@ const baseBytes = 64 << 20
 
 // MemoryNeed estimates the peak memory of baking MLPs of spec on threads CPU
 // threads and writing them as a dataset: the rows in flight (a batch of
-// Stream's, one row when rows are large), what the writer holds beside them
+// Baker.Stream's, one row when rows are large), what the writer holds beside them
 // (dataset.WriterBytes), the engine's buffers, and the garbage collector's
 // headroom (Go lets the heap grow to twice what is live before collecting).
 // It does not grow with the number of MLPs.

@@ -20,7 +20,8 @@ func TestVerifierCatchesChangedWeightsAndStatistics(t *testing.T) {
 	spec := bakeapi.Spec{Width: 300, Depth: 3, NSamples: 256, Sampler: bakeapi.SamplerPhilox} // 270,000 weights: several stretches
 	ids := bake.Identities([]int64{11, 12, 13, 14}, seeds.Salt{})
 	var rows []dataset.Row
-	err := bake.Stream(context.Background(), gpuengine.CPU{}, spec, ids, bakeapi.Range{Start: 0, End: len(ids)}, 2, nil, func(r dataset.Row) error {
+	baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 2}
+	err := baker.Stream(context.Background(), ids, bakeapi.Range{Start: 0, End: len(ids)}, func(r dataset.Row) error {
 		r.Weights = append([]float32(nil), r.Weights...)
 		rows = append(rows, r)
 		return nil

@@ -146,8 +146,17 @@ func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
 		return bake.Plan{}, cmdline.Usagef("use either --mlp-seeds or --seed, not both")
 	}
 	plan := bake.Plan{
-		NMLPs: int(f.nMLPs), Split: f.split, Config: f.config,
-		Spec: bake.NewSpec(int(f.width), int(f.depth), f.nSamples, f.sampler, int(f.chunk), f.dot),
+		NMLPs:  int(f.nMLPs),
+		Split:  f.split,
+		Config: f.config,
+		Spec: bake.NormalizeSpec(bakeapi.Spec{
+			Width:     int(f.width),
+			Depth:     int(f.depth),
+			NSamples:  f.nSamples,
+			Sampler:   bakeapi.Sampler(f.sampler),
+			ChunkSize: int(f.chunk),
+			Dot:       bakeapi.DotProduct(f.dot),
+		}),
 	}
 	if err := bakeSalt(cmd, f, &plan); err != nil {
 		return bake.Plan{}, err
@@ -230,7 +239,8 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	md := bake.Metadata(plan, eng.Describe(), time.Now())
 	ids := bake.Identities(sf.Seeds, plan.Salt)
 	err = dataset.WriteDirStream(f.output, md, plan.Spec, func(write func(dataset.Row) error) error {
-		return bake.Stream(cmd.Context(), eng, plan.Spec, ids, rng, int(f.threads), bar.Add, write)
+		baker := bake.Baker{Engine: eng, Spec: plan.Spec, Threads: int(f.threads), Progress: bar.Add}
+		return baker.Stream(cmd.Context(), ids, rng, write)
 	})
 	bar.Finish()
 	if err != nil {

@@ -249,7 +249,14 @@ func (b Bake) InFlight() (int, error) {
 // Spec is the bake's bakeapi.Spec, whose salt declaration records the
 // SHA-256 of salt (Salt's result).
 func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
-	s := bake.NewSpec(b.Width, b.Depth, int64(b.NSamples), b.Sampler, b.ChunkSize, b.DotProduct)
+	s := bake.NormalizeSpec(bakeapi.Spec{
+		Width:     b.Width,
+		Depth:     b.Depth,
+		NSamples:  int64(b.NSamples),
+		Sampler:   bakeapi.Sampler(b.Sampler),
+		ChunkSize: b.ChunkSize,
+		Dot:       bakeapi.DotProduct(b.DotProduct),
+	})
 	s.SeedProtocol, s.Salt = b.SeedProtocol, bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}
 	if !salt.IsZero() {
 		s.Salt.SHA256 = salt.Digest()

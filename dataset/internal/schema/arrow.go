@@ -1,0 +1,169 @@
+package schema
+
+import (
+	"cmp"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/whestbake/whestbake/dataset/internal/arrowipc"
+)
+
+// ArrowSchemaKey is the key-value entry holding the Arrow schema. pyarrow
+// and HF datasets take a file's column types from it: without it, weights
+// and all_layer_means read as plain nested lists and final_means as a
+// variable-length list instead of datasets' Array3D/Array2D extension types
+// and a fixed_size_list.
+const ArrowSchemaKey = "ARROW:schema"
+
+// ArrowSchema is the base64 Arrow IPC schema message pyarrow 24 writes for
+// datasets' features of width w and depth d (ArrowFields).
+func ArrowSchema(w, d int) string {
+	return base64.StdEncoding.EncodeToString(ArrowSchemaMessage(w, d))
+}
+
+// ArrowSchemaMessage is ArrowSchema's message before base64. It is also
+// the schema that datasets' ArrowWriter opens a save_to_disk stream with:
+// the features' Arrow types and the same huggingface metadata.
+func ArrowSchemaMessage(w, d int) []byte {
+	fields, metadata := ArrowFields(w, d)
+	return arrowipc.SchemaMessage(fields, metadata)
+}
+
+// ArrowFields are the Arrow schema's fields and metadata for width w and
+// depth d: every field and list item nullable, list children named "item",
+// the huggingface text as schema metadata, weights and all_layer_means as
+// datasets' extension types over their list storage.
+func ArrowFields(w, d int) ([]arrowipc.Field, []arrowipc.KeyValue) {
+	item := arrowipc.Field{Name: "item", Type: arrowipc.Float32, Nullable: true}
+	lists := func(n int) arrowipc.Field {
+		f := item
+		for range n {
+			f = arrowipc.Field{Name: "item", Type: arrowipc.List, Nullable: true, Children: []arrowipc.Field{f}}
+		}
+		return f
+	}
+	// pyarrow keeps an extension type's two entries in a hash map; the
+	// order is the one its files have.
+	extension := func(name, shape string) []arrowipc.KeyValue {
+		return []arrowipc.KeyValue{
+			{Key: "ARROW:extension:metadata", Value: fmt.Sprintf(`[%s, "float32"]`, shape)},
+			{Key: "ARROW:extension:name", Value: "datasets.features.features." + name},
+		}
+	}
+	weights := lists(3)
+	weights.Name = ColumnNames[ColWeights]
+	weights.Metadata = extension("Array3DExtensionType", fmt.Sprintf("[%d, %d, %d]", d, w, w))
+	means := lists(2)
+	means.Name = ColumnNames[ColLayerMeans]
+	means.Metadata = extension("Array2DExtensionType", fmt.Sprintf("[%d, %d]", d, w))
+	scalar := func(col int, t arrowipc.Type) arrowipc.Field {
+		return arrowipc.Field{Name: ColumnNames[col], Type: t, Nullable: true}
+	}
+	fields := []arrowipc.Field{
+		scalar(ColMLPID, arrowipc.Int32),
+		scalar(ColName, arrowipc.Utf8),
+		scalar(ColSeed, arrowipc.Int64),
+		weights,
+		means,
+		{Name: ColumnNames[ColFinalMeans], Type: arrowipc.FixedSizeList(int32(w)), Nullable: true, Children: []arrowipc.Field{item}},
+		scalar(ColAvgVariance, arrowipc.Float64),
+		scalar(ColBreakdown, arrowipc.Utf8),
+	}
+	return fields, []arrowipc.KeyValue{{Key: HFMetadataKey, Value: FeaturesJSON(w, d)}}
+}
+
+// CheckTypeMetadata checks a footer's huggingface features text and its
+// ARROW:schema against exactly what whestbake (and datasets with pyarrow)
+// write for the shape the features declare: the text byte for byte, the
+// schema as pyarrow decodes it (every field's name, type, nullability,
+// children and metadata, and the schema's metadata). Readers build the
+// column types from these two entries, not from the parquet schema: a file
+// whose features say Array2D or float16, or whose Arrow schema does, loads
+// as something else in datasets or pyarrow while its pages read the same
+// here.
+func CheckTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
+	text, _ := lookup(HFMetadataKey)
+	if want := FeaturesJSON(w, d); text != want {
+		return fmt.Errorf("its %q features are not the ones datasets writes for width %d, depth %d: %s",
+			HFMetadataKey, w, d, featuresDiff(text, want))
+	}
+	encoded, ok := lookup(ArrowSchemaKey)
+	if !ok {
+		return fmt.Errorf("it has no %q key-value metadata, so pyarrow reads its arrays as plain lists", ArrowSchemaKey)
+	}
+	msg, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return fmt.Errorf("its %q is not base64: %v", ArrowSchemaKey, err)
+	}
+	fields, metadata, err := arrowipc.ParseSchemaMessage(msg)
+	if err != nil {
+		return fmt.Errorf("its %q is not an Arrow IPC schema message pyarrow reads: %v", ArrowSchemaKey, err)
+	}
+	wantFields, wantMetadata := ArrowFields(w, d)
+	diff := fieldsDiff("", fields, wantFields)
+	if diff == "" && !sameKeyValues(metadata, wantMetadata) {
+		diff = "the schema's metadata is not the features text alone"
+	}
+	if diff != "" {
+		return fmt.Errorf("its %q differs from the schema pyarrow writes for width %d, depth %d: %s; pyarrow and datasets would read other column types",
+			ArrowSchemaKey, w, d, diff)
+	}
+	return nil
+}
+
+// fieldsDiff describes the first difference between the fields got and
+// want (under parent, "" at the top), or is "".
+func fieldsDiff(parent string, got, want []arrowipc.Field) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%s has %d fields, expected %d", cmp.Or(parent, "the schema"), len(got), len(want))
+	}
+	for i, g := range got {
+		x := want[i]
+		at := x.Name
+		if parent != "" {
+			at = parent + "." + x.Name
+		}
+		switch {
+		case g.Name != x.Name:
+			return fmt.Sprintf("field %d of %s is named %q, expected %q", i, cmp.Or(parent, "the schema"), g.Name, x.Name)
+		case g.Type != x.Type:
+			return fmt.Sprintf("field %s is %s, expected %s", at, g.Type, x.Type)
+		case g.Nullable != x.Nullable:
+			return fmt.Sprintf("field %s has nullable=%v, expected %v", at, g.Nullable, x.Nullable)
+		case !sameKeyValues(g.Metadata, x.Metadata):
+			return fmt.Sprintf("field %s has metadata %s, expected %s", at, keyValuesText(g.Metadata), keyValuesText(x.Metadata))
+		}
+		if diff := fieldsDiff(at, g.Children, x.Children); diff != "" {
+			return diff
+		}
+	}
+	return ""
+}
+
+// sameKeyValues compares metadata as pyarrow reads it, a map: pyarrow
+// keeps an extension type's entries in a hash map, whose order may differ
+// between versions.
+func sameKeyValues(a, b []arrowipc.KeyValue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := make(map[string]string, len(a))
+	for _, kv := range a {
+		m[kv.Key] = kv.Value
+	}
+	for _, kv := range b {
+		if v, ok := m[kv.Key]; !ok || v != kv.Value {
+			return false
+		}
+	}
+	return len(m) == len(b)
+}
+
+func keyValuesText(kvs []arrowipc.KeyValue) string {
+	parts := make([]string, len(kvs))
+	for i, kv := range kvs {
+		parts[i] = kv.Key + "=" + kv.Value
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}

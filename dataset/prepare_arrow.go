@@ -1,0 +1,272 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/whestbake/whestbake/dataset/internal/prepared"
+	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/dataset/internal/staging"
+)
+
+// The prepared Arrow tree (whestbench's loader fast path): for each split
+// of a multi-split dataset, prepared/<split>/ in the layout of the
+// datasets library's Dataset.save_to_disk (package prepared), which
+// whestbench's loader opens with datasets.load_from_disk in preference to
+// the parquet files, falling back to them silently when it cannot.
+const (
+	PreparedDir    = prepared.Dir
+	PreparedFormat = prepared.Format
+	// preparedStagingPrefix names PrepareArrow's temporary folders in the
+	// dataset directory.
+	preparedStagingPrefix = ".prepared.tmp-"
+)
+
+// PreparedPaths are the files of dataset directory's prepared tree for the
+// splits names, '/'-separated and relative to the dataset directory.
+func PreparedPaths(names []string) []string { return prepared.Paths(names) }
+
+// writePrepared streams every split of d (opened, complete) into
+// root/<split>/: the Arrow IPC stream, dataset_info.json and state.json.
+// Scan checks the rows as it goes and holds one at a time, and each row is
+// one record batch, so memory is a row however large the split.
+func writePrepared(d *Dir, root string) error {
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return err
+	}
+	var row Row // shared by every split, as in Scan
+	for i := range d.Splits {
+		sd := &d.Splits[i]
+		w, err := prepared.NewSplitWriter(filepath.Join(root, sd.Name), sd.Name, sd.Width, sd.Depth)
+		if err != nil {
+			return err
+		}
+		err = d.scanSplit(sd, &d.Info.Splits[i], &row, func(_ *SplitData, r Row) error { return w.Write(&r) })
+		if err != nil {
+			w.Abort() // the caller removes the half-written tree
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PrepareArrow (re)builds the prepared Arrow tree of the complete
+// multi-split dataset in dir (whestbench's `dataset prepare-arrow`) and
+// records it as prepared_splits in metadata.json. The new tree is built in
+// a temporary folder in dir and takes prepared/'s place at once, so a
+// reader sees the old tree or the new one; metadata.json is replaced by a
+// rename after that. Staging folders left by an interrupted run are
+// removed first. A prepared/ folder that holds anything besides the files
+// prepare-arrow writes for the dataset's splits is refused, not replaced.
+func PrepareArrow(dir string) (err error) {
+	d, err := Open(dir, false)
+	if err != nil {
+		return err
+	}
+	if err := d.Info.CheckLoadable(); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if !d.Info.MultiSplit {
+		return invalidf("%s: prepare-arrow is only meaningful for multi-split datasets (no 'splits' block found in metadata.json); combine the split with `whestbake dataset combine-splits` first", filepath.Join(dir, MetadataFile))
+	}
+	names := make([]string, len(d.Splits))
+	for i, s := range d.Splits {
+		names[i] = s.Name
+	}
+	// The new tree replaces prepared/ whole: refuse to delete what an
+	// operator put there (as the report refuses, CheckReportFolder).
+	foreign, err := prepared.Foreign(dir, names)
+	if err != nil {
+		return err
+	}
+	if len(foreign) > 0 {
+		return invalidf("%s holds %q, which prepare-arrow did not write: the new tree replaces the "+
+			"folder whole and would delete them; move them out of %s and run again",
+			filepath.Join(dir, PreparedDir), foreign, PreparedDir+"/")
+	}
+	if err := staging.RemoveLeftovers(dir, preparedStagingPrefix); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(dir, preparedStagingPrefix)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	defer func() {
+		if rmErr := os.RemoveAll(tmp); err == nil && rmErr != nil {
+			err = rmErr
+		}
+	}()
+	staged := filepath.Join(tmp, PreparedDir)
+	if err := writePrepared(d, staged); err != nil {
+		return err
+	}
+	if err := staging.Swap(staged, filepath.Join(dir, PreparedDir)); err != nil {
+		return fmt.Errorf("dataset: putting the prepared tree in place: %w", err)
+	}
+	d.Meta.Set("prepared_splits", prepared.SplitsBlock(names))
+	data, err := encodeMetadata(d.Meta)
+	if err != nil {
+		return err
+	}
+	return staging.Replace(filepath.Join(dir, MetadataFile), data)
+}
+
+// The prepared tree is part of a dataset's integrity: whestbench's loader
+// opens prepared/<split>/ with datasets.load_from_disk before it looks at the
+// parquet files, and falls back to them silently on any error
+// (dataset.py _try_load_prepared_split). A tree that holds other rows than
+// the parquet files would be loaded instead of them without a word, so
+// every reader that vouches for a dataset (inspect, verify, upload,
+// download, the Push and HubPush activities) checks it: each split that
+// metadata.json's prepared_splits lists has the path, state.json,
+// dataset_info.json and Arrow stream that prepare-arrow writes for the
+// split's parquet rows, byte for byte, and prepared/ holds nothing else.
+// The stream is compared as it is re-encoded from the rows, a row at a
+// time, so memory stays at a row however large the split.
+
+// CheckPrepared opens the complete dataset in dir and checks its rows and
+// its prepared tree (ScanPrepared). A directory with neither a prepared/
+// folder nor prepared_splits in its metadata.json has no tree and is not
+// opened: whatever else is wrong with it is for Open to say.
+func CheckPrepared(dir string) error {
+	_, err := os.Lstat(filepath.Join(dir, PreparedDir))
+	hasFolder := !errors.Is(err, fs.ErrNotExist)
+	md, mdErr := ReadMetadata(dir)
+	if !hasFolder && (mdErr != nil || !md.Has("prepared_splits")) {
+		return nil
+	}
+	d, err := Open(dir, false)
+	if err != nil {
+		return err
+	}
+	return d.ScanPrepared(nil)
+}
+
+// ScanPrepared is Scan that also checks the prepared tree against the rows
+// as they stream by, in the same pass: the paths metadata.json's
+// prepared_splits gives, that prepared/ holds each listed split's three
+// files and nothing else (no symlink, no other file or folder),
+// dataset_info.json and state.json as prepare-arrow writes them for the
+// split, and the Arrow stream's rows equal to the parquet's, value for
+// value (prepared.SplitCheck). A failure is an *InvalidDatasetError that
+// names the file and the repair.
+func (d *Dir) ScanPrepared(visit func(*SplitData, Row) error) error {
+	pc, err := d.openPreparedCheck()
+	if err != nil {
+		return err
+	}
+	defer pc.close()
+	err = d.Scan(func(s *SplitData, r Row) error {
+		if c := pc.splits[s.Name]; c != nil {
+			if err := c.Row(&r); err != nil {
+				return err
+			}
+		}
+		if visit == nil {
+			return nil
+		}
+		return visit(s, r)
+	})
+	if err != nil {
+		return err
+	}
+	for _, name := range pc.order {
+		if err := pc.splits[name].Finish(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// preparedCheck is a check of d's prepared tree in progress: one
+// prepared.SplitCheck a split that prepared_splits lists.
+type preparedCheck struct {
+	splits map[string]*prepared.SplitCheck
+	order  []string // their names, in metadata order
+}
+
+// openPreparedCheck checks prepared_splits and what prepared/ holds, and
+// opens the listed splits' checks.
+func (d *Dir) openPreparedCheck() (*preparedCheck, error) {
+	listed, err := d.preparedSplitNames()
+	if err != nil {
+		return nil, err
+	}
+	foreign, err := prepared.Foreign(d.Path, listed)
+	if err != nil {
+		return nil, err
+	}
+	if len(foreign) > 0 {
+		return nil, invalidf("%s holds %q, which its prepared tree does not have (metadata.json's "+
+			"prepared_splits lists %q): whestbench's loader would read what it finds there; move them "+
+			"out of the dataset (`whestbake dataset prepare-arrow` refuses to delete what it did not write)",
+			filepath.Join(d.Path, PreparedDir), foreign, listed)
+	}
+	pc := &preparedCheck{splits: map[string]*prepared.SplitCheck{}}
+	for _, sd := range d.Splits {
+		if !slices.Contains(listed, sd.Name) {
+			continue
+		}
+		c, err := prepared.OpenSplitCheck(prepared.Split{
+			DatasetDir: d.Path,
+			Name:       sd.Name,
+			Width:      sd.Width,
+			Depth:      sd.Depth,
+		})
+		if err != nil {
+			pc.close()
+			return nil, err
+		}
+		pc.splits[sd.Name] = c
+		pc.order = append(pc.order, sd.Name)
+	}
+	return pc, nil
+}
+
+func (pc *preparedCheck) close() {
+	for _, c := range pc.splits {
+		c.Close()
+	}
+}
+
+// preparedSplitNames is the splits metadata.json's prepared_splits lists,
+// each entry checked to be the one prepare-arrow writes: a path outside
+// the dataset is refused before anything is read there.
+func (d *Dir) preparedSplitNames() ([]string, error) {
+	v, ok := d.Meta.Get("prepared_splits")
+	if !ok {
+		return nil, nil
+	}
+	mdPath := filepath.Join(d.Path, MetadataFile)
+	if !d.Info.MultiSplit {
+		return nil, invalidf("%s: a single-split dataset has no prepared tree (whestbench reads prepared_splits "+
+			"of multi-split datasets only), yet it lists prepared_splits: remove the key", mdPath)
+	}
+	// Validate has checked the block's shape: an object of objects with a
+	// string path, naming splits of the dataset.
+	block := v.(*Object)
+	want := prepared.SplitsBlock(block.Keys())
+	for _, s := range block.Keys() {
+		entry, _ := block.GetObject(s)
+		w, _ := want.GetObject(s)
+		if pyjson.Equal(entry, w) {
+			continue
+		}
+		if p, _ := entry.GetString("path"); !filepath.IsLocal(filepath.FromSlash(p)) || strings.Contains(p, `\`) {
+			return nil, invalidf("%s: prepared_splits[%q].path is %q, outside the dataset: whestbench's loader "+
+				"would read a split from there; `whestbake dataset prepare-arrow %s` rewrites it as %s",
+				mdPath, s, p, d.Path, PreparedDir+"/"+s)
+		}
+		return nil, invalidf("%s: prepared_splits[%q] is %s, not %s as prepare-arrow writes it: "+
+			"`whestbake dataset prepare-arrow %s` rewrites it", mdPath, s, pyjson.Compact(entry), pyjson.Compact(w), d.Path)
+	}
+	return block.Keys(), nil
+}
