@@ -2,14 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/converter"
 
-	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
 )
 
@@ -23,44 +22,36 @@ func newListCmd() *cobra.Command {
 			if limit < 1 {
 				return cmdline.Usagef("--limit must be at least 1, got %d", limit)
 			}
-			c, cfg, err := connect(cmd)
+			c, _, err := openClient(cmd)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			// The same query finds them in the Web UI's list view.
-			resp, err := c.ListWorkflow(cmd.Context(), &workflowservice.ListWorkflowExecutionsRequest{
-				Namespace: cfg.Temporal.Namespace, PageSize: int32(limit),
-				Query: fmt.Sprintf("WorkflowType = 'BakeWorkflow' AND %s IS NOT NULL", bakeapi.BakeIDAttribute),
-			})
+			bakes, err := c.List(cmd.Context(), limit)
 			if err != nil {
-				return fmt.Errorf("listing bakes: %w", err)
+				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "BAKE ID\tSTATUS\tSTAGE\tSTARTED\tDURATION")
-			dc := converter.GetDefaultDataConverter()
-			for _, e := range resp.GetExecutions() {
-				id, ok := bakeapi.BakeIDFromWorkflowID(e.GetExecution().GetWorkflowId())
-				if !ok {
-					continue
-				}
-				var stage string
-				if p := e.GetSearchAttributes().GetIndexedFields()[bakeapi.BakeStageAttribute]; p != nil {
-					_ = dc.FromPayload(p, &stage)
-				}
-				start := e.GetStartTime().AsTime()
-				end := time.Now()
-				if e.GetCloseTime() != nil {
-					end = e.GetCloseTime().AsTime()
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, statusWord(e.GetStatus()), stage, start.Local().Format(time.DateTime), formatDuration(end.Sub(start)))
-			}
-			if len(resp.GetExecutions()) == 0 {
-				fmt.Fprintln(tw, "(no bakes yet: start one with `whestbake bake --config-file FILE --id ID`)")
-			}
-			return tw.Flush()
+			return printList(cmd.OutOrStdout(), bakes, time.Now())
 		},
 	})
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many bakes")
 	return cmd
+}
+
+// printList prints one line per bake, a running one's duration up to now.
+func printList(out io.Writer, bakes []bakeclient.ListedBake, now time.Time) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BAKE ID\tSTATUS\tSTAGE\tSTARTED\tDURATION")
+	for _, b := range bakes {
+		end := now
+		if !b.End.IsZero() {
+			end = b.End
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.ID, b.State, b.Stage,
+			b.Start.Local().Format(time.DateTime), formatDuration(end.Sub(b.Start)))
+	}
+	if len(bakes) == 0 {
+		fmt.Fprintln(tw, "(no bakes yet: start one with `whestbake bake --config-file FILE --id ID`)")
+	}
+	return tw.Flush()
 }
