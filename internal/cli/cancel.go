@@ -4,10 +4,12 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/whestbake/whestbake/internal/bakeclient"
 )
 
 func newCancelCmd() *cobra.Command {
-	var noWait bool
+	var noWait, asJSON bool
 	cmd := starterVerb(&cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a running bake and wait until it has stopped (its splits and running slices are cancelled; finished work stays in S3)",
@@ -23,21 +25,40 @@ func newCancelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// With --json the object is all that goes to stdout: what is
+			// waited for goes to stderr.
+			notes := out
+			if asJSON {
+				notes = cmd.ErrOrStderr()
+			}
 			if noWait {
-				fmt.Fprintf(out, "Cancellation of bake %s requested; `whestbake watch %s` shows it "+
+				fmt.Fprintf(notes, "Cancellation of bake %s requested; `whestbake watch %s` shows it "+
 					"wind down. Starting it again with the same ID waits until it has stopped, "+
 					"then reuses every finished MLP.\n", k.ID, k.ID)
 			} else {
-				fmt.Fprintf(out, "Cancellation of bake %s requested.\n", k.ID)
-				if err := c.WaitStopped(ctx, k, printWaiting(out)); err != nil {
+				fmt.Fprintf(notes, "Cancellation of bake %s requested.\n", k.ID)
+				if err := c.WaitStopped(ctx, k, printWaiting(notes)); err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "Bake %s has stopped. Starting it again with the same ID "+
+				fmt.Fprintf(notes, "Bake %s has stopped. Starting it again with the same ID "+
 					"reuses every finished MLP.\n", k.ID)
+			}
+			if asJSON {
+				return writeJSON(out, cancelJSON{Schema: cancelSchema, Cancellation: k, Stopped: !noWait})
 			}
 			return nil
 		},
 	})
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cancellation is requested, without waiting for the running slices to save their checkpoints and stop")
+	jsonFlag(cmd, &asJSON, "print what was cancelled as JSON; the notes go to stderr")
 	return cmd
+}
+
+// cancelJSON is whestbake.cancel/v1.
+type cancelJSON struct {
+	Schema string `json:"schema"`
+	bakeclient.Cancellation
+	// Stopped: the bake and its splits have stopped (false with --no-wait,
+	// which returns once the cancel is requested).
+	Stopped bool `json:"stopped"`
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func newGCCmd() *cobra.Command {
-	var force bool
+	var force, asJSON bool
 	cmd := starterVerb(&cobra.Command{
 		Use:   "gc ID [--force]",
 		Short: "Delete what a bake left in S3: intermediates of a completed bake, everything but the record of a failed or cancelled one",
@@ -58,12 +58,22 @@ minutes.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), gcJSON{Schema: gcSchema, GCOutput: res})
+			}
 			printGC(cmd.OutOrStdout(), res)
 			return nil
 		},
 	})
 	cmd.Flags().BoolVar(&force, "force", false, "delete without proving that the bake is closed on the Temporal cluster and namespace it was started in")
+	jsonFlag(cmd, &asJSON, "print what was deleted and kept as JSON")
 	return cmd
+}
+
+// gcJSON is whestbake.gc/v1.
+type gcJSON struct {
+	Schema string `json:"schema"`
+	bakeclient.GCOutput
 }
 
 // printGC says what gc deleted, why it could, and what it kept.

@@ -14,6 +14,7 @@ import (
 
 func newListCmd() *cobra.Command {
 	var limit int
+	var asJSON bool
 	cmd := starterVerb(&cobra.Command{
 		Use:   "list",
 		Short: "List recent bakes with their status and stage (newest first)",
@@ -31,11 +32,21 @@ func newListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), listJSON{Schema: listSchema, Bakes: bakes})
+			}
 			return printList(cmd.OutOrStdout(), bakes, time.Now())
 		},
 	})
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many bakes")
+	jsonFlag(cmd, &asJSON, "print the bakes as JSON")
 	return cmd
+}
+
+// listJSON is whestbake.list/v1.
+type listJSON struct {
+	Schema string                  `json:"schema"`
+	Bakes  []bakeclient.ListedBake `json:"bakes"`
 }
 
 // printList prints one line per bake, a running one's duration up to now.

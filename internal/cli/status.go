@@ -16,7 +16,8 @@ import (
 )
 
 func newStatusCmd() *cobra.Command {
-	return starterVerb(&cobra.Command{
+	var asJSON bool
+	cmd := starterVerb(&cobra.Command{
 		Use:   "status ID",
 		Short: "Show a bake: stage, per-split progress, ETA, pending activities with heartbeat details, result or failure",
 		Args:  bakeIDArg,
@@ -30,10 +31,25 @@ func newStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printStatus(cmd.OutOrStdout(), cfg, st, time.Now())
+			if asJSON {
+				err = writeJSON(cmd.OutOrStdout(), statusJSON{Schema: statusSchema, Status: st})
+			} else {
+				printStatus(cmd.OutOrStdout(), cfg, st, time.Now())
+			}
+			if err != nil {
+				return err
+			}
 			return st.Err()
 		},
 	})
+	jsonFlag(cmd, &asJSON, "print the status as JSON")
+	return cmd
+}
+
+// statusJSON is whestbake.status/v1: the status, named.
+type statusJSON struct {
+	Schema string `json:"schema"`
+	bakeclient.Status
 }
 
 // printStatus prints st as text, its times relative to now.

@@ -18,6 +18,7 @@ import (
 
 func newWatchCmd() *cobra.Command {
 	var every time.Duration
+	var asJSON bool
 	cmd := starterVerb(&cobra.Command{
 		Use:   "watch ID",
 		Short: "Show a bake's status, refreshed until it ends (exit status 1 if it failed)",
@@ -29,6 +30,11 @@ func newWatchCmd() *cobra.Command {
 			}
 			defer c.Close()
 			show := showStatus(cfg, cmd.OutOrStdout())
+			if asJSON {
+				show = func(st bakeclient.Status) error {
+					return writeJSONLine(cmd.OutOrStdout(), statusJSON{Schema: statusSchema, Status: st})
+				}
+			}
 			id := args[0]
 			st, err := c.Watch(cmd.Context(), bakeclient.WatchInput{ID: id, Every: every, Each: show})
 			if err != nil {
@@ -38,6 +44,7 @@ func newWatchCmd() *cobra.Command {
 		},
 	})
 	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval")
+	jsonFlag(cmd, &asJSON, "print each refresh's status as one line of JSON")
 	return cmd
 }
 
