@@ -14,6 +14,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/seeds"
@@ -231,7 +232,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	fmt.Fprintf(out, "Baking %d of %d MLPs (width=%d, depth=%d, n_samples=%d, sampler=%s) → %s\n",
 		rng.Len(), n, f.width, f.depth, f.nSamples, f.sampler, f.output)
-	if note := saltNote(plan.Spec); note != "" {
+	if note := bakeclient.SaltNote(plan.Spec); note != "" {
 		fmt.Fprintln(out, note)
 	}
 	start := time.Now()
@@ -300,20 +301,6 @@ func bakeSalt(cmd *cobra.Command, f bakeFlags, plan *bake.Plan) error {
 		plan.Spec.Salt.SHA256 = salt.Digest()
 	}
 	return nil
-}
-
-// saltNote names a protocol-4.0 bake's salt by its SHA-256, never by its
-// value, and says where it goes; "" under protocol 3.0.
-func saltNote(spec bakeapi.Spec) string {
-	s := spec.Salt
-	if spec.Protocol() != bakeapi.SeedProtocolV4 {
-		return ""
-	}
-	where := "published in metadata.json"
-	if s.Withhold {
-		where = fmt.Sprintf("withheld, id %s: keep it, readers need it in %s", s.ID, dataset.SaltEnv)
-	}
-	return fmt.Sprintf("Seed protocol 4.0, salt SHA-256 %s (%s)", s.SHA256, where)
 }
 
 // loadSeeds reads --mlp-seeds, derives from --seed, or draws from OS entropy.

@@ -1,20 +1,14 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
+	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/settings"
-	"github.com/whestbake/whestbake/internal/temporalconn"
 )
 
 // The Temporal verbs (bake, status, watch, cancel, list, gc) read the whole
@@ -50,35 +44,14 @@ func webUILink(cfg settings.Config, wid string) string {
 	return fmt.Sprintf("unknown for %s (set temporal.ui to its Web UI's base URL for a link)", cfg.Temporal.Address)
 }
 
-// dial connects to Temporal, logging only the SDK's warnings.
-func dial(ctx context.Context, cfg settings.Config, stderr io.Writer) (client.Client, error) {
-	if err := cfg.ValidateTemporal(); err != nil {
-		return nil, err
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return temporalconn.Dial(ctx, cfg.Temporal.Conn(), log)
-}
-
-// connect is the read-only verbs' way in: config from --config-file/env, then Temporal.
-func connect(cmd *cobra.Command) (client.Client, settings.Config, error) {
+// openClient is the read-only verbs' way in: config from --config-file/env,
+// and a client of its servers (which connects on first use).
+func openClient(cmd *cobra.Command) (*bakeclient.Client, settings.Config, error) {
 	cfg, err := starterConfig(cmd, nil)
 	if err != nil {
 		return nil, cfg, err
 	}
-	c, err := dial(cmd.Context(), cfg, cmd.ErrOrStderr())
-	return c, cfg, err
-}
-
-// noSuchBake turns Temporal's NotFound into a message that names the bake
-// and the server and namespace asked: a bake is often "missing" because
-// the config points at another server.
-func noSuchBake(t settings.Temporal, id string, err error) error {
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return fmt.Errorf("no bake %q on the Temporal server at %s, namespace %s: check the id with `whestbake list`, "+
-			"or where temporal.address and temporal.namespace point", id, t.Address, t.Namespace)
-	}
-	return err
+	return bakeclient.New(cfg, cmd.ErrOrStderr()), cfg, nil
 }
 
 // bakeIDArg is the Args of the verbs that take a bake ID: exactly one, and

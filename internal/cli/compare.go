@@ -103,7 +103,7 @@ func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 	res.A, res.B = a, b
 	out := cmd.OutOrStdout()
 	if f.asJSON {
-		if err := writeJSON(out, res); err != nil {
+		if err := writeJSON(out, comparisonJSON{Schema: compareSchema, Result: res}); err != nil {
 			return err
 		}
 	} else {
@@ -113,6 +113,12 @@ func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 		return errDatasetsDiffer
 	}
 	return nil
+}
+
+// comparisonJSON is whestbake.compare/v1: the comparison, named.
+type comparisonJSON struct {
+	Schema string `json:"schema"`
+	*compare.Result
 }
 
 // compareSource is src as a directory to compare: itself, or for hf://

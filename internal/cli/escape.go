@@ -82,10 +82,16 @@ func isControl(r rune) bool {
 // the rest (DEL, C1, bidirectional controls) are written as \uNNNN here. A
 // JSON reader gets the same values; a terminal showing the output gets no
 // control sequence.
-func writeJSON(w io.Writer, v any) error {
+func writeJSON(w io.Writer, v any) error { return encodeJSON(w, v, "  ") }
+
+// writeJSONLine writes v as writeJSON does, on one line: one object of a
+// newline-delimited stream (watch --json).
+func writeJSONLine(w io.Writer, v any) error { return encodeJSON(w, v, "") }
+
+func encodeJSON(w io.Writer, v any, indent string) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", indent)
 	if err := enc.Encode(v); err != nil {
 		return err
 	}

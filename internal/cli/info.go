@@ -17,6 +17,7 @@ import (
 
 func newInfoCmd() *cobra.Command {
 	var h hubFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "info SOURCE",
 		Short: "Summarise a dataset from its metadata.json alone: a directory, or hf://owner/name[@rev] (one small download)",
@@ -31,12 +32,38 @@ checks a whole dataset.`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeInfoJSON(cmd.OutOrStdout(), args[0], md)
+			}
 			printInfo(cmd.OutOrStdout(), md)
 			return nil
 		},
 	}
 	h.register(cmd)
+	jsonFlag(cmd, &asJSON, "print the source and its whole metadata.json as JSON")
 	return cmd
+}
+
+// infoJSON is whestbake.info/v1: metadata.json itself, which info
+// summarises, in JSON any reader parses (metadataJSON).
+type infoJSON struct {
+	Schema    string          `json:"schema"`
+	Source    string          `json:"source"`
+	Metadata  json.RawMessage `json:"metadata"`
+	NonFinite []string        `json:"non_finite"`
+}
+
+func writeInfoJSON(w io.Writer, src string, md dataset.Metadata) error {
+	data, nonFinite, err := metadataJSON(md)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, infoJSON{
+		Schema:    infoSchema,
+		Source:    src,
+		Metadata:  data,
+		NonFinite: nonFinite,
+	})
 }
 
 func infoMetadata(cmd *cobra.Command, h hubFlags, src string) (dataset.Metadata, error) {

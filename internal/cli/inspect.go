@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 func newInspectCmd() *cobra.Command {
 	var rowsShown int
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "inspect DIR",
 		Short: "Validate a dataset directory (every row, and its prepared Arrow tree against them) and print a summary table",
@@ -38,21 +40,26 @@ func newInspectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printSummary(cmd.OutOrStdout(), d, shown)
+			splits := summarize(d, shown)
+			if asJSON {
+				return writeInspectJSON(cmd.OutOrStdout(), d, splits)
+			}
+			printSummary(cmd.OutOrStdout(), d, splits)
 			return nil
 		},
 	}
 	cmd.Flags().IntVar(&rowsShown, "rows", 8, "MLP rows to show per split")
+	jsonFlag(cmd, &asJSON, "print the metadata and, per split, its files and first rows as JSON")
 	return cmd
 }
 
-// rowLine is what inspect prints of one row.
+// rowLine is what inspect shows of one row.
 type rowLine struct {
-	id         int32
-	name       string
-	seed       int64
-	avgVar     float64
-	meanOfLast float64 // mean of final_means
+	MLPID       int32     `json:"mlp_id"`
+	Name        string    `json:"mlp_name"`
+	Seed        int64     `json:"mlp_seed"`
+	AvgVariance jsonFloat `json:"avg_variance"`
+	MeanOfFinal jsonFloat `json:"mean_final_means"` // mean of final_means
 }
 
 func lineOf(r dataset.Row) rowLine {
@@ -61,11 +68,71 @@ func lineOf(r dataset.Row) rowLine {
 		m += float64(v)
 	}
 	m /= float64(max(1, len(r.FinalMeans)))
-	return rowLine{id: r.MLPID, name: printable(r.Name), seed: r.Seed, avgVar: r.AvgVariance, meanOfLast: m}
+	return rowLine{
+		MLPID:       r.MLPID,
+		Name:        r.Name,
+		Seed:        r.Seed,
+		AvgVariance: jsonFloat(r.AvgVariance),
+		MeanOfFinal: jsonFloat(m),
+	}
 }
 
-// printSummary prints d's metadata and, per split, the rows in shown.
-func printSummary(out io.Writer, d *dataset.Dir, shown map[string][]rowLine) {
+// splitSummary is what inspect shows of one split.
+type splitSummary struct {
+	Name  string    `json:"name"`
+	NMLPs int64     `json:"n_mlps"`
+	Files []string  `json:"files"` // relative to the dataset directory
+	Bytes int64     `json:"bytes"` // of the files
+	Rows  []rowLine `json:"rows"`  // the first --rows
+}
+
+// summarize is each split of d, with its rows in shown.
+func summarize(d *dataset.Dir, shown map[string][]rowLine) []splitSummary {
+	out := make([]splitSummary, 0, len(d.Splits))
+	for _, s := range d.Splits {
+		sum := splitSummary{Name: s.Name, NMLPs: s.NMLPs, Files: []string{}, Rows: shown[s.Name]}
+		if sum.Rows == nil {
+			sum.Rows = []rowLine{}
+		}
+		for _, f := range s.Files {
+			if st, err := os.Stat(f); err == nil {
+				sum.Bytes += st.Size()
+			}
+			rel, _ := filepath.Rel(d.Path, f)
+			sum.Files = append(sum.Files, rel)
+		}
+		out = append(out, sum)
+	}
+	return out
+}
+
+// inspectJSON is whestbake.inspect/v1.
+type inspectJSON struct {
+	Schema    string          `json:"schema"`
+	Path      string          `json:"path"`
+	Partial   bool            `json:"partial"`
+	Metadata  json.RawMessage `json:"metadata"`
+	NonFinite []string        `json:"non_finite"`
+	Splits    []splitSummary  `json:"splits"`
+}
+
+func writeInspectJSON(w io.Writer, d *dataset.Dir, splits []splitSummary) error {
+	data, nonFinite, err := metadataJSON(d.Meta)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, inspectJSON{
+		Schema:    inspectSchema,
+		Path:      d.Path,
+		Partial:   d.Info.IsPartial,
+		Metadata:  data,
+		NonFinite: nonFinite,
+		Splits:    splits,
+	})
+}
+
+// printSummary prints d's metadata and, per split, its files and rows.
+func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 	md := d.Meta
 	str := func(k string) string {
 		if v, ok := md.Get(k); ok && v != nil {
@@ -95,29 +162,24 @@ func printSummary(out io.Writer, d *dataset.Dir, shown map[string][]rowLine) {
 		fmt.Fprintf(tw, "  PARTIAL\tmlp_range %s of %s\t(merge before use)\t\t\t\n", str("mlp_range"), str("total_n_mlps"))
 	}
 	tw.Flush()
-	for _, s := range d.Splits {
-		var size int64
-		for _, f := range s.Files {
-			if st, err := os.Stat(f); err == nil {
-				size += st.Size()
-			}
-		}
-		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n", printable(s.Name), s.NMLPs, len(s.Files), bake.FormatBytes(size))
+	for _, s := range splits {
+		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n",
+			printable(s.Name), s.NMLPs, len(s.Files), bake.FormatBytes(s.Bytes))
 		if v, ok := splitValue(md, s.Name, "sampler"); ok {
 			alg, _ := splitValue(md, s.Name, "algorithm_version")
 			dev, _ := splitValue(md, s.Name, "device")
 			fmt.Fprintf(out, "  sampler %s, algorithm %s, device %s\n", printable(fmt.Sprint(v)), printable(fmt.Sprint(alg)), printable(fmt.Sprint(dev)))
 		}
 		for _, f := range s.Files {
-			rel, _ := filepath.Rel(d.Path, f)
-			fmt.Fprintf(out, "  %s\n", printable(rel))
+			fmt.Fprintf(out, "  %s\n", printable(f))
 		}
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  mlp_id\tmlp_name\tmlp_seed\tavg_variance\tmean(final_means)\t")
-		for _, r := range shown[s.Name] {
-			fmt.Fprintf(tw, "  %d\t%s\t%d\t%.6g\t%.6g\t\n", r.id, r.name, r.seed, r.avgVar, r.meanOfLast)
+		for _, r := range s.Rows {
+			fmt.Fprintf(tw, "  %d\t%s\t%d\t%.6g\t%.6g\t\n",
+				r.MLPID, printable(r.Name), r.Seed, float64(r.AvgVariance), float64(r.MeanOfFinal))
 		}
-		if more := s.NMLPs - int64(len(shown[s.Name])); more > 0 {
+		if more := s.NMLPs - int64(len(s.Rows)); more > 0 {
 			fmt.Fprintf(tw, "  …\t%d more\t\t\t\t\n", more)
 		}
 		tw.Flush()

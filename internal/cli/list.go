@@ -2,19 +2,19 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/converter"
 
-	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
 )
 
 func newListCmd() *cobra.Command {
 	var limit int
+	var asJSON bool
 	cmd := starterVerb(&cobra.Command{
 		Use:   "list",
 		Short: "List recent bakes with their status and stage (newest first)",
@@ -23,44 +23,46 @@ func newListCmd() *cobra.Command {
 			if limit < 1 {
 				return cmdline.Usagef("--limit must be at least 1, got %d", limit)
 			}
-			c, cfg, err := connect(cmd)
+			c, _, err := openClient(cmd)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			// The same query finds them in the Web UI's list view.
-			resp, err := c.ListWorkflow(cmd.Context(), &workflowservice.ListWorkflowExecutionsRequest{
-				Namespace: cfg.Temporal.Namespace, PageSize: int32(limit),
-				Query: fmt.Sprintf("WorkflowType = 'BakeWorkflow' AND %s IS NOT NULL", bakeapi.BakeIDAttribute),
-			})
+			bakes, err := c.List(cmd.Context(), limit)
 			if err != nil {
-				return fmt.Errorf("listing bakes: %w", err)
+				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "BAKE ID\tSTATUS\tSTAGE\tSTARTED\tDURATION")
-			dc := converter.GetDefaultDataConverter()
-			for _, e := range resp.GetExecutions() {
-				id, ok := bakeapi.BakeIDFromWorkflowID(e.GetExecution().GetWorkflowId())
-				if !ok {
-					continue
-				}
-				var stage string
-				if p := e.GetSearchAttributes().GetIndexedFields()[bakeapi.BakeStageAttribute]; p != nil {
-					_ = dc.FromPayload(p, &stage)
-				}
-				start := e.GetStartTime().AsTime()
-				end := time.Now()
-				if e.GetCloseTime() != nil {
-					end = e.GetCloseTime().AsTime()
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, statusWord(e.GetStatus()), stage, start.Local().Format(time.DateTime), formatDuration(end.Sub(start)))
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), listJSON{Schema: listSchema, Bakes: bakes})
 			}
-			if len(resp.GetExecutions()) == 0 {
-				fmt.Fprintln(tw, "(no bakes yet: start one with `whestbake bake --config-file FILE --id ID`)")
-			}
-			return tw.Flush()
+			return printList(cmd.OutOrStdout(), bakes, time.Now())
 		},
 	})
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many bakes")
+	jsonFlag(cmd, &asJSON, "print the bakes as JSON")
 	return cmd
+}
+
+// listJSON is whestbake.list/v1.
+type listJSON struct {
+	Schema string                  `json:"schema"`
+	Bakes  []bakeclient.ListedBake `json:"bakes"`
+}
+
+// printList prints one line per bake, a running one's duration up to now.
+func printList(out io.Writer, bakes []bakeclient.ListedBake, now time.Time) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BAKE ID\tSTATUS\tSTAGE\tSTARTED\tDURATION")
+	for _, b := range bakes {
+		end := now
+		if !b.End.IsZero() {
+			end = b.End
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.ID, b.State, b.Stage,
+			b.Start.Local().Format(time.DateTime), formatDuration(end.Sub(b.Start)))
+	}
+	if len(bakes) == 0 {
+		fmt.Fprintln(tw, "(no bakes yet: start one with `whestbake bake --config-file FILE --id ID`)")
+	}
+	return tw.Flush()
 }

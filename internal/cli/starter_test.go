@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -42,6 +40,19 @@ bake:
   splits:
     - {name: public, n-mlps: 3, seed: 1}
     - {name: holdout, config: holdout, n-mlps: 2, seed: 2}
+`
+
+// slowConfigYAML is a bake whose MLPs take a moment each, one at a time:
+// it is still running when a test cancels it after its first slice.
+const slowConfigYAML = `
+bake:
+  width: 8
+  depth: 2
+  n-samples: 1e7
+  slice-size: 1
+  max-in-flight: 1
+  splits:
+    - {name: public, n-mlps: 6, seed: 3}
 `
 
 func TestStarterValidatesBeforeConnecting(t *testing.T) {
@@ -135,14 +146,32 @@ func TestDownloadRefusesExistingOutput(t *testing.T) {
 
 func TestProgressLines(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	st := bakeState{ID: "b", Stage: bakeapi.StageBaking, Start: now.Add(-90 * time.Second), Splits: []splitState{{
-		// 2 MLPs from finished slices, plus a running slice with 1 MLP done and
-		// the next half-way: 3.5 of 7, so 12 of 24 bar cells, and as long
-		// again as the 30 s the split has run.
-		SplitProgress: bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking, MLPsDone: 2, MLPsTotal: 7,
-			SlicesDone: 1, SlicesTotal: 3, SlicesRunning: 1, StartedAt: now.Add(-30 * time.Second)},
-		Running: []bakeapi.SliceProgress{{DoneMLPs: 1, TotalMLPs: 3, SamplesDone: 500, SamplesEach: 1000}},
-	}}}
+	// 2 MLPs from finished slices, plus a running slice with 1 MLP done and
+	// the next half-way: 3.5 of 7, so 12 of 24 bar cells, and as long
+	// again as the 30 s the split has run.
+	split := bakeclient.Split{
+		Name:          "public",
+		Stage:         bakeapi.StageBaking,
+		MLPsDone:      2,
+		MLPsTotal:     7,
+		SlicesDone:    1,
+		SlicesTotal:   3,
+		SlicesRunning: 1,
+		StartedAt:     now.Add(-30 * time.Second),
+		Running: []bakeclient.RunningSlice{{
+			MLPsDone:    1,
+			MLPsTotal:   3,
+			SamplesDone: 500,
+			SamplesEach: 1000,
+		}},
+	}
+	st := bakeclient.Status{
+		ID:     "b",
+		State:  "unspecified",
+		Stage:  bakeapi.StageBaking,
+		Start:  now.Add(-90 * time.Second),
+		Splits: []bakeclient.Split{split},
+	}
 	lines := progressLines(st, now)
 	want := "  public       " + strings.Repeat("█", 12) + strings.Repeat("░", 12) + "   3.5/7 MLPs  baking    slices 1/3 (1 running)  ETA 30.0s"
 	if len(lines) != 2 || lines[1] != want {
@@ -150,16 +179,5 @@ func TestProgressLines(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[0], "bake b: unspecified, stage baking, 1m 30s") {
 		t.Errorf("header %q", lines[0])
-	}
-}
-
-func TestFailureText(t *testing.T) {
-	root := temporal.NewNonRetryableApplicationError("seeds file x is missing", bakeapi.ErrInvalidSeeds, nil)
-	wrapped := fmt.Errorf("split public: %w", fmt.Errorf("slice 0: %w", root))
-	if got, want := failureText(wrapped), "seeds file x is missing (InvalidSeeds, not retryable)"; got != want {
-		t.Errorf("failureText = %q, want %q", got, want)
-	}
-	if got := failureText(temporal.NewCanceledError()); got != "canceled" {
-		t.Errorf("canceled: %q", got)
 	}
 }

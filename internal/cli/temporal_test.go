@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"regexp"
@@ -29,36 +30,13 @@ import (
 // in-process worker: bake --wait, the refusals, status, list, cancel and
 // download. Skipped under -short (it needs `make tools`).
 func TestStarterVerbsOnDevStack(t *testing.T) {
-	o := devtest.Options(t)
-	isolate(t)
-	o.SecretKey = starterSecret
-	o.Buckets = []string{devstack.ArtifactsBucket, devstack.ReleasesBucket}
-	o = devtest.StartMinIO(t, o)
-	o = devtest.StartTemporal(t, o)
-	t.Setenv("WHESTBAKE_TEMPORAL_ADDRESS", o.TemporalAddr())
-	t.Setenv("WHESTBAKE_S3_ENDPOINT", o.S3Config().Endpoint)
-	t.Setenv("WHESTBAKE_S3_ACCESS_KEY", o.AccessKey)
-
+	o := startDevStack(t, devstack.ArtifactsBucket, devstack.ReleasesBucket)
 	dir := t.TempDir()
 	cfgFile := writeFile(t, filepath.Join(dir, "c.yaml"), starterConfigYAML+`
 release: {bucket: releases, prefix: ds, name: unit, tag: v1}
-policy: {retry-initial: 100ms, retry-max: 1s, slice-heartbeat: 5s}
-worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
-`)
-	cfg, err := settings.Load(cfgFile, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+`+workerConfigYAML)
 	var logs devtest.LogBuffer
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- worker.Run(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil))) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	cfg := startWorker(t, cfgFile, &logs)
 
 	out := mustRun(t, "bake", "--config-file", cfgFile, "--id", "e1", "--wait")
 	// No temporal.ui, and no dev stack recorded here: the link is unknown,
@@ -122,16 +100,7 @@ worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
 
 	// Cancelled halfway: status shows what finished, what was stopped, and
 	// exits 0; the restart reuses what finished.
-	slow := writeFile(t, filepath.Join(dir, "slow.yaml"), `
-bake:
-  width: 8
-  depth: 2
-  n-samples: 1e7
-  slice-size: 1
-  max-in-flight: 1
-  splits:
-    - {name: public, n-mlps: 6, seed: 3}
-`)
+	slow := writeFile(t, filepath.Join(dir, "slow.yaml"), slowConfigYAML)
 	mustRun(t, "bake", "--config-file", slow, "--id", "c1")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -256,6 +225,47 @@ bake:
 	}
 	assertHistoriesClean(t, cfg, []string{starterSecret, v4Salt}, "bake/e1", "bake/e1/split/public", "bake/e1/split/holdout",
 		"bake/e3", "bake/e3/split/public", "bake/e3/split/holdout")
+}
+
+// startDevStack starts a private MinIO with buckets and a Temporal dev
+// server, and points the starter's config at them (and at nothing else:
+// isolate).
+func startDevStack(t *testing.T, buckets ...string) devstack.Options {
+	o := devtest.Options(t)
+	isolate(t)
+	o.SecretKey = starterSecret
+	o.Buckets = buckets
+	o = devtest.StartMinIO(t, o)
+	o = devtest.StartTemporal(t, o)
+	t.Setenv("WHESTBAKE_TEMPORAL_ADDRESS", o.TemporalAddr())
+	t.Setenv("WHESTBAKE_S3_ENDPOINT", o.S3Config().Endpoint)
+	t.Setenv("WHESTBAKE_S3_ACCESS_KEY", o.AccessKey)
+	return o
+}
+
+// workerConfigYAML makes a quick in-process worker of both roles.
+const workerConfigYAML = `
+policy: {retry-initial: 100ms, retry-max: 1s, slice-heartbeat: 5s}
+worker: {role: all, device: cpu, threads: 1, checkpoint-every: 100ms}
+`
+
+// startWorker runs a worker of cfgFile's config, logging to logs, until
+// the test ends, and returns the config.
+func startWorker(t *testing.T, cfgFile string, logs io.Writer) settings.Config {
+	cfg, err := settings.Load(cfgFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.Run(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil))) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	return cfg
 }
 
 // firstSplitMLPs is the MLPs done in the first line bake --wait printed

@@ -34,6 +34,7 @@ func newVerifyCmd() *cobra.Command {
 type verifyFlags struct {
 	k, threads, maxSamples   int64
 	pick, split, dotOverride string
+	asJSON                   bool
 }
 
 func (f *verifyFlags) register(cmd *cobra.Command) {
@@ -45,6 +46,7 @@ func (f *verifyFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dotOverride, "dot-product", "", "numpy sampler: override the recorded dot product (fma or muladd)")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fromKey(fl, map[string]string{"threads": "worker.threads"})
+	jsonFlag(cmd, &f.asJSON, "print every check as JSON")
 }
 
 // splitVerifier recomputes the picked MLPs of one split.
@@ -78,17 +80,34 @@ func runVerify(cmd *cobra.Command, dir string, f verifyFlags) error {
 	if err != nil {
 		return err
 	}
+	var splits []verifiedSplit
 	failed := 0
 	for _, s := range d.Splits {
 		sv, ok := verifiers[s.Name]
 		if !ok {
 			continue
 		}
-		n, err := printSplitChecks(cmd.OutOrStdout(), s.Name, sv)
+		checks, err := sv.v.Checks()
 		if err != nil {
 			return err
 		}
-		failed += n
+		for _, c := range checks {
+			if !c.OK {
+				failed++
+			}
+		}
+		splits = append(splits, verifiedSplit{name: s.Name, info: sv.info, checks: checks})
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		err = writeVerifyJSON(out, d.Path, splits, failed)
+	} else {
+		for _, s := range splits {
+			printSplitChecks(out, s)
+		}
+	}
+	if err != nil {
+		return err
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d MLP(s) failed verification", failed)
@@ -121,25 +140,41 @@ func newSplitVerifiers(ctx context.Context, d *dataset.Dir, f verifyFlags) (map[
 	return verifiers, nil
 }
 
-// printSplitChecks prints one split's verdict per MLP and returns how many failed.
-func printSplitChecks(out io.Writer, split string, sv splitVerifier) (failed int, err error) {
-	checks, err := sv.v.Checks()
-	if err != nil {
-		return 0, err
+// verifiedSplit is one split's verdicts.
+type verifiedSplit struct {
+	name   string
+	info   bake.SplitInfo
+	checks []bake.Check
+}
+
+// nameCheck is what became of an MLP's name: checked (ok or mismatch), or
+// not, because the dataset is a partial or its salt is withheld.
+func (s verifiedSplit) nameCheck(c bake.Check) string {
+	switch {
+	case c.NameTested && c.NameOK:
+		return "ok"
+	case c.NameTested:
+		return "mismatch"
+	case s.info.Complete:
+		return "salt withheld"
 	}
-	fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n", printable(split), printable(orDash(string(sv.info.Spec.Sampler))), sv.info.Spec.NSamples)
-	untested := "name not checked (partial)"
-	if sv.info.Complete {
-		untested = "name not checked (salt withheld: set " + dataset.SaltEnv + ")"
+	return "partial"
+}
+
+// printSplitChecks prints one split's verdict per MLP.
+func printSplitChecks(out io.Writer, s verifiedSplit) {
+	fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n",
+		printable(s.name), printable(orDash(string(s.info.Spec.Sampler))), s.info.Spec.NSamples)
+	names := map[string]string{
+		"ok":            "name ok",
+		"mismatch":      "NAME MISMATCH",
+		"partial":       "name not checked (partial)",
+		"salt withheld": "name not checked (salt withheld: set " + dataset.SaltEnv + ")",
 	}
-	for _, c := range checks {
+	for _, c := range s.checks {
 		mark := "✓"
 		if !c.OK {
-			mark, failed = "✗", failed+1
-		}
-		name := untested
-		if c.NameTested {
-			name = map[bool]string{true: "name ok", false: "NAME MISMATCH"}[c.NameOK]
+			mark = "✗"
 		}
 		tol := ""
 		if c.Tolerance > 0 {
@@ -147,10 +182,70 @@ func printSplitChecks(out io.Writer, split string, sv splitVerifier) (failed int
 		} else if c.Stats == "MISMATCH" {
 			tol = fmt.Sprintf(" (max |Δmean| %.3g)", c.MaxAbsDiff)
 		}
-		fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n", mark, c.MLPID, printable(c.Name),
-			map[bool]string{true: "bit-exact", false: "MISMATCH"}[c.WeightsOK], name, c.Stats, tol)
+		weights := map[bool]string{true: "bit-exact", false: "MISMATCH"}[c.WeightsOK]
+		fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n",
+			mark, c.MLPID, printable(c.Name), weights, names[s.nameCheck(c)], c.Stats, tol)
 	}
-	return failed, nil
+}
+
+// verifyJSON is whestbake.verify/v1.
+type verifyJSON struct {
+	Schema string            `json:"schema"`
+	Path   string            `json:"path"`
+	OK     bool              `json:"ok"`
+	Failed int               `json:"failed"`
+	Splits []verifySplitJSON `json:"splits"`
+}
+
+type verifySplitJSON struct {
+	Name     string            `json:"name"`
+	Sampler  string            `json:"sampler"`
+	NSamples int64             `json:"n_samples"`
+	Checks   []verifyCheckJSON `json:"checks"`
+}
+
+type verifyCheckJSON struct {
+	MLPID     int32  `json:"mlp_id"`
+	Name      string `json:"mlp_name"`
+	OK        bool   `json:"ok"`
+	WeightsOK bool   `json:"weights_bit_exact"`
+	NameCheck string `json:"name_check"`
+	// Statistics is bit-exact, within tolerance, MISMATCH, or skipped: why.
+	Statistics string    `json:"statistics"`
+	MaxAbsDiff jsonFloat `json:"max_abs_diff"`
+	Tolerance  jsonFloat `json:"tolerance"` // 0: bit for bit
+}
+
+func writeVerifyJSON(w io.Writer, path string, splits []verifiedSplit, failed int) error {
+	v := verifyJSON{
+		Schema: verifySchema,
+		Path:   path,
+		OK:     failed == 0,
+		Failed: failed,
+		Splits: []verifySplitJSON{},
+	}
+	for _, s := range splits {
+		js := verifySplitJSON{
+			Name:     s.name,
+			Sampler:  string(s.info.Spec.Sampler),
+			NSamples: s.info.Spec.NSamples,
+			Checks:   []verifyCheckJSON{},
+		}
+		for _, c := range s.checks {
+			js.Checks = append(js.Checks, verifyCheckJSON{
+				MLPID:      c.MLPID,
+				Name:       c.Name,
+				OK:         c.OK,
+				WeightsOK:  c.WeightsOK,
+				NameCheck:  s.nameCheck(c),
+				Statistics: c.Stats,
+				MaxAbsDiff: jsonFloat(c.MaxAbsDiff),
+				Tolerance:  jsonFloat(c.Tolerance),
+			})
+		}
+		v.Splits = append(v.Splits, js)
+	}
+	return writeJSON(w, v)
 }
 
 // splitInfo reads what verification needs from the dataset's metadata; per-split

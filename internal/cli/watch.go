@@ -10,41 +10,50 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/client"
 	"golang.org/x/term"
 
+	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
 func newWatchCmd() *cobra.Command {
 	var every time.Duration
+	var asJSON bool
 	cmd := starterVerb(&cobra.Command{
 		Use:   "watch ID",
 		Short: "Show a bake's status, refreshed until it ends (exit status 1 if it failed)",
 		Args:  bakeIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, cfg, err := connect(cmd)
+			c, cfg, err := openClient(cmd)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			return watch(cmd.Context(), c, cfg, args[0], every, cmd.OutOrStdout())
+			show := showStatus(cfg, cmd.OutOrStdout())
+			if asJSON {
+				show = func(st bakeclient.Status) error {
+					return writeJSONLine(cmd.OutOrStdout(), statusJSON{Schema: statusSchema, Status: st})
+				}
+			}
+			id := args[0]
+			st, err := c.Watch(cmd.Context(), bakeclient.WatchInput{ID: id, Every: every, Each: show})
+			if err != nil {
+				return detached(cmd.Context(), id, err)
+			}
+			return st.Err()
 		},
 	})
 	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval")
+	jsonFlag(cmd, &asJSON, "print each refresh's status as one line of JSON")
 	return cmd
 }
 
-// watch reprints the status: in place on a terminal, else whenever it changes.
-func watch(ctx context.Context, c client.Client, cfg settings.Config, id string, every time.Duration, out io.Writer) error {
-	w := newBakeWatcher(c, cfg.Temporal, id)
+// showStatus reprints the status: in place on a terminal, else whenever it
+// changes.
+func showStatus(cfg settings.Config, out io.Writer) func(bakeclient.Status) error {
 	tty := isTerminal(out)
 	last := ""
-	for {
-		st, err := w.collect(ctx)
-		if err != nil {
-			return detached(ctx, id, err)
-		}
+	return func(st bakeclient.Status) error {
 		var buf bytes.Buffer
 		printStatus(&buf, cfg, st, time.Now())
 		switch key := progressKey(st); {
@@ -54,57 +63,48 @@ func watch(ctx context.Context, c client.Client, cfg settings.Config, id string,
 			fmt.Fprintf(out, "--- %s\n%s", time.Now().Format(time.TimeOnly), buf.String())
 			last = key
 		}
-		if !st.running() {
-			return st.exitError()
-		}
-		if err := sleep(ctx, every); err != nil {
-			return detached(ctx, id, err)
-		}
+		return nil
 	}
 }
 
 // follow shows a bake's progress until it ends (bake --wait): one bar per
 // split redrawn in place on a terminal; elsewhere (logs, CI) one line per
 // change, so a log reads as what happened when.
-func follow(ctx context.Context, c client.Client, cfg settings.Config, id string, out io.Writer) (bakeState, error) {
-	w := newBakeWatcher(c, cfg.Temporal, id)
+func follow(ctx context.Context, c *bakeclient.Client, id string, out io.Writer,
+) (bakeclient.Status, error) {
 	tty := isTerminal(out)
 	drawn := 0
 	last := map[string]string{}
-	for {
-		st, err := w.collect(ctx)
-		if err != nil {
-			return st, detached(ctx, id, err)
-		}
+	draw := func(st bakeclient.Status) error {
 		now := time.Now()
-		if tty {
-			lines := progressLines(st, now)
-			if drawn > 0 {
-				fmt.Fprintf(out, "\x1b[%dA", drawn)
-			}
-			for _, l := range lines {
-				fmt.Fprintf(out, "\x1b[2K%s\n", l)
-			}
-			drawn = len(lines)
-		} else {
+		if !tty {
 			for _, l := range changeLines(st, now, last) {
 				fmt.Fprintf(out, "%s %s\n", now.Format(time.TimeOnly), l)
 			}
+			return nil
 		}
-		if !st.running() {
-			return st, nil
+		lines := progressLines(st, now)
+		if drawn > 0 {
+			fmt.Fprintf(out, "\x1b[%dA", drawn)
 		}
-		if err := sleep(ctx, time.Second); err != nil {
-			return st, detached(ctx, id, err)
+		for _, l := range lines {
+			fmt.Fprintf(out, "\x1b[2K%s\n", l)
 		}
+		drawn = len(lines)
+		return nil
 	}
+	st, err := c.Watch(ctx, bakeclient.WatchInput{ID: id, Every: time.Second, Each: draw})
+	if err != nil {
+		return st, detached(ctx, id, err)
+	}
+	return st, nil
 }
 
 // changeLines are the lines of what changed since last (the state each
 // subject last printed, updated here): the bake's status and stage, and
 // each split's stage and finished MLPs and slices. Neither the clock nor
 // the running slices' partial progress counts as a change.
-func changeLines(st bakeState, now time.Time, last map[string]string) []string {
+func changeLines(st bakeclient.Status, now time.Time, last map[string]string) []string {
 	var lines []string
 	emit := func(subject, key, line string) {
 		if last[subject] != key {
@@ -112,9 +112,10 @@ func changeLines(st bakeState, now time.Time, last map[string]string) []string {
 			lines = append(lines, line)
 		}
 	}
-	emit("", fmt.Sprint(st.Status, st.Stage), fmt.Sprintf("bake %s: %s, stage %s", st.ID, statusWord(st.Status), orDash(st.Stage)))
+	emit("", fmt.Sprint(st.State, st.Stage),
+		fmt.Sprintf("bake %s: %s, stage %s", st.ID, st.State, orDash(st.Stage)))
 	for _, s := range st.Splits {
-		line := fmt.Sprintf("  split %s: %s, %d/%d MLPs", s.Split, s.Stage, s.MLPsDone, s.MLPsTotal)
+		line := fmt.Sprintf("  split %s: %s, %d/%d MLPs", s.Name, s.Stage, s.MLPsDone, s.MLPsTotal)
 		if s.SlicesTotal > 0 {
 			line += fmt.Sprintf(", %d/%d slices", s.SlicesDone, s.SlicesTotal)
 			if s.SlicesRunning > 0 {
@@ -124,23 +125,24 @@ func changeLines(st bakeState, now time.Time, last map[string]string) []string {
 		if e := eta(s, now); e != "-" && e != "done" {
 			line += ", ETA " + e
 		}
-		emit(s.Split, fmt.Sprint(s.Stage, s.MLPsDone, s.SlicesDone, s.SlicesRunning), line)
+		emit(s.Name, fmt.Sprint(s.Stage, s.MLPsDone, s.SlicesDone, s.SlicesRunning), line)
 	}
 	return lines
 }
 
 const barWidth = 24
 
-func progressLines(st bakeState, now time.Time) []string {
-	lines := []string{fmt.Sprintf("bake %s: %s, stage %s, %s", st.ID, statusWord(st.Status), st.Stage, formatDuration(now.Sub(st.Start)))}
+func progressLines(st bakeclient.Status, now time.Time) []string {
+	header := fmt.Sprintf("bake %s: %s, stage %s, %s", st.ID, st.State, st.Stage, formatDuration(now.Sub(st.Start)))
+	lines := []string{header}
 	for _, s := range st.Splits {
 		frac := 0.0
 		if s.MLPsTotal > 0 {
-			frac = s.done() / float64(s.MLPsTotal)
+			frac = s.Done() / float64(s.MLPsTotal)
 		}
 		full := int(frac * barWidth)
 		bar := strings.Repeat("█", full) + strings.Repeat("░", barWidth-full)
-		line := fmt.Sprintf("  %-12s %s %5.1f/%d MLPs  %-8s", s.Split, bar, s.done(), s.MLPsTotal, s.Stage)
+		line := fmt.Sprintf("  %-12s %s %5.1f/%d MLPs  %-8s", s.Name, bar, s.Done(), s.MLPsTotal, s.Stage)
 		if s.SlicesTotal > 0 {
 			line += fmt.Sprintf("  slices %d/%d", s.SlicesDone, s.SlicesTotal)
 			if s.SlicesRunning > 0 {
@@ -156,8 +158,8 @@ func progressLines(st bakeState, now time.Time) []string {
 }
 
 // progressKey changes when anything but the clock does.
-func progressKey(st bakeState) string {
-	key := fmt.Sprint(st.Status, st.Stage, len(st.Pending))
+func progressKey(st bakeclient.Status) string {
+	key := fmt.Sprint(st.State, st.Stage, len(st.Pending))
 	for _, s := range st.Splits {
 		key += fmt.Sprint("|", s.Stage, s.MLPsDone, s.SlicesDone, s.SlicesRunning)
 	}
@@ -167,20 +169,10 @@ func progressKey(st bakeState) string {
 // detached explains that stopping to watch does not stop the bake.
 func detached(ctx context.Context, id string, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("stopped watching; the bake keeps running: follow it with `whestbake watch %s`, stop it with `whestbake cancel %s`", id, id)
+		return fmt.Errorf("stopped watching; the bake keeps running: follow it with `whestbake watch %s`, "+
+			"stop it with `whestbake cancel %s`", id, id)
 	}
 	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // isTerminal: redraw in place on a terminal; plain lines in logs and CI.

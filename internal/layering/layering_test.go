@@ -33,6 +33,8 @@ var rules = []struct {
 		[]string{module + "activities", module + "workflows", module + "internal/worker", module + "internal/cli"}},
 	{"internal/temporalconn", "the connection has its own config, which settings converts into: it never calls back up into settings", false,
 		[]string{module + "internal/settings", module + "activities", module + "workflows"}},
+	{"internal/bakeclient", "the bake client is the application under the command line: it knows no command, and reaches the workers through Temporal only", false,
+		[]string{module + "internal/cli", "github.com/spf13/cobra", module + "activities", module + "workflows", module + "internal/worker"}},
 }
 
 func deps(t *testing.T, pkg string) []string {

@@ -1,4 +1,4 @@
-package cli
+package bakeclient
 
 import (
 	"context"
@@ -12,65 +12,81 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
-// runHistory is what a workflow's history says its activities did, summed
+// History is what a workflow's history says its activities did, summed
 // over the runs of a continue-as-new chain.
-type runHistory struct {
+type History struct {
 	// Computed, Resumed and Reused sum the BakeSlice outputs: how each
 	// finished slice's MLPs were obtained.
-	Computed, Resumed, Reused int
+	Computed int `json:"computed"`
+	Resumed  int `json:"resumed"`
+	Reused   int `json:"reused"`
 	// Discarded sums the damaged objects finished slices dropped and recomputed.
-	Discarded            int
-	SlicesDone, MLPsDone int // finished slices and their MLPs
+	Discarded  int `json:"discarded"`
+	SlicesDone int `json:"slices_done"` // finished slices
+	MLPsDone   int `json:"mlps_done"`   // and their MLPs
 	// Stops counts the slice attempts that workers stopped gracefully
 	// (WorkerStopping) and handed back.
-	Stops int
+	Stops int `json:"stops"`
 	// Unfinished are the slices that ran (an attempt started) or were
 	// scheduled, and never committed, by slice index.
-	Unfinished map[int]*sliceRuns
+	Unfinished map[int]*SliceRuns `json:"unfinished_slices"`
 	// Open lists, in the order they were scheduled, the activities that
 	// never closed: at the end of a cancelled run, what was stopped.
-	Open []openActivity
+	Open []OpenActivity `json:"open_activities"`
 	// committed are the slices that committed in the runs read so far, with
 	// their MLPs; runs are read newest first.
 	committed map[int]bakeapi.Range
 }
 
-// sliceRuns is what the history shows of one slice that never committed.
-type sliceRuns struct {
-	In       bakeapi.BakeSliceInput
-	Attempts int32 // attempts that started, over every activity of the slice
-	Stops    int   // of them, stopped gracefully
-	LastType string
+// SliceRef is slice Index of a split: its MLPs [Start, End).
+type SliceRef struct {
+	Index int `json:"index"`
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
-func (r sliceRuns) String() string {
-	s := fmt.Sprintf("slice %d (MLPs %d-%d) ran %d attempt(s)", r.In.Slice, r.In.Start, r.In.End-1, r.Attempts)
+func (s SliceRef) String() string {
+	return fmt.Sprintf("slice %d (MLPs %d-%d)", s.Index, s.Start, s.End-1)
+}
+
+// SliceRuns is what the history shows of one slice that never committed.
+type SliceRuns struct {
+	Slice    SliceRef `json:"slice"`
+	Attempts int32    `json:"attempts"` // attempts that started, over every activity of the slice
+	Stops    int      `json:"stops"`    // of them, stopped gracefully
+	// LastFailure is the type of the last failed attempt's error, or
+	// "timeout".
+	LastFailure string `json:"last_failure,omitempty"`
+}
+
+func (r SliceRuns) String() string {
+	s := fmt.Sprintf("%s ran %d attempt(s)", r.Slice, r.Attempts)
 	if r.Stops > 0 {
 		s += fmt.Sprintf(", %d stopped by their worker", r.Stops)
 	}
-	if r.LastType != "" {
-		s += ", last failure " + r.LastType
+	if r.LastFailure != "" {
+		s += ", last failure " + r.LastFailure
 	}
 	return s
 }
 
-// openActivity is an activity scheduled and never closed.
-type openActivity struct {
-	Type  string
-	Slice *bakeapi.BakeSliceInput // BakeSlice's input, nil for other types
+// OpenActivity is an activity scheduled and never closed.
+type OpenActivity struct {
+	Activity string    `json:"activity"`
+	Slice    *SliceRef `json:"slice,omitempty"` // BakeSlice's slice, nil for other activities
 }
 
-func (o openActivity) String() string {
+func (o OpenActivity) String() string {
 	if s := o.Slice; s != nil {
-		return fmt.Sprintf("slice %d (MLPs %d-%d)", s.Slice, s.Start, s.End-1)
+		return s.String()
 	}
-	return o.Type
+	return o.Activity
 }
 
 // readHistory reads the history of run runID of workflow wid, then of the
 // runs it continued, back to the first.
-func readHistory(ctx context.Context, c client.Client, wid, runID string) (runHistory, error) {
-	var h runHistory
+func readHistory(ctx context.Context, c client.Client, wid, runID string) (History, error) {
+	var h History
 	for runID != "" {
 		prev, err := h.add(ctx, c, wid, runID)
 		if err != nil {
@@ -82,11 +98,11 @@ func readHistory(ctx context.Context, c client.Client, wid, runID string) (runHi
 }
 
 // add folds one run's events into h and returns the run it continued, if any.
-func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string) (string, error) {
+func (h *History) add(ctx context.Context, c client.Client, wid, runID string) (string, error) {
 	if h.Unfinished == nil {
-		h.Unfinished, h.committed = map[int]*sliceRuns{}, map[int]bakeapi.Range{}
+		h.Unfinished, h.committed = map[int]*SliceRuns{}, map[int]bakeapi.Range{}
 	}
-	r := runEvents{h: h, dc: converter.GetDefaultDataConverter(), scheduled: map[int64]openActivity{}}
+	r := runEvents{h: h, dc: converter.GetDefaultDataConverter(), scheduled: map[int64]OpenActivity{}}
 	it := c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -96,7 +112,7 @@ func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string
 		r.fold(ev)
 	}
 	// Earlier runs come later here but happened first: keep time order.
-	var open []openActivity
+	open := []OpenActivity{}
 	for _, id := range r.order {
 		if o, ok := r.scheduled[id]; ok {
 			open = append(open, o)
@@ -108,9 +124,9 @@ func (h *runHistory) add(ctx context.Context, c client.Client, wid, runID string
 
 // runEvents is one run's events being read into h.
 type runEvents struct {
-	h         *runHistory
+	h         *History
 	dc        converter.DataConverter
-	scheduled map[int64]openActivity // not yet closed, by scheduling event ID
+	scheduled map[int64]OpenActivity // not yet closed, by scheduling event ID
 	order     []int64                // the scheduling event IDs, in order
 	prev      string                 // the run this one continued
 }
@@ -124,11 +140,11 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 		r.prev = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
 	case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 		a := ev.GetActivityTaskScheduledEventAttributes()
-		o := openActivity{Type: a.GetActivityType().GetName()}
-		if o.Type == bakeapi.BakeSliceActivity {
+		o := OpenActivity{Activity: a.GetActivityType().GetName()}
+		if o.Activity == bakeapi.BakeSliceActivity {
 			var in bakeapi.BakeSliceInput
 			if r.dc.FromPayloads(a.GetInput(), &in) == nil {
-				o.Slice = &in
+				o.Slice = &SliceRef{Index: in.Slice, Start: in.Start, End: in.End}
 			}
 		}
 		r.scheduled[ev.GetEventId()] = o
@@ -160,7 +176,7 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 	case enums.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
 		closed = ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
 		if s := h.sliceRunsOf(r.scheduled[closed]); s != nil {
-			s.LastType = "timeout"
+			s.LastFailure = "timeout"
 		}
 	case enums.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
 		closed = ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
@@ -172,36 +188,36 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 
 // sliceRunsOf is the record of o's slice while the slice has not committed,
 // made on first sight; nil for other activities and for committed slices.
-func (h *runHistory) sliceRunsOf(o openActivity) *sliceRuns {
+func (h *History) sliceRunsOf(o OpenActivity) *SliceRuns {
 	if o.Slice == nil {
 		return nil
 	}
-	if _, done := h.committed[o.Slice.Slice]; done {
+	if _, done := h.committed[o.Slice.Index]; done {
 		return nil
 	}
-	r := h.Unfinished[o.Slice.Slice]
+	r := h.Unfinished[o.Slice.Index]
 	if r == nil {
-		r = &sliceRuns{In: *o.Slice}
-		h.Unfinished[o.Slice.Slice] = r
+		r = &SliceRuns{Slice: *o.Slice}
+		h.Unfinished[o.Slice.Index] = r
 	}
 	return r
 }
 
 // commit moves slice s from the unfinished slices to the finished ones.
-func (h *runHistory) commit(s bakeapi.BakeSliceInput) {
+func (h *History) commit(s SliceRef) {
 	h.SlicesDone++
 	h.MLPsDone += s.End - s.Start
-	h.committed[s.Slice] = bakeapi.Range{Start: s.Start, End: s.End}
-	delete(h.Unfinished, s.Slice)
+	h.committed[s.Index] = bakeapi.Range{Start: s.Start, End: s.End}
+	delete(h.Unfinished, s.Index)
 }
 
 // failed records that an attempt of o failed with the failure type kind.
-func (h *runHistory) failed(o openActivity, kind string) {
+func (h *History) failed(o OpenActivity, kind string) {
 	if o.Slice != nil && kind == bakeapi.ErrWorkerStopping {
 		h.Stops++
 	}
 	if r := h.sliceRunsOf(o); r != nil {
-		r.LastType = kind
+		r.LastFailure = kind
 		if kind == bakeapi.ErrWorkerStopping {
 			r.Stops++
 		}

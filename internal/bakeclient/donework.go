@@ -1,4 +1,4 @@
-package cli
+package bakeclient
 
 import (
 	"cmp"
@@ -28,23 +28,23 @@ import (
 // doneWork is finished work of one split.
 type doneWork struct {
 	MLPs, Slices int
-	Share        float64 // MLPs, counting the running slices' heartbeats (splitState.done)
+	Share        float64 // MLPs, counting the running slices' heartbeats (Split.Done)
 }
 
 // keepDone raises sp's counts to the most this watcher has shown for the
 // split and to what earlier runs committed. Where the counts shown are
 // carried over, not the run's own, the running slices may be among them:
-// their heartbeats add nothing, and no ETA is claimed (eta).
-func (w *bakeWatcher) keepDone(ctx context.Context, sp *splitState, wid string) {
+// their heartbeats add nothing, and no ETA is claimed (Split.Remaining).
+func (w *watcher) keepDone(ctx context.Context, sp *Split, wid string) {
 	earlier := w.earlierRuns(ctx, wid)
-	own := sp.done()
-	seen := w.seen[sp.Split]
+	own := sp.Done()
+	seen := w.seen[sp.Name]
 	seen.MLPs = max(seen.MLPs, sp.MLPsDone, earlier.MLPs)
 	seen.Slices = max(seen.Slices, sp.SlicesDone, earlier.Slices)
 	seen.Share = max(seen.Share, own, float64(seen.MLPs))
-	w.seen[sp.Split] = seen
+	w.seen[sp.Name] = seen
 	if seen.MLPs > sp.MLPsDone {
-		sp.Running, sp.carried = nil, true
+		sp.Running, sp.CarriedOver = nil, true
 	}
 	sp.MLPsDone, sp.SlicesDone, sp.least = seen.MLPs, seen.Slices, seen.Share
 }
@@ -54,7 +54,7 @@ func (w *bakeWatcher) keepDone(ctx context.Context, sp *splitState, wid string) 
 // slices of this run count them: MLPs by their union, slices where the
 // slicing is the same. It is read once, from closed histories, and retried
 // at the next refresh after an error.
-func (w *bakeWatcher) earlierRuns(ctx context.Context, wid string) doneWork {
+func (w *watcher) earlierRuns(ctx context.Context, wid string) doneWork {
 	if d, ok := w.carried[wid]; ok {
 		return d
 	}
@@ -79,10 +79,10 @@ func (w *bakeWatcher) earlierRuns(ctx context.Context, wid string) doneWork {
 
 // closedRuns lists the runs of wid that ended without completing and
 // without continuing as new: the last run of each earlier chain.
-func (w *bakeWatcher) closedRuns(ctx context.Context, wid string) ([]string, error) {
+func (w *watcher) closedRuns(ctx context.Context, wid string) ([]string, error) {
 	var runs []string
 	req := &workflowservice.ListWorkflowExecutionsRequest{
-		Namespace: w.temporal.Namespace,
+		Namespace: w.cfg.Temporal.Namespace,
 		Query:     fmt.Sprintf("WorkflowId = '%s'", wid),
 	}
 	for {
@@ -107,7 +107,7 @@ func (w *bakeWatcher) closedRuns(ctx context.Context, wid string) ([]string, err
 
 // countCommitted counts committed slices (slice → MLPs) of split workflow
 // wid: its MLPs, each once, and the slices that are slices of this run.
-func (w *bakeWatcher) countCommitted(wid string, committed map[int]bakeapi.Range) doneWork {
+func (w *watcher) countCommitted(wid string, committed map[int]bakeapi.Range) doneWork {
 	var split *bakeapi.SplitSpec
 	for i, s := range w.input.Splits {
 		if bakeapi.SplitWorkflowID(w.id, s.Name) == wid {

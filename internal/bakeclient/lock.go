@@ -1,4 +1,4 @@
-package cli
+package bakeclient
 
 import (
 	"context"
@@ -72,7 +72,12 @@ type bakeLock struct {
 // process.
 func newLock(c client.Client, namespace, id, verb string) *bakeLock {
 	host, _ := os.Hostname()
-	return &bakeLock{c: c, namespace: namespace, bake: id, holder: lockHolder{Verb: verb, Host: host, PID: os.Getpid()}}
+	return &bakeLock{
+		c:         c,
+		namespace: namespace,
+		bake:      id,
+		holder:    lockHolder{Verb: verb, Host: host, PID: os.Getpid()},
+	}
 }
 
 // take takes the lock, or returns an error that names its holder, since
@@ -114,7 +119,8 @@ func (l *bakeLock) take(ctx context.Context, outcome string) error {
 				return err
 			}
 		default:
-			return fmt.Errorf("taking the lock of bake %s (workflow %s): %w; %s", id, lockWorkflowID(id), err, outcome)
+			return fmt.Errorf("taking the lock of bake %s (workflow %s): %w; %s",
+				id, lockWorkflowID(id), err, outcome)
 		}
 	}
 }
@@ -124,7 +130,8 @@ func (l *bakeLock) take(ctx context.Context, outcome string) error {
 func (l *bakeLock) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := l.c.TerminateWorkflow(ctx, lockWorkflowID(l.bake), l.runID, "released by "+l.holder.String())
+	reason := "released by " + l.holder.String()
+	err := l.c.TerminateWorkflow(ctx, lockWorkflowID(l.bake), l.runID, reason)
 	var nf *serviceerror.NotFound
 	if err == nil || errors.As(err, &nf) { // NotFound: it timed out already
 		return nil
@@ -155,7 +162,8 @@ type heldLock struct {
 func describeLock(ctx context.Context, c client.Client, id string) (heldLock, error) {
 	desc, err := c.DescribeWorkflowExecution(ctx, lockWorkflowID(id), "")
 	if err != nil {
-		return heldLock{}, fmt.Errorf("reading the lock of bake %s (workflow %s): %w", id, lockWorkflowID(id), err)
+		return heldLock{}, fmt.Errorf("reading the lock of bake %s (workflow %s): %w",
+			id, lockWorkflowID(id), err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	h := heldLock{
@@ -187,13 +195,15 @@ func (h heldLock) refusal(verb, id, namespace, outcome string) error {
 	case verb == "bake":
 		next = "run `whestbake bake` again once it has finished"
 	case h.holder.Verb == "bake":
-		next = "gc deletes only what no bake uses: once the bake has started, cancel it with `whestbake cancel " + id + "`, then run gc again"
+		next = "gc deletes only what no bake uses: once the bake has started, " +
+			"cancel it with `whestbake cancel " + id + "`, then run gc again"
 	default:
 		next = "let that gc finish"
 	}
-	return fmt.Errorf("%s has held its lock since %s (%s ago); %s: %s. If that process is gone (killed, or its host lost), "+
-		"the lock ends by itself at %s, or end it at once with `temporal workflow terminate --workflow-id %s --namespace %s` "+
+	return fmt.Errorf("%s has held its lock since %s (%s ago); %s: %s. "+
+		"If that process is gone (killed, or its host lost), the lock ends by itself at %s, "+
+		"or end it at once with `temporal workflow terminate --workflow-id %s --namespace %s` "+
 		"(or Terminate in the Web UI): it is a workflow that no worker runs",
-		what, h.since.Local().Format(time.DateTime), formatDuration(time.Since(h.since)), outcome, next,
+		what, h.since.Local().Format(time.DateTime), FormatDuration(time.Since(h.since)), outcome, next,
 		h.ends.Local().Format(time.DateTime), lockWorkflowID(id), namespace)
 }

@@ -1,4 +1,4 @@
-package cli
+package bakeclient
 
 import (
 	"context"
@@ -29,7 +29,8 @@ func (s startedIn) String() string {
 	if s.ClusterID == "" {
 		return fmt.Sprintf("namespace %s (id %s)", s.Namespace, s.NamespaceID)
 	}
-	return fmt.Sprintf("namespace %s (id %s) of Temporal cluster %s (id %s)", s.Namespace, s.NamespaceID, s.ClusterName, s.ClusterID)
+	return fmt.Sprintf("namespace %s (id %s) of Temporal cluster %s (id %s)",
+		s.Namespace, s.NamespaceID, s.ClusterName, s.ClusterID)
 }
 
 // same reports whether s and o name one namespace of one cluster: IDs, which
@@ -43,12 +44,14 @@ func (s startedIn) same(o startedIn) bool {
 // registered) is what tells namespaces apart; the cluster is recorded where
 // the server says (a hosted service may not), as the name an operator knows.
 func connectedTo(ctx context.Context, c client.Client, namespace string) (startedIn, error) {
-	ns, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: namespace})
+	service := c.WorkflowService()
+	req := &workflowservice.DescribeNamespaceRequest{Namespace: namespace}
+	ns, err := service.DescribeNamespace(ctx, req)
 	if err != nil {
 		return startedIn{}, fmt.Errorf("describing Temporal namespace %s: %w", namespace, err)
 	}
 	here := startedIn{Namespace: namespace, NamespaceID: ns.GetNamespaceInfo().GetId()}
-	if ci, err := c.WorkflowService().GetClusterInfo(ctx, &workflowservice.GetClusterInfoRequest{}); err == nil {
+	if ci, err := service.GetClusterInfo(ctx, &workflowservice.GetClusterInfoRequest{}); err == nil {
 		here.ClusterID, here.ClusterName = ci.GetClusterId(), ci.GetClusterName()
 	}
 	return here, nil
@@ -63,7 +66,8 @@ func readStartedIn(ctx context.Context, st *store.Store, id string) (startedIn, 
 		return startedIn{}, err
 	}
 	var s startedIn
-	if err := seal.Unmarshal("s3://"+st.Bucket()+"/"+key, data, &s, &s.Seal, seal.Seal{Key: key, Bake: id}); err != nil {
+	where := "s3://" + st.Bucket() + "/" + key
+	if err := seal.Unmarshal(where, data, &s, &s.Seal, seal.Seal{Key: key, Bake: id}); err != nil {
 		return startedIn{}, err
 	}
 	return s, nil
@@ -73,7 +77,8 @@ func readStartedIn(ctx context.Context, st *store.Store, id string) (startedIn, 
 // it starts in; every later start must be in the same one, or two servers
 // would run one bake's slices into the same objects, and gc would ask the
 // wrong one.
-func recordStartedIn(ctx context.Context, st *store.Store, c client.Client, namespace, id string) error {
+func recordStartedIn(ctx context.Context, st *store.Store, c client.Client, namespace, id string,
+) error {
 	here, err := connectedTo(ctx, c, namespace)
 	if err != nil {
 		return err
@@ -92,8 +97,9 @@ func recordStartedIn(ctx context.Context, st *store.Store, c client.Client, name
 		return fmt.Errorf("bake %s: %w", id, err)
 	}
 	if !was.same(here) {
-		return fmt.Errorf("bake %s was started in %s, and this config connects to %s: a bake runs in one namespace; "+
-			"point temporal.address and temporal.namespace at the bake's, or start this config under a new --id", id, was, here)
+		return fmt.Errorf("bake %s was started in %s, and this config connects to %s: "+
+			"a bake runs in one namespace; point temporal.address and temporal.namespace at the bake's, "+
+			"or start this config under a new --id", id, was, here)
 	}
 	return nil
 }
