@@ -22,6 +22,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -49,7 +50,7 @@ same ID deletes, the start is refused, naming it.`,
 			if cmd.Flags().Changed("id") && settings.CheckBakeID(cfg.Bake.ID) != nil {
 				// A bad --id is a usage error (exit 2), reported with
 				// every other problem of the config, before any connection.
-				_, err := settings.BakeInput(cfg)
+				_, err := preflight.Bake(cfg)
 				return cmdline.Usage(err)
 			}
 			return runTemporalBake(cmd.Context(), cfg, wait, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -62,7 +63,7 @@ same ID deletes, the start is refused, naming it.`,
 
 func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, errOut io.Writer) error {
 	// Step 1. Everything is checked before anything is written or started.
-	in, err := settings.BakeInput(cfg)
+	in, err := preflight.Bake(cfg)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/temporalconn"
 )
@@ -52,7 +53,7 @@ func webUILink(cfg settings.Config, wid string) string {
 
 // dial connects to Temporal, logging only the SDK's warnings.
 func dial(ctx context.Context, cfg settings.Config, stderr io.Writer) (client.Client, error) {
-	if err := cfg.ValidateTemporal(); err != nil {
+	if err := preflight.Temporal(cfg); err != nil {
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

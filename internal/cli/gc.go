@@ -16,6 +16,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -68,7 +69,7 @@ minutes.`,
 }
 
 func runGC(ctx context.Context, cfg settings.Config, id string, force bool, out, errOut io.Writer) error {
-	if err := cfg.ValidateStore(); err != nil {
+	if err := preflight.Store(cfg); err != nil {
 		return err
 	}
 	st, err := store.Open(ctx, cfg.StoreConfig(), cfg.S3.Bucket)
