@@ -15,74 +15,64 @@ import (
 // testSecret stands for a real credential; no output may contain it.
 const testSecret = "s3cr3t-Zq9-never-print-me"
 
-// base is a valid starter config; tests break one thing at a time.
-const base = `
-s3:
-  access-key: bakeuser
-  secret-key: ` + testSecret + `
-bake:
-  id: t-1
-  width: 8
-  depth: 2
-  n-samples: 1000
-  splits:
-    - {name: public, n-mlps: 4, seed: 1}
-release: {bucket: releases, prefix: datasets, name: demo, tag: v1}
-`
-
-func writeFile(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// load reads yaml as a config file, with no WHESTBAKE_* variable of the
-// developer's in the way.
-func load(t *testing.T, yaml string) settings.Config {
+// demo is configs/demo.yaml, a valid config that tests break one thing at
+// a time, with no WHESTBAKE_* variable of the developer's in the way and
+// testSecret as its S3 secret.
+func demo(t *testing.T) settings.Config {
 	t.Helper()
 	for _, key := range settings.Keys() {
 		t.Setenv(settings.EnvName(key), "")
 		os.Unsetenv(settings.EnvName(key))
 	}
 	t.Setenv(dataset.SaltEnv, "")
-	cfg, err := settings.Load(writeFile(t, t.TempDir(), "c.yaml", yaml), nil)
+	cfg, err := settings.Load("../../configs/demo.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.S3.SecretKey = testSecret
 	return cfg
+}
+
+// seedsFile makes split 0 of cfg take its seeds from a file holding body.
+func seedsFile(t *testing.T, body string) func(*settings.Config) {
+	return func(cfg *settings.Config) {
+		path := filepath.Join(t.TempDir(), "seeds.json")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Bake.Splits[0].Seed, cfg.Bake.Splits[0].SeedsFile = nil, path
+	}
 }
 
 // What only the files and the host can say fails the starter's preflight,
 // named by its key, while the validator alone accepts it (it reads no
 // file).
 func TestBakeReadsTheFilesTheConfigNames(t *testing.T) {
-	dir := t.TempDir()
-	dup := writeFile(t, dir, "dup.json", "[5, 6, 5, 7]")
-	short := writeFile(t, dir, "short.json", "[5, 6]")
-	notJSON := writeFile(t, dir, "bad.json", "5, 6, 7, 8")
+	absent := filepath.Join(t.TempDir(), "absent")
 	for _, c := range []struct {
-		name, edit, want string
+		name string
+		edit func(*settings.Config)
+		want string
 	}{
-		{"shape above the host's memory", "width: 8\n  depth: 2|width: 16384\n  depth: 1024",
-			"bake.width and bake.depth: a 16384×1024 MLP needs about"},
-		{"missing seeds file", "seed: 1|seeds-file: nope.json", "bake.splits[0].seeds-file cannot be read"},
-		{"duplicate seeds", "seed: 1|seeds-file: " + dup, "contains duplicate at indices [0, 2]: both = 5"},
-		{"short seeds file", "seed: 1|seeds-file: " + short, "has 2 seeds, expected n-mlps = 4"},
-		{"seeds file not JSON", "seed: 1|seeds-file: " + notJSON, "extra data after the JSON array"},
-		{"missing S3 CA", "s3:|s3:\n  ca-file: absent-ca.pem", "s3.ca-file cannot be read"},
-		{"missing Temporal CA", "s3:|temporal: {tls: {ca-file: absent-ca.pem}}\ns3:", "temporal.tls.ca-file cannot be read"},
-		{"TLS key without cert", "s3:|temporal: {tls: {key-file: k.pem}}\ns3:",
+		{"shape above the host's memory", func(cfg *settings.Config) {
+			cfg.Bake.Width, cfg.Bake.Depth = 16384, 1024
+		}, "bake.width and bake.depth: a 16384×1024 MLP needs about"},
+		{"missing seeds file", func(cfg *settings.Config) {
+			cfg.Bake.Splits[0].Seed, cfg.Bake.Splits[0].SeedsFile = nil, absent+".json"
+		}, "bake.splits[0].seeds-file cannot be read"},
+		{"duplicate seeds", seedsFile(t, "[5, 6, 5, 7]"), "contains duplicate at indices [0, 2]: both = 5"},
+		{"short seeds file", seedsFile(t, "[5, 6]"), "has 2 seeds, expected n-mlps = 4"},
+		{"seeds file not JSON", seedsFile(t, "5, 6, 7, 8"), "extra data after the JSON array"},
+		{"missing S3 CA", func(cfg *settings.Config) { cfg.S3.CAFile = absent + "-ca.pem" },
+			"s3.ca-file cannot be read"},
+		{"missing Temporal CA", func(cfg *settings.Config) { cfg.Temporal.TLS.CAFile = absent + "-ca.pem" },
+			"temporal.tls.ca-file cannot be read"},
+		{"TLS key without cert", func(cfg *settings.Config) { cfg.Temporal.TLS.KeyFile = "k.pem" },
 			"temporal.tls.cert-file is empty but temporal.tls.key-file is set"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			old, repl, _ := strings.Cut(c.edit, "|")
-			if !strings.Contains(base, old) {
-				t.Fatalf("edit %q does not apply", old)
-			}
-			cfg := load(t, strings.Replace(base, old, repl, 1))
+			cfg := demo(t)
+			c.edit(&cfg)
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("the validator rejected what only preflight can check: %v", err)
 			}
@@ -103,19 +93,25 @@ func TestBakeReadsTheFilesTheConfigNames(t *testing.T) {
 // A config wrong in its values and in its files gets one error listing
 // both, as when validation read the files itself.
 func TestProblemsOfValuesAndFilesAtOnce(t *testing.T) {
-	cfg := load(t, strings.Replace(base, "seed: 1", "seeds-file: nope.json", 1))
-	cfg.Bake.Width, cfg.S3.CAFile = 0, filepath.Join(t.TempDir(), "absent-ca.pem")
+	cfg := demo(t)
+	absent := filepath.Join(t.TempDir(), "absent")
+	cfg.Bake.Splits[0].Seed, cfg.Bake.Splits[0].SeedsFile = nil, absent+".json"
+	cfg.Bake.Width, cfg.S3.CAFile = 0, absent+"-ca.pem"
 	_, err := Bake(cfg)
 	var ce *settings.Error
 	if !errors.As(err, &ce) || len(ce.Problems) != 3 {
 		t.Fatalf("want 3 problems in one settings.Error, got %v", err)
 	}
-	for _, want := range []string{"bake.width is missing or 0", "s3.ca-file cannot be read", "bake.splits[0].seeds-file cannot be read"} {
+	for _, want := range []string{
+		"bake.width is missing or 0",
+		"s3.ca-file cannot be read",
+		"bake.splits[0].seeds-file cannot be read",
+	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
-	if in, err := Bake(load(t, base)); err != nil || in.BakeID != "t-1" {
+	if in, err := Bake(demo(t)); err != nil || in.BakeID != "demo" {
 		t.Errorf("valid config: input %+v, %v", in, err)
 	}
 }
@@ -123,7 +119,7 @@ func TestProblemsOfValuesAndFilesAtOnce(t *testing.T) {
 // The read-only verbs check only what they connect to: the Temporal verbs
 // its TLS files, the S3 verbs the store's CA.
 func TestTemporalAndStoreReadTheirOwnFiles(t *testing.T) {
-	cfg := load(t, base)
+	cfg := demo(t)
 	absent := filepath.Join(t.TempDir(), "absent.pem")
 	cfg.Temporal.TLS.CAFile = absent
 	if err := Temporal(cfg); err == nil || !strings.Contains(err.Error(), "temporal.tls.ca-file cannot be read") {
@@ -146,7 +142,10 @@ func TestTemporalAndStoreReadTheirOwnFiles(t *testing.T) {
 // the path and what is wrong with it.
 func TestWorkerScratchDirIsCheckedAtStart(t *testing.T) {
 	dir := t.TempDir()
-	file := writeFile(t, dir, "file", "x")
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	readOnly := filepath.Join(dir, "read-only")
 	if err := os.Mkdir(readOnly, 0o555); err != nil {
 		t.Fatal(err)
@@ -168,7 +167,7 @@ func TestWorkerScratchDirIsCheckedAtStart(t *testing.T) {
 		{"unset: a good TMPDIR", "", dir, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := load(t, base)
+			cfg := demo(t)
 			if c.tmpdir != "" {
 				t.Setenv("TMPDIR", c.tmpdir)
 			}
@@ -195,10 +194,13 @@ func TestWorkerScratchDirIsCheckedAtStart(t *testing.T) {
 // at each push); a GPU worker, which pushes nothing, does not.
 func TestWorkerReadsTheHubTokenFileWhenItPushes(t *testing.T) {
 	dir := t.TempDir()
-	cfg := load(t, base)
+	cfg := demo(t)
 	cfg.Worker.ScratchDir = dir
 	cfg.Release.Hub.Repo = "alice/gt"
-	cfg.Release.Hub.TokenFile = writeFile(t, dir, "hf-token", "hf_settings_token\n")
+	cfg.Release.Hub.TokenFile = filepath.Join(dir, "hf-token")
+	if err := os.WriteFile(cfg.Release.Hub.TokenFile, []byte("hf_preflight_token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Worker.Role = settings.RoleControl
 	if _, err := Worker(cfg); err != nil {
 		t.Errorf("control worker with a token file: %v", err)
@@ -218,7 +220,7 @@ func TestWorkerReadsTheHubTokenFileWhenItPushes(t *testing.T) {
 
 // worker.max-memory left unset is the host's limit; a value given stands.
 func TestWorkerMaxMemoryDefaultsToTheHost(t *testing.T) {
-	cfg := load(t, base)
+	cfg := demo(t)
 	cfg.Worker.Role, cfg.Worker.ScratchDir = settings.RoleGPU, t.TempDir()
 	got, err := Worker(cfg)
 	if err != nil {
