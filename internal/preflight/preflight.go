@@ -113,8 +113,9 @@ func seedsFiles(p *settings.Problems, splits []settings.Split) {
 		key, n := settings.SplitKey(i)+".seeds-file", int(s.NMLPs)
 		data, err := bake.ReadSeedsFile(s.SeedsFile, n)
 		if err != nil {
-			p.Addf(key, "cannot be read (%v): fix the path (relative paths are relative to the config file) "+
-				"or generate one with `whestbake dataset generate-seeds --n-mlps %d`", err, n)
+			p.Addf(key, "cannot be read (%v): fix the path (relative paths are relative to the "+
+				"config file) or generate one with "+
+				"`whestbake dataset generate-seeds --n-mlps %d`", err, n)
 			continue
 		}
 		if n < 1 {
@@ -136,10 +137,11 @@ func scratchDir(p *settings.Problems, w settings.Worker) {
 	}
 	what := fmt.Sprintf("%q", w.ScratchDir)
 	if w.ScratchDir == "" {
-		what = fmt.Sprintf("is unset, so the system's temporary directory %q (TMPDIR) is used, and it", w.Scratch())
+		what = fmt.Sprintf("is unset, so the system's temporary directory %q (TMPDIR) is used, "+
+			"and it", w.Scratch())
 	}
-	p.Addf("worker.scratch-dir", "%s %v: point worker.scratch-dir at a writable directory on a local disk "+
-		"with room for twice the largest split", what, err)
+	p.Addf("worker.scratch-dir", "%s %v: point worker.scratch-dir at a writable directory on a "+
+		"local disk with room for twice the largest split", what, err)
 }
 
 // hubToken reads release.hub.token-file on a worker that runs HubPush
@@ -151,7 +153,7 @@ func hubToken(p *settings.Problems, cfg settings.Config) {
 		return
 	}
 	if _, err := hub.Token(f, func(string) string { return "" }); err != nil {
-		p.Addf("release.hub.token-file", "%v: fix the path (relative paths are relative to the config file) "+
-			"or unset it to use %s", err, hub.TokenEnv)
+		p.Addf("release.hub.token-file", "%v: fix the path (relative paths are relative to the "+
+			"config file) or unset it to use %s", err, hub.TokenEnv)
 	}
 }
