@@ -117,16 +117,12 @@ func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (
 // checkpoint), compute (the engine) and save (the result), and commit (its
 // partial dataset).
 type sliceRun struct {
-	a      *Activities
-	in     bakeapi.BakeSliceInput
-	b      keys.Bake
-	prefix string
-	hb     *heartbeat
-	log    tlog.Logger
-	// stop ends the attempt's engine run with its cause.
-	stop context.CancelCauseFunc
-	// failedSaves counts the checkpoint saves that failed in a row.
-	failedSaves saveFailures
+	acts      *Activities
+	in        bakeapi.BakeSliceInput
+	bakeKeys  keys.Bake
+	prefix    string
+	heartbeat *heartbeat
+	log       tlog.Logger
 
 	// Set by prepare.
 	plan bake.Plan
@@ -135,14 +131,26 @@ type sliceRun struct {
 	// each time would leave the collector a row of garbage per MLP (64 MiB
 	// at width 1024 × depth 16) and let the heap grow to twice the live rows.
 	weights []float32
+	// Set when the MLPs' run starts.
+	checkpoints *checkpointer
 }
 
 func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, log tlog.Logger) (out bakeapi.BakeSliceOutput, _ error) {
-	b := keys.Bake(in.BakeID)
-	r := &sliceRun{a: a, in: in, b: b, prefix: b.Slice(in.Split, in.Slice), log: log,
-		hb: &heartbeat{p: bakeapi.SliceProgress{Split: in.Split, Slice: in.Slice, TotalMLPs: in.End - in.Start}}}
+	bakeKeys := keys.Bake(in.BakeID)
+	r := &sliceRun{
+		acts:     a,
+		in:       in,
+		bakeKeys: bakeKeys,
+		prefix:   bakeKeys.Slice(in.Split, in.Slice),
+		heartbeat: &heartbeat{p: bakeapi.SliceProgress{
+			Split:     in.Split,
+			Slice:     in.Slice,
+			TotalMLPs: in.End - in.Start,
+		}},
+		log: log,
+	}
 	out.Prefix = r.prefix
-	defer func() { p, _ := r.hb.snapshot(); out.Discarded = p.Discarded }()
+	defer func() { p, _ := r.heartbeat.snapshot(); out.Discarded = p.Discarded }()
 	if sum, done, err := r.committed(ctx); err != nil {
 		return out, err
 	} else if done {
@@ -153,11 +161,11 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	if err != nil {
 		return out, err
 	}
-	r.hb.update(func(p *bakeapi.SliceProgress) { p.SamplesEach = r.plan.Spec.NSamples })
+	r.heartbeat.update(func(p *bakeapi.SliceProgress) { p.SamplesEach = r.plan.Spec.NSamples })
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	r.stop = stop
-	go a.beat(ctx, runCtx, r.hb, stop)
+	r.checkpoints = r.newCheckpointer(stop)
+	go a.beat(ctx, runCtx, r.heartbeat, stop)
 
 	// Every MLP of the slice, in order; then the partial dataset from their
 	// results.
@@ -177,7 +185,7 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 		}
 		a.Metrics.MLPDone(how)
 		results = append(results, res)
-		r.hb.update(func(p *bakeapi.SliceProgress) { p.DoneMLPs++ })
+		r.heartbeat.update(func(p *bakeapi.SliceProgress) { p.DoneMLPs++ })
 	}
 	if out.ManifestSHA256, err = r.commit(runCtx, ids, results); err != nil {
 		return out, r.failure(ctx, runCtx, err)
@@ -195,7 +203,7 @@ func (r *sliceRun) failure(ctx, runCtx context.Context, err error) error {
 	case cause == nil || ctx.Err() != nil:
 		return err
 	case errors.Is(cause, errStopping):
-		return r.hb.stopped(activity.GetInfo(ctx).Attempt)
+		return r.heartbeat.stopped(activity.GetInfo(ctx).Attempt)
 	}
 	return cause
 }
@@ -204,9 +212,9 @@ func (r *sliceRun) failure(ctx, runCtx context.Context, err error) error {
 // its manifest's sha256. A damaged commit is dropped, and the partial
 // written again from the results.
 func (r *sliceRun) committed(ctx context.Context) (string, bool, error) {
-	_, sum, done, err := committed(ctx, r.a.Store, r.prefix, sliceSeal(r.in, ""))
+	_, sum, done, err := committed(ctx, r.acts.Store, r.prefix, sliceSeal(r.in, ""))
 	if damaged(err) {
-		return "", false, r.a.discard(ctx, r.log, r.hb, keys.Manifest(r.prefix), err)
+		return "", false, r.acts.discard(ctx, r.log, r.heartbeat, keys.Manifest(r.prefix), err)
 	}
 	return sum, done, err
 }
@@ -215,19 +223,19 @@ func (r *sliceRun) committed(ctx context.Context) (string, bool, error) {
 // alone (its work must not grow with the split: GenerateSeeds validated the
 // seeds file).
 func (r *sliceRun) prepare(ctx context.Context) ([]bake.MLP, error) {
-	plan, err := r.a.slicePlan(r.in)
+	plan, err := r.acts.slicePlan(r.in)
 	if err != nil {
 		return nil, err
 	}
 	spec := plan.Spec
-	if err := bake.CheckMemory(spec, max(1, r.a.Threads), r.a.MaxMemory); err != nil {
+	if err := bake.CheckMemory(spec, max(1, r.acts.Threads), r.acts.MaxMemory); err != nil {
 		return nil, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", r.in.Slice, r.in.Split, err)
 	}
-	ids, err := r.a.sliceIdentities(ctx, r.in, plan.Salt, r.log, r.hb)
+	ids, err := r.acts.sliceIdentities(ctx, r.in, plan.Salt, r.log, r.heartbeat)
 	if err != nil {
 		return nil, err
 	}
-	r.plan, r.desc = plan, r.a.Engine.Describe()
+	r.plan, r.desc = plan, r.acts.Engine.Describe()
 	r.weights = make([]float32, spec.Depth*spec.Width*spec.Width)
 	return ids, nil
 }
@@ -239,7 +247,8 @@ func (r *sliceRun) commit(ctx context.Context, ids []bake.MLP, results []mlpResu
 	spec := r.plan.Spec
 	md := bake.Metadata(r.plan, r.desc, recordedOrNow(r.in.CreatedAt))
 	defer r.waitS3("commit of the partial dataset", r.prefix+"/")()
-	return r.a.commitPartial(ctx, r.prefix, md, spec, sliceSeal(r.in, ""), func(write func(dataset.Row) error) error {
+	id := sliceSeal(r.in, "")
+	return r.acts.commitPartial(ctx, r.prefix, md, spec, id, func(write func(dataset.Row) error) error {
 		for i, res := range results {
 			row, err := resultRow(spec, ids[i], res, r.weights)
 			if err != nil {
@@ -321,7 +330,7 @@ func (a *Activities) workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
 // store if an earlier attempt finished it, else computed by the engine,
 // resumed from the MLP's last checkpoint if it has one.
 func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome, error) {
-	r.hb.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
+	r.heartbeat.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
 	if res, ok, err := r.reuse(ctx, m); err != nil || ok {
 		return res, bake.Reused, err
 	}
@@ -334,11 +343,11 @@ func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome
 		how = bake.Resumed
 	}
 	start := time.Now()
-	stats, saved, err := r.compute(ctx, m, resume)
+	stats, checkpointed, err := r.compute(ctx, m, resume)
 	if err != nil {
 		return mlpResult{}, "", err
 	}
-	res, err := r.save(ctx, m, stats, resume != nil || saved)
+	res, err := r.save(ctx, m, stats, resume != nil || checkpointed)
 	if err != nil {
 		return mlpResult{}, "", err
 	}
@@ -354,10 +363,10 @@ func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome
 // stored result is used only if it is intact and this split's; a damaged
 // one is discarded and the MLP computed again.
 func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, error) {
-	spec, key := r.plan.Spec, r.b.MLPResult(r.in.Split, m.Index)
+	spec, key := r.plan.Spec, r.bakeKeys.MLPResult(r.in.Split, m.Index)
 	var res mlpResult
 	done := r.waitS3("get", key)
-	_, err := r.a.Store.GetSealed(ctx, key, &res, &res.Seal, sliceSeal(r.in, key))
+	_, err := r.acts.Store.GetSealed(ctx, key, &res, &res.Seal, sliceSeal(r.in, key))
 	done()
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -375,7 +384,7 @@ func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, erro
 		if err == nil {
 			return res, true, nil
 		}
-		if err := r.a.discard(ctx, r.log, r.hb, key, err); err != nil {
+		if err := r.acts.discard(ctx, r.log, r.heartbeat, key, err); err != nil {
 			return mlpResult{}, false, err
 		}
 	}
@@ -386,10 +395,10 @@ func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, erro
 // checkpoint is used only if it is intact and this split's; a damaged one
 // is discarded and the MLP computed from its start.
 func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoint, error) {
-	spec, key := r.plan.Spec, r.b.MLPCheckpoint(r.in.Split, m.Index)
+	spec, key := r.plan.Spec, r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
 	var cp storedCheckpoint
 	done := r.waitS3("get", key)
-	_, err := r.a.Store.GetSealed(ctx, key, &cp, &cp.Seal, sliceSeal(r.in, key))
+	_, err := r.acts.Store.GetSealed(ctx, key, &cp, &cp.Seal, sliceSeal(r.in, key))
 	done()
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -402,20 +411,18 @@ func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoin
 	case err == nil:
 		return &cp.Checkpoint, nil
 	default:
-		if err := r.a.discard(ctx, r.log, r.hb, key, err); err != nil {
+		if err := r.acts.discard(ctx, r.log, r.heartbeat, key, err); err != nil {
 			return nil, err
 		}
 	}
 	return nil, nil
 }
 
-// compute runs the engine on MLP m from resume (nil: from its start), and
-// reports whether it saved a checkpoint on the way. Checkpoints are saved
-// every checkpointEvery, and once more when the engine is stopped, so a stop
-// loses nothing and a crash at most checkpointEvery of work; an MLP that
-// finishes sooner costs no checkpoint at all.
+// compute runs the engine on MLP m from resume (nil: from its start), its
+// checkpoints kept by the attempt's checkpointer, and reports whether a
+// checkpoint of it may be stored.
 func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Checkpoint) (gpuengine.Result, bool, error) {
-	spec, key := r.plan.Spec, r.b.MLPCheckpoint(r.in.Split, m.Index)
+	spec, key := r.plan.Spec, r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
 	w, err := bake.Weights(spec, m, r.weights)
 	if err != nil {
 		return gpuengine.Result{}, false, fatal(bakeapi.ErrInvalidConfig, "%v", err)
@@ -425,56 +432,26 @@ func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Ch
 		startSamples = resume.SamplesDone
 	}
 	// Effective FLOPs: one multiply-add per weight per sample.
-	prog := r.a.Metrics.Engine(r.desc.Engine, r.desc.Device, 2*float64(spec.Width)*float64(spec.Width)*float64(spec.Depth), startSamples)
-	defer prog.Done()
-	lastSave, saved := time.Now(), false
-	var pending []byte
-	save := func() error {
-		if pending == nil {
-			return nil
-		}
-		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointSaveTimeout)
-		defer cancel()
-		defer r.waitS3("put", key)()
-		err := r.a.Store.Put(saveCtx, key, pending)
-		pending, lastSave, saved = nil, time.Now(), true
-		if err == nil {
-			prog.Checkpointed()
-			r.hb.saved()
-		}
-		return err
-	}
-	res, err := r.a.Engine.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, r.a.Threads)}, resume, func(cp gpuengine.Checkpoint) {
-		r.hb.update(func(p *bakeapi.SliceProgress) { p.SamplesDone = cp.SamplesDone })
-		r.hb.progressed()
-		prog.Samples(cp.SamplesDone)
-		if cp.SamplesDone == spec.NSamples {
-			pending = nil // the result object follows at once
-			return
-		}
-		sc := storedCheckpoint{Fingerprint: r.in.Fingerprint, Checkpoint: cp}
-		pending, _ = seal.Marshal(&sc, &sc.Seal, sliceSeal(r.in, key))
-		if time.Since(lastSave) >= r.a.checkpointEvery() {
-			err := save()
-			if err != nil {
-				r.log.Warn("checkpoint save failed", "MLP", m.Index, "Error", err)
-			}
-			if cause := r.failedSaves.record(err, uri(r.a.Store, key)); cause != nil {
-				pending = nil // no save on the way out: S3 has refused enough
-				r.stop(cause)
-			}
-		}
+	flops := 2 * float64(spec.Width) * float64(spec.Width) * float64(spec.Depth)
+	progress := r.acts.Metrics.Engine(r.desc.Engine, r.desc.Device, flops, startSamples)
+	defer progress.Done()
+	cps := r.checkpoints
+	cps.begin(m.Index, key, progress)
+	job := gpuengine.Job{Weights: w, Sample: m.Streams.Sample, Threads: max(1, r.acts.Threads)}
+	res, err := r.acts.Engine.BakeMLP(ctx, spec, job, resume, func(cp gpuengine.Checkpoint) {
+		r.heartbeat.update(func(p *bakeapi.SliceProgress) { p.SamplesDone = cp.SamplesDone })
+		r.heartbeat.progressed()
+		progress.Samples(cp.SamplesDone)
+		cps.offer(ctx, cp)
 	})
 	if err != nil {
 		if errors.Is(err, gpuengine.ErrBadCheckpoint) {
 			return gpuengine.Result{}, false, fatal(bakeapi.ErrCorruptPartial, "checkpoint %s: %v", key, err)
 		}
-		if serr := save(); serr != nil {
-			r.log.Warn("checkpoint save on stop failed", "MLP", m.Index, "Error", serr)
-		}
+		cps.flush(ctx)
 		return gpuengine.Result{}, false, err
 	}
-	return res, saved, nil
+	return res, cps.tried, nil
 }
 
 // save stores MLP m's result create-only and, when the MLP has a stored
@@ -482,7 +459,7 @@ func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Ch
 // stored the result first; results are deterministic, so either copy is the
 // result.
 func (r *sliceRun) save(ctx context.Context, m bake.MLP, stats gpuengine.Result, hasCheckpoint bool) (mlpResult, error) {
-	key := r.b.MLPResult(r.in.Split, m.Index)
+	key := r.bakeKeys.MLPResult(r.in.Split, m.Index)
 	res := mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: r.plan.Spec.Algorithm(), Engine: r.desc.Engine + "/" + r.desc.Kernel, Device: r.desc.Device,
 		AvgVarBits: math.Float64bits(stats.AvgVariance), Fingerprint: r.in.Fingerprint}
 	for _, v := range stats.LayerMeans {
@@ -493,16 +470,16 @@ func (r *sliceRun) save(ctx context.Context, m bake.MLP, stats gpuengine.Result,
 		return mlpResult{}, err
 	}
 	done := r.waitS3("create", key)
-	err = r.a.Store.PutCreate(ctx, key, data)
+	err = r.acts.Store.PutCreate(ctx, key, data)
 	done()
 	if err != nil && !errors.Is(err, store.ErrExists) {
 		return mlpResult{}, storeErr(err)
 	}
-	r.hb.saved()
+	r.heartbeat.saved()
 	if hasCheckpoint {
-		cp := r.b.MLPCheckpoint(r.in.Split, m.Index)
+		cp := r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
 		defer r.waitS3("delete", cp)()
-		_ = r.a.Store.Delete(ctx, cp)
+		_ = r.acts.Store.Delete(ctx, cp)
 	}
 	return res, nil
 }
@@ -527,48 +504,7 @@ func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult, weights []float32) (d
 // waitS3 notes that the attempt waits on an S3 request (op on key) until
 // the returned done is called, so that a stall names S3.
 func (r *sliceRun) waitS3(op, key string) (done func()) {
-	return r.hb.waitingOn(op + " " + uri(r.a.Store, key))
-}
-
-// checkpointSaveTimeout bounds one checkpoint save: the engine waits for it.
-var checkpointSaveTimeout = 30 * time.Second
-
-// saveFailures is a run of checkpoint saves that failed in a row.
-type saveFailures struct {
-	n     int
-	since time.Time // when the first of them failed
-}
-
-// A worker that cannot save its checkpoints keeps computing work it would
-// lose, and holds the slice all the while (its heartbeats go on). So a run
-// of failed saves ends the attempt: after maxFailedSaves of them, or when
-// one fails maxFailingSaves after the first (with a long
-// worker.checkpoint-every). At the defaults, saves every 10 s that wait up
-// to 30 s each, that is within 2 minutes; a single failed save, a blip,
-// costs nothing.
-const (
-	maxFailedSaves  = 3
-	maxFailingSaves = 2 * time.Minute
-)
-
-// record notes how a checkpoint save to the s3:// address at went (err);
-// it returns the error that ends the attempt once the saves have failed
-// too often or too long.
-func (f *saveFailures) record(err error, at string) error {
-	if err == nil {
-		*f = saveFailures{}
-		return nil
-	}
-	if f.n == 0 {
-		f.since = time.Now()
-	}
-	f.n++
-	if f.n < maxFailedSaves && time.Since(f.since) < maxFailingSaves {
-		return nil
-	}
-	return temporal.NewApplicationError(fmt.Sprintf("S3 failed %d checkpoint saves in a row over %s, the last one to %s: %v; "+
-		"this worker cannot save its progress, so the attempt ends and the slice is retried (check s3.endpoint and the network to it)",
-		f.n, time.Since(f.since).Round(time.Second), at, err), bakeapi.ErrStoreUnavailable)
+	return r.heartbeat.waitingOnS3(r.acts.Store, op, key)
 }
 
 // heartbeat is the slice's live progress, shared by the engine callback and the ticker.
@@ -584,9 +520,10 @@ type heartbeat struct {
 	s3Since time.Time
 }
 
-// waitingOn records that the attempt waits on the S3 request what until
-// done is called.
-func (h *heartbeat) waitingOn(what string) (done func()) {
+// waitingOnS3 records that the attempt waits on an S3 request (op on key
+// in st) until done is called.
+func (h *heartbeat) waitingOnS3(st *store.Store, op, key string) (done func()) {
+	what := op + " " + uri(st, key)
 	h.mu.Lock()
 	h.s3, h.s3Since = what, time.Now()
 	h.mu.Unlock()

@@ -5,6 +5,10 @@ import "time"
 // HubErr exposes hubErr to the external tests.
 var HubErr = hubErr
 
+// WantStoreUnavailable fails a test unless its error is a retryable
+// StoreUnavailable failure that says each of wants.
+var WantStoreUnavailable = wantStoreUnavailable
+
 // CommitPartial commits a slice's partial dataset as BakeSlice does, for the
 // merge benchmark, which needs 100,000 of them without their engine work.
 var CommitPartial = (*Activities).commitPartial

@@ -2,14 +2,11 @@ package activities_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
@@ -52,21 +49,6 @@ func cutOff(t *testing.T, f *fixture, id, hold string, n int64) (bakeapi.BakeSli
 	return run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput(id, sd, 0, 0, 2))
 }
 
-// wantStoreUnavailable fails unless err is a retryable StoreUnavailable
-// failure that says each of wants.
-func wantStoreUnavailable(t *testing.T, err error, wants ...string) {
-	t.Helper()
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != bakeapi.ErrStoreUnavailable || app.NonRetryable() {
-		t.Fatalf("error %v, want a retryable %s", err, bakeapi.ErrStoreUnavailable)
-	}
-	for _, want := range wants {
-		if !strings.Contains(app.Error(), want) {
-			t.Errorf("error %q does not say %q", app.Error(), want)
-		}
-	}
-}
-
 // testBakeSliceCutOffFromS3FailsItsAttempt: a worker whose checkpoint saves
 // get no answer from S3 ends the attempt after three of them, with an
 // error that names S3 and the checkpoint's key, instead of computing on
@@ -75,7 +57,7 @@ func testBakeSliceCutOffFromS3FailsItsAttempt(t *testing.T, f *fixture) {
 	start := time.Now()
 	_, err := cutOff(t, f, "cut-off", "/checkpoints/", -1)
 	key := "s3://" + f.bucket + "/" + keys.Bake("cut-off").MLPCheckpoint(split, 0)
-	wantStoreUnavailable(t, err, "S3 failed 3 checkpoint saves in a row", "the last one to "+key, "context deadline exceeded")
+	activities.WantStoreUnavailable(t, err, "S3 failed 3 checkpoint saves in a row", "the last one to "+key, "context deadline exceeded")
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the attempt ended after %s, want about three saves' timeouts", took)
 	}
@@ -100,7 +82,7 @@ func testBakeSliceRidesOutAFailedCheckpointSave(t *testing.T, f *fixture) {
 func testBakeSliceStalledOnS3NamesS3(t *testing.T, f *fixture) {
 	_, err := cutOff(t, f, "stalled-s3", "/mlps/", -1)
 	key := "s3://" + f.bucket + "/" + keys.Bake("stalled-s3").MLPResult(split, 0)
-	wantStoreUnavailable(t, err, "no progress for 1s on MLP 0: an S3 request (create "+key+") has not returned")
+	activities.WantStoreUnavailable(t, err, "no progress for 1s on MLP 0: an S3 request (create "+key+") has not returned")
 	if strings.Contains(err.Error(), "engine made no progress") {
 		t.Errorf("error %q blames the engine", err)
 	}

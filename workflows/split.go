@@ -91,10 +91,10 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 // Its methods run on the workflow's one goroutine, the selector's callbacks
 // included, so they share its fields without locks.
 type splitRun struct {
-	in    bakeapi.SplitInput
-	n     int                 // MLPs in the split
-	count int                 // slices in the split
-	cur   bakeapi.SplitCursor // where this run began
+	in      bakeapi.SplitInput
+	nMLPs   int                 // MLPs in the split
+	nSlices int                 // slices in the split
+	cursor  bakeapi.SplitCursor // where this run began
 
 	// What this history's GetVersion changes say.
 	budget     int  // events this run may use (unbounded before fleetChange)
@@ -103,10 +103,10 @@ type splitRun struct {
 	stops      sliceStops
 	names      bool // a protocol-4.0 split runs NameSplit first (nameChange)
 
-	prog bakeapi.SplitProgress
-	mh   gauges
+	prog   bakeapi.SplitProgress
+	gauges gauges
 
-	sel      workflow.Selector
+	selector workflow.Selector
 	next     int       // the first slice no run has started
 	running  int       // slices in flight
 	started  int       // slices this run started, restarts of stopped ones included
@@ -121,23 +121,28 @@ type splitRun struct {
 // newSplitRun starts a run from its input: the GetVersion changes of its
 // history, the cursor, the progress query and gauges.
 func newSplitRun(ctx workflow.Context, in bakeapi.SplitInput) (*splitRun, error) {
-	s := &splitRun{in: in, n: in.Split.NMLPs, count: bakeapi.SliceCount(in.Split.NMLPs, in.SliceSize),
-		cur: bakeapi.SplitCursor{StartedAt: workflow.Now(ctx)}}
+	s := &splitRun{
+		in:      in,
+		nMLPs:   in.Split.NMLPs,
+		nSlices: bakeapi.SliceCount(in.Split.NMLPs, in.SliceSize),
+		cursor:  bakeapi.SplitCursor{StartedAt: workflow.Now(ctx)},
+	}
 	if in.Cursor != nil {
-		s.cur = *in.Cursor
+		s.cursor = *in.Cursor
 	}
 	if in.Seeds.Merged {
 		// A restart of a bake that merged this split before: its slices'
 		// intermediates may be gone, and the merge finds its result committed.
-		s.cur.Next = s.count
+		s.cursor.Next = s.nSlices
 	}
 	s.versions(ctx)
-	// Slice k covers whestbench's --slice k/count: [k·n/count, (k+1)·n/count).
-	if _, err := bakeapi.SliceRange(0, s.count, s.n); err != nil {
+	// Slice k covers whestbench's --slice k/nSlices:
+	// [k·nMLPs/nSlices, (k+1)·nMLPs/nSlices).
+	if _, err := bakeapi.SliceRange(0, s.nSlices, s.nMLPs); err != nil {
 		return nil, err
 	}
-	s.sel = workflow.NewSelector(ctx)
-	s.next, s.events = s.cur.Next, runStartEvents
+	s.selector = workflow.NewSelector(ctx)
+	s.next, s.events = s.cursor.Next, runStartEvents
 	s.window, s.auto = in.MaxInFlight, in.MaxInFlight == 0
 	return s, s.watch(ctx)
 }
@@ -152,7 +157,7 @@ func (s *splitRun) versions(ctx workflow.Context) {
 	s.drain = workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
 	s.stops = sliceStops{max: s.in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
 	if workflow.GetVersion(ctx, stopsChange, workflow.DefaultVersion, 1) == 1 {
-		s.stops.resume(s.cur.Stopped)
+		s.stops.resume(s.cursor.Stopped)
 	}
 	s.names = workflow.GetVersion(ctx, nameChange, workflow.DefaultVersion, 1) == 1
 }
@@ -160,10 +165,17 @@ func (s *splitRun) versions(ctx workflow.Context) {
 // watch sets up the progress query, counting the slices the cursor says
 // are committed, and the gauges.
 func (s *splitRun) watch(ctx workflow.Context) error {
-	s.prog = bakeapi.SplitProgress{Split: s.in.Split.Name, Stage: bakeapi.StageBaking, MLPsTotal: s.n, SlicesTotal: s.count,
-		SlicesDone: s.cur.Next, StartedAt: s.cur.StartedAt, MaxInFlight: s.window}
-	if s.cur.Next > 0 {
-		s.prog.MLPsDone = s.sliceRange(s.cur.Next - 1).End
+	s.prog = bakeapi.SplitProgress{
+		Split:       s.in.Split.Name,
+		Stage:       bakeapi.StageBaking,
+		MLPsTotal:   s.nMLPs,
+		SlicesTotal: s.nSlices,
+		SlicesDone:  s.cursor.Next,
+		StartedAt:   s.cursor.StartedAt,
+		MaxInFlight: s.window,
+	}
+	if s.cursor.Next > 0 {
+		s.prog.MLPsDone = s.sliceRange(s.cursor.Next - 1).End
 	}
 	for _, k := range s.stops.queue {
 		s.prog.SlicesDone--
@@ -172,19 +184,19 @@ func (s *splitRun) watch(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return s.prog, nil }); err != nil {
 		return err
 	}
-	s.mh = newGauges(ctx, s.in.BakeID, s.in.Split.Name)
-	s.mh.mlps(s.n)
+	s.gauges = newGauges(ctx, s.in.BakeID, s.in.Split.Name)
+	s.gauges.mlps(s.nMLPs)
 	return nil
 }
 
 // sliceRange is slice k's MLPs; 0 <= k < count, checked by newSplitRun.
 func (s *splitRun) sliceRange(k int) bakeapi.Range {
-	r, _ := bakeapi.SliceRange(k, s.count, s.n)
+	r, _ := bakeapi.SliceRange(k, s.nSlices, s.nMLPs)
 	return r
 }
 
 // left says whether slices remain to start: new ones, or stopped ones handed back.
-func (s *splitRun) left() bool { return s.next < s.count || len(s.stops.queue) > 0 }
+func (s *splitRun) left() bool { return s.next < s.nSlices || len(s.stops.queue) > 0 }
 
 // name runs NameSplit on the GPU queue when a protocol-4.0 split's first
 // run starts: its names come from the salt, which only GPU workers hold, and
@@ -196,8 +208,14 @@ func (s *splitRun) name(ctx workflow.Context) error {
 		return nil
 	}
 	actx := sliceOptions(ctx, s.in.Policy, s.in.GPUQueue, "name split "+s.in.Split.Name, s.waitCancel)
-	_, err := nameSplit.run(actx, bakeapi.NameSplitInput{BakeID: s.in.BakeID, Split: s.in.Split.Name, NMLPs: s.n,
-		SeedsKey: s.in.Seeds.SeedsKey, SeedsSHA256: s.in.Seeds.SHA256, Salt: s.in.Spec.Salt})
+	_, err := nameSplit.run(actx, bakeapi.NameSplitInput{
+		BakeID:      s.in.BakeID,
+		Split:       s.in.Split.Name,
+		NMLPs:       s.nMLPs,
+		SeedsKey:    s.in.Seeds.SeedsKey,
+		SeedsSHA256: s.in.Seeds.SHA256,
+		Salt:        s.in.Spec.Salt,
+	})
 	s.events += sliceEvents // as many events as a slice's
 	if err != nil {
 		return failed(err, "naming the MLPs of split %s", s.in.Split.Name)
@@ -221,7 +239,7 @@ func (s *splitRun) bake(ctx workflow.Context) error {
 		s.wakeToRecount(ctx)
 		s.prog.SlicesRunning = s.running
 		s.report()
-		s.sel.Select(ctx)
+		s.selector.Select(ctx)
 		if s.waiting(ctx) && workflow.Now(ctx).Sub(s.counted) >= recountEvery {
 			s.recount(ctx)
 		}
@@ -257,14 +275,24 @@ func (s *splitRun) start(ctx workflow.Context, k int) {
 		actx = s.stops.options(actx, k)
 	}
 	f := bakeSlice.start(actx, bakeapi.BakeSliceInput{
-		BakeID: s.in.BakeID, Split: s.in.Split.Name, Config: s.in.Split.Config, Slice: k, Start: r.Start, End: r.End,
-		NMLPs: s.n, SeedsKey: s.in.Seeds.SeedsKey, SeedsSHA256: s.in.Seeds.SHA256, Spec: s.in.Spec,
-		Fingerprint: s.in.Split.Fingerprint, CreatedAt: s.in.CreatedAt})
+		BakeID:      s.in.BakeID,
+		Split:       s.in.Split.Name,
+		Config:      s.in.Split.Config,
+		Slice:       k,
+		Start:       r.Start,
+		End:         r.End,
+		NMLPs:       s.nMLPs,
+		SeedsKey:    s.in.Seeds.SeedsKey,
+		SeedsSHA256: s.in.Seeds.SHA256,
+		Spec:        s.in.Spec,
+		Fingerprint: s.in.Split.Fingerprint,
+		CreatedAt:   s.in.CreatedAt,
+	})
 	s.running++
 	s.started++
 	s.events += sliceEvents
 	// The output is not read: a committed slice is at its deterministic key.
-	s.sel.AddFuture(f.Future, func(f workflow.Future) { s.finished(ctx, k, f.Get(ctx, nil)) })
+	s.selector.AddFuture(f.Future, func(f workflow.Future) { s.finished(ctx, k, f.Get(ctx, nil)) })
 }
 
 // finished accounts for slice k's activity closing with err.
@@ -291,7 +319,8 @@ func (s *splitRun) finished(ctx workflow.Context, k int, err error) {
 	s.prog.SlicesDone++
 	s.prog.MLPsDone += r.Len()
 	elapsed := workflow.Now(ctx).Sub(s.prog.StartedAt)
-	s.prog.ETA = s.prog.StartedAt.Add(time.Duration(float64(elapsed) * float64(s.n) / float64(s.prog.MLPsDone)))
+	total := float64(elapsed) * float64(s.nMLPs) / float64(s.prog.MLPsDone) // at the pace so far
+	s.prog.ETA = s.prog.StartedAt.Add(time.Duration(total))
 	s.report()
 }
 
@@ -309,7 +338,8 @@ func (s *splitRun) wakeToRecount(ctx workflow.Context) {
 	}
 	s.timerSet = true
 	s.events += timerEvents
-	s.sel.AddFuture(workflow.NewTimer(ctx, recountEvery), func(workflow.Future) { s.timerSet = false })
+	timer := workflow.NewTimer(ctx, recountEvery)
+	s.selector.AddFuture(timer, func(workflow.Future) { s.timerSet = false })
 }
 
 // recount counts the GPU workers and widens the window to their number; it
@@ -328,13 +358,18 @@ func (s *splitRun) recount(ctx workflow.Context) {
 }
 
 // report updates the gauges.
-func (s *splitRun) report() { s.mh.progress(s.prog.MLPsDone, s.running) }
+func (s *splitRun) report() { s.gauges.progress(s.prog.MLPsDone, s.running) }
 
 // continueAsNew ends the run with the cursor of the next: every slice this
 // run started is committed or handed back.
 func (s *splitRun) continueAsNew(ctx workflow.Context) error {
 	next := s.in
-	next.Cursor = &bakeapi.SplitCursor{Next: s.next, Runs: s.cur.Runs + 1, StartedAt: s.cur.StartedAt, Stopped: s.stops.pending()}
+	next.Cursor = &bakeapi.SplitCursor{
+		Next:      s.next,
+		Runs:      s.cursor.Runs + 1,
+		StartedAt: s.cursor.StartedAt,
+		Stopped:   s.stops.pending(),
+	}
 	return splitWorkflow.continueAsNew(ctx, next)
 }
 
@@ -344,11 +379,21 @@ func (s *splitRun) merge(ctx workflow.Context) (bakeapi.SplitOutput, error) {
 	s.report()
 	mctx := controlOptions(ctx, s.drain, s.in.Policy, s.in.Policy.MergeTimeout, "merge split "+s.in.Split.Name)
 	m, err := mergeSplit.run(mctx, bakeapi.MergeSplitInput{
-		BakeID: s.in.BakeID, Split: s.in.Split.Name, NMLPs: s.n, NSlices: s.count, CreatedAt: s.in.CreatedAt,
-		KeepIntermediates: s.in.KeepIntermediates})
+		BakeID:            s.in.BakeID,
+		Split:             s.in.Split.Name,
+		NMLPs:             s.nMLPs,
+		NSlices:           s.nSlices,
+		CreatedAt:         s.in.CreatedAt,
+		KeepIntermediates: s.in.KeepIntermediates,
+	})
 	if err != nil {
 		return bakeapi.SplitOutput{}, failed(err, "merge of split %s", s.in.Split.Name)
 	}
 	s.prog.Stage = bakeapi.StageDone
-	return bakeapi.SplitOutput{MergedPrefix: m.Prefix, ManifestSHA256: m.ManifestSHA256, NMLPs: m.NMLPs, Slices: s.count}, nil
+	return bakeapi.SplitOutput{
+		MergedPrefix:   m.Prefix,
+		ManifestSHA256: m.ManifestSHA256,
+		NMLPs:          m.NMLPs,
+		Slices:         s.nSlices,
+	}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/temporalconn"
 )
@@ -53,7 +54,7 @@ func (c *Client) connect(ctx context.Context) (client.Client, error) {
 	if c.temporal != nil {
 		return c.temporal, nil
 	}
-	if err := c.cfg.ValidateTemporal(); err != nil {
+	if err := preflight.Temporal(c.cfg); err != nil {
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(c.log, &slog.HandlerOptions{Level: slog.LevelWarn}))

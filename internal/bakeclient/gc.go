@@ -13,6 +13,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -56,7 +57,7 @@ const UnknownState = "unknown"
 // seeds and dataset; of a failed or cancelled bake everything but its
 // record. It holds the bake's lock while it deletes, commit markers first.
 func (c *Client) GC(ctx context.Context, in GCInput) (GCOutput, error) {
-	if err := c.cfg.ValidateStore(); err != nil {
+	if err := preflight.Store(c.cfg); err != nil {
 		return GCOutput{}, err
 	}
 	st, err := store.Open(ctx, c.cfg.StoreConfig(), c.cfg.S3.Bucket)

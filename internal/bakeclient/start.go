@@ -19,7 +19,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
-	"github.com/whestbake/whestbake/internal/settings"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -65,7 +65,7 @@ type StartOutput struct {
 // starts, under the bake's lock, which gc takes too.
 func (c *Client) Start(ctx context.Context, in StartInput) (StartOutput, error) {
 	// Step 1. Everything is checked before anything is written or started.
-	bi, err := settings.BakeInput(c.cfg)
+	bi, err := preflight.Bake(c.cfg)
 	if err != nil {
 		return StartOutput{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -38,7 +39,7 @@ same ID deletes, the start is refused, naming it.`,
 			if cmd.Flags().Changed("id") && settings.CheckBakeID(cfg.Bake.ID) != nil {
 				// A bad --id is a usage error (exit 2), reported with
 				// every other problem of the config, before any connection.
-				_, err := settings.BakeInput(cfg)
+				_, err := preflight.Bake(cfg)
 				return cmdline.Usage(err)
 			}
 			return runTemporalBake(cmd.Context(), cfg, wait, cmd.OutOrStdout(), cmd.ErrOrStderr())

@@ -19,6 +19,7 @@ import (
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -184,7 +185,7 @@ func downloadSource(src string, cfg settings.Config) (bucket, prefix string, err
 // download fetches the directory at prefix into output, verifying every file.
 func download(ctx context.Context, cfg settings.Config, bucket, prefix, output string) (manifest.Manifest, error) {
 	var m manifest.Manifest
-	if err := cfg.ValidateStore(); err != nil {
+	if err := preflight.Store(cfg); err != nil {
 		return m, err
 	}
 	if err := dataset.CheckOutputFree(output); err != nil {

@@ -31,6 +31,8 @@ var rules = []struct {
 		[]string{module + "workflows", module + "internal/cli", module + "internal/worker"}},
 	{"internal/settings", "configuration sits low in the graph: it converts into what others need, and needs no activity or workflow code", false,
 		[]string{module + "activities", module + "workflows", module + "internal/worker", module + "internal/cli"}},
+	{"internal/preflight", "the step between a config and the work checks files and the host; it runs no work", false,
+		[]string{module + "activities", module + "workflows", module + "internal/worker", module + "internal/cli"}},
 	{"internal/temporalconn", "the connection has its own config, which settings converts into: it never calls back up into settings", false,
 		[]string{module + "internal/settings", module + "activities", module + "workflows"}},
 	{"internal/bakeclient", "the bake client is the application under the command line: it knows no command, and reaches the workers through Temporal only", false,

@@ -1,8 +1,13 @@
-// Package config is the one configuration of the Temporal bake: the worker and
-// the starter read the same YAML file, WHESTBAKE_* environment variables and
-// flags into a Config, and validate it before anything starts. Keys are the
-// mapstructure tags below, nested with "."; the environment variable of a key
-// is WHESTBAKE_ + the key upper-cased with "." and "-" turned into "_".
+// Package settings is the one configuration of the Temporal bake: the worker
+// and the starter read the same YAML file, WHESTBAKE_* environment variables
+// and flags into a Config, and validate it before anything starts. Keys are
+// the mapstructure tags below, nested with "."; the environment variable of a
+// key is WHESTBAKE_ + the key upper-cased with "." and "-" turned into "_".
+//
+// It is the schema, the defaults and the validation of the values, which
+// reads no file but the config file itself: the files a config names, its
+// scratch directory and the host's memory are the preflight step's
+// (internal/preflight), which the worker and the starter run.
 package settings
 
 import (
@@ -177,7 +182,8 @@ type Worker struct {
 	StallTimeout    time.Duration `mapstructure:"stall-timeout"`
 	// MaxMemory is what one worker may use; a slice whose shape needs more
 	// is refused (by the starter, and by the worker without running it).
-	// Default: the cgroup's limit, else the machine's memory.
+	// Unset (0), the host's: its cgroup's limit, else the machine's memory,
+	// which the preflight step (internal/preflight) reads before validating.
 	MaxMemory ByteSize `mapstructure:"max-memory"`
 	// MetricsListen is where /metrics, /healthz and /readyz are served
 	// (host:port, ":9464" for every interface); empty serves nothing.

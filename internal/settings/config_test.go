@@ -115,12 +115,8 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 }
 
 func TestBadConfigs(t *testing.T) {
-	dir := t.TempDir()
-	dup := writeFile(t, dir, "dup.json", "[5, 6, 5, 7]")
-	short := writeFile(t, dir, "short.json", "[5, 6]")
-	notJSON := writeFile(t, dir, "bad.json", "5, 6, 7, 8")
 	t.Setenv(dataset.SaltEnv, "")
-	good := writeFile(t, dir, "good.json", "[5, 6, 7, 8]")
+	good := writeFile(t, t.TempDir(), "good.json", "[5, 6, 7, 8]")
 	cases := []struct {
 		name, edit, want string
 	}{
@@ -129,7 +125,6 @@ func TestBadConfigs(t *testing.T) {
 		{"id starting with dot", "id: t-1|id: ..x", `bake.id "..x" is not usable`},
 		{"zero width", "width: 8|width: 0", "bake.width is missing or 0"},
 		{"huge depth", "depth: 2|depth: 100000", "bake.depth = 100000: must be in [1, 1024]"},
-		{"shape above worker.max-memory", "width: 8\n  depth: 2|width: 16384\n  depth: 1024", "bake.width and bake.depth: a 16384×1024 MLP needs about"},
 		{"max-memory not a size", "release: {|worker: {max-memory: 64GB}\nrelease: {", `"64GB" is not a size: give a number with an optional unit B, KiB, MiB, GiB or TiB`},
 		{"fractional samples", "n-samples: 1000|n-samples: 2.5", `"2.5" is not a whole number`},
 		{"zero samples spelled as text", "n-samples: 1000|n-samples: '0e3'", "bake.n-samples is missing or 0"},
@@ -149,10 +144,6 @@ func TestBadConfigs(t *testing.T) {
 		{"bad config name", "name: public|name: public, config: 'x y'", `bake.splits[0].config "x y" does not match`},
 		{"duplicate split", "    - {name: public, n-mlps: 4, seed: 1}|    - {name: public, n-mlps: 4, seed: 1}\n    - {name: public, n-mlps: 2}", `bake.splits[1].name "public" appears twice`},
 		{"seed and seeds file", "seed: 1|seed: 1, seeds-file: " + good, "bake.splits[0] sets both seed and seeds-file"},
-		{"missing seeds file", "seed: 1|seeds-file: nope.json", "bake.splits[0].seeds-file cannot be read"},
-		{"duplicate seeds", "seed: 1|seeds-file: " + dup, "contains duplicate at indices [0, 2]: both = 5"},
-		{"short seeds file", "seed: 1|seeds-file: " + short, "has 2 seeds, expected n-mlps = 4"},
-		{"seeds file not JSON", "seed: 1|seeds-file: " + notJSON, "extra data after the JSON array"},
 		{"negative seed", "seed: 1|seed: -1", "-1 is negative: give a non-negative integer"},
 		{"fractional seed", "seed: 1|seed: 1.5", "1.5 is not a whole number"},
 		{"bad default split", "n-samples: 1000|n-samples: 1000\n  default-split: private", `bake.default-split "private" is not one of the splits`},
@@ -164,11 +155,9 @@ func TestBadConfigs(t *testing.T) {
 		{"release named into the bakes", "prefix: datasets, name: demo|prefix: '', name: bakes", `release.prefix "" with release.name "bakes" puts the release at bakes/v1/, inside bakes/`},
 		{"no secret", "secret-key: " + testSecret + "|secret-key: ''", "s3.secret-key is not set but s3.access-key is: export WHESTBAKE_S3_SECRET_KEY"},
 		{"bad addressing", "s3:|s3:\n  addressing: dns", `s3.addressing "dns" is unknown: use auto`},
-		{"missing S3 CA", "s3:|s3:\n  ca-file: absent-ca.pem", "s3.ca-file cannot be read"},
 		{"API key with a line break", "s3:|temporal: {api-key: \"abc\\n\"}\ns3:", "temporal.api-key contains whitespace"},
 		{"Cloud namespace", "s3:|temporal: {address: 'us-east-1.aws.api.temporal.io:7233', api-key: k}\ns3:", `temporal.namespace "default" is not a Temporal Cloud namespace`},
 		{"Cloud without credentials", "s3:|temporal: {address: 'bakes.a1b2c.tmprl.cloud:7233', namespace: bakes.a1b2c}\ns3:", "Temporal Cloud (bakes.a1b2c.tmprl.cloud) needs an API key"},
-		{"TLS key without cert", "s3:|temporal: {tls: {key-file: k.pem}}\ns3:", "temporal.tls.cert-file is empty but temporal.tls.key-file is set"},
 		{"bad endpoint", "s3:|s3:\n  endpoint: http://minio:9000/whestbake", `s3.endpoint "http://minio:9000/whestbake" has a path`},
 		{"bad temporal address", "s3:|temporal: {address: 'temporal.example.com'}\ns3:", `temporal.address "temporal.example.com" is not host:port`},
 		{"heartbeat above timeout", "s3:|policy: {slice-heartbeat: 2h, slice-timeout: 1h}\ns3:", "policy.slice-heartbeat = 2h0m0s is not below policy.slice-timeout = 1h0m0s"},
@@ -222,6 +211,53 @@ func TestValidBaseAndAllProblemsAtOnce(t *testing.T) {
 	var ce *Error
 	if !errors.As(err, &ce) || len(ce.Problems) != 3 {
 		t.Fatalf("want 3 problems, got %v", err)
+	}
+}
+
+// Validation is pure: it reads none of the files the config names and
+// probes no directory, so a config naming files that do not exist is valid
+// here; internal/preflight reads them before any work (its tests hold the
+// errors).
+func TestValidationReadsNoFiles(t *testing.T) {
+	absent := filepath.Join(t.TempDir(), "absent")
+	cfg, err := load(t, strings.Replace(base, "seed: 1", "seeds-file: "+absent+".json", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Temporal.TLS = TemporalTLS{CAFile: absent + "-ca.pem", KeyFile: absent + "-key.pem"}
+	cfg.S3.CAFile = absent + "-s3-ca.pem"
+	cfg.Release.Hub = Hub{Repo: "alice/gt", Revision: "main", Message: "m", Endpoint: "https://huggingface.co",
+		TokenFile: absent + "-token"}
+	cfg.Worker.Role, cfg.Worker.Device, cfg.Worker.ScratchDir = RoleAll, "cpu", absent
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate read a file: %v", err)
+	}
+	if err := cfg.ValidateWorker(); err != nil {
+		t.Errorf("ValidateWorker read a file: %v", err)
+	}
+	if err := cfg.ValidateTemporal(); err != nil {
+		t.Errorf("ValidateTemporal read a file: %v", err)
+	}
+	if err := cfg.ValidateStore(); err != nil {
+		t.Errorf("ValidateStore read a file: %v", err)
+	}
+}
+
+// A shape above worker.max-memory is refused; unset, the limit is the
+// host's, which the preflight step reads, so validation alone sets none.
+func TestShapeAboveMaxMemory(t *testing.T) {
+	cfg, err := load(t, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Bake.Width, cfg.Bake.Depth = 16384, 1024
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("no worker.max-memory: %v", err)
+	}
+	cfg.Worker.MaxMemory = 1 << 30
+	want := "bake.width and bake.depth: a 16384×1024 MLP needs about"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("worker.max-memory 1GiB: %v, want %q", err, want)
 	}
 }
 
@@ -500,14 +536,6 @@ func TestHubSection(t *testing.T) {
 	data, _ := json.Marshal(in)
 	if strings.Contains(string(data), "hf_settings_token") || strings.Contains(string(data), "hf-token") {
 		t.Errorf("the workflow input carries the token or its file: %s", data)
-	}
-	cfg.Worker.Role = RoleControl
-	if err := cfg.ValidateWorker(); err != nil {
-		t.Errorf("control worker with a token file: %v", err)
-	}
-	cfg.Release.Hub.TokenFile = filepath.Join(dir, "missing")
-	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), "release.hub.token-file") {
-		t.Errorf("missing token file: %v", err)
 	}
 
 	noHub, err := load(t, base)

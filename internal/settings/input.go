@@ -10,9 +10,10 @@ import (
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// BakeInput validates cfg and builds the workflow input: the shape, the
-// splits (a split with a seeds file points at the key the starter uploads it
-// to), the release and the policy. It holds no credentials.
+// BakeInput validates cfg's values and builds the workflow input: the
+// shape, the splits (a split with a seeds file points at the key the starter
+// uploads it to), the release and the policy. It holds no credentials. The
+// starter calls it through preflight.Bake, which reads the seeds files first.
 func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 	if err := cfg.Validate(); err != nil {
 		return bakeapi.BakeInput{}, err

@@ -17,7 +17,6 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
@@ -51,7 +50,9 @@ var envReplacer = strings.NewReplacer(".", "_", "-", "_")
 // the YAML file (skipped when file is ""), WHESTBAKE_* environment variables
 // and overrides (config key → value, typically the flags the user set; see
 // FlagOverrides). Unknown keys in the file are errors, so a typo cannot be
-// silently ignored. Load does not validate: call Validate or ValidateWorker.
+// silently ignored. Load does not validate: the worker and the starter's
+// verbs run the preflight step (internal/preflight), which validates and reads
+// the files the config names.
 func Load(file string, overrides map[string]string) (Config, error) {
 	c, _, err := loadViper(file, overrides)
 	return c, err
@@ -100,9 +101,6 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 	}
 	if c.Worker.Threads == 0 {
 		c.Worker.Threads = gpuengine.DefaultThreads()
-	}
-	if c.Worker.MaxMemory == 0 {
-		c.Worker.MaxMemory = ByteSize(hostinfo.MemoryLimit())
 	}
 	// Files and folders named in the config file are relative to it, like seeds files;
 	// paths from the environment or flags are the caller's own.

@@ -1,12 +1,16 @@
 package store
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/whestbake/whestbake/internal/tlsconf"
 )
 
 // Config says how to reach an S3-compatible server. The endpoint is
@@ -34,6 +38,16 @@ const (
 	AddressingPath        = "path"
 	AddressingVirtualHost = "virtual-host"
 )
+
+// ClientTLS is the TLS configuration that trusts CAFile, nil when none is
+// set (the system roots). Its error, a tlsconf.Error, names s3.ca-file: the
+// preflight step calls it to check the file before anything connects.
+func (c Config) ClientTLS() (*tls.Config, error) {
+	if c.CAFile == "" {
+		return nil, nil
+	}
+	return tlsconf.Client(tlsconf.Files{CA: c.CAFile}, tlsconf.Keys{CA: "s3.ca-file"}, time.Now())
+}
 
 // Config keys and environment variables named in error messages, so that a
 // user who sees an error knows exactly what to change.

@@ -18,8 +18,6 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
-
-	"github.com/whestbake/whestbake/internal/tlsconf"
 )
 
 // Store reads and writes objects in one bucket. It is safe for concurrent
@@ -124,11 +122,11 @@ func (c *conn) transport(probe bool) (*http.Transport, error) {
 		t.DialContext = (&net.Dialer{Timeout: 2 * time.Second}).DialContext
 		t.ResponseHeaderTimeout = probeTimeout
 	}
-	if c.cfg.CAFile != "" {
-		tc, err := tlsconf.Client(tlsconf.Files{CA: c.cfg.CAFile}, tlsconf.Keys{CA: "s3.ca-file"}, time.Now())
-		if err != nil {
-			return nil, fmt.Errorf("store: %w", err)
-		}
+	tc, err := c.cfg.ClientTLS()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if tc != nil {
 		t.TLSClientConfig.RootCAs = tc.RootCAs
 	}
 	if testDial != nil {

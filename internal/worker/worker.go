@@ -24,6 +24,7 @@ import (
 	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/metrics"
+	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
@@ -35,11 +36,13 @@ import (
 // checkpoint and hand back before the activity is cancelled.
 const GPUStopTimeout = 3 * time.Minute
 
-// Run validates cfg, connects to Temporal and S3, starts the workers of
+// Run checks cfg (its values, the files it names and the scratch
+// directory), connects to Temporal and S3, starts the workers of
 // cfg.Worker.Role and blocks until ctx is done; then it stops them gracefully
 // (a running slice checkpoints its MLP and is retried elsewhere at once).
 func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
-	if err := cfg.ValidateWorker(); err != nil {
+	cfg, err := preflight.Worker(cfg)
+	if err != nil {
 		return err
 	}
 	log.Info("starting whestbake worker", "config", cfg)
