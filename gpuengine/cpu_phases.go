@@ -10,6 +10,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine/internal/cpukernel"
+	"github.com/whestbake/whestbake/internal/cputime"
 )
 
 // CPUPhases is where a bake on the philox CPU twin spends its CPU time
@@ -59,7 +60,7 @@ func ProfilePhilox(ctx context.Context, spec bakeapi.Spec, job Job) (Result, CPU
 	if spec.Sampler != bakeapi.SamplerPhilox {
 		return Result{}, CPUPhases{}, fmt.Errorf("ProfilePhilox profiles the philox sampler, not %q", spec.Sampler)
 	}
-	if _, ok := threadCPU(); !ok {
+	if _, ok := cputime.Thread(); !ok {
 		return Result{}, CPUPhases{}, errNoThreadClock
 	}
 	if err := checkJob(spec, job); err != nil {
@@ -69,12 +70,12 @@ func ProfilePhilox(ctx context.Context, spec bakeapi.Spec, job Job) (Result, CPU
 	for i := range clocks {
 		clocks[i] = &phaseClock{}
 	}
-	cpu0, start := processCPU(), time.Now()
+	cpu0, start := cputime.Process(), time.Now()
 	res, err := bakePhilox(ctx, spec, job, nil, nil, clocks)
 	if err != nil {
 		return Result{}, CPUPhases{}, err
 	}
-	p := CPUPhases{Samples: spec.NSamples, Wall: time.Since(start), Process: processCPU() - cpu0}
+	p := CPUPhases{Samples: spec.NSamples, Wall: time.Since(start), Process: cputime.Process() - cpu0}
 	for _, c := range clocks {
 		p.Workers = append(p.Workers, c.total)
 	}
@@ -122,7 +123,7 @@ func (c *phaseClock) startBlock() {
 	if c == nil {
 		return
 	}
-	c.cpu0, _ = threadCPU()
+	c.cpu0, _ = cputime.Thread()
 	c.mono0 = time.Now()
 	c.at = c.mono0
 }
@@ -141,7 +142,7 @@ func (c *phaseClock) endBlock() {
 	if c == nil {
 		return
 	}
-	cpu1, _ := threadCPU()
+	cpu1, _ := cputime.Thread()
 	cpu, mono := cpu1-c.cpu0, time.Since(c.mono0)
 	scale := 1.0
 	if mono > 0 {
@@ -165,7 +166,7 @@ func KernelRate(width, rows int, minCPU time.Duration) (float64, error) {
 	if width < 1 || rows < 1 {
 		return 0, fmt.Errorf("KernelRate: width %d and rows %d must be positive", width, rows)
 	}
-	if _, ok := threadCPU(); !ok {
+	if _, ok := cputime.Thread(); !ok {
 		return 0, errNoThreadClock
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -201,6 +202,6 @@ func KernelRate(width, rows int, minCPU time.Duration) (float64, error) {
 }
 
 func mustThreadCPU() time.Duration {
-	t, _ := threadCPU()
+	t, _ := cputime.Thread()
 	return t
 }
