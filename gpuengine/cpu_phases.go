@@ -66,9 +66,9 @@ func ProfilePhilox(ctx context.Context, spec bakeapi.Spec, job Job) (Result, CPU
 	if err := checkJob(spec, job); err != nil {
 		return Result{}, CPUPhases{}, err
 	}
-	clocks := make([]*phaseClock, max(1, job.Threads))
+	clocks := make([]*workerClock, max(1, job.Threads))
 	for i := range clocks {
-		clocks[i] = &phaseClock{}
+		clocks[i] = &workerClock{}
 	}
 	cpu0, start := cputime.Process(), time.Now()
 	res, err := bakePhilox(ctx, spec, job, nil, nil, clocks)
@@ -84,34 +84,34 @@ func ProfilePhilox(ctx context.Context, spec bakeapi.Spec, job Job) (Result, CPU
 
 var errNoThreadClock = errors.New("CPU profiling needs a thread CPU clock, which this OS does not offer (Linux and macOS do)")
 
-// phase is one of the phases a phaseClock tells apart.
-type phase int
+// workerPhase is one of the phases a workerClock tells apart.
+type workerPhase int
 
 const (
-	phaseSampling phase = iota
-	phaseForward
-	phaseSums
-	phaseExact
-	numPhases
+	workerSampling workerPhase = iota
+	workerForward
+	workerSums
+	workerExact
+	numWorkerPhases
 )
 
-// phaseClock splits a worker thread's CPU time into phases. A read of the
+// workerClock splits a worker thread's CPU time into phases. A read of the
 // thread's CPU clock is a system call (about 0.6 µs on the KVM build VM),
 // too slow to bracket every phase of a block at small widths, so each phase
 // is timed on the monotonic clock and a block's phase times are scaled to
 // the thread CPU time the whole block took: a block in which the thread was
 // descheduled has its phases shrunk in proportion. All methods do nothing on
 // a nil clock, which is what a bake that is not profiled carries.
-type phaseClock struct {
+type workerClock struct {
 	cpu0      time.Duration
 	mono0, at time.Time
-	block     [numPhases]time.Duration
+	block     [numWorkerPhases]time.Duration
 	total     WorkerPhases
 }
 
 // lockThread keeps the calling goroutine on its OS thread, whose CPU clock
 // the phases read, and returns the function that lets it go.
-func (c *phaseClock) lockThread() func() {
+func (c *workerClock) lockThread() func() {
 	if c == nil {
 		return func() {}
 	}
@@ -119,7 +119,7 @@ func (c *phaseClock) lockThread() func() {
 	return runtime.UnlockOSThread
 }
 
-func (c *phaseClock) startBlock() {
+func (c *workerClock) startBlock() {
 	if c == nil {
 		return
 	}
@@ -129,7 +129,7 @@ func (c *phaseClock) startBlock() {
 }
 
 // mark ends phase p: the time since the previous mark is p's.
-func (c *phaseClock) mark(p phase) {
+func (c *workerClock) mark(p workerPhase) {
 	if c == nil {
 		return
 	}
@@ -138,7 +138,7 @@ func (c *phaseClock) mark(p phase) {
 	c.at = now
 }
 
-func (c *phaseClock) endBlock() {
+func (c *workerClock) endBlock() {
 	if c == nil {
 		return
 	}
@@ -148,13 +148,13 @@ func (c *phaseClock) endBlock() {
 	if mono > 0 {
 		scale = float64(cpu) / float64(mono)
 	}
-	at := func(p phase) time.Duration { return time.Duration(float64(c.block[p]) * scale) }
+	at := func(p workerPhase) time.Duration { return time.Duration(float64(c.block[p]) * scale) }
 	c.total.CPU += cpu
-	c.total.Sampling += at(phaseSampling)
-	c.total.Forward += at(phaseForward)
-	c.total.Sums += at(phaseSums)
-	c.total.Exact += at(phaseExact)
-	c.block = [numPhases]time.Duration{}
+	c.total.Sampling += at(workerSampling)
+	c.total.Forward += at(workerForward)
+	c.total.Sums += at(workerSums)
+	c.total.Exact += at(workerExact)
+	c.block = [numWorkerPhases]time.Duration{}
 }
 
 // KernelRate times the forward kernel alone on one thread: calls of

@@ -50,7 +50,7 @@ func (p philoxSums) add(q philoxSums) {
 // combined exactly. Steps of ChunkSize samples are split across threads; neither
 // choice can change the result because integer addition is associative.
 // clocks, when not nil, holds a phase clock per worker (ProfilePhilox).
-func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress, clocks []*phaseClock) (Result, error) {
+func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress, clocks []*workerClock) (Result, error) {
 	w, d := spec.Width, spec.Depth
 	nv := d*w + w
 	total := make(philoxSums, nv)
@@ -161,7 +161,7 @@ type philoxWorker struct {
 	sums philoxSums
 	// clock splits the worker's CPU time by phase; nil unless profiling
 	// (ProfilePhilox).
-	clock *phaseClock
+	clock *workerClock
 }
 
 func newPhiloxWorker(spec bakeapi.Spec, weights []float32, s philox.Sampler) *philoxWorker {
@@ -179,9 +179,9 @@ func (wk *philoxWorker) run(a, b int64) error {
 		rows := int(min(b-first, PhiloxBlockRows))
 		wk.clock.startBlock()
 		wk.sampler.Fill(wk.x, first, rows)
-		wk.clock.mark(phaseSampling)
+		wk.clock.mark(workerSampling)
 		forwardLayers(wk.spec, 1, wk.weights, wk.x, wk.y, rows, cpukernel.FMA, func(l int, act []float32) {
-			wk.clock.mark(phaseForward)
+			wk.clock.mark(workerForward)
 			if err == nil {
 				err = wk.addTiles(wk.sums[l*w:(l+1)*w], act, rows, cpukernel.AddColumnSums)
 			}
@@ -205,8 +205,8 @@ func (wk *philoxWorker) addTiles(dst philoxSums, act []float32, rows int, sum fu
 		r0, r1 := t*PhiloxTile, min(rows, (t+1)*PhiloxTile)
 		sum(part[t*w:(t+1)*w], act[r0*w:r1*w], r1-r0, w)
 	}
-	wk.clock.mark(phaseSums)
-	defer wk.clock.mark(phaseExact)
+	wk.clock.mark(workerSums)
+	defer wk.clock.mark(workerExact)
 	for t := 0; t*w < len(part); t++ {
 		if err := exact.AddEach(dst, part[t*w:(t+1)*w]); err != nil {
 			return fmt.Errorf("activations left the exact accumulator's range (|sum| ≥ 2^103): the network diverges; %v", err)

@@ -270,6 +270,10 @@ func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
 		row.Verdict = OK
 	case math.Abs(row.Now-row.Base) <= m.Floor:
 		row.Verdict = OK
+		if worse > row.Allowed || better > row.Allowed {
+			row.Note = fmt.Sprintf("changed by %s %s, within the %s %s below which this count is noise",
+				num(math.Abs(row.Now-row.Base)), m.Unit, num(m.Floor), m.Unit)
+		}
 	case worse > row.Allowed:
 		row.Verdict = Regressed
 		row.Note = fmt.Sprintf("%s, more than the %s allowed", worseText(m.Better, worse), pct(row.Allowed))

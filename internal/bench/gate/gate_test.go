@@ -205,6 +205,11 @@ func TestFloorAbsorbsSmallAbsoluteChanges(t *testing.T) {
 			t.Errorf("%g → %g: %s, want %s", c.base, c.now, r.Verdict, c.want)
 		}
 	}
+	// The table says why a change beyond the relative allowance passed.
+	r := only(t, Compare([]Metric{heap(0.1)}, []Metric{heap(0.9)}, Options{}))
+	if want := "changed by 0.8 B per sample, within the 1 B per sample below which this count is noise"; r.Note != want {
+		t.Errorf("note %q, want %q", r.Note, want)
+	}
 }
 
 // A ratio to the numpy peer names what the peer ran on beside it, and says so

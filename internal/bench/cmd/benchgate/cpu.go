@@ -32,7 +32,7 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("cpu", flag.ContinueOnError)
 	rounds := fs.Int("rounds", 5, "rounds of every measurement")
 	clockRuns := fs.Int("clock-runs", 10, "runs of the core clock's chain of 800 million additions")
-	profiles := fs.String("pprof", "", "write a CPU profile of each shape's one-thread twin (first round) into this directory")
+	profiles := fs.String("pprof", "", "also write a CPU profile of each shape's one-thread twin, a bake of 4 rounds' samples, into this directory")
 	python := fs.String("python", "/usr/bin/python3", "interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,11 +77,7 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for round := range *rounds {
 		for _, r := range shapes {
 			fmt.Fprintf(stderr, "round %d/%d, W=%d D=%d\n", round+1, *rounds, r.Width, r.Depth)
-			profile := ""
-			if *profiles != "" && round == 0 {
-				profile = filepath.Join(*profiles, fmt.Sprintf("philox-W%dxD%d.pprof", r.Width, r.Depth))
-			}
-			if err := r.measure(ctx, profile); err != nil {
+			if err := r.measure(ctx); err != nil {
 				return err
 			}
 			peer := bench.NumpyPeer(ctx, *python, script, bench.Config{Width: r.Width, Depth: r.Depth, NSamples: r.Samples}, 1)
@@ -95,10 +91,39 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, r := range shapes {
 		r.write(stdout, peak)
 	}
-	if *profiles != "" {
-		fmt.Fprintf(stdout, "\nCPU profiles of the one-thread twin: %s/philox-*.pprof (go tool pprof -top FILE)\n", *profiles)
+	if *profiles == "" {
+		return nil
 	}
+	for _, r := range shapes {
+		path := filepath.Join(*profiles, fmt.Sprintf("philox-W%dxD%d.pprof", r.Width, r.Depth))
+		fmt.Fprintf(stderr, "profiling W=%d D=%d into %s\n", r.Width, r.Depth, path)
+		if err := r.profile(ctx, path); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "\nCPU profiles of the one-thread twin: %s/philox-*.pprof (go tool pprof -top FILE)\n", *profiles)
 	return nil
+}
+
+// profile writes a CPU profile of one one-thread bake of four timed bakes'
+// samples (pprof samples CPU time, 100 a second) into path.
+func (r *shapeReport) profile(ctx context.Context, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	spec := r.spec()
+	spec.NSamples *= 4
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	_, err = suite.Probe(ctx, spec, suite.ProbeOptions{Threads: 1})
+	pprof.StopCPUProfile()
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // fmaLanes is how many FP32 lanes the cores of class complete FMAs on per
@@ -139,30 +164,16 @@ func (r *shapeReport) flopsPerSample() float64 {
 }
 
 // measure runs one round of the kernel alone, the twin as the gate's probe
-// times it (CPU profile in profile, if not empty) and the twin profiled by
-// phase on one and two threads.
-func (r *shapeReport) measure(ctx context.Context, profile string) error {
+// times it on one and two threads, and the twin profiled by phase.
+func (r *shapeReport) measure(ctx context.Context) error {
 	flops, err := gpuengine.KernelRate(r.Width, gpuengine.PhiloxBlockRows, 500*time.Millisecond)
 	if err != nil {
 		return err
 	}
 	r.kernel = append(r.kernel, flops/r.flopsPerSample())
 
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-	}
 	runtime.GC()
 	rep, err := suite.Probe(ctx, r.spec(), suite.ProbeOptions{Threads: 1})
-	if profile != "" {
-		pprof.StopCPUProfile()
-	}
 	if err != nil {
 		return err
 	}
