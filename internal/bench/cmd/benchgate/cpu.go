@@ -32,7 +32,8 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("cpu", flag.ContinueOnError)
 	rounds := fs.Int("rounds", 5, "rounds of every measurement")
 	clockRuns := fs.Int("clock-runs", 10, "runs of the core clock's chain of 800 million additions")
-	profiles := fs.String("pprof", "", "also write a CPU profile of each shape's one-thread twin, a bake of 4 rounds' samples, into this directory")
+	profiles := fs.String("pprof", "",
+		"also write a CPU profile of each shape's one-thread twin, a bake of 4 rounds' samples, into this directory")
 	python := fs.String("python", "/usr/bin/python3", "interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -55,11 +56,13 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		clocks = append(clocks, hz/1e9)
 	}
 	ghz := gate.Metric{Values: clocks}.Median()
-	fmt.Fprintf(stdout, "clock:    %s GHz (a chain of 800 million dependent additions in thread CPU time, %d runs)\n", spread(clocks, "%.2f"), *clockRuns)
+	fmt.Fprintf(stdout, "clock:    %s GHz (a chain of 800 million dependent additions in thread CPU time, %d runs)\n",
+		spread(clocks, "%.2f"), *clockRuns)
 	lanes, why := fmaLanes(class)
 	peak := float64(lanes) * 2 * ghz
 	if lanes > 0 {
-		fmt.Fprintf(stdout, "peak:     %.1f GFLOP/s per core: %d FP32 FMA lanes × 2 × %.2f GHz (%s)\n", peak, lanes, ghz, why)
+		fmt.Fprintf(stdout, "peak:     %.1f GFLOP/s per core: %d FP32 FMA lanes × 2 × %.2f GHz (%s)\n",
+			peak, lanes, ghz, why)
 	} else {
 		fmt.Fprintf(stdout, "peak:     not given (%s)\n", why)
 	}
@@ -217,8 +220,10 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	}
 	med := func(v []float64) float64 { return gate.Metric{Values: v}.Median() }
 	kernel := med(r.kernel)
-	fmt.Fprintf(w, "\nW=%d D=%d, one thread, samples per CPU second (median; min–max of %d rounds); GFLOP/s count 2·W²·D a sample\n\n", r.Width, r.Depth, len(r.kernel))
-	fmt.Fprintf(w, "| implementation | samples per CPU s | GFLOP/s | share of 1-core peak | of the kernel's speed | vs numpy peer (%s) |\n", r.peerBLAS)
+	fmt.Fprintf(w, "\nW=%d D=%d, one thread, samples per CPU second (median; min–max of %d rounds); "+
+		"GFLOP/s count 2·W²·D a sample\n\n", r.Width, r.Depth, len(r.kernel))
+	fmt.Fprintf(w, "| implementation | samples per CPU s | GFLOP/s | share of 1-core peak | of the kernel's speed "+
+		"| vs numpy peer (%s) |\n", r.peerBLAS)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	ratios := func(v []float64) string {
 		var q []float64
@@ -287,10 +292,12 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	fmt.Fprintf(w, "| one thread: process (the twin's row above) | %s |\n", spread(invert(r.twin), "%.1f"))
 	fmt.Fprintf(w, "| two threads: process (the probe, --threads 2) | %s |\n", spread(r.cpu2, "%.1f"))
 	for k := range 2 {
-		fmt.Fprintf(w, "| two threads, profiled: worker %d | %s |\n", k+1, spread(perSample(r.two, func(p gpuengine.CPUPhases) time.Duration { return p.Workers[k].CPU }), "%.1f"))
+		cpu := perSample(r.two, func(p gpuengine.CPUPhases) time.Duration { return p.Workers[k].CPU })
+		fmt.Fprintf(w, "| two threads, profiled: worker %d | %s |\n", k+1, spread(cpu, "%.1f"))
 	}
-	fmt.Fprintf(w, "\nspeed-up with a core per thread (2 × one thread's CPU time over two threads', stretched by the workers' imbalance): %s×; "+
-		"wall-clock speed-up, which neighbours move: %s×\n", spread(speedup, "%.2f"), spread(wall, "%.2f"))
+	fmt.Fprintf(w, "\nspeed-up with a core per thread (2 × one thread's CPU time over two threads', "+
+		"stretched by the workers' imbalance): %s×; wall-clock speed-up, which neighbours move: %s×\n",
+		spread(speedup, "%.2f"), spread(wall, "%.2f"))
 }
 
 // invert turns rates into times per unit, in nanoseconds.

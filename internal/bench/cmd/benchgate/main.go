@@ -151,7 +151,8 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	margin := fs.Float64("margin", gate.DefaultMargin, "allowed change for the worse beyond noise")
 	save := fs.String("save", "", "also write this run's figures to this file, as the one entry of a baseline file")
 	speedMargin := fs.Float64("speed-margin", 0, fmt.Sprintf("allowed change of the numpy ratios, which are gated against this machine class's entry only (default: --margin, %g with --ci)", ciSpeedMargin))
-	slowDown := fs.Float64("demo-slowdown", 0, "test only: this tree's engine probes burn this fraction of their CPU time again (0.3: 30 % more), to show the gate failing a slowed build")
+	slowDown := fs.Float64("demo-slowdown", 0, "test only: this tree's engine probes burn this fraction of their CPU time "+
+		"again (0.3: 30 % more), to show the gate failing a slowed build")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -322,11 +323,13 @@ func refBuild(ctx context.Context, o suite.Options, baselineFile, ref string, st
 
 // refCommit resolves refBuild's reference commit in the repository at root.
 func refCommit(ctx context.Context, root, baselineFile, ref string, stdout io.Writer) (string, error) {
-	const fix = "fetch the history (git fetch --unshallow, or a clone without --depth) or name the reference (--ref COMMIT; make bench-ci REF=COMMIT)"
+	const fix = "fetch the history (git fetch --unshallow, or a clone without --depth) " +
+		"or name the reference (--ref COMMIT; make bench-ci REF=COMMIT)"
 	if ref == "" {
 		var err error
 		if ref, err = suite.Git(ctx, root, "log", "-1", "--format=%H", "--", baselineFile); err != nil {
-			return "", fmt.Errorf("%v: the last commit that changed %s is the reference, and it takes the Git history; %s", err, baselineFile, fix)
+			return "", fmt.Errorf("%v: the last commit that changed %s is the reference, and it takes the Git history; %s",
+				err, baselineFile, fix)
 		}
 		if ref == "" {
 			return "", fmt.Errorf("%s has never been committed: commit it, or name the A/B reference with --ref", baselineFile)
@@ -334,7 +337,8 @@ func refCommit(ctx context.Context, root, baselineFile, ref string, stdout io.Wr
 		if cut, err := shallowBoundary(ctx, root, ref); err != nil {
 			return "", err
 		} else if cut {
-			return "", fmt.Errorf("this clone is shallow and its history stops at %s, so the last commit that changed %s is not known; %s", ref, baselineFile, fix)
+			return "", fmt.Errorf("this clone is shallow and its history stops at %s, "+
+				"so the last commit that changed %s is not known; %s", ref, baselineFile, fix)
 		}
 		if _, err := suite.Git(ctx, root, "diff", "--quiet", "HEAD", "--", baselineFile); err != nil {
 			fmt.Fprintf(stdout, "          %s has uncommitted changes; the A/B reference stays the last commit that changed it\n", baselineFile)
