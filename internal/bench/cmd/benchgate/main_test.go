@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/whestbake/whestbake/internal/bench/gate"
 )
 
 // gitRepo makes a repository in a temporary directory and returns its path
@@ -110,4 +112,36 @@ func TestTreeDirty(t *testing.T) {
 	check("baseline outside the tree", filepath.Join(t.TempDir(), "good.json"), true)
 	write("code.go", "package y")
 	check("changed code", "bench/baseline.json", true)
+}
+
+// The FP32 FMA lanes behind a share of peak follow the kernel the engines
+// run and the vector units of the class: Zen 4 issues an AVX-512 FMA on two
+// 256-bit pipes, a Xeon's AVX-512 is assumed to have two 512-bit units (and
+// says so), any AVX2 core has two 256-bit units, and the portable kernel has
+// no vector peak at all.
+func TestFMALanesFollowTheClass(t *testing.T) {
+	for _, c := range []struct {
+		class   gate.Class
+		lanes   int
+		assumed bool
+	}{
+		{gate.Class{Vendor: "AuthenticAMD", Family: 25, Model: 17, Kernel: "avx512f"}, 16, false},
+		{gate.Class{Vendor: "GenuineIntel", Family: 6, Model: 207, Kernel: "avx512f"}, 32, true},
+		{gate.Class{Vendor: "GenuineIntel", Family: 6, Model: 207, Kernel: "avx2-fma"}, 16, false},
+		{gate.Class{Vendor: "AuthenticAMD", Family: 25, Model: 17, Kernel: "generic"}, 0, false},
+	} {
+		lanes, why := fmaLanes(c.class)
+		if lanes != c.lanes || strings.HasPrefix(why, "assumed") != c.assumed {
+			t.Errorf("%s: %d lanes (%s), want %d, assumed %v", c.class, lanes, why, c.lanes, c.assumed)
+		}
+	}
+}
+
+func TestSpreadIsMedianAndRange(t *testing.T) {
+	if got := spread([]float64{3, 1, 2}, "%.1f"); got != "2.0 (1.0–3.0)" {
+		t.Errorf("spread = %q", got)
+	}
+	if got := spread([]float64{5}, "%.0f"); got != "5" {
+		t.Errorf("spread of one = %q", got)
+	}
 }
