@@ -13,7 +13,8 @@ help:
 	@echo "make bench  - CPU engines vs a numpy peer, side by side"
 	@echo "make bench-check    - the regression gate: speed ratios, peak memory and work counts against bench/baseline.json"
 	@echo "make bench-baseline - re-record this machine class's entry of bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
-	@echo "make bench-ci       - the gate's cheap part, as CI runs it"
+	@echo "make bench-ci       - the gate as CI runs it (3 rounds, wide margins for what varies between hosts of a class)"
+	@echo "make bench-cpu      - clock, FP32 peak, forward kernel, philox twin by phase, 1 and 2 threads, numpy peer: this machine's CPU tables"
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
@@ -155,25 +156,41 @@ bench: build bench-deps
 # entry); memory, work counts and the A/B ratio are gated on every machine.
 # bench-baseline writes or replaces this class's entry only. ONLY=regexp
 # restricts a run to the metrics whose "workload / metric" matches; BASELINE
-# picks another baseline file. bench-ci is the part CI runs: no A/B build,
-# 3 engine rounds, and the numpy ratios (where this class has an entry) and
-# peak RSS against wide margins, since CI gets any VM of its class, under
-# load. WHESTBAKE_CPU_KERNEL=avx2 caps the engines at the AVX2 kernels, the
-# class of an AVX2-only host (the gate passes it to its children).
+# picks another baseline file. bench-ci is the part CI runs: 3 engine rounds,
+# the A/B ratio as everywhere, and the numpy ratios (where this class has an
+# entry) and peak RSS against wide margins, since CI gets any VM of its
+# class, under load. The A/B reference is the last commit that changed the
+# baseline file (REF=commit names another); a clone without that commit
+# fails the A/B rows, saying so. DEMO_SLOWDOWN=0.3 makes this tree's engine
+# probes burn 30 % more CPU time, to see the gate fail a slowed build.
+# WHESTBAKE_CPU_KERNEL=avx2 caps the engines at the AVX2 kernels, the class
+# of an AVX2-only host (the gate passes it to its children).
 BASELINE  ?= bench/baseline.json
 ONLY      ?=
+REF       ?=
+DEMO_SLOWDOWN ?=
 BENCHGATE := $(GO) run ./internal/bench/cmd/benchgate
 GATEFLAGS  = --baseline $(BASELINE) --python $(PYTHON) $(if $(ONLY),--only '$(ONLY)')
+CHECKFLAGS = $(GATEFLAGS) $(if $(REF),--ref '$(REF)') $(if $(DEMO_SLOWDOWN),--demo-slowdown $(DEMO_SLOWDOWN))
 
-.PHONY: bench-check bench-baseline bench-ci
+.PHONY: bench-check bench-baseline bench-ci bench-cpu
 bench-check: tools bench-deps
-	$(BENCHGATE) check $(GATEFLAGS)
+	$(BENCHGATE) check $(CHECKFLAGS)
 
 bench-baseline: tools bench-deps
 	$(BENCHGATE) baseline $(GATEFLAGS)
 
 bench-ci: tools bench-deps
-	$(BENCHGATE) check --ci $(GATEFLAGS)
+	$(BENCHGATE) check --ci $(CHECKFLAGS)
+
+# docs/benchmarks.md's CPU tables on this machine, all in CPU time: the core
+# clock and FP32 peak, the forward kernel alone, the philox twin whole, by
+# phase and on two threads, and the numpy peer with the OpenBLAS core it
+# picked. PPROF=dir also writes CPU profiles of the twin there. On a new
+# machine class: `make bench-cpu bench-baseline`.
+PPROF ?=
+bench-cpu: bench-deps
+	$(BENCHGATE) cpu --python $(PYTHON) $(if $(PPROF),--pprof '$(PPROF)')
 
 # docs/benchmarks.md's memory table: 1000 MLPs of 256×8 (about 2 GiB), each
 # verb under /usr/bin/time, each activity against a private MinIO.

@@ -57,7 +57,7 @@ func HostBytes(spec bakeapi.Spec, threads int) int64 {
 		return 2*int64(NumpyChunk(spec.Width))*w*4 + (d*w+w)*8
 	}
 	const exactAccBytes = 64
-	rows := int64(philoxBlockTiles * PhiloxTile)
-	perWorker := 2*rows*w*4 + w*8 + (d*w+w)*exactAccBytes
+	rows := int64(PhiloxBlockRows)
+	perWorker := 2*rows*w*4 + philoxBlockTiles*w*8 + (d*w+w)*exactAccBytes
 	return int64(max(1, threads))*perWorker + (d*w+w)*exactAccBytes
 }

@@ -29,14 +29,8 @@ func (CPU) Describe() Description {
 
 // BakeMLP implements Engine.
 func (CPU) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
-	if err := spec.Validate(); err != nil {
+	if err := checkJob(spec, job); err != nil {
 		return Result{}, err
-	}
-	if job.Threads < 0 {
-		return Result{}, fmt.Errorf("threads must be positive (or 0 for one), got %d", job.Threads)
-	}
-	if want := spec.Depth * spec.Width * spec.Width; len(job.Weights) != want {
-		return Result{}, fmt.Errorf("weights hold %d values, want depth·width² = %d", len(job.Weights), want)
 	}
 	if resume != nil {
 		if resume.Algorithm != spec.Algorithm() {
@@ -49,7 +43,21 @@ func (CPU) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Chec
 	if spec.Sampler == bakeapi.SamplerNumpy {
 		return bakeNumpy(ctx, spec, job, resume, progress)
 	}
-	return bakePhilox(ctx, spec, job, resume, progress)
+	return bakePhilox(ctx, spec, job, resume, progress, nil)
+}
+
+// checkJob refuses a spec or job the CPU engines cannot bake.
+func checkJob(spec bakeapi.Spec, job Job) error {
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	if job.Threads < 0 {
+		return fmt.Errorf("threads must be positive (or 0 for one), got %d", job.Threads)
+	}
+	if want := spec.Depth * spec.Width * spec.Width; len(job.Weights) != want {
+		return fmt.Errorf("weights hold %d values, want depth·width² = %d", len(job.Weights), want)
+	}
+	return nil
 }
 
 // forwardLayers runs relu(x @ W_l) for every layer of a block of rows, calling
@@ -58,15 +66,24 @@ func (CPU) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Chec
 // only, so the split changes no bits.
 func forwardLayers(spec bakeapi.Spec, threads int, weights []float32, x, y []float32, rows int, mode cpukernel.Mode, visit func(l int, act []float32)) {
 	w := spec.Width
-	threads = max(1, threads)
 	for l := 0; l < spec.Depth; l++ {
-		wl := weights[l*w*w : (l+1)*w*w]
-		parallelRows(rows, threads, func(r0, r1 int) {
-			cpukernel.Forward(y[r0*w:r1*w], x[r0*w:r1*w], r1-r0, w, wl, mode)
-		})
+		forwardLayer(y[:rows*w], x[:rows*w], rows, w, weights[l*w*w:(l+1)*w*w], mode, max(1, threads))
 		visit(l, y[:rows*w])
 		x, y = y, x
 	}
+}
+
+// forwardLayer is one layer of forwardLayers. With one thread it builds no
+// closure: one that parallelRows may hand to goroutines lives on the heap,
+// which would be an allocation per layer in a philox worker's loop.
+func forwardLayer(y, x []float32, rows, w int, wl []float32, mode cpukernel.Mode, threads int) {
+	if threads == 1 {
+		cpukernel.Forward(y, x, rows, w, wl, mode)
+		return
+	}
+	parallelRows(rows, threads, func(r0, r1 int) {
+		cpukernel.Forward(y[r0*w:r1*w], x[r0*w:r1*w], r1-r0, w, wl, mode)
+	})
 }
 
 // parallelRows calls f on contiguous row ranges covering [0, rows).

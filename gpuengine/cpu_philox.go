@@ -16,8 +16,14 @@ import (
 const DefaultPhiloxChunk = 1 << 16
 
 // philoxBlockTiles is how many tiles one thread pushes through all layers at
-// once: 256 rows keep both activation buffers of a W=256 net in L2.
-const philoxBlockTiles = 8
+// once: 192 rows keep both activation buffers of a W=256 net in L2, and are
+// whole register blocks of every forward kernel (AVX-512's 6 rows, AVX2's 4),
+// so no block but a bake's last one has a ragged tail for the kernel to pad.
+const philoxBlockTiles = 6
+
+// PhiloxBlockRows is the samples of such a block: the rows of each forward
+// kernel call a philox worker makes.
+const PhiloxBlockRows = philoxBlockTiles * PhiloxTile
 
 // ErrBadCheckpoint is a checkpoint that cannot belong to this bake: resuming
 // from it could only give wrong numbers, so no retry may use it.
@@ -43,7 +49,8 @@ func (p philoxSums) add(q philoxSums) {
 // PhiloxTile samples, sequential float64 column sums inside a tile, tiles
 // combined exactly. Steps of ChunkSize samples are split across threads; neither
 // choice can change the result because integer addition is associative.
-func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+// clocks, when not nil, holds a phase clock per worker (ProfilePhilox).
+func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress, clocks []*workerClock) (Result, error) {
 	w, d := spec.Width, spec.Depth
 	nv := d*w + w
 	total := make(philoxSums, nv)
@@ -71,6 +78,9 @@ func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpo
 	workers := make([]*philoxWorker, threads)
 	for i := range workers {
 		workers[i] = newPhiloxWorker(spec, job.Weights, sampler)
+		if clocks != nil {
+			workers[i].clock = clocks[i]
+		}
 	}
 	for done < spec.NSamples {
 		if err := ctx.Err(); err != nil {
@@ -146,47 +156,61 @@ type philoxWorker struct {
 	weights []float32
 	sampler philox.Sampler
 	x, y    []float32
-	part    []float64
-	sums    philoxSums
+	// part holds a block's tile sums of one layer, tile by tile.
+	part []float64
+	sums philoxSums
+	// clock splits the worker's CPU time by phase; nil unless profiling
+	// (ProfilePhilox).
+	clock *workerClock
 }
 
 func newPhiloxWorker(spec bakeapi.Spec, weights []float32, s philox.Sampler) *philoxWorker {
-	rows := philoxBlockTiles * PhiloxTile
 	return &philoxWorker{spec: spec, weights: weights, sampler: s,
-		x: make([]float32, rows*spec.Width), y: make([]float32, rows*spec.Width),
-		part: make([]float64, spec.Width), sums: make(philoxSums, spec.Depth*spec.Width+spec.Width)}
+		x: make([]float32, PhiloxBlockRows*spec.Width), y: make([]float32, PhiloxBlockRows*spec.Width),
+		part: make([]float64, philoxBlockTiles*spec.Width), sums: make(philoxSums, spec.Depth*spec.Width+spec.Width)}
 }
 
 // run adds the exact tile sums of samples [a, b) (a tile-aligned) to wk.sums.
 func (wk *philoxWorker) run(a, b int64) error {
 	w, d := wk.spec.Width, wk.spec.Depth
+	defer wk.clock.lockThread()()
 	var err error
-	for first := a; first < b; first += philoxBlockTiles * PhiloxTile {
-		rows := int(min(b-first, philoxBlockTiles*PhiloxTile))
+	for first := a; first < b && err == nil; first += PhiloxBlockRows {
+		rows := int(min(b-first, PhiloxBlockRows))
+		wk.clock.startBlock()
 		wk.sampler.Fill(wk.x, first, rows)
+		wk.clock.mark(workerSampling)
 		forwardLayers(wk.spec, 1, wk.weights, wk.x, wk.y, rows, cpukernel.FMA, func(l int, act []float32) {
-			for t := 0; t < rows; t += PhiloxTile {
-				tr := min(PhiloxTile, rows-t)
-				tile := act[t*w : (t+tr)*w]
-				wk.addTile(wk.sums[l*w:(l+1)*w], tile, tr, cpukernel.AddColumnSums, &err)
-				if l == d-1 {
-					wk.addTile(wk.sums[d*w:], tile, tr, cpukernel.AddColumnSquares, &err)
-				}
+			wk.clock.mark(workerForward)
+			if err == nil {
+				err = wk.addTiles(wk.sums[l*w:(l+1)*w], act, rows, cpukernel.AddColumnSums)
+			}
+			if l == d-1 && err == nil {
+				err = wk.addTiles(wk.sums[d*w:], act, rows, cpukernel.AddColumnSquares)
 			}
 		})
-		if err != nil {
-			return err
+		wk.clock.endBlock()
+	}
+	return err
+}
+
+// addTiles adds the column sums (or sums of squares) of each tile of a
+// block's rows×W activations to dst exactly: first every tile's float64 sums,
+// then their fixed-point additions, two tight loops.
+func (wk *philoxWorker) addTiles(dst philoxSums, act []float32, rows int, sum func([]float64, []float32, int, int)) error {
+	w := wk.spec.Width
+	part := wk.part[:(rows+PhiloxTile-1)/PhiloxTile*w]
+	clear(part)
+	for t := 0; t*PhiloxTile < rows; t++ {
+		r0, r1 := t*PhiloxTile, min(rows, (t+1)*PhiloxTile)
+		sum(part[t*w:(t+1)*w], act[r0*w:r1*w], r1-r0, w)
+	}
+	wk.clock.mark(workerSums)
+	defer wk.clock.mark(workerExact)
+	for t := 0; t*w < len(part); t++ {
+		if err := exact.AddEach(dst, part[t*w:(t+1)*w]); err != nil {
+			return fmt.Errorf("activations left the exact accumulator's range (|sum| ≥ 2^103): the network diverges; %v", err)
 		}
 	}
 	return nil
-}
-
-func (wk *philoxWorker) addTile(dst philoxSums, tile []float32, rows int, sum func([]float64, []float32, int, int), err *error) {
-	clear(wk.part)
-	sum(wk.part, tile, rows, wk.spec.Width)
-	for j, v := range wk.part {
-		if e := dst[j].Add(v); e != nil && *err == nil {
-			*err = fmt.Errorf("activations left the exact accumulator's range (|sum| ≥ 2^103): the network diverges; %v", e)
-		}
-	}
 }

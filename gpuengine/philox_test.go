@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/gpuengine/internal/philox"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
@@ -183,4 +184,23 @@ func benchEngine(b *testing.B, s bakeapi.Sampler) {
 		bake(b, spec, j)
 	}
 	b.ReportMetric(float64(spec.NSamples)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// A philox worker's loop allocates nothing: its blocks are whole register
+// blocks of the forward kernel, so none has a ragged tail to pad (a tail's
+// pooled pad is cpukernel's TestForwardAllocatesNothing; the race detector's
+// sync.Pool drops buffers at random), and the one-thread forward pass builds
+// no closure.
+func TestPhiloxWorkerAllocatesNothing(t *testing.T) {
+	spec := bakeapi.Spec{Width: 64, Depth: 3, Sampler: bakeapi.SamplerPhilox}
+	j := job(t, 9, spec.Width, spec.Depth)
+	wk := newPhiloxWorker(spec, j.Weights, philox.Sampler{Key: PhiloxKey(j), Width: spec.Width})
+	allocs := testing.AllocsPerRun(5, func() {
+		if err := wk.run(0, 20*PhiloxBlockRows); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a worker's run over 20 blocks made %v allocations, want 0", allocs)
+	}
 }

@@ -53,7 +53,13 @@ type Result struct {
 	// compares CPU time because a shared machine's neighbours stretch wall
 	// time far more than they stretch the work a single thread does.
 	CPUSeconds float64
-	Err        error
+	// BLAS is what the numpy peer's matrix products ran on (its row only):
+	// the library, its version and the core it picked, e.g. "OpenBLAS
+	// 0.3.21, core Cooperlake (threadpoolctl)". A ratio to the peer is as
+	// much the peer's core as our code: the same OpenBLAS is several times
+	// slower per core where it picks a slower core.
+	BLAS string
+	Err  error
 }
 
 // SamplesPerSecond is the throughput.

@@ -21,9 +21,11 @@ the wall time in seconds.
 """
 import argparse
 import ctypes
+import importlib.util
 import json
 import os
 import sys
+import tempfile
 import time
 
 
@@ -52,33 +54,81 @@ def parse_args():
     return a
 
 
+def openblas_libs():
+    """The loaded shared libraries that look like a BLAS, by path."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return sorted({line.split()[-1] for line in maps if "blas" in line and ".so" in line})
+    except OSError:
+        return []
+
+
+def openblas_call(name, restype=ctypes.c_int):
+    """Calls the first loaded library's OpenBLAS function name (no arguments)."""
+    for path in openblas_libs():
+        try:
+            fn = getattr(ctypes.CDLL(path), name, None)
+        except OSError:
+            continue
+        if fn is not None:
+            fn.restype = restype
+            return fn()
+    return None
+
+
 def blas_threads():
     """The thread count OpenBLAS actually uses, read from the loaded library."""
-    try:
-        with open("/proc/self/maps") as maps:
-            libs = {line.split()[-1] for line in maps if "blas" in line and ".so" in line}
-        for path in sorted(libs):
-            fn = getattr(ctypes.CDLL(path), "openblas_get_num_threads", None)
-            if fn is not None:
-                return fn()
-    except OSError:
-        pass
-    return None
+    return openblas_call("openblas_get_num_threads")
 
 
-def blas_core():
-    """The kernel OpenBLAS chose (OPENBLAS_CORETYPE or its CPU detection)."""
-    try:
-        with open("/proc/self/maps") as maps:
-            libs = {line.split()[-1] for line in maps if "blas" in line and ".so" in line}
-        for path in sorted(libs):
-            fn = getattr(ctypes.CDLL(path), "openblas_get_corename", None)
-            if fn is not None:
-                fn.restype = ctypes.c_char_p
-                return fn().decode()
-    except OSError:
-        pass
-    return None
+def import_numpy():
+    """Imports numpy and finds which OpenBLAS core (kernel family) and version
+    it runs, so that a ratio against this peer is read with the peer's
+    kernels in mind: the same OpenBLAS build is 4x slower per core where it
+    picks a slower core. In order of preference: threadpoolctl's report;
+    else the "Core:" line OpenBLAS prints on stderr as it loads with
+    OPENBLAS_VERBOSE=2 (captured here around the import); else
+    openblas_get_corename. The version comes from threadpoolctl, else from
+    openblas_get_config ("OpenBLAS 0.3.21 DYNAMIC_ARCH ... Cooperlake ...")."""
+    have_tpc = importlib.util.find_spec("threadpoolctl") is not None
+    verbose = None
+    if have_tpc:
+        import numpy as np
+    else:
+        os.environ["OPENBLAS_VERBOSE"] = "2"
+        sys.stderr.flush()
+        saved = os.dup(2)
+        with tempfile.TemporaryFile() as err:
+            os.dup2(err.fileno(), 2)
+            try:
+                import numpy as np
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            err.seek(0)
+            verbose = err.read().decode(errors="replace")
+        sys.stderr.write("".join(l for l in verbose.splitlines(True) if not l.startswith("Core: ")))
+    blas = {"name": None, "version": None, "core": None, "source": None}
+    if have_tpc:
+        from threadpoolctl import threadpool_info
+        for lib in threadpool_info():
+            if lib.get("user_api") == "blas":
+                blas.update(name=lib.get("internal_api"), version=lib.get("version"),
+                            core=lib.get("architecture"), source="threadpoolctl")
+                break
+    if blas["core"] is None and verbose:
+        core = [l[len("Core: "):].strip() for l in verbose.splitlines() if l.startswith("Core: ")]
+        if core:
+            blas.update(name="openblas", core=core[0], source="OPENBLAS_VERBOSE=2")
+    if blas["core"] is None:
+        core = openblas_call("openblas_get_corename", ctypes.c_char_p)
+        if core:
+            blas.update(name="openblas", core=core.decode(), source="openblas_get_corename")
+    if blas["version"] is None:
+        config = openblas_call("openblas_get_config", ctypes.c_char_p)
+        if config and config.decode().startswith("OpenBLAS "):
+            blas["version"] = config.decode().split()[1]
+    return np, blas
 
 
 def streams(np, args, m, W, D):
@@ -100,7 +150,7 @@ def main():
         # BLAS reads these when numpy loads it, so they must be set before the import.
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[var] = str(args.threads)
-    import numpy as np
+    np, blas = import_numpy()
 
     W, D, N = args.width, args.depth, args.n_samples
     chunk = max(1024, min(16384, 2**20 // W))
@@ -144,7 +194,7 @@ def main():
         "samples_per_s": round(samples / seconds, 1),
         "gflops": round(2.0 * W * W * D * samples / seconds / 1e9, 3),
         "threads": blas_threads(),
-        "blas_core": blas_core(),
+        "blas": blas,
         "numpy": np.__version__,
     }))
     if args.stats:

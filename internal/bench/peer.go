@@ -61,6 +61,42 @@ type peerReport struct {
 	Seconds float64 `json:"seconds"`
 	// CPUSeconds is absent from peers that do not measure it (torch).
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// BLAS is absent from the torch peer.
+	BLAS *peerBLAS `json:"blas"`
+}
+
+// peerBLAS is what the numpy peer found out about the BLAS its matrix
+// products run on (numpy_peer.py, import_numpy), any field null where no
+// method told.
+type peerBLAS struct {
+	Name    *string `json:"name"`
+	Version *string `json:"version"`
+	Core    *string `json:"core"`
+	Source  *string `json:"source"`
+}
+
+// String names the library, its version and the core (kernel family) it
+// picked, and how the core was found: "OpenBLAS 0.3.21, core Cooperlake
+// (threadpoolctl)".
+func (b *peerBLAS) String() string {
+	if b == nil || b.Name == nil {
+		return "BLAS not reported"
+	}
+	s := *b.Name
+	if s == "openblas" {
+		s = "OpenBLAS"
+	}
+	if b.Version != nil {
+		s += " " + *b.Version
+	}
+	if b.Core == nil {
+		return s + ", core not reported"
+	}
+	s += ", core " + *b.Core
+	if b.Source != nil {
+		s += " (" + *b.Source + ")"
+	}
+	return s
 }
 
 // runPeer runs python with args (the script first) on device and reads the peer's
@@ -90,5 +126,8 @@ func runPeer(ctx context.Context, peer, device, python string, args []string, cf
 		return res
 	}
 	res.Impl, res.Seconds, res.CPUSeconds, res.Config.NSamples = rep.Impl, rep.Seconds, rep.CPUSeconds, rep.Samples
+	if peer == PeerNumpy {
+		res.BLAS = rep.BLAS.String()
+	}
 	return res
 }

@@ -51,7 +51,8 @@ echo '{"impl": "torch-cuda", "device": "cuda", "width": 256, "depth": 8, "sample
 }
 
 func TestNumpyPeerArguments(t *testing.T) {
-	script, args := fakePeer(t, `echo '{"impl": "numpy-openblas", "width": 64, "depth": 4, "samples": 5000, "seconds": 2.0, "cpu_seconds": 3.5, "threads": 2}'`)
+	script, args := fakePeer(t, `echo '{"impl": "numpy-openblas", "width": 64, "depth": 4, "samples": 5000, "seconds": 2.0, "cpu_seconds": 3.5, "threads": 2, `+
+		`"blas": {"name": "openblas", "version": "0.3.21", "core": "Cooperlake", "source": "OPENBLAS_VERBOSE=2"}}'`)
 	r := NumpyPeer(context.Background(), "/bin/sh", script, Config{Width: 64, Depth: 4, NSamples: 5000}, 2)
 	if r.Err != nil {
 		t.Fatal(r.Err)
@@ -59,8 +60,26 @@ func TestNumpyPeerArguments(t *testing.T) {
 	if got, want := readArgs(t, args), "--width 64 --depth 4 --n-samples 5000 --n-mlps 1 --threads 2"; got != want {
 		t.Errorf("arguments %q, want %q", got, want)
 	}
-	if r.Impl != "numpy-openblas" || r.Peer != PeerNumpy || r.Device != "cpu" || r.SamplesPerSecond() != 2500 || r.CPUSeconds != 3.5 {
+	if r.Impl != "numpy-openblas" || r.Peer != PeerNumpy || r.Device != "cpu" || r.SamplesPerSecond() != 2500 || r.CPUSeconds != 3.5 ||
+		r.BLAS != "OpenBLAS 0.3.21, core Cooperlake (OPENBLAS_VERBOSE=2)" {
 		t.Errorf("result %+v", r)
+	}
+}
+
+// The peer's BLAS report says what it knows: a core no method found, or no
+// report at all (an older peer script), is said to be unknown.
+func TestPeerBLASSaysWhatIsKnown(t *testing.T) {
+	for _, c := range []struct{ json, want string }{
+		{`{"name": "openblas", "version": "0.3.26", "core": "Haswell", "source": "openblas_get_corename"}`, "OpenBLAS 0.3.26, core Haswell (openblas_get_corename)"},
+		{`{"name": "openblas", "version": "0.3.21", "core": null, "source": null}`, "OpenBLAS 0.3.21, core not reported"},
+		{`{"name": "mkl", "version": "2024.0", "core": "skylake", "source": "threadpoolctl"}`, "mkl 2024.0, core skylake (threadpoolctl)"},
+		{`null`, "BLAS not reported"},
+	} {
+		script, _ := fakePeer(t, `echo '{"impl": "numpy-openblas", "width": 8, "depth": 1, "samples": 10, "seconds": 1, "blas": `+c.json+`}'`)
+		r := NumpyPeer(context.Background(), "/bin/sh", script, Config{Width: 8, Depth: 1, NSamples: 10}, 1)
+		if r.Err != nil || r.BLAS != c.want {
+			t.Errorf("blas %s: %q (%v), want %q", c.json, r.BLAS, r.Err, c.want)
+		}
 	}
 }
 

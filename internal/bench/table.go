@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -41,9 +42,14 @@ func gpuColumns(peakTFLOPS float64) []column {
 	}
 }
 
-// ratioColumn is every row's throughput over peer's on the same network shape.
-func ratioColumn(peer string, rates map[shape]float64) column {
-	return column{"vs " + peer, "---:", func(r Result) string {
+// ratioColumn is every row's throughput over peer's on the same network
+// shape; its header names what the peer ran on (blas), beside every ratio.
+func ratioColumn(peer, blas string, rates map[shape]float64) column {
+	head := "vs " + peer
+	if blas != "" {
+		head += " (" + blas + ")"
+	}
+	return column{head, "---:", func(r Result) string {
 		p, ok := rates[r.Config.shape()]
 		if !ok {
 			return "-"
@@ -66,7 +72,7 @@ func Table(w io.Writer, results []Result, peakTFLOPS float64) {
 	}
 	for _, peer := range []string{PeerNumpy, PeerTorch} {
 		if rates, ran := peerRates(results, peer); ran {
-			cols = append(cols, ratioColumn(peer, rates))
+			cols = append(cols, ratioColumn(peer, peerBLASes(results, peer), rates))
 		}
 	}
 
@@ -115,4 +121,16 @@ func peerRates(results []Result, peer string) (rates map[shape]float64, ran bool
 		}
 	}
 	return rates, ran
+}
+
+// peerBLASes joins the distinct BLAS descriptions of peer's rows ("" for a
+// peer without one, torch).
+func peerBLASes(results []Result, peer string) string {
+	var seen []string
+	for _, r := range results {
+		if r.Peer == peer && r.BLAS != "" && !slices.Contains(seen, r.BLAS) {
+			seen = append(seen, r.BLAS)
+		}
+	}
+	return strings.Join(seen, "; ")
 }

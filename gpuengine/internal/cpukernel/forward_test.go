@@ -152,6 +152,20 @@ func TestForwardLeavesRestOfDstAlone(t *testing.T) {
 	}
 }
 
+// Forward runs in the engines' hot loops, a call per layer per block of
+// rows: once warm it allocates nothing, not for a ragged tail of rows (which
+// the assembly runs on a padded copy) nor for a w packed into panels.
+func TestForwardAllocatesNothing(t *testing.T) {
+	for _, sh := range []struct{ rows, width int }{{7, 64}, {13, 256}, {7, 400}} {
+		src, w := randomProblem(0, 5, sh.rows, sh.width)
+		dst := make([]float32, sh.rows*sh.width)
+		allocs := testing.AllocsPerRun(20, func() { Forward(dst, src, sh.rows, sh.width, w, FMA) })
+		if allocs != 0 {
+			t.Errorf("Forward of %d rows × W=%d (%s): %v allocations a call, want 0", sh.rows, sh.width, Impl(), allocs)
+		}
+	}
+}
+
 func TestForwardRejectsBadArguments(t *testing.T) {
 	buf := make([]float32, 64)
 	cases := []struct {

@@ -110,8 +110,8 @@ func (k simdKernel) forward(dst, src []float32, rows, width int, w []float32, mo
 	panelCols := width
 	panel := func(j0, pw int) ([]float32, int) { return w[j0:], width }
 	if width*width*4 > l2Budget {
-		packed := getPacked(width * width)
-		defer putPacked(packed)
+		packed := packPool.get(width * width)
+		defer packPool.put(packed)
 		k.packPanels(*packed, w, width)
 		panelCols = k.panelCols
 		panel = func(j0, pw int) ([]float32, int) { return (*packed)[j0*width:], pw }
@@ -133,9 +133,13 @@ func (k simdKernel) forward(dst, src []float32, rows, width int, w []float32, mo
 		return
 	}
 	done := blocks * k.rows * width
-	pad := make([]float32, 2*k.rows*width)
-	in, out := pad[:k.rows*width], pad[k.rows*width:]
-	copy(in, src[done:])
+	pad := padPool.get(2 * k.rows * width)
+	defer padPool.put(pad)
+	in, out := (*pad)[:k.rows*width], (*pad)[k.rows*width:]
+	// The rows past the tail are zeroed rather than left as whatever the
+	// buffer held before: their outputs are discarded, but stale values
+	// could be subnormal, which some cores compute slowly.
+	clear(in[copy(in, src[done:]):])
 	run(out, in, 0, 1)
 	copy(dst[done:], out[:tail*width])
 }
@@ -152,18 +156,26 @@ func (k simdKernel) packPanels(packed, w []float32, width int) {
 	}
 }
 
-var packPool sync.Pool
+// floatPool recycles float32 scratch buffers of a size that depends on the
+// call (a packed w, a padded tail), so that a Forward in a hot loop does not
+// allocate.
+type floatPool struct{ sync.Pool }
 
-func getPacked(n int) *[]float32 {
-	if p, ok := packPool.Get().(*[]float32); ok && cap(*p) >= n {
-		*p = (*p)[:n]
-		return p
+// packPool holds packed panels of w, padPool the padded copies of a ragged
+// tail of rows and their outputs.
+var packPool, padPool floatPool
+
+// get returns a buffer of n elements with stale contents.
+func (p *floatPool) get(n int) *[]float32 {
+	if b, ok := p.Get().(*[]float32); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
 	}
-	p := make([]float32, n)
-	return &p
+	b := make([]float32, n)
+	return &b
 }
 
-func putPacked(p *[]float32) { packPool.Put(p) }
+func (p *floatPool) put(b *[]float32) { p.Put(b) }
 
 func addColumnSumsSIMD(sums []float64, x []float32, rows, width int) int {
 	cols := width &^ 3

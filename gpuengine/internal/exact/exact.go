@@ -28,12 +28,52 @@ type Acc [3]uint64
 
 // Add adds floor(v·2^64) to a.
 func (a *Acc) Add(v float64) error {
+	if v >= 0 && v < 0x1p63 {
+		a.addSmall(v)
+		return nil
+	}
 	t, err := Fixed(v)
 	if err != nil {
 		return err
 	}
 	a.AddAcc(t)
 	return nil
+}
+
+// AddEach adds floor(v[j]·2^64) to dst[j] for every j < len(v), and returns
+// the first out-of-range value's error (the others are still added). It is
+// the hot loop of the philox engines: one call per tile and layer.
+func AddEach(dst []Acc, v []float64) error {
+	dst = dst[:len(v)]
+	var err error
+	for j, x := range v {
+		if x >= 0 && x < 0x1p63 {
+			dst[j].addSmall(x)
+		} else if e := dst[j].Add(x); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// addSmall adds floor(v·2^64) for 0 ≤ v < 2^63, the values a sum of
+// activations after relu takes, without Fixed's general shifts: the integer
+// part i of v is the middle limb and the top 64 bits of its fraction the low
+// limb, taken 32 bits at a time. Every step is exact: i = trunc(v) has at
+// most v's 53 significant bits, so float64(i) is i; v − i is v's fraction,
+// representable (Sterbenz, or i = 0), and so is each remainder below; scaling
+// by 2^32 only moves the exponent; truncating a non-negative value is its
+// floor. Only int64 conversions are used: Go's float-to-uint64 conversion
+// branches on values ≥ 2^63, which the fraction's bits hit at random.
+func (a *Acc) addSmall(v float64) {
+	i := int64(v)
+	f := (v - float64(i)) * 0x1p32
+	hi := int64(f)
+	lo := int64((f - float64(hi)) * 0x1p32)
+	var c uint64
+	a[0], c = bits.Add64(a[0], uint64(hi)<<32|uint64(lo), 0)
+	a[1], c = bits.Add64(a[1], uint64(i), c)
+	a[2] += c
 }
 
 // AddAcc adds b to a (mod 2^192, which never wraps within MaxAbs·2^24).
@@ -121,9 +161,16 @@ func (a Acc) Float64() float64 {
 	return v
 }
 
-// String encodes a as 48 hex digits (most significant limb first); used in checkpoints.
+// String encodes a as 48 hex digits (most significant limb first); used in
+// checkpoints, of which a bake writes D·W+W per step, so without fmt.
 func (a Acc) String() string {
-	return fmt.Sprintf("%016x%016x%016x", a[2], a[1], a[0])
+	const digits = "0123456789abcdef"
+	var b [48]byte
+	for i := range b {
+		limb := a[2-i/16]
+		b[i] = digits[limb>>(60-4*uint(i%16))&0xf]
+	}
+	return string(b[:])
 }
 
 // Parse decodes String's output.

@@ -185,7 +185,7 @@ func (r Refs) Compare(run []Metric, o Options) Report {
 			rep.Rows = append(rep.Rows, compareOne(Metric{}, false, m, o))
 		case m.DependsOnCPU() && r.Same == nil:
 			rep.Rows = append(rep.Rows, Row{Workload: m.Workload, Name: m.Name, Unit: m.Unit, Base: math.NaN(), Now: m.Median(),
-				Change: math.NaN(), Verdict: NotGated})
+				Change: math.NaN(), Verdict: NotGated, Peer: m.Peer})
 		case m.DependsOnCPU():
 			b, ok := find(r.Same, m.Key())
 			rep.Rows = append(rep.Rows, compareOne(b, ok, m, o))

@@ -54,6 +54,16 @@ type Metric struct {
 	InRun bool `json:"in_run,omitempty"`
 	// Err says why the workload could not measure the metric; it fails the gate.
 	Err string `json:"error,omitempty"`
+	// Peer says what the reference of a ratio to a peer ran on: for the
+	// numpy peer its BLAS, version and core (bench.Result.BLAS), since the
+	// same OpenBLAS is several times slower per core where it picks a
+	// slower core. The table prints it beside the ratio.
+	Peer string `json:"peer,omitempty"`
+	// Floor is the change, in the metric's unit, below which a difference
+	// is noise whatever its relative size: a count per sample near 0 (a
+	// loop that allocates nothing but the odd runtime buffer) moves by large
+	// fractions of itself. Set by the suite, not kept in the baseline file.
+	Floor float64 `json:"-"`
 }
 
 // Key names the metric in tables, in --only patterns and in the baseline file.
@@ -162,6 +172,9 @@ type Row struct {
 	// Against names the class of the baseline entry the row was compared
 	// with when it is not the one most rows were (Refs.Compare).
 	Against string
+	// Peer is what the run's ratio to a peer was measured against, BasePeer
+	// the baseline's (Metric.Peer).
+	Peer, BasePeer string
 }
 
 // Report is the comparison of a run with a baseline, in the run's order
@@ -217,7 +230,10 @@ func baseValue(b Metric) float64 {
 }
 
 func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
-	row := Row{Workload: m.Workload, Name: m.Name, Unit: m.Unit, Base: math.NaN(), Now: math.NaN(), Change: math.NaN()}
+	row := Row{Workload: m.Workload, Name: m.Name, Unit: m.Unit, Base: math.NaN(), Now: math.NaN(), Change: math.NaN(), Peer: m.Peer}
+	if haveBase {
+		row.BasePeer = b.Peer
+	}
 	if m.Err != "" {
 		row.Verdict, row.Note = Failed, m.Err
 		return row
@@ -252,6 +268,12 @@ func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
 	case row.Base == 0 && row.Now == 0:
 		row.Change = 0
 		row.Verdict = OK
+	case math.Abs(row.Now-row.Base) <= m.Floor:
+		row.Verdict = OK
+		if worse > row.Allowed || better > row.Allowed {
+			row.Note = fmt.Sprintf("changed by %s %s, within the %s %s below which this count is noise",
+				num(math.Abs(row.Now-row.Base)), m.Unit, num(m.Floor), m.Unit)
+		}
 	case worse > row.Allowed:
 		row.Verdict = Regressed
 		row.Note = fmt.Sprintf("%s, more than the %s allowed", worseText(m.Better, worse), pct(row.Allowed))

@@ -181,6 +181,63 @@ func TestZeroBaseline(t *testing.T) {
 	}
 }
 
+// A count near 0 moves by large fractions of itself (a stray runtime
+// buffer); below its Floor, in the metric's unit, a change is neither a
+// regression nor a gain, and above it the relative rule applies again.
+func TestFloorAbsorbsSmallAbsoluteChanges(t *testing.T) {
+	heap := func(v ...float64) Metric {
+		return Metric{Workload: "w", Name: "heap", Unit: "B per sample", Kind: Work, Better: Lower, Values: v, Floor: 1}
+	}
+	for _, c := range []struct {
+		base, now float64
+		want      Verdict
+	}{
+		{0.1, 0.9, OK},        // +800 %, but 0.8 B per sample
+		{0, 0.5, OK},          // from nothing, still within a byte
+		{1.2, 0.3, OK},        // the other way too: no "improved" below the floor
+		{0.1, 1.5, Regressed}, // 1.4 B per sample
+		{386, 2.5, Improved},  // the pad per block gone
+		{2.5, 386, Regressed}, // and back
+		{2.47, 2.48, OK},      // as without a floor
+	} {
+		r := only(t, Compare([]Metric{heap(c.base)}, []Metric{heap(c.now)}, Options{}))
+		if r.Verdict != c.want {
+			t.Errorf("%g → %g: %s, want %s", c.base, c.now, r.Verdict, c.want)
+		}
+	}
+	// The table says why a change beyond the relative allowance passed.
+	r := only(t, Compare([]Metric{heap(0.1)}, []Metric{heap(0.9)}, Options{}))
+	if want := "changed by 0.8 B per sample, within the 1 B per sample below which this count is noise"; r.Note != want {
+		t.Errorf("note %q, want %q", r.Note, want)
+	}
+}
+
+// A ratio to the numpy peer names what the peer ran on beside it, and says so
+// when the baseline's peer ran on another BLAS or core.
+func TestTableNamesThePeerBesideItsRatio(t *testing.T) {
+	ratio := func(peer string, v float64) Metric {
+		m := speed("speed vs numpy peer", v)
+		m.Peer = peer
+		return m
+	}
+	coop, haswell := "OpenBLAS 0.3.21, core Cooperlake (threadpoolctl)", "OpenBLAS 0.3.21, core Haswell (threadpoolctl)"
+	var b bytes.Buffer
+	Compare([]Metric{ratio(coop, 1.2)}, []Metric{ratio(coop, 1.21)}, Options{}).Write(&b)
+	Compare([]Metric{ratio(haswell, 1.2)}, []Metric{ratio(coop, 1.21)}, Options{}).Write(&b)
+	out := b.String()
+	for _, want := range []string{
+		"| speed vs numpy peer (×), peer on " + coop,
+		"1. w / speed vs numpy peer: the baseline's peer ran on " + haswell,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "the baseline's peer ran on") != 1 {
+		t.Errorf("a note for a peer that did not change:\n%s", out)
+	}
+}
+
 func TestTableAndNotes(t *testing.T) {
 	rep := Compare([]Metric{mem("rss", 100)}, []Metric{mem("rss", 120), {Workload: "w", Name: "x", Unit: "MiB", Err: "boom"}, mem("fresh", 3)}, Options{})
 	var b bytes.Buffer

@@ -24,6 +24,10 @@ func (r Report) Write(w io.Writer) {
 		if x.Against != "" {
 			note = strings.TrimPrefix(note+"; compared with the entry of "+x.Against, "; ")
 		}
+		if x.BasePeer != "" && x.BasePeer != x.Peer {
+			note = strings.TrimPrefix(note+"; the baseline's peer ran on "+x.BasePeer+
+				": a peer on another BLAS or core moves this ratio whatever our code does", "; ")
+		}
 		if note != "" {
 			notes = append(notes, fmt.Sprintf("%d. %s / %s: %s", len(notes)+1, x.Workload, x.Name, note))
 			verdict += fmt.Sprintf(" (%d)", len(notes))
@@ -32,7 +36,11 @@ func (r Report) Write(w io.Writer) {
 		if x.Allowed > 0 {
 			allowed = pct(x.Allowed)
 		}
-		row(x.Workload, x.Name+" ("+x.Unit+")", num(x.Base), num(x.Now), signedPct(x.Change), allowed, verdict)
+		metric := x.Name + " (" + x.Unit + ")"
+		if x.Peer != "" {
+			metric += ", peer on " + x.Peer
+		}
+		row(x.Workload, metric, num(x.Base), num(x.Now), signedPct(x.Change), allowed, verdict)
 	}
 	tw.Flush()
 	for _, x := range r.Rows {

@@ -121,8 +121,10 @@ func runPeer(python, peer, tmp string, c config, core string, threads int) ([]pe
 	cmd := exec.Command(python, args...)
 	cmd.Env = blasEnv(core)
 	var report struct {
-		Core    string `json:"blas_core"`
-		Threads int    `json:"threads"`
+		BLAS struct {
+			Core string `json:"core"`
+		} `json:"blas"`
+		Threads int `json:"threads"`
 	}
 	check(json.Unmarshal(lastLine(run(cmd)), &report))
 	if report.Threads != threads {
@@ -132,7 +134,7 @@ func runPeer(python, peer, tmp string, c config, core string, threads int) ([]pe
 	b, err := os.ReadFile(stats)
 	check(err)
 	check(json.Unmarshal(b, &numpy))
-	return numpy, report.Core
+	return numpy, report.BLAS.Core
 }
 
 // blasEnv is this process's environment with OPENBLAS_CORETYPE set to core,

@@ -44,14 +44,25 @@ func engineJob(w, d int, n int64) job {
 			gate.Metric{Workload: wl, Name: vsNumpy, Unit: "×", Kind: gate.Speed, Better: gate.Higher},
 			gate.Metric{Workload: wl, Name: vsBase, Unit: "×", Kind: gate.Speed, Better: gate.Higher, InRun: true},
 			gate.Metric{Workload: wl, Name: enginePeakRSS, Unit: "MiB", Kind: gate.Memory, Better: gate.Lower},
-			gate.Metric{Workload: wl, Name: allocs, Unit: "per sample", Kind: gate.Work, Better: gate.Lower},
-			gate.Metric{Workload: wl, Name: heapBytes, Unit: "B per sample", Kind: gate.Work, Better: gate.Lower},
+			gate.Metric{Workload: wl, Name: allocs, Unit: "per sample", Kind: gate.Work, Better: gate.Lower, Floor: allocsFloor},
+			gate.Metric{Workload: wl, Name: heapBytes, Unit: "B per sample", Kind: gate.Work, Better: gate.Lower, Floor: heapFloor},
 		)
 	}
-	return job{metrics: ms, run: func(ctx context.Context, o Options, want func(string, string) bool) (map[string][]float64, error) {
+	return job{metrics: ms, run: func(ctx context.Context, o Options, want func(string, string) bool) (measured, error) {
 		return runEngines(ctx, o, want, w, d, n)
 	}}
 }
+
+// The engines' hot loops allocate (next to) nothing, so their marginal
+// counts per sample are mostly what the runtime does on the side: a
+// sync.Pool buffer taken afresh when the goroutine ran on another P, a
+// checkpoint more or less in the warm-up. A change smaller than these floors
+// is that noise; an allocation per block of rows (a pad of 12 KiB per 192
+// rows is 64 B per sample and layer) is far above them.
+const (
+	allocsFloor = 0.001 // allocations per sample
+	heapFloor   = 1     // bytes per sample
+)
 
 // step is one timed child run of an engine round.
 type step struct {
@@ -64,13 +75,13 @@ type step struct {
 // its own process; odd rounds run them in reverse order, so a machine that
 // slows down or speeds up during a round favours neither side (A B B A).
 // Each ratio is formed within one round, and the gate takes their median.
-func runEngines(ctx context.Context, o Options, want func(string, string) bool, w, d int, n int64) (map[string][]float64, error) {
-	out := map[string][]float64{}
+func runEngines(ctx context.Context, o Options, want func(string, string) bool, w, d int, n int64) (measured, error) {
+	out := measured{values: map[string][]float64{}, peers: map[string]string{}}
 	add := func(s bakeapi.Sampler, name string, v float64) {
 		k := gate.Metric{Workload: engineWorkload(s, w, d), Name: name}.Key()
-		out[k] = append(out[k], v)
+		out.values[k] = append(out.values[k], v)
 	}
-	peer := 0.0
+	peer, peerBLAS := 0.0, ""
 	cur, ref := map[bakeapi.Sampler]float64{}, map[bakeapi.Sampler]float64{}
 	var steps []step
 	wantAny := func(name string) bool {
@@ -86,7 +97,7 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 			if r.CPUSeconds <= 0 {
 				return 0, fmt.Errorf("%s reported no cpu_seconds", script)
 			}
-			peer = float64(r.Config.NSamples) / r.CPUSeconds
+			peer, peerBLAS = float64(r.Config.NSamples)/r.CPUSeconds, r.BLAS
 			return peer, nil
 		}})
 	}
@@ -95,7 +106,7 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 		needCur := slices.ContainsFunc([]string{vsNumpy, vsBase, enginePeakRSS, allocs, heapBytes}, func(name string) bool { return want(wl, name) })
 		if needCur {
 			steps = append(steps, step{"this build " + string(s), func(ctx context.Context) (float64, error) {
-				rep, rss, err := probeChild(ctx, o.Self, s, w, d, n)
+				rep, rss, err := probeChild(ctx, o.Self, s, w, d, n, o.SlowDown)
 				if err != nil {
 					return 0, err
 				}
@@ -116,7 +127,7 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 		}
 		if want(wl, vsBase) {
 			steps = append(steps, step{"baseline build " + string(s), func(ctx context.Context) (float64, error) {
-				rep, _, err := probeChild(ctx, o.Ref, s, w, d, n)
+				rep, _, err := probeChild(ctx, o.Ref, s, w, d, n, 0)
 				if err != nil {
 					return 0, err
 				}
@@ -133,7 +144,7 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 		for _, st := range order {
 			thr, err := st.run(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("%s at W=%d D=%d: %w", st.name, w, d, err)
+				return measured{}, fmt.Errorf("%s at W=%d D=%d: %w", st.name, w, d, err)
 			}
 			o.logf("  W=%d D=%d round %d: %-22s %9.0f samples per CPU second", w, d, round+1, st.name, thr)
 		}
@@ -141,6 +152,7 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 			wl := engineWorkload(s, w, d)
 			if want(wl, vsNumpy) {
 				add(s, vsNumpy, cur[s]/peer)
+				out.peers[gate.Metric{Workload: wl, Name: vsNumpy}.Key()] = peerBLAS
 			}
 			if want(wl, vsBase) {
 				add(s, vsBase, cur[s]/ref[s])
@@ -151,10 +163,16 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 }
 
 // probeChild runs `bin probe` for one engine and returns its report and the
-// child's peak RSS in bytes.
-func probeChild(ctx context.Context, bin string, s bakeapi.Sampler, w, d int, n int64) (ProbeReport, float64, error) {
-	c, err := run(ctx, "", nil, bin, "probe", "--sampler", string(s), "--width", strconv.Itoa(w), "--depth", strconv.Itoa(d),
-		"--n-samples", strconv.FormatInt(n, 10), "--threads", strconv.Itoa(engineThreads))
+// child's peak RSS in bytes. slowDown > 0 asks the probe to burn that
+// fraction of its CPU time again (Options.SlowDown; only this tree's build
+// knows the flag).
+func probeChild(ctx context.Context, bin string, s bakeapi.Sampler, w, d int, n int64, slowDown float64) (ProbeReport, float64, error) {
+	args := []string{"probe", "--sampler", string(s), "--width", strconv.Itoa(w), "--depth", strconv.Itoa(d),
+		"--n-samples", strconv.FormatInt(n, 10), "--threads", strconv.Itoa(engineThreads)}
+	if slowDown > 0 {
+		args = append(args, "--slow-down", strconv.FormatFloat(slowDown, 'g', -1, 64))
+	}
+	c, err := run(ctx, "", nil, bin, args...)
 	if err != nil {
 		return ProbeReport{}, 0, err
 	}

@@ -47,23 +47,23 @@ func pipelineJob() job {
 	}
 	return job{
 		metrics: []gate.Metric{m(sliceRSS, "MiB", gate.Memory), m(mergeRSS, "MiB", gate.Memory), m(combineRSS, "MiB", gate.Memory), m(dataSize, "MiB", gate.Work)},
-		run: func(ctx context.Context, o Options, _ func(string, string) bool) (map[string][]float64, error) {
+		run: func(ctx context.Context, o Options, _ func(string, string) bool) (measured, error) {
 			out := map[string][]float64{}
 			wb, err := o.build(ctx, "whestbake", starterPkg)
 			if err != nil {
-				return nil, err
+				return measured{}, err
 			}
 			for i := range o.Runs {
 				r, err := runPipeline(ctx, o, wb, filepath.Join(o.Dir, fmt.Sprintf("pipeline-%d", i)))
 				if err != nil {
-					return nil, err
+					return measured{}, err
 				}
 				for name, v := range r {
 					k := gate.Metric{Workload: pipeWorkload, Name: name}.Key()
 					out[k] = append(out[k], v)
 				}
 			}
-			return out, nil
+			return measured{values: out}, nil
 		},
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/cputime"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
@@ -29,11 +29,20 @@ type ProbeReport struct {
 // pays once-only costs and the marginal counts see every further chunk.
 const warmSamples = 1024
 
+// ProbeOptions say how a probe runs its engine.
+type ProbeOptions struct {
+	Threads int
+	// SlowDown, when positive, burns that fraction of the timed bake's CPU
+	// time again before the clock stops, allocating nothing: a slowed build
+	// on demand (Options.SlowDown).
+	SlowDown float64
+}
+
 // Probe bakes one MLP of spec on the CPU engine twice, a warm-up of
 // warmSamples and the timed bake of spec.NSamples, with a progress callback
 // that does nothing (a bake always passes one, and the engine builds each
 // step's checkpoint for it).
-func Probe(ctx context.Context, spec bakeapi.Spec, threads int) (ProbeReport, error) {
+func Probe(ctx context.Context, spec bakeapi.Spec, po ProbeOptions) (ProbeReport, error) {
 	if spec.NSamples <= warmSamples {
 		return ProbeReport{}, fmt.Errorf("probe: --n-samples %d must exceed the warm-up's %d", spec.NSamples, warmSamples)
 	}
@@ -42,7 +51,7 @@ func Probe(ctx context.Context, spec bakeapi.Spec, threads int) (ProbeReport, er
 	if err != nil {
 		return ProbeReport{}, err
 	}
-	job := gpuengine.Job{Weights: w, Sample: st.Sample, Threads: threads}
+	job := gpuengine.Job{Weights: w, Sample: st.Sample, Threads: po.Threads}
 	eng := gpuengine.CPU{}
 	bake := func(n int64) (mallocs, bytes uint64, err error) {
 		s := spec
@@ -59,25 +68,26 @@ func Probe(ctx context.Context, spec bakeapi.Spec, threads int) (ProbeReport, er
 	}
 	cpu0, start := cpuTime(), time.Now()
 	allocs, bytes, err := bake(spec.NSamples)
-	wall, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
 	if err != nil {
 		return ProbeReport{}, err
 	}
+	if po.SlowDown > 0 {
+		burn(cpu0 + (1+po.SlowDown)*(cpuTime()-cpu0))
+	}
+	wall, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
 	extra := float64(spec.NSamples - warmSamples)
 	return ProbeReport{Samples: spec.NSamples, CPUSeconds: cpu, Seconds: wall,
 		AllocsPerSample: (float64(allocs) - float64(warmAllocs)) / extra,
 		BytesPerSample:  (float64(bytes) - float64(warmBytes)) / extra}, nil
 }
 
-// cpuTime is the user and system time this process has used, all threads.
-// getrusage cannot fail for RUSAGE_SELF; were it to, the 0 makes the parent
-// reject the report (it requires a positive CPU time).
-func cpuTime() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+// burn spins until the process has used until seconds of CPU time.
+func burn(until float64) {
+	for cpuTime() < until {
 	}
-	return tv(ru.Utime) + tv(ru.Stime)
 }
 
-func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+// cpuTime is the user and system time this process has used, all threads,
+// in seconds. Where it cannot be read the 0 makes the parent reject the
+// report (it requires a positive CPU time).
+func cpuTime() float64 { return cputime.Process().Seconds() }

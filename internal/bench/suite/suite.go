@@ -33,6 +33,12 @@ type Options struct {
 	// selects an A/B metric).
 	Self, Ref string
 	AB        bool
+	// SlowDown, when positive, makes this tree's engine probes burn that
+	// fraction of their measured CPU time again inside the timed bake,
+	// allocating nothing: a slowed build on demand, to show that the gate
+	// fails one (benchgate check --demo-slowdown). The A/B reference's
+	// probes never get it.
+	SlowDown float64
 	// EngineReps is how many interleaved rounds each engine shape runs;
 	// Runs is how many times the pipeline and the Temporal bake run.
 	EngineReps, Runs int
@@ -46,17 +52,35 @@ type Options struct {
 // share their numpy peer runs) with the metrics it can report.
 type job struct {
 	metrics []gate.Metric // Values empty
-	// run fills the values of the selected metrics, by Key.
-	run func(ctx context.Context, o Options, want func(workload, name string) bool) (map[string][]float64, error)
+	// run measures the selected metrics.
+	run func(ctx context.Context, o Options, want func(workload, name string) bool) (measured, error)
 }
 
+// measured is what a job's run reports, by metric Key: each metric's
+// repetitions, and for a ratio to a peer what the peer ran on
+// (gate.Metric.Peer).
+type measured struct {
+	values map[string][]float64
+	peers  map[string]string
+}
+
+// EngineShape is a network shape the engine workloads bake, and the samples
+// of one timed bake.
+type EngineShape struct {
+	Width, Depth int
+	Samples      int64
+}
+
+// EngineShapes are the engine workloads' shapes: the W=256 D=8 and
+// a small width where everything outside the forward kernel weighs most.
+var EngineShapes = []EngineShape{{256, 8, 1 << 16}, {64, 4, 1 << 20}}
+
 func jobs() []job {
-	return []job{
-		engineJob(256, 8, 1<<16),
-		engineJob(64, 4, 1<<20),
-		pipelineJob(),
-		temporalJob(),
+	var out []job
+	for _, sh := range EngineShapes {
+		out = append(out, engineJob(sh.Width, sh.Depth, sh.Samples))
 	}
+	return append(out, pipelineJob(), temporalJob())
 }
 
 // Plan lists the metrics a run with o measures, in order.
@@ -93,15 +117,15 @@ func Run(ctx context.Context, o Options) []gate.Metric {
 		want := func(workload, name string) bool {
 			return slices.ContainsFunc(sel, func(m gate.Metric) bool { return m.Workload == workload && m.Name == name })
 		}
-		values, err := j.run(ctx, o, want)
+		got, err := j.run(ctx, o, want)
 		for _, m := range sel {
-			switch v, ok := values[m.Key()]; {
+			switch v, ok := got.values[m.Key()]; {
 			case err != nil:
 				m.Err = err.Error()
 			case !ok:
 				m.Err = "the workload reported no value"
 			default:
-				m.Values = v
+				m.Values, m.Peer = v, got.peers[m.Key()]
 			}
 			out = append(out, m)
 		}

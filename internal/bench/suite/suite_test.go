@@ -101,3 +101,16 @@ func TestChildEnvKeepsOnlyTheKernelCap(t *testing.T) {
 		t.Errorf("child environment:\n%s", env)
 	}
 }
+
+// --demo-slowdown's busy work is CPU time the process really spends, as a
+// slower engine's would be.
+func TestBurnSpendsCPUTime(t *testing.T) {
+	start := cpuTime()
+	if start <= 0 {
+		t.Skip("no process CPU clock on this OS")
+	}
+	burn(start + 0.05)
+	if spent := cpuTime() - start; spent < 0.05 || spent > 0.2 {
+		t.Errorf("burn to +50 ms of CPU time spent %.3f s", spent)
+	}
+}

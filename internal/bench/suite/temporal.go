@@ -62,11 +62,11 @@ type temporalStack struct {
 	env     []string // what every whestbake process needs to reach the stack
 }
 
-func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (map[string][]float64, error) {
+func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (measured, error) {
 	cfgFile := filepath.Join(o.Root, TemporalConfig)
 	cfg, err := settings.Load(cfgFile, nil)
 	if err != nil {
-		return nil, err
+		return measured{}, err
 	}
 	nSlices := 0
 	for _, sp := range cfg.Bake.Splits {
@@ -74,15 +74,15 @@ func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (m
 	}
 	wb, err := o.build(ctx, "whestbake", starterPkg)
 	if err != nil {
-		return nil, err
+		return measured{}, err
 	}
 	worker, err := o.build(ctx, "whestbake-worker", workerPkg)
 	if err != nil {
-		return nil, err
+		return measured{}, err
 	}
 	st, err := startStack(ctx, o, cfg)
 	if err != nil {
-		return nil, err
+		return measured{}, err
 	}
 	defer st.stop()
 
@@ -97,7 +97,7 @@ func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (m
 		st.counter.reset()
 		rss, err := st.bake(ctx, o, wb, worker, cfgFile, id)
 		if err != nil {
-			return nil, err
+			return measured{}, err
 		}
 		events := 0
 		ids := []string{bakeapi.BakeWorkflowID(id)}
@@ -107,7 +107,7 @@ func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (m
 		for _, wid := range ids {
 			n, err := st.historyLength(ctx, wid)
 			if err != nil {
-				return nil, err
+				return measured{}, err
 			}
 			events += n
 		}
@@ -118,7 +118,7 @@ func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (m
 		add(s3Down, float64(st.counter.down.Load())/1024/per)
 		add(workerRSS, rss/mib)
 	}
-	return out, nil
+	return measured{values: out}, nil
 }
 
 func startStack(ctx context.Context, o Options, cfg settings.Config) (*temporalStack, error) {

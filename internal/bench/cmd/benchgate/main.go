@@ -3,6 +3,8 @@
 // `make bench-baseline` runs `benchgate baseline`, `make bench-ci` runs
 // `benchgate check --ci`, and bench/bisect.sh runs it at every commit it
 // visits. `benchgate probe` is the child process that times one engine.
+// `benchgate cpu` (make bench-cpu) measures what docs/benchmarks.md's CPU
+// tables show on the machine at hand: clock, peak, kernel, twin by phase.
 //
 // Exit status: 0 the gate passes; 1 a metric regressed or went missing;
 // 2 usage or setup error (no baseline, a build failed); 3 a workload could
@@ -58,9 +60,10 @@ const ciSpeedMargin = 0.35
 const ciMemoryMargin = 0.5
 
 const usage = `usage:
-  benchgate check    [--baseline FILE] [--only REGEXP] [--ref COMMIT] [--ci] [--margin F] [--speed-margin F] [--save FILE]
+  benchgate check    [--baseline FILE] [--only REGEXP] [--ref COMMIT] [--ci] [--margin F] [--speed-margin F] [--save FILE] [--demo-slowdown F]
   benchgate baseline [--baseline FILE] [--only REGEXP]
   benchgate probe    --sampler philox|numpy --width W --depth D --n-samples N --threads T
+  benchgate cpu      [--rounds N] [--clock-runs N] [--pprof DIR] [--python P]
 
 Run from the module root. See docs/benchmarks.md.
 `
@@ -86,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = baseline(ctx, args[1:], stdout, stderr)
 	case "probe":
 		err = probe(ctx, args[1:], stdout)
+	case "cpu":
+		err = cpuReport(ctx, args[1:], stdout, stderr)
 	default:
 		err = fmt.Errorf("unknown command %q\n%s", args[0], usage)
 	}
@@ -141,11 +146,13 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	var c common
 	c.register(fs)
-	ci := fs.Bool("ci", false, "CI's cheap part: no A/B build, 3 engine rounds, the numpy ratios and peak memory against wide margins")
+	ci := fs.Bool("ci", false, "CI's run: 3 engine rounds, the numpy ratios and peak memory against wide margins")
 	ref := fs.String("ref", "", "commit whose build the A/B runs compare with (default: the last commit that changed the baseline file)")
 	margin := fs.Float64("margin", gate.DefaultMargin, "allowed change for the worse beyond noise")
 	save := fs.String("save", "", "also write this run's figures to this file, as the one entry of a baseline file")
 	speedMargin := fs.Float64("speed-margin", 0, fmt.Sprintf("allowed change of the numpy ratios, which are gated against this machine class's entry only (default: --margin, %g with --ci)", ciSpeedMargin))
+	slowDown := fs.Float64("demo-slowdown", 0, "test only: this tree's engine probes burn this fraction of their CPU time "+
+		"again (0.3: 30 % more), to show the gate failing a slowed build")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -158,7 +165,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 		return 0, err
 	}
 	defer cleanup()
-	o.EngineReps, o.Runs = 5, 1
+	o.EngineReps, o.Runs, o.SlowDown = 5, 1, *slowDown
 	if *ci {
 		o.EngineReps = 3
 	}
@@ -189,7 +196,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	if *ci {
 		gopts.MemoryMargin = ciMemoryMargin
 	}
-	o.AB = !*ci
+	// The A/B ratio runs everywhere, CI included: both builds run on the
+	// machine at hand, so it gates speed on a class without an entry too.
+	o.AB = true
 	plan := suite.Plan(o)
 	if len(plan) == 0 {
 		return 0, fmt.Errorf("--only %q selects no metric", c.only)
@@ -197,16 +206,31 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	if refs.Same == nil && !slices.ContainsFunc(plan, func(m gate.Metric) bool { return !m.DependsOnCPU() }) {
 		return 0, fmt.Errorf("--only %q selects only ratios to the numpy peer, and %s has no entry for %s: nothing would be gated (record one with benchgate baseline)", c.only, c.baseline, class)
 	}
+	var abErr error
 	if o.AB = slices.ContainsFunc(plan, func(m gate.Metric) bool { return m.InRun }); o.AB {
-		if o.Ref, err = refBuild(ctx, o, c.baseline, *ref, stdout); err != nil {
-			return 0, err
+		if o.Ref, abErr = refBuild(ctx, o, c.baseline, *ref, stdout); abErr != nil {
+			// Everything else is still measured; the A/B rows fail with
+			// the reason, so a build that was not raced never passes.
+			fmt.Fprintf(stdout, "A/B:      FAILED: %v\n", abErr)
+			o.AB = false
 		}
+	}
+	if *slowDown > 0 {
+		fmt.Fprintf(stdout, "demo:     this tree's engine probes burn %.0f %% more CPU time (--demo-slowdown)\n", 100**slowDown)
 	}
 	fmt.Fprintln(stdout)
 	start := time.Now()
 	metrics := suite.Run(ctx, o)
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if abErr != nil {
+		for _, m := range plan {
+			if m.InRun {
+				m.Err = "the A/B reference could not be built: " + abErr.Error()
+				metrics = append(metrics, m)
+			}
+		}
 	}
 	if *save != "" {
 		run := gate.File{Baselines: []gate.Baseline{{Class: class, Machine: machine, Commit: "this tree", Date: now(), Metrics: metrics}}}
@@ -282,27 +306,69 @@ func hasVerdict(r gate.Report, vs ...gate.Verdict) bool {
 
 // refBuild builds the suite's program at the A/B reference commit: ref, or
 // by default the last commit that changed the baseline file, so a commit
-// that re-records the baseline also moves the reference to itself.
+// that re-records the baseline also moves the reference to itself. It fails,
+// saying how to fix it, where that commit cannot be had: no Git history
+// (a source tarball), a shallow clone whose history stops before the
+// baseline's last change (the boundary commit would look like that change),
+// a ref this clone lacks, or a commit that does not build the suite.
 func refBuild(ctx context.Context, o suite.Options, baselineFile, ref string, stdout io.Writer) (string, error) {
-	if ref == "" {
-		var err error
-		if ref, err = suite.Git(ctx, o.Root, "log", "-1", "--format=%H", "--", baselineFile); err != nil {
-			return "", err
-		}
-		if ref == "" {
-			return "", fmt.Errorf("%s has never been committed: commit it, or name the A/B reference with --ref", baselineFile)
-		}
-		if _, err := suite.Git(ctx, o.Root, "diff", "--quiet", "HEAD", "--", baselineFile); err != nil {
-			fmt.Fprintf(stdout, "          %s has uncommitted changes; the A/B reference stays the last commit that changed it\n", baselineFile)
-		}
-	}
-	commit, err := suite.Git(ctx, o.Root, "rev-parse", "--verify", ref+"^{commit}")
+	commit, err := refCommit(ctx, o.Root, baselineFile, ref, stdout)
 	if err != nil {
 		return "", err
 	}
 	fmt.Fprintf(stdout, "A/B:      this tree against a build of %s\n", commit)
 	fmt.Fprintf(o.Log, "building the A/B reference %s\n", commit)
 	return suite.BuildRef(ctx, o.Root, commit, o.Dir)
+}
+
+// refCommit resolves refBuild's reference commit in the repository at root.
+func refCommit(ctx context.Context, root, baselineFile, ref string, stdout io.Writer) (string, error) {
+	const fix = "fetch the history (git fetch --unshallow, or a clone without --depth) " +
+		"or name the reference (--ref COMMIT; make bench-ci REF=COMMIT)"
+	if ref == "" {
+		var err error
+		if ref, err = suite.Git(ctx, root, "log", "-1", "--format=%H", "--", baselineFile); err != nil {
+			return "", fmt.Errorf("%v: the last commit that changed %s is the reference, and it takes the Git history; %s",
+				err, baselineFile, fix)
+		}
+		if ref == "" {
+			return "", fmt.Errorf("%s has never been committed: commit it, or name the A/B reference with --ref", baselineFile)
+		}
+		if cut, err := shallowBoundary(ctx, root, ref); err != nil {
+			return "", err
+		} else if cut {
+			return "", fmt.Errorf("this clone is shallow and its history stops at %s, "+
+				"so the last commit that changed %s is not known; %s", ref, baselineFile, fix)
+		}
+		if _, err := suite.Git(ctx, root, "diff", "--quiet", "HEAD", "--", baselineFile); err != nil {
+			fmt.Fprintf(stdout, "          %s has uncommitted changes; the A/B reference stays the last commit that changed it\n", baselineFile)
+		}
+	}
+	commit, err := suite.Git(ctx, root, "rev-parse", "--verify", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("the reference %s is not a commit of this clone (%v); %s", ref, err, fix)
+	}
+	return commit, nil
+}
+
+// shallowBoundary reports whether commit is where a shallow clone's history
+// is cut off: Git shows such a commit as adding every file it has.
+func shallowBoundary(ctx context.Context, root, commit string) (bool, error) {
+	if out, err := suite.Git(ctx, root, "rev-parse", "--is-shallow-repository"); err != nil || out != "true" {
+		return false, err
+	}
+	path, err := suite.Git(ctx, root, "rev-parse", "--git-path", "shallow")
+	if err != nil {
+		return false, err
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("a shallow clone without its list of cut-off commits: %w", err)
+	}
+	return slices.Contains(strings.Fields(string(b)), commit), nil
 }
 
 func baseline(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -436,6 +502,7 @@ func probe(ctx context.Context, args []string, stdout io.Writer) error {
 	d := fs.Int("depth", 8, "depth")
 	n := fs.Int64("n-samples", 1<<16, "samples of the timed bake")
 	threads := fs.Int("threads", 1, "engine threads")
+	slowDown := fs.Float64("slow-down", 0, "test only: burn this fraction of the timed bake's CPU time again (check --demo-slowdown)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -446,7 +513,7 @@ func probe(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	rep, err := suite.Probe(ctx, spec, *threads)
+	rep, err := suite.Probe(ctx, spec, suite.ProbeOptions{Threads: *threads, SlowDown: *slowDown})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package cputime
+
+const haveChain = false
+
+func addChain(loops int) int { return 0 }
