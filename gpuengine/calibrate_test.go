@@ -17,7 +17,8 @@ func TestProjectIsLinear(t *testing.T) {
 
 func TestCalibrationSamples(t *testing.T) {
 	// 1e6 samples/s, 3 s, 3 MLPs: 1e6 each, rounded down to the tile.
-	if got := calibrationSamples(1_000_000, time.Second, 3*time.Second, 3, 1<<40); got != 1_000_000/32*32 {
+	got := calibrationSamples(1_000_000, time.Second, 3*time.Second, 3, 1<<40)
+	if got != 1_000_000/32*32 {
 		t.Errorf("got %d", got)
 	}
 	if got := calibrationSamples(1<<14, time.Second, time.Millisecond, 3, 1<<40); got != 1<<14 {

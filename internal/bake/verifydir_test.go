@@ -128,7 +128,8 @@ func TestVerifyDatasetSplitInfo(t *testing.T) {
 		in.Spec.Sampler, in.Spec.Dot = bakeapi.SamplerNumpy, bakeapi.DotFMA
 		in.Split = "dev"
 	})
-	for dot, want := range map[string]bakeapi.DotProduct{"": bakeapi.DotFMA, "muladd": bakeapi.DotMulAdd} {
+	dots := map[string]bakeapi.DotProduct{"": bakeapi.DotFMA, "muladd": bakeapi.DotMulAdd}
+	for dot, want := range dots {
 		out, _, _ := verify(t, bake.VerifyInput{Dataset: d, K: 1, Split: "dev", Dot: dot})
 		if len(out.Splits) != 1 || out.Splits[0].Name != "dev" || out.Splits[0].Info.Spec.Dot != want {
 			t.Errorf("dot %q: %+v, want one split dev recomputed with %s", dot, out.Splits, want)

@@ -84,7 +84,9 @@ func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
 
 // printCalibration prints the device and the table of the warm-up, the
 // calibration run and the projected full bake.
-func printCalibration(out io.Writer, desc gpuengine.Description, f calibrateFlags, m gpuengine.Calibration) error {
+func printCalibration(out io.Writer, desc gpuengine.Description, f calibrateFlags,
+	m gpuengine.Calibration,
+) error {
 	full := m.Project(f.nMLPs, f.nSamples)
 	fmt.Fprintf(out, "whestbake calibrate: %s, %s (%s), %d threads, %d×%d\n\n", desc.Device, desc.DeviceName, desc.Kernel, f.threads, f.width, f.depth)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -153,8 +153,9 @@ func TestDownload(t *testing.T) {
 	}
 	for prefix, want := range map[string]string{
 		"releases/demo/damaged": "the copy in S3 is damaged, nothing was written to",
-		"releases/demo/missing": "has no manifest.json: it is not a release, or the bake has not finished",
-		"releases/demo/empty":   "lists no files",
+		"releases/demo/missing": "has no manifest.json: it is not a release, " +
+			"or the bake has not finished",
+		"releases/demo/empty": "lists no files",
 	} {
 		out := filepath.Join(parent, path.Base(prefix))
 		if _, err := download(prefix, out); err == nil || !strings.Contains(err.Error(), want) {
