@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hostinfo"
-	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -143,72 +141,56 @@ func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
 	if f.slice != "" && f.mlpRange != "" {
 		return bake.Plan{}, cmdline.Usagef("use either --mlp-range or --slice, not both")
 	}
-	if f.seedsFile != "" && cmd.Flags().Changed("seed") {
+	fs := cmd.Flags()
+	if f.seedsFile != "" && fs.Changed("seed") {
 		return bake.Plan{}, cmdline.Usagef("use either --mlp-seeds or --seed, not both")
 	}
-	plan := bake.Plan{
+	var rootSeed *int64
+	if fs.Changed("seed") {
+		rootSeed = &f.seed
+	}
+	plan, err := bake.PlanLocal(bake.LocalInput{
 		NMLPs:  int(f.nMLPs),
 		Split:  f.split,
 		Config: f.config,
-		Spec: bake.NormalizeSpec(bakeapi.Spec{
-			Width:     int(f.width),
-			Depth:     int(f.depth),
-			NSamples:  f.nSamples,
-			Sampler:   bakeapi.Sampler(f.sampler),
-			ChunkSize: int(f.chunk),
-			Dot:       bakeapi.DotProduct(f.dot),
-		}),
+		Spec: bakeapi.Spec{
+			Width:        int(f.width),
+			Depth:        int(f.depth),
+			NSamples:     f.nSamples,
+			Sampler:      bakeapi.Sampler(f.sampler),
+			ChunkSize:    int(f.chunk),
+			Dot:          bakeapi.DotProduct(f.dot),
+			SeedProtocol: bakeapi.SeedProtocol(f.seedProtocol),
+			Salt:         bakeapi.Salt{Withhold: f.withholdSalt, ID: f.saltID},
+		},
+		SaltHex:     f.seedSalt,
+		Sliced:      fs.Changed("slice") || fs.Changed("mlp-range"),
+		Slice:       f.slice,
+		MLPRange:    f.mlpRange,
+		SeedsFile:   f.seedsFile,
+		RootSeed:    rootSeed,
+		Threads:     int(f.threads),
+		MemoryLimit: func() (int64, error) { return memoryLimit(f.maxMemory) },
+		Output:      f.output,
+		Names:       flagOf,
+	})
+	if errors.As(err, new(bake.SettingsError)) {
+		return bake.Plan{}, cmdline.Usage(err)
 	}
-	if err := bakeSalt(cmd, f, &plan); err != nil {
-		return bake.Plan{}, err
-	}
-	if err := plan.ValidateSettings(); err != nil {
-		return bake.Plan{}, cmdline.Usage(bakeapi.Rename(err, flagOf))
-	}
-	if err := checkBakeMemory(plan.Spec, f); err != nil {
-		return bake.Plan{}, err
-	}
-	if err := dataset.CheckOutputFree(f.output); err != nil {
-		return bake.Plan{}, err
-	}
-	n := plan.NMLPs
-	rng := bakeapi.Range{Start: 0, End: n}
-	var err error
-	switch {
-	case f.slice != "":
-		rng, err = bake.ParseSlice(f.slice, n)
-	case f.mlpRange != "":
-		rng, err = bake.ParseMLPRange(f.mlpRange, n)
-	}
-	if err != nil {
-		return bake.Plan{}, cmdline.Usage(bakeapi.Rename(err, flagOf))
-	}
-	sf, err := loadSeeds(cmd, f, n)
-	if err != nil {
-		return bake.Plan{}, err
-	}
-	plan.Range, plan.Seeds = rng, sf
-	if err := plan.Validate(); err != nil {
-		return bake.Plan{}, bakeapi.Rename(err, flagOf)
-	}
-	return plan, nil
+	return plan, err
 }
 
-// checkBakeMemory refuses a shape whose rows would not fit in --max-memory
-// (default: the cgroup limit, else physical memory).
-func checkBakeMemory(spec bakeapi.Spec, f bakeFlags) error {
-	limit := hostinfo.MemoryLimit()
-	if f.maxMemory != "" {
-		n, err := settings.ParseByteSize(f.maxMemory)
-		if err != nil {
-			return cmdline.Usagef("--max-memory: %v", err)
-		}
-		limit = n
+// memoryLimit is --max-memory, by default the cgroup limit, else physical
+// memory.
+func memoryLimit(maxMemory string) (int64, error) {
+	if maxMemory == "" {
+		return hostinfo.MemoryLimit(), nil
 	}
-	if err := bake.CheckMemory(spec, int(f.threads), limit); err != nil {
-		return fmt.Errorf("%w (--max-memory sets the limit)", err)
+	n, err := settings.ParseByteSize(maxMemory)
+	if err != nil {
+		return 0, cmdline.Usagef("--max-memory: %v", err)
 	}
-	return nil
+	return n, nil
 }
 
 func runBake(cmd *cobra.Command, f bakeFlags) error {
@@ -218,11 +200,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		return err
 	}
 	rng, sf, n := plan.Range, plan.Seeds, plan.NMLPs
-	device := f.device
-	if device == gpuengine.DeviceAuto && !gpuengine.DefaultRates.PreferGPU(int(f.width), int(f.depth), int64(rng.Len()), f.nSamples, int(f.threads)) {
-		device = gpuengine.DeviceCPU // too little work to repay the GPU's start-up (gpuengine/cost.go)
-	}
-	eng, err := gpuengine.Open(device, plan.Spec.Sampler)
+	eng, err := bake.OpenEngine(f.device, plan, int(f.threads))
 	if err != nil {
 		return bakeapi.Rename(err, flagOf)
 	}
@@ -237,11 +215,12 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	start := time.Now()
 	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", "samples", int64(rng.Len())*f.nSamples)
-	md := bake.Metadata(plan, eng.Describe(), time.Now())
-	ids := bake.Identities(sf.Seeds, plan.Salt)
-	err = dataset.WriteDirStream(f.output, md, plan.Spec, func(write func(dataset.Row) error) error {
-		baker := bake.Baker{Engine: eng, Spec: plan.Spec, Threads: int(f.threads), Progress: bar.Add}
-		return baker.Stream(cmd.Context(), ids, rng, write)
+	err = bake.WriteDir(cmd.Context(), bake.WriteInput{
+		Plan:     plan,
+		Engine:   eng,
+		Threads:  int(f.threads),
+		Progress: bar.Add,
+		Output:   f.output,
 	})
 	bar.Finish()
 	if err != nil {
@@ -252,81 +231,6 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		fmt.Fprintf(out, "tip: this is a partial (MLPs [%d, %d) of %d); merge all slices with `whestbake dataset merge <partials> --output <dir>`\n", rng.Start, rng.End, n)
 	}
 	return nil
-}
-
-// bakeSalt puts the seed protocol and the salt into plan, as whestbench's
-// resolve_bake_salt does: an explicit salt wins; a sliced 4.0 bake must have
-// one, since its slices have to share it; otherwise one is generated. A
-// withheld salt comes from dataset.SaltEnv only, so it never stands on a
-// command line (ps, shell history), and is never generated, since nobody
-// could recover it. Under another protocol the salt flags only reach the
-// declaration, where bakeapi's validator refuses them.
-func bakeSalt(cmd *cobra.Command, f bakeFlags, plan *bake.Plan) error {
-	plan.Spec.SeedProtocol = bakeapi.SeedProtocol(f.seedProtocol)
-	var salt seeds.Salt
-	if f.seedSalt != "" {
-		s, err := bake.ParseBakeSalt(f.seedSalt)
-		if err != nil {
-			return cmdline.Usagef("--seed-salt %v", err)
-		}
-		salt = s
-	}
-	if plan.Spec.Protocol() == bakeapi.SeedProtocolV4 {
-		sliced := cmd.Flags().Changed("slice") || cmd.Flags().Changed("mlp-range")
-		switch {
-		case f.withholdSalt && !salt.IsZero():
-			return cmdline.Usagef("--withhold-salt takes the salt from %s only, not from --seed-salt (nor WHESTBAKE_SEED_SALT or a config file): "+
-				"a withheld salt must not stand on a command line, where ps and the shell history see it, nor in a file", dataset.SaltEnv)
-		case !salt.IsZero():
-		case f.withholdSalt:
-			s, err := bake.EnvSalt(os.Getenv)
-			if errors.Is(err, bake.ErrSaltUnset) {
-				return cmdline.Usagef("--withhold-salt takes the salt from %s, which is not set: a withheld salt is never generated, "+
-					"since nobody could recover it; make one (`openssl rand -hex %d`), keep it safe and export it", dataset.SaltEnv, seeds.SaltBytes)
-			}
-			if err != nil {
-				return cmdline.Usage(err)
-			}
-			salt = s
-		case sliced:
-			return cmdline.Usagef("a sliced seed protocol 4.0 bake (--slice or --mlp-range) needs --seed-salt: every slice must derive "+
-				"seeds and names from the same salt; make one (`openssl rand -hex %d`) and pass it to every slice", seeds.SaltBytes)
-		default:
-			salt = seeds.GenerateSalt()
-		}
-		plan.Salt = salt
-	}
-	plan.Spec.Salt = bakeapi.Salt{Withhold: f.withholdSalt, ID: f.saltID}
-	if !salt.IsZero() {
-		plan.Spec.Salt.SHA256 = salt.Digest()
-	}
-	return nil
-}
-
-// loadSeeds reads --mlp-seeds, derives from --seed, or draws from OS entropy.
-func loadSeeds(cmd *cobra.Command, f bakeFlags, n int) (bake.SeedFile, error) {
-	if f.seedsFile != "" {
-		data, err := bake.ReadSeedsFile(f.seedsFile, n)
-		if err != nil {
-			return bake.SeedFile{}, fmt.Errorf("cannot read --mlp-seeds file: %v", err)
-		}
-		return bake.ParseSeeds(f.seedsFile, data, n)
-	}
-	var sp *uint64
-	if cmd.Flags().Changed("seed") {
-		if f.seed < 0 {
-			return bake.SeedFile{}, fmt.Errorf("--seed must be a non-negative integer, got %d", f.seed)
-		}
-		u := uint64(f.seed)
-		sp = &u
-	}
-	list, err := seeds.GenerateInputSeeds(n, sp)
-	if err != nil {
-		return bake.SeedFile{}, err
-	}
-	sf := bake.FromSeeds(list)
-	sf.Generated = sp == nil
-	return sf, nil
 }
 
 // flagOf names a bakeapi field as the flag that sets it: the flags are named

@@ -4,29 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestProjectIsLinear(t *testing.T) {
-	// 3 MLPs × 1e6 samples in 1 s → 10 MLPs × 1e9 samples in 10000/3 s.
-	got := project(time.Second, 3, 1_000_000, 10, 1_000_000_000)
-	if want := 10_000 * time.Second / 3; (got - want).Abs() > time.Millisecond {
-		t.Errorf("project = %v, want %v", got, want)
-	}
-}
-
-func TestCalibrationSamples(t *testing.T) {
-	// 1e6 samples/s, 3 s, 3 MLPs: 1e6 each, rounded down to the tile.
-	if got := calibrationSamples(1_000_000, time.Second, 3*time.Second, 3, 1<<40); got != 1_000_000/32*32 {
-		t.Errorf("got %d", got)
-	}
-	if got := calibrationSamples(1<<14, time.Second, time.Millisecond, 3, 1<<40); got != 1<<14 {
-		t.Errorf("never below the probe: got %d", got)
-	}
-	if got := calibrationSamples(1<<14, time.Microsecond, time.Hour, 1, 5000); got != 5000 {
-		t.Errorf("never above the bake: got %d", got)
-	}
-}
 
 // A bake far below the crossover (4e4 MLP·samples at 8×2; the H100's measured rates put
 // it above 1e6 even against one slow thread) stays on the CPU.

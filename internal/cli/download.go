@@ -1,27 +1,23 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/keys"
-	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/preflight"
+	"github.com/whestbake/whestbake/internal/release"
 	"github.com/whestbake/whestbake/internal/settings"
-	"github.com/whestbake/whestbake/internal/store"
 )
 
 func newDownloadCmd() *cobra.Command {
@@ -68,16 +64,21 @@ out; an existing --output is refused.`,
 			if err != nil {
 				return err
 			}
-			m, err := download(cmd.Context(), cfg, bucket, prefix, output)
+			if err := preflight.Store(cfg); err != nil {
+				return err
+			}
+			res, err := release.Download(cmd.Context(), release.DownloadInput{
+				Store:  cfg.StoreConfig(),
+				Bucket: bucket,
+				Prefix: prefix,
+				Output: output,
+				Names:  flagOf,
+			})
 			if err != nil {
 				return err
 			}
-			var size int64
-			for _, f := range m.Files {
-				size += f.Size
-			}
 			fmt.Fprintf(cmd.OutOrStdout(), "✓ Downloaded s3://%s/%s → %s: %d files, %s, every sha256 matches the manifest\n",
-				bucket, prefix, output, len(m.Files), bake.FormatBytes(size))
+				bucket, prefix, output, res.Files, bake.FormatBytes(res.Bytes))
 			return nil
 		},
 	}
@@ -180,65 +181,4 @@ func downloadSource(src string, cfg settings.Config) (bucket, prefix string, err
 		return "", "", cmdline.Usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG, with a path after the bucket", src)
 	}
 	return bucket, prefix, nil
-}
-
-// download fetches the directory at prefix into output, verifying every file.
-func download(ctx context.Context, cfg settings.Config, bucket, prefix, output string) (manifest.Manifest, error) {
-	var m manifest.Manifest
-	if err := preflight.Store(cfg); err != nil {
-		return m, err
-	}
-	if err := dataset.CheckOutputFree(output); err != nil {
-		return m, err
-	}
-	st, err := store.Open(ctx, cfg.StoreConfig(), bucket)
-	if err != nil {
-		return m, err
-	}
-	m, _, err = manifest.Read(ctx, st, prefix)
-	if errors.Is(err, store.ErrNotFound) {
-		return m, fmt.Errorf("s3://%s/%s has no manifest.json: it is not a release, or the bake has not finished (check `whestbake status ID`)", bucket, prefix)
-	}
-	if err == nil && len(m.Files) == 0 {
-		err = fmt.Errorf("%w: %s lists no files", manifest.ErrMalformed, keys.Manifest(prefix))
-	}
-	if err != nil {
-		return m, fmt.Errorf("s3://%s: %w", bucket, err)
-	}
-	abs, err := filepath.Abs(output)
-	if err != nil {
-		return m, err
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return m, fmt.Errorf("cannot create the parent of --output: %w", err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".download-*")
-	if err != nil {
-		return m, fmt.Errorf("cannot create a directory beside --output: %w", err)
-	}
-	defer os.RemoveAll(tmp) // a no-op after the rename
-	if err := manifest.Fetch(ctx, st, prefix, m, tmp); err != nil {
-		if errors.Is(err, manifest.ErrMismatch) || errors.Is(err, manifest.ErrUnsafePath) {
-			return m, fmt.Errorf("s3://%s: %w; the copy in S3 is damaged, nothing was written to %s", bucket, err, output)
-		}
-		return m, err
-	}
-	// The store writes private temp files and MkdirTemp makes a private directory.
-	for _, f := range m.Files {
-		if err := os.Chmod(filepath.Join(tmp, filepath.FromSlash(f.Path)), 0o644); err != nil {
-			return m, err
-		}
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return m, err
-	}
-	// Every file matches the manifest; the prepared tree must also match
-	// the parquet files, which whestbench's loader would read it for.
-	if err := dataset.CheckPrepared(tmp); err != nil {
-		return m, fmt.Errorf("s3://%s/%s: %w; nothing was written to %s", bucket, prefix, err, output)
-	}
-	if err := os.Rename(tmp, abs); err != nil {
-		return m, fmt.Errorf("moving the download into %s: %w", output, err)
-	}
-	return m, nil
 }

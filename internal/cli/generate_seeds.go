@@ -10,7 +10,6 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
-	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 func newGenerateSeedsCmd() *cobra.Command {
@@ -25,17 +24,13 @@ func newGenerateSeedsCmd() *cobra.Command {
 			if !cmd.Flags().Changed("n-mlps") {
 				return cmdline.Usagef("--n-mlps is required")
 			}
-			var sp *uint64
+			var root *int64
 			if cmd.Flags().Changed("seed") {
-				if seed < 0 {
-					return fmt.Errorf("--seed must be a non-negative integer, got %d", seed)
-				}
-				u := uint64(seed)
-				sp = &u
+				root = &seed
 			}
-			list, err := seeds.GenerateInputSeeds(int(n), sp)
+			list, err := bake.DrawSeeds(int(n), root)
 			if err != nil {
-				return err
+				return bakeapi.Rename(err, flagOf)
 			}
 			data := bake.EncodeSeeds(list)
 			if output == "" || output == "-" {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
@@ -82,17 +81,8 @@ func runUpload(cmd *cobra.Command, dir string, f uploadFlags) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	// Nothing is published that inspect would refuse (a partial, a
-	// truncated shard, an edited footer, a prepared tree unlike the
-	// parquet files), nor what datasets or whestbench could not load.
-	d, err := dataset.Open(dir, false)
+	files, left, err := hub.DatasetFiles(cmd.Context(), dir, f.opts.Repo)
 	if err != nil {
-		return err
-	}
-	if err := d.Info.CheckLoadable(); err != nil {
-		return err
-	}
-	if err := d.ScanPrepared(nil); err != nil {
 		return err
 	}
 	token, err := hub.Token(f.tokenFile, os.Getenv)
@@ -101,13 +91,6 @@ func runUpload(cmd *cobra.Command, dir string, f uploadFlags) error {
 	}
 	c, err := hub.New(f.endpoint, token)
 	if err != nil {
-		return err
-	}
-	files, left, err := hub.DirFiles(dir, dataset.IsDatasetFile)
-	if err != nil {
-		return err
-	}
-	if files, err = hub.WithCard(cmd.Context(), files, f.opts.Repo); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()

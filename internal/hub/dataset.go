@@ -109,3 +109,28 @@ func index(files []File, path string) int {
 	}
 	return -1
 }
+
+// DatasetFiles are the files of the dataset directory dir to push to repo,
+// README.md re-rendered for it (WithCard), and the files of dir that are not
+// the dataset's and stay behind (a token file, hidden files, notes). First
+// dir is checked as `dataset inspect` checks it (every row, the prepared
+// tree against them) and as datasets and whestbench load it: nothing is
+// published that they would refuse.
+func DatasetFiles(ctx context.Context, dir, repo string) (files []File, left []string, err error) {
+	d, err := dataset.Open(dir, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := d.Info.CheckLoadable(); err != nil {
+		return nil, nil, err
+	}
+	if err := d.ScanPrepared(nil); err != nil {
+		return nil, nil, err
+	}
+	files, left, err = DirFiles(dir, dataset.IsDatasetFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err = WithCard(ctx, files, repo)
+	return files, left, err
+}

@@ -66,3 +66,23 @@ func TestImportRules(t *testing.T) {
 		}
 	}
 }
+
+// application are the packages the command line calls (import rule 11).
+var application = []string{"internal/bake", "internal/release", "internal/hub", "internal/compare",
+	"internal/report", "internal/devstack", "internal/settings/migrate", "gpuengine"}
+
+// The application under the command line knows no command: the CLI turns
+// flags into its inputs and its outputs into text, and decides which of
+// its errors are usage errors.
+func TestApplicationKnowsNoCommand(t *testing.T) {
+	command := []string{module + "internal/cli", module + "internal/cmdline", "github.com/spf13/cobra"}
+	for _, pkg := range application {
+		for _, dep := range deps(t, pkg) {
+			for _, c := range command {
+				if dep == c || strings.HasPrefix(dep, c+"/") {
+					t.Errorf("%s depends on %s: an application package knows no command", pkg, dep)
+				}
+			}
+		}
+	}
+}

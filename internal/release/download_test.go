@@ -1,0 +1,168 @@
+package release_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
+	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/release"
+	"github.com/whestbake/whestbake/internal/store"
+)
+
+// bakeDataset writes a small complete dataset into a new directory.
+func bakeDataset(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "src")
+	p, err := bake.PlanLocal(bake.LocalInput{
+		NMLPs:  3,
+		Split:  "public",
+		Config: "default",
+		Spec: bakeapi.Spec{
+			Width:    4,
+			Depth:    2,
+			NSamples: 64,
+			Sampler:  bakeapi.SamplerPhilox,
+		},
+		Threads: 1,
+		Output:  dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bake.WriteDir(context.Background(), bake.WriteInput{
+		Plan:    p,
+		Engine:  gpuengine.CPU{},
+		Threads: 1,
+		Output:  dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// publish puts every file of dir under prefix, damaged (its first byte
+// flipped) where damage names it, and then the manifest, its sha256s
+// computed here.
+func publish(t *testing.T, st *store.Store, dir, prefix, damage string) manifest.Manifest {
+	t.Helper()
+	ctx := context.Background()
+	var m manifest.Manifest
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		sum := sha256.Sum256(data)
+		m.Files = append(m.Files, manifest.File{
+			Path:   rel,
+			SHA256: hex.EncodeToString(sum[:]),
+			Size:   int64(len(data)),
+		})
+		if rel == damage {
+			data = append([]byte{data[0] ^ 1}, data[1:]...)
+		}
+		return st.Put(ctx, path.Join(prefix, rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, keys.Manifest(prefix), data); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A release arrives byte for byte, readable by everyone; a damaged one,
+// one never committed or one whose manifest lists nothing leaves nothing
+// at the output or beside it, and an existing output is refused.
+func TestDownload(t *testing.T) {
+	cfg, bucket := devtest.StartStore(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, cfg, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := bakeDataset(t)
+	m := publish(t, st, src, "releases/demo/v1", "")
+	publish(t, st, src, "releases/demo/damaged", "metadata.json")
+	if err := st.Put(ctx, keys.Manifest("releases/demo/empty"), []byte(`{"files": []}`)); err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	download := func(prefix, output string) (release.DownloadOutput, error) {
+		return release.Download(ctx, release.DownloadInput{
+			Store:  cfg,
+			Bucket: bucket,
+			Prefix: prefix,
+			Output: output,
+		})
+	}
+
+	out := filepath.Join(parent, "v1")
+	res, err := download("releases/demo/v1", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	for _, f := range m.Files {
+		size += f.Size
+		got, err := os.ReadFile(filepath.Join(out, f.Path))
+		want, _ := os.ReadFile(filepath.Join(src, f.Path))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %v, or not the published bytes", f.Path, err)
+		}
+		if st, err := os.Stat(filepath.Join(out, f.Path)); err != nil || st.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, %v", f.Path, st.Mode(), err)
+		}
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("the directory: %v, %v", st.Mode(), err)
+	}
+	if res.Files != len(m.Files) || res.Bytes != size {
+		t.Errorf("reported %+v, want %d files of %d bytes", res, len(m.Files), size)
+	}
+
+	if _, err := download("releases/demo/v1", out); !errors.As(err, new(*dataset.OutputExistsError)) {
+		t.Errorf("an existing output: %v", err)
+	}
+	for prefix, want := range map[string]string{
+		"releases/demo/damaged": "the copy in S3 is damaged, nothing was written to",
+		"releases/demo/missing": "has no manifest.json: it is not a release, " +
+			"or the bake has not finished",
+		"releases/demo/empty": "lists no files",
+	} {
+		out := filepath.Join(parent, path.Base(prefix))
+		if _, err := download(prefix, out); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", prefix, err, want)
+		}
+	}
+	if left, _ := os.ReadDir(parent); len(left) != 1 {
+		t.Errorf("left beside the output: %v", left)
+	}
+}
