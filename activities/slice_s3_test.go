@@ -45,7 +45,8 @@ func cutOff(t *testing.T, f *fixture, id, hold string, n int64) (bakeapi.BakeSli
 		return devtest.Fault{}
 	})
 	a.Store = f.storeVia(t, proxy.Addr)
-	a.CheckpointEvery, a.StallTimeout = time.Millisecond, time.Second
+	a.CheckpointEvery = time.Millisecond
+	a.StallTimeout = time.Second
 	return run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput(id, sd, 0, 0, 2))
 }
 
