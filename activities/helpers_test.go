@@ -15,13 +15,29 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
+	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
+// withSalt is a worker's salt source (Activities.Salt) whose WHEST_SEED_SALT
+// is text.
+func withSalt(text string) func() (seeds.Salt, error) {
+	return func() (seeds.Salt, error) {
+		return bake.EnvSalt(func(string) string { return text })
+	}
+}
+
 // shape is small enough for milliseconds per MLP, with enough philox steps
 // (4096 samples in chunks of 256) to interrupt an MLP halfway.
-var shape = bakeapi.Spec{Width: 4, Depth: 2, NSamples: 4096, Sampler: "philox", ChunkSize: 256}
+var shape = bakeapi.Spec{
+	Width:     4,
+	Depth:     2,
+	NSamples:  4096,
+	Sampler:   "philox",
+	ChunkSize: 256,
+}
 
 // countingEngine is the CPU engine plus a record of what it was asked to do,
 // to tell recomputed MLPs from reused ones.
@@ -33,7 +49,13 @@ type countingEngine struct {
 	failAt  map[int]error // errors to return instead of baking, by call number (1-based)
 }
 
-func (c *countingEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
+func (c *countingEngine) BakeMLP(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job gpuengine.Job,
+	resume *gpuengine.Checkpoint,
+	progress gpuengine.Progress,
+) (gpuengine.Result, error) {
 	c.mu.Lock()
 	c.calls++
 	n := c.calls
@@ -69,19 +91,33 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, st: st, cfg: cfg, bucket: bucket}
+	return &fixture{
+		t:      t,
+		st:     st,
+		cfg:    cfg,
+		bucket: bucket,
+	}
 }
 
 // acts are fresh Activities on the fixture's store with eng as the engine.
 func (f *fixture) acts(eng gpuengine.Engine) *activities.Activities {
-	return &activities.Activities{Store: f.st, Engine: eng, Threads: 1, TempDir: f.t.TempDir()}
+	return &activities.Activities{
+		Store:   f.st,
+		Engine:  eng,
+		Threads: 1,
+		TempDir: f.t.TempDir(),
+	}
 }
 
 // run executes method (a method value of a, e.g. a.BakeSlice) in a test
 // activity environment, which gives it a real activity context: info,
 // heartbeats, worker stop channel.
 // setup adjusts the environment first (e.g. a worker stop channel).
-func run[Out any](a *activities.Activities, method, in any, setup ...func(*testsuite.TestActivityEnvironment)) (Out, error) {
+func run[Out any](
+	a *activities.Activities,
+	method, in any,
+	setup ...func(*testsuite.TestActivityEnvironment),
+) (Out, error) {
 	var ts testsuite.WorkflowTestSuite
 	ts.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := ts.NewTestActivityEnvironment()
@@ -115,7 +151,13 @@ func wantAppError(t *testing.T, err error, kind string) *temporal.ApplicationErr
 		t.Fatalf("error %v, want an ApplicationError of type %s", err, kind)
 	}
 	if app.Type() != kind || !app.NonRetryable() {
-		t.Fatalf("error type %q non-retryable=%v (%v), want non-retryable %q", app.Type(), app.NonRetryable(), err, kind)
+		t.Fatalf(
+			"error type %q non-retryable=%v (%v), want non-retryable %q",
+			app.Type(),
+			app.NonRetryable(),
+			err,
+			kind,
+		)
 	}
 	return app
 }
