@@ -41,7 +41,8 @@ func TestRoundTrip(t *testing.T) {
 	}
 	// An identity with empty fields checks only the others (a release's
 	// manifest: integrity alone).
-	if err := Unmarshal(resultSeal.Key, sealed(t), &r, &r.Seal, Seal{Key: "elsewhere"}); err == nil {
+	elsewhere := Seal{Key: "elsewhere"}
+	if err := Unmarshal(resultSeal.Key, sealed(t), &r, &r.Seal, elsewhere); err == nil {
 		t.Error("a sealed object read under another key was accepted")
 	}
 	if err := Unmarshal(resultSeal.Key, sealed(t), &r, &r.Seal, Seal{}); err != nil {
