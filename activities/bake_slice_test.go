@@ -364,12 +364,7 @@ func putCheckpoint(
 
 // sliceSetup prepares the store for a slice of bake bakeID, whose split's
 // seeds are sd.
-type sliceSetup func(
-	t *testing.T,
-	a *activities.Activities,
-	bakeID string,
-	sd bakeapi.GenerateSeedsOutput,
-)
+type sliceSetup func(t *testing.T, bakeID string, sd bakeapi.GenerateSeedsOutput)
 
 // testBakeSliceRefusesStateOfAnotherSpec: intact objects of this bake ID
 // computed for another spec (or that the engine cannot resume) fail the
@@ -387,12 +382,7 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 			"result of another spec of this bake ID",
 			bakeapi.ErrFingerprintMismatch,
 			"mlp-000000",
-			func(
-				t *testing.T,
-				_ *activities.Activities,
-				bakeID string,
-				sd bakeapi.GenerateSeedsOutput,
-			) {
+			func(t *testing.T, bakeID string, sd bakeapi.GenerateSeedsOutput) {
 				dying := f.acts(
 					&countingEngine{failAt: map[int]error{2: errors.New("stop after MLP 0")}},
 				)
@@ -407,12 +397,7 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 			"checkpoint of another spec of this bake ID",
 			bakeapi.ErrFingerprintMismatch,
 			"mlp-000001",
-			func(
-				t *testing.T,
-				_ *activities.Activities,
-				bakeID string,
-				_ bakeapi.GenerateSeedsOutput,
-			) {
+			func(t *testing.T, bakeID string, _ bakeapi.GenerateSeedsOutput) {
 				putCheckpoint(t, f.st, bakeID, 1, cp, "another spec")
 			},
 		},
@@ -420,12 +405,7 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 			"checkpoint beyond n-samples",
 			bakeapi.ErrCorruptPartial,
 			"mlp-000001",
-			func(
-				t *testing.T,
-				_ *activities.Activities,
-				bakeID string,
-				_ bakeapi.GenerateSeedsOutput,
-			) {
+			func(t *testing.T, bakeID string, _ bakeapi.GenerateSeedsOutput) {
 				putCheckpoint(t, f.st, bakeID, 1, beyond, "this spec")
 			},
 		},
@@ -433,12 +413,7 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 			"checkpoint of another algorithm",
 			bakeapi.ErrFingerprintMismatch,
 			"mlp-000001",
-			func(
-				t *testing.T,
-				_ *activities.Activities,
-				bakeID string,
-				_ bakeapi.GenerateSeedsOutput,
-			) {
+			func(t *testing.T, bakeID string, _ bakeapi.GenerateSeedsOutput) {
 				putCheckpoint(t, f.st, bakeID, 1, numpy, "this spec")
 			},
 		},
@@ -448,7 +423,7 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 			bakeID := fmt.Sprintf("otherspec-%d", i)
 			a := f.acts(gpuengine.CPU{})
 			sd := seedSplit(t, a, bakeID, 3, 5)
-			c.setup(t, a, bakeID, sd)
+			c.setup(t, bakeID, sd)
 			in := sliceInput(bakeID, sd, 0, 0, 3)
 			in.Fingerprint = "this spec"
 			_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)

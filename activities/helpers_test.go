@@ -161,3 +161,15 @@ func wantAppError(t *testing.T, err error, kind string) *temporal.ApplicationErr
 	}
 	return app
 }
+
+// releaseInput is the Push of the dataset at datasetPrefix to the
+// fixture's bucket, as datasets/name/tag.
+func releaseInput(f *fixture, datasetPrefix, name, tag string) bakeapi.PushInput {
+	return bakeapi.PushInput{
+		DatasetPrefix: datasetPrefix,
+		Bucket:        f.bucket,
+		Prefix:        "datasets",
+		Name:          name,
+		Tag:           tag,
+	}
+}

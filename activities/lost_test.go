@@ -100,13 +100,7 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 		KeepIntermediates: true,
 	}
 	ds := mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, combine)
-	push := bakeapi.PushInput{
-		DatasetPrefix: ds.Prefix,
-		Bucket:        f.bucket,
-		Prefix:        "datasets",
-		Name:          id,
-		Tag:           "v1",
-	}
+	push := releaseInput(f, ds.Prefix, id, "v1")
 	t.Run("a file of the committed dataset", func(t *testing.T) {
 		m := readManifest(t, f.st, ds.Prefix)
 		file := path.Join(ds.Prefix, m.Files[len(m.Files)-1].Path)

@@ -81,17 +81,7 @@ func testPushRefusesAPreparedTreeUnlikeTheParquet(t *testing.T, f *fixture) {
 				t.Fatal(err)
 			}
 			tag := "bad" + string(rune('0'+i))
-			_, err := run[bakeapi.PushOutput](
-				a,
-				a.Push,
-				bakeapi.PushInput{
-					DatasetPrefix: bad,
-					Bucket:        f.bucket,
-					Prefix:        "datasets",
-					Name:          "demo",
-					Tag:           tag,
-				},
-			)
+			_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, bad, "demo", tag))
 			app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
 			for _, want := range []string{bad + "/" + arrow, c.want, "nothing is published"} {
 				if !strings.Contains(app.Error(), want) {
@@ -122,18 +112,7 @@ func testPushRefusesAPreparedTreeUnlikeTheParquet(t *testing.T, f *fixture) {
 		})
 	}
 	// The dataset as the bake committed it is published.
-	mustRun[bakeapi.PushOutput](
-		t,
-		a,
-		a.Push,
-		bakeapi.PushInput{
-			DatasetPrefix: good.Prefix,
-			Bucket:        f.bucket,
-			Prefix:        "datasets",
-			Name:          "demo",
-			Tag:           "good",
-		},
-	)
+	mustRun[bakeapi.PushOutput](t, a, a.Push, releaseInput(f, good.Prefix, "demo", "good"))
 	mustRun[bakeapi.HubPushOutput](
 		t,
 		a,

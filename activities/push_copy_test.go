@@ -225,13 +225,7 @@ func testPushHeartbeatsALongCopy(t *testing.T, f *fixture) {
 	th.rate.Store(rate)
 	a := f.acts(gpuengine.CPU{})
 	a.Store = f.storeVia(t, th.addr)
-	in := bakeapi.PushInput{
-		DatasetPrefix: prefix,
-		Bucket:        f.bucket,
-		Prefix:        "datasets",
-		Name:          "long",
-		Tag:           "v1",
-	}
+	in := releaseInput(f, prefix, "long", "v1")
 	start := time.Now()
 	beats, _, err := runPush(t, a, in, heartbeat)
 	if err != nil {
@@ -278,13 +272,7 @@ func testPushStopsAStalledCopy(t *testing.T, f *fixture) {
 	th := startThrottle(t, f.cfg.Endpoint)
 	a := f.acts(gpuengine.CPU{})
 	a.Store = f.storeVia(t, th.addr) // rate 0: uploads are held
-	in := bakeapi.PushInput{
-		DatasetPrefix: prefix,
-		Bucket:        f.bucket,
-		Prefix:        "datasets",
-		Name:          "stalled",
-		Tag:           "v1",
-	}
+	in := releaseInput(f, prefix, "stalled", "v1")
 	start := time.Now()
 	_, returned, err := runPush(t, a, in, heartbeat)
 	if err == nil {

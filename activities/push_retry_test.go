@@ -55,17 +55,7 @@ func pushThrough(
 	proxy.SetFault(faults.fault)
 	a := f.acts(gpuengine.CPU{})
 	a.Store = f.storeVia(t, proxy.Addr)
-	_, err := run[bakeapi.PushOutput](
-		a,
-		a.Push,
-		bakeapi.PushInput{
-			DatasetPrefix: ds.Prefix,
-			Bucket:        f.bucket,
-			Prefix:        "datasets",
-			Name:          name,
-			Tag:           "v1",
-		},
-	)
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, name, "v1"))
 	return err
 }
 

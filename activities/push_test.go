@@ -59,13 +59,7 @@ func testPushIsImmutable(t *testing.T, f *fixture) {
 	first := bakeDataset(t, f, "push-a", 1)
 	other := bakeDataset(t, f, "push-b", 2)
 	a := f.acts(gpuengine.CPU{})
-	in := bakeapi.PushInput{
-		DatasetPrefix: first.Prefix,
-		Bucket:        f.bucket,
-		Prefix:        "datasets",
-		Name:          "demo",
-		Tag:           "v1",
-	}
+	in := releaseInput(f, first.Prefix, "demo", "v1")
 	rel := keys.Release("datasets", "demo", "v1")
 
 	pushed := mustRun[bakeapi.PushOutput](t, a, a.Push, in)
@@ -142,17 +136,7 @@ func testPushRefusesLeftoverFromAnotherRelease(t *testing.T, f *fixture) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	_, err := run[bakeapi.PushOutput](
-		a,
-		a.Push,
-		bakeapi.PushInput{
-			DatasetPrefix: ds.Prefix,
-			Bucket:        f.bucket,
-			Prefix:        "datasets",
-			Name:          "demo",
-			Tag:           "v3",
-		},
-	)
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, "demo", "v3"))
 	wantAppError(t, err, bakeapi.ErrDestinationConflict)
 	if ok, _ := f.st.Exists(context.Background(), keys.Manifest(rel)); ok {
 		t.Error("the conflicting release was made visible")
@@ -174,17 +158,7 @@ func testPushRefusesADatasetFileUnlikeItsManifest(t *testing.T, f *fixture) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	_, err := run[bakeapi.PushOutput](
-		a,
-		a.Push,
-		bakeapi.PushInput{
-			DatasetPrefix: ds.Prefix,
-			Bucket:        f.bucket,
-			Prefix:        "datasets",
-			Name:          "demo",
-			Tag:           "v5",
-		},
-	)
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, "demo", "v5"))
 	wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	rel := keys.Release("datasets", "demo", "v5")
 	for _, key := range []string{keys.Manifest(rel), path.Join(rel, file)} {
@@ -210,17 +184,7 @@ func testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256(t *testing.T, f *
 		path.Join(ds.Prefix, file.Path),
 		bytes.Repeat([]byte{'x'}, int(file.Size)),
 	)
-	_, err := run[bakeapi.PushOutput](
-		a,
-		a.Push,
-		bakeapi.PushInput{
-			DatasetPrefix: ds.Prefix,
-			Bucket:        f.bucket,
-			Prefix:        "datasets",
-			Name:          "demo",
-			Tag:           "v6",
-		},
-	)
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, "demo", "v6"))
 	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	if !strings.Contains(app.Error(), file.Path) {
 		t.Errorf("error %q does not name the file %s", app.Error(), file.Path)
@@ -392,16 +356,6 @@ func testAnotherBakesDatasetIsNeverThisBakes(t *testing.T, f *fixture) {
 		)
 	}
 	// Push of the victim's dataset (a workflow that got past CombineSplits) refuses it too.
-	_, err = run[bakeapi.PushOutput](
-		a,
-		a.Push,
-		bakeapi.PushInput{
-			DatasetPrefix: victim.Dataset(),
-			Bucket:        f.bucket,
-			Prefix:        "datasets",
-			Name:          "victim",
-			Tag:           "v1",
-		},
-	)
+	_, err = run[bakeapi.PushOutput](a, a.Push, releaseInput(f, victim.Dataset(), "victim", "v1"))
 	wantAppError(t, err, bakeapi.ErrCorruptPartial)
 }
