@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -41,17 +40,7 @@ func seedSplit(
 	seed uint64,
 ) bakeapi.GenerateSeedsOutput {
 	t.Helper()
-	return mustRun[bakeapi.GenerateSeedsOutput](
-		t,
-		a,
-		a.GenerateSeeds,
-		bakeapi.GenerateSeedsInput{
-			BakeID: bakeID,
-			Split:  split,
-			NMLPs:  n,
-			Seed:   &seed,
-		},
-	)
+	return mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, seedsInput(bakeID, n, seed))
 }
 
 func sliceInput(
@@ -445,17 +434,7 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 // whestbake records.
 func putPlain(t *testing.T, f *fixture, key string, data []byte) {
 	t.Helper()
-	c, err := minio.New(
-		f.cfg.Endpoint,
-		&minio.Options{
-			Creds:  credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""),
-			Secure: f.cfg.Secure,
-			Region: f.cfg.Region,
-		},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := rawClient(t, f)
 	if _, err := c.PutObject(
 		context.Background(),
 		f.bucket,
@@ -534,17 +513,7 @@ func putKeepingRecordedSHA256(t *testing.T, f *fixture, key string, data []byte)
 	if err != nil || info.SHA256 == "" {
 		t.Fatalf("stat %s: %+v %v", key, info, err)
 	}
-	c, err := minio.New(
-		f.cfg.Endpoint,
-		&minio.Options{
-			Creds:  credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""),
-			Secure: f.cfg.Secure,
-			Region: f.cfg.Region,
-		},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := rawClient(t, f)
 	if _, err := c.PutObject(
 		ctx,
 		f.bucket,

@@ -12,6 +12,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
@@ -172,4 +174,30 @@ func releaseInput(f *fixture, datasetPrefix, name, tag string) bakeapi.PushInput
 		Name:          name,
 		Tag:           tag,
 	}
+}
+
+// seedsInput asks GenerateSeeds for the n seeds of the test split of bake
+// bakeID that derive from seed.
+func seedsInput(bakeID string, n int, seed uint64) bakeapi.GenerateSeedsInput {
+	return bakeapi.GenerateSeedsInput{
+		BakeID: bakeID,
+		Split:  split,
+		NMLPs:  n,
+		Seed:   &seed,
+	}
+}
+
+// rawClient is a MinIO client of the fixture's server that bypasses the
+// store, to write objects as another S3 tool would.
+func rawClient(t *testing.T, f *fixture) *minio.Client {
+	t.Helper()
+	c, err := minio.New(f.cfg.Endpoint, &minio.Options{
+		Creds:  credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""),
+		Secure: f.cfg.Secure,
+		Region: f.cfg.Region,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

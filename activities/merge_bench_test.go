@@ -166,17 +166,7 @@ func commitOneMLPSlices(
 ) string {
 	ctx := context.Background()
 	seed := uint64(n)
-	sd := mustRunB[bakeapi.GenerateSeedsOutput](
-		b,
-		a,
-		a.GenerateSeeds,
-		bakeapi.GenerateSeedsInput{
-			BakeID: bakeID,
-			Split:  split,
-			NMLPs:  n,
-			Seed:   &seed,
-		},
-	)
+	sd := mustRunB[bakeapi.GenerateSeedsOutput](b, a, a.GenerateSeeds, seedsInput(bakeID, n, seed))
 	data, err := a.Store.Get(ctx, sd.SeedsKey)
 	if err != nil {
 		b.Fatal(err)

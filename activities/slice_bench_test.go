@@ -48,15 +48,7 @@ func BenchmarkOneMLPSlice(b *testing.B) {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			t0, c0 := time.Now(), cpuTime()
-			v, err := env.ExecuteActivity(
-				a.GenerateSeeds,
-				bakeapi.GenerateSeedsInput{
-					BakeID: bakeID,
-					Split:  split,
-					NMLPs:  n,
-					Seed:   &seed,
-				},
-			)
+			v, err := env.ExecuteActivity(a.GenerateSeeds, seedsInput(bakeID, n, seed))
 			if err != nil {
 				b.Fatal(err)
 			}
