@@ -20,11 +20,17 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice keeps work from before seals", testBakeSliceKeepsWorkFromBeforeSeals},
 		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
 		{"BakeSlice without identity blocks", testBakeSliceWithoutIdentityBlocks},
-		{"BakeSlice refuses a shape too big for the worker", testBakeSliceRefusesAShapeTooBigForTheWorker},
+		{
+			"BakeSlice refuses a shape too big for the worker",
+			testBakeSliceRefusesAShapeTooBigForTheWorker,
+		},
 		{"BakeSlice stops for worker shutdown", testBakeSliceStopsForWorkerShutdown},
 		{"BakeSlice takes a 4.0 salt from the worker", testBakeSliceProtocolV4},
 		{"BakeSlice cut off from S3 fails its attempt", testBakeSliceCutOffFromS3FailsItsAttempt},
-		{"BakeSlice rides out a failed checkpoint save", testBakeSliceRidesOutAFailedCheckpointSave},
+		{
+			"BakeSlice rides out a failed checkpoint save",
+			testBakeSliceRidesOutAFailedCheckpointSave,
+		},
 		{"BakeSlice stalled on S3 names S3", testBakeSliceStalledOnS3NamesS3},
 		{"NameSplit names a 4.0 split once", testNameSplitProtocolV4},
 		{"GenerateSeeds matches numpy", testGenerateSeedsMatchesNumpy},
@@ -33,23 +39,38 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"GenerateSeeds refuses a changed seeds file", testGenerateSeedsRefusesAChangedSeedsFile},
 		{"Push is immutable", testPushIsImmutable},
 		{"Push refuses a leftover of another release", testPushRefusesLeftoverFromAnotherRelease},
-		{"Push refuses a dataset file unlike its manifest", testPushRefusesADatasetFileUnlikeItsManifest},
-		{"Push fails at once on a file rewritten under its recorded sha256", testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256},
+		{
+			"Push refuses a dataset file unlike its manifest",
+			testPushRefusesADatasetFileUnlikeItsManifest,
+		},
+		{
+			"Push fails at once on a file rewritten under its recorded sha256",
+			testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256,
+		},
 		{"Push to a missing bucket is permanent", testPushToMissingBucketIsPermanent},
-		{"Push and HubPush refuse a prepared tree unlike the parquet", testPushRefusesAPreparedTreeUnlikeTheParquet},
+		{
+			"Push and HubPush refuse a prepared tree unlike the parquet",
+			testPushRefusesAPreparedTreeUnlikeTheParquet,
+		},
 		{"Another bake's dataset is never this bake's", testAnotherBakesDatasetIsNeverThisBakes},
 		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
 		{"Push stops a stalled copy", testPushStopsAStalledCopy},
 		{"Push rides out a burst of 503s", testPushRidesOutABurstOf503s},
 		{"Push ends its attempt in a storm of 503s", testPushEndsItsAttemptInAStormOf503s},
 		{"MergeSplit refuses an uncommitted slice", testMergeSplitRefusesUncommittedSlice},
-		{"MergeSplit fails at once on a damaged partial", testMergeSplitFailsAtOnceOnADamagedPartial},
+		{
+			"MergeSplit fails at once on a damaged partial",
+			testMergeSplitFailsAtOnceOnADamagedPartial,
+		},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
 		{"A slice partial has no card", testSlicePartialHasNoCard},
 		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
 		{"Keep intermediates", testKeepIntermediates},
 		{"Restart after cleanup", testRestartAfterCleanup},
-		{"Committed objects that vanish are said to be gone", testCommittedObjectsThatVanishAreSaidToBeGone},
+		{
+			"Committed objects that vanish are said to be gone",
+			testCommittedObjectsThatVanishAreSaidToBeGone,
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, f) })
 	}

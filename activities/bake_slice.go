@@ -62,13 +62,26 @@ func sameSpec(in bakeapi.BakeSliceInput, fp string) bool {
 // split and spec fingerprint (empty in histories from before records, whose
 // slices keep the algorithm check alone).
 func sliceSeal(in bakeapi.BakeSliceInput, key string) seal.Seal {
-	return seal.Seal{Key: key, Bake: in.BakeID, Split: in.Split, Fingerprint: in.Fingerprint}
+	return seal.Seal{
+		Key:         key,
+		Bake:        in.BakeID,
+		Split:       in.Split,
+		Fingerprint: in.Fingerprint,
+	}
 }
 
 // mismatch is the refusal of an object computed for another spec of this bake ID.
 func mismatch(what, key string, mlp int) error {
-	return fatal(bakeapi.ErrFingerprintMismatch, "%s %s was computed for another spec than this bake's (a different config under the same bake ID): it is never reused; "+
-		"start the bake under a new --id, or delete %s to recompute MLP %d", what, key, key, mlp)
+	return fatal(
+		bakeapi.ErrFingerprintMismatch,
+		"%s %s was computed for another spec than this bake's "+
+			"(a different config under the same bake ID): it is never reused; "+
+			"start the bake under a new --id, or delete %s to recompute MLP %d",
+		what,
+		key,
+		key,
+		mlp,
+	)
 }
 
 // discard drops a damaged object that the slice recomputes (a result, a
@@ -77,7 +90,13 @@ func mismatch(what, key string, mlp int) error {
 // Discarded, which status shows), and deleted, so that its create-only
 // replacement can be written. Retrying the read instead would fail the same
 // way until the slice's attempts ran out.
-func (a *Activities) discard(ctx context.Context, log tlog.Logger, hb *heartbeat, key string, err error) error {
+func (a *Activities) discard(
+	ctx context.Context,
+	log tlog.Logger,
+	hb *heartbeat,
+	key string,
+	err error,
+) error {
 	log.Warn("damaged object discarded; it is recomputed", "Key", key, "Error", err)
 	a.Metrics.Damaged()
 	hb.update(func(p *bakeapi.SliceProgress) { p.Discarded++ })
@@ -92,22 +111,46 @@ func (a *Activities) discard(ctx context.Context, log tlog.Logger, hb *heartbeat
 // Every log line of the attempt carries BakeID, Split, Slice and (from the
 // SDK's activity logger) Attempt, so one slice's story can be grepped out of
 // a fleet's logs.
-func (a *Activities) BakeSlice(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+func (a *Activities) BakeSlice(
+	ctx context.Context,
+	in bakeapi.BakeSliceInput,
+) (bakeapi.BakeSliceOutput, error) {
 	info := activity.GetInfo(ctx)
-	log := tlog.With(activity.GetLogger(ctx), "BakeID", in.BakeID, "Split", in.Split, "Slice", in.Slice)
-	log.Info("slice started", "MLPs", fmt.Sprintf("%d-%d", in.Start, in.End-1), "Engine", a.Engine.Describe().Engine)
+	log := tlog.With(
+		activity.GetLogger(ctx),
+		"BakeID", in.BakeID,
+		"Split", in.Split,
+		"Slice", in.Slice,
+	)
+	log.Info(
+		"slice started",
+		"MLPs", fmt.Sprintf("%d-%d", in.Start, in.End-1),
+		"Engine", a.Engine.Describe().Engine,
+	)
 	end := a.Metrics.SliceStarted(info.Attempt)
 	start := time.Now()
 	out, err := a.bakeSlice(ctx, in, log)
 	end(err)
 	if err != nil {
-		log.Warn("slice attempt failed", "Error", err, "ErrorType", metrics.ErrorType(err), "Seconds", time.Since(start).Seconds())
+		log.Warn(
+			"slice attempt failed",
+			"Error", err,
+			"ErrorType", metrics.ErrorType(err),
+			"Seconds", time.Since(start).Seconds(),
+		)
 		return out, err
 	}
 	outcome := bake.SliceOutcome(out.Computed, out.Resumed, out.Reused, in.End-in.Start)
 	a.Metrics.SliceDone(outcome)
-	log.Info("slice committed", "Outcome", outcome, "Computed", out.Computed, "Resumed", out.Resumed, "Reused", out.Reused, "Discarded", out.Discarded,
-		"Seconds", time.Since(start).Seconds())
+	log.Info(
+		"slice committed",
+		"Outcome", outcome,
+		"Computed", out.Computed,
+		"Resumed", out.Resumed,
+		"Reused", out.Reused,
+		"Discarded", out.Discarded,
+		"Seconds", time.Since(start).Seconds(),
+	)
 	return out, nil
 }
 
@@ -135,14 +178,18 @@ type sliceRun struct {
 	checkpoints *checkpointer
 }
 
-func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, log tlog.Logger) (out bakeapi.BakeSliceOutput, _ error) {
+func (a *Activities) bakeSlice(
+	ctx context.Context,
+	in bakeapi.BakeSliceInput,
+	log tlog.Logger,
+) (out bakeapi.BakeSliceOutput, _ error) {
 	bakeKeys := keys.Bake(in.BakeID)
 	r := &sliceRun{
 		acts:     a,
 		in:       in,
 		bakeKeys: bakeKeys,
 		prefix:   bakeKeys.Slice(in.Split, in.Slice),
-		heartbeat: &heartbeat{p: bakeapi.SliceProgress{
+		heartbeat: &heartbeat{progress: bakeapi.SliceProgress{
 			Split:     in.Split,
 			Slice:     in.Slice,
 			TotalMLPs: in.End - in.Start,
@@ -154,7 +201,8 @@ func (a *Activities) bakeSlice(ctx context.Context, in bakeapi.BakeSliceInput, l
 	if sum, done, err := r.committed(ctx); err != nil {
 		return out, err
 	} else if done {
-		out.ManifestSHA256, out.Reused = sum, in.End-in.Start
+		out.ManifestSHA256 = sum
+		out.Reused = in.End - in.Start
 		return out, nil
 	}
 	ids, err := r.prepare(ctx)
@@ -229,13 +277,20 @@ func (r *sliceRun) prepare(ctx context.Context) ([]bake.MLP, error) {
 	}
 	spec := plan.Spec
 	if err := bake.CheckMemory(spec, max(1, r.acts.Threads), r.acts.MaxMemory); err != nil {
-		return nil, fatal(bakeapi.ErrInvalidConfig, "this worker cannot bake slice %d of split %s: %v", r.in.Slice, r.in.Split, err)
+		return nil, fatal(
+			bakeapi.ErrInvalidConfig,
+			"this worker cannot bake slice %d of split %s: %v",
+			r.in.Slice,
+			r.in.Split,
+			err,
+		)
 	}
 	ids, err := r.acts.sliceIdentities(ctx, r.in, plan.Salt, r.log, r.heartbeat)
 	if err != nil {
 		return nil, err
 	}
-	r.plan, r.desc = plan, r.acts.Engine.Describe()
+	r.plan = plan
+	r.desc = r.acts.Engine.Describe()
 	r.weights = make([]float32, spec.Depth*spec.Width*spec.Width)
 	return ids, nil
 }
@@ -243,12 +298,16 @@ func (r *sliceRun) prepare(ctx context.Context) ([]bake.MLP, error) {
 // commit assembles the partial dataset from the results (weights are
 // recomputed: they are a cheap pure function of the seed) and commits it,
 // returning its manifest's sha256.
-func (r *sliceRun) commit(ctx context.Context, ids []bake.MLP, results []mlpResult) (string, error) {
+func (r *sliceRun) commit(
+	ctx context.Context,
+	ids []bake.MLP,
+	results []mlpResult,
+) (string, error) {
 	spec := r.plan.Spec
 	md := bake.Metadata(r.plan, r.desc, recordedOrNow(r.in.CreatedAt))
 	defer r.waitS3("commit of the partial dataset", r.prefix+"/")()
 	id := sliceSeal(r.in, "")
-	return r.acts.commitPartial(ctx, r.prefix, md, spec, id, func(write func(dataset.Row) error) error {
+	rows := func(write func(dataset.Row) error) error {
 		for i, res := range results {
 			row, err := resultRow(spec, ids[i], res, r.weights)
 			if err != nil {
@@ -259,14 +318,22 @@ func (r *sliceRun) commit(ctx context.Context, ids []bake.MLP, results []mlpResu
 			}
 		}
 		return nil
-	})
+	}
+	return r.acts.commitPartial(ctx, r.prefix, md, spec, id, rows)
 }
 
 // commitPartial writes a slice's partial dataset, its rows from produce, and
 // commits it at prefix, returning its manifest's sha256. The partial is an
 // intermediate that only the split's merge reads: its parquet file and
 // metadata.json, no card.
-func (a *Activities) commitPartial(ctx context.Context, prefix string, md dataset.Metadata, spec bakeapi.Spec, id seal.Seal, produce func(write func(dataset.Row) error) error) (string, error) {
+func (a *Activities) commitPartial(
+	ctx context.Context,
+	prefix string,
+	md dataset.Metadata,
+	spec bakeapi.Spec,
+	id seal.Seal,
+	produce func(write func(dataset.Row) error) error,
+) (string, error) {
 	dir, err := a.scratch("slice-*")
 	if err != nil {
 		return "", err
@@ -286,8 +353,14 @@ func (a *Activities) commitPartial(ctx context.Context, prefix string, md datase
 // protocol-4.0 plan carries this worker's salt, checked against the declared
 // SHA-256.
 func (a *Activities) slicePlan(in bakeapi.BakeSliceInput) (bake.Plan, error) {
-	p := bake.Plan{NMLPs: in.NMLPs, Seeds: bake.SeedFile{SHA256: in.SeedsSHA256}, Range: bakeapi.Range{Start: in.Start, End: in.End},
-		Spec: in.Spec, Split: in.Split, Config: in.Config}
+	p := bake.Plan{
+		NMLPs:  in.NMLPs,
+		Seeds:  bake.SeedFile{SHA256: in.SeedsSHA256},
+		Range:  bakeapi.Range{Start: in.Start, End: in.End},
+		Spec:   in.Spec,
+		Split:  in.Split,
+		Config: in.Config,
+	}
 	if err := p.ValidateSettings(); err != nil {
 		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
@@ -315,13 +388,26 @@ func (a *Activities) workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
 	}
 	switch {
 	case errors.Is(err, bake.ErrSaltUnset):
-		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this bake uses seed protocol 4.0 with the salt of SHA-256 %s, but this worker's %s is not set: "+
-			"start the bake's GPU workers with the salt in %[2]s (route the bake to them with bake.gpu-queue) and restart the bake", decl.SHA256, dataset.SaltEnv)
+		return seeds.Salt{}, fatal(
+			bakeapi.ErrInvalidConfig,
+			"this bake uses seed protocol 4.0 with the salt of SHA-256 %s, "+
+				"but this worker's %s is not set: "+
+				"start the bake's GPU workers with the salt in %[2]s "+
+				"(route the bake to them with bake.gpu-queue) and restart the bake",
+			decl.SHA256,
+			dataset.SaltEnv,
+		)
 	case err != nil:
 		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this worker's %v", err)
 	case s.Digest() != decl.SHA256:
-		return seeds.Salt{}, fatal(bakeapi.ErrInvalidConfig, "this worker's %s has SHA-256 %s, but the bake's salt has %s: start the bake's GPU workers with its salt and restart the bake",
-			dataset.SaltEnv, s.Digest(), decl.SHA256)
+		return seeds.Salt{}, fatal(
+			bakeapi.ErrInvalidConfig,
+			"this worker's %s has SHA-256 %s, but the bake's salt has %s: "+
+				"start the bake's GPU workers with its salt and restart the bake",
+			dataset.SaltEnv,
+			s.Digest(),
+			decl.SHA256,
+		)
 	}
 	return s, nil
 }
@@ -330,7 +416,10 @@ func (a *Activities) workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
 // store if an earlier attempt finished it, else computed by the engine,
 // resumed from the MLP's last checkpoint if it has one.
 func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome, error) {
-	r.heartbeat.update(func(p *bakeapi.SliceProgress) { p.CurrentMLP, p.SamplesDone = m.Index, 0 })
+	r.heartbeat.update(func(p *bakeapi.SliceProgress) {
+		p.CurrentMLP = m.Index
+		p.SamplesDone = 0
+	})
 	if res, ok, err := r.reuse(ctx, m); err != nil || ok {
 		return res, bake.Reused, err
 	}
@@ -355,7 +444,13 @@ func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome
 	if resume != nil {
 		from = resume.SamplesDone
 	}
-	r.log.Info("MLP done", "MLP", m.Index, "How", how, "FromSample", from, "Seconds", time.Since(start).Seconds())
+	r.log.Info(
+		"MLP done",
+		"MLP", m.Index,
+		"How", how,
+		"FromSample", from,
+		"Seconds", time.Since(start).Seconds(),
+	)
 	return res, how, nil
 }
 
@@ -363,7 +458,8 @@ func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome
 // stored result is used only if it is intact and this split's; a damaged
 // one is discarded and the MLP computed again.
 func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, error) {
-	spec, key := r.plan.Spec, r.bakeKeys.MLPResult(r.in.Split, m.Index)
+	spec := r.plan.Spec
+	key := r.bakeKeys.MLPResult(r.in.Split, m.Index)
 	var res mlpResult
 	done := r.waitS3("get", key)
 	_, err := r.acts.Store.GetSealed(ctx, key, &res, &res.Seal, sliceSeal(r.in, key))
@@ -377,9 +473,24 @@ func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, erro
 	default:
 		switch {
 		case err == nil && res.Algorithm != spec.Algorithm():
-			return res, false, fatal(bakeapi.ErrFingerprintMismatch, "%s was computed with %s, this bake uses %s", key, res.Algorithm, spec.Algorithm())
-		case err == nil && (res.MLP != m.Index || res.Seed != m.Seed || len(res.LayerMeansBits) != spec.Width*spec.Depth):
-			err = fmt.Errorf("%s is not the result of MLP %d (seed %d) with %d means: %w", key, m.Index, m.Seed, spec.Width*spec.Depth, seal.ErrDamaged)
+			return res, false, fatal(
+				bakeapi.ErrFingerprintMismatch,
+				"%s was computed with %s, this bake uses %s",
+				key,
+				res.Algorithm,
+				spec.Algorithm(),
+			)
+		case err == nil && (res.MLP != m.Index ||
+			res.Seed != m.Seed ||
+			len(res.LayerMeansBits) != spec.Width*spec.Depth):
+			err = fmt.Errorf(
+				"%s is not the result of MLP %d (seed %d) with %d means: %w",
+				key,
+				m.Index,
+				m.Seed,
+				spec.Width*spec.Depth,
+				seal.ErrDamaged,
+			)
 		}
 		if err == nil {
 			return res, true, nil
@@ -395,7 +506,8 @@ func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, erro
 // checkpoint is used only if it is intact and this split's; a damaged one
 // is discarded and the MLP computed from its start.
 func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoint, error) {
-	spec, key := r.plan.Spec, r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
+	spec := r.plan.Spec
+	key := r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
 	var cp storedCheckpoint
 	done := r.waitS3("get", key)
 	_, err := r.acts.Store.GetSealed(ctx, key, &cp, &cp.Seal, sliceSeal(r.in, key))
@@ -407,7 +519,14 @@ func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoin
 	case err != nil && !damaged(err):
 		return nil, storeErr(err)
 	case err == nil && cp.Algorithm != spec.Algorithm():
-		return nil, fatal(bakeapi.ErrFingerprintMismatch, "checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d", key, cp.Algorithm, spec.Algorithm(), m.Index)
+		return nil, fatal(
+			bakeapi.ErrFingerprintMismatch,
+			"checkpoint %s is for %s, this bake uses %s: delete it to restart MLP %d",
+			key,
+			cp.Algorithm,
+			spec.Algorithm(),
+			m.Index,
+		)
 	case err == nil:
 		return &cp.Checkpoint, nil
 	default:
@@ -421,8 +540,13 @@ func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoin
 // compute runs the engine on MLP m from resume (nil: from its start), its
 // checkpoints kept by the attempt's checkpointer, and reports whether a
 // checkpoint of it may be stored.
-func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Checkpoint) (gpuengine.Result, bool, error) {
-	spec, key := r.plan.Spec, r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
+func (r *sliceRun) compute(
+	ctx context.Context,
+	m bake.MLP,
+	resume *gpuengine.Checkpoint,
+) (gpuengine.Result, bool, error) {
+	spec := r.plan.Spec
+	key := r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
 	w, err := bake.Weights(spec, m, r.weights)
 	if err != nil {
 		return gpuengine.Result{}, false, fatal(bakeapi.ErrInvalidConfig, "%v", err)
@@ -446,7 +570,12 @@ func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Ch
 	})
 	if err != nil {
 		if errors.Is(err, gpuengine.ErrBadCheckpoint) {
-			return gpuengine.Result{}, false, fatal(bakeapi.ErrCorruptPartial, "checkpoint %s: %v", key, err)
+			return gpuengine.Result{}, false, fatal(
+				bakeapi.ErrCorruptPartial,
+				"checkpoint %s: %v",
+				key,
+				err,
+			)
 		}
 		cps.flush(ctx)
 		return gpuengine.Result{}, false, err
@@ -458,10 +587,22 @@ func (r *sliceRun) compute(ctx context.Context, m bake.MLP, resume *gpuengine.Ch
 // checkpoint (hasCheckpoint), deletes it. A concurrent attempt may have
 // stored the result first; results are deterministic, so either copy is the
 // result.
-func (r *sliceRun) save(ctx context.Context, m bake.MLP, stats gpuengine.Result, hasCheckpoint bool) (mlpResult, error) {
+func (r *sliceRun) save(
+	ctx context.Context,
+	m bake.MLP,
+	stats gpuengine.Result,
+	hasCheckpoint bool,
+) (mlpResult, error) {
 	key := r.bakeKeys.MLPResult(r.in.Split, m.Index)
-	res := mlpResult{MLP: m.Index, Seed: m.Seed, Algorithm: r.plan.Spec.Algorithm(), Engine: r.desc.Engine + "/" + r.desc.Kernel, Device: r.desc.Device,
-		AvgVarBits: math.Float64bits(stats.AvgVariance), Fingerprint: r.in.Fingerprint}
+	res := mlpResult{
+		MLP:         m.Index,
+		Seed:        m.Seed,
+		Algorithm:   r.plan.Spec.Algorithm(),
+		Engine:      r.desc.Engine + "/" + r.desc.Kernel,
+		Device:      r.desc.Device,
+		AvgVarBits:  math.Float64bits(stats.AvgVariance),
+		Fingerprint: r.in.Fingerprint,
+	}
 	for _, v := range stats.LayerMeans {
 		res.LayerMeansBits = append(res.LayerMeansBits, math.Float32bits(v))
 	}
@@ -492,9 +633,18 @@ func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult, weights []float32) (d
 		return dataset.Row{}, err
 	}
 	if len(r.LayerMeansBits) != spec.Width*spec.Depth {
-		return dataset.Row{}, fatal(bakeapi.ErrCorruptPartial, "result of MLP %d has %d means, want %d", r.MLP, len(r.LayerMeansBits), spec.Width*spec.Depth)
+		return dataset.Row{}, fatal(
+			bakeapi.ErrCorruptPartial,
+			"result of MLP %d has %d means, want %d",
+			r.MLP,
+			len(r.LayerMeansBits),
+			spec.Width*spec.Depth,
+		)
 	}
-	stats := gpuengine.Result{LayerMeans: make([]float32, len(r.LayerMeansBits)), AvgVariance: math.Float64frombits(r.AvgVarBits)}
+	stats := gpuengine.Result{
+		LayerMeans:  make([]float32, len(r.LayerMeansBits)),
+		AvgVariance: math.Float64frombits(r.AvgVarBits),
+	}
 	for i, b := range r.LayerMeansBits {
 		stats.LayerMeans[i] = math.Float32frombits(b)
 	}
@@ -507,17 +657,20 @@ func (r *sliceRun) waitS3(op, key string) (done func()) {
 	return r.heartbeat.waitingOnS3(r.acts.Store, op, key)
 }
 
-// heartbeat is the slice's live progress, shared by the engine callback and the ticker.
+// heartbeat is the slice's live progress, shared by the engine callback and
+// the ticker.
 type heartbeat struct {
-	mu   sync.Mutex
-	p    bakeapi.SliceProgress
-	last time.Time
+	mu       sync.Mutex
+	progress bakeapi.SliceProgress
+	// lastProgress is when the engine last reported samples done.
+	lastProgress time.Time
 	// stored counts the checkpoints and results this attempt stored: what
 	// a stop keeps of its work.
 	stored int
-	// s3 is the S3 request the attempt waits on ("" when none), since s3Since.
-	s3      string
-	s3Since time.Time
+	// s3Request is the S3 request the attempt waits on ("" when none), since
+	// s3Since.
+	s3Request string
+	s3Since   time.Time
 }
 
 // waitingOnS3 records that the attempt waits on an S3 request (op on key
@@ -525,11 +678,12 @@ type heartbeat struct {
 func (h *heartbeat) waitingOnS3(st *store.Store, op, key string) (done func()) {
 	what := op + " " + uri(st, key)
 	h.mu.Lock()
-	h.s3, h.s3Since = what, time.Now()
+	h.s3Request = what
+	h.s3Since = time.Now()
 	h.mu.Unlock()
 	return func() {
 		h.mu.Lock()
-		h.s3 = ""
+		h.s3Request = ""
 		h.mu.Unlock()
 	}
 }
@@ -539,15 +693,27 @@ func (h *heartbeat) waitingOnS3(st *store.Store, op, key string) (done func()) {
 // not run meanwhile), else the engine's.
 func (h *heartbeat) stalled(timeout time.Duration) error {
 	h.mu.Lock()
-	mlp, what, since := h.p.CurrentMLP, h.s3, h.s3Since
+	mlp := h.progress.CurrentMLP
+	what := h.s3Request
+	since := h.s3Since
 	h.mu.Unlock()
 	if what != "" {
-		return temporal.NewApplicationError(fmt.Sprintf("no progress for %s on MLP %d: an S3 request (%s) has not returned for %s; "+
-			"this worker cannot reach S3, so the attempt ends and the slice is retried (check s3.endpoint and the network to it)",
-			timeout, mlp, what, time.Since(since).Round(time.Second)), bakeapi.ErrStoreUnavailable)
+		msg := fmt.Sprintf(
+			"no progress for %s on MLP %d: an S3 request (%s) has not returned for %s; "+
+				"this worker cannot reach S3, so the attempt ends and the slice is retried "+
+				"(check s3.endpoint and the network to it)",
+			timeout,
+			mlp,
+			what,
+			time.Since(since).Round(time.Second),
+		)
+		return temporal.NewApplicationError(msg, bakeapi.ErrStoreUnavailable)
 	}
-	return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("engine made no progress for %s on MLP %d", timeout, mlp),
-		bakeapi.ErrEngineStalled, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second})
+	return temporal.NewApplicationErrorWithOptions(
+		fmt.Sprintf("engine made no progress for %s on MLP %d", timeout, mlp),
+		bakeapi.ErrEngineStalled,
+		temporal.ApplicationErrorOptions{NextRetryDelay: time.Second},
+	)
 }
 
 // errStopping is the cause beat gives the engine's context when the worker
@@ -567,9 +733,11 @@ func (h *heartbeat) stopped(attempt int32) error {
 	h.mu.Lock()
 	stop := bakeapi.SliceStop{Attempt: attempt, Saved: h.stored > 0}
 	h.mu.Unlock()
-	msg := "worker is shutting down; the slice is handed back and resumes from its checkpoints on another worker"
+	msg := "worker is shutting down; the slice is handed back and resumes from its checkpoints " +
+		"on another worker"
 	if !stop.Saved {
-		msg = "worker is shutting down before this attempt saved any progress; the slice is handed back"
+		msg = "worker is shutting down before this attempt saved any progress; " +
+			"the slice is handed back"
 	}
 	return temporal.NewApplicationErrorWithOptions(msg, bakeapi.ErrWorkerStopping,
 		temporal.ApplicationErrorOptions{NextRetryDelay: time.Second, Details: []any{stop}})
@@ -577,20 +745,20 @@ func (h *heartbeat) stopped(attempt int32) error {
 
 func (h *heartbeat) update(f func(*bakeapi.SliceProgress)) {
 	h.mu.Lock()
-	f(&h.p)
+	f(&h.progress)
 	h.mu.Unlock()
 }
 
 func (h *heartbeat) progressed() {
 	h.mu.Lock()
-	h.last = time.Now()
+	h.lastProgress = time.Now()
 	h.mu.Unlock()
 }
 
 func (h *heartbeat) snapshot() (bakeapi.SliceProgress, time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.p, h.last
+	return h.progress, h.lastProgress
 }
 
 // beat heartbeats on a ticker (a quarter of the heartbeat timeout), stops the

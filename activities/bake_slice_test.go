@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -33,14 +32,34 @@ import (
 
 const split = "public"
 
-func seedSplit(t *testing.T, a *activities.Activities, bakeID string, n int, seed uint64) bakeapi.GenerateSeedsOutput {
+func seedSplit(
+	t *testing.T,
+	a *activities.Activities,
+	bakeID string,
+	n int,
+	seed uint64,
+) bakeapi.GenerateSeedsOutput {
 	t.Helper()
-	return mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: n, Seed: &seed})
+	return mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, seedsInput(bakeID, n, seed))
 }
 
-func sliceInput(bakeID string, sd bakeapi.GenerateSeedsOutput, slice, start, end int) bakeapi.BakeSliceInput {
-	return bakeapi.BakeSliceInput{BakeID: bakeID, Split: split, Config: "default", Slice: slice, Start: start, End: end,
-		NMLPs: sd.NMLPs, SeedsKey: sd.SeedsKey, SeedsSHA256: sd.SHA256, Spec: shape}
+func sliceInput(
+	bakeID string,
+	sd bakeapi.GenerateSeedsOutput,
+	slice, start, end int,
+) bakeapi.BakeSliceInput {
+	return bakeapi.BakeSliceInput{
+		BakeID:      bakeID,
+		Split:       split,
+		Config:      "default",
+		Slice:       slice,
+		Start:       start,
+		End:         end,
+		NMLPs:       sd.NMLPs,
+		SeedsKey:    sd.SeedsKey,
+		SeedsSHA256: sd.SHA256,
+		Spec:        shape,
+	}
 }
 
 // parquetSHA is the sha256 the committed directory's manifest records for its
@@ -72,6 +91,20 @@ func readManifest(t *testing.T, st *store.Store, prefix string) manifest.Manifes
 
 // localParquetSHA bakes MLPs [start, end) of the seeds without the store, as
 // `whestbake dataset bake --mlp-range` does, and returns its parquet's sha256.
+// bakeLocally writes to dir the dataset a local bake of plan writes, its
+// MLPs those of the seeds list under salt.
+func bakeLocally(t *testing.T, dir string, plan bake.Plan, list []int64, salt seeds.Salt) {
+	t.Helper()
+	md := bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now())
+	baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: plan.Spec, Threads: 1}
+	rows := func(write func(dataset.Row) error) error {
+		return baker.Stream(context.Background(), bake.Identities(list, salt), plan.Range, write)
+	}
+	if err := dataset.WriteDirStream(dir, md, plan.Spec, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 	t.Helper()
 	list, err := seeds.GenerateInputSeeds(n, &seed)
@@ -79,14 +112,16 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 		t.Fatal(err)
 	}
 	spec := shape
-	plan := bake.Plan{NMLPs: n, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: start, End: end}, Spec: spec, Split: split, Config: "default"}
-	dir := filepath.Join(t.TempDir(), "local")
-	if err := dataset.WriteDirStream(dir, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), spec, func(write func(dataset.Row) error) error {
-		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 1}
-		return baker.Stream(context.Background(), bake.Identities(list, seeds.Salt{}), plan.Range, write)
-	}); err != nil {
-		t.Fatal(err)
+	plan := bake.Plan{
+		NMLPs:  n,
+		Seeds:  bake.FromSeeds(list),
+		Range:  bakeapi.Range{Start: start, End: end},
+		Spec:   spec,
+		Split:  split,
+		Config: "default",
 	}
+	dir := filepath.Join(t.TempDir(), "local")
+	bakeLocally(t, dir, plan, list, seeds.Salt{})
 	files, _ := filepath.Glob(filepath.Join(dir, "data", "*.parquet"))
 	if len(files) != 1 {
 		t.Fatalf("local bake wrote %v, want one parquet file", files)
@@ -104,15 +139,26 @@ func testBakeSliceIsIdempotent(t *testing.T, f *fixture) {
 	sd := seedSplit(t, a, "idem", 6, 7)
 	in := sliceInput("idem", sd, 1, 2, 5)
 	first := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
-	if first.Computed != 3 || first.Reused != 0 || first.Resumed != 0 || first.Prefix != keys.Bake("idem").Slice(split, 1) {
-		t.Fatalf("first attempt %+v, want 3 computed at %s", first, keys.Bake("idem").Slice(split, 1))
+	if first.Computed != 3 || first.Reused != 0 || first.Resumed != 0 ||
+		first.Prefix != keys.Bake("idem").Slice(split, 1) {
+		t.Fatalf(
+			"first attempt %+v, want 3 computed at %s",
+			first,
+			keys.Bake("idem").Slice(split, 1),
+		)
 	}
 	second := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	if second.Reused != 3 || second.Computed != 0 || second.Resumed != 0 {
 		t.Errorf("second attempt %+v, want all 3 MLPs reused", second)
 	}
 	if second.ManifestSHA256 != first.ManifestSHA256 || second.Prefix != first.Prefix {
-		t.Errorf("second attempt committed %s %s, first %s %s", second.Prefix, second.ManifestSHA256, first.Prefix, first.ManifestSHA256)
+		t.Errorf(
+			"second attempt committed %s %s, first %s %s",
+			second.Prefix,
+			second.ManifestSHA256,
+			first.Prefix,
+			first.ManifestSHA256,
+		)
 	}
 	if calls, _ := eng.count(); calls != 3 {
 		t.Errorf("engine ran %d MLPs over two attempts, want 3 (nothing recomputed)", calls)
@@ -125,17 +171,27 @@ func testBakeSliceIsIdempotent(t *testing.T, f *fixture) {
 // testBakeSliceKeepsFinishedMLPs: an attempt that dies on its third MLP
 // leaves the first two in the store; the retry reuses them.
 func testBakeSliceKeepsFinishedMLPs(t *testing.T, f *fixture) {
-	dying := &countingEngine{failAt: map[int]error{3: errors.New("CUDA error: an illegal memory access was encountered")}}
+	dying := &countingEngine{
+		failAt: map[int]error{
+			3: errors.New("CUDA error: an illegal memory access was encountered"),
+		},
+	}
 	a := f.acts(dying)
 	sd := seedSplit(t, a, "crash", 4, 9)
 	in := sliceInput("crash", sd, 0, 0, 4)
-	if _, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in); err == nil || !strings.Contains(err.Error(), "illegal memory access") {
+	if _, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in); err == nil ||
+		!strings.Contains(err.Error(), "illegal memory access") {
 		t.Fatalf("dying attempt: error %v, want the engine's", err)
 	}
 	for m := range 4 {
 		ok, err := f.st.Exists(context.Background(), keys.Bake("crash").MLPResult(split, m))
 		if err != nil || ok != (m < 2) {
-			t.Errorf("after the failure, MLP %d result exists=%v (%v); want only MLPs 0 and 1", m, ok, err)
+			t.Errorf(
+				"after the failure, MLP %d result exists=%v (%v); want only MLPs 0 and 1",
+				m,
+				ok,
+				err,
+			)
 		}
 	}
 	eng := &countingEngine{}
@@ -166,12 +222,18 @@ func interruptedCheckpoint(t *testing.T, n int, seed uint64, m int) gpuengine.Ch
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var last []byte
-	_, err = gpuengine.CPU{}.BakeMLP(ctx, spec, gpuengine.Job{Weights: w, Sample: id.Streams.Sample}, nil, func(cp gpuengine.Checkpoint) {
-		last, _ = json.Marshal(cp) // the engine reuses the slices: copy now
-		if cp.SamplesDone >= spec.NSamples/2 {
-			cancel()
-		}
-	})
+	_, err = gpuengine.CPU{}.BakeMLP(
+		ctx,
+		spec,
+		gpuengine.Job{Weights: w, Sample: id.Streams.Sample},
+		nil,
+		func(cp gpuengine.Checkpoint) {
+			last, _ = json.Marshal(cp) // the engine reuses the slices: copy now
+			if cp.SamplesDone >= spec.NSamples/2 {
+				cancel()
+			}
+		},
+	)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted engine returned %v, want context.Canceled", err)
 	}
@@ -197,7 +259,11 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 		t.Errorf("%+v, want MLP 1 resumed and 0, 2 computed", out)
 	}
 	if _, resumes := eng.count(); !slices.Equal(resumes, []int64{cp.SamplesDone}) {
-		t.Errorf("engine resumed from %v, want once from the stored checkpoint at %d samples", resumes, cp.SamplesDone)
+		t.Errorf(
+			"engine resumed from %v, want once from the stored checkpoint at %d samples",
+			resumes,
+			cp.SamplesDone,
+		)
 	}
 	if ok, _ := f.st.Exists(context.Background(), ckKey); ok {
 		t.Errorf("checkpoint %s still exists after its MLP finished", ckKey)
@@ -206,12 +272,23 @@ func testBakeSliceResumesFromCheckpoint(t *testing.T, f *fixture) {
 	// The same slice never interrupted, in another bake: every bit equal.
 	ref := f.acts(gpuengine.CPU{})
 	refSeeds := seedSplit(t, ref, "resume-ref", 3, 21)
-	refOut := mustRun[bakeapi.BakeSliceOutput](t, ref, ref.BakeSlice, sliceInput("resume-ref", refSeeds, 0, 0, 3))
+	refOut := mustRun[bakeapi.BakeSliceOutput](
+		t,
+		ref,
+		ref.BakeSlice,
+		sliceInput("resume-ref", refSeeds, 0, 0, 3),
+	)
 	for m := range 3 {
 		got, err1 := unsealed(f.st, keys.Bake("resume").MLPResult(split, m))
 		want, err2 := unsealed(f.st, keys.Bake("resume-ref").MLPResult(split, m))
 		if err := errors.Join(err1, err2); err != nil || string(got) != string(want) {
-			t.Errorf("MLP %d result differs from the uninterrupted bake (%v)\n got %s\nwant %s", m, err, got, want)
+			t.Errorf(
+				"MLP %d result differs from the uninterrupted bake (%v)\n got %s\nwant %s",
+				m,
+				err,
+				got,
+				want,
+			)
 		}
 	}
 	got, want := parquetSHA(t, f.st, out.Prefix), parquetSHA(t, f.st, refOut.Prefix)
@@ -244,11 +321,27 @@ type sealedCheckpoint struct {
 
 // putCheckpoint stores cp as bake bakeID's checkpoint of MLP m, sealed for
 // spec fingerprint fp, and returns the bytes.
-func putCheckpoint(t *testing.T, st *store.Store, bakeID string, m int, cp gpuengine.Checkpoint, fp string) []byte {
+func putCheckpoint(
+	t *testing.T,
+	st *store.Store,
+	bakeID string,
+	m int,
+	cp gpuengine.Checkpoint,
+	fp string,
+) []byte {
 	t.Helper()
 	key := keys.Bake(bakeID).MLPCheckpoint(split, m)
 	sc := sealedCheckpoint{Fingerprint: fp, Checkpoint: cp}
-	data, err := seal.Marshal(&sc, &sc.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split, Fingerprint: fp})
+	data, err := seal.Marshal(
+		&sc,
+		&sc.Seal,
+		seal.Seal{
+			Key:         key,
+			Bake:        bakeID,
+			Split:       split,
+			Fingerprint: fp,
+		},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,6 +350,10 @@ func putCheckpoint(t *testing.T, st *store.Store, bakeID string, m int, cp gpuen
 	}
 	return data
 }
+
+// sliceSetup prepares the store for a slice of bake bakeID, whose split's
+// seeds are sd.
+type sliceSetup func(t *testing.T, bakeID string, sd bakeapi.GenerateSeedsOutput)
 
 // testBakeSliceRefusesStateOfAnotherSpec: intact objects of this bake ID
 // computed for another spec (or that the engine cannot resume) fail the
@@ -268,32 +365,54 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 	numpy.Algorithm = bakeapi.NumpyAlgorithm
 	cases := []struct {
 		name, kind, object string
-		setup              func(t *testing.T, a *activities.Activities, bakeID string, sd bakeapi.GenerateSeedsOutput)
+		setup              sliceSetup
 	}{
-		{"result of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, "mlp-000000", func(t *testing.T, _ *activities.Activities, bakeID string, sd bakeapi.GenerateSeedsOutput) {
-			dying := f.acts(&countingEngine{failAt: map[int]error{2: errors.New("stop after MLP 0")}})
-			in := sliceInput(bakeID, sd, 0, 0, 3)
-			in.Fingerprint = "another spec"
-			if _, err := run[bakeapi.BakeSliceOutput](dying, dying.BakeSlice, in); err == nil {
-				t.Fatal("the dying attempt succeeded")
-			}
-		}},
-		{"checkpoint of another spec of this bake ID", bakeapi.ErrFingerprintMismatch, "mlp-000001", func(t *testing.T, _ *activities.Activities, bakeID string, _ bakeapi.GenerateSeedsOutput) {
-			putCheckpoint(t, f.st, bakeID, 1, cp, "another spec")
-		}},
-		{"checkpoint beyond n-samples", bakeapi.ErrCorruptPartial, "mlp-000001", func(t *testing.T, _ *activities.Activities, bakeID string, _ bakeapi.GenerateSeedsOutput) {
-			putCheckpoint(t, f.st, bakeID, 1, beyond, "this spec")
-		}},
-		{"checkpoint of another algorithm", bakeapi.ErrFingerprintMismatch, "mlp-000001", func(t *testing.T, _ *activities.Activities, bakeID string, _ bakeapi.GenerateSeedsOutput) {
-			putCheckpoint(t, f.st, bakeID, 1, numpy, "this spec")
-		}},
+		{
+			"result of another spec of this bake ID",
+			bakeapi.ErrFingerprintMismatch,
+			"mlp-000000",
+			func(t *testing.T, bakeID string, sd bakeapi.GenerateSeedsOutput) {
+				dying := f.acts(
+					&countingEngine{failAt: map[int]error{2: errors.New("stop after MLP 0")}},
+				)
+				in := sliceInput(bakeID, sd, 0, 0, 3)
+				in.Fingerprint = "another spec"
+				if _, err := run[bakeapi.BakeSliceOutput](dying, dying.BakeSlice, in); err == nil {
+					t.Fatal("the dying attempt succeeded")
+				}
+			},
+		},
+		{
+			"checkpoint of another spec of this bake ID",
+			bakeapi.ErrFingerprintMismatch,
+			"mlp-000001",
+			func(t *testing.T, bakeID string, _ bakeapi.GenerateSeedsOutput) {
+				putCheckpoint(t, f.st, bakeID, 1, cp, "another spec")
+			},
+		},
+		{
+			"checkpoint beyond n-samples",
+			bakeapi.ErrCorruptPartial,
+			"mlp-000001",
+			func(t *testing.T, bakeID string, _ bakeapi.GenerateSeedsOutput) {
+				putCheckpoint(t, f.st, bakeID, 1, beyond, "this spec")
+			},
+		},
+		{
+			"checkpoint of another algorithm",
+			bakeapi.ErrFingerprintMismatch,
+			"mlp-000001",
+			func(t *testing.T, bakeID string, _ bakeapi.GenerateSeedsOutput) {
+				putCheckpoint(t, f.st, bakeID, 1, numpy, "this spec")
+			},
+		},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			bakeID := fmt.Sprintf("otherspec-%d", i)
 			a := f.acts(gpuengine.CPU{})
 			sd := seedSplit(t, a, bakeID, 3, 5)
-			c.setup(t, a, bakeID, sd)
+			c.setup(t, bakeID, sd)
 			in := sliceInput(bakeID, sd, 0, 0, 3)
 			in.Fingerprint = "this spec"
 			_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
@@ -301,7 +420,10 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 			if !strings.Contains(app.Error(), c.object) {
 				t.Errorf("error %q does not name the object %s", app.Error(), c.object)
 			}
-			if ok, _ := f.st.Exists(context.Background(), keys.Manifest(keys.Bake(bakeID).Slice(split, 0))); ok {
+			if ok, _ := f.st.Exists(
+				context.Background(),
+				keys.Manifest(keys.Bake(bakeID).Slice(split, 0)),
+			); ok {
 				t.Error("a slice with state of another spec was committed")
 			}
 		})
@@ -312,11 +434,15 @@ func testBakeSliceRefusesStateOfAnotherSpec(t *testing.T, f *fixture) {
 // whestbake records.
 func putPlain(t *testing.T, f *fixture, key string, data []byte) {
 	t.Helper()
-	c, err := minio.New(f.cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""), Secure: f.cfg.Secure, Region: f.cfg.Region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.PutObject(context.Background(), f.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+	c := rawClient(t, f)
+	if _, err := c.PutObject(
+		context.Background(),
+		f.bucket,
+		key,
+		bytes.NewReader(data),
+		int64(len(data)),
+		minio.PutObjectOptions{},
+	); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -353,15 +479,26 @@ func testBakeSliceKeepsWorkFromBeforeSeals(t *testing.T, f *fixture) {
 	}
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	if out.Reused != 2 || out.Computed != 1 || out.Discarded != 1 {
-		t.Errorf("%+v, want MLPs 0 and 1 (recorded sha256, no seal) reused, MLP 2 (neither) discarded and computed", out)
+		t.Errorf(
+			"%+v, want MLPs 0 and 1 (recorded sha256, no seal) reused, MLP 2 "+
+				"(neither) discarded and computed",
+			out,
+		)
 	}
-	if err := f.st.Put(ctx, keys.Manifest(first.Prefix), old(keys.Manifest(first.Prefix))); err != nil {
+	if err := f.st.Put(
+		ctx,
+		keys.Manifest(first.Prefix),
+		old(keys.Manifest(first.Prefix)),
+	); err != nil {
 		t.Fatal(err)
 	}
-	if again := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in); again.Reused != 3 || again.Discarded != 0 {
+	if again := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in); again.Reused != 3 ||
+		again.Discarded != 0 {
 		t.Errorf("%+v, want the slice committed before seals reused", again)
 	}
-	if got, want := parquetSHA(t, f.st, first.Prefix), localParquetSHA(t, 3, 41, 0, 3); got != want {
+	got := parquetSHA(t, f.st, first.Prefix)
+	want := localParquetSHA(t, 3, 41, 0, 3)
+	if got != want {
 		t.Errorf("parquet sha256 %s, local bake %s", got, want)
 	}
 }
@@ -376,11 +513,15 @@ func putKeepingRecordedSHA256(t *testing.T, f *fixture, key string, data []byte)
 	if err != nil || info.SHA256 == "" {
 		t.Fatalf("stat %s: %+v %v", key, info, err)
 	}
-	c, err := minio.New(f.cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(f.cfg.AccessKey, f.cfg.SecretKey, ""), Secure: f.cfg.Secure, Region: f.cfg.Region})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.PutObject(ctx, f.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}}); err != nil {
+	c := rawClient(t, f)
+	if _, err := c.PutObject(
+		ctx,
+		f.bucket,
+		key,
+		bytes.NewReader(data),
+		int64(len(data)),
+		minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}},
+	); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -418,7 +559,12 @@ func testBakeSliceRecomputesDamagedState(t *testing.T, f *fixture) {
 			t.Fatalf("result of MLP %d: %v", m, err)
 		}
 		was := fmt.Sprintf(`"layer_means_bits":[%d`, r.Bits[0])
-		changed := bytes.Replace(data, []byte(was), []byte(fmt.Sprintf(`"layer_means_bits":[%d`, r.Bits[0]+1)), 1)
+		changed := bytes.Replace(
+			data,
+			[]byte(was),
+			[]byte(fmt.Sprintf(`"layer_means_bits":[%d`, r.Bits[0]+1)),
+			1,
+		)
 		if bytes.Equal(changed, data) {
 			t.Fatalf("the test did not change the result of MLP %d", m)
 		}
@@ -440,7 +586,11 @@ func testBakeSliceRecomputesDamagedState(t *testing.T, f *fixture) {
 	if digit[len(digit)-1] == '0' {
 		flipped = digit[:len(digit)-1] + "1"
 	}
-	if err := f.st.Put(ctx, b.MLPCheckpoint(split, 2), bytes.Replace(good, []byte(`"`+digit+`"`), []byte(`"`+flipped+`"`), 1)); err != nil {
+	if err := f.st.Put(
+		ctx,
+		b.MLPCheckpoint(split, 2),
+		bytes.Replace(good, []byte(`"`+digit+`"`), []byte(`"`+flipped+`"`), 1),
+	); err != nil {
 		t.Fatal(err)
 	}
 
@@ -448,12 +598,18 @@ func testBakeSliceRecomputesDamagedState(t *testing.T, f *fixture) {
 	a := f.acts(eng)
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	if out.Discarded != 3 || out.Computed != n || out.Reused != 0 || out.Resumed != 0 {
-		t.Errorf("%+v, want the 2 results and the checkpoint discarded and all %d MLPs computed", out, n)
+		t.Errorf(
+			"%+v, want the 2 results and the checkpoint discarded and all %d MLPs computed",
+			out,
+			n,
+		)
 	}
 	if _, resumes := eng.count(); len(resumes) != 0 {
 		t.Errorf("the engine resumed from %v, want no resume from the damaged checkpoint", resumes)
 	}
-	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, n, seed, 0, n); got != want {
+	got := parquetSHA(t, f.st, out.Prefix)
+	want := localParquetSHA(t, n, seed, 0, n)
+	if got != want {
 		t.Errorf("slice parquet sha256 %s, local bake %s: damaged state was baked in", got, want)
 	}
 	// The recomputed results replaced the damaged ones.
@@ -484,7 +640,11 @@ func testBakeSliceRecomputesADamagedCommit(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.Put(ctx, key, bytes.Replace(data, []byte(`"size": `), []byte(`"size": 1`), 1)); err != nil {
+	if err := f.st.Put(
+		ctx,
+		key,
+		bytes.Replace(data, []byte(`"size": `), []byte(`"size": 1`), 1),
+	); err != nil {
 		t.Fatal(err)
 	}
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
@@ -527,8 +687,14 @@ func testBakeSliceWithoutIdentityBlocks(t *testing.T, f *fixture) {
 	wantAppError(t, err, bakeapi.ErrCorruptPartial) // the recorded seeds file is gone
 
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("old", sd, 0, 1, 3))
-	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, n, seed, 1, 3); got != want {
-		t.Errorf("slice baked from rewritten identity blocks: parquet sha256 %s, local bake %s", got, want)
+	got := parquetSHA(t, f.st, out.Prefix)
+	want := localParquetSHA(t, n, seed, 1, 3)
+	if got != want {
+		t.Errorf(
+			"slice baked from rewritten identity blocks: parquet sha256 %s, local bake %s",
+			got,
+			want,
+		)
 	}
 	if ok, _ := f.st.Exists(ctx, b.IdentityBlock(split, 0)); !ok {
 		t.Error("the slice did not write the identity blocks back")
@@ -544,7 +710,13 @@ type stoppingEngine struct {
 	once   sync.Once
 }
 
-func (s *stoppingEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
+func (s *stoppingEngine) BakeMLP(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job gpuengine.Job,
+	resume *gpuengine.Checkpoint,
+	progress gpuengine.Progress,
+) (gpuengine.Result, error) {
 	call, _ := s.count()
 	call++
 	return s.countingEngine.BakeMLP(ctx, spec, job, resume, func(cp gpuengine.Checkpoint) {
@@ -567,7 +739,12 @@ func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 	a := f.acts(eng)
 	sd := seedSplit(t, a, "stop", 3, 13)
 	in := sliceInput("stop", sd, 0, 0, 3)
-	_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in, func(env *testsuite.TestActivityEnvironment) { env.SetWorkerStopChannel(eng.stop) })
+	_, err := run[bakeapi.BakeSliceOutput](
+		a,
+		a.BakeSlice,
+		in,
+		func(env *testsuite.TestActivityEnvironment) { env.SetWorkerStopChannel(eng.stop) },
+	)
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping || app.NonRetryable() {
 		t.Fatalf("error %v, want a retryable %s", err, bakeapi.ErrWorkerStopping)
@@ -575,7 +752,8 @@ func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 	// MLP 0 finished and MLP 1 checkpointed: the split workflow reads that
 	// the stop saved progress, and costs the slice no attempt.
 	var stop bakeapi.SliceStop
-	if err := app.Details(&stop); err != nil || stop != (bakeapi.SliceStop{Attempt: 1, Saved: true}) {
+	if err := app.Details(&stop); err != nil ||
+		stop != (bakeapi.SliceStop{Attempt: 1, Saved: true}) {
 		t.Errorf("stop details %+v (%v), want attempt 1 with progress saved", stop, err)
 	}
 	ok, err := f.st.Exists(context.Background(), keys.Bake("stop").MLPCheckpoint(split, 1))
@@ -588,7 +766,11 @@ func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 		t.Errorf("next attempt %+v, want MLP 0 reused, 1 resumed, 2 computed", out)
 	}
 	if _, resumes := next.count(); len(resumes) != 1 || resumes[0] < shape.NSamples/2 {
-		t.Errorf("next attempt resumed from %v samples, want once from ≥ %d", resumes, shape.NSamples/2)
+		t.Errorf(
+			"next attempt resumed from %v samples, want once from ≥ %d",
+			resumes,
+			shape.NSamples/2,
+		)
 	}
 	if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, 3, 13, 0, 3); got != want {
 		t.Errorf("parquet sha256 %s after the stop, local bake %s", got, want)
@@ -614,9 +796,9 @@ func testBakeSliceRefusesAShapeTooBigForTheWorker(t *testing.T, f *fixture) {
 }
 
 // testBakeSliceProtocolV4: a 4.0 slice takes its salt from the worker's
-// (Activities.Salt, WHEST_SEED_SALT in a worker process), refuses a missing or different one, and writes what a
-// local bake with that salt writes; with the salt withheld, no object of the
-// bake holds it.
+// (Activities.Salt, WHEST_SEED_SALT in a worker process), refuses a missing
+// or different one, and writes what a local bake with that salt writes;
+// with the salt withheld, no object of the bake holds it.
 func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	const saltHex = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
 	salt, err := seeds.ParseSalt(saltHex)
@@ -625,8 +807,18 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	}
 	a := f.acts(&countingEngine{})
 	seed := uint64(11)
-	sd := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds,
-		bakeapi.GenerateSeedsInput{BakeID: "v4", Split: split, NMLPs: 4, Seed: &seed, SeedProtocol: bakeapi.SeedProtocolV4})
+	sd := mustRun[bakeapi.GenerateSeedsOutput](
+		t,
+		a,
+		a.GenerateSeeds,
+		bakeapi.GenerateSeedsInput{
+			BakeID:       "v4",
+			Split:        split,
+			NMLPs:        4,
+			Seed:         &seed,
+			SeedProtocol: bakeapi.SeedProtocolV4,
+		},
+	)
 	// The control worker has no salt: it writes no names, which would be 3.0 ones.
 	if ok, _ := f.st.Exists(context.Background(), keys.Bake("v4").IdentityBlock(split, 0)); ok {
 		t.Fatal("GenerateSeeds of a 4.0 split wrote unsalted identity blocks")
@@ -635,24 +827,24 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 	in.Spec.Salt = bakeapi.Salt{SHA256: salt.Digest(), Withhold: true, ID: "h1"}
 
-	withSalt := func(text string) func() (seeds.Salt, error) {
-		return func() (seeds.Salt, error) { return bake.EnvSalt(func(string) string { return text }) }
-	}
 	for _, none := range []func() (seeds.Salt, error){nil, withSalt("")} {
 		a.Salt = none
 		_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
-		if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "WHEST_SEED_SALT is not set") {
+		app := wantAppError(t, err, bakeapi.ErrInvalidConfig)
+		if !strings.Contains(app.Error(), "WHEST_SEED_SALT is not set") {
 			t.Errorf("no salt: %v", err)
 		}
 	}
 	a.Salt = withSalt("abcd")
 	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
-	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "this worker's WHEST_SEED_SALT is 2 bytes") {
+	app := wantAppError(t, err, bakeapi.ErrInvalidConfig)
+	if !strings.Contains(app.Error(), "this worker's WHEST_SEED_SALT is 2 bytes") {
 		t.Errorf("a short salt: %v", err)
 	}
 	a.Salt = withSalt(strings.Repeat("a5", 32))
 	_, err = run[bakeapi.BakeSliceOutput](a, a.BakeSlice, in)
-	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "but the bake's salt has "+salt.Digest()) {
+	app = wantAppError(t, err, bakeapi.ErrInvalidConfig)
+	if !strings.Contains(app.Error(), "but the bake's salt has "+salt.Digest()) {
 		t.Errorf("another salt: %v", err)
 	}
 
@@ -660,14 +852,17 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	root := uint64(11)
 	list, _ := seeds.GenerateInputSeeds(4, &root)
-	plan := bake.Plan{NMLPs: 4, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: 1, End: 3}, Spec: in.Spec, Split: split, Config: "default", Salt: salt}
-	local := filepath.Join(t.TempDir(), "local")
-	if err := dataset.WriteDirStream(local, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), in.Spec, func(write func(dataset.Row) error) error {
-		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: in.Spec, Threads: 1}
-		return baker.Stream(context.Background(), bake.Identities(list, salt), plan.Range, write)
-	}); err != nil {
-		t.Fatal(err)
+	plan := bake.Plan{
+		NMLPs:  4,
+		Seeds:  bake.FromSeeds(list),
+		Range:  bakeapi.Range{Start: 1, End: 3},
+		Spec:   in.Spec,
+		Split:  split,
+		Config: "default",
+		Salt:   salt,
 	}
+	local := filepath.Join(t.TempDir(), "local")
+	bakeLocally(t, local, plan, list, salt)
 	want, err := store.FileSHA256(filepath.Join(local, "data", "public-00000-of-00001.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -679,7 +874,10 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	// without it, cannot); the next slice reads those blocks alone, even with
 	// the seeds file gone, and still bakes a local 4.0 bake's bytes.
 	b := keys.Bake("v4")
-	if ok, _ := f.st.Exists(context.Background(), b.SaltedIdentityBlock(split, salt.Digest(), 0)); !ok {
+	if ok, _ := f.st.Exists(
+		context.Background(),
+		b.SaltedIdentityBlock(split, salt.Digest(), 0),
+	); !ok {
 		t.Fatal("the 4.0 slice wrote no salted identity block")
 	}
 	seedsFile, err := f.st.Get(context.Background(), sd.SeedsKey)
@@ -697,12 +895,7 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	}
 	plan.Range = bakeapi.Range{Start: 3, End: 4}
 	local2 := filepath.Join(t.TempDir(), "local")
-	if err := dataset.WriteDirStream(local2, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), in.Spec, func(write func(dataset.Row) error) error {
-		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: in.Spec, Threads: 1}
-		return baker.Stream(context.Background(), bake.Identities(list, salt), plan.Range, write)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	bakeLocally(t, local2, plan, list, salt)
 	want2, err := store.FileSHA256(filepath.Join(local2, "data", "public-00000-of-00001.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -719,7 +912,8 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(strings.ToLower(string(data)), saltHex) || strings.Contains(string(data), strings.Repeat("Z", 32)) {
+		if strings.Contains(strings.ToLower(string(data)), saltHex) ||
+			strings.Contains(string(data), strings.Repeat("Z", 32)) {
 			t.Errorf("%s holds the withheld salt", k)
 		}
 	}

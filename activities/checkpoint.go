@@ -78,8 +78,12 @@ const (
 // begin starts keeping the checkpoints of MLP mlp, at key, whose engine
 // run progress reports.
 func (c *checkpointer) begin(mlp int, key string, progress *metrics.MLPProgress) {
-	c.mlp, c.key, c.progress = mlp, key, progress
-	c.pending, c.lastSave, c.tried = nil, time.Now(), false
+	c.mlp = mlp
+	c.key = key
+	c.progress = progress
+	c.pending = nil
+	c.lastSave = time.Now()
+	c.tried = false
 }
 
 // offer takes the engine's latest checkpoint of the MLP and saves it when a
@@ -124,7 +128,9 @@ func (c *checkpointer) save(ctx context.Context) error {
 	defer cancel()
 	defer c.heartbeat.waitingOnS3(c.store, "put", c.key)()
 	err := c.store.Put(saveCtx, c.key, c.pending)
-	c.pending, c.lastSave, c.tried = nil, time.Now(), true
+	c.pending = nil
+	c.lastSave = time.Now()
+	c.tried = true
 	if err == nil {
 		c.progress.Checkpointed()
 		c.heartbeat.saved()
@@ -137,7 +143,8 @@ func (c *checkpointer) save(ctx context.Context) error {
 // too long.
 func (c *checkpointer) record(err error, at string) error {
 	if err == nil {
-		c.failedSaves, c.failingSince = 0, time.Time{}
+		c.failedSaves = 0
+		c.failingSince = time.Time{}
 		return nil
 	}
 	if c.failedSaves == 0 {

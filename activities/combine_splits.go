@@ -14,7 +14,10 @@ import (
 // CombineSplits builds the multi-split dataset (also of a single split),
 // with its report, and commits it; then, unless the bake keeps its intermediates, it
 // deletes the merged splits, which the dataset now holds.
-func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
+func (a *Activities) CombineSplits(
+	ctx context.Context,
+	in bakeapi.CombineSplitsInput,
+) (bakeapi.CombineSplitsOutput, error) {
 	defer keepAlive(ctx)()
 	prefix := keys.Bake(in.BakeID).Dataset()
 	out := bakeapi.CombineSplitsOutput{Prefix: prefix}
@@ -26,7 +29,8 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 	} else if err != nil {
 		return out, err
 	} else if done {
-		out.ManifestSHA256, out.Files = sum, len(m.Files)
+		out.ManifestSHA256 = sum
+		out.Files = len(m.Files)
 		return out, a.dropMerged(ctx, in)
 	}
 	dir, err := a.scratch("combine-*")
@@ -50,7 +54,8 @@ func (a *Activities) CombineSplits(ctx context.Context, in bakeapi.CombineSplits
 	if err != nil {
 		return out, err
 	}
-	out.ManifestSHA256, out.Files = sum, len(m.Files)
+	out.ManifestSHA256 = sum
+	out.Files = len(m.Files)
 	return out, a.dropMerged(ctx, in)
 }
 

@@ -35,7 +35,8 @@ var copyRetry = retryPolicy{Tries: 6, First: time.Second, Max: 30 * time.Second}
 // reason a new try cannot change, or has failed copyRetry.Tries times; the
 // last error then says how often and for how long it failed.
 func retryCopy(ctx context.Context, file string, size int64, copy func() error) error {
-	start, wait := time.Now(), copyRetry.First
+	start := time.Now()
+	wait := copyRetry.First
 	for try := 1; ; try++ {
 		err := copy()
 		if !transient(ctx, err) {
@@ -47,7 +48,13 @@ func retryCopy(ctx context.Context, file string, size int64, copy func() error) 
 				file, try, time.Since(start).Round(time.Millisecond), err)
 		}
 		if activity.IsActivity(ctx) {
-			activity.GetLogger(ctx).Warn("copy of a release file failed; trying again", "File", file, "Try", try, "Wait", wait, "Error", err)
+			activity.GetLogger(ctx).Warn(
+				"copy of a release file failed; trying again",
+				"File", file,
+				"Try", try,
+				"Wait", wait,
+				"Error", err,
+			)
 			activity.RecordHeartbeat(ctx, CopyProgress{File: file, Size: size, Retry: try})
 		}
 		select {
@@ -69,8 +76,17 @@ func transient(ctx context.Context, err error) bool {
 	if err == nil || ctx.Err() != nil || errors.Is(err, errCopyStalled) {
 		return false
 	}
-	for _, stays := range []error{store.ErrExists, store.ErrCorrupt, store.ErrNotFound, store.ErrAuth,
-		store.ErrNoBucket, store.ErrTooLarge, store.ErrTLS, context.Canceled, context.DeadlineExceeded} {
+	for _, stays := range []error{
+		store.ErrExists,
+		store.ErrCorrupt,
+		store.ErrNotFound,
+		store.ErrAuth,
+		store.ErrNoBucket,
+		store.ErrTooLarge,
+		store.ErrTLS,
+		context.Canceled,
+		context.DeadlineExceeded,
+	} {
 		if errors.Is(err, stays) {
 			return false
 		}

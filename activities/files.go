@@ -56,7 +56,12 @@ func uploadDir(ctx context.Context, s *store.Store, dir, prefix string) (manifes
 // commitDir uploads dir and then its manifest, sealed for id (the bake and
 // split committing it), create-only. If another attempt committed first,
 // its manifest wins and is returned.
-func commitDir(ctx context.Context, s *store.Store, dir, prefix string, id seal.Seal) (manifest.Manifest, string, error) {
+func commitDir(
+	ctx context.Context,
+	s *store.Store,
+	dir, prefix string,
+	id seal.Seal,
+) (manifest.Manifest, string, error) {
 	m, err := uploadDir(ctx, s, dir, prefix)
 	if err != nil {
 		return manifest.Manifest{}, "", err
@@ -83,7 +88,12 @@ func commitDir(ctx context.Context, s *store.Store, dir, prefix string, id seal.
 // readManifest returns the manifest of a directory committed for id, and
 // the manifest's sha256, or store.ErrNotFound. A manifest that is not an
 // intact commit of id is an error for which damaged holds.
-func readManifest(ctx context.Context, s *store.Store, prefix string, id seal.Seal) (manifest.Manifest, string, error) {
+func readManifest(
+	ctx context.Context,
+	s *store.Store,
+	prefix string,
+	id seal.Seal,
+) (manifest.Manifest, string, error) {
 	m, data, err := manifest.ReadCommit(ctx, s, prefix, id)
 	if err != nil {
 		return m, "", err
@@ -96,7 +106,12 @@ func readManifest(ctx context.Context, s *store.Store, prefix string, id seal.Se
 // directory asks this first, which is what makes a retried or duplicated
 // attempt free. A manifest that is not an intact commit of id is an error
 // for which damaged holds: the caller recomputes the directory, or fails.
-func committed(ctx context.Context, s *store.Store, prefix string, id seal.Seal) (manifest.Manifest, string, bool, error) {
+func committed(
+	ctx context.Context,
+	s *store.Store,
+	prefix string,
+	id seal.Seal,
+) (manifest.Manifest, string, bool, error) {
 	m, sum, err := readManifest(ctx, s, prefix, id)
 	switch {
 	case err == nil:
@@ -106,7 +121,11 @@ func committed(ctx context.Context, s *store.Store, prefix string, id seal.Seal)
 	case damaged(err):
 		return m, "", false, err
 	case errors.Is(err, seal.ErrOtherSpec):
-		return m, "", false, fatal(bakeapi.ErrFingerprintMismatch, "%v: it is never reused; start the bake under a new --id", err)
+		return m, "", false, fatal(
+			bakeapi.ErrFingerprintMismatch,
+			"%v: it is never reused; start the bake under a new --id",
+			err,
+		)
 	default:
 		return m, "", false, storeErr(err)
 	}
@@ -118,13 +137,19 @@ func committed(ctx context.Context, s *store.Store, prefix string, id seal.Seal)
 // (results, checkpoints, identity blocks, slice partials), and fails the
 // activity for good where it cannot (lost).
 func damaged(err error) bool {
-	return errors.Is(err, seal.ErrDamaged) || errors.Is(err, store.ErrCorrupt) || errors.Is(err, manifest.ErrMalformed)
+	return errors.Is(err, seal.ErrDamaged) || errors.Is(err, store.ErrCorrupt) ||
+		errors.Is(err, manifest.ErrMalformed)
 }
 
 // lost is the permanent failure of a damaged object that cannot be
 // recomputed; err names the object.
 func lost(err error) error {
-	return fatal(bakeapi.ErrCorruptPartial, "%v: it cannot be recomputed, so nothing is published from it: restore the object from a backup, or bake again under a new --id", err)
+	return fatal(
+		bakeapi.ErrCorruptPartial,
+		"%v: it cannot be recomputed, so nothing is published from it: "+
+			"restore the object from a backup, or bake again under a new --id",
+		err,
+	)
 }
 
 // fetchDir fetches a directory committed for id into dir and checks every
@@ -149,7 +174,13 @@ func fetchDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.S
 // fetchFiles fetches the files of m, the manifest of a directory bake
 // bakeID committed ("": a bake the caller does not know), into dir and
 // checks every file, failing for good as fetchDir does.
-func fetchFiles(ctx context.Context, s *store.Store, prefix string, m manifest.Manifest, dir, bakeID string) error {
+func fetchFiles(
+	ctx context.Context,
+	s *store.Store,
+	prefix string,
+	m manifest.Manifest,
+	dir, bakeID string,
+) error {
 	var missing *manifest.MissingError
 	switch err := manifest.Fetch(ctx, s, prefix, m, dir); {
 	case errors.Is(err, manifest.ErrMismatch):
@@ -177,17 +208,32 @@ func gone(what, fix string) error {
 // goneDir is gone for the manifest of a committed directory: a restart of
 // the bake commits the directory again from what is left of its inputs.
 func goneDir(s *store.Store, prefix, bakeID string) error {
-	return gone(fmt.Sprintf("directory %s/ was committed before this step ran (the workflow runs it only then), but its manifest.json is gone",
-		uri(s, prefix)),
-		restart(bakeID)+", which commits the directory again from what is left")
+	return gone(
+		fmt.Sprintf(
+			"directory %s/ was committed before this step ran (the workflow runs it only then), "+
+				"but its manifest.json is gone",
+			uri(s, prefix),
+		),
+		restart(bakeID)+", which commits the directory again from what is left",
+	)
 }
 
 // goneFile is gone for the file at key that a committed directory's
 // manifest lists: the manifest still says the directory is complete, so a
 // restart would take it as it is until the manifest goes too.
 func goneFile(s *store.Store, prefix, key, bakeID string) error {
-	return gone(fmt.Sprintf("%s was committed with its directory %s/ (whose manifest lists it), but it is gone", uri(s, key), uri(s, prefix)),
-		fmt.Sprintf("restore it, or delete %s and %s, which commits the directory again", uri(s, keys.Manifest(prefix)), restart(bakeID)))
+	return gone(
+		fmt.Sprintf(
+			"%s was committed with its directory %s/ (whose manifest lists it), but it is gone",
+			uri(s, key),
+			uri(s, prefix),
+		),
+		fmt.Sprintf(
+			"restore it, or delete %s and %s, which commits the directory again",
+			uri(s, keys.Manifest(prefix)),
+			restart(bakeID),
+		),
+	)
 }
 
 // restart says how to restart bake bakeID ("": one an activity does not
@@ -208,7 +254,13 @@ func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 // the local paths (fetchDir says what a missing or damaged one is).
 // A few directories are fetched at once: a split of thousands of slices is
 // thousands of small round trips.
-func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir string, id seal.Seal) ([]string, error) {
+func downloadAll(
+	ctx context.Context,
+	s *store.Store,
+	prefixes []string,
+	dir string,
+	id seal.Seal,
+) ([]string, error) {
 	out := make([]string, len(prefixes))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(downloaders)
@@ -226,7 +278,13 @@ func downloadAll(ctx context.Context, s *store.Store, prefixes []string, dir str
 // however many there are. The first failed fetch is yielded as an error and
 // ends the sequence; fetches still running when it ends are cancelled and
 // waited for, so nothing writes into dir after.
-func fetchInOrder(ctx context.Context, s *store.Store, prefixes []string, dir string, id seal.Seal) iter.Seq2[string, error] {
+func fetchInOrder(
+	ctx context.Context,
+	s *store.Store,
+	prefixes []string,
+	dir string,
+	id seal.Seal,
+) iter.Seq2[string, error] {
 	type fetch struct {
 		path string
 		done chan error

@@ -20,7 +20,10 @@ import (
 // the GPU workers (sliceIdentities). A retry that finds the seeds file
 // already written uses the stored file, so OS-entropy seeds never change
 // after the first attempt that stored them.
-func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
+func (a *Activities) GenerateSeeds(
+	ctx context.Context,
+	in bakeapi.GenerateSeedsInput,
+) (bakeapi.GenerateSeedsOutput, error) {
 	defer keepAlive(ctx)()
 	key := keys.Bake(in.BakeID).Seeds(in.Split)
 	// Step 1. Already written (it may be a user's file, so it is checked), or written now.
@@ -57,13 +60,18 @@ func (a *Activities) GenerateSeeds(ctx context.Context, in bakeapi.GenerateSeeds
 	if done, err := a.identitiesWritten(ctx, in.BakeID, in.Split, sf.SHA256); err != nil || done {
 		return out, err
 	}
-	return out, a.writeIdentities(ctx, in.BakeID, in.Split, sf, bake.Identities(sf.Seeds, seeds.Salt{}), seeds.Salt{}, false)
+	ids := bake.Identities(sf.Seeds, seeds.Salt{})
+	return out, a.writeIdentities(ctx, in.BakeID, in.Split, sf, ids, seeds.Salt{}, false)
 }
 
 // storeSeeds produces the seeds file's bytes (the user's upload, or a
 // generated list), validates them and stores them create-only at key. A
 // concurrent attempt may have won; then its file is the file.
-func (a *Activities) storeSeeds(ctx context.Context, in bakeapi.GenerateSeedsInput, key string) (bake.SeedFile, error) {
+func (a *Activities) storeSeeds(
+	ctx context.Context,
+	in bakeapi.GenerateSeedsInput,
+	key string,
+) (bake.SeedFile, error) {
 	var none bake.SeedFile
 	var data []byte
 	if in.UploadedKey != "" {
@@ -71,10 +79,18 @@ func (a *Activities) storeSeeds(ctx context.Context, in bakeapi.GenerateSeedsInp
 		if errors.Is(err, store.ErrNotFound) {
 			// The starter uploads it before it starts the bake, but nothing
 			// here proves that this bake came through the starter.
-			return none, fatal(bakeapi.ErrInvalidSeeds, "split %s: the seeds file %s is not in the bucket: `whestbake bake` uploads it "+
-				"before it starts a bake, so something deleted it since (a lifecycle rule, an emptied or restored bucket, a delete by hand, "+
-				"a gc of another whestbake) or the bake was started by another client; %s, which uploads it again",
-				in.Split, uri(a.Store, in.UploadedKey), restart(in.BakeID))
+			return none, fatal(
+				bakeapi.ErrInvalidSeeds,
+				"split %s: the seeds file %s is not in the bucket: "+
+					"`whestbake bake` uploads it before it starts a bake, "+
+					"so something deleted it since "+
+					"(a lifecycle rule, an emptied or restored bucket, a delete by hand, "+
+					"a gc of another whestbake) "+
+					"or the bake was started by another client; %s, which uploads it again",
+				in.Split,
+				uri(a.Store, in.UploadedKey),
+				restart(in.BakeID),
+			)
 		}
 		if err != nil {
 			return none, storeErr(err)

@@ -15,8 +15,18 @@ import (
 
 // numpySeeds12345 are whestbench's input seeds for root seed 12345 (numpy
 // PCG64 random_raw >> 1, seeds/testdata/vectors.json, made by gen_vectors.py).
-var numpySeeds12345 = []int64{2096804712593481934, 2921580012919480943, 7354398262316660716, 6237348419996972168,
-	3607348892368485766, 3069666675758614433, 5518424227241521870, 1722318865822139695, 6205079283989499670, 8686598211760444927}
+var numpySeeds12345 = []int64{
+	2096804712593481934,
+	2921580012919480943,
+	7354398262316660716,
+	6237348419996972168,
+	3607348892368485766,
+	3069666675758614433,
+	5518424227241521870,
+	1722318865822139695,
+	6205079283989499670,
+	8686598211760444927,
+}
 
 func storedSeeds(t *testing.T, f *fixture, out bakeapi.GenerateSeedsOutput) []int64 {
 	t.Helper()
@@ -37,7 +47,17 @@ func storedSeeds(t *testing.T, f *fixture, out bakeapi.GenerateSeedsOutput) []in
 func testGenerateSeedsMatchesNumpy(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	root := uint64(12345)
-	out := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: "np", Split: "public", NMLPs: 10, Seed: &root})
+	out := mustRun[bakeapi.GenerateSeedsOutput](
+		t,
+		a,
+		a.GenerateSeeds,
+		bakeapi.GenerateSeedsInput{
+			BakeID: "np",
+			Split:  "public",
+			NMLPs:  10,
+			Seed:   &root,
+		},
+	)
 	if out.SeedsKey != keys.Bake("np").Seeds("public") || out.NMLPs != 10 {
 		t.Errorf("output %+v, want key %s", out, keys.Bake("np").Seeds("public"))
 	}
@@ -73,14 +93,25 @@ func testGenerateSeedsIsCreateOnly(t *testing.T, f *fixture) {
 func testGenerateSeedsRefusesAChangedSeedsFile(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	root := uint64(3)
-	in := bakeapi.GenerateSeedsInput{BakeID: "reseeded", Split: "public", NMLPs: 3, Seed: &root}
+	in := bakeapi.GenerateSeedsInput{
+		BakeID: "reseeded",
+		Split:  "public",
+		NMLPs:  3,
+		Seed:   &root,
+	}
 	first := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, in)
 	if err := f.st.Put(context.Background(), first.SeedsKey, []byte("[5, 6, 7]\n")); err != nil {
 		t.Fatal(err)
 	}
 	_, err := run[bakeapi.GenerateSeedsOutput](a, a.GenerateSeeds, in)
-	if app := wantAppError(t, err, bakeapi.ErrInvalidSeeds); !strings.Contains(app.Error(), first.SeedsKey) || !strings.Contains(app.Error(), "changed after the bake stored it") {
-		t.Errorf("GenerateSeeds on a changed seeds file: %v, want a refusal naming %s", app, first.SeedsKey)
+	app := wantAppError(t, err, bakeapi.ErrInvalidSeeds)
+	if !strings.Contains(app.Error(), first.SeedsKey) ||
+		!strings.Contains(app.Error(), "changed after the bake stored it") {
+		t.Errorf(
+			"GenerateSeeds on a changed seeds file: %v, want a refusal naming %s",
+			app,
+			first.SeedsKey,
+		)
 	}
 }
 
@@ -92,7 +123,17 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 	if err := f.st.PutCreate(ctx, b.InputSeeds("public"), upload); err != nil {
 		t.Fatal(err)
 	}
-	out := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: "up", Split: "public", NMLPs: 3, UploadedKey: b.InputSeeds("public")})
+	out := mustRun[bakeapi.GenerateSeedsOutput](
+		t,
+		a,
+		a.GenerateSeeds,
+		bakeapi.GenerateSeedsInput{
+			BakeID:      "up",
+			Split:       "public",
+			NMLPs:       3,
+			UploadedKey: b.InputSeeds("public"),
+		},
+	)
 	if got, _ := f.st.Get(ctx, out.SeedsKey); string(got) != string(upload) {
 		t.Errorf("canonical seeds file %q, want the upload's bytes %q", got, upload)
 	}
@@ -116,7 +157,16 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 			if err := f.st.Put(ctx, key, []byte(c.data)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := run[bakeapi.GenerateSeedsOutput](a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: "up", Split: split, NMLPs: c.n, UploadedKey: key})
+			_, err := run[bakeapi.GenerateSeedsOutput](
+				a,
+				a.GenerateSeeds,
+				bakeapi.GenerateSeedsInput{
+					BakeID:      "up",
+					Split:       split,
+					NMLPs:       c.n,
+					UploadedKey: key,
+				},
+			)
 			wantAppError(t, err, bakeapi.ErrInvalidSeeds)
 			if ok, _ := f.st.Exists(ctx, b.Seeds(split)); ok {
 				t.Error("a bad seeds file became the split's seeds")

@@ -20,19 +20,27 @@ import (
 // and describes one partition at a time, listing only the pollers it saw
 // there; so GPUWorkers describes every partition and counts the union. The
 // root partition alone listed 5 of 8 freshly started workers.
-func (a *Activities) GPUWorkers(ctx context.Context, in bakeapi.GPUWorkersInput) (bakeapi.GPUWorkersOutput, error) {
+func (a *Activities) GPUWorkers(
+	ctx context.Context,
+	in bakeapi.GPUWorkersInput,
+) (bakeapi.GPUWorkersOutput, error) {
 	svc := activity.GetClient(ctx).WorkflowService()
 	ns := activity.GetInfo(ctx).Namespace
 	parts, err := svc.ListTaskQueuePartitions(ctx, &workflowservice.ListTaskQueuePartitionsRequest{
-		Namespace: ns, TaskQueue: &taskqueuepb.TaskQueue{Name: in.Queue, Kind: enums.TASK_QUEUE_KIND_NORMAL}})
+		Namespace: ns,
+		TaskQueue: &taskqueuepb.TaskQueue{Name: in.Queue, Kind: enums.TASK_QUEUE_KIND_NORMAL},
+	})
 	if err != nil {
 		return bakeapi.GPUWorkersOutput{}, err
 	}
 	ids := map[string]bool{}
 	for _, p := range parts.GetActivityTaskQueuePartitions() {
-		resp, err := svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{Namespace: ns,
-			TaskQueue:     &taskqueuepb.TaskQueue{Name: p.GetKey(), Kind: enums.TASK_QUEUE_KIND_NORMAL},
-			TaskQueueType: enums.TASK_QUEUE_TYPE_ACTIVITY})
+		partition := &taskqueuepb.TaskQueue{Name: p.GetKey(), Kind: enums.TASK_QUEUE_KIND_NORMAL}
+		resp, err := svc.DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+			Namespace:     ns,
+			TaskQueue:     partition,
+			TaskQueueType: enums.TASK_QUEUE_TYPE_ACTIVITY,
+		})
 		if err != nil {
 			return bakeapi.GPUWorkersOutput{}, err
 		}

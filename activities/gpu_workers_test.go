@@ -31,8 +31,19 @@ func TestGPUWorkersCountsEveryPartition(t *testing.T) {
 
 	const queue, workers = "gpu-count", 12
 	for i := range workers {
-		w := worker.New(c, queue, worker.Options{Identity: fmt.Sprintf("gpu-%d", i), DisableWorkflowWorker: true, MaxConcurrentActivityExecutionSize: 1})
-		w.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "Noop"})
+		w := worker.New(
+			c,
+			queue,
+			worker.Options{
+				Identity:                           fmt.Sprintf("gpu-%d", i),
+				DisableWorkflowWorker:              true,
+				MaxConcurrentActivityExecutionSize: 1,
+			},
+		)
+		w.RegisterActivityWithOptions(
+			func(context.Context) error { return nil },
+			activity.RegisterOptions{Name: "Noop"},
+		)
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -41,8 +52,16 @@ func TestGPUWorkersCountsEveryPartition(t *testing.T) {
 	acts := &activities.Activities{}
 	count := func(ctx workflow.Context) (int, error) {
 		var out bakeapi.GPUWorkersOutput
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: 10 * time.Second})
-		err := workflow.ExecuteLocalActivity(lctx, acts.GPUWorkers, bakeapi.GPUWorkersInput{Queue: queue}).Get(ctx, &out)
+		lctx := workflow.WithLocalActivityOptions(
+			ctx,
+			workflow.LocalActivityOptions{ScheduleToCloseTimeout: 10 * time.Second},
+		)
+		future := workflow.ExecuteLocalActivity(
+			lctx,
+			acts.GPUWorkers,
+			bakeapi.GPUWorkersInput{Queue: queue},
+		)
+		err := future.Get(ctx, &out)
 		return out.Workers, err
 	}
 	cw := worker.New(c, "control", worker.Options{})
@@ -52,18 +71,31 @@ func TestGPUWorkersCountsEveryPartition(t *testing.T) {
 	}
 	t.Cleanup(cw.Stop)
 
-	parts, err := c.WorkflowService().ListTaskQueuePartitions(t.Context(), &workflowservice.ListTaskQueuePartitionsRequest{
-		Namespace: devstack.Namespace, TaskQueue: &taskqueuepb.TaskQueue{Name: queue, Kind: enums.TASK_QUEUE_KIND_NORMAL}})
+	parts, err := c.WorkflowService().ListTaskQueuePartitions(
+		t.Context(),
+		&workflowservice.ListTaskQueuePartitionsRequest{
+			Namespace: devstack.Namespace,
+			TaskQueue: &taskqueuepb.TaskQueue{Name: queue, Kind: enums.TASK_QUEUE_KIND_NORMAL},
+		},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(parts.GetActivityTaskQueuePartitions()) < 2 {
-		t.Fatalf("the dev server gives %s %d partitions: this test needs several", queue, len(parts.GetActivityTaskQueuePartitions()))
+		t.Fatalf(
+			"the dev server gives %s %d partitions: this test needs several",
+			queue,
+			len(parts.GetActivityTaskQueuePartitions()),
+		)
 	}
 
 	deadline := time.Now().Add(20 * time.Second)
 	for counted := 0; counted != workers; {
-		run, err := c.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{TaskQueue: "control"}, "Count")
+		run, err := c.ExecuteWorkflow(
+			t.Context(),
+			client.StartWorkflowOptions{TaskQueue: "control"},
+			"Count",
+		)
 		if err == nil {
 			err = run.Get(t.Context(), &counted)
 		}
@@ -74,7 +106,12 @@ func TestGPUWorkersCountsEveryPartition(t *testing.T) {
 			t.Fatalf("GPUWorkers counted %d workers, but only %d poll %s", counted, workers, queue)
 		}
 		if counted != workers && time.Now().After(deadline) {
-			t.Fatalf("GPUWorkers counts %d of the %d workers polling %s after 20 s", counted, workers, queue)
+			t.Fatalf(
+				"GPUWorkers counts %d of the %d workers polling %s after 20 s",
+				counted,
+				workers,
+				queue,
+			)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

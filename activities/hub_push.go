@@ -26,10 +26,18 @@ import (
 // manifest lists them with their sha256s) with the card re-rendered for
 // the repository. A revision that holds the files already gets no commit,
 // and a retried attempt re-sends only the LFS objects the Hub lacks.
-func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bakeapi.HubPushOutput, error) {
+func (a *Activities) HubPush(
+	ctx context.Context,
+	in bakeapi.HubPushInput,
+) (bakeapi.HubPushOutput, error) {
 	var out bakeapi.HubPushOutput
 	if a.HubToken == nil {
-		return out, fatal(bakeapi.ErrHubAccess, "this control worker has no Hub token: set %s in its environment or release.hub.token-file in its config", hub.TokenEnv)
+		return out, fatal(
+			bakeapi.ErrHubAccess,
+			"this control worker has no Hub token: "+
+				"set %s in its environment or release.hub.token-file in its config",
+			hub.TokenEnv,
+		)
 	}
 	token, err := a.HubToken()
 	if err != nil {
@@ -57,23 +65,51 @@ func (a *Activities) HubPush(ctx context.Context, in bakeapi.HubPushInput) (bake
 		// The Hub gets the dataset's own files only, as from dataset
 		// upload; whatever else the directory's manifest lists stays in S3.
 		if !dataset.IsDatasetFile(f.Path) {
-			activity.GetLogger(ctx).Warn("not pushed to the Hub: not a file of the dataset's layout", "Manifest", keys.Manifest(in.DatasetPrefix), "File", f.Path)
+			activity.GetLogger(ctx).Warn(
+				"not pushed to the Hub: not a file of the dataset's layout",
+				"Manifest", keys.Manifest(in.DatasetPrefix),
+				"File", f.Path,
+			)
 			continue
 		}
 		key := path.Join(in.DatasetPrefix, f.Path)
-		files = append(files, hub.File{Path: f.Path, Size: f.Size, SHA256: f.SHA256,
-			Open: func(ctx context.Context, off int64) (io.ReadCloser, error) { return a.Store.OpenAt(ctx, key, off) }})
+		files = append(files, hub.File{
+			Path:   f.Path,
+			Size:   f.Size,
+			SHA256: f.SHA256,
+			Open: func(ctx context.Context, off int64) (io.ReadCloser, error) {
+				return a.Store.OpenAt(ctx, key, off)
+			},
+		})
 	}
 	if files, err = hub.WithCard(ctx, files, in.Hub.Repo); err != nil {
 		return out, fatal(bakeapi.ErrCorruptPartial, "%s: %v", in.DatasetPrefix, err)
 	}
 	var res hub.Result
 	err = heartbeatOnProgress(ctx, func(ctx context.Context, progress func(hub.Progress)) error {
-		res, err = c.Push(ctx, hub.Options{Repo: in.Hub.Repo, Revision: in.Hub.Revision, Tag: in.Hub.Tag, Message: in.Hub.Message,
-			Private: in.Hub.Private, Replace: in.Hub.Replace, Progress: progress}, files)
+		res, err = c.Push(
+			ctx,
+			hub.Options{
+				Repo:     in.Hub.Repo,
+				Revision: in.Hub.Revision,
+				Tag:      in.Hub.Tag,
+				Message:  in.Hub.Message,
+				Private:  in.Hub.Private,
+				Replace:  in.Hub.Replace,
+				Progress: progress,
+			},
+			files,
+		)
 		return err
 	})
-	out = bakeapi.HubPushOutput{Commit: res.Commit, URL: res.URL, NoOp: res.NoOp, Sent: res.Sent, Reused: res.Reused, Deleted: res.Deleted}
+	out = bakeapi.HubPushOutput{
+		Commit:  res.Commit,
+		URL:     res.URL,
+		NoOp:    res.NoOp,
+		Sent:    res.Sent,
+		Reused:  res.Reused,
+		Deleted: res.Deleted,
+	}
 	return out, hubErr(err)
 }
 
@@ -97,7 +133,11 @@ func boundByHeartbeat(ctx context.Context, c *hub.Client) {
 		return
 	}
 	half := activity.GetInfo(ctx).HeartbeatTimeout / 2
-	c.Deadlines = hub.Deadlines{Connect: min(c.Deadlines.Connect, half), Headers: min(c.Deadlines.Headers, half), Idle: min(c.Deadlines.Idle, half)}
+	c.Deadlines = hub.Deadlines{
+		Connect: min(c.Deadlines.Connect, half),
+		Headers: min(c.Deadlines.Headers, half),
+		Idle:    min(c.Deadlines.Idle, half),
+	}
 	c.MaxBackoff = min(c.MaxBackoff, half/4)
 	c.Backoff = min(c.Backoff, c.MaxBackoff)
 }
@@ -112,7 +152,10 @@ func boundByHeartbeat(ctx context.Context, c *hub.Client) {
 // heartbeat of an attempt it gave up by cancelling ctx, and this one sends
 // none, a push that made no progress for a whole heartbeat timeout stops
 // itself: an abandoned attempt never pushes beside its retry.
-func heartbeatOnProgress(ctx context.Context, push func(ctx context.Context, progress func(hub.Progress)) error) error {
+func heartbeatOnProgress(
+	ctx context.Context,
+	push func(ctx context.Context, progress func(hub.Progress)) error,
+) error {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
 		return push(ctx, func(hub.Progress) {})
 	}
@@ -140,7 +183,8 @@ func heartbeatOnProgress(ctx context.Context, push func(ctx context.Context, pro
 			}
 			if errors.Is(err, hub.ErrStalled) {
 				mu.Lock()
-				activity.RecordHeartbeat(ctx, HubPushProgress{Progress: latest, Stalled: err.Error()})
+				stalled := HubPushProgress{Progress: latest, Stalled: err.Error()}
+				activity.RecordHeartbeat(ctx, stalled)
 				mu.Unlock()
 			}
 			return err
@@ -153,8 +197,13 @@ func heartbeatOnProgress(ctx context.Context, push func(ctx context.Context, pro
 				seen, moved = n, time.Now()
 				activity.RecordHeartbeat(ctx, HubPushProgress{Progress: p})
 			case time.Since(moved) >= timeout:
-				stop(fmt.Errorf("the push to the Hub made no progress for %s (the activity's heartbeat timeout) since %+v: stopping this attempt",
-					timeout, p))
+				stalled := fmt.Errorf(
+					"the push to the Hub made no progress for %s "+
+						"(the activity's heartbeat timeout) since %+v: stopping this attempt",
+					timeout,
+					p,
+				)
+				stop(stalled)
 			}
 		}
 	}

@@ -30,8 +30,13 @@ func TestHubPushFailuresAreTypedByWhetherARetryHelps(t *testing.T) {
 	const token = "hf_activity_token_31337"
 	srv.AddToken(token, "alice", "write")
 	srv.AddToken("hf_read_token_31337", "alice", "read")
-	withToken := func(tok string) func() (string, error) { return func() (string, error) { return tok, nil } }
-	in := bakeapi.HubPushInput{DatasetPrefix: ds.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Tag: "v1", Endpoint: srv.URL}}
+	withToken := func(tok string) func() (string, error) {
+		return func() (string, error) { return tok, nil }
+	}
+	in := bakeapi.HubPushInput{
+		DatasetPrefix: ds.Prefix,
+		Hub:           bakeapi.HubSpec{Repo: "alice/gt", Tag: "v1", Endpoint: srv.URL},
+	}
 
 	a := f.acts(gpuengine.CPU{})
 	_, err := run[bakeapi.HubPushOutput](a, a.HubPush, in)
@@ -40,6 +45,10 @@ func TestHubPushFailuresAreTypedByWhetherARetryHelps(t *testing.T) {
 		t.Errorf("no-token error %v does not say how to give one", err)
 	}
 
+	noBranch := bakeapi.HubPushInput{
+		DatasetPrefix: ds.Prefix,
+		Hub:           bakeapi.HubSpec{Repo: "alice/gt", Revision: "nope", Endpoint: srv.URL},
+	}
 	for _, c := range []struct {
 		name, token string
 		in          bakeapi.HubPushInput
@@ -47,7 +56,7 @@ func TestHubPushFailuresAreTypedByWhetherARetryHelps(t *testing.T) {
 	}{
 		{"rejected token", "hf_unknown_31337", in, bakeapi.ErrHubAccess},
 		{"read token", "hf_read_token_31337", in, bakeapi.ErrHubAccess},
-		{"missing branch", token, bakeapi.HubPushInput{DatasetPrefix: ds.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Revision: "nope", Endpoint: srv.URL}}, bakeapi.ErrHubAccess},
+		{"missing branch", token, noBranch, bakeapi.ErrHubAccess},
 	} {
 		a.HubToken = withToken(c.token)
 		_, err := run[bakeapi.HubPushOutput](a, a.HubPush, c.in)
@@ -74,14 +83,18 @@ func TestHubPushFailuresAreTypedByWhetherARetryHelps(t *testing.T) {
 	// Another bake's dataset on the same branch replaces it only when the
 	// config says so (release.hub.replace).
 	other := bakeDataset(t, f, "hubpush-b", 8)
-	next := bakeapi.HubPushInput{DatasetPrefix: other.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL}}
+	next := bakeapi.HubPushInput{
+		DatasetPrefix: other.Prefix,
+		Hub:           bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL},
+	}
 	_, err = run[bakeapi.HubPushOutput](a, a.HubPush, next)
 	wantAppError(t, err, bakeapi.ErrDestinationConflict)
 	if !strings.Contains(err.Error(), "holds another dataset") {
 		t.Errorf("push of another dataset: %v", err)
 	}
 	next.Hub.Replace = true
-	if replaced := mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, next); replaced.NoOp || replaced.Sent == 0 {
+	if replaced := mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, next); replaced.NoOp ||
+		replaced.Sent == 0 {
 		t.Errorf("push with Replace: %+v, want a commit of the other dataset's files", replaced)
 	}
 }
@@ -113,8 +126,15 @@ func TestHubErrorsRetryOnlyWhatARetryCanFix(t *testing.T) {
 		}
 	}
 	var app *temporal.ApplicationError
-	if err := activities.HubErr(&hub.OtherDatasetError{Repo: "alice/gt", Revision: "main"}); !errors.As(err, &app) || !app.NonRetryable() || app.Type() != bakeapi.ErrDestinationConflict {
-		t.Errorf("another dataset on the branch: %v, want non-retryable %s", err, bakeapi.ErrDestinationConflict)
+	otherDataset := &hub.OtherDatasetError{Repo: "alice/gt", Revision: "main"}
+	if err := activities.HubErr(otherDataset); !errors.As(err, &app) ||
+		!app.NonRetryable() ||
+		app.Type() != bakeapi.ErrDestinationConflict {
+		t.Errorf(
+			"another dataset on the branch: %v, want non-retryable %s",
+			err,
+			bakeapi.ErrDestinationConflict,
+		)
 	}
 	if err := activities.HubErr(hub.ErrNoToken); !temporal.IsApplicationError(err) {
 		t.Errorf("no token: %v, want HubAccess", err)
@@ -123,9 +143,16 @@ func TestHubErrorsRetryOnlyWhatARetryCanFix(t *testing.T) {
 
 // hubPushOnce is HubPush as BakeWorkflow runs it, with one attempt and the
 // given heartbeat timeout.
-func hubPushOnce(ctx workflow.Context, in bakeapi.HubPushInput, heartbeat time.Duration) (bakeapi.HubPushOutput, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 40 * time.Second, HeartbeatTimeout: heartbeat,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+func hubPushOnce(
+	ctx workflow.Context,
+	in bakeapi.HubPushInput,
+	heartbeat time.Duration,
+) (bakeapi.HubPushOutput, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 40 * time.Second,
+		HeartbeatTimeout:    heartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
 	var out bakeapi.HubPushOutput
 	err := workflow.ExecuteActivity(ctx, bakeapi.HubPushActivity, in).Get(ctx, &out)
 	return out, err
@@ -148,16 +175,22 @@ func TestHubPushOfAStalledPartFailsTheAttemptNamingTheHubAndFile(t *testing.T) {
 	srv.Hang("part", 0)
 	a := f.acts(gpuengine.CPU{})
 	a.HubToken = func() (string, error) { return token, nil }
-	in := bakeapi.HubPushInput{DatasetPrefix: ds.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL}}
+	in := bakeapi.HubPushInput{
+		DatasetPrefix: ds.Prefix,
+		Hub:           bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL},
+	}
 
 	env := newWorkflowEnv()
 	env.RegisterWorkflow(hubPushOnce)
 	returned := make(chan time.Time, 1)
-	env.RegisterActivityWithOptions(func(ctx context.Context, in bakeapi.HubPushInput) (bakeapi.HubPushOutput, error) {
-		out, err := a.HubPush(ctx, in)
-		returned <- time.Now()
-		return out, err
-	}, activity.RegisterOptions{Name: bakeapi.HubPushActivity})
+	env.RegisterActivityWithOptions(
+		func(ctx context.Context, in bakeapi.HubPushInput) (bakeapi.HubPushOutput, error) {
+			out, err := a.HubPush(ctx, in)
+			returned <- time.Now()
+			return out, err
+		},
+		activity.RegisterOptions{Name: bakeapi.HubPushActivity},
+	)
 	var mu sync.Mutex
 	var beats []activities.HubPushProgress
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
@@ -173,9 +206,15 @@ func TestHubPushOfAStalledPartFailsTheAttemptNamingTheHubAndFile(t *testing.T) {
 	env.ExecuteWorkflow(hubPushOnce, in, heartbeat)
 	err := env.GetWorkflowError()
 	storage := strings.TrimPrefix(srv.StorageURL, "http://")
-	if err == nil || !strings.Contains(err.Error(), "stalled") || !strings.Contains(err.Error(), "the Hub's storage at "+storage) ||
-		!strings.Contains(err.Error(), "upload of data/") || strings.Contains(err.Error(), "Heartbeat") {
-		t.Fatalf("a push whose part hangs: %v; want the attempt's own error naming the storage and the file", err)
+	if err == nil || !strings.Contains(err.Error(), "stalled") ||
+		!strings.Contains(err.Error(), "the Hub's storage at "+storage) ||
+		!strings.Contains(err.Error(), "upload of data/") ||
+		strings.Contains(err.Error(), "Heartbeat") {
+		t.Fatalf(
+			"a push whose part hangs: %v; want the attempt's own error naming the storage and "+
+				"the file",
+			err,
+		)
 	}
 	select {
 	case at := <-returned:
@@ -187,7 +226,8 @@ func TestHubPushOfAStalledPartFailsTheAttemptNamingTheHubAndFile(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(beats) == 0 || beats[len(beats)-1].Stalled == "" || !strings.Contains(beats[len(beats)-1].Stalled, "upload of data/") {
+	if len(beats) == 0 || beats[len(beats)-1].Stalled == "" ||
+		!strings.Contains(beats[len(beats)-1].Stalled, "upload of data/") {
 		t.Errorf("heartbeats %+v: want the last to say what stalled", beats)
 	}
 	if n := len(srv.History("alice/gt", "main")); n != 1 {

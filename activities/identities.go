@@ -53,7 +53,14 @@ func identityBlockKey(bakeID, split string, salt seeds.Salt, k int) string {
 // (NameSplit) leaves a block already there as it is, so that a retry or a
 // restarted bake never replaces a block a slice may be reading; a slice
 // checks every block it reads and writes a damaged one again.
-func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, sf bake.SeedFile, ids []bake.MLP, salt seeds.Salt, createOnly bool) error {
+func (a *Activities) writeIdentities(
+	ctx context.Context,
+	bakeID, split string,
+	sf bake.SeedFile,
+	ids []bake.MLP,
+	salt seeds.Salt,
+	createOnly bool,
+) error {
 	blocks := bake.BlocksOf(sf, ids, salt)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(identityWriters)
@@ -61,7 +68,11 @@ func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, 
 		g.Go(func() error {
 			key := identityBlockKey(bakeID, split, salt, k)
 			sb := storedBlock{IdentityBlock: blk}
-			data, err := seal.Marshal(&sb, &sb.Seal, seal.Seal{Key: key, Bake: bakeID, Split: split})
+			data, err := seal.Marshal(
+				&sb,
+				&sb.Seal,
+				seal.Seal{Key: key, Bake: bakeID, Split: split},
+			)
 			if err != nil {
 				return err
 			}
@@ -94,9 +105,18 @@ func (a *Activities) writeIdentities(ctx context.Context, bakeID, split string, 
 // the blocks are written again. An intact marker of another seeds file
 // means the split's seeds file changed after its blocks were written from
 // it, which no retry or recomputation can undo.
-func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum string) (bool, error) {
+func (a *Activities) identitiesWritten(
+	ctx context.Context,
+	bakeID, split, sum string,
+) (bool, error) {
 	var d identitiesDone
-	_, err := a.Store.GetSealed(ctx, keys.Bake(bakeID).IdentitiesDone(split), &d, &d.Seal, seal.Seal{Bake: bakeID, Split: split})
+	_, err := a.Store.GetSealed(
+		ctx,
+		keys.Bake(bakeID).IdentitiesDone(split),
+		&d,
+		&d.Seal,
+		seal.Seal{Bake: bakeID, Split: split},
+	)
 	if errors.Is(err, store.ErrNotFound) || damaged(err) {
 		return false, nil
 	}
@@ -104,8 +124,15 @@ func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum s
 		return false, storeErr(err)
 	}
 	if d.SeedsSHA256 != sum {
-		return false, fatal(bakeapi.ErrInvalidSeeds, "the seeds file %s changed after the bake stored it: it has sha256 %s, its identity blocks were written from sha256 %s; "+
-			"a bake's seeds never change: restore the file, or bake again under a new --id", keys.Bake(bakeID).Seeds(split), sum, d.SeedsSHA256)
+		return false, fatal(
+			bakeapi.ErrInvalidSeeds,
+			"the seeds file %s changed after the bake stored it: "+
+				"it has sha256 %s, its identity blocks were written from sha256 %s; "+
+				"a bake's seeds never change: restore the file, or bake again under a new --id",
+			keys.Bake(bakeID).Seeds(split),
+			sum,
+			d.SeedsSHA256,
+		)
 	}
 	return true, nil
 }
@@ -121,7 +148,13 @@ func (a *Activities) identitiesWritten(ctx context.Context, bakeID, split, sum s
 // before the split workflow ran NameSplit, nameChange) derives the whole
 // split's identities from the seeds file here, as the first wave of such a
 // split's slices did, and writes the blocks every later slice reads.
-func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceInput, salt seeds.Salt, log tlog.Logger, hb *heartbeat) ([]bake.MLP, error) {
+func (a *Activities) sliceIdentities(
+	ctx context.Context,
+	in bakeapi.BakeSliceInput,
+	salt seeds.Salt,
+	log tlog.Logger,
+	hb *heartbeat,
+) ([]bake.MLP, error) {
 	r := bakeapi.Range{Start: in.Start, End: in.End}
 	saltSum := ""
 	if !salt.IsZero() {
@@ -131,7 +164,13 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 	for _, k := range bake.IdentityBlocksOf(r) {
 		key := identityBlockKey(in.BakeID, in.Split, salt, k)
 		var sb storedBlock
-		_, err := a.Store.GetSealed(ctx, key, &sb, &sb.Seal, seal.Seal{Bake: in.BakeID, Split: in.Split})
+		_, err := a.Store.GetSealed(
+			ctx,
+			key,
+			&sb,
+			&sb.Seal,
+			seal.Seal{Bake: in.BakeID, Split: in.Split},
+		)
 		if err != nil && !errors.Is(err, store.ErrNotFound) && !damaged(err) {
 			return nil, storeErr(err)
 		}
@@ -169,7 +208,13 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 	}
 	ids, err := bake.RangeIdentities(blocks, r, salt)
 	if err != nil {
-		return nil, fatal(bakeapi.ErrInvalidSeeds, "slice %d of split %s: %v", in.Slice, in.Split, err)
+		return nil, fatal(
+			bakeapi.ErrInvalidSeeds,
+			"slice %d of split %s: %v",
+			in.Slice,
+			in.Split,
+			err,
+		)
 	}
 	return ids, nil
 }
@@ -182,7 +227,10 @@ func (a *Activities) sliceIdentities(ctx context.Context, in bakeapi.BakeSliceIn
 // same worker can cure. Its keys are create-only and its bytes a pure
 // function of the seeds file and the salt, so a retry writes only the blocks
 // an earlier attempt did not.
-func (a *Activities) NameSplit(ctx context.Context, in bakeapi.NameSplitInput) (bakeapi.NameSplitOutput, error) {
+func (a *Activities) NameSplit(
+	ctx context.Context,
+	in bakeapi.NameSplitInput,
+) (bakeapi.NameSplitOutput, error) {
 	salt, err := a.workerSalt(in.Salt)
 	if err != nil {
 		return bakeapi.NameSplitOutput{}, err
@@ -193,21 +241,35 @@ func (a *Activities) NameSplit(ctx context.Context, in bakeapi.NameSplitInput) (
 	if err != nil {
 		return bakeapi.NameSplitOutput{}, err
 	}
-	if err := a.writeIdentities(ctx, in.BakeID, in.Split, sf, bake.Identities(sf.Seeds, salt), salt, true); err != nil {
+	ids := bake.Identities(sf.Seeds, salt)
+	if err := a.writeIdentities(ctx, in.BakeID, in.Split, sf, ids, salt, true); err != nil {
 		return bakeapi.NameSplitOutput{}, err
 	}
-	return bakeapi.NameSplitOutput{Blocks: len(bake.IdentityBlocksOf(bakeapi.Range{Start: 0, End: in.NMLPs}))}, nil
+	blocks := bake.IdentityBlocksOf(bakeapi.Range{Start: 0, End: in.NMLPs})
+	return bakeapi.NameSplitOutput{Blocks: len(blocks)}, nil
 }
 
 // recordedSeedsFile reads the seeds file of n MLPs at key of bake bakeID,
 // checked against the sha256 the workflow recorded when GenerateSeeds
 // stored it: a missing one was stored, and is gone.
-func (a *Activities) recordedSeedsFile(ctx context.Context, bakeID, key string, n int, sum string) (bake.SeedFile, error) {
+func (a *Activities) recordedSeedsFile(
+	ctx context.Context,
+	bakeID, key string,
+	n int,
+	sum string,
+) (bake.SeedFile, error) {
 	data, err := a.getSeeds(ctx, key, n)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return bake.SeedFile{}, gone(fmt.Sprintf("seeds file %s was stored by GenerateSeeds (the workflow recorded its sha256 %s), but it is gone",
-				uri(a.Store, key), sum), restart(bakeID)+", whose GenerateSeeds stores it again")
+			return bake.SeedFile{}, gone(
+				fmt.Sprintf(
+					"seeds file %s was stored by GenerateSeeds "+
+						"(the workflow recorded its sha256 %s), but it is gone",
+					uri(a.Store, key),
+					sum,
+				),
+				restart(bakeID)+", whose GenerateSeeds stores it again",
+			)
 		}
 		return bake.SeedFile{}, storeErr(err)
 	}
@@ -216,7 +278,13 @@ func (a *Activities) recordedSeedsFile(ctx context.Context, bakeID, key string, 
 		return bake.SeedFile{}, err
 	}
 	if sf.SHA256 != sum {
-		return bake.SeedFile{}, fatal(bakeapi.ErrInvalidSeeds, "seeds file %s changed after the bake started (sha256 %s, recorded %s)", key, sf.SHA256, sum)
+		return bake.SeedFile{}, fatal(
+			bakeapi.ErrInvalidSeeds,
+			"seeds file %s changed after the bake started (sha256 %s, recorded %s)",
+			key,
+			sf.SHA256,
+			sum,
+		)
 	}
 	return sf, nil
 }

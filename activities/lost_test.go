@@ -19,7 +19,11 @@ import (
 func wantGone(t *testing.T, f *fixture, err error, key, committed string) {
 	t.Helper()
 	msg := wantAppError(t, err, bakeapi.ErrCorruptPartial).Error()
-	for _, want := range []string{"s3://" + f.bucket + "/" + key, committed, "something outside whestbake deleted it"} {
+	for _, want := range []string{
+		"s3://" + f.bucket + "/" + key,
+		committed,
+		"something outside whestbake deleted it",
+	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not say %q", msg, want)
 		}
@@ -64,7 +68,12 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 	for k, r := range [][2]int{{0, 1}, {1, 3}} {
 		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(id, sd, k, r[0], r[1]))
 	}
-	merge := bakeapi.MergeSplitInput{BakeID: id, Split: split, NSlices: 2, KeepIntermediates: true}
+	merge := bakeapi.MergeSplitInput{
+		BakeID:            id,
+		Split:             split,
+		NSlices:           2,
+		KeepIntermediates: true,
+	}
 
 	t.Run("a file of a committed slice", func(t *testing.T) {
 		m := readManifest(t, f.st, b.Slice(split, 1))
@@ -85,9 +94,13 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 		_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
 		wantGone(t, f, err, key, "was committed with its directory")
 	})
-	combine := bakeapi.CombineSplitsInput{BakeID: id, Splits: []string{merged.Prefix}, KeepIntermediates: true}
+	combine := bakeapi.CombineSplitsInput{
+		BakeID:            id,
+		Splits:            []string{merged.Prefix},
+		KeepIntermediates: true,
+	}
 	ds := mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, combine)
-	push := bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: id, Tag: "v1"}
+	push := releaseInput(f, ds.Prefix, id, "v1")
 	t.Run("a file of the committed dataset", func(t *testing.T) {
 		m := readManifest(t, f.st, ds.Prefix)
 		file := path.Join(ds.Prefix, m.Files[len(m.Files)-1].Path)
@@ -116,20 +129,39 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 		wantGone(t, f, err, merged.Prefix+"/", "was committed before this step ran")
 	})
 	t.Run("the seeds file GenerateSeeds stored", func(t *testing.T) {
-		for _, key := range []string{sd.SeedsKey, b.IdentitiesDone(split), b.IdentityBlock(split, 0)} {
+		for _, key := range []string{
+			sd.SeedsKey,
+			b.IdentitiesDone(split),
+			b.IdentityBlock(split, 0),
+		} {
 			del(key)
 		}
 		_, err := run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput(id, sd, 2, 0, 3))
-		wantGone(t, f, err, sd.SeedsKey, "was stored by GenerateSeeds (the workflow recorded its sha256 "+sd.SHA256+")")
+		wantGone(
+			t,
+			f,
+			err,
+			sd.SeedsKey,
+			"was stored by GenerateSeeds (the workflow recorded its sha256 "+sd.SHA256+")",
+		)
 	})
 	// Nothing proves that an uploaded seeds file was uploaded (a bake
 	// started by another client has none): its absence says both.
 	t.Run("the seeds file the starter uploads", func(t *testing.T) {
-		in := bakeapi.GenerateSeedsInput{BakeID: id, Split: "uploaded", NMLPs: 3, UploadedKey: b.InputSeeds("uploaded")}
+		in := bakeapi.GenerateSeedsInput{
+			BakeID:      id,
+			Split:       "uploaded",
+			NMLPs:       3,
+			UploadedKey: b.InputSeeds("uploaded"),
+		}
 		_, err := run[bakeapi.GenerateSeedsOutput](a, a.GenerateSeeds, in)
 		msg := wantAppError(t, err, bakeapi.ErrInvalidSeeds).Error()
-		for _, want := range []string{"s3://" + f.bucket + "/" + in.UploadedKey + " is not in the bucket", "something deleted it since",
-			"or the bake was started by another client", "restart the bake with `whestbake bake --id vanished`"} {
+		for _, want := range []string{
+			"s3://" + f.bucket + "/" + in.UploadedKey + " is not in the bucket",
+			"something deleted it since",
+			"or the bake was started by another client",
+			"restart the bake with `whestbake bake --id vanished`",
+		} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("error %q does not say %q", msg, want)
 			}

@@ -51,10 +51,20 @@ func BenchmarkMergeSplit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := bakeapi.Spec{Width: 4, Depth: 1, NSamples: 256, Sampler: "philox"}
+	spec := bakeapi.Spec{
+		Width:    4,
+		Depth:    1,
+		NSamples: 256,
+		Sampler:  "philox",
+	}
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: b.TempDir()}
+			a := &activities.Activities{
+				Store:   st,
+				Engine:  gpuengine.CPU{},
+				Threads: 1,
+				TempDir: b.TempDir(),
+			}
 			run := 0
 			for b.Loop() {
 				b.StopTimer()
@@ -73,7 +83,15 @@ func BenchmarkMergeSplit(b *testing.B) {
 				b.StartTimer()
 				// Called directly: the test environment times an activity out
 				// after 10 minutes, which a loaded VM's 100,000 slices exceed.
-				out, err := a.MergeSplit(ctx, bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n})
+				out, err := a.MergeSplit(
+					ctx,
+					bakeapi.MergeSplitInput{
+						BakeID:  bakeID,
+						Split:   split,
+						NMLPs:   n,
+						NSlices: n,
+					},
+				)
 				b.StopTimer()
 				wall, cpu, rss := time.Since(t0), cpuTime()-c0, peakRSS(b)
 				req1 := minioCounters(b, cfg.Endpoint)
@@ -81,17 +99,32 @@ func BenchmarkMergeSplit(b *testing.B) {
 					b.Fatal(err)
 				}
 				if got := mergedParquetSHA(b, st, out.Prefix); out.NMLPs != n || got != want {
-					b.Fatalf("merged %d MLPs, parquet sha256 %s; want %d MLPs and the local bake's %s", out.NMLPs, got, n, want)
+					b.Fatalf(
+						"merged %d MLPs, parquet sha256 %s; want %d MLPs and the local bake's %s",
+						out.NMLPs,
+						got,
+						n,
+						want,
+					)
 				}
-				if u, err := st.Usage(ctx, keys.Bake(bakeID).Slices(split)); err != nil || u.Objects != 0 {
+				if u, err := st.Usage(ctx, keys.Bake(bakeID).Slices(split)); err != nil ||
+					u.Objects != 0 {
 					b.Fatalf("the slices outlived the merge: %+v, %v", u, err)
 				}
 				merged, err := st.Usage(ctx, out.Prefix+"/")
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Logf("storage: %d slices hold %d objects, %d bytes (%d per slice); the merged split %d bytes; the merge peaks at %.1fx the split",
-					n, slices0.Objects, slices0.Bytes, slices0.Bytes/int64(n), merged.Bytes, float64(slices0.Bytes+merged.Bytes)/float64(merged.Bytes))
+				b.Logf(
+					"storage: %d slices hold %d objects, %d bytes (%d per slice); "+
+						"the merged split %d bytes; the merge peaks at %.1fx the split",
+					n,
+					slices0.Objects,
+					slices0.Bytes,
+					slices0.Bytes/int64(n),
+					merged.Bytes,
+					float64(slices0.Bytes+merged.Bytes)/float64(merged.Bytes),
+				)
 				var apis []string
 				total := 0.0
 				for api, c := range req1 {
@@ -101,8 +134,18 @@ func BenchmarkMergeSplit(b *testing.B) {
 					}
 				}
 				slices.Sort(apis)
-				b.Logf("MergeSplit of %d one-MLP slices: %s wall, %s CPU here, %.1f s CPU in MinIO, peak RSS %d MiB, %.0f S3 requests (%.2f per slice: %s)",
-					n, wall.Round(time.Millisecond), cpu.Round(time.Millisecond), req1["cpu"]-req0["cpu"], rss>>20, total, total/float64(n), strings.Join(apis, ", "))
+				b.Logf(
+					"MergeSplit of %d one-MLP slices: %s wall, %s CPU here, %.1f s CPU in MinIO, "+
+						"peak RSS %d MiB, %.0f S3 requests (%.2f per slice: %s)",
+					n,
+					wall.Round(time.Millisecond),
+					cpu.Round(time.Millisecond),
+					req1["cpu"]-req0["cpu"],
+					rss>>20,
+					total,
+					total/float64(n),
+					strings.Join(apis, ", "),
+				)
 				b.ReportMetric(float64(rss>>20), "peak-RSS-MiB")
 				b.ReportMetric(total/float64(n), "S3-requests/slice")
 				b.StartTimer()
@@ -114,10 +157,16 @@ func BenchmarkMergeSplit(b *testing.B) {
 // commitOneMLPSlices generates the seeds of an n-MLP split with the real
 // GenerateSeeds and commits its n one-MLP slices, then returns the sha256
 // of the parquet file a local bake of the whole split writes.
-func commitOneMLPSlices(b *testing.B, a *activities.Activities, bakeID string, n int, spec bakeapi.Spec) string {
+func commitOneMLPSlices(
+	b *testing.B,
+	a *activities.Activities,
+	bakeID string,
+	n int,
+	spec bakeapi.Spec,
+) string {
 	ctx := context.Background()
 	seed := uint64(n)
-	sd := mustRunB[bakeapi.GenerateSeedsOutput](b, a, a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: n, Seed: &seed})
+	sd := mustRunB[bakeapi.GenerateSeedsOutput](b, a, a.GenerateSeeds, seedsInput(bakeID, n, seed))
 	data, err := a.Store.Get(ctx, sd.SeedsKey)
 	if err != nil {
 		b.Fatal(err)
@@ -134,13 +183,27 @@ func commitOneMLPSlices(b *testing.B, a *activities.Activities, bakeID string, n
 	g.SetLimit(8)
 	for k := range n {
 		g.Go(func() error {
-			plan := bake.Plan{NMLPs: n, Seeds: bake.SeedFile{SHA256: sd.SHA256}, Range: bakeapi.Range{Start: k, End: k + 1}, Spec: spec, Split: split, Config: "default"}
+			plan := bake.Plan{
+				NMLPs:  n,
+				Seeds:  bake.SeedFile{SHA256: sd.SHA256},
+				Range:  bakeapi.Range{Start: k, End: k + 1},
+				Spec:   spec,
+				Split:  split,
+				Config: "default",
+			}
 			row, err := bake.Baker{Engine: a.Engine, Spec: spec, Threads: 1}.Row(gctx, ids[k], nil)
 			if err != nil {
 				return err
 			}
-			_, err = activities.CommitPartial(a, gctx, keys.Bake(bakeID).Slice(split, k), bake.Metadata(plan, desc, createdAt), spec, seal.Seal{Bake: bakeID, Split: split},
-				func(write func(dataset.Row) error) error { return write(row) })
+			_, err = activities.CommitPartial(
+				a,
+				gctx,
+				keys.Bake(bakeID).Slice(split, k),
+				bake.Metadata(plan, desc, createdAt),
+				spec,
+				seal.Seal{Bake: bakeID, Split: split},
+				func(write func(dataset.Row) error) error { return write(row) },
+			)
 			return err
 		})
 	}
@@ -149,10 +212,18 @@ func commitOneMLPSlices(b *testing.B, a *activities.Activities, bakeID string, n
 	}
 	b.Logf("committed %d one-MLP slices in %s", n, time.Since(t0).Round(time.Second))
 	local := filepath.Join(b.TempDir(), "local")
-	plan := bake.Plan{NMLPs: n, Seeds: sf, Spec: spec, Split: split, Config: "default"}
-	err = dataset.WriteDirStream(local, bake.Metadata(plan, desc, createdAt), spec, func(write func(dataset.Row) error) error {
-		return bake.Baker{Engine: a.Engine, Spec: spec, Threads: 2}.Stream(ctx, ids, bakeapi.Range{Start: 0, End: n}, write)
-	})
+	plan := bake.Plan{
+		NMLPs:  n,
+		Seeds:  sf,
+		Spec:   spec,
+		Split:  split,
+		Config: "default",
+	}
+	baker := bake.Baker{Engine: a.Engine, Spec: spec, Threads: 2}
+	rows := func(write func(dataset.Row) error) error {
+		return baker.Stream(ctx, ids, bakeapi.Range{Start: 0, End: n}, write)
+	}
+	err = dataset.WriteDirStream(local, bake.Metadata(plan, desc, createdAt), spec, rows)
 	if err != nil {
 		b.Fatal(err)
 	}

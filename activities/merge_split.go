@@ -32,7 +32,10 @@ import (
 // the merged file is written in one pass and cannot be resumed, and a
 // merge is one GET per file of each partial, a small share of what the
 // slices cost.
-func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
+func (a *Activities) MergeSplit(
+	ctx context.Context,
+	in bakeapi.MergeSplitInput,
+) (bakeapi.MergeSplitOutput, error) {
 	defer keepAlive(ctx)()
 	b := keys.Bake(in.BakeID)
 	prefix := b.Merged(in.Split)
@@ -53,7 +56,8 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		return out, a.dropSlices(ctx, in)
 	}
 	// A restart after the bake combined its splits, and deleted them.
-	if _, _, done, err := committed(ctx, a.Store, b.Dataset(), seal.Seal{Bake: in.BakeID}); damaged(err) {
+	bakeSeal := seal.Seal{Bake: in.BakeID}
+	if _, _, done, err := committed(ctx, a.Store, b.Dataset(), bakeSeal); damaged(err) {
 		return out, lost(err)
 	} else if err != nil || done {
 		out.NMLPs = in.NMLPs
@@ -83,7 +87,11 @@ func (a *Activities) MergeSplit(ctx context.Context, in bakeapi.MergeSplitInput)
 		if err != nil {
 			return out, datasetErr(err)
 		}
-	} else if err := dataset.MergeStream(merged, recordedOrNow(in.CreatedAt), fetchInOrder(ctx, a.Store, prefixes, dir, id)); err != nil {
+	} else if err := dataset.MergeStream(
+		merged,
+		recordedOrNow(in.CreatedAt),
+		fetchInOrder(ctx, a.Store, prefixes, dir, id),
+	); err != nil {
 		return out, datasetErr(err)
 	}
 	// Step 3. Commit, then drop the partials.
@@ -133,7 +141,12 @@ func (a *Activities) drop(ctx context.Context, folder string) error {
 	}
 	if d.Objects > 0 && activity.IsActivity(ctx) {
 		activity.RecordHeartbeat(ctx, "deleted "+folder)
-		activity.GetLogger(ctx).Info("intermediates deleted", "folder", folder, "objects", d.Objects, "bytes", d.Bytes)
+		activity.GetLogger(ctx).Info(
+			"intermediates deleted",
+			"folder", folder,
+			"objects", d.Objects,
+			"bytes", d.Bytes,
+		)
 	}
 	return nil
 }
@@ -155,7 +168,12 @@ func slicePrefixes(in bakeapi.MergeSplitInput) []string {
 
 // countRows reads n_mlps from the metadata.json that bake bakeID committed
 // at prefix, checked against the directory's manifest m.
-func (a *Activities) countRows(ctx context.Context, bakeID, prefix string, m manifest.Manifest, out *bakeapi.MergeSplitOutput) error {
+func (a *Activities) countRows(
+	ctx context.Context,
+	bakeID, prefix string,
+	m manifest.Manifest,
+	out *bakeapi.MergeSplitOutput,
+) error {
 	key := prefix + "/metadata.json"
 	data, err := a.Store.GetMax(ctx, key, dataset.MaxMetadataBytes)
 	if errors.Is(err, store.ErrNotFound) {
@@ -164,8 +182,12 @@ func (a *Activities) countRows(ctx context.Context, bakeID, prefix string, m man
 	if err != nil {
 		return storeErr(err)
 	}
-	if i := slices.IndexFunc(m.Files, func(f manifest.File) bool { return f.Path == "metadata.json" }); i < 0 || m.Files[i].SHA256 != store.SHA256Hex(data) {
-		return lost(fmt.Errorf("%s does not match the manifest of %s: %w", key, prefix, seal.ErrDamaged))
+	isMetadata := func(f manifest.File) bool { return f.Path == "metadata.json" }
+	if i := slices.IndexFunc(m.Files, isMetadata); i < 0 ||
+		m.Files[i].SHA256 != store.SHA256Hex(data) {
+		return lost(
+			fmt.Errorf("%s does not match the manifest of %s: %w", key, prefix, seal.ErrDamaged),
+		)
 	}
 	md := dataset.NewObject()
 	if err := md.UnmarshalJSON(data); err != nil {

@@ -23,11 +23,15 @@ func testSlicePartialHasNoCard(t *testing.T, f *fixture) {
 	for _, file := range readManifest(t, f.st, out.Prefix).Files {
 		files = append(files, file.Path)
 	}
-	if want := []string{"data/public-00000-of-00001.parquet", "metadata.json"}; !slices.Equal(files, want) {
+	want := []string{"data/public-00000-of-00001.parquet", "metadata.json"}
+	if !slices.Equal(files, want) {
 		t.Errorf("slice partial holds %q, want %q", files, want)
 	}
 	if u := usage(t, f, out.Prefix+"/"); u.Objects != 3 {
-		t.Errorf("slice partial is %d objects, want 3 (parquet, metadata.json, manifest)", u.Objects)
+		t.Errorf(
+			"slice partial is %d objects, want 3 (parquet, metadata.json, manifest)",
+			u.Objects,
+		)
 	}
 }
 
@@ -38,27 +42,48 @@ func testSlicePartialHasNoCard(t *testing.T, f *fixture) {
 func testMergeSplitStreamsManySlices(t *testing.T, f *fixture) {
 	const bakeID, n, seed = "many", 20, 5
 	scratch := t.TempDir()
-	a := &activities.Activities{Store: f.st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: scratch}
+	a := &activities.Activities{
+		Store:   f.st,
+		Engine:  gpuengine.CPU{},
+		Threads: 1,
+		TempDir: scratch,
+	}
 	sd := seedSplit(t, a, bakeID, n, seed)
 	for k := range n {
 		if k != 13 {
 			mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
 		}
 	}
-	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
+	in := bakeapi.MergeSplitInput{
+		BakeID:  bakeID,
+		Split:   split,
+		NMLPs:   n,
+		NSlices: n,
+	}
 	_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, in)
 	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	if want := keys.Bake(bakeID).Slice(split, 13); !strings.Contains(app.Error(), want) {
 		t.Errorf("error %q does not name the missing slice %s", app.Error(), want)
 	}
-	if ok, _ := f.st.Exists(context.Background(), keys.Manifest(keys.Bake(bakeID).Merged(split))); ok {
+	if ok, _ := f.st.Exists(
+		context.Background(),
+		keys.Manifest(keys.Bake(bakeID).Merged(split)),
+	); ok {
 		t.Fatal("a merge with a missing slice was committed")
 	}
 	noScratch(t, scratch)
 	mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, 13, 13, 14))
 	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
-	if got, want := parquetSHA(t, f.st, m.Prefix), localParquetSHA(t, n, seed, 0, n); m.NMLPs != n || got != want {
-		t.Errorf("merged %d MLPs with parquet sha256 %s; want %d and the local bake's %s", m.NMLPs, got, n, want)
+	got := parquetSHA(t, f.st, m.Prefix)
+	want := localParquetSHA(t, n, seed, 0, n)
+	if m.NMLPs != n || got != want {
+		t.Errorf(
+			"merged %d MLPs with parquet sha256 %s; want %d and the local bake's %s",
+			m.NMLPs,
+			got,
+			n,
+			want,
+		)
 	}
 	noScratch(t, scratch)
 }

@@ -6,11 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/seeds"
@@ -31,15 +28,28 @@ func testNameSplitProtocolV4(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	a := f.acts(&countingEngine{})
 	seed := uint64(13)
-	sd := mustRun[bakeapi.GenerateSeedsOutput](t, a, a.GenerateSeeds,
-		bakeapi.GenerateSeedsInput{BakeID: "v4name", Split: split, NMLPs: 4, Seed: &seed, SeedProtocol: bakeapi.SeedProtocolV4})
-	in := bakeapi.NameSplitInput{BakeID: "v4name", Split: split, NMLPs: 4, SeedsKey: sd.SeedsKey, SeedsSHA256: sd.SHA256,
-		Salt: bakeapi.Salt{SHA256: salt.Digest(), Withhold: true, ID: "h1"}}
+	sd := mustRun[bakeapi.GenerateSeedsOutput](
+		t,
+		a,
+		a.GenerateSeeds,
+		bakeapi.GenerateSeedsInput{
+			BakeID:       "v4name",
+			Split:        split,
+			NMLPs:        4,
+			Seed:         &seed,
+			SeedProtocol: bakeapi.SeedProtocolV4,
+		},
+	)
+	in := bakeapi.NameSplitInput{
+		BakeID:      "v4name",
+		Split:       split,
+		NMLPs:       4,
+		SeedsKey:    sd.SeedsKey,
+		SeedsSHA256: sd.SHA256,
+		Salt:        bakeapi.Salt{SHA256: salt.Digest(), Withhold: true, ID: "h1"},
+	}
 	block := keys.Bake("v4name").SaltedIdentityBlock(split, salt.Digest(), 0)
 
-	withSalt := func(text string) func() (seeds.Salt, error) {
-		return func() (seeds.Salt, error) { return bake.EnvSalt(func(string) string { return text }) }
-	}
 	for _, c := range []struct {
 		salt func() (seeds.Salt, error)
 		want string
@@ -49,7 +59,8 @@ func testNameSplitProtocolV4(t *testing.T, f *fixture) {
 	} {
 		a.Salt = c.salt
 		_, err := run[bakeapi.NameSplitOutput](a, a.NameSplit, in)
-		if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), c.want) {
+		app := wantAppError(t, err, bakeapi.ErrInvalidConfig)
+		if !strings.Contains(app.Error(), c.want) {
 			t.Errorf("NameSplit: %v, want %q", err, c.want)
 		}
 	}
@@ -90,14 +101,17 @@ func testNameSplitProtocolV4(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	list, _ := seeds.GenerateInputSeeds(4, &seed)
-	plan := bake.Plan{NMLPs: 4, Seeds: bake.FromSeeds(list), Range: bakeapi.Range{Start: 1, End: 3}, Spec: sl.Spec, Split: split, Config: "default", Salt: salt}
-	local := filepath.Join(t.TempDir(), "local")
-	if err := dataset.WriteDirStream(local, bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now()), sl.Spec, func(write func(dataset.Row) error) error {
-		baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: sl.Spec, Threads: 1}
-		return baker.Stream(ctx, bake.Identities(list, salt), plan.Range, write)
-	}); err != nil {
-		t.Fatal(err)
+	plan := bake.Plan{
+		NMLPs:  4,
+		Seeds:  bake.FromSeeds(list),
+		Range:  bakeapi.Range{Start: 1, End: 3},
+		Spec:   sl.Spec,
+		Split:  split,
+		Config: "default",
+		Salt:   salt,
 	}
+	local := filepath.Join(t.TempDir(), "local")
+	bakeLocally(t, local, plan, list, salt)
 	want, err := store.FileSHA256(filepath.Join(local, "data", "public-00000-of-00001.parquet"))
 	if err != nil {
 		t.Fatal(err)

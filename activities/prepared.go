@@ -50,8 +50,12 @@ func (a *Activities) checkPrepared(ctx context.Context, prefix string, m manifes
 	if err := dataset.CheckPrepared(dir); err != nil {
 		// The message names the files of the scratch copy: name the
 		// committed dataset's instead.
-		return fatal(bakeapi.ErrCorruptPartial, "%s; nothing is published from it: bake again under a new --id, "+
-			"or download the dataset, repair it and upload it", strings.ReplaceAll(err.Error(), dir, prefix))
+		return fatal(
+			bakeapi.ErrCorruptPartial,
+			"%s; nothing is published from it: bake again under a new --id, "+
+				"or download the dataset, repair it and upload it",
+			strings.ReplaceAll(err.Error(), dir, prefix),
+		)
 	}
 	return nil
 }

@@ -57,7 +57,11 @@ func testPushRefusesAPreparedTreeUnlikeTheParquet(t *testing.T, f *fixture) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(dir, dataset.PreparedDir, split, name), data, 0o644); err != nil {
+				if err := os.WriteFile(
+					filepath.Join(dir, dataset.PreparedDir, split, name),
+					data,
+					0o644,
+				); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -67,11 +71,17 @@ func testPushRefusesAPreparedTreeUnlikeTheParquet(t *testing.T, f *fixture) {
 			dir := fetch(t, f, good.Prefix)
 			c.spoil(t, dir)
 			bad := keys.Bake("prepared-bad-" + string(rune('0'+i))).Dataset()
-			if _, _, err := activities.CommitDir(ctx, f.st, dir, bad, seal.Seal{Bake: "prepared-bad"}); err != nil {
+			if _, _, err := activities.CommitDir(
+				ctx,
+				f.st,
+				dir,
+				bad,
+				seal.Seal{Bake: "prepared-bad"},
+			); err != nil {
 				t.Fatal(err)
 			}
 			tag := "bad" + string(rune('0'+i))
-			_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: bad, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: tag})
+			_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, bad, "demo", tag))
 			app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
 			for _, want := range []string{bad + "/" + arrow, c.want, "nothing is published"} {
 				if !strings.Contains(app.Error(), want) {
@@ -84,7 +94,14 @@ func testPushRefusesAPreparedTreeUnlikeTheParquet(t *testing.T, f *fixture) {
 			}
 
 			repo := "alice/bad" + string(rune('0'+i))
-			_, err = run[bakeapi.HubPushOutput](a, a.HubPush, bakeapi.HubPushInput{DatasetPrefix: bad, Hub: bakeapi.HubSpec{Repo: repo, Endpoint: srv.URL}})
+			_, err = run[bakeapi.HubPushOutput](
+				a,
+				a.HubPush,
+				bakeapi.HubPushInput{
+					DatasetPrefix: bad,
+					Hub:           bakeapi.HubSpec{Repo: repo, Endpoint: srv.URL},
+				},
+			)
 			app = wantAppError(t, err, bakeapi.ErrCorruptPartial)
 			if !strings.Contains(app.Error(), c.want) {
 				t.Errorf("HubPush: error %q does not say %q", app.Error(), c.want)
@@ -95,15 +112,29 @@ func testPushRefusesAPreparedTreeUnlikeTheParquet(t *testing.T, f *fixture) {
 		})
 	}
 	// The dataset as the bake committed it is published.
-	mustRun[bakeapi.PushOutput](t, a, a.Push, bakeapi.PushInput{DatasetPrefix: good.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "good"})
-	mustRun[bakeapi.HubPushOutput](t, a, a.HubPush, bakeapi.HubPushInput{DatasetPrefix: good.Prefix, Hub: bakeapi.HubSpec{Repo: "alice/good", Endpoint: srv.URL}})
+	mustRun[bakeapi.PushOutput](t, a, a.Push, releaseInput(f, good.Prefix, "demo", "good"))
+	mustRun[bakeapi.HubPushOutput](
+		t,
+		a,
+		a.HubPush,
+		bakeapi.HubPushInput{
+			DatasetPrefix: good.Prefix,
+			Hub:           bakeapi.HubSpec{Repo: "alice/good", Endpoint: srv.URL},
+		},
+	)
 }
 
 // fetch copies the committed directory at prefix into a new local folder.
 func fetch(t *testing.T, f *fixture, prefix string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ds")
-	if err := manifest.Fetch(context.Background(), f.st, prefix, readManifest(t, f.st, prefix), dir); err != nil {
+	if err := manifest.Fetch(
+		context.Background(),
+		f.st,
+		prefix,
+		readManifest(t, f.st, prefix),
+		dir,
+	); err != nil {
 		t.Fatal(err)
 	}
 	return dir

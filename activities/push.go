@@ -31,7 +31,12 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	// The starter refuses such a release, but not one started by an older
 	// release of it: never write into a bake's folder.
 	if keys.InWorkArea(relPrefix) {
-		return out, fatal(bakeapi.ErrInvalidConfig, "release %s lies inside bakes/, where every bake keeps its working objects: choose a release.prefix outside bakes/ and start the bake again", out.URI)
+		return out, fatal(
+			bakeapi.ErrInvalidConfig,
+			"release %s lies inside bakes/, where every bake keeps its working objects: "+
+				"choose a release.prefix outside bakes/ and start the bake again",
+			out.URI,
+		)
 	}
 	// Step 1. The dataset's manifest, an intact commit, decides what the release is.
 	m, src, err := manifest.ReadCommit(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
@@ -47,8 +52,14 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	// Step 2. A release at this tag already: the same one is fine, another is a conflict.
 	if existing, err := dest.Get(ctx, keys.Manifest(relPrefix)); err == nil {
 		if !bytes.Equal(existing, src) {
-			return out, fatal(bakeapi.ErrDestinationConflict, "%s is already released with different content (manifest sha256 %s, this bake %s); choose another tag",
-				out.URI, store.SHA256Hex(existing), out.ManifestSHA256)
+			return out, fatal(
+				bakeapi.ErrDestinationConflict,
+				"%s is already released with different content (manifest sha256 %s, "+
+					"this bake %s); choose another tag",
+				out.URI,
+				store.SHA256Hex(existing),
+				out.ManifestSHA256,
+			)
 		}
 		return out, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -63,12 +74,14 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	// manifest on the way, so memory stays at a buffer whatever their size);
 	// a file left by an interrupted push must match.
 	for _, f := range m.Files {
-		key, srcKey := path.Join(relPrefix, f.Path), path.Join(in.DatasetPrefix, f.Path)
+		key := path.Join(relPrefix, f.Path)
+		srcKey := path.Join(in.DatasetPrefix, f.Path)
+		copyFile := func(ctx context.Context, progress func(int64)) error {
+			return dest.CopyCreate(ctx, key, a.Store, srcKey, f.SHA256, progress)
+		}
 		copyOnce := func() error {
 			return retryCopy(ctx, f.Path, f.Size, func() error {
-				return watchCopy(ctx, f.Path, f.Size, func(ctx context.Context, progress func(int64)) error {
-					return dest.CopyCreate(ctx, key, a.Store, srcKey, f.SHA256, progress)
-				})
+				return watchCopy(ctx, f.Path, f.Size, copyFile)
 			})
 		}
 		err := copyOnce()
@@ -86,10 +99,21 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 				return out, storeErr(err)
 			}
 			if info.SHA256 != f.SHA256 {
-				return out, fatal(bakeapi.ErrDestinationConflict, "%s already holds a different %s; choose another tag", out.URI, f.Path)
+				return out, fatal(
+					bakeapi.ErrDestinationConflict,
+					"%s already holds a different %s; choose another tag",
+					out.URI,
+					f.Path,
+				)
 			}
 		case errors.Is(err, store.ErrCorrupt):
-			return out, fatal(bakeapi.ErrCorruptPartial, "%s/%s does not match its manifest, read twice: %v", in.DatasetPrefix, f.Path, err)
+			return out, fatal(
+				bakeapi.ErrCorruptPartial,
+				"%s/%s does not match its manifest, read twice: %v",
+				in.DatasetPrefix,
+				f.Path,
+				err,
+			)
 		case errors.Is(err, store.ErrNotFound):
 			return out, goneFile(a.Store, in.DatasetPrefix, srcKey, "")
 		case err != nil:
@@ -98,7 +122,8 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 		activityHeartbeat(ctx, f.Path)
 	}
 	// Step 5. The manifest makes the release visible.
-	if err := dest.PutCreate(ctx, keys.Manifest(relPrefix), src); err != nil && !errors.Is(err, store.ErrExists) {
+	if err := dest.PutCreate(ctx, keys.Manifest(relPrefix), src); err != nil &&
+		!errors.Is(err, store.ErrExists) {
 		return out, storeErr(err)
 	}
 	return out, nil
@@ -123,7 +148,12 @@ var errCopyStalled = errors.New("starting it over")
 // of an attempt it has given up (timed out, or its workflow cancelled) by
 // cancelling ctx, which aborts the copy, an abandoned attempt never keeps
 // copying beside its retry.
-func watchCopy(ctx context.Context, file string, size int64, copy func(ctx context.Context, progress func(int64)) error) error {
+func watchCopy(
+	ctx context.Context,
+	file string,
+	size int64,
+	copy func(ctx context.Context, progress func(int64)) error,
+) error {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
 		return copy(ctx, nil)
 	}
@@ -149,7 +179,16 @@ func watchCopy(ctx context.Context, file string, size int64, copy func(ctx conte
 				last, moved = n, time.Now()
 				activity.RecordHeartbeat(ctx, CopyProgress{File: file, Copied: n, Size: size})
 			case time.Since(moved) >= timeout:
-				stop(fmt.Errorf("copy of %s stopped moving at %d of %d bytes for %s (the activity's heartbeat timeout): %w", file, n, size, timeout, errCopyStalled))
+				stalled := fmt.Errorf(
+					"copy of %s stopped moving at %d of %d bytes for %s "+
+						"(the activity's heartbeat timeout): %w",
+					file,
+					n,
+					size,
+					timeout,
+					errCopyStalled,
+				)
+				stop(stalled)
 			}
 		}
 	}

@@ -60,7 +60,7 @@ func startThrottle(t *testing.T, target string) *throttle {
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/data/") {
-			w = &slowWriter{ResponseWriter: w, th: th, ctx: r.Context()}
+			w = &slowWriter{ResponseWriter: w, throttle: th, ctx: r.Context()}
 		}
 		proxy.ServeHTTP(w, r)
 	})}
@@ -73,15 +73,15 @@ func startThrottle(t *testing.T, target string) *throttle {
 // chunks; at rate 0 it passes nothing until the request ends.
 type slowWriter struct {
 	http.ResponseWriter
-	th  *throttle
-	ctx context.Context
+	throttle *throttle
+	ctx      context.Context
 }
 
 func (w *slowWriter) Write(p []byte) (int, error) {
 	const chunk = 16 << 10
 	done := 0
 	for done < len(p) {
-		for w.th.rate.Load() == 0 {
+		for w.throttle.rate.Load() == 0 {
 			select {
 			case <-w.ctx.Done():
 				return done, w.ctx.Err()
@@ -94,7 +94,8 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 			return done, err
 		}
 		http.NewResponseController(w.ResponseWriter).Flush()
-		time.Sleep(time.Duration(float64(n) / float64(w.th.rate.Load()) * float64(time.Second)))
+		rate := float64(w.throttle.rate.Load())
+		time.Sleep(time.Duration(float64(n) / rate * float64(time.Second)))
 	}
 	return done, nil
 }
@@ -123,19 +124,36 @@ func bigDataset(t *testing.T, f *fixture, prefix string, size int) {
 	}
 	data := make([]byte, size)
 	_, _ = rand.Read(data)
-	if err := os.WriteFile(filepath.Join(dir, "data", "public-00000-of-00001.parquet"), data, 0o644); err != nil {
+	if err := os.WriteFile(
+		filepath.Join(dir, "data", "public-00000-of-00001.parquet"),
+		data,
+		0o644,
+	); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := activities.CommitDir(context.Background(), f.st, dir, prefix, seal.Seal{}); err != nil {
+	if _, _, err := activities.CommitDir(
+		context.Background(),
+		f.st,
+		dir,
+		prefix,
+		seal.Seal{},
+	); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // pushOnce is Push as BakeWorkflow runs it, with one attempt and the given
 // heartbeat timeout.
-func pushOnce(ctx workflow.Context, in bakeapi.PushInput, heartbeat time.Duration) (bakeapi.PushOutput, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, HeartbeatTimeout: heartbeat,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+func pushOnce(
+	ctx workflow.Context,
+	in bakeapi.PushInput,
+	heartbeat time.Duration,
+) (bakeapi.PushOutput, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		HeartbeatTimeout:    heartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
 	var out bakeapi.PushOutput
 	err := workflow.ExecuteActivity(ctx, bakeapi.PushActivity, in).Get(ctx, &out)
 	return out, err
@@ -153,24 +171,32 @@ func newWorkflowEnv() *testsuite.TestWorkflowEnvironment {
 
 // pushReturn is what the Push activity function itself returned, and when.
 type pushReturn struct {
-	err error
-	at  time.Time
+	err        error
+	returnedAt time.Time
 }
 
 // runPush runs pushOnce in a test workflow environment, which times
 // activities out by their heartbeats in real time as the server does. It
 // returns the copy heartbeats seen, a channel that receives the activity
 // function's own return, and the workflow's error.
-func runPush(t *testing.T, a *activities.Activities, in bakeapi.PushInput, heartbeat time.Duration) ([]activities.CopyProgress, <-chan pushReturn, error) {
+func runPush(
+	t *testing.T,
+	a *activities.Activities,
+	in bakeapi.PushInput,
+	heartbeat time.Duration,
+) ([]activities.CopyProgress, <-chan pushReturn, error) {
 	t.Helper()
 	env := newWorkflowEnv()
 	env.RegisterWorkflow(pushOnce)
 	returned := make(chan pushReturn, 1)
-	env.RegisterActivityWithOptions(func(ctx context.Context, in bakeapi.PushInput) (bakeapi.PushOutput, error) {
-		out, err := a.Push(ctx, in)
-		returned <- pushReturn{err, time.Now()}
-		return out, err
-	}, activity.RegisterOptions{Name: bakeapi.PushActivity})
+	env.RegisterActivityWithOptions(
+		func(ctx context.Context, in bakeapi.PushInput) (bakeapi.PushOutput, error) {
+			out, err := a.Push(ctx, in)
+			returned <- pushReturn{err, time.Now()}
+			return out, err
+		},
+		activity.RegisterOptions{Name: bakeapi.PushActivity},
+	)
 	var mu sync.Mutex
 	var beats []activities.CopyProgress
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
@@ -199,14 +225,23 @@ func testPushHeartbeatsALongCopy(t *testing.T, f *fixture) {
 	th.rate.Store(rate)
 	a := f.acts(gpuengine.CPU{})
 	a.Store = f.storeVia(t, th.addr)
-	in := bakeapi.PushInput{DatasetPrefix: prefix, Bucket: f.bucket, Prefix: "datasets", Name: "long", Tag: "v1"}
+	in := releaseInput(f, prefix, "long", "v1")
 	start := time.Now()
 	beats, _, err := runPush(t, a, in, heartbeat)
 	if err != nil {
-		t.Fatalf("push of a %d-byte file at %d bytes/s with a %s heartbeat timeout: %v", size, rate, heartbeat, err)
+		t.Fatalf(
+			"push of a %d-byte file at %d bytes/s with a %s heartbeat timeout: %v",
+			size,
+			rate,
+			heartbeat,
+			err,
+		)
 	}
 	if took := time.Since(start); took < 2*heartbeat {
-		t.Fatalf("the copy took %s, under two heartbeat timeouts: the throttle did not hold it", took)
+		t.Fatalf(
+			"the copy took %s, under two heartbeat timeouts: the throttle did not hold it",
+			took,
+		)
 	}
 	var mid int
 	for i, b := range beats {
@@ -237,7 +272,7 @@ func testPushStopsAStalledCopy(t *testing.T, f *fixture) {
 	th := startThrottle(t, f.cfg.Endpoint)
 	a := f.acts(gpuengine.CPU{})
 	a.Store = f.storeVia(t, th.addr) // rate 0: uploads are held
-	in := bakeapi.PushInput{DatasetPrefix: prefix, Bucket: f.bucket, Prefix: "datasets", Name: "stalled", Tag: "v1"}
+	in := releaseInput(f, prefix, "stalled", "v1")
 	start := time.Now()
 	_, returned, err := runPush(t, a, in, heartbeat)
 	if err == nil {
@@ -245,17 +280,27 @@ func testPushStopsAStalledCopy(t *testing.T, f *fixture) {
 	}
 	select {
 	case r := <-returned:
-		if took := r.at.Sub(start); took > 5*heartbeat {
-			t.Errorf("the stalled attempt ran %s, want it stopped within about a heartbeat timeout (%s)", took, heartbeat)
+		if took := r.returnedAt.Sub(start); took > 5*heartbeat {
+			t.Errorf(
+				"the stalled attempt ran %s, want it stopped within about a heartbeat timeout (%s)",
+				took,
+				heartbeat,
+			)
 		}
 		if r.err == nil || !strings.Contains(r.err.Error(), "stopped moving") {
-			t.Errorf("the stalled attempt returned %v, want it to say the copy stopped moving", r.err)
+			t.Errorf(
+				"the stalled attempt returned %v, want it to say the copy stopped moving",
+				r.err,
+			)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the timed-out attempt is still copying 10 s later")
 	}
 	rel := keys.Release("datasets", "stalled", "v1")
-	for _, key := range []string{keys.Manifest(rel), path.Join(rel, "data/public-00000-of-00001.parquet")} {
+	for _, key := range []string{
+		keys.Manifest(rel),
+		path.Join(rel, "data/public-00000-of-00001.parquet"),
+	} {
 		if ok, err := f.st.Exists(context.Background(), key); ok || err != nil {
 			t.Errorf("the stopped push left %s (exists %v, %v)", key, ok, err)
 		}

@@ -43,13 +43,19 @@ func (p *putFaults) fault(r *http.Request) devtest.Fault {
 
 // pushThrough pushes dataset ds as release name/v1 with the release's PUTs
 // failing as faults says, and returns Push's error.
-func pushThrough(t *testing.T, f *fixture, ds bakeapi.CombineSplitsOutput, name string, faults *putFaults) error {
+func pushThrough(
+	t *testing.T,
+	f *fixture,
+	ds bakeapi.CombineSplitsOutput,
+	name string,
+	faults *putFaults,
+) error {
 	t.Helper()
 	proxy := devtest.StartFaultProxy(t, f.cfg.Endpoint)
 	proxy.SetFault(faults.fault)
 	a := f.acts(gpuengine.CPU{})
 	a.Store = f.storeVia(t, proxy.Addr)
-	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: name, Tag: "v1"})
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, name, "v1"))
 	return err
 }
 
@@ -90,7 +96,11 @@ func testPushEndsItsAttemptInAStormOf503s(t *testing.T, f *fixture) {
 		t.Fatalf("push in a storm: %v, want a retryable failure", err)
 	}
 	first := readManifest(t, f.st, ds.Prefix).Files[0].Path
-	for _, want := range []string{"copying " + first + " failed 3 times", "Please reduce your request rate", "S3 keeps failing, so this attempt ends"} {
+	for _, want := range []string{
+		"copying " + first + " failed 3 times",
+		"Please reduce your request rate",
+		"S3 keeps failing, so this attempt ends",
+	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

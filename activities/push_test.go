@@ -22,16 +22,36 @@ func bakeDataset(t *testing.T, f *fixture, bakeID string, seed uint64) bakeapi.C
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, bakeID, 3, seed)
 	for k, r := range [][2]int{{0, 1}, {1, 3}} {
-		out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, r[0], r[1]))
+		out := mustRun[bakeapi.BakeSliceOutput](
+			t,
+			a,
+			a.BakeSlice,
+			sliceInput(bakeID, sd, k, r[0], r[1]),
+		)
 		if out.Prefix != keys.Bake(bakeID).Slice(split, k) {
-			t.Fatalf("slice %d committed at %s, want its key %s: MergeSplit finds slices by key", k, out.Prefix, keys.Bake(bakeID).Slice(split, k))
+			t.Fatalf(
+				"slice %d committed at %s, want its key %s: MergeSplit finds slices by key",
+				k,
+				out.Prefix,
+				keys.Bake(bakeID).Slice(split, k),
+			)
 		}
 	}
-	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NSlices: 2})
+	m := mustRun[bakeapi.MergeSplitOutput](
+		t,
+		a,
+		a.MergeSplit,
+		bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NSlices: 2},
+	)
 	if m.NMLPs != 3 || m.Prefix != keys.Bake(bakeID).Merged(split) {
 		t.Fatalf("merge: %+v, want 3 MLPs at %s", m, keys.Bake(bakeID).Merged(split))
 	}
-	return mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}})
+	return mustRun[bakeapi.CombineSplitsOutput](
+		t,
+		a,
+		a.CombineSplits,
+		bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}},
+	)
 }
 
 func testPushIsImmutable(t *testing.T, f *fixture) {
@@ -39,11 +59,12 @@ func testPushIsImmutable(t *testing.T, f *fixture) {
 	first := bakeDataset(t, f, "push-a", 1)
 	other := bakeDataset(t, f, "push-b", 2)
 	a := f.acts(gpuengine.CPU{})
-	in := bakeapi.PushInput{DatasetPrefix: first.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v1"}
+	in := releaseInput(f, first.Prefix, "demo", "v1")
 	rel := keys.Release("datasets", "demo", "v1")
 
 	pushed := mustRun[bakeapi.PushOutput](t, a, a.Push, in)
-	if want := "s3://" + f.bucket + "/" + rel + "/"; pushed.URI != want || pushed.ManifestSHA256 != first.ManifestSHA256 {
+	if want := "s3://" + f.bucket + "/" + rel + "/"; pushed.URI != want ||
+		pushed.ManifestSHA256 != first.ManifestSHA256 {
 		t.Fatalf("push: %+v, want %s with manifest %s", pushed, want, first.ManifestSHA256)
 	}
 	manifest, err := f.st.Get(ctx, keys.Manifest(rel))
@@ -58,8 +79,16 @@ func testPushIsImmutable(t *testing.T, f *fixture) {
 		listed[file.Path] = true
 	}
 	for _, fig := range dataset.ReportFigures {
-		if !listed[dataset.ReportDir+"/"+fig.File] || !listed[dataset.ReportDir+"/"+dataset.ReportPage] {
-			t.Errorf("the dataset's manifest does not list %s/%s and %s/%s: %+v", dataset.ReportDir, fig.File, dataset.ReportDir, dataset.ReportPage, m.Files)
+		if !listed[dataset.ReportDir+"/"+fig.File] ||
+			!listed[dataset.ReportDir+"/"+dataset.ReportPage] {
+			t.Errorf(
+				"the dataset's manifest does not list %s/%s and %s/%s: %+v",
+				dataset.ReportDir,
+				fig.File,
+				dataset.ReportDir,
+				dataset.ReportPage,
+				m.Files,
+			)
 		}
 	}
 	for _, file := range m.Files {
@@ -96,11 +125,18 @@ func testPushRefusesLeftoverFromAnotherRelease(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	rel := keys.Release("datasets", "demo", "v3")
 	m := readManifest(t, f.st, ds.Prefix)
-	i := slices.IndexFunc(m.Files, func(f manifest.File) bool { return strings.HasPrefix(f.Path, "data/") })
-	if err := f.st.Put(context.Background(), path.Join(rel, m.Files[i].Path), []byte("someone else's bytes")); err != nil {
+	i := slices.IndexFunc(
+		m.Files,
+		func(f manifest.File) bool { return strings.HasPrefix(f.Path, "data/") },
+	)
+	if err := f.st.Put(
+		context.Background(),
+		path.Join(rel, m.Files[i].Path),
+		[]byte("someone else's bytes"),
+	); err != nil {
 		t.Fatal(err)
 	}
-	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v3"})
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, "demo", "v3"))
 	wantAppError(t, err, bakeapi.ErrDestinationConflict)
 	if ok, _ := f.st.Exists(context.Background(), keys.Manifest(rel)); ok {
 		t.Error("the conflicting release was made visible")
@@ -115,10 +151,14 @@ func testPushRefusesADatasetFileUnlikeItsManifest(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	m := readManifest(t, f.st, ds.Prefix)
 	file := m.Files[len(m.Files)-1].Path
-	if err := f.st.Put(context.Background(), path.Join(ds.Prefix, file), []byte("replaced bytes")); err != nil {
+	if err := f.st.Put(
+		context.Background(),
+		path.Join(ds.Prefix, file),
+		[]byte("replaced bytes"),
+	); err != nil {
 		t.Fatal(err)
 	}
-	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v5"})
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, "demo", "v5"))
 	wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	rel := keys.Release("datasets", "demo", "v5")
 	for _, key := range []string{keys.Manifest(rel), path.Join(rel, file)} {
@@ -138,13 +178,21 @@ func testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256(t *testing.T, f *
 	a := f.acts(gpuengine.CPU{})
 	m := readManifest(t, f.st, ds.Prefix)
 	file := m.Files[len(m.Files)-1]
-	putKeepingRecordedSHA256(t, f, path.Join(ds.Prefix, file.Path), bytes.Repeat([]byte{'x'}, int(file.Size)))
-	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: f.bucket, Prefix: "datasets", Name: "demo", Tag: "v6"})
+	putKeepingRecordedSHA256(
+		t,
+		f,
+		path.Join(ds.Prefix, file.Path),
+		bytes.Repeat([]byte{'x'}, int(file.Size)),
+	)
+	_, err := run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, "demo", "v6"))
 	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	if !strings.Contains(app.Error(), file.Path) {
 		t.Errorf("error %q does not name the file %s", app.Error(), file.Path)
 	}
-	if ok, _ := f.st.Exists(context.Background(), path.Join(keys.Release("datasets", "demo", "v6"), file.Path)); ok {
+	if ok, _ := f.st.Exists(
+		context.Background(),
+		path.Join(keys.Release("datasets", "demo", "v6"), file.Path),
+	); ok {
 		t.Error("the refused push wrote the damaged file")
 	}
 }
@@ -152,7 +200,17 @@ func testPushFailsAtOnceOnAFileRewrittenUnderItsRecordedSHA256(t *testing.T, f *
 func testPushToMissingBucketIsPermanent(t *testing.T, f *fixture) {
 	ds := bakeDataset(t, f, "nobucket", 4)
 	a := f.acts(gpuengine.CPU{})
-	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: ds.Prefix, Bucket: "no-such-bucket", Prefix: "datasets", Name: "demo", Tag: "v1"})
+	_, err := run[bakeapi.PushOutput](
+		a,
+		a.Push,
+		bakeapi.PushInput{
+			DatasetPrefix: ds.Prefix,
+			Bucket:        "no-such-bucket",
+			Prefix:        "datasets",
+			Name:          "demo",
+			Tag:           "v1",
+		},
+	)
 	app := wantAppError(t, err, bakeapi.ErrStoreAccess)
 	if !strings.Contains(app.Error(), "no-such-bucket") {
 		t.Errorf("error %q does not name the bucket", app.Error())
@@ -163,13 +221,24 @@ func testMergeSplitRefusesUncommittedSlice(t *testing.T, f *fixture) {
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, "gap", 3, 8)
 	done := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("gap", sd, 0, 0, 1))
-	_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "gap", Split: split, NSlices: 2})
+	_, err := run[bakeapi.MergeSplitOutput](
+		a,
+		a.MergeSplit,
+		bakeapi.MergeSplitInput{BakeID: "gap", Split: split, NSlices: 2},
+	)
 	wantAppError(t, err, bakeapi.ErrCorruptPartial)
 	// The same, as a history from before NSlices lists the slices.
-	_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "gap", Split: split,
-		Slices: []string{done.Prefix, keys.Bake("gap").Slice(split, 1)}})
+	_, err = run[bakeapi.MergeSplitOutput](
+		a,
+		a.MergeSplit,
+		bakeapi.MergeSplitInput{BakeID: "gap", Split: split,
+			Slices: []string{done.Prefix, keys.Bake("gap").Slice(split, 1)}},
+	)
 	wantAppError(t, err, bakeapi.ErrCorruptPartial)
-	if ok, _ := f.st.Exists(context.Background(), keys.Manifest(keys.Bake("gap").Merged(split))); ok {
+	if ok, _ := f.st.Exists(
+		context.Background(),
+		keys.Manifest(keys.Bake("gap").Merged(split)),
+	); ok {
 		t.Error("a merge with a missing slice was committed")
 	}
 }
@@ -185,7 +254,12 @@ func testMergeSplitFailsAtOnceOnADamagedPartial(t *testing.T, f *fixture) {
 	sd := seedSplit(t, a, "damaged-part", 3, 8)
 	var parquet string
 	for k, r := range [][2]int{{0, 1}, {1, 3}} {
-		out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("damaged-part", sd, k, r[0], r[1]))
+		out := mustRun[bakeapi.BakeSliceOutput](
+			t,
+			a,
+			a.BakeSlice,
+			sliceInput("damaged-part", sd, k, r[0], r[1]),
+		)
 		if k == 1 {
 			for _, file := range readManifest(t, f.st, out.Prefix).Files {
 				if strings.HasSuffix(file.Path, ".parquet") {
@@ -202,8 +276,18 @@ func testMergeSplitFailsAtOnceOnADamagedPartial(t *testing.T, f *fixture) {
 	if err := f.st.Put(ctx, parquet, data); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run[bakeapi.MergeSplitOutput](a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "damaged-part", Split: split, NSlices: 2, KeepIntermediates: true})
-	if app := wantAppError(t, err, bakeapi.ErrCorruptPartial); !strings.Contains(app.Error(), parquet) {
+	_, err = run[bakeapi.MergeSplitOutput](
+		a,
+		a.MergeSplit,
+		bakeapi.MergeSplitInput{
+			BakeID:            "damaged-part",
+			Split:             split,
+			NSlices:           2,
+			KeepIntermediates: true,
+		},
+	)
+	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	if !strings.Contains(app.Error(), parquet) {
 		t.Errorf("merge of a damaged partial: %v, want a refusal naming %s", app, parquet)
 	}
 	if ok, _ := f.st.Exists(ctx, keys.Manifest(keys.Bake("damaged-part").Merged(split))); ok {
@@ -221,8 +305,19 @@ func testAnotherBakesDatasetIsNeverThisBakes(t *testing.T, f *fixture) {
 	attacker := bakeDataset(t, f, "attacker", 1)
 	a := f.acts(gpuengine.CPU{})
 	victim := keys.Bake("victim")
-	_, err := run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: attacker.Prefix, Bucket: f.bucket, Prefix: "bakes", Name: "victim", Tag: "dataset"})
-	if app := wantAppError(t, err, bakeapi.ErrInvalidConfig); !strings.Contains(app.Error(), "inside bakes/") {
+	_, err := run[bakeapi.PushOutput](
+		a,
+		a.Push,
+		bakeapi.PushInput{
+			DatasetPrefix: attacker.Prefix,
+			Bucket:        f.bucket,
+			Prefix:        "bakes",
+			Name:          "victim",
+			Tag:           "dataset",
+		},
+	)
+	app := wantAppError(t, err, bakeapi.ErrInvalidConfig)
+	if !strings.Contains(app.Error(), "inside bakes/") {
 		t.Errorf("push into a bake's folder: %v, want a refusal that says why", app)
 	}
 	if ok, _ := f.st.Exists(ctx, keys.Manifest(victim.Dataset())); ok {
@@ -233,7 +328,12 @@ func testAnotherBakesDatasetIsNeverThisBakes(t *testing.T, f *fixture) {
 	// dataset key (an older release's Push, or any tool).
 	sd := seedSplit(t, a, "victim", 3, 2)
 	mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("victim", sd, 0, 0, 3))
-	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: "victim", Split: split, NSlices: 1})
+	merged := mustRun[bakeapi.MergeSplitOutput](
+		t,
+		a,
+		a.MergeSplit,
+		bakeapi.MergeSplitInput{BakeID: "victim", Split: split, NSlices: 1},
+	)
 	planted, err := f.st.Get(ctx, keys.Manifest(attacker.Prefix))
 	if err != nil {
 		t.Fatal(err)
@@ -241,12 +341,21 @@ func testAnotherBakesDatasetIsNeverThisBakes(t *testing.T, f *fixture) {
 	if err := f.st.PutCreate(ctx, keys.Manifest(victim.Dataset()), planted); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run[bakeapi.CombineSplitsOutput](a, a.CombineSplits, bakeapi.CombineSplitsInput{BakeID: "victim", Splits: []string{merged.Prefix}})
-	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
-	if !strings.Contains(app.Error(), keys.Manifest(victim.Dataset())) || !strings.Contains(app.Error(), "bakes/attacker/") {
-		t.Errorf("CombineSplits on another bake's manifest: %v, want a refusal naming the object and its producer", app)
+	_, err = run[bakeapi.CombineSplitsOutput](
+		a,
+		a.CombineSplits,
+		bakeapi.CombineSplitsInput{BakeID: "victim", Splits: []string{merged.Prefix}},
+	)
+	app = wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	if !strings.Contains(app.Error(), keys.Manifest(victim.Dataset())) ||
+		!strings.Contains(app.Error(), "bakes/attacker/") {
+		t.Errorf(
+			"CombineSplits on another bake's manifest: "+
+				"%v, want a refusal naming the object and its producer",
+			app,
+		)
 	}
 	// Push of the victim's dataset (a workflow that got past CombineSplits) refuses it too.
-	_, err = run[bakeapi.PushOutput](a, a.Push, bakeapi.PushInput{DatasetPrefix: victim.Dataset(), Bucket: f.bucket, Prefix: "datasets", Name: "victim", Tag: "v1"})
+	_, err = run[bakeapi.PushOutput](a, a.Push, releaseInput(f, victim.Dataset(), "victim", "v1"))
 	wantAppError(t, err, bakeapi.ErrCorruptPartial)
 }

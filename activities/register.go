@@ -12,20 +12,25 @@ type Registry interface {
 }
 
 // RegisterControl registers the CPU activities of the control queue (seeds,
-// merge, combine, push, Hub push) and the workflows' local activity (GPUWorkers) under
-// their bakeapi names.
+// merge, combine, push, Hub push) and the workflows' local activity
+// (GPUWorkers) under their bakeapi names.
 func RegisterControl(r Registry, a *Activities) {
-	r.RegisterActivityWithOptions(a.GenerateSeeds, activity.RegisterOptions{Name: bakeapi.GenerateSeedsActivity})
-	r.RegisterActivityWithOptions(a.MergeSplit, activity.RegisterOptions{Name: bakeapi.MergeSplitActivity})
-	r.RegisterActivityWithOptions(a.CombineSplits, activity.RegisterOptions{Name: bakeapi.CombineSplitsActivity})
-	r.RegisterActivityWithOptions(a.Push, activity.RegisterOptions{Name: bakeapi.PushActivity})
-	r.RegisterActivityWithOptions(a.HubPush, activity.RegisterOptions{Name: bakeapi.HubPushActivity})
-	r.RegisterActivityWithOptions(a.GPUWorkers, activity.RegisterOptions{Name: bakeapi.GPUWorkersActivity})
+	register(r, a.GenerateSeeds, bakeapi.GenerateSeedsActivity)
+	register(r, a.MergeSplit, bakeapi.MergeSplitActivity)
+	register(r, a.CombineSplits, bakeapi.CombineSplitsActivity)
+	register(r, a.Push, bakeapi.PushActivity)
+	register(r, a.HubPush, bakeapi.HubPushActivity)
+	register(r, a.GPUWorkers, bakeapi.GPUWorkersActivity)
 }
 
 // RegisterGPU registers the activities of the GPU queues: BakeSlice, and
 // NameSplit, which needs the salt that only GPU workers hold.
 func RegisterGPU(r Registry, a *Activities) {
-	r.RegisterActivityWithOptions(a.BakeSlice, activity.RegisterOptions{Name: bakeapi.BakeSliceActivity})
-	r.RegisterActivityWithOptions(a.NameSplit, activity.RegisterOptions{Name: bakeapi.NameSplitActivity})
+	register(r, a.BakeSlice, bakeapi.BakeSliceActivity)
+	register(r, a.NameSplit, bakeapi.NameSplitActivity)
+}
+
+// register registers activity under its bakeapi name.
+func register(r Registry, activityFunc any, name string) {
+	r.RegisterActivityWithOptions(activityFunc, activity.RegisterOptions{Name: name})
 }

@@ -36,14 +36,19 @@ func BenchmarkOneMLPSlice(b *testing.B) {
 	}
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: b.TempDir()}
+			a := &activities.Activities{
+				Store:   st,
+				Engine:  gpuengine.CPU{},
+				Threads: 1,
+				TempDir: b.TempDir(),
+			}
 			env := activityEnv(a)
 			bakeID := fmt.Sprintf("bench-%d", n)
 			seed := uint64(n)
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			t0, c0 := time.Now(), cpuTime()
-			v, err := env.ExecuteActivity(a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: n, Seed: &seed})
+			v, err := env.ExecuteActivity(a.GenerateSeeds, seedsInput(bakeID, n, seed))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -52,9 +57,19 @@ func BenchmarkOneMLPSlice(b *testing.B) {
 				b.Fatal(err)
 			}
 			runtime.ReadMemStats(&m1)
-			b.Logf("GenerateSeeds of %d MLPs (once per split): %s wall, %s CPU, %d MB allocated", n, time.Since(t0).Round(time.Millisecond),
-				(cpuTime() - c0).Round(time.Millisecond), (m1.TotalAlloc-m0.TotalAlloc)>>20)
-			spec := bakeapi.Spec{Width: 4, Depth: 2, NSamples: 256, Sampler: "philox"}
+			b.Logf(
+				"GenerateSeeds of %d MLPs (once per split): %s wall, %s CPU, %d MB allocated",
+				n,
+				time.Since(t0).Round(time.Millisecond),
+				(cpuTime() - c0).Round(time.Millisecond),
+				(m1.TotalAlloc-m0.TotalAlloc)>>20,
+			)
+			spec := bakeapi.Spec{
+				Width:    4,
+				Depth:    2,
+				NSamples: 256,
+				Sampler:  "philox",
+			}
 			k := 0
 			cpu0 := cpuTime()
 			b.ReportAllocs()

@@ -19,7 +19,13 @@ import (
 // MLP reports progress (and saves checkpoints) many times.
 type steadyEngine struct{ gpuengine.CPU }
 
-func (e steadyEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
+func (e steadyEngine) BakeMLP(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job gpuengine.Job,
+	resume *gpuengine.Checkpoint,
+	progress gpuengine.Progress,
+) (gpuengine.Result, error) {
 	return e.CPU.BakeMLP(ctx, spec, job, resume, func(cp gpuengine.Checkpoint) {
 		progress(cp)
 		time.Sleep(20 * time.Millisecond)
@@ -39,13 +45,15 @@ func cutOff(t *testing.T, f *fixture, id, hold string, n int64) (bakeapi.BakeSli
 	proxy := devtest.StartFaultProxy(t, f.cfg.Endpoint)
 	var held atomic.Int64
 	proxy.SetFault(func(r *http.Request) devtest.Fault {
-		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, hold) && (n < 0 || held.Add(1) <= n) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, hold) &&
+			(n < 0 || held.Add(1) <= n) {
 			return devtest.Fault{Hang: true}
 		}
 		return devtest.Fault{}
 	})
 	a.Store = f.storeVia(t, proxy.Addr)
-	a.CheckpointEvery, a.StallTimeout = time.Millisecond, time.Second
+	a.CheckpointEvery = time.Millisecond
+	a.StallTimeout = time.Second
 	return run[bakeapi.BakeSliceOutput](a, a.BakeSlice, sliceInput(id, sd, 0, 0, 2))
 }
 
@@ -57,7 +65,13 @@ func testBakeSliceCutOffFromS3FailsItsAttempt(t *testing.T, f *fixture) {
 	start := time.Now()
 	_, err := cutOff(t, f, "cut-off", "/checkpoints/", -1)
 	key := "s3://" + f.bucket + "/" + keys.Bake("cut-off").MLPCheckpoint(split, 0)
-	activities.WantStoreUnavailable(t, err, "S3 failed 3 checkpoint saves in a row", "the last one to "+key, "context deadline exceeded")
+	activities.WantStoreUnavailable(
+		t,
+		err,
+		"S3 failed 3 checkpoint saves in a row",
+		"the last one to "+key,
+		"context deadline exceeded",
+	)
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the attempt ended after %s, want about three saves' timeouts", took)
 	}
@@ -82,7 +96,11 @@ func testBakeSliceRidesOutAFailedCheckpointSave(t *testing.T, f *fixture) {
 func testBakeSliceStalledOnS3NamesS3(t *testing.T, f *fixture) {
 	_, err := cutOff(t, f, "stalled-s3", "/mlps/", -1)
 	key := "s3://" + f.bucket + "/" + keys.Bake("stalled-s3").MLPResult(split, 0)
-	activities.WantStoreUnavailable(t, err, "no progress for 1s on MLP 0: an S3 request (create "+key+") has not returned")
+	activities.WantStoreUnavailable(
+		t,
+		err,
+		"no progress for 1s on MLP 0: an S3 request (create "+key+") has not returned",
+	)
 	if strings.Contains(err.Error(), "engine made no progress") {
 		t.Errorf("error %q blames the engine", err)
 	}

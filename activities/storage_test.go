@@ -28,19 +28,55 @@ func storageBake(t *testing.T, f *fixture, bakeID string, keep bool) (peaks map[
 	a := f.acts(gpuengine.CPU{})
 	b := keys.Bake(bakeID)
 	sd := seedSplit(t, a, bakeID, 3, 21)
-	spec := bakeapi.Spec{Width: 64, Depth: 4, NSamples: 512, Sampler: "philox"}
+	spec := bakeapi.Spec{
+		Width:    64,
+		Depth:    4,
+		NSamples: 512,
+		Sampler:  "philox",
+	}
 	for k, r := range [][2]int{{0, 1}, {1, 3}} {
 		in := sliceInput(bakeID, sd, k, r[0], r[1])
 		in.Spec = spec
 		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	}
 	slices := usage(t, f, b.Slices(split))
-	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: 3, NSlices: 2, KeepIntermediates: keep})
+	m := mustRun[bakeapi.MergeSplitOutput](
+		t,
+		a,
+		a.MergeSplit,
+		bakeapi.MergeSplitInput{
+			BakeID:            bakeID,
+			Split:             split,
+			NMLPs:             3,
+			NSlices:           2,
+			KeepIntermediates: keep,
+		},
+	)
 	merged := usage(t, f, m.Prefix+"/")
-	c := mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}, KeepIntermediates: keep})
+	c := mustRun[bakeapi.CombineSplitsOutput](
+		t,
+		a,
+		a.CombineSplits,
+		bakeapi.CombineSplitsInput{
+			BakeID:            bakeID,
+			Splits:            []string{m.Prefix},
+			KeepIntermediates: keep,
+		},
+	)
 	final := usage(t, f, c.Prefix+"/")
 	rel := keys.Release("releases-"+bakeID, "t", "v1")
-	mustRun[bakeapi.PushOutput](t, a, a.Push, bakeapi.PushInput{DatasetPrefix: c.Prefix, Bucket: f.bucket, Prefix: "releases-" + bakeID, Name: "t", Tag: "v1"})
+	mustRun[bakeapi.PushOutput](
+		t,
+		a,
+		a.Push,
+		bakeapi.PushInput{
+			DatasetPrefix: c.Prefix,
+			Bucket:        f.bucket,
+			Prefix:        "releases-" + bakeID,
+			Name:          "t",
+			Tag:           "v1",
+		},
+	)
 	released := usage(t, f, rel+"/")
 	d := float64(final.Bytes)
 	// Each step's peak is its inputs and its committed output, before it deletes the inputs.
@@ -83,7 +119,12 @@ func testKeepIntermediates(t *testing.T, f *fixture) {
 	storageBake(t, f, "gc-keep", true)
 	b := keys.Bake("gc-keep")
 	// (A finished MLP deletes its own checkpoint, so there are none to keep.)
-	for _, folder := range []string{b.SliceState(split)[0], b.SliceState(split)[1], b.Slices(split), b.Merged(split) + "/"} {
+	for _, folder := range []string{
+		b.SliceState(split)[0],
+		b.SliceState(split)[1],
+		b.Slices(split),
+		b.Merged(split) + "/",
+	} {
 		if usage(t, f, folder).Objects == 0 {
 			t.Errorf("%s is empty: keep-intermediates kept nothing there", folder)
 		}
@@ -102,7 +143,12 @@ func testRestartAfterCleanup(t *testing.T, f *fixture) {
 		t.Fatal("a fresh split reported as merged")
 	}
 	mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, 0, 0, 3))
-	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: 3, NSlices: 1}
+	in := bakeapi.MergeSplitInput{
+		BakeID:  bakeID,
+		Split:   split,
+		NMLPs:   3,
+		NSlices: 1,
+	}
 	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
 	again := seedSplit(t, a, bakeID, 3, seed)
 	if !again.Merged || again.SHA256 != sd.SHA256 {
@@ -111,11 +157,17 @@ func testRestartAfterCleanup(t *testing.T, f *fixture) {
 	if ok, _ := f.st.Exists(context.Background(), keys.Bake(bakeID).IdentitiesDone(split)); ok {
 		t.Error("GenerateSeeds rewrote identity blocks for a merged split")
 	}
-	mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}})
+	mustRun[bakeapi.CombineSplitsOutput](
+		t,
+		a,
+		a.CombineSplits,
+		bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{m.Prefix}},
+	)
 	if usage(t, f, m.Prefix+"/").Objects != 0 {
 		t.Fatal("the merged split outlived the combine")
 	}
-	if out := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in); out.NMLPs != 3 || out.Prefix != m.Prefix {
+	if out := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in); out.NMLPs != 3 ||
+		out.Prefix != m.Prefix {
 		t.Errorf("MergeSplit after the combine: %+v, want %d MLPs at %s", out, 3, m.Prefix)
 	}
 	if !seedSplit(t, a, bakeID, 3, seed).Merged {

@@ -73,7 +73,8 @@ type SliceProgress struct {
 	DoneMLPs, TotalMLPs      int
 	CurrentMLP               int
 	SamplesDone, SamplesEach int64
-	Discarded                int `json:",omitempty"` // damaged objects dropped and recomputed so far
+	// Discarded counts the damaged objects dropped and recomputed so far.
+	Discarded int `json:",omitempty"`
 }
 
 // MergeSplitInput names a split's committed slices: slice k of NSlices is at
@@ -135,10 +136,15 @@ type HubPushInput struct {
 
 // HubPushOutput is the commit that holds the dataset on the Hub.
 type HubPushOutput struct {
-	Commit, URL  string
-	NoOp         bool `json:",omitempty"` // the revision held these files already: no new commit
-	Sent, Reused int  // LFS objects uploaded / found on the Hub already (sent by an earlier attempt)
-	Deleted      int  `json:",omitempty"` // files an earlier dataset left in the repository's data/ and report/
+	Commit, URL string
+	// NoOp says the revision held these files already: no new commit.
+	NoOp bool `json:",omitempty"`
+	// Sent and Reused count the LFS objects uploaded and those found on
+	// the Hub already (sent by an earlier attempt).
+	Sent, Reused int
+	// Deleted counts the files an earlier dataset left in the repository's
+	// data/ and report/.
+	Deleted int `json:",omitempty"`
 }
 
 // GPUWorkersInput names the GPU queue whose workers GPUWorkers counts.

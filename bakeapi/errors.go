@@ -133,7 +133,15 @@ const (
 
 // NonRetryable is the list workflows put in their retry policies as a second
 // line of defence (activities already mark these errors non-retryable).
-var NonRetryable = []string{ErrInvalidConfig, ErrInvalidSeeds, ErrCorruptPartial, ErrFingerprintMismatch, ErrDestinationConflict, ErrStoreAccess, ErrHubAccess}
+var NonRetryable = []string{
+	ErrInvalidConfig,
+	ErrInvalidSeeds,
+	ErrCorruptPartial,
+	ErrFingerprintMismatch,
+	ErrDestinationConflict,
+	ErrStoreAccess,
+	ErrHubAccess,
+}
 
 // Join collects the field errors of several validations into one FieldErrors
 // (nil when there are none). An error that holds no field errors is returned

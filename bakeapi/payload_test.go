@@ -32,57 +32,222 @@ const payloadGolden = "testdata/payloads.golden.json"
 func payloadSamples() map[string]any {
 	seed := uint64(42)
 	at := time.Date(2025, 3, 4, 5, 6, 7, 8000, time.UTC)
-	spec := Spec{Width: 100, Depth: 4, NSamples: 1 << 20, Sampler: SamplerNumpy, Dot: DotMulAdd, ChunkSize: 4096,
-		SeedProtocol: SeedProtocolV4, Salt: Salt{SHA256: strings.Repeat("ab", 32), Withhold: true, ID: "salt-2025"}}
-	split := SplitSpec{Name: "public", Config: "default", NMLPs: 1000, Seed: &seed, SeedsKey: "bakes/b1/inputs/public-seeds.json",
-		Fingerprint: "sha256:split"}
-	hub := HubSpec{Repo: "owner/data", Revision: "dev", Tag: "v1", Message: "bake b1", Endpoint: "https://hub.example",
-		Private: true, Replace: true}
-	policy := Policy{SeedsTimeout: time.Minute, SliceTimeout: time.Hour, SliceHeartbeat: 2 * time.Minute, SliceMaxAttempts: 20,
-		MergeTimeout: 3 * time.Hour, PushTimeout: 4 * time.Hour, RetryInitial: 5 * time.Second, RetryMax: 6 * time.Minute,
-		OtherMaxAttempts: 7, FilesystemHeartbeat: 8 * time.Minute}
-	seeds := GenerateSeedsOutput{SeedsKey: "bakes/b1/seeds/public.json", SHA256: "sha256:seeds", NMLPs: 1000, Merged: true}
-	splitProgress := SplitProgress{Split: "public", Stage: StageBaking, MLPsDone: 10, MLPsTotal: 1000, SlicesDone: 1,
-		SlicesTotal: 100, SlicesRunning: 4, MaxInFlight: 4, StartedAt: at, ETA: at.Add(time.Hour)}
+	spec := Spec{
+		Width:        100,
+		Depth:        4,
+		NSamples:     1 << 20,
+		Sampler:      SamplerNumpy,
+		Dot:          DotMulAdd,
+		ChunkSize:    4096,
+		SeedProtocol: SeedProtocolV4,
+		Salt:         Salt{SHA256: strings.Repeat("ab", 32), Withhold: true, ID: "salt-2025"},
+	}
+	split := SplitSpec{
+		Name:        "public",
+		Config:      "default",
+		NMLPs:       1000,
+		Seed:        &seed,
+		SeedsKey:    "bakes/b1/inputs/public-seeds.json",
+		Fingerprint: "sha256:split",
+	}
+	hub := HubSpec{
+		Repo:     "owner/data",
+		Revision: "dev",
+		Tag:      "v1",
+		Message:  "bake b1",
+		Endpoint: "https://hub.example",
+		Private:  true,
+		Replace:  true,
+	}
+	policy := Policy{
+		SeedsTimeout:        time.Minute,
+		SliceTimeout:        time.Hour,
+		SliceHeartbeat:      2 * time.Minute,
+		SliceMaxAttempts:    20,
+		MergeTimeout:        3 * time.Hour,
+		PushTimeout:         4 * time.Hour,
+		RetryInitial:        5 * time.Second,
+		RetryMax:            6 * time.Minute,
+		OtherMaxAttempts:    7,
+		FilesystemHeartbeat: 8 * time.Minute,
+	}
+	seeds := GenerateSeedsOutput{
+		SeedsKey: "bakes/b1/seeds/public.json",
+		SHA256:   "sha256:seeds",
+		NMLPs:    1000,
+		Merged:   true,
+	}
+	splitProgress := SplitProgress{
+		Split:         "public",
+		Stage:         StageBaking,
+		MLPsDone:      10,
+		MLPsTotal:     1000,
+		SlicesDone:    1,
+		SlicesTotal:   100,
+		SlicesRunning: 4,
+		MaxInFlight:   4,
+		StartedAt:     at,
+		ETA:           at.Add(time.Hour),
+	}
 	return map[string]any{
-		"BakeInput": BakeInput{BakeParams: BakeParams{BakeID: "b1", Spec: spec, SliceSize: 10, MaxInFlight: 4, GPUQueue: "gpu-a100",
-			Policy: policy, CreatedAt: at, KeepIntermediates: true}, Splits: []SplitSpec{split}, DefaultSplit: "public",
-			Release: ReleaseSpec{Bucket: "releases", Prefix: "p", Name: "n", Tag: "t"}, Hub: &hub},
-		"BakeOutput": BakeOutput{DatasetPrefix: "bakes/b1/dataset", ManifestSHA256: "sha256:manifest",
-			ReleaseURI: "s3://releases/p/n/t", HubURL: "https://hub.example/datasets/owner/data", HubCommit: "c0ffee"},
-		"SplitInput": SplitInput{BakeParams: BakeParams{BakeID: "b1", Spec: spec, SliceSize: 10, MaxInFlight: 4,
-			GPUQueue: "gpu-a100", Policy: policy, CreatedAt: at, KeepIntermediates: true}, Split: split, Seeds: seeds,
-			Cursor: &SplitCursor{Next: 7, Runs: 2, StartedAt: at, Stopped: []StoppedSlice{{Slice: 3, Spent: 1, Stops: 2}}}},
-		"SplitOutput": SplitOutput{MergedPrefix: "bakes/b1/merged/public", ManifestSHA256: "sha256:merged", NMLPs: 1000, Slices: 100},
-		"SliceStop":   SliceStop{Attempt: 3, Saved: true},
-		"GenerateSeedsInput": GenerateSeedsInput{BakeID: "b1", Split: "public", NMLPs: 1000, Seed: &seed,
-			UploadedKey: "bakes/b1/inputs/public-seeds.json", SeedProtocol: SeedProtocolV4},
+		"BakeInput": BakeInput{
+			BakeParams: BakeParams{
+				BakeID:            "b1",
+				Spec:              spec,
+				SliceSize:         10,
+				MaxInFlight:       4,
+				GPUQueue:          "gpu-a100",
+				Policy:            policy,
+				CreatedAt:         at,
+				KeepIntermediates: true,
+			},
+			Splits:       []SplitSpec{split},
+			DefaultSplit: "public",
+			Release: ReleaseSpec{
+				Bucket: "releases",
+				Prefix: "p",
+				Name:   "n",
+				Tag:    "t",
+			},
+			Hub: &hub,
+		},
+		"BakeOutput": BakeOutput{
+			DatasetPrefix:  "bakes/b1/dataset",
+			ManifestSHA256: "sha256:manifest",
+			ReleaseURI:     "s3://releases/p/n/t",
+			HubURL:         "https://hub.example/datasets/owner/data",
+			HubCommit:      "c0ffee",
+		},
+		"SplitInput": SplitInput{
+			BakeParams: BakeParams{
+				BakeID:            "b1",
+				Spec:              spec,
+				SliceSize:         10,
+				MaxInFlight:       4,
+				GPUQueue:          "gpu-a100",
+				Policy:            policy,
+				CreatedAt:         at,
+				KeepIntermediates: true,
+			},
+			Split: split,
+			Seeds: seeds,
+			Cursor: &SplitCursor{
+				Next:      7,
+				Runs:      2,
+				StartedAt: at,
+				Stopped:   []StoppedSlice{{Slice: 3, Spent: 1, Stops: 2}},
+			},
+		},
+		"SplitOutput": SplitOutput{
+			MergedPrefix:   "bakes/b1/merged/public",
+			ManifestSHA256: "sha256:merged",
+			NMLPs:          1000,
+			Slices:         100,
+		},
+		"SliceStop": SliceStop{Attempt: 3, Saved: true},
+		"GenerateSeedsInput": GenerateSeedsInput{
+			BakeID:       "b1",
+			Split:        "public",
+			NMLPs:        1000,
+			Seed:         &seed,
+			UploadedKey:  "bakes/b1/inputs/public-seeds.json",
+			SeedProtocol: SeedProtocolV4,
+		},
 		"GenerateSeedsOutput": seeds,
-		"BakeSliceInput": BakeSliceInput{BakeID: "b1", Split: "public", Config: "default", Slice: 3, Start: 30, End: 40,
-			NMLPs: 1000, SeedsKey: "bakes/b1/seeds/public.json", SeedsSHA256: "sha256:seeds", Spec: spec,
-			Fingerprint: "sha256:split", CreatedAt: at},
-		"BakeSliceOutput": BakeSliceOutput{Prefix: "bakes/b1/slices/public/3", ManifestSHA256: "sha256:slice", Computed: 4,
-			Resumed: 3, Reused: 2, Discarded: 1},
-		"NameSplitInput": NameSplitInput{BakeID: "b1", Split: "public", NMLPs: 1000, SeedsKey: "bakes/b1/seeds/public.json",
-			SeedsSHA256: "sha256:seeds", Salt: spec.Salt},
+		"BakeSliceInput": BakeSliceInput{
+			BakeID:      "b1",
+			Split:       "public",
+			Config:      "default",
+			Slice:       3,
+			Start:       30,
+			End:         40,
+			NMLPs:       1000,
+			SeedsKey:    "bakes/b1/seeds/public.json",
+			SeedsSHA256: "sha256:seeds",
+			Spec:        spec,
+			Fingerprint: "sha256:split",
+			CreatedAt:   at,
+		},
+		"BakeSliceOutput": BakeSliceOutput{
+			Prefix:         "bakes/b1/slices/public/3",
+			ManifestSHA256: "sha256:slice",
+			Computed:       4,
+			Resumed:        3,
+			Reused:         2,
+			Discarded:      1,
+		},
+		"NameSplitInput": NameSplitInput{
+			BakeID:      "b1",
+			Split:       "public",
+			NMLPs:       1000,
+			SeedsKey:    "bakes/b1/seeds/public.json",
+			SeedsSHA256: "sha256:seeds",
+			Salt:        spec.Salt,
+		},
 		"NameSplitOutput": NameSplitOutput{Blocks: 1},
-		"SliceProgress": SliceProgress{Split: "public", Slice: 3, DoneMLPs: 2, TotalMLPs: 10, CurrentMLP: 32,
-			SamplesDone: 1 << 10, SamplesEach: 1 << 20, Discarded: 1},
-		"MergeSplitInput": MergeSplitInput{BakeID: "b1", Split: "public", NMLPs: 1000, NSlices: 100,
-			Slices: []string{"bakes/b1/slices/public/0"}, CreatedAt: at, KeepIntermediates: true},
-		"MergeSplitOutput": MergeSplitOutput{Prefix: "bakes/b1/merged/public", ManifestSHA256: "sha256:merged", NMLPs: 1000},
-		"CombineSplitsInput": CombineSplitsInput{BakeID: "b1", Splits: []string{"bakes/b1/merged/public"}, DefaultSplit: "public",
-			KeepIntermediates: true},
-		"CombineSplitsOutput": CombineSplitsOutput{Prefix: "bakes/b1/dataset", ManifestSHA256: "sha256:manifest", Files: 5},
-		"PushInput":           PushInput{DatasetPrefix: "bakes/b1/dataset", Bucket: "releases", Prefix: "p", Name: "n", Tag: "t"},
-		"PushOutput":          PushOutput{URI: "s3://releases/p/n/t", ManifestSHA256: "sha256:manifest"},
-		"HubPushInput":        HubPushInput{DatasetPrefix: "bakes/b1/dataset", Hub: hub},
-		"HubPushOutput": HubPushOutput{Commit: "c0ffee", URL: "https://hub.example/datasets/owner/data", NoOp: true,
-			Sent: 3, Reused: 2, Deleted: 1},
+		"SliceProgress": SliceProgress{
+			Split:       "public",
+			Slice:       3,
+			DoneMLPs:    2,
+			TotalMLPs:   10,
+			CurrentMLP:  32,
+			SamplesDone: 1 << 10,
+			SamplesEach: 1 << 20,
+			Discarded:   1,
+		},
+		"MergeSplitInput": MergeSplitInput{
+			BakeID:            "b1",
+			Split:             "public",
+			NMLPs:             1000,
+			NSlices:           100,
+			Slices:            []string{"bakes/b1/slices/public/0"},
+			CreatedAt:         at,
+			KeepIntermediates: true,
+		},
+		"MergeSplitOutput": MergeSplitOutput{
+			Prefix:         "bakes/b1/merged/public",
+			ManifestSHA256: "sha256:merged",
+			NMLPs:          1000,
+		},
+		"CombineSplitsInput": CombineSplitsInput{
+			BakeID:            "b1",
+			Splits:            []string{"bakes/b1/merged/public"},
+			DefaultSplit:      "public",
+			KeepIntermediates: true,
+		},
+		"CombineSplitsOutput": CombineSplitsOutput{
+			Prefix:         "bakes/b1/dataset",
+			ManifestSHA256: "sha256:manifest",
+			Files:          5,
+		},
+		"PushInput": PushInput{
+			DatasetPrefix: "bakes/b1/dataset",
+			Bucket:        "releases",
+			Prefix:        "p",
+			Name:          "n",
+			Tag:           "t",
+		},
+		"PushOutput": PushOutput{
+			URI:            "s3://releases/p/n/t",
+			ManifestSHA256: "sha256:manifest",
+		},
+		"HubPushInput": HubPushInput{DatasetPrefix: "bakes/b1/dataset", Hub: hub},
+		"HubPushOutput": HubPushOutput{
+			Commit:  "c0ffee",
+			URL:     "https://hub.example/datasets/owner/data",
+			NoOp:    true,
+			Sent:    3,
+			Reused:  2,
+			Deleted: 1,
+		},
 		"GPUWorkersInput":  GPUWorkersInput{Queue: "gpu-a100"},
 		"GPUWorkersOutput": GPUWorkersOutput{Workers: 4},
 		"SplitProgress":    splitProgress,
-		"BakeProgress":     BakeProgress{BakeID: "b1", Stage: StageBaking, Splits: []SplitProgress{splitProgress}},
+		"BakeProgress": BakeProgress{
+			BakeID: "b1",
+			Stage:  StageBaking,
+			Splits: []SplitProgress{splitProgress},
+		},
 	}
 }
 
@@ -116,7 +281,10 @@ func TestPayloadJSONIsPinned(t *testing.T) {
 	}
 	want, err := os.ReadFile(payloadGolden)
 	if err != nil {
-		t.Fatalf("%v (run go test ./bakeapi/ -run TestPayloadJSONIsPinned -update to write it)", err)
+		t.Fatalf(
+			"%v (run go test ./bakeapi/ -run TestPayloadJSONIsPinned -update to write it)",
+			err,
+		)
 	}
 	var wantBy map[string]json.RawMessage
 	if err := json.Unmarshal(want, &wantBy); err != nil {
@@ -134,7 +302,12 @@ func TestPayloadJSONIsPinned(t *testing.T) {
 			continue
 		}
 		if w := canonical(t, payloadGolden+": "+name, w); !bytes.Equal(w, g) {
-			t.Errorf("the JSON of %s changed: recorded histories hold the old form\n got: %s\nwant: %s", name, g, w)
+			t.Errorf(
+				"the JSON of %s changed: recorded histories hold the old form\n got: %s\nwant: %s",
+				name,
+				g,
+				w,
+			)
 		}
 	}
 }
@@ -184,7 +357,11 @@ func TestEveryPayloadHasASample(t *testing.T) {
 					continue
 				}
 				if _, ok := samples[name]; !ok {
-					t.Errorf("%s has no sample in payloadSamples: add a fully populated one and run -update", name)
+					t.Errorf(
+						"%s has no sample in payloadSamples: "+
+							"add a fully populated one and run -update",
+						name,
+					)
 				}
 			}
 		}
@@ -221,7 +398,10 @@ func TestPayloadsDecodeFromGolden(t *testing.T) {
 func TestPayloadSamplesAreFull(t *testing.T) {
 	for name, v := range payloadSamples() {
 		for _, path := range zeroFields(reflect.ValueOf(v), name) {
-			t.Errorf("%s is zero in the sample: set it, so that the golden file pins its JSON", path)
+			t.Errorf(
+				"%s is zero in the sample: set it, so that the golden file pins its JSON",
+				path,
+			)
 		}
 	}
 }

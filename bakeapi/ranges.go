@@ -11,7 +11,12 @@ func (r Range) Len() int { return r.End - r.Start }
 // Validate checks 0 <= Start < End <= n.
 func (r Range) Validate(n int) error {
 	if r.Start < 0 || r.Start >= r.End || r.End > n {
-		return fmt.Errorf("MLP range [%d, %d) is invalid for %d MLPs: need 0 <= start < end <= n-mlps", r.Start, r.End, n)
+		return fmt.Errorf(
+			"MLP range [%d, %d) is invalid for %d MLPs: need 0 <= start < end <= n-mlps",
+			r.Start,
+			r.End,
+			n,
+		)
 	}
 	return nil
 }
@@ -23,10 +28,21 @@ func SliceRange(k, parts, n int) (Range, error) {
 		return Range{}, fmt.Errorf("slice %d/%d: the number of slices must be at least 1", k, parts)
 	}
 	if k < 0 || k >= parts {
-		return Range{}, fmt.Errorf("slice %d/%d: need 0 <= K < N (slices are numbered from 0)", k, parts)
+		return Range{}, fmt.Errorf(
+			"slice %d/%d: need 0 <= K < N (slices are numbered from 0)",
+			k,
+			parts,
+		)
 	}
 	if parts > n {
-		return Range{}, fmt.Errorf("slice %d/%d: %d slices of %d MLPs leave some slices empty; use at most %d slices", k, parts, parts, n, n)
+		return Range{}, fmt.Errorf(
+			"slice %d/%d: %d slices of %d MLPs leave some slices empty; use at most %d slices",
+			k,
+			parts,
+			parts,
+			n,
+			n,
+		)
 	}
 	r := Range{k * n / parts, (k + 1) * n / parts}
 	return r, r.Validate(n)

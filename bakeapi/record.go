@@ -40,7 +40,13 @@ type SplitRecord struct {
 func NewRecord(in BakeInput, fileSHA256 map[string]string, createdAt time.Time) Record {
 	spec := in.Spec
 	spec.ChunkSize = 0 // scheduling only: never changes a bit
-	r := Record{BakeID: in.BakeID, CreatedAt: createdAt.UTC(), Spec: spec, Algorithm: spec.Algorithm(), DefaultSplit: in.DefaultSplit}
+	r := Record{
+		BakeID:       in.BakeID,
+		CreatedAt:    createdAt.UTC(),
+		Spec:         spec,
+		Algorithm:    spec.Algorithm(),
+		DefaultSplit: in.DefaultSplit,
+	}
 	for _, s := range in.Splits {
 		src := "entropy"
 		switch {
@@ -49,14 +55,24 @@ func NewRecord(in BakeInput, fileSHA256 map[string]string, createdAt time.Time) 
 		case s.Seed != nil:
 			src = fmt.Sprintf("root seed %d", *s.Seed)
 		}
-		r.Splits = append(r.Splits, SplitRecord{Name: s.Name, Config: s.Config, NMLPs: s.NMLPs, Seeds: src})
+		r.Splits = append(
+			r.Splits,
+			SplitRecord{
+				Name:   s.Name,
+				Config: s.Config,
+				NMLPs:  s.NMLPs,
+				Seeds:  src,
+			},
+		)
 	}
 	return r
 }
 
 // Change is one difference between a bake's record and a new start of it.
 type Change struct {
-	Field                string // a Spec field name, "algorithm", "default-split", "splits", or "<split>.<field>"
+	// Field is a Spec field name, "algorithm", "default-split", "splits",
+	// or "<split>.<field>".
+	Field                string
 	Recorded, ThisConfig string
 }
 
@@ -70,7 +86,14 @@ func (r Record) Diff(o Record) []Change {
 	var out []Change
 	add := func(field string, a, b any) {
 		if fmt.Sprint(a) != fmt.Sprint(b) {
-			out = append(out, Change{Field: field, Recorded: fmt.Sprintf("%v", a), ThisConfig: fmt.Sprintf("%v", b)})
+			out = append(
+				out,
+				Change{
+					Field:      field,
+					Recorded:   fmt.Sprintf("%v", a),
+					ThisConfig: fmt.Sprintf("%v", b),
+				},
+			)
 		}
 	}
 	add(FieldWidth, r.Spec.Width, o.Spec.Width)

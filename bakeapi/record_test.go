@@ -8,8 +8,32 @@ import (
 
 func recordInput() BakeInput {
 	seed := uint64(31)
-	return BakeInput{BakeParams: BakeParams{BakeID: "c7", Spec: Spec{Width: 8, Depth: 2, NSamples: 6_000_000, Sampler: SamplerPhilox, ChunkSize: 256}},
-		Splits: []SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "default", NMLPs: 2, SeedsKey: "k"}}}
+	return BakeInput{
+		BakeParams: BakeParams{
+			BakeID: "c7",
+			Spec: Spec{
+				Width:     8,
+				Depth:     2,
+				NSamples:  6_000_000,
+				Sampler:   SamplerPhilox,
+				ChunkSize: 256,
+			},
+		},
+		Splits: []SplitSpec{
+			{
+				Name:   "public",
+				Config: "default",
+				NMLPs:  3,
+				Seed:   &seed,
+			},
+			{
+				Name:     "holdout",
+				Config:   "default",
+				NMLPs:    2,
+				SeedsKey: "k",
+			},
+		},
+	}
 }
 
 // The bug this exists for: a restart of bake c7 with n-samples halved must be
@@ -21,7 +45,8 @@ func TestRecordDiffNamesEveryDataDefiningChange(t *testing.T) {
 
 	same := recordInput()
 	same.Spec.ChunkSize = 4096 // scheduling only
-	same.SliceSize, same.MaxInFlight = 7, 9
+	same.SliceSize = 7
+	same.MaxInFlight = 9
 	if d := was.Diff(NewRecord(same, files, at.Add(time.Hour))); len(d) != 0 {
 		t.Fatalf("non-data-defining changes reported: %v", d)
 	}
@@ -34,14 +59,20 @@ func TestRecordDiffNamesEveryDataDefiningChange(t *testing.T) {
 	for i, c := range d {
 		got[i] = c.String()
 	}
-	want := []string{"n-samples: recorded 6000000, this config 3000000", "public.n-mlps: recorded 3, this config 4", "holdout.seeds: recorded file sha256:aa, this config file sha256:bb"}
+	want := []string{
+		"n-samples: recorded 6000000, this config 3000000",
+		"public.n-mlps: recorded 3, this config 4",
+		"holdout.seeds: recorded file sha256:aa, this config file sha256:bb",
+	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("diff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
 	v4 := recordInput()
-	v4.Spec.SeedProtocol, v4.Spec.Salt = SeedProtocolV4, Salt{SHA256: "cc"}
-	if d := was.Diff(NewRecord(v4, files, at)); len(d) != 2 || d[0].Field != FieldSeedProtocol || d[1].Field != "seed-salt sha256" {
+	v4.Spec.SeedProtocol = SeedProtocolV4
+	v4.Spec.Salt = Salt{SHA256: "cc"}
+	if d := was.Diff(NewRecord(v4, files, at)); len(d) != 2 || d[0].Field != FieldSeedProtocol ||
+		d[1].Field != "seed-salt sha256" {
 		t.Fatalf("a change of seed protocol and salt: %v", d)
 	}
 

@@ -68,27 +68,58 @@ func (s Spec) validateSeeding(errs *FieldErrors) {
 		for _, f := range []struct {
 			field string
 			set   bool
-		}{{FieldSeedSalt, salt.SHA256 != ""}, {FieldWithholdSalt, salt.Withhold}, {FieldSaltID, salt.ID != ""}} {
+		}{
+			{FieldSeedSalt, salt.SHA256 != ""},
+			{FieldWithholdSalt, salt.Withhold},
+			{FieldSaltID, salt.ID != ""},
+		} {
 			if f.set {
-				errs.add(f.field, "is only meaningful for seed protocol 4.0: remove it, or choose protocol 4.0")
+				errs.add(
+					f.field,
+					"is only meaningful for seed protocol 4.0: remove it, or choose protocol 4.0",
+				)
 			}
 		}
 		return
 	case SeedProtocolV4:
 	case seedProtocolV2:
-		errs.add(FieldSeedProtocol, "2.0 is whestbench's legacy protocol, which is read but never baked: use 3.0 (the default) or 4.0")
+		errs.add(
+			FieldSeedProtocol,
+			"2.0 is whestbench's legacy protocol, which is read but never baked: "+
+				"use 3.0 (the default) or 4.0",
+		)
 		return
 	default:
-		errs.add(FieldSeedProtocol, "%q is unknown: use 3.0 (the default) or 4.0 (seeds and names keyed by a salt); quote it in YAML, which reads 4.0 as the number 4", s.SeedProtocol)
+		errs.add(
+			FieldSeedProtocol,
+			"%q is unknown: use 3.0 (the default) or 4.0 (seeds and names keyed by a salt); "+
+				"quote it in YAML, which reads 4.0 as the number 4",
+			s.SeedProtocol,
+		)
 		return
 	}
 	if !sha256HexRE.MatchString(salt.SHA256) {
-		errs.add(FieldSeedSalt, "is missing: seed protocol 4.0 derives seeds and names from a salt, recorded by its SHA-256 (got %q)", salt.SHA256)
+		errs.add(
+			FieldSeedSalt,
+			"is missing: seed protocol 4.0 derives seeds and names from a salt, "+
+				"recorded by its SHA-256 (got %q)",
+			salt.SHA256,
+		)
 	}
 	switch {
 	case salt.ID != "" && !saltIDRE.MatchString(salt.ID):
-		errs.add(FieldSaltID, "%q: use at most 128 letters, digits, '.', '_', ':' and '-', starting with a letter or digit", salt.ID)
+		errs.add(
+			FieldSaltID,
+			"%q: use at most 128 letters, digits, '.', '_', ':' and '-', "+
+				"starting with a letter or digit",
+			salt.ID,
+		)
 	case salt.Withhold && salt.ID == "":
-		errs.add(FieldSaltID, "is required when the salt is withheld: the dataset then records only the salt's SHA-256, and the ID tells its holders which salt to supply")
+		errs.add(
+			FieldSaltID,
+			"is required when the salt is withheld: "+
+				"the dataset then records only the salt's SHA-256, "+
+				"and the ID tells its holders which salt to supply",
+		)
 	}
 }

@@ -17,8 +17,18 @@ func fields(err error) map[string]string {
 }
 
 func TestSeedProtocolValidation(t *testing.T) {
-	base := Spec{Width: 4, Depth: 2, NSamples: 10, Sampler: SamplerPhilox}
-	with := func(p SeedProtocol, s Salt) Spec { b := base; b.SeedProtocol, b.Salt = p, s; return b }
+	base := Spec{
+		Width:    4,
+		Depth:    2,
+		NSamples: 10,
+		Sampler:  SamplerPhilox,
+	}
+	with := func(p SeedProtocol, s Salt) Spec {
+		b := base
+		b.SeedProtocol = p
+		b.Salt = s
+		return b
+	}
 	for _, c := range []struct {
 		name string
 		spec Spec
@@ -27,12 +37,32 @@ func TestSeedProtocolValidation(t *testing.T) {
 		{"default is 3.0", base, nil},
 		{"explicit 3.0", with(SeedProtocolV3, Salt{}), nil},
 		{"4.0 published", with(SeedProtocolV4, Salt{SHA256: digest}), nil},
-		{"4.0 withheld", with(SeedProtocolV4, Salt{SHA256: digest, Withhold: true, ID: "holdout-2026"}), nil},
+		{
+			"4.0 withheld",
+			with(SeedProtocolV4, Salt{SHA256: digest, Withhold: true, ID: "holdout-2026"}),
+			nil,
+		},
 		{"4.0 without a salt", with(SeedProtocolV4, Salt{}), []string{FieldSeedSalt}},
-		{"4.0 upper-case digest", with(SeedProtocolV4, Salt{SHA256: strings.ToUpper(digest)}), []string{FieldSeedSalt}},
-		{"withheld without an ID", with(SeedProtocolV4, Salt{SHA256: digest, Withhold: true}), []string{FieldSaltID}},
-		{"unprintable ID", with(SeedProtocolV4, Salt{SHA256: digest, ID: "a`b"}), []string{FieldSaltID}},
-		{"salt under 3.0", with(SeedProtocolV3, Salt{SHA256: digest, Withhold: true, ID: "x"}), []string{FieldSeedSalt, FieldWithholdSalt, FieldSaltID}},
+		{
+			"4.0 upper-case digest",
+			with(SeedProtocolV4, Salt{SHA256: strings.ToUpper(digest)}),
+			[]string{FieldSeedSalt},
+		},
+		{
+			"withheld without an ID",
+			with(SeedProtocolV4, Salt{SHA256: digest, Withhold: true}),
+			[]string{FieldSaltID},
+		},
+		{
+			"unprintable ID",
+			with(SeedProtocolV4, Salt{SHA256: digest, ID: "a`b"}),
+			[]string{FieldSaltID},
+		},
+		{
+			"salt under 3.0",
+			with(SeedProtocolV3, Salt{SHA256: digest, Withhold: true, ID: "x"}),
+			[]string{FieldSeedSalt, FieldWithholdSalt, FieldSaltID},
+		},
 		{"2.0 is read-only", with("2.0", Salt{}), []string{FieldSeedProtocol}},
 		{"unknown", with("4", Salt{}), []string{FieldSeedProtocol}},
 	} {
@@ -52,7 +82,12 @@ func TestSeedProtocolValidation(t *testing.T) {
 // Workflow inputs recorded before protocol 4.0 have no seed fields, and a
 // 3.0 Spec still encodes without them.
 func TestSpecJSONWithoutSeedProtocol(t *testing.T) {
-	old := Spec{Width: 4, Depth: 2, NSamples: 10, Sampler: SamplerPhilox}
+	old := Spec{
+		Width:    4,
+		Depth:    2,
+		NSamples: 10,
+		Sampler:  SamplerPhilox,
+	}
 	b, err := json.Marshal(old)
 	if err != nil {
 		t.Fatal(err)
@@ -61,11 +96,13 @@ func TestSpecJSONWithoutSeedProtocol(t *testing.T) {
 		t.Errorf("3.0 spec encodes as %s", got)
 	}
 	var back Spec
-	if err := json.Unmarshal(b, &back); err != nil || back != old || back.Protocol() != SeedProtocolV3 {
+	if err := json.Unmarshal(b, &back); err != nil || back != old ||
+		back.Protocol() != SeedProtocolV3 {
 		t.Errorf("decoded %+v, %v", back, err)
 	}
 	v4 := old
-	v4.SeedProtocol, v4.Salt = SeedProtocolV4, Salt{SHA256: digest, Withhold: true, ID: "h1"}
+	v4.SeedProtocol = SeedProtocolV4
+	v4.Salt = Salt{SHA256: digest, Withhold: true, ID: "h1"}
 	b, _ = json.Marshal(v4)
 	back = Spec{}
 	if err := json.Unmarshal(b, &back); err != nil || back != v4 {

@@ -96,24 +96,52 @@ func (s Spec) Validate() error {
 	var errs FieldErrors
 	errs.inRange(FieldWidth, int64(s.Width), MaxWidth, "neurons per layer")
 	errs.inRange(FieldDepth, int64(s.Depth), MaxDepth, "layers")
-	errs.inRange(FieldNSamples, s.NSamples, MaxNSamples, "Monte Carlo samples per MLP; 1e9 and 1_000_000_000 are accepted")
+	errs.inRange(
+		FieldNSamples,
+		s.NSamples,
+		MaxNSamples,
+		"Monte Carlo samples per MLP; 1e9 and 1_000_000_000 are accepted",
+	)
 	switch s.Sampler {
 	case SamplerPhilox:
 		if s.Dot != "" {
-			errs.add(FieldDotProduct, "%q applies to the numpy sampler only: remove it for philox", s.Dot)
+			errs.add(
+				FieldDotProduct,
+				"%q applies to the numpy sampler only: remove it for philox",
+				s.Dot,
+			)
 		}
 		if s.ChunkSize < 0 || s.ChunkSize > MaxChunkSize {
-			errs.add(FieldChunkSize, "= %d: must be in [1, %d], or 0 for the engine's default", s.ChunkSize, MaxChunkSize)
+			errs.add(
+				FieldChunkSize,
+				"= %d: must be in [1, %d], or 0 for the engine's default",
+				s.ChunkSize,
+				MaxChunkSize,
+			)
 		}
 	case SamplerNumpy:
 		if s.Dot != DotFMA && s.Dot != DotMulAdd {
-			errs.add(FieldDotProduct, "%q is unknown: use fma (whestbench's fixtures) or muladd (a BLAS without FMA)", s.Dot)
+			errs.add(
+				FieldDotProduct,
+				"%q is unknown: use fma (whestbench's fixtures) or muladd (a BLAS without FMA)",
+				s.Dot,
+			)
 		}
 		if s.ChunkSize != 0 {
-			errs.add(FieldChunkSize, "= %d: the numpy sampler always uses whestbench's chunk rule (it sets the summation order); remove it", s.ChunkSize)
+			errs.add(
+				FieldChunkSize,
+				"= %d: the numpy sampler always uses whestbench's chunk rule "+
+					"(it sets the summation order); remove it",
+				s.ChunkSize,
+			)
 		}
 	default:
-		errs.add(FieldSampler, "%q is unknown: use philox (exact, runs on GPUs) or numpy (whestbench's CPU backend, bit for bit)", s.Sampler)
+		errs.add(
+			FieldSampler,
+			"%q is unknown: use philox (exact, runs on GPUs) "+
+				"or numpy (whestbench's CPU backend, bit for bit)",
+			s.Sampler,
+		)
 	}
 	s.validateSeeding(&errs)
 	return errs.orNil()

@@ -27,12 +27,16 @@ func TestSplitNameIsWhatDatasetsAndWhestbenchBothLoad(t *testing.T) {
 			name                 string
 			datasets, whestbench bool
 		}
-		if err := json.Unmarshal(sc.Bytes(), &[]any{&row.name, &row.datasets, &row.whestbench}); err != nil {
+		fields := []any{&row.name, &row.datasets, &row.whestbench}
+		if err := json.Unmarshal(sc.Bytes(), &fields); err != nil {
 			t.Fatal(err)
 		}
 		n++
-		want := row.datasets && row.whestbench &&
-			row.name != "all" && len(row.name) <= MaxSplitNameLen && !strings.Contains(row.name, "\n")
+		want := row.datasets &&
+			row.whestbench &&
+			row.name != "all" &&
+			len(row.name) <= MaxSplitNameLen &&
+			!strings.Contains(row.name, "\n")
 		err := CheckSplitName(row.name)
 		if got := err == nil; got != want {
 			t.Errorf("CheckSplitName(%q) = %v; datasets accepts it: %v, whestbench: %v",
@@ -65,14 +69,21 @@ func TestSplitNameIsWhatDatasetsAndWhestbenchBothLoad(t *testing.T) {
 	// datasets loads (Unicode letters, '_', '.', capitals) and names only
 	// whestbench loads (hyphens).
 	if n < 500 || both < 40 || datasetsOnly < 100 || whestbenchOnly < 5 {
-		t.Fatalf("%d names: %d both, %d datasets only, %d whestbench only", n, both, datasetsOnly, whestbenchOnly)
+		t.Fatalf(
+			"%d names: %d both, %d datasets only, %d whestbench only",
+			n,
+			both,
+			datasetsOnly,
+			whestbenchOnly,
+		)
 	}
 }
 
 // The refusal states the rule and a name that follows it.
 func TestSplitNameRefusalSuggestsAName(t *testing.T) {
 	for name, want := range map[string]string{
-		"mini-a":    `"mini-a" cannot be loaded: a split name is a lowercase ASCII letter followed by lowercase ASCII letters and digits, [a-z][a-z0-9]*`,
+		"mini-a": `"mini-a" cannot be loaded: a split name is a lowercase ASCII letter ` +
+			`followed by lowercase ASCII letters and digits, [a-z][a-z0-9]*`,
 		"Mini_A.v2": `use "miniav2"`,
 		"2024":      `use "split2024"`,
 		"café":      `use "caf"`,

@@ -67,7 +67,10 @@ func TestCalibrateOnCPUEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.WarmSamples != 4096 || m.MLPs != 2 || m.Samples < 1<<14 || m.Samples > in.NSamples {
-		t.Errorf("calibration %+v: want a 4096-sample warm-up, 2 MLPs, samples in [16384, 20000]", m)
+		t.Errorf(
+			"calibration %+v: want a 4096-sample warm-up, 2 MLPs, samples in [16384, 20000]",
+			m,
+		)
 	}
 	if want := float64(m.MLPs) * float64(m.Samples) / m.Took.Seconds(); m.Rate != want {
 		t.Errorf("rate %g, want %g", m.Rate, want)

@@ -9,7 +9,9 @@ import (
 
 // Rates are what the CPU/GPU choice of device "auto" compares.
 type Rates struct {
-	CPUFLOPSPerThread float64       // effective FLOP/s (2·W²·D per sample) of one CPU thread, philox twin
+	// CPUFLOPSPerThread is the effective FLOP/s (2·W²·D per sample) of one
+	// CPU thread of the philox twin.
+	CPUFLOPSPerThread float64
 	GPUFLOPS          float64       // effective FLOP/s of the GPU at W ≥ 256
 	GPUStartup        time.Duration // once per process: context, NVRTC compile, module load
 }
@@ -20,7 +22,11 @@ type Rates struct {
 // 4096-sample warm-up, context and NVRTC compile included; docs/benchmarks.md); the CPU
 // figure is the AVX2 twin's 60 GFLOP/s per thread at 256×8, which the same machine's
 // 16-thread Xeon matched (0.95 TFLOP/s in all).
-var DefaultRates = Rates{CPUFLOPSPerThread: 60e9, GPUFLOPS: 41.4e12, GPUStartup: 141 * time.Millisecond}
+var DefaultRates = Rates{
+	CPUFLOPSPerThread: 60e9,
+	GPUFLOPS:          41.4e12,
+	GPUStartup:        141 * time.Millisecond,
+}
 
 // gpuRate is the GPU's effective rate at width w. Narrow layers leave most FMA units
 // idle while the per-sample input generation stays, so the rate is taken to fall

@@ -40,7 +40,16 @@ func TestCrossoverDefaults(t *testing.T) {
 		{64, 4, 5, 100_000, 16, false},
 	} {
 		if got := DefaultRates.PreferGPU(c.w, c.d, c.mlps, c.samples, c.threads); got != c.gpu {
-			t.Errorf("%d×%d, %d MLPs × %d samples, %d threads: GPU %v, want %v", c.w, c.d, c.mlps, c.samples, c.threads, got, c.gpu)
+			t.Errorf(
+				"%d×%d, %d MLPs × %d samples, %d threads: GPU %v, want %v",
+				c.w,
+				c.d,
+				c.mlps,
+				c.samples,
+				c.threads,
+				got,
+				c.gpu,
+			)
 		}
 	}
 	if DefaultRates.Crossover(64, 8, 16) <= DefaultRates.Crossover(256, 8, 16) {

@@ -24,20 +24,42 @@ type CPU struct{}
 
 // Describe implements Engine.
 func (CPU) Describe() Description {
-	return Description{Engine: "cpu", Device: "cpu", DeviceName: cpuBrand(), Kernel: cpukernel.Impl(), MemoryBytes: hostinfo.MemTotalBytes()}
+	return Description{
+		Engine:      "cpu",
+		Device:      "cpu",
+		DeviceName:  cpuBrand(),
+		Kernel:      cpukernel.Impl(),
+		MemoryBytes: hostinfo.MemTotalBytes(),
+	}
 }
 
 // BakeMLP implements Engine.
-func (CPU) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+func (CPU) BakeMLP(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job Job,
+	resume *Checkpoint,
+	progress Progress,
+) (Result, error) {
 	if err := checkJob(spec, job); err != nil {
 		return Result{}, err
 	}
 	if resume != nil {
 		if resume.Algorithm != spec.Algorithm() {
-			return Result{}, fmt.Errorf("%w: it is for algorithm %q, this bake uses %q", ErrBadCheckpoint, resume.Algorithm, spec.Algorithm())
+			return Result{}, fmt.Errorf(
+				"%w: it is for algorithm %q, this bake uses %q",
+				ErrBadCheckpoint,
+				resume.Algorithm,
+				spec.Algorithm(),
+			)
 		}
 		if resume.SamplesDone < 0 || resume.SamplesDone > spec.NSamples {
-			return Result{}, fmt.Errorf("%w: its position %d is outside [0, %d]", ErrBadCheckpoint, resume.SamplesDone, spec.NSamples)
+			return Result{}, fmt.Errorf(
+				"%w: its position %d is outside [0, %d]",
+				ErrBadCheckpoint,
+				resume.SamplesDone,
+				spec.NSamples,
+			)
 		}
 	}
 	if spec.Sampler == bakeapi.SamplerNumpy {
@@ -64,10 +86,19 @@ func checkJob(spec bakeapi.Spec, job Job) error {
 // visit(l, y) after each layer; x and y are scratch buffers of rows·width.
 // Rows are split across threads: each output row depends on its own input row
 // only, so the split changes no bits.
-func forwardLayers(spec bakeapi.Spec, threads int, weights []float32, x, y []float32, rows int, mode cpukernel.Mode, visit func(l int, act []float32)) {
+func forwardLayers(
+	spec bakeapi.Spec,
+	threads int,
+	weights []float32,
+	x, y []float32,
+	rows int,
+	mode cpukernel.Mode,
+	visit func(l int, act []float32),
+) {
 	w := spec.Width
 	for l := 0; l < spec.Depth; l++ {
-		forwardLayer(y[:rows*w], x[:rows*w], rows, w, weights[l*w*w:(l+1)*w*w], mode, max(1, threads))
+		layer := weights[l*w*w : (l+1)*w*w]
+		forwardLayer(y[:rows*w], x[:rows*w], rows, w, layer, mode, max(1, threads))
 		visit(l, y[:rows*w])
 		x, y = y, x
 	}

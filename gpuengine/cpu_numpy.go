@@ -17,7 +17,13 @@ func NumpyChunk(width int) int {
 // bakeNumpy reproduces whestbench's sample_layer_statistics: one PCG64 stream of
 // float32 normals, per chunk relu(x @ W) per layer, chunk column sums in row
 // order added to running float64 sums.
-func bakeNumpy(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+func bakeNumpy(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job Job,
+	resume *Checkpoint,
+	progress Progress,
+) (Result, error) {
 	w, d := spec.Width, spec.Depth
 	mode := cpukernel.FMA
 	if spec.Dot == bakeapi.DotMulAdd {
@@ -64,7 +70,13 @@ func bakeNumpy(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoi
 		done += int64(n)
 		if progress != nil {
 			st := gen.State()
-			progress(Checkpoint{Algorithm: bakeapi.NumpyAlgorithm, SamplesDone: done, LayerSums: layerSums, SumSquares: sumSq, PCG64: &st})
+			progress(Checkpoint{
+				Algorithm:   bakeapi.NumpyAlgorithm,
+				SamplesDone: done,
+				LayerSums:   layerSums,
+				SumSquares:  sumSq,
+				PCG64:       &st,
+			})
 		}
 	}
 	return finish(layerSums, sumSq, spec.NSamples, w), nil

@@ -58,7 +58,10 @@ func (p CPUPhases) Outside() time.Duration {
 // the monotonic clock per block of PhiloxBlockRows samples).
 func ProfilePhilox(ctx context.Context, spec bakeapi.Spec, job Job) (Result, CPUPhases, error) {
 	if spec.Sampler != bakeapi.SamplerPhilox {
-		return Result{}, CPUPhases{}, fmt.Errorf("ProfilePhilox profiles the philox sampler, not %q", spec.Sampler)
+		return Result{}, CPUPhases{}, fmt.Errorf(
+			"ProfilePhilox profiles the philox sampler, not %q",
+			spec.Sampler,
+		)
 	}
 	if _, ok := cputime.Thread(); !ok {
 		return Result{}, CPUPhases{}, errNoThreadClock
@@ -75,14 +78,20 @@ func ProfilePhilox(ctx context.Context, spec bakeapi.Spec, job Job) (Result, CPU
 	if err != nil {
 		return Result{}, CPUPhases{}, err
 	}
-	p := CPUPhases{Samples: spec.NSamples, Wall: time.Since(start), Process: cputime.Process() - cpu0}
+	p := CPUPhases{
+		Samples: spec.NSamples,
+		Wall:    time.Since(start),
+		Process: cputime.Process() - cpu0,
+	}
 	for _, c := range clocks {
 		p.Workers = append(p.Workers, c.total)
 	}
 	return res, p, nil
 }
 
-var errNoThreadClock = errors.New("CPU profiling needs a thread CPU clock, which this OS does not offer (Linux and macOS do)")
+var errNoThreadClock = errors.New(
+	"CPU profiling needs a thread CPU clock, which this OS does not offer (Linux and macOS do)",
+)
 
 // workerPhase is one of the phases a workerClock tells apart.
 type workerPhase int
@@ -103,10 +112,11 @@ const (
 // descheduled has its phases shrunk in proportion. All methods do nothing on
 // a nil clock, which is what a bake that is not profiled carries.
 type workerClock struct {
-	cpu0      time.Duration
-	mono0, at time.Time
-	block     [numWorkerPhases]time.Duration
-	total     WorkerPhases
+	cpu0     time.Duration
+	mono0    time.Time // the block's start on the monotonic clock
+	lastMark time.Time // when the phase now running began
+	block    [numWorkerPhases]time.Duration
+	total    WorkerPhases
 }
 
 // lockThread keeps the calling goroutine on its OS thread, whose CPU clock
@@ -125,7 +135,7 @@ func (c *workerClock) startBlock() {
 	}
 	c.cpu0, _ = cputime.Thread()
 	c.mono0 = time.Now()
-	c.at = c.mono0
+	c.lastMark = c.mono0
 }
 
 // mark ends phase p: the time since the previous mark is p's.
@@ -134,8 +144,8 @@ func (c *workerClock) mark(p workerPhase) {
 		return
 	}
 	now := time.Now()
-	c.block[p] += now.Sub(c.at)
-	c.at = now
+	c.block[p] += now.Sub(c.lastMark)
+	c.lastMark = now
 }
 
 func (c *workerClock) endBlock() {
@@ -193,7 +203,8 @@ func KernelRate(width, rows int, minCPU time.Duration) (float64, error) {
 		calls += batch
 		now := mustThreadCPU()
 		if now-cpu0 >= minCPU {
-			return 2 * float64(rows) * float64(width) * float64(width) * float64(calls) / (now - cpu0).Seconds(), nil
+			flops := 2 * float64(rows) * float64(width) * float64(width) * float64(calls)
+			return flops / (now - cpu0).Seconds(), nil
 		}
 		if now-t0 < time.Millisecond {
 			batch *= 2

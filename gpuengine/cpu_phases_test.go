@@ -11,7 +11,13 @@ import (
 // worker per thread, every phase measured, the phases within the worker's
 // time and the workers within the process's.
 func TestProfilePhiloxIsTheBakeWithItsPhases(t *testing.T) {
-	spec := bakeapi.Spec{Width: 48, Depth: 3, NSamples: 5*PhiloxBlockRows + 7, Sampler: bakeapi.SamplerPhilox, ChunkSize: 2 * PhiloxBlockRows}
+	spec := bakeapi.Spec{
+		Width:     48,
+		Depth:     3,
+		NSamples:  5*PhiloxBlockRows + 7,
+		Sampler:   bakeapi.SamplerPhilox,
+		ChunkSize: 2 * PhiloxBlockRows,
+	}
 	for _, threads := range []int{1, 2} {
 		j := job(t, 31, spec.Width, spec.Depth)
 		j.Threads = threads
@@ -23,7 +29,13 @@ func TestProfilePhiloxIsTheBakeWithItsPhases(t *testing.T) {
 			t.Fatalf("%d threads: the profiled bake's result differs from the bake's", threads)
 		}
 		if len(p.Workers) != threads || p.Samples != spec.NSamples || p.Wall <= 0 {
-			t.Fatalf("%d threads: %d workers, %d samples, wall %v", threads, len(p.Workers), p.Samples, p.Wall)
+			t.Fatalf(
+				"%d threads: %d workers, %d samples, wall %v",
+				threads,
+				len(p.Workers),
+				p.Samples,
+				p.Wall,
+			)
 		}
 		var workers int64
 		for i, w := range p.Workers {
@@ -42,7 +54,13 @@ func TestProfilePhiloxIsTheBakeWithItsPhases(t *testing.T) {
 }
 
 func TestProfilePhiloxRefusesTheNumpySampler(t *testing.T) {
-	spec := bakeapi.Spec{Width: 8, Depth: 1, NSamples: 100, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA}
+	spec := bakeapi.Spec{
+		Width:    8,
+		Depth:    1,
+		NSamples: 100,
+		Sampler:  bakeapi.SamplerNumpy,
+		Dot:      bakeapi.DotFMA,
+	}
 	if _, _, err := ProfilePhilox(context.Background(), spec, job(t, 1, 8, 1)); err == nil {
 		t.Fatal("profiled the numpy sampler")
 	}

@@ -27,7 +27,9 @@ const PhiloxBlockRows = philoxBlockTiles * PhiloxTile
 
 // ErrBadCheckpoint is a checkpoint that cannot belong to this bake: resuming
 // from it could only give wrong numbers, so no retry may use it.
-var ErrBadCheckpoint = errors.New("checkpoint does not match this bake's shape: delete it to start the MLP over")
+var ErrBadCheckpoint = errors.New(
+	"checkpoint does not match this bake's shape: delete it to start the MLP over",
+)
 
 // PhiloxKey is the Philox key of an MLP: the first two words of its sample
 // SeedSequence's state.
@@ -50,13 +52,21 @@ func (p philoxSums) add(q philoxSums) {
 // combined exactly. Steps of ChunkSize samples are split across threads; neither
 // choice can change the result because integer addition is associative.
 // clocks, when not nil, holds a phase clock per worker (ProfilePhilox).
-func bakePhilox(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress, clocks []*workerClock) (Result, error) {
+func bakePhilox(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job Job,
+	resume *Checkpoint,
+	progress Progress,
+	clocks []*workerClock,
+) (Result, error) {
 	w, d := spec.Width, spec.Depth
 	nv := d*w + w
 	total := make(philoxSums, nv)
 	var done int64
 	if resume != nil {
-		if len(resume.LayerExact) != d*w || len(resume.SquareExact) != w || (resume.SamplesDone%PhiloxTile != 0 && resume.SamplesDone != spec.NSamples) {
+		if len(resume.LayerExact) != d*w || len(resume.SquareExact) != w ||
+			(resume.SamplesDone%PhiloxTile != 0 && resume.SamplesDone != spec.NSamples) {
 			return Result{}, ErrBadCheckpoint
 		}
 		for i, s := range append(append([]string{}, resume.LayerExact...), resume.SquareExact...) {
@@ -117,8 +127,12 @@ func finishExact(total philoxSums, d, w int, n int64) Result {
 }
 
 func philoxCheckpoint(total philoxSums, nLayer int, done int64) Checkpoint {
-	cp := Checkpoint{Algorithm: bakeapi.PhiloxAlgorithm, SamplesDone: done,
-		LayerExact: make([]string, nLayer), SquareExact: make([]string, len(total)-nLayer)}
+	cp := Checkpoint{
+		Algorithm:   bakeapi.PhiloxAlgorithm,
+		SamplesDone: done,
+		LayerExact:  make([]string, nLayer),
+		SquareExact: make([]string, len(total)-nLayer),
+	}
 	for i, a := range total {
 		if i < nLayer {
 			cp.LayerExact[i] = a.String()
@@ -165,9 +179,15 @@ type philoxWorker struct {
 }
 
 func newPhiloxWorker(spec bakeapi.Spec, weights []float32, s philox.Sampler) *philoxWorker {
-	return &philoxWorker{spec: spec, weights: weights, sampler: s,
-		x: make([]float32, PhiloxBlockRows*spec.Width), y: make([]float32, PhiloxBlockRows*spec.Width),
-		part: make([]float64, philoxBlockTiles*spec.Width), sums: make(philoxSums, spec.Depth*spec.Width+spec.Width)}
+	return &philoxWorker{
+		spec:    spec,
+		weights: weights,
+		sampler: s,
+		x:       make([]float32, PhiloxBlockRows*spec.Width),
+		y:       make([]float32, PhiloxBlockRows*spec.Width),
+		part:    make([]float64, philoxBlockTiles*spec.Width),
+		sums:    make(philoxSums, spec.Depth*spec.Width+spec.Width),
+	}
 }
 
 // run adds the exact tile sums of samples [a, b) (a tile-aligned) to wk.sums.
@@ -180,15 +200,24 @@ func (wk *philoxWorker) run(a, b int64) error {
 		wk.clock.startBlock()
 		wk.sampler.Fill(wk.x, first, rows)
 		wk.clock.mark(workerSampling)
-		forwardLayers(wk.spec, 1, wk.weights, wk.x, wk.y, rows, cpukernel.FMA, func(l int, act []float32) {
-			wk.clock.mark(workerForward)
-			if err == nil {
-				err = wk.addTiles(wk.sums[l*w:(l+1)*w], act, rows, cpukernel.AddColumnSums)
-			}
-			if l == d-1 && err == nil {
-				err = wk.addTiles(wk.sums[d*w:], act, rows, cpukernel.AddColumnSquares)
-			}
-		})
+		forwardLayers(
+			wk.spec,
+			1,
+			wk.weights,
+			wk.x,
+			wk.y,
+			rows,
+			cpukernel.FMA,
+			func(l int, act []float32) {
+				wk.clock.mark(workerForward)
+				if err == nil {
+					err = wk.addTiles(wk.sums[l*w:(l+1)*w], act, rows, cpukernel.AddColumnSums)
+				}
+				if l == d-1 && err == nil {
+					err = wk.addTiles(wk.sums[d*w:], act, rows, cpukernel.AddColumnSquares)
+				}
+			},
+		)
 		wk.clock.endBlock()
 	}
 	return err
@@ -197,7 +226,12 @@ func (wk *philoxWorker) run(a, b int64) error {
 // addTiles adds the column sums (or sums of squares) of each tile of a
 // block's rows×W activations to dst exactly: first every tile's float64 sums,
 // then their fixed-point additions, two tight loops.
-func (wk *philoxWorker) addTiles(dst philoxSums, act []float32, rows int, sum func([]float64, []float32, int, int)) error {
+func (wk *philoxWorker) addTiles(
+	dst philoxSums,
+	act []float32,
+	rows int,
+	sum func([]float64, []float32, int, int),
+) error {
 	w := wk.spec.Width
 	part := wk.part[:(rows+PhiloxTile-1)/PhiloxTile*w]
 	clear(part)
@@ -209,7 +243,11 @@ func (wk *philoxWorker) addTiles(dst philoxSums, act []float32, rows int, sum fu
 	defer wk.clock.mark(workerExact)
 	for t := 0; t*w < len(part); t++ {
 		if err := exact.AddEach(dst, part[t*w:(t+1)*w]); err != nil {
-			return fmt.Errorf("activations left the exact accumulator's range (|sum| ≥ 2^103): the network diverges; %v", err)
+			return fmt.Errorf(
+				"activations left the exact accumulator's range (|sum| ≥ 2^103): "+
+					"the network diverges; %v",
+				err,
+			)
 		}
 	}
 	return nil

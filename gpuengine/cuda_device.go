@@ -42,7 +42,11 @@ var (
 func setMaxDynamicShared(fn cu.Function, bytes int) error {
 	h := *(*C.CUfunction)(unsafe.Pointer(&fn))
 	if r := C.wb_set_max_dynamic_shared(h, C.int(bytes)); r != C.CUDA_SUCCESS {
-		return fmt.Errorf("cuda: cannot allow %d bytes of shared memory for the kernel (CUresult %d)", bytes, int(r))
+		return fmt.Errorf(
+			"cuda: cannot allow %d bytes of shared memory for the kernel (CUresult %d)",
+			bytes,
+			int(r),
+		)
 	}
 	return nil
 }
@@ -54,12 +58,16 @@ type cudaDevice struct {
 	mu     sync.Mutex
 	dev    cu.Device
 
-	name                   string
-	major, minor, sms      int
-	maxShared              int   // opt-in shared memory per block
-	totalMem               int64 // device memory in bytes, for monitoring (0 if the driver would not say)
-	driver                 int   // CUDA version of the driver API, 1000·major + 10·minor
-	headers                int   // CUDA version of the headers this binary was built with, same encoding
+	name              string
+	major, minor, sms int
+	maxShared         int // opt-in shared memory per block
+	// totalMem is the device memory in bytes, for monitoring (0 if the
+	// driver would not say).
+	totalMem int64
+	driver   int // CUDA version of the driver API, 1000·major + 10·minor
+	// headers is the CUDA version of the headers this binary was built
+	// with, encoded as driver is.
+	headers                int
 	nvrtcMajor, nvrtcMinor int
 }
 
@@ -140,7 +148,12 @@ func (d *cudaDevice) init(ordinal int) error {
 	// The primary context is the one cuBLAS expects and needs no cuCtxCreate.
 	ctx, err := dev.RetainPrimaryCtx()
 	if err != nil {
-		return fmt.Errorf("cannot create a context on GPU %d (in exclusive-process compute mode another process may hold it): %v", ordinal, err)
+		return fmt.Errorf(
+			"cannot create a context on GPU %d "+
+				"(in exclusive-process compute mode another process may hold it): %v",
+			ordinal,
+			err,
+		)
 	}
 	if err := cu.SetCurrentContext(ctx); err != nil {
 		return fmt.Errorf("cannot make the context current: %v", err)
@@ -152,11 +165,20 @@ func (d *cudaDevice) init(ordinal int) error {
 		return fmt.Errorf("compute capability: %v", err)
 	}
 	if cc := 10*d.major + d.minor; cc < cudakernel.MinComputeCapability {
-		return fmt.Errorf("%s has compute capability %d.%d; the kernels need %d.%d or newer (cp.async); use the cpu device",
-			d.name, d.major, d.minor, cudakernel.MinComputeCapability/10, cudakernel.MinComputeCapability%10)
+		return fmt.Errorf(
+			"%s has compute capability %d.%d; the kernels need %d.%d or newer (cp.async); "+
+				"use the cpu device",
+			d.name,
+			d.major,
+			d.minor,
+			cudakernel.MinComputeCapability/10,
+			cudakernel.MinComputeCapability%10,
+		)
 	}
 	if mem, err := dev.TotalMem(); err == nil {
-		d.totalMem = mem // monitoring only: a driver that will not say is no reason to refuse the GPU
+		// Monitoring only: a driver that will not say is no reason to refuse
+		// the GPU.
+		d.totalMem = mem
 	}
 	if d.sms, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
 		return fmt.Errorf("multiprocessor count: %v", err)
@@ -175,8 +197,19 @@ func (d *cudaDevice) init(ordinal int) error {
 
 // String describes the device for metadata.
 func (d *cudaDevice) String() string {
-	return fmt.Sprintf("%s (compute %d.%d, %d SMs, driver CUDA %d.%d, built with CUDA %d.%d, NVRTC %d.%d)", d.name, d.major,
-		d.minor, d.sms, d.driver/1000, d.driver%1000/10, d.headers/1000, d.headers%1000/10, d.nvrtcMajor, d.nvrtcMinor)
+	return fmt.Sprintf(
+		"%s (compute %d.%d, %d SMs, driver CUDA %d.%d, built with CUDA %d.%d, NVRTC %d.%d)",
+		d.name,
+		d.major,
+		d.minor,
+		d.sms,
+		d.driver/1000,
+		d.driver%1000/10,
+		d.headers/1000,
+		d.headers%1000/10,
+		d.nvrtcMajor,
+		d.nvrtcMinor,
+	)
 }
 
 // module is a loaded kernel module and how it was built.
@@ -210,19 +243,39 @@ func (d *cudaDevice) compile(name, source string, defines []string) (*module, er
 		cudaHoldings.modules.Add(1)
 		return &module{mod: mod, target: "cubin " + target.Arch(), report: out.Report()}, nil
 	}
-	note := fmt.Sprintf("the driver refused the %s cubin of %s (%v); falling back to PTX for its JIT", target.Arch(), name, loadErr)
+	note := fmt.Sprintf(
+		"the driver refused the %s cubin of %s (%v); falling back to PTX for its JIT",
+		target.Arch(),
+		name,
+		loadErr,
+	)
 	target.PTX = true
 	if err := cudakernel.CheckPTX(d.nvrtcMajor, d.nvrtcMinor, d.driver); err != nil {
 		return nil, fmt.Errorf("cuda: %s; %v", note, err)
 	}
-	if out, err = cudacompile.Compile(name, source, headers, cudakernel.Options(target, defines)); err != nil {
+	if out, err = cudacompile.Compile(
+		name,
+		source,
+		headers,
+		cudakernel.Options(target, defines),
+	); err != nil {
 		return nil, fmt.Errorf("%v (defines %v)", err, defines)
 	}
 	if mod, err = loadImage(out.Image); err != nil {
-		return nil, fmt.Errorf("cuda: loading %s %v: cubin: %v; PTX: %v", name, defines, loadErr, err)
+		return nil, fmt.Errorf(
+			"cuda: loading %s %v: cubin: %v; PTX: %v",
+			name,
+			defines,
+			loadErr,
+			err,
+		)
 	}
 	cudaHoldings.modules.Add(1)
-	return &module{mod: mod, target: "PTX " + target.Arch() + " (driver JIT)", notes: []string{note}}, nil
+	return &module{
+		mod:    mod,
+		target: "PTX " + target.Arch() + " (driver JIT)",
+		notes:  []string{note},
+	}, nil
 }
 
 // loadImage loads a cubin or PTX. When the driver fails, the CUresult says only that
@@ -287,12 +340,15 @@ func clearTotals(words, flag cu.DevicePtr, nWords int) error {
 	return nil
 }
 
-var errDiverged = errors.New("activations left the exact accumulator's range (|sum| ≥ 2^103, NaN or Inf): the network diverges")
+var errDiverged = errors.New(
+	"activations left the exact accumulator's range (|sum| ≥ 2^103, NaN or Inf): " +
+		"the network diverges",
+)
 
 // buffer is device memory of a known size (the accounting needs it back at free).
 type buffer struct {
-	ptr cu.DevicePtr
-	n   int64
+	ptr  cu.DevicePtr
+	size int64
 }
 
 // alloc allocates device memory for n bytes. Device thread only.
@@ -315,11 +371,11 @@ func freeBuffers(bs ...buffer) error {
 			continue
 		}
 		if err := cu.MemFree(b.ptr); err != nil {
-			errs = append(errs, fmt.Errorf("cuda: freeing %d bytes: %v", b.n, err))
+			errs = append(errs, fmt.Errorf("cuda: freeing %d bytes: %v", b.size, err))
 			continue
 		}
 		cudaHoldings.buffers.Add(-1)
-		cudaHoldings.bytes.Add(-b.n)
+		cudaHoldings.bytes.Add(-b.size)
 	}
 	return errors.Join(errs...)
 }

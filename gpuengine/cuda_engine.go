@@ -28,7 +28,14 @@ func OpenCUDA(path string) (Engine, error) {
 		path = CUDAPathFused
 	case CUDAPathFused, CUDAPathCuBLAS, CUDAPathReference:
 	default:
-		return nil, fmt.Errorf("%s=%q unknown: use %s (default), %s or %s", CUDAPathEnv, path, CUDAPathFused, CUDAPathCuBLAS, CUDAPathReference)
+		return nil, fmt.Errorf(
+			"%s=%q unknown: use %s (default), %s or %s",
+			CUDAPathEnv,
+			path,
+			CUDAPathFused,
+			CUDAPathCuBLAS,
+			CUDAPathReference,
+		)
 	}
 	dev, err := acquireDevice()
 	if err != nil {
@@ -83,22 +90,40 @@ func CUDAHoldings() Holdings { return cudaHoldings.snapshot() }
 
 // Describe implements Engine.
 func (e *cudaEngine) Describe() Description {
-	return Description{Engine: "cuda", Device: DeviceCUDA, DeviceName: e.dev.String(), Kernel: e.path, MemoryBytes: e.dev.totalMem}
+	return Description{
+		Engine:      "cuda",
+		Device:      DeviceCUDA,
+		DeviceName:  e.dev.String(),
+		Kernel:      e.path,
+		MemoryBytes: e.dev.totalMem,
+	}
 }
 
 // BakeMLP implements Engine: steps of cudakernel.Step(spec.ChunkSize) samples, a
 // checkpoint after each, the same checkpoints as the CPU twin's (either engine can
 // resume the other's).
-func (e *cudaEngine) BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error) {
+func (e *cudaEngine) BakeMLP(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job Job,
+	resume *Checkpoint,
+	progress Progress,
+) (Result, error) {
 	if err := spec.Validate(); err != nil {
 		return Result{}, err
 	}
 	if spec.Sampler != bakeapi.SamplerPhilox {
-		return Result{}, deviceErr("cuda runs the philox sampler only; use the philox sampler or the cpu device")
+		return Result{}, deviceErr(
+			"cuda runs the philox sampler only; use the philox sampler or the cpu device",
+		)
 	}
 	w, d := spec.Width, spec.Depth
 	if want := d * w * w; len(job.Weights) != want {
-		return Result{}, fmt.Errorf("weights hold %d values, want depth·width² = %d", len(job.Weights), want)
+		return Result{}, fmt.Errorf(
+			"weights hold %d values, want depth·width² = %d",
+			len(job.Weights),
+			want,
+		)
 	}
 	total, done, err := philoxResume(spec, resume)
 	if err != nil {
@@ -181,9 +206,19 @@ func philoxResume(spec bakeapi.Spec, resume *Checkpoint) (philoxSums, int64, err
 	}
 	switch {
 	case resume.Algorithm != spec.Algorithm():
-		return nil, 0, fmt.Errorf("%w: it is for algorithm %q, this bake uses %q", ErrBadCheckpoint, resume.Algorithm, spec.Algorithm())
+		return nil, 0, fmt.Errorf(
+			"%w: it is for algorithm %q, this bake uses %q",
+			ErrBadCheckpoint,
+			resume.Algorithm,
+			spec.Algorithm(),
+		)
 	case resume.SamplesDone < 0 || resume.SamplesDone > spec.NSamples:
-		return nil, 0, fmt.Errorf("%w: its position %d is outside [0, %d]", ErrBadCheckpoint, resume.SamplesDone, spec.NSamples)
+		return nil, 0, fmt.Errorf(
+			"%w: its position %d is outside [0, %d]",
+			ErrBadCheckpoint,
+			resume.SamplesDone,
+			spec.NSamples,
+		)
 	case len(resume.LayerExact) != d*w || len(resume.SquareExact) != w ||
 		(resume.SamplesDone%PhiloxTile != 0 && resume.SamplesDone != spec.NSamples):
 		return nil, 0, ErrBadCheckpoint

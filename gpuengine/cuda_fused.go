@@ -34,7 +34,11 @@ type fusedKernel struct {
 	fn  cu.Function
 }
 
-func newFusedRunner(d *cudaDevice, w, depth, maxCTAs int, tiling *cudakernel.FusedShape) (*fusedRunner, error) {
+func newFusedRunner(
+	d *cudaDevice,
+	w, depth, maxCTAs int,
+	tiling *cudakernel.FusedShape,
+) (*fusedRunner, error) {
 	plans, err := cudakernel.FusedPlans(w, depth, d.maxShared)
 	if err != nil {
 		return nil, err
@@ -48,13 +52,22 @@ func newFusedRunner(d *cudaDevice, w, depth, maxCTAs int, tiling *cudakernel.Fus
 		}
 		plans = []cudakernel.FusedShape{*tiling}
 	}
-	shape, k, notes, err := cudakernel.ChooseFused(plans, func(s cudakernel.FusedShape) (fusedKernel, string, error) {
-		return d.compileFused(s)
-	}, func(k fusedKernel) { _ = k.mod.unload() })
+	shape, k, notes, err := cudakernel.ChooseFused(
+		plans,
+		func(s cudakernel.FusedShape) (fusedKernel, string, error) {
+			return d.compileFused(s)
+		},
+		func(k fusedKernel) { _ = k.mod.unload() },
+	)
 	if err != nil {
 		return nil, err
 	}
-	r := &fusedRunner{shape: shape, mod: k.mod, fn: k.fn, notes: append(notes, k.mod.notes...)}
+	r := &fusedRunner{
+		shape: shape,
+		mod:   k.mod,
+		fn:    k.fn,
+		notes: append(notes, k.mod.notes...),
+	}
 	if err := r.setup(d, maxCTAs); err != nil {
 		return nil, errors.Join(err, r.free())
 	}
@@ -71,7 +84,10 @@ func (d *cudaDevice) compileFused(s cudakernel.FusedShape) (fusedKernel, string,
 	}
 	fn, err := mod.mod.Function("mlp_fused")
 	if err != nil {
-		return fusedKernel{}, "", errors.Join(fmt.Errorf("cuda: mlp_fused not in the module: %v", err), mod.unload())
+		return fusedKernel{}, "", errors.Join(
+			fmt.Errorf("cuda: mlp_fused not in the module: %v", err),
+			mod.unload(),
+		)
 	}
 	k := fusedKernel{mod, fn}
 	if mod.report != nil {
@@ -82,7 +98,10 @@ func (d *cudaDevice) compileFused(s cudakernel.FusedShape) (fusedKernel, string,
 	}
 	lmem, err := fn.Attribute(cu.LocalSizeBytes)
 	if err != nil {
-		return fusedKernel{}, "", errors.Join(fmt.Errorf("cuda: local memory of mlp_fused: %v", err), mod.unload())
+		return fusedKernel{}, "", errors.Join(
+			fmt.Errorf("cuda: local memory of mlp_fused: %v", err),
+			mod.unload(),
+		)
 	}
 	if lmem > 0 {
 		return k, fmt.Sprintf("%d bytes of local memory per thread", lmem), nil
@@ -100,8 +119,15 @@ func (r *fusedRunner) setup(d *cudaDevice, maxCTAs int) error {
 		return fmt.Errorf("cuda: occupancy of %v: %v", shape, err)
 	}
 	if perSM < 1 {
-		return fmt.Errorf("cuda: %v does not fit on one multiprocessor (%d threads, %d bytes of shared memory, registers); use %s=%s",
-			shape, shape.Threads(), shape.SharedBytes(), CUDAPathEnv, CUDAPathCuBLAS)
+		return fmt.Errorf(
+			"cuda: %v does not fit on one multiprocessor "+
+				"(%d threads, %d bytes of shared memory, registers); use %s=%s",
+			shape,
+			shape.Threads(),
+			shape.SharedBytes(),
+			CUDAPathEnv,
+			CUDAPathCuBLAS,
+		)
 	}
 	r.ctas = perSM * d.sms
 	if maxCTAs > 0 {
@@ -110,20 +136,28 @@ func (r *fusedRunner) setup(d *cudaDevice, maxCTAs int) error {
 	nv := shape.Values()
 	r.host = make([]uint64, cudakernel.Digits*nv)
 	for _, b := range []struct {
-		p    *buffer
+		buf  *buffer
 		what string
-		n    int64
+		size int64
 	}{
 		{&r.weights, "padded weights", int64(4 * shape.D * shape.WP * shape.WP)},
 		{&r.slots, "CTA slots", int64(8 * r.ctas * shape.SlotWords())},
 		{&r.words, "totals", int64(8 * len(r.host))},
 		{&r.flag, "divergence flag", 8},
 	} {
-		if *b.p, err = alloc(b.what, b.n); err != nil {
+		if *b.buf, err = alloc(b.what, b.size); err != nil {
 			return err
 		}
 	}
-	r.notes = append(r.notes, fmt.Sprintf("%v: %s, %d CTAs of %d threads, %d bytes of shared memory", shape, r.mod.target, r.ctas, shape.Threads(), shape.SharedBytes()))
+	note := fmt.Sprintf(
+		"%v: %s, %d CTAs of %d threads, %d bytes of shared memory",
+		shape,
+		r.mod.target,
+		r.ctas,
+		shape.Threads(),
+		shape.SharedBytes(),
+	)
+	r.notes = append(r.notes, note)
 	if res, ok := r.mod.report["mlp_fused"]; ok {
 		r.notes = append(r.notes, fmt.Sprintf("mlp_fused: %v", res))
 	}
@@ -133,7 +167,10 @@ func (r *fusedRunner) setup(d *cudaDevice, maxCTAs int) error {
 // free releases the runner's buffers and module. Device thread only.
 func (r *fusedRunner) free() error {
 	err := freeBuffers(r.weights, r.slots, r.words, r.flag)
-	r.weights, r.slots, r.words, r.flag = buffer{}, buffer{}, buffer{}, buffer{}
+	r.weights = buffer{}
+	r.slots = buffer{}
+	r.words = buffer{}
+	r.flag = buffer{}
 	if r.mod != nil {
 		err = errors.Join(err, r.mod.unload())
 		r.mod = nil
@@ -159,11 +196,18 @@ func (r *fusedRunner) run(first, end int64) ([]exact.Acc, error) {
 	}
 	f, count := uint64(first), uint64(end-first)
 	args := []unsafe.Pointer{
-		unsafe.Pointer(&r.weights.ptr), unsafe.Pointer(&r.key), unsafe.Pointer(&f), unsafe.Pointer(&count),
-		unsafe.Pointer(&r.slots.ptr), unsafe.Pointer(&r.words.ptr), unsafe.Pointer(&r.flag.ptr),
+		unsafe.Pointer(&r.weights.ptr),
+		unsafe.Pointer(&r.key),
+		unsafe.Pointer(&f),
+		unsafe.Pointer(&count),
+		unsafe.Pointer(&r.slots.ptr),
+		unsafe.Pointer(&r.words.ptr),
+		unsafe.Pointer(&r.flag.ptr),
 	}
 	grid := r.shape.Grid(end-first, r.ctas)
-	if err := r.fn.Launch(grid, 1, 1, r.shape.Threads(), 1, 1, r.shape.SharedBytes(), cu.NoStream, args); err != nil {
+	threads := r.shape.Threads()
+	shared := r.shape.SharedBytes()
+	if err := r.fn.Launch(grid, 1, 1, threads, 1, 1, shared, cu.NoStream, args); err != nil {
 		return nil, fmt.Errorf("cuda: launching %v on %d CTAs: %v", r.shape, grid, err)
 	}
 	return readTotals(r.words.ptr, r.flag.ptr, r.host, r.shape.Values())

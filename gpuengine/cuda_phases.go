@@ -32,25 +32,26 @@ const (
 // operation's. If the GPU ran ahead and waited for the host, it reaches the first
 // event only when the host records it, so the wait is outside both. Device thread only.
 type phaseClock struct {
-	events []cu.Event // pool, reused every step
-	phase  []int      // phase of the interval that ends at events[i]
-	n      int
-	total  [nPhases]float64 // milliseconds
+	events   []cu.Event       // pool, reused every step
+	phase    []int            // phase of the interval that ends at events[i]
+	recorded int              // events recorded this step
+	total    [nPhases]float64 // milliseconds
 }
 
 func (c *phaseClock) mark(phase int) error {
-	if c.n == len(c.events) {
+	if c.recorded == len(c.events) {
 		ev, err := cu.MakeEvent(cu.DefaultEvent)
 		if err != nil {
 			return fmt.Errorf("cuda: creating a timing event: %v", err)
 		}
-		c.events, c.phase = append(c.events, ev), append(c.phase, 0)
+		c.events = append(c.events, ev)
+		c.phase = append(c.phase, 0)
 	}
-	if err := c.events[c.n].Record(cu.NoStream); err != nil {
+	if err := c.events[c.recorded].Record(cu.NoStream); err != nil {
 		return fmt.Errorf("cuda: recording a timing event: %v", err)
 	}
-	c.phase[c.n] = phase
-	c.n++
+	c.phase[c.recorded] = phase
+	c.recorded++
 	return nil
 }
 
@@ -59,12 +60,12 @@ func (c *phaseClock) mark(phase int) error {
 func (c *phaseClock) collect() error {
 	// The last event was recorded after the read-back, possibly after the device got
 	// there; Elapsed refuses an event the device has not passed.
-	if c.n > 0 {
-		if err := c.events[c.n-1].Synchronize(); err != nil {
+	if c.recorded > 0 {
+		if err := c.events[c.recorded-1].Synchronize(); err != nil {
 			return fmt.Errorf("cuda: waiting for a timing event: %v", err)
 		}
 	}
-	for i := 1; i < c.n; i++ {
+	for i := 1; i < c.recorded; i++ {
 		if c.phase[i] == phaseGap {
 			continue
 		}
@@ -74,7 +75,7 @@ func (c *phaseClock) collect() error {
 		}
 		c.total[c.phase[i]] += ms
 	}
-	c.n = 0
+	c.recorded = 0
 	return nil
 }
 
@@ -85,7 +86,9 @@ func (c *phaseClock) free() error {
 			errs = append(errs, fmt.Errorf("cuda: destroying a timing event: %v", err))
 		}
 	}
-	c.events, c.phase, c.n = nil, nil, 0
+	c.events = nil
+	c.phase = nil
+	c.recorded = 0
 	return errors.Join(errs...)
 }
 
@@ -144,6 +147,14 @@ func CuBLASPhases(ctx context.Context, spec bakeapi.Spec, job Job) (Phases, erro
 	if err = errors.Join(err, freeErr, e.Close()); err != nil {
 		return Phases{}, err
 	}
-	ms := func(p int) time.Duration { return time.Duration(clock.total[p] * float64(time.Millisecond)) }
-	return Phases{Wall: wall, RNG: ms(phaseRNG), GEMM: ms(phaseGEMM), Reduce: ms(phaseReduce), Copies: ms(phaseCopies)}, nil
+	ms := func(p int) time.Duration {
+		return time.Duration(clock.total[p] * float64(time.Millisecond))
+	}
+	return Phases{
+		Wall:   wall,
+		RNG:    ms(phaseRNG),
+		GEMM:   ms(phaseGEMM),
+		Reduce: ms(phaseReduce),
+		Copies: ms(phaseCopies),
+	}, nil
 }

@@ -33,7 +33,11 @@ type pipelineRunner struct {
 
 const pipelineBlock = 256 // threads per CTA of gen_inputs and layer_reference
 
-func newPipelineRunner(d *cudaDevice, shape cudakernel.PipelineShape, useCuBLAS bool) (*pipelineRunner, error) {
+func newPipelineRunner(
+	d *cudaDevice,
+	shape cudakernel.PipelineShape,
+	useCuBLAS bool,
+) (*pipelineRunner, error) {
 	mod, err := d.compile("pipeline.cu", cudakernel.PipelineSource, shape.Defines())
 	if err != nil {
 		return nil, err
@@ -68,9 +72,9 @@ func (r *pipelineRunner) setup(useCuBLAS bool) error {
 	w, rows := int64(shape.W), int64(shape.Rows)
 	r.host = make([]uint64, cudakernel.Digits*shape.Values())
 	for _, b := range []struct {
-		p    *buffer
+		buf  *buffer
 		what string
-		n    int64
+		size int64
 	}{
 		{&r.weights, "weights", 4 * int64(shape.D) * w * w},
 		{&r.x, "activations", 4 * rows * w},
@@ -78,7 +82,7 @@ func (r *pipelineRunner) setup(useCuBLAS bool) error {
 		{&r.words, "totals", int64(8 * len(r.host))},
 		{&r.flag, "divergence flag", 8},
 	} {
-		if *b.p, err = alloc(b.what, b.n); err != nil {
+		if *b.buf, err = alloc(b.what, b.size); err != nil {
 			return err
 		}
 	}
@@ -88,7 +92,11 @@ func (r *pipelineRunner) setup(useCuBLAS bool) error {
 // free releases the runner's buffers, cuBLAS handle and module. Device thread only.
 func (r *pipelineRunner) free() error {
 	err := freeBuffers(r.weights, r.x, r.y, r.words, r.flag)
-	r.weights, r.x, r.y, r.words, r.flag = buffer{}, buffer{}, buffer{}, buffer{}, buffer{}
+	r.weights = buffer{}
+	r.x = buffer{}
+	r.y = buffer{}
+	r.words = buffer{}
+	r.flag = buffer{}
 	if r.gemm != nil {
 		if e := r.gemm.Close(); e != nil {
 			err = errors.Join(err, fmt.Errorf("cublas: destroying the handle: %v", e))
@@ -106,7 +114,14 @@ func (r *pipelineRunner) free() error {
 
 // log lines describe how the runner was built.
 func (r *pipelineRunner) log() []string {
-	return append([]string{fmt.Sprintf("pipeline W%d D%d, %d rows per GEMM: %s", r.shape.W, r.shape.D, r.shape.Rows, r.mod.target)}, r.mod.notes...)
+	summary := fmt.Sprintf(
+		"pipeline W%d D%d, %d rows per GEMM: %s",
+		r.shape.W,
+		r.shape.D,
+		r.shape.Rows,
+		r.mod.target,
+	)
+	return append([]string{summary}, r.mod.notes...)
 }
 
 func (r *pipelineRunner) load(weights []float32, key [2]uint32) error {
@@ -138,18 +153,24 @@ func devFloats(p cu.DevicePtr, n int) []float32 {
 }
 
 func (r *pipelineRunner) run(first, end int64) ([]exact.Acc, error) {
-	if err := r.clock.timed(phaseCopies, func() error { return clearTotals(r.words.ptr, r.flag.ptr, len(r.host)) }); err != nil {
+	if err := r.clock.timed(
+		phaseCopies,
+		func() error { return clearTotals(r.words.ptr, r.flag.ptr, len(r.host)) },
+	); err != nil {
 		return nil, err
 	}
 	w, rows := r.shape.W, int64(r.shape.Rows)
 	sx, sy := r.shape.SumGrid()
-	items := func(n int64) int { return int(min((n+pipelineBlock-1)/pipelineBlock, int64(r.itemGrid))) }
+	items := func(n int64) int {
+		return int(min((n+pipelineBlock-1)/pipelineBlock, int64(r.itemGrid)))
+	}
 	for c0 := first; c0 < end; c0 += rows {
 		x, y := uint64(r.x.ptr), uint64(r.y.ptr)
 		rowsArg, c0Arg, valid := uint64(rows), uint64(c0), uint64(min(rows, end-c0))
 		words, flag := uint64(r.words.ptr), uint64(r.flag.ptr)
 		if err := r.clock.timed(phaseRNG, func() error {
-			return launch("gen_inputs", r.gen, items(rows*int64((w+3)/4)), 1, pipelineBlock, &x, &rowsArg, &r.key, &c0Arg, &valid)
+			return launch("gen_inputs", r.gen, items(rows*int64((w+3)/4)), 1, pipelineBlock,
+				&x, &rowsArg, &r.key, &c0Arg, &valid)
 		}); err != nil {
 			return nil, err
 		}
@@ -157,11 +178,16 @@ func (r *pipelineRunner) run(first, end int64) ([]exact.Acc, error) {
 			wl := uint64(r.weights.ptr) + uint64(4*l*w*w)
 			if err := r.clock.timed(phaseGEMM, func() error {
 				if r.gemm == nil {
-					return launch("layer_reference", r.reference, items(rows*int64(w)), 1, pipelineBlock, &y, &x, &wl, &rowsArg)
+					grid := items(rows * int64(w))
+					return launch("layer_reference", r.reference, grid, 1, pipelineBlock,
+						&y, &x, &wl, &rowsArg)
 				}
-				// Row-major Y = X·W_l is column-major Yᵀ = W_lᵀ·Xᵀ: no transposes, m = W, n = rows.
-				r.gemm.Sgemm(blas.NoTrans, blas.NoTrans, w, int(rows), w, 1, devFloats(cu.DevicePtr(wl), w*w), w,
-					devFloats(cu.DevicePtr(x), int(rows)*w), w, 0, devFloats(cu.DevicePtr(y), int(rows)*w), w)
+				// Row-major Y = X·W_l is column-major Yᵀ = W_lᵀ·Xᵀ: no transposes,
+				// m = W, n = rows.
+				r.gemm.Sgemm(blas.NoTrans, blas.NoTrans, w, int(rows), w,
+					1, devFloats(cu.DevicePtr(wl), w*w), w,
+					devFloats(cu.DevicePtr(x), int(rows)*w), w,
+					0, devFloats(cu.DevicePtr(y), int(rows)*w), w)
 				if err := r.gemm.Err(); err != nil {
 					return fmt.Errorf("cublas: Sgemm of layer %d: %v", l, err)
 				}
@@ -171,7 +197,8 @@ func (r *pipelineRunner) run(first, end int64) ([]exact.Acc, error) {
 			}
 			layer := uint64(l)
 			if err := r.clock.timed(phaseReduce, func() error {
-				return launch("relu_tilesum", r.sums, sx, sy, cudakernel.PipelineColsPerCTA, &y, &rowsArg, &valid, &layer, &words, &flag)
+				return launch("relu_tilesum", r.sums, sx, sy, cudakernel.PipelineColsPerCTA,
+					&y, &rowsArg, &valid, &layer, &words, &flag)
 			}); err != nil {
 				return nil, err
 			}

@@ -48,7 +48,17 @@ func bakeTotals(t testing.TB, e Engine, spec bakeapi.Spec, j Job) (Result, []str
 var cudaShapes = []struct {
 	w, d int
 	n    int64
-}{{256, 8, 4096 + 17}, {256, 2, 100_003}, {64, 3, 5003}, {17, 2, 777}, {8, 3, 1000}, {100, 4, 3001}, {1, 1, 95}, {512, 2, 2000}, {1000, 1, 300}}
+}{
+	{256, 8, 4096 + 17},
+	{256, 2, 100_003},
+	{64, 3, 5003},
+	{17, 2, 777},
+	{8, 3, 1000},
+	{100, 4, 3001},
+	{1, 1, 95},
+	{512, 2, 2000},
+	{1000, 1, 300},
+}
 
 // Subtests are named PATH/W<w>_D<d>, so one shape runs alone (the acceptance run's
 // sanitizer steps take -test.run 'TestCUDABitIdenticalToCPUTwin/^fused$/^W256_D8$').
@@ -59,12 +69,23 @@ func TestCUDABitIdenticalToCPUTwin(t *testing.T) {
 			for i, c := range cudaShapes {
 				t.Run(fmt.Sprintf("W%d_D%d", c.w, c.d), func(t *testing.T) {
 					j := job(t, uint64(100+i), c.w, c.d)
-					spec := bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}
+					spec := bakeapi.Spec{
+						Width:    c.w,
+						Depth:    c.d,
+						NSamples: c.n,
+						Sampler:  bakeapi.SamplerPhilox,
+					}
 					want, wantTotals := bakeTotals(t, CPU{}, spec, j)
 					got, gotTotals := bakeTotals(t, e, spec, j)
 					for k := range wantTotals {
 						if gotTotals[k] != wantTotals[k] {
-							t.Fatalf("N=%d: exact total %d = %s, CPU twin %s", c.n, k, gotTotals[k], wantTotals[k])
+							t.Fatalf(
+								"N=%d: exact total %d = %s, CPU twin %s",
+								c.n,
+								k,
+								gotTotals[k],
+								wantTotals[k],
+							)
 						}
 					}
 					if !sameResult(got, want) {
@@ -80,10 +101,20 @@ func TestCUDABitIdenticalToCPUTwin(t *testing.T) {
 func TestCUDAInvariantToChunksAndGrid(t *testing.T) {
 	e := cudaEngineFor(t, CUDAPathFused)
 	j := job(t, 7, 64, 3)
-	base := bakeapi.Spec{Width: 64, Depth: 3, NSamples: 50_001, Sampler: bakeapi.SamplerPhilox}
+	base := bakeapi.Spec{
+		Width:    64,
+		Depth:    3,
+		NSamples: 50_001,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 	ref, _ := bakeTotals(t, e, base, j)
 	for _, ctas := range []int{1, 3, 0} {
-		g := &cudaEngine{dev: e.dev, path: CUDAPathFused, maxCTAs: ctas, runners: newRunnerCache[cudaRunner](maxRunners)}
+		g := &cudaEngine{
+			dev:     e.dev,
+			path:    CUDAPathFused,
+			maxCTAs: ctas,
+			runners: newRunnerCache[cudaRunner](maxRunners),
+		}
 		for _, chunk := range []int{32, 96, 1000, 1 << 20} {
 			s := base
 			s.ChunkSize = chunk
@@ -97,7 +128,13 @@ func TestCUDAInvariantToChunksAndGrid(t *testing.T) {
 // Checkpoints are the CPU twin's: a bake stopped on one engine resumes on either.
 func TestCUDAResumeAcrossEngines(t *testing.T) {
 	gpu := cudaEngineFor(t, CUDAPathFused)
-	spec := bakeapi.Spec{Width: 32, Depth: 4, NSamples: 10_000, Sampler: bakeapi.SamplerPhilox, ChunkSize: 640}
+	spec := bakeapi.Spec{
+		Width:     32,
+		Depth:     4,
+		NSamples:  10_000,
+		Sampler:   bakeapi.SamplerPhilox,
+		ChunkSize: 640,
+	}
 	j := job(t, 4242, spec.Width, spec.Depth)
 	ref := bake(t, spec, j)
 	for _, pair := range []struct{ first, second Engine }{{gpu, gpu}, {gpu, CPU{}}, {CPU{}, gpu}} {
@@ -123,7 +160,12 @@ func TestCUDAResumeAcrossEngines(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !sameResult(res, ref) {
-				t.Fatalf("%T → %T, resumed at %d: result changed", pair.first, pair.second, last.SamplesDone)
+				t.Fatalf(
+					"%T → %T, resumed at %d: result changed",
+					pair.first,
+					pair.second,
+					last.SamplesDone,
+				)
 			}
 		}
 	}
@@ -135,7 +177,12 @@ func TestCUDACuBLASCloseToCPUTwin(t *testing.T) {
 	e := cudaEngineFor(t, CUDAPathCuBLAS)
 	for i, c := range cudaShapes {
 		j := job(t, uint64(200+i), c.w, c.d)
-		spec := bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}
+		spec := bakeapi.Spec{
+			Width:    c.w,
+			Depth:    c.d,
+			NSamples: c.n,
+			Sampler:  bakeapi.SamplerPhilox,
+		}
 		want := bake(t, spec, j)
 		got, _ := bakeTotals(t, e, spec, j)
 		for l := 0; l < c.d; l++ {
@@ -146,12 +193,26 @@ func TestCUDACuBLASCloseToCPUTwin(t *testing.T) {
 			}
 			for k, m := range row {
 				if d := math.Abs(float64(got.LayerMeans[l*c.w+k] - m)); d > 1e-6*scale {
-					t.Errorf("cublas W=%d D=%d: layer %d neuron %d: %v, CPU twin %v", c.w, c.d, l, k, got.LayerMeans[l*c.w+k], m)
+					t.Errorf(
+						"cublas W=%d D=%d: layer %d neuron %d: %v, CPU twin %v",
+						c.w,
+						c.d,
+						l,
+						k,
+						got.LayerMeans[l*c.w+k],
+						m,
+					)
 				}
 			}
 		}
 		if d := math.Abs(got.AvgVariance - want.AvgVariance); d > 1e-5*math.Abs(want.AvgVariance) {
-			t.Errorf("cublas W=%d D=%d: avg_variance %v, CPU twin %v", c.w, c.d, got.AvgVariance, want.AvgVariance)
+			t.Errorf(
+				"cublas W=%d D=%d: avg_variance %v, CPU twin %v",
+				c.w,
+				c.d,
+				got.AvgVariance,
+				want.AvgVariance,
+			)
 		}
 	}
 }
@@ -163,7 +224,18 @@ func TestCUDADivergenceIsAnError(t *testing.T) {
 		for i := range j.Weights {
 			j.Weights[i] = 1e30
 		}
-		_, err := e.BakeMLP(context.Background(), bakeapi.Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerPhilox}, j, nil, nil)
+		_, err := e.BakeMLP(
+			context.Background(),
+			bakeapi.Spec{
+				Width:    8,
+				Depth:    2,
+				NSamples: 64,
+				Sampler:  bakeapi.SamplerPhilox,
+			},
+			j,
+			nil,
+			nil,
+		)
 		if !errors.Is(err, errDiverged) {
 			t.Errorf("%s: err = %v, want the divergence error", path, err)
 		}
@@ -173,12 +245,30 @@ func TestCUDADivergenceIsAnError(t *testing.T) {
 func TestCUDARefusesNumpyAndBadCheckpoints(t *testing.T) {
 	e := cudaEngineFor(t, CUDAPathFused)
 	j := job(t, 1, 8, 2)
-	if _, err := e.BakeMLP(context.Background(), bakeapi.Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA}, j, nil, nil); err == nil {
+	numpy := bakeapi.Spec{
+		Width:    8,
+		Depth:    2,
+		NSamples: 64,
+		Sampler:  bakeapi.SamplerNumpy,
+		Dot:      bakeapi.DotFMA,
+	}
+	if _, err := e.BakeMLP(context.Background(), numpy, j, nil, nil); err == nil {
 		t.Error("the numpy sampler was accepted")
 	}
-	spec := bakeapi.Spec{Width: 8, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerPhilox}
-	bad := &Checkpoint{Algorithm: bakeapi.PhiloxAlgorithm, SamplesDone: 33, LayerExact: make([]string, 16), SquareExact: make([]string, 8)}
-	if _, err := e.BakeMLP(context.Background(), spec, j, bad, nil); !errors.Is(err, ErrBadCheckpoint) {
+	spec := bakeapi.Spec{
+		Width:    8,
+		Depth:    2,
+		NSamples: 64,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
+	bad := &Checkpoint{
+		Algorithm:   bakeapi.PhiloxAlgorithm,
+		SamplesDone: 33,
+		LayerExact:  make([]string, 16),
+		SquareExact: make([]string, 8),
+	}
+	_, err := e.BakeMLP(context.Background(), spec, j, bad, nil)
+	if !errors.Is(err, ErrBadCheckpoint) {
 		t.Errorf("misaligned checkpoint: err = %v", err)
 	}
 	if d := e.Describe(); d.Device != DeviceCUDA || d.DeviceName == "" {
@@ -206,8 +296,16 @@ func TestCUDAFusedResources(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		t.Logf("%v: %d registers/thread, %d bytes local memory, %d threads, %d bytes shared, %d CTAs resident",
-			f.shape, regs, local, f.shape.Threads(), f.shape.SharedBytes(), f.ctas)
+		t.Logf(
+			"%v: %d registers/thread, %d bytes local memory, %d threads, %d bytes shared, "+
+				"%d CTAs resident",
+			f.shape,
+			regs,
+			local,
+			f.shape.Threads(),
+			f.shape.SharedBytes(),
+			f.ctas,
+		)
 		for _, line := range f.log() {
 			t.Logf("startup log: %s", line) // target (cubin or PTX), ptxas's report, any fallback
 		}
@@ -228,7 +326,18 @@ func TestCUDACloseReleasesEverything(t *testing.T) {
 	e := cudaEngineFor(t, CUDAPathCuBLAS)
 	j := job(t, 5, 64, 2)
 	for _, chunk := range []int{64, 96, 128, 160, 192, 224} {
-		bakeTotals(t, e, bakeapi.Spec{Width: 64, Depth: 2, NSamples: 1000, Sampler: bakeapi.SamplerPhilox, ChunkSize: chunk}, j)
+		bakeTotals(
+			t,
+			e,
+			bakeapi.Spec{
+				Width:     64,
+				Depth:     2,
+				NSamples:  1000,
+				Sampler:   bakeapi.SamplerPhilox,
+				ChunkSize: chunk,
+			},
+			j,
+		)
 	}
 	held := CUDAHoldings()
 	t.Logf("before %+v, after six step shapes %+v", before, held)
@@ -242,7 +351,18 @@ func TestCUDACloseReleasesEverything(t *testing.T) {
 	if after := CUDAHoldings(); after != before {
 		t.Errorf("after Close: %+v, want %+v", after, before)
 	}
-	if _, err := e.BakeMLP(context.Background(), bakeapi.Spec{Width: 64, Depth: 2, NSamples: 64, Sampler: bakeapi.SamplerPhilox}, j, nil, nil); err == nil {
+	if _, err := e.BakeMLP(
+		context.Background(),
+		bakeapi.Spec{
+			Width:    64,
+			Depth:    2,
+			NSamples: 64,
+			Sampler:  bakeapi.SamplerPhilox,
+		},
+		j,
+		nil,
+		nil,
+	); err == nil {
 		t.Error("a closed engine baked")
 	}
 }
@@ -254,8 +374,19 @@ func BenchmarkCUDACuBLAS256x8(b *testing.B) { benchCUDA(b, CUDAPathCuBLAS) }
 func benchCUDA(b *testing.B, path string) {
 	e := cudaEngineFor(b, path)
 	j := job(b, 1, 256, 8)
-	spec := bakeapi.Spec{Width: 256, Depth: 8, NSamples: 1 << 24, Sampler: bakeapi.SamplerPhilox}
-	bakeTotals(b, e, bakeapi.Spec{Width: 256, Depth: 8, NSamples: 1 << 16, Sampler: bakeapi.SamplerPhilox}, j) // compile, upload
+	spec := bakeapi.Spec{
+		Width:    256,
+		Depth:    8,
+		NSamples: 1 << 24,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
+	warmUp := bakeapi.Spec{
+		Width:    256,
+		Depth:    8,
+		NSamples: 1 << 16,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
+	bakeTotals(b, e, warmUp, j) // compile, upload
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		bakeTotals(b, e, spec, j)
@@ -273,15 +404,39 @@ func BenchmarkCUDAFusedTilings(b *testing.B) {
 	base := cudaEngineFor(b, CUDAPathFused)
 	defer base.Close()
 	j := job(b, 1, 256, 8)
-	spec := bakeapi.Spec{Width: 256, Depth: 8, NSamples: 1 << 24, Sampler: bakeapi.SamplerPhilox}
-	warm := bakeapi.Spec{Width: 256, Depth: 8, NSamples: 1 << 12, Sampler: bakeapi.SamplerPhilox}
+	spec := bakeapi.Spec{
+		Width:    256,
+		Depth:    8,
+		NSamples: 1 << 24,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
+	warm := bakeapi.Spec{
+		Width:    256,
+		Depth:    8,
+		NSamples: 1 << 12,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 	want, _ := bakeTotals(b, base, spec, j)
 	for _, t := range []struct{ tm, rt, ks, ku int }{
-		{128, 8, 32, 8}, {128, 8, 32, 4}, {128, 8, 32, 2}, {128, 8, 32, 1}, {128, 8, 16, 4}, {128, 8, 16, 1},
-		{64, 8, 16, 4}, {128, 4, 16, 1}, {64, 4, 16, 1},
+		{128, 8, 32, 8}, {128, 8, 32, 4}, {128, 8, 32, 2}, {128, 8, 32, 1},
+		{128, 8, 16, 4}, {128, 8, 16, 1}, {64, 8, 16, 4}, {128, 4, 16, 1}, {64, 4, 16, 1},
 	} {
-		s := cudakernel.FusedShape{W: 256, D: 8, WP: 256, TM: t.tm, RT: t.rt, CT: 16, KS: t.ks, KU: t.ku}
-		e := &cudaEngine{dev: base.dev, path: CUDAPathFused, tiling: &s, runners: newRunnerCache[cudaRunner](1)}
+		s := cudakernel.FusedShape{
+			W:  256,
+			D:  8,
+			WP: 256,
+			TM: t.tm,
+			RT: t.rt,
+			CT: 16,
+			KS: t.ks,
+			KU: t.ku,
+		}
+		e := &cudaEngine{
+			dev:     base.dev,
+			path:    CUDAPathFused,
+			tiling:  &s,
+			runners: newRunnerCache[cudaRunner](1),
+		}
 		b.Run(fmt.Sprintf("TM%d_RT%d_KS%d_KU%d", t.tm, t.rt, t.ks, t.ku), func(b *testing.B) {
 			bakeTotals(b, e, warm, j)
 			b.ResetTimer()

@@ -33,7 +33,10 @@ func Open(device string, sampler bakeapi.Sampler) (Engine, error) {
 		return CPU{}, nil
 	case DeviceCUDA:
 		if sampler == bakeapi.SamplerNumpy {
-			return nil, deviceErr("cuda: the numpy sampler runs on the CPU only; use the philox sampler or the cpu device")
+			return nil, deviceErr(
+				"cuda: the numpy sampler runs on the CPU only; " +
+					"use the philox sampler or the cpu device",
+			)
 		}
 		e, err := openCUDA()
 		if err != nil {

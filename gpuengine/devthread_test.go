@@ -37,7 +37,8 @@ func TestDeviceThreadTurnsAPanicIntoAnErrorOfThatCall(t *testing.T) {
 	err = th.do(func() error {
 		return fmt.Errorf("%d", element(nil, 0)) // index out of range: a runtime panic
 	})
-	if err == nil || !strings.Contains(err.Error(), "panic on the device thread") || !strings.Contains(err.Error(), "index out of range") {
+	if err == nil || !strings.Contains(err.Error(), "panic on the device thread") ||
+		!strings.Contains(err.Error(), "index out of range") {
 		t.Fatalf("err = %v", err)
 	}
 	want := errors.New("next call")
@@ -47,7 +48,8 @@ func TestDeviceThreadTurnsAPanicIntoAnErrorOfThatCall(t *testing.T) {
 }
 
 func TestDeviceThreadInitFailureIsReturned(t *testing.T) {
-	if _, err := startDeviceThread(func() error { panic("no driver") }); err == nil || !strings.Contains(err.Error(), "no driver") {
+	if _, err := startDeviceThread(func() error { panic("no driver") }); err == nil ||
+		!strings.Contains(err.Error(), "no driver") {
 		t.Fatalf("err = %v", err)
 	}
 }

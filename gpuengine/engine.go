@@ -68,7 +68,13 @@ type Description struct {
 // and reports progress; on cancellation it returns ctx.Err() after the last
 // reported checkpoint, which is a valid resume point.
 type Engine interface {
-	BakeMLP(ctx context.Context, spec bakeapi.Spec, job Job, resume *Checkpoint, progress Progress) (Result, error)
+	BakeMLP(
+		ctx context.Context,
+		spec bakeapi.Spec,
+		job Job,
+		resume *Checkpoint,
+		progress Progress,
+	) (Result, error)
 	Describe() Description
 }
 

@@ -13,7 +13,12 @@ import (
 // on the machine, the thread count or the engine (the CUDA engine gives the
 // same), so the output can be compared exactly.
 func Example() {
-	spec := bakeapi.Spec{Width: 4, Depth: 2, NSamples: 4096, Sampler: bakeapi.SamplerPhilox}
+	spec := bakeapi.Spec{
+		Width:    4,
+		Depth:    2,
+		NSamples: 4096,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 	job, err := gpuengine.JobForSeed(spec, 1001)
 	if err != nil {
 		log.Fatal(err)
@@ -35,7 +40,13 @@ func Example() {
 // 100 samples is the first row of whestbench's single_split_v3_protocol
 // fixture: the same bits as the float64 whestbench stored.
 func Example_numpy() {
-	spec := bakeapi.Spec{Width: 4, Depth: 2, NSamples: 100, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA}
+	spec := bakeapi.Spec{
+		Width:    4,
+		Depth:    2,
+		NSamples: 100,
+		Sampler:  bakeapi.SamplerNumpy,
+		Dot:      bakeapi.DotFMA,
+	}
 	job, err := gpuengine.JobForSeed(spec, 1001)
 	if err != nil {
 		log.Fatal(err)

@@ -16,7 +16,13 @@ func JobForSeed(spec bakeapi.Spec, seed int64) (Job, error) {
 		return Job{}, fmt.Errorf("input seed %d is negative: seeds are in [0, 2**63)", seed)
 	}
 	if spec.Width > bakeapi.MaxWidth || spec.Depth > bakeapi.MaxDepth {
-		return Job{}, fmt.Errorf("width %d, depth %d: above the limits %d, %d", spec.Width, spec.Depth, bakeapi.MaxWidth, bakeapi.MaxDepth)
+		return Job{}, fmt.Errorf(
+			"width %d, depth %d: above the limits %d, %d",
+			spec.Width,
+			spec.Depth,
+			bakeapi.MaxWidth,
+			bakeapi.MaxDepth,
+		)
 	}
 	st := seeds.DeriveV3(uint64(seed))
 	w, err := seeds.Weights(spec.Width, spec.Depth, st.Weight)

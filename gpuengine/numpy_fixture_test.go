@@ -45,11 +45,14 @@ func fixtureRows() map[string]fixtureRow {
 			{"0.54679346", "0.46544954", "0.4763736", "0.48283762"},
 			{"0.9337328", "0.098810494", "0.038733795", "1.256707"}}, "0.8429806750017985"},
 		"config-public/42000": {seeds.DeriveV3(42000), 8, [][]string{
-			{"0.53142613", "0.40861842", "0.3944181", "0.39293003", "0.95357823", "0.7508027", "0.59968716", "0.48511332"},
-			{"0.29502386", "1.4928069", "1.6131717", "0.07534067", "0.71118945", "0.8328028", "0.8972149", "1.8509154"}}, "1.099747296691382"},
+			{"0.53142613", "0.40861842", "0.3944181", "0.39293003",
+				"0.95357823", "0.7508027", "0.59968716", "0.48511332"},
+			{"0.29502386", "1.4928069", "1.6131717", "0.07534067",
+				"0.71118945", "0.8328028", "0.8972149", "1.8509154"}}, "1.099747296691382"},
 		"config-public/42001": {seeds.DeriveV3(42001), 8, nil, "0.6747338400022169"},
 		"config-holdout/99000": {seeds.DeriveV3(99000), 8, [][]string{nil,
-			{"0.52916443", "0.03058873", "0.9482387", "0.86044663", "0.0490334", "0.091539815", "0.21856867", "0.54377306"}}, "0.4196682808811202"},
+			{"0.52916443", "0.03058873", "0.9482387", "0.86044663",
+				"0.0490334", "0.091539815", "0.21856867", "0.54377306"}}, "0.4196682808811202"},
 		"config-holdout/99001": {seeds.DeriveV3(99001), 8, nil, "0.38736196619919094"},
 	}
 }
@@ -60,8 +63,15 @@ func bakeFixture(t *testing.T, fr fixtureRow, dot bakeapi.DotProduct) Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := bakeapi.Spec{Width: fr.width, Depth: 2, NSamples: 100, Sampler: bakeapi.SamplerNumpy, Dot: dot}
-	res, err := CPU{}.BakeMLP(context.Background(), spec, Job{Weights: w, Sample: fr.streams.Sample}, nil, nil)
+	spec := bakeapi.Spec{
+		Width:    fr.width,
+		Depth:    2,
+		NSamples: 100,
+		Sampler:  bakeapi.SamplerNumpy,
+		Dot:      dot,
+	}
+	job := Job{Weights: w, Sample: fr.streams.Sample}
+	res, err := CPU{}.BakeMLP(context.Background(), spec, job, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +83,14 @@ func TestNumpySamplerReproducesFixturesBitExactly(t *testing.T) {
 		res := bakeFixture(t, fr, bakeapi.DotFMA)
 		want, _ := strconv.ParseFloat(fr.avgVarStr, 64)
 		if math.Float64bits(res.AvgVariance) != math.Float64bits(want) {
-			t.Errorf("%s: avg_variance %v (%#x), want %v (%#x)", name, res.AvgVariance, math.Float64bits(res.AvgVariance), want, math.Float64bits(want))
+			t.Errorf(
+				"%s: avg_variance %v (%#x), want %v (%#x)",
+				name,
+				res.AvgVariance,
+				math.Float64bits(res.AvgVariance),
+				want,
+				math.Float64bits(want),
+			)
 		}
 		for l, layer := range fr.means {
 			for j, s := range layer {

@@ -31,7 +31,8 @@ func bake(t testing.TB, spec bakeapi.Spec, j Job) Result {
 }
 
 func sameResult(a, b Result) bool {
-	if len(a.LayerMeans) != len(b.LayerMeans) || math.Float64bits(a.AvgVariance) != math.Float64bits(b.AvgVariance) {
+	if len(a.LayerMeans) != len(b.LayerMeans) ||
+		math.Float64bits(a.AvgVariance) != math.Float64bits(b.AvgVariance) {
 		return false
 	}
 	for i := range a.LayerMeans {
@@ -49,7 +50,12 @@ func TestPhiloxInvariantToChunksAndThreads(t *testing.T) {
 		n    int64
 	}{{8, 3, 5003}, {17, 2, 4096}, {64, 2, 2500}} {
 		j := job(t, 77, shape.w, shape.d)
-		base := bakeapi.Spec{Width: shape.w, Depth: shape.d, NSamples: shape.n, Sampler: bakeapi.SamplerPhilox}
+		base := bakeapi.Spec{
+			Width:    shape.w,
+			Depth:    shape.d,
+			NSamples: shape.n,
+			Sampler:  bakeapi.SamplerPhilox,
+		}
 		ref := bake(t, base, j)
 		for _, chunk := range []int{1, 31, 32, 33, 100, 1000, 1 << 20} {
 			for _, threads := range []int{1, 2, 3, 7} {
@@ -58,7 +64,13 @@ func TestPhiloxInvariantToChunksAndThreads(t *testing.T) {
 				jt := j
 				jt.Threads = threads
 				if got := bake(t, s, jt); !sameResult(got, ref) {
-					t.Fatalf("W=%d D=%d: chunk %d threads %d changed the result", shape.w, shape.d, chunk, threads)
+					t.Fatalf(
+						"W=%d D=%d: chunk %d threads %d changed the result",
+						shape.w,
+						shape.d,
+						chunk,
+						threads,
+					)
 				}
 			}
 		}
@@ -100,12 +112,30 @@ func testResume(t *testing.T, spec bakeapi.Spec) {
 }
 
 func TestPhiloxResumeIsBitExact(t *testing.T) {
-	testResume(t, bakeapi.Spec{Width: 16, Depth: 3, NSamples: 3000, Sampler: bakeapi.SamplerPhilox, ChunkSize: 256})
+	testResume(
+		t,
+		bakeapi.Spec{
+			Width:     16,
+			Depth:     3,
+			NSamples:  3000,
+			Sampler:   bakeapi.SamplerPhilox,
+			ChunkSize: 256,
+		},
+	)
 }
 
 func TestNumpyResumeIsBitExact(t *testing.T) {
 	// W=1024 gives the numpy chunk rule's smallest chunk (1024 rows): several steps.
-	testResume(t, bakeapi.Spec{Width: 1024, Depth: 1, NSamples: 10*1024 + 7, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA})
+	testResume(
+		t,
+		bakeapi.Spec{
+			Width:    1024,
+			Depth:    1,
+			NSamples: 10*1024 + 7,
+			Sampler:  bakeapi.SamplerNumpy,
+			Dot:      bakeapi.DotFMA,
+		},
+	)
 }
 
 // Depth 1: z_j ~ N(0, ‖w_j‖²), so E[relu(z_j)] = ‖w_j‖/√(2π) and
@@ -113,7 +143,12 @@ func TestNumpyResumeIsBitExact(t *testing.T) {
 func TestPhiloxDepthOneMatchesAnalytic(t *testing.T) {
 	const w, n = 32, 200000
 	j := job(t, 9, w, 1)
-	res := bake(t, bakeapi.Spec{Width: w, Depth: 1, NSamples: n, Sampler: bakeapi.SamplerPhilox}, j)
+	res := bake(t, bakeapi.Spec{
+		Width:    w,
+		Depth:    1,
+		NSamples: n,
+		Sampler:  bakeapi.SamplerPhilox,
+	}, j)
 	tol := 5 / math.Sqrt(n)
 	var wantVar float64
 	for c := 0; c < w; c++ {
@@ -124,7 +159,14 @@ func TestPhiloxDepthOneMatchesAnalytic(t *testing.T) {
 		}
 		want := math.Sqrt(sq) / math.Sqrt(2*math.Pi)
 		if d := math.Abs(float64(res.LayerMeans[c]) - want); d > tol {
-			t.Errorf("neuron %d: mean %v, analytic %v (|Δ| %g > %g)", c, res.LayerMeans[c], want, d, tol)
+			t.Errorf(
+				"neuron %d: mean %v, analytic %v (|Δ| %g > %g)",
+				c,
+				res.LayerMeans[c],
+				want,
+				d,
+				tol,
+			)
 		}
 		wantVar += sq * (0.5 - 1/(2*math.Pi)) / w
 	}
@@ -142,12 +184,41 @@ func TestPhiloxAgreesWithNumpyStatistically(t *testing.T) {
 		n    int64
 	}{{1, 8, 2, 200000}, {2, 16, 4, 100000}, {3, 64, 2, 60000}, {4, 4, 6, 200000}} {
 		j := job(t, c.seed, c.w, c.d)
-		p := bake(t, bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}, j)
-		q := bake(t, bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA}, j)
+		p := bake(
+			t,
+			bakeapi.Spec{
+				Width:    c.w,
+				Depth:    c.d,
+				NSamples: c.n,
+				Sampler:  bakeapi.SamplerPhilox,
+			},
+			j,
+		)
+		q := bake(
+			t,
+			bakeapi.Spec{
+				Width:    c.w,
+				Depth:    c.d,
+				NSamples: c.n,
+				Sampler:  bakeapi.SamplerNumpy,
+				Dot:      bakeapi.DotFMA,
+			},
+			j,
+		)
 		tol := 5 / math.Sqrt(float64(c.n))
 		for i := range p.LayerMeans {
 			if d := math.Abs(float64(p.LayerMeans[i] - q.LayerMeans[i])); d > tol {
-				t.Errorf("seed %d W=%d D=%d: neuron %d: philox %v numpy %v (|Δ| %g > %g)", c.seed, c.w, c.d, i, p.LayerMeans[i], q.LayerMeans[i], d, tol)
+				t.Errorf(
+					"seed %d W=%d D=%d: neuron %d: philox %v numpy %v (|Δ| %g > %g)",
+					c.seed,
+					c.w,
+					c.d,
+					i,
+					p.LayerMeans[i],
+					q.LayerMeans[i],
+					d,
+					tol,
+				)
 			}
 		}
 	}
@@ -160,7 +231,14 @@ func TestSpecValidation(t *testing.T) {
 		{Width: 4, Depth: 1, NSamples: 0, Sampler: bakeapi.SamplerPhilox},
 		{Width: 4, Depth: 1, NSamples: 1, Sampler: "torch"},
 		{Width: 4, Depth: 1, NSamples: 1, Sampler: bakeapi.SamplerNumpy, Dot: "fast"},
-		{Width: 4, Depth: 1, NSamples: 1, Sampler: bakeapi.SamplerNumpy, Dot: bakeapi.DotFMA, ChunkSize: 128},
+		{
+			Width:     4,
+			Depth:     1,
+			NSamples:  1,
+			Sampler:   bakeapi.SamplerNumpy,
+			Dot:       bakeapi.DotFMA,
+			ChunkSize: 128,
+		},
 	}
 	for _, s := range bad {
 		if err := s.Validate(); err == nil {
@@ -175,7 +253,12 @@ func BenchmarkNumpy256x8(b *testing.B)  { benchEngine(b, bakeapi.SamplerNumpy) }
 func benchEngine(b *testing.B, s bakeapi.Sampler) {
 	j := job(b, 1, 256, 8)
 	j.Threads = DefaultThreads()
-	spec := bakeapi.Spec{Width: 256, Depth: 8, NSamples: 8192, Sampler: s}
+	spec := bakeapi.Spec{
+		Width:    256,
+		Depth:    8,
+		NSamples: 8192,
+		Sampler:  s,
+	}
 	if s == bakeapi.SamplerNumpy {
 		spec.Dot = bakeapi.DotFMA
 	}

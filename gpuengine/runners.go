@@ -62,7 +62,8 @@ func (c *runnerCache[R]) close() error {
 	for _, k := range c.keys {
 		errs = append(errs, c.items[k].free())
 	}
-	c.keys, c.items = nil, map[runnerKey]R{}
+	c.keys = nil
+	c.items = map[runnerKey]R{}
 	return errors.Join(errs...)
 }
 

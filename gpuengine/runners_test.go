@@ -25,7 +25,10 @@ func TestRunnerCacheFreesTheLeastRecentlyUsedBeyondItsBound(t *testing.T) {
 	c := newRunnerCache[fakeRunner](2)
 	k := func(rows int) runnerKey { return runnerKey{width: 256, depth: 8, rows: rows} }
 	for _, rows := range []int{1, 2} {
-		if err := c.put(k(rows), fakeRunner{name: string(rune('a' + rows - 1)), freed: &freed}); err != nil {
+		if err := c.put(
+			k(rows),
+			fakeRunner{name: string(rune('a' + rows - 1)), freed: &freed},
+		); err != nil {
 			t.Fatal(err)
 		}
 	}

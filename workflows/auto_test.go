@@ -41,7 +41,10 @@ func TestAutoInFlightFollowsTheGPUWorkers(t *testing.T) {
 		})
 	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
-			return bakeapi.MergeSplitOutput{Prefix: keys.Bake(m.BakeID).Merged(m.Split), NMLPs: 30}, nil
+			return bakeapi.MergeSplitOutput{
+				Prefix: keys.Bake(m.BakeID).Merged(m.Split),
+				NMLPs:  30,
+			}, nil
 		})
 	in := splitInput("auto", 30, 1, 0)
 	in.GPUQueue = "bake-gpu-a"
@@ -50,10 +53,19 @@ func TestAutoInFlightFollowsTheGPUWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w.peak != 5 || w.started != 30 {
-		t.Errorf("peak in flight %d over %d slices, want 5 (the largest count) over 30", w.peak, w.started)
+		t.Errorf(
+			"peak in flight %d over %d slices, want 5 (the largest count) over 30",
+			w.peak,
+			w.started,
+		)
 	}
 	if len(asked) < len(counts)+1 || asked[0] != "bake-gpu-a" {
-		t.Errorf("GPU workers counted %d times on %v: want a count at the start and one a minute while slices wait, on the bake's GPU queue", len(asked), asked)
+		t.Errorf(
+			"GPU workers counted %d times on %v: want a count at the start and one a minute "+
+				"while slices wait, on the bake's GPU queue",
+			len(asked),
+			asked,
+		)
 	}
 	v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
 	var p bakeapi.SplitProgress

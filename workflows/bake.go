@@ -59,18 +59,32 @@ type bakeRun struct {
 // newBakeRun reads the history's GetVersion change and sets up the
 // progress query.
 func newBakeRun(ctx workflow.Context, in bakeapi.BakeInput) (*bakeRun, error) {
-	b := &bakeRun{in: in, drain: workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1,
-		prog: bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding}}
-	for _, s := range in.Splits {
-		b.prog.Splits = append(b.prog.Splits, bakeapi.SplitProgress{Split: s.Name, Stage: bakeapi.StageSeeding, MLPsTotal: s.NMLPs})
+	b := &bakeRun{
+		in:    in,
+		drain: workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1,
+		prog:  bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding},
 	}
-	return b, workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.BakeProgress, error) { return b.prog, nil })
+	for _, s := range in.Splits {
+		b.prog.Splits = append(
+			b.prog.Splits,
+			bakeapi.SplitProgress{Split: s.Name, Stage: bakeapi.StageSeeding, MLPsTotal: s.NMLPs},
+		)
+	}
+	return b, workflow.SetQueryHandler(
+		ctx,
+		bakeapi.ProgressQuery,
+		func() (bakeapi.BakeProgress, error) { return b.prog, nil },
+	)
 }
 
 // stage enters stage s: in the progress query and in the BakeStage search attribute.
 func (b *bakeRun) stage(ctx workflow.Context, s string) error {
 	b.prog.Stage = s
-	return workflow.UpsertTypedSearchAttributes(ctx, bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(s))
+	return workflow.UpsertTypedSearchAttributes(
+		ctx,
+		bakeIDKey.ValueSet(b.in.BakeID),
+		bakeStageKey.ValueSet(s),
+	)
 }
 
 // seeds commits the seeds of every split, in parallel.
@@ -80,9 +94,21 @@ func (b *bakeRun) seeds(ctx workflow.Context) ([]bakeapi.GenerateSeedsOutput, er
 	}
 	futs := make([]future[bakeapi.GenerateSeedsOutput], len(b.in.Splits))
 	for i, s := range b.in.Splits {
-		sctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.SeedsTimeout, "seeds for split "+s.Name)
+		sctx := controlOptions(
+			ctx,
+			b.drain,
+			b.in.Policy,
+			b.in.Policy.SeedsTimeout,
+			"seeds for split "+s.Name,
+		)
 		futs[i] = generateSeeds.start(sctx, bakeapi.GenerateSeedsInput{
-			BakeID: b.in.BakeID, Split: s.Name, NMLPs: s.NMLPs, Seed: s.Seed, UploadedKey: s.SeedsKey, SeedProtocol: b.in.Spec.SeedProtocol})
+			BakeID:       b.in.BakeID,
+			Split:        s.Name,
+			NMLPs:        s.NMLPs,
+			Seed:         s.Seed,
+			UploadedKey:  s.SeedsKey,
+			SeedProtocol: b.in.Spec.SeedProtocol,
+		})
 	}
 	out := make([]bakeapi.GenerateSeedsOutput, len(b.in.Splits))
 	for i, f := range futs {
@@ -96,22 +122,34 @@ func (b *bakeRun) seeds(ctx workflow.Context) ([]bakeapi.GenerateSeedsOutput, er
 
 // splits runs one SplitWorkflow per split (fan out slices, merge), all at
 // once, and returns the merged splits' prefixes in the bake's split order.
-func (b *bakeRun) splits(ctx workflow.Context, seeds []bakeapi.GenerateSeedsOutput) ([]string, error) {
+func (b *bakeRun) splits(
+	ctx workflow.Context,
+	seeds []bakeapi.GenerateSeedsOutput,
+) ([]string, error) {
 	if err := b.stage(ctx, bakeapi.StageBaking); err != nil {
 		return nil, err
 	}
 	futs := make([]future[bakeapi.SplitOutput], len(b.in.Splits))
 	for i, s := range b.in.Splits {
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:          bakeapi.SplitWorkflowID(b.in.BakeID, s.Name),
-			TaskQueue:           bakeapi.ControlQueue,
-			ParentClosePolicy:   enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL, // cancelling the bake cancels its splits
+			WorkflowID: bakeapi.SplitWorkflowID(b.in.BakeID, s.Name),
+			TaskQueue:  bakeapi.ControlQueue,
+			// Cancelling the bake cancels its splits.
+			ParentClosePolicy:   enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 			WaitForCancellation: b.drain,
 			TypedSearchAttributes: temporal.NewSearchAttributes(
 				bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
-			StaticSummary: fmt.Sprintf("split %s of bake %s: %d MLPs", s.Name, b.in.BakeID, s.NMLPs),
+			StaticSummary: fmt.Sprintf(
+				"split %s of bake %s: %d MLPs",
+				s.Name,
+				b.in.BakeID,
+				s.NMLPs,
+			),
 		})
-		futs[i] = splitWorkflow.startChild(cctx, bakeapi.SplitInput{BakeParams: b.in.BakeParams, Split: s, Seeds: seeds[i]})
+		futs[i] = splitWorkflow.startChild(
+			cctx,
+			bakeapi.SplitInput{BakeParams: b.in.BakeParams, Split: s, Seeds: seeds[i]},
+		)
 		// Its seeds are committed: the split bakes (its own query has the counts).
 		b.prog.Splits[i].Stage = bakeapi.StageBaking
 	}
@@ -122,8 +160,14 @@ func (b *bakeRun) splits(ctx workflow.Context, seeds []bakeapi.GenerateSeedsOutp
 			return nil, failed(err, "split %s", b.in.Splits[i].Name)
 		}
 		merged[i] = r.MergedPrefix
-		b.prog.Splits[i] = bakeapi.SplitProgress{Split: b.in.Splits[i].Name, Stage: bakeapi.StageDone, MLPsDone: r.NMLPs, MLPsTotal: r.NMLPs,
-			SlicesDone: r.Slices, SlicesTotal: r.Slices}
+		b.prog.Splits[i] = bakeapi.SplitProgress{
+			Split:       b.in.Splits[i].Name,
+			Stage:       bakeapi.StageDone,
+			MLPsDone:    r.NMLPs,
+			MLPsTotal:   r.NMLPs,
+			SlicesDone:  r.Slices,
+			SlicesTotal: r.Slices,
+		}
 	}
 	return merged, nil
 }
@@ -135,11 +179,16 @@ func (b *bakeRun) combine(ctx workflow.Context, merged []string) error {
 	}
 	cctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.MergeTimeout, "combine splits")
 	comb, err := combineSplits.run(cctx, bakeapi.CombineSplitsInput{
-		BakeID: b.in.BakeID, Splits: merged, DefaultSplit: b.in.DefaultSplit, KeepIntermediates: b.in.KeepIntermediates})
+		BakeID:            b.in.BakeID,
+		Splits:            merged,
+		DefaultSplit:      b.in.DefaultSplit,
+		KeepIntermediates: b.in.KeepIntermediates,
+	})
 	if err != nil {
 		return failed(err, "combining the splits")
 	}
-	b.out.DatasetPrefix, b.out.ManifestSHA256 = comb.Prefix, comb.ManifestSHA256
+	b.out.DatasetPrefix = comb.Prefix
+	b.out.ManifestSHA256 = comb.ManifestSHA256
 	return nil
 }
 
@@ -152,9 +201,20 @@ func (b *bakeRun) release(ctx workflow.Context) error {
 	if err := b.stage(ctx, bakeapi.StagePushing); err != nil {
 		return err
 	}
-	pctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.PushTimeout, fmt.Sprintf("push %s/%s", rel.Name, rel.Tag))
-	pushed, err := push.run(pctx, bakeapi.PushInput{DatasetPrefix: b.out.DatasetPrefix,
-		Bucket: rel.Bucket, Prefix: rel.Prefix, Name: rel.Name, Tag: rel.Tag})
+	pctx := controlOptions(
+		ctx,
+		b.drain,
+		b.in.Policy,
+		b.in.Policy.PushTimeout,
+		fmt.Sprintf("push %s/%s", rel.Name, rel.Tag),
+	)
+	pushed, err := push.run(pctx, bakeapi.PushInput{
+		DatasetPrefix: b.out.DatasetPrefix,
+		Bucket:        rel.Bucket,
+		Prefix:        rel.Prefix,
+		Name:          rel.Name,
+		Tag:           rel.Tag,
+	})
 	if err != nil {
 		return failed(err, "push of release %s/%s", rel.Name, rel.Tag)
 	}
@@ -172,19 +232,33 @@ func (b *bakeRun) hubPush(ctx workflow.Context) error {
 	if err := b.stage(ctx, bakeapi.StagePushing); err != nil {
 		return err
 	}
-	hctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.PushTimeout, "push to the Hugging Face Hub: "+b.in.Hub.Repo)
-	hub, err := hubPush.run(hctx, bakeapi.HubPushInput{DatasetPrefix: b.out.DatasetPrefix, Hub: *b.in.Hub})
+	hctx := controlOptions(
+		ctx,
+		b.drain,
+		b.in.Policy,
+		b.in.Policy.PushTimeout,
+		"push to the Hugging Face Hub: "+b.in.Hub.Repo,
+	)
+	hub, err := hubPush.run(
+		hctx,
+		bakeapi.HubPushInput{DatasetPrefix: b.out.DatasetPrefix, Hub: *b.in.Hub},
+	)
 	if err != nil {
 		return failed(err, "push to the Hugging Face Hub repository %s", b.in.Hub.Repo)
 	}
-	b.out.HubURL, b.out.HubCommit = hub.URL, hub.Commit
+	b.out.HubURL = hub.URL
+	b.out.HubCommit = hub.Commit
 	return nil
 }
 
 // done records in the memo where the dataset went (the Web UI shows it),
 // and enters the last stage.
 func (b *bakeRun) done(ctx workflow.Context) error {
-	memo := map[string]any{"dataset": b.out.DatasetPrefix, "manifest_sha256": b.out.ManifestSHA256, "release": b.out.ReleaseURI}
+	memo := map[string]any{
+		"dataset":         b.out.DatasetPrefix,
+		"manifest_sha256": b.out.ManifestSHA256,
+		"release":         b.out.ReleaseURI,
+	}
 	if b.in.Hub != nil {
 		memo["hub"] = b.out.HubURL
 	}

@@ -37,13 +37,23 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 	}
 	hubSrv := hubtest.New(t)
 	hubSrv.AddToken("hf_wf_token", "alice", "write")
-	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: t.TempDir(),
-		HubToken: func() (string, error) { return "hf_wf_token", nil }}
+	a := &activities.Activities{
+		Store:    st,
+		Engine:   gpuengine.CPU{},
+		Threads:  1,
+		TempDir:  t.TempDir(),
+		HubToken: func() (string, error) { return "hf_wf_token", nil },
+	}
 	env := newEnv()
 	env.RegisterWorkflow(workflows.SplitWorkflow)
 	env.RegisterActivity(a)
 	in := twoSplitInput("inproc")
-	in.Release = bakeapi.ReleaseSpec{Bucket: bucket, Prefix: "releases", Name: "wf", Tag: "v1"}
+	in.Release = bakeapi.ReleaseSpec{
+		Bucket: bucket,
+		Prefix: "releases",
+		Name:   "wf",
+		Tag:    "v1",
+	}
 	in.Hub = &bakeapi.HubSpec{Repo: "alice/wf", Tag: "v1", Endpoint: hubSrv.URL}
 	env.SetTestTimeout(2 * time.Minute)
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
@@ -55,15 +65,26 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 		t.Fatal(err)
 	}
 	relPrefix := keys.Release("releases", "wf", "v1")
-	if want := "s3://" + bucket + "/" + relPrefix + "/"; out.ReleaseURI != want || out.DatasetPrefix != keys.Bake("inproc").Dataset() {
-		t.Errorf("result %+v, want dataset %s released at %s", out, keys.Bake("inproc").Dataset(), want)
+	if want := "s3://" + bucket + "/" + relPrefix + "/"; out.ReleaseURI != want ||
+		out.DatasetPrefix != keys.Bake("inproc").Dataset() {
+		t.Errorf(
+			"result %+v, want dataset %s released at %s",
+			out,
+			keys.Bake("inproc").Dataset(),
+			want,
+		)
 	}
 
 	tmp := t.TempDir()
 	got := filepath.Join(tmp, "release")
 	m := download(t, st, relPrefix, got)
-	if manifest, err := st.Get(ctx, keys.Manifest(relPrefix)); err != nil || store.SHA256Hex(manifest) != out.ManifestSHA256 {
-		t.Errorf("release manifest sha256 differs from the bake's result %s (%v)", out.ManifestSHA256, err)
+	if manifest, err := st.Get(ctx, keys.Manifest(relPrefix)); err != nil ||
+		store.SHA256Hex(manifest) != out.ManifestSHA256 {
+		t.Errorf(
+			"release manifest sha256 differs from the bake's result %s (%v)",
+			out.ManifestSHA256,
+			err,
+		)
 	}
 	d, err := dataset.ReadDir(got, false)
 	if err != nil {
@@ -72,7 +93,14 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 	for i, s := range in.Splits {
 		sd := d.Splits[i]
 		if sd.Name != s.Name || len(sd.Rows) != s.NMLPs {
-			t.Fatalf("split %d: %s with %d rows, want %s with %d", i, sd.Name, len(sd.Rows), s.Name, s.NMLPs)
+			t.Fatalf(
+				"split %d: %s with %d rows, want %s with %d",
+				i,
+				sd.Name,
+				len(sd.Rows),
+				s.Name,
+				s.NMLPs,
+			)
 		}
 		want, _ := seeds.GenerateInputSeeds(s.NMLPs, s.Seed)
 		var gotSeeds []int64
@@ -80,12 +108,21 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 			gotSeeds = append(gotSeeds, r.Seed)
 		}
 		if !slices.Equal(gotSeeds, want) {
-			t.Errorf("split %s seeds %v, want %v (generate-seeds --seed %d)", s.Name, gotSeeds, want, *s.Seed)
+			t.Errorf(
+				"split %s seeds %v, want %v (generate-seeds --seed %d)",
+				s.Name,
+				gotSeeds,
+				want,
+				*s.Seed,
+			)
 		}
 	}
 	datasettest.SameDataset(t, got, localBake(t, in, filepath.Join(tmp, "local")))
 	if len(m.Files) < 4 {
-		t.Errorf("release manifest lists %d files, want metadata, card and one parquet file per split", len(m.Files))
+		t.Errorf(
+			"release manifest lists %d files, want metadata, card and one parquet file per split",
+			len(m.Files),
+		)
 	}
 	// The release carries the prepared Arrow tree (and the Hub below every
 	// file of the release).

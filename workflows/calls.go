@@ -12,15 +12,27 @@ import (
 // Workflows call them by name, which keeps workflow code free of the
 // activities' dependencies.
 var (
-	generateSeeds = activity[bakeapi.GenerateSeedsInput, bakeapi.GenerateSeedsOutput](bakeapi.GenerateSeedsActivity)
-	bakeSlice     = activity[bakeapi.BakeSliceInput, bakeapi.BakeSliceOutput](bakeapi.BakeSliceActivity)
-	nameSplit     = activity[bakeapi.NameSplitInput, bakeapi.NameSplitOutput](bakeapi.NameSplitActivity)
-	mergeSplit    = activity[bakeapi.MergeSplitInput, bakeapi.MergeSplitOutput](bakeapi.MergeSplitActivity)
-	combineSplits = activity[bakeapi.CombineSplitsInput, bakeapi.CombineSplitsOutput](bakeapi.CombineSplitsActivity)
-	push          = activity[bakeapi.PushInput, bakeapi.PushOutput](bakeapi.PushActivity)
-	hubPush       = activity[bakeapi.HubPushInput, bakeapi.HubPushOutput](bakeapi.HubPushActivity)
+	generateSeeds = activity[bakeapi.GenerateSeedsInput, bakeapi.GenerateSeedsOutput](
+		bakeapi.GenerateSeedsActivity,
+	)
+	bakeSlice = activity[bakeapi.BakeSliceInput, bakeapi.BakeSliceOutput](
+		bakeapi.BakeSliceActivity,
+	)
+	nameSplit = activity[bakeapi.NameSplitInput, bakeapi.NameSplitOutput](
+		bakeapi.NameSplitActivity,
+	)
+	mergeSplit = activity[bakeapi.MergeSplitInput, bakeapi.MergeSplitOutput](
+		bakeapi.MergeSplitActivity,
+	)
+	combineSplits = activity[bakeapi.CombineSplitsInput, bakeapi.CombineSplitsOutput](
+		bakeapi.CombineSplitsActivity,
+	)
+	push    = activity[bakeapi.PushInput, bakeapi.PushOutput](bakeapi.PushActivity)
+	hubPush = activity[bakeapi.HubPushInput, bakeapi.HubPushOutput](bakeapi.HubPushActivity)
 
-	gpuWorkers = localActivity[bakeapi.GPUWorkersInput, bakeapi.GPUWorkersOutput](bakeapi.GPUWorkersActivity)
+	gpuWorkers = localActivity[bakeapi.GPUWorkersInput, bakeapi.GPUWorkersOutput](
+		bakeapi.GPUWorkersActivity,
+	)
 
 	splitWorkflow = workflowType[bakeapi.SplitInput, bakeapi.SplitOutput](bakeapi.SplitWorkflowName)
 )

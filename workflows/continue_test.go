@@ -20,7 +20,13 @@ import (
 // the slices it started, its window's peak, the next run's input if it
 // continued as new, and the MergeSplit input if it merged. during, when not
 // nil, runs on the workflow clock a minute into the run.
-func runSplit(t *testing.T, in bakeapi.SplitInput, start time.Time, historyLength int, during func(query func() bakeapi.SplitProgress)) (started []int, peak int, next *bakeapi.SplitInput, merged *bakeapi.MergeSplitInput) {
+func runSplit(
+	t *testing.T,
+	in bakeapi.SplitInput,
+	start time.Time,
+	historyLength int,
+	during func(query func() bakeapi.SplitProgress),
+) (started []int, peak int, next *bakeapi.SplitInput, merged *bakeapi.MergeSplitInput) {
 	t.Helper()
 	env := newEnv()
 	env.SetStartTime(start)
@@ -34,7 +40,10 @@ func runSplit(t *testing.T, in bakeapi.SplitInput, start time.Time, historyLengt
 	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 			merged = &m
-			return bakeapi.MergeSplitOutput{Prefix: keys.Bake(m.BakeID).Merged(m.Split), NMLPs: in.Split.NMLPs}, nil
+			return bakeapi.MergeSplitOutput{
+				Prefix: keys.Bake(m.BakeID).Merged(m.Split),
+				NMLPs:  in.Split.NMLPs,
+			}, nil
 		})
 	if during != nil {
 		env.RegisterDelayedCallback(func() {
@@ -57,7 +66,10 @@ func runSplit(t *testing.T, in bakeapi.SplitInput, start time.Time, historyLengt
 	}
 	slices.Sort(started)
 	if w.running != 0 {
-		t.Errorf("the run ended with %d slices still running: their results would be lost", w.running)
+		t.Errorf(
+			"the run ended with %d slices still running: their results would be lost",
+			w.running,
+		)
 	}
 	err := env.GetWorkflowError()
 	var can *workflow.ContinueAsNewError
@@ -93,7 +105,13 @@ func TestSplitContinuesAsNew(t *testing.T) {
 			t.Fatal("more than 5 runs for 25 slices at 10 per run")
 		}
 		var mid bakeapi.SplitProgress
-		started, peak, next, m := runSplit(t, in, first.Add(time.Duration(run)*time.Hour), 0, func(q func() bakeapi.SplitProgress) { mid = q() })
+		started, peak, next, m := runSplit(
+			t,
+			in,
+			first.Add(time.Duration(run)*time.Hour),
+			0,
+			func(q func() bakeapi.SplitProgress) { mid = q() },
+		)
 		want := []int{}
 		for k := done; k < min(done+10, n); k++ {
 			want = append(want, k)
@@ -104,16 +122,32 @@ func TestSplitContinuesAsNew(t *testing.T) {
 		if peak > window {
 			t.Errorf("run %d: %d slices in flight, max-in-flight is %d", run, peak, window)
 		}
-		if mid.SlicesDone != done || mid.MLPsDone != done || mid.SlicesTotal != n || !mid.StartedAt.Equal(first) {
-			t.Errorf("run %d progress a minute in: %+v, want %d/%d slices and MLPs done since %v", run, mid, done, n, first)
+		if mid.SlicesDone != done || mid.MLPsDone != done || mid.SlicesTotal != n ||
+			!mid.StartedAt.Equal(first) {
+			t.Errorf(
+				"run %d progress a minute in: %+v, want %d/%d slices and MLPs done since %v",
+				run,
+				mid,
+				done,
+				n,
+				first,
+			)
 		}
 		done += len(started)
 		if next == nil {
 			merged = m
 			break
 		}
-		if c := next.Cursor; c == nil || c.Next != done || c.Runs != run+1 || !c.StartedAt.Equal(first) {
-			t.Fatalf("run %d continued with cursor %+v, want next slice %d after %d runs, started %v", run, c, done, run+1, first)
+		if c := next.Cursor; c == nil || c.Next != done || c.Runs != run+1 ||
+			!c.StartedAt.Equal(first) {
+			t.Fatalf(
+				"run %d continued with cursor %+v, want next slice %d after %d runs, started %v",
+				run,
+				c,
+				done,
+				run+1,
+				first,
+			)
 		}
 		if m != nil {
 			t.Fatalf("run %d merged before the last slice", run)
@@ -132,7 +166,11 @@ func TestSplitRunHonoursTheServersHistoryLength(t *testing.T) {
 	in := splitInput("full", 3, 1, 3)
 	started, _, next, _ := runSplit(t, in, time.Now(), workflows.RunEventBudget(), nil)
 	if !slices.Equal(started, []int{0}) || next == nil || next.Cursor.Next != 1 {
-		t.Fatalf("started %v, continued with %+v: want slice 0 alone, then a run from slice 1", started, next)
+		t.Fatalf(
+			"started %v, continued with %+v: want slice 0 alone, then a run from slice 1",
+			started,
+			next,
+		)
 	}
 }
 
@@ -143,6 +181,11 @@ func TestMergedSplitRunsNoSlices(t *testing.T) {
 	in.Seeds.Merged = true
 	started, _, next, merged := runSplit(t, in, time.Now(), 0, nil)
 	if len(started) != 0 || next != nil || merged == nil || merged.NSlices != 4 {
-		t.Fatalf("started %v, continued %v, merge %+v: want no slice and the merge of all 4", started, next != nil, merged)
+		t.Fatalf(
+			"started %v, continued %v, merge %+v: want no slice and the merge of all 4",
+			started,
+			next != nil,
+			merged,
+		)
 	}
 }

@@ -43,16 +43,27 @@ func (a *attempts) get(slice int) int {
 
 // oneSplitBake mocks every activity but BakeSlice, which the caller mocks
 // (slice, when not nil, answers every BakeSlice).
-func oneSplitBake(env *testsuite.TestWorkflowEnvironment, bakeID string, slice func(context.Context, bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error)) bakeapi.BakeInput {
+func oneSplitBake(
+	env *testsuite.TestWorkflowEnvironment,
+	bakeID string,
+	slice func(context.Context, bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error),
+) bakeapi.BakeInput {
 	in := twoSplitInput(bakeID)
-	in.Splits = []bakeapi.SplitSpec{{Name: "public", Config: "default", NMLPs: 6, Seed: u64(3)}}
+	in.Splits = []bakeapi.SplitSpec{{
+		Name:   "public",
+		Config: "default",
+		NMLPs:  6,
+		Seed:   u64(3),
+	}}
 	in.SliceSize = 1
-	in.Release = bakeapi.ReleaseSpec{Bucket: "releases", Prefix: "datasets", Name: "t", Tag: "v1"}
+	in.Release = bakeapi.ReleaseSpec{
+		Bucket: "releases",
+		Prefix: "datasets",
+		Name:   "t",
+		Tag:    "v1",
+	}
 	env.RegisterWorkflow(workflows.SplitWorkflow)
-	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
-			return fakeSeeds(in)
-		})
+	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(seedsMock)
 	if slice != nil {
 		env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).Return(slice)
 	}
@@ -64,7 +75,8 @@ func oneSplitBake(env *testsuite.TestWorkflowEnvironment, bakeID string, slice f
 		func(_ context.Context, c bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
 			return fakeCombine(c), nil
 		})
-	env.OnActivity(acts.Push, mock.Anything, mock.Anything).Return(bakeapi.PushOutput{URI: "s3://releases/datasets/t/v1/"}, nil)
+	pushed := bakeapi.PushOutput{URI: "s3://releases/datasets/t/v1/"}
+	env.OnActivity(acts.Push, mock.Anything, mock.Anything).Return(pushed, nil)
 	return in
 }
 
@@ -77,25 +89,47 @@ func TestNonRetryableSliceErrorFailsBakeFast(t *testing.T) {
 		err  error
 	}{
 		// The activity marks the error non-retryable itself.
-		{"non-retryable error", temporal.NewNonRetryableApplicationError("seeds file is not a JSON array", bakeapi.ErrInvalidSeeds, nil)},
-		// A plain application error of a listed type: the retry policy is the second line of defence.
-		{"listed error type", temporal.NewApplicationError("result of MLP 1 is garbage", bakeapi.ErrCorruptPartial)},
+		{
+			"non-retryable error",
+			temporal.NewNonRetryableApplicationError(
+				"seeds file is not a JSON array",
+				bakeapi.ErrInvalidSeeds,
+				nil,
+			),
+		},
+		// A plain application error of a listed type: the retry policy is the
+		// second line of defence.
+		{
+			"listed error type",
+			temporal.NewApplicationError("result of MLP 1 is garbage", bakeapi.ErrCorruptPartial),
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv()
 			var tries attempts
 			in := oneSplitBake(env, "bad", nil)
 			// Slice 1 fails at once while slice 0 runs for sliceMinutes of workflow time.
-			env.OnActivity(acts.BakeSlice, mock.Anything, mock.MatchedBy(func(in bakeapi.BakeSliceInput) bool { return in.Slice == 1 })).Return(
-				func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+			sliceOne := mock.MatchedBy(
+				func(in bakeapi.BakeSliceInput) bool { return in.Slice == 1 },
+			)
+			env.OnActivity(acts.BakeSlice, mock.Anything, sliceOne).Return(
+				func(
+					_ context.Context,
+					in bakeapi.BakeSliceInput,
+				) (bakeapi.BakeSliceOutput, error) {
 					tries.add(in.Slice)
 					return bakeapi.BakeSliceOutput{}, c.err
-				})
+				},
+			)
 			env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
-				func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+				func(
+					_ context.Context,
+					in bakeapi.BakeSliceInput,
+				) (bakeapi.BakeSliceOutput, error) {
 					tries.add(in.Slice)
 					return fakeSlice(in), nil
-				})
+				},
+			)
 			start := env.Now()
 			env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 			err := env.GetWorkflowError()
@@ -121,7 +155,11 @@ func TestNonRetryableSliceErrorFailsBakeFast(t *testing.T) {
 			}
 			// It ends as soon as the slice already running drains: no back-off, no retry.
 			if d := env.Now().Sub(start); d != sliceMinutes {
-				t.Errorf("the bake took %v of workflow time to fail, want %v (the running slice)", d, sliceMinutes)
+				t.Errorf(
+					"the bake took %v of workflow time to fail, want %v (the running slice)",
+					d,
+					sliceMinutes,
+				)
 			}
 			env.AssertNotCalled(t, "MergeSplit", mock.Anything, mock.Anything)
 			env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)
@@ -137,26 +175,35 @@ func TestRetryableSliceErrorIsRetried(t *testing.T) {
 	var tries attempts
 	seen := map[int32]bool{}
 	var mu sync.Mutex
-	in := oneSplitBake(env, "flaky", func(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
-		if tries.add(in.Slice) == 1 && in.Slice == 2 {
-			return bakeapi.BakeSliceOutput{}, errors.New("connection reset by peer")
-		}
-		if in.Slice == 2 {
-			mu.Lock()
-			seen[activity.GetInfo(ctx).Attempt] = true
-			mu.Unlock()
-		}
-		return fakeSlice(in), nil
-	})
+	in := oneSplitBake(
+		env,
+		"flaky",
+		func(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+			if tries.add(in.Slice) == 1 && in.Slice == 2 {
+				return bakeapi.BakeSliceOutput{}, errors.New("connection reset by peer")
+			}
+			if in.Slice == 2 {
+				mu.Lock()
+				seen[activity.GetInfo(ctx).Attempt] = true
+				mu.Unlock()
+			}
+			return fakeSlice(in), nil
+		},
+	)
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("bake failed despite a retry budget of %d: %v", in.Policy.SliceMaxAttempts, err)
 	}
 	if tries.get(2) != 2 || !seen[2] {
-		t.Errorf("slice 2 ran %d times (attempts seen %v), want 2 with the second as attempt 2", tries.get(2), seen)
+		t.Errorf(
+			"slice 2 ran %d times (attempts seen %v), want 2 with the second as attempt 2",
+			tries.get(2),
+			seen,
+		)
 	}
 	var out bakeapi.BakeOutput
-	if err := env.GetWorkflowResult(&out); err != nil || out.ReleaseURI != "s3://releases/datasets/t/v1/" {
+	if err := env.GetWorkflowResult(&out); err != nil ||
+		out.ReleaseURI != "s3://releases/datasets/t/v1/" {
 		t.Errorf("result %+v (%v), want the pushed release", out, err)
 	}
 }
@@ -166,13 +213,17 @@ func TestRetryableSliceErrorIsRetried(t *testing.T) {
 func TestSliceRetriesAreBounded(t *testing.T) {
 	env := newEnv()
 	var tries attempts
-	in := oneSplitBake(env, "doomed", func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
-		tries.add(in.Slice)
-		if in.Slice == 0 {
-			return bakeapi.BakeSliceOutput{}, errors.New("GPU fell off the bus")
-		}
-		return fakeSlice(in), nil
-	})
+	in := oneSplitBake(
+		env,
+		"doomed",
+		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+			tries.add(in.Slice)
+			if in.Slice == 0 {
+				return bakeapi.BakeSliceOutput{}, errors.New("GPU fell off the bus")
+			}
+			return fakeSlice(in), nil
+		},
+	)
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 	if env.GetWorkflowError() == nil {
 		t.Fatal("bake succeeded with a slice that always fails")
@@ -188,10 +239,7 @@ func TestCancelBake(t *testing.T) {
 	env := newEnv()
 	in := twoSplitInput("cancel")
 	env.RegisterWorkflow(workflows.SplitWorkflow)
-	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
-			return fakeSeeds(in)
-		})
+	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(seedsMock)
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(time.Hour).Return(
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil

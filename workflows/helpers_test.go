@@ -1,6 +1,7 @@
 package workflows_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"time"
@@ -35,8 +36,14 @@ func u64(v uint64) *uint64 { return &v }
 func twoSplitInput(bakeID string) bakeapi.BakeInput {
 	return bakeapi.BakeInput{
 		BakeParams: bakeapi.BakeParams{
-			BakeID:      bakeID,
-			Spec:        bakeapi.Spec{Width: 4, Depth: 2, NSamples: 512, Sampler: "philox", ChunkSize: 64},
+			BakeID: bakeID,
+			Spec: bakeapi.Spec{
+				Width:     4,
+				Depth:     2,
+				NSamples:  512,
+				Sampler:   "philox",
+				ChunkSize: 64,
+			},
 			SliceSize:   2,
 			MaxInFlight: 2,
 			GPUQueue:    bakeapi.GPUQueue,
@@ -60,19 +67,38 @@ func wantSlices(n, sliceSize int) [][2]int {
 	return out
 }
 
+// seedsMock is fakeSeeds in the GenerateSeeds activity's signature.
+func seedsMock(
+	_ context.Context,
+	in bakeapi.GenerateSeedsInput,
+) (bakeapi.GenerateSeedsOutput, error) {
+	return fakeSeeds(in)
+}
+
 // fakeSeeds answers GenerateSeeds without a store.
 func fakeSeeds(in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
-	return bakeapi.GenerateSeedsOutput{SeedsKey: keys.Bake(in.BakeID).Seeds(in.Split), SHA256: "sha-" + in.Split, NMLPs: in.NMLPs}, nil
+	return bakeapi.GenerateSeedsOutput{
+		SeedsKey: keys.Bake(in.BakeID).Seeds(in.Split),
+		SHA256:   "sha-" + in.Split,
+		NMLPs:    in.NMLPs,
+	}, nil
 }
 
 func fakeSlice(in bakeapi.BakeSliceInput) bakeapi.BakeSliceOutput {
-	return bakeapi.BakeSliceOutput{Prefix: keys.Bake(in.BakeID).Slice(in.Split, in.Slice), ManifestSHA256: "slice", Computed: in.End - in.Start}
+	return bakeapi.BakeSliceOutput{
+		Prefix:         keys.Bake(in.BakeID).Slice(in.Split, in.Slice),
+		ManifestSHA256: "slice",
+		Computed:       in.End - in.Start,
+	}
 }
 
 // fakeMerge answers MergeSplit with the split's MLP count taken from the bake input.
 func fakeMerge(bake bakeapi.BakeInput) func(bakeapi.MergeSplitInput) bakeapi.MergeSplitOutput {
 	return func(in bakeapi.MergeSplitInput) bakeapi.MergeSplitOutput {
-		out := bakeapi.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), ManifestSHA256: "merged-" + in.Split}
+		out := bakeapi.MergeSplitOutput{
+			Prefix:         keys.Bake(in.BakeID).Merged(in.Split),
+			ManifestSHA256: "merged-" + in.Split,
+		}
 		for _, s := range bake.Splits {
 			if s.Name == in.Split {
 				out.NMLPs = s.NMLPs
@@ -83,7 +109,11 @@ func fakeMerge(bake bakeapi.BakeInput) func(bakeapi.MergeSplitInput) bakeapi.Mer
 }
 
 func fakeCombine(in bakeapi.CombineSplitsInput) bakeapi.CombineSplitsOutput {
-	return bakeapi.CombineSplitsOutput{Prefix: keys.Bake(in.BakeID).Dataset(), ManifestSHA256: "final", Files: 3}
+	return bakeapi.CombineSplitsOutput{
+		Prefix:         keys.Bake(in.BakeID).Dataset(),
+		ManifestSHA256: "final",
+		Files:          3,
+	}
 }
 
 // newEnv is a test workflow environment whose SDK logging is dropped: the

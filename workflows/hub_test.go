@@ -32,14 +32,23 @@ func TestHubPushFollowsTheReleaseWhenConfigured(t *testing.T) {
 		{"both", hubSpec, true, nil, []string{bakeapi.PushActivity, bakeapi.HubPushActivity}},
 		{"hub alone", hubSpec, false, nil, []string{bakeapi.HubPushActivity}},
 		{"s3 alone", nil, true, nil, []string{bakeapi.PushActivity}},
-		{"hub refuses", hubSpec, true, temporal.NewNonRetryableApplicationError("HTTP 403", bakeapi.ErrHubAccess, nil),
-			[]string{bakeapi.PushActivity, bakeapi.HubPushActivity}},
+		{
+			"hub refuses",
+			hubSpec,
+			true,
+			temporal.NewNonRetryableApplicationError("HTTP 403", bakeapi.ErrHubAccess, nil),
+			[]string{bakeapi.PushActivity, bakeapi.HubPushActivity},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv()
-			in := oneSplitBake(env, "hub", func(_ context.Context, s bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
-				return fakeSlice(s), nil
-			})
+			in := oneSplitBake(
+				env,
+				"hub",
+				func(_ context.Context, s bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+					return fakeSlice(s), nil
+				},
+			)
 			in.Hub = c.hub
 			if !c.s3 {
 				in.Release = bakeapi.ReleaseSpec{}
@@ -47,17 +56,23 @@ func TestHubPushFollowsTheReleaseWhenConfigured(t *testing.T) {
 			var mu sync.Mutex
 			var order []string
 			var got bakeapi.HubPushInput
-			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-				if n := info.ActivityType.Name; n == bakeapi.PushActivity || n == bakeapi.HubPushActivity {
-					mu.Lock()
-					defer mu.Unlock()
-					order = append(order, n)
-				}
-			})
+			env.SetOnActivityStartedListener(
+				func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+					if n := info.ActivityType.Name; n == bakeapi.PushActivity ||
+						n == bakeapi.HubPushActivity {
+						mu.Lock()
+						defer mu.Unlock()
+						order = append(order, n)
+					}
+				},
+			)
 			env.OnActivity(acts.HubPush, mock.Anything, mock.Anything).Return(
 				func(_ context.Context, h bakeapi.HubPushInput) (bakeapi.HubPushOutput, error) {
 					got = h
-					return bakeapi.HubPushOutput{Commit: strings.Repeat("a", 40), URL: "http://hub/datasets/alice/gt/tree/v1"}, c.failure
+					return bakeapi.HubPushOutput{
+						Commit: strings.Repeat("a", 40),
+						URL:    "http://hub/datasets/alice/gt/tree/v1",
+					}, c.failure
 				})
 			env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 			if !slices.Equal(order, c.want) {
@@ -86,7 +101,8 @@ func TestHubPushFollowsTheReleaseWhenConfigured(t *testing.T) {
 			if got.DatasetPrefix != keys.Bake("hub").Dataset() || got.Hub != *c.hub {
 				t.Errorf("HubPush input %+v, want the combined dataset and %+v", got, *c.hub)
 			}
-			if out.HubURL != "http://hub/datasets/alice/gt/tree/v1" || out.HubCommit != strings.Repeat("a", 40) {
+			if out.HubURL != "http://hub/datasets/alice/gt/tree/v1" ||
+				out.HubCommit != strings.Repeat("a", 40) {
 				t.Errorf("result %+v lacks the Hub commit", out)
 			}
 		})

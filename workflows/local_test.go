@@ -36,7 +36,14 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 		spec := in.Spec
 		var parts []string
 		for k, r := range wantSlices(s.NMLPs, in.SliceSize) {
-			plan := bake.Plan{NMLPs: s.NMLPs, Seeds: sf, Range: bakeapi.Range{Start: r[0], End: r[1]}, Spec: spec, Split: s.Name, Config: s.Config}
+			plan := bake.Plan{
+				NMLPs:  s.NMLPs,
+				Seeds:  sf,
+				Range:  bakeapi.Range{Start: r[0], End: r[1]},
+				Spec:   spec,
+				Split:  s.Name,
+				Config: s.Config,
+			}
 			if err := plan.Validate(); err != nil {
 				t.Fatal(err)
 			}
@@ -44,9 +51,12 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 			if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := dataset.WriteDirStream(part, bake.Metadata(plan, eng.Describe(), time.Now()), spec, func(write func(dataset.Row) error) error {
-				return bake.Baker{Engine: eng, Spec: spec, Threads: 2}.Stream(ctx, ids, plan.Range, write)
-			}); err != nil {
+			md := bake.Metadata(plan, eng.Describe(), time.Now())
+			baker := bake.Baker{Engine: eng, Spec: spec, Threads: 2}
+			rows := func(write func(dataset.Row) error) error {
+				return baker.Stream(ctx, ids, plan.Range, write)
+			}
+			if err := dataset.WriteDirStream(part, md, spec, rows); err != nil {
 				t.Fatal(err)
 			}
 			parts = append(parts, part)

@@ -17,15 +17,18 @@ const (
 // through the SDK's metrics handler: not commands, so they change no
 // history, and the SDK mutes them while replaying. After a control worker
 // restarts they show again with the next finished slice.
-type gauges struct{ h client.MetricsHandler }
+type gauges struct{ handler client.MetricsHandler }
 
 func newGauges(ctx workflow.Context, bakeID, split string) gauges {
-	return gauges{workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"bake_id": bakeID, "split": split})}
+	return gauges{workflow.GetMetricsHandler(ctx).WithTags(map[string]string{
+		"bake_id": bakeID,
+		"split":   split,
+	})}
 }
 
-func (g gauges) mlps(n int) { g.h.Gauge(MetricSplitMLPs).Update(float64(n)) }
+func (g gauges) mlps(n int) { g.handler.Gauge(MetricSplitMLPs).Update(float64(n)) }
 
 func (g gauges) progress(mlpsDone, running int) {
-	g.h.Gauge(MetricSplitMLPsDone).Update(float64(mlpsDone))
-	g.h.Gauge(MetricSplitSlicesRunning).Update(float64(running))
+	g.handler.Gauge(MetricSplitMLPsDone).Update(float64(mlpsDone))
+	g.handler.Gauge(MetricSplitSlicesRunning).Update(float64(running))
 }

@@ -20,7 +20,10 @@ import (
 // its GPU queue and before any slice, with the seeds and declared salt its
 // slices get; a 3.0 split, and a 4.0 split's continued run, run none.
 func TestSplitNamesProtocol4Once(t *testing.T) {
-	v4 := bakeapi.Spec{SeedProtocol: bakeapi.SeedProtocolV4, Salt: bakeapi.Salt{SHA256: strings.Repeat("ab", 32)}}
+	v4 := bakeapi.Spec{
+		SeedProtocol: bakeapi.SeedProtocolV4,
+		Salt:         bakeapi.Salt{SHA256: strings.Repeat("ab", 32)},
+	}
 	cases := []struct {
 		name      string
 		protocol  bakeapi.SeedProtocol
@@ -44,32 +47,59 @@ func TestSplitNamesProtocol4Once(t *testing.T) {
 				in.Cursor = &bakeapi.SplitCursor{Next: 1, Runs: 1}
 			}
 			var order []string
-			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-				order = append(order, info.ActivityType.Name)
-				if info.ActivityType.Name == bakeapi.NameSplitActivity && info.TaskQueue != in.GPUQueue {
-					t.Errorf("NameSplit ran on %q, want the GPU queue %q", info.TaskQueue, in.GPUQueue)
-				}
-			})
+			env.SetOnActivityStartedListener(
+				func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+					order = append(order, info.ActivityType.Name)
+					if info.ActivityType.Name == bakeapi.NameSplitActivity &&
+						info.TaskQueue != in.GPUQueue {
+						t.Errorf(
+							"NameSplit ran on %q, want the GPU queue %q",
+							info.TaskQueue,
+							in.GPUQueue,
+						)
+					}
+				},
+			)
 			var named []bakeapi.NameSplitInput
 			env.OnActivity(acts.NameSplit, mock.Anything, mock.Anything).Return(
-				func(_ context.Context, in bakeapi.NameSplitInput) (bakeapi.NameSplitOutput, error) {
+				func(
+					_ context.Context,
+					in bakeapi.NameSplitInput,
+				) (bakeapi.NameSplitOutput, error) {
 					named = append(named, in)
 					return bakeapi.NameSplitOutput{Blocks: 1}, nil
-				}).Maybe()
+				},
+			).Maybe()
 			env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).Return(
-				func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+				func(
+					_ context.Context,
+					in bakeapi.BakeSliceInput,
+				) (bakeapi.BakeSliceOutput, error) {
 					return fakeSlice(in), nil
-				})
+				},
+			)
 			env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-				func(_ context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
-					return bakeapi.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), NMLPs: 7}, nil
-				})
+				func(
+					_ context.Context,
+					in bakeapi.MergeSplitInput,
+				) (bakeapi.MergeSplitOutput, error) {
+					return bakeapi.MergeSplitOutput{
+						Prefix: keys.Bake(in.BakeID).Merged(in.Split),
+						NMLPs:  7,
+					}, nil
+				},
+			)
 			env.ExecuteWorkflow(workflows.SplitWorkflow, in)
 			if err := env.GetWorkflowError(); err != nil {
 				t.Fatal(err)
 			}
 			if len(named) != c.want {
-				t.Fatalf("NameSplit ran %d times, want %d (activities %v)", len(named), c.want, order)
+				t.Fatalf(
+					"NameSplit ran %d times, want %d (activities %v)",
+					len(named),
+					c.want,
+					order,
+				)
 			}
 			if c.want == 0 {
 				return
@@ -77,8 +107,14 @@ func TestSplitNamesProtocol4Once(t *testing.T) {
 			if order[0] != bakeapi.NameSplitActivity {
 				t.Errorf("activities ran in the order %v, want NameSplit first", order)
 			}
-			want := bakeapi.NameSplitInput{BakeID: "names", Split: "public", NMLPs: 7, SeedsKey: in.Seeds.SeedsKey,
-				SeedsSHA256: in.Seeds.SHA256, Salt: v4.Salt}
+			want := bakeapi.NameSplitInput{
+				BakeID:      "names",
+				Split:       "public",
+				NMLPs:       7,
+				SeedsKey:    in.Seeds.SeedsKey,
+				SeedsSHA256: in.Seeds.SHA256,
+				Salt:        v4.Salt,
+			}
 			if named[0] != want {
 				t.Errorf("NameSplit input %+v, want %+v", named[0], want)
 			}
@@ -94,8 +130,14 @@ func TestSplitNameFailureFailsTheSplit(t *testing.T) {
 	in := splitInput("names", 4, 2, 2)
 	in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 	in.Spec.Salt = bakeapi.Salt{SHA256: strings.Repeat("ab", 32)}
-	env.OnActivity(acts.NameSplit, mock.Anything, mock.Anything).Return(bakeapi.NameSplitOutput{},
-		temporal.NewNonRetryableApplicationError("WHEST_SEED_SALT is not set", bakeapi.ErrInvalidConfig, nil))
+	env.OnActivity(acts.NameSplit, mock.Anything, mock.Anything).Return(
+		bakeapi.NameSplitOutput{},
+		temporal.NewNonRetryableApplicationError(
+			"WHEST_SEED_SALT is not set",
+			bakeapi.ErrInvalidConfig,
+			nil,
+		),
+	)
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			t.Errorf("slice %d started after NameSplit failed", in.Slice)
@@ -104,7 +146,8 @@ func TestSplitNameFailureFailsTheSplit(t *testing.T) {
 	env.ExecuteWorkflow(workflows.SplitWorkflow, in)
 	err := env.GetWorkflowError()
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != bakeapi.ErrInvalidConfig || !strings.Contains(err.Error(), "naming the MLPs of split public") {
+	if !errors.As(err, &app) || app.Type() != bakeapi.ErrInvalidConfig ||
+		!strings.Contains(err.Error(), "naming the MLPs of split public") {
 		t.Fatalf("split error %v, want an InvalidConfig failure naming the split", err)
 	}
 }

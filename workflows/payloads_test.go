@@ -44,12 +44,18 @@ var droppedFields = map[string][]string{
 // recorded after v0.1.0 hold it, decodes through the SDK's data converter.
 func TestDroppedFieldsDecode(t *testing.T) {
 	p := &commonpb.Payloads{Payloads: []*commonpb.Payload{{
-		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     []byte(`{"BakeID":"b1","Splits":["bakes/b1/splits/public/merged"],"CreatedAt":"0001-01-01T00:00:00Z"}`),
+		Metadata: map[string][]byte{
+			converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON),
+		},
+		Data: []byte(`{"BakeID":"b1",` +
+			`"Splits":["bakes/b1/splits/public/merged"],` +
+			`"CreatedAt":"0001-01-01T00:00:00Z"}`),
 	}}}
 	checkPayload(t, "CombineSplits input", p, bakeapi.CombineSplitsInput{})
 	var in bakeapi.CombineSplitsInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(p, &in); err != nil || in.BakeID != "b1" || len(in.Splits) != 1 {
+	if err := converter.GetDefaultDataConverter().FromPayloads(p, &in); err != nil ||
+		in.BakeID != "b1" ||
+		len(in.Splits) != 1 {
 		t.Errorf("decoded %+v, %v", in, err)
 	}
 }
@@ -100,7 +106,12 @@ func checkPayloads(t *testing.T, files []string) {
 				workflowType = a.GetWorkflowType().GetName()
 				decode("input", workflowType, a.GetInput(), false)
 			case e.GetWorkflowExecutionCompletedEventAttributes() != nil:
-				decode("result", workflowType, e.GetWorkflowExecutionCompletedEventAttributes().GetResult(), true)
+				decode(
+					"result",
+					workflowType,
+					e.GetWorkflowExecutionCompletedEventAttributes().GetResult(),
+					true,
+				)
 			case e.GetWorkflowExecutionContinuedAsNewEventAttributes() != nil:
 				a := e.GetWorkflowExecutionContinuedAsNewEventAttributes()
 				decode("continued input", a.GetWorkflowType().GetName(), a.GetInput(), false)
@@ -147,7 +158,13 @@ func checkPayload(t *testing.T, what string, p *commonpb.Payloads, like any) {
 	known := jsonFields(typ)
 	for k := range raw {
 		if !known[k] && !slices.Contains(droppedFields[typ.Name()], k) {
-			t.Errorf("%s holds %s, which %s no longer has: add it back, or to droppedFields if nothing ever read it", what, k, typ)
+			t.Errorf(
+				"%s holds %s, which %s no longer has: "+
+					"add it back, or to droppedFields if nothing ever read it",
+				what,
+				k,
+				typ,
+			)
 		}
 	}
 }

@@ -25,7 +25,12 @@ func retryPolicy(p bakeapi.Policy, attempts int32) *temporal.RetryPolicy {
 // because a slice legitimately waits for a free GPU. With waitCancel, a
 // cancelled split waits until its running slices have stopped (saving their
 // checkpoints), so that once it is closed nothing of it writes any more.
-func sliceOptions(ctx workflow.Context, p bakeapi.Policy, queue, summary string, waitCancel bool) workflow.Context {
+func sliceOptions(
+	ctx workflow.Context,
+	p bakeapi.Policy,
+	queue, summary string,
+	waitCancel bool,
+) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: p.SliceTimeout,
@@ -39,7 +44,13 @@ func sliceOptions(ctx workflow.Context, p bakeapi.Policy, queue, summary string,
 // controlOptions runs the CPU activities next to the workflows. With
 // waitCancel (drainChange), a cancelled workflow waits until the activity
 // has stopped, so that once it is closed nothing of it writes any more.
-func controlOptions(ctx workflow.Context, waitCancel bool, p bakeapi.Policy, timeout time.Duration, summary string) workflow.Context {
+func controlOptions(
+	ctx workflow.Context,
+	waitCancel bool,
+	p bakeapi.Policy,
+	timeout time.Duration,
+	summary string,
+) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           bakeapi.ControlQueue,
 		StartToCloseTimeout: timeout,

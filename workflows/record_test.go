@@ -43,17 +43,32 @@ func TestRecordHistories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Dial(client.Options{HostPort: o.TemporalAddr(), Namespace: devstack.Namespace, Logger: quietLogger()})
+	c, err := client.Dial(
+		client.Options{
+			HostPort:  o.TemporalAddr(),
+			Namespace: devstack.Namespace,
+			Logger:    quietLogger(),
+		},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: 1, TempDir: t.TempDir()}
+	a := &activities.Activities{
+		Store:   st,
+		Engine:  gpuengine.CPU{},
+		Threads: 1,
+		TempDir: t.TempDir(),
+	}
 	control := worker.New(c, bakeapi.ControlQueue, worker.Options{})
 	control.RegisterWorkflow(workflows.BakeWorkflow)
 	control.RegisterWorkflow(workflows.SplitWorkflow)
 	control.RegisterActivity(a)
-	gpu := worker.New(c, bakeapi.GPUQueue, worker.Options{DisableWorkflowWorker: true, MaxConcurrentActivityExecutionSize: 1})
+	gpu := worker.New(
+		c,
+		bakeapi.GPUQueue,
+		worker.Options{DisableWorkflowWorker: true, MaxConcurrentActivityExecutionSize: 1},
+	)
 	gpu.RegisterActivity(a)
 	for _, w := range []worker.Worker{control, gpu} {
 		if err := w.Start(); err != nil {
@@ -63,10 +78,21 @@ func TestRecordHistories(t *testing.T) {
 	}
 
 	in := twoSplitInput("replay")
-	in.Release = bakeapi.ReleaseSpec{Bucket: "whestbake", Prefix: "releases", Name: "replay", Tag: "v1"}
+	in.Release = bakeapi.ReleaseSpec{
+		Bucket: "whestbake",
+		Prefix: "releases",
+		Name:   "replay",
+		Tag:    "v1",
+	}
+	idKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute)
+	stageKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: bakeapi.BakeWorkflowID(in.BakeID), TaskQueue: bakeapi.ControlQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(in.BakeID), temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding)),
+		ID:        bakeapi.BakeWorkflowID(in.BakeID),
+		TaskQueue: bakeapi.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			idKey.ValueSet(in.BakeID),
+			stageKey.ValueSet(bakeapi.StageSeeding),
+		),
 	}, workflows.BakeWorkflow, in)
 	if err != nil {
 		t.Fatal(err)
@@ -79,15 +105,24 @@ func TestRecordHistories(t *testing.T) {
 	bk := history(ctx, t, c, bakeapi.BakeWorkflowID(in.BakeID))
 	writeHistory(t, filepath.Join(version, "bake.json"), bk)
 	for _, s := range in.Splits {
-		writeHistory(t, filepath.Join(version, "split-"+s.Name+".json"), history(ctx, t, c, bakeapi.SplitWorkflowID(in.BakeID, s.Name)))
+		writeHistory(
+			t,
+			filepath.Join(version, "split-"+s.Name+".json"),
+			history(ctx, t, c, bakeapi.SplitWorkflowID(in.BakeID, s.Name)),
+		)
 	}
 	// A bake that fails: the holdout split's uploaded seeds file is missing,
 	// so GenerateSeeds fails for good and BakeWorkflow takes its failure path.
 	bad := twoSplitInput("replay-failed")
-	bad.Splits[1].Seed, bad.Splits[1].SeedsKey = nil, "bakes/replay-failed/inputs/holdout-seeds.json"
+	bad.Splits[1].Seed = nil
+	bad.Splits[1].SeedsKey = "bakes/replay-failed/inputs/holdout-seeds.json"
 	frun, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: bakeapi.BakeWorkflowID(bad.BakeID), TaskQueue: bakeapi.ControlQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(bad.BakeID), temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding)),
+		ID:        bakeapi.BakeWorkflowID(bad.BakeID),
+		TaskQueue: bakeapi.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			idKey.ValueSet(bad.BakeID),
+			stageKey.ValueSet(bakeapi.StageSeeding),
+		),
 	}, workflows.BakeWorkflow, bad)
 	if err != nil {
 		t.Fatal(err)
@@ -95,12 +130,17 @@ func TestRecordHistories(t *testing.T) {
 	if err := frun.Get(ctx, nil); err == nil {
 		t.Fatal("the bake with a missing seeds file succeeded")
 	}
-	writeHistory(t, filepath.Join(version, "bake-failed.json"), history(ctx, t, c, bakeapi.BakeWorkflowID(bad.BakeID)))
+	writeHistory(
+		t,
+		filepath.Join(version, "bake-failed.json"),
+		history(ctx, t, c, bakeapi.BakeWorkflowID(bad.BakeID)),
+	)
 
 	// An older BakeWorkflow that began with another activity: replaying it
 	// against today's code must fail.
 	for _, e := range bk.Events {
-		if attr := e.GetActivityTaskScheduledEventAttributes(); attr != nil && attr.GetActivityType().GetName() == "GenerateSeeds" {
+		if attr := e.GetActivityTaskScheduledEventAttributes(); attr != nil &&
+			attr.GetActivityType().GetName() == "GenerateSeeds" {
 			attr.ActivityType.Name = "GenerateSeedsV0"
 			break
 		}

@@ -14,6 +14,12 @@ type Registry interface {
 // Register registers both workflows under their bakeapi names, the names
 // starters and parent workflows use.
 func Register(r Registry) {
-	r.RegisterWorkflowWithOptions(BakeWorkflow, workflow.RegisterOptions{Name: bakeapi.BakeWorkflowName})
-	r.RegisterWorkflowWithOptions(SplitWorkflow, workflow.RegisterOptions{Name: bakeapi.SplitWorkflowName})
+	r.RegisterWorkflowWithOptions(
+		BakeWorkflow,
+		workflow.RegisterOptions{Name: bakeapi.BakeWorkflowName},
+	)
+	r.RegisterWorkflowWithOptions(
+		SplitWorkflow,
+		workflow.RegisterOptions{Name: bakeapi.SplitWorkflowName},
+	)
 }

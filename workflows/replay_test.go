@@ -21,7 +21,11 @@ import (
 // when releasing a version (docs/ARCHITECTURE.md, "Safe upgrades"):
 //
 //	go test ./workflows/ -run TestRecordHistories -update
-var update = flag.Bool("update", false, "record testdata/histories/v<version> from a bake on a real Temporal dev server")
+var update = flag.Bool(
+	"update",
+	false,
+	"record testdata/histories/v<version> from a bake on a real Temporal dev server",
+)
 
 // historyDir holds one directory per released version, v<major>.<minor>.<patch>,
 // with the histories that version's workflows wrote. Every one of them must
@@ -65,8 +69,18 @@ func TestReplayRecordedHistories(t *testing.T) {
 	for version, files := range corpus(t) {
 		for _, f := range files {
 			t.Run(version+"/"+filepath.Base(f), func(t *testing.T) {
-				if err := replayer(t).ReplayWorkflowHistoryFromJSONFile(quietLogger(), f); err != nil {
-					t.Fatalf("%s (recorded by %s) no longer replays: guard the change with workflow.GetVersion (docs/ARCHITECTURE.md, \"Safe upgrades\"): %v", f, version, err)
+				if err := replayer(t).ReplayWorkflowHistoryFromJSONFile(
+					quietLogger(),
+					f,
+				); err != nil {
+					t.Fatalf(
+						"%s (recorded by %s) no longer replays: "+
+							"guard the change with workflow.GetVersion (docs/ARCHITECTURE.md, "+
+							"\"Safe upgrades\"): %v",
+						f,
+						version,
+						err,
+					)
 				}
 			})
 		}
@@ -75,11 +89,16 @@ func TestReplayRecordedHistories(t *testing.T) {
 
 // TestReplayDetectsIncompatibleHistory proves the replay test can fail.
 func TestReplayDetectsIncompatibleHistory(t *testing.T) {
-	err := replayer(t).ReplayWorkflowHistoryFromJSONFile(quietLogger(), filepath.Join(historyDir, incompatibleHistory))
+	incompatible := filepath.Join(historyDir, incompatibleHistory)
+	err := replayer(t).ReplayWorkflowHistoryFromJSONFile(quietLogger(), incompatible)
 	if err == nil {
-		t.Fatal("an incompatible history replayed cleanly: the replay test cannot catch non-determinism")
+		t.Fatal(
+			"an incompatible history replayed cleanly: " +
+				"the replay test cannot catch non-determinism",
+		)
 	}
-	if !strings.Contains(err.Error(), "nondeterministic") && !strings.Contains(err.Error(), "TMPRL1100") {
+	if !strings.Contains(err.Error(), "nondeterministic") &&
+		!strings.Contains(err.Error(), "TMPRL1100") {
 		t.Fatalf("replay failed for another reason than non-determinism: %v", err)
 	}
 }

@@ -142,17 +142,22 @@ func newSplitRun(ctx workflow.Context, in bakeapi.SplitInput) (*splitRun, error)
 		return nil, err
 	}
 	s.selector = workflow.NewSelector(ctx)
-	s.next, s.events = s.cursor.Next, runStartEvents
-	s.window, s.auto = in.MaxInFlight, in.MaxInFlight == 0
+	s.next = s.cursor.Next
+	s.events = runStartEvents
+	s.window = in.MaxInFlight
+	s.auto = in.MaxInFlight == 0
 	return s, s.watch(ctx)
 }
 
 // versions reads the history's GetVersion changes, in the order every run
 // has asked for them.
 func (s *splitRun) versions(ctx workflow.Context) {
-	s.budget, s.waitCancel = runEventBudget, true
-	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		s.budget, s.waitCancel = math.MaxInt, false
+	s.budget = runEventBudget
+	s.waitCancel = true
+	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) ==
+		workflow.DefaultVersion {
+		s.budget = math.MaxInt
+		s.waitCancel = false
 	}
 	s.drain = workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
 	s.stops = sliceStops{max: s.in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
@@ -181,7 +186,11 @@ func (s *splitRun) watch(ctx workflow.Context) error {
 		s.prog.SlicesDone--
 		s.prog.MLPsDone -= s.sliceRange(k).Len()
 	}
-	if err := workflow.SetQueryHandler(ctx, bakeapi.ProgressQuery, func() (bakeapi.SplitProgress, error) { return s.prog, nil }); err != nil {
+	if err := workflow.SetQueryHandler(
+		ctx,
+		bakeapi.ProgressQuery,
+		func() (bakeapi.SplitProgress, error) { return s.prog, nil },
+	); err != nil {
 		return err
 	}
 	s.gauges = newGauges(ctx, s.in.BakeID, s.in.Split.Name)
@@ -204,10 +213,17 @@ func (s *splitRun) left() bool { return s.next < s.nSlices || len(s.stops.queue)
 // instead of every slice of the first wave deriving the whole split. Later
 // runs (continued as new) and a split merged before have them, or need none.
 func (s *splitRun) name(ctx workflow.Context) error {
-	if !s.names || s.in.Spec.Protocol() != bakeapi.SeedProtocolV4 || s.in.Cursor != nil || s.in.Seeds.Merged {
+	if !s.names || s.in.Spec.Protocol() != bakeapi.SeedProtocolV4 || s.in.Cursor != nil ||
+		s.in.Seeds.Merged {
 		return nil
 	}
-	actx := sliceOptions(ctx, s.in.Policy, s.in.GPUQueue, "name split "+s.in.Split.Name, s.waitCancel)
+	actx := sliceOptions(
+		ctx,
+		s.in.Policy,
+		s.in.GPUQueue,
+		"name split "+s.in.Split.Name,
+		s.waitCancel,
+	)
 	_, err := nameSplit.run(actx, bakeapi.NameSplitInput{
 		BakeID:      s.in.BakeID,
 		Split:       s.in.Split.Name,
@@ -264,13 +280,20 @@ func (s *splitRun) fill(ctx workflow.Context) {
 // cannot (workflow task retries after a worker crash).
 func (s *splitRun) room(ctx workflow.Context) bool {
 	used := max(s.events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*s.running)
-	return used+sliceEvents <= s.budget || (s.running == 0 && s.started == 0) // every run makes progress
+	return used+sliceEvents <= s.budget ||
+		(s.running == 0 && s.started == 0) // every run makes progress
 }
 
 // start schedules slice k on the GPU queue.
 func (s *splitRun) start(ctx workflow.Context, k int) {
 	r := s.sliceRange(k)
-	actx := sliceOptions(ctx, s.in.Policy, s.in.GPUQueue, fmt.Sprintf("%s MLPs %d-%d", s.in.Split.Name, r.Start, r.End-1), s.waitCancel)
+	actx := sliceOptions(
+		ctx,
+		s.in.Policy,
+		s.in.GPUQueue,
+		fmt.Sprintf("%s MLPs %d-%d", s.in.Split.Name, r.Start, r.End-1),
+		s.waitCancel,
+	)
 	if s.stops.handBack {
 		actx = s.stops.options(actx, k)
 	}
@@ -300,7 +323,13 @@ func (s *splitRun) finished(ctx workflow.Context, k int, err error) {
 	s.running--
 	r := s.sliceRange(k)
 	if err != nil {
-		what := fmt.Sprintf("slice %d (MLPs %d-%d) of split %s", k, r.Start, r.End-1, s.in.Split.Name)
+		what := fmt.Sprintf(
+			"slice %d (MLPs %d-%d) of split %s",
+			k,
+			r.Start,
+			r.End-1,
+			s.in.Split.Name,
+		)
 		if ctx.Err() == nil {
 			if stop, ok := s.stops.stopped(k, err); ok {
 				if stop == nil {
@@ -308,7 +337,11 @@ func (s *splitRun) finished(ctx workflow.Context, k int, err error) {
 				}
 				// Not wrapping err: status shows the innermost failure, and the
 				// last stop's "handed back" is not how this ended.
-				err = temporal.NewNonRetryableApplicationError(what+": "+stop.Error(), bakeapi.ErrWorkerStopping, nil)
+				err = temporal.NewNonRetryableApplicationError(
+					what+": "+stop.Error(),
+					bakeapi.ErrWorkerStopping,
+					nil,
+				)
 			}
 		}
 		if s.err == nil {
@@ -346,10 +379,16 @@ func (s *splitRun) wakeToRecount(ctx workflow.Context) {
 // never narrows it (see SplitWorkflow), and a failed count keeps it.
 func (s *splitRun) recount(ctx workflow.Context) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		ScheduleToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+		ScheduleToCloseTimeout: time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
 	w, err := gpuWorkers.run(lctx, bakeapi.GPUWorkersInput{Queue: s.in.GPUQueue})
 	if err != nil {
-		workflow.GetLogger(ctx).Warn("counting the GPU workers failed; the split keeps its window", "window", max(s.window, 1), "error", err)
+		workflow.GetLogger(ctx).Warn(
+			"counting the GPU workers failed; the split keeps its window",
+			"window", max(s.window, 1),
+			"error", err,
+		)
 	}
 	s.events += countEvents
 	s.counted = workflow.Now(ctx)
@@ -375,9 +414,16 @@ func (s *splitRun) continueAsNew(ctx workflow.Context) error {
 
 // merge merges the committed slices into the complete split.
 func (s *splitRun) merge(ctx workflow.Context) (bakeapi.SplitOutput, error) {
-	s.prog.Stage, s.prog.SlicesRunning = bakeapi.StageMerging, 0
+	s.prog.Stage = bakeapi.StageMerging
+	s.prog.SlicesRunning = 0
 	s.report()
-	mctx := controlOptions(ctx, s.drain, s.in.Policy, s.in.Policy.MergeTimeout, "merge split "+s.in.Split.Name)
+	mctx := controlOptions(
+		ctx,
+		s.drain,
+		s.in.Policy,
+		s.in.Policy.MergeTimeout,
+		"merge split "+s.in.Split.Name,
+	)
 	m, err := mergeSplit.run(mctx, bakeapi.MergeSplitInput{
 		BakeID:            s.in.BakeID,
 		Split:             s.in.Split.Name,

@@ -36,7 +36,10 @@ func (s *sliceStops) options(ctx workflow.Context, k int) workflow.Context {
 	o := workflow.GetActivityOptions(ctx)
 	rp := *o.RetryPolicy
 	rp.MaximumAttempts = s.max - s.byIndex[k].Spent // ≥ 1: stopped refuses a slice with none left
-	rp.NonRetryableErrorTypes = append(append([]string(nil), rp.NonRetryableErrorTypes...), bakeapi.ErrWorkerStopping)
+	rp.NonRetryableErrorTypes = append(
+		append([]string(nil), rp.NonRetryableErrorTypes...),
+		bakeapi.ErrWorkerStopping,
+	)
 	o.RetryPolicy = &rp
 	return workflow.WithActivityOptions(ctx, o)
 }
@@ -66,8 +69,14 @@ func (s *sliceStops) stopped(k int, err error) (exhausted error, ok bool) {
 	}
 	s.byIndex[k] = st
 	if st.Spent >= s.max {
-		return fmt.Errorf("its workers stopped it %d times, and it has spent its %d attempts (policy.slice-max-attempts) on failures and on stops that saved no progress; "+
-			"its checkpoints and finished MLPs are kept: restart the bake once workers can run it", st.Stops, s.max), true
+		return fmt.Errorf(
+			"its workers stopped it %d times, and it has spent its %d attempts "+
+				"(policy.slice-max-attempts) on failures and on stops that saved no progress; "+
+				"its checkpoints and finished MLPs are kept: "+
+				"restart the bake once workers can run it",
+			st.Stops,
+			s.max,
+		), true
 	}
 	s.queue = append(s.queue, k)
 	return nil, true

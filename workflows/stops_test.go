@@ -22,9 +22,14 @@ import (
 // stopError is what BakeSlice returns when its worker shuts down: a
 // retryable WorkerStopping with the attempt and whether it saved progress.
 func stopError(ctx context.Context, saved bool) error {
-	return temporal.NewApplicationErrorWithOptions("worker is shutting down; the slice is handed back", bakeapi.ErrWorkerStopping,
+	return temporal.NewApplicationErrorWithOptions(
+		"worker is shutting down; the slice is handed back",
+		bakeapi.ErrWorkerStopping,
 		temporal.ApplicationErrorOptions{NextRetryDelay: time.Second,
-			Details: []any{bakeapi.SliceStop{Attempt: activity.GetInfo(ctx).Attempt, Saved: saved}}})
+			Details: []any{
+				bakeapi.SliceStop{Attempt: activity.GetInfo(ctx).Attempt, Saved: saved},
+			}},
+	)
 }
 
 // TestGracefulStopsSpendNoAttempts: a long slice on a preemptible fleet,
@@ -35,19 +40,27 @@ func TestGracefulStopsSpendNoAttempts(t *testing.T) {
 	env := newEnv()
 	var tries attempts
 	const stops = 10
-	in := oneSplitBake(env, "preempted", func(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
-		if in.Slice == 2 {
-			if a := activity.GetInfo(ctx).Attempt; a != 1 {
-				t.Errorf("slice 2 ran as attempt %d: a stop was retried by Temporal", a)
+	in := oneSplitBake(
+		env,
+		"preempted",
+		func(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
+			if in.Slice == 2 {
+				if a := activity.GetInfo(ctx).Attempt; a != 1 {
+					t.Errorf("slice 2 ran as attempt %d: a stop was retried by Temporal", a)
+				}
+				if tries.add(in.Slice) <= stops {
+					return bakeapi.BakeSliceOutput{}, stopError(ctx, true)
+				}
 			}
-			if tries.add(in.Slice) <= stops {
-				return bakeapi.BakeSliceOutput{}, stopError(ctx, true)
-			}
-		}
-		return fakeSlice(in), nil
-	})
+			return fakeSlice(in), nil
+		},
+	)
 	if stops <= 3*in.Policy.SliceMaxAttempts {
-		t.Fatalf("the test stops the slice %d times, not well above its %d attempts", stops, in.Policy.SliceMaxAttempts)
+		t.Fatalf(
+			"the test stops the slice %d times, not well above its %d attempts",
+			stops,
+			in.Policy.SliceMaxAttempts,
+		)
 	}
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
@@ -64,51 +77,76 @@ func TestGracefulStopsSpendNoAttempts(t *testing.T) {
 // so and does not claim the slice resumes elsewhere; a failed attempt
 // before a stop counts too.
 func TestStopsWithoutProgressAreBounded(t *testing.T) {
+	unsaved := func(ctx context.Context) error { return stopError(ctx, false) }
 	for _, c := range []struct {
 		name      string
 		failFirst bool // the first run fails otherwise, and its retry is stopped
 		stop      func(context.Context) error
 	}{
-		{"stops only", false, func(ctx context.Context) error { return stopError(ctx, false) }},
+		{"stops only", false, unsaved},
 		// Three attempts spent: a failure and a stop, then a stop.
-		{"failure then stops", true, func(ctx context.Context) error { return stopError(ctx, false) }},
+		{"failure then stops", true, unsaved},
 		// A GPU worker from before SliceStop: its stops are not lost (the
 		// split does not fail at the first), and each costs an attempt.
 		{"stops of an older worker", false, func(context.Context) error {
-			return temporal.NewApplicationErrorWithOptions("worker is shutting down; the slice resumes from its checkpoints on another worker",
-				bakeapi.ErrWorkerStopping, temporal.ApplicationErrorOptions{NextRetryDelay: time.Second})
+			return temporal.NewApplicationErrorWithOptions(
+				"worker is shutting down; "+
+					"the slice resumes from its checkpoints on another worker",
+				bakeapi.ErrWorkerStopping,
+				temporal.ApplicationErrorOptions{NextRetryDelay: time.Second},
+			)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			env := newEnv()
 			var tries attempts
-			in := oneSplitBake(env, "idle", func(ctx context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
-				if in.Slice != 2 {
-					return fakeSlice(in), nil
-				}
-				if tries.add(in.Slice) == 1 && c.failFirst {
-					return bakeapi.BakeSliceOutput{}, errors.New("connection reset by peer")
-				}
-				return bakeapi.BakeSliceOutput{}, c.stop(ctx)
-			})
+			in := oneSplitBake(
+				env,
+				"idle",
+				func(
+					ctx context.Context,
+					in bakeapi.BakeSliceInput,
+				) (bakeapi.BakeSliceOutput, error) {
+					if in.Slice != 2 {
+						return fakeSlice(in), nil
+					}
+					if tries.add(in.Slice) == 1 && c.failFirst {
+						return bakeapi.BakeSliceOutput{}, errors.New("connection reset by peer")
+					}
+					return bakeapi.BakeSliceOutput{}, c.stop(ctx)
+				},
+			)
 			env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 			err := env.GetWorkflowError()
 			if err == nil {
 				t.Fatal("bake succeeded with a slice that never progressed")
 			}
 			if got := tries.get(2); got != int(in.Policy.SliceMaxAttempts) {
-				t.Errorf("slice 2 ran %d times, want %d (policy.slice-max-attempts)", got, in.Policy.SliceMaxAttempts)
+				t.Errorf(
+					"slice 2 ran %d times, want %d (policy.slice-max-attempts)",
+					got,
+					in.Policy.SliceMaxAttempts,
+				)
 			}
-			if types := appErrorTypes(err); len(types) == 0 || types[len(types)-1] != bakeapi.ErrWorkerStopping {
+			if types := appErrorTypes(err); len(types) == 0 ||
+				types[len(types)-1] != bakeapi.ErrWorkerStopping {
 				t.Errorf("error types %v, want %s at the root", types, bakeapi.ErrWorkerStopping)
 			}
-			for _, part := range []string{"slice 2", "split public", "policy.slice-max-attempts", "saved no progress"} {
+			for _, part := range []string{
+				"slice 2",
+				"split public",
+				"policy.slice-max-attempts",
+				"saved no progress",
+			} {
 				if !strings.Contains(err.Error(), part) {
 					t.Errorf("error %q does not mention %q", err, part)
 				}
 			}
 			if strings.Contains(err.Error(), "handed back") {
-				t.Errorf("error %q repeats the last stop's message, which is not how the slice ended", err)
+				t.Errorf(
+					"error %q repeats the last stop's message, which is not how the slice ended",
+					err,
+				)
 			}
 		})
 	}
@@ -136,8 +174,13 @@ func TestStoppedSlicesCrossRuns(t *testing.T) {
 	for _, st := range c.Stopped {
 		got[st.Slice] = st
 	}
-	if c.Next != 4 || len(c.Stopped) != 2 || got[2] != (bakeapi.StoppedSlice{Slice: 2, Stops: 1}) || got[3] != (bakeapi.StoppedSlice{Slice: 3, Spent: 1, Stops: 1}) {
-		t.Fatalf("cursor %+v, want next 4 with slices 2 (no attempt spent) and 3 (one spent: it saved nothing) handed back", c)
+	if c.Next != 4 || len(c.Stopped) != 2 || got[2] != (bakeapi.StoppedSlice{Slice: 2, Stops: 1}) ||
+		got[3] != (bakeapi.StoppedSlice{Slice: 3, Spent: 1, Stops: 1}) {
+		t.Fatalf(
+			"cursor %+v, want next 4 with slices 2 (no attempt spent) and 3 (one spent: "+
+				"it saved nothing) handed back",
+			c,
+		)
 	}
 
 	env = newEnv()
@@ -174,7 +217,12 @@ func TestStoppedSlicesCrossRuns(t *testing.T) {
 	}
 	slices.Sort(first)
 	if !slices.Equal(first, []int{2, 3}) || len(w.ranges) != 4 {
-		t.Errorf("second run started %v first and %d slices in all, want the handed-back slices 2 and 3 first, then 4 and 5", first, len(w.ranges))
+		t.Errorf(
+			"second run started %v first and %d slices in all, "+
+				"want the handed-back slices 2 and 3 first, then 4 and 5",
+			first,
+			len(w.ranges),
+		)
 	}
 	if c := next.Cursor; c == nil || len(c.Stopped) != 0 {
 		t.Errorf("second run's cursor %+v, want nothing handed back", c)

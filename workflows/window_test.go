@@ -32,30 +32,52 @@ type windowCounter struct {
 
 func (w *windowCounter) listen(env *testsuite.TestWorkflowEnvironment) {
 	w.ranges = map[int][2]int{}
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
-		if info.ActivityType.Name != "BakeSlice" {
-			return
-		}
-		var in bakeapi.BakeSliceInput
-		_ = args.Get(&in)
-		w.running++
-		w.started++
-		w.peak = max(w.peak, w.running)
-		w.ranges[in.Slice] = [2]int{in.Start, in.End}
-	})
-	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, _ error) {
-		if info.ActivityType.Name == "BakeSlice" {
-			w.running--
-		}
-	})
+	env.SetOnActivityStartedListener(
+		func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+			if info.ActivityType.Name != "BakeSlice" {
+				return
+			}
+			var in bakeapi.BakeSliceInput
+			_ = args.Get(&in)
+			w.running++
+			w.started++
+			w.peak = max(w.peak, w.running)
+			w.ranges[in.Slice] = [2]int{in.Start, in.End}
+		},
+	)
+	env.SetOnActivityCompletedListener(
+		func(info *activity.Info, _ converter.EncodedValue, _ error) {
+			if info.ActivityType.Name == "BakeSlice" {
+				w.running--
+			}
+		},
+	)
 }
 
 func splitInput(bakeID string, n, sliceSize, window int) bakeapi.SplitInput {
 	b := twoSplitInput(bakeID)
-	spec := bakeapi.SplitSpec{Name: "public", Config: "default", NMLPs: n, Seed: u64(1)}
-	return bakeapi.SplitInput{BakeParams: bakeapi.BakeParams{BakeID: bakeID, Spec: b.Spec, SliceSize: sliceSize, MaxInFlight: window,
-		GPUQueue: bakeapi.GPUQueue, Policy: b.Policy}, Split: spec,
-		Seeds: bakeapi.GenerateSeedsOutput{SeedsKey: keys.Bake(bakeID).Seeds("public"), SHA256: "s", NMLPs: n}}
+	spec := bakeapi.SplitSpec{
+		Name:   "public",
+		Config: "default",
+		NMLPs:  n,
+		Seed:   u64(1),
+	}
+	return bakeapi.SplitInput{
+		BakeParams: bakeapi.BakeParams{
+			BakeID:      bakeID,
+			Spec:        b.Spec,
+			SliceSize:   sliceSize,
+			MaxInFlight: window,
+			GPUQueue:    bakeapi.GPUQueue,
+			Policy:      b.Policy,
+		},
+		Split: spec,
+		Seeds: bakeapi.GenerateSeedsOutput{
+			SeedsKey: keys.Bake(bakeID).Seeds("public"),
+			SHA256:   "s",
+			NMLPs:    n,
+		},
+	}
 }
 
 func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
@@ -77,7 +99,10 @@ func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
 		env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
 			func(_ context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 				merged = in
-				return bakeapi.MergeSplitOutput{Prefix: keys.Bake(in.BakeID).Merged(in.Split), NMLPs: c.n}, nil
+				return bakeapi.MergeSplitOutput{
+					Prefix: keys.Bake(in.BakeID).Merged(in.Split),
+					NMLPs:  c.n,
+				}, nil
 			})
 		in := splitInput("win", c.n, c.sliceSize, c.window)
 		env.ExecuteWorkflow(workflows.SplitWorkflow, in)
@@ -86,21 +111,49 @@ func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
 		}
 		want := wantSlices(c.n, c.sliceSize)
 		if w.peak != min(c.window, len(want)) {
-			t.Errorf("n=%d size=%d window=%d: peak in flight %d, want %d", c.n, c.sliceSize, c.window, w.peak, min(c.window, len(want)))
+			t.Errorf(
+				"n=%d size=%d window=%d: peak in flight %d, want %d",
+				c.n,
+				c.sliceSize,
+				c.window,
+				w.peak,
+				min(c.window, len(want)),
+			)
 		}
 		if w.started != len(want) {
-			t.Errorf("n=%d: %d BakeSlice runs, want %d (one per slice, no retries)", c.n, w.started, len(want))
+			t.Errorf(
+				"n=%d: %d BakeSlice runs, want %d (one per slice, no retries)",
+				c.n,
+				w.started,
+				len(want),
+			)
 		}
 		for k, r := range want {
 			if w.ranges[k] != r {
-				t.Errorf("n=%d size=%d: slice %d covers %v, whestbench's --slice %d/%d is %v", c.n, c.sliceSize, k, w.ranges[k], k, len(want), r)
+				t.Errorf(
+					"n=%d size=%d: slice %d covers %v, whestbench's --slice %d/%d is %v",
+					c.n,
+					c.sliceSize,
+					k,
+					w.ranges[k],
+					k,
+					len(want),
+					r,
+				)
 			}
 		}
 		if merged.NSlices != len(want) || merged.Slices != nil {
-			t.Fatalf("n=%d: MergeSplit got %d slices (and a list of %d), want a count of %d", c.n, merged.NSlices, len(merged.Slices), len(want))
+			t.Fatalf(
+				"n=%d: MergeSplit got %d slices (and a list of %d), want a count of %d",
+				c.n,
+				merged.NSlices,
+				len(merged.Slices),
+				len(want),
+			)
 		}
 		var out bakeapi.SplitOutput
-		if err := env.GetWorkflowResult(&out); err != nil || out.NMLPs != c.n || out.Slices != len(want) {
+		if err := env.GetWorkflowResult(&out); err != nil || out.NMLPs != c.n ||
+			out.Slices != len(want) {
 			t.Errorf("result %+v (%v), want %d MLPs in %d slices", out, err, c.n, len(want))
 		}
 	}
@@ -116,7 +169,8 @@ func TestSplitProgressQuery(t *testing.T) {
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
-	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(bakeapi.MergeSplitOutput{NMLPs: 6}, nil)
+	merged := bakeapi.MergeSplitOutput{NMLPs: 6}
+	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(merged, nil)
 	query := func() bakeapi.SplitProgress {
 		t.Helper()
 		v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
@@ -137,17 +191,37 @@ func TestSplitProgressQuery(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	want := bakeapi.SplitProgress{Split: "public", Stage: bakeapi.StageBaking, MLPsDone: 2, MLPsTotal: 6,
-		SlicesDone: 2, SlicesTotal: 6, SlicesRunning: 2, MaxInFlight: 2, StartedAt: start, ETA: start.Add(30 * time.Minute)}
-	if !mid.StartedAt.Equal(want.StartedAt) || !mid.ETA.Equal(want.ETA) {
-		t.Errorf("mid-run times: started %v eta %v, want %v and %v", mid.StartedAt, mid.ETA, want.StartedAt, want.ETA)
+	want := bakeapi.SplitProgress{
+		Split:         "public",
+		Stage:         bakeapi.StageBaking,
+		MLPsDone:      2,
+		MLPsTotal:     6,
+		SlicesDone:    2,
+		SlicesTotal:   6,
+		SlicesRunning: 2,
+		MaxInFlight:   2,
+		StartedAt:     start,
+		ETA:           start.Add(30 * time.Minute),
 	}
-	mid.StartedAt, mid.ETA, want.StartedAt, want.ETA = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if !mid.StartedAt.Equal(want.StartedAt) || !mid.ETA.Equal(want.ETA) {
+		t.Errorf(
+			"mid-run times: started %v eta %v, want %v and %v",
+			mid.StartedAt,
+			mid.ETA,
+			want.StartedAt,
+			want.ETA,
+		)
+	}
+	mid.StartedAt = time.Time{}
+	mid.ETA = time.Time{}
+	want.StartedAt = time.Time{}
+	want.ETA = time.Time{}
 	if mid != want {
 		t.Errorf("mid-run progress\n got %+v\nwant %+v", mid, want)
 	}
 	end := query()
-	if end.Stage != bakeapi.StageDone || end.MLPsDone != 6 || end.SlicesDone != 6 || end.SlicesRunning != 0 {
+	if end.Stage != bakeapi.StageDone || end.MLPsDone != 6 || end.SlicesDone != 6 ||
+		end.SlicesRunning != 0 {
 		t.Errorf("final progress %+v, want stage done with 6/6 MLPs and slices", end)
 	}
 }
@@ -157,10 +231,7 @@ func TestSplitProgressQuery(t *testing.T) {
 func TestBakeProgressQuery(t *testing.T) {
 	env := newEnv()
 	in := twoSplitInput("bq")
-	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in bakeapi.GenerateSeedsInput) (bakeapi.GenerateSeedsOutput, error) {
-			return fakeSeeds(in)
-		})
+	env.OnActivity(acts.GenerateSeeds, mock.Anything, mock.Anything).Return(seedsMock)
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
@@ -185,7 +256,10 @@ func TestBakeProgressQuery(t *testing.T) {
 			err = v.Get(&parentJSON)
 		}
 		if err == nil {
-			v, err = env.QueryWorkflowByID(bakeapi.SplitWorkflowID("bq", "public"), bakeapi.ProgressQuery)
+			v, err = env.QueryWorkflowByID(
+				bakeapi.SplitWorkflowID("bq", "public"),
+				bakeapi.ProgressQuery,
+			)
 		}
 		if err == nil {
 			err = v.Get(&childJSON)
@@ -202,7 +276,10 @@ func TestBakeProgressQuery(t *testing.T) {
 		if err != nil {
 			t.Errorf("parent progress: %v", err)
 		}
-		v, err = env.QueryWorkflowByID(bakeapi.SplitWorkflowID("bq", "public"), bakeapi.ProgressQuery)
+		v, err = env.QueryWorkflowByID(
+			bakeapi.SplitWorkflowID("bq", "public"),
+			bakeapi.ProgressQuery,
+		)
 		if err == nil {
 			err = v.Get(&child)
 		}
@@ -219,17 +296,26 @@ func TestBakeProgressQuery(t *testing.T) {
 	}
 	for _, s := range parent.Splits {
 		if s.Stage != bakeapi.StageBaking {
-			t.Errorf("parent mid-run says split %s is %q, want %q", s.Split, s.Stage, bakeapi.StageBaking)
+			t.Errorf(
+				"parent mid-run says split %s is %q, want %q",
+				s.Split,
+				s.Stage,
+				bakeapi.StageBaking,
+			)
 		}
 	}
 	// An unknown time is absent, never year 1; a baking split is not seeding.
 	for name, raw := range map[string]json.RawMessage{"parent": parentJSON, "public": childJSON} {
-		if s := string(raw); s == "" || strings.Contains(s, "0001-01-01") || strings.Contains(s, `"ETA"`) || strings.Contains(s, `"seeding"`) {
+		if s := string(raw); s == "" || strings.Contains(s, "0001-01-01") ||
+			strings.Contains(s, `"ETA"`) ||
+			strings.Contains(s, `"seeding"`) {
 			t.Errorf("%s's progress at 5 min: %s; want no ETA, no zero time, no seeding", name, s)
 		}
 	}
 	// public: 5 MLPs in slices [0,1) [1,3) [3,5); at 15 min the first two are done.
-	if child.Split != "public" || child.SlicesDone != 2 || child.MLPsDone != 3 || child.SlicesTotal != 3 || child.MLPsTotal != 5 {
+	if child.Split != "public" || child.SlicesDone != 2 || child.MLPsDone != 3 ||
+		child.SlicesTotal != 3 ||
+		child.MLPsTotal != 5 {
 		t.Errorf("public mid-run: %+v, want 2/3 slices and 3/5 MLPs", child)
 	}
 	v, err := env.QueryWorkflow(bakeapi.ProgressQuery)
@@ -244,12 +330,27 @@ func TestBakeProgressQuery(t *testing.T) {
 		t.Errorf("final stage %q, want %q", end.Stage, bakeapi.StageDone)
 	}
 	for i, s := range end.Splits {
-		if s.Split != in.Splits[i].Name || s.MLPsDone != in.Splits[i].NMLPs || s.MLPsTotal != in.Splits[i].NMLPs {
-			t.Errorf("final split %d: %+v, want %s with %d/%d MLPs", i, s, in.Splits[i].Name, in.Splits[i].NMLPs, in.Splits[i].NMLPs)
+		if s.Split != in.Splits[i].Name || s.MLPsDone != in.Splits[i].NMLPs ||
+			s.MLPsTotal != in.Splits[i].NMLPs {
+			t.Errorf(
+				"final split %d: %+v, want %s with %d/%d MLPs",
+				i,
+				s,
+				in.Splits[i].Name,
+				in.Splits[i].NMLPs,
+				in.Splits[i].NMLPs,
+			)
 		}
 	}
 	var out bakeapi.BakeOutput
-	if err := env.GetWorkflowResult(&out); err != nil || out.DatasetPrefix != keys.Bake("bq").Dataset() || out.ReleaseURI != "" {
-		t.Errorf("result %+v (%v): want dataset %s and no release (no release bucket)", out, err, keys.Bake("bq").Dataset())
+	if err := env.GetWorkflowResult(&out); err != nil ||
+		out.DatasetPrefix != keys.Bake("bq").Dataset() ||
+		out.ReleaseURI != "" {
+		t.Errorf(
+			"result %+v (%v): want dataset %s and no release (no release bucket)",
+			out,
+			err,
+			keys.Bake("bq").Dataset(),
+		)
 	}
 }

@@ -35,8 +35,13 @@ func (p Plan) Validate() error {
 		return err
 	}
 	if len(p.Seeds.Seeds) != p.NMLPs {
-		return bakeapi.FieldErrors{{Field: bakeapi.FieldMLPSeeds,
-			Problem: fmt.Sprintf("holds %d seeds but n-mlps is %d: generate a list of n-mlps seeds with `whestbake dataset generate-seeds`", len(p.Seeds.Seeds), p.NMLPs)}}
+		problem := fmt.Sprintf(
+			"holds %d seeds but n-mlps is %d: "+
+				"generate a list of n-mlps seeds with `whestbake dataset generate-seeds`",
+			len(p.Seeds.Seeds),
+			p.NMLPs,
+		)
+		return bakeapi.FieldErrors{{Field: bakeapi.FieldMLPSeeds, Problem: problem}}
 	}
 	// Spec.Validate has checked the declaration; the salt must be the one
 	// it declares, so the metadata cannot name another salt than the rows'.
@@ -44,9 +49,16 @@ func (p Plan) Validate() error {
 	case v4 && p.Salt.IsZero():
 		return fmt.Errorf("bake plan: seed protocol 4.0 without its salt")
 	case !v4 && !p.Salt.IsZero():
-		return fmt.Errorf("bake plan: seed protocol %s has no salt, but one was given", p.Spec.Protocol())
+		return fmt.Errorf(
+			"bake plan: seed protocol %s has no salt, but one was given",
+			p.Spec.Protocol(),
+		)
 	case v4 && p.Salt.Digest() != p.Spec.Salt.SHA256:
-		return fmt.Errorf("bake plan: the salt's SHA-256 %s is not the declared %s", p.Salt.Digest(), p.Spec.Salt.SHA256)
+		return fmt.Errorf(
+			"bake plan: the salt's SHA-256 %s is not the declared %s",
+			p.Salt.Digest(),
+			p.Spec.Salt.SHA256,
+		)
 	}
 	return p.Range.Validate(p.NMLPs)
 }
@@ -186,7 +198,12 @@ func batchSize(spec bakeapi.Spec, threads, n int) int {
 // run side by side in batches, where per-step overheads would dominate. A
 // row's weights array is reused for later rows once emit returns, so emit
 // copies what it keeps.
-func (b Baker) Stream(ctx context.Context, ids []MLP, r bakeapi.Range, emit func(dataset.Row) error) error {
+func (b Baker) Stream(
+	ctx context.Context,
+	ids []MLP,
+	r bakeapi.Range,
+	emit func(dataset.Row) error,
+) error {
 	threads := max(1, b.Threads)
 	par := batchSize(b.Spec, threads, r.Len())
 	inner := b
@@ -221,7 +238,8 @@ func (b Baker) Stream(ctx context.Context, ids []MLP, r bakeapi.Range, emit func
 			if err := emit(batch[k]); err != nil {
 				return err
 			}
-			weights[k], batch[k] = batch[k].Weights, dataset.Row{}
+			weights[k] = batch[k].Weights // the next batch writes over them
+			batch[k] = dataset.Row{}
 		}
 	}
 	return ctx.Err()

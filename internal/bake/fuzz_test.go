@@ -51,7 +51,16 @@ func FuzzParseSlice(f *testing.F) {
 		if k > 0 {
 			prev, err := bake.ParseSlice(fmt.Sprintf("%d/%d", k-1, parts), n)
 			if err != nil || prev.End != r.Start {
-				t.Fatalf("%q of %d = [%d, %d) does not follow slice %d: %v %v", spec, n, r.Start, r.End, k-1, prev, err)
+				t.Fatalf(
+					"%q of %d = [%d, %d) does not follow slice %d: %v %v",
+					spec,
+					n,
+					r.Start,
+					r.End,
+					k-1,
+					prev,
+					err,
+				)
 			}
 		}
 	})
@@ -90,7 +99,8 @@ func FuzzParseMLPRange(f *testing.F) {
 // the hash generate-seeds records for it.
 func FuzzParseSeeds(f *testing.F) {
 	for _, s := range []string{
-		"[]", "[0]", "[-1]", "[1.5]", "[null]", "{}", string(bake.EncodeSeeds([]int64{5, 6, 1 << 62})),
+		"[]", "[0]", "[-1]", "[1.5]", "[null]", "{}",
+		string(bake.EncodeSeeds([]int64{5, 6, 1 << 62})),
 	} {
 		f.Add([]byte(s))
 	}
@@ -119,7 +129,8 @@ func FuzzParseSeeds(f *testing.F) {
 		}
 		enc := bake.EncodeSeeds(sf.Seeds)
 		again, err := bake.ParseSeeds("canonical.json", enc, n)
-		if err != nil || !slices.Equal(again.Seeds, sf.Seeds) || again.SHA256 != bake.FromSeeds(sf.Seeds).SHA256 {
+		if err != nil || !slices.Equal(again.Seeds, sf.Seeds) ||
+			again.SHA256 != bake.FromSeeds(sf.Seeds).SHA256 {
 			t.Fatalf("%q: canonical form %q parses to %+v, %v", data, enc, again, err)
 		}
 	})

@@ -55,10 +55,17 @@ func BlocksOf(sf SeedFile, ids []MLP, salt seeds.Salt) []IdentityBlock {
 	out := make([]IdentityBlock, 0, IdentityBlockCount(len(ids)))
 	for start := 0; start < len(ids); start += IdentityBlockSize {
 		end := min(start+IdentityBlockSize, len(ids))
-		blk := IdentityBlock{Format: identityFormat, SeedsSHA256: sf.SHA256, SaltSHA256: saltSum, Start: start,
-			Seeds: make([]int64, 0, end-start), Names: make([]string, 0, end-start)}
+		blk := IdentityBlock{
+			Format:      identityFormat,
+			SeedsSHA256: sf.SHA256,
+			SaltSHA256:  saltSum,
+			Start:       start,
+			Seeds:       make([]int64, 0, end-start),
+			Names:       make([]string, 0, end-start),
+		}
 		for _, m := range ids[start:end] {
-			blk.Seeds, blk.Names = append(blk.Seeds, m.Seed), append(blk.Names, m.Name)
+			blk.Seeds = append(blk.Seeds, m.Seed)
+			blk.Names = append(blk.Names, m.Name)
 		}
 		out = append(out, blk)
 	}
@@ -100,20 +107,38 @@ func ParseIdentityBlock(data []byte, want ExpectedBlock) (IdentityBlock, error) 
 
 // Check says whether blk is the block want names.
 func (blk IdentityBlock) Check(want ExpectedBlock) error {
-	name, n := want.Key, want.NMLPs
+	name := want.Key
+	n := want.NMLPs
 	start, end := want.Index*IdentityBlockSize, min((want.Index+1)*IdentityBlockSize, n)
 	switch {
 	case blk.Format != identityFormat:
-		return fmt.Errorf("identity block %s has format %q, want %q", name, blk.Format, identityFormat)
+		return fmt.Errorf(
+			"identity block %s has format %q, want %q",
+			name,
+			blk.Format,
+			identityFormat,
+		)
 	case blk.SeedsSHA256 != want.SeedsSHA256:
 		return fmt.Errorf("identity block %s belongs to seeds file sha256 %s, this split's is %s",
 			name, blk.SeedsSHA256, want.SeedsSHA256)
 	case blk.SaltSHA256 != want.SaltSHA256:
-		return fmt.Errorf("identity block %s names its MLPs under salt sha256 %q, this bake's is %q",
-			name, blk.SaltSHA256, want.SaltSHA256)
+		return fmt.Errorf(
+			"identity block %s names its MLPs under salt sha256 %q, this bake's is %q",
+			name,
+			blk.SaltSHA256,
+			want.SaltSHA256,
+		)
 	case blk.Start != start || len(blk.Seeds) != end-start || len(blk.Names) != end-start:
-		return fmt.Errorf("identity block %s holds MLPs [%d, %d) with %d names, want [%d, %d) of %d MLPs",
-			name, blk.Start, blk.Start+len(blk.Seeds), len(blk.Names), start, end, n)
+		return fmt.Errorf(
+			"identity block %s holds MLPs [%d, %d) with %d names, want [%d, %d) of %d MLPs",
+			name,
+			blk.Start,
+			blk.Start+len(blk.Seeds),
+			len(blk.Names),
+			start,
+			end,
+			n,
+		)
 	}
 	return nil
 }
@@ -130,7 +155,12 @@ func RangeIdentities(blocks []IdentityBlock, r bakeapi.Range, salt seeds.Salt) (
 	out := make([]MLP, 0, r.Len())
 	for _, blk := range blocks {
 		if blk.SaltSHA256 != saltSum {
-			return nil, fmt.Errorf("identity block of MLP %d names its MLPs under salt sha256 %q, not %q", blk.Start, blk.SaltSHA256, saltSum)
+			return nil, fmt.Errorf(
+				"identity block of MLP %d names its MLPs under salt sha256 %q, not %q",
+				blk.Start,
+				blk.SaltSHA256,
+				saltSum,
+			)
 		}
 		for j, s := range blk.Seeds {
 			i := blk.Start + j
@@ -140,7 +170,12 @@ func RangeIdentities(blocks []IdentityBlock, r bakeapi.Range, salt seeds.Salt) (
 			if i != r.Start+len(out) {
 				return nil, fmt.Errorf("identity blocks skip MLP %d", r.Start+len(out))
 			}
-			out = append(out, MLP{Index: i, Seed: s, Name: blk.Names[j], Streams: Streams(s, salt)})
+			out = append(out, MLP{
+				Index:   i,
+				Seed:    s,
+				Name:    blk.Names[j],
+				Streams: Streams(s, salt),
+			})
 		}
 	}
 	if len(out) != r.Len() {

@@ -44,7 +44,12 @@ func testRangeIdentities(t *testing.T, salt seeds.Salt) {
 			}
 		}
 		if same > n/100 {
-			t.Fatalf("%d of %d 4.0 names equal the 3.0 ones: the test would not see 3.0 names in a 4.0 slice", same, n)
+			t.Fatalf(
+				"%d of %d 4.0 names equal the 3.0 ones: "+
+					"the test would not see 3.0 names in a 4.0 slice",
+				same,
+				n,
+			)
 		}
 	}
 	if len(blocks) != IdentityBlockCount(n) || len(blocks) != 3 {
@@ -59,12 +64,24 @@ func testRangeIdentities(t *testing.T, salt seeds.Salt) {
 	if suffixed == 0 {
 		t.Fatal("no collision suffix beyond the first block: the test would not see a wrong name")
 	}
-	for _, rr := range [][2]int{{0, 1}, {IdentityBlockSize - 1, IdentityBlockSize + 1}, {n - 1, n}, {5, 2*IdentityBlockSize + 7}, {0, n}} {
+	for _, rr := range [][2]int{
+		{0, 1},
+		{IdentityBlockSize - 1, IdentityBlockSize + 1},
+		{n - 1, n},
+		{5, 2*IdentityBlockSize + 7},
+		{0, n},
+	} {
 		r := bakeapi.Range{Start: rr[0], End: rr[1]}
 		var got []IdentityBlock
 		for _, k := range IdentityBlocksOf(r) {
 			data := mustJSON(t, blocks[k])
-			want := ExpectedBlock{Key: "b", Index: k, NMLPs: n, SeedsSHA256: sf.SHA256, SaltSHA256: saltSum}
+			want := ExpectedBlock{
+				Key:         "b",
+				Index:       k,
+				NMLPs:       n,
+				SeedsSHA256: sf.SHA256,
+				SaltSHA256:  saltSum,
+			}
 			b, err := ParseIdentityBlock(data, want)
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +93,8 @@ func testRangeIdentities(t *testing.T, salt seeds.Salt) {
 			t.Fatalf("%v: %v", r, err)
 		}
 		for i, m := range ids {
-			if w := want[r.Start+i]; m.Index != w.Index || m.Seed != w.Seed || m.Name != w.Name || !reflect.DeepEqual(m.Streams, w.Streams) {
+			if w := want[r.Start+i]; m.Index != w.Index || m.Seed != w.Seed || m.Name != w.Name ||
+				!reflect.DeepEqual(m.Streams, w.Streams) {
 				t.Fatalf("%v: MLP %d is %+v, want %+v", r, r.Start+i, m, w)
 			}
 		}
@@ -87,16 +105,22 @@ func TestParseIdentityBlockRefusesAnotherBlock(t *testing.T) {
 	sf := FromSeeds([]int64{1, 2, 3})
 	data := mustJSON(t, IdentityBlocks(sf, seeds.Salt{})[0])
 	for _, c := range []struct {
-		name      string
-		k, n      int
-		sum, want string
+		name         string
+		block, nMLPs int
+		sum, want    string
 	}{
 		{"other seeds file", 0, 3, "beef", "belongs to seeds file"},
 		{"other count", 0, 4, sf.SHA256, "want [0, 4)"},
 		{"other block", 1, 2000, sf.SHA256, "want [1024, 2000)"},
 	} {
-		want := ExpectedBlock{Key: "b", Index: c.k, NMLPs: c.n, SeedsSHA256: c.sum}
-		if _, err := ParseIdentityBlock(data, want); err == nil || !strings.Contains(err.Error(), c.want) {
+		want := ExpectedBlock{
+			Key:         "b",
+			Index:       c.block,
+			NMLPs:       c.nMLPs,
+			SeedsSHA256: c.sum,
+		}
+		if _, err := ParseIdentityBlock(data, want); err == nil ||
+			!strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
 	}
@@ -108,14 +132,17 @@ func TestParseIdentityBlockRefusesAnotherBlock(t *testing.T) {
 	block0 := ExpectedBlock{Key: "b", NMLPs: 3, SeedsSHA256: sf.SHA256}
 	as4 := block0
 	as4.SaltSHA256 = salt.Digest()
-	if _, err := ParseIdentityBlock(data, as4); err == nil || !strings.Contains(err.Error(), "under salt sha256") {
+	if _, err := ParseIdentityBlock(data, as4); err == nil ||
+		!strings.Contains(err.Error(), "under salt sha256") {
 		t.Errorf("a 3.0 block read as a 4.0 one: %v", err)
 	}
 	salted := IdentityBlocks(sf, salt)
-	if _, err := ParseIdentityBlock(mustJSON(t, salted[0]), block0); err == nil || !strings.Contains(err.Error(), "under salt sha256") {
+	if _, err := ParseIdentityBlock(mustJSON(t, salted[0]), block0); err == nil ||
+		!strings.Contains(err.Error(), "under salt sha256") {
 		t.Errorf("a 4.0 block read as a 3.0 one: %v", err)
 	}
-	if _, err := RangeIdentities(salted, bakeapi.Range{Start: 0, End: 3}, seeds.Salt{}); err == nil {
+	first3 := bakeapi.Range{Start: 0, End: 3}
+	if _, err := RangeIdentities(salted, first3, seeds.Salt{}); err == nil {
 		t.Error("4.0 names derived with 3.0 streams")
 	}
 }

@@ -95,7 +95,8 @@ func PlanLocal(in LocalInput) (Plan, error) {
 	if err != nil {
 		return Plan{}, bakeapi.Rename(err, in.name)
 	}
-	plan.Range, plan.Seeds = rng, sf
+	plan.Range = rng
+	plan.Seeds = sf
 	if err := plan.Validate(); err != nil {
 		return Plan{}, bakeapi.Rename(err, in.name)
 	}
@@ -144,11 +145,15 @@ func (in LocalInput) resolveSalt(plan *Plan) error {
 			}
 			salt = s
 		case in.Sliced:
-			return fmt.Errorf("a sliced seed protocol 4.0 bake (%s or %s) needs %s: every slice "+
-				"must derive seeds and names from the same salt; make one (`openssl rand -hex %d`) "+
-				"and pass it to every slice",
-				in.name(FieldSlice), in.name(FieldMLPRange), in.name(bakeapi.FieldSeedSalt),
-				seeds.SaltBytes)
+			return fmt.Errorf(
+				"a sliced seed protocol 4.0 bake (%s or %s) needs %s: "+
+					"every slice must derive seeds and names from the same salt; "+
+					"make one (`openssl rand -hex %d`) and pass it to every slice",
+				in.name(FieldSlice),
+				in.name(FieldMLPRange),
+				in.name(bakeapi.FieldSeedSalt),
+				seeds.SaltBytes,
+			)
 		default:
 			salt = seeds.GenerateSalt()
 		}
@@ -211,7 +216,11 @@ func (in LocalInput) seeds() (SeedFile, error) {
 	if in.SeedsFile != "" {
 		data, err := ReadSeedsFile(in.SeedsFile, n)
 		if err != nil {
-			return SeedFile{}, fmt.Errorf("cannot read %s file: %v", in.name(bakeapi.FieldMLPSeeds), err)
+			return SeedFile{}, fmt.Errorf(
+				"cannot read %s file: %v",
+				in.name(bakeapi.FieldMLPSeeds),
+				err,
+			)
 		}
 		return ParseSeeds(in.SeedsFile, data, n)
 	}

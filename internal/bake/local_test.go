@@ -59,7 +59,9 @@ func TestPlanLocalResolvesTheSalt(t *testing.T) {
 	withheld := localInput(t)
 	withheld.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 	withheld.Spec.Salt = bakeapi.Salt{Withhold: true, ID: "holders"}
-	withheld.Getenv = func(k string) string { return map[string]string{dataset.SaltEnv: saltHex}[k] }
+	withheld.Getenv = func(k string) string {
+		return map[string]string{dataset.SaltEnv: saltHex}[k]
+	}
 	for name, in := range map[string]bake.LocalInput{"given": given, "withheld": withheld} {
 		p, err := bake.PlanLocal(in)
 		if err != nil {
@@ -103,10 +105,12 @@ func TestPlanLocalErrors(t *testing.T) {
 		settings bool
 	}{
 		{"short salt", func(in *bake.LocalInput) {
-			in.Spec.SeedProtocol, in.SaltHex = bakeapi.SeedProtocolV4, "abcd"
+			in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
+			in.SaltHex = "abcd"
 		}, "--seed-salt is 2 bytes: bake with a 32-byte salt", true},
 		{"withheld and given", func(in *bake.LocalInput) {
-			in.Spec.SeedProtocol, in.SaltHex = bakeapi.SeedProtocolV4, saltHex
+			in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
+			in.SaltHex = saltHex
 			in.Spec.Salt = bakeapi.Salt{Withhold: true, ID: "h"}
 		}, "--withhold-salt takes the salt from WHEST_SEED_SALT only, not from --seed-salt", true},
 		{"withheld and unset", func(in *bake.LocalInput) {
@@ -114,7 +118,9 @@ func TestPlanLocalErrors(t *testing.T) {
 			in.Spec.Salt = bakeapi.Salt{Withhold: true, ID: "h"}
 		}, "--withhold-salt takes the salt from WHEST_SEED_SALT, which is not set", true},
 		{"sliced without salt", func(in *bake.LocalInput) {
-			in.Spec.SeedProtocol, in.Sliced, in.Slice = bakeapi.SeedProtocolV4, true, "0/2"
+			in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
+			in.Sliced = true
+			in.Slice = "0/2"
 		}, "a sliced seed protocol 4.0 bake (--slice or --mlp-range) needs --seed-salt", true},
 		{"salt under 3.0", func(in *bake.LocalInput) { in.SaltHex = saltHex },
 			"--seed-salt is only meaningful for seed protocol 4.0", true},
@@ -191,10 +197,28 @@ func TestPlanLocalRangeAndSeeds(t *testing.T) {
 		sha256    string
 		generated bool
 	}{
-		{"slice from a file", func(in *bake.LocalInput) { in.Slice, in.SeedsFile = "1/2", file },
-			bakeapi.Range{Start: 2, End: 5}, []int64{5, 4, 3, 2, 1}, sha256Hex([]byte(text)), false},
-		{"range from a root seed", func(in *bake.LocalInput) { in.MLPRange, in.RootSeed = "1-3", &root },
-			bakeapi.Range{Start: 1, End: 4}, fromRoot, sha256Hex(bake.EncodeSeeds(fromRoot)), false},
+		{
+			"slice from a file",
+			func(in *bake.LocalInput) {
+				in.Slice = "1/2"
+				in.SeedsFile = file
+			},
+			bakeapi.Range{Start: 2, End: 5},
+			[]int64{5, 4, 3, 2, 1},
+			sha256Hex([]byte(text)),
+			false,
+		},
+		{
+			"range from a root seed",
+			func(in *bake.LocalInput) {
+				in.MLPRange = "1-3"
+				in.RootSeed = &root
+			},
+			bakeapi.Range{Start: 1, End: 4},
+			fromRoot,
+			sha256Hex(bake.EncodeSeeds(fromRoot)),
+			false,
+		},
 		{"all from entropy", func(*bake.LocalInput) {},
 			bakeapi.Range{Start: 0, End: 5}, nil, "", true},
 	} {
@@ -208,9 +232,16 @@ func TestPlanLocalRangeAndSeeds(t *testing.T) {
 			t.Errorf("%s: range %v, %d seeds, generated %v", c.name, p.Range, len(p.Seeds.Seeds),
 				p.Seeds.Generated)
 		}
-		if c.seeds != nil && (!reflect.DeepEqual(p.Seeds.Seeds, c.seeds) || p.Seeds.SHA256 != c.sha256) {
-			t.Errorf("%s: seeds %v (sha256 %s), want %v (%s)", c.name, p.Seeds.Seeds, p.Seeds.SHA256,
-				c.seeds, c.sha256)
+		if c.seeds != nil &&
+			(!reflect.DeepEqual(p.Seeds.Seeds, c.seeds) || p.Seeds.SHA256 != c.sha256) {
+			t.Errorf(
+				"%s: seeds %v (sha256 %s), want %v (%s)",
+				c.name,
+				p.Seeds.Seeds,
+				p.Seeds.SHA256,
+				c.seeds,
+				c.sha256,
+			)
 		}
 	}
 }

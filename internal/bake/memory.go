@@ -33,9 +33,16 @@ func CheckMemory(spec bakeapi.Spec, threads int, limit int64) error {
 	if limit <= 0 || need <= limit {
 		return nil
 	}
-	return fmt.Errorf("a %d×%d MLP needs about %s of memory to bake and write (one row alone is %s), above the %s this process may use: "+
-		"lower width or depth, or run on a machine with more memory",
-		spec.Width, spec.Depth, FormatBytes(need), FormatBytes(dataset.RowBytes(spec)), FormatBytes(limit))
+	return fmt.Errorf(
+		"a %d×%d MLP needs about %s of memory to bake and write (one row alone is %s), "+
+			"above the %s this process may use: "+
+			"lower width or depth, or run on a machine with more memory",
+		spec.Width,
+		spec.Depth,
+		FormatBytes(need),
+		FormatBytes(dataset.RowBytes(spec)),
+		FormatBytes(limit),
+	)
 }
 
 // FormatBytes writes n in binary units (1 KB = 1024 B), as the CLI prints sizes.

@@ -6,8 +6,10 @@ type Outcome string
 
 const (
 	Computed Outcome = "computed" // computed from scratch by this attempt
-	Resumed  Outcome = "resumed"  // continued from a checkpoint (MLP) / finished by a retry that reused earlier work (slice)
-	Reused   Outcome = "reused"   // already finished by an earlier attempt
+	// Resumed is an MLP continued from a checkpoint, or a slice finished by
+	// a retry that reused earlier work.
+	Resumed Outcome = "resumed"
+	Reused  Outcome = "reused" // already finished by an earlier attempt
 )
 
 // Outcomes lists every outcome, for metrics that show them all from the start.

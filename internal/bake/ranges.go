@@ -42,7 +42,11 @@ func ParseMLPRange(spec string, n int) (bakeapi.Range, error) {
 	start, err1 := strconv.Atoi(strings.TrimSpace(a))
 	last, err2 := strconv.Atoi(strings.TrimSpace(b))
 	if !ok || err1 != nil || err2 != nil {
-		return bakeapi.Range{}, rangeErr(FieldMLPRange, "must be START-END, inclusive (for example 0-249), got %q", spec)
+		return bakeapi.Range{}, rangeErr(
+			FieldMLPRange,
+			"must be START-END, inclusive (for example 0-249), got %q",
+			spec,
+		)
 	}
 	r := bakeapi.Range{Start: start, End: last + 1}
 	if err := r.Validate(n); err != nil {

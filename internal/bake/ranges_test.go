@@ -27,7 +27,17 @@ func TestParseSeeds(t *testing.T) {
 	if _, err := ParseSeeds("s.json", []byte("[9223372036854775807]"), 1); err != nil {
 		t.Fatal(err)
 	}
-	for bad, n := range map[string]int{"[true]": 1, "[1.5]": 1, "[1, 1]": 2, "[1] [2]": 1, "{}": 1, `["1"]`: 1, "[-1]": 1, "[null]": 1, "[1e3]": 1} {
+	for bad, n := range map[string]int{
+		"[true]":  1,
+		"[1.5]":   1,
+		"[1, 1]":  2,
+		"[1] [2]": 1,
+		"{}":      1,
+		`["1"]`:   1,
+		"[-1]":    1,
+		"[null]":  1,
+		"[1e3]":   1,
+	} {
 		if _, err := ParseSeeds("s.json", []byte(bad), n); err == nil {
 			t.Errorf("%s accepted", bad)
 		}

@@ -15,8 +15,13 @@ import (
 func ParseBakeSalt(text string) (seeds.Salt, error) {
 	s, err := seeds.ParseSalt(text)
 	if err == nil && s.Len() != seeds.SaltBytes {
-		return seeds.Salt{}, fmt.Errorf("is %d bytes: bake with a %d-byte salt (%d hex digits), the size whestbench generates; `openssl rand -hex %[2]d` makes one",
-			s.Len(), seeds.SaltBytes, 2*seeds.SaltBytes)
+		return seeds.Salt{}, fmt.Errorf(
+			"is %d bytes: bake with a %d-byte salt (%d hex digits), "+
+				"the size whestbench generates; `openssl rand -hex %[2]d` makes one",
+			s.Len(),
+			seeds.SaltBytes,
+			2*seeds.SaltBytes,
+		)
 	}
 	return s, err
 }
@@ -38,7 +43,10 @@ func EnvSalt(getenv func(string) string) (seeds.Salt, error) {
 // variable's name. A bake parses with ParseBakeSalt; a reader of a finished
 // dataset (DatasetSalt) with seeds.ParseSalt, since whestbench reads any
 // BLAKE2b key.
-func envSalt(getenv func(string) string, parse func(string) (seeds.Salt, error)) (seeds.Salt, error) {
+func envSalt(
+	getenv func(string) string,
+	parse func(string) (seeds.Salt, error),
+) (seeds.Salt, error) {
 	text := getenv(dataset.SaltEnv)
 	if text == "" {
 		return seeds.Salt{}, ErrSaltUnset
@@ -67,8 +75,13 @@ func DatasetSalt(p dataset.SeedProtocol, getenv func(string) string) (seeds.Salt
 	if p.SaltWithheld() {
 		where = dataset.SaltEnv
 		if salt, err = envSalt(getenv, seeds.ParseSalt); errors.Is(err, ErrSaltUnset) {
-			return seeds.Salt{}, fmt.Errorf("%w: this dataset records only its salt's SHA-256%s; set %s to the salt's hex to derive its seeds and names",
-				ErrSaltWithheld, saltIDText(p.SaltID), dataset.SaltEnv)
+			return seeds.Salt{}, fmt.Errorf(
+				"%w: this dataset records only its salt's SHA-256%s; "+
+					"set %s to the salt's hex to derive its seeds and names",
+				ErrSaltWithheld,
+				saltIDText(p.SaltID),
+				dataset.SaltEnv,
+			)
 		}
 	} else if salt, err = seeds.ParseSalt(p.Salt); err != nil {
 		err = fmt.Errorf("%s %v", where, err)
@@ -77,8 +90,14 @@ func DatasetSalt(p dataset.SeedProtocol, getenv func(string) string) (seeds.Salt
 		return seeds.Salt{}, err
 	}
 	if p.SaltDigest != "" && salt.Digest() != p.SaltDigest {
-		return seeds.Salt{}, fmt.Errorf("the salt in %s has SHA-256 %s, but the dataset's salt%s has %s: it is another salt, and would derive other seeds and names",
-			where, salt.Digest(), saltIDText(p.SaltID), p.SaltDigest)
+		return seeds.Salt{}, fmt.Errorf(
+			"the salt in %s has SHA-256 %s, but the dataset's salt%s has %s: "+
+				"it is another salt, and would derive other seeds and names",
+			where,
+			salt.Digest(),
+			saltIDText(p.SaltID),
+			p.SaltDigest,
+		)
 	}
 	return salt, nil
 }

@@ -37,8 +37,13 @@ func ReadSeedsFile(path string, n int) ([]byte, error) {
 	limit := MaxSeedsFileBytes(n)
 	data, err := readlimit.File(path, limit)
 	if tooLarge := (*readlimit.TooLargeError)(nil); errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("seeds file %s is over %d bytes, more than a JSON list of %d seeds "+
-			"takes (bake.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong", path, limit, n)
+		return nil, fmt.Errorf(
+			"seeds file %s is over %d bytes, more than a JSON list of %d seeds "+
+				"takes (bake.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong",
+			path,
+			limit,
+			n,
+		)
 	}
 	return data, err
 }
@@ -50,35 +55,79 @@ func ParseSeeds(name string, data []byte, nMLPs int) (SeedFile, error) {
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
-		return SeedFile{}, fmt.Errorf("seeds file %s: invalid JSON (%v); it must be a JSON array of integers such as [1001, 2002]", name, err)
+		return SeedFile{}, fmt.Errorf(
+			"seeds file %s: invalid JSON (%v); "+
+				"it must be a JSON array of integers such as [1001, 2002]",
+			name,
+			err,
+		)
 	}
 	if dec.More() {
-		return SeedFile{}, fmt.Errorf("seeds file %s: extra data after the JSON array; it must hold exactly one array", name)
+		return SeedFile{}, fmt.Errorf(
+			"seeds file %s: extra data after the JSON array; it must hold exactly one array",
+			name,
+		)
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		return SeedFile{}, fmt.Errorf("seeds file %s: must contain a JSON array; got %s", name, jsonKind(raw))
+		return SeedFile{}, fmt.Errorf(
+			"seeds file %s: must contain a JSON array; got %s",
+			name,
+			jsonKind(raw),
+		)
 	}
 	if len(list) != nMLPs {
-		return SeedFile{}, fmt.Errorf("seeds file %s has %d seeds, expected n-mlps = %d (the full dataset's count, also when baking a slice): regenerate it with `whestbake dataset generate-seeds --n-mlps %d` or fix n-mlps", name, len(list), nMLPs, nMLPs)
+		return SeedFile{}, fmt.Errorf(
+			"seeds file %s has %d seeds, expected n-mlps = %d "+
+				"(the full dataset's count, also when baking a slice): "+
+				"regenerate it with `whestbake dataset generate-seeds --n-mlps %d` or fix n-mlps",
+			name,
+			len(list),
+			nMLPs,
+			nMLPs,
+		)
 	}
 	out := make([]int64, len(list))
 	first := make(map[int64]int, len(list))
 	for i, v := range list {
 		num, ok := v.(json.Number)
 		if !ok {
-			return SeedFile{}, fmt.Errorf("seeds file %s: mlp_seeds[%d] must be an integer; got %s %v", name, i, jsonKind(v), v)
+			return SeedFile{}, fmt.Errorf(
+				"seeds file %s: mlp_seeds[%d] must be an integer; got %s %v",
+				name,
+				i,
+				jsonKind(v),
+				v,
+			)
 		}
 		b, ok := new(big.Int).SetString(num.String(), 10)
 		if !ok {
-			return SeedFile{}, fmt.Errorf("seeds file %s: mlp_seeds[%d] must be an integer; got %s", name, i, num)
+			return SeedFile{}, fmt.Errorf(
+				"seeds file %s: mlp_seeds[%d] must be an integer; got %s",
+				name,
+				i,
+				num,
+			)
 		}
 		if b.Sign() < 0 || b.Cmp(maxSeed) >= 0 {
-			return SeedFile{}, fmt.Errorf("seeds file %s: mlp_seeds[%d] = %s is out of range [0, 2**63); seeds must fit in an int64 column", name, i, num)
+			return SeedFile{}, fmt.Errorf(
+				"seeds file %s: mlp_seeds[%d] = %s is out of range [0, 2**63); "+
+					"seeds must fit in an int64 column",
+				name,
+				i,
+				num,
+			)
 		}
 		s := b.Int64()
 		if j, dup := first[s]; dup {
-			return SeedFile{}, fmt.Errorf("seeds file %s contains duplicate at indices [%d, %d]: both = %d; two MLPs with the same seed are bit-identical, regenerate the file", name, j, i, s)
+			return SeedFile{}, fmt.Errorf(
+				"seeds file %s contains duplicate at indices [%d, %d]: both = %d; "+
+					"two MLPs with the same seed are bit-identical, regenerate the file",
+				name,
+				j,
+				i,
+				s,
+			)
 		}
 		first[s] = i
 		out[i] = s

@@ -46,15 +46,15 @@ type Check struct {
 // use). Names, which whestbench assigns over the whole split, are compared
 // once every row has passed (Checks).
 type Verifier struct {
-	ctx     context.Context
-	info    SplitInfo
-	spec    bakeapi.Spec // info.Spec with the samples cut to maxSamples
-	picks   map[int]bool // row positions to recompute
-	threads int
-	pos     int     // rows seen
-	names   []int64 // every row's name seed, which names derive from
-	checks  []Check
-	at      []int // row position of each check
+	ctx       context.Context
+	info      SplitInfo
+	spec      bakeapi.Spec // info.Spec with the samples cut to maxSamples
+	picks     map[int]bool // row positions to recompute
+	threads   int
+	pos       int     // rows seen
+	names     []int64 // every row's name seed, which names derive from
+	checks    []Check
+	checkRows []int // row position of each check
 	// stretch holds recomputed weights while they are compared with a
 	// row's, a stretch at a time: a row of width 1024 × depth 16 is 64 MiB.
 	stretch []float32
@@ -66,13 +66,30 @@ const weightStretch = 64 << 10
 
 // NewVerifier verifies the rows at positions picks (0-based, in the order
 // the rows are added) of a split described by info.
-func NewVerifier(ctx context.Context, info SplitInfo, picks []int, maxSamples int64, threads int) (*Verifier, error) {
+func NewVerifier(
+	ctx context.Context,
+	info SplitInfo,
+	picks []int,
+	maxSamples int64,
+	threads int,
+) (*Verifier, error) {
 	switch info.Protocol {
-	case dataset.SeedProtocolV2Version, dataset.SeedProtocolV3Version, dataset.SeedProtocolV4Version:
+	case dataset.SeedProtocolV2Version,
+		dataset.SeedProtocolV3Version,
+		dataset.SeedProtocolV4Version:
 	default:
-		return nil, fmt.Errorf("seed protocol %q cannot be verified: whestbake knows 2.0, 3.0 and 4.0", info.Protocol)
+		return nil, fmt.Errorf(
+			"seed protocol %q cannot be verified: whestbake knows 2.0, 3.0 and 4.0",
+			info.Protocol,
+		)
 	}
-	v := &Verifier{ctx: ctx, info: info, spec: info.Spec, picks: map[int]bool{}, threads: max(1, threads)}
+	v := &Verifier{
+		ctx:     ctx,
+		info:    info,
+		spec:    info.Spec,
+		picks:   map[int]bool{},
+		threads: max(1, threads),
+	}
 	if maxSamples > 0 && maxSamples < v.spec.NSamples {
 		v.spec.NSamples = maxSamples
 	}
@@ -104,7 +121,7 @@ func (v *Verifier) Add(r dataset.Row) error {
 		return err
 	}
 	v.checks = append(v.checks, c)
-	v.at = append(v.at, pos)
+	v.checkRows = append(v.checkRows, pos)
 	return nil
 }
 
@@ -123,7 +140,13 @@ func (v *Verifier) streams(pos int, r dataset.Row) (seeds.Streams, error) {
 	}
 	st := seeds.DeriveV2(v.info.RootSeed, int(r.MLPID))
 	if int64(st.EstimatorSeed) != r.Seed {
-		return st, fmt.Errorf("row %d: mlp_seed %d is not the protocol-2.0 estimator seed %d of root seed %d", pos, r.Seed, st.EstimatorSeed, v.info.RootSeed)
+		return st, fmt.Errorf(
+			"row %d: mlp_seed %d is not the protocol-2.0 estimator seed %d of root seed %d",
+			pos,
+			r.Seed,
+			st.EstimatorSeed,
+			v.info.RootSeed,
+		)
 	}
 	return st, nil
 }
@@ -144,18 +167,26 @@ func (v *Verifier) check(r dataset.Row, st seeds.Streams) (Check, error) {
 	// when they are (bit for bit), else recomputed whole.
 	w := r.Weights
 	if !c.WeightsOK {
-		if v.weights, err = seeds.WeightsInto(v.weights, spec.Width, spec.Depth, st.Weight); err != nil {
+		v.weights, err = seeds.WeightsInto(v.weights, spec.Width, spec.Depth, st.Weight)
+		if err != nil {
 			return c, err
 		}
 		w = v.weights
 	}
-	res, err := gpuengine.CPU{}.BakeMLP(v.ctx, spec, gpuengine.Job{Weights: w, Sample: st.Sample, Threads: v.threads}, nil, nil)
+	res, err := gpuengine.CPU{}.BakeMLP(
+		v.ctx,
+		spec,
+		gpuengine.Job{Weights: w, Sample: st.Sample, Threads: v.threads},
+		nil,
+		nil,
+	)
 	if err != nil {
 		return c, err
 	}
 	c.MaxAbsDiff = maxAbsDiff(res.LayerMeans, r.LayerMeans)
 	if spec.NSamples == v.info.Spec.NSamples {
-		exact := sameBits32(res.LayerMeans, r.LayerMeans) && sameBits32(res.FinalMeans(spec.Width), r.FinalMeans) &&
+		exact := sameBits32(res.LayerMeans, r.LayerMeans) &&
+			sameBits32(res.FinalMeans(spec.Width), r.FinalMeans) &&
 			math.Float64bits(res.AvgVariance) == math.Float64bits(r.AvgVariance)
 		c.Stats = map[bool]string{true: "bit-exact", false: "MISMATCH"}[exact]
 		return c, nil
@@ -185,7 +216,8 @@ func (v *Verifier) Checks() ([]Check, error) {
 	out := make([]Check, len(v.checks))
 	for k, c := range v.checks {
 		if names != nil {
-			c.NameTested, c.NameOK = true, names[v.at[k]] == c.Name
+			c.NameTested = true
+			c.NameOK = names[v.checkRows[k]] == c.Name
 		}
 		c.OK = c.WeightsOK && (!c.NameTested || c.NameOK) && c.Stats != "MISMATCH"
 		out[k] = c

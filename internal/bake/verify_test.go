@@ -17,15 +17,26 @@ import (
 // statistics are still recomputed from the right weights, and a row whose
 // statistics differ fails on those alone.
 func TestVerifierCatchesChangedWeightsAndStatistics(t *testing.T) {
-	spec := bakeapi.Spec{Width: 300, Depth: 3, NSamples: 256, Sampler: bakeapi.SamplerPhilox} // 270,000 weights: several stretches
+	// 270,000 weights: several stretches.
+	spec := bakeapi.Spec{
+		Width:    300,
+		Depth:    3,
+		NSamples: 256,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 	ids := bake.Identities([]int64{11, 12, 13, 14}, seeds.Salt{})
 	var rows []dataset.Row
 	baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 2}
-	err := baker.Stream(context.Background(), ids, bakeapi.Range{Start: 0, End: len(ids)}, func(r dataset.Row) error {
-		r.Weights = append([]float32(nil), r.Weights...)
-		rows = append(rows, r)
-		return nil
-	})
+	err := baker.Stream(
+		context.Background(),
+		ids,
+		bakeapi.Range{Start: 0, End: len(ids)},
+		func(r dataset.Row) error {
+			r.Weights = append([]float32(nil), r.Weights...)
+			rows = append(rows, r)
+			return nil
+		},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +64,21 @@ func TestVerifierCatchesChangedWeightsAndStatistics(t *testing.T) {
 		stats     string
 	}{{true, "bit-exact"}, {false, "bit-exact"}, {true, "MISMATCH"}, {false, "bit-exact"}} {
 		c := checks[i]
-		if c.WeightsOK != want.weightsOK || c.Stats != want.stats || c.OK != (want.weightsOK && want.stats == "bit-exact") || !c.NameOK {
-			t.Errorf("row %d: weights ok %v, statistics %q, ok %v, name ok %v; want weights ok %v, statistics %q",
-				i, c.WeightsOK, c.Stats, c.OK, c.NameOK, want.weightsOK, want.stats)
+		if c.WeightsOK != want.weightsOK ||
+			c.Stats != want.stats ||
+			c.OK != (want.weightsOK && want.stats == "bit-exact") ||
+			!c.NameOK {
+			t.Errorf(
+				"row %d: weights ok %v, statistics %q, ok %v, name ok %v; "+
+					"want weights ok %v, statistics %q",
+				i,
+				c.WeightsOK,
+				c.Stats,
+				c.OK,
+				c.NameOK,
+				want.weightsOK,
+				want.stats,
+			)
 		}
 	}
 }

@@ -169,8 +169,11 @@ func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string, getenv func(stri
 	switch info.Protocol {
 	case dataset.SeedProtocolV2Version:
 		if sp.Seed == nil || !sp.Seed.IsUint64() {
-			return info, fmt.Errorf("%s: protocol 2.0 split %s has no integer root seed in metadata",
-				d.Path, s.Name)
+			return info, fmt.Errorf(
+				"%s: protocol 2.0 split %s has no integer root seed in metadata",
+				d.Path,
+				s.Name,
+			)
 		}
 		info.RootSeed = sp.Seed.Uint64()
 	case dataset.SeedProtocolV4Version:
@@ -185,7 +188,8 @@ func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string, getenv func(stri
 	switch sampler := cmp.Or(sp.Sampler, md.Sampler); {
 	case sampler != "":
 		info.Spec.Sampler = bakeapi.Sampler(sampler)
-	case cmp.Or(sp.Backend, md.Backend) == "flopscope": // whestbench's CPU backend = our numpy sampler
+	case cmp.Or(sp.Backend, md.Backend) == "flopscope":
+		// whestbench's CPU backend is our numpy sampler.
 		info.Spec.Sampler = bakeapi.SamplerNumpy
 	}
 	if info.Spec.Sampler == bakeapi.SamplerNumpy {

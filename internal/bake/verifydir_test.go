@@ -106,7 +106,7 @@ func TestVerifyDatasetNames(t *testing.T) {
 	})
 	for _, c := range []struct {
 		name   string
-		d      *dataset.Dir
+		dir    *dataset.Dir
 		getenv func(string) string
 		want   string
 	}{
@@ -114,7 +114,7 @@ func TestVerifyDatasetNames(t *testing.T) {
 		{"withheld, not given", withheld, func(string) string { return "" }, bake.NameSaltWithheld},
 		{"withheld, given", withheld, func(k string) string { return salt[k] }, bake.NameOK},
 	} {
-		out, _, names := verify(t, bake.VerifyInput{Dataset: c.d, K: 2, Getenv: c.getenv})
+		out, _, names := verify(t, bake.VerifyInput{Dataset: c.dir, K: 2, Getenv: c.getenv})
 		if out.Failed != 0 || len(names) != 2 || names[0] != c.want || names[1] != c.want {
 			t.Errorf("%s: %d failed, names %v; want %s", c.name, out.Failed, names, c.want)
 		}
@@ -125,13 +125,20 @@ func TestVerifyDatasetNames(t *testing.T) {
 // overrides it; Split leaves the other splits out.
 func TestVerifyDatasetSplitInfo(t *testing.T) {
 	d := bakeDir(t, func(in *bake.LocalInput) {
-		in.Spec.Sampler, in.Spec.Dot = bakeapi.SamplerNumpy, bakeapi.DotFMA
+		in.Spec.Sampler = bakeapi.SamplerNumpy
+		in.Spec.Dot = bakeapi.DotFMA
 		in.Split = "dev"
 	})
 	dots := map[string]bakeapi.DotProduct{"": bakeapi.DotFMA, "muladd": bakeapi.DotMulAdd}
 	for dot, want := range dots {
-		out, _, _ := verify(t, bake.VerifyInput{Dataset: d, K: 1, Split: "dev", Dot: dot})
-		if len(out.Splits) != 1 || out.Splits[0].Name != "dev" || out.Splits[0].Info.Spec.Dot != want {
+		out, _, _ := verify(t, bake.VerifyInput{
+			Dataset: d,
+			K:       1,
+			Split:   "dev",
+			Dot:     dot,
+		})
+		if len(out.Splits) != 1 || out.Splits[0].Name != "dev" ||
+			out.Splits[0].Info.Spec.Dot != want {
 			t.Errorf("dot %q: %+v, want one split dev recomputed with %s", dot, out.Splits, want)
 		}
 	}

@@ -22,7 +22,8 @@ func CoreClock(adds int64) (float64, error) {
 		return 0, errors.New("the core clock is measured on amd64 only")
 	}
 	if _, ok := Thread(); !ok {
-		return 0, errors.New("the core clock needs a thread CPU clock, which this OS does not offer (Linux and macOS do)")
+		return 0, errors.New("the core clock needs a thread CPU clock, " +
+			"which this OS does not offer (Linux and macOS do)")
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

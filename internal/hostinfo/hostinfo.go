@@ -50,13 +50,17 @@ func CPUBrand() string { return ProcField("/proc/cpuinfo", "model name") }
 // machine's physical memory; 0 when neither can be read.
 func MemoryLimit() int64 {
 	phys := MemTotalBytes()
-	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+	for _, p := range []string{
+		"/sys/fs/cgroup/memory.max",
+		"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+	} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		// "max" (v2) or a huge page-aligned number (v1) means no limit.
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (phys == 0 || n < phys) {
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err == nil && n > 0 && (phys == 0 || n < phys) {
 			return n
 		}
 	}
@@ -88,7 +92,12 @@ func ParseCPU(path string) CPU {
 		}
 		return n
 	}
-	return CPU{Vendor: ProcField(path, "vendor_id"), Family: num("cpu family"), Model: num("model"), ModelName: ProcField(path, "model name")}
+	return CPU{
+		Vendor:    ProcField(path, "vendor_id"),
+		Family:    num("cpu family"),
+		Model:     num("model"),
+		ModelName: ProcField(path, "model name"),
+	}
 }
 
 // DiskFree is the space an unprivileged process may still write on the

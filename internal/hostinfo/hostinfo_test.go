@@ -8,7 +8,11 @@ import (
 
 func TestProcFieldTakesTheFirstNonEmptyValue(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "cpuinfo")
-	if err := os.WriteFile(p, []byte("processor\t: 0\nmodel name\t:\nmodel name\t: Xeon X\nmodel name\t: Xeon Y\n"), 0o644); err != nil {
+	cpuinfo := "processor\t: 0\n" +
+		"model name\t:\n" +
+		"model name\t: Xeon X\n" +
+		"model name\t: Xeon Y\n"
+	if err := os.WriteFile(p, []byte(cpuinfo), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := ProcField(p, "model name"); got != "Xeon X" {
@@ -36,14 +40,35 @@ func TestMemoryLimitIsPositiveAndAtMostPhysical(t *testing.T) {
 func TestParseCPU(t *testing.T) {
 	dir := t.TempDir()
 	zen4 := filepath.Join(dir, "zen4")
-	if err := os.WriteFile(zen4, []byte("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\nstepping\t: 1\n\nprocessor\t: 1\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"), 0o644); err != nil {
+	zen4Info := "processor\t: 0\n" +
+		"vendor_id\t: AuthenticAMD\n" +
+		"cpu family\t: 25\n" +
+		"model\t\t: 17\n" +
+		"model name\t: AMD EPYC\n" +
+		"stepping\t: 1\n" +
+		"\n" +
+		"processor\t: 1\n" +
+		"vendor_id\t: AuthenticAMD\n" +
+		"cpu family\t: 25\n" +
+		"model\t\t: 17\n"
+	if err := os.WriteFile(zen4, []byte(zen4Info), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ParseCPU(zen4), (CPU{"AuthenticAMD", 25, 17, "AMD EPYC"}); got != want {
+	want := CPU{
+		Vendor:    "AuthenticAMD",
+		Family:    25,
+		Model:     17,
+		ModelName: "AMD EPYC",
+	}
+	if got := ParseCPU(zen4); got != want {
 		t.Errorf("ParseCPU = %+v, want %+v", got, want)
 	}
 	arm := filepath.Join(dir, "arm")
-	if err := os.WriteFile(arm, []byte("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"), 0o644); err != nil {
+	armInfo := "processor\t: 0\n" +
+		"BogoMIPS\t: 50.00\n" +
+		"CPU implementer\t: 0x41\n" +
+		"CPU part\t: 0xd0c\n"
+	if err := os.WriteFile(arm, []byte(armInfo), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := ParseCPU(arm); got != (CPU{}) {

@@ -1,7 +1,7 @@
 // Package keys is the one place that names objects: every object key of a
-// bake and of a release (workflow IDs are bakeapi's). Everything a bake writes lives at a key that depends
-// only on the bake ID, split and indices, so a retried or duplicated activity
-// writes to the same place.
+// bake and of a release (workflow IDs are bakeapi's). Everything a bake
+// writes lives at a key that depends only on the bake ID, split and indices,
+// so a retried or duplicated activity writes to the same place.
 package keys
 
 import (
@@ -60,7 +60,11 @@ func (b Bake) IdentityBlock(split string, block int) string {
 // under the salt of SHA-256 saltSHA256 (hex): a GPU worker, which holds the
 // salt, writes them. They sit with IdentityBlock, so SliceState covers them.
 func (b Bake) SaltedIdentityBlock(split, saltSHA256 string, block int) string {
-	return path.Join(b.identities(split), "salt-"+saltSHA256[:min(16, len(saltSHA256))], fmt.Sprintf("block-%06d.json", block))
+	return path.Join(
+		b.identities(split),
+		"salt-"+saltSHA256[:min(16, len(saltSHA256))],
+		fmt.Sprintf("block-%06d.json", block),
+	)
 }
 
 // IdentitiesDone marks a split's identity blocks complete; written after the last one.
@@ -92,7 +96,11 @@ func (b Bake) Slice(split string, slice int) string {
 // every slice is committed they are garbage.
 func (b Bake) SliceState(split string) []string {
 	d := b.split(split)
-	return []string{b.identities(split) + "/", path.Join(d, "mlps") + "/", path.Join(d, "checkpoints") + "/"}
+	return []string{
+		b.identities(split) + "/",
+		path.Join(d, "mlps") + "/",
+		path.Join(d, "checkpoints") + "/",
+	}
 }
 
 // Slices is the folder (a key prefix ending in "/") of a split's slice partials.

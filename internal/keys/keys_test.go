@@ -10,7 +10,13 @@ func TestKeysAreDeterministicAndDisjoint(t *testing.T) {
 	// Split names that look like the bake's own folders must not collide with them.
 	all := map[string]bool{}
 	for _, split := range []string{"dataset", "inputs", "public"} {
-		for _, k := range []string{b.Seeds(split), b.MLPResult(split, 3), b.MLPCheckpoint(split, 3), b.Slice(split, 2) + "/", b.Merged(split) + "/"} {
+		for _, k := range []string{
+			b.Seeds(split),
+			b.MLPResult(split, 3),
+			b.MLPCheckpoint(split, 3),
+			b.Slice(split, 2) + "/",
+			b.Merged(split) + "/",
+		} {
 			if all[k] {
 				t.Fatalf("key %s used twice", k)
 			}
@@ -20,10 +26,12 @@ func TestKeysAreDeterministicAndDisjoint(t *testing.T) {
 			}
 		}
 	}
-	if Manifest("p") != "p/manifest.json" || Release("datasets", "demo", "v1") != "datasets/demo/v1" {
+	if Manifest("p") != "p/manifest.json" ||
+		Release("datasets", "demo", "v1") != "datasets/demo/v1" {
 		t.Fatal("marker keys changed")
 	}
-	if got := ReleaseURI("releases", "datasets", "demo", "v1"); got != "s3://releases/datasets/demo/v1/" {
+	got := ReleaseURI("releases", "datasets", "demo", "v1")
+	if got != "s3://releases/datasets/demo/v1/" {
 		t.Fatalf("release URI %s", got)
 	}
 }
@@ -32,10 +40,24 @@ func TestKeysAreDeterministicAndDisjoint(t *testing.T) {
 // step; the record, seeds files and final dataset are the bake's own.
 func TestIntermediates(t *testing.T) {
 	b := Bake("b1")
-	inter := []string{b.IdentityBlock("public", 0), b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0), b.IdentitiesDone("public"), b.MLPResult("public", 3), b.MLPCheckpoint("public", 3),
-		Manifest(b.Slice("public", 2)), b.Merged("public") + "/data/public-00000-of-00001.parquet"}
-	kept := []string{b.Record(), b.InputSeeds("public"), b.Seeds("public"), Manifest(b.Dataset()), b.Dataset() + "/metadata.json",
-		Bake("b10").MLPResult("public", 3), b.Seeds("seeds.json")}
+	inter := []string{
+		b.IdentityBlock("public", 0),
+		b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0),
+		b.IdentitiesDone("public"),
+		b.MLPResult("public", 3),
+		b.MLPCheckpoint("public", 3),
+		Manifest(b.Slice("public", 2)),
+		b.Merged("public") + "/data/public-00000-of-00001.parquet",
+	}
+	kept := []string{
+		b.Record(),
+		b.InputSeeds("public"),
+		b.Seeds("public"),
+		Manifest(b.Dataset()),
+		b.Dataset() + "/metadata.json",
+		Bake("b10").MLPResult("public", 3),
+		b.Seeds("seeds.json"),
+	}
 	for _, k := range inter {
 		if !b.Intermediate(k) {
 			t.Errorf("%s is not an intermediate", k)
@@ -51,8 +73,10 @@ func TestIntermediates(t *testing.T) {
 			t.Errorf("folder %s does not end in /", f)
 		}
 	}
-	if !strings.HasPrefix(b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0), b.SliceState("public")[0]) ||
-		!strings.HasPrefix(b.MLPResult("public", 3), b.SliceState("public")[1]) || !strings.HasPrefix(Manifest(b.Slice("public", 2)), b.Slices("public")) {
+	salted := b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0)
+	if !strings.HasPrefix(salted, b.SliceState("public")[0]) ||
+		!strings.HasPrefix(b.MLPResult("public", 3), b.SliceState("public")[1]) ||
+		!strings.HasPrefix(Manifest(b.Slice("public", 2)), b.Slices("public")) {
 		t.Error("folders do not hold their keys")
 	}
 }
@@ -61,10 +85,24 @@ func TestIntermediates(t *testing.T) {
 // identities done.json, and nothing else a bake writes.
 func TestMarkers(t *testing.T) {
 	b := Bake("b1")
-	markers := []string{Manifest(b.Slice("public", 2)), Manifest(b.Merged("public")), Manifest(b.Dataset()), b.IdentitiesDone("public")}
-	others := []string{b.Record(), b.StartedIn(), b.InputSeeds("public"), b.Seeds("public"), b.IdentityBlock("public", 0),
-		b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0), b.MLPResult("public", 3), b.MLPCheckpoint("public", 3),
-		b.Dataset() + "/metadata.json", b.Slice("public", 2) + "/data/public-00000-of-00001.parquet"}
+	markers := []string{
+		Manifest(b.Slice("public", 2)),
+		Manifest(b.Merged("public")),
+		Manifest(b.Dataset()),
+		b.IdentitiesDone("public"),
+	}
+	others := []string{
+		b.Record(),
+		b.StartedIn(),
+		b.InputSeeds("public"),
+		b.Seeds("public"),
+		b.IdentityBlock("public", 0),
+		b.SaltedIdentityBlock("public", strings.Repeat("ab", 32), 0),
+		b.MLPResult("public", 3),
+		b.MLPCheckpoint("public", 3),
+		b.Dataset() + "/metadata.json",
+		b.Slice("public", 2) + "/data/public-00000-of-00001.parquet",
+	}
 	for _, k := range markers {
 		if !Marker(k) {
 			t.Errorf("%s is not a commit marker", k)

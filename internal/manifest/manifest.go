@@ -83,7 +83,12 @@ func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte,
 	key := keys.Manifest(prefix)
 	data, err := s.GetMax(ctx, key, MaxBytes)
 	if errors.Is(err, store.ErrTooLarge) {
-		return Manifest{}, nil, fmt.Errorf("%w: %s is over %d bytes (manifest.MaxBytes), far more than any dataset's file list", ErrMalformed, key, MaxBytes)
+		return Manifest{}, nil, fmt.Errorf(
+			"%w: %s is over %d bytes (manifest.MaxBytes), far more than any dataset's file list",
+			ErrMalformed,
+			key,
+			MaxBytes,
+		)
 	}
 	if err != nil {
 		return Manifest{}, nil, err
@@ -96,7 +101,7 @@ func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte,
 		return Manifest{}, nil, err
 	}
 	if m.Seal.SHA256 != "" {
-		if err := seal.Unmarshal(keys.Manifest(prefix), data, &m, &m.Seal, seal.Seal{}); err != nil {
+		if err := seal.Unmarshal(key, data, &m, &m.Seal, seal.Seal{}); err != nil {
 			return Manifest{}, nil, err
 		}
 	}
@@ -106,7 +111,12 @@ func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte,
 // ReadCommit returns the manifest of a directory a bake committed, and its
 // raw bytes: it must be sealed, intact and written for id (store.GetSealed),
 // or the error wraps seal.ErrDamaged (store.ErrNotFound when there is none).
-func ReadCommit(ctx context.Context, s *store.Store, prefix string, id seal.Seal) (Manifest, []byte, error) {
+func ReadCommit(
+	ctx context.Context,
+	s *store.Store,
+	prefix string,
+	id seal.Seal,
+) (Manifest, []byte, error) {
 	var m Manifest
 	data, err := s.GetSealed(ctx, keys.Manifest(prefix), &m, &m.Seal, id)
 	if err != nil {
@@ -127,7 +137,13 @@ func checkFiles(key string, m Manifest) error {
 		case seen[f.Path]:
 			return fmt.Errorf("%w: %s lists %q twice", ErrMalformed, key, f.Path)
 		case f.Size < 0:
-			return fmt.Errorf("%w: %s gives %q a size of %d bytes", ErrMalformed, key, f.Path, f.Size)
+			return fmt.Errorf(
+				"%w: %s gives %q a size of %d bytes",
+				ErrMalformed,
+				key,
+				f.Path,
+				f.Size,
+			)
 		}
 		seen[f.Path] = true
 	}
@@ -163,13 +179,24 @@ func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir s
 func fetchFile(ctx context.Context, s *store.Store, prefix string, f File, local string) error {
 	got, err := s.GetFile(ctx, path.Join(prefix, f.Path), local, f.Size)
 	if errors.Is(err, store.ErrTooLarge) {
-		return fmt.Errorf("%w: %s/%s is larger than the %d bytes the manifest says (%w)", ErrMismatch, prefix, f.Path, f.Size, err)
+		return fmt.Errorf(
+			"%w: %s/%s is larger than the %d bytes the manifest says (%w)",
+			ErrMismatch,
+			prefix,
+			f.Path,
+			f.Size,
+			err,
+		)
 	}
 	if errors.Is(err, store.ErrCorrupt) {
 		return fmt.Errorf("%w: %w", ErrMismatch, err)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return &MissingError{Manifest: keys.Manifest(prefix), Key: path.Join(prefix, f.Path), Bucket: s.Bucket()}
+		return &MissingError{
+			Manifest: keys.Manifest(prefix),
+			Key:      path.Join(prefix, f.Path),
+			Bucket:   s.Bucket(),
+		}
 	}
 	if err != nil {
 		return err

@@ -27,8 +27,13 @@ func TestFetchChecksEveryFileAgainstTheManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// sha256("abc"), the published test vector.
-	good := manifest.File{Path: "data/x.txt", SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", Size: 3}
-	if err := st.Put(ctx, keys.Manifest("d"), []byte(`{"files": [{"path": "data/x.txt", "sha256": "`+good.SHA256+`", "size": 3}]}`)); err != nil {
+	good := manifest.File{
+		Path:   "data/x.txt",
+		SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		Size:   3,
+	}
+	listing := `{"files": [{"path": "data/x.txt", "sha256": "` + good.SHA256 + `", "size": 3}]}`
+	if err := st.Put(ctx, keys.Manifest("d"), []byte(listing)); err != nil {
 		t.Fatal(err)
 	}
 	m, _, err := manifest.Read(ctx, st, "d")
@@ -43,16 +48,34 @@ func TestFetchChecksEveryFileAgainstTheManifest(t *testing.T) {
 		t.Fatalf("fetched %q", got)
 	}
 	cases := map[string]struct {
-		f    manifest.File
+		file manifest.File
 		want error
 	}{
-		"wrong sha256": {manifest.File{Path: good.Path, SHA256: "00", Size: 3}, manifest.ErrMismatch},
-		"wrong size":   {manifest.File{Path: good.Path, SHA256: good.SHA256, Size: 4}, manifest.ErrMismatch},
-		"escape":       {manifest.File{Path: "../x.txt", SHA256: good.SHA256, Size: 3}, manifest.ErrUnsafePath},
-		"absolute":     {manifest.File{Path: "/etc/passwd", SHA256: good.SHA256, Size: 3}, manifest.ErrUnsafePath},
+		"wrong sha256": {
+			manifest.File{Path: good.Path, SHA256: "00", Size: 3},
+			manifest.ErrMismatch,
+		},
+		"wrong size": {
+			manifest.File{Path: good.Path, SHA256: good.SHA256, Size: 4},
+			manifest.ErrMismatch,
+		},
+		"escape": {
+			manifest.File{Path: "../x.txt", SHA256: good.SHA256, Size: 3},
+			manifest.ErrUnsafePath,
+		},
+		"absolute": {
+			manifest.File{Path: "/etc/passwd", SHA256: good.SHA256, Size: 3},
+			manifest.ErrUnsafePath,
+		},
 	}
 	for name, c := range cases {
-		err := manifest.Fetch(ctx, st, "d", manifest.Manifest{Files: []manifest.File{c.f}}, t.TempDir())
+		err := manifest.Fetch(
+			ctx,
+			st,
+			"d",
+			manifest.Manifest{Files: []manifest.File{c.file}},
+			t.TempDir(),
+		)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: err = %v, want %v", name, err, c.want)
 		}
@@ -82,7 +105,8 @@ func TestReadsOfAManifestAndItsFilesAreBounded(t *testing.T) {
 	}
 	const sum = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" // sha256("abc")
 	entry := `{"path": "data/x.txt", "sha256": "` + sum + `", "size": 3}`
-	huge := append([]byte(`{"files": [`+entry+`]}`), bytes.Repeat([]byte(" "), manifest.MaxBytes)...)
+	padding := bytes.Repeat([]byte(" "), manifest.MaxBytes)
+	huge := append([]byte(`{"files": [`+entry+`]}`), padding...)
 	for prefix, body := range map[string][]byte{
 		"huge": huge,
 		"dup":  []byte(`{"files": [` + entry + `, ` + entry + `]}`),
@@ -95,7 +119,8 @@ func TestReadsOfAManifestAndItsFilesAreBounded(t *testing.T) {
 			t.Errorf("%s manifest: %v, want ErrMalformed", prefix, err)
 		}
 	}
-	if _, _, err := manifest.Read(ctx, st, "huge"); err == nil || !strings.Contains(err.Error(), "manifest.MaxBytes") {
+	if _, _, err := manifest.Read(ctx, st, "huge"); err == nil ||
+		!strings.Contains(err.Error(), "manifest.MaxBytes") {
 		t.Errorf("the error does not name the limit: %v", err)
 	}
 
@@ -104,7 +129,13 @@ func TestReadsOfAManifestAndItsFilesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	err = manifest.Fetch(ctx, st, "d", manifest.Manifest{Files: []manifest.File{{Path: "data/x.txt", SHA256: sum, Size: 3}}}, dir)
+	err = manifest.Fetch(
+		ctx,
+		st,
+		"d",
+		manifest.Manifest{Files: []manifest.File{{Path: "data/x.txt", SHA256: sum, Size: 3}}},
+		dir,
+	)
 	if !errors.Is(err, manifest.ErrMismatch) || !errors.Is(err, store.ErrTooLarge) {
 		t.Fatalf("an object larger than its entry: %v, want ErrMismatch and store.ErrTooLarge", err)
 	}

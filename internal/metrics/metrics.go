@@ -35,13 +35,13 @@ type Worker struct {
 	reg *prometheus.Registry
 	sdk client.MetricsHandler
 
-	samples, flops       *prometheus.CounterVec
-	samplesRate, flopsRt *prometheus.GaugeVec
-	mlps, slices         *prometheus.CounterVec
-	attempts, failures   *prometheus.CounterVec
-	checkpoints, damaged prometheus.Counter
-	running              prometheus.Gauge
-	device, memory       *prometheus.GaugeVec
+	samples, flops         *prometheus.CounterVec
+	samplesRate, flopsRate *prometheus.GaugeVec
+	mlps, slices           *prometheus.CounterVec
+	attempts, failures     *prometheus.CounterVec
+	checkpoints, damaged   prometheus.Counter
+	running                prometheus.Gauge
+	device, memory         *prometheus.GaugeVec
 
 	// lastCheckpoint is the unix nanoseconds of the running MLP's last
 	// checkpoint (or its start), 0 when no MLP runs.
@@ -55,23 +55,83 @@ func New(role, version string) (*Worker, error) {
 	w := &Worker{reg: reg}
 	f := factory{reg: reg}
 	engine := []string{"engine", "device"}
-	w.samples = f.counterVec("whestbake_engine_samples_total", "Monte Carlo samples the slice engine computed.", engine)
-	w.flops = f.counterVec("whestbake_engine_flops_total", "Effective floating-point operations of the slice engine (2·width²·depth per sample).", engine)
-	w.samplesRate = f.gaugeVec("whestbake_engine_samples_per_second", "Samples per second of the MLP in progress, over its last progress step; 0 when idle.", engine)
-	w.flopsRt = f.gaugeVec("whestbake_engine_flops_per_second", "Effective FLOP/s of the MLP in progress, over its last progress step; 0 when idle.", engine)
-	w.mlps = f.counterVec("whestbake_mlps_total", "MLPs a slice attempt finished, by outcome: computed, resumed (from a checkpoint) or reused (finished by an earlier attempt).", []string{"outcome"})
-	w.slices = f.counterVec("whestbake_slices_total", "Slices committed, by outcome: computed, resumed (reusing earlier attempts' MLPs) or reused (committed by an earlier attempt).", []string{"outcome"})
-	w.attempts = f.counterVec("whestbake_slice_attempts_total", "BakeSlice attempts started; retry is \"true\" from the second attempt on.", []string{"retry"})
-	w.failures = f.counterVec("whestbake_slice_failures_total", "BakeSlice attempts that failed, by error type (bakeapi's types, Canceled, Other).", []string{"type"})
-	w.checkpoints = f.counter("whestbake_checkpoints_saved_total", "Engine checkpoints saved to S3.")
-	w.damaged = f.counter("whestbake_damaged_objects_total", "Damaged objects a slice found in S3 (results, checkpoints, identity blocks, a partial's manifest), discarded and recomputed.")
+	w.samples = f.counterVec(
+		"whestbake_engine_samples_total",
+		"Monte Carlo samples the slice engine computed.",
+		engine,
+	)
+	w.flops = f.counterVec(
+		"whestbake_engine_flops_total",
+		"Effective floating-point operations of the slice engine (2·width²·depth per sample).",
+		engine,
+	)
+	w.samplesRate = f.gaugeVec(
+		"whestbake_engine_samples_per_second",
+		"Samples per second of the MLP in progress, over its last progress step; 0 when idle.",
+		engine,
+	)
+	w.flopsRate = f.gaugeVec(
+		"whestbake_engine_flops_per_second",
+		"Effective FLOP/s of the MLP in progress, over its last progress step; 0 when idle.",
+		engine,
+	)
+	w.mlps = f.counterVec(
+		"whestbake_mlps_total",
+		"MLPs a slice attempt finished, by outcome: computed, resumed (from a checkpoint) "+
+			"or reused (finished by an earlier attempt).",
+		[]string{"outcome"},
+	)
+	w.slices = f.counterVec(
+		"whestbake_slices_total",
+		"Slices committed, by outcome: computed, resumed (reusing earlier attempts' MLPs) "+
+			"or reused (committed by an earlier attempt).",
+		[]string{"outcome"},
+	)
+	w.attempts = f.counterVec(
+		"whestbake_slice_attempts_total",
+		"BakeSlice attempts started; retry is \"true\" from the second attempt on.",
+		[]string{"retry"},
+	)
+	w.failures = f.counterVec(
+		"whestbake_slice_failures_total",
+		"BakeSlice attempts that failed, by error type (bakeapi's types, Canceled, Other).",
+		[]string{"type"},
+	)
+	w.checkpoints = f.counter(
+		"whestbake_checkpoints_saved_total",
+		"Engine checkpoints saved to S3.",
+	)
+	w.damaged = f.counter(
+		"whestbake_damaged_objects_total",
+		"Damaged objects a slice found in S3 "+
+			"(results, checkpoints, identity blocks, a partial's manifest), "+
+			"discarded and recomputed.",
+	)
 	w.running = f.gauge("whestbake_slices_running", "BakeSlice attempts running in this process.")
-	w.device = f.gaugeVec("whestbake_device_info", "The slice engine's device (value 1).", []string{"engine", "device", "device_name", "kernel"})
-	w.memory = f.gaugeVec("whestbake_device_memory_bytes", "Memory of the slice engine's device (GPU memory, or host memory for the CPU engine).", []string{"device"})
+	w.device = f.gaugeVec(
+		"whestbake_device_info",
+		"The slice engine's device (value 1).",
+		[]string{"engine", "device", "device_name", "kernel"},
+	)
+	w.memory = f.gaugeVec(
+		"whestbake_device_memory_bytes",
+		"Memory of the slice engine's device (GPU memory, or host memory for the CPU engine).",
+		[]string{"device"},
+	)
 	// Every series a slice can produce starts at 0, so that dashboards and
 	// alerts (increase(), absent()) see them before the first event.
-	for _, t := range []string{bakeapi.ErrEngineStalled, bakeapi.ErrWorkerStopping, bakeapi.ErrInvalidConfig, bakeapi.ErrInvalidSeeds,
-		bakeapi.ErrCorruptPartial, bakeapi.ErrFingerprintMismatch, bakeapi.ErrStoreAccess, bakeapi.ErrStoreUnavailable, "Canceled", "Other"} {
+	for _, t := range []string{
+		bakeapi.ErrEngineStalled,
+		bakeapi.ErrWorkerStopping,
+		bakeapi.ErrInvalidConfig,
+		bakeapi.ErrInvalidSeeds,
+		bakeapi.ErrCorruptPartial,
+		bakeapi.ErrFingerprintMismatch,
+		bakeapi.ErrStoreAccess,
+		bakeapi.ErrStoreUnavailable,
+		"Canceled",
+		"Other",
+	} {
 		w.failures.WithLabelValues(t)
 	}
 	for _, o := range bake.Outcomes {
@@ -80,12 +140,18 @@ func New(role, version string) (*Worker, error) {
 	}
 	w.attempts.WithLabelValues("false")
 	w.attempts.WithLabelValues("true")
-	f.gaugeVec("whestbake_worker_info", "This worker (value 1).", []string{"role", "version"}).WithLabelValues(role, version).Set(1)
+	workerInfo := []string{"role", "version"}
+	info := f.gaugeVec("whestbake_worker_info", "This worker (value 1).", workerInfo)
+	info.WithLabelValues(role, version).Set(1)
 	f.register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "whestbake_checkpoint_age_seconds",
-		Help: "Seconds since the running MLP last saved a checkpoint (or started); 0 when no MLP runs. Work lost if the host dies now.",
+		Help: "Seconds since the running MLP last saved a checkpoint (or started); " +
+			"0 when no MLP runs. Work lost if the host dies now.",
 	}, w.checkpointAge))
-	f.register(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f.register(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
 
 	// The SDK's metrics: counters as monotonic counters (the SDK documents
 	// them as ever-increasing), so Prometheus sees *_total counters.
@@ -160,7 +226,7 @@ func (w *Worker) Device(engine, device, name, kernel string, memoryBytes int64) 
 	w.samples.WithLabelValues(engine, device)
 	w.flops.WithLabelValues(engine, device)
 	w.samplesRate.WithLabelValues(engine, device)
-	w.flopsRt.WithLabelValues(engine, device)
+	w.flopsRate.WithLabelValues(engine, device)
 }
 
 // SliceStarted counts an attempt; the returned func ends it with the
@@ -207,23 +273,35 @@ func (w *Worker) MLPDone(outcome bake.Outcome) {
 // Engine returns the progress recorder of one MLP on engine/device with
 // flopsPerSample, starting at startSamples (a resumed MLP's checkpoint).
 // It also starts the checkpoint clock; call Done when the MLP ends.
-func (w *Worker) Engine(engine, device string, flopsPerSample float64, startSamples int64) *MLPProgress {
+func (w *Worker) Engine(
+	engine, device string,
+	flopsPerSample float64,
+	startSamples int64,
+) *MLPProgress {
 	if w == nil {
 		return nil
 	}
 	w.lastCheckpoint.Store(time.Now().UnixNano())
-	return &MLPProgress{w: w, engine: engine, device: device, flopsPerSample: flopsPerSample, last: startSamples, at: time.Now()}
+	return &MLPProgress{
+		worker:         w,
+		engine:         engine,
+		device:         device,
+		flopsPerSample: flopsPerSample,
+		lastSamples:    startSamples,
+		lastAt:         time.Now(),
+	}
 }
 
 // MLPProgress turns an engine's cumulative sample counts into the counters
 // and the current rate.
 type MLPProgress struct {
-	w              *Worker
+	worker         *Worker
 	engine, device string
 	flopsPerSample float64
 	mu             sync.Mutex
-	last           int64
-	at             time.Time
+	// lastSamples is the count at the last progress step, taken at lastAt.
+	lastSamples int64
+	lastAt      time.Time
 }
 
 // Samples records that the MLP has samplesDone samples in total now.
@@ -233,18 +311,21 @@ func (p *MLPProgress) Samples(samplesDone int64) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	d := samplesDone - p.last
+	d := samplesDone - p.lastSamples
 	if d <= 0 {
 		return
 	}
 	now := time.Now()
-	dt := now.Sub(p.at).Seconds()
-	p.last, p.at = samplesDone, now
-	p.w.samples.WithLabelValues(p.engine, p.device).Add(float64(d))
-	p.w.flops.WithLabelValues(p.engine, p.device).Add(float64(d) * p.flopsPerSample)
+	dt := now.Sub(p.lastAt).Seconds()
+	p.lastSamples = samplesDone
+	p.lastAt = now
+	samples := float64(d)
+	flops := samples * p.flopsPerSample
+	p.worker.samples.WithLabelValues(p.engine, p.device).Add(samples)
+	p.worker.flops.WithLabelValues(p.engine, p.device).Add(flops)
 	if dt > 0 {
-		p.w.samplesRate.WithLabelValues(p.engine, p.device).Set(float64(d) / dt)
-		p.w.flopsRt.WithLabelValues(p.engine, p.device).Set(float64(d) * p.flopsPerSample / dt)
+		p.worker.samplesRate.WithLabelValues(p.engine, p.device).Set(samples / dt)
+		p.worker.flopsRate.WithLabelValues(p.engine, p.device).Set(flops / dt)
 	}
 }
 
@@ -253,8 +334,8 @@ func (p *MLPProgress) Checkpointed() {
 	if p == nil {
 		return
 	}
-	p.w.checkpoints.Inc()
-	p.w.lastCheckpoint.Store(time.Now().UnixNano())
+	p.worker.checkpoints.Inc()
+	p.worker.lastCheckpoint.Store(time.Now().UnixNano())
 }
 
 // Done ends the MLP: no MLP runs, the rate drops to 0 until the next.
@@ -262,9 +343,9 @@ func (p *MLPProgress) Done() {
 	if p == nil {
 		return
 	}
-	p.w.lastCheckpoint.Store(0)
-	p.w.samplesRate.WithLabelValues(p.engine, p.device).Set(0)
-	p.w.flopsRt.WithLabelValues(p.engine, p.device).Set(0)
+	p.worker.lastCheckpoint.Store(0)
+	p.worker.samplesRate.WithLabelValues(p.engine, p.device).Set(0)
+	p.worker.flopsRate.WithLabelValues(p.engine, p.device).Set(0)
 }
 
 func (w *Worker) checkpointAge() float64 {

@@ -59,19 +59,26 @@ func TestSliceAndEngineMetrics(t *testing.T) {
 	if v := testutil.ToFloat64(w.flops.WithLabelValues("cpu", "cpu")); v != 50000 {
 		t.Errorf("flops = %v, want 50000", v)
 	}
-	if v := testutil.ToFloat64(w.samplesRate.WithLabelValues("cpu", "cpu")); v <= 0 || v > 500/0.01 {
+	if v := testutil.ToFloat64(w.samplesRate.WithLabelValues("cpu", "cpu")); v <= 0 ||
+		v > 500/0.01 {
 		t.Errorf("rate = %v", v)
 	}
 	p.Checkpointed()
 	p.Done()
-	if w.checkpointAge() != 0 || testutil.ToFloat64(w.samplesRate.WithLabelValues("cpu", "cpu")) != 0 {
-		t.Errorf("after Done: age %v, rate %v", w.checkpointAge(), testutil.ToFloat64(w.samplesRate.WithLabelValues("cpu", "cpu")))
+	if w.checkpointAge() != 0 ||
+		testutil.ToFloat64(w.samplesRate.WithLabelValues("cpu", "cpu")) != 0 {
+		t.Errorf(
+			"after Done: age %v, rate %v",
+			w.checkpointAge(),
+			testutil.ToFloat64(w.samplesRate.WithLabelValues("cpu", "cpu")),
+		)
 	}
 }
 
 func TestErrorType(t *testing.T) {
+	invalidSeeds := temporal.NewNonRetryableApplicationError("x", bakeapi.ErrInvalidSeeds, nil)
 	for err, want := range map[error]string{
-		temporal.NewNonRetryableApplicationError("x", bakeapi.ErrInvalidSeeds, nil): bakeapi.ErrInvalidSeeds,
+		invalidSeeds:                bakeapi.ErrInvalidSeeds,
 		temporal.NewCanceledError(): "Canceled",
 		errors.New("boom"):          "Other",
 	} {
@@ -122,10 +129,12 @@ func TestServe(t *testing.T) {
 	if c, _ := get("/healthz"); c != 503 {
 		t.Errorf("/healthz while stopping: %d", c)
 	}
-	if c, b := get("/metrics"); c != 200 || !strings.Contains(b, `whestbake_worker_info{role="control",version="test"} 1`) {
+	if c, b := get("/metrics"); c != 200 ||
+		!strings.Contains(b, `whestbake_worker_info{role="control",version="test"} 1`) {
 		t.Errorf("/metrics: %d\n%s", c, b)
 	}
-	if _, err := Serve(s.Addr(), w, h); err == nil || !strings.Contains(err.Error(), "worker.metrics-listen") {
+	if _, err := Serve(s.Addr(), w, h); err == nil ||
+		!strings.Contains(err.Error(), "worker.metrics-listen") {
 		t.Errorf("a taken port: %v", err)
 	}
 }
@@ -134,7 +143,8 @@ func TestServe(t *testing.T) {
 // so, and which address keeps the endpoints on this host.
 func TestBindingSaysWhoCanReachTheEndpoints(t *testing.T) {
 	for addr, want := range map[string]string{
-		":9464":          "every interface: reachable from other hosts (127.0.0.1:9464 is this host only)",
+		":9464": "every interface: " +
+			"reachable from other hosts (127.0.0.1:9464 is this host only)",
 		"[::]:9464":      "every interface",
 		"0.0.0.0:1":      "every interface",
 		"127.0.0.1:9464": "loopback: this host only",

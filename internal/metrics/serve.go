@@ -32,7 +32,8 @@ const (
 // Set moves to state; ready (may be nil) is the readiness check from now on.
 func (h *Health) Set(state string, ready func(context.Context) error) {
 	h.mu.Lock()
-	h.state, h.ready = state, ready
+	h.state = state
+	h.ready = ready
 	h.mu.Unlock()
 }
 
@@ -67,7 +68,8 @@ func Binding(addr string) string {
 	ip, ipErr := netip.ParseAddr(host)
 	switch {
 	case host == "" || ipErr == nil && ip.IsUnspecified():
-		return "every interface: reachable from other hosts (" + net.JoinHostPort("127.0.0.1", port) + " is this host only)"
+		local := net.JoinHostPort("127.0.0.1", port)
+		return "every interface: reachable from other hosts (" + local + " is this host only)"
 	case host == "localhost" || ipErr == nil && ip.Unmap().IsLoopback():
 		return "loopback: this host only"
 	}
@@ -82,10 +84,16 @@ func Binding(addr string) string {
 //	          503 once it stops; a Temporal outage does not fail it (the
 //	          workers reconnect by themselves, a restart would not help)
 //	/readyz   readiness: 200 when the workers run and the frontend answers
+//
+// listenFix is the advice for a metrics address the worker cannot listen on.
+const listenFix = "choose a free host:port " +
+	"(127.0.0.1:9464 for this host only, :9464 for every interface), " +
+	"or leave it empty to serve no metrics"
+
 func Serve(addr string, w *Worker, h *Health) (*Server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("worker.metrics-listen %s: %v: choose a free host:port (127.0.0.1:9464 for this host only, :9464 for every interface), or leave it empty to serve no metrics", addr, err)
+		return nil, fmt.Errorf("worker.metrics-listen %s: %v: "+listenFix, addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{Registry: w.reg}))
@@ -113,7 +121,11 @@ func Serve(addr string, w *Worker, h *Health) (*Server, error) {
 		}
 		fmt.Fprintln(rw, "ready")
 	})
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, addr: l.Addr().String(), done: make(chan error, 1)}
+	s := &Server{
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		addr: l.Addr().String(),
+		done: make(chan error, 1),
+	}
 	go func() { s.done <- s.srv.Serve(l) }()
 	return s, nil
 }

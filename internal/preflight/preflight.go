@@ -102,6 +102,9 @@ func addTLS(p *settings.Problems, err error) {
 	}
 }
 
+// pathFix begins the advice for a file the config names that cannot be read.
+const pathFix = "fix the path (relative paths are relative to the config file)"
+
 // seedsFiles reads and parses every split's seeds file, as the starter
 // will when it uploads them. A split that also sets a seed is left out:
 // the validator reports that it sets both.
@@ -110,12 +113,17 @@ func seedsFiles(p *settings.Problems, splits []settings.Split) {
 		if s.SeedsFile == "" || s.Seed != nil {
 			continue
 		}
-		key, n := settings.SplitKey(i)+".seeds-file", int(s.NMLPs)
+		key := settings.SplitKey(i) + ".seeds-file"
+		n := int(s.NMLPs)
 		data, err := bake.ReadSeedsFile(s.SeedsFile, n)
 		if err != nil {
-			p.Addf(key, "cannot be read (%v): fix the path (relative paths are relative to the "+
-				"config file) or generate one with "+
-				"`whestbake dataset generate-seeds --n-mlps %d`", err, n)
+			p.Addf(
+				key,
+				"cannot be read (%v): "+pathFix+
+					" or generate one with `whestbake dataset generate-seeds --n-mlps %d`",
+				err,
+				n,
+			)
 			continue
 		}
 		if n < 1 {
@@ -127,6 +135,10 @@ func seedsFiles(p *settings.Problems, splits []settings.Split) {
 	}
 }
 
+// scratchFix is the advice for a scratch directory that does not take files.
+const scratchFix = "point worker.scratch-dir at a writable directory " +
+	"on a local disk with room for twice the largest split"
+
 // scratchDir checks that the worker's scratch directory takes its files:
 // asked at start, so that a missing disk or a wrong mode fails the worker
 // with the key to fix, not a merge hours into a bake.
@@ -137,23 +149,24 @@ func scratchDir(p *settings.Problems, w settings.Worker) {
 	}
 	what := fmt.Sprintf("%q", w.ScratchDir)
 	if w.ScratchDir == "" {
-		what = fmt.Sprintf("is unset, so the system's temporary directory %q (TMPDIR) is used, "+
-			"and it", w.Scratch())
+		what = fmt.Sprintf(
+			"is unset, so the system's temporary directory %q (TMPDIR) is used, and it",
+			w.Scratch(),
+		)
 	}
-	p.Addf("worker.scratch-dir", "%s %v: point worker.scratch-dir at a writable directory on a "+
-		"local disk with room for twice the largest split", what, err)
+	p.Addf("worker.scratch-dir", "%s %v: "+scratchFix, what, err)
 }
 
 // hubToken reads release.hub.token-file on a worker that runs HubPush
 // (control, all), which reads the token at each push: a named file must
 // hold one now.
 func hubToken(p *settings.Problems, cfg settings.Config) {
-	f, role := cfg.Release.Hub.TokenFile, cfg.Worker.Role
-	if f == "" || (role != settings.RoleControl && role != settings.RoleAll) {
+	file := cfg.Release.Hub.TokenFile
+	role := cfg.Worker.Role
+	if file == "" || (role != settings.RoleControl && role != settings.RoleAll) {
 		return
 	}
-	if _, err := hub.Token(f, func(string) string { return "" }); err != nil {
-		p.Addf("release.hub.token-file", "%v: fix the path (relative paths are relative to the "+
-			"config file) or unset it to use %s", err, hub.TokenEnv)
+	if _, err := hub.Token(file, func(string) string { return "" }); err != nil {
+		p.Addf("release.hub.token-file", "%v: "+pathFix+" or unset it to use %s", err, hub.TokenEnv)
 	}
 }

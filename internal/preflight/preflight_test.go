@@ -40,7 +40,8 @@ func seedsFile(t *testing.T, body string) func(*settings.Config) {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg.Bake.Splits[0].Seed, cfg.Bake.Splits[0].SeedsFile = nil, path
+		cfg.Bake.Splits[0].Seed = nil
+		cfg.Bake.Splits[0].SeedsFile = path
 	}
 }
 
@@ -55,18 +56,27 @@ func TestBakeReadsTheFilesTheConfigNames(t *testing.T) {
 		want string
 	}{
 		{"shape above the host's memory", func(cfg *settings.Config) {
-			cfg.Bake.Width, cfg.Bake.Depth = 16384, 1024
+			cfg.Bake.Width = 16384
+			cfg.Bake.Depth = 1024
 		}, "bake.width and bake.depth: a 16384×1024 MLP needs about"},
 		{"missing seeds file", func(cfg *settings.Config) {
-			cfg.Bake.Splits[0].Seed, cfg.Bake.Splits[0].SeedsFile = nil, absent+".json"
+			cfg.Bake.Splits[0].Seed = nil
+			cfg.Bake.Splits[0].SeedsFile = absent + ".json"
 		}, "bake.splits[0].seeds-file cannot be read"},
-		{"duplicate seeds", seedsFile(t, "[5, 6, 5, 7]"), "contains duplicate at indices [0, 2]: both = 5"},
+		{
+			"duplicate seeds",
+			seedsFile(t, "[5, 6, 5, 7]"),
+			"contains duplicate at indices [0, 2]: both = 5",
+		},
 		{"short seeds file", seedsFile(t, "[5, 6]"), "has 2 seeds, expected n-mlps = 4"},
 		{"seeds file not JSON", seedsFile(t, "5, 6, 7, 8"), "extra data after the JSON array"},
 		{"missing S3 CA", func(cfg *settings.Config) { cfg.S3.CAFile = absent + "-ca.pem" },
 			"s3.ca-file cannot be read"},
-		{"missing Temporal CA", func(cfg *settings.Config) { cfg.Temporal.TLS.CAFile = absent + "-ca.pem" },
-			"temporal.tls.ca-file cannot be read"},
+		{
+			"missing Temporal CA",
+			func(cfg *settings.Config) { cfg.Temporal.TLS.CAFile = absent + "-ca.pem" },
+			"temporal.tls.ca-file cannot be read",
+		},
 		{"TLS key without cert", func(cfg *settings.Config) { cfg.Temporal.TLS.KeyFile = "k.pem" },
 			"temporal.tls.cert-file is empty but temporal.tls.key-file is set"},
 	} {
@@ -95,8 +105,10 @@ func TestBakeReadsTheFilesTheConfigNames(t *testing.T) {
 func TestProblemsOfValuesAndFilesAtOnce(t *testing.T) {
 	cfg := demo(t)
 	absent := filepath.Join(t.TempDir(), "absent")
-	cfg.Bake.Splits[0].Seed, cfg.Bake.Splits[0].SeedsFile = nil, absent+".json"
-	cfg.Bake.Width, cfg.S3.CAFile = 0, absent+"-ca.pem"
+	cfg.Bake.Splits[0].Seed = nil
+	cfg.Bake.Splits[0].SeedsFile = absent + ".json"
+	cfg.Bake.Width = 0
+	cfg.S3.CAFile = absent + "-ca.pem"
 	_, err := Bake(cfg)
 	var ce *settings.Error
 	if !errors.As(err, &ce) || len(ce.Problems) != 3 {
@@ -122,14 +134,17 @@ func TestTemporalAndStoreReadTheirOwnFiles(t *testing.T) {
 	cfg := demo(t)
 	absent := filepath.Join(t.TempDir(), "absent.pem")
 	cfg.Temporal.TLS.CAFile = absent
-	if err := Temporal(cfg); err == nil || !strings.Contains(err.Error(), "temporal.tls.ca-file cannot be read") {
+	if err := Temporal(cfg); err == nil ||
+		!strings.Contains(err.Error(), "temporal.tls.ca-file cannot be read") {
 		t.Errorf("Temporal with a missing CA file: %v", err)
 	}
 	if err := Store(cfg); err != nil {
 		t.Errorf("Store read a Temporal file: %v", err)
 	}
-	cfg.Temporal.TLS.CAFile, cfg.S3.CAFile = "", absent
-	if err := Store(cfg); err == nil || !strings.Contains(err.Error(), "s3.ca-file cannot be read") {
+	cfg.Temporal.TLS.CAFile = ""
+	cfg.S3.CAFile = absent
+	if err := Store(cfg); err == nil ||
+		!strings.Contains(err.Error(), "s3.ca-file cannot be read") {
 		t.Errorf("Store with a missing CA file: %v", err)
 	}
 	if err := Temporal(cfg); err != nil {
@@ -157,13 +172,27 @@ func TestWorkerScratchDirIsCheckedAtStart(t *testing.T) {
 		name, scratch, tmpdir, want string
 	}{
 		{"a writable directory", dir, "", ""},
-		{"missing", filepath.Join(dir, "nope"), "",
-			`worker.scratch-dir "` + filepath.Join(dir, "nope") + `" does not exist: point worker.scratch-dir at`},
+		{
+			"missing",
+			filepath.Join(dir, "nope"),
+			"",
+			`worker.scratch-dir "` + filepath.Join(dir, "nope") +
+				`" does not exist: point worker.scratch-dir at`,
+		},
 		{"a file", file, "", `worker.scratch-dir "` + file + `" is not a directory`},
-		{"not writable", readOnly, "", `worker.scratch-dir "` + readOnly + `" is not writable by this worker`},
-		{"unset: TMPDIR, checked the same", "", filepath.Join(dir, "gone"),
-			`worker.scratch-dir is unset, so the system's temporary directory "` + filepath.Join(dir, "gone") +
-				`" (TMPDIR) is used, and it does not exist`},
+		{
+			"not writable",
+			readOnly,
+			"",
+			`worker.scratch-dir "` + readOnly + `" is not writable by this worker`,
+		},
+		{
+			"unset: TMPDIR, checked the same",
+			"",
+			filepath.Join(dir, "gone"),
+			`worker.scratch-dir is unset, so the system's temporary directory "` +
+				filepath.Join(dir, "gone") + `" (TMPDIR) is used, and it does not exist`,
+		},
 		{"unset: a good TMPDIR", "", dir, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -171,7 +200,9 @@ func TestWorkerScratchDirIsCheckedAtStart(t *testing.T) {
 			if c.tmpdir != "" {
 				t.Setenv("TMPDIR", c.tmpdir)
 			}
-			cfg.Worker.Role, cfg.Worker.Device, cfg.Worker.ScratchDir = settings.RoleGPU, "cpu", c.scratch
+			cfg.Worker.Role = settings.RoleGPU
+			cfg.Worker.Device = "cpu"
+			cfg.Worker.ScratchDir = c.scratch
 			if err := cfg.ValidateWorker(); err != nil {
 				t.Fatalf("the validator probed the directory: %v", err)
 			}
@@ -198,7 +229,8 @@ func TestWorkerReadsTheHubTokenFileWhenItPushes(t *testing.T) {
 	cfg.Worker.ScratchDir = dir
 	cfg.Release.Hub.Repo = "alice/gt"
 	cfg.Release.Hub.TokenFile = filepath.Join(dir, "hf-token")
-	if err := os.WriteFile(cfg.Release.Hub.TokenFile, []byte("hf_preflight_token\n"), 0o600); err != nil {
+	token := []byte("hf_preflight_token\n")
+	if err := os.WriteFile(cfg.Release.Hub.TokenFile, token, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Worker.Role = settings.RoleControl
@@ -209,7 +241,8 @@ func TestWorkerReadsTheHubTokenFileWhenItPushes(t *testing.T) {
 	if err := cfg.ValidateWorker(); err != nil {
 		t.Fatalf("the validator read the token file: %v", err)
 	}
-	if _, err := Worker(cfg); err == nil || !strings.Contains(err.Error(), "release.hub.token-file") {
+	if _, err := Worker(cfg); err == nil ||
+		!strings.Contains(err.Error(), "release.hub.token-file") {
 		t.Errorf("missing token file: %v", err)
 	}
 	cfg.Worker.Role = settings.RoleGPU
@@ -221,7 +254,8 @@ func TestWorkerReadsTheHubTokenFileWhenItPushes(t *testing.T) {
 // worker.max-memory left unset is the host's limit; a value given stands.
 func TestWorkerMaxMemoryDefaultsToTheHost(t *testing.T) {
 	cfg := demo(t)
-	cfg.Worker.Role, cfg.Worker.ScratchDir = settings.RoleGPU, t.TempDir()
+	cfg.Worker.Role = settings.RoleGPU
+	cfg.Worker.ScratchDir = t.TempDir()
 	got, err := Worker(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -78,15 +78,39 @@ func Unmarshal(name string, data []byte, v any, s *Seal, id Seal) error {
 		return fmt.Errorf("%s: %v: %w", name, err, ErrDamaged)
 	}
 	if h := sum(canon); h != got.SHA256 {
-		return fmt.Errorf("%s does not match its seal (content sha256 %s, sealed %s): %w", name, h, got.SHA256, ErrDamaged)
+		return fmt.Errorf(
+			"%s does not match its seal (content sha256 %s, sealed %s): %w",
+			name,
+			h,
+			got.SHA256,
+			ErrDamaged,
+		)
 	}
-	for _, f := range []struct{ what, got, want string }{{"key", got.Key, id.Key}, {"bake", got.Bake, id.Bake}, {"split", got.Split, id.Split}} {
+	fields := []struct{ what, got, want string }{
+		{"key", got.Key, id.Key},
+		{"bake", got.Bake, id.Bake},
+		{"split", got.Split, id.Split},
+	}
+	for _, f := range fields {
 		if f.want != "" && f.got != f.want {
-			return fmt.Errorf("%s was written for %s %q, not %q: %w", name, f.what, f.got, f.want, ErrDamaged)
+			return fmt.Errorf(
+				"%s was written for %s %q, not %q: %w",
+				name,
+				f.what,
+				f.got,
+				f.want,
+				ErrDamaged,
+			)
 		}
 	}
 	if id.Fingerprint != "" && got.Fingerprint != id.Fingerprint {
-		return fmt.Errorf("%s was computed for spec fingerprint %q, not %q: %w", name, got.Fingerprint, id.Fingerprint, ErrOtherSpec)
+		return fmt.Errorf(
+			"%s was computed for spec fingerprint %q, not %q: %w",
+			name,
+			got.Fingerprint,
+			id.Fingerprint,
+			ErrOtherSpec,
+		)
 	}
 	return nil
 }

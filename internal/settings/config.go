@@ -40,10 +40,12 @@ type Config struct {
 // it: TLS (with a private CA, a server name, and a client certificate for
 // mutual TLS) and Temporal Cloud's API keys.
 type Temporal struct {
-	Address   string      `mapstructure:"address"`
-	Namespace string      `mapstructure:"namespace"`
-	UI        string      `mapstructure:"ui"` // Web UI base URL for the starter's links; empty: the dev stack's, if Address is its frontend, else none
-	TLS       TemporalTLS `mapstructure:"tls"`
+	Address   string `mapstructure:"address"`
+	Namespace string `mapstructure:"namespace"`
+	// UI is the Web UI base URL for the starter's links; empty: the dev
+	// stack's, if Address is its frontend, else none.
+	UI  string      `mapstructure:"ui"`
+	TLS TemporalTLS `mapstructure:"tls"`
 	// APIKey is sent as "authorization: Bearer <key>" on every call (the
 	// SDK's client.NewAPIKeyStaticCredentials). It comes from the config
 	// file or WHESTBAKE_TEMPORAL_API_KEY only, like the S3 secret.
@@ -54,11 +56,14 @@ type Temporal struct {
 // from files, never from the config itself, so the config can be shared
 // and the files mounted from a secret store.
 type TemporalTLS struct {
-	Enabled    bool   `mapstructure:"enabled"`
-	CAFile     string `mapstructure:"ca-file"`     // PEM bundle of the server's CA; empty: the system roots
-	ServerName string `mapstructure:"server-name"` // name the server's certificate must carry; empty: the address's host
-	CertFile   string `mapstructure:"cert-file"`   // client certificate (mutual TLS)
-	KeyFile    string `mapstructure:"key-file"`    // its private key
+	Enabled bool `mapstructure:"enabled"`
+	// CAFile is the PEM bundle of the server's CA; empty: the system roots.
+	CAFile string `mapstructure:"ca-file"`
+	// ServerName is the name the server's certificate must carry; empty:
+	// the address's host.
+	ServerName string `mapstructure:"server-name"`
+	CertFile   string `mapstructure:"cert-file"` // client certificate (mutual TLS)
+	KeyFile    string `mapstructure:"key-file"`  // its private key
 }
 
 // TLSOn reports whether the Temporal connection uses TLS (temporalconn's rule).
@@ -69,8 +74,19 @@ func (t Temporal) TLSOn() bool { return t.Conn().TLSOn() }
 // settings.
 func (t Temporal) Conn() temporalconn.Config {
 	x := t.TLS
-	return temporalconn.Config{Address: t.Address, Namespace: t.Namespace, APIKey: t.APIKey.Reveal(), EnvName: EnvName,
-		TLS: temporalconn.TLS{Enabled: x.Enabled, CAFile: x.CAFile, ServerName: x.ServerName, CertFile: x.CertFile, KeyFile: x.KeyFile}}
+	return temporalconn.Config{
+		Address:   t.Address,
+		Namespace: t.Namespace,
+		APIKey:    t.APIKey.Reveal(),
+		EnvName:   EnvName,
+		TLS: temporalconn.TLS{
+			Enabled:    x.Enabled,
+			CAFile:     x.CAFile,
+			ServerName: x.ServerName,
+			CertFile:   x.CertFile,
+			KeyFile:    x.KeyFile,
+		},
+	}
 }
 
 // S3 is the artifact store (MinIO in development). The credentials are
@@ -154,7 +170,15 @@ func (h Hub) Spec() *bakeapi.HubSpec {
 	if h.Repo == "" {
 		return nil
 	}
-	return &bakeapi.HubSpec{Repo: h.Repo, Revision: h.Revision, Tag: h.Tag, Message: h.Message, Endpoint: h.Endpoint, Private: h.Private, Replace: h.Replace}
+	return &bakeapi.HubSpec{
+		Repo:     h.Repo,
+		Revision: h.Revision,
+		Tag:      h.Tag,
+		Message:  h.Message,
+		Endpoint: h.Endpoint,
+		Private:  h.Private,
+		Replace:  h.Replace,
+	}
 }
 
 // Policy is bakeapi.Policy with config keys: every timeout and retry bound
@@ -175,7 +199,9 @@ type Policy struct {
 
 // Worker is how a whestbake-worker process runs.
 type Worker struct {
-	Role            string        `mapstructure:"role"`   // control, gpu or all; no default, a GPU host must not run workflows by accident
+	// Role is control, gpu or all; no default, so that a GPU host does not
+	// run workflows by accident.
+	Role            string        `mapstructure:"role"`
 	Device          string        `mapstructure:"device"` // auto, cpu or cuda
 	Threads         int           `mapstructure:"threads"`
 	CheckpointEvery time.Duration `mapstructure:"checkpoint-every"`
@@ -216,17 +242,28 @@ const (
 func Default() Config {
 	return Config{
 		Temporal: Temporal{Address: DefaultTemporalAddress, Namespace: "default"},
-		S3:       S3{Endpoint: DefaultS3Endpoint, Bucket: DefaultBucket, Addressing: store.AddressingAuto},
+		S3: S3{
+			Endpoint:   DefaultS3Endpoint,
+			Bucket:     DefaultBucket,
+			Addressing: store.AddressingAuto,
+		},
 		Bake: Bake{
-			Sampler: string(bakeapi.SamplerPhilox), DotProduct: string(bakeapi.DotFMA),
-			SliceSize: 1, MaxInFlight: AutoInFlight, GPUQueue: bakeapi.GPUQueue,
+			Sampler:      string(bakeapi.SamplerPhilox),
+			DotProduct:   string(bakeapi.DotFMA),
+			SliceSize:    1,
+			MaxInFlight:  AutoInFlight,
+			GPUQueue:     bakeapi.GPUQueue,
 			SeedProtocol: bakeapi.SeedProtocolV3,
 		},
-		Release: Release{Hub: Hub{Revision: "main", Message: hub.DefaultMessage, Endpoint: hub.DefaultEndpoint}},
-		Policy:  Policy(bakeapi.DefaultPolicy),
+		Release: Release{
+			Hub: Hub{Revision: "main", Message: hub.DefaultMessage, Endpoint: hub.DefaultEndpoint},
+		},
+		Policy: Policy(bakeapi.DefaultPolicy),
 		Worker: Worker{
-			Device: gpuengine.DeviceAuto, Threads: gpuengine.DefaultThreads(),
-			CheckpointEvery: bake.DefaultCheckpointEvery, StallTimeout: bake.DefaultStallTimeout,
+			Device:          gpuengine.DeviceAuto,
+			Threads:         gpuengine.DefaultThreads(),
+			CheckpointEvery: bake.DefaultCheckpointEvery,
+			StallTimeout:    bake.DefaultStallTimeout,
 		},
 	}
 }
@@ -246,8 +283,13 @@ func (b Bake) InFlight() (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxInFlight {
-		return 0, fmt.Errorf("= %s: must be auto (one slice per worker polling bake.gpu-queue, re-counted as workers come and go) "+
-			"or a number of slices of one split running at once, in [1, %d]", v, maxInFlight)
+		return 0, fmt.Errorf(
+			"= %s: must be auto (one slice per worker polling bake.gpu-queue, "+
+				"re-counted as workers come and go) "+
+				"or a number of slices of one split running at once, in [1, %d]",
+			v,
+			maxInFlight,
+		)
 	}
 	return n, nil
 }
@@ -263,7 +305,8 @@ func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
 		ChunkSize: b.ChunkSize,
 		Dot:       bakeapi.DotProduct(b.DotProduct),
 	})
-	s.SeedProtocol, s.Salt = b.SeedProtocol, bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}
+	s.SeedProtocol = b.SeedProtocol
+	s.Salt = bakeapi.Salt{Withhold: b.WithholdSalt, ID: b.SaltID}
 	if !salt.IsZero() {
 		s.Salt.SHA256 = salt.Digest()
 	}
@@ -280,8 +323,14 @@ func (b Bake) Salt(getenv func(string) string) (seeds.Salt, error) {
 	}
 	salt, err := bake.EnvSalt(getenv)
 	if errors.Is(err, bake.ErrSaltUnset) {
-		return salt, fmt.Errorf("%w: bake.seed-protocol 4.0 takes the salt (%d bytes as hex; `openssl rand -hex %[2]d` makes one) "+
-			"from it, in the starter's environment and in every GPU worker's, never from the config file", err, seeds.SaltBytes)
+		return salt, fmt.Errorf(
+			"%w: bake.seed-protocol 4.0 takes the salt "+
+				"(%d bytes as hex; `openssl rand -hex %[2]d` makes one) from it, "+
+				"in the starter's environment and in every GPU worker's, "+
+				"never from the config file",
+			err,
+			seeds.SaltBytes,
+		)
 	}
 	return salt, err
 }

@@ -72,26 +72,43 @@ func TestDemoConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The values the demo is specified with.
-	if in.Spec.Width != 64 || in.Spec.Depth != 4 || in.Spec.NSamples != 200_000 || in.Spec.Sampler != "philox" || in.Spec.Dot != "" {
+	if in.Spec.Width != 64 || in.Spec.Depth != 4 || in.Spec.NSamples != 200_000 ||
+		in.Spec.Sampler != "philox" ||
+		in.Spec.Dot != "" {
 		t.Errorf("shape = %+v", in.Spec)
 	}
 	if in.SliceSize != 2 || in.MaxInFlight != 2 || in.GPUQueue != bakeapi.GPUQueue {
-		t.Errorf("slice-size %d, max-in-flight %d, queue %q", in.SliceSize, in.MaxInFlight, in.GPUQueue)
+		t.Errorf(
+			"slice-size %d, max-in-flight %d, queue %q",
+			in.SliceSize,
+			in.MaxInFlight,
+			in.GPUQueue,
+		)
 	}
 	if len(in.Splits) != 2 {
 		t.Fatalf("splits = %+v", in.Splits)
 	}
 	pub, hold := in.Splits[0], in.Splits[1]
-	if pub.Name != "public" || pub.Config != "default" || pub.NMLPs != 4 || pub.Seed == nil || *pub.Seed != 1 || pub.SeedsKey != "" {
+	if pub.Name != "public" || pub.Config != "default" || pub.NMLPs != 4 || pub.Seed == nil ||
+		*pub.Seed != 1 ||
+		pub.SeedsKey != "" {
 		t.Errorf("public = %+v", pub)
 	}
-	if hold.Name != "holdout" || hold.Config != "holdout" || hold.NMLPs != 3 || hold.Seed == nil || *hold.Seed != 2 {
+	if hold.Name != "holdout" || hold.Config != "holdout" || hold.NMLPs != 3 || hold.Seed == nil ||
+		*hold.Seed != 2 {
 		t.Errorf("holdout = %+v", hold)
 	}
-	if in.Release != (bakeapi.ReleaseSpec{Bucket: "releases", Prefix: "datasets", Name: "demo", Tag: "v1"}) {
+	wantRelease := bakeapi.ReleaseSpec{
+		Bucket: "releases",
+		Prefix: "datasets",
+		Name:   "demo",
+		Tag:    "v1",
+	}
+	if in.Release != wantRelease {
 		t.Errorf("release = %+v", in.Release)
 	}
-	if in.Policy.SliceHeartbeat != 10*time.Second || in.Policy.RetryInitial != time.Second || in.Policy.SliceMaxAttempts != 5 {
+	if in.Policy.SliceHeartbeat != 10*time.Second || in.Policy.RetryInitial != time.Second ||
+		in.Policy.SliceMaxAttempts != 5 {
 		t.Errorf("policy = %+v", in.Policy)
 	}
 }
@@ -120,54 +137,197 @@ func TestBadConfigs(t *testing.T) {
 	cases := []struct {
 		name, edit, want string
 	}{
-		{"empty id", "id: t-1|id: ''", "bake.id is empty: pass --id ID or set bake.id in the config file or WHESTBAKE_BAKE_ID"},
+		{
+			"empty id",
+			"id: t-1|id: ''",
+			"bake.id is empty: pass --id ID or set bake.id in the config file or WHESTBAKE_BAKE_ID",
+		},
 		{"id with slash", "id: t-1|id: a/b", `bake.id "a/b" is not usable`},
 		{"id starting with dot", "id: t-1|id: ..x", `bake.id "..x" is not usable`},
 		{"zero width", "width: 8|width: 0", "bake.width is missing or 0"},
 		{"huge depth", "depth: 2|depth: 100000", "bake.depth = 100000: must be in [1, 1024]"},
-		{"max-memory not a size", "release: {|worker: {max-memory: 64GB}\nrelease: {", `"64GB" is not a size: give a number with an optional unit B, KiB, MiB, GiB or TiB`},
+		{
+			"max-memory not a size",
+			"release: {|worker: {max-memory: 64GB}\nrelease: {",
+			`"64GB" is not a size: give a number with an optional unit B, KiB, MiB, GiB or TiB`,
+		},
 		{"fractional samples", "n-samples: 1000|n-samples: 2.5", `"2.5" is not a whole number`},
-		{"zero samples spelled as text", "n-samples: 1000|n-samples: '0e3'", "bake.n-samples is missing or 0"},
-		{"negative samples", "n-samples: 1000|n-samples: -5", "bake.n-samples = -5: must be in [1, 1125899906842624]"},
-		{"unknown sampler", "n-samples: 1000|n-samples: 1000\n  sampler: gauss", `bake.sampler "gauss" is unknown: use philox`},
-		{"numpy with chunk size", "n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  chunk-size: 64", "bake.chunk-size = 64: the numpy sampler always uses whestbench's chunk rule"},
-		{"numpy bad dot", "n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  dot-product: fast", `bake.dot-product "fast" is unknown`},
-		{"slice size 0", "n-samples: 1000|n-samples: 1000\n  slice-size: 0", "bake.slice-size = 0: must be at least 1"},
-		{"max in flight 0", "n-samples: 1000|n-samples: 1000\n  max-in-flight: 0", "bake.max-in-flight = 0: must be auto (one slice per worker polling bake.gpu-queue"},
-		{"max in flight text", "n-samples: 1000|n-samples: 1000\n  max-in-flight: many", "bake.max-in-flight = many: must be auto"},
+		{
+			"zero samples spelled as text",
+			"n-samples: 1000|n-samples: '0e3'",
+			"bake.n-samples is missing or 0",
+		},
+		{
+			"negative samples",
+			"n-samples: 1000|n-samples: -5",
+			"bake.n-samples = -5: must be in [1, 1125899906842624]",
+		},
+		{
+			"unknown sampler",
+			"n-samples: 1000|n-samples: 1000\n  sampler: gauss",
+			`bake.sampler "gauss" is unknown: use philox`,
+		},
+		{
+			"numpy with chunk size",
+			"n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  chunk-size: 64",
+			"bake.chunk-size = 64: the numpy sampler always uses whestbench's chunk rule",
+		},
+		{
+			"numpy bad dot",
+			"n-samples: 1000|n-samples: 1000\n  sampler: numpy\n  dot-product: fast",
+			`bake.dot-product "fast" is unknown`,
+		},
+		{
+			"slice size 0",
+			"n-samples: 1000|n-samples: 1000\n  slice-size: 0",
+			"bake.slice-size = 0: must be at least 1",
+		},
+		{
+			"max in flight 0",
+			"n-samples: 1000|n-samples: 1000\n  max-in-flight: 0",
+			"bake.max-in-flight = 0: must be auto (one slice per worker polling bake.gpu-queue",
+		},
+		{
+			"max in flight text",
+			"n-samples: 1000|n-samples: 1000\n  max-in-flight: many",
+			"bake.max-in-flight = many: must be auto",
+		},
 		{"no splits", "    - {name: public, n-mlps: 4, seed: 1}|", "bake.splits is empty"},
-		{"bad split name", "name: public|name: Public", `bake.splits[0].name "Public" cannot be loaded`},
+		{
+			"bad split name",
+			"name: public|name: Public",
+			`bake.splits[0].name "Public" cannot be loaded`,
+		},
 		// datasets refuses a hyphen in a split name (splits.py NamedSplit):
 		// refused before anything starts, with a name that loads.
-		{"hyphenated split name", "name: public|name: mini-a", `bake.splits[0].name "mini-a" cannot be loaded: a split name is a lowercase ASCII letter followed by lowercase ASCII letters and digits, [a-z][a-z0-9]*` +
-			` (Hugging Face datasets refuses '-' in a split name, whestbench refuses '_', '.' and capitals); use "minia"`},
-		{"bad config name", "name: public|name: public, config: 'x y'", `bake.splits[0].config "x y" does not match`},
-		{"duplicate split", "    - {name: public, n-mlps: 4, seed: 1}|    - {name: public, n-mlps: 4, seed: 1}\n    - {name: public, n-mlps: 2}", `bake.splits[1].name "public" appears twice`},
-		{"seed and seeds file", "seed: 1|seed: 1, seeds-file: " + good, "bake.splits[0] sets both seed and seeds-file"},
+		{
+			"hyphenated split name",
+			"name: public|name: mini-a",
+			`bake.splits[0].name "mini-a" cannot be loaded: ` +
+				`a split name is a lowercase ASCII letter ` +
+				`followed by lowercase ASCII letters and digits, [a-z][a-z0-9]*` +
+				` (Hugging Face datasets refuses '-' in a split name, ` +
+				`whestbench refuses '_', '.' and capitals); use "minia"`,
+		},
+		{
+			"bad config name",
+			"name: public|name: public, config: 'x y'",
+			`bake.splits[0].config "x y" does not match`,
+		},
+		{
+			"duplicate split",
+			"    - {name: public, n-mlps: 4, seed: 1}|" +
+				"    - {name: public, n-mlps: 4, seed: 1}\n" +
+				"    - {name: public, n-mlps: 2}",
+			`bake.splits[1].name "public" appears twice`,
+		},
+		{
+			"seed and seeds file",
+			"seed: 1|seed: 1, seeds-file: " + good,
+			"bake.splits[0] sets both seed and seeds-file",
+		},
 		{"negative seed", "seed: 1|seed: -1", "-1 is negative: give a non-negative integer"},
 		{"fractional seed", "seed: 1|seed: 1.5", "1.5 is not a whole number"},
-		{"bad default split", "n-samples: 1000|n-samples: 1000\n  default-split: private", `bake.default-split "private" is not one of the splits`},
+		{
+			"bad default split",
+			"n-samples: 1000|n-samples: 1000\n  default-split: private",
+			`bake.default-split "private" is not one of the splits`,
+		},
 		{"missing tag", "tag: v1|tag: ''", "release.tag is empty: releases are immutable"},
-		{"tag without bucket", "bucket: releases|bucket: ''", "release.bucket is empty but release.name/tag are set"},
-		{"bad release bucket", "bucket: releases|bucket: Rel_eases", `release.bucket "Rel_eases" is not a valid bucket name`},
+		{
+			"tag without bucket",
+			"bucket: releases|bucket: ''",
+			"release.bucket is empty but release.name/tag are set",
+		},
+		{
+			"bad release bucket",
+			"bucket: releases|bucket: Rel_eases",
+			`release.bucket "Rel_eases" is not a valid bucket name`,
+		},
 		{"bad prefix", "prefix: datasets|prefix: /datasets", `release.prefix "/datasets"`},
-		{"release inside a bake", "prefix: datasets|prefix: bakes", `release.prefix "bakes" with release.name "demo" puts the release at bakes/demo/v1/, inside bakes/`},
-		{"release named into the bakes", "prefix: datasets, name: demo|prefix: '', name: bakes", `release.prefix "" with release.name "bakes" puts the release at bakes/v1/, inside bakes/`},
-		{"no secret", "secret-key: " + testSecret + "|secret-key: ''", "s3.secret-key is not set but s3.access-key is: export WHESTBAKE_S3_SECRET_KEY"},
-		{"bad addressing", "s3:|s3:\n  addressing: dns", `s3.addressing "dns" is unknown: use auto`},
-		{"API key with a line break", "s3:|temporal: {api-key: \"abc\\n\"}\ns3:", "temporal.api-key contains whitespace"},
-		{"Cloud namespace", "s3:|temporal: {address: 'us-east-1.aws.api.temporal.io:7233', api-key: k}\ns3:", `temporal.namespace "default" is not a Temporal Cloud namespace`},
-		{"Cloud without credentials", "s3:|temporal: {address: 'bakes.a1b2c.tmprl.cloud:7233', namespace: bakes.a1b2c}\ns3:", "Temporal Cloud (bakes.a1b2c.tmprl.cloud) needs an API key"},
-		{"bad endpoint", "s3:|s3:\n  endpoint: http://minio:9000/whestbake", `s3.endpoint "http://minio:9000/whestbake" has a path`},
-		{"bad temporal address", "s3:|temporal: {address: 'temporal.example.com'}\ns3:", `temporal.address "temporal.example.com" is not host:port`},
-		{"heartbeat above timeout", "s3:|policy: {slice-heartbeat: 2h, slice-timeout: 1h}\ns3:", "policy.slice-heartbeat = 2h0m0s is not below policy.slice-timeout = 1h0m0s"},
-		{"duration without unit", "s3:|policy: {push-timeout: 30}\ns3:", "policy.push-timeout = 30ns: must be a positive duration with a unit"},
-		{"zero attempts", "s3:|policy: {slice-max-attempts: 0}\ns3:", "policy.slice-max-attempts = 0: must be at least 1"},
+		{
+			"release inside a bake",
+			"prefix: datasets|prefix: bakes",
+			`release.prefix "bakes" with release.name "demo" puts the release at bakes/demo/v1/, ` +
+				`inside bakes/`,
+		},
+		{
+			"release named into the bakes",
+			"prefix: datasets, name: demo|prefix: '', name: bakes",
+			`release.prefix "" with release.name "bakes" puts the release at bakes/v1/, ` +
+				`inside bakes/`,
+		},
+		{
+			"no secret",
+			"secret-key: " + testSecret + "|secret-key: ''",
+			"s3.secret-key is not set but s3.access-key is: export WHESTBAKE_S3_SECRET_KEY",
+		},
+		{
+			"bad addressing",
+			"s3:|s3:\n  addressing: dns",
+			`s3.addressing "dns" is unknown: use auto`,
+		},
+		{
+			"API key with a line break",
+			"s3:|temporal: {api-key: \"abc\\n\"}\ns3:",
+			"temporal.api-key contains whitespace",
+		},
+		{
+			"Cloud namespace",
+			"s3:|temporal: {address: 'us-east-1.aws.api.temporal.io:7233', api-key: k}\ns3:",
+			`temporal.namespace "default" is not a Temporal Cloud namespace`,
+		},
+		{
+			"Cloud without credentials",
+			"s3:|temporal: {address: 'bakes.a1b2c.tmprl.cloud:7233', namespace: bakes.a1b2c}\ns3:",
+			"Temporal Cloud (bakes.a1b2c.tmprl.cloud) needs an API key",
+		},
+		{
+			"bad endpoint",
+			"s3:|s3:\n  endpoint: http://minio:9000/whestbake",
+			`s3.endpoint "http://minio:9000/whestbake" has a path`,
+		},
+		{
+			"bad temporal address",
+			"s3:|temporal: {address: 'temporal.example.com'}\ns3:",
+			`temporal.address "temporal.example.com" is not host:port`,
+		},
+		{
+			"heartbeat above timeout",
+			"s3:|policy: {slice-heartbeat: 2h, slice-timeout: 1h}\ns3:",
+			"policy.slice-heartbeat = 2h0m0s is not below policy.slice-timeout = 1h0m0s",
+		},
+		{
+			"duration without unit",
+			"s3:|policy: {push-timeout: 30}\ns3:",
+			"policy.push-timeout = 30ns: must be a positive duration with a unit",
+		},
+		{
+			"zero attempts",
+			"s3:|policy: {slice-max-attempts: 0}\ns3:",
+			"policy.slice-max-attempts = 0: must be at least 1",
+		},
 		{"unknown key", "n-samples: 1000|n-samples: 1000\n  n_samples: 1000", "n_samples"},
-		{"4.0 without a salt", "n-samples: 1000|n-samples: 1000\n  seed-protocol: 4.0", "WHEST_SEED_SALT is not set: bake.seed-protocol 4.0 takes the salt"},
-		{"protocol 2.0", "n-samples: 1000|n-samples: 1000\n  seed-protocol: '2.0'", "bake.seed-protocol 2.0 is whestbench's legacy protocol"},
-		{"unknown protocol", "n-samples: 1000|n-samples: 1000\n  seed-protocol: 4", `bake.seed-protocol "4" is unknown`},
-		{"withheld salt under 3.0", "n-samples: 1000|n-samples: 1000\n  withhold-salt: true\n  salt-id: h", "bake.withhold-salt is only meaningful for seed protocol 4.0"},
+		{
+			"4.0 without a salt",
+			"n-samples: 1000|n-samples: 1000\n  seed-protocol: 4.0",
+			"WHEST_SEED_SALT is not set: bake.seed-protocol 4.0 takes the salt",
+		},
+		{
+			"protocol 2.0",
+			"n-samples: 1000|n-samples: 1000\n  seed-protocol: '2.0'",
+			"bake.seed-protocol 2.0 is whestbench's legacy protocol",
+		},
+		{
+			"unknown protocol",
+			"n-samples: 1000|n-samples: 1000\n  seed-protocol: 4",
+			`bake.seed-protocol "4" is unknown`,
+		},
+		{
+			"withheld salt under 3.0",
+			"n-samples: 1000|n-samples: 1000\n  withhold-salt: true\n  salt-id: h",
+			"bake.withhold-salt is only meaningful for seed protocol 4.0",
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,11 +362,20 @@ func TestValidBaseAndAllProblemsAtOnce(t *testing.T) {
 	}
 	// A split takes any number of slices: its workflow continues as new.
 	big := cfg
-	big.Bake.Splits = []Split{{Name: "public", Config: "default", NMLPs: 1_000_000, Seed: cfg.Bake.Splits[0].Seed}}
+	big.Bake.Splits = []Split{
+		{
+			Name:   "public",
+			Config: "default",
+			NMLPs:  1_000_000,
+			Seed:   cfg.Bake.Splits[0].Seed,
+		},
+	}
 	if err := big.Validate(); err != nil {
 		t.Fatalf("a split of a million one-MLP slices rejected: %v", err)
 	}
-	cfg.Bake.Width, cfg.Bake.SliceSize, cfg.Release.Tag = 0, 0, ""
+	cfg.Bake.Width = 0
+	cfg.Bake.SliceSize = 0
+	cfg.Release.Tag = ""
 	err = cfg.Validate()
 	var ce *Error
 	if !errors.As(err, &ce) || len(ce.Problems) != 3 {
@@ -226,9 +395,16 @@ func TestValidationReadsNoFiles(t *testing.T) {
 	}
 	cfg.Temporal.TLS = TemporalTLS{CAFile: absent + "-ca.pem", KeyFile: absent + "-key.pem"}
 	cfg.S3.CAFile = absent + "-s3-ca.pem"
-	cfg.Release.Hub = Hub{Repo: "alice/gt", Revision: "main", Message: "m", Endpoint: "https://huggingface.co",
-		TokenFile: absent + "-token"}
-	cfg.Worker.Role, cfg.Worker.Device, cfg.Worker.ScratchDir = RoleAll, "cpu", absent
+	cfg.Release.Hub = Hub{
+		Repo:      "alice/gt",
+		Revision:  "main",
+		Message:   "m",
+		Endpoint:  "https://huggingface.co",
+		TokenFile: absent + "-token",
+	}
+	cfg.Worker.Role = RoleAll
+	cfg.Worker.Device = "cpu"
+	cfg.Worker.ScratchDir = absent
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate read a file: %v", err)
 	}
@@ -250,7 +426,8 @@ func TestShapeAboveMaxMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Bake.Width, cfg.Bake.Depth = 16384, 1024
+	cfg.Bake.Width = 16384
+	cfg.Bake.Depth = 1024
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("no worker.max-memory: %v", err)
 	}
@@ -265,7 +442,10 @@ func TestSeedsFileRelativeToConfigAndUploadKey(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
 	writeFile(t, dir, "pub.json", "[11, 12, 13, 14]")
-	cfg, err := Load(writeFile(t, dir, "c.yaml", strings.Replace(base, "seed: 1", "seeds-file: pub.json", 1)), nil)
+	cfg, err := Load(
+		writeFile(t, dir, "c.yaml", strings.Replace(base, "seed: 1", "seeds-file: pub.json", 1)),
+		nil,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +467,12 @@ func TestSeedsFileRelativeToConfigAndUploadKey(t *testing.T) {
 func TestSeedProtocolV4(t *testing.T) {
 	salt := strings.Repeat("5a", 32)
 	sum := sha256.Sum256(bytes.Repeat([]byte{0x5a}, 32))
-	v4 := strings.Replace(base, "n-samples: 1000", "n-samples: 1000\n  seed-protocol: 4.0\n  withhold-salt: true\n  salt-id: holdout-1", 1)
+	v4 := strings.Replace(
+		base,
+		"n-samples: 1000",
+		"n-samples: 1000\n  seed-protocol: 4.0\n  withhold-salt: true\n  salt-id: holdout-1",
+		1,
+	)
 	t.Setenv(dataset.SaltEnv, salt)
 	cfg, err := load(t, v4)
 	if err != nil {
@@ -311,7 +496,9 @@ func TestSeedProtocolV4(t *testing.T) {
 		t.Setenv(dataset.SaltEnv, bad.env)
 		err := cfg.Validate()
 		var ce *Error
-		if !errors.As(err, &ce) || len(ce.Problems) != 1 || !strings.Contains(err.Error(), bad.want) || strings.Contains(err.Error(), bad.env) {
+		if !errors.As(err, &ce) || len(ce.Problems) != 1 ||
+			!strings.Contains(err.Error(), bad.want) ||
+			strings.Contains(err.Error(), bad.env) {
 			t.Errorf("salt %q: %v", bad.env, err)
 		}
 	}
@@ -321,7 +508,8 @@ func TestSeedProtocolV4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in, err := BakeInput(cfg); err != nil || in.Spec.Salt != (bakeapi.Salt{}) || in.Spec.Protocol() != bakeapi.SeedProtocolV3 {
+	if in, err := BakeInput(cfg); err != nil || in.Spec.Salt != (bakeapi.Salt{}) ||
+		in.Spec.Protocol() != bakeapi.SeedProtocolV3 {
 		t.Errorf("3.0 bake: %+v, %v", in.Spec, err)
 	}
 }
@@ -330,7 +518,13 @@ func TestCountSpellings(t *testing.T) {
 	for _, c := range []struct {
 		yaml string
 		want int64
-	}{{"1_000", 1000}, {"1e9", 1_000_000_000}, {"2.5e6", 2_500_000}, {"'1_000_000'", 1_000_000}, {"123", 123}} {
+	}{
+		{"1_000", 1000},
+		{"1e9", 1_000_000_000},
+		{"2.5e6", 2_500_000},
+		{"'1_000_000'", 1_000_000},
+		{"123", 123},
+	} {
 		cfg, err := load(t, strings.Replace(base, "n-samples: 1000", "n-samples: "+c.yaml, 1))
 		if err != nil {
 			t.Fatalf("%s: %v", c.yaml, err)
@@ -350,7 +544,8 @@ func TestEnvSetsEveryKey(t *testing.T) {
 		var val any
 		switch def.(type) {
 		case string:
-			env, val = "x-"+strings.ReplaceAll(key, ".", "-"), "x-"+strings.ReplaceAll(key, ".", "-")
+			env = "x-" + strings.ReplaceAll(key, ".", "-")
+			val = env
 		case bakeapi.SeedProtocol:
 			env, val = "4.0", bakeapi.SeedProtocolV4
 		case Secret:
@@ -383,7 +578,8 @@ func TestEnvSetsEveryKey(t *testing.T) {
 			t.Errorf("%s from %s: got %v, want %v", key, EnvName(key), got[key], w)
 		}
 	}
-	if EnvName("s3.secret-key") != "WHESTBAKE_S3_SECRET_KEY" || EnvName("bake.n-samples") != "WHESTBAKE_BAKE_N_SAMPLES" {
+	if EnvName("s3.secret-key") != "WHESTBAKE_S3_SECRET_KEY" ||
+		EnvName("bake.n-samples") != "WHESTBAKE_BAKE_N_SAMPLES" {
 		t.Errorf("env names: %s %s", EnvName("s3.secret-key"), EnvName("bake.n-samples"))
 	}
 }
@@ -405,16 +601,22 @@ func TestPrecedenceFlagOverEnvOverFile(t *testing.T) {
 func TestWorkerValidation(t *testing.T) {
 	clearEnv(t)
 	cfg := Default()
-	cfg.S3.AccessKey, cfg.S3.SecretKey = "u", testSecret
-	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), "worker.role is not set: pass --role control") {
+	cfg.S3.AccessKey = "u"
+	cfg.S3.SecretKey = testSecret
+	if err := cfg.ValidateWorker(); err == nil ||
+		!strings.Contains(err.Error(), "worker.role is not set: pass --role control") {
 		t.Errorf("missing role: %v", err)
 	}
-	cfg.Worker.Role, cfg.Worker.Device = RoleGPU, "tpu"
-	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), `worker.device "tpu" is unknown: use auto, cpu or cuda`) {
+	cfg.Worker.Role = RoleGPU
+	cfg.Worker.Device = "tpu"
+	if err := cfg.ValidateWorker(); err == nil ||
+		!strings.Contains(err.Error(), `worker.device "tpu" is unknown: use auto, cpu or cuda`) {
 		t.Errorf("bad device: %v", err)
 	}
-	cfg.Worker.Device, cfg.Worker.Threads = "cpu", -1
-	if err := cfg.ValidateWorker(); err == nil || !strings.Contains(err.Error(), "worker.threads = -1") {
+	cfg.Worker.Device = "cpu"
+	cfg.Worker.Threads = -1
+	if err := cfg.ValidateWorker(); err == nil ||
+		!strings.Contains(err.Error(), "worker.threads = -1") {
 		t.Errorf("bad threads: %v", err)
 	}
 	cfg.Worker.Threads = 2
@@ -427,13 +629,37 @@ func TestWorkerValidation(t *testing.T) {
 // line of the enclosing construct, often one too early, or none on line 1.
 func TestSyntaxErrorsNameTheirLine(t *testing.T) {
 	for _, c := range []struct{ name, yaml, want string }{
-		{"unclosed bracket", "bake:\n  width: 8\n  depth: 2\n  n-samples: [1\n  slice-size: 3\n", "line 4: did not find expected ',' or ']'"},
-		{"tab indent", "bake:\n  width: 8\n\tdepth: 2\n", "line 3: found a tab character that violates indentation"},
-		{"over-indented key", "bake:\n  width: 8\n  depth: 2\n   x: 3\n", "line 4: mapping values are not allowed in this context"},
-		{"list item indent", "bake:\n  splits:\n    - name: a\n     n-mlps: 3\n", "line 4: did not find expected '-' indicator"},
-		{"unclosed quote", "bake:\n  id: \"abc\n  width: 8\n", "line 2: found unexpected end of stream"},
+		{
+			"unclosed bracket",
+			"bake:\n  width: 8\n  depth: 2\n  n-samples: [1\n  slice-size: 3\n",
+			"line 4: did not find expected ',' or ']'",
+		},
+		{
+			"tab indent",
+			"bake:\n  width: 8\n\tdepth: 2\n",
+			"line 3: found a tab character that violates indentation",
+		},
+		{
+			"over-indented key",
+			"bake:\n  width: 8\n  depth: 2\n   x: 3\n",
+			"line 4: mapping values are not allowed in this context",
+		},
+		{
+			"list item indent",
+			"bake:\n  splits:\n    - name: a\n     n-mlps: 3\n",
+			"line 4: did not find expected '-' indicator",
+		},
+		{
+			"unclosed quote",
+			"bake:\n  id: \"abc\n  width: 8\n",
+			"line 2: found unexpected end of stream",
+		},
 		{"first line", ": x\n", "line 1: did not find expected key"},
-		{"after a multi-line value", "bake:\n  splits: [{name: a,\n    n-mlps: 2}]\n  width: : 8\n", "line 4: mapping values are not allowed in this context"},
+		{
+			"after a multi-line value",
+			"bake:\n  splits: [{name: a,\n    n-mlps: 2}]\n  width: : 8\n",
+			"line 4: mapping values are not allowed in this context",
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := load(t, c.yaml)
@@ -448,7 +674,12 @@ func TestSyntaxErrorsNameTheirLine(t *testing.T) {
 // meant: a sibling a typo away (with _ read as -), or the same name at
 // another level.
 func TestUnknownKeysSuggestTheClosestKey(t *testing.T) {
-	cfg := strings.Replace(base, "  width: 8\n", "  widht: 8\n  N_Samples: 5\n  endpoint: x\n  colour: red\n", 1)
+	cfg := strings.Replace(
+		base,
+		"  width: 8\n",
+		"  widht: 8\n  N_Samples: 5\n  endpoint: x\n  colour: red\n",
+		1,
+	)
 	cfg = strings.Replace(cfg, "n-mlps: 4", "n-mlp: 4", 1) + "Temporl: {}\n"
 	_, err := load(t, cfg)
 	if err == nil {
@@ -480,15 +711,18 @@ func TestFlagValueFilesNameTheirMigration(t *testing.T) {
 		"mixed": base + "threads: 4\n",
 	} {
 		_, err := load(t, cfg)
-		if err == nil || !strings.Contains(err.Error(), "at the top level: these are flag values") ||
+		if err == nil ||
+			!strings.Contains(err.Error(), "at the top level: these are flag values") ||
 			!strings.Contains(err.Error(), "whestbake config migrate FILE") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := load(t, "width: 8\n"); err == nil || !strings.Contains(err.Error(), "width (line 1)") {
+	if _, err := load(t, "width: 8\n"); err == nil ||
+		!strings.Contains(err.Error(), "width (line 1)") {
 		t.Errorf("flat file: %v", err)
 	}
-	if _, err := load(t, "width = 8\n"); err == nil || !strings.Contains(err.Error(), "not a YAML mapping") {
+	if _, err := load(t, "width = 8\n"); err == nil ||
+		!strings.Contains(err.Error(), "not a YAML mapping") {
 		t.Errorf("TOML file: %v", err)
 	}
 }
@@ -498,8 +732,17 @@ func TestMaxInFlight(t *testing.T) {
 	for _, c := range []struct {
 		yaml string
 		want int
-	}{{"", 0}, {"  max-in-flight: auto\n", 0}, {"  max-in-flight: AUTO\n", 0}, {"  max-in-flight: 64\n", 64}, {"  max-in-flight: '1024'\n", 1024}} {
-		cfg, err := load(t, strings.Replace(base, "  n-samples: 1000\n", "  n-samples: 1000\n"+c.yaml, 1))
+	}{
+		{"", 0},
+		{"  max-in-flight: auto\n", 0},
+		{"  max-in-flight: AUTO\n", 0},
+		{"  max-in-flight: 64\n", 64},
+		{"  max-in-flight: '1024'\n", 1024},
+	} {
+		cfg, err := load(
+			t,
+			strings.Replace(base, "  n-samples: 1000\n", "  n-samples: 1000\n"+c.yaml, 1),
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -516,7 +759,12 @@ func TestHubSection(t *testing.T) {
 	withHub := func(hub string) string {
 		return strings.Replace(base, "tag: v1}", "tag: v1, hub: "+hub+"}", 1)
 	}
-	cfgFile := writeFile(t, dir, "c.yaml", withHub("{repo: alice/gt, tag: v1, private: true, replace: true, token-file: hf-token}"))
+	cfgFile := writeFile(
+		t,
+		dir,
+		"c.yaml",
+		withHub("{repo: alice/gt, tag: v1, private: true, replace: true, token-file: hf-token}"),
+	)
 	clearEnv(t)
 	cfg, err := Load(cfgFile, nil)
 	if err != nil {
@@ -529,12 +777,21 @@ func TestHubSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := bakeapi.HubSpec{Repo: "alice/gt", Revision: "main", Tag: "v1", Message: "Upload whestbench dataset", Endpoint: "https://huggingface.co", Private: true, Replace: true}
+	want := bakeapi.HubSpec{
+		Repo:     "alice/gt",
+		Revision: "main",
+		Tag:      "v1",
+		Message:  "Upload whestbench dataset",
+		Endpoint: "https://huggingface.co",
+		Private:  true,
+		Replace:  true,
+	}
 	if in.Hub == nil || *in.Hub != want {
 		t.Errorf("workflow input Hub %+v, want %+v", in.Hub, want)
 	}
 	data, _ := json.Marshal(in)
-	if strings.Contains(string(data), "hf_settings_token") || strings.Contains(string(data), "hf-token") {
+	if strings.Contains(string(data), "hf_settings_token") ||
+		strings.Contains(string(data), "hf-token") {
 		t.Errorf("the workflow input carries the token or its file: %s", data)
 	}
 
@@ -551,8 +808,14 @@ func TestHubSection(t *testing.T) {
 		{"{repo: justname}", `release.hub.repo "justname" is not a Hub repository id`},
 		{"{repo: a/b, tag: 'v 1'}", `release.hub.tag "v 1"`},
 		{"{repo: a/b, revision: '../x'}", `release.hub.revision "../x"`},
-		{"{repo: a/b, endpoint: 'ftp://x'}", `release.hub.endpoint "ftp://x" is not an http(s) URL`},
-		{"{repo: a/b, endpoint: 'http://hub.example.org'}", `release.hub.endpoint "http://hub.example.org" is plain http to another host`},
+		{
+			"{repo: a/b, endpoint: 'ftp://x'}",
+			`release.hub.endpoint "ftp://x" is not an http(s) URL`,
+		},
+		{
+			"{repo: a/b, endpoint: 'http://hub.example.org'}",
+			`release.hub.endpoint "http://hub.example.org" is plain http to another host`,
+		},
 		{"{repo: a/b, message: ''}", "release.hub.message is empty"},
 	} {
 		cfg, err := load(t, withHub(c.hub))
@@ -568,12 +831,33 @@ func TestHubSection(t *testing.T) {
 // The temporal.* keys convert one for one into the connection's own config,
 // whose messages name each key's variable as Load reads it.
 func TestTemporalConn(t *testing.T) {
-	tc := Temporal{Address: "frontend:7233", Namespace: "bakes.acct", APIKey: testSecret,
-		TLS: TemporalTLS{Enabled: true, CAFile: "ca.pem", ServerName: "frontend", CertFile: "c.pem", KeyFile: "k.pem"}}
+	tc := Temporal{
+		Address:   "frontend:7233",
+		Namespace: "bakes.acct",
+		APIKey:    testSecret,
+		TLS: TemporalTLS{
+			Enabled:    true,
+			CAFile:     "ca.pem",
+			ServerName: "frontend",
+			CertFile:   "c.pem",
+			KeyFile:    "k.pem",
+		},
+	}
 	c := tc.Conn()
-	want := temporalconn.Config{Address: "frontend:7233", Namespace: "bakes.acct", APIKey: testSecret,
-		TLS: temporalconn.TLS{Enabled: true, CAFile: "ca.pem", ServerName: "frontend", CertFile: "c.pem", KeyFile: "k.pem"}}
-	if c.Address != want.Address || c.Namespace != want.Namespace || c.APIKey != want.APIKey || c.TLS != want.TLS {
+	want := temporalconn.Config{
+		Address:   "frontend:7233",
+		Namespace: "bakes.acct",
+		APIKey:    testSecret,
+		TLS: temporalconn.TLS{
+			Enabled:    true,
+			CAFile:     "ca.pem",
+			ServerName: "frontend",
+			CertFile:   "c.pem",
+			KeyFile:    "k.pem",
+		},
+	}
+	if c.Address != want.Address || c.Namespace != want.Namespace || c.APIKey != want.APIKey ||
+		c.TLS != want.TLS {
 		t.Errorf("Conn() = %+v, want %+v", c, want)
 	}
 	if got := c.EnvName("temporal.api-key"); got != "WHESTBAKE_TEMPORAL_API_KEY" {

@@ -16,7 +16,9 @@ type Count int64
 // countSyntax is the whole grammar: decimal digits with single underscores
 // between them, an optional fraction and an optional exponent. big.Rat
 // alone would also take "+5", "0x10", "0b101" and "1_e5".
-var countSyntax = regexp.MustCompile(`^[0-9]+(_[0-9]+)*(\.[0-9]+(_[0-9]+)*)?([eE][+-]?[0-9]+(_[0-9]+)*)?$`)
+var countSyntax = regexp.MustCompile(
+	`^[0-9]+(_[0-9]+)*(\.[0-9]+(_[0-9]+)*)?([eE][+-]?[0-9]+(_[0-9]+)*)?$`,
+)
 
 // ParseCount accepts decimal integers with single underscores between digits and
 // exact scientific notation (1e9, 2.5e6); it refuses fractions and signs. It
@@ -25,7 +27,8 @@ var countSyntax = regexp.MustCompile(`^[0-9]+(_[0-9]+)*(\.[0-9]+(_[0-9]+)*)?([eE
 func ParseCount(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, fmt.Errorf("empty value: give a positive integer such as 1000000, 1_000_000 or 1e6")
+		return 0, fmt.Errorf("empty value: " +
+			"give a positive integer such as 1000000, 1_000_000 or 1e6")
 	}
 	if strings.Contains(t, "__") || strings.HasPrefix(t, "_") || strings.HasSuffix(t, "_") {
 		return 0, fmt.Errorf("%q: underscores may only separate digits (1_000_000)", s)
@@ -34,7 +37,10 @@ func ParseCount(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is negative: give a positive integer", s)
 	}
 	if !countSyntax.MatchString(t) {
-		return 0, fmt.Errorf("%q is not a number: give a positive integer such as 1000000, 1_000_000 or 1e6", s)
+		return 0, fmt.Errorf(
+			"%q is not a number: give a positive integer such as 1000000, 1_000_000 or 1e6",
+			s,
+		)
 	}
 	r, ok := new(big.Rat).SetString(strings.ReplaceAll(t, "_", ""))
 	if !ok {
@@ -67,7 +73,11 @@ func ParseByteSize(s string) (int64, error) {
 		if num, ok := strings.CutSuffix(t, u.suffix); ok {
 			n, err := ParseCount(num)
 			if err != nil {
-				return 0, fmt.Errorf("%q is not a size: give a number with an optional unit B, KiB, MiB, GiB or TiB, e.g. 64GiB", s)
+				return 0, fmt.Errorf(
+					"%q is not a size: "+
+						"give a number with an optional unit B, KiB, MiB, GiB or TiB, e.g. 64GiB",
+					s,
+				)
 			}
 			if n > math.MaxInt64>>(u.shift+1) {
 				return 0, fmt.Errorf("%q is absurdly large", s)

@@ -17,7 +17,9 @@ import (
 // testdata/fuzz/FuzzParseCount; "+5", "0b101" and "1_e5" were accepted
 // before countSyntax.
 func FuzzParseCount(f *testing.F) {
-	for _, s := range []string{"1e9", "1_000_000", "2.5e6", " 42 ", "4611686018427387903", "1.5", "-1", "", "0", "0e3"} {
+	for _, s := range []string{
+		"1e9", "1_000_000", "2.5e6", " 42 ", "4611686018427387903", "1.5", "-1", "", "0", "0e3",
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -30,13 +32,16 @@ func FuzzParseCount(f *testing.F) {
 		}
 		// Surrounding (Unicode) space is trimmed; what it surrounds is the number.
 		num := strings.TrimSpace(s)
-		if i := strings.IndexFunc(num, func(r rune) bool { return !strings.ContainsRune("0123456789_.eE+-", r) }); i >= 0 {
+		notNumeric := func(r rune) bool { return !strings.ContainsRune("0123456789_.eE+-", r) }
+		if i := strings.IndexFunc(num, notNumeric); i >= 0 {
 			t.Fatalf("%q = %d accepted despite %q", s, n, num[i:])
 		}
 		if num[0] == '+' || num[0] == '-' {
 			t.Fatalf("%q = %d accepted with a sign", s, n)
 		}
-		isDigit := func(i int) bool { return i >= 0 && i < len(num) && num[i] >= '0' && num[i] <= '9' }
+		isDigit := func(i int) bool {
+			return i >= 0 && i < len(num) && num[i] >= '0' && num[i] <= '9'
+		}
 		for i := range len(num) {
 			if num[i] == '_' && !(isDigit(i-1) && isDigit(i+1)) {
 				t.Fatalf("%q = %d accepted with an underscore between non-digits", s, n)
@@ -55,7 +60,9 @@ func FuzzParseCount(f *testing.F) {
 // FuzzParseByteSize checks that an accepted size is non-negative and that
 // its plain byte count parses back to it.
 func FuzzParseByteSize(f *testing.F) {
-	for _, s := range []string{"64GiB", "512MiB", "1e9", "7B", "1TiB", "64GB", "8EiB", "9999999TiB"} {
+	for _, s := range []string{
+		"64GiB", "512MiB", "1e9", "7B", "1TiB", "64GB", "8EiB", "9999999TiB",
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

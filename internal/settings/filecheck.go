@@ -24,11 +24,19 @@ func checkFile(data []byte) error {
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: the file is not a YAML mapping of the sections of configs/example.yaml%s", root.Line, migrateHint)
+		return fmt.Errorf(
+			"line %d: the file is not a YAML mapping of the sections of configs/example.yaml%s",
+			root.Line,
+			migrateHint,
+		)
 	}
 	if flat := flagValues(root); len(flat) > 0 {
-		return fmt.Errorf("%s at the top level: these are flag values, the schema local verbs read before; "+
-			"every verb now reads the sections of configs/example.yaml%s", strings.Join(flat, ", "), migrateHint)
+		return fmt.Errorf(
+			"%s at the top level: these are flag values, the schema local verbs read before; "+
+				"every verb now reads the sections of configs/example.yaml%s",
+			strings.Join(flat, ", "),
+			migrateHint,
+		)
 	}
 	var unknown []string
 	walkKeys(root, reflect.TypeOf(Config{}), "", &unknown)
@@ -38,7 +46,11 @@ func checkFile(data []byte) error {
 	case 1:
 		return errors.New(unknown[0])
 	}
-	return fmt.Errorf("%d keys are not config keys:\n  %s", len(unknown), strings.Join(unknown, "\n  "))
+	return fmt.Errorf(
+		"%d keys are not config keys:\n  %s",
+		len(unknown),
+		strings.Join(unknown, "\n  "),
+	)
 }
 
 // migrateHint ends the errors about an older whestbake's flag-value files.
@@ -57,7 +69,9 @@ func flagValues(root *yaml.Node) []string {
 	var out []string
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		if !sections[strings.ToLower(k.Value)] && k.Tag != "!!merge" && v.Kind != yaml.MappingNode && v.Kind != yaml.AliasNode {
+		if !sections[strings.ToLower(k.Value)] && k.Tag != "!!merge" &&
+			v.Kind != yaml.MappingNode &&
+			v.Kind != yaml.AliasNode {
 			out = append(out, fmt.Sprintf("%s (line %d)", k.Value, k.Line))
 		}
 	}

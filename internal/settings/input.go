@@ -25,11 +25,23 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 	}
 	inFlight, _ := b.InFlight() // validated above
 	in := bakeapi.BakeInput{
-		BakeParams: bakeapi.BakeParams{BakeID: b.ID, Spec: b.Spec(salt), SliceSize: b.SliceSize, MaxInFlight: inFlight,
-			GPUQueue: b.GPUQueue, Policy: bakeapi.Policy(cfg.Policy), KeepIntermediates: b.KeepIntermediates},
+		BakeParams: bakeapi.BakeParams{
+			BakeID:            b.ID,
+			Spec:              b.Spec(salt),
+			SliceSize:         b.SliceSize,
+			MaxInFlight:       inFlight,
+			GPUQueue:          b.GPUQueue,
+			Policy:            bakeapi.Policy(cfg.Policy),
+			KeepIntermediates: b.KeepIntermediates,
+		},
 		DefaultSplit: b.DefaultSplit,
-		Release:      bakeapi.ReleaseSpec{Bucket: cfg.Release.Bucket, Prefix: cfg.Release.Prefix, Name: cfg.Release.Name, Tag: cfg.Release.Tag},
-		Hub:          cfg.Release.Hub.Spec(),
+		Release: bakeapi.ReleaseSpec{
+			Bucket: cfg.Release.Bucket,
+			Prefix: cfg.Release.Prefix,
+			Name:   cfg.Release.Name,
+			Tag:    cfg.Release.Tag,
+		},
+		Hub: cfg.Release.Hub.Spec(),
 	}
 	for _, s := range b.Splits {
 		spec := bakeapi.SplitSpec{Name: s.Name, Config: s.Config, NMLPs: int(s.NMLPs)}
@@ -48,8 +60,15 @@ func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 // StoreConfig is the S3 section as the store package takes it.
 func (c Config) StoreConfig() store.Config {
 	s := c.S3
-	return store.Config{Endpoint: s.Endpoint, AccessKey: s.AccessKey.Reveal(), SecretKey: s.SecretKey.Reveal(), Secure: s.Secure,
-		Region: s.Region, CAFile: s.CAFile, Addressing: s.Addressing}
+	return store.Config{
+		Endpoint:   s.Endpoint,
+		AccessKey:  s.AccessKey.Reveal(),
+		SecretKey:  s.SecretKey.Reveal(),
+		Secure:     s.Secure,
+		Region:     s.Region,
+		CAFile:     s.CAFile,
+		Addressing: s.Addressing,
+	}
 }
 
 // WorkflowURL is the Web UI page of a workflow, "" when the UI is not known
@@ -58,5 +77,7 @@ func (c Config) WorkflowURL(workflowID string) string {
 	if c.Temporal.UI == "" {
 		return ""
 	}
-	return strings.TrimSuffix(c.Temporal.UI, "/") + "/namespaces/" + url.PathEscape(c.Temporal.Namespace) + "/workflows/" + url.PathEscape(workflowID)
+	ui := strings.TrimSuffix(c.Temporal.UI, "/")
+	return ui + "/namespaces/" + url.PathEscape(c.Temporal.Namespace) +
+		"/workflows/" + url.PathEscape(workflowID)
 }

@@ -90,28 +90,46 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 	}
 	var c Config
 	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		countHook, byteSizeHook, unsignedHook, protocolHook, mapstructure.StringToTimeDurationHookFunc())))
+		countHook,
+		byteSizeHook,
+		unsignedHook,
+		protocolHook,
+		mapstructure.StringToTimeDurationHookFunc(),
+	)))
 	if err != nil {
 		where := "configuration"
 		if file != "" {
 			where = "config file " + file + " (or its WHESTBAKE_* environment)"
 		}
-		msg := strings.Replace(err.Error(), "decoding failed due to the following error(s):\n\n", "", 1)
+		msg := strings.Replace(
+			err.Error(),
+			"decoding failed due to the following error(s):\n\n",
+			"",
+			1,
+		)
 		return Config{}, nil, fmt.Errorf("%s: %s", where, scrubAll(msg, v))
 	}
 	if c.Worker.Threads == 0 {
 		c.Worker.Threads = gpuengine.DefaultThreads()
 	}
-	// Files and folders named in the config file are relative to it, like seeds files;
-	// paths from the environment or flags are the caller's own.
+	// Files and folders named in the config file are relative to it, like
+	// seeds files; paths from the environment or flags are the caller's own.
 	for key, path := range map[string]*string{
-		"temporal.tls.ca-file": &c.Temporal.TLS.CAFile, "temporal.tls.cert-file": &c.Temporal.TLS.CertFile,
-		"temporal.tls.key-file": &c.Temporal.TLS.KeyFile, "s3.ca-file": &c.S3.CAFile,
-		"release.hub.token-file": &c.Release.Hub.TokenFile, "worker.scratch-dir": &c.Worker.ScratchDir,
+		"temporal.tls.ca-file":   &c.Temporal.TLS.CAFile,
+		"temporal.tls.cert-file": &c.Temporal.TLS.CertFile,
+		"temporal.tls.key-file":  &c.Temporal.TLS.KeyFile,
+		"s3.ca-file":             &c.S3.CAFile,
+		"release.hub.token-file": &c.Release.Hub.TokenFile,
+		"worker.scratch-dir":     &c.Worker.ScratchDir,
 	} {
 		_, fromEnv := os.LookupEnv(EnvName(key))
 		_, fromFlag := overrides[key]
-		if *path != "" && file != "" && !filepath.IsAbs(*path) && v.InConfig(key) && !fromEnv && !fromFlag {
+		if *path != "" &&
+			file != "" &&
+			!filepath.IsAbs(*path) &&
+			v.InConfig(key) &&
+			!fromEnv &&
+			!fromFlag {
 			*path = filepath.Join(filepath.Dir(file), *path)
 		}
 	}

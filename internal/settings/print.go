@@ -11,9 +11,21 @@ import (
 
 // String summarizes the configuration without credentials (fmt's %v and %+v use it).
 func (c Config) String() string {
-	return fmt.Sprintf("temporal=%s/%s temporal-auth=%s s3=%s bucket=%s credentials=%s bake=%q splits=%d release=%s worker=%s/%s",
-		c.Temporal.Address, c.Temporal.Namespace, c.Temporal.auth(), c.S3.Endpoint, c.S3.Bucket, c.S3.credentials(),
-		c.Bake.ID, len(c.Bake.Splits), c.releaseURI(), c.Worker.Role, c.Worker.Device)
+	return fmt.Sprintf(
+		"temporal=%s/%s temporal-auth=%s s3=%s bucket=%s credentials=%s bake=%q splits=%d "+
+			"release=%s worker=%s/%s",
+		c.Temporal.Address,
+		c.Temporal.Namespace,
+		c.Temporal.auth(),
+		c.S3.Endpoint,
+		c.S3.Bucket,
+		c.S3.credentials(),
+		c.Bake.ID,
+		len(c.Bake.Splits),
+		c.releaseURI(),
+		c.Worker.Role,
+		c.Worker.Device,
+	)
 }
 
 // GoString keeps %#v from printing the struct, credentials included.

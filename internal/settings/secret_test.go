@@ -19,7 +19,8 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 		t.Fatalf("secret not loaded: the test would prove nothing")
 	}
 	var logged bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg, "s3", cfg.S3, "secret", cfg.S3.SecretKey)
+	jsonLog := slog.New(slog.NewJSONHandler(&logged, nil))
+	jsonLog.Info("config", "cfg", cfg, "s3", cfg.S3, "secret", cfg.S3.SecretKey)
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "cfg", cfg, "s3", cfg.S3)
 	js, err := json.Marshal(cfg)
 	if err != nil {
@@ -31,19 +32,27 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 	}
 	inJSON, _ := json.Marshal(in)
 	outputs := map[string]string{
-		"%v": fmt.Sprintf("%v", cfg), "%+v": fmt.Sprintf("%+v", cfg), "%#v": fmt.Sprintf("%#v", cfg),
+		"%v":  fmt.Sprintf("%v", cfg),
+		"%+v": fmt.Sprintf("%+v", cfg),
+		"%#v": fmt.Sprintf("%#v", cfg),
 		//lint:ignore S1025 the test is about what each verb prints, %s included
-		"%s": fmt.Sprintf("%s", cfg), "&cfg %+v": fmt.Sprintf("%+v", &cfg),
-		"s3 %+v": fmt.Sprintf("%+v", cfg.S3), "s3 %#v": fmt.Sprintf("%#v", cfg.S3),
-		"secret %v": fmt.Sprint(cfg.S3.SecretKey), "secret %q": fmt.Sprintf("%q", cfg.S3.SecretKey),
-		"slog": logged.String(), "json": string(js), "BakeInput": string(inJSON),
+		"%s":        fmt.Sprintf("%s", cfg),
+		"&cfg %+v":  fmt.Sprintf("%+v", &cfg),
+		"s3 %+v":    fmt.Sprintf("%+v", cfg.S3),
+		"s3 %#v":    fmt.Sprintf("%#v", cfg.S3),
+		"secret %v": fmt.Sprint(cfg.S3.SecretKey),
+		"secret %q": fmt.Sprintf("%q", cfg.S3.SecretKey),
+		"slog":      logged.String(),
+		"json":      string(js),
+		"BakeInput": string(inJSON),
 	}
 	for name, out := range outputs {
 		if strings.Contains(out, testSecret) {
 			t.Errorf("%s shows the secret: %s", name, out)
 		}
 	}
-	if !strings.Contains(outputs["%v"], "credentials=set") || !strings.Contains(outputs["s3 %+v"], "[redacted]") {
+	if !strings.Contains(outputs["%v"], "credentials=set") ||
+		!strings.Contains(outputs["s3 %+v"], "[redacted]") {
 		t.Errorf("redacted output lost its meaning: %s / %s", outputs["%v"], outputs["s3 %+v"])
 	}
 }
@@ -52,7 +61,12 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 func TestLoadErrorsScrubTheSecret(t *testing.T) {
 	for _, bad := range []string{
 		strings.Replace(base, "width: 8", "width: "+testSecret, 1),
-		strings.Replace(base, "secret-key: "+testSecret, "secret-key: "+testSecret+"\n  secret_key: "+testSecret, 1),
+		strings.Replace(
+			base,
+			"secret-key: "+testSecret,
+			"secret-key: "+testSecret+"\n  secret_key: "+testSecret,
+			1,
+		),
 		base + "\ntemporal: [" + testSecret + "]\n",
 	} {
 		_, err := load(t, bad)
@@ -74,7 +88,11 @@ func TestAPIKeyNeverPrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Temporal.APIKey.Reveal() != key || !cfg.Temporal.TLSOn() {
-		t.Fatalf("api key %q, TLS %v: the test would prove nothing", cfg.Temporal.APIKey, cfg.Temporal.TLSOn())
+		t.Fatalf(
+			"api key %q, TLS %v: the test would prove nothing",
+			cfg.Temporal.APIKey,
+			cfg.Temporal.TLSOn(),
+		)
 	}
 	var logged bytes.Buffer
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "cfg", cfg, "temporal", cfg.Temporal)
@@ -85,8 +103,12 @@ func TestAPIKeyNeverPrinted(t *testing.T) {
 	}
 	inJSON, _ := json.Marshal(in)
 	for name, out := range map[string]string{
-		"%v": fmt.Sprintf("%v", cfg), "%#v": fmt.Sprintf("%#v", cfg), "temporal %+v": fmt.Sprintf("%+v", cfg.Temporal),
-		"slog": logged.String(), "json": string(js), "BakeInput": string(inJSON),
+		"%v":           fmt.Sprintf("%v", cfg),
+		"%#v":          fmt.Sprintf("%#v", cfg),
+		"temporal %+v": fmt.Sprintf("%+v", cfg.Temporal),
+		"slog":         logged.String(),
+		"json":         string(js),
+		"BakeInput":    string(inJSON),
 	} {
 		if strings.Contains(out, key) {
 			t.Errorf("%s shows the API key: %s", name, out)
@@ -112,14 +134,19 @@ func TestAPIKeyNeverPrinted(t *testing.T) {
 func TestKeyFilesRelativeToTheConfigFile(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
-	file := writeFile(t, dir, "c.yaml", strings.Replace(base, "s3:", "s3:\n  ca-file: s3/ca.pem", 1)+"temporal: {tls: {ca-file: ca.pem, cert-file: /abs/c.pem, key-file: k.pem}}\n")
+	configText := strings.Replace(base, "s3:", "s3:\n  ca-file: s3/ca.pem", 1) +
+		"temporal: {tls: {ca-file: ca.pem, cert-file: /abs/c.pem, key-file: k.pem}}\n"
+	file := writeFile(t, dir, "c.yaml", configText)
 	t.Setenv(EnvName("temporal.tls.key-file"), "env/k.pem")
 	cfg, err := Load(file, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tl := cfg.Temporal.TLS
-	if tl.CAFile != filepath.Join(dir, "ca.pem") || tl.CertFile != "/abs/c.pem" || tl.KeyFile != "env/k.pem" || cfg.S3.CAFile != filepath.Join(dir, "s3/ca.pem") {
+	if tl.CAFile != filepath.Join(dir, "ca.pem") ||
+		tl.CertFile != "/abs/c.pem" ||
+		tl.KeyFile != "env/k.pem" ||
+		cfg.S3.CAFile != filepath.Join(dir, "s3/ca.pem") {
 		t.Errorf("paths: %+v, s3 ca %q", tl, cfg.S3.CAFile)
 	}
 }
@@ -127,7 +154,8 @@ func TestKeyFilesRelativeToTheConfigFile(t *testing.T) {
 // With no static keys, S3 credentials come from the AWS chain, and the
 // summary says so.
 func TestS3CredentialChain(t *testing.T) {
-	cfg, err := load(t, strings.Replace(strings.Replace(base, "access-key: bakeuser", "", 1), "secret-key: "+testSecret, "", 1))
+	noAccessKey := strings.Replace(base, "access-key: bakeuser", "", 1)
+	cfg, err := load(t, strings.Replace(noAccessKey, "secret-key: "+testSecret, "", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

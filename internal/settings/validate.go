@@ -26,7 +26,11 @@ func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
 		return "invalid configuration: " + e.Problems[0]
 	}
-	return fmt.Sprintf("invalid configuration (%d problems):\n  - %s", len(e.Problems), strings.Join(e.Problems, "\n  - "))
+	return fmt.Sprintf(
+		"invalid configuration (%d problems):\n  - %s",
+		len(e.Problems),
+		strings.Join(e.Problems, "\n  - "),
+	)
 }
 
 // Problems collects what is wrong with a config, one line per problem,
@@ -80,12 +84,22 @@ func (p *Problems) fields(err error, key func(field string) string) {
 // specKeys and splitKeys name bakeapi's fields as config keys.
 var (
 	specKeys = map[string]string{
-		bakeapi.FieldWidth: "bake.width", bakeapi.FieldDepth: "bake.depth", bakeapi.FieldNSamples: "bake.n-samples",
-		bakeapi.FieldSampler: "bake.sampler", bakeapi.FieldDotProduct: "bake.dot-product", bakeapi.FieldChunkSize: "bake.chunk-size",
-		bakeapi.FieldSeedProtocol: "bake.seed-protocol", bakeapi.FieldWithholdSalt: "bake.withhold-salt", bakeapi.FieldSaltID: "bake.salt-id",
-		bakeapi.FieldSeedSalt: dataset.SaltEnv,
+		bakeapi.FieldWidth:        "bake.width",
+		bakeapi.FieldDepth:        "bake.depth",
+		bakeapi.FieldNSamples:     "bake.n-samples",
+		bakeapi.FieldSampler:      "bake.sampler",
+		bakeapi.FieldDotProduct:   "bake.dot-product",
+		bakeapi.FieldChunkSize:    "bake.chunk-size",
+		bakeapi.FieldSeedProtocol: "bake.seed-protocol",
+		bakeapi.FieldWithholdSalt: "bake.withhold-salt",
+		bakeapi.FieldSaltID:       "bake.salt-id",
+		bakeapi.FieldSeedSalt:     dataset.SaltEnv,
 	}
-	splitKeys = map[string]string{bakeapi.FieldSplit: "name", bakeapi.FieldConfig: "config", bakeapi.FieldNMLPs: "n-mlps"}
+	splitKeys = map[string]string{
+		bakeapi.FieldSplit:  "name",
+		bakeapi.FieldConfig: "config",
+		bakeapi.FieldNMLPs:  "n-mlps",
+	}
 )
 
 // where tells the user how to set a key.
@@ -130,7 +144,11 @@ func (c Config) ValidateWorker() error {
 	switch w.Role {
 	case RoleControl, RoleGPU, RoleAll:
 	case "":
-		p.Addf("worker.role", "is not set: pass --role control (workflows and CPU activities), gpu (BakeSlice, one process per GPU) or all (both, for development)")
+		p.Addf(
+			"worker.role",
+			"is not set: pass --role control (workflows and CPU activities), "+
+				"gpu (BakeSlice, one process per GPU) or all (both, for development)",
+		)
 	default:
 		p.Addf("worker.role", "%q is unknown: use control, gpu or all", w.Role)
 	}
@@ -140,11 +158,22 @@ func (c Config) ValidateWorker() error {
 		p.Addf("worker.device", "%q is unknown: use auto, cpu or cuda (--device)", w.Device)
 	}
 	if w.Threads < 1 || w.Threads > maxThreads {
-		p.Addf("worker.threads", "= %d: must be in [1, %d] (CPU threads per MLP); %s or pass --threads", w.Threads, maxThreads, where("worker.threads"))
+		p.Addf(
+			"worker.threads",
+			"= %d: must be in [1, %d] (CPU threads per MLP); %s or pass --threads",
+			w.Threads,
+			maxThreads,
+			where("worker.threads"),
+		)
 	}
 	if w.MetricsListen != "" {
 		if _, port, err := net.SplitHostPort(w.MetricsListen); err != nil || port == "" {
-			p.Addf("worker.metrics-listen", "%q is not host:port: write it like :9464 (every interface) or 127.0.0.1:9464, or leave it empty to serve no metrics", w.MetricsListen)
+			p.Addf(
+				"worker.metrics-listen",
+				"%q is not host:port: write it like :9464 (every interface) or 127.0.0.1:9464, "+
+					"or leave it empty to serve no metrics",
+				w.MetricsListen,
+			)
 		}
 	}
 	positive(&p, "worker.checkpoint-every", w.CheckpointEvery)
@@ -172,27 +201,69 @@ func (c Config) ValidateStore() error {
 func (c Config) checkTemporal(p *Problems) {
 	t := c.Temporal
 	if t.Address == "" {
-		p.Addf("temporal.address", "is empty: %s to the Temporal frontend's host:port (127.0.0.1:7233 for `whestbake dev up`)", where("temporal.address"))
+		p.Addf(
+			"temporal.address",
+			"is empty: %s to the Temporal frontend's host:port "+
+				"(127.0.0.1:7233 for `whestbake dev up`)",
+			where("temporal.address"),
+		)
 	} else if _, port, err := net.SplitHostPort(t.Address); err != nil || port == "" {
-		p.Addf("temporal.address", "%q is not host:port: write it like 127.0.0.1:7233 (no scheme)", t.Address)
+		p.Addf(
+			"temporal.address",
+			"%q is not host:port: write it like 127.0.0.1:7233 (no scheme)",
+			t.Address,
+		)
 	}
 	if t.Namespace == "" {
-		p.Addf("temporal.namespace", "is empty: %s (\"default\" for the dev server)", where("temporal.namespace"))
+		p.Addf(
+			"temporal.namespace",
+			"is empty: %s (\"default\" for the dev server)",
+			where("temporal.namespace"),
+		)
 	}
-	if key := t.APIKey.Reveal(); key != "" && strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
-		p.Addf("temporal.api-key", "contains whitespace or control characters (a pasted line break?): set %s to the key alone", EnvName("temporal.api-key"))
+	if key := t.APIKey.Reveal(); key != "" &&
+		strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		p.Addf(
+			"temporal.api-key",
+			"contains whitespace or control characters (a pasted line break?): "+
+				"set %s to the key alone",
+			EnvName("temporal.api-key"),
+		)
 	}
 	// Temporal Cloud's frontends: <namespace>.<account>.tmprl.cloud:7233
 	// (mTLS) or the regional <region>.<cloud>.api.temporal.io:7233 (API keys).
 	host, _, _ := net.SplitHostPort(t.Address)
 	if strings.HasSuffix(host, ".tmprl.cloud") || strings.HasSuffix(host, ".api.temporal.io") {
 		if t.Namespace != "" && !strings.Contains(t.Namespace, ".") {
-			p.Addf("temporal.namespace", "%q is not a Temporal Cloud namespace: Cloud namespaces are <name>.<account-id>, as the Cloud UI shows them", t.Namespace)
+			p.Addf(
+				"temporal.namespace",
+				"%q is not a Temporal Cloud namespace: "+
+					"Cloud namespaces are <name>.<account-id>, as the Cloud UI shows them",
+				t.Namespace,
+			)
 		}
 		if t.APIKey == "" && t.TLS.CertFile == "" {
-			p.Addf("temporal.api-key", "is not set and neither is temporal.tls.cert-file: Temporal Cloud (%s) needs an API key (%s) or a client certificate and key (temporal.tls.cert-file, temporal.tls.key-file)", host, EnvName("temporal.api-key"))
+			p.Addf(
+				"temporal.api-key",
+				"is not set and neither is temporal.tls.cert-file: "+
+					"Temporal Cloud (%s) needs an API key (%s) or a client certificate and key "+
+					"(temporal.tls.cert-file, temporal.tls.key-file)",
+				host,
+				EnvName("temporal.api-key"),
+			)
 		}
 	}
+}
+
+// keyPairFix is the advice for an S3 key set without the other of its pair:
+// the missing one is key.
+func keyPairFix(key string) string {
+	return fmt.Sprintf(
+		"export %s (or set %s in the config file; never pass credentials as flags), "+
+			"or unset both to use the AWS credential chain",
+		EnvName(key),
+		key,
+	)
 }
 
 func (c Config) checkStore(p *Problems) {
@@ -200,22 +271,36 @@ func (c Config) checkStore(p *Problems) {
 	ep := strings.TrimPrefix(strings.TrimPrefix(s.Endpoint, "https://"), "http://")
 	switch {
 	case ep == "":
-		p.Addf("s3.endpoint", "is empty: %s to the S3 server's host:port (127.0.0.1:9000 for `whestbake dev up`)", where("s3.endpoint"))
+		p.Addf(
+			"s3.endpoint",
+			"is empty: %s to the S3 server's host:port (127.0.0.1:9000 for `whestbake dev up`)",
+			where("s3.endpoint"),
+		)
 	case strings.Contains(strings.TrimSuffix(ep, "/"), "/"):
-		p.Addf("s3.endpoint", "%q has a path: give only host:port; the bucket goes in s3.bucket", s.Endpoint)
+		p.Addf(
+			"s3.endpoint",
+			"%q has a path: give only host:port; the bucket goes in s3.bucket",
+			s.Endpoint,
+		)
 	}
 	// Both keys, or neither for the standard AWS chain (environment, shared
 	// credentials file, IAM role); one alone is a mistake.
 	if s.AccessKey == "" && s.SecretKey != "" {
-		p.Addf("s3.access-key", "is not set but s3.secret-key is: export %s (or set s3.access-key in the config file; never pass credentials as flags), or unset both to use the AWS credential chain", EnvName("s3.access-key"))
+		p.Addf("s3.access-key", "is not set but s3.secret-key is: %s", keyPairFix("s3.access-key"))
 	}
 	if s.SecretKey == "" && s.AccessKey != "" {
-		p.Addf("s3.secret-key", "is not set but s3.access-key is: export %s (or set s3.secret-key in the config file; never pass credentials as flags), or unset both to use the AWS credential chain", EnvName("s3.secret-key"))
+		p.Addf("s3.secret-key", "is not set but s3.access-key is: %s", keyPairFix("s3.secret-key"))
 	}
 	switch s.Addressing {
 	case store.AddressingAuto, store.AddressingPath, store.AddressingVirtualHost:
 	default:
-		p.Addf("s3.addressing", "%q is unknown: use auto (the client decides), path (http://host/bucket/key: MinIO and most on-premise servers) or virtual-host (http://bucket.host/key: AWS)", s.Addressing)
+		p.Addf(
+			"s3.addressing",
+			"%q is unknown: use auto (the client decides), "+
+				"path (http://host/bucket/key: MinIO and most on-premise servers) "+
+				"or virtual-host (http://bucket.host/key: AWS)",
+			s.Addressing,
+		)
 	}
 	checkBucket(p, "s3.bucket", s.Bucket)
 }
@@ -226,16 +311,30 @@ func SplitKey(i int) string { return fmt.Sprintf("bake.splits[%d]", i) }
 func checkBucket(p *Problems, key, b string) {
 	switch {
 	case b == "":
-		p.Addf(key, "is empty: %s to a bucket name (\"whestbake\" for `whestbake dev up`)", where(key))
+		p.Addf(
+			key,
+			"is empty: %s to a bucket name (\"whestbake\" for `whestbake dev up`)",
+			where(key),
+		)
 	case !bucketRE.MatchString(b) || strings.Contains(b, ".."):
-		p.Addf(key, "%q is not a valid bucket name: use 3-63 lowercase letters, digits, '.' and '-', starting and ending with a letter or digit", b)
+		p.Addf(
+			key,
+			"%q is not a valid bucket name: use 3-63 lowercase letters, digits, '.' and '-', "+
+				"starting and ending with a letter or digit",
+			b,
+		)
 	}
 }
 
 func (c Config) checkQueue(p *Problems) {
 	q := c.Bake.GPUQueue
 	if q == "" || !nameRE.MatchString(q) {
-		p.Addf("bake.gpu-queue", "%q is not a task queue name: use letters, digits, '.', '_' and '-' (default %q)", q, Default().Bake.GPUQueue)
+		p.Addf(
+			"bake.gpu-queue",
+			"%q is not a task queue name: use letters, digits, '.', '_' and '-' (default %q)",
+			q,
+			Default().Bake.GPUQueue,
+		)
 	}
 }
 
@@ -243,7 +342,12 @@ func (c Config) checkQueue(p *Problems) {
 // naming a flag or a key.
 func CheckBakeID(id string) error {
 	if len(id) > maxBakeIDLn || !bakeIDRE.MatchString(id) {
-		return fmt.Errorf("%q is not usable: use at most %d letters, digits, '.', '_' and '-', starting with a letter or digit (it names workflows and object keys)", id, maxBakeIDLn)
+		return fmt.Errorf(
+			"%q is not usable: use at most %d letters, digits, '.', '_' and '-', "+
+				"starting with a letter or digit (it names workflows and object keys)",
+			id,
+			maxBakeIDLn,
+		)
 	}
 	return nil
 }
@@ -270,12 +374,18 @@ func (c Config) checkBake(p *Problems) {
 		p.Addf(specKeys[f.Field], "%s", f.Problem)
 	}
 	if specErr == nil {
-		if err := bake.CheckMemory(b.Spec(salt), c.Worker.Threads, int64(c.Worker.MaxMemory)); err != nil {
+		limit := int64(c.Worker.MaxMemory)
+		if err := bake.CheckMemory(b.Spec(salt), c.Worker.Threads, limit); err != nil {
 			p.Addf("bake.width", "and bake.depth: %v (worker.max-memory sets the limit)", err)
 		}
 	}
 	if b.SliceSize < 1 {
-		p.Addf("bake.slice-size", "= %d: must be at least 1 (MLPs per BakeSlice activity); %s", b.SliceSize, where("bake.slice-size"))
+		p.Addf(
+			"bake.slice-size",
+			"= %d: must be at least 1 (MLPs per BakeSlice activity); %s",
+			b.SliceSize,
+			where("bake.slice-size"),
+		)
 	}
 	if _, err := b.InFlight(); err != nil {
 		p.Addf("bake.max-in-flight", "%v; %s", err, where("bake.max-in-flight"))
@@ -287,14 +397,21 @@ func (c Config) checkBake(p *Problems) {
 func (c Config) checkSplits(p *Problems) {
 	b := c.Bake
 	if len(b.Splits) == 0 {
-		p.Addf("bake.splits", "is empty: list at least one split in the config file, e.g. splits: [{name: public, n-mlps: 100, seed: 1}]")
+		p.Addf(
+			"bake.splits",
+			"is empty: list at least one split in the config file, "+
+				"e.g. splits: [{name: public, n-mlps: 100, seed: 1}]",
+		)
 		return
 	}
 	seen := map[string]bool{}
 	for i, s := range b.Splits {
 		key := SplitKey(i)
 		n := int64(s.NMLPs)
-		p.fields(bakeapi.ValidateSplit(s.Name, s.Config, n), func(f string) string { return key + "." + splitKeys[f] })
+		p.fields(
+			bakeapi.ValidateSplit(s.Name, s.Config, n),
+			func(f string) string { return key + "." + splitKeys[f] },
+		)
 		if seen[s.Name] {
 			p.Addf(key+".name", "%q appears twice: every split needs its own name", s.Name)
 		}
@@ -304,7 +421,11 @@ func (c Config) checkSplits(p *Problems) {
 		}
 	}
 	if b.DefaultSplit != "" && !seen[b.DefaultSplit] {
-		p.Addf("bake.default-split", "%q is not one of the splits: use one of their names, or leave it empty for the first", b.DefaultSplit)
+		p.Addf(
+			"bake.default-split",
+			"%q is not one of the splits: use one of their names, or leave it empty for the first",
+			b.DefaultSplit,
+		)
 	}
 }
 
@@ -313,7 +434,12 @@ func (c Config) checkRelease(p *Problems) {
 	r := c.Release
 	if r.Bucket == "" {
 		if r.Name != "" || r.Tag != "" {
-			p.Addf("release.bucket", "is empty but release.name/tag are set: set release.bucket (\"releases\" for `whestbake dev up`), or remove the release section to skip publishing")
+			p.Addf(
+				"release.bucket",
+				"is empty but release.name/tag are set: "+
+					"set release.bucket (\"releases\" for `whestbake dev up`), "+
+					"or remove the release section to skip publishing",
+			)
 		}
 		return
 	}
@@ -321,24 +447,50 @@ func (c Config) checkRelease(p *Problems) {
 	if r.Name == "" {
 		p.Addf("release.name", "is empty: a release needs a dataset name, e.g. name: my-dataset")
 	} else if !nameRE.MatchString(r.Name) {
-		p.Addf("release.name", "%q: use letters, digits, '.', '_' and '-', starting with a letter or digit", r.Name)
+		p.Addf(
+			"release.name",
+			"%q: use letters, digits, '.', '_' and '-', starting with a letter or digit",
+			r.Name,
+		)
 	}
 	if r.Tag == "" {
-		p.Addf("release.tag", "is empty: releases are immutable, so each needs a tag, e.g. tag: v1 (or %s=v1)", EnvName("release.tag"))
+		p.Addf(
+			"release.tag",
+			"is empty: releases are immutable, so each needs a tag, e.g. tag: v1 (or %s=v1)",
+			EnvName("release.tag"),
+		)
 	} else if !nameRE.MatchString(r.Tag) {
-		p.Addf("release.tag", "%q: use letters, digits, '.', '_' and '-', starting with a letter or digit", r.Tag)
+		p.Addf(
+			"release.tag",
+			"%q: use letters, digits, '.', '_' and '-', starting with a letter or digit",
+			r.Tag,
+		)
 	}
 	if r.Prefix != "" {
 		for _, seg := range strings.Split(r.Prefix, "/") {
 			if !nameRE.MatchString(seg) {
-				p.Addf("release.prefix", "%q: use '/'-separated segments of letters, digits, '.', '_' and '-', with no leading, trailing or doubled '/'", r.Prefix)
+				p.Addf(
+					"release.prefix",
+					"%q: use '/'-separated segments of letters, digits, '.', '_' and '-', "+
+						"with no leading, trailing or doubled '/'",
+					r.Prefix,
+				)
 				break
 			}
 		}
 	}
-	if rel := keys.Release(r.Prefix, r.Name, r.Tag); r.Name != "" && r.Tag != "" && keys.InWorkArea(rel) {
-		p.Addf("release.prefix", "%q with release.name %q puts the release at %s/, inside bakes/, where every bake keeps its working objects "+
-			"(a bake would take it for its own dataset, and gc would delete it): choose a release.prefix outside bakes/, e.g. datasets", r.Prefix, r.Name, rel)
+	if rel := keys.Release(r.Prefix, r.Name, r.Tag); r.Name != "" && r.Tag != "" &&
+		keys.InWorkArea(rel) {
+		p.Addf(
+			"release.prefix",
+			"%q with release.name %q puts the release at %s/, inside bakes/, "+
+				"where every bake keeps its working objects "+
+				"(a bake would take it for its own dataset, and gc would delete it): "+
+				"choose a release.prefix outside bakes/, e.g. datasets",
+			r.Prefix,
+			r.Name,
+			rel,
+		)
 	}
 }
 
@@ -351,7 +503,12 @@ func (c Config) checkHub(p *Problems) {
 	h := c.Release.Hub
 	if h.Repo == "" {
 		if h.Tag != "" || h.Private || h.TokenFile != "" {
-			p.Addf("release.hub.repo", "is empty but other release.hub keys are set: set it to the dataset repository (owner/name), or remove the release.hub section to skip the Hub")
+			p.Addf(
+				"release.hub.repo",
+				"is empty but other release.hub keys are set: "+
+					"set it to the dataset repository (owner/name), "+
+					"or remove the release.hub section to skip the Hub",
+			)
 		}
 		return
 	}
@@ -359,13 +516,26 @@ func (c Config) checkHub(p *Problems) {
 		p.Addf("release.hub.repo", "%v", err)
 	}
 	if !branchRE.MatchString(h.Revision) || strings.Contains(h.Revision, "..") {
-		p.Addf("release.hub.revision", "%q: name an existing branch of the repository, e.g. main", h.Revision)
+		p.Addf(
+			"release.hub.revision",
+			"%q: name an existing branch of the repository, e.g. main",
+			h.Revision,
+		)
 	}
 	if h.Tag != "" && !nameRE.MatchString(h.Tag) {
-		p.Addf("release.hub.tag", "%q: use letters, digits, '.', '_' and '-', starting with a letter or digit, or leave it empty for no tag", h.Tag)
+		p.Addf(
+			"release.hub.tag",
+			"%q: use letters, digits, '.', '_' and '-', starting with a letter or digit, "+
+				"or leave it empty for no tag",
+			h.Tag,
+		)
 	}
 	if strings.TrimSpace(h.Message) == "" {
-		p.Addf("release.hub.message", "is empty: the commit needs a message (default %q)", hub.DefaultMessage)
+		p.Addf(
+			"release.hub.message",
+			"is empty: the commit needs a message (default %q)",
+			hub.DefaultMessage,
+		)
 	}
 	if err := hub.CheckEndpoint(h.Endpoint); err != nil {
 		p.Addf("release.hub.endpoint", "%v", err)
@@ -375,30 +545,58 @@ func (c Config) checkHub(p *Problems) {
 func (c Config) checkPolicy(p *Problems) {
 	o := c.Policy
 	for _, d := range []struct {
-		key string
-		v   time.Duration
+		key   string
+		value time.Duration
 	}{
-		{"policy.seeds-timeout", o.SeedsTimeout}, {"policy.slice-timeout", o.SliceTimeout},
-		{"policy.slice-heartbeat", o.SliceHeartbeat}, {"policy.merge-timeout", o.MergeTimeout},
-		{"policy.push-timeout", o.PushTimeout}, {"policy.retry-initial", o.RetryInitial},
-		{"policy.retry-max", o.RetryMax}, {"policy.filesystem-heartbeat", o.FilesystemHeartbeat},
+		{"policy.seeds-timeout", o.SeedsTimeout},
+		{"policy.slice-timeout", o.SliceTimeout},
+		{"policy.slice-heartbeat", o.SliceHeartbeat},
+		{"policy.merge-timeout", o.MergeTimeout},
+		{"policy.push-timeout", o.PushTimeout},
+		{"policy.retry-initial", o.RetryInitial},
+		{"policy.retry-max", o.RetryMax},
+		{"policy.filesystem-heartbeat", o.FilesystemHeartbeat},
 	} {
-		positive(p, d.key, d.v)
+		positive(p, d.key, d.value)
 	}
 	if o.SliceMaxAttempts < 1 {
-		p.Addf("policy.slice-max-attempts", "= %d: must be at least 1 (unbounded retries would loop forever on a poisoned slice)", o.SliceMaxAttempts)
+		p.Addf(
+			"policy.slice-max-attempts",
+			"= %d: must be at least 1 (unbounded retries would loop forever on a poisoned slice)",
+			o.SliceMaxAttempts,
+		)
 	}
 	if o.OtherMaxAttempts < 1 {
-		p.Addf("policy.other-max-attempts", "= %d: must be at least 1 (unbounded retries would loop forever on a poisoned input)", o.OtherMaxAttempts)
+		p.Addf(
+			"policy.other-max-attempts",
+			"= %d: must be at least 1 (unbounded retries would loop forever on a poisoned input)",
+			o.OtherMaxAttempts,
+		)
 	}
 	if o.SliceHeartbeat > 0 && o.SliceHeartbeat >= o.SliceTimeout {
-		p.Addf("policy.slice-heartbeat", "= %s is not below policy.slice-timeout = %s: the heartbeat must detect a lost worker long before the attempt times out", o.SliceHeartbeat, o.SliceTimeout)
+		p.Addf(
+			"policy.slice-heartbeat",
+			"= %s is not below policy.slice-timeout = %s: "+
+				"the heartbeat must detect a lost worker long before the attempt times out",
+			o.SliceHeartbeat,
+			o.SliceTimeout,
+		)
 	}
-	if o.FilesystemHeartbeat > 0 && o.FilesystemHeartbeat >= min(o.SeedsTimeout, o.MergeTimeout, o.PushTimeout) {
-		p.Addf("policy.filesystem-heartbeat", "= %s must be below policy.seeds-timeout, merge-timeout and push-timeout", o.FilesystemHeartbeat)
+	if o.FilesystemHeartbeat > 0 &&
+		o.FilesystemHeartbeat >= min(o.SeedsTimeout, o.MergeTimeout, o.PushTimeout) {
+		p.Addf(
+			"policy.filesystem-heartbeat",
+			"= %s must be below policy.seeds-timeout, merge-timeout and push-timeout",
+			o.FilesystemHeartbeat,
+		)
 	}
 	if o.RetryInitial > o.RetryMax {
-		p.Addf("policy.retry-initial", "= %s is above policy.retry-max = %s: lower it or raise retry-max", o.RetryInitial, o.RetryMax)
+		p.Addf(
+			"policy.retry-initial",
+			"= %s is above policy.retry-max = %s: lower it or raise retry-max",
+			o.RetryInitial,
+			o.RetryMax,
+		)
 	}
 }
 

@@ -53,8 +53,10 @@ func (c Config) ClientTLS() (*tls.Config, error) {
 // user who sees an error knows exactly what to change.
 const (
 	endpointHint = "s3.endpoint (env WHESTBAKE_S3_ENDPOINT)"
-	credsHint    = "s3.access-key / s3.secret-key in the config file, or the env vars WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY " +
-		"(with neither, the standard AWS chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, the shared credentials file with AWS_PROFILE, or the host's IAM role / web identity)"
+	credsHint    = "s3.access-key / s3.secret-key in the config file, " +
+		"or the env vars WHESTBAKE_S3_ACCESS_KEY / WHESTBAKE_S3_SECRET_KEY " +
+		"(with neither, the standard AWS chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, " +
+		"the shared credentials file with AWS_PROFILE, or the host's IAM role / web identity)"
 	caHint = "s3.ca-file (env WHESTBAKE_S3_CA_FILE)"
 )
 
@@ -106,16 +108,25 @@ func (c Config) credentialsState() string {
 func (c Config) normalized() (Config, error) {
 	switch {
 	case strings.HasPrefix(c.Endpoint, "https://"):
-		c.Endpoint, c.Secure = strings.TrimPrefix(c.Endpoint, "https://"), true
+		c.Endpoint = strings.TrimPrefix(c.Endpoint, "https://")
+		c.Secure = true
 	case strings.HasPrefix(c.Endpoint, "http://"):
-		c.Endpoint, c.Secure = strings.TrimPrefix(c.Endpoint, "http://"), false
+		c.Endpoint = strings.TrimPrefix(c.Endpoint, "http://")
+		c.Secure = false
 	}
 	c.Endpoint = strings.TrimSuffix(c.Endpoint, "/")
 	if c.Endpoint == "" {
-		return c, fmt.Errorf("store: no S3 endpoint configured: set %s, e.g. 127.0.0.1:9000 for `whestbake dev up`", endpointHint)
+		return c, fmt.Errorf(
+			"store: no S3 endpoint configured: set %s, e.g. 127.0.0.1:9000 for `whestbake dev up`",
+			endpointHint,
+		)
 	}
 	if strings.Contains(c.Endpoint, "/") {
-		return c, fmt.Errorf("store: S3 endpoint %q must be host:port without a path: fix %s", c.Endpoint, endpointHint)
+		return c, fmt.Errorf(
+			"store: S3 endpoint %q must be host:port without a path: fix %s",
+			c.Endpoint,
+			endpointHint,
+		)
 	}
 	if c.CAFile != "" {
 		c.Secure = true
@@ -123,10 +134,17 @@ func (c Config) normalized() (Config, error) {
 	switch c.Addressing {
 	case "", AddressingAuto, AddressingPath, AddressingVirtualHost:
 	default:
-		return c, fmt.Errorf("store: S3 addressing %q is unknown: set s3.addressing to auto, path or virtual-host", c.Addressing)
+		return c, fmt.Errorf(
+			"store: S3 addressing %q is unknown: set s3.addressing to auto, path or virtual-host",
+			c.Addressing,
+		)
 	}
 	if (c.AccessKey == "") != (c.SecretKey == "") {
-		return c, fmt.Errorf("store: only one of the S3 access key and secret key is set: set both (%s), or neither to use the standard AWS credential chain", "s3.access-key / s3.secret-key")
+		return c, fmt.Errorf(
+			"store: only one of the S3 access key and secret key is set: "+
+				"set both (%s), or neither to use the standard AWS credential chain",
+			"s3.access-key / s3.secret-key",
+		)
 	}
 	return c, nil
 }

@@ -24,16 +24,36 @@ import (
 // The bytes pass through rather than being copied server-side (CopyObject,
 // ComposeObject) because a server-side copy carries no create-only condition
 // and is checked by no one.
-func (s *Store) CopyCreate(ctx context.Context, key string, src *Store, srcKey, wantSHA256 string, progress func(copied int64)) error {
+func (s *Store) CopyCreate(
+	ctx context.Context,
+	key string,
+	src *Store,
+	srcKey, wantSHA256 string,
+	progress func(copied int64),
+) error {
 	obj, info, err := src.open(ctx, srcKey)
 	if err != nil {
 		return err
 	}
 	defer obj.Close()
 	if info.SHA256 != "" && info.SHA256 != wantSHA256 {
-		return fmt.Errorf("store: copy %s/%s: recorded sha256 %s, expected %s: %w", src.bucket, srcKey, info.SHA256, wantSHA256, ErrCorrupt)
+		return fmt.Errorf(
+			"store: copy %s/%s: recorded sha256 %s, expected %s: %w",
+			src.bucket,
+			srcKey,
+			info.SHA256,
+			wantSHA256,
+			ErrCorrupt,
+		)
 	}
-	r := &checkedReader{r: obj, h: sha256.New(), left: info.Size, want: wantSHA256, what: src.bucket + "/" + srcKey, progress: progress}
+	r := &checkedReader{
+		src:      obj,
+		digest:   sha256.New(),
+		left:     info.Size,
+		want:     wantSHA256,
+		what:     src.bucket + "/" + srcKey,
+		progress: progress,
+	}
 	err = s.put(ctx, "copy", key, r, info.Size, wantSHA256, true)
 	if r.err != nil {
 		// The client may report a failed body as a network error; the
@@ -43,17 +63,17 @@ func (s *Store) CopyCreate(ctx context.Context, key string, src *Store, srcKey, 
 	return err
 }
 
-// checkedReader reads exactly left bytes from r and withholds the last of
+// checkedReader reads exactly left bytes from src and withholds the last of
 // them unless everything read hashes to want: a reader that failed only
 // after delivering the final byte would be too late, since an upload of a
 // known size completes once it has that byte.
 type checkedReader struct {
-	r    io.Reader
-	h    hash.Hash
-	left int64
-	want string
-	what string
-	err  error // sticky once set
+	src    io.Reader
+	digest hash.Hash
+	left   int64
+	want   string
+	what   string
+	err    error // sticky once set
 	// progress is told the bytes read so far after every read (nil: not).
 	progress func(read int64)
 	read     int64
@@ -69,21 +89,32 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > c.left {
 		p = p[:c.left]
 	}
-	n, err := c.r.Read(p)
-	c.h.Write(p[:n])
+	n, err := c.src.Read(p)
+	c.digest.Write(p[:n])
 	c.left -= int64(n)
 	if c.read += int64(n); c.progress != nil && n > 0 {
 		c.progress(c.read)
 	}
 	switch {
 	case c.left == 0:
-		if got := hex.EncodeToString(c.h.Sum(nil)); got != c.want {
-			c.err = fmt.Errorf("store: copy %s: read sha256 %s, expected %s: %w", c.what, got, c.want, ErrCorrupt)
+		if got := hex.EncodeToString(c.digest.Sum(nil)); got != c.want {
+			c.err = fmt.Errorf(
+				"store: copy %s: read sha256 %s, expected %s: %w",
+				c.what,
+				got,
+				c.want,
+				ErrCorrupt,
+			)
 			return 0, c.err
 		}
 		return n, nil
 	case err == io.EOF:
-		c.err = fmt.Errorf("store: copy %s: the object ended %d bytes before its size: %w", c.what, c.left, io.ErrUnexpectedEOF)
+		c.err = fmt.Errorf(
+			"store: copy %s: the object ended %d bytes before its size: %w",
+			c.what,
+			c.left,
+			io.ErrUnexpectedEOF,
+		)
 		return 0, c.err
 	}
 	return n, err

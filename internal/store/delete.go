@@ -16,7 +16,11 @@ type Tally struct {
 // DeletePrefix removes every object under prefix, at any depth, except those
 // keep says to keep (nil keeps none), and reports what it removed (see
 // DeleteWhere).
-func (s *Store) DeletePrefix(ctx context.Context, prefix string, keep func(key string) bool) (Tally, error) {
+func (s *Store) DeletePrefix(
+	ctx context.Context,
+	prefix string,
+	keep func(key string) bool,
+) (Tally, error) {
 	return s.DeleteWhere(ctx, Deletion{Prefix: prefix, Keep: keep})
 }
 
@@ -64,9 +68,9 @@ func (s *Store) DeleteWhere(ctx context.Context, d Deletion) (Tally, error) {
 		batch = batch[:0]
 		return nil
 	}
-	for obj := range s.c.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: d.Prefix, Recursive: true}) {
+	for obj := range s.objects(ctx, d.Prefix) {
 		if obj.Err != nil {
-			return gone, s.c.classify("list", s.bucket, d.Prefix, obj.Err)
+			return gone, s.conn.classify("list", s.bucket, d.Prefix, obj.Err)
 		}
 		if d.Keep != nil && d.Keep(obj.Key) {
 			continue
@@ -82,13 +86,18 @@ func (s *Store) DeleteWhere(ctx context.Context, d Deletion) (Tally, error) {
 
 // removeAll deletes objs in one bulk request.
 func (s *Store) removeAll(ctx context.Context, objs []minio.ObjectInfo) error {
-	results, err := s.c.client.RemoveObjectsWithIter(ctx, s.bucket, slices.Values(objs), minio.RemoveObjectsOptions{})
+	results, err := s.conn.client.RemoveObjectsWithIter(
+		ctx,
+		s.bucket,
+		slices.Values(objs),
+		minio.RemoveObjectsOptions{},
+	)
 	if err != nil {
-		return s.c.classify("delete", s.bucket, "", err)
+		return s.conn.classify("delete", s.bucket, "", err)
 	}
 	for r := range results {
 		if r.Err != nil {
-			return s.c.classify("delete", s.bucket, r.ObjectName, r.Err)
+			return s.conn.classify("delete", s.bucket, r.ObjectName, r.Err)
 		}
 	}
 	return ctx.Err()
@@ -97,9 +106,9 @@ func (s *Store) removeAll(ctx context.Context, objs []minio.ObjectInfo) error {
 // Usage is the number and total size of the objects under prefix.
 func (s *Store) Usage(ctx context.Context, prefix string) (Tally, error) {
 	var u Tally
-	for obj := range s.c.client.ListObjectsIter(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+	for obj := range s.objects(ctx, prefix) {
 		if obj.Err != nil {
-			return u, s.c.classify("list", s.bucket, prefix, obj.Err)
+			return u, s.conn.classify("list", s.bucket, prefix, obj.Err)
 		}
 		u.Objects++
 		u.Bytes += obj.Size

@@ -88,7 +88,8 @@ func (c *conn) credentialSource() string {
 	if c.cfg.AccessKey != "" {
 		return "the configured static keys"
 	}
-	if v, err := c.creds.GetWithContext(nil); err != nil || v.SignerType == credentials.SignatureAnonymous {
+	if v, err := c.creds.GetWithContext(nil); err != nil ||
+		v.SignerType == credentials.SignatureAnonymous {
 		return "an anonymous request (no static keys, and the AWS credential chain found none)"
 	}
 	return "the credentials of the AWS chain"
@@ -101,26 +102,41 @@ func (c *conn) tlsMismatch(err error) string {
 		return msg
 	}
 	if c.cfg.Secure && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		return "the server does not speak TLS on this port: point s3.endpoint at its TLS port, or set s3.secure: false (and no s3.ca-file, no https://) if it really is plain HTTP"
+		return "the server does not speak TLS on this port: point s3.endpoint at its TLS port, " +
+			"or set s3.secure: false (and no s3.ca-file, no https://) if it really is plain HTTP"
 	}
 	// A plain-HTTP request to a TLS port: Go's TLS servers (MinIO among
 	// them) answer it with an HTTP 400, which a HEAD shows without a body.
 	// Whether the port speaks TLS is asked directly.
 	if !c.cfg.Secure && minio.ToErrorResponse(err).StatusCode == http.StatusBadRequest &&
 		tlsconf.SpeaksTLS(context.Background(), c.cfg.Endpoint) {
-		return "the server speaks TLS and this client plain HTTP: set s3.secure: true (or https:// in s3.endpoint), and " + caHint + " if its certificate is from a private CA"
+		return "the server speaks TLS and this client plain HTTP: " +
+			"set s3.secure: true (or https:// in s3.endpoint), " +
+			"and " + caHint + " if its certificate is from a private CA"
 	}
 	return ""
 }
 
 func (c *conn) unreachable(why string) error {
-	return fmt.Errorf("store: cannot reach the S3 endpoint %s (%s): start the dev stack with `whestbake dev up`, or fix %s: %w",
-		c.cfg.Endpoint, why, endpointHint, ErrUnreachable)
+	return fmt.Errorf(
+		"store: cannot reach the S3 endpoint %s (%s): "+
+			"start the dev stack with `whestbake dev up`, or fix %s: %w",
+		c.cfg.Endpoint,
+		why,
+		endpointHint,
+		ErrUnreachable,
+	)
 }
 
 func (c *conn) noBucket(bucket string) error {
-	return fmt.Errorf("store: bucket %q on %s: %w: create it (`whestbake dev up` creates the dev buckets) or fix the bucket name in the config",
-		bucket, c.cfg.Endpoint, ErrNoBucket)
+	return fmt.Errorf(
+		"store: bucket %q on %s: %w: "+
+			"create it (`whestbake dev up` creates the dev buckets) "+
+			"or fix the bucket name in the config",
+		bucket,
+		c.cfg.Endpoint,
+		ErrNoBucket,
+	)
 }
 
 // redact removes the secret key from text that came from the library, which

@@ -49,7 +49,13 @@ func (s *Store) GetMax(ctx context.Context, key string, max int64) ([]byte, erro
 // written before seals existed, by a bake running across that upgrade. A
 // plain PUT or a copy that drops metadata leaves no recorded sha256, and a
 // changed object under a kept one fails that check, so neither passes.
-func (s *Store) GetSealed(ctx context.Context, key string, v any, sl *seal.Seal, id seal.Seal) ([]byte, error) {
+func (s *Store) GetSealed(
+	ctx context.Context,
+	key string,
+	v any,
+	sl *seal.Seal,
+	id seal.Seal,
+) ([]byte, error) {
 	data, info, err := s.get(ctx, key, noLimit)
 	if err != nil {
 		return nil, err
@@ -77,7 +83,7 @@ func (s *Store) get(ctx context.Context, key string, max int64) ([]byte, Info, e
 	buf.Grow(int(info.Size) + bytes.MinRead)
 	h := sha256.New()
 	if _, err := buf.ReadFrom(io.TeeReader(io.LimitReader(obj, max+1), h)); err != nil {
-		return nil, Info{}, s.c.classify("get", s.bucket, key, err)
+		return nil, Info{}, s.conn.classify("get", s.bucket, key, err)
 	}
 	if int64(buf.Len()) > max {
 		return nil, Info{}, s.tooLarge(key, int64(buf.Len()), max)
@@ -90,7 +96,14 @@ func (s *Store) get(ctx context.Context, key string, max int64) ([]byte, Info, e
 
 // tooLarge is the error of an object of (at least) size bytes where max were allowed.
 func (s *Store) tooLarge(key string, size, max int64) error {
-	return fmt.Errorf("store: get %s/%s: %d bytes or more, where at most %d are allowed: %w", s.bucket, key, size, max, ErrTooLarge)
+	return fmt.Errorf(
+		"store: get %s/%s: %d bytes or more, where at most %d are allowed: %w",
+		s.bucket,
+		key,
+		size,
+		max,
+		ErrTooLarge,
+	)
 }
 
 // GetFile downloads the object at key, of at most max bytes, to path,
@@ -129,7 +142,7 @@ func (s *Store) GetFile(ctx context.Context, key, path string, max int64) (got I
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(obj, max+1))
 	if err != nil {
-		return Info{}, s.c.classify("get", s.bucket, key, err)
+		return Info{}, s.conn.classify("get", s.bucket, key, err)
 	}
 	if n > max {
 		return Info{}, s.tooLarge(key, n, max)
@@ -149,9 +162,9 @@ func (s *Store) GetFile(ctx context.Context, key, path string, max int64) (got I
 
 // Stat reports the size and recorded sha256 of the object at key.
 func (s *Store) Stat(ctx context.Context, key string) (Info, error) {
-	oi, err := s.c.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	oi, err := s.conn.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return Info{}, s.c.classify("stat", s.bucket, key, err)
+		return Info{}, s.conn.classify("stat", s.bucket, key, err)
 	}
 	return infoOf(oi), nil
 }
@@ -169,9 +182,10 @@ func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 // ask a HEAD for (minio-go's lazy GetObject spends a HEAD on that first,
 // which doubled the requests of every read).
 func (s *Store) open(ctx context.Context, key string) (io.ReadCloser, Info, error) {
-	body, oi, _, err := minio.Core{Client: s.c.client}.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	core := minio.Core{Client: s.conn.client}
+	body, oi, _, err := core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return nil, Info{}, s.c.classify("get", s.bucket, key, err)
+		return nil, Info{}, s.conn.classify("get", s.bucket, key, err)
 	}
 	return body, infoOf(oi), nil
 }
@@ -179,7 +193,14 @@ func (s *Store) open(ctx context.Context, key string) (io.ReadCloser, Info, erro
 func (s *Store) verify(key string, info Info, sum []byte) error {
 	got := hex.EncodeToString(sum)
 	if info.SHA256 != "" && got != info.SHA256 {
-		return fmt.Errorf("store: get %s/%s: read sha256 %s, recorded %s: %w", s.bucket, key, got, info.SHA256, ErrCorrupt)
+		return fmt.Errorf(
+			"store: get %s/%s: read sha256 %s, recorded %s: %w",
+			s.bucket,
+			key,
+			got,
+			info.SHA256,
+			ErrCorrupt,
+		)
 	}
 	return nil
 }
@@ -198,13 +219,13 @@ func (s *Store) OpenAt(ctx context.Context, key string, offset int64) (io.ReadCl
 			return nil, err
 		}
 	}
-	obj, err := s.c.client.GetObject(ctx, s.bucket, key, opts)
+	obj, err := s.conn.client.GetObject(ctx, s.bucket, key, opts)
 	if err != nil {
-		return nil, s.c.classify("get", s.bucket, key, err)
+		return nil, s.conn.classify("get", s.bucket, key, err)
 	}
 	if _, err := obj.Stat(); err != nil {
 		obj.Close()
-		return nil, s.c.classify("get", s.bucket, key, err)
+		return nil, s.conn.classify("get", s.bucket, key, err)
 	}
 	return obj, nil
 }

@@ -59,7 +59,14 @@ func (s *Store) putFile(ctx context.Context, op, key, path string, createOnly bo
 	return s.put(ctx, op, key, f, st.Size(), sum, createOnly)
 }
 
-func (s *Store) put(ctx context.Context, op, key string, r io.Reader, size int64, sum string, createOnly bool) error {
+func (s *Store) put(
+	ctx context.Context,
+	op, key string,
+	r io.Reader,
+	size int64,
+	sum string,
+	createOnly bool,
+) error {
 	opts := minio.PutObjectOptions{
 		ContentType:  "application/octet-stream",
 		UserMetadata: map[string]string{metaSHA256: sum},
@@ -67,6 +74,6 @@ func (s *Store) put(ctx context.Context, op, key string, r io.Reader, size int64
 	if createOnly {
 		opts.SetMatchETagExcept("*")
 	}
-	_, err := s.c.client.PutObject(ctx, s.bucket, key, r, size, opts)
-	return s.c.classify(op, s.bucket, key, err)
+	_, err := s.conn.client.PutObject(ctx, s.bucket, key, r, size, opts)
+	return s.conn.classify(op, s.bucket, key, err)
 }

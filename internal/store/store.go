@@ -23,7 +23,7 @@ import (
 // Store reads and writes objects in one bucket. It is safe for concurrent
 // use; stores derived with WithBucket share one connection pool.
 type Store struct {
-	c      *conn
+	conn   *conn
 	bucket string
 }
 
@@ -55,7 +55,7 @@ func Open(ctx context.Context, cfg Config, bucket string) (*Store, error) {
 	if err := c.checkBucket(ctx, bucket); err != nil {
 		return nil, err
 	}
-	return &Store{c: c, bucket: bucket}, nil
+	return &Store{conn: c, bucket: bucket}, nil
 }
 
 // EnsureBucket creates bucket unless it exists. It is a development helper;
@@ -82,10 +82,10 @@ func (s *Store) Bucket() string { return s.bucket }
 // WithBucket is a store on the same connection bound to another bucket,
 // checked to exist.
 func (s *Store) WithBucket(ctx context.Context, bucket string) (*Store, error) {
-	if err := s.c.checkBucket(ctx, bucket); err != nil {
+	if err := s.conn.checkBucket(ctx, bucket); err != nil {
 		return nil, err
 	}
-	return &Store{c: s.c, bucket: bucket}, nil
+	return &Store{conn: s.conn, bucket: bucket}, nil
 }
 
 func newConn(cfg Config) (*conn, error) {
@@ -130,7 +130,8 @@ func (c *conn) transport(probe bool) (*http.Transport, error) {
 		t.TLSClientConfig.RootCAs = tc.RootCAs
 	}
 	if testDial != nil {
-		t.DialContext, t.DialTLSContext = testDial, nil
+		t.DialContext = testDial
+		t.DialTLSContext = nil
 	}
 	return t, nil
 }
@@ -150,7 +151,12 @@ func (c *conn) newClient(maxRetries int, transport http.RoundTripper) (*minio.Cl
 		Transport:    transport,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: S3 endpoint %q: %s: fix %s", c.cfg.Endpoint, c.redact(err.Error()), endpointHint)
+		return nil, fmt.Errorf(
+			"store: S3 endpoint %q: %s: fix %s",
+			c.cfg.Endpoint,
+			c.redact(err.Error()),
+			endpointHint,
+		)
 	}
 	return client, nil
 }
@@ -159,7 +165,11 @@ func (c *conn) newClient(maxRetries int, transport http.RoundTripper) (*minio.Cl
 // unreachable server, rejected credentials and a missing bucket.
 func (c *conn) checkBucket(ctx context.Context, bucket string) error {
 	if err := s3utils.CheckValidBucketNameStrict(bucket); err != nil {
-		return fmt.Errorf("store: bucket name %q: %v: use 3-63 lowercase letters, digits, dots and hyphens", bucket, err)
+		return fmt.Errorf(
+			"store: bucket name %q: %v: use 3-63 lowercase letters, digits, dots and hyphens",
+			bucket,
+			err,
+		)
 	}
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()

@@ -60,7 +60,10 @@ func TestStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		// FIPS 180-2 example: SHA-256("abc").
-		want := store.Info{Size: 3, SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}
+		want := store.Info{
+			Size:   3,
+			SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		}
 		if info != want {
 			t.Fatalf("Stat = %+v, want %+v", info, want)
 		}
@@ -90,7 +93,15 @@ func TestStore(t *testing.T) {
 	})
 
 	t.Run("list order", func(t *testing.T) {
-		put := []string{"list/b/2", "list/a", "list/b/10", "list/B", "list/c/1", "lists/x", "list/b/1"}
+		put := []string{
+			"list/b/2",
+			"list/a",
+			"list/b/10",
+			"list/B",
+			"list/c/1",
+			"lists/x",
+			"list/b/1",
+		}
 		for _, k := range put {
 			if err := s.PutCreate(ctx, k, []byte(k)); err != nil {
 				t.Fatal(err)
@@ -145,7 +156,12 @@ func TestStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(left) != n/10+1 || left[len(left)-1] != "dp/ab" {
-			t.Errorf("left %d keys ending with %q, want the %d kept and dp/ab", len(left), left[len(left)-1], n/10)
+			t.Errorf(
+				"left %d keys ending with %q, want the %d kept and dp/ab",
+				len(left),
+				left[len(left)-1],
+				n/10,
+			)
 		}
 		for _, k := range left[:len(left)-1] {
 			if !keep(k) {
@@ -161,14 +177,25 @@ func TestStore(t *testing.T) {
 		putMany(t, s, "db/%04d", n, []byte("x"))
 		refused := errors.New("the lock is gone")
 		var batches int
-		gone, err := s.DeleteWhere(ctx, store.Deletion{Prefix: "db/", Batch: func(ctx context.Context, remove func(context.Context) error) error {
-			if batches++; batches == 3 {
-				return refused
-			}
-			return remove(ctx)
-		}})
+		gone, err := s.DeleteWhere(
+			ctx,
+			store.Deletion{
+				Prefix: "db/",
+				Batch: func(ctx context.Context, remove func(context.Context) error) error {
+					if batches++; batches == 3 {
+						return refused
+					}
+					return remove(ctx)
+				},
+			},
+		)
 		if !errors.Is(err, refused) || gone != (store.Tally{Objects: 2_000, Bytes: 2_000}) {
-			t.Errorf("DeleteWhere stopped at the third batch: %+v, %v; want two batches of 1,000 and the refusal", gone, err)
+			t.Errorf(
+				"DeleteWhere stopped at the third batch: %+v, %v; "+
+					"want two batches of 1,000 and the refusal",
+				gone,
+				err,
+			)
 		}
 		if left, err := s.List(ctx, "db/"); err != nil || len(left) != n-2_000 {
 			t.Errorf("%d keys left (%v), want %d", len(left), err, n-2_000)
@@ -196,11 +223,13 @@ func TestStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info, err := s.Stat(ctx, "files/big"); err != nil || info.SHA256 != sum || info.Size != int64(len(data)) {
+		if info, err := s.Stat(ctx, "files/big"); err != nil || info.SHA256 != sum ||
+			info.Size != int64(len(data)) {
 			t.Fatalf("Stat = %+v, %v; want size %d sha256 %s", info, err, len(data), sum)
 		}
 		dst := filepath.Join(dir, "sub", "dst.bin")
-		if got, err := s.GetFile(ctx, "files/big", dst, int64(len(data))); err != nil || got != (store.Info{Size: int64(len(data)), SHA256: sum}) {
+		if got, err := s.GetFile(ctx, "files/big", dst, int64(len(data))); err != nil ||
+			got != (store.Info{Size: int64(len(data)), SHA256: sum}) {
 			t.Fatalf("GetFile = %+v, %v; want size %d sha256 %s", got, err, len(data), sum)
 		}
 		got, err := os.ReadFile(dst)
@@ -222,13 +251,24 @@ func TestStore(t *testing.T) {
 
 	t.Run("corrupt object", func(t *testing.T) {
 		// Another writer records a sha256 that does not match the bytes.
-		raw, err := minio.New(cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")})
+		raw, err := minio.New(
+			cfg.Endpoint,
+			&minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")},
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body := []byte("tampered")
-		_, err = raw.PutObject(ctx, bucket, "corrupt/x", bytes.NewReader(body), int64(len(body)),
-			minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": store.SHA256Hex([]byte("original"))}})
+		_, err = raw.PutObject(
+			ctx,
+			bucket,
+			"corrupt/x",
+			bytes.NewReader(body),
+			int64(len(body)),
+			minio.PutObjectOptions{
+				UserMetadata: map[string]string{"sha256": store.SHA256Hex([]byte("original"))},
+			},
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +278,8 @@ func TestStore(t *testing.T) {
 			t.Fatalf("Get: got %v, want ErrCorrupt", err)
 		}
 		path := filepath.Join(t.TempDir(), "x")
-		if _, err := s.GetFile(ctx, "corrupt/x", path, int64(len(body))); !errors.Is(err, store.ErrCorrupt) {
+		_, err = s.GetFile(ctx, "corrupt/x", path, int64(len(body)))
+		if !errors.Is(err, store.ErrCorrupt) {
 			t.Fatalf("GetFile: got %v, want ErrCorrupt", err)
 		}
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -247,7 +288,10 @@ func TestStore(t *testing.T) {
 	})
 
 	t.Run("copy", func(t *testing.T) {
-		raw, err := minio.New(cfg.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")})
+		raw, err := minio.New(
+			cfg.Endpoint,
+			&minio.Options{Creds: credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, "")},
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,24 +309,34 @@ func TestStore(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if got, err := s.Get(ctx, dst); err != nil || !bytes.Equal(got, data) {
-				t.Fatalf("%s: copy reads back %d bytes (%v), want %d", name, len(got), err, len(data))
+				t.Fatalf(
+					"%s: copy reads back %d bytes (%v), want %d",
+					name,
+					len(got),
+					err,
+					len(data),
+				)
 			}
 			if err := s.CopyCreate(ctx, dst, s, src, sum, nil); !errors.Is(err, store.ErrExists) {
 				t.Fatalf("%s: second copy: got %v, want ErrExists", name, err)
 			}
 			// The manifest expects other bytes than the source records.
-			if err := s.CopyCreate(ctx, dst+"-other", s, src, store.SHA256Hex([]byte("other")), nil); !errors.Is(err, store.ErrCorrupt) {
+			otherSum := store.SHA256Hex([]byte("other"))
+			err := s.CopyCreate(ctx, dst+"-other", s, src, otherSum, nil)
+			if !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("%s: copy against another sha256: got %v, want ErrCorrupt", name, err)
 			}
 			// The source records the expected sha256 but holds other bytes
 			// (damaged at rest): refused while streaming, nothing written.
 			tampered := bytes.Clone(data)
 			tampered[len(tampered)-1] ^= 1
-			if _, err := raw.PutObject(ctx, bucket, src+"-tampered", bytes.NewReader(tampered), int64(len(tampered)),
-				minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": sum}}); err != nil {
+			recorded := minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": sum}}
+			body := bytes.NewReader(tampered)
+			_, err = raw.PutObject(ctx, bucket, src+"-tampered", body, body.Size(), recorded)
+			if err != nil {
 				t.Fatal(err)
 			}
-			err := s.CopyCreate(ctx, dst+"-tampered", s, src+"-tampered", sum, nil)
+			err = s.CopyCreate(ctx, dst+"-tampered", s, src+"-tampered", sum, nil)
 			errs = append(errs, err)
 			if !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("%s: copy of damaged bytes: got %v, want ErrCorrupt", name, err)
@@ -301,11 +355,18 @@ func TestStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		var seen []int64
-		if err := s.CopyCreate(ctx, "progress/dst", s, "progress/src", sum, func(n int64) { seen = append(seen, n) }); err != nil {
+		progress := func(n int64) { seen = append(seen, n) }
+		if err := s.CopyCreate(ctx, "progress/dst", s, "progress/src", sum, progress); err != nil {
 			t.Fatal(err)
 		}
 		if len(seen) < 2 || seen[len(seen)-1] != int64(len(data)) || !slices.IsSorted(seen) {
-			t.Fatalf("progress reported %d times, last %v: want growing counts up to %d while the copy runs", len(seen), seen[len(seen)-1:], len(data))
+			t.Fatalf(
+				"progress reported %d times, last %v: "+
+					"want growing counts up to %d while the copy runs",
+				len(seen),
+				seen[len(seen)-1:],
+				len(data),
+			)
 		}
 		// An attempt whose context is cancelled mid-copy (a timed-out
 		// activity) stops, and leaves nothing behind.
@@ -332,7 +393,8 @@ func TestStore(t *testing.T) {
 	t.Run("missing bucket", func(t *testing.T) {
 		_, err := store.Open(ctx, cfg, "no-such-bucket")
 		errs = append(errs, err)
-		if !errors.Is(err, store.ErrNoBucket) || !strings.Contains(err.Error(), `"no-such-bucket"`) {
+		if !errors.Is(err, store.ErrNoBucket) ||
+			!strings.Contains(err.Error(), `"no-such-bucket"`) {
 			t.Fatalf("Open: got %v, want ErrNoBucket naming the bucket", err)
 		}
 		if _, err := s.WithBucket(ctx, "no-such-bucket"); !errors.Is(err, store.ErrNoBucket) {
@@ -402,7 +464,13 @@ func TestConfigHidesSecret(t *testing.T) {
 	cfg := store.Config{Endpoint: "127.0.0.1:9000", AccessKey: "ak", SecretKey: "hunter2-secret"}
 	var logged bytes.Buffer
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("open", "s3", cfg)
-	for _, out := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg), cfg.String(), logged.String()} {
+	for _, out := range []string{
+		fmt.Sprint(cfg),
+		fmt.Sprintf("%+v", cfg),
+		fmt.Sprintf("%#v", cfg),
+		cfg.String(),
+		logged.String(),
+	} {
 		if strings.Contains(out, cfg.SecretKey) {
 			t.Errorf("secret printed: %s", out)
 		}
@@ -433,7 +501,8 @@ func TestSHA256(t *testing.T) {
 	for in, want := range map[string]string{
 		"":    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
 		"abc": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-		"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq": "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+		"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq": "248d6a61d20638b8e5c026930c" +
+			"3e6039a33ce45964ff2167f6ecedd419db06c1",
 	} {
 		if got := store.SHA256Hex([]byte(in)); got != want {
 			t.Errorf("SHA256Hex(%q) = %s, want %s", in, got, want)

@@ -48,7 +48,8 @@ func TestTLS(t *testing.T) {
 	wantTLSErr(t, c, "speaks TLS and this client plain HTTP", "s3.secure: true")
 	c = cfg
 	c.CAFile = filepath.Join(t.TempDir(), "absent.pem")
-	if _, err := store.Open(ctx, c, "tls"); err == nil || !strings.Contains(err.Error(), "s3.ca-file cannot be read") {
+	if _, err := store.Open(ctx, c, "tls"); err == nil ||
+		!strings.Contains(err.Error(), "s3.ca-file cannot be read") {
 		t.Errorf("missing CA file: %v", err)
 	}
 }
@@ -58,7 +59,8 @@ func TestTLSToPlainServer(t *testing.T) {
 	cfg, bucket := devtest.StartStore(t)
 	cfg.Secure = true
 	_, err := store.Open(context.Background(), cfg, bucket)
-	if !errors.Is(err, store.ErrTLS) || !strings.Contains(err.Error(), "does not speak TLS") || !strings.Contains(err.Error(), "s3.secure") {
+	if !errors.Is(err, store.ErrTLS) || !strings.Contains(err.Error(), "does not speak TLS") ||
+		!strings.Contains(err.Error(), "s3.secure") {
 		t.Errorf("TLS to a plain server: %v", err)
 	}
 }
@@ -82,8 +84,16 @@ func wantTLSErr(t *testing.T, cfg store.Config, want ...string) {
 func TestCredentialChain(t *testing.T) {
 	cfg, bucket := devtest.StartStore(t)
 	ak, sk := cfg.AccessKey, cfg.SecretKey
-	cfg.AccessKey, cfg.SecretKey = "", ""
-	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY", "AWS_SECRET_KEY", "AWS_PROFILE"} {
+	cfg.AccessKey = ""
+	cfg.SecretKey = ""
+	for _, k := range []string{
+		"AWS_ACCESS_KEY_ID",
+		"AWS_SECRET_ACCESS_KEY",
+		"AWS_SESSION_TOKEN",
+		"AWS_ACCESS_KEY",
+		"AWS_SECRET_KEY",
+		"AWS_PROFILE",
+	} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}
@@ -99,7 +109,13 @@ func TestCredentialChain(t *testing.T) {
 	})
 	t.Run("shared credentials file", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "credentials")
-		body := "[default]\naws_access_key_id = nobody\naws_secret_access_key = nothing-here\n\n[bake]\naws_access_key_id = " + ak + "\naws_secret_access_key = " + sk + "\n"
+		body := "[default]\n" +
+			"aws_access_key_id = nobody\n" +
+			"aws_secret_access_key = nothing-here\n" +
+			"\n" +
+			"[bake]\n" +
+			"aws_access_key_id = " + ak + "\n" +
+			"aws_secret_access_key = " + sk + "\n"
 		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -117,16 +133,19 @@ func TestCredentialChain(t *testing.T) {
 	t.Run("nothing found", func(t *testing.T) {
 		_, err := store.Open(ctx, cfg, bucket)
 		if err != nil && strings.Contains(err.Error(), "the credentials of the AWS chain") {
-			t.Skip("this host has an IAM role (instance metadata answered), so the chain is not empty here")
+			t.Skip("this host has an IAM role (instance metadata answered), " +
+				"so the chain is not empty here")
 		}
-		if !errors.Is(err, store.ErrAuth) || !strings.Contains(err.Error(), "the AWS credential chain found none") {
+		if !errors.Is(err, store.ErrAuth) ||
+			!strings.Contains(err.Error(), "the AWS credential chain found none") {
 			t.Errorf("no credentials anywhere: %v", err)
 		}
 	})
 	t.Run("one key alone", func(t *testing.T) {
 		c := cfg
 		c.AccessKey = ak
-		if _, err := store.Open(ctx, c, bucket); err == nil || !strings.Contains(err.Error(), "set both") {
+		if _, err := store.Open(ctx, c, bucket); err == nil ||
+			!strings.Contains(err.Error(), "set both") {
 			t.Errorf("access key without secret: %v", err)
 		}
 	})
@@ -149,15 +168,37 @@ func TestAddressing(t *testing.T) {
 	})
 	defer store.SetTestDial(nil)
 	for _, c := range []struct{ style, endpoint, want string }{
-		{store.AddressingPath, "s3.example.test:9000", "HEAD s3.example.test:9000/bake-bucket/"},
-		{store.AddressingVirtualHost, "s3.example.test:9000", "HEAD bake-bucket.s3.example.test:9000/"},
-		{store.AddressingAuto, "s3.example.test:9000", "HEAD s3.example.test:9000/bake-bucket/"},
-		{store.AddressingAuto, "s3.us-east-2.amazonaws.com", "HEAD bake-bucket.s3.dualstack.us-east-2.amazonaws.com/"},
+		{
+			store.AddressingPath,
+			"s3.example.test:9000",
+			"HEAD s3.example.test:9000/bake-bucket/",
+		},
+		{
+			store.AddressingVirtualHost,
+			"s3.example.test:9000",
+			"HEAD bake-bucket.s3.example.test:9000/",
+		},
+		{
+			store.AddressingAuto,
+			"s3.example.test:9000",
+			"HEAD s3.example.test:9000/bake-bucket/",
+		},
+		{
+			store.AddressingAuto,
+			"s3.us-east-2.amazonaws.com",
+			"HEAD bake-bucket.s3.dualstack.us-east-2.amazonaws.com/",
+		},
 	} {
 		mu.Lock()
 		seen = nil
 		mu.Unlock()
-		cfg := store.Config{Endpoint: c.endpoint, AccessKey: "ak", SecretKey: "sk-secret", Region: "us-east-2", Addressing: c.style}
+		cfg := store.Config{
+			Endpoint:   c.endpoint,
+			AccessKey:  "ak",
+			SecretKey:  "sk-secret",
+			Region:     "us-east-2",
+			Addressing: c.style,
+		}
 		if _, err := store.Open(context.Background(), cfg, "bake-bucket"); err != nil {
 			t.Errorf("%s %s: %v", c.style, c.endpoint, err)
 			continue
@@ -168,7 +209,9 @@ func TestAddressing(t *testing.T) {
 		}
 		mu.Unlock()
 	}
-	if _, err := store.Open(context.Background(), store.Config{Endpoint: "h:1", Addressing: "dns"}, "b"); err == nil || !strings.Contains(err.Error(), "s3.addressing") {
+	dns := store.Config{Endpoint: "h:1", Addressing: "dns"}
+	if _, err := store.Open(context.Background(), dns, "b"); err == nil ||
+		!strings.Contains(err.Error(), "s3.addressing") {
 		t.Errorf("unknown addressing: %v", err)
 	}
 }

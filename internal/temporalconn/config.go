@@ -34,8 +34,10 @@ type TLS struct {
 
 // TLSKeys name the Temporal TLS settings in messages.
 var TLSKeys = tlsconf.Keys{
-	Enable: "temporal.tls.* and temporal.api-key",
-	CA:     "temporal.tls.ca-file", Cert: "temporal.tls.cert-file", Key: "temporal.tls.key-file",
+	Enable:     "temporal.tls.* and temporal.api-key",
+	CA:         "temporal.tls.ca-file",
+	Cert:       "temporal.tls.cert-file",
+	Key:        "temporal.tls.key-file",
 	ServerName: "temporal.tls.server-name",
 }
 
@@ -44,7 +46,12 @@ var TLSKeys = tlsconf.Keys{
 // network in plain text; the SDK turns TLS on for keys the same way).
 func (c Config) TLSOn() bool {
 	x := c.TLS
-	return x.Enabled || x.CAFile != "" || x.ServerName != "" || x.CertFile != "" || x.KeyFile != "" || c.APIKey != ""
+	return x.Enabled ||
+		x.CAFile != "" ||
+		x.ServerName != "" ||
+		x.CertFile != "" ||
+		x.KeyFile != "" ||
+		c.APIKey != ""
 }
 
 // ClientTLS is the connection's TLS configuration, nil when it is plain
@@ -53,6 +60,14 @@ func (c Config) ClientTLS() (*tls.Config, error) {
 	if !c.TLSOn() {
 		return nil, nil
 	}
-	return tlsconf.Client(tlsconf.Files{CA: c.TLS.CAFile, Cert: c.TLS.CertFile, Key: c.TLS.KeyFile, ServerName: c.TLS.ServerName},
-		TLSKeys, time.Now())
+	return tlsconf.Client(
+		tlsconf.Files{
+			CA:         c.TLS.CAFile,
+			Cert:       c.TLS.CertFile,
+			Key:        c.TLS.KeyFile,
+			ServerName: c.TLS.ServerName,
+		},
+		TLSKeys,
+		time.Now(),
+	)
 }

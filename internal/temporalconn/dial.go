@@ -35,7 +35,12 @@ type Option func(*client.Options)
 
 // Dial connects to the Temporal frontend of cfg and checks that it answers
 // and that the namespace exists and accepts these credentials.
-func Dial(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (client.Client, error) {
+func Dial(
+	ctx context.Context,
+	cfg Config,
+	log *slog.Logger,
+	opts ...Option,
+) (client.Client, error) {
 	tlsCfg, err := cfg.ClientTLS()
 	if err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
@@ -71,19 +76,38 @@ func Dial(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (cl
 // authorizes per namespace, so a wrong namespace or a key without access to
 // it fails here, once, with a message, instead of in every poll.
 func checkNamespace(ctx context.Context, c client.Client, cfg Config) error {
-	_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: cfg.Namespace})
+	_, err := c.WorkflowService().DescribeNamespace(
+		ctx,
+		&workflowservice.DescribeNamespaceRequest{Namespace: cfg.Namespace},
+	)
 	if err == nil {
 		return nil
 	}
 	var nf *serviceerror.NamespaceNotFound
 	if errors.As(err, &nf) || status.Code(err) == codes.NotFound {
-		return fmt.Errorf("the Temporal server at %s has no namespace %q: fix temporal.namespace (env %s; Temporal Cloud namespaces are <name>.<account-id>), or create it (`temporal operator namespace create --namespace %s`)",
-			cfg.Address, cfg.Namespace, cfg.EnvName("temporal.namespace"), cfg.Namespace)
+		fix := fmt.Sprintf(
+			"fix temporal.namespace (env %s; "+
+				"Temporal Cloud namespaces are <name>.<account-id>), "+
+				"or create it (`temporal operator namespace create --namespace %s`)",
+			cfg.EnvName("temporal.namespace"),
+			cfg.Namespace,
+		)
+		return fmt.Errorf(
+			"the Temporal server at %s has no namespace %q: %s",
+			cfg.Address,
+			cfg.Namespace,
+			fix,
+		)
 	}
 	if msg := authProblem(err, cfg); msg != "" {
 		return errors.New(msg)
 	}
-	return fmt.Errorf("the Temporal server at %s: describing namespace %q: %s", cfg.Address, cfg.Namespace, scrub(err.Error(), cfg))
+	return fmt.Errorf(
+		"the Temporal server at %s: describing namespace %q: %s",
+		cfg.Address,
+		cfg.Namespace,
+		scrub(err.Error(), cfg),
+	)
 }
 
 // diagnose explains a failed dial. gRPC flattens the cause into a string
@@ -92,8 +116,15 @@ func checkNamespace(ctx context.Context, c client.Client, cfg Config) error {
 // settings tells an untrusted CA, a wrong server name or a rejected client
 // certificate; a TLS probe of a plain-text client tells a TLS port.
 func diagnose(ctx context.Context, cfg Config, tlsCfg *tls.Config, dialErr error) error {
-	where := fmt.Sprintf("cannot connect to Temporal at %s (namespace %s)", cfg.Address, cfg.Namespace)
-	addrFix := fmt.Sprintf("start the dev stack with `whestbake dev up`, or fix temporal.address (env %s)", cfg.EnvName("temporal.address"))
+	where := fmt.Sprintf(
+		"cannot connect to Temporal at %s (namespace %s)",
+		cfg.Address,
+		cfg.Namespace,
+	)
+	addrFix := fmt.Sprintf(
+		"start the dev stack with `whestbake dev up`, or fix temporal.address (env %s)",
+		cfg.EnvName("temporal.address"),
+	)
 	// A fresh context: dialErr may be the dial's deadline, and the probes
 	// have their own short timeouts.
 	pctx := context.WithoutCancel(ctx)
@@ -104,8 +135,13 @@ func diagnose(ctx context.Context, cfg Config, tlsCfg *tls.Config, dialErr error
 	conn.Close()
 	if tlsCfg == nil {
 		if tlsconf.SpeaksTLS(pctx, cfg.Address) {
-			return fmt.Errorf("%s: the server speaks TLS and this client plain text: set temporal.tls.enabled: true (env %s=true), and temporal.tls.ca-file if its certificate is from a private CA",
-				where, cfg.EnvName("temporal.tls.enabled"))
+			return fmt.Errorf(
+				"%s: the server speaks TLS and this client plain text: "+
+					"set temporal.tls.enabled: true (env %s=true), "+
+					"and temporal.tls.ca-file if its certificate is from a private CA",
+				where,
+				cfg.EnvName("temporal.tls.enabled"),
+			)
 		}
 	} else if herr := tlsconf.Handshake(pctx, cfg.Address, tlsCfg); herr != nil {
 		if msg := tlsconf.Explain(herr, TLSKeys, len(tlsCfg.Certificates) > 0); msg != "" {
@@ -125,11 +161,21 @@ func authProblem(err error, cfg Config) string {
 	switch {
 	case code == codes.Unauthenticated:
 		if cfg.APIKey != "" {
-			return fmt.Sprintf("Temporal at %s rejected temporal.api-key (%s): set %s to a current key (Temporal Cloud: Settings → API keys)",
-				cfg.Address, scrub(err.Error(), cfg), cfg.EnvName("temporal.api-key"))
+			return fmt.Sprintf(
+				"Temporal at %s rejected temporal.api-key (%s): "+
+					"set %s to a current key (Temporal Cloud: Settings → API keys)",
+				cfg.Address,
+				scrub(err.Error(), cfg),
+				cfg.EnvName("temporal.api-key"),
+			)
 		}
-		return fmt.Sprintf("Temporal at %s wants credentials (%s): set temporal.api-key (env %s) or a client certificate (temporal.tls.cert-file, temporal.tls.key-file)",
-			cfg.Address, scrub(err.Error(), cfg), cfg.EnvName("temporal.api-key"))
+		return fmt.Sprintf(
+			"Temporal at %s wants credentials (%s): set temporal.api-key (env %s) "+
+				"or a client certificate (temporal.tls.cert-file, temporal.tls.key-file)",
+			cfg.Address,
+			scrub(err.Error(), cfg),
+			cfg.EnvName("temporal.api-key"),
+		)
 	case errors.As(err, &denied) || code == codes.PermissionDenied:
 		who := "these credentials"
 		switch {
@@ -138,8 +184,14 @@ func authProblem(err error, cfg Config) string {
 		case cfg.TLS.CertFile != "":
 			who = "the client certificate in temporal.tls.cert-file"
 		}
-		return fmt.Sprintf("Temporal at %s does not let %s use namespace %q (%s): grant access to the namespace, or fix temporal.namespace",
-			cfg.Address, who, cfg.Namespace, scrub(err.Error(), cfg))
+		return fmt.Sprintf(
+			"Temporal at %s does not let %s use namespace %q (%s): "+
+				"grant access to the namespace, or fix temporal.namespace",
+			cfg.Address,
+			who,
+			cfg.Namespace,
+			scrub(err.Error(), cfg),
+		)
 	}
 	return ""
 }

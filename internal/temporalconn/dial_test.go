@@ -32,11 +32,17 @@ type frontend struct {
 	namespace string
 }
 
-func (f *frontend) GetSystemInfo(context.Context, *workflowservice.GetSystemInfoRequest) (*workflowservice.GetSystemInfoResponse, error) {
+func (f *frontend) GetSystemInfo(
+	context.Context,
+	*workflowservice.GetSystemInfoRequest,
+) (*workflowservice.GetSystemInfoResponse, error) {
 	return &workflowservice.GetSystemInfoResponse{ServerVersion: "test"}, nil
 }
 
-func (f *frontend) DescribeNamespace(_ context.Context, r *workflowservice.DescribeNamespaceRequest) (*workflowservice.DescribeNamespaceResponse, error) {
+func (f *frontend) DescribeNamespace(
+	_ context.Context,
+	r *workflowservice.DescribeNamespaceRequest,
+) (*workflowservice.DescribeNamespaceResponse, error) {
 	if r.GetNamespace() != f.namespace {
 		return nil, serviceerror.ToStatus(serviceerror.NewNamespaceNotFound(r.GetNamespace())).Err()
 	}
@@ -56,13 +62,19 @@ func serve(t *testing.T, tlsCfg *tls.Config, apiKey string) string {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
 	if apiKey != "" {
-		opts = append(opts, grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		var checkKey grpc.UnaryServerInterceptor = func(
+			ctx context.Context,
+			req any,
+			_ *grpc.UnaryServerInfo,
+			h grpc.UnaryHandler,
+		) (any, error) {
 			md, _ := metadata.FromIncomingContext(ctx)
 			if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer "+apiKey {
 				return nil, status.Error(codes.Unauthenticated, "invalid API key")
 			}
 			return h(ctx, req)
-		}))
+		}
+		opts = append(opts, grpc.UnaryInterceptor(checkKey))
 	}
 	s := grpc.NewServer(opts...)
 	workflowservice.RegisterWorkflowServiceServer(s, &frontend{namespace: "bakes"})
@@ -85,7 +97,11 @@ func newPKI(t *testing.T) *pki {
 	p.serverCA = tlstest.NewCA(t, p.dir, "server")
 	p.clientCA = tlstest.NewCA(t, p.dir, "client")
 	p.rogue = tlstest.NewCA(t, p.dir, "rogue")
-	p.server = p.serverCA.Issue(t, "frontend", tlstest.LeafOptions{Server: true, Hosts: []string{"temporal.test"}})
+	p.server = p.serverCA.Issue(
+		t,
+		"frontend",
+		tlstest.LeafOptions{Server: true, Hosts: []string{"temporal.test"}},
+	)
 	p.client = p.clientCA.Issue(t, "worker", tlstest.LeafOptions{})
 	p.bad = p.rogue.Issue(t, "intruder", tlstest.LeafOptions{})
 	return p
@@ -96,7 +112,8 @@ func newPKI(t *testing.T) *pki {
 func (p *pki) serverTLS(mutual bool) *tls.Config {
 	c := &tls.Config{Certificates: []tls.Certificate{p.server.TLS}, MinVersion: tls.VersionTLS12}
 	if mutual {
-		c.ClientAuth, c.ClientCAs = tls.RequireAndVerifyClientCert, p.clientCA.Pool()
+		c.ClientAuth = tls.RequireAndVerifyClientCert
+		c.ClientCAs = p.clientCA.Pool()
 	}
 	return c
 }
@@ -140,7 +157,12 @@ func TestMutualTLS(t *testing.T) {
 	p := newPKI(t)
 	addr := serve(t, p.serverTLS(true), "")
 	good := cfg(addr)
-	good.TLS = TLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test", CertFile: p.client.CertFile, KeyFile: p.client.KeyFile}
+	good.TLS = TLS{
+		CAFile:     p.serverCA.CAFile,
+		ServerName: "temporal.test",
+		CertFile:   p.client.CertFile,
+		KeyFile:    p.client.KeyFile,
+	}
 	if err := dial(t, good); err != nil {
 		t.Fatalf("mutual TLS with the right files: %v", err)
 	}
@@ -148,29 +170,59 @@ func TestMutualTLS(t *testing.T) {
 	t.Run("unknown CA", func(t *testing.T) {
 		c := good
 		c.TLS.CAFile = ""
-		wantErr(t, dial(t, c), "signed by an authority this client does not trust", "set temporal.tls.ca-file")
+		wantErr(
+			t,
+			dial(t, c),
+			"signed by an authority this client does not trust",
+			"set temporal.tls.ca-file",
+		)
 		c.TLS.CAFile = p.rogue.CAFile
 		wantErr(t, dial(t, c), "does not trust", "temporal.tls.ca-file")
 	})
 	t.Run("wrong server name", func(t *testing.T) {
 		c := good
 		c.TLS.ServerName = "frontend.example"
-		wantErr(t, dial(t, c), "certificate is for temporal.test", `not "frontend.example"`, "set temporal.tls.server-name")
+		wantErr(
+			t,
+			dial(t, c),
+			"certificate is for temporal.test",
+			`not "frontend.example"`,
+			"set temporal.tls.server-name",
+		)
 		c.TLS.ServerName = "" // the address's host, 127.0.0.1
 		wantErr(t, dial(t, c), "certificate is for temporal.test", "temporal.tls.server-name")
 	})
 	t.Run("no client certificate", func(t *testing.T) {
 		c := good
-		c.TLS.CertFile, c.TLS.KeyFile = "", ""
-		wantErr(t, dial(t, c), "requires a client certificate", "temporal.tls.cert-file", "temporal.tls.key-file")
+		c.TLS.CertFile = ""
+		c.TLS.KeyFile = ""
+		wantErr(
+			t,
+			dial(t, c),
+			"requires a client certificate",
+			"temporal.tls.cert-file",
+			"temporal.tls.key-file",
+		)
 	})
 	t.Run("client certificate from another CA", func(t *testing.T) {
 		c := good
-		c.TLS.CertFile, c.TLS.KeyFile = p.bad.CertFile, p.bad.KeyFile
-		wantErr(t, dial(t, c), "rejected the client certificate in temporal.tls.cert-file", "CA the server trusts")
+		c.TLS.CertFile = p.bad.CertFile
+		c.TLS.KeyFile = p.bad.KeyFile
+		wantErr(
+			t,
+			dial(t, c),
+			"rejected the client certificate in temporal.tls.cert-file",
+			"CA the server trusts",
+		)
 	})
 	t.Run("plain text to a TLS port", func(t *testing.T) {
-		wantErr(t, dial(t, cfg(addr)), "speaks TLS and this client plain text", "temporal.tls.enabled: true", envName("temporal.tls.enabled"))
+		wantErr(
+			t,
+			dial(t, cfg(addr)),
+			"speaks TLS and this client plain text",
+			"temporal.tls.enabled: true",
+			envName("temporal.tls.enabled"),
+		)
 	})
 	t.Run("wrong namespace", func(t *testing.T) {
 		c := good
@@ -183,8 +235,16 @@ func TestMutualTLS(t *testing.T) {
 // each under its key.
 func TestClientFilesChecked(t *testing.T) {
 	p := newPKI(t)
-	expired := p.clientCA.Issue(t, "expired", tlstest.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), Validity: time.Hour})
-	notYet := p.clientCA.Issue(t, "future", tlstest.LeafOptions{NotBefore: time.Now().Add(48 * time.Hour)})
+	expired := p.clientCA.Issue(
+		t,
+		"expired",
+		tlstest.LeafOptions{NotBefore: time.Now().Add(-48 * time.Hour), Validity: time.Hour},
+	)
+	notYet := p.clientCA.Issue(
+		t,
+		"future",
+		tlstest.LeafOptions{NotBefore: time.Now().Add(48 * time.Hour)},
+	)
 	garbage := filepath.Join(p.dir, "garbage.pem")
 	if err := os.WriteFile(garbage, []byte("not a key\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -194,17 +254,54 @@ func TestClientFilesChecked(t *testing.T) {
 		tls  TLS
 		want []string
 	}{
-		{"expired", TLS{CertFile: expired.CertFile, KeyFile: expired.KeyFile}, []string{"temporal.tls.cert-file", "expired on", "issue a new client certificate"}},
-		{"not yet valid", TLS{CertFile: notYet.CertFile, KeyFile: notYet.KeyFile}, []string{"temporal.tls.cert-file", "not valid before", "clock"}},
-		{"mismatched key", TLS{CertFile: p.client.CertFile, KeyFile: p.bad.KeyFile}, []string{"temporal.tls.key-file", "is not the private key of the certificate"}},
-		{"bad key", TLS{CertFile: p.client.CertFile, KeyFile: garbage}, []string{"temporal.tls.key-file", "holds no PEM private key"}},
-		{"key as cert", TLS{CertFile: p.client.KeyFile, KeyFile: p.client.KeyFile}, []string{"temporal.tls.cert-file", "holds no PEM certificate"}},
-		{"cert without key", TLS{CertFile: p.client.CertFile}, []string{"temporal.tls.key-file is empty", "needs both"}},
-		{"missing CA file", TLS{CAFile: filepath.Join(p.dir, "absent.pem")}, []string{"temporal.tls.ca-file cannot be read"}},
-		{"CA file without certificates", TLS{CAFile: garbage}, []string{"temporal.tls.ca-file", "holds no PEM certificate"}},
+		{
+			"expired",
+			TLS{CertFile: expired.CertFile, KeyFile: expired.KeyFile},
+			[]string{"temporal.tls.cert-file", "expired on", "issue a new client certificate"},
+		},
+		{
+			"not yet valid",
+			TLS{CertFile: notYet.CertFile, KeyFile: notYet.KeyFile},
+			[]string{"temporal.tls.cert-file", "not valid before", "clock"},
+		},
+		{
+			"mismatched key",
+			TLS{CertFile: p.client.CertFile, KeyFile: p.bad.KeyFile},
+			[]string{"temporal.tls.key-file", "is not the private key of the certificate"},
+		},
+		{
+			"bad key",
+			TLS{CertFile: p.client.CertFile, KeyFile: garbage},
+			[]string{"temporal.tls.key-file", "holds no PEM private key"},
+		},
+		{
+			"key as cert",
+			TLS{CertFile: p.client.KeyFile, KeyFile: p.client.KeyFile},
+			[]string{"temporal.tls.cert-file", "holds no PEM certificate"},
+		},
+		{
+			"cert without key",
+			TLS{CertFile: p.client.CertFile},
+			[]string{"temporal.tls.key-file is empty", "needs both"},
+		},
+		{
+			"missing CA file",
+			TLS{CAFile: filepath.Join(p.dir, "absent.pem")},
+			[]string{"temporal.tls.ca-file cannot be read"},
+		},
+		{
+			"CA file without certificates",
+			TLS{CAFile: garbage},
+			[]string{"temporal.tls.ca-file", "holds no PEM certificate"},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			bad := Config{Address: "127.0.0.1:1", Namespace: "x", TLS: c.tls, EnvName: envName}
+			bad := Config{
+				Address:   "127.0.0.1:1",
+				Namespace: "x",
+				TLS:       c.tls,
+				EnvName:   envName,
+			}
 			_, err := bad.ClientTLS()
 			wantErr(t, err, c.want...)
 			// Dial refuses the same files without touching the network.
@@ -231,12 +328,25 @@ func TestServerTLSWithoutClientCertificates(t *testing.T) {
 // certificate it is, so nobody reissues the client's.
 func TestExpiredServerCertificate(t *testing.T) {
 	p := newPKI(t)
-	old := p.serverCA.Issue(t, "old-frontend", tlstest.LeafOptions{Server: true, Hosts: []string{"temporal.test"},
-		NotBefore: time.Now().Add(-48 * time.Hour), Validity: time.Hour})
+	old := p.serverCA.Issue(
+		t,
+		"old-frontend",
+		tlstest.LeafOptions{
+			Server:    true,
+			Hosts:     []string{"temporal.test"},
+			NotBefore: time.Now().Add(-48 * time.Hour),
+			Validity:  time.Hour,
+		},
+	)
 	addr := serve(t, &tls.Config{Certificates: []tls.Certificate{old.TLS}}, "")
 	c := cfg(addr)
 	c.TLS = TLS{CAFile: p.serverCA.CAFile, ServerName: "temporal.test"}
-	wantErr(t, dial(t, c), "the server's certificate is expired or not yet valid", "renew the server's certificate")
+	wantErr(
+		t,
+		dial(t, c),
+		"the server's certificate is expired or not yet valid",
+		"renew the server's certificate",
+	)
 }
 
 func TestAPIKey(t *testing.T) {
@@ -287,7 +397,8 @@ func TestPKISanity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: p.serverCA.Pool(), DNSName: "temporal.test"}); err != nil {
+	opts := x509.VerifyOptions{Roots: p.serverCA.Pool(), DNSName: "temporal.test"}
+	if _, err := leaf.Verify(opts); err != nil {
 		t.Fatal(err)
 	}
 }

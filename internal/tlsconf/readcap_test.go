@@ -25,7 +25,12 @@ func TestPEMFilesAreReadUnderACap(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	k := tlsconf.Keys{Enable: "s3.tls", CA: "s3.ca-file", Cert: "s3.cert-file", Key: "s3.key-file"}
+	k := tlsconf.Keys{
+		Enable: "s3.tls",
+		CA:     "s3.ca-file",
+		Cert:   "s3.cert-file",
+		Key:    "s3.key-file",
+	}
 	for _, file := range []string{"/dev/zero", big} {
 		for _, files := range []tlsconf.Files{{CA: file}, {Cert: file, Key: file}} {
 			var before, after runtime.MemStats

@@ -44,6 +44,25 @@ type Problem struct {
 // Error is every Problem found at once.
 type Error []Problem
 
+// addf records a Problem under key.
+func (e *Error) addf(key, format string, a ...any) {
+	*e = append(*e, Problem{key, fmt.Sprintf(format, a...)})
+}
+
+// problemf is an Error of the one Problem under key.
+func problemf(key, format string, a ...any) Error {
+	var e Error
+	e.addf(key, format, a...)
+	return e
+}
+
+// The fixes that several messages end with.
+const (
+	bothFilesFix  = "mutual TLS needs both the client certificate and its private key"
+	serverCAFix   = "use the PEM bundle of the server's CA"
+	noCertificate = "holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+)
+
 func (e Error) Error() string {
 	var b strings.Builder
 	for i, p := range e {
@@ -62,20 +81,19 @@ func (e Error) Error() string {
 // so saying it here saves a puzzling failure). The error is an Error.
 func Client(f Files, k Keys, now time.Time) (*tls.Config, error) {
 	var probs Error
-	add := func(key, format string, a ...any) { probs = append(probs, Problem{key, fmt.Sprintf(format, a...)}) }
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
 	if f.CA != "" {
 		pool, err := caPool(f.CA)
 		if err != nil {
-			add(k.CA, "%v", err)
+			probs.addf(k.CA, "%v", err)
 		}
 		cfg.RootCAs = pool
 	}
 	switch {
 	case f.Cert != "" && f.Key == "":
-		add(k.Key, "is empty but %s is set: mutual TLS needs both the client certificate and its private key", k.Cert)
+		probs.addf(k.Key, "is empty but %s is set: "+bothFilesFix, k.Cert)
 	case f.Cert == "" && f.Key != "":
-		add(k.Cert, "is empty but %s is set: mutual TLS needs both the client certificate and its private key", k.Key)
+		probs.addf(k.Cert, "is empty but %s is set: "+bothFilesFix, k.Key)
 	case f.Cert != "":
 		cert, err := keyPair(f.Cert, f.Key, k, now)
 		if err != nil {
@@ -99,7 +117,8 @@ const MaxPEMFileBytes = 4 << 20
 func caPool(file string) (*x509.CertPool, error) {
 	data, err := readlimit.File(file, MaxPEMFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("cannot be read (%v): point it at the PEM bundle of the CA that signed the server's certificate", err)
+		return nil, fmt.Errorf("cannot be read (%v): "+
+			"point it at the PEM bundle of the CA that signed the server's certificate", err)
 	}
 	pool := x509.NewCertPool()
 	n := 0
@@ -114,13 +133,17 @@ func caPool(file string) (*x509.CertPool, error) {
 		}
 		c, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			return nil, fmt.Errorf("%s holds a certificate that does not parse (%v): use the PEM bundle of the server's CA", file, err)
+			return nil, fmt.Errorf(
+				"%s holds a certificate that does not parse (%v): "+serverCAFix,
+				file,
+				err,
+			)
 		}
 		pool.AddCert(c)
 		n++
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----): use the PEM bundle of the server's CA", file)
+		return nil, fmt.Errorf("%s "+noCertificate+": "+serverCAFix, file)
 	}
 	return pool, nil
 }
@@ -131,23 +154,38 @@ func keyPair(certFile, keyFile string, k Keys, now time.Time) (tls.Certificate, 
 	var probs Error
 	certPEM, err := readlimit.File(certFile, MaxPEMFileBytes)
 	if err != nil {
-		probs = append(probs, Problem{k.Cert, fmt.Sprintf("cannot be read (%v): point it at the PEM client certificate", err)})
+		probs.addf(k.Cert, "cannot be read (%v): point it at the PEM client certificate", err)
 	}
 	keyPEM, err := readlimit.File(keyFile, MaxPEMFileBytes)
 	if err != nil {
-		probs = append(probs, Problem{k.Key, fmt.Sprintf("cannot be read (%v): point it at the PEM private key of %s", err, k.Cert)})
+		probs.addf(k.Key, "cannot be read (%v): point it at the PEM private key of %s", err, k.Cert)
 	}
 	if probs != nil {
 		return tls.Certificate{}, probs
 	}
 	var leaf *x509.Certificate
 	if b, _ := pem.Decode(certPEM); b == nil || b.Type != "CERTIFICATE" {
-		probs = append(probs, Problem{k.Cert, fmt.Sprintf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----): point it at the client certificate, not the key or the CA", certFile)})
+		probs.addf(
+			k.Cert,
+			"%s "+noCertificate+": point it at the client certificate, not the key or the CA",
+			certFile,
+		)
 	} else if leaf, err = x509.ParseCertificate(b.Bytes); err != nil {
-		probs = append(probs, Problem{k.Cert, fmt.Sprintf("%s does not parse (%v): issue the client certificate again", certFile, err)})
+		probs.addf(
+			k.Cert,
+			"%s does not parse (%v): issue the client certificate again",
+			certFile,
+			err,
+		)
 	}
 	if b, _ := pem.Decode(keyPEM); b == nil || !strings.Contains(b.Type, "PRIVATE KEY") {
-		probs = append(probs, Problem{k.Key, fmt.Sprintf("%s holds no PEM private key (-----BEGIN ... PRIVATE KEY-----): point it at the key of %s", keyFile, k.Cert)})
+		probs.addf(
+			k.Key,
+			"%s holds no PEM private key (-----BEGIN ... PRIVATE KEY-----): "+
+				"point it at the key of %s",
+			keyFile,
+			k.Cert,
+		)
 	}
 	if probs != nil {
 		return tls.Certificate{}, probs
@@ -155,15 +193,38 @@ func keyPair(certFile, keyFile string, k Keys, now time.Time) (tls.Certificate, 
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		if strings.Contains(err.Error(), "does not match") {
-			return cert, Error{{k.Key, fmt.Sprintf("%s is not the private key of the certificate in %s: use the key the certificate was issued for", keyFile, certFile)}}
+			return cert, problemf(
+				k.Key,
+				"%s is not the private key of the certificate in %s: "+
+					"use the key the certificate was issued for",
+				keyFile,
+				certFile,
+			)
 		}
-		return cert, Error{{k.Key, fmt.Sprintf("%s cannot be used with %s (%v): use an unencrypted PKCS#8, PKCS#1 or EC private key in PEM", keyFile, certFile, err)}}
+		return cert, problemf(
+			k.Key,
+			"%s cannot be used with %s (%v): "+
+				"use an unencrypted PKCS#8, PKCS#1 or EC private key in PEM",
+			keyFile,
+			certFile,
+			err,
+		)
 	}
 	switch {
 	case now.After(leaf.NotAfter):
-		return cert, Error{{k.Cert, fmt.Sprintf("%s expired on %s: issue a new client certificate (the server rejects expired ones)", certFile, leaf.NotAfter.UTC().Format(time.RFC3339))}}
+		return cert, problemf(
+			k.Cert,
+			"%s expired on %s: issue a new client certificate (the server rejects expired ones)",
+			certFile,
+			leaf.NotAfter.UTC().Format(time.RFC3339),
+		)
 	case now.Before(leaf.NotBefore):
-		return cert, Error{{k.Cert, fmt.Sprintf("%s is not valid before %s: check this host's clock, or wait", certFile, leaf.NotBefore.UTC().Format(time.RFC3339))}}
+		return cert, problemf(
+			k.Cert,
+			"%s is not valid before %s: check this host's clock, or wait",
+			certFile,
+			leaf.NotBefore.UTC().Format(time.RFC3339),
+		)
 	}
 	cert.Leaf = leaf
 	return cert, nil
@@ -183,7 +244,12 @@ func Explain(err error, k Keys, clientCert bool) string {
 	switch {
 	case errors.As(err, &unknown):
 		fix := "set " + k.CA + " to the PEM bundle of the CA that signed it"
-		return fmt.Sprintf("the server's certificate is signed by an authority this client does not trust (%v): %s", err, fix)
+		return fmt.Sprintf(
+			"the server's certificate is signed by an authority "+
+				"this client does not trust (%v): %s",
+			err,
+			fix,
+		)
 	case errors.As(err, &hostname):
 		names := hostname.Certificate.DNSNames
 		for _, ip := range hostname.Certificate.IPAddresses {
@@ -193,26 +259,70 @@ func Explain(err error, k Keys, clientCert bool) string {
 		if k.ServerName == "" {
 			fix = "use one of those names in the address"
 		}
-		return fmt.Sprintf("the server's certificate is for %s, not %q: %s", strings.Join(names, ", "), hostname.Host, fix)
+		return fmt.Sprintf(
+			"the server's certificate is for %s, not %q: %s",
+			strings.Join(names, ", "),
+			hostname.Host,
+			fix,
+		)
 	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
-		return fmt.Sprintf("the server's certificate is expired or not yet valid (%v): renew the server's certificate, or check this host's clock", err)
+		return fmt.Sprintf(
+			"the server's certificate is expired or not yet valid (%v): "+
+				"renew the server's certificate, or check this host's clock",
+			err,
+		)
 	case errors.As(err, &record):
-		return fmt.Sprintf("the server does not speak TLS on this port: point the address at its TLS port, or turn TLS off (%s) if the server really is plain text", k.Enable)
+		return fmt.Sprintf(
+			"the server does not speak TLS on this port: point the address at its TLS port, "+
+				"or turn TLS off (%s) if the server really is plain text",
+			k.Enable,
+		)
 	}
 	switch remoteAlert(err) {
 	case "certificate required":
 		if clientCert {
 			// crypto/tls sends only a certificate issued by one of the CAs
 			// the server lists as acceptable, and none otherwise.
-			return fmt.Sprintf("the server rejected the client certificate in %s (%v): it is not issued by a CA the server trusts for clients, so it was not even sent: use one that is, with its key in %s", k.Cert, err, k.Key)
+			return fmt.Sprintf(
+				"the server rejected the client certificate in %s (%v): "+
+					"it is not issued by a CA the server trusts for clients, "+
+					"so it was not even sent: "+
+					"use one that is, with its key in %s",
+				k.Cert,
+				err,
+				k.Key,
+			)
 		}
-		return fmt.Sprintf("the server requires a client certificate (%v): set %s and %s (mutual TLS)", err, k.Cert, k.Key)
-	case "bad certificate", "unknown certificate authority", "unknown certificate", "unsupported certificate":
-		return fmt.Sprintf("the server rejected the client certificate in %s (%v): use a certificate issued by a CA the server trusts (its client CA), with its key in %s", k.Cert, err, k.Key)
+		return fmt.Sprintf(
+			"the server requires a client certificate (%v): set %s and %s (mutual TLS)",
+			err,
+			k.Cert,
+			k.Key,
+		)
+	case "bad certificate",
+		"unknown certificate authority",
+		"unknown certificate",
+		"unsupported certificate":
+		return fmt.Sprintf(
+			"the server rejected the client certificate in %s (%v): "+
+				"use a certificate issued by a CA the server trusts (its client CA), "+
+				"with its key in %s",
+			k.Cert,
+			err,
+			k.Key,
+		)
 	case "expired certificate":
-		return fmt.Sprintf("the server says the client certificate in %s expired (%v): issue a new one", k.Cert, err)
+		return fmt.Sprintf(
+			"the server says the client certificate in %s expired (%v): issue a new one",
+			k.Cert,
+			err,
+		)
 	case "revoked certificate":
-		return fmt.Sprintf("the server says the client certificate in %s was revoked (%v): issue a new one", k.Cert, err)
+		return fmt.Sprintf(
+			"the server says the client certificate in %s was revoked (%v): issue a new one",
+			k.Cert,
+			err,
+		)
 	}
 	return ""
 }
@@ -277,7 +387,10 @@ func SpeaksTLS(ctx context.Context, addr string) bool {
 	defer cancel()
 	// Nothing is sent after the handshake and nothing is trusted: the probe
 	// asks only whether a TLS server answers, so certificates do not matter.
-	d := tls.Dialer{NetDialer: &net.Dialer{}, Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}}}
+	d := tls.Dialer{
+		NetDialer: &net.Dialer{},
+		Config:    &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}},
+	}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err == nil {
 		conn.Close()

@@ -12,14 +12,20 @@ import (
 )
 
 // flagKeys maps the worker's flags to config keys.
-var flagKeys = map[string]string{"role": "worker.role", "device": "worker.device", "threads": "worker.threads", "metrics-listen": "worker.metrics-listen"}
+var flagKeys = map[string]string{
+	"role":           "worker.role",
+	"device":         "worker.device",
+	"threads":        "worker.threads",
+	"metrics-listen": "worker.metrics-listen",
+}
 
 // NewCommand is the whestbake-worker command line; it runs until SIGINT/SIGTERM
 // (the caller's context).
 func NewCommand(stderr io.Writer) *cobra.Command {
 	var logFormat string
 	cmd := &cobra.Command{
-		Use:   "whestbake-worker --role control|gpu|all [--device auto|cpu|cuda] [--config-file FILE]",
+		Use: "whestbake-worker --role control|gpu|all " +
+			"[--device auto|cpu|cuda] [--config-file FILE]",
 		Short: "Run the Temporal workers of whestbake bakes",
 		Long: `Runs the Temporal workers of whestbake bakes until SIGINT or SIGTERM.
 
@@ -46,7 +52,11 @@ WHESTBAKE_S3_SECRET_KEY only.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := settings.LoadUnder(cmdline.ConfigFile(cmd.Flags()), dev, settings.FlagOverrides(cmd.Flags(), flagKeys))
+			cfg, err := settings.LoadUnder(
+				cmdline.ConfigFile(cmd.Flags()),
+				dev,
+				settings.FlagOverrides(cmd.Flags(), flagKeys),
+			)
 			if err != nil {
 				return err
 			}
@@ -54,12 +64,31 @@ WHESTBAKE_S3_SECRET_KEY only.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.String(cmdline.FileFlag, "", "YAML config file (keys in configs/example.yaml); also "+cmdline.FileEnv)
+	fl.String(
+		cmdline.FileFlag,
+		"",
+		"YAML config file (keys in configs/example.yaml); also "+cmdline.FileEnv,
+	)
 	fl.String("role", "", "control, gpu or all (worker.role)")
-	fl.String("device", "auto", "slice engine device: auto, cpu or cuda; explicit choices never fall back (worker.device)")
+	fl.String(
+		"device",
+		"auto",
+		"slice engine device: auto, cpu or cuda; explicit choices never fall back (worker.device)",
+	)
 	fl.Int("threads", 0, "CPU threads per MLP (worker.threads; default all cores)")
-	fl.String("metrics-listen", "", "host:port serving /metrics, /healthz and /readyz: 127.0.0.1:9464 for this host only, :9464 for every interface (worker.metrics-listen; default off)")
-	fl.StringVar(&logFormat, "log-format", "text", "text (for terminals) or json (one object per line, for log collectors)")
+	fl.String(
+		"metrics-listen",
+		"",
+		"host:port serving /metrics, /healthz and /readyz: "+
+			"127.0.0.1:9464 for this host only, :9464 for every interface "+
+			"(worker.metrics-listen; default off)",
+	)
+	fl.StringVar(
+		&logFormat,
+		"log-format",
+		"text",
+		"text (for terminals) or json (one object per line, for log collectors)",
+	)
 	cmdline.Strict(cmd)
 	return cmd
 }

@@ -28,12 +28,21 @@ func openEngine(device string) (gpuengine.Engine, error) {
 // wrong device in the dataset's metadata.
 type philoxOnly struct{ gpuengine.Engine }
 
-func (p philoxOnly) BakeMLP(ctx context.Context, spec bakeapi.Spec, job gpuengine.Job, resume *gpuengine.Checkpoint, progress gpuengine.Progress) (gpuengine.Result, error) {
+func (p philoxOnly) BakeMLP(
+	ctx context.Context,
+	spec bakeapi.Spec,
+	job gpuengine.Job,
+	resume *gpuengine.Checkpoint,
+	progress gpuengine.Progress,
+) (gpuengine.Result, error) {
 	if spec.Sampler != bakeapi.SamplerPhilox {
 		return gpuengine.Result{}, temporal.NewNonRetryableApplicationError(
-			"this GPU worker runs CUDA, which bakes the philox sampler only: bake the numpy sampler on CPU workers "+
-				"(whestbake-worker --role gpu --device cpu) serving their own bake.gpu-queue, or use bake.sampler: philox",
-			bakeapi.ErrInvalidConfig, nil)
+			"this GPU worker runs CUDA, which bakes the philox sampler only: "+
+				"bake the numpy sampler on CPU workers (whestbake-worker --role gpu --device cpu) "+
+				"serving their own bake.gpu-queue, or use bake.sampler: philox",
+			bakeapi.ErrInvalidConfig,
+			nil,
+		)
 	}
 	return p.Engine.BakeMLP(ctx, spec, job, resume, progress)
 }

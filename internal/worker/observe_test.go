@@ -39,18 +39,26 @@ func TestObservability(t *testing.T) {
 	o = devtest.StartTemporal(t, o)
 
 	cfg := settings.Default()
-	cfg.Temporal.Address, cfg.Temporal.Namespace = o.TemporalAddr(), devstack.Namespace
+	cfg.Temporal.Address = o.TemporalAddr()
+	cfg.Temporal.Namespace = devstack.Namespace
 	s3 := o.S3Config()
-	cfg.S3.Endpoint, cfg.S3.AccessKey, cfg.S3.SecretKey, cfg.S3.Bucket = s3.Endpoint, settings.Secret(s3.AccessKey), settings.Secret(s3.SecretKey), "whestbake"
-	cfg.Worker.Role, cfg.Worker.Device, cfg.Worker.Threads = settings.RoleAll, "cpu", 1
-	cfg.Worker.CheckpointEvery = time.Millisecond // every engine step: an MLP that ends before its first save saves nothing
+	cfg.S3.Endpoint = s3.Endpoint
+	cfg.S3.AccessKey = settings.Secret(s3.AccessKey)
+	cfg.S3.SecretKey = settings.Secret(s3.SecretKey)
+	cfg.S3.Bucket = "whestbake"
+	cfg.Worker.Role = settings.RoleAll
+	cfg.Worker.Device = "cpu"
+	cfg.Worker.Threads = 1
+	// Every engine step: an MLP that ends before its first save saves nothing.
+	cfg.Worker.CheckpointEvery = time.Millisecond
 	cfg.Worker.MetricsListen = "127.0.0.1:0"
 
 	logs := &devtest.LogBuffer{}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+		handler := slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})
+		done <- Run(ctx, cfg, slog.New(handler))
 	}()
 	t.Cleanup(func() {
 		stop()
@@ -68,27 +76,43 @@ func TestObservability(t *testing.T) {
 	}
 
 	// A small two-split bake, long enough per MLP to checkpoint.
-	cfg.Bake.ID, cfg.Bake.Width, cfg.Bake.Depth, cfg.Bake.NSamples = "observe", 16, 3, 400_000
-	cfg.Bake.SliceSize, cfg.Bake.MaxInFlight = 2, "2"
+	cfg.Bake.ID = "observe"
+	cfg.Bake.Width = 16
+	cfg.Bake.Depth = 3
+	cfg.Bake.NSamples = 400_000
+	cfg.Bake.SliceSize = 2
+	cfg.Bake.MaxInFlight = "2"
 	one, two := uint64(1), uint64(2)
-	cfg.Bake.Splits = []settings.Split{{Name: "public", Config: "default", NMLPs: 3, Seed: &one}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &two}}
+	cfg.Bake.Splits = []settings.Split{
+		{Name: "public", Config: "default", NMLPs: 3, Seed: &one},
+		{Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &two},
+	}
 	in, err := settings.BakeInput(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.Policy.RetryInitial, in.Policy.RetryMax = time.Second, 2*time.Second
-	c, err := temporalconn.Dial(context.Background(), cfg.Temporal.Conn(), slog.New(slog.DiscardHandler))
+	in.Policy.RetryInitial = time.Second
+	in.Policy.RetryMax = 2 * time.Second
+	c, err := temporalconn.Dial(
+		context.Background(),
+		cfg.Temporal.Conn(),
+		slog.New(slog.DiscardHandler),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	bctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	idKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute)
+	stageKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
 	run, err := c.ExecuteWorkflow(bctx, client.StartWorkflowOptions{
-		ID: bakeapi.BakeWorkflowID(in.BakeID), TaskQueue: bakeapi.ControlQueue,
+		ID:        bakeapi.BakeWorkflowID(in.BakeID),
+		TaskQueue: bakeapi.ControlQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(in.BakeID),
-			temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding)),
+			idKey.ValueSet(in.BakeID),
+			stageKey.ValueSet(bakeapi.StageSeeding),
+		),
 	}, bakeapi.BakeWorkflowName, in)
 	if err != nil {
 		t.Fatal(err)
@@ -117,12 +141,20 @@ func TestObservability(t *testing.T) {
 		t.Errorf("whestbake_checkpoints_saved_total = %v: no checkpoint was counted", v)
 	}
 	if v, ok := sampleLike(text, `whestbake_split_mlps_done{`, `split="public"`); !ok || v != 3 {
-		t.Errorf("whestbake_split_mlps_done of public = %v (%v), want 3 (the workflow's gauge)", v, ok)
+		t.Errorf(
+			"whestbake_split_mlps_done of public = %v (%v), want 3 (the workflow's gauge)",
+			v,
+			ok,
+		)
 	}
 	if v, ok := sampleLike(text, `whestbake_device_memory_bytes{`, `device="cpu"`); !ok || v <= 0 {
 		t.Errorf("whestbake_device_memory_bytes = %v (%v)", v, ok)
 	}
-	for _, sdk := range []string{"temporal_activity_execution_latency_seconds_bucket", "temporal_workflow_completed_total", "temporal_request_total"} {
+	for _, sdk := range []string{
+		"temporal_activity_execution_latency_seconds_bucket",
+		"temporal_workflow_completed_total",
+		"temporal_request_total",
+	} {
 		if !exported[sdk] {
 			t.Errorf("the SDK metric %s is not exported", sdk)
 		}
@@ -143,7 +175,8 @@ func TestObservability(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("not a JSON log line: %s", sc.Text())
 		}
-		if msg, _ := line["msg"].(string); msg == "slice started" || msg == "slice committed" || msg == "MLP done" {
+		msg, _ := line["msg"].(string)
+		if msg == "slice started" || msg == "slice committed" || msg == "MLP done" {
 			n++
 			for _, k := range []string{"BakeID", "Split", "Slice", "Attempt"} {
 				if _, ok := line[k]; !ok {
@@ -156,7 +189,10 @@ func TestObservability(t *testing.T) {
 		}
 	}
 	if n < 3+3+5 {
-		t.Errorf("only %d slice log lines; want a start and a commit per slice and a line per MLP", n)
+		t.Errorf(
+			"only %d slice log lines; want a start and a commit per slice and a line per MLP",
+			n,
+		)
 	}
 }
 

@@ -61,7 +61,12 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 			return err
 		}
 		defer srv.Close()
-		log.Info("serving metrics", "addr", srv.Addr(), "binding", metrics.Binding(srv.Addr()), "paths", "/metrics /healthz /readyz")
+		log.Info(
+			"serving metrics",
+			"addr", srv.Addr(),
+			"binding", metrics.Binding(srv.Addr()),
+			"paths", "/metrics /healthz /readyz",
+		)
 	}
 	st, err := store.Open(ctx, cfg.StoreConfig(), cfg.S3.Bucket)
 	if err != nil {
@@ -90,10 +95,18 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 		_, err := c.CheckHealth(ctx, &client.CheckHealthRequest{})
 		return err
 	})
-	log.Info("worker ready", "role", cfg.Worker.Role, "control_queue", bakeapi.ControlQueue, "gpu_queue", cfg.Bake.GPUQueue)
+	log.Info(
+		"worker ready",
+		"role", cfg.Worker.Role,
+		"control_queue", bakeapi.ControlQueue,
+		"gpu_queue", cfg.Bake.GPUQueue,
+	)
 	<-ctx.Done()
 	health.Set(metrics.Stopping, nil)
-	log.Info("stopping: running slices save their checkpoint and hand back", "timeout", GPUStopTimeout)
+	log.Info(
+		"stopping: running slices save their checkpoint and hand back",
+		"timeout", GPUStopTimeout,
+	)
 	stopAll(ws)
 	log.Info("stopped")
 	return nil
@@ -112,15 +125,25 @@ func logScratch(log *slog.Logger, dir string) {
 }
 
 // build creates (without starting) the workers of the role.
-func build(c client.Client, cfg settings.Config, st *store.Store, m *metrics.Worker, log *slog.Logger) ([]sdkworker.Worker, error) {
+func build(
+	c client.Client,
+	cfg settings.Config,
+	st *store.Store,
+	m *metrics.Worker,
+	log *slog.Logger,
+) ([]sdkworker.Worker, error) {
 	acts := &activities.Activities{
-		Store: st, Threads: cfg.Worker.Threads,
-		CheckpointEvery: cfg.Worker.CheckpointEvery, StallTimeout: cfg.Worker.StallTimeout,
-		TempDir:   cfg.Worker.Scratch(),
-		MaxMemory: int64(cfg.Worker.MaxMemory),
-		Metrics:   m,
-		HubToken:  func() (string, error) { return hub.Token(cfg.Release.Hub.TokenFile, os.Getenv) },
-		Salt:      func() (seeds.Salt, error) { return bake.EnvSalt(os.Getenv) },
+		Store:           st,
+		Threads:         cfg.Worker.Threads,
+		CheckpointEvery: cfg.Worker.CheckpointEvery,
+		StallTimeout:    cfg.Worker.StallTimeout,
+		TempDir:         cfg.Worker.Scratch(),
+		MaxMemory:       int64(cfg.Worker.MaxMemory),
+		Metrics:         m,
+		HubToken: func() (string, error) {
+			return hub.Token(cfg.Release.Hub.TokenFile, os.Getenv)
+		},
+		Salt: func() (seeds.Salt, error) { return bake.EnvSalt(os.Getenv) },
 	}
 	var ws []sdkworker.Worker
 	for _, role := range roleNames(cfg.Worker.Role) {
@@ -134,8 +157,15 @@ func build(c client.Client, cfg settings.Config, st *store.Store, m *metrics.Wor
 		}
 		acts.Engine = eng
 		d := eng.Describe()
-		log.Info("slice engine", "engine", d.Engine, "device", d.Device, "device_name", d.DeviceName, "kernel", d.Kernel,
-			"memory_bytes", d.MemoryBytes, "threads", cfg.Worker.Threads)
+		log.Info(
+			"slice engine",
+			"engine", d.Engine,
+			"device", d.Device,
+			"device_name", d.DeviceName,
+			"kernel", d.Kernel,
+			"memory_bytes", d.MemoryBytes,
+			"threads", cfg.Worker.Threads,
+		)
 		m.Device(d.Engine, d.Device, d.DeviceName, d.Kernel, d.MemoryBytes)
 		ws = append(ws, gpuWorker(c, cfg.Bake.GPUQueue, acts))
 	}

@@ -22,7 +22,8 @@ const secret = "worker-Secret-77x-never-print"
 
 func TestRunValidatesFirst(t *testing.T) {
 	cfg := settings.Default()
-	cfg.S3.AccessKey, cfg.S3.SecretKey = "user", secret
+	cfg.S3.AccessKey = "user"
+	cfg.S3.SecretKey = secret
 	err := Run(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "worker.role is not set: pass --role control") {
 		t.Fatalf("Run without a role: %v", err)
@@ -33,8 +34,10 @@ func TestRunValidatesFirst(t *testing.T) {
 // and neither its error nor its log shows the secret.
 func TestRunFailsFastWithoutLeakingTheSecret(t *testing.T) {
 	cfg := settings.Default()
-	cfg.S3.Endpoint, cfg.Temporal.Address = "127.0.0.1:1", "127.0.0.1:1"
-	cfg.S3.AccessKey, cfg.S3.SecretKey = "user", secret
+	cfg.S3.Endpoint = "127.0.0.1:1"
+	cfg.Temporal.Address = "127.0.0.1:1"
+	cfg.S3.AccessKey = "user"
+	cfg.S3.SecretKey = secret
 	cfg.Worker.Role = settings.RoleAll
 	var logs bytes.Buffer
 	err := Run(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -53,13 +56,19 @@ func TestRunFailsFastWithoutLeakingTheSecret(t *testing.T) {
 // connects to anything, and logs the one it takes with its free space.
 func TestRunChecksAndReportsItsScratchDirectory(t *testing.T) {
 	cfg := settings.Default()
-	cfg.S3.Endpoint, cfg.Temporal.Address = "127.0.0.1:1", "127.0.0.1:1"
-	cfg.S3.AccessKey, cfg.S3.SecretKey = "user", secret
+	cfg.S3.Endpoint = "127.0.0.1:1"
+	cfg.Temporal.Address = "127.0.0.1:1"
+	cfg.S3.AccessKey = "user"
+	cfg.S3.SecretKey = secret
 	cfg.Worker.Role = settings.RoleControl
 	cfg.Worker.ScratchDir = filepath.Join(t.TempDir(), "missing")
 	var logs bytes.Buffer
 	err := Run(context.Background(), cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
-	if err == nil || !strings.Contains(err.Error(), `worker.scratch-dir "`+cfg.Worker.ScratchDir+`" does not exist`) {
+	if err == nil ||
+		!strings.Contains(
+			err.Error(),
+			`worker.scratch-dir "`+cfg.Worker.ScratchDir+`" does not exist`,
+		) {
 		t.Fatalf("Run with a missing scratch directory: %v", err)
 	}
 	cfg.Worker.ScratchDir = t.TempDir()
@@ -76,7 +85,12 @@ func TestRunChecksAndReportsItsScratchDirectory(t *testing.T) {
 		}
 	}
 	if line.Msg != "scratch directory" || line.Dir != cfg.Worker.ScratchDir || line.FreeBytes <= 0 {
-		t.Errorf("start-up log: %+v, want the scratch directory %s with its free space:\n%s", line, cfg.Worker.ScratchDir, logs.String())
+		t.Errorf(
+			"start-up log: %+v, want the scratch directory %s with its free space:\n%s",
+			line,
+			cfg.Worker.ScratchDir,
+			logs.String(),
+		)
 	}
 }
 
@@ -92,29 +106,55 @@ func TestCommandRejectsBadFlags(t *testing.T) {
 		{[]string{"--role", "boss"}, 1, `worker.role "boss" is unknown: use control, gpu or all`},
 		{[]string{"--role", "gpu", "--threads", "-2"}, 1, "worker.threads = -2"},
 		{[]string{"--role", "gpu", "--log-format", "xml"}, 2, `--log-format "xml" unknown`},
-		{[]string{"--role", "gpu", "--config", "w.yaml"}, 2, "whestbake-worker takes its config file as --config-file FILE"},
-		{[]string{"--role", "gpu", "--config-file", "/nonexistent/w.yaml"}, 1, "/nonexistent/w.yaml"},
-		{[]string{"--role", "gpu", "--threads", "many"}, 2, `invalid argument "many" for "--threads"`},
+		{
+			[]string{"--role", "gpu", "--config", "w.yaml"},
+			2,
+			"whestbake-worker takes its config file as --config-file FILE",
+		},
+		{
+			[]string{"--role", "gpu", "--config-file", "/nonexistent/w.yaml"},
+			1,
+			"/nonexistent/w.yaml",
+		},
+		{
+			[]string{"--role", "gpu", "--threads", "many"},
+			2,
+			`invalid argument "many" for "--threads"`,
+		},
 		{[]string{"gpu"}, 2, `unknown command "gpu"`},
 	} {
 		cmd := NewCommand(&bytes.Buffer{})
 		cmd.SetArgs(c.args)
 		err := cmd.ExecuteContext(context.Background())
 		if err == nil || !strings.Contains(err.Error(), c.want) || cmdline.ExitCode(err) != c.code {
-			t.Errorf("%v: %v (exit %d), want %q (exit %d)", c.args, err, cmdline.ExitCode(err), c.want, c.code)
+			t.Errorf(
+				"%v: %v (exit %d), want %q (exit %d)",
+				c.args,
+				err,
+				cmdline.ExitCode(err),
+				c.want,
+				c.code,
+			)
 		}
 	}
 	t.Setenv("WHESTBAKE_CONFIG_FILE", "/nonexistent/env.yaml")
 	cmd := NewCommand(&bytes.Buffer{})
 	cmd.SetArgs([]string{"--role", "gpu"})
-	if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "/nonexistent/env.yaml") {
+	if err := cmd.ExecuteContext(context.Background()); err == nil ||
+		!strings.Contains(err.Error(), "/nonexistent/env.yaml") {
 		t.Errorf("WHESTBAKE_CONFIG_FILE not read: %v", err)
 	}
 }
 
 type fakeEngine struct{ calls int }
 
-func (f *fakeEngine) BakeMLP(context.Context, bakeapi.Spec, gpuengine.Job, *gpuengine.Checkpoint, gpuengine.Progress) (gpuengine.Result, error) {
+func (f *fakeEngine) BakeMLP(
+	context.Context,
+	bakeapi.Spec,
+	gpuengine.Job,
+	*gpuengine.Checkpoint,
+	gpuengine.Progress,
+) (gpuengine.Result, error) {
 	f.calls++
 	return gpuengine.Result{}, nil
 }
@@ -126,12 +166,23 @@ func (f *fakeEngine) Describe() gpuengine.Description {
 func TestCUDAEngineRefusesNumpyForGood(t *testing.T) {
 	f := &fakeEngine{}
 	e := philoxOnly{f}
-	_, err := e.BakeMLP(context.Background(), bakeapi.Spec{Sampler: bakeapi.SamplerNumpy}, gpuengine.Job{}, nil, nil)
+	_, err := e.BakeMLP(
+		context.Background(),
+		bakeapi.Spec{Sampler: bakeapi.SamplerNumpy},
+		gpuengine.Job{},
+		nil,
+		nil,
+	)
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != bakeapi.ErrInvalidConfig || f.calls != 0 {
+	if !errors.As(err, &app) ||
+		!app.NonRetryable() ||
+		app.Type() != bakeapi.ErrInvalidConfig ||
+		f.calls != 0 {
 		t.Fatalf("numpy slice on CUDA: %v (calls %d)", err, f.calls)
 	}
-	if _, err := e.BakeMLP(context.Background(), bakeapi.Spec{Sampler: bakeapi.SamplerPhilox}, gpuengine.Job{}, nil, nil); err != nil || f.calls != 1 {
+	philox := bakeapi.Spec{Sampler: bakeapi.SamplerPhilox}
+	if _, err := e.BakeMLP(context.Background(), philox, gpuengine.Job{}, nil, nil); err != nil ||
+		f.calls != 1 {
 		t.Fatalf("philox slice: %v (calls %d)", err, f.calls)
 	}
 }

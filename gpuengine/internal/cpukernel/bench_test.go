@@ -33,12 +33,18 @@ func benchForward(b *testing.B, fn forwardFunc, sh benchShape, mode Mode) {
 func BenchmarkForward(b *testing.B) {
 	for _, sh := range benchShapes {
 		for _, mode := range []Mode{FMA, MulAdd} {
-			b.Run(fmt.Sprintf("W=%d/rows=%d/%s/%s", sh.width, sh.rows, mode, Impl()), func(b *testing.B) {
-				benchForward(b, Forward, sh, mode)
-			})
-			b.Run(fmt.Sprintf("W=%d/rows=%d/%s/generic", sh.width, sh.rows/16, mode), func(b *testing.B) {
-				benchForward(b, forwardGeneric, benchShape{sh.rows / 16, sh.width}, mode)
-			})
+			b.Run(
+				fmt.Sprintf("W=%d/rows=%d/%s/%s", sh.width, sh.rows, mode, Impl()),
+				func(b *testing.B) {
+					benchForward(b, Forward, sh, mode)
+				},
+			)
+			b.Run(
+				fmt.Sprintf("W=%d/rows=%d/%s/generic", sh.width, sh.rows/16, mode),
+				func(b *testing.B) {
+					benchForward(b, forwardGeneric, benchShape{sh.rows / 16, sh.width}, mode)
+				},
+			)
 		}
 	}
 }

@@ -69,14 +69,28 @@ func TestExactReferenceAnchors(t *testing.T) {
 		{half * (1 + 1.0/(1<<23)), half, 0, tiny}, // just above half: rounds up
 		{-half, half, 0, float32(math.Copysign(0, -1))},
 		{1, 1, -1, 0},
-		{float32(math.Copysign(0, -1)), 1, float32(math.Copysign(0, -1)), float32(math.Copysign(0, -1))},
+		{
+			float32(math.Copysign(0, -1)),
+			1,
+			float32(math.Copysign(0, -1)),
+			float32(math.Copysign(0, -1)),
+		},
 		{math.MaxFloat32, 2, 0, float32(math.Inf(1))},
 		// 1 + 2^-24 + 2^-60 lies just above the midpoint of 1 and 1+2^-23.
 		{1 + 1.0/(1<<12), 1 - 1.0/(1<<12), float32(math.Ldexp(1, -24)), 1},
 	}
 	for _, c := range cases {
 		if got := ref.fma(c.a, c.b, c.c); !sameFloat32(got, c.want) {
-			t.Errorf("reference fma(%g, %g, %g) = %g (%#x), want %g (%#x)", c.a, c.b, c.c, got, math.Float32bits(got), c.want, math.Float32bits(c.want))
+			t.Errorf(
+				"reference fma(%g, %g, %g) = %g (%#x), want %g (%#x)",
+				c.a,
+				c.b,
+				c.c,
+				got,
+				math.Float32bits(got),
+				c.want,
+				math.Float32bits(c.want),
+			)
 		}
 	}
 }
@@ -188,6 +202,10 @@ func TestMidpointGeneratorDefeatsDoubleRounding(t *testing.T) {
 		}
 	}
 	if differ < 1000 {
-		t.Fatalf("only %d of 10000 near-midpoint triples defeat double rounding; the generator is too weak", differ)
+		t.Fatalf(
+			"only %d of 10000 near-midpoint triples defeat double rounding; "+
+				"the generator is too weak",
+			differ,
+		)
 	}
 }

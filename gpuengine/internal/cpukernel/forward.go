@@ -14,23 +14,46 @@ func Forward(dst, src []float32, rows, width int, w []float32, mode Mode) {
 	n := checkShape("Forward", rows, width)
 	switch {
 	case len(dst) < n:
-		panic(fmt.Sprintf("kernel.Forward: dst has %d elements, need rows*width = %d*%d = %d", len(dst), rows, width, n))
+		panic(fmt.Sprintf(
+			"kernel.Forward: dst has %d elements, need rows*width = %d*%d = %d",
+			len(dst),
+			rows,
+			width,
+			n,
+		))
 	case len(src) < n:
-		panic(fmt.Sprintf("kernel.Forward: src has %d elements, need rows*width = %d*%d = %d", len(src), rows, width, n))
+		panic(fmt.Sprintf(
+			"kernel.Forward: src has %d elements, need rows*width = %d*%d = %d",
+			len(src),
+			rows,
+			width,
+			n,
+		))
 	case len(w) < width*width:
-		panic(fmt.Sprintf("kernel.Forward: w has %d elements, need width*width = %d*%d = %d", len(w), width, width, width*width))
+		panic(fmt.Sprintf(
+			"kernel.Forward: w has %d elements, need width*width = %d*%d = %d",
+			len(w),
+			width,
+			width,
+			width*width,
+		))
 	case mode != FMA && mode != MulAdd:
-		panic(fmt.Sprintf("kernel.Forward: unknown mode %d, use kernel.FMA or kernel.MulAdd", uint8(mode)))
+		panic(fmt.Sprintf(
+			"kernel.Forward: unknown mode %d, use kernel.FMA or kernel.MulAdd",
+			uint8(mode),
+		))
 	}
 	if n == 0 {
 		return
 	}
 	dst, src, w = dst[:n], src[:n], w[:width*width]
 	if overlaps(dst, src) {
-		panic("kernel.Forward: dst overlaps src; give the layer output its own buffer (ping-pong two buffers)")
+		panic("kernel.Forward: dst overlaps src; " +
+			"give the layer output its own buffer (ping-pong two buffers)")
 	}
 	if overlaps(dst, w) {
-		panic("kernel.Forward: dst overlaps w; the weights must not be overwritten while they are read")
+		panic("kernel.Forward: dst overlaps w; " +
+			"the weights must not be overwritten while they are read")
 	}
 	if useSIMD {
 		forwardSIMD(dst, src, rows, width, w, mode)
@@ -89,7 +112,14 @@ func checkColumns(fn string, sums []float64, x []float32, rows, width int) {
 		panic(fmt.Sprintf("kernel.%s: sums has %d elements, need width = %d", fn, len(sums), width))
 	}
 	if len(x) < n {
-		panic(fmt.Sprintf("kernel.%s: x has %d elements, need rows*width = %d*%d = %d", fn, len(x), rows, width, n))
+		panic(fmt.Sprintf(
+			"kernel.%s: x has %d elements, need rows*width = %d*%d = %d",
+			fn,
+			len(x),
+			rows,
+			width,
+			n,
+		))
 	}
 }
 

@@ -142,7 +142,11 @@ func TestForwardLeavesRestOfDstAlone(t *testing.T) {
 	Forward(dst, src, rows, width, w, FMA)
 	for i := rows * width; i < len(dst); i++ {
 		if dst[i] != -42 {
-			t.Fatalf("dst[%d] = %g was written; only the first rows*width elements belong to the output", i, dst[i])
+			t.Fatalf(
+				"dst[%d] = %g was written; only the first rows*width elements belong to the output",
+				i,
+				dst[i],
+			)
 		}
 	}
 	for i := 0; i < rows*width; i++ {
@@ -161,7 +165,13 @@ func TestForwardAllocatesNothing(t *testing.T) {
 		dst := make([]float32, sh.rows*sh.width)
 		allocs := testing.AllocsPerRun(20, func() { Forward(dst, src, sh.rows, sh.width, w, FMA) })
 		if allocs != 0 {
-			t.Errorf("Forward of %d rows × W=%d (%s): %v allocations a call, want 0", sh.rows, sh.width, Impl(), allocs)
+			t.Errorf(
+				"Forward of %d rows × W=%d (%s): %v allocations a call, want 0",
+				sh.rows,
+				sh.width,
+				Impl(),
+				allocs,
+			)
 		}
 	}
 }
@@ -172,15 +182,43 @@ func TestForwardRejectsBadArguments(t *testing.T) {
 		name, want string
 		call       func()
 	}{
-		{"short dst", "dst has 3 elements", func() { Forward(buf[:3], buf[8:], 2, 2, buf[16:], FMA) }},
-		{"short src", "src has 3 elements", func() { Forward(buf[:4], buf[8:11], 2, 2, buf[16:], FMA) }},
-		{"short w", "w has 3 elements", func() { Forward(buf[:4], buf[8:], 2, 2, buf[16:19], FMA) }},
+		{
+			"short dst",
+			"dst has 3 elements",
+			func() { Forward(buf[:3], buf[8:], 2, 2, buf[16:], FMA) },
+		},
+		{
+			"short src",
+			"src has 3 elements",
+			func() { Forward(buf[:4], buf[8:11], 2, 2, buf[16:], FMA) },
+		},
+		{
+			"short w",
+			"w has 3 elements",
+			func() { Forward(buf[:4], buf[8:], 2, 2, buf[16:19], FMA) },
+		},
 		{"negative", "must be non-negative", func() { Forward(buf, buf, -1, 2, buf, FMA) }},
 		{"mode", "unknown mode 7", func() { Forward(buf[:4], buf[8:], 2, 2, buf[16:], Mode(7)) }},
-		{"dst overlaps src", "dst overlaps src", func() { Forward(buf[:4], buf[2:], 2, 2, buf[16:], FMA) }},
-		{"dst overlaps w", "dst overlaps w", func() { Forward(buf[16:], buf[:4], 2, 2, buf[18:], FMA) }},
-		{"short sums", "sums has 1 elements", func() { AddColumnSums(make([]float64, 1), buf, 2, 2) }},
-		{"short x", "x has 3 elements", func() { AddColumnSquares(make([]float64, 2), buf[:3], 2, 2) }},
+		{
+			"dst overlaps src",
+			"dst overlaps src",
+			func() { Forward(buf[:4], buf[2:], 2, 2, buf[16:], FMA) },
+		},
+		{
+			"dst overlaps w",
+			"dst overlaps w",
+			func() { Forward(buf[16:], buf[:4], 2, 2, buf[18:], FMA) },
+		},
+		{
+			"short sums",
+			"sums has 1 elements",
+			func() { AddColumnSums(make([]float64, 1), buf, 2, 2) },
+		},
+		{
+			"short x",
+			"x has 3 elements",
+			func() { AddColumnSquares(make([]float64, 2), buf[:3], 2, 2) },
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -31,7 +31,10 @@ func eachKernel(t *testing.T, f func(t *testing.T, k simdKernel)) {
 // 16-wide pieces) and their combinations; rows cover whole blocks, the padded
 // tail and several row chunks.
 func TestSIMDMatchesGeneric(t *testing.T) {
-	small := []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65}
+	small := []int{
+		1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23,
+		24, 25, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65,
+	}
 	type shape struct{ rows, width int }
 	var shapes []shape
 	for _, width := range small {
@@ -51,7 +54,13 @@ func TestSIMDMatchesGeneric(t *testing.T) {
 		for _, mode := range []Mode{FMA, MulAdd} {
 			for kind := range inputKinds {
 				for _, sh := range shapes {
-					label := fmt.Sprintf("%s/%s/%dx%d", mode, inputKinds[kind].name, sh.rows, sh.width)
+					label := fmt.Sprintf(
+						"%s/%s/%dx%d",
+						mode,
+						inputKinds[kind].name,
+						sh.rows,
+						sh.width,
+					)
 					src, w := randomProblem(kind, 2, sh.rows, sh.width)
 					if want[label] == nil {
 						want[label] = make([]float32, sh.rows*sh.width)
@@ -72,8 +81,13 @@ func TestSIMDPackedPathMatchesGeneric(t *testing.T) {
 	const rows, width = 141, 400
 	want := map[string][]float32{}
 	eachKernel(t, func(t *testing.T, k simdKernel) {
-		if width*width*4 <= l2Budget || rows/k.rows <= chunkRows/k.rows || width%k.panelCols == 0 || rows%k.rows == 0 {
-			t.Fatalf("shape %dx%d no longer exercises the packed path; adjust the test", rows, width)
+		if width*width*4 <= l2Budget || rows/k.rows <= chunkRows/k.rows || width%k.panelCols == 0 ||
+			rows%k.rows == 0 {
+			t.Fatalf(
+				"shape %dx%d no longer exercises the packed path; adjust the test",
+				rows,
+				width,
+			)
 		}
 		for _, mode := range []Mode{FMA, MulAdd} {
 			for _, kind := range []int{0, 4} {
@@ -158,9 +172,12 @@ func BenchmarkSIMDKernels(b *testing.B) {
 	for _, k := range simdKernels {
 		for _, sh := range benchShapes {
 			for _, mode := range []Mode{FMA, MulAdd} {
-				b.Run(fmt.Sprintf("%s/W=%d/rows=%d/%s", k.name, sh.width, sh.rows, mode), func(b *testing.B) {
-					benchForward(b, k.forward, sh, mode)
-				})
+				b.Run(
+					fmt.Sprintf("%s/W=%d/rows=%d/%s", k.name, sh.width, sh.rows, mode),
+					func(b *testing.B) {
+						benchForward(b, k.forward, sh, mode)
+					},
+				)
 			}
 		}
 	}
@@ -177,17 +194,20 @@ func TestKernelCeiling(t *testing.T) {
 		fmt.Printf("impl=%s kernels=%s\n", Impl(), strings.Join(names, ","))
 		return
 	}
-	avx2, avx512 := cpu.X86.HasAVX2 && cpu.X86.HasFMA, cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F
+	avx2 := cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	avx512 := cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX512F
 	pick := func(ok bool, yes, no string) string {
 		if ok {
 			return yes
 		}
 		return no
 	}
+	belowAVX512 := pick(avx2, "impl=avx2-fma kernels=avx2-fma", "impl=generic kernels=")
+	best := pick(avx512, "impl=avx512f kernels=avx512f,avx2-fma", belowAVX512)
 	for value, want := range map[string]string{
-		"":        pick(avx512, "impl=avx512f kernels=avx512f,avx2-fma", pick(avx2, "impl=avx2-fma kernels=avx2-fma", "impl=generic kernels=")),
-		"avx512":  pick(avx512, "impl=avx512f kernels=avx512f,avx2-fma", pick(avx2, "impl=avx2-fma kernels=avx2-fma", "impl=generic kernels=")),
-		"avx2":    pick(avx2, "impl=avx2-fma kernels=avx2-fma", "impl=generic kernels="),
+		"":        best,
+		"avx512":  best,
+		"avx2":    belowAVX512,
 		"generic": "impl=generic kernels=",
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKernelCeiling$")

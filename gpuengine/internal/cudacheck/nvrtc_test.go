@@ -24,7 +24,8 @@ var archs = []struct {
 // the GPU and the host harness (cudakernel/host_test.go) on the CPU. A network added to
 // those tests belongs here too, so that make cuda-check compiles its shapes.
 var networks = []struct{ w, d int }{
-	{256, 8}, {256, 2}, {64, 3}, {17, 2}, {8, 3}, {100, 4}, {1, 1}, {512, 2}, {1000, 1}, // cudaShapes
+	// cudaShapes
+	{256, 8}, {256, 2}, {64, 3}, {17, 2}, {8, 3}, {100, 4}, {1, 1}, {512, 2}, {1000, 1},
 	{32, 4}, {8, 2}, // resume, divergence and refusals
 	{100, 2}, // the host harness's bakeCases not above
 }
@@ -65,12 +66,27 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 				check("fused.cu", cudakernel.FusedSource, s.String(), s.Defines(), "mlp_fused")
 			}
 			p := cudakernel.PlanPipeline(n.w, n.d, cudakernel.DefaultStep)
-			check("pipeline.cu", cudakernel.PipelineSource, fmt.Sprintf("pipeline W%d D%d", p.W, p.D), p.Defines(),
-				"gen_inputs", "layer_reference", "relu_tilesum")
+			check(
+				"pipeline.cu",
+				cudakernel.PipelineSource,
+				fmt.Sprintf("pipeline W%d D%d", p.W, p.D),
+				p.Defines(),
+				"gen_inputs",
+				"layer_reference",
+				"relu_tilesum",
+			)
 		}
 		for _, c := range tilings {
 			wp := (c.w + c.ct - 1) / c.ct * c.ct
-			s := cudakernel.FusedShape{W: c.w, D: c.d, WP: wp, TM: c.tm, RT: c.rt, CT: c.ct, KS: c.ks}
+			s := cudakernel.FusedShape{
+				W:  c.w,
+				D:  c.d,
+				WP: wp,
+				TM: c.tm,
+				RT: c.rt,
+				CT: c.ct,
+				KS: c.ks,
+			}
 			if err := s.Validate(a.maxShared); err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +98,12 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 // compile builds one source as gpuengine's cudaDevice.compile does: a cubin for
 // sm_<major><minor> whose ptxas report it logs per entry (failing on a spill or local
 // memory), then the PTX fallback for compute_<major><minor>.
-func compile(t *testing.T, major, minor int, file, source, shape string, defines, entries []string) {
+func compile(
+	t *testing.T,
+	major, minor int,
+	file, source, shape string,
+	defines, entries []string,
+) {
 	t.Helper()
 	hs := cudakernel.Headers()
 	headers := make([]cudacompile.Header, len(hs))
@@ -95,7 +116,13 @@ func compile(t *testing.T, major, minor int, file, source, shape string, defines
 		t.Fatalf("%s (%s): %v", target.Arch(), shape, err)
 	}
 	if !out.Cubin || !bytes.HasPrefix(out.Image, []byte("\x7fELF")) {
-		t.Fatalf("%s (%s): NVRTC made no cubin (%d bytes, starting %q)", target.Arch(), shape, len(out.Image), out.Image[:min(8, len(out.Image))])
+		t.Fatalf(
+			"%s (%s): NVRTC made no cubin (%d bytes, starting %q)",
+			target.Arch(),
+			shape,
+			len(out.Image),
+			out.Image[:min(8, len(out.Image))],
+		)
 	}
 	res := out.Report()
 	for _, e := range entries {

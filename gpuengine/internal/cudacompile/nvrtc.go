@@ -65,7 +65,14 @@ func Compile(name, source string, headers []Header, options []string) (Output, e
 		// cgo forbids passing Go memory that holds Go pointers; these hold C pointers only.
 		ph, pn = &hsrc[0], &hname[0]
 	}
-	if r := C.nvrtcCreateProgram(&prog, csrc, cname, C.int(len(headers)), ph, pn); r != C.NVRTC_SUCCESS {
+	if r := C.nvrtcCreateProgram(
+		&prog,
+		csrc,
+		cname,
+		C.int(len(headers)),
+		ph,
+		pn,
+	); r != C.NVRTC_SUCCESS {
 		return Output{}, nvrtcError("nvrtcCreateProgram "+name, r)
 	}
 	defer C.nvrtcDestroyProgram(&prog)
@@ -95,7 +102,10 @@ func Compile(name, source string, headers []Header, options []string) (Output, e
 		}
 		out.Image = make([]byte, size)
 		if size > 0 {
-			if r := C.nvrtcGetCUBIN(prog, (*C.char)(unsafe.Pointer(&out.Image[0]))); r != C.NVRTC_SUCCESS {
+			if r := C.nvrtcGetCUBIN(
+				prog,
+				(*C.char)(unsafe.Pointer(&out.Image[0])),
+			); r != C.NVRTC_SUCCESS {
 				return Output{}, nvrtcError("nvrtcGetCUBIN "+name, r)
 			}
 		}
@@ -105,7 +115,10 @@ func Compile(name, source string, headers []Header, options []string) (Output, e
 		}
 		out.Image = make([]byte, size)
 		if size > 0 {
-			if r := C.nvrtcGetPTX(prog, (*C.char)(unsafe.Pointer(&out.Image[0]))); r != C.NVRTC_SUCCESS {
+			if r := C.nvrtcGetPTX(
+				prog,
+				(*C.char)(unsafe.Pointer(&out.Image[0])),
+			); r != C.NVRTC_SUCCESS {
 				return Output{}, nvrtcError("nvrtcGetPTX "+name, r)
 			}
 		}

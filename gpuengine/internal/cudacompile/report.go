@@ -28,8 +28,14 @@ func (r Resources) Local() bool {
 }
 
 func (r Resources) String() string {
-	return fmt.Sprintf("%d registers, %d B spill stores, %d B spill loads, %d B stack frame, %d B lmem",
-		r.Registers, r.SpillStores, r.SpillLoads, r.Stack, r.Lmem)
+	return fmt.Sprintf(
+		"%d registers, %d B spill stores, %d B spill loads, %d B stack frame, %d B lmem",
+		r.Registers,
+		r.SpillStores,
+		r.SpillLoads,
+		r.Stack,
+		r.Lmem,
+	)
 }
 
 // Report is ptxas's -v report of one module, by function name.
@@ -52,7 +58,9 @@ var (
 	propsRe = regexp.MustCompile(`Function properties for (\w+)`)
 	regsRe  = regexp.MustCompile(`Used (\d+) registers`)
 	lmemRe  = regexp.MustCompile(`(\d+) bytes lmem`)
-	frameRe = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
+	frameRe = regexp.MustCompile(
+		`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`,
+	)
 )
 
 // ParseReport reads ptxas -v output (ptxas's own, or NVRTC's program log when it was
@@ -80,7 +88,9 @@ func ParseReport(out string) Report {
 		}
 		if m := frameRe.FindStringSubmatch(line); m != nil && props != "" {
 			r := res[props]
-			r.Stack, r.SpillStores, r.SpillLoads = atoi(m[1]), atoi(m[2]), atoi(m[3])
+			r.Stack = atoi(m[1])
+			r.SpillStores = atoi(m[2])
+			r.SpillLoads = atoi(m[3])
 			res[props] = r
 		}
 	}

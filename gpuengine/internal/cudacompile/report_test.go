@@ -38,7 +38,8 @@ ptxas info    : Function properties for _Z6helperPfi
 			t.Errorf("%s: Local() = %v", f, got[f].Local())
 		}
 	}
-	if l := got.Local(); len(l) != 3 || l[0] != "_Z6helperPfi" || l[1] != "old" || l[2] != "spilly" {
+	if l := got.Local(); len(l) != 3 || l[0] != "_Z6helperPfi" || l[1] != "old" ||
+		l[2] != "spilly" {
 		t.Errorf("Local() = %v", l)
 	}
 }

@@ -14,11 +14,20 @@ import (
 // The sources compiled as CUDA device code by clang (when installed; CI may skip): they
 // must be valid CUDA C++, and the PTX must keep the arithmetic pinned — every float
 // operation with an explicit .rn rounding (ptxas never contracts those), mlp_fused's
-// inner body unrolled into 4·RT·CT fmas (times the unrolled steps), and no local memory (the fragment lives in
-// registers). testdata/clang/prelude.h stands in for NVRTC's built-ins.
+// inner body unrolled into 4·RT·CT fmas (times the unrolled steps), and no local
+// memory (the fragment lives in registers). testdata/clang/prelude.h stands in for
+// NVRTC's built-ins.
 func TestSourcesCompileAsCUDA(t *testing.T) {
 	clang := ""
-	for _, c := range []string{"clang", "clang-14", "clang-15", "clang-16", "clang-17", "clang-18", "clang-19"} {
+	for _, c := range []string{
+		"clang",
+		"clang-14",
+		"clang-15",
+		"clang-16",
+		"clang-17",
+		"clang-18",
+		"clang-19",
+	} {
 		if p, err := exec.LookPath(c); err == nil {
 			clang = p
 			break
@@ -37,12 +46,38 @@ func TestSourcesCompileAsCUDA(t *testing.T) {
 		fmas, steps   int
 	}{
 		{"fused.cu", "mlp_fused", shape.Defines(), 4 * shape.RT * shape.CT, max(1, shape.KU)},
-		{"pipeline.cu", "gen_inputs layer_reference relu_tilesum", cudakernel.PlanPipeline(17, 3, 1000).Defines(), 0, 0},
+		{
+			"pipeline.cu",
+			"gen_inputs layer_reference relu_tilesum",
+			cudakernel.PlanPipeline(17, 3, 1000).Defines(),
+			0,
+			0,
+		},
 	} {
 		out := filepath.Join(t.TempDir(), "out.ptx")
-		args := append([]string{"-x", "cuda", "--cuda-gpu-arch=sm_80", "--cuda-device-only", "-nocudainc", "-nocudalib",
-			"-std=c++17", "-O3", "-ffp-contract=off", "-Wall", "-Werror", "-Wno-unknown-cuda-version", "-include", "testdata/clang/prelude.h", "-I.",
-			"-S", "-o", out, c.file}, c.defines...)
+		args := append(
+			[]string{
+				"-x",
+				"cuda",
+				"--cuda-gpu-arch=sm_80",
+				"--cuda-device-only",
+				"-nocudainc",
+				"-nocudalib",
+				"-std=c++17",
+				"-O3",
+				"-ffp-contract=off",
+				"-Wall",
+				"-Werror",
+				"-Wno-unknown-cuda-version",
+				"-include",
+				"testdata/clang/prelude.h",
+				"-I.",
+				"-S",
+				"-o",
+				out,
+				c.file,
+			},
+			c.defines...)
 		if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %s: %v\n%s", clang, strings.Join(args, " "), err, msg)
 		}
@@ -56,7 +91,8 @@ func TestSourcesCompileAsCUDA(t *testing.T) {
 				t.Errorf("%s: no kernel %s in the PTX", c.file, e)
 			}
 		}
-		if m := regexp.MustCompile(`\b(add|sub|mul|fma|mad|div|sqrt)\.f(32|64)\b`).FindString(ptx); m != "" {
+		unrounded := regexp.MustCompile(`\b(add|sub|mul|fma|mad|div|sqrt)\.f(32|64)\b`)
+		if m := unrounded.FindString(ptx); m != "" {
 			t.Errorf("%s: %s has no rounding suffix, so ptxas may contract it", c.file, m)
 		}
 		if strings.Contains(ptx, ".local") {
@@ -64,8 +100,15 @@ func TestSourcesCompileAsCUDA(t *testing.T) {
 		}
 		// The body of four k is unrolled whole; of the KU steps, clang may unroll
 		// fewer than NVRTC does (any divisor of KU keeps the fragment in registers).
-		if n := strings.Count(ptx, "fma.rn.f32"); c.fmas > 0 && (n%c.fmas != 0 || n == 0 || c.steps%(n/c.fmas) != 0) {
-			t.Errorf("%s: %d fma.rn.f32, want %d times a divisor of %d (the unrolled body of four k)", c.file, n, c.fmas, c.steps)
+		if n := strings.Count(ptx, "fma.rn.f32"); c.fmas > 0 &&
+			(n%c.fmas != 0 || n == 0 || c.steps%(n/c.fmas) != 0) {
+			t.Errorf(
+				"%s: %d fma.rn.f32, want %d times a divisor of %d (the unrolled body of four k)",
+				c.file,
+				n,
+				c.fmas,
+				c.steps,
+			)
 		}
 	}
 }

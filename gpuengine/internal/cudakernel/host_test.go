@@ -47,10 +47,24 @@ func TestMain(m *testing.M) {
 		bin := filepath.Join(dir, "harness")
 		// ISO C++ (no GNU fp-contract default), no contraction, no fast math: every
 		// operation of the sources rounds exactly once, as on the GPU.
-		args := []string{"-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math", "-fno-strict-aliasing",
-			"-Wall", "-Wextra", "-Werror", "-Wno-unknown-pragmas", "-I.", "-o", bin, "testdata/host/harness.cpp"}
+		args := []string{
+			"-std=c++17",
+			"-O2",
+			"-ffp-contract=off",
+			"-fno-fast-math",
+			"-fno-strict-aliasing",
+			"-Wall",
+			"-Wextra",
+			"-Werror",
+			"-Wno-unknown-pragmas",
+			"-I.",
+			"-o",
+			bin,
+			"testdata/host/harness.cpp",
+		}
 		if cpu.X86.HasFMA {
-			args = append(args, "-mfma") // fmaf as one instruction; glibc's software fmaf rounds the same
+			// fmaf as one instruction; glibc's software fmaf rounds the same.
+			args = append(args, "-mfma")
 		}
 		if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "g++ %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -89,9 +103,17 @@ func TestHostPhiloxBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var in strings.Builder
 	var cases [][6]uint32
-	cases = append(cases, [6]uint32{}, [6]uint32{^uint32(0), ^uint32(0), ^uint32(0), ^uint32(0), ^uint32(0), ^uint32(0)})
+	cases = append(
+		cases,
+		[6]uint32{},
+		[6]uint32{^uint32(0), ^uint32(0), ^uint32(0), ^uint32(0), ^uint32(0), ^uint32(0)},
+	)
 	for i := 0; i < 2000; i++ {
-		cases = append(cases, [6]uint32{rng.Uint32(), rng.Uint32(), rng.Uint32(), rng.Uint32(), rng.Uint32(), rng.Uint32()})
+		var words [6]uint32
+		for k := range words {
+			words[k] = rng.Uint32()
+		}
+		cases = append(cases, words)
 	}
 	for _, c := range cases {
 		fmt.Fprintf(&in, "%x %x %x %x %x %x\n", c[0], c[1], c[2], c[3], c[4], c[5])
@@ -147,8 +169,15 @@ func TestHostBoxMuller(t *testing.T) {
 		z0, z1 := philox.Pair(cases[i][0], cases[i][1])
 		f := strings.Fields(line)
 		if hex32(f[0]) != math.Float32bits(z0) || hex32(f[1]) != math.Float32bits(z1) {
-			t.Fatalf("Pair(%08x, %08x) = %s %s, want %08x %08x", cases[i][0], cases[i][1], f[0], f[1],
-				math.Float32bits(z0), math.Float32bits(z1))
+			t.Fatalf(
+				"Pair(%08x, %08x) = %s %s, want %08x %08x",
+				cases[i][0],
+				cases[i][1],
+				f[0],
+				f[1],
+				math.Float32bits(z0),
+				math.Float32bits(z1),
+			)
 		}
 	}
 }
@@ -162,15 +191,38 @@ func TestHostNormals(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	var cases []triple
-	for _, key := range [][2]uint32{{0, 0}, {^uint32(0), ^uint32(0)}, {1, 0}, {0x12345678, 0x9abcdef0}} {
-		for _, n := range []uint64{0, 1, 31, 32, 1<<32 - 1, 1 << 32, 1<<32 + 1, 1<<50 - 1, 1<<63 - 1, ^uint64(0)} {
+	for _, key := range [][2]uint32{
+		{0, 0},
+		{^uint32(0), ^uint32(0)},
+		{1, 0},
+		{0x12345678, 0x9abcdef0},
+	} {
+		for _, n := range []uint64{
+			0,
+			1,
+			31,
+			32,
+			1<<32 - 1,
+			1 << 32,
+			1<<32 + 1,
+			1<<50 - 1,
+			1<<63 - 1,
+			^uint64(0),
+		} {
 			for _, j := range []int{0, 1, 2, 3, 4, 7, 255, 256, 511, 1023, 16383} {
 				cases = append(cases, triple{key, n, j})
 			}
 		}
 	}
 	for len(cases) < 100_000 {
-		cases = append(cases, triple{[2]uint32{rng.Uint32(), rng.Uint32()}, rng.Uint64() >> rng.IntN(64), rng.IntN(1024)})
+		cases = append(
+			cases,
+			triple{
+				[2]uint32{rng.Uint32(), rng.Uint32()},
+				rng.Uint64() >> rng.IntN(64),
+				rng.IntN(1024),
+			},
+		)
 	}
 	var in strings.Builder
 	for _, c := range cases {
@@ -183,7 +235,14 @@ func TestHostNormals(t *testing.T) {
 		z[0], z[1] = philox.Pair(w[0], w[1])
 		z[2], z[3] = philox.Pair(w[2], w[3])
 		if got := hex32(line); got != math.Float32bits(z[c.j%4]) {
-			t.Fatalf("key %x sample %d input %d = %08x, want %08x", c.key, c.n, c.j, got, math.Float32bits(z[c.j%4]))
+			t.Fatalf(
+				"key %x sample %d input %d = %08x, want %08x",
+				c.key,
+				c.n,
+				c.j,
+				got,
+				math.Float32bits(z[c.j%4]),
+			)
 		}
 	}
 	// The Block/Pair composition above is the Sampler's, row for row.
@@ -203,10 +262,13 @@ func TestHostNormals(t *testing.T) {
 
 // adversarialDoubles probe floor(v·2^64) at every boundary of its case analysis.
 func adversarialDoubles(rng *rand.Rand) []float64 {
-	vs := []float64{0, math.Copysign(0, -1), math.SmallestNonzeroFloat64, 0x1p-1022 - 0x1p-1074, 0x1p-1022,
-		0x1p-64, 0x1p-65, 0x1p-64 * (1 + 0x1p-52), 0x1p-64 * (1 - 0x1p-53), 0x1p-128, 0x1p-63, 0x1p-12,
-		1 - 0x1p-53, 1, 1.5, 0x1p52 + 0.5, 0x1p63, 0x1p64 - 0x1p11, 0x1p64, 0x1p100, 0x1p103 - 0x1p50,
-		0x1p103, math.MaxFloat64, math.Inf(1), math.NaN(), 1e-30, 3.141592653589793, 12345.678e10}
+	vs := []float64{
+		0, math.Copysign(0, -1), math.SmallestNonzeroFloat64, 0x1p-1022 - 0x1p-1074, 0x1p-1022,
+		0x1p-64, 0x1p-65, 0x1p-64 * (1 + 0x1p-52), 0x1p-64 * (1 - 0x1p-53), 0x1p-128, 0x1p-63,
+		0x1p-12, 1 - 0x1p-53, 1, 1.5, 0x1p52 + 0.5, 0x1p63, 0x1p64 - 0x1p11, 0x1p64, 0x1p100,
+		0x1p103 - 0x1p50, 0x1p103, math.MaxFloat64, math.Inf(1), math.NaN(), 1e-30,
+		3.141592653589793, 12345.678e10,
+	}
 	for i := 0; i < 10_000; i++ {
 		exp := 1023 - 90 + rng.IntN(90+105) // |v| from 2^-90 to past 2^103
 		bits := uint64(exp)<<52 | rng.Uint64()>>12
@@ -246,7 +308,8 @@ func TestHostCarrySave(t *testing.T) {
 	var in strings.Builder
 	var want exact.Acc
 	for i := 0; i < 20_000; i++ {
-		v := math.Ldexp(rng.NormFloat64(), rng.IntN(160)-60) // up to ~2^100: carries through every limb
+		// Up to ~2^100: carries through every limb.
+		v := math.Ldexp(rng.NormFloat64(), rng.IntN(160)-60)
 		if i%7 == 0 {
 			v = -0x1p102 + float64(i)
 		}
@@ -307,11 +370,18 @@ func twin(t *testing.T, c bakeCase) ([2]uint32, []float32, []exact.Acc) {
 		t.Fatal(err)
 	}
 	job := gpuengine.Job{Weights: w, Sample: st.Sample, Threads: 2}
-	spec := bakeapi.Spec{Width: c.w, Depth: c.d, NSamples: c.n, Sampler: bakeapi.SamplerPhilox}
+	spec := bakeapi.Spec{
+		Width:    c.w,
+		Depth:    c.d,
+		NSamples: c.n,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 	var last []string
-	if _, err := (gpuengine.CPU{}).BakeMLP(context.Background(), spec, job, nil, func(cp gpuengine.Checkpoint) {
+	keepLast := func(cp gpuengine.Checkpoint) {
 		last = append(append([]string{}, cp.LayerExact...), cp.SquareExact...)
-	}); err != nil {
+	}
+	cpu := gpuengine.CPU{}
+	if _, err := cpu.BakeMLP(context.Background(), spec, job, nil, keepLast); err != nil {
 		t.Fatal(err)
 	}
 	totals := make([]exact.Acc, len(last))
@@ -373,9 +443,21 @@ func TestHostFusedMatchesCPUTwin(t *testing.T) {
 		shapes := []cudakernel.FusedShape{shape}
 		if c.w == 17 || c.w == 64 {
 			// Other tilings of the same network: the bits may not move.
-			for _, alt := range []struct{ ct, tm, rt, ks int }{{4, 32, 1, 4}, {8, 64, 4, 8}, {16, 32, 2, 16}} {
+			for _, alt := range []struct{ ct, tm, rt, ks int }{
+				{4, 32, 1, 4},
+				{8, 64, 4, 8},
+				{16, 32, 2, 16},
+			} {
 				wp := (c.w + alt.ct - 1) / alt.ct * alt.ct
-				s := cudakernel.FusedShape{W: c.w, D: c.d, WP: wp, TM: alt.tm, RT: alt.rt, CT: alt.ct, KS: alt.ks}
+				s := cudakernel.FusedShape{
+					W:  c.w,
+					D:  c.d,
+					WP: wp,
+					TM: alt.tm,
+					RT: alt.rt,
+					CT: alt.ct,
+					KS: alt.ks,
+				}
 				if err := s.Validate(h100Shared); err != nil {
 					t.Fatal(err)
 				}
@@ -388,12 +470,30 @@ func TestHostFusedMatchesCPUTwin(t *testing.T) {
 				chunk int64
 				grid  int
 			}{{c.n, 1}, {c.n, 3}, {96, 2}, {160, 7}} {
-				lines := run(t, "", "fused", strconv.Itoa(s.W), strconv.Itoa(s.WP), strconv.Itoa(s.D), strconv.Itoa(s.TM),
-					strconv.Itoa(s.RT), strconv.Itoa(s.CT), strconv.Itoa(s.KS), strconv.FormatInt(c.n, 10),
-					fmt.Sprintf("%x", key[0]), fmt.Sprintf("%x", key[1]), path, strconv.FormatInt(sched.chunk, 10),
-					strconv.Itoa(sched.grid))
-				sameTotals(t, fmt.Sprintf("%v N=%d chunk %d grid %d", s, c.n, sched.chunk, sched.grid),
-					decodeChunks(t, lines, s.Values()), want)
+				lines := run(
+					t,
+					"",
+					"fused",
+					strconv.Itoa(s.W),
+					strconv.Itoa(s.WP),
+					strconv.Itoa(s.D),
+					strconv.Itoa(s.TM),
+					strconv.Itoa(s.RT),
+					strconv.Itoa(s.CT),
+					strconv.Itoa(s.KS),
+					strconv.FormatInt(c.n, 10),
+					fmt.Sprintf("%x", key[0]),
+					fmt.Sprintf("%x", key[1]),
+					path,
+					strconv.FormatInt(sched.chunk, 10),
+					strconv.Itoa(sched.grid),
+				)
+				sameTotals(
+					t,
+					fmt.Sprintf("%v N=%d chunk %d grid %d", s, c.n, sched.chunk, sched.grid),
+					decodeChunks(t, lines, s.Values()),
+					want,
+				)
 			}
 		}
 	}
@@ -406,11 +506,32 @@ func TestHostPipelineMatchesCPUTwin(t *testing.T) {
 		key, w, want := twin(t, c)
 		path := writeWeights(t, w)
 		for _, sched := range []struct{ chunk, rows int64 }{{c.n, 64}, {c.n, 1024}, {224, 96}} {
-			lines := run(t, "", "pipeline", strconv.Itoa(c.w), strconv.Itoa(c.d), strconv.FormatInt(c.n, 10),
-				fmt.Sprintf("%x", key[0]), fmt.Sprintf("%x", key[1]), path, strconv.FormatInt(sched.chunk, 10),
-				strconv.FormatInt(sched.rows, 10))
-			sameTotals(t, fmt.Sprintf("pipeline W%d D%d N=%d chunk %d rows %d", c.w, c.d, c.n, sched.chunk, sched.rows),
-				decodeChunks(t, lines, (c.d+1)*c.w), want)
+			lines := run(
+				t,
+				"",
+				"pipeline",
+				strconv.Itoa(c.w),
+				strconv.Itoa(c.d),
+				strconv.FormatInt(c.n, 10),
+				fmt.Sprintf("%x", key[0]),
+				fmt.Sprintf("%x", key[1]),
+				path,
+				strconv.FormatInt(sched.chunk, 10),
+				strconv.FormatInt(sched.rows, 10),
+			)
+			sameTotals(
+				t,
+				fmt.Sprintf(
+					"pipeline W%d D%d N=%d chunk %d rows %d",
+					c.w,
+					c.d,
+					c.n,
+					sched.chunk,
+					sched.rows,
+				),
+				decodeChunks(t, lines, (c.d+1)*c.w),
+				want,
+			)
 		}
 	}
 }
@@ -426,19 +547,52 @@ func TestHostDivergenceIsFlagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fused := run(t, "", "fused", strconv.Itoa(w), strconv.Itoa(s.WP), strconv.Itoa(d), strconv.Itoa(s.TM),
-		strconv.Itoa(s.RT), strconv.Itoa(s.CT), strconv.Itoa(s.KS), strconv.Itoa(n), "1", "2",
-		writeWeights(t, cudakernel.PadWeights(big, w, d, s.WP)), strconv.Itoa(n), "1")
-	pipe := run(t, "", "pipeline", strconv.Itoa(w), strconv.Itoa(d), strconv.Itoa(n), "1", "2", writeWeights(t, big),
-		strconv.Itoa(n), "64")
+	fused := run(
+		t,
+		"",
+		"fused",
+		strconv.Itoa(w),
+		strconv.Itoa(s.WP),
+		strconv.Itoa(d),
+		strconv.Itoa(s.TM),
+		strconv.Itoa(s.RT),
+		strconv.Itoa(s.CT),
+		strconv.Itoa(s.KS),
+		strconv.Itoa(n),
+		"1",
+		"2",
+		writeWeights(t, cudakernel.PadWeights(big, w, d, s.WP)),
+		strconv.Itoa(n),
+		"1",
+	)
+	pipe := run(
+		t,
+		"",
+		"pipeline",
+		strconv.Itoa(w),
+		strconv.Itoa(d),
+		strconv.Itoa(n),
+		"1",
+		"2",
+		writeWeights(t, big),
+		strconv.Itoa(n),
+		"64",
+	)
 	for name, lines := range map[string][]string{"fused": fused, "pipeline": pipe} {
 		if lines[0] != "err 1" {
 			t.Errorf("%s: %q, want the divergence flag", name, lines[0])
 		}
 	}
 	st := seeds.DeriveV3(1)
-	spec := bakeapi.Spec{Width: w, Depth: d, NSamples: n, Sampler: bakeapi.SamplerPhilox}
-	if _, err := (gpuengine.CPU{}).BakeMLP(context.Background(), spec, gpuengine.Job{Weights: big, Sample: st.Sample}, nil, nil); err == nil {
+	spec := bakeapi.Spec{
+		Width:    w,
+		Depth:    d,
+		NSamples: n,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
+	bigJob := gpuengine.Job{Weights: big, Sample: st.Sample}
+	cpu := gpuengine.CPU{}
+	if _, err := cpu.BakeMLP(context.Background(), spec, bigJob, nil, nil); err == nil {
 		t.Error("the CPU twin accepted the diverging network")
 	}
 }

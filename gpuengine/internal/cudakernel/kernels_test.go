@@ -39,7 +39,11 @@ func TestConstantsMatchSources(t *testing.T) {
 		}
 	}
 	if cudakernel.Tile != gpuengine.PhiloxTile {
-		t.Errorf("cudakernel.Tile %d != gpuengine.PhiloxTile %d", cudakernel.Tile, gpuengine.PhiloxTile)
+		t.Errorf(
+			"cudakernel.Tile %d != gpuengine.PhiloxTile %d",
+			cudakernel.Tile,
+			gpuengine.PhiloxTile,
+		)
 	}
 	// Every #include resolves to a header handed to NVRTC.
 	names := map[string]bool{}
@@ -67,7 +71,8 @@ func TestDefinesMatchSources(t *testing.T) {
 		{"pipeline.cu", cudakernel.PipelineSource, cudakernel.PlanPipeline(64, 2, 1000).Defines()},
 	} {
 		var want, got []string
-		for _, m := range regexp.MustCompile(`!defined\((WB_\w+)\)`).FindAllStringSubmatch(c.src, -1) {
+		guarded := regexp.MustCompile(`!defined\((WB_\w+)\)`)
+		for _, m := range guarded.FindAllStringSubmatch(c.src, -1) {
 			want = append(want, m[1])
 		}
 		for _, d := range c.defines {
@@ -86,9 +91,19 @@ func TestOptionsPinTheArithmetic(t *testing.T) {
 	for _, c := range []struct {
 		target cudakernel.Target
 		arch   string
-	}{{cudakernel.Target{Major: 9}, "--gpu-architecture=sm_90"}, {cudakernel.Target{Major: 9, PTX: true}, "--gpu-architecture=compute_90"}} {
+	}{
+		{cudakernel.Target{Major: 9}, "--gpu-architecture=sm_90"},
+		{cudakernel.Target{Major: 9, PTX: true}, "--gpu-architecture=compute_90"},
+	} {
 		opts := cudakernel.Options(c.target, []string{"-DWB_W=256"})
-		for _, want := range []string{c.arch, "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true", "-DWB_W=256"} {
+		for _, want := range []string{
+			c.arch,
+			"--fmad=false",
+			"--ftz=false",
+			"--prec-div=true",
+			"--prec-sqrt=true",
+			"-DWB_W=256",
+		} {
 			if !slices.Contains(opts, want) {
 				t.Errorf("options %q lack %s", opts, want)
 			}
@@ -113,7 +128,17 @@ func TestPlanFused(t *testing.T) {
 	// The production shape (docs/GPU.md, "Plan B for registers"): 128-sample
 	// tiles, 8×16 outputs per thread, 32-row slices, their loop unrolled whole (the
 	// fastest measured on an H100).
-	if want := (cudakernel.FusedShape{W: 256, D: 8, WP: 256, TM: 128, RT: 8, CT: 16, KS: 32, KU: 8}); s != want {
+	want := cudakernel.FusedShape{
+		W:  256,
+		D:  8,
+		WP: 256,
+		TM: 128,
+		RT: 8,
+		CT: 16,
+		KS: 32,
+		KU: 8,
+	}
+	if s != want {
 		t.Errorf("PlanFused(256, 8) = %+v, want %+v", s, want)
 	}
 	if s.Threads() != 256 || s.SharedBytes() != 196608 || s.Values() != 2304 {
@@ -132,7 +157,8 @@ func TestPlanFused(t *testing.T) {
 			t.Errorf("W=%d: WP=%d", w, s.WP)
 		}
 	}
-	if _, err := cudakernel.PlanFused(4096, 2, h100Shared); err == nil || !strings.Contains(err.Error(), "cublas") {
+	if _, err := cudakernel.PlanFused(4096, 2, h100Shared); err == nil ||
+		!strings.Contains(err.Error(), "cublas") {
 		t.Errorf("W=4096 must be refused with a pointer to the cublas path, got %v", err)
 	}
 }
@@ -164,7 +190,12 @@ func TestFusedPlansFallBackToSmallerFragments(t *testing.T) {
 		}
 		// Up to W=512 a 256-thread CTA exists (at W=1000 even 32-sample tiles need 504).
 		if last := plans[len(plans)-1]; w <= 512 && last.Threads() > 256 {
-			t.Errorf("W=%d: the last fallback %v has %d threads: its registers are capped below 255", w, last, last.Threads())
+			t.Errorf(
+				"W=%d: the last fallback %v has %d threads: its registers are capped below 255",
+				w,
+				last,
+				last.Threads(),
+			)
 		}
 	}
 	// Narrow networks use at most 64 accumulators already: nothing to fall back to.
@@ -177,7 +208,10 @@ func TestFusedPlansFallBackToSmallerFragments(t *testing.T) {
 // every module not kept is discarded exactly once.
 func TestChooseFused(t *testing.T) {
 	plans, _ := cudakernel.FusedPlans(256, 8, h100Shared)
-	run := func(spills map[int]bool, fail int) (cudakernel.FusedShape, int, []string, []int, error) {
+	run := func(
+		spills map[int]bool,
+		fail int,
+	) (cudakernel.FusedShape, int, []string, []int, error) {
 		var discarded []int
 		compile := func(s cudakernel.FusedShape) (int, string, error) {
 			i := slices.Index(plans, s)
@@ -189,29 +223,56 @@ func TestChooseFused(t *testing.T) {
 			}
 			return i, "", nil
 		}
-		s, m, notes, err := cudakernel.ChooseFused(plans, compile, func(m int) { discarded = append(discarded, m) })
+		s, m, notes, err := cudakernel.ChooseFused(
+			plans,
+			compile,
+			func(m int) { discarded = append(discarded, m) },
+		)
 		return s, m, notes, discarded, err
 	}
-	if s, m, notes, gone, err := run(nil, -1); err != nil || s != plans[0] || m != 0 || len(notes) != 0 || len(gone) != 0 {
+	if s, m, notes, gone, err := run(nil, -1); err != nil || s != plans[0] || m != 0 ||
+		len(notes) != 0 ||
+		len(gone) != 0 {
 		t.Errorf("no spill: %v %d %q %v %v", s, m, notes, err, gone)
 	}
-	if s, m, notes, gone, err := run(map[int]bool{0: true}, -1); err != nil || s != plans[1] || m != 1 || len(notes) != 2 || !slices.Equal(gone, []int{0}) {
+	if s, m, notes, gone, err := run(map[int]bool{0: true}, -1); err != nil || s != plans[1] ||
+		m != 1 ||
+		len(notes) != 2 ||
+		!slices.Equal(gone, []int{0}) {
 		t.Errorf("first spills: %v %d %q %v %v", s, m, notes, err, gone)
 	}
-	if s, m, _, gone, err := run(map[int]bool{0: true, 1: true}, -1); err != nil || s != plans[2] || m != 2 || !slices.Equal(gone, []int{1, 0}) {
+	if s, m, _, gone, err := run(map[int]bool{0: true, 1: true}, -1); err != nil || s != plans[2] ||
+		m != 2 ||
+		!slices.Equal(gone, []int{1, 0}) {
 		t.Errorf("two spill: %v %d %v %v", s, m, err, gone)
 	}
-	if s, m, notes, gone, err := run(map[int]bool{0: true, 1: true, 2: true}, -1); err != nil || s != plans[0] || m != 0 || !slices.Equal(gone, []int{1, 2}) ||
+	if s, m, notes, gone, err := run(map[int]bool{0: true, 1: true, 2: true}, -1); err != nil ||
+		s != plans[0] ||
+		m != 0 ||
+		!slices.Equal(gone, []int{1, 2}) ||
 		!strings.Contains(notes[len(notes)-1], "every tiling spills") {
 		t.Errorf("all spill: %v %d %q %v %v", s, m, notes, err, gone)
 	}
-	if _, _, _, gone, err := run(map[int]bool{0: true}, 1); err == nil || !slices.Equal(gone, []int{0}) {
-		t.Errorf("a compile error must end the choice and release the kept module: %v %v", err, gone)
+	if _, _, _, gone, err := run(map[int]bool{0: true}, 1); err == nil ||
+		!slices.Equal(gone, []int{0}) {
+		t.Errorf(
+			"a compile error must end the choice and release the kept module: %v %v",
+			err,
+			gone,
+		)
 	}
 }
 
 func TestFusedShapeValidate(t *testing.T) {
-	good := cudakernel.FusedShape{W: 17, D: 2, WP: 20, TM: 64, RT: 8, CT: 4, KS: 4}
+	good := cudakernel.FusedShape{
+		W:  17,
+		D:  2,
+		WP: 20,
+		TM: 64,
+		RT: 8,
+		CT: 4,
+		KS: 4,
+	}
 	if err := good.Validate(h100Shared); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +334,8 @@ func TestPlanPipeline(t *testing.T) {
 	if p := cudakernel.PlanPipeline(17, 2, 100); p.Rows != 128 {
 		t.Errorf("a 100-sample step needs 128 rows, got %d", p.Rows)
 	}
-	if p := cudakernel.PlanPipeline(1<<14, 2, cudakernel.MaxStep); p.Rows%cudakernel.Tile != 0 || p.Rows*4*(1<<14) > 256<<20 {
+	if p := cudakernel.PlanPipeline(1<<14, 2, cudakernel.MaxStep); p.Rows%cudakernel.Tile != 0 ||
+		p.Rows*4*(1<<14) > 256<<20 {
 		t.Errorf("wide rows %d", p.Rows)
 	}
 	// At W=1 the 256 MiB buffer holds 2^26 rows: 65,536 row groups of relu_tilesum,
@@ -281,7 +343,12 @@ func TestPlanPipeline(t *testing.T) {
 	for _, step := range []int64{1 << 26, cudakernel.MaxStep} {
 		p := cudakernel.PlanPipeline(1, 1, step)
 		if _, y := p.SumGrid(); y != 65535 || p.Rows != 65535*1024 {
-			t.Errorf("W=1, step %d: rows %d, grid.y %d; want 65535 groups of 1024 rows", step, p.Rows, y)
+			t.Errorf(
+				"W=1, step %d: rows %d, grid.y %d; want 65535 groups of 1024 rows",
+				step,
+				p.Rows,
+				y,
+			)
 		}
 	}
 	if _, y := cudakernel.PlanPipeline(2, 1, cudakernel.MaxStep).SumGrid(); y != 32768 {
@@ -290,7 +357,13 @@ func TestPlanPipeline(t *testing.T) {
 }
 
 func TestStep(t *testing.T) {
-	for in, want := range map[int]int64{0: cudakernel.DefaultStep, 1: 32, 32: 32, 33: 64, 1 << 40: cudakernel.MaxStep} {
+	for in, want := range map[int]int64{
+		0:       cudakernel.DefaultStep,
+		1:       32,
+		32:      32,
+		33:      64,
+		1 << 40: cudakernel.MaxStep,
+	} {
 		if got := cudakernel.Step(in); got != want {
 			t.Errorf("Step(%d) = %d, want %d", in, got, want)
 		}

@@ -54,7 +54,8 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	}
 	var plans []FusedShape
 	add := func(rt, maxThreads int, heights []int, unroll bool) {
-		if s, ok := largestFused(w, d, rt, ct, maxShared, maxThreads, heights, unroll); ok && !slices.Contains(plans, s) {
+		if s, ok := largestFused(w, d, rt, ct, maxShared, maxThreads, heights, unroll); ok &&
+			!slices.Contains(plans, s) {
 			plans = append(plans, s)
 		}
 	}
@@ -71,8 +72,19 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	}
 	if len(plans) == 0 {
 		wp := (w + ct - 1) / ct * ct
-		return nil, fmt.Errorf("fused kernel: width %d needs %d bytes of shared memory even with 32-sample tiles, the device allows %d; use the cublas path (WHESTBAKE_CUDA_PATH=cublas)",
-			w, FusedShape{W: w, WP: wp, TM: 32, KS: 4}.SharedBytes(), maxShared)
+		smallest := FusedShape{
+			W:  w,
+			WP: wp,
+			TM: 32,
+			KS: 4,
+		}
+		return nil, fmt.Errorf(
+			"fused kernel: width %d needs %d bytes of shared memory even with 32-sample tiles, "+
+				"the device allows %d; use the cublas path (WHESTBAKE_CUDA_PATH=cublas)",
+			w,
+			smallest.SharedBytes(),
+			maxShared,
+		)
 	}
 	return plans, nil
 }
@@ -84,11 +96,23 @@ var defaultSlices = []int{16, 8, 4}
 // largestFused is the RT×CT tiling's shape with the largest tile, then slice (of ks),
 // that fits the device and has at most maxThreads threads; with unroll, its slice loop
 // is unrolled whole.
-func largestFused(w, d, rt, ct, maxShared, maxThreads int, ks []int, unroll bool) (FusedShape, bool) {
+func largestFused(
+	w, d, rt, ct, maxShared, maxThreads int,
+	ks []int,
+	unroll bool,
+) (FusedShape, bool) {
 	wp := (w + ct - 1) / ct * ct
 	for _, tm := range []int{128, 64, 32} {
 		for _, k := range ks {
-			s := FusedShape{W: w, D: d, WP: wp, TM: tm, RT: rt, CT: ct, KS: k}
+			s := FusedShape{
+				W:  w,
+				D:  d,
+				WP: wp,
+				TM: tm,
+				RT: rt,
+				CT: ct,
+				KS: k,
+			}
 			if unroll && k > 4 {
 				s.KU = k / 4
 			}
@@ -107,7 +131,11 @@ func largestFused(w, d, rt, ct, maxShared, maxThreads int, ks []int, unroll bool
 // speed, never a bit. A compile error ends the choice at once: it is a fault, not a
 // resource limit, and a fallback would hide it. notes say what was tried and why, for
 // the engine's startup log.
-func ChooseFused[M any](plans []FusedShape, compile func(FusedShape) (M, string, error), discard func(M)) (FusedShape, M, []string, error) {
+func ChooseFused[M any](
+	plans []FusedShape,
+	compile func(FusedShape) (M, string, error),
+	discard func(M),
+) (FusedShape, M, []string, error) {
 	var (
 		first   M
 		kept    bool
@@ -127,7 +155,10 @@ func ChooseFused[M any](plans []FusedShape, compile func(FusedShape) (M, string,
 				discard(first)
 			}
 			if i > 0 {
-				notes = append(notes, fmt.Sprintf("%v: no local memory; using it instead of %v", s, plans[0]))
+				notes = append(
+					notes,
+					fmt.Sprintf("%v: no local memory; using it instead of %v", s, plans[0]),
+				)
 			}
 			return s, m, notes, nil
 		}
@@ -138,7 +169,10 @@ func ChooseFused[M any](plans []FusedShape, compile func(FusedShape) (M, string,
 			discard(m)
 		}
 	}
-	notes = append(notes, fmt.Sprintf("every tiling spills; using %v (slower, same bits)", plans[0]))
+	notes = append(
+		notes,
+		fmt.Sprintf("every tiling spills; using %v (slower, same bits)", plans[0]),
+	)
 	return plans[0], first, notes, nil
 }
 
@@ -148,21 +182,43 @@ func (s FusedShape) Validate(maxShared int) error {
 	case s.W <= 0 || s.D <= 0:
 		return fmt.Errorf("fused shape: width %d and depth %d must be positive", s.W, s.D)
 	case s.CT <= 0 || s.CT%4 != 0 || s.CT > 16:
-		return fmt.Errorf("fused shape: CT=%d columns per thread must be 4, 8, 12 or 16 (float4 accesses, register budget)", s.CT)
+		return fmt.Errorf(
+			"fused shape: CT=%d columns per thread must be 4, 8, 12 or 16 "+
+				"(float4 accesses, register budget)",
+			s.CT,
+		)
 	case s.RT <= 0 || s.RT > 8:
 		return fmt.Errorf("fused shape: RT=%d rows per thread must be in [1, 8]", s.RT)
 	case s.WP < s.W || s.WP%s.CT != 0 || s.WP-s.W >= s.CT:
-		return fmt.Errorf("fused shape: WP=%d must be W=%d rounded up to a multiple of CT=%d", s.WP, s.W, s.CT)
+		return fmt.Errorf(
+			"fused shape: WP=%d must be W=%d rounded up to a multiple of CT=%d",
+			s.WP,
+			s.W,
+			s.CT,
+		)
 	case s.TM <= 0 || s.TM%Tile != 0 || s.TM%s.RT != 0:
-		return fmt.Errorf("fused shape: TM=%d must be a positive multiple of %d and of RT=%d", s.TM, Tile, s.RT)
+		return fmt.Errorf(
+			"fused shape: TM=%d must be a positive multiple of %d and of RT=%d",
+			s.TM,
+			Tile,
+			s.RT,
+		)
 	case s.KS <= 0 || s.KS%4 != 0 || s.WP%s.KS != 0:
 		return fmt.Errorf("fused shape: KS=%d must be a multiple of 4 dividing WP=%d", s.KS, s.WP)
 	case s.KU < 0 || s.KU > 1 && (s.KS/4)%s.KU != 0:
-		return fmt.Errorf("fused shape: KU=%d must be 0, 1 or divide the KS/4=%d steps of a slice", s.KU, s.KS/4)
+		return fmt.Errorf(
+			"fused shape: KU=%d must be 0, 1 or divide the KS/4=%d steps of a slice",
+			s.KU,
+			s.KS/4,
+		)
 	case s.Threads() > 1024:
 		return fmt.Errorf("fused shape: %d threads per CTA exceed CUDA's 1024", s.Threads())
 	case s.SharedBytes() > maxShared:
-		return fmt.Errorf("fused shape: %d bytes of shared memory exceed the device's %d", s.SharedBytes(), maxShared)
+		return fmt.Errorf(
+			"fused shape: %d bytes of shared memory exceed the device's %d",
+			s.SharedBytes(),
+			maxShared,
+		)
 	}
 	return nil
 }
@@ -190,8 +246,12 @@ func (s FusedShape) Grid(count int64, maxCTAs int) int {
 // Defines are the -D options of fused.cu.
 func (s FusedShape) Defines() []string {
 	defs := []string{
-		fmt.Sprintf("-DWB_W=%d", s.W), fmt.Sprintf("-DWB_WP=%d", s.WP), fmt.Sprintf("-DWB_D=%d", s.D),
-		fmt.Sprintf("-DWB_TM=%d", s.TM), fmt.Sprintf("-DWB_RT=%d", s.RT), fmt.Sprintf("-DWB_CT=%d", s.CT),
+		fmt.Sprintf("-DWB_W=%d", s.W),
+		fmt.Sprintf("-DWB_WP=%d", s.WP),
+		fmt.Sprintf("-DWB_D=%d", s.D),
+		fmt.Sprintf("-DWB_TM=%d", s.TM),
+		fmt.Sprintf("-DWB_RT=%d", s.RT),
+		fmt.Sprintf("-DWB_CT=%d", s.CT),
 		fmt.Sprintf("-DWB_KS=%d", s.KS),
 	}
 	if s.KU > 1 {
@@ -202,7 +262,16 @@ func (s FusedShape) Defines() []string {
 
 // String names the shape for logs and metadata.
 func (s FusedShape) String() string {
-	name := fmt.Sprintf("fused W%d D%d WP%d TM%d RT%d CT%d KS%d", s.W, s.D, s.WP, s.TM, s.RT, s.CT, s.KS)
+	name := fmt.Sprintf(
+		"fused W%d D%d WP%d TM%d RT%d CT%d KS%d",
+		s.W,
+		s.D,
+		s.WP,
+		s.TM,
+		s.RT,
+		s.CT,
+		s.KS,
+	)
 	if s.KU > 1 {
 		name += fmt.Sprintf(" KU%d", s.KU)
 	}

@@ -9,8 +9,17 @@ import "fmt"
 // own major version: a 13.0 driver with a 13.1 NVRTC is fine. A newer major is not.
 func CheckToolkit(nvrtcMajor, nvrtcMinor, driver int) error {
 	if nvrtcMajor > driver/1000 {
-		return fmt.Errorf("NVRTC %d.%d builds kernels for CUDA %d, the driver supports CUDA %d.%d; install a driver for CUDA %d or newer, or a CUDA %d toolkit",
-			nvrtcMajor, nvrtcMinor, nvrtcMajor, driver/1000, driver%1000/10, nvrtcMajor, driver/1000)
+		return fmt.Errorf(
+			"NVRTC %d.%d builds kernels for CUDA %d, the driver supports CUDA %d.%d; "+
+				"install a driver for CUDA %d or newer, or a CUDA %d toolkit",
+			nvrtcMajor,
+			nvrtcMinor,
+			nvrtcMajor,
+			driver/1000,
+			driver%1000/10,
+			nvrtcMajor,
+			driver/1000,
+		)
 	}
 	return nil
 }
@@ -20,8 +29,13 @@ func CheckToolkit(nvrtcMajor, nvrtcMinor, driver int) error {
 // be at least as new as NVRTC, minor version included. Only the fallback needs this.
 func CheckPTX(nvrtcMajor, nvrtcMinor, driver int) error {
 	if v := 1000*nvrtcMajor + 10*nvrtcMinor; v > driver {
-		return fmt.Errorf("the PTX fallback needs a driver for CUDA %d.%d or newer (this one supports %d.%d)",
-			nvrtcMajor, nvrtcMinor, driver/1000, driver%1000/10)
+		return fmt.Errorf(
+			"the PTX fallback needs a driver for CUDA %d.%d or newer (this one supports %d.%d)",
+			nvrtcMajor,
+			nvrtcMinor,
+			driver/1000,
+			driver%1000/10,
+		)
 	}
 	return nil
 }

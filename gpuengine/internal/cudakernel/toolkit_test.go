@@ -21,10 +21,22 @@ func TestToolkitGate(t *testing.T) {
 		{13, 0, 12090, false, false},
 	} {
 		if got := cudakernel.CheckToolkit(c.nvMajor, c.nvMinor, c.driver) == nil; got != c.cubin {
-			t.Errorf("NVRTC %d.%d, driver %d: cubin allowed = %v", c.nvMajor, c.nvMinor, c.driver, got)
+			t.Errorf(
+				"NVRTC %d.%d, driver %d: cubin allowed = %v",
+				c.nvMajor,
+				c.nvMinor,
+				c.driver,
+				got,
+			)
 		}
 		if got := cudakernel.CheckPTX(c.nvMajor, c.nvMinor, c.driver) == nil; got != c.ptx {
-			t.Errorf("NVRTC %d.%d, driver %d: PTX allowed = %v", c.nvMajor, c.nvMinor, c.driver, got)
+			t.Errorf(
+				"NVRTC %d.%d, driver %d: PTX allowed = %v",
+				c.nvMajor,
+				c.nvMinor,
+				c.driver,
+				got,
+			)
 		}
 	}
 }

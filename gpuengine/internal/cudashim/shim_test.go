@@ -40,8 +40,18 @@ func TestShimBridgesCUDA13(t *testing.T) {
 	} {
 		bin := filepath.Join(t.TempDir(), "caller")
 		// As with CGO_CFLAGS: the shim's directory first, the toolkit's include directory after it.
-		args := []string{"-std=c11", "-Wall", "-Wextra", "-Werror", "-I.", "-I" + filepath.Join("testdata", c.version),
-			"-o", bin, "testdata/caller.c", filepath.Join("testdata", c.version, "driver.c")}
+		args := []string{
+			"-std=c11",
+			"-Wall",
+			"-Wextra",
+			"-Werror",
+			"-I.",
+			"-I" + filepath.Join("testdata", c.version),
+			"-o",
+			bin,
+			"testdata/caller.c",
+			filepath.Join("testdata", c.version, "driver.c"),
+		}
 		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s: gcc %s: %v\n%s", c.version, strings.Join(args, " "), err, out)
 		}
@@ -49,8 +59,14 @@ func TestShimBridgesCUDA13(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Split(strings.TrimSpace(string(out)), "\n"); strings.Join(got, "\n") != strings.Join(c.want, "\n") {
-			t.Errorf("%s calls:\n%s\nwant:\n%s", c.version, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		got := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf(
+				"%s calls:\n%s\nwant:\n%s",
+				c.version,
+				strings.Join(got, "\n"),
+				strings.Join(c.want, "\n"),
+			)
 		}
 	}
 }

@@ -23,8 +23,11 @@ func floorRef(v float64) *big.Int {
 
 func TestFixedMatchesBigFloor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 0x1p-64, -0x1p-64, 0x1p-65, -0x1p-65,
-		0x1p-70, -0x1p-70, 5e-324, -5e-324, 0x1p102, -0x1p102, 0x1.fffffp102, 1.0000000000000002, 123.456}
+	vals := []float64{
+		0, math.Copysign(0, -1), 1, -1, 0.5, -0.5,
+		0x1p-64, -0x1p-64, 0x1p-65, -0x1p-65, 0x1p-70, -0x1p-70, 5e-324, -5e-324,
+		0x1p102, -0x1p102, 0x1.fffffp102, 1.0000000000000002, 123.456,
+	}
 	for i := 0; i < 100000; i++ {
 		e := rng.IntN(180) - 90
 		v := math.Ldexp(rng.Float64(), e)
@@ -123,9 +126,12 @@ func TestStringRoundTrip(t *testing.T) {
 // largest value below 2^63, 2^63 itself and negative values (general path).
 func TestAddEachMatchesBigFloor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	vals := []float64{0, math.Copysign(0, -1), 5e-324, 0x1p-1022, 0x1p-64, 0x1.8p-64, 0x1p-65, 0x1.fffffffffffffp-1,
-		1, 1.5, 0x1p32 + 0.75, 0x1p52 + 1, 0x1p53, 0x1.fffffffffffffp62, 0x1p63, 0x1.0000000000001p63, 0x1p64,
-		0x1.fffffp102, -0x1p-70, -0.5, -1, -0x1p63}
+	vals := []float64{
+		0, math.Copysign(0, -1), 5e-324, 0x1p-1022, 0x1p-64, 0x1.8p-64, 0x1p-65,
+		0x1.fffffffffffffp-1, 1, 1.5, 0x1p32 + 0.75, 0x1p52 + 1, 0x1p53,
+		0x1.fffffffffffffp62, 0x1p63, 0x1.0000000000001p63, 0x1p64, 0x1.fffffp102,
+		-0x1p-70, -0.5, -1, -0x1p63,
+	}
 	for i := 0; i < 20000; i++ {
 		v := math.Ldexp(rng.Float64(), rng.IntN(200)-130)
 		if rng.IntN(8) == 0 {
@@ -149,7 +155,13 @@ func TestAddEachMatchesBigFloor(t *testing.T) {
 		got, w := dst[j].Int(), new(big.Int).Set(want[j])
 		// The accumulator is two's complement mod 2^192: compare mod 2^192.
 		if got.Mod(got, mod).Cmp(w.Mod(w, mod)) != 0 {
-			t.Fatalf("AddEach of %v (%x): got %v, want %v", v, math.Float64bits(v), dst[j].Int(), want[j])
+			t.Fatalf(
+				"AddEach of %v (%x): got %v, want %v",
+				v,
+				math.Float64bits(v),
+				dst[j].Int(),
+				want[j],
+			)
 		}
 	}
 }

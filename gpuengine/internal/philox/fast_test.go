@@ -14,7 +14,11 @@ import (
 // by simd_amd64_test.go) against the reference: Block and Pair one at a time
 // (fillScalar, ref_test.go), bit for bit.
 
-var exhaustive = flag.Bool("philox.exhaustive", false, "check the radius of all 2^32 words in every fast path (minutes)")
+var exhaustive = flag.Bool(
+	"philox.exhaustive",
+	false,
+	"check the radius of all 2^32 words in every fast path (minutes)",
+)
 
 // impl is one fast path: fill is Fill through it, pairs is Pair on many word
 // pairs (ra[i], rb[i]).
@@ -76,12 +80,18 @@ func TestFastFillMatchesScalar(t *testing.T) {
 	for w := 1; w <= 70; w++ {
 		for i, first := range firsts {
 			for _, rows := range []int{1 + 2*i, 37 + 4*i, 101, 256 + i} {
-				cases = append(cases, fillCase{Sampler{[2]uint32{rng.Uint32(), rng.Uint32()}, w}, first, rows})
+				cases = append(
+					cases,
+					fillCase{Sampler{[2]uint32{rng.Uint32(), rng.Uint32()}, w}, first, rows},
+				)
 			}
 		}
 	}
 	for _, w := range []int{64, 255, 256} {
-		cases = append(cases, fillCase{Sampler{[2]uint32{rng.Uint32(), rng.Uint32()}, w}, 1<<32 - 100, 257})
+		cases = append(
+			cases,
+			fillCase{Sampler{[2]uint32{rng.Uint32(), rng.Uint32()}, w}, 1<<32 - 100, 257},
+		)
 	}
 	want := make([][]float32, len(cases))
 	for i, c := range cases {
@@ -95,7 +105,13 @@ func TestFastFillMatchesScalar(t *testing.T) {
 				got[j] = 42
 			}
 			im.fill(c.s, got, c.first, c.rows)
-			label := fmt.Sprintf("key %x width %d first %d rows %d", c.s.Key, c.s.Width, c.first, c.rows)
+			label := fmt.Sprintf(
+				"key %x width %d first %d rows %d",
+				c.s.Key,
+				c.s.Width,
+				c.first,
+				c.rows,
+			)
 			sameBits(t, label, got, want[i])
 			for _, v := range got[len(want[i]):] {
 				if v != 42 {
@@ -175,8 +191,17 @@ func TestFastAngleMatchesScalar(t *testing.T) {
 	eachImpl(t, func(t *testing.T, im impl) {
 		z0, z1 := im.pairs(ra, rb)
 		for i := range ra {
-			if math.Float32bits(z0[i]) != math.Float32bits(w0[i]) || math.Float32bits(z1[i]) != math.Float32bits(w1[i]) {
-				t.Fatalf("Pair(%#x, %#x) = (%v, %v), reference gives (%v, %v)", ra[i], rb[i], z0[i], z1[i], w0[i], w1[i])
+			if math.Float32bits(z0[i]) != math.Float32bits(w0[i]) ||
+				math.Float32bits(z1[i]) != math.Float32bits(w1[i]) {
+				t.Fatalf(
+					"Pair(%#x, %#x) = (%v, %v), reference gives (%v, %v)",
+					ra[i],
+					rb[i],
+					z0[i],
+					z1[i],
+					w0[i],
+					w1[i],
+				)
 			}
 		}
 	})
@@ -223,7 +248,11 @@ func TestFastRadiusExhaustive(t *testing.T) {
 		}
 		wg.Wait()
 		if len(bad) > 0 {
-			t.Fatalf("radius differs from the reference at %#x (first bad word of %d chunks)", bad[0], len(bad))
+			t.Fatalf(
+				"radius differs from the reference at %#x (first bad word of %d chunks)",
+				bad[0],
+				len(bad),
+			)
 		}
 	})
 }

@@ -25,7 +25,10 @@ func (s Sampler) fillGo(dst []float32, first int64, rows int) {
 	var out [4 * goLanes]float32
 	for t := 0; t < slots; t += goLanes {
 		for i := range goLanes {
-			words[0][i], words[1][i], words[2][i], words[3][i] = uint32(n), uint32(n>>32), uint32(b), 0
+			words[0][i] = uint32(n)
+			words[1][i] = uint32(n >> 32)
+			words[2][i] = uint32(b)
+			words[3][i] = 0
 			if b++; b == nb {
 				n, b = n+1, 0
 			}

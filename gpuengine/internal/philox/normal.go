@@ -60,7 +60,8 @@ func radius(r uint32) float32 {
 		e++
 	}
 	p2 := uint64(1) << uint(e)
-	s := float32(int64(m)-int64(p2)) / float32(m+p2) // two rounded conversions, one rounded division
+	// Two rounded conversions, one rounded division.
+	s := float32(int64(m)-int64(p2)) / float32(m+p2)
 	s2 := float32(s * s)
 	p := logCoef[0]
 	for _, c := range logCoef[1:] {
@@ -69,7 +70,8 @@ func radius(r uint32) float32 {
 	lnf := float32(p * s)
 	k := float32(e - 33) // ln u = k·ln 2 + ln f, k ∈ [−33, 0]
 	lnu := float32(float32(k*ln2Hi) + float32(float32(k*ln2Lo)+lnf))
-	return float32(math.Sqrt(float64(float32(-2 * lnu)))) // sqrt in float64 then float32 is correctly rounded (53 ≥ 2·24+2)
+	// sqrt in float64 then float32 is correctly rounded (53 ≥ 2·24+2).
+	return float32(math.Sqrt(float64(float32(-2 * lnu))))
 }
 
 // sinHalfPi returns sin(π/2·v) for v ∈ [0, 1].

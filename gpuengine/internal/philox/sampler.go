@@ -20,7 +20,13 @@ func (s Sampler) Fill(dst []float32, first int64, rows int) {
 		return
 	}
 	if len(dst) < rows*s.Width {
-		panic(fmt.Sprintf("philox: Fill of %d rows × Width %d needs len(dst) ≥ %d, got %d", rows, s.Width, rows*s.Width, len(dst)))
+		panic(fmt.Sprintf(
+			"philox: Fill of %d rows × Width %d needs len(dst) ≥ %d, got %d",
+			rows,
+			s.Width,
+			rows*s.Width,
+			len(dst),
+		))
 	}
 	if fillSIMD(s, dst, first, rows) {
 		return

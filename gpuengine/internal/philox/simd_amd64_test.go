@@ -17,7 +17,14 @@ import (
 // Register every assembly kernel this CPU runs with the fast-path tests.
 func init() {
 	for _, k := range kernels {
-		impls = append(impls, impl{k.name, k.fill, func(ra, rb []uint32) ([]float32, []float32) { return normalsOf(k, ra, rb) }})
+		impls = append(
+			impls,
+			impl{
+				k.name,
+				k.fill,
+				func(ra, rb []uint32) ([]float32, []float32) { return normalsOf(k, ra, rb) },
+			},
+		)
 	}
 }
 
@@ -66,7 +73,12 @@ func TestKernelCeiling(t *testing.T) {
 	if cpu.X86.HasAVX2 {
 		avx2 += "avx2"
 	}
-	for value, want := range map[string]string{"": all, "avx512": all, "avx2": avx2, "generic": "kernels="} {
+	for value, want := range map[string]string{
+		"":        all,
+		"avx512":  all,
+		"avx2":    avx2,
+		"generic": "kernels=",
+	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKernelCeiling$")
 		cmd.Env = append(os.Environ(), "PHILOX_REPORT_KERNELS=1", simdcap.Env+"="+value)
 		out, err := cmd.CombinedOutput()

@@ -64,7 +64,11 @@ func Parse(v string) (Level, error) {
 	case "generic", "go":
 		return Generic, nil
 	}
-	return 0, fmt.Errorf("%s=%q: want avx512, avx2 or generic (a ceiling on the CPU kernels), or leave it unset", Env, v)
+	return 0, fmt.Errorf(
+		"%s=%q: want avx512, avx2 or generic (a ceiling on the CPU kernels), or leave it unset",
+		Env,
+		v,
+	)
 }
 
 func mustParse(v string) Level {

@@ -42,7 +42,12 @@ var lists = sync.OnceValue(func() nameLists {
 func mustParseList(file, text string) weightedList {
 	l, err := parseList(text)
 	if err != nil {
-		panic(fmt.Sprintf("naming: embedded %s: %v (regenerate it with testdata/extract_lists.py)", file, err))
+		msg := fmt.Sprintf(
+			"naming: embedded %s: %v (regenerate it with testdata/extract_lists.py)",
+			file,
+			err,
+		)
+		panic(msg)
 	}
 	return l
 }
@@ -53,11 +58,19 @@ func parseList(text string) (weightedList, error) {
 	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		name, weightText, ok := strings.Cut(line, "\t")
 		if !ok || name == "" {
-			return weightedList{}, fmt.Errorf("line %d: want \"name<TAB>weight\", got %q", i+1, line)
+			return weightedList{}, fmt.Errorf(
+				"line %d: want \"name<TAB>weight\", got %q",
+				i+1,
+				line,
+			)
 		}
 		w, err := strconv.ParseFloat(weightText, 64)
 		if err != nil || !(w >= 0) {
-			return weightedList{}, fmt.Errorf("line %d: weight %q must be a non-negative float", i+1, weightText)
+			return weightedList{}, fmt.Errorf(
+				"line %d: weight %q must be a non-negative float",
+				i+1,
+				weightText,
+			)
 		}
 		// Accumulate in list order, as itertools.accumulate does, so the sums round identically.
 		total += w

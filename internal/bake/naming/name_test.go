@@ -90,7 +90,13 @@ func TestNamesMatchPythonOracle(t *testing.T) {
 	unique := AssignUnique(seeds)
 	for i := range seeds {
 		if unique[i] != wantUnique[i] {
-			t.Errorf("AssignUnique row %d (seed %d) = %q, python says %q", i, seeds[i], unique[i], wantUnique[i])
+			t.Errorf(
+				"AssignUnique row %d (seed %d) = %q, python says %q",
+				i,
+				seeds[i],
+				unique[i],
+				wantUnique[i],
+			)
 		}
 	}
 }

@@ -102,7 +102,12 @@ func FlagFile(in Input) ([]byte, error) {
 		return nil, err
 	}
 	if err := checkMigrated(out); err != nil {
-		return nil, fmt.Errorf("%s migrated does not load (fix the value in %s): %w", file, file, err)
+		return nil, fmt.Errorf(
+			"%s migrated does not load (fix the value in %s): %w",
+			file,
+			file,
+			err,
+		)
 	}
 	return out, nil
 }
@@ -130,8 +135,12 @@ func (in Input) encode(doc map[string]any, flagOnly, unknown []string) ([]byte, 
 		for i, k := range unknown {
 			unknown[i] = strconv.Quote(k)
 		}
-		foot = append(foot, fmt.Sprintf("Not flags of `%s`, so the old file's reader ignored them: %s",
-			in.Verb, strings.Join(unknown, ", ")))
+		ignored := fmt.Sprintf(
+			"Not flags of `%s`, so the old file's reader ignored them: %s",
+			in.Verb,
+			strings.Join(unknown, ", "),
+		)
+		foot = append(foot, ignored)
 	}
 	out.FootComment = strings.Join(foot, "\n")
 	var b bytes.Buffer

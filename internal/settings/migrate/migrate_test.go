@@ -60,7 +60,11 @@ func TestFlagFileMovesEachFlagUnderItsKey(t *testing.T) {
 	if err := yaml.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("not YAML: %v\n%s", err, out)
 	}
-	split := map[string]any{"name": "public", "n-mlps": 4, "seeds-file": filepath.Join(wd, "s.json")}
+	split := map[string]any{
+		"name":       "public",
+		"n-mlps":     4,
+		"seeds-file": filepath.Join(wd, "s.json"),
+	}
 	if doc.Bake.Width != 8 || doc.Worker.Threads != 2 || len(doc.Bake.Splits) != 1 ||
 		len(doc.Bake.Splits[0]) != len(split) {
 		t.Fatalf("migrated to %+v:\n%s", doc, out)
@@ -72,7 +76,8 @@ func TestFlagFileMovesEachFlagUnderItsKey(t *testing.T) {
 	}
 	for _, want := range []string{
 		"#   --output 'out dir'\n",
-		"# Not flags of `whestbake dataset bake`, so the old file's reader ignored them: \"nosuch\"",
+		"# Not flags of `whestbake dataset bake`, so the old file's reader ignored them: " +
+			"\"nosuch\"",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("lacks %q:\n%s", want, out)

@@ -49,7 +49,12 @@ func NewCA(t testing.TB, dir, name string) *CA {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca := &CA{Cert: cert, Key: key, dir: dir, serial: 1}
+	ca := &CA{
+		Cert:   cert,
+		Key:    key,
+		dir:    dir,
+		serial: 1,
+	}
 	ca.CAFile = writePEM(t, filepath.Join(dir, name+"-ca.pem"), "CERTIFICATE", der)
 	return ca
 }
@@ -138,7 +143,8 @@ func newKey(t testing.TB) *ecdsa.PrivateKey {
 func writePEM(t testing.TB, path, typ string, der []byte) string {
 	t.Helper()
 	// 0600: private keys are written here too, as an operator would keep them.
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+	data := pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
