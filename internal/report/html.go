@@ -86,18 +86,21 @@ deviation and variance, and the fraction of dead neurons (mean exactly 0).</p>
 
 // about says what each figure measures, for the page.
 var about = map[string]string{
-	"final_means.png": "Every neuron's final mean (the last layer of all_layer_means, what estimators are scored " +
-		"against) of every MLP, as the fraction of a split's neurons per bin. Bins are powers of two wide, " +
-		"shared by all splits. The x axis stops past the 99th percentile of each split: the few largest means " +
-		"(the axis label says how many, and the table their maximum) lie beyond it.",
-	"layer_means.png": "Per layer, the mean of all_layer_means over all MLPs and all neurons of a split: the " +
-		"average post-ReLU activation at that depth.",
-	"layer_variance.png": "Per layer, the (population) variance of all_layer_means over all MLPs and all neurons " +
-		"of a split: one number for the spread between neurons of one network and between networks together.",
-	"dead_neurons.png": "Per layer, the fraction of neurons (over all MLPs of a split) whose mean activation is " +
-		"exactly 0: post-ReLU, that is a neuron that was 0 on every sample, i.e. never active.",
-	"avg_variance.png": "Every MLP's avg_variance (mean over output neurons of the sample variance at the last " +
-		"layer), as the fraction of a split's MLPs per bin.",
+	"final_means.png": "Every neuron's final mean (the last layer of all_layer_means, " +
+		"what estimators are scored against) of every MLP, as the fraction of a split's " +
+		"neurons per bin. Bins are powers of two wide, shared by all splits. The x axis " +
+		"stops past the 99th percentile of each split: the few largest means (the axis " +
+		"label says how many, and the table their maximum) lie beyond it.",
+	"layer_means.png": "Per layer, the mean of all_layer_means over all MLPs and all " +
+		"neurons of a split: the average post-ReLU activation at that depth.",
+	"layer_variance.png": "Per layer, the (population) variance of all_layer_means over " +
+		"all MLPs and all neurons of a split: one number for the spread between neurons " +
+		"of one network and between networks together.",
+	"dead_neurons.png": "Per layer, the fraction of neurons (over all MLPs of a split) " +
+		"whose mean activation is exactly 0: post-ReLU, that is a neuron that was 0 on " +
+		"every sample, i.e. never active.",
+	"avg_variance.png": "Every MLP's avg_variance (mean over output neurons of the " +
+		"sample variance at the last layer), as the fraction of a split's MLPs per bin.",
 }
 
 type pageData struct {
@@ -124,8 +127,10 @@ type pageLayer struct {
 
 type pageFigure struct {
 	Caption, About string
-	Src            template.HTMLAttr // src="data:…": base64 needs no escaping, and html/template would turn every + into &#43;
-	Width, Height  int
+	// Src is src="data:…": base64 needs no escaping, and html/template
+	// would turn every + into &#43;.
+	Src           template.HTMLAttr
+	Width, Height int
 }
 
 // renderPage writes the HTML page of st with the figures pngs (in
@@ -141,18 +146,32 @@ func renderPage(st *Stats, pngs [][]byte) ([]byte, error) {
 	var width, depth int
 	for _, s := range st.Splits {
 		d.Total += s.NMLPs
-		width, depth = max(width, s.Width), max(depth, s.Depth)
+		width = max(width, s.Width)
+		depth = max(depth, s.Depth)
 		ps := pageSplit{
-			Name: s.Name, Config: s.Config, Default: s.Name == info.DefaultSplit, NMLPs: s.NMLPs,
-			FinalMean: s.FinalMeans.mean(), FinalMin: s.FinalMeans.min, FinalMax: s.FinalMeans.max,
-			VarMean: s.AvgVariance.mean(), VarMin: s.AvgVariance.min, VarMax: s.AvgVariance.max,
+			Name:      s.Name,
+			Config:    s.Config,
+			Default:   s.Name == info.DefaultSplit,
+			NMLPs:     s.NMLPs,
+			FinalMean: s.FinalMeans.mean(),
+			FinalMin:  s.FinalMeans.min,
+			FinalMax:  s.FinalMeans.max,
+			VarMean:   s.AvgVariance.mean(),
+			VarMin:    s.AvgVariance.min,
+			VarMax:    s.AvgVariance.max,
 		}
 		d.NonFinite += s.FinalMeans.nonFinite + s.AvgVariance.nonFinite
 		var dead, neurons int64
 		for l, ly := range s.Layers {
-			ps.Layers = append(ps.Layers, pageLayer{Index: l + 1, Mean: ly.Mean, SD: math.Sqrt(ly.Variance()), Variance: ly.Variance(), Dead: ly.DeadFraction()})
+			ps.Layers = append(ps.Layers, pageLayer{
+				Index:    l + 1,
+				Mean:     ly.Mean,
+				SD:       math.Sqrt(ly.Variance()),
+				Variance: ly.Variance(),
+				Dead:     ly.DeadFraction(),
+			})
 			dead += ly.Dead
-			neurons += ly.N + ly.NonFinite
+			neurons += ly.Finite + ly.NonFinite
 			if l < len(s.Layers)-1 { // the last layer is final_means, counted above
 				d.NonFinite += ly.NonFinite
 			}
@@ -163,11 +182,16 @@ func renderPage(st *Stats, pngs [][]byte) ([]byte, error) {
 		}
 		d.Splits = append(d.Splits, ps)
 	}
-	d.Width, d.Depth = dimText(int64(width)), dimText(int64(depth))
+	d.Width = dimText(int64(width))
+	d.Depth = dimText(int64(depth))
 	for i, f := range dataset.ReportFigures {
+		encoded := base64.StdEncoding.EncodeToString(pngs[i])
 		d.Figures = append(d.Figures, pageFigure{
-			Caption: f.Caption, About: about[f.File], Width: FigureWidth, Height: FigureHeight,
-			Src: template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(pngs[i]) + `"`),
+			Caption: f.Caption,
+			About:   about[f.File],
+			Width:   FigureWidth,
+			Height:  FigureHeight,
+			Src:     template.HTMLAttr(`src="data:image/png;base64,` + encoded + `"`),
 		})
 	}
 	var b bytes.Buffer
