@@ -41,8 +41,10 @@ code { background: #f3f3f3; padding: 0 0.2rem; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>This report plots the ground truth of {{count .Total}} random ReLU networks of width {{.Width}} and depth
-{{.Depth}}, each estimated from {{.Samples}} samples. <code>whestbake dataset report</code> made it from every
+<p>This report plots the ground truth of {{count .Total}} random ReLU networks ` +
+		`of width {{.Width}} and depth
+{{.Depth}}, each estimated from {{.Samples}} samples. ` +
+		`<code>whestbake dataset report</code> made it from every
 row of the dataset; the same rows always give the same page.</p>
 <table>
 <tr><th>width × depth</th><td>{{.Width}} × {{.Depth}}</td></tr>
@@ -54,13 +56,21 @@ row of the dataset; the same rows always give the same page.</p>
 <tr><th>networks</th><td>{{count .Total}}</td></tr>
 </table>
 <table>
-<tr><th>split</th><th>HF config</th><th>networks</th><th>mean of final means</th><th>final means min – max</th><th>mean avg_variance</th><th>avg_variance min – max</th><th>dead neurons</th></tr>
+<tr><th>split</th><th>HF config</th><th>networks</th>` +
+		`<th>mean of final means</th><th>final means min – max</th>` +
+		`<th>mean avg_variance</th><th>avg_variance min – max</th>` +
+		`<th>dead neurons</th></tr>
 {{- range .Splits}}
-<tr><td>{{.Name}}{{if .Default}} (default){{end}}</td><td>{{.Config}}</td><td>{{count .NMLPs}}</td><td>{{num .FinalMean}}</td><td>{{num .FinalMin}} – {{num .FinalMax}}</td><td>{{num .VarMean}}</td><td>{{num .VarMin}} – {{num .VarMax}}</td><td>{{pct .Dead}}</td></tr>
+<tr><td>{{.Name}}{{if .Default}} (default){{end}}</td><td>{{.Config}}</td>` +
+		`<td>{{count .NMLPs}}</td>` +
+		`<td>{{num .FinalMean}}</td><td>{{num .FinalMin}} – {{num .FinalMax}}</td>` +
+		`<td>{{num .VarMean}}</td><td>{{num .VarMin}} – {{num .VarMax}}</td>` +
+		`<td>{{pct .Dead}}</td></tr>
 {{- end}}
 </table>
 {{- if .NonFinite}}
-<p><strong>{{count .NonFinite}} values are NaN or infinite</strong>; the plots and numbers leave them out.</p>
+<p><strong>{{count .NonFinite}} values are NaN or infinite</strong>; ` +
+		`the plots and numbers leave them out.</p>
 {{- end}}
 {{range .Figures}}
 <h2>{{.Caption}}</h2>
@@ -68,14 +78,16 @@ row of the dataset; the same rows always give the same page.</p>
 <img {{.Src}} alt="{{.Caption}}" width="{{.Width}}" height="{{.Height}}">
 {{end}}
 <h2>Per layer</h2>
-<p>Over all MLPs and neurons of a split: the mean of <code>all_layer_means</code> at each layer, its standard
+<p>Over all MLPs and neurons of a split: ` +
+		`the mean of <code>all_layer_means</code> at each layer, its standard
 deviation and variance, and the fraction of dead neurons (mean exactly 0).</p>
 {{- range .Splits}}
 <h3>{{.Name}}</h3>
 <table>
 <tr><th>layer</th><th>mean</th><th>s.d.</th><th>variance</th><th>dead</th></tr>
 {{- range .Layers}}
-<tr><td>{{.Index}}</td><td>{{num .Mean}}</td><td>{{num .SD}}</td><td>{{num .Variance}}</td><td>{{pct .Dead}}</td></tr>
+<tr><td>{{.Index}}</td><td>{{num .Mean}}</td><td>{{num .SD}}</td>` +
+		`<td>{{num .Variance}}</td><td>{{pct .Dead}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
