@@ -109,7 +109,14 @@ func TestSetStateResumesIncludingBufferedHalf(t *testing.T) {
 }
 
 func TestPCG64StateJSON(t *testing.T) {
-	st := PCG64State{StateHi: 1, StateLo: 2, IncHi: 3, IncLo: 5, HasUint32: true, Uinteger: 7}
+	st := PCG64State{
+		StateHi:   1,
+		StateLo:   2,
+		IncHi:     3,
+		IncLo:     5,
+		HasUint32: true,
+		Uinteger:  7,
+	}
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,12 @@ func testSchema() ([]Field, []KeyValue) {
 		{Name: "seed", Type: Int64},
 		{Name: "name", Type: Utf8, Nullable: true},
 		list,
-		{Name: "final", Type: FixedSizeList(3), Nullable: true, Children: []Field{item}},
+		{
+			Name:     "final",
+			Type:     FixedSizeList(3),
+			Nullable: true,
+			Children: []Field{item},
+		},
 		{Name: "var", Type: Float64, Nullable: true},
 	}, []KeyValue{{"huggingface", `{"info": {}}`}}
 }

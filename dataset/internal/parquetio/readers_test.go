@@ -50,9 +50,15 @@ func TestIndependentReadersAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		ours := write(fmt.Sprintf("fixture-%d.parquet", i), bakeapi.Spec{Width: w, Depth: d}, rows)
-		files = append(files,
-			file{path: fx, like: fx, width: w, depth: d, rows: rows},
-			file{path: ours, like: fx, width: w, depth: d, rows: rows})
+		for _, path := range []string{fx, ours} {
+			files = append(files, file{
+				path:  path,
+				like:  fx,
+				width: w,
+				depth: d,
+				rows:  rows,
+			})
+		}
 	}
 	defer func(b int64) { rowGroupFloatBytes = b }(rowGroupFloatBytes)
 	for _, s := range []struct {
