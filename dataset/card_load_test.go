@@ -58,9 +58,11 @@ func hfLoad(card string, files []string, config, split string) ([]string, error)
 		for _, f := range files {
 			if m := shardedRE.FindStringSubmatch(f); m != nil {
 				if !datasetsSplitRE.MatchString(m[1]) {
-					return nil, fmt.Errorf("Split name should match %q but got %q", datasetsSplitRE, m[1])
+					return nil, fmt.Errorf("Split name should match %q but got %q",
+						datasetsSplitRE, m[1])
 				}
-				patterns[DefaultConfig][m[1]] = "data/" + m[1] + "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]*.*"
+				patterns[DefaultConfig][m[1]] = "data/" + m[1] +
+					"-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]*.*"
 			}
 		}
 	}
@@ -77,7 +79,8 @@ func hfLoad(card string, files []string, config, split string) ([]string, error)
 			s, sok := item["split"].(string)
 			p, pok := item["path"].(string)
 			if len(item) != 2 || !sok || !pok || !datasetsSplitRE.MatchString(s) {
-				return nil, fmt.Errorf("config %s: data_files item %v is not {split, path} with a valid split", name, item)
+				return nil, fmt.Errorf("config %s: data_files item %v is not {split, path} "+
+					"with a valid split", name, item)
 			}
 			if _, dup := patterns[name][s]; dup {
 				return nil, fmt.Errorf("Some splits are duplicated in data_files: %s", s)
@@ -103,7 +106,8 @@ func hfLoad(card string, files []string, config, split string) ([]string, error)
 	}
 	pattern, ok := splits[split]
 	if !ok {
-		return nil, fmt.Errorf("Unknown split %q. Should be one of %v", split, slices.Sorted(mapKeys(splits)))
+		return nil, fmt.Errorf("Unknown split %q. Should be one of %v",
+			split, slices.Sorted(mapKeys(splits)))
 	}
 	var out []string
 	for _, f := range files {
@@ -129,7 +133,8 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 
 var (
 	tableRowRE = regexp.MustCompile("(?m)^\\| `([^`]+)` \\| `([^`]+)` \\| [0-9,]+ \\|$")
-	snippetRE  = regexp.MustCompile(`datasets\.load_dataset\("org/repo"(?:, "([^"]+)")?, split="([^"]+)"\)`)
+	snippetRE  = regexp.MustCompile(`datasets\.load_dataset\("org/repo"` +
+		`(?:, "([^"]+)")?, split="([^"]+)"\)`)
 )
 
 // Every layout of the card loads: for each split, its row of the split
@@ -139,26 +144,35 @@ var (
 // the snippet load_dataset(repo, split="public") failed with Unknown split.
 func TestCardConfigsAndSnippetsLoadEverySplit(t *testing.T) {
 	for _, c := range []struct{ name, md string }{
-		{"single default", `{` + v3 + `, "n_mlps": 2, "split": "public", "config": "default"}`},
-		{"single no split", `{` + v3 + `, "n_mlps": 2}`},
-		{"single named config", `{` + v3 + `, "n_mlps": 2, "split": "mini", "config": "full-v2"}`},
-		{"multi legacy", `{` + v3 + `, "splits": {"public": {"n_mlps": 1}, "holdout": {"n_mlps": 1}}}`},
-		{"multi default_split", `{` + v3 + `, "splits": {"public": {"n_mlps": 1, "config": "default"}, ` +
-			`"holdout": {"n_mlps": 1, "config": "default"}, "mini": {"n_mlps": 1}}, "default_split": "holdout"}`},
-		{"multi default_split first", `{` + v3 + `, "splits": {"public": {"n_mlps": 1, "config": "default"}, ` +
+		{"single default", `{` + v3Meta + `, "n_mlps": 2, "split": "public", "config": "default"}`},
+		{"single no split", `{` + v3Meta + `, "n_mlps": 2}`},
+		{"single named config",
+			`{` + v3Meta + `, "n_mlps": 2, "split": "mini", "config": "full-v2"}`},
+		{"multi legacy", `{` + v3Meta + `, "splits": ` +
+			`{"public": {"n_mlps": 1}, "holdout": {"n_mlps": 1}}}`},
+		{"multi default_split", `{` + v3Meta + `, "splits": ` +
+			`{"public": {"n_mlps": 1, "config": "default"}, ` +
+			`"holdout": {"n_mlps": 1, "config": "default"}, "mini": {"n_mlps": 1}}, ` +
+			`"default_split": "holdout"}`},
+		{"multi default_split first", `{` + v3Meta + `, "splits": ` +
+			`{"public": {"n_mlps": 1, "config": "default"}, ` +
 			`"holdout": {"n_mlps": 1, "config": "default"}}, "default_split": "public"}`},
-		{"multi distinct configs", `{` + v3 + `, "splits": {"a": {"n_mlps": 1, "config": "x"}, ` +
-			`"b": {"n_mlps": 1, "config": "default"}, "c": {"n_mlps": 1, "config": "x"}, "d": {"n_mlps": 1}}}`},
-		{"multi distinct configs, none default", `{` + v3 + `, "splits": {"a": {"n_mlps": 1, "config": "x"}, ` +
-			`"b": {"n_mlps": 1, "config": "y"}}}`},
-		{"multi one shared config", `{` + v3 + `, "splits": {"a": {"n_mlps": 1, "config": "x"}, ` +
-			`"b": {"n_mlps": 1, "config": "x"}}}`},
-		{"multi one shared config, default_split", `{` + v3 + `, "splits": {"a": {"n_mlps": 1, "config": "x"}, ` +
-			`"b": {"n_mlps": 1, "config": "x"}}, "default_split": "b"}`},
-		{"splits that prefix each other", `{` + v3 + `, "splits": {"a": {"n_mlps": 1}, "ab": {"n_mlps": 1}, ` +
-			`"a1": {"n_mlps": 1}}, "default_split": "ab"}`},
-		{"YAML 1.1 words", `{` + v3 + `, "splits": {"no": {"n_mlps": 1}, "null": {"n_mlps": 1}, ` +
-			`"on": {"n_mlps": 1}}, "default_split": "on"}`},
+		{"multi distinct configs", `{` + v3Meta + `, "splits": ` +
+			`{"a": {"n_mlps": 1, "config": "x"}, "b": {"n_mlps": 1, "config": "default"}, ` +
+			`"c": {"n_mlps": 1, "config": "x"}, "d": {"n_mlps": 1}}}`},
+		{"multi distinct configs, none default", `{` + v3Meta + `, "splits": ` +
+			`{"a": {"n_mlps": 1, "config": "x"}, "b": {"n_mlps": 1, "config": "y"}}}`},
+		{"multi one shared config", `{` + v3Meta + `, "splits": ` +
+			`{"a": {"n_mlps": 1, "config": "x"}, "b": {"n_mlps": 1, "config": "x"}}}`},
+		{"multi one shared config, default_split", `{` + v3Meta + `, "splits": ` +
+			`{"a": {"n_mlps": 1, "config": "x"}, "b": {"n_mlps": 1, "config": "x"}}, ` +
+			`"default_split": "b"}`},
+		{"splits that prefix each other", `{` + v3Meta + `, "splits": ` +
+			`{"a": {"n_mlps": 1}, "ab": {"n_mlps": 1}, "a1": {"n_mlps": 1}}, ` +
+			`"default_split": "ab"}`},
+		{"YAML 1.1 words", `{` + v3Meta + `, "splits": ` +
+			`{"no": {"n_mlps": 1}, "null": {"n_mlps": 1}, "on": {"n_mlps": 1}}, ` +
+			`"default_split": "on"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			md := mustObj(t, c.md)
@@ -218,7 +232,8 @@ func TestCardConfigsAndSnippetsLoadEverySplit(t *testing.T) {
 				names = append(names, s.Name)
 			}
 			if !slices.Equal(tabled, names) || !slices.Equal(snipped, names) {
-				t.Errorf("the table lists %v and the snippets load %v, want every split %v", tabled, snipped, names)
+				t.Errorf("the table lists %v and the snippets load %v, want every split %v",
+					tabled, snipped, names)
 			}
 			// whestbench's own snippet names the default split when there
 			// is one, which load_dataset(repo) would give.
@@ -226,7 +241,8 @@ func TestCardConfigsAndSnippetsLoadEverySplit(t *testing.T) {
 			if info.DefaultSplit != "" {
 				want = info.DefaultSplit
 			}
-			if !strings.Contains(card, fmt.Sprintf(`whestbench.load_dataset("org/repo", split=%q)`, want)) {
+			snippet := fmt.Sprintf(`whestbench.load_dataset("org/repo", split=%q)`, want)
+			if !strings.Contains(card, snippet) {
 				t.Errorf("the whestbench snippet does not load %s", want)
 			}
 		})
@@ -239,11 +255,13 @@ func TestCardConfigsAndSnippetsLoadEverySplit(t *testing.T) {
 // name that datasets or whestbench cannot load, with the rule's fix.
 func TestCheckLoadableRefusesWhatCannotLoad(t *testing.T) {
 	for _, c := range []struct{ md, want string }{
-		{`{` + v3 + `, "splits": {"public": {"n_mlps": 1}, "default": {"n_mlps": 1}}, "default_split": "public"}`,
-			`split "default" would be the card's config "default", which already loads the default split "public"`},
-		{`{` + v3 + `, "splits": {"public": {"n_mlps": 1}, "mini-a": {"n_mlps": 1}}}`,
+		{`{` + v3Meta + `, "splits": {"public": {"n_mlps": 1}, "default": {"n_mlps": 1}}, ` +
+			`"default_split": "public"}`,
+			`split "default" would be the card's config "default", ` +
+				`which already loads the default split "public"`},
+		{`{` + v3Meta + `, "splits": {"public": {"n_mlps": 1}, "mini-a": {"n_mlps": 1}}}`,
 			`split name "mini-a" cannot be loaded`},
-		{`{` + v3 + `, "n_mlps": 2, "split": "my-split"}`, `use "mysplit"`},
+		{`{` + v3Meta + `, "n_mlps": 2, "split": "my-split"}`, `use "mysplit"`},
 	} {
 		info, err := ParseInfo(mustObj(t, c.md), false)
 		if err != nil {
@@ -252,7 +270,9 @@ func TestCheckLoadableRefusesWhatCannotLoad(t *testing.T) {
 		schematest.WantErr[*InvalidDatasetError](t, info.CheckLoadable(), c.want)
 	}
 	// The default split may be named "default" itself.
-	info, err := ParseInfo(mustObj(t, `{`+v3+`, "splits": {"public": {"n_mlps": 1}, "default": {"n_mlps": 1}}, "default_split": "default"}`), false)
+	md := mustObj(t, `{`+v3Meta+`, "splits": {"public": {"n_mlps": 1}, "default": {"n_mlps": 1}}, `+
+		`"default_split": "default"}`)
+	info, err := ParseInfo(md, false)
 	if err != nil || info.CheckLoadable() != nil {
 		t.Errorf("default split named default: %v %v", err, info.CheckLoadable())
 	}

@@ -88,14 +88,23 @@ func TestCardConfigsRules(t *testing.T) {
 	for _, c := range []struct {
 		name, md, want string
 	}{
-		{"single default", `{` + v3 + `, "n_mlps": 2, "split": "public", "config": "default"}`, ""},
-		{"single no config", `{` + v3 + `, "n_mlps": 2}`, ""},
-		{"single named", `{` + v3 + `, "n_mlps": 2, "split": "my-split", "config": "full"}`, "full:my-split"},
-		{"multi distinct configs", `{` + v3 + `, "splits": {"a": {"n_mlps": 1, "config": "x"}, "b": {"n_mlps": 1, "config": "default"}, "c": {"n_mlps": 1, "config": "x"}, "d": {"n_mlps": 1}}}`,
+		{"single default",
+			`{` + v3Meta + `, "n_mlps": 2, "split": "public", "config": "default"}`, ""},
+		{"single no config", `{` + v3Meta + `, "n_mlps": 2}`, ""},
+		{"single named", `{` + v3Meta + `, "n_mlps": 2, "split": "my-split", "config": "full"}`,
+			"full:my-split"},
+		{"multi distinct configs", `{` + v3Meta + `, "splits": ` +
+			`{"a": {"n_mlps": 1, "config": "x"}, "b": {"n_mlps": 1, "config": "default"}, ` +
+			`"c": {"n_mlps": 1, "config": "x"}, "d": {"n_mlps": 1}}}`,
 			"default:b,d;x:a,c"},
-		{"multi default_split", `{` + v3 + `, "splits": {"public": {"n_mlps": 1, "config": "default"}, "holdout": {"n_mlps": 1, "config": "default"}, "mini": {"n_mlps": 1}}, "default_split": "holdout"}`,
+		{"multi default_split", `{` + v3Meta + `, "splits": ` +
+			`{"public": {"n_mlps": 1, "config": "default"}, ` +
+			`"holdout": {"n_mlps": 1, "config": "default"}, "mini": {"n_mlps": 1}}, ` +
+			`"default_split": "holdout"}`,
 			"default:holdout;public:public;mini:mini"},
-		{"multi legacy", `{` + v3 + `, "splits": {"public": {"n_mlps": 1}, "holdout": {"n_mlps": 1}}}`, "default:public,holdout"},
+		{"multi legacy", `{` + v3Meta + `, "splits": ` +
+			`{"public": {"n_mlps": 1}, "holdout": {"n_mlps": 1}}}`,
+			"default:public,holdout"},
 	} {
 		got, doc := configsOf(t, mustObj(t, c.md))
 		if got != c.want {
@@ -104,11 +113,12 @@ func TestCardConfigsRules(t *testing.T) {
 		if doc.License != "cc-by-4.0" || doc.Tags[0] != "whestbench" {
 			t.Errorf("%s: license %q tags %v", c.name, doc.License, doc.Tags)
 		}
-		if multi := strings.HasPrefix(c.name, "multi"); multi != (doc.Tags[len(doc.Tags)-1] == "multi-split") {
+		multiTagged := doc.Tags[len(doc.Tags)-1] == "multi-split"
+		if multi := strings.HasPrefix(c.name, "multi"); multi != multiTagged {
 			t.Errorf("%s: tags %v", c.name, doc.Tags)
 		}
 	}
-	_, doc := configsOf(t, mustObj(t, `{`+v3+`, "n_mlps": 12000}`))
+	_, doc := configsOf(t, mustObj(t, `{`+v3Meta+`, "n_mlps": 12000}`))
 	if doc.Sizes[0] != "10K<n<100K" {
 		t.Errorf("size category %v", doc.Sizes)
 	}
@@ -124,12 +134,15 @@ func TestCardBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, frag := range []string{
-		"`mlp_id`", "`mlp_name`", "`mlp_seed`", "`weights`", "`all_layer_means`", "`final_means`", "`avg_variance`", "`sampling_budget_breakdown`",
+		"`mlp_id`", "`mlp_name`", "`mlp_seed`", "`weights`", "`all_layer_means`", "`final_means`",
+		"`avg_variance`", "`sampling_budget_breakdown`",
 		"float32 [16][1024][1024]",
-		"h_l = relu(h_{l-1} @ W_l)", "N(0, 2/W)", "**1,000,000,000**", "(1/W) Σ_j ((1/N) Σ_n h_{D,j}(x_n)² − μ_j²)",
+		"h_l = relu(h_{l-1} @ W_l)", "N(0, 2/W)", "**1,000,000,000**",
+		"(1/W) Σ_j ((1/N) Σ_n h_{D,j}(x_n)² − μ_j²)",
 		"exactly", "Philox4x32-10",
 		"--n-mlps 1000 --n-samples 1000000000 --width 1024 --depth 16",
-		"--split my-custom-split --config full --mlp-seeds my-custom-split-seeds.json --sampler philox",
+		"--split my-custom-split --config full --mlp-seeds my-custom-split-seeds.json " +
+			"--sampler philox",
 		`datasets.load_dataset("aicrowd/whest-gt", "full", split="my-custom-split")`,
 		"Single bake (engine `cpu`, device `cpu`)",
 		"CC BY 4.0",
@@ -138,9 +151,11 @@ func TestCardBody(t *testing.T) {
 			t.Errorf("card lacks %q", frag)
 		}
 	}
-	info.Sampler, info.DotProduct = "numpy", "muladd"
+	info.Sampler = "numpy"
+	info.DotProduct = "muladd"
 	numpyCard, err := RenderCard(NewBakeMetadata(info))
-	if err != nil || !strings.Contains(numpyCard, "--sampler numpy --dot-product muladd --output rebake-my-custom-split") {
+	recipe := "--sampler numpy --dot-product muladd --output rebake-my-custom-split"
+	if err != nil || !strings.Contains(numpyCard, recipe) {
 		t.Errorf("numpy recipe must pin the dot product (%v)", err)
 	}
 	if strings.Contains(card, "Production ground truth uses") {
@@ -155,7 +170,8 @@ func TestCardBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(card, "whestbake dataset bake") || !strings.Contains(card, "seed protocol 2.0") {
+	if strings.Contains(card, "whestbake dataset bake") ||
+		!strings.Contains(card, "seed protocol 2.0") {
 		t.Error("a protocol 2.0 card must not offer a whestbake re-bake")
 	}
 	if _, err := RenderCard(NewObject()); err == nil {
@@ -179,17 +195,21 @@ func TestCardProtocolV4(t *testing.T) {
 		frags []string
 	}{
 		{"published", published, []string{
-			"| salt | published in `metadata.json` (`seed_protocol.salt`), SHA-256 `" + testSaltDigest + "` |",
+			"| salt | published in `metadata.json` (`seed_protocol.salt`), " +
+				"SHA-256 `" + testSaltDigest + "` |",
 			"whest-4.0-est", "whest-4.0-name", "BLAKE2b",
-			`SALT=$(python -c "import json; print(json.load(open('metadata.json'))['seed_protocol']['salt'])")`,
+			`SALT=$(python -c "import json; ` +
+				`print(json.load(open('metadata.json'))['seed_protocol']['salt'])")`,
 			`--sampler philox --seed-protocol 4.0 --seed-salt "$SALT" --output rebake-public`,
 		}},
 		{"withheld", withheld, []string{
-			"| salt | withheld: supply it as hex in `WHEST_SEED_SALT`, id `holdout-2026`, SHA-256 `" + testSaltDigest + "` |",
+			"| salt | withheld: supply it as hex in `WHEST_SEED_SALT`, id `holdout-2026`, " +
+				"SHA-256 `" + testSaltDigest + "` |",
 			"needs the salt as hex in `WHEST_SEED_SALT`",
 			"The salt (id `holdout-2026`) is withheld",
 			"read -rs WHEST_SEED_SALT && export WHEST_SEED_SALT",
-			"--sampler philox --seed-protocol 4.0 --withhold-salt --salt-id holdout-2026 --output rebake-holdout",
+			"--sampler philox --seed-protocol 4.0 --withhold-salt --salt-id holdout-2026 " +
+				"--output rebake-holdout",
 		}},
 	} {
 		card, err := RenderCard(NewBakeMetadata(c.info))

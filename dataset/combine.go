@@ -17,10 +17,16 @@ import (
 // https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py,
 // plus ours: splits baked with different samplers or algorithms are not the
 // same benchmark).
-var combineCommonKeys = []string{"schema_version", "format", "backend", "n_samples", "width", "depth", "seed_protocol", "sampler", "algorithm_version"}
+var combineCommonKeys = []string{
+	"schema_version", "format", "backend", "n_samples", "width", "depth",
+	"seed_protocol", "sampler", "algorithm_version",
+}
 
 // Per-split provenance copied from each input into its splits entry.
-var combineProvenanceKeys = []string{"sampler", "engine", "algorithm_version", "dot_product", "seed_file_sha256", "device", "driver", "partials_count"}
+var combineProvenanceKeys = []string{
+	"sampler", "engine", "algorithm_version", "dot_product", "seed_file_sha256",
+	"device", "driver", "partials_count",
+}
 
 // Combine joins complete single-split datasets into one multi-split dataset out
 // (whestbench's combine_split_datasets). Each input's parquet files are copied
@@ -41,7 +47,8 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 		return err
 	}
 	if len(inputs) == 0 {
-		return incompatiblef("combine-splits requires at least one input directory; pass complete single-split datasets")
+		return incompatiblef("combine-splits requires at least one input directory; " +
+			"pass complete single-split datasets")
 	}
 	ins, seen, err := openCombineInputs(inputs)
 	if err != nil {
@@ -92,7 +99,8 @@ func openCombineInputs(inputs []string) ([]combineInput, map[string]string, erro
 			return nil, nil, err
 		}
 		if other, dup := seen[in.split.Name]; dup {
-			return nil, nil, incompatiblef("duplicate split name %q across inputs %s and %s; each input must contribute a distinct split", in.split.Name, other, d)
+			return nil, nil, incompatiblef("duplicate split name %q across inputs %s and %s; "+
+				"each input must contribute a distinct split", in.split.Name, other, d)
 		}
 		seen[in.split.Name] = d
 		ins = append(ins, in)
@@ -111,19 +119,29 @@ func openCombineInput(d string) (combineInput, error) {
 		return combineInput{}, fmt.Errorf("%s: %w", d, err)
 	}
 	if info.IsPartial {
-		return combineInput{}, incompatiblef("%s: is a partial dataset; combine-splits requires complete single-split inputs. Run `whestbake dataset merge` first.", d)
+		return combineInput{}, incompatiblef("%s: is a partial dataset; "+
+			"combine-splits requires complete single-split inputs. "+
+			"Run `whestbake dataset merge` first.", d)
 	}
 	if info.MultiSplit {
-		return combineInput{}, incompatiblef("%s: is already a multi-split dataset; combine-splits only accepts single-split inputs", d)
+		return combineInput{}, incompatiblef("%s: is already a multi-split dataset; "+
+			"combine-splits only accepts single-split inputs", d)
 	}
 	if info.CreatedAt == "" {
-		return combineInput{}, invalidf("%s: created_at_utc is missing or empty; combine needs it to date the combined dataset", filepath.Join(d, MetadataFile))
+		return combineInput{}, invalidf("%s: created_at_utc is missing or empty; "+
+			"combine needs it to date the combined dataset", filepath.Join(d, MetadataFile))
 	}
 	// Every row is decoded and checked before its file is copied blind.
 	if err := dd.Scan(nil); err != nil {
 		return combineInput{}, err
 	}
-	return combineInput{dir: d, md: md, info: info, split: &info.Splits[0], files: dd.Splits[0].Files}, nil
+	return combineInput{
+		dir:   d,
+		md:    md,
+		info:  info,
+		split: &info.Splits[0],
+		files: dd.Splits[0].Files,
+	}, nil
 }
 
 // checkDefaultSplit refuses a requested default split that no input holds.
@@ -151,7 +169,9 @@ func checkCommonKeys(ins []combineInput) error {
 			a, _ := in.md.Get(k)
 			b, _ := first.md.Get(k)
 			if !pyjson.Equal(a, b) {
-				return incompatiblef("%s: %s=%s != %s (from %s); splits of one dataset must share it", in.dir, k, shownValue(k, a), shownValue(k, b), first.dir)
+				return incompatiblef("%s: %s=%s != %s (from %s); "+
+					"splits of one dataset must share it",
+					in.dir, k, shownValue(k, a), shownValue(k, b), first.dir)
 			}
 		}
 	}
@@ -164,7 +184,9 @@ func checkCommonKeys(ins []combineInput) error {
 func combinedMetadata(ins []combineInput, defaultSplit string, skipPrepared bool) *Object {
 	md := NewObject()
 	first := ins[0]
-	for _, k := range []string{"schema_version", "format", "backend", "seed_protocol", "n_samples", "width", "depth"} {
+	for _, k := range []string{
+		"schema_version", "format", "backend", "seed_protocol", "n_samples", "width", "depth",
+	} {
 		if v, ok := first.md.Get(k); ok {
 			md.Set(k, pyjson.CloneValue(v))
 		}
@@ -223,7 +245,13 @@ func combinedSplitEntry(in combineInput) *Object {
 
 // writeCombined fills the staging directory tmp: the inputs' parquet files,
 // the metadata and card, the prepared tree, then whatever cfg.finish adds.
-func writeCombined(tmp string, ins []combineInput, mdBytes []byte, card string, cfg combineConfig) error {
+func writeCombined(
+	tmp string,
+	ins []combineInput,
+	mdBytes []byte,
+	card string,
+	cfg combineConfig,
+) error {
 	if err := os.Mkdir(filepath.Join(tmp, dataDir), 0o755); err != nil {
 		return err
 	}

@@ -18,14 +18,16 @@ func TestCombine(t *testing.T) {
 	pub := testInfo(shape, 3, 0, 0)
 	pub.Split = "mypublic"
 	hold := testInfo(shape, 2, 0, 0)
-	hold.Split, hold.Config = "holdout", "holdout"
+	hold.Split = "holdout"
+	hold.Config = "holdout"
 	a := writeTestDir(t, parent, "a", pub)
 	b := writeTestDir(t, parent, "b", hold)
 	out := filepath.Join(parent, "combined")
 	if err := Combine([]string{a, b}, out, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := dirEntries(t, filepath.Join(out, "data")); !slices.Equal(got, []string{"holdout-00000-of-00001.parquet", "mypublic-00000-of-00001.parquet"}) {
+	wantFiles := []string{"holdout-00000-of-00001.parquet", "mypublic-00000-of-00001.parquet"}
+	if got := dirEntries(t, filepath.Join(out, "data")); !slices.Equal(got, wantFiles) {
 		t.Errorf("data/ holds %v", got)
 	}
 	for _, c := range [][2]string{{a, "mypublic"}, {b, "holdout"}} {
@@ -41,7 +43,9 @@ func TestCombine(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := d.Meta
-	if got := strings.Join(md.Keys(), ","); got != "schema_version,format,backend,seed_protocol,n_samples,width,depth,created_at_utc,hardware,splits,default_split,prepared_splits" {
+	wantKeys := "schema_version,format,backend,seed_protocol,n_samples,width,depth," +
+		"created_at_utc,hardware,splits,default_split,prepared_splits"
+	if got := strings.Join(md.Keys(), ","); got != wantKeys {
 		t.Errorf("combined keys %s", got)
 	}
 	if s, _ := md.GetString("default_split"); s != "mypublic" {
@@ -49,14 +53,18 @@ func TestCombine(t *testing.T) {
 	}
 	splits, _ := md.GetObject("splits")
 	entry, _ := splits.GetObject("mypublic")
-	if got := strings.Join(entry.Keys(), ","); got != "n_mlps,created_at_utc,config,hardware_fingerprints,sampler,engine,algorithm_version,seed_file_sha256,device" {
+	wantEntryKeys := "n_mlps,created_at_utc,config,hardware_fingerprints," +
+		"sampler,engine,algorithm_version,seed_file_sha256,device"
+	if got := strings.Join(entry.Keys(), ","); got != wantEntryKeys {
 		t.Errorf("split entry keys %s", got)
 	}
 	if n, _ := entry.GetInt("n_mlps"); n != 3 {
 		t.Errorf("n_mlps %d", n)
 	}
 	card, _ := os.ReadFile(filepath.Join(out, "README.md"))
-	for _, frag := range []string{"config_name: holdout", "path: data/mypublic-*.parquet", "multi-split"} {
+	for _, frag := range []string{
+		"config_name: holdout", "path: data/mypublic-*.parquet", "multi-split",
+	} {
 		if !strings.Contains(string(card), frag) {
 			t.Errorf("card lacks %q", frag)
 		}
@@ -71,7 +79,8 @@ func TestCombineProtocolV4(t *testing.T) {
 	var dirs []string
 	for _, split := range []string{"mini", "full"} {
 		info := testInfo(shape, 2, 0, 0)
-		info.Split, info.Config = split, split
+		info.Split = split
+		info.Config = split
 		info.Salt = &SaltRecord{Digest: testSaltDigest, ID: "eval-1"}
 		dirs = append(dirs, writeTestDir(t, parent, split, info))
 	}
@@ -83,11 +92,16 @@ func TestCombineProtocolV4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := d.Info.SeedProtocol; !p.SaltWithheld() || p.SaltDigest != testSaltDigest || p.SaltID != "eval-1" {
+	p := d.Info.SeedProtocol
+	if !p.SaltWithheld() || p.SaltDigest != testSaltDigest || p.SaltID != "eval-1" {
 		t.Errorf("combined seed protocol %+v", p)
 	}
 	card, _ := os.ReadFile(filepath.Join(out, "README.md"))
-	for _, frag := range []string{"withheld: supply it as hex in `WHEST_SEED_SALT`", "--split mini --config mini", "--withhold-salt --salt-id eval-1 --output rebake-full"} {
+	for _, frag := range []string{
+		"withheld: supply it as hex in `WHEST_SEED_SALT`",
+		"--split mini --config mini",
+		"--withhold-salt --salt-id eval-1 --output rebake-full",
+	} {
 		if !strings.Contains(string(card), frag) {
 			t.Errorf("card lacks %q", frag)
 		}
@@ -124,7 +138,8 @@ func TestCombineDefaultSplitRules(t *testing.T) {
 		md, _ := ReadMetadata(out)
 		got, _ := md.GetString("default_split")
 		if got != c.want {
-			t.Errorf("configs %v explicit %q: default_split %q want %q", c.configs, c.explicit, got, c.want)
+			t.Errorf("configs %v explicit %q: default_split %q want %q",
+				c.configs, c.explicit, got, c.want)
 		}
 	}
 }
@@ -159,53 +174,49 @@ func TestCombineRefusals(t *testing.T) {
 		check func(t *testing.T, err error)
 	}{
 		{"empty", func(t *testing.T, parent string) ([]string, string) { return nil, "" },
-			func(t *testing.T, err error) {
-				schematest.WantErr[*MergeIncompatibleError](t, err, "at least one input")
-			}},
+			wantErr[*MergeIncompatibleError]("at least one input")},
 		{"partial", func(t *testing.T, parent string) ([]string, string) {
-			return []string{mk(t, parent, "public", func(i *BakeInfo) { i.Range = [2]int{0, 1} })}, ""
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "partial", "merge") }},
+			partial := func(i *BakeInfo) { i.Range = [2]int{0, 1} }
+			return []string{mk(t, parent, "public", partial)}, ""
+		}, wantErr[*MergeIncompatibleError]("partial", "merge")},
 		{"multi-split input", func(t *testing.T, parent string) ([]string, string) {
 			return []string{fixtures + "/multi_config_v3.0"}, ""
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "already a multi-split")
-		}},
+		}, wantErr[*MergeIncompatibleError]("already a multi-split")},
 		{"duplicate", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil), mk(t, parent, "public", nil)}, ""
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "duplicate split name \"public\"")
-		}},
+		}, wantErr[*MergeIncompatibleError]("duplicate split name \"public\"")},
 		{"unknown default", func(t *testing.T, parent string) ([]string, string) {
 			return []string{mk(t, parent, "public", nil)}, "mini"
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "default_split=\"mini\"")
-		}},
+		}, wantErr[*MergeIncompatibleError]("default_split=\"mini\"")},
 		{"width", func(t *testing.T, parent string) ([]string, string) {
 			wide := testInfo(bakeapi.Spec{Width: 8, Depth: 2}, 2, 0, 0)
 			wide.Split = "holdout"
 			return []string{mk(t, parent, "public", nil), writeTestDir(t, parent, "wide", wide)}, ""
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "width=8 != 4") }},
+		}, wantErr[*MergeIncompatibleError]("width=8 != 4")},
 		{"sampler", func(t *testing.T, parent string) ([]string, string) {
-			return []string{mk(t, parent, "public", nil), mk(t, parent, "holdout", func(i *BakeInfo) { i.Sampler = "numpy" })}, ""
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\" != \"philox\"")
-		}},
+			numpy := func(i *BakeInfo) { i.Sampler = "numpy" }
+			return []string{mk(t, parent, "public", nil), mk(t, parent, "holdout", numpy)}, ""
+		}, wantErr[*MergeIncompatibleError]("sampler=\"numpy\" != \"philox\"")},
 		{"salt", func(t *testing.T, parent string) ([]string, string) {
 			return []string{
-				mk(t, parent, "public", func(i *BakeInfo) { i.Salt = &SaltRecord{Digest: testSaltDigest, Hex: testSalt} }),
-				mk(t, parent, "holdout", func(i *BakeInfo) { i.Salt = &SaltRecord{Digest: testSaltDigest, ID: "h"} }),
+				mk(t, parent, "public", func(i *BakeInfo) {
+					i.Salt = &SaltRecord{Digest: testSaltDigest, Hex: testSalt}
+				}),
+				mk(t, parent, "holdout", func(i *BakeInfo) {
+					i.Salt = &SaltRecord{Digest: testSaltDigest, ID: "h"}
+				}),
 			}, ""
 		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_source": "env"`, "<salt with sha256 "+testSaltDigest+">")
+			schematest.WantErr[*MergeIncompatibleError](t, err, "seed_protocol",
+				`"salt_source": "env"`, "<salt with sha256 "+testSaltDigest+">")
 			if strings.Contains(err.Error(), testSalt) {
 				t.Errorf("the error shows the salt: %v", err)
 			}
 		}},
 		{"backend", func(t *testing.T, parent string) ([]string, string) {
-			return []string{mk(t, parent, "holdout", nil), fixtures + "/single_split_v3_protocol"}, ""
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "backend=\"flopscope\"")
-		}},
+			fixture := fixtures + "/single_split_v3_protocol"
+			return []string{mk(t, parent, "holdout", nil), fixture}, ""
+		}, wantErr[*MergeIncompatibleError]("backend=\"flopscope\"")},
 		{"corrupt input", func(t *testing.T, parent string) ([]string, string) {
 			d := mk(t, parent, "public", nil)
 			p := filepath.Join(d, "data", shardName("public", 0, 1))
@@ -214,9 +225,7 @@ func TestCombineRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			return []string{d}, ""
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*InvalidDatasetError](t, err, "corrupt or truncated")
-		}},
+		}, wantErr[*InvalidDatasetError]("corrupt or truncated")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inputs, def := c.setup(t, t.TempDir())

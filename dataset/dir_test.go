@@ -18,14 +18,18 @@ func TestWriteDirReadDirRoundTrip(t *testing.T) {
 	info := testInfo(shape, 5, 0, 0)
 	info.Split = "my-custom-split"
 	dir := writeTestDir(t, t.TempDir(), "out", info)
-	if got := dirEntries(t, filepath.Join(dir, "data")); !slices.Equal(got, []string{"my-custom-split-00000-of-00001.parquet"}) {
+	wantFiles := []string{"my-custom-split-00000-of-00001.parquet"}
+	if got := dirEntries(t, filepath.Join(dir, "data")); !slices.Equal(got, wantFiles) {
 		t.Errorf("data/ holds %v", got)
 	}
 	d, err := ReadDir(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Splits) != 1 || d.Splits[0].Name != "my-custom-split" || d.Splits[0].Width != shape.Width || d.Splits[0].Depth != shape.Depth {
+	if len(d.Splits) != 1 ||
+		d.Splits[0].Name != "my-custom-split" ||
+		d.Splits[0].Width != shape.Width ||
+		d.Splits[0].Depth != shape.Depth {
 		t.Fatalf("splits %+v", d.Splits)
 	}
 	want := schematest.Rows(shape, 0, 5)
@@ -98,6 +102,8 @@ func TestWriteDirLeavesNothingOnFailure(t *testing.T) {
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
 	md := NewBakeMetadata(testInfo(shape, 3, 0, 0))
 	rows := schematest.Rows(shape, 0, 3)
+	wide := bakeapi.Spec{Width: 8, Depth: 2}
+	shallow := bakeapi.Spec{Width: 4, Depth: 1}
 	for name, c := range map[string]struct {
 		md    Metadata
 		shape bakeapi.Spec
@@ -105,8 +111,8 @@ func TestWriteDirLeavesNothingOnFailure(t *testing.T) {
 		msg   string
 	}{
 		"count":     {md, shape, rows[:2], "n_mlps=3"},
-		"width":     {md, bakeapi.Spec{Width: 8, Depth: 2}, schematest.Rows(bakeapi.Spec{Width: 8, Depth: 2}, 0, 3), "width=4"},
-		"row shape": {md, shape, append(rows[:2:2], schematest.Rows(bakeapi.Spec{Width: 4, Depth: 1}, 2, 1)...), "weights"},
+		"width":     {md, wide, schematest.Rows(wide, 0, 3), "width=4"},
+		"row shape": {md, shape, append(rows[:2:2], schematest.Rows(shallow, 2, 1)...), "weights"},
 		"invalid":   {NewObject().Set("schema_version", "2.4"), shape, rows, "schema_version"},
 	} {
 		err := WriteDir(filepath.Join(parent, "out"), c.md, c.shape, c.rows)
@@ -150,7 +156,9 @@ func TestReadDirRefusals(t *testing.T) {
 	parent := t.TempDir()
 	partial := writeTestDir(t, parent, "partial", testInfo(shape, 10, 4, 7))
 	_, err := ReadDir(partial, false)
-	schematest.WantErr[*InvalidDatasetError](t, err, "this is a partial dataset (mlp_range=[4, 7], total_n_mlps=10). Run `whestbake dataset merge <partials> --output <dir>` first.")
+	schematest.WantErr[*InvalidDatasetError](t, err,
+		"this is a partial dataset (mlp_range=[4, 7], total_n_mlps=10). "+
+			"Run `whestbake dataset merge <partials> --output <dir>` first.")
 	d, err := ReadDir(partial, true)
 	if err != nil {
 		t.Fatal(err)
@@ -173,12 +181,15 @@ func TestReadDirRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ReadDir(complete, false)
-	schematest.WantErr[*InvalidDatasetError](t, err, "public-extra-00000-of-00001.parquet", "belong to no split")
+	schematest.WantErr[*InvalidDatasetError](t, err,
+		"public-extra-00000-of-00001.parquet", "belong to no split")
 	if err := os.Remove(stray); err != nil {
 		t.Fatal(err)
 	}
 	// Shards must form a complete set.
-	if err := os.Rename(filepath.Join(complete, "data", "public-00000-of-00001.parquet"), filepath.Join(complete, "data", "public-00000-of-00002.parquet")); err != nil {
+	err = os.Rename(filepath.Join(complete, "data", "public-00000-of-00001.parquet"),
+		filepath.Join(complete, "data", "public-00000-of-00002.parquet"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = ReadDir(complete, false)

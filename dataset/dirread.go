@@ -80,11 +80,14 @@ func Open(dir string, allowPartial bool) (*Dir, error) {
 				return nil, err
 			}
 			if j > 0 && (w != sd.Width || dp != sd.Depth) {
-				return nil, invalidf("%s has width=%d depth=%d but the split's first shard has width=%d depth=%d; all shards must share one shape", path, w, dp, sd.Width, sd.Depth)
+				return nil, invalidf("%s has width=%d depth=%d "+
+					"but the split's first shard has width=%d depth=%d; "+
+					"all shards must share one shape", path, w, dp, sd.Width, sd.Depth)
 			}
 			sd.Width, sd.Depth = w, dp
 		}
-		if err := checkWidthDepth(info, sd.Width, sd.Depth, fmt.Sprintf("%s/%s-*.parquet", dataDir, split.Name)); err != nil {
+		pattern := fmt.Sprintf("%s/%s-*.parquet", dataDir, split.Name)
+		if err := checkWidthDepth(info, sd.Width, sd.Depth, pattern); err != nil {
 			return nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 		}
 		d.Splits = append(d.Splits, sd)
@@ -96,7 +99,8 @@ func Open(dir string, allowPartial bool) (*Dir, error) {
 		}
 	}
 	if len(stray) > 0 {
-		return nil, invalidf("%s has parquet files that belong to no split named in metadata.json (%q): %q; remove them or fix the metadata",
+		return nil, invalidf("%s has parquet files that belong to no split named in metadata.json "+
+			"(%q): %q; remove them or fix the metadata",
 			filepath.Join(dir, dataDir), names, stray)
 	}
 	return d, nil
@@ -118,8 +122,9 @@ func parquetShape(path string) (width, depth int, err error) {
 // split, holding one row at a time however large the dataset: the row's
 // arrays are reused for the next row once visit returns, so visit copies
 // what it keeps. visit may be nil when only the checks matter; an error
-// from visit stops the scan and is returned as it is. A split's row count is checked after its rows were
-// visited, so act on what visit saw only once Scan returns nil.
+// from visit stops the scan and is returned as it is. A split's row count is
+// checked after its rows were visited, so act on what visit saw only once
+// Scan returns nil.
 func (d *Dir) Scan(visit func(*SplitData, Row) error) error {
 	var row Row // shared by every file
 	for i := range d.Splits {
@@ -130,7 +135,12 @@ func (d *Dir) Scan(visit func(*SplitData, Row) error) error {
 	return nil
 }
 
-func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, row *Row, visit func(*SplitData, Row) error) error {
+func (d *Dir) scanSplit(
+	sd *SplitData,
+	split *SplitInfo,
+	row *Row,
+	visit func(*SplitData, Row) error,
+) error {
 	var nextID int64
 	if d.Info.IsPartial {
 		nextID = d.Info.MLPRange[0]
@@ -139,7 +149,8 @@ func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, row *Row, visit func(*S
 	for _, path := range sd.Files {
 		_, _, err := parquetio.Scan(path, row, func(r Row) error {
 			if int64(r.MLPID) != nextID {
-				return invalidf("%s row %d has mlp_id=%d, expected %d: rows must hold consecutive MLP indices", path, sd.NMLPs, r.MLPID, nextID)
+				return invalidf("%s row %d has mlp_id=%d, expected %d: "+
+					"rows must hold consecutive MLP indices", path, sd.NMLPs, r.MLPID, nextID)
 			}
 			nextID++
 			sd.NMLPs++
@@ -157,7 +168,7 @@ func (d *Dir) scanSplit(sd *SplitData, split *SplitInfo, row *Row, visit func(*S
 		field = fmt.Sprintf("splits[%q].n_mlps", split.Name)
 	}
 	if split.NMLPs != sd.NMLPs {
-		return invalidf("%s: metadata %s=%d but %s/%s-*.parquet holds %d rows; fix metadata.json or re-bake",
+		return invalidf("%s: metadata %s=%d but %s/%s-*.parquet holds %d rows"+fixMetadataOrRebake,
 			filepath.Join(d.Path, MetadataFile), field, split.NMLPs, dataDir, split.Name, sd.NMLPs)
 	}
 	return nil
@@ -173,7 +184,9 @@ func openDir(dir string, allowPartial bool) (Metadata, *Info, []string, error) {
 	case err != nil:
 		return nil, nil, nil, invalidf("cannot open dataset directory %s: %v", dir, err)
 	case !st.IsDir():
-		return nil, nil, nil, invalidf("%s is a file, not a directory. Schema 3.0 datasets are directories; pass the directory that holds metadata.json and data/.", dir)
+		return nil, nil, nil, invalidf("%s is a file, not a directory. "+
+			"Schema 3.0 datasets are directories; "+
+			"pass the directory that holds metadata.json and data/.", dir)
 	}
 	md, err := ReadMetadata(dir)
 	if err != nil {
@@ -193,7 +206,8 @@ func openDir(dir string, allowPartial bool) (Metadata, *Info, []string, error) {
 func parquetFiles(data string) ([]string, error) {
 	entries, err := os.ReadDir(data)
 	if err != nil {
-		return nil, invalidf("cannot list %s: %v; a dataset keeps its parquet files there", data, err)
+		return nil, invalidf("cannot list %s: %v; a dataset keeps its parquet files there",
+			data, err)
 	}
 	var files []string
 	for _, e := range entries {

@@ -21,7 +21,8 @@ const (
 type OutputExistsError struct{ Path string }
 
 func (e *OutputExistsError) Error() string {
-	return fmt.Sprintf("output directory %s already exists; choose another --output or remove it", e.Path)
+	return fmt.Sprintf("output directory %s already exists; choose another --output or remove it",
+		e.Path)
 }
 
 func (e *OutputExistsError) Is(target error) bool { return target == fs.ErrExist }
@@ -55,7 +56,12 @@ func WriteDir(dir string, md Metadata, spec bakeapi.Spec, rows []Row) error {
 // WriteDirStream is WriteDir with the rows produced one at a time: produce
 // calls write once per row, in order, and the writer holds one row at a
 // time, so memory stays bounded by a row however many rows the split has.
-func WriteDirStream(dir string, md Metadata, spec bakeapi.Spec, produce func(write func(Row) error) error) error {
+func WriteDirStream(
+	dir string,
+	md Metadata,
+	spec bakeapi.Spec,
+	produce func(write func(Row) error) error,
+) error {
 	return writeSingleSplit(dir, md, spec, true, streamFill(produce))
 }
 
@@ -64,7 +70,12 @@ func WriteDirStream(dir string, md Metadata, spec bakeapi.Spec, produce func(wri
 // it has no README.md. The card is for the people and tools that load a
 // published dataset; leaving it out of an intermediate saves a file of
 // about 5 KB per slice, which dominates a one-MLP slice of a small shape.
-func WriteIntermediateStream(dir string, md Metadata, spec bakeapi.Spec, produce func(write func(Row) error) error) error {
+func WriteIntermediateStream(
+	dir string,
+	md Metadata,
+	spec bakeapi.Spec,
+	produce func(write func(Row) error) error,
+) error {
 	return writeSingleSplit(dir, md, spec, false, streamFill(produce))
 }
 
@@ -84,7 +95,13 @@ func streamFill(produce func(write func(Row) error) error) func(pw *ParquetWrite
 // card is set. md is checked before fill runs and encoded after it, so a
 // merge can complete what depends on its inputs (their hardware, their
 // earliest creation) as it streams them.
-func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, card bool, fill func(pw *ParquetWriter) (int, error)) error {
+func writeSingleSplit(
+	dir string,
+	md Metadata,
+	spec bakeapi.Spec,
+	card bool,
+	fill func(pw *ParquetWriter) (int, error),
+) error {
 	if err := CheckOutputFree(dir); err != nil {
 		return err
 	}
@@ -93,7 +110,8 @@ func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, card bool, fil
 		return err
 	}
 	if info.MultiSplit {
-		return invalidf("WriteDir writes single-split datasets; this metadata has 'splits' (use Combine for multi-split datasets)")
+		return invalidf("WriteDir writes single-split datasets; " +
+			"this metadata has 'splits' (use Combine for multi-split datasets)")
 	}
 	if err := checkWidthDepth(info, spec.Width, spec.Depth, "the rows being written"); err != nil {
 		return err
@@ -106,7 +124,8 @@ func writeSingleSplit(dir string, md Metadata, spec bakeapi.Spec, card bool, fil
 			return err
 		}
 		if split.NMLPs != int64(n) {
-			return invalidf("metadata n_mlps=%d but %d rows were written; set n_mlps to the row count", split.NMLPs, n)
+			return invalidf("metadata n_mlps=%d but %d rows were written; "+
+				"set n_mlps to the row count", split.NMLPs, n)
 		}
 		mdBytes, err := encodeMetadata(md)
 		if err != nil {
@@ -134,13 +153,18 @@ func checkWidthDepth(info *Info, width, depth int, what string) error {
 		meta, actual int
 	}{{"width", info.Width, width}, {"depth", info.Depth, depth}} {
 		if f.meta != 0 && f.meta != f.actual {
-			return invalidf("metadata %s=%d but %s have %s=%d; fix metadata.json or re-bake", f.key, f.meta, what, f.key, f.actual)
+			return invalidf("metadata %s=%d but %s have %s=%d"+fixMetadataOrRebake,
+				f.key, f.meta, what, f.key, f.actual)
 		}
 	}
 	return nil
 }
 
-func writeParquetFile(path string, spec bakeapi.Spec, fill func(pw *ParquetWriter) (int, error)) (int, error) {
+func writeParquetFile(
+	path string,
+	spec bakeapi.Spec,
+	fill func(pw *ParquetWriter) (int, error),
+) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return 0, err
 	}

@@ -53,6 +53,10 @@ func asInvalid(msg string, target any) bool {
 // invalidf is an *InvalidDatasetError with the formatted message.
 func invalidf(format string, args ...any) error { return schema.Errorf(format, args...) }
 
+// fixMetadataOrRebake ends the errors of metadata that the parquet files
+// contradict.
+const fixMetadataOrRebake = "; fix metadata.json or re-bake"
+
 func incompatiblef(format string, args ...any) error {
 	return &MergeIncompatibleError{Msg: fmt.Sprintf(format, args...)}
 }

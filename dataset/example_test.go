@@ -21,7 +21,8 @@ func ExampleReadDir() {
 	for _, s := range d.Splits {
 		first := s.Rows[0]
 		fmt.Printf("%s: %d MLPs, width %d, depth %d\n", s.Name, len(s.Rows), s.Width, s.Depth)
-		fmt.Printf("first: %s (seed %d), avg_variance %.6f\n", first.Name, first.Seed, first.AvgVariance)
+		fmt.Printf("first: %s (seed %d), avg_variance %.6f\n",
+			first.Name, first.Seed, first.AvgVariance)
 	}
 	// Output:
 	// n_samples 100
@@ -32,7 +33,8 @@ func ExampleReadDir() {
 // Stream one parquet file a row at a time, which keeps memory flat however
 // large the file is.
 func ExampleOpenParquet() {
-	r, err := dataset.OpenParquet("../testdata/whestbench-fixtures/single_split_v3_protocol/data/public-00000-of-00001.parquet")
+	r, err := dataset.OpenParquet("../testdata/whestbench-fixtures/single_split_v3_protocol/" +
+		"data/public-00000-of-00001.parquet")
 	if err != nil {
 		log.Fatal(err)
 	}

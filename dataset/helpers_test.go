@@ -22,14 +22,22 @@ const (
 // testInfo is a bake of total MLPs of shape, holding [start, end).
 func testInfo(shape bakeapi.Spec, total, start, end int) BakeInfo {
 	return BakeInfo{
-		CreatedAt:        time.Date(2026, 11, 22, 10, 0, start, 0, time.UTC),
-		Split:            "public",
-		TotalMLPs:        total,
-		Range:            [2]int{start, end},
-		NSamples:         100,
-		Width:            shape.Width,
-		Depth:            shape.Depth,
-		Hardware:         Hardware{Hostname: "host-a", OS: "Linux", OSRelease: "6.1", Machine: "x86_64", CPUBrand: "cpu-x", CPUCountLogical: 8, GoVersion: "go1.26.8"},
+		CreatedAt: time.Date(2026, 11, 22, 10, 0, start, 0, time.UTC),
+		Split:     "public",
+		TotalMLPs: total,
+		Range:     [2]int{start, end},
+		NSamples:  100,
+		Width:     shape.Width,
+		Depth:     shape.Depth,
+		Hardware: Hardware{
+			Hostname:        "host-a",
+			OS:              "Linux",
+			OSRelease:       "6.1",
+			Machine:         "x86_64",
+			CPUBrand:        "cpu-x",
+			CPUCountLogical: 8,
+			GoVersion:       "go1.26.8",
+		},
 		WhestbakeVersion: "0.1.0",
 		Sampler:          "philox",
 		Engine:           "cpu",
@@ -49,10 +57,28 @@ func writeTestDir(t *testing.T, parent, name string, info BakeInfo) string {
 	if start == 0 && end == 0 {
 		end = info.TotalMLPs
 	}
-	if err := WriteDir(dir, NewBakeMetadata(info), shape, schematest.Rows(shape, start, end-start)); err != nil {
+	rows := schematest.Rows(shape, start, end-start)
+	if err := WriteDir(dir, NewBakeMetadata(info), shape, rows); err != nil {
 		t.Fatalf("WriteDir %s: %v", dir, err)
 	}
 	return dir
+}
+
+// copyMultiSplitFixture copies whestbench's multi-split fixture to dir.
+func copyMultiSplitFixture(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(fixtures, "multi_split_v3.0"))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantErr is a check that an error is an E whose text holds every
+// fragment.
+func wantErr[E error](fragments ...string) func(*testing.T, error) {
+	return func(t *testing.T, err error) {
+		t.Helper()
+		schematest.WantErr[E](t, err, fragments...)
+	}
 }
 
 // dirEntries lists the names in dir, to prove a failed write left nothing.

@@ -33,8 +33,12 @@ type partial struct {
 // hold names (and participant seeds) of another derivation, which whestbench's
 // merge does not notice.
 var (
-	mergeCommonKeys     = []string{"schema_version", "seed", "n_samples", "width", "depth", "backend", "total_n_mlps"}
-	mergeProvenanceKeys = []string{"sampler", "algorithm_version", "dot_product", "seed_file_sha256", "seed_protocol"}
+	mergeCommonKeys = []string{
+		"schema_version", "seed", "n_samples", "width", "depth", "backend", "total_n_mlps",
+	}
+	mergeProvenanceKeys = []string{
+		"sampler", "algorithm_version", "dot_product", "seed_file_sha256", "seed_protocol",
+	}
 )
 
 // Merge joins partial bakes of one split into the complete dataset out
@@ -83,7 +87,8 @@ func Merge(inputs []string, out string, mergedAt time.Time) error {
 }
 
 func noPartials() error {
-	return incompatiblef("merge requires at least one input directory; pass the partial dataset directories to merge")
+	return incompatiblef("merge requires at least one input directory; " +
+		"pass the partial dataset directories to merge")
 }
 
 // MergeStream is Merge of partials that arrive one at a time, already in
@@ -163,7 +168,9 @@ type merger struct {
 // finish appends the keys that depend on every partial.
 func newMerger(first *partial, mergedAt time.Time) *merger {
 	md := first.md.Clone()
-	for _, k := range []string{"is_partial", "mlp_range", "total_n_mlps", "hardware", "created_at_utc"} {
+	for _, k := range []string{
+		"is_partial", "mlp_range", "total_n_mlps", "hardware", "created_at_utc",
+	} {
 		md.Delete(k)
 	}
 	md.Set("n_mlps", first.info.TotalNMLPs)
@@ -175,13 +182,17 @@ func newMerger(first *partial, mergedAt time.Time) *merger {
 func (m *merger) add(p *partial, pw *ParquetWriter) error {
 	switch {
 	case p.start < m.next:
-		return &MergeOverlapError{Msg: fmt.Sprintf("%s: mlp_range starts at %d but the previous range ended at %d; each MLP must come from exactly one partial", p.dir, p.start, m.next)}
+		return &MergeOverlapError{Msg: fmt.Sprintf("%s: mlp_range starts at %d "+
+			"but the previous range ended at %d; each MLP must come from exactly one partial",
+			p.dir, p.start, m.next)}
 	case p.start > m.next:
-		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", m.next, p.start)}
+		return gapError(m.next, p.start)
 	}
 	_, _, err := parquetio.Scan(p.file, &m.row, func(r Row) error {
 		if int64(r.MLPID) != m.next {
-			return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d but mlp_range [%d, %d) puts MLP %d there; re-bake this partial", p.dir, m.next-p.start, r.MLPID, p.start, p.end, m.next)}
+			return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d "+
+				"but mlp_range [%d, %d) puts MLP %d there; re-bake this partial",
+				p.dir, m.next-p.start, r.MLPID, p.start, p.end, m.next)}
 		}
 		m.next++
 		m.rows++
@@ -203,13 +214,19 @@ func (m *merger) add(p *partial, pw *ParquetWriter) error {
 // partials_count to the metadata.
 func (m *merger) finish() error {
 	if m.next != m.total {
-		return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); bake that range and merge again", m.next, m.total)}
+		return gapError(m.next, m.total)
 	}
 	m.md.Set("created_at_utc", m.created).
 		Set("merged_at_utc", isoUTC(m.mergedAt)).
 		Set("hardware_fingerprints", m.fps.list()).
 		Set("partials_count", m.count)
 	return nil
+}
+
+// gapError is the MLPs [from, to) that no partial covers.
+func gapError(from, to int64) error {
+	return &MergeIncompleteError{Msg: fmt.Sprintf("gap: no partial covers MLPs [%d, %d); "+
+		"bake that range and merge again", from, to)}
 }
 
 // openPartial reads and checks one merge input without decoding its rows:
@@ -220,18 +237,30 @@ func openPartial(dir string) (*partial, error) {
 		return nil, err
 	}
 	if !info.IsPartial {
-		return nil, incompatiblef("%s is a complete (non-partial) dataset; merge only accepts partials (is_partial=true)", dir)
+		return nil, incompatiblef("%s is a complete (non-partial) dataset; "+
+			"merge only accepts partials (is_partial=true)", dir)
 	}
-	p := &partial{dir: dir, md: md, info: info, split: info.Splits[0].Name, start: info.MLPRange[0], end: info.MLPRange[1]}
+	p := &partial{
+		dir:   dir,
+		md:    md,
+		info:  info,
+		split: info.Splits[0].Name,
+		start: info.MLPRange[0],
+		end:   info.MLPRange[1],
+	}
+	shard := shardName(p.split, 0, 1)
 	if len(files) != 1 {
-		return nil, incompatiblef("%s has %d parquet files in data/; a partial has exactly one (%s)", dir, len(files), shardName(p.split, 0, 1))
+		return nil, incompatiblef("%s has %d parquet files in data/; "+
+			"a partial has exactly one (%s)", dir, len(files), shard)
 	}
-	if files[0] != shardName(p.split, 0, 1) {
-		return nil, incompatiblef("%s: data/%s does not match the partial's split %q (expected data/%s)", dir, files[0], p.split, shardName(p.split, 0, 1))
+	if files[0] != shard {
+		return nil, incompatiblef("%s: data/%s does not match the partial's split %q "+
+			"(expected data/%s)", dir, files[0], p.split, shard)
 	}
 	p.file = filepath.Join(dir, dataDir, files[0])
 	if info.CreatedAt == "" {
-		return nil, invalidf("%s: created_at_utc is missing or empty; merge needs it to date the merged dataset", filepath.Join(dir, MetadataFile))
+		return nil, invalidf("%s: created_at_utc is missing or empty; "+
+			"merge needs it to date the merged dataset", filepath.Join(dir, MetadataFile))
 	}
 	r, err := OpenParquet(p.file)
 	if err != nil {
@@ -243,29 +272,36 @@ func openPartial(dir string) (*partial, error) {
 		return nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 	}
 	if n := info.Splits[0].NMLPs; n != r.NumRows() {
-		return nil, invalidf("%s: metadata n_mlps=%d but %s holds %d rows; fix metadata.json or re-bake", filepath.Join(dir, MetadataFile), n, p.file, r.NumRows())
+		return nil, invalidf("%s: metadata n_mlps=%d but %s holds %d rows"+fixMetadataOrRebake,
+			filepath.Join(dir, MetadataFile), n, p.file, r.NumRows())
 	}
 	if r.NumRows() != p.end-p.start {
-		return nil, &MergeCorruptError{Msg: fmt.Sprintf("%s: %s holds %d rows but mlp_range [%d, %d) declares %d; re-bake this partial", dir, p.file, r.NumRows(), p.start, p.end, p.end-p.start)}
+		return nil, &MergeCorruptError{Msg: fmt.Sprintf("%s: %s holds %d rows "+
+			"but mlp_range [%d, %d) declares %d; re-bake this partial",
+			dir, p.file, r.NumRows(), p.start, p.end, p.end-p.start)}
 	}
 	return p, nil
 }
 
 func checkCompatible(first, p *partial) error {
 	if p.split != first.split {
-		return incompatiblef("%s has split %q but %s has split %q; merge the partials of one split at a time", p.dir, p.split, first.dir, first.split)
+		return incompatiblef("%s has split %q but %s has split %q; "+
+			"merge the partials of one split at a time", p.dir, p.split, first.dir, first.split)
 	}
 	for _, keys := range [][]string{mergeCommonKeys, mergeProvenanceKeys} {
 		for _, k := range keys {
 			a, _ := p.md.Get(k)
 			b, _ := first.md.Get(k)
 			if !pyjson.Equal(a, b) {
-				return incompatiblef("%s: %s=%s but %s: %s=%s; only partials of one bake can be merged", p.dir, k, shownValue(k, a), first.dir, k, shownValue(k, b))
+				return incompatiblef("%s: %s=%s but %s: %s=%s; "+
+					"only partials of one bake can be merged",
+					p.dir, k, shownValue(k, a), first.dir, k, shownValue(k, b))
 			}
 		}
 	}
 	if p.width != first.width || p.depth != first.depth {
-		return incompatiblef("%s holds width=%d depth=%d but %s holds width=%d depth=%d", p.dir, p.width, p.depth, first.dir, first.width, first.depth)
+		return incompatiblef("%s holds width=%d depth=%d but %s holds width=%d depth=%d",
+			p.dir, p.width, p.depth, first.dir, first.width, first.depth)
 	}
 	return nil
 }

@@ -21,7 +21,14 @@ var mergedAt = time.Date(2026, 11, 23, 1, 2, 3, 0, time.UTC)
 
 // bakePartials writes the partials of a total-MLP bake cut at the given
 // boundaries, e.g. cuts {0, 3, 7, 10}.
-func bakePartials(t *testing.T, parent string, shape bakeapi.Spec, split string, cuts []int, edit func(i int, info *BakeInfo)) []string {
+func bakePartials(
+	t *testing.T,
+	parent string,
+	shape bakeapi.Spec,
+	split string,
+	cuts []int,
+	edit func(i int, info *BakeInfo),
+) []string {
 	t.Helper()
 	var dirs []string
 	total := cuts[len(cuts)-1]
@@ -39,7 +46,8 @@ func bakePartials(t *testing.T, parent string, shape bakeapi.Spec, split string,
 func TestMergeEqualsDirectBake(t *testing.T) {
 	parent := t.TempDir()
 	shape := bakeapi.Spec{Width: 8, Depth: 2}
-	parts := bakePartials(t, parent, shape, "mycustom", []int{0, 3, 7, 10}, func(i int, info *BakeInfo) {
+	cuts := []int{0, 3, 7, 10}
+	parts := bakePartials(t, parent, shape, "mycustom", cuts, func(i int, info *BakeInfo) {
 		info.Hardware.Hostname = []string{"h1", "h2", "h3"}[i]
 		info.Hardware.OSRelease = []string{"6.1", "6.2", "6.1"}[i]
 		info.Driver = []string{"550", "555", ""}[i]
@@ -99,7 +107,11 @@ func TestMergeEqualsDirectBake(t *testing.T) {
 	}
 	fp := fps[0].(*Object)
 	enc, _ := pyjson.Dumps(fp, false)
-	wantFP := `{"device": "cpu", "engine": "cpu", "cpu_brand": "cpu-x", "cpu_count_logical": 8, "go_version": "go1.26.8", "os": "Linux", "whestbake_version": "0.1.0", "mlp_count": 10, "partials_count": 3, "drivers_seen": ["550", "555"], "kernels_seen": ["6.1", "6.2"], "representative_hostnames": ["h1", "h2", "h3"]}`
+	wantFP := `{"device": "cpu", "engine": "cpu", "cpu_brand": "cpu-x", ` +
+		`"cpu_count_logical": 8, "go_version": "go1.26.8", "os": "Linux", ` +
+		`"whestbake_version": "0.1.0", "mlp_count": 10, "partials_count": 3, ` +
+		`"drivers_seen": ["550", "555"], "kernels_seen": ["6.1", "6.2"], ` +
+		`"representative_hostnames": ["h1", "h2", "h3"]}`
 	if string(enc) != wantFP {
 		t.Errorf("fingerprint\n got %s\nwant %s", enc, wantFP)
 	}
@@ -115,7 +127,8 @@ func TestMergeEqualsDirectBake(t *testing.T) {
 func TestMergeFingerprintsSplitByDevice(t *testing.T) {
 	parent := t.TempDir()
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
-	parts := bakePartials(t, parent, shape, "public", []int{0, 1, 2, 3}, func(i int, info *BakeInfo) {
+	cuts := []int{0, 1, 2, 3}
+	parts := bakePartials(t, parent, shape, "public", cuts, func(i int, info *BakeInfo) {
 		info.Device = []string{"NVIDIA H100", "NVIDIA H200", "NVIDIA H100"}[i]
 		info.Engine = "cuda"
 	})
@@ -151,99 +164,91 @@ func TestMergeSinglePartialCoveringAll(t *testing.T) {
 
 func TestMergeRefusals(t *testing.T) {
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
+	// twoPartials bakes MLPs [0, 4) of a public split as two partials, edited.
+	twoPartials := func(t *testing.T, parent string, edit func(int, *BakeInfo)) []string {
+		return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, edit)
+	}
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, parent string) []string
 		check func(t *testing.T, err error)
 	}{
 		{"no inputs", func(t *testing.T, parent string) []string { return nil },
-			func(t *testing.T, err error) {
-				schematest.WantErr[*MergeIncompatibleError](t, err, "at least one input")
-			}},
+			wantErr[*MergeIncompatibleError]("at least one input")},
 		{"overlap", func(t *testing.T, parent string) []string {
 			a := bakePartials(t, parent, shape, "public", []int{0, 3, 6}, nil)
 			info := testInfo(shape, 6, 2, 4)
 			return append(a, writeTestDir(t, parent, "x", info))
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeOverlapError](t, err, "starts at 2", "ended at 3")
-		}},
+		}, wantErr[*MergeOverlapError]("starts at 2", "ended at 3")},
 		{"gap", func(t *testing.T, parent string) []string {
 			a := bakePartials(t, parent, shape, "public", []int{0, 2, 5, 8}, nil)
 			return []string{a[0], a[2]}
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[2, 5)") }},
+		}, wantErr[*MergeIncompleteError]("[2, 5)")},
 		{"tail gap", func(t *testing.T, parent string) []string {
 			return bakePartials(t, parent, shape, "public", []int{0, 2, 5, 8}, nil)[:2]
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[5, 8)") }},
+		}, wantErr[*MergeIncompleteError]("[5, 8)")},
 		{"complete input", func(t *testing.T, parent string) []string {
 			return []string{writeTestDir(t, parent, "full", testInfo(shape, 3, 0, 0))}
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "complete (non-partial)")
-		}},
+		}, wantErr[*MergeIncompatibleError]("complete (non-partial)")},
 		{"sampler", func(t *testing.T, parent string) []string {
-			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+			return twoPartials(t, parent, func(i int, info *BakeInfo) {
 				if i == 1 {
 					info.Sampler = "numpy"
 				}
 			})
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "sampler=\"numpy\"", "sampler=\"philox\"", "parta", "partb")
-		}},
+		}, wantErr[*MergeIncompatibleError](
+			"sampler=\"numpy\"", "sampler=\"philox\"", "parta", "partb")},
 		{"seeds file", func(t *testing.T, parent string) []string {
-			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+			return twoPartials(t, parent, func(i int, info *BakeInfo) {
 				if i == 1 {
 					info.SeedFileSHA256 = strings.Repeat("1", 64)
 				}
 			})
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "seed_file_sha256") }},
+		}, wantErr[*MergeIncompatibleError]("seed_file_sha256")},
 		{"algorithm", func(t *testing.T, parent string) []string {
-			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+			return twoPartials(t, parent, func(i int, info *BakeInfo) {
 				if i == 1 {
 					info.AlgorithmVersion = "philox-2"
 				}
 			})
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "algorithm_version")
-		}},
+		}, wantErr[*MergeIncompatibleError]("algorithm_version")},
 		{"seed protocol", func(t *testing.T, parent string) []string {
-			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+			return twoPartials(t, parent, func(i int, info *BakeInfo) {
 				if i == 1 {
 					info.Salt = &SaltRecord{Digest: testSaltDigest, Hex: testSalt}
 				}
 			})
 		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "seed_protocol", SeedProtocolV4Name, SeedProtocolV3Name, testSaltDigest)
+			schematest.WantErr[*MergeIncompatibleError](t, err,
+				"seed_protocol", SeedProtocolV4Name, SeedProtocolV3Name, testSaltDigest)
 			if strings.Contains(err.Error(), testSalt) {
 				t.Errorf("the error shows the salt: %v", err)
 			}
 		}},
 		{"salt", func(t *testing.T, parent string) []string {
-			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+			return twoPartials(t, parent, func(i int, info *BakeInfo) {
 				info.Salt = &SaltRecord{Digest: testSaltDigest, ID: "h1"}
 				if i == 1 {
 					info.Salt.ID = "h2"
 				}
 			})
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "seed_protocol", `"salt_id": "h2"`)
-		}},
+		}, wantErr[*MergeIncompatibleError]("seed_protocol", `"salt_id": "h2"`)},
 		{"n_samples", func(t *testing.T, parent string) []string {
-			return bakePartials(t, parent, shape, "public", []int{0, 2, 4}, func(i int, info *BakeInfo) {
+			return twoPartials(t, parent, func(i int, info *BakeInfo) {
 				if i == 1 {
 					info.NSamples = 5
 				}
 			})
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "n_samples=5") }},
+		}, wantErr[*MergeIncompatibleError]("n_samples=5")},
 		{"total", func(t *testing.T, parent string) []string {
 			a := writeTestDir(t, parent, "a", testInfo(shape, 4, 0, 2))
 			return []string{a, writeTestDir(t, parent, "b", testInfo(shape, 5, 2, 5))}
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeIncompatibleError](t, err, "total_n_mlps") }},
+		}, wantErr[*MergeIncompatibleError]("total_n_mlps")},
 		{"split", func(t *testing.T, parent string) []string {
 			a := bakePartials(t, parent, shape, "public", []int{0, 2, 4}, nil)
 			b := bakePartials(t, filepath.Join(parent, "b"), shape, "holdout", []int{0, 2, 4}, nil)
 			return []string{a[0], b[1]}
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeIncompatibleError](t, err, "holdout", "public")
-		}},
+		}, wantErr[*MergeIncompatibleError]("holdout", "public")},
 		{"corrupt ids", func(t *testing.T, parent string) []string {
 			a := writeTestDir(t, parent, "a", testInfo(shape, 4, 0, 2))
 			info := testInfo(shape, 4, 2, 4)
@@ -254,7 +259,7 @@ func TestMergeRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			return []string{a, dir}
-		}, func(t *testing.T, err error) { schematest.WantErr[*MergeCorruptError](t, err, "mlp_id=9", "[2, 4)") }},
+		}, wantErr[*MergeCorruptError]("mlp_id=9", "[2, 4)")},
 		{"row count", func(t *testing.T, parent string) []string {
 			a := writeTestDir(t, parent, "a", testInfo(shape, 5, 0, 2))
 			md := NewBakeMetadata(testInfo(shape, 5, 2, 5))
@@ -264,9 +269,7 @@ func TestMergeRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 			return []string{a, dir}
-		}, func(t *testing.T, err error) {
-			schematest.WantErr[*MergeCorruptError](t, err, "holds 2 rows", "[2, 5)")
-		}},
+		}, wantErr[*MergeCorruptError]("holds 2 rows", "[2, 5)")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -293,7 +296,10 @@ func TestMergeRefusesExistingOutputBeforeReading(t *testing.T) {
 
 func TestMergeErrorsAreInvalidDatasetErrors(t *testing.T) {
 	for _, err := range []error{
-		&MergeIncompatibleError{"a"}, &MergeIncompleteError{"b"}, &MergeOverlapError{"c"}, &MergeCorruptError{"d"},
+		&MergeIncompatibleError{"a"},
+		&MergeIncompleteError{"b"},
+		&MergeOverlapError{"c"},
+		&MergeCorruptError{"d"},
 	} {
 		schematest.WantErr[*InvalidDatasetError](t, err, err.Error())
 	}
@@ -349,7 +355,8 @@ func TestMergeStreamHoldsOnePartialAtATime(t *testing.T) {
 		t.Fatalf("%d fingerprints, want one group for one kind of host", len(fps))
 	}
 	enc, _ := pyjson.Dumps(fps[0], false)
-	if !strings.Contains(string(enc), `"mlp_count": 9, "partials_count": 6`) || !strings.Contains(string(enc), `"representative_hostnames": ["h0", "h1", "h2"]`) {
+	if !strings.Contains(string(enc), `"mlp_count": 9, "partials_count": 6`) ||
+		!strings.Contains(string(enc), `"representative_hostnames": ["h0", "h1", "h2"]`) {
 		t.Errorf("fingerprint %s, want 9 MLPs from 6 partials and the first three hosts", enc)
 	}
 	if n, _ := md.GetInt("partials_count"); n != 6 {
@@ -366,15 +373,17 @@ func TestMergeStreamRefusals(t *testing.T) {
 		check func(t *testing.T, err error)
 	}{
 		{"no partials", func([]string) iter.Seq2[string, error] { return inOrder(t, nil, 0, nil) },
-			func(t *testing.T, err error) {
-				schematest.WantErr[*MergeIncompatibleError](t, err, "at least one input")
-			}},
+			wantErr[*MergeIncompatibleError]("at least one input")},
 		// A stream is merged in the order it comes: it is not sorted.
-		{"out of order", func(p []string) iter.Seq2[string, error] { return inOrder(t, []string{p[1], p[0], p[2]}, 0, nil) },
-			func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[0, 2)") }},
-		{"missing tail", func(p []string) iter.Seq2[string, error] { return inOrder(t, p[:2], 0, nil) },
-			func(t *testing.T, err error) { schematest.WantErr[*MergeIncompleteError](t, err, "[4, 6)") }},
-		{"fetch failure", func(p []string) iter.Seq2[string, error] { return inOrder(t, p, 2, fetchErr) },
+		{"out of order", func(p []string) iter.Seq2[string, error] {
+			return inOrder(t, []string{p[1], p[0], p[2]}, 0, nil)
+		}, wantErr[*MergeIncompleteError]("[0, 2)")},
+		{"missing tail", func(p []string) iter.Seq2[string, error] {
+			return inOrder(t, p[:2], 0, nil)
+		}, wantErr[*MergeIncompleteError]("[4, 6)")},
+		{"fetch failure", func(p []string) iter.Seq2[string, error] {
+			return inOrder(t, p, 2, fetchErr)
+		},
 			func(t *testing.T, err error) {
 				if !errors.Is(err, fetchErr) {
 					t.Errorf("error %v, want the source's own", err)

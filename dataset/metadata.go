@@ -44,7 +44,9 @@ type BakeInfo struct {
 	Device           string
 	Driver           string // GPU driver; omitted when empty
 	ChunkSize        int
-	SeedFileSHA256   string // hex SHA-256 of the seeds file bytes (or of the canonical JSON of generated seeds)
+	// SeedFileSHA256 is the hex SHA-256 of the seeds file bytes (or of the
+	// canonical JSON of generated seeds).
+	SeedFileSHA256 string
 	// Salt makes the bake a protocol-4.0 one; nil is protocol 3.0.
 	Salt *SaltRecord
 }
@@ -154,7 +156,9 @@ func ReadMetadata(dir string) (Metadata, error) {
 	path := filepath.Join(dir, MetadataFile)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, invalidf("missing metadata.json at %s. This may be a legacy .npz dataset (re-bake it with `whestbake dataset bake`) or not a dataset directory.", path)
+		return nil, invalidf("missing metadata.json at %s. "+
+			"This may be a legacy .npz dataset (re-bake it with `whestbake dataset bake`) "+
+			"or not a dataset directory.", path)
 	}
 	if err != nil {
 		return nil, invalidf("cannot read %s: %v", path, err)
@@ -165,7 +169,9 @@ func ReadMetadata(dir string) (Metadata, error) {
 		return nil, invalidf("cannot read %s: %v", path, err)
 	}
 	if len(data) > MaxMetadataBytes {
-		return nil, invalidf("%s is over %d bytes (dataset.MaxMetadataBytes), far more than any dataset's metadata: it is damaged or not a dataset's", path, MaxMetadataBytes)
+		return nil, invalidf("%s is over %d bytes (dataset.MaxMetadataBytes), "+
+			"far more than any dataset's metadata: it is damaged or not a dataset's",
+			path, MaxMetadataBytes)
 	}
 	return ParseMetadata(data, path)
 }
@@ -179,7 +185,8 @@ func ParseMetadata(data []byte, where string) (Metadata, error) {
 	}
 	md, ok := v.(*Object)
 	if !ok {
-		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s", where, pyjson.Kind(v))
+		return nil, invalidf("metadata.json at %s must hold a JSON object; got %s",
+			where, pyjson.Kind(v))
 	}
 	return md, nil
 }

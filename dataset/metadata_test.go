@@ -26,9 +26,15 @@ func TestNewBakeMetadataMatchesPython(t *testing.T) {
 		Width:     1024,
 		Depth:     16,
 		Hardware: Hardware{
-			Hostname: "gpu-7", OS: "Linux", OSRelease: "6.1.0-18-amd64", Platform: "Linux-6.1.0-18-amd64-x86_64",
-			Machine: "x86_64", CPUBrand: "AMD EPYC 9454 48-Core Processor", CPUCountLogical: 16,
-			RAMTotalBytes: 137438953472, GoVersion: "go1.26.8",
+			Hostname:        "gpu-7",
+			OS:              "Linux",
+			OSRelease:       "6.1.0-18-amd64",
+			Platform:        "Linux-6.1.0-18-amd64-x86_64",
+			Machine:         "x86_64",
+			CPUBrand:        "AMD EPYC 9454 48-Core Processor",
+			CPUCountLogical: 16,
+			RAMTotalBytes:   137438953472,
+			GoVersion:       "go1.26.8",
 		},
 		WhestbakeVersion: "0.1.0",
 		Sampler:          "numpy",
@@ -43,7 +49,8 @@ func TestNewBakeMetadataMatchesPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := readAll(t, "internal/pyjson/testdata/bake_partial.json"); string(got) != string(want) {
+	want := readAll(t, "internal/pyjson/testdata/bake_partial.json")
+	if string(got) != string(want) {
 		t.Errorf("metadata differs from Python:\n got %s\nwant %s", got, want)
 	}
 	if err := Validate(md, false); err == nil {
@@ -56,7 +63,8 @@ func TestNewBakeMetadataMatchesPython(t *testing.T) {
 
 func TestNewBakeMetadataCompleteBake(t *testing.T) {
 	info := testInfo(bakeapi.Spec{Width: 4, Depth: 2}, 10, 0, 0)
-	info.Split, info.Config = "", ""
+	info.Split = ""
+	info.Config = ""
 	info.Driver = "550.54"
 	md := NewBakeMetadata(info)
 	for _, k := range []string{"is_partial", "mlp_range", "total_n_mlps", "dot_product"} {
@@ -89,27 +97,35 @@ func TestNewBakeMetadataCompleteBake(t *testing.T) {
 
 func TestISOUTCLikePython(t *testing.T) {
 	for _, c := range []struct {
-		t    time.Time
+		when time.Time
 		want string
 	}{
 		{time.Date(2026, 5, 26, 0, 0, 0, 0, time.UTC), "2026-05-26T00:00:00+00:00"},
-		{time.Date(2026, 6, 15, 22, 19, 28, 40384000, time.UTC), "2026-06-15T22:19:28.040384+00:00"},
+		{time.Date(2026, 6, 15, 22, 19, 28, 40384000, time.UTC),
+			"2026-06-15T22:19:28.040384+00:00"},
 		{time.Date(2026, 6, 15, 22, 19, 28, 999, time.UTC), "2026-06-15T22:19:28+00:00"},
-		{time.Date(2026, 6, 16, 0, 19, 28, 0, time.FixedZone("CEST", 2*3600)), "2026-06-15T22:19:28+00:00"},
+		{time.Date(2026, 6, 16, 0, 19, 28, 0, time.FixedZone("CEST", 2*3600)),
+			"2026-06-15T22:19:28+00:00"},
 	} {
-		if got := isoUTC(c.t); got != c.want {
-			t.Errorf("isoUTC(%v) = %s want %s", c.t, got, c.want)
+		if got := isoUTC(c.when); got != c.want {
+			t.Errorf("isoUTC(%v) = %s want %s", c.when, got, c.want)
 		}
 	}
 }
 
 func TestHostHardwareIsFilled(t *testing.T) {
 	h := HostHardware()
-	if h.Hostname == "" || h.OS == "" || h.Machine == "" || h.CPUCountLogical < 1 || !strings.HasPrefix(h.GoVersion, "go") {
+	if h.Hostname == "" ||
+		h.OS == "" ||
+		h.Machine == "" ||
+		h.CPUCountLogical < 1 ||
+		!strings.HasPrefix(h.GoVersion, "go") {
 		t.Errorf("incomplete host fingerprint %+v", h)
 	}
 	o := h.Object()
-	if got := strings.Join(o.Keys(), ","); got != "hostname,os,os_release,platform,machine,cpu_brand,cpu_count_logical,ram_total_bytes,go_version" {
+	wantKeys := "hostname,os,os_release,platform,machine,cpu_brand,cpu_count_logical," +
+		"ram_total_bytes,go_version"
+	if got := strings.Join(o.Keys(), ","); got != wantKeys {
 		t.Errorf("hardware keys %s", got)
 	}
 	if v, _ := (Hardware{}).Object().Get("ram_total_bytes"); v != nil {
@@ -123,22 +139,54 @@ func TestHostHardwareIsFilled(t *testing.T) {
 // the salt only when published.
 func TestSeedProtocolBlocks(t *testing.T) {
 	shape := bakeapi.Spec{Width: 4, Depth: 2}
+	const v4Block = `{"name": "whestbench_kdf_per_mlp_seeds", "version": "4.0", ` +
+		`"kdf": "blake2b-keyed", `
 	for _, c := range []struct {
 		salt *SaltRecord
 		want string
 		info SeedProtocol
 	}{
-		{nil, `{"name": "whestbench_explicit_per_mlp_seeds", "version": "3.0"}`,
-			SeedProtocol{Name: SeedProtocolV3Name, Version: "3.0"}},
-		{&SaltRecord{Digest: testSaltDigest, Hex: testSalt},
-			`{"name": "whestbench_kdf_per_mlp_seeds", "version": "4.0", "kdf": "blake2b-keyed", "salt_source": "metadata", "salt_digest": "` + testSaltDigest + `", "salt": "` + testSalt + `"}`,
-			SeedProtocol{Name: SeedProtocolV4Name, Version: "4.0", SaltSource: "metadata", SaltDigest: testSaltDigest, Salt: testSalt}},
-		{&SaltRecord{Digest: testSaltDigest, ID: "v1", Hex: testSalt},
-			`{"name": "whestbench_kdf_per_mlp_seeds", "version": "4.0", "kdf": "blake2b-keyed", "salt_source": "metadata", "salt_digest": "` + testSaltDigest + `", "salt_id": "v1", "salt": "` + testSalt + `"}`,
-			SeedProtocol{Name: SeedProtocolV4Name, Version: "4.0", SaltSource: "metadata", SaltDigest: testSaltDigest, SaltID: "v1", Salt: testSalt}},
-		{&SaltRecord{Digest: testSaltDigest, ID: "holdout-1"},
-			`{"name": "whestbench_kdf_per_mlp_seeds", "version": "4.0", "kdf": "blake2b-keyed", "salt_source": "env", "salt_digest": "` + testSaltDigest + `", "salt_id": "holdout-1"}`,
-			SeedProtocol{Name: SeedProtocolV4Name, Version: "4.0", SaltSource: "env", SaltDigest: testSaltDigest, SaltID: "holdout-1"}},
+		{
+			want: `{"name": "whestbench_explicit_per_mlp_seeds", "version": "3.0"}`,
+			info: SeedProtocol{Name: SeedProtocolV3Name, Version: "3.0"},
+		},
+		{
+			salt: &SaltRecord{Digest: testSaltDigest, Hex: testSalt},
+			want: v4Block + `"salt_source": "metadata", "salt_digest": "` + testSaltDigest + `", ` +
+				`"salt": "` + testSalt + `"}`,
+			info: SeedProtocol{
+				Name:       SeedProtocolV4Name,
+				Version:    "4.0",
+				SaltSource: "metadata",
+				SaltDigest: testSaltDigest,
+				Salt:       testSalt,
+			},
+		},
+		{
+			salt: &SaltRecord{Digest: testSaltDigest, ID: "v1", Hex: testSalt},
+			want: v4Block + `"salt_source": "metadata", "salt_digest": "` + testSaltDigest + `", ` +
+				`"salt_id": "v1", "salt": "` + testSalt + `"}`,
+			info: SeedProtocol{
+				Name:       SeedProtocolV4Name,
+				Version:    "4.0",
+				SaltSource: "metadata",
+				SaltDigest: testSaltDigest,
+				SaltID:     "v1",
+				Salt:       testSalt,
+			},
+		},
+		{
+			salt: &SaltRecord{Digest: testSaltDigest, ID: "holdout-1"},
+			want: v4Block + `"salt_source": "env", "salt_digest": "` + testSaltDigest + `", ` +
+				`"salt_id": "holdout-1"}`,
+			info: SeedProtocol{
+				Name:       SeedProtocolV4Name,
+				Version:    "4.0",
+				SaltSource: "env",
+				SaltDigest: testSaltDigest,
+				SaltID:     "holdout-1",
+			},
+		},
 	} {
 		info := testInfo(shape, 3, 0, 0)
 		info.Salt = c.salt
@@ -162,11 +210,12 @@ func TestSeedProtocolBlocks(t *testing.T) {
 
 // whestbench defaults an absent salt_source to "metadata".
 func TestSeedProtocolDefaultSaltSource(t *testing.T) {
-	in, err := ParseInfo(mustObj(t, `{`+v4+`, "salt": "00ff"}, "n_mlps": 1}`), false)
+	in, err := ParseInfo(mustObj(t, `{`+v4Meta+`, "salt": "00ff"}, "n_mlps": 1}`), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := in.SeedProtocol; p.SaltSource != SaltSourceMetadata || p.Salt != "00ff" || p.SaltWithheld() {
+	p := in.SeedProtocol
+	if p.SaltSource != SaltSourceMetadata || p.Salt != "00ff" || p.SaltWithheld() {
 		t.Errorf("%+v", p)
 	}
 }
@@ -176,13 +225,16 @@ func TestSeedProtocolDefaultSaltSource(t *testing.T) {
 // several times its size in memory.
 func TestReadMetadataIsBounded(t *testing.T) {
 	dir := t.TempDir()
-	body := append([]byte(`{"schema_version": "3.0"}`), bytes.Repeat([]byte(" "), MaxMetadataBytes)...)
+	padding := bytes.Repeat([]byte(" "), MaxMetadataBytes)
+	body := append([]byte(`{"schema_version": "3.0"}`), padding...)
 	if err := os.WriteFile(filepath.Join(dir, MetadataFile), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ReadMetadata(dir)
-	schematest.WantErr[*InvalidDatasetError](t, err, filepath.Join(dir, MetadataFile), "dataset.MaxMetadataBytes")
-	if err := os.WriteFile(filepath.Join(dir, MetadataFile), body[:MaxMetadataBytes], 0o644); err != nil {
+	schematest.WantErr[*InvalidDatasetError](t, err,
+		filepath.Join(dir, MetadataFile), "dataset.MaxMetadataBytes")
+	err = os.WriteFile(filepath.Join(dir, MetadataFile), body[:MaxMetadataBytes], 0o644)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadMetadata(dir); err != nil {

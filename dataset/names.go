@@ -56,19 +56,23 @@ func splitShards(dataDir, split string, files []string) ([]string, error) {
 			continue
 		}
 		if count >= 0 && m != count {
-			return nil, invalidf("split %q in %s mixes shard counts (%s says of %05d, another file says of %05d); keep one complete set of shards", split, dataDir, f, m, count)
+			return nil, invalidf("split %q in %s mixes shard counts "+
+				"(%s says of %05d, another file says of %05d); keep one complete set of shards",
+				split, dataDir, f, m, count)
 		}
 		count = m
 		byIndex[i] = f
 	}
 	if count < 0 {
-		return nil, invalidf("split %q has no parquet file in %s (expected %s)", split, dataDir, shardName(split, 0, 1))
+		return nil, invalidf("split %q has no parquet file in %s (expected %s)",
+			split, dataDir, shardName(split, 0, 1))
 	}
 	names := make([]string, 0, count)
 	for i := range count {
 		f, ok := byIndex[i]
 		if !ok {
-			return nil, invalidf("split %q in %s is missing shard %s", split, dataDir, shardName(split, i, count))
+			return nil, invalidf("split %q in %s is missing shard %s",
+				split, dataDir, shardName(split, i, count))
 		}
 		names = append(names, f)
 	}
@@ -80,7 +84,8 @@ func splitShards(dataDir, split string, files []string) ([]string, error) {
 			}
 		}
 		sort.Strings(extra)
-		return nil, invalidf("split %q in %s has shards beyond its count: %v", split, dataDir, extra)
+		return nil, invalidf("split %q in %s has shards beyond its count: %v",
+			split, dataDir, extra)
 	}
 	return names, nil
 }

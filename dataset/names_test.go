@@ -64,7 +64,8 @@ func TestProducersRefuseUnloadableSplitNames(t *testing.T) {
 	mini := testInfo(shape, 2, 0, 0)
 	mini.Split = "mini-a"
 	hold := testInfo(shape, 2, 0, 0)
-	hold.Split, hold.Config = "holdout", "holdout"
+	hold.Split = "holdout"
+	hold.Config = "holdout"
 	a := writeTestDir(t, parent, "a", mini)
 	b := writeTestDir(t, parent, "b", hold)
 	combined := filepath.Join(parent, "combined")
@@ -78,13 +79,12 @@ func TestProducersRefuseUnloadableSplitNames(t *testing.T) {
 	p := writeTestDir(t, parent, "p", pub)
 	c := writeTestDir(t, parent, "c", def)
 	schematest.WantErr[*InvalidDatasetError](t, Combine([]string{p, c}, combined, "public"),
-		`split "default" would be the card's config "default", which already loads the default split "public"`)
+		`split "default" would be the card's config "default", `+
+			`which already loads the default split "public"`)
 
 	// A multi-split dataset from before the rule.
 	legacy := filepath.Join(parent, "legacy")
-	if err := os.CopyFS(legacy, os.DirFS(filepath.Join(fixtures, "multi_split_v3.0"))); err != nil {
-		t.Fatal(err)
-	}
+	copyMultiSplitFixture(t, legacy)
 	renameSplit(t, legacy, "public", "mini-a")
 	if _, err := Open(legacy, false); err != nil {
 		t.Fatalf("a dataset of whestbench's names no longer opens: %v", err)

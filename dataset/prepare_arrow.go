@@ -46,7 +46,8 @@ func writePrepared(d *Dir, root string) error {
 		if err != nil {
 			return err
 		}
-		err = d.scanSplit(sd, &d.Info.Splits[i], &row, func(_ *SplitData, r Row) error { return w.Write(&r) })
+		write := func(_ *SplitData, r Row) error { return w.Write(&r) }
+		err = d.scanSplit(sd, &d.Info.Splits[i], &row, write)
 		if err != nil {
 			w.Abort() // the caller removes the half-written tree
 			return err
@@ -75,7 +76,10 @@ func PrepareArrow(dir string) (err error) {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if !d.Info.MultiSplit {
-		return invalidf("%s: prepare-arrow is only meaningful for multi-split datasets (no 'splits' block found in metadata.json); combine the split with `whestbake dataset combine-splits` first", filepath.Join(dir, MetadataFile))
+		return invalidf("%s: prepare-arrow is only meaningful for multi-split datasets "+
+			"(no 'splits' block found in metadata.json); "+
+			"combine the split with `whestbake dataset combine-splits` first",
+			filepath.Join(dir, MetadataFile))
 	}
 	names := make([]string, len(d.Splits))
 	for i, s := range d.Splits {
@@ -88,8 +92,9 @@ func PrepareArrow(dir string) (err error) {
 		return err
 	}
 	if len(foreign) > 0 {
-		return invalidf("%s holds %q, which prepare-arrow did not write: the new tree replaces the "+
-			"folder whole and would delete them; move them out of %s and run again",
+		return invalidf("%s holds %q, which prepare-arrow did not write: "+
+			"the new tree replaces the folder whole and would delete them; "+
+			"move them out of %s and run again",
 			filepath.Join(dir, PreparedDir), foreign, PreparedDir+"/")
 	}
 	if err := staging.RemoveLeftovers(dir, preparedStagingPrefix); err != nil {
@@ -205,9 +210,11 @@ func (d *Dir) openPreparedCheck() (*preparedCheck, error) {
 		return nil, err
 	}
 	if len(foreign) > 0 {
-		return nil, invalidf("%s holds %q, which its prepared tree does not have (metadata.json's "+
-			"prepared_splits lists %q): whestbench's loader would read what it finds there; move them "+
-			"out of the dataset (`whestbake dataset prepare-arrow` refuses to delete what it did not write)",
+		return nil, invalidf("%s holds %q, which its prepared tree does not have "+
+			"(metadata.json's prepared_splits lists %q): "+
+			"whestbench's loader would read what it finds there; "+
+			"move them out of the dataset "+
+			"(`whestbake dataset prepare-arrow` refuses to delete what it did not write)",
 			filepath.Join(d.Path, PreparedDir), foreign, listed)
 	}
 	pc := &preparedCheck{splits: map[string]*prepared.SplitCheck{}}
@@ -247,8 +254,9 @@ func (d *Dir) preparedSplitNames() ([]string, error) {
 	}
 	mdPath := filepath.Join(d.Path, MetadataFile)
 	if !d.Info.MultiSplit {
-		return nil, invalidf("%s: a single-split dataset has no prepared tree (whestbench reads prepared_splits "+
-			"of multi-split datasets only), yet it lists prepared_splits: remove the key", mdPath)
+		return nil, invalidf("%s: a single-split dataset has no prepared tree "+
+			"(whestbench reads prepared_splits of multi-split datasets only), "+
+			"yet it lists prepared_splits: remove the key", mdPath)
 	}
 	// Validate has checked the block's shape: an object of objects with a
 	// string path, naming splits of the dataset.
@@ -260,13 +268,16 @@ func (d *Dir) preparedSplitNames() ([]string, error) {
 		if pyjson.Equal(entry, w) {
 			continue
 		}
-		if p, _ := entry.GetString("path"); !filepath.IsLocal(filepath.FromSlash(p)) || strings.Contains(p, `\`) {
-			return nil, invalidf("%s: prepared_splits[%q].path is %q, outside the dataset: whestbench's loader "+
-				"would read a split from there; `whestbake dataset prepare-arrow %s` rewrites it as %s",
+		p, _ := entry.GetString("path")
+		if !filepath.IsLocal(filepath.FromSlash(p)) || strings.Contains(p, `\`) {
+			return nil, invalidf("%s: prepared_splits[%q].path is %q, outside the dataset: "+
+				"whestbench's loader would read a split from there; "+
+				"`whestbake dataset prepare-arrow %s` rewrites it as %s",
 				mdPath, s, p, d.Path, PreparedDir+"/"+s)
 		}
 		return nil, invalidf("%s: prepared_splits[%q] is %s, not %s as prepare-arrow writes it: "+
-			"`whestbake dataset prepare-arrow %s` rewrites it", mdPath, s, pyjson.Compact(entry), pyjson.Compact(w), d.Path)
+			"`whestbake dataset prepare-arrow %s` rewrites it",
+			mdPath, s, pyjson.Compact(entry), pyjson.Compact(w), d.Path)
 	}
 	return block.Keys(), nil
 }

@@ -39,11 +39,12 @@ func combineOtherRows(t *testing.T, parent string, shape bakeapi.Spec, n1, n2 in
 	var dirs []string
 	for _, s := range []struct {
 		split string
-		n     int
+		mlps  int
 	}{{"public", n1}, {"holdout", n2}} {
-		info := testInfo(shape, s.n, 0, 0)
-		info.Split, info.Config = s.split, s.split
-		rows := schematest.Rows(shape, 1000, s.n)
+		info := testInfo(shape, s.mlps, 0, 0)
+		info.Split = s.split
+		info.Config = s.split
+		rows := schematest.Rows(shape, 1000, s.mlps)
 		for i := range rows {
 			rows[i].MLPID = int32(i)
 		}
@@ -74,7 +75,10 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 	if err := CheckPrepared(clean); err != nil {
 		t.Fatalf("a combined dataset: %v", err)
 	}
-	arrow := func(split string) string { return filepath.Join(PreparedDir, split, prepared.ArrowFile) }
+	inPrepared := func(split, file string) string { return filepath.Join(PreparedDir, split, file) }
+	arrow := func(split string) string { return inPrepared(split, prepared.ArrowFile) }
+	state := func(split string) string { return inPrepared(split, prepared.StateFile) }
+	datasetInfo := func(split string) string { return inPrepared(split, prepared.InfoFile) }
 	for _, c := range []struct {
 		name     string
 		spoil    func(t *testing.T, dir string)
@@ -82,8 +86,14 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 		repaired bool // prepare-arrow repairs it; else it refuses and changes nothing
 	}{
 		{"public holds another seed's rows", func(t *testing.T, dir string) {
-			replaceDir(t, filepath.Join(dir, PreparedDir, "public"), filepath.Join(other, PreparedDir, "public"))
-		}, []string{arrow("public") + ": differs from the stream of the rows of data/public-*.parquet at byte", "in row 0"}, true},
+			replaceDir(t,
+				filepath.Join(dir, PreparedDir, "public"),
+				filepath.Join(other, PreparedDir, "public"))
+		}, []string{
+			arrow("public") + ": differs from the stream of the rows of " +
+				"data/public-*.parquet at byte",
+			"in row 0",
+		}, true},
 		{"a weight of row 2 changed", func(t *testing.T, dir string) {
 			flipByteOfRow(t, dir, "public", 2)
 		}, []string{arrow("public") + ": differs", "in row 2"}, true},
@@ -92,29 +102,41 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 		}, []string{arrow("holdout") + ": ends at byte", "it is truncated"}, true},
 		{"holdout emptied", func(t *testing.T, dir string) {
 			truncate(t, filepath.Join(dir, arrow("holdout")), 0)
-		}, []string{arrow("holdout") + ": ends at byte 0, in its schema (the parquet files have width 4 and depth 2)"}, true},
+		}, []string{
+			arrow("holdout") + ": ends at byte 0, " +
+				"in its schema (the parquet files have width 4 and depth 2)",
+		}, true},
 		{"bytes after the end", func(t *testing.T, dir string) {
-			appendBytes(t, filepath.Join(dir, arrow("public")), []byte{0xff, 0xff, 0xff, 0xff, 8, 0, 0, 0})
+			appendBytes(t, filepath.Join(dir, arrow("public")),
+				[]byte{0xff, 0xff, 0xff, 0xff, 8, 0, 0, 0})
 		}, []string{arrow("public") + ": goes on after the end of the stream"}, true},
 		{"the arrow file missing", func(t *testing.T, dir string) {
 			removePath(t, filepath.Join(dir, arrow("public")))
 		}, []string{arrow("public") + ": cannot be read"}, true},
 		{"state.json of another split", func(t *testing.T, dir string) {
-			copyOver(t, filepath.Join(dir, PreparedDir, "holdout", prepared.StateFile), filepath.Join(dir, PreparedDir, "public", prepared.StateFile))
-		}, []string{filepath.Join(PreparedDir, "public", prepared.StateFile) + ": is not what prepare-arrow writes"}, true},
+			copyOver(t, filepath.Join(dir, state("holdout")), filepath.Join(dir, state("public")))
+		}, []string{state("public") + ": is not what prepare-arrow writes"}, true},
 		{"dataset_info.json of another shape", func(t *testing.T, dir string) {
 			info, _ := prepared.InfoJSON(8, 2)
-			putFile(t, filepath.Join(dir, PreparedDir, "public", prepared.InfoFile), info)
-		}, []string{filepath.Join(PreparedDir, "public", prepared.InfoFile) + ": is not what prepare-arrow writes for split \"public\" of width 4 and depth 2"}, true},
+			putFile(t, filepath.Join(dir, datasetInfo("public")), info)
+		}, []string{
+			datasetInfo("public") + ": is not what prepare-arrow writes " +
+				"for split \"public\" of width 4 and depth 2",
+		}, true},
 		{"path out of the dataset", func(t *testing.T, dir string) {
 			setPreparedEntry(t, dir, "public", "path", "../../../../etc")
-		}, []string{`prepared_splits["public"].path is "../../../../etc", outside the dataset`, "rewrites it as prepared/public"}, true},
+		}, []string{
+			`prepared_splits["public"].path is "../../../../etc", outside the dataset`,
+			"rewrites it as prepared/public",
+		}, true},
 		{"absolute path", func(t *testing.T, dir string) {
 			setPreparedEntry(t, dir, "holdout", "path", "/etc")
 		}, []string{`prepared_splits["holdout"].path is "/etc", outside the dataset`}, true},
 		{"another format", func(t *testing.T, dir string) {
 			setPreparedEntry(t, dir, "holdout", "format", "arrow")
-		}, []string{`prepared_splits["holdout"] is {"path": "prepared/holdout", "format": "arrow"}, not`}, true},
+		}, []string{
+			`prepared_splits["holdout"] is {"path": "prepared/holdout", "format": "arrow"}, not`,
+		}, true},
 		{"an extra ghost split", func(t *testing.T, dir string) {
 			putFile(t, filepath.Join(dir, PreparedDir, "ghost", prepared.StateFile), []byte("{}"))
 		}, []string{`holds ["prepared/ghost"]`, "move them out of the dataset"}, false},
@@ -123,7 +145,9 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 		}, []string{`holds ["prepared/public/data-00001-of-00002.arrow"]`}, false},
 		{"a split folder linked out", func(t *testing.T, dir string) {
 			removePath(t, filepath.Join(dir, PreparedDir, "public"))
-			symlink(t, filepath.Join(other, PreparedDir, "public"), filepath.Join(dir, PreparedDir, "public"))
+			symlink(t,
+				filepath.Join(other, PreparedDir, "public"),
+				filepath.Join(dir, PreparedDir, "public"))
 		}, []string{`holds ["prepared/public"]`}, false},
 		{"a file linked out", func(t *testing.T, dir string) {
 			removePath(t, filepath.Join(dir, arrow("holdout")))
@@ -135,7 +159,10 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 		}, []string{`holds ["prepared"]`}, false},
 		{"a tree metadata.json does not list", func(t *testing.T, dir string) {
 			editMetadata(t, dir, func(md Metadata) { md.Delete("prepared_splits") })
-		}, []string{`holds ["prepared/public" "prepared/holdout"]`, `prepared_splits lists []`}, true},
+		}, []string{
+			`holds ["prepared/public" "prepared/holdout"]`,
+			`prepared_splits lists []`,
+		}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "ds")
@@ -152,7 +179,8 @@ func TestPreparedCheckRefusesHostileTrees(t *testing.T) {
 			before := treeOf(t, dir)
 			err = PrepareArrow(dir)
 			if !c.repaired {
-				schematest.WantErr[*InvalidDatasetError](t, err, "which prepare-arrow did not write", "would delete them")
+				schematest.WantErr[*InvalidDatasetError](t, err,
+					"which prepare-arrow did not write", "would delete them")
 				if after := treeOf(t, dir); !slices.Equal(before, after) {
 					t.Errorf("a refused prepare-arrow changed the dataset:\n%v\n%v", before, after)
 				}
@@ -183,9 +211,7 @@ func TestPreparedCheckAcceptsWhatPrepareArrowWrites(t *testing.T) {
 		t.TempDir(),
 	}
 	prepared := filepath.Join(parent, "fixture")
-	if err := os.CopyFS(prepared, os.DirFS(filepath.Join(fixtures, "multi_split_v3.0"))); err != nil {
-		t.Fatal(err)
-	}
+	copyMultiSplitFixture(t, prepared)
 	if err := PrepareArrow(prepared); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +223,8 @@ func TestPreparedCheckAcceptsWhatPrepareArrowWrites(t *testing.T) {
 	// A single split has no prepared tree to list.
 	single := dirs[0]
 	editMetadata(t, single, func(md Metadata) { md.Set("prepared_splits", NewObject()) })
-	schematest.WantErr[*InvalidDatasetError](t, CheckPrepared(single), "a single-split dataset has no prepared tree", "remove the key")
+	schematest.WantErr[*InvalidDatasetError](t, CheckPrepared(single),
+		"a single-split dataset has no prepared tree", "remove the key")
 }
 
 // The check holds a row, not a split: on a split of 10,000 MLPs (about
@@ -234,9 +261,11 @@ func TestPreparedCheckHoldsARow(t *testing.T) {
 		t.Fatal(err)
 	}
 	const bound = 8 << 20
-	t.Logf("the live heap grew by %d bytes checking a %d-byte stream", int64(peak)-int64(base), st.Size())
+	t.Logf("the live heap grew by %d bytes checking a %d-byte stream",
+		int64(peak)-int64(base), st.Size())
 	if grew := int64(peak) - int64(base); grew > bound || st.Size() < 5*bound {
-		t.Errorf("the live heap grew by %d bytes checking a %d-byte stream (bound %d)", grew, st.Size(), bound)
+		t.Errorf("the live heap grew by %d bytes checking a %d-byte stream (bound %d)",
+			grew, st.Size(), bound)
 	}
 }
 

@@ -19,11 +19,18 @@ import (
 
 // combineTestSplits writes two splits of shape (n1 and n2 rows) and
 // combines them into parent/out with opts.
-func combineTestSplits(t *testing.T, parent string, shape bakeapi.Spec, n1, n2 int, opts ...CombineOption) string {
+func combineTestSplits(
+	t *testing.T,
+	parent string,
+	shape bakeapi.Spec,
+	n1, n2 int,
+	opts ...CombineOption,
+) string {
 	t.Helper()
 	pub := testInfo(shape, n1, 0, 0)
 	hold := testInfo(shape, n2, 0, 0)
-	hold.Split, hold.Config = "holdout", "holdout"
+	hold.Split = "holdout"
+	hold.Config = "holdout"
 	a := writeTestDir(t, parent, "a", pub)
 	b := writeTestDir(t, parent, "b", hold)
 	out := filepath.Join(parent, "out")
@@ -43,16 +50,16 @@ func combineTestSplits(t *testing.T, parent string, shape bakeapi.Spec, n1, n2 i
 func TestPreparedArrowIndependentReader(t *testing.T) {
 	parent := t.TempDir()
 	fixture := filepath.Join(parent, "fixture")
-	if err := os.CopyFS(fixture, os.DirFS(filepath.Join(fixtures, "multi_split_v3.0"))); err != nil {
-		t.Fatal(err)
-	}
+	copyMultiSplitFixture(t, fixture)
 	if err := PrepareArrow(fixture); err != nil {
 		t.Fatal(err)
 	}
 	dirs := []string{
 		fixture,
-		combineTestSplits(t, filepath.Join(parent, "small"), bakeapi.Spec{Width: 8, Depth: 3}, 130, 1),
-		combineTestSplits(t, filepath.Join(parent, "large"), bakeapi.Spec{Width: 256, Depth: 2}, 3, 2),
+		combineTestSplits(t, filepath.Join(parent, "small"),
+			bakeapi.Spec{Width: 8, Depth: 3}, 130, 1),
+		combineTestSplits(t, filepath.Join(parent, "large"),
+			bakeapi.Spec{Width: 256, Depth: 2}, 3, 2),
 	}
 	var streams, parquets []string
 	want := map[string][]Row{}
@@ -75,7 +82,8 @@ func TestPreparedArrowIndependentReader(t *testing.T) {
 	for _, p := range streams {
 		v := got[p]
 		if len(v.Rows) != len(want[p]) || v.Batches != len(want[p]) {
-			t.Errorf("%s: apache-arrow read %d rows in %d batches, want %d rows, one a batch", p, len(v.Rows), v.Batches, len(want[p]))
+			t.Errorf("%s: apache-arrow read %d rows in %d batches, want %d rows, one a batch",
+				p, len(v.Rows), v.Batches, len(want[p]))
 			continue
 		}
 		for i, r := range v.Rows {
@@ -107,13 +115,12 @@ func compactRaw(t *testing.T, raw json.RawMessage) string {
 // carry in their huggingface footer entry.
 func TestPreparedJSONFollowsDatasetsFormat(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fixture")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(fixtures, "multi_split_v3.0"))); err != nil {
-		t.Fatal(err)
-	}
+	copyMultiSplitFixture(t, dir)
 	if err := PrepareArrow(dir); err != nil {
 		t.Fatal(err)
 	}
-	fixture, err := os.ReadFile(filepath.Join(fixtures, "multi_split_v3.0", "data", "public-00000-of-00001.parquet"))
+	shard := filepath.Join(fixtures, "multi_split_v3.0", "data", "public-00000-of-00001.parquet")
+	fixture, err := os.ReadFile(shard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,10 +141,16 @@ func TestPreparedJSONFollowsDatasetsFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	// DatasetInfo's fields (info.py), and save_to_disk's state keys.
-	datasetInfoFields := []string{"description", "citation", "homepage", "license", "features", "post_processed", "supervised_keys",
-		"builder_name", "dataset_name", "config_name", "version", "splits", "download_checksums", "download_size",
-		"post_processing_size", "dataset_size", "size_in_bytes"}
-	stateKeys := []string{"_data_files", "_fingerprint", "_format_columns", "_format_kwargs", "_format_type", "_output_all_columns", "_split"}
+	datasetInfoFields := []string{
+		"description", "citation", "homepage", "license", "features", "post_processed",
+		"supervised_keys", "builder_name", "dataset_name", "config_name", "version", "splits",
+		"download_checksums", "download_size", "post_processing_size", "dataset_size",
+		"size_in_bytes",
+	}
+	stateKeys := []string{
+		"_data_files", "_fingerprint", "_format_columns", "_format_kwargs", "_format_type",
+		"_output_all_columns", "_split",
+	}
 
 	for _, split := range []string{"public", "holdout"} {
 		folder := filepath.Join(dir, PreparedDir, split)
@@ -189,8 +202,12 @@ func TestPreparedJSONFollowsDatasetsFormat(t *testing.T) {
 		if err := json.Unmarshal(stateText, &state); err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(state.DataFiles, []map[string]string{{"filename": "data-00000-of-00001.arrow"}}) ||
-			state.FormatColumns != nil || state.FormatType != nil || len(state.FormatKwargs) != 0 || state.OutputAllColumns ||
+		dataFiles := []map[string]string{{"filename": "data-00000-of-00001.arrow"}}
+		if !reflect.DeepEqual(state.DataFiles, dataFiles) ||
+			state.FormatColumns != nil ||
+			state.FormatType != nil ||
+			len(state.FormatKwargs) != 0 ||
+			state.OutputAllColumns ||
 			state.Split != split {
 			t.Errorf("state.json %+v", state)
 		}
@@ -223,7 +240,9 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 	}
 	block, _ := md.GetObject("prepared_splits")
 	text, _ := pyjson.Dumps(block, false)
-	if want := `{"public": {"path": "prepared/public", "format": "save_to_disk"}, "holdout": {"path": "prepared/holdout", "format": "save_to_disk"}}`; string(text) != want {
+	want := `{"public": {"path": "prepared/public", "format": "save_to_disk"}, ` +
+		`"holdout": {"path": "prepared/holdout", "format": "save_to_disk"}}`
+	if string(text) != want {
 		t.Errorf("prepared_splits %s, want %s", text, want)
 	}
 	for _, p := range PreparedPaths([]string{"public", "holdout"}) {
@@ -241,7 +260,8 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 		}
 	}
 
-	skipped := combineTestSplits(t, filepath.Join(parent, "without"), shape, 3, 2, CombineSkipPrepared())
+	skipped := combineTestSplits(t, filepath.Join(parent, "without"), shape, 3, 2,
+		CombineSkipPrepared())
 	if md, _ := ReadMetadata(skipped); md.Has("prepared_splits") {
 		t.Error("CombineSkipPrepared left prepared_splits in the metadata")
 	}
@@ -282,10 +302,13 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 	if !bytes.Equal(readAll(t, own), readAll(t, built)) {
 		t.Error("a rebuild did not restore the truncated stream")
 	}
-	if got := dirEntries(t, filepath.Join(skipped, PreparedDir, "public")); !slices.Equal(got, []string{"data-00000-of-00001.arrow", "dataset_info.json", "state.json"}) {
+	wantFiles := []string{"data-00000-of-00001.arrow", "dataset_info.json", "state.json"}
+	got := dirEntries(t, filepath.Join(skipped, PreparedDir, "public"))
+	if !slices.Equal(got, wantFiles) {
 		t.Errorf("prepared/public after a rebuild holds %v", got)
 	}
-	if got := dirEntries(t, skipped); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, ".") }) {
+	hidden := func(n string) bool { return strings.HasPrefix(n, ".") }
+	if got := dirEntries(t, skipped); slices.ContainsFunc(got, hidden) {
 		t.Errorf("prepare-arrow left %v", got)
 	}
 	if _, err := Open(skipped, false); err != nil {
@@ -294,9 +317,11 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 }
 
 func TestPrepareArrowRefusesASingleSplit(t *testing.T) {
-	dir := writeTestDir(t, t.TempDir(), "single", testInfo(bakeapi.Spec{Width: 4, Depth: 2}, 3, 0, 0))
+	info := testInfo(bakeapi.Spec{Width: 4, Depth: 2}, 3, 0, 0)
+	dir := writeTestDir(t, t.TempDir(), "single", info)
 	err := PrepareArrow(dir)
-	schematest.WantErr[*InvalidDatasetError](t, err, "only meaningful for multi-split datasets", "combine-splits")
+	schematest.WantErr[*InvalidDatasetError](t, err,
+		"only meaningful for multi-split datasets", "combine-splits")
 	if _, err := os.Stat(filepath.Join(dir, PreparedDir)); err == nil {
 		t.Error("a refused prepare-arrow wrote prepared/")
 	}

@@ -75,7 +75,9 @@ func CheckReportFolder(dir string) error {
 		}
 	}
 	if len(foreign) > 0 {
-		return fmt.Errorf("report: %s holds %q, which the report did not write: a new report replaces the folder whole and would delete them; move them out of %s and run again",
+		return fmt.Errorf("report: %s holds %q, which the report did not write: "+
+			"a new report replaces the folder whole and would delete them; "+
+			"move them out of %s and run again",
 			folder, foreign, ReportDir+"/")
 	}
 	return nil
@@ -98,7 +100,8 @@ func InstallReport(dir string, files map[string][]byte) (err error) {
 		}
 	}
 	if len(files) != len(ReportPaths()) {
-		return fmt.Errorf("dataset: the report has %d files, want the page and %d figures", len(files), len(ReportFigures))
+		return fmt.Errorf("dataset: the report has %d files, want the page and %d figures",
+			len(files), len(ReportFigures))
 	}
 	if err := CheckReportFolder(dir); err != nil {
 		return err
@@ -111,7 +114,8 @@ func InstallReport(dir string, files map[string][]byte) (err error) {
 		return fmt.Errorf("report: %w", err)
 	}
 	defer func() {
-		if rmErr := os.RemoveAll(tmp); err == nil && rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		rmErr := os.RemoveAll(tmp)
+		if err == nil && rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 			err = rmErr
 		}
 	}()

@@ -17,7 +17,8 @@ func fakeReport(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, p := range ReportPaths() {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), []byte("x"), 0o644); err != nil {
+		err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), []byte("x"), 0o644)
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,7 +46,12 @@ func TestWriteCardLinksTheReportOnlyWhenTheDirectoryHasIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := card()
-	for _, frag := range []string{"## Report", "(report/index.html)", "![Distribution of final means](report/final_means.png)", `load_dataset("aicrowd/whest-gt"`} {
+	for _, frag := range []string{
+		"## Report",
+		"(report/index.html)",
+		"![Distribution of final means](report/final_means.png)",
+		`load_dataset("aicrowd/whest-gt"`,
+	} {
 		if !strings.Contains(got, frag) {
 			t.Errorf("card lacks %q", frag)
 		}
@@ -96,7 +102,8 @@ func TestCombineFinishRunsOnTheStagedDatasetAndItsFailureLeavesNothing(t *testin
 	}
 	failed := filepath.Join(parent, "failed")
 	boom := errors.New("boom")
-	if err := Combine([]string{a}, failed, "", CombineFinish(func(string) error { return boom })); !errors.Is(err, boom) {
+	finish := CombineFinish(func(string) error { return boom })
+	if err := Combine([]string{a}, failed, "", finish); !errors.Is(err, boom) {
 		t.Errorf("Combine whose finish failed: %v, want its error", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(parent, ".*")); len(left) != 0 {

@@ -71,6 +71,12 @@ func FlopBudget(b int64) BreakdownOption { return breakdown.FlopBudget(b) }
 // whestbench's closed-form FLOP model of its sampler, with the bake's wall
 // time (breakdown.Text). width, depth, nSamples and chunk must be positive;
 // Breakdown panics otherwise (a caller bug, not a data condition).
-func Breakdown(width, depth int, nSamples int64, chunk int, wallTimeS float64, opts ...BreakdownOption) string {
+func Breakdown(
+	width, depth int,
+	nSamples int64,
+	chunk int,
+	wallTimeS float64,
+	opts ...BreakdownOption,
+) string {
 	return breakdown.Text(width, depth, nSamples, chunk, wallTimeS, opts...)
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 )
 
+// seedColumnIsCanonical ends the errors of metadata that records a seed the
+// parquet files already hold, as whestbench's do.
+const seedColumnIsCanonical = "the parquet mlp_seed column is the canonical per-MLP seed record."
+
 var knownSeedProtocols = map[string]string{
 	SeedProtocolV2Name: SeedProtocolV2Version,
 	SeedProtocolV3Name: SeedProtocolV3Version,
@@ -28,10 +32,12 @@ func Validate(md Metadata, allowPartial bool) error {
 	}
 	sv, ok := md.Get("schema_version")
 	if !ok {
-		return invalidf("metadata is missing 'schema_version'. If this is a legacy .npz dataset, re-bake it with `whestbake dataset bake`.")
+		return invalidf("metadata is missing 'schema_version'. " +
+			"If this is a legacy .npz dataset, re-bake it with `whestbake dataset bake`.")
 	}
 	if s, _ := sv.(string); s != SchemaVersion {
-		return invalidf("schema_version is %s, this tool requires %q. Re-bake with `whestbake dataset bake`.", pyjson.Compact(sv), SchemaVersion)
+		return invalidf("schema_version is %s, this tool requires %q. "+
+			"Re-bake with `whestbake dataset bake`.", pyjson.Compact(sv), SchemaVersion)
 	}
 	proto, _ := md.GetObject("seed_protocol")
 	name, _ := proto.GetString("name")
@@ -77,14 +83,17 @@ func Validate(md Metadata, allowPartial bool) error {
 	}
 	switch {
 	case explicitSeeds && md.Has("seed"):
-		return invalidf("%s: single-split metadata must not have a top-level 'seed' field; the parquet mlp_seed column is the canonical per-MLP seed record.", label)
+		return invalidf("%s: single-split metadata must not have a top-level 'seed' field; "+
+			seedColumnIsCanonical, label)
 	case !explicitSeeds && !md.Has("seed"):
-		return invalidf("seed_protocol 2.0: single-split metadata missing required top-level 'seed' field.")
+		return invalidf("seed_protocol 2.0: " +
+			"single-split metadata missing required top-level 'seed' field.")
 	}
 	if md.Truthy("is_partial") && !allowPartial {
 		r, _ := md.Get("mlp_range")
 		total, _ := md.Get("total_n_mlps")
-		return invalidf("this is a partial dataset (mlp_range=%s, total_n_mlps=%s). Run `whestbake dataset merge <partials> --output <dir>` first.",
+		return invalidf("this is a partial dataset (mlp_range=%s, total_n_mlps=%s). "+
+			"Run `whestbake dataset merge <partials> --output <dir>` first.",
 			pyjson.Compact(r), pyjson.Compact(total))
 	}
 	return nil
@@ -93,16 +102,21 @@ func Validate(md Metadata, allowPartial bool) error {
 func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 	splits, ok := md.GetObject("splits")
 	if !ok || splits.Len() == 0 {
-		return invalidf("multi-split metadata requires 'splits' to be a non-empty object with at least one entry.")
+		return invalidf("multi-split metadata requires 'splits' " +
+			"to be a non-empty object with at least one entry.")
 	}
 	names := splits.Keys()
 	sorted := append([]string(nil), names...)
 	sort.Strings(sorted)
 	if md.Truthy("is_partial") {
-		return invalidf("multi-split datasets cannot also be partial; got is_partial=true alongside a 'splits' object. Partials are always single-split: merge each split's partials first, then combine them with `whestbake dataset combine-splits`.")
+		return invalidf("multi-split datasets cannot also be partial; " +
+			"got is_partial=true alongside a 'splits' object. " +
+			"Partials are always single-split: merge each split's partials first, " +
+			"then combine them with `whestbake dataset combine-splits`.")
 	}
 	if md.Has("n_mlps") {
-		return invalidf("multi-split metadata must not have top-level 'n_mlps'; per-split n_mlps live under splits[<name>].")
+		return invalidf("multi-split metadata must not have top-level 'n_mlps'; " +
+			"per-split n_mlps live under splits[<name>].")
 	}
 	if v, ok := md.Get("default_split"); ok {
 		s, isStr := v.(string)
@@ -118,9 +132,11 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 	}
 	if md.Has("seed") {
 		if explicitSeeds {
-			return invalidf("%s: multi-split metadata must not have a top-level 'seed' field; the parquet mlp_seed column is the canonical per-MLP seed record.", label)
+			return invalidf("%s: multi-split metadata must not have a top-level 'seed' field; "+
+				seedColumnIsCanonical, label)
 		}
-		return invalidf("multi-split metadata must not have top-level 'seed'; per-split seed lives under splits[<name>].")
+		return invalidf("multi-split metadata must not have top-level 'seed'; " +
+			"per-split seed lives under splits[<name>].")
 	}
 	for _, s := range names {
 		if err := validateSplitEntry(splits, s, explicitSeeds, label); err != nil {
@@ -144,7 +160,8 @@ func validatePreparedSplits(md Metadata, splits *Object, sorted []string) error 
 	}
 	for _, s := range prep.Keys() {
 		if !splits.Has(s) {
-			return invalidf("'prepared_splits[%q]' references a split that isn't in this dataset (have: %q).", s, sorted)
+			return invalidf("'prepared_splits[%q]' references a split that isn't in this dataset "+
+				"(have: %q).", s, sorted)
 		}
 		entry, isObj := prep.GetObject(s)
 		if !isObj {
@@ -187,7 +204,8 @@ func validateSplitEntry(splits *Object, s string, explicitSeeds bool, label stri
 	}
 	switch {
 	case explicitSeeds && info.Has("seed"):
-		return invalidf("%s: splits[%q] must not have a 'seed' field; the parquet mlp_seed column is the canonical per-MLP seed record.", label, s)
+		return invalidf("%s: splits[%q] must not have a 'seed' field; "+seedColumnIsCanonical,
+			label, s)
 	case !explicitSeeds && !info.Has("seed"):
 		return invalidf("splits[%q] is missing required field 'seed'.", s)
 	}
@@ -201,32 +219,40 @@ func validateSaltDeclaration(proto *Object) error {
 	if v, ok := proto.Get("salt_source"); ok {
 		s, _ := v.(string)
 		if s != SaltSourceMetadata && s != SaltSourceEnv {
-			return invalidf("seed_protocol 4.0: salt_source must be 'metadata' or 'env'; got %s.", pyjson.Compact(v))
+			return invalidf("seed_protocol 4.0: salt_source must be 'metadata' or 'env'; got %s.",
+				pyjson.Compact(v))
 		}
 		source = s
 	}
 	if source == SaltSourceMetadata {
 		raw, _ := proto.Get("salt")
 		if !proto.Truthy("salt") {
-			return invalidf("seed_protocol 4.0: metadata is missing the 'salt' field. The participant-facing seeds and MLP names cannot be derived without it.")
+			return invalidf("seed_protocol 4.0: metadata is missing the 'salt' field. " +
+				"The participant-facing seeds and MLP names cannot be derived without it.")
 		}
 		s, isStr := raw.(string)
 		if !isStr {
-			return invalidf("seed_protocol 4.0: 'salt' must be a hex string; got %s.", pyjson.Kind(raw))
+			return invalidf("seed_protocol 4.0: 'salt' must be a hex string; got %s.",
+				pyjson.Kind(raw))
 		}
 		if _, err := hex.DecodeString(s); err != nil {
 			return invalidf("seed_protocol 4.0: 'salt' is not valid hex: %v", err)
 		}
 	} else if proto.Has("salt") {
-		return invalidf("seed_protocol 4.0: salt_source='env' but a 'salt' field is also present. Remove the field: shipping the salt defeats the point of withholding it.")
+		return invalidf("seed_protocol 4.0: " +
+			"salt_source='env' but a 'salt' field is also present. " +
+			"Remove the field: shipping the salt defeats the point of withholding it.")
 	}
 	if d, ok := proto.Get("salt_digest"); ok && d != nil {
 		if _, isStr := d.(string); !isStr {
-			return invalidf("seed_protocol 4.0: 'salt_digest' must be a string; got %s.", pyjson.Kind(d))
+			return invalidf("seed_protocol 4.0: 'salt_digest' must be a string; got %s.",
+				pyjson.Kind(d))
 		}
 	}
 	if source == SaltSourceEnv && !proto.Truthy("salt_digest") {
-		return invalidf("seed_protocol 4.0: salt_source='env' requires 'salt_digest' so a wrong salt is caught immediately instead of silently deriving different seeds and MLP names than the dataset was baked with.")
+		return invalidf("seed_protocol 4.0: salt_source='env' requires 'salt_digest' " +
+			"so a wrong salt is caught immediately instead of silently deriving " +
+			"different seeds and MLP names than the dataset was baked with.")
 	}
 	return nil
 }

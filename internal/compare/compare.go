@@ -192,14 +192,16 @@ func Run(in Input) (*Result, error) {
 	}
 	if res.Mode == ModeStat {
 		if a.Info.NSamples <= 0 || b.Info.NSamples <= 0 {
-			return nil, inputErrorf("--mode stat needs n_samples in both datasets' metadata.json (A: %d, B: %d)", a.Info.NSamples, b.Info.NSamples)
+			return nil, inputErrorf("--mode stat needs n_samples in both datasets' "+
+				"metadata.json (A: %d, B: %d)", a.Info.NSamples, b.Info.NSamples)
 		}
 		res.Alpha = in.Alpha
 		if res.Alpha <= 0 {
 			res.Alpha = DefaultAlpha
 		}
 		if res.Alpha > MaxAlpha {
-			return nil, inputErrorf("--alpha=%g is above %g: the layer test's bound holds for thresholds from 1.24 only", res.Alpha, MaxAlpha)
+			return nil, inputErrorf("--alpha=%g is above %g: the layer test's bound holds "+
+				"for thresholds from 1.24 only", res.Alpha, MaxAlpha)
 		}
 		res.Threshold = Threshold(res.Alpha, res.Neurons+res.Layers+res.Variances)
 	}
@@ -247,7 +249,8 @@ func pair(a, b *dataset.Dir, pa, pb string) error {
 	na, nb := names(a), names(b)
 	sa, sb := slices.Sorted(slices.Values(na)), slices.Sorted(slices.Values(nb))
 	if !slices.Equal(sa, sb) {
-		return inputErrorf("%s has splits %q, %s has %q: compare needs the same splits", pa, sa, pb, sb)
+		return inputErrorf("%s has splits %q, %s has %q: compare needs the same splits",
+			pa, sa, pb, sb)
 	}
 	order := make([]int, len(na))
 	for i, n := range na {
@@ -255,16 +258,19 @@ func pair(a, b *dataset.Dir, pa, pb string) error {
 	}
 	splits, infos := slices.Clone(b.Splits), slices.Clone(b.Info.Splits)
 	for i, j := range order {
-		b.Splits[i], b.Info.Splits[i] = splits[j], infos[j]
+		b.Splits[i] = splits[j]
+		b.Info.Splits[i] = infos[j]
 	}
 	for i := range a.Splits {
 		x, y := &a.Splits[i], &b.Splits[i]
 		if x.Width != y.Width || x.Depth != y.Depth {
-			return inputErrorf("split %s: %s has width=%d depth=%d, %s has width=%d depth=%d: MLPs of different shapes cannot be compared",
+			return inputErrorf("split %s: %s has width=%d depth=%d, %s has width=%d depth=%d: "+
+				"MLPs of different shapes cannot be compared",
 				x.Name, pa, x.Width, x.Depth, pb, y.Width, y.Depth)
 		}
 		if n, m := a.Info.Splits[i].NMLPs, b.Info.Splits[i].NMLPs; n != m {
-			return inputErrorf("split %s: %s has %d MLPs, %s has %d: compare needs the same MLPs (the same seed file)", x.Name, pa, n, pb, m)
+			return inputErrorf("split %s: %s has %d MLPs, %s has %d: "+
+				"compare needs the same MLPs (the same seed file)", x.Name, pa, n, pb, m)
 		}
 	}
 	return nil
@@ -274,13 +280,15 @@ func pair(a, b *dataset.Dir, pa, pb string) error {
 func chooseMode(a, b *dataset.Dir, asked Mode) (Mode, string) {
 	var why string
 	for i := range a.Info.Splits {
+		name := a.Info.Splits[i].Name
 		pa, pb := a.Info.Splits[i].Provenance, b.Info.Splits[i].Provenance
 		ka, kb := sampler(pa), sampler(pb)
 		switch {
 		case ka != kb:
-			why = fmt.Sprintf("split %s was baked with sampler %s in A and %s in B", a.Info.Splits[i].Name, ka, kb)
+			why = fmt.Sprintf("split %s was baked with sampler %s in A and %s in B", name, ka, kb)
 		case pa.AlgorithmVersion != pb.AlgorithmVersion:
-			why = fmt.Sprintf("split %s was baked with algorithm %q in A and %q in B", a.Info.Splits[i].Name, pa.AlgorithmVersion, pb.AlgorithmVersion)
+			why = fmt.Sprintf("split %s was baked with algorithm %q in A and %q in B",
+				name, pa.AlgorithmVersion, pb.AlgorithmVersion)
 		}
 		if why != "" {
 			break
@@ -371,7 +379,8 @@ func (c *comparer) stream(a, b *dataset.Dir) error {
 			return inputErrorf("row order: A is in split %s where B is in %s", sa.Name, sb.Name)
 		}
 		if x.Seed != y.Seed {
-			return inputErrorf("split %s, mlp_id %d: mlp_seed %d in A, %d in B: compare needs the same MLPs (the same seed file, in the same order)",
+			return inputErrorf("split %s, mlp_id %d: mlp_seed %d in A, %d in B: "+
+				"compare needs the same MLPs (the same seed file, in the same order)",
 				sa.Name, x.MLPID, x.Seed, y.Seed)
 		}
 		c.row(&c.res.Splits[split], sa.Width, sa.Depth, &x, &y)
@@ -384,7 +393,15 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 	note := func(field string, i int, a, b string) {
 		differs = true
 		if len(c.res.Differences) < c.shown {
-			c.res.Differences = append(c.res.Differences, Difference{Split: s.Name, MLPID: x.MLPID, Seed: x.Seed, Field: field, Index: i, A: a, B: b})
+			c.res.Differences = append(c.res.Differences, Difference{
+				Split: s.Name,
+				MLPID: x.MLPID,
+				Seed:  x.Seed,
+				Field: field,
+				Index: i,
+				A:     a,
+				B:     b,
+			})
 		}
 	}
 	if x.Name != y.Name {
@@ -416,16 +433,19 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 		if st.Beyond > 0 {
 			name, at := field(st.Layer)
 			a, b := means(x, w, d, st.Layer), means(y, w, d, st.Layer)
-			note(fmt.Sprintf("%s (|z|=%.1f)", name, st.MaxZ), at+st.Neuron, f32(a[st.Neuron]), f32(b[st.Neuron]))
+			note(fmt.Sprintf("%s (|z|=%.1f)", name, st.MaxZ), at+st.Neuron,
+				f32(a[st.Neuron]), f32(b[st.Neuron]))
 		} else if st.LayersBeyond > 0 {
 			name, _ := field(st.NormLayer)
 			if st.NormLayer < d {
 				name = fmt.Sprintf("%s layer %d", name, st.NormLayer)
 			}
-			note(fmt.Sprintf("%s (‖z‖=%.1f over %d neurons)", name, st.LayerNorm, w), -1, "", "")
+			label := fmt.Sprintf("%s (‖z‖=%.1f over %d neurons)", name, st.LayerNorm, w)
+			note(label, -1, "", "")
 		}
 		if st.VarianceZ > c.res.Threshold {
-			note(fmt.Sprintf("avg_variance (|z|=%.1f)", st.VarianceZ), -1, f64(x.AvgVariance), f64(y.AvgVariance))
+			note(fmt.Sprintf("avg_variance (|z|=%.1f)", st.VarianceZ), -1,
+				f64(x.AvgVariance), f64(y.AvgVariance))
 		}
 	}
 	if differs {
@@ -496,7 +516,9 @@ func zScores(x, y *dataset.Row, w, d int, nA, nB int64, threshold float64) MLPSt
 				st.Beyond++
 			}
 			if z > st.MaxZ || first {
-				st.MaxZ, st.Layer, st.Neuron = z, l, j
+				st.MaxZ = z
+				st.Layer = l
+				st.Neuron = j
 				first = false
 			}
 			sumSq += z * z
@@ -506,7 +528,8 @@ func zScores(x, y *dataset.Row, w, d int, nA, nB int64, threshold float64) MLPSt
 			st.LayersBeyond++
 		}
 		if norm > st.LayerNorm || l == 0 {
-			st.LayerNorm, st.NormLayer = norm, l
+			st.LayerNorm = norm
+			st.NormLayer = l
 		}
 	}
 	return st
@@ -555,7 +578,8 @@ func means(r *dataset.Row, w, d, l int) []float32 {
 // difference likelier to be seen.
 func varianceZ(a, b float64, nA, nB int64) float64 {
 	mc := VarianceSpread * max(0, min(a, b))
-	ra, rb := varianceATol+varianceRTol*math.Abs(a), varianceATol+varianceRTol*math.Abs(b)
+	ra := varianceATol + varianceRTol*math.Abs(a)
+	rb := varianceATol + varianceRTol*math.Abs(b)
 	se := math.Sqrt(mc*mc*(1/float64(nA)+1/float64(nB)) + ra*ra + rb*rb)
 	return math.Abs(a-b) / se
 }

@@ -55,7 +55,9 @@ func SameDataset(t testing.TB, got, want string) {
 	t.Helper()
 	SameParquet(t, got, want)
 	sameFiles(t, dataset.ReportDir, ReadReport(t, got), ReadReport(t, want))
-	sameFiles(t, dataset.PreparedDir, readTree(t, got, dataset.PreparedDir), readTree(t, want, dataset.PreparedDir))
+	sameFiles(t, dataset.PreparedDir,
+		readTree(t, got, dataset.PreparedDir),
+		readTree(t, want, dataset.PreparedDir))
 }
 
 // sameFiles compares two folders' files by name (relative to folder).
@@ -68,7 +70,8 @@ func sameFiles(t testing.TB, folder string, g, w map[string][]byte) {
 		if other, ok := g[name]; !ok {
 			t.Errorf("%s/%s is missing; the local bake has it", folder, name)
 		} else if !bytes.Equal(other, data) {
-			t.Errorf("%s/%s differs from the local bake (%d vs %d bytes)", folder, name, len(other), len(data))
+			t.Errorf("%s/%s differs from the local bake (%d vs %d bytes)",
+				folder, name, len(other), len(data))
 		}
 	}
 	for name := range g {
@@ -134,8 +137,12 @@ func ReadReport(t testing.TB, dir string) map[string][]byte {
 // by their bits, so a NaN equals itself and -0 differs from +0.
 func SameRow(a, b dataset.Row) bool {
 	bits32 := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
-	return a.MLPID == b.MLPID && a.Name == b.Name && a.Seed == b.Seed && a.Breakdown == b.Breakdown &&
+	return a.MLPID == b.MLPID &&
+		a.Name == b.Name &&
+		a.Seed == b.Seed &&
+		a.Breakdown == b.Breakdown &&
 		math.Float64bits(a.AvgVariance) == math.Float64bits(b.AvgVariance) &&
-		slices.EqualFunc(a.Weights, b.Weights, bits32) && slices.EqualFunc(a.LayerMeans, b.LayerMeans, bits32) &&
+		slices.EqualFunc(a.Weights, b.Weights, bits32) &&
+		slices.EqualFunc(a.LayerMeans, b.LayerMeans, bits32) &&
 		slices.EqualFunc(a.FinalMeans, b.FinalMeans, bits32)
 }

@@ -15,12 +15,16 @@ import (
 
 // repoRE is a Hub repository id: owner/name, each of letters, digits, '-',
 // '_' and '.', not starting or ending with '-' or '.' (the Hub's own rule).
-var repoRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,94}[A-Za-z0-9])?/[A-Za-z0-9]([A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$`)
+var repoRE = regexp.MustCompile(`^` + repoPart + `/` + repoPart + `$`)
+
+// repoPart is the owner or the name of a repository id.
+const repoPart = `[A-Za-z0-9]([A-Za-z0-9._-]{0,94}[A-Za-z0-9])?`
 
 // CheckRepoID reports whether id is a repository id the Hub accepts.
 func CheckRepoID(id string) error {
 	if !repoRE.MatchString(id) || strings.Contains(id, "..") || strings.Contains(id, "--") {
-		return fmt.Errorf("%q is not a Hub repository id: write owner/name (your user or organization, then the dataset's name: letters, digits, '-', '_', '.')", id)
+		return fmt.Errorf("%q is not a Hub repository id: write owner/name (your user or "+
+			"organization, then the dataset's name: letters, digits, '-', '_', '.')", id)
 	}
 	return nil
 }
@@ -75,7 +79,9 @@ func (c *Client) CreateRepo(ctx context.Context, repo string, private bool) (boo
 	case !errors.As(err, &he):
 	case he.Status == http.StatusConflict:
 		return false, nil
-	case he.Status == http.StatusUnauthorized || he.Status == http.StatusPaymentRequired || he.Status == http.StatusForbidden:
+	case he.Status == http.StatusUnauthorized ||
+		he.Status == http.StatusPaymentRequired ||
+		he.Status == http.StatusForbidden:
 		if c.call(ctx, "read "+repo, http.MethodGet, repoPath(repo), nil, nil) == nil {
 			return false, nil
 		}
@@ -90,11 +96,14 @@ func (c *Client) Head(ctx context.Context, repo, revision string) (string, error
 	var info struct {
 		SHA string `json:"sha"`
 	}
-	if err := c.call(ctx, "read revision "+revision+" of "+repo, http.MethodGet, repoPath(repo)+"/revision/"+url.PathEscape(revision), nil, &info); err != nil {
+	op := "read revision " + revision + " of " + repo
+	path := repoPath(repo) + "/revision/" + url.PathEscape(revision)
+	if err := c.call(ctx, op, http.MethodGet, path, nil, &info); err != nil {
 		return "", err
 	}
 	if !isHex(info.SHA, 40) {
-		return "", fmt.Errorf("hub: revision %s of %s: the Hub answered no commit sha", revision, repo)
+		return "", fmt.Errorf("hub: revision %s of %s: the Hub answered no commit sha",
+			revision, repo)
 	}
 	return info.SHA, nil
 }
@@ -123,7 +132,8 @@ const maxTreeFiles = 1_000_000
 // token goes with them.
 func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile, error) {
 	op := "list the files of " + repo + "@" + revision
-	next := c.apiURL(repoPath(repo) + "/tree/" + url.PathEscape(revision) + "?recursive=true&expand=false")
+	next := c.apiURL(repoPath(repo) + "/tree/" + url.PathEscape(revision) +
+		"?recursive=true&expand=false")
 	seen := map[string]bool{}
 	var files []RemoteFile
 	for next != "" {
@@ -131,7 +141,13 @@ func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile,
 			return nil, fmt.Errorf("hub: %s: the Hub's pages loop back to %s", op, next)
 		}
 		seen[next] = true
-		resp, err := c.do(ctx, request{op: op, method: http.MethodGet, url: next, auth: true, header: map[string]string{"Accept": "application/json"}})
+		resp, err := c.do(ctx, request{
+			op:     op,
+			method: http.MethodGet,
+			url:    next,
+			auth:   true,
+			header: map[string]string{"Accept": "application/json"},
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +163,8 @@ func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile,
 			}
 		}
 		if len(files) > maxTreeFiles {
-			return nil, fmt.Errorf("hub: %s: over %d files, more than any dataset holds", op, maxTreeFiles)
+			return nil, fmt.Errorf("hub: %s: over %d files, more than any dataset holds",
+				op, maxTreeFiles)
 		}
 		if next, err = c.nextPage(op, resp); err != nil {
 			return nil, err
@@ -167,7 +184,8 @@ func (c *Client) nextPage(op string, resp *http.Response) (string, error) {
 	}
 	u, err := resp.Request.URL.Parse(m[1])
 	if err != nil || !sameOrigin(u, c.endpoint) {
-		return "", fmt.Errorf("hub: %s: the next page %q is not on the Hub's origin %s: not followed, since the token goes with it", op, m[1], origin(c.endpoint))
+		return "", fmt.Errorf("hub: %s: the next page %q is not on the Hub's origin %s: "+
+			"not followed, since the token goes with it", op, m[1], origin(c.endpoint))
 	}
 	return u.String(), nil
 }
@@ -183,7 +201,11 @@ const (
 
 // Preupload asks the Hub which of files go through LFS (by its
 // .gitattributes, their size and content), from each one's first 512 bytes.
-func (c *Client) Preupload(ctx context.Context, repo, revision string, files []File) (map[string]string, error) {
+func (c *Client) Preupload(
+	ctx context.Context,
+	repo, revision string,
+	files []File,
+) (map[string]string, error) {
 	type fileIn struct {
 		Path   string `json:"path"`
 		Sample string `json:"sample"`
@@ -199,7 +221,8 @@ func (c *Client) Preupload(ctx context.Context, repo, revision string, files []F
 			if err != nil {
 				return nil, err
 			}
-			in.Files = append(in.Files, fileIn{f.Path, base64.StdEncoding.EncodeToString(sample), f.Size})
+			encoded := base64.StdEncoding.EncodeToString(sample)
+			in.Files = append(in.Files, fileIn{f.Path, encoded, f.Size})
 		}
 		var out struct {
 			Files []struct {
@@ -208,12 +231,14 @@ func (c *Client) Preupload(ctx context.Context, repo, revision string, files []F
 				ShouldIgnore bool   `json:"shouldIgnore"`
 			} `json:"files"`
 		}
-		if err := c.call(ctx, "preupload to "+repo, http.MethodPost, repoPath(repo)+"/preupload/"+url.PathEscape(revision), in, &out); err != nil {
+		path := repoPath(repo) + "/preupload/" + url.PathEscape(revision)
+		if err := c.call(ctx, "preupload to "+repo, http.MethodPost, path, in, &out); err != nil {
 			return nil, err
 		}
 		for _, f := range out.Files {
 			if f.UploadMode != modeLFS && f.UploadMode != modeRegular {
-				return nil, fmt.Errorf("hub: preupload to %s: upload mode %q of %s is neither lfs nor regular", repo, f.UploadMode, f.Path)
+				return nil, fmt.Errorf("hub: preupload to %s: upload mode %q of %s "+
+					"is neither lfs nor regular", repo, f.UploadMode, f.Path)
 			}
 			modes[f.Path] = f.UploadMode
 		}
@@ -248,7 +273,8 @@ func (c *Client) Tags(ctx context.Context, repo string) (map[string]string, erro
 			TargetCommit string `json:"targetCommit"`
 		} `json:"tags"`
 	}
-	if err := c.call(ctx, "refs of "+repo, http.MethodGet, repoPath(repo)+"/refs", nil, &out); err != nil {
+	err := c.call(ctx, "refs of "+repo, http.MethodGet, repoPath(repo)+"/refs", nil, &out)
+	if err != nil {
 		return nil, err
 	}
 	tags := map[string]string{}
@@ -264,7 +290,8 @@ func (c *Client) CreateTag(ctx context.Context, repo, commit, tag, message strin
 		Tag     string `json:"tag"`
 		Message string `json:"message,omitempty"`
 	}{tag, message}
-	return c.call(ctx, "tag "+tag+" of "+repo, http.MethodPost, repoPath(repo)+"/tag/"+url.PathEscape(commit), in, nil)
+	path := repoPath(repo) + "/tag/" + url.PathEscape(commit)
+	return c.call(ctx, "tag "+tag+" of "+repo, http.MethodPost, path, in, nil)
 }
 
 func bytesBody(data []byte) func() (io.ReadCloser, error) {

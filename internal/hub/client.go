@@ -68,10 +68,17 @@ func New(endpoint, token string) (*Client, error) {
 }
 
 func newClient(u *url.URL, token string) *Client {
-	return &Client{endpoint: u, token: token,
-		http:    &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		Retries: 5, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, MaxWait: 10 * time.Minute,
-		Deadlines: DefaultDeadlines}
+	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{
+		endpoint:   u,
+		token:      token,
+		http:       &http.Client{CheckRedirect: noRedirects},
+		Retries:    5,
+		Backoff:    500 * time.Millisecond,
+		MaxBackoff: 30 * time.Second,
+		MaxWait:    10 * time.Minute,
+		Deadlines:  DefaultDeadlines,
+	}
 }
 
 // CheckEndpoint reports whether endpoint is a Hub base URL the token may
@@ -79,11 +86,18 @@ func newClient(u *url.URL, token string) *Client {
 // tunnel). Over plain http anyone on the path reads the token.
 func CheckEndpoint(endpoint string) error {
 	u, err := url.Parse(strings.TrimSuffix(endpoint, "/"))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%q is not an http(s) URL of a Hub, such as %s", endpoint, DefaultEndpoint)
+	if err != nil ||
+		(u.Scheme != "https" && u.Scheme != "http") ||
+		u.Host == "" ||
+		u.RawQuery != "" ||
+		u.Fragment != "" ||
+		u.User != nil {
+		return fmt.Errorf("%q is not an http(s) URL of a Hub, such as %s",
+			endpoint, DefaultEndpoint)
 	}
 	if u.Scheme == "http" && !loopback(u.Hostname()) {
-		return fmt.Errorf("%q is plain http to another host, which would send the Hub token in clear text: use https (plain http only to localhost, 127.0.0.0/8 or ::1)", endpoint)
+		return fmt.Errorf("%q is plain http to another host, which would send the Hub token "+
+			"in clear text: use https (plain http only to localhost, 127.0.0.0/8 or ::1)", endpoint)
 	}
 	return nil
 }
@@ -131,27 +145,27 @@ func jsonBody(v any) (func() (io.ReadCloser, error), int64, error) {
 // request's guard informed of whether the wait is on the source or on the
 // Hub, and reports the bytes sent.
 type sourceReader struct {
-	r    io.ReadCloser
-	g    *guard
-	sent func(int64)
-	n    int64
-	err  error
+	payload   io.ReadCloser
+	guard     *guard
+	sent      func(int64)
+	sentBytes int64
+	err       error
 }
 
 func (s *sourceReader) Read(p []byte) (int, error) {
-	s.g.arm(phaseSource, s.g.d.Idle)
-	n, err := s.r.Read(p)
-	s.g.arm(phaseSending, s.g.d.Idle)
+	s.guard.arm(phaseSource, s.guard.deadlines.Idle)
+	n, err := s.payload.Read(p)
+	s.guard.arm(phaseSending, s.guard.deadlines.Idle)
 	if err != nil && err != io.EOF && s.err == nil {
 		s.err = err
 	}
-	if s.n += int64(n); n > 0 && s.sent != nil {
-		s.sent(s.n)
+	if s.sentBytes += int64(n); n > 0 && s.sent != nil {
+		s.sent(s.sentBytes)
 	}
 	return n, err
 }
 
-func (s *sourceReader) Close() error { return s.r.Close() }
+func (s *sourceReader) Close() error { return s.payload.Close() }
 
 // maxRedirects bounds the redirects one call follows.
 const maxRedirects = 10
@@ -197,16 +211,20 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 			return nil, fmt.Errorf("hub: %s: %w", r.op, ctx.Err())
 		}
 		var he *Error
-		retryable := !errors.As(err, &he) || he.Status == http.StatusTooManyRequests || he.Status >= 500
+		retryable := !errors.As(err, &he) ||
+			he.Status == http.StatusTooManyRequests ||
+			he.Status >= 500
 		switch {
 		case !retryable:
 			return nil, err
 		case told > c.MaxWait:
-			he.Hint = fmt.Sprintf("the Hub asks to wait %d s, more than the %s this client waits: try again later", told/time.Second, c.MaxWait)
+			he.Hint = fmt.Sprintf("the Hub asks to wait %d s, more than the %s this client waits: "+
+				"try again later", told/time.Second, c.MaxWait)
 			return nil, err
 		case attempt >= c.Retries:
 			if he != nil {
-				he.Hint = fmt.Sprintf("the Hub kept failing (%d attempts): try again later", attempt+1)
+				he.Hint = fmt.Sprintf("the Hub kept failing (%d attempts): try again later",
+					attempt+1)
 			}
 			return nil, err
 		}
@@ -226,7 +244,11 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 
 func isRedirect(status int) bool {
 	switch status {
-	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+	case http.StatusMovedPermanently,
+		http.StatusFound,
+		http.StatusSeeOther,
+		http.StatusTemporaryRedirect,
+		http.StatusPermanentRedirect:
 		return true
 	}
 	return false
@@ -240,12 +262,18 @@ func follow(r request, resp *http.Response) (request, error) {
 	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
 	switch {
 	case err != nil || resp.Header.Get("Location") == "":
-		return r, finalError{fmt.Errorf("hub: %s: the Hub answered %s with no usable Location", r.op, resp.Status)}
-	case resp.StatusCode != http.StatusTemporaryRedirect && resp.StatusCode != http.StatusPermanentRedirect && r.method != http.MethodGet:
-		return r, finalError{fmt.Errorf("hub: %s: the Hub answered %s to a %s, which only a 307 or 308 may redirect", r.op, resp.Status, r.method)}
+		return r, finalError{fmt.Errorf("hub: %s: the Hub answered %s with no usable Location",
+			r.op, resp.Status)}
+	case resp.StatusCode != http.StatusTemporaryRedirect &&
+		resp.StatusCode != http.StatusPermanentRedirect &&
+		r.method != http.MethodGet:
+		return r, finalError{fmt.Errorf("hub: %s: the Hub answered %s to a %s, "+
+			"which only a 307 or 308 may redirect", r.op, resp.Status, r.method)}
 	case !sameOrigin(loc, resp.Request.URL):
-		return r, finalError{fmt.Errorf("hub: %s: the Hub redirected it to %s, another origin (scheme, host or port): not followed, "+
-			"since the token goes to the Hub's own origin only; check the endpoint", r.op, origin(loc))}
+		return r, finalError{fmt.Errorf("hub: %s: the Hub redirected it to %s, "+
+			"another origin (scheme, host or port): not followed, "+
+			"since the token goes to the Hub's own origin only; check the endpoint",
+			r.op, origin(loc))}
 	}
 	r.url = loc.String()
 	return r, nil
@@ -277,9 +305,11 @@ const maxTold = 1 << 20 // seconds, 12 days
 // else Retry-After in seconds; 0 when it says nothing.
 func toldWait(resp *http.Response) time.Duration {
 	secs := 0
-	if m := rateLimitRE.FindStringSubmatch(resp.Header.Get("RateLimit")); resp.StatusCode == http.StatusTooManyRequests && m != nil && m[1] == "0" {
+	m := rateLimitRE.FindStringSubmatch(resp.Header.Get("RateLimit"))
+	retryAfter := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if resp.StatusCode == http.StatusTooManyRequests && m != nil && m[1] == "0" {
 		secs, _ = strconv.Atoi(m[2])
-	} else if n, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil {
+	} else if n, err := strconv.Atoi(retryAfter); err == nil {
 		secs = n
 	}
 	return time.Duration(min(max(secs, 0), maxTold)) * time.Second
@@ -298,7 +328,8 @@ func pause(ctx context.Context, op string, d time.Duration, told bool) error {
 	defer tick.Stop()
 	for left := d; left > 0; left = time.Until(end) {
 		if told && report != nil {
-			report(Progress{Stage: StageWait, Wait: fmt.Sprintf("%s: the Hub asks to wait, %s left", op, left.Round(time.Second))})
+			wait := fmt.Sprintf("%s: the Hub asks to wait, %s left", op, left.Round(time.Second))
+			report(Progress{Stage: StageWait, Wait: wait})
 		}
 		select {
 		case <-ctx.Done():
@@ -326,7 +357,15 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 		return nil, finalError{fmt.Errorf("hub: %s: %q is no URL", r.op, r.url)}
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	g := &guard{d: c.Deadlines, cancel: cancel, stall: StallError{Op: r.op, Host: u.Host, Storage: !sameOrigin(u, c.endpoint)}}
+	g := &guard{
+		deadlines: c.Deadlines,
+		cancel:    cancel,
+		stall: StallError{
+			Op:      r.op,
+			Host:    u.Host,
+			Storage: !sameOrigin(u, c.endpoint),
+		},
+	}
 	var body io.ReadCloser
 	var src *sourceReader
 	if r.body != nil {
@@ -335,10 +374,11 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 			cancel(nil)
 			return nil, finalError{err}
 		}
-		src = &sourceReader{r: b, g: g, sent: r.sent}
+		src = &sourceReader{payload: b, guard: g, sent: r.sent}
 		body = src
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, g.trace()), r.method, r.url, body)
+	traced := httptrace.WithClientTrace(rctx, g.trace())
+	req, err := http.NewRequestWithContext(traced, r.method, r.url, body)
 	if err != nil {
 		if body != nil {
 			body.Close()
@@ -373,7 +413,12 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 		// transport error cannot show it.
 		return nil, fmt.Errorf("hub: %s: %w", r.op, err)
 	}
-	resp.Body = &guardedBody{rc: resp.Body, g: g, ctx: rctx, cancel: cancel}
+	resp.Body = &guardedBody{
+		body:   resp.Body,
+		guard:  g,
+		ctx:    rctx,
+		cancel: cancel,
+	}
 	return resp, nil
 }
 
@@ -384,7 +429,9 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 func (c *Client) failure(r request, resp *http.Response) error {
 	defer resp.Body.Close()
 	e := statusError(r.op, resp.StatusCode, c.redact(errorMessage(resp)))
-	if resp.StatusCode == http.StatusUnauthorized && ((r.auth && c.token == "") || resp.Header.Get("X-Error-Code") == "RepoNotFound") {
+	anonymous := r.auth && c.token == ""
+	if resp.StatusCode == http.StatusUnauthorized &&
+		(anonymous || resp.Header.Get("X-Error-Code") == "RepoNotFound") {
 		notFoundOrPrivate(e)
 	}
 	return e
@@ -430,7 +477,8 @@ func decodeAnswer(op string, body io.Reader, out any) error {
 	lr := &io.LimitedReader{R: body, N: maxAnswer + 1}
 	if err := json.NewDecoder(lr).Decode(out); err != nil {
 		if lr.N <= 0 {
-			return fmt.Errorf("hub: %s: the answer is over %d MiB, the most read of an answer: refused", op, maxAnswer>>20)
+			return fmt.Errorf("hub: %s: the answer is over %d MiB, the most read of an answer: "+
+				"refused", op, maxAnswer>>20)
 		}
 		return fmt.Errorf("hub: %s: unreadable answer: %w", op, err)
 	}
@@ -440,13 +488,20 @@ func decodeAnswer(op string, body io.Reader, out any) error {
 // call sends in as JSON (nil: no body) to the Hub's API and decodes the
 // answer into out (nil: discarded).
 func (c *Client) call(ctx context.Context, op, method, path string, in, out any) error {
-	r := request{op: op, method: method, url: c.apiURL(path), auth: true}
+	r := request{
+		op:     op,
+		method: method,
+		url:    c.apiURL(path),
+		auth:   true,
+	}
 	if in != nil {
 		body, size, err := jsonBody(in)
 		if err != nil {
 			return err
 		}
-		r.body, r.size, r.contentType = body, size, "application/json"
+		r.body = body
+		r.size = size
+		r.contentType = "application/json"
 	}
 	resp, err := c.do(ctx, r)
 	if err != nil {

@@ -30,15 +30,17 @@ func Token(file string, getenv func(string) string) (string, error) {
 		}
 		tok := strings.TrimSpace(string(data))
 		if tok == "" || strings.ContainsAny(tok, " \t\r\n") {
-			return "", fmt.Errorf("hub token file %s must hold the token alone (one line): %w", file, ErrNoToken)
+			return "", fmt.Errorf("hub token file %s must hold the token alone (one line): %w",
+				file, ErrNoToken)
 		}
 		return tok, nil
 	}
 	if tok := strings.TrimSpace(getenv(TokenEnv)); tok != "" {
 		return tok, nil
 	}
-	return "", fmt.Errorf("%w: set %s in the environment or name a file holding it (--token-file, or release.hub.token-file for bakes); "+
-		"create a write token at https://huggingface.co/settings/tokens", ErrNoToken, TokenEnv)
+	return "", fmt.Errorf("%w: set %s in the environment or name a file holding it "+
+		"(--token-file, or release.hub.token-file for bakes); "+createWriteToken,
+		ErrNoToken, TokenEnv)
 }
 
 // Dataset card and metadata of a dataset directory.
@@ -56,7 +58,8 @@ const (
 func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
 	i := index(files, metadataPath)
 	if i < 0 {
-		return nil, errors.New("hub: the directory has no metadata.json: push a whestbake dataset directory (bake, merge or combine-splits output)")
+		return nil, errors.New("hub: the directory has no metadata.json: " +
+			"push a whestbake dataset directory (bake, merge or combine-splits output)")
 	}
 	r, err := files[i].Open(ctx, 0)
 	if err != nil {
@@ -68,7 +71,8 @@ func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
 		return nil, fmt.Errorf("hub: reading metadata.json: %w", err)
 	}
 	if len(data) > dataset.MaxMetadataBytes {
-		return nil, fmt.Errorf("hub: metadata.json is over %d bytes (dataset.MaxMetadataBytes): it is not a dataset's", dataset.MaxMetadataBytes)
+		return nil, fmt.Errorf("hub: metadata.json is over %d bytes (dataset.MaxMetadataBytes): "+
+			"it is not a dataset's", dataset.MaxMetadataBytes)
 	}
 	var md dataset.Object
 	if err := json.Unmarshal(data, &md); err != nil {

@@ -52,7 +52,8 @@ func TestDatasetFiles(t *testing.T) {
 		}
 	}
 	want := []string{"README.md", "data/public-00000-of-00001.parquet", "metadata.json"}
-	if !reflect.DeepEqual(paths, want) || !reflect.DeepEqual(left, []string{".notes", "token.txt"}) {
+	wantLeft := []string{".notes", "token.txt"}
+	if !reflect.DeepEqual(paths, want) || !reflect.DeepEqual(left, wantLeft) {
 		t.Errorf("pushes %v and leaves %v", paths, left)
 	}
 	if !strings.Contains(card, "alice/whest-gt") {

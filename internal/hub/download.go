@@ -52,7 +52,8 @@ func ParseURI(s string) (repo, revision string, ok bool, err error) {
 	}
 	repo, revision, hasRev := strings.Cut(rest, "@")
 	if hasRev && revision == "" {
-		return "", "", true, fmt.Errorf("%q names no revision after '@': write hf://owner/name@revision (a branch, tag or commit)", s)
+		return "", "", true, fmt.Errorf("%q names no revision after '@': "+
+			"write hf://owner/name@revision (a branch, tag or commit)", s)
 	}
 	if !hasRev {
 		revision = "main"
@@ -79,7 +80,8 @@ func (c *Client) ReadFile(ctx context.Context, repo, revision, p string) ([]byte
 		return nil, fmt.Errorf("hub: reading %s of %s@%s: %w", p, repo, revision, err)
 	}
 	if len(data) > maxSmallFile {
-		return nil, fmt.Errorf("hub: %s of %s@%s is over %d MiB; it is not a dataset's %s", p, repo, revision, maxSmallFile>>20, p)
+		return nil, fmt.Errorf("hub: %s of %s@%s is over %d MiB; it is not a dataset's %s",
+			p, repo, revision, maxSmallFile>>20, p)
 	}
 	return data, nil
 }
@@ -90,14 +92,26 @@ func (c *Client) ReadFile(ctx context.Context, repo, revision, p string) ([]byte
 // another origin (the storage of an LFS file) without it, and never back
 // with it once it was dropped, as fetch and httpx strip it. start is where
 // the body begins: offset, or 0 when the server sent the whole file.
-func (c *Client) openFile(ctx context.Context, repo, revision, p string, offset int64) (io.ReadCloser, int64, error) {
+func (c *Client) openFile(
+	ctx context.Context,
+	repo, revision, p string,
+	offset int64,
+) (io.ReadCloser, int64, error) {
 	owner, name, _ := strings.Cut(repo, "/")
 	var segs []string
 	for _, s := range strings.Split(p, "/") {
 		segs = append(segs, url.PathEscape(s))
 	}
-	r := request{op: "download " + p + " of " + repo, method: http.MethodGet, auth: true, redirect: true, header: map[string]string{},
-		url: c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + "/resolve/" + url.PathEscape(revision) + "/" + strings.Join(segs, "/"))}
+	resolve := "/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) +
+		"/resolve/" + url.PathEscape(revision) + "/" + strings.Join(segs, "/")
+	r := request{
+		op:       "download " + p + " of " + repo,
+		method:   http.MethodGet,
+		auth:     true,
+		redirect: true,
+		header:   map[string]string{},
+		url:      c.apiURL(resolve),
+	}
 	if offset > 0 {
 		r.header["Range"] = "bytes=" + strconv.FormatInt(offset, 10) + "-"
 	}
@@ -116,7 +130,8 @@ func (c *Client) openFile(ctx context.Context, repo, revision, p string, offset 
 		loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
 		switch {
 		case err != nil || (loc.Scheme != "https" && loc.Scheme != "http") || loc.Host == "":
-			return nil, 0, fmt.Errorf("hub: %s: the Hub redirected to %q, which is no http(s) URL", r.op, resp.Header.Get("Location"))
+			return nil, 0, fmt.Errorf("hub: %s: the Hub redirected to %q, which is no http(s) URL",
+				r.op, resp.Header.Get("Location"))
 		case hop == maxRedirects:
 			return nil, 0, fmt.Errorf("hub: %s: more than %d redirects", r.op, maxRedirects)
 		}
@@ -220,7 +235,8 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 		return res, err
 	}
 	staging := StagingDir(o.Output)
-	if err := prepareStaging(staging, downloadState{Repo: o.Repo, Commit: sha, Split: o.Split}); err != nil {
+	state := downloadState{Repo: o.Repo, Commit: sha, Split: o.Split}
+	if err := prepareStaging(staging, state); err != nil {
 		return res, err
 	}
 	var total int64
@@ -272,12 +288,15 @@ func selectFiles(listed []RemoteFile, o DownloadOptions) ([]remoteFile, error) {
 	parquets := 0
 	// The split's shards by their exact names (whestbench's glob
 	// data/<split>-*.parquet would also take my-custom-split's for "my").
-	shard := regexp.MustCompile(`^data/` + regexp.QuoteMeta(o.Split) + `-[0-9]{5}-of-[0-9]{5}\.parquet$`)
+	shard := regexp.MustCompile(`^data/` + regexp.QuoteMeta(o.Split) +
+		`-[0-9]{5}-of-[0-9]{5}\.parquet$`)
 	for _, f := range listed {
 		p := f.Path
 		if !localPath(p) {
-			return nil, fmt.Errorf("hub: %s@%s lists a file named %q, which cannot be written inside --output "+
-				"(empty, absolute, \".\" or \"..\", a path that is not clean or leaves the folder, or a name this download uses): nothing was downloaded",
+			return nil, fmt.Errorf("hub: %s@%s lists a file named %q, "+
+				"which cannot be written inside --output "+
+				"(empty, absolute, \".\" or \"..\", a path that is not clean or leaves "+
+				"the folder, or a name this download uses): nothing was downloaded",
 				o.Repo, o.Revision, p)
 		}
 		switch {
@@ -298,11 +317,13 @@ func selectFiles(listed []RemoteFile, o DownloadOptions) ([]remoteFile, error) {
 	if o.Split != "" && parquets == 0 {
 		var splits []string
 		for _, f := range listed {
-			if name, ok := strings.CutPrefix(f.Path, "data/"); ok && strings.HasSuffix(name, ".parquet") {
+			name, ok := strings.CutPrefix(f.Path, "data/")
+			if ok && strings.HasSuffix(name, ".parquet") {
 				splits = append(splits, name)
 			}
 		}
-		return nil, fmt.Errorf("--split %q matched no parquet files in %s@%s (its data/ holds %q); name one of its splits", o.Split, o.Repo, o.Revision, splits)
+		return nil, fmt.Errorf("--split %q matched no parquet files in %s@%s "+
+			"(its data/ holds %q); name one of its splits", o.Split, o.Repo, o.Revision, splits)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("hub: %s@%s holds no files", o.Repo, o.Revision)
@@ -315,8 +336,12 @@ func selectFiles(listed []RemoteFile, o DownloadOptions) ([]remoteFile, error) {
 // a folder: relative, clean, no "." or ".." anywhere, no backslash, and not
 // a name the download itself uses beside the files.
 func localPath(p string) bool {
-	return p != "." && filepath.IsLocal(filepath.FromSlash(p)) && path.Clean(p) == p && !strings.Contains(p, `\`) &&
-		!strings.HasSuffix(p, incompleteSuffix) && p != stateFile
+	return p != "." &&
+		filepath.IsLocal(filepath.FromSlash(p)) &&
+		path.Clean(p) == p &&
+		!strings.Contains(p, `\`) &&
+		!strings.HasSuffix(p, incompleteSuffix) &&
+		p != stateFile
 }
 
 // checkListed is f as the download fetches it, its size and oids checked
@@ -324,15 +349,26 @@ func localPath(p string) bool {
 func checkListed(repo string, f RemoteFile) (remoteFile, error) {
 	if f.LFS != nil {
 		if !isHex(f.LFS.OID, 64) || f.LFS.Size < 0 {
-			return remoteFile{}, fmt.Errorf("hub: the listing of %s: LFS file %s has oid %q and size %d, not a sha256 and a size", repo, f.Path, f.LFS.OID, f.LFS.Size)
+			return remoteFile{}, fmt.Errorf("hub: the listing of %s: LFS file %s has oid %q "+
+				"and size %d, not a sha256 and a size", repo, f.Path, f.LFS.OID, f.LFS.Size)
 		}
-		return remoteFile{path: f.Path, size: f.LFS.Size, lfs: true, oid: f.LFS.OID}, nil
+		return remoteFile{
+			path: f.Path,
+			size: f.LFS.Size,
+			lfs:  true,
+			oid:  f.LFS.OID,
+		}, nil
 	}
 	if !isHex(f.OID, 40) || f.Size < 0 {
-		return remoteFile{}, fmt.Errorf("hub: the listing of %s: file %s has oid %q and size %d, not a git blob sha1 and a size", repo, f.Path, f.OID, f.Size)
+		return remoteFile{}, fmt.Errorf("hub: the listing of %s: file %s has oid %q "+
+			"and size %d, not a git blob sha1 and a size", repo, f.Path, f.OID, f.Size)
 	}
 	return remoteFile{path: f.Path, size: f.Size, oid: f.OID}, nil
 }
+
+// removeOrChooseOutput is the advice for an --output that is not an
+// interrupted download.
+const removeOrChooseOutput = "remove it or choose another --output"
 
 // prepareStaging makes the staging folder for st, keeping an interrupted
 // download of the same commit and files, and replacing one of another.
@@ -342,8 +378,8 @@ func prepareStaging(dir string, st downloadState) error {
 	// something else under its name is not an interrupted download.
 	data, err := readlimit.File(filepath.Join(dir, stateFile), maxStateFile)
 	if tooLarge := (*readlimit.TooLargeError)(nil); errors.As(err, &tooLarge) {
-		return fmt.Errorf("%s holds a %s %s: it is not an interrupted download; remove it or choose another --output",
-			dir, stateFile, tooLarge)
+		return fmt.Errorf("%s holds a %s %s: it is not an interrupted download; "+
+			removeOrChooseOutput, dir, stateFile, tooLarge)
 	}
 	switch {
 	case err == nil:
@@ -356,7 +392,8 @@ func prepareStaging(dir string, st downloadState) error {
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if _, err := os.Lstat(dir); err == nil {
-			return fmt.Errorf("%s exists and is not an interrupted download (no %s): remove it or choose another --output", dir, stateFile)
+			return fmt.Errorf("%s exists and is not an interrupted download (no %s): "+
+				removeOrChooseOutput, dir, stateFile)
 		}
 	default:
 		return err
@@ -380,7 +417,13 @@ var errChecksum = errors.New("checksum mismatch")
 // fetch makes staging/f.path: kept when an earlier run finished it (and it
 // still checks out), else fetched into f.path.incomplete from where that
 // ends, checked, and renamed. It returns the bytes an earlier run had.
-func (c *Client) fetch(ctx context.Context, o DownloadOptions, sha, staging string, f remoteFile, p *DownloadProgress) (int64, error) {
+func (c *Client) fetch(
+	ctx context.Context,
+	o DownloadOptions,
+	sha, staging string,
+	f remoteFile,
+	p *DownloadProgress,
+) (int64, error) {
 	final := filepath.Join(staging, filepath.FromSlash(f.path))
 	if st, err := os.Stat(final); err == nil && st.Size() == f.size {
 		if checkFile(final, f) == nil {
@@ -420,7 +463,8 @@ func (c *Client) fetch(ctx context.Context, o DownloadOptions, sha, staging stri
 		if err == nil {
 			break
 		}
-		if ctx.Err() != nil || attempt >= c.Retries || !(errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrStalled)) {
+		resumable := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, ErrStalled)
+		if ctx.Err() != nil || attempt >= c.Retries || !resumable {
 			return 0, err
 		}
 		select {
@@ -447,7 +491,14 @@ func (c *Client) fetch(ctx context.Context, o DownloadOptions, sha, staging stri
 // and calling wrote as bytes land. A body that ends early is
 // io.ErrUnexpectedEOF and one that stops moving a *StallError (either is
 // tried again from *have); one longer than f.size is refused.
-func (c *Client) fetchFrom(ctx context.Context, repo, sha string, f remoteFile, out *os.File, have *int64, wrote func(int64)) error {
+func (c *Client) fetchFrom(
+	ctx context.Context,
+	repo, sha string,
+	f remoteFile,
+	out *os.File,
+	have *int64,
+	wrote func(int64),
+) error {
 	body, start, err := c.openFile(ctx, repo, sha, f.path, *have)
 	if err != nil {
 		return err
@@ -467,32 +518,36 @@ func (c *Client) fetchFrom(ctx context.Context, repo, sha string, f remoteFile, 
 	*have += n
 	switch {
 	case *have > f.size:
-		return fmt.Errorf("hub: %s of %s: the Hub sent more than the %d bytes it lists", f.path, repo, f.size)
+		return fmt.Errorf("hub: %s of %s: the Hub sent more than the %d bytes it lists",
+			f.path, repo, f.size)
 	case errors.Is(err, ErrStalled):
 		return err // names the file and the host; retried from *have, like a cut
 	case err != nil && !isCut(err):
 		return fmt.Errorf("hub: %s of %s: %w", f.path, repo, err)
 	case *have < f.size:
-		return fmt.Errorf("hub: %s of %s: the answer ended at byte %d of %d: %w", f.path, repo, *have, f.size, io.ErrUnexpectedEOF)
+		return fmt.Errorf("hub: %s of %s: the answer ended at byte %d of %d: %w",
+			f.path, repo, *have, f.size, io.ErrUnexpectedEOF)
 	}
 	return nil
 }
 
 // countingWriter tells wrote how many bytes each write put down.
 type countingWriter struct {
-	w     io.Writer
+	dst   io.Writer
 	wrote func(int64)
 }
 
 func (c countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
+	n, err := c.dst.Write(p)
 	c.wrote(int64(n))
 	return n, err
 }
 
 // isCut is a connection that ended mid-body.
 func isCut(err error) bool {
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || strings.Contains(err.Error(), "connection reset")
+	return errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) ||
+		strings.Contains(err.Error(), "connection reset")
 }
 
 // checkFile hashes the file at p as the Hub identifies f: sha256 of the
@@ -519,7 +574,8 @@ func checkFile(p string, f remoteFile) error {
 		if f.lfs {
 			kind = "sha256"
 		}
-		return fmt.Errorf("hub: %s: %d bytes with %s %s, the Hub lists %d bytes with %s: %w", f.path, n, kind, got, f.size, f.oid, errChecksum)
+		return fmt.Errorf("hub: %s: %d bytes with %s %s, the Hub lists %d bytes with %s: %w",
+			f.path, n, kind, got, f.size, f.oid, errChecksum)
 	}
 	return nil
 }

@@ -61,8 +61,12 @@ func TestDownloadFetchesARevision(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "ds")
 		before := f.srv.Count("lfs-file")
 		var last hub.DownloadProgress
-		res, err := reader(t, f.srv, tok).Download(context.Background(), hub.DownloadOptions{Repo: repoID, Revision: "v1", Output: out,
-			Progress: func(p hub.DownloadProgress) { last = p }})
+		res, err := reader(t, f.srv, tok).Download(context.Background(), hub.DownloadOptions{
+			Repo:     repoID,
+			Revision: "v1",
+			Output:   out,
+			Progress: func(p hub.DownloadProgress) { last = p },
+		})
 		if err != nil {
 			t.Fatalf("token %q: %v", tok, err)
 		}
@@ -86,14 +90,19 @@ func TestDownloadOfAPrivateRepositoryNeedsAToken(t *testing.T) {
 	f := newFixture(t)
 	f.push(t, hub.Options{Repo: repoID, Private: true})
 	out := filepath.Join(t.TempDir(), "ds")
-	_, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out})
+	ctx := context.Background()
+	_, err := reader(t, f.srv, "").Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out})
 	if !errors.Is(err, hub.ErrNotFound) {
 		t.Fatalf("anonymous download of a private repository: %v, want not found or private", err)
 	}
-	if _, err := reader(t, f.srv, readToken).Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
+	_, err = reader(t, f.srv, readToken).
+		Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reader(t, f.srv, "hf_wrong").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out + "2"}); !errors.Is(err, hub.ErrUnauthorized) {
+	_, err = reader(t, f.srv, "hf_wrong").
+		Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out + "2"})
+	if !errors.Is(err, hub.ErrUnauthorized) {
 		t.Errorf("an unknown token: %v", err)
 	}
 }
@@ -105,7 +114,9 @@ func TestDownloadOneSplit(t *testing.T) {
 	f.push(t, hub.Options{Repo: repoID})
 	c := reader(t, f.srv, "")
 	out := filepath.Join(t.TempDir(), "ds")
-	if _, err := c.Download(context.Background(), hub.DownloadOptions{Repo: repoID, Split: "holdout", Output: out}); err != nil {
+	ctx := context.Background()
+	holdout := hub.DownloadOptions{Repo: repoID, Split: "holdout", Output: out}
+	if _, err := c.Download(ctx, holdout); err != nil {
 		t.Fatal(err)
 	}
 	got := datasettest.ReadTree(t, out)
@@ -114,11 +125,14 @@ func TestDownloadOneSplit(t *testing.T) {
 		names = append(names, p)
 	}
 	slices.Sort(names)
-	if want := []string{"README.md", "data/holdout-00000-of-00001.parquet", "metadata.json"}; !slices.Equal(names, want) {
+	want := []string{"README.md", "data/holdout-00000-of-00001.parquet", "metadata.json"}
+	if !slices.Equal(names, want) {
 		t.Errorf("--split holdout fetched %v, want %v", names, want)
 	}
-	_, err := c.Download(context.Background(), hub.DownloadOptions{Repo: repoID, Split: "test", Output: out + "2"})
-	if err == nil || !strings.Contains(err.Error(), `--split "test" matched no parquet files`) || !strings.Contains(err.Error(), "holdout-00000-of-00001.parquet") {
+	_, err := c.Download(ctx, hub.DownloadOptions{Repo: repoID, Split: "test", Output: out + "2"})
+	if err == nil ||
+		!strings.Contains(err.Error(), `--split "test" matched no parquet files`) ||
+		!strings.Contains(err.Error(), "holdout-00000-of-00001.parquet") {
 		t.Errorf("an unknown split: %v", err)
 	}
 	if _, err := os.Stat(out + "2"); err == nil {
@@ -138,7 +152,8 @@ func TestDownloadResumesAndChecks(t *testing.T) {
 	// Within a run: two cuts, then the rest.
 	f.srv.CutNext("lfs-file", 1000, 5000)
 	out := filepath.Join(t.TempDir(), "ds")
-	if _, err := reader(t, f.srv, "").Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
+	_, err := reader(t, f.srv, "").Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out})
+	if err != nil {
 		t.Fatal(err)
 	}
 	sameFiles(t, datasettest.ReadTree(t, out), want)
@@ -148,7 +163,8 @@ func TestDownloadResumesAndChecks(t *testing.T) {
 	c.Retries = 0
 	f.srv.CutNext("lfs-file", 70000)
 	out = filepath.Join(t.TempDir(), "ds")
-	if _, err := c.Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out}); !errors.Is(err, io.ErrUnexpectedEOF) {
+	_, err = c.Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out})
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("a cut with no retries: %v", err)
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -161,7 +177,8 @@ func TestDownloadResumesAndChecks(t *testing.T) {
 	// The cut hit the first LFS file in path order after the earlier
 	// files: what it had written and what those files held is not fetched again.
 	if res.Resumed == 0 || res.ResumedBytes < 70000 {
-		t.Errorf("resumed %d files, %d bytes; want the cut file's 70000 bytes kept", res.Resumed, res.ResumedBytes)
+		t.Errorf("resumed %d files, %d bytes; want the cut file's 70000 bytes kept",
+			res.Resumed, res.ResumedBytes)
 	}
 	sameFiles(t, datasettest.ReadTree(t, out), want)
 
@@ -173,13 +190,17 @@ func TestDownloadResumesAndChecks(t *testing.T) {
 	f.srv.CorruptLFS(repoID, hex.EncodeToString(sum[:]), bad)
 	out = filepath.Join(t.TempDir(), "ds")
 	_, err = reader(t, f.srv, "").Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out})
-	if err == nil || !strings.Contains(err.Error(), "sha256") || !strings.Contains(err.Error(), "data/public-00000-of-00001.parquet") {
+	if err == nil ||
+		!strings.Contains(err.Error(), "sha256") ||
+		!strings.Contains(err.Error(), "data/public-00000-of-00001.parquet") {
 		t.Fatalf("corrupt storage: %v", err)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a download that failed its check created its output")
 	}
-	if _, err := os.Stat(filepath.Join(hub.StagingDir(out), "data", "public-00000-of-00001.parquet.incomplete")); err == nil {
+	incomplete := filepath.Join(hub.StagingDir(out),
+		"data", "public-00000-of-00001.parquet.incomplete")
+	if _, err := os.Stat(incomplete); err == nil {
 		t.Error("the bytes that failed the check are kept for a resume")
 	}
 }
@@ -187,7 +208,8 @@ func TestDownloadResumesAndChecks(t *testing.T) {
 func TestDownloadRefusesAnExistingOutput(t *testing.T) {
 	f := newFixture(t)
 	before := f.srv.Count("revision")
-	_, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: t.TempDir()})
+	existing := hub.DownloadOptions{Repo: repoID, Output: t.TempDir()}
+	_, err := reader(t, f.srv, "").Download(context.Background(), existing)
 	if !errors.Is(err, fs.ErrExist) || f.srv.Count("revision") != before {
 		t.Errorf("existing output: %v, %d Hub calls", err, f.srv.Count("revision")-before)
 	}
@@ -200,7 +222,8 @@ func TestReadFileAndParseURI(t *testing.T) {
 	if err != nil || string(data) != `{"format": "whestbench"}` {
 		t.Errorf("metadata.json: %q %v", data, err)
 	}
-	if _, err := reader(t, f.srv, "").ReadFile(context.Background(), repoID, "v1", "nope.json"); !errors.Is(err, hub.ErrNotFound) {
+	_, err = reader(t, f.srv, "").ReadFile(context.Background(), repoID, "v1", "nope.json")
+	if !errors.Is(err, hub.ErrNotFound) {
 		t.Errorf("a missing file: %v", err)
 	}
 	for _, c := range []struct {
@@ -230,14 +253,16 @@ func TestDownloadDiscardsAnOverlongPartialFile(t *testing.T) {
 	c.Retries = 0
 	f.srv.CutNext("lfs-file", 100)
 	out := filepath.Join(t.TempDir(), "ds")
-	if _, err := c.Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err == nil {
+	ctx := context.Background()
+	if _, err := c.Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out}); err == nil {
 		t.Fatal("the cut did not stop the run")
 	}
 	part := filepath.Join(hub.StagingDir(out), "data", "holdout-00000-of-00001.parquet.incomplete")
 	if err := os.WriteFile(part, bytes.Repeat([]byte{7}, 5000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
+	_, err := reader(t, f.srv, "").Download(ctx, hub.DownloadOptions{Repo: repoID, Output: out})
+	if err != nil {
 		t.Fatal(err)
 	}
 	sameFiles(t, datasettest.ReadTree(t, out), want)

@@ -33,8 +33,10 @@ type OtherDatasetError struct {
 }
 
 func (e *OtherDatasetError) Error() string {
-	return fmt.Sprintf("hub: hf://%s@%s holds another dataset (%s); pushing would replace it and delete %d of its files in %s: "+
-		"check the repository and revision, or replace it on purpose with --replace (release.hub.replace in a bake's config)",
+	return fmt.Sprintf("hub: hf://%s@%s holds another dataset (%s); "+
+		"pushing would replace it and delete %d of its files in %s: "+
+		"check the repository and revision, or replace it on purpose with --replace "+
+		"(release.hub.replace in a bake's config)",
 		e.Repo, e.Revision, e.Why, e.Deleted, strings.Join(OwnedFolders, " and "))
 }
 
@@ -68,23 +70,34 @@ func (e *Error) Is(target error) bool { return target == e.kind }
 
 // statusError classifies a final (non-retried) HTTP failure.
 func statusError(op string, status int, message string) *Error {
-	e := &Error{Op: op, Status: status, Message: message, kind: ErrRejected}
+	e := &Error{
+		Op:      op,
+		Status:  status,
+		Message: message,
+		kind:    ErrRejected,
+	}
 	switch status {
 	case http.StatusUnauthorized:
 		e.kind = ErrUnauthorized
-		e.Hint = "the token is missing, mistyped, expired or revoked: create a write token at https://huggingface.co/settings/tokens and put it in HF_TOKEN or the token file"
+		e.Hint = "the token is missing, mistyped, expired or revoked: " +
+			createWriteToken + " and put it in HF_TOKEN or the token file"
 	case http.StatusForbidden:
 		e.kind = ErrForbidden
-		e.Hint = "the token is valid but lacks write access to this repository (a read token, or a fine-grained token without this repo or organization): use a write token of an account that may write here"
+		e.Hint = "the token is valid but lacks write access to this repository " +
+			"(a read token, or a fine-grained token without this repo or organization): " +
+			"use a write token of an account that may write here"
 	case http.StatusNotFound:
 		e.kind = ErrNotFound
-		e.Hint = "the repository or revision does not exist, or the token cannot see it: check the repo id (owner/name) and the revision (an existing branch)"
+		e.Hint = "the repository or revision does not exist, or the token cannot see it: " +
+			"check the repo id (owner/name) and the revision (an existing branch)"
 	case http.StatusConflict, http.StatusPreconditionFailed:
 		e.kind = ErrConflict
-		e.Hint = "the revision moved while pushing, or the name is taken: pushing again re-reads the head"
+		e.Hint = "the revision moved while pushing, or the name is taken: " +
+			"pushing again re-reads the head"
 	case http.StatusRequestEntityTooLarge:
 		e.kind = ErrTooLarge
-		e.Hint = "the Hub refused the request's size: a commit lists too many files, or a file is over the Hub's limit"
+		e.Hint = "the Hub refused the request's size: a commit lists too many files, " +
+			"or a file is over the Hub's limit"
 	}
 	return e
 }
@@ -94,5 +107,9 @@ func statusError(op string, status int, message string) *Error {
 // exist, or it is private or gated (the Hub does not say which).
 func notFoundOrPrivate(e *Error) {
 	e.kind = ErrNotFound
-	e.Hint = "repo not found or private: check the repository id (owner/name); a private or gated repository needs a token that may read it (HF_TOKEN or --token-file)"
+	e.Hint = "repo not found or private: check the repository id (owner/name); " +
+		"a private or gated repository needs a token that may read it (HF_TOKEN or --token-file)"
 }
+
+// createWriteToken is the advice for a missing or refused token.
+const createWriteToken = "create a write token at https://huggingface.co/settings/tokens"

@@ -28,10 +28,14 @@ type File struct {
 // BytesFile is a file held in memory (a re-rendered dataset card).
 func BytesFile(path string, data []byte) File {
 	sum := sha256.Sum256(data)
-	return File{Path: path, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
+	return File{
+		Path:   path,
+		Size:   int64(len(data)),
+		SHA256: hex.EncodeToString(sum[:]),
 		Open: func(_ context.Context, off int64) (io.ReadCloser, error) {
 			return io.NopCloser(bytes.NewReader(data[off:])), nil
-		}}
+		},
+	}
 }
 
 // DirFiles lists the files under dir that publish accepts (sorted by
@@ -67,7 +71,12 @@ func DirFiles(dir string, publish func(rel string) bool) (files []File, left []s
 		if err != nil {
 			return err
 		}
-		files = append(files, File{Path: rel, Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Open: openAt(p)})
+		files = append(files, File{
+			Path:   rel,
+			Size:   n,
+			SHA256: hex.EncodeToString(h.Sum(nil)),
+			Open:   openAt(p),
+		})
 		return nil
 	})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })

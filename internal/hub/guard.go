@@ -27,7 +27,11 @@ type Deadlines struct {
 
 // DefaultDeadlines are generous: a slow Hub is waited for, a silent one
 // is not.
-var DefaultDeadlines = Deadlines{Connect: 30 * time.Second, Headers: 5 * time.Minute, Idle: 2 * time.Minute}
+var DefaultDeadlines = Deadlines{
+	Connect: 30 * time.Second,
+	Headers: 5 * time.Minute,
+	Idle:    2 * time.Minute,
+}
 
 // ErrStalled matches a request that a deadline ended (a *StallError).
 var ErrStalled = errors.New("the Hub stalled")
@@ -52,13 +56,15 @@ type StallError struct {
 
 func (e *StallError) Error() string {
 	if e.Phase == phaseSource {
-		return fmt.Sprintf("hub: %s: %s made no progress for %s: the source stalled, not the Hub", e.Op, e.Phase, e.After)
+		return fmt.Sprintf("hub: %s: %s made no progress for %s: the source stalled, not the Hub",
+			e.Op, e.Phase, e.After)
 	}
 	who := "the Hub at " + e.Host
 	if e.Storage {
 		who = "the Hub's storage at " + e.Host
 	}
-	return fmt.Sprintf("hub: %s: %s stalled: %s made no progress for %s", e.Op, who, e.Phase, e.After)
+	return fmt.Sprintf("hub: %s: %s stalled: %s made no progress for %s",
+		e.Op, who, e.Phase, e.After)
 }
 
 // Is matches ErrStalled.
@@ -68,9 +74,9 @@ func (e *StallError) Is(target error) bool { return target == ErrStalled }
 // in, re-armed at every byte that moves; when it fires, it cancels the
 // request with a *StallError as the cause.
 type guard struct {
-	d      Deadlines
-	cancel context.CancelCauseFunc
-	stall  StallError // Op, Host and Storage; Phase and After when it fires
+	deadlines Deadlines
+	cancel    context.CancelCauseFunc
+	stall     StallError // Op, Host and Storage; Phase and After when it fires
 
 	mu       sync.Mutex
 	timer    *time.Timer
@@ -133,9 +139,15 @@ func (g *guard) stop() {
 // reports them.
 func (g *guard) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		GotConn:              func(httptrace.GotConnInfo) { g.arm(phaseSending, g.d.Idle) },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { g.arm(phaseWaiting, g.d.Headers) },
-		GotFirstResponseByte: func() { g.arm(phaseReceiving, g.d.Idle) },
+		GotConn: func(httptrace.GotConnInfo) {
+			g.arm(phaseSending, g.deadlines.Idle)
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			g.arm(phaseWaiting, g.deadlines.Headers)
+		},
+		GotFirstResponseByte: func() {
+			g.arm(phaseReceiving, g.deadlines.Idle)
+		},
 	}
 }
 
@@ -152,16 +164,16 @@ func stalled(ctx context.Context) error {
 // bytes re-arms it, a read the guard ended returns its *StallError, and
 // Close ends the request.
 type guardedBody struct {
-	rc     io.ReadCloser
-	g      *guard
+	body   io.ReadCloser
+	guard  *guard
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 }
 
 func (b *guardedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
+	n, err := b.body.Read(p)
 	if n > 0 {
-		b.g.arm(phaseReceiving, b.g.d.Idle)
+		b.guard.arm(phaseReceiving, b.guard.deadlines.Idle)
 	}
 	if err != nil && err != io.EOF {
 		if se := stalled(b.ctx); se != nil {
@@ -172,8 +184,8 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 }
 
 func (b *guardedBody) Close() error {
-	b.g.stop()
-	err := b.rc.Close()
+	b.guard.stop()
+	err := b.body.Close()
 	b.cancel(nil)
 	return err
 }

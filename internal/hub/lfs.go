@@ -38,9 +38,15 @@ type lfsObject struct {
 // another file, or an attempt that crashed after sending it. An object
 // under several paths (two splits with the same rows) is one object: asked
 // for and sent once.
-func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []File, progress func(Progress)) (sent, had int, err error) {
+func (c *Client) uploadLFS(
+	ctx context.Context,
+	repo, revision string,
+	files []File,
+	progress func(Progress),
+) (sent, had int, err error) {
 	owner, name, _ := strings.Cut(repo, "/")
-	batchURL := c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) + ".git/info/lfs/objects/batch")
+	batchURL := c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) +
+		".git/info/lfs/objects/batch")
 	var objects []File
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -74,8 +80,16 @@ func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []F
 		if err != nil {
 			return sent, had, err
 		}
-		resp, err := c.do(ctx, request{op: "LFS batch of " + repo, method: http.MethodPost, url: batchURL, auth: true,
-			header: map[string]string{"Accept": lfsMediaType}, contentType: lfsMediaType, size: size, body: body})
+		resp, err := c.do(ctx, request{
+			op:          "LFS batch of " + repo,
+			method:      http.MethodPost,
+			url:         batchURL,
+			auth:        true,
+			header:      map[string]string{"Accept": lfsMediaType},
+			contentType: lfsMediaType,
+			size:        size,
+			body:        body,
+		})
 		if err != nil {
 			return sent, had, err
 		}
@@ -96,9 +110,11 @@ func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []F
 			o, ok := byOID[f.SHA256]
 			switch {
 			case !ok:
-				return sent, had, fmt.Errorf("hub: LFS batch of %s: the Hub said nothing of %s (sha256 %s)", repo, f.Path, f.SHA256)
+				return sent, had, fmt.Errorf("hub: LFS batch of %s: the Hub said nothing of %s "+
+					"(sha256 %s)", repo, f.Path, f.SHA256)
 			case o.Error != nil:
-				return sent, had, statusError("LFS upload of "+f.Path, o.Error.Code, o.Error.Message)
+				return sent, had, statusError("LFS upload of "+f.Path,
+					o.Error.Code, o.Error.Message)
 			case o.Actions == nil || o.Actions.Upload == nil:
 				had++
 				continue
@@ -113,7 +129,13 @@ func (c *Client) uploadLFS(ctx context.Context, repo, revision string, files []F
 }
 
 // sendObject uploads one object by the batch's transfer and verifies it.
-func (c *Client) sendObject(ctx context.Context, transfer string, f File, o lfsObject, progress func(Progress)) error {
+func (c *Client) sendObject(
+	ctx context.Context,
+	transfer string,
+	f File,
+	o lfsObject,
+	progress func(Progress),
+) error {
 	up := o.Actions.Upload
 	_, multipart := up.Header["chunk_size"]
 	switch {
@@ -123,15 +145,29 @@ func (c *Client) sendObject(ctx context.Context, transfer string, f File, o lfsO
 		}
 	case transfer == "basic" || transfer == "" || transfer == "multipart":
 		// A multipart answer without chunk_size is a single PUT, as in huggingface_hub.
-		resp, err := c.do(ctx, request{op: "upload of " + f.Path, method: http.MethodPut, url: up.Href, header: up.Header,
-			size: f.Size, body: func() (io.ReadCloser, error) { return f.Open(ctx, 0) },
-			sent: func(n int64) { progress(Progress{Stage: StageUpload, File: f.Path, Done: n, Total: f.Size}) }})
+		resp, err := c.do(ctx, request{
+			op:     "upload of " + f.Path,
+			method: http.MethodPut,
+			url:    up.Href,
+			header: up.Header,
+			size:   f.Size,
+			body:   func() (io.ReadCloser, error) { return f.Open(ctx, 0) },
+			sent: func(n int64) {
+				progress(Progress{
+					Stage: StageUpload,
+					File:  f.Path,
+					Done:  n,
+					Total: f.Size,
+				})
+			},
+		})
 		if err != nil {
 			return err
 		}
 		drain(resp)
 	default:
-		return fmt.Errorf("hub: upload of %s: the Hub chose transfer %q, which is neither basic nor multipart", f.Path, transfer)
+		return fmt.Errorf("hub: upload of %s: the Hub chose transfer %q, "+
+			"which is neither basic nor multipart", f.Path, transfer)
 	}
 	if v := o.Actions.Verify; v != nil {
 		body, size, err := jsonBody(struct {
@@ -141,8 +177,16 @@ func (c *Client) sendObject(ctx context.Context, transfer string, f File, o lfsO
 		if err != nil {
 			return err
 		}
-		resp, err := c.do(ctx, request{op: "verify of " + f.Path, method: http.MethodPost, url: v.Href, header: v.Header, auth: true,
-			contentType: lfsMediaType, size: size, body: body})
+		resp, err := c.do(ctx, request{
+			op:          "verify of " + f.Path,
+			method:      http.MethodPost,
+			url:         v.Href,
+			header:      v.Header,
+			auth:        true,
+			contentType: lfsMediaType,
+			size:        size,
+			body:        body,
+		})
 		if err != nil {
 			return err
 		}
@@ -154,10 +198,16 @@ func (c *Client) sendObject(ctx context.Context, transfer string, f File, o lfsO
 // sendParts is the multipart transfer: the header's numbered entries are
 // presigned part URLs, each taking chunk_size bytes (the last one the
 // rest); the upload's href completes it with every part's ETag.
-func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress func(Progress)) error {
+func (c *Client) sendParts(
+	ctx context.Context,
+	f File,
+	up *lfsAction,
+	progress func(Progress),
+) error {
 	chunk, err := strconv.ParseInt(up.Header["chunk_size"], 10, 64)
 	if err != nil || chunk <= 0 {
-		return fmt.Errorf("hub: upload of %s: the Hub's chunk_size %q is not a positive number", f.Path, up.Header["chunk_size"])
+		return fmt.Errorf("hub: upload of %s: the Hub's chunk_size %q is not a positive number",
+			f.Path, up.Header["chunk_size"])
 	}
 	urls := map[int]string{}
 	var numbers []int
@@ -168,8 +218,11 @@ func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress 
 		}
 	}
 	sort.Ints(numbers)
-	if want := (f.Size + chunk - 1) / chunk; int64(len(numbers)) != want || (len(numbers) > 0 && numbers[len(numbers)-1] != len(numbers)) {
-		return fmt.Errorf("hub: upload of %s: the Hub offered parts %v for %d bytes in parts of %d, want 1 to %d", f.Path, numbers, f.Size, chunk, want)
+	want := (f.Size + chunk - 1) / chunk
+	if int64(len(numbers)) != want ||
+		(len(numbers) > 0 && numbers[len(numbers)-1] != len(numbers)) {
+		return fmt.Errorf("hub: upload of %s: the Hub offered parts %v for %d bytes "+
+			"in parts of %d, want 1 to %d", f.Path, numbers, f.Size, chunk, want)
 	}
 	type part struct {
 		PartNumber int    `json:"partNumber"`
@@ -178,9 +231,20 @@ func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress 
 	parts := make([]part, 0, len(numbers))
 	for i, n := range numbers {
 		off := int64(i) * chunk
-		n0 := min(chunk, f.Size-off)
-		resp, err := c.do(ctx, request{op: fmt.Sprintf("upload of %s part %d", f.Path, n), method: http.MethodPut, url: urls[n], size: n0,
-			sent: func(n int64) { progress(Progress{Stage: StageUpload, File: f.Path, Done: off + n, Total: f.Size}) },
+		partSize := min(chunk, f.Size-off)
+		resp, err := c.do(ctx, request{
+			op:     fmt.Sprintf("upload of %s part %d", f.Path, n),
+			method: http.MethodPut,
+			url:    urls[n],
+			size:   partSize,
+			sent: func(n int64) {
+				progress(Progress{
+					Stage: StageUpload,
+					File:  f.Path,
+					Done:  off + n,
+					Total: f.Size,
+				})
+			},
 			body: func() (io.ReadCloser, error) {
 				r, err := f.Open(ctx, off)
 				if err != nil {
@@ -189,8 +253,9 @@ func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress 
 				return struct {
 					io.Reader
 					io.Closer
-				}{io.LimitReader(r, n0), r}, nil
-			}})
+				}{io.LimitReader(r, partSize), r}, nil
+			},
+		})
 		if err != nil {
 			return err
 		}
@@ -208,8 +273,15 @@ func (c *Client) sendParts(ctx context.Context, f File, up *lfsAction, progress 
 	if err != nil {
 		return err
 	}
-	resp, err := c.do(ctx, request{op: "completion of " + f.Path, method: http.MethodPost, url: up.Href,
-		header: map[string]string{"Accept": lfsMediaType}, contentType: lfsMediaType, size: size, body: body})
+	resp, err := c.do(ctx, request{
+		op:          "completion of " + f.Path,
+		method:      http.MethodPost,
+		url:         up.Href,
+		header:      map[string]string{"Accept": lfsMediaType},
+		contentType: lfsMediaType,
+		size:        size,
+		body:        body,
+	})
 	if err != nil {
 		return err
 	}

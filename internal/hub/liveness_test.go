@@ -15,7 +15,11 @@ import (
 
 // quick gives c short deadlines and one retry, for stalls.
 func quick(c *hub.Client) *hub.Client {
-	c.Deadlines = hub.Deadlines{Connect: 2 * time.Second, Headers: 400 * time.Millisecond, Idle: 400 * time.Millisecond}
+	c.Deadlines = hub.Deadlines{
+		Connect: 2 * time.Second,
+		Headers: 400 * time.Millisecond,
+		Idle:    400 * time.Millisecond,
+	}
 	c.Retries = 1
 	return c
 }
@@ -44,13 +48,19 @@ func TestAStalledHubFailsTheRequestNamingHostAndFile(t *testing.T) {
 	} {
 		f := newFixture(t)
 		f.srv.Hang(c.route, c.after)
-		want := map[string]string{"storage": "the Hub's storage at " + host(t, f.srv.StorageURL), "hub": "the Hub at " + host(t, f.srv.URL)}[c.host]
+		want := map[string]string{
+			"storage": "the Hub's storage at " + host(t, f.srv.StorageURL),
+			"hub":     "the Hub at " + host(t, f.srv.URL),
+		}[c.host]
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		start := time.Now()
 		_, err := quick(client(t, f.srv, token)).Push(ctx, hub.Options{Repo: repoID}, f.files(t))
 		cancel()
-		if !errors.Is(err, hub.ErrStalled) || !strings.Contains(err.Error(), c.what) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s hung: %v after %s, want a stall of %q at %s", c.route, err, time.Since(start), c.what, want)
+		if !errors.Is(err, hub.ErrStalled) ||
+			!strings.Contains(err.Error(), c.what) ||
+			!strings.Contains(err.Error(), want) {
+			t.Errorf("%s hung: %v after %s, want a stall of %q at %s",
+				c.route, err, time.Since(start), c.what, want)
 		}
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("%s hung: the push took %s to fail, want about two deadlines", c.route, took)
@@ -65,8 +75,11 @@ func TestAStalledHubFailsTheRequestNamingHostAndFile(t *testing.T) {
 	f.srv.Hang("lfs-file", 1000) // the holdout parquet has 1000 bytes: the public one stops
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := quick(reader(t, f.srv, "")).Download(ctx, hub.DownloadOptions{Repo: repoID, Output: filepath.Join(t.TempDir(), "ds")})
-	if !errors.Is(err, hub.ErrStalled) || !strings.Contains(err.Error(), "download data/public-00000-of-00001.parquet of alice/whest-gt") ||
+	download := hub.DownloadOptions{Repo: repoID, Output: filepath.Join(t.TempDir(), "ds")}
+	_, err := quick(reader(t, f.srv, "")).Download(ctx, download)
+	if !errors.Is(err, hub.ErrStalled) ||
+		!strings.Contains(err.Error(),
+			"download data/public-00000-of-00001.parquet of alice/whest-gt") ||
 		!strings.Contains(err.Error(), "the Hub's storage at "+host(t, f.srv.StorageURL)) {
 		t.Errorf("a download whose body stops: %v", err)
 	}
@@ -84,7 +97,11 @@ func TestASlowButMovingTransferIsNotAStall(t *testing.T) {
 	c := client(t, f.srv, token)
 	// What the connection's buffers hold when the last byte is written
 	// drains while the client waits for the answer: Headers covers it.
-	c.Deadlines = hub.Deadlines{Connect: 2 * time.Second, Headers: 5 * time.Second, Idle: time.Second}
+	c.Deadlines = hub.Deadlines{
+		Connect: 2 * time.Second,
+		Headers: 5 * time.Second,
+		Idle:    time.Second,
+	}
 	c.Retries = 0
 	start := time.Now()
 	if _, err := c.Push(context.Background(), hub.Options{Repo: repoID}, f.files(t)); err != nil {
@@ -100,14 +117,17 @@ func TestASlowButMovingTransferIsNotAStall(t *testing.T) {
 	want, _ := f.srv.Files(repoID, "main")
 	f.srv.Throttle("lfs-file", 128<<10)
 	r := reader(t, f.srv, "")
-	r.Deadlines, r.Retries = c.Deadlines, 0
+	r.Deadlines = c.Deadlines
+	r.Retries = 0
 	out := filepath.Join(t.TempDir(), "ds")
 	start = time.Now()
-	if _, err := r.Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
+	download := hub.DownloadOptions{Repo: repoID, Output: out}
+	if _, err := r.Download(context.Background(), download); err != nil {
 		t.Fatalf("a download from a slow storage: %v", err)
 	}
 	if took := time.Since(start); took < c.Deadlines.Idle {
-		t.Errorf("the download took %s, under the idle deadline: the throttle did not hold it", took)
+		t.Errorf("the download took %s, under the idle deadline: "+
+			"the throttle did not hold it", took)
 	}
 	sameFiles(t, datasettest.ReadTree(t, out), want)
 }

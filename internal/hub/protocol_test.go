@@ -28,19 +28,22 @@ func TestPushWithATokenThatMayNotCreateRepositories(t *testing.T) {
 	const fine = "hf_test_fine_0123456789abcdef"
 	f.srv.AddRepoToken(fine, "alice", repoID)
 	write(t, f.dir, "README.md", []byte("# pushed with a fine-grained token\n"))
-	res, err := client(t, f.srv, fine).Push(context.Background(), hub.Options{Repo: repoID}, f.files(t))
+	ctx := context.Background()
+	res, err := client(t, f.srv, fine).Push(ctx, hub.Options{Repo: repoID}, f.files(t))
 	if err != nil || res.CreatedRepo || res.NoOp {
 		t.Fatalf("fine-grained push to an existing repository: %+v %v", res, err)
 	}
 	sameAsDir(t, f.srv, "main", f.dir)
 
 	f.srv.Fail("create", http.StatusUnauthorized)
-	if _, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, f.files(t)); err != nil {
+	if _, err := f.client.Push(ctx, hub.Options{Repo: repoID}, f.files(t)); err != nil {
 		t.Errorf("a 401 on creating a repository that exists: %v", err)
 	}
-	_, err = client(t, f.srv, fine).Push(context.Background(), hub.Options{Repo: "alice/missing"}, f.files(t))
-	if !errors.Is(err, hub.ErrForbidden) || !strings.Contains(err.Error(), "create repo alice/missing") {
-		t.Errorf("fine-grained push to a repository that does not exist: %v, want the creation's 403", err)
+	_, err = client(t, f.srv, fine).Push(ctx, hub.Options{Repo: "alice/missing"}, f.files(t))
+	if !errors.Is(err, hub.ErrForbidden) ||
+		!strings.Contains(err.Error(), "create repo alice/missing") {
+		t.Errorf("fine-grained push to a repository that does not exist: %v, "+
+			"want the creation's 403", err)
 	}
 }
 
@@ -52,7 +55,11 @@ func TestPushLeavesTheOrganisationsDefaultVisibility(t *testing.T) {
 	f.push(t, hub.Options{Repo: "aicrowd/gt"})
 	f.push(t, hub.Options{Repo: "alice/public"})
 	f.push(t, hub.Options{Repo: "alice/private", Private: true})
-	for id, want := range map[string]bool{"aicrowd/gt": true, "alice/public": false, "alice/private": true} {
+	for id, want := range map[string]bool{
+		"aicrowd/gt":    true,
+		"alice/public":  false,
+		"alice/private": true,
+	} {
 		if _, private := f.srv.Exists(id); private != want {
 			t.Errorf("%s: private %v, want %v", id, private, want)
 		}
@@ -70,12 +77,14 @@ func TestTruncatedSiblingsLoseNothing(t *testing.T) {
 		write(t, f.dir, "data/public-00001-of-00002.parquet", random(t, 700))
 		first := f.push(t, hub.Options{Repo: repoID})
 		f.srv.TruncateSiblings(shown)
-		if again := f.push(t, hub.Options{Repo: repoID}); !again.NoOp || again.Commit != first.Commit {
+		again := f.push(t, hub.Options{Repo: repoID})
+		if !again.NoOp || again.Commit != first.Commit {
 			t.Errorf("siblings truncated to %d: re-push %+v, want a no-op", shown, again)
 		}
 		want, _ := f.srv.Files(repoID, "main")
 		out := filepath.Join(t.TempDir(), "ds")
-		if _, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: out}); err != nil {
+		download := hub.DownloadOptions{Repo: repoID, Output: out}
+		if _, err := reader(t, f.srv, "").Download(context.Background(), download); err != nil {
 			t.Fatalf("siblings truncated to %d: download: %v", shown, err)
 		}
 		sameFiles(t, datasettest.ReadTree(t, out), want)
@@ -83,16 +92,20 @@ func TestTruncatedSiblingsLoseNothing(t *testing.T) {
 		next := t.TempDir()
 		write(t, next, "data/public-00000-of-00001.parquet", random(t, 900))
 		write(t, next, "metadata.json", []byte(`{"format": "whestbench", "v": 2}`))
-		_, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, dirFiles(t, next))
+		_, err := f.client.Push(context.Background(), hub.Options{Repo: repoID}, dirFiles(t, next))
 		if !errors.Is(err, hub.ErrOtherDataset) {
-			t.Errorf("siblings truncated to %d: another dataset pushed without Replace: %v", shown, err)
+			t.Errorf("siblings truncated to %d: another dataset pushed without Replace: %v",
+				shown, err)
 		}
 		if got, _ := f.srv.Files(repoID, "main"); len(got) != len(want) {
-			t.Errorf("siblings truncated to %d: main holds %d files after the refused push, want %d", shown, len(got), len(want))
+			t.Errorf("siblings truncated to %d: main holds %d files after the refused push, "+
+				"want %d", shown, len(got), len(want))
 		}
-		res, err := f.c.Push(context.Background(), hub.Options{Repo: repoID, Replace: true}, dirFiles(t, next))
+		replace := hub.Options{Repo: repoID, Replace: true}
+		res, err := f.client.Push(context.Background(), replace, dirFiles(t, next))
 		if err != nil || res.Deleted != 3 {
-			t.Errorf("siblings truncated to %d: replace: %+v %v, want the old dataset's 3 other files in data/ and report/ deleted", shown, res, err)
+			t.Errorf("siblings truncated to %d: replace: %+v %v, want the old dataset's "+
+				"3 other files in data/ and report/ deleted", shown, res, err)
 		}
 	}
 }
@@ -105,16 +118,22 @@ func TestPushAndDownloadFollowTheRepositorysCurrentID(t *testing.T) {
 	f.push(t, hub.Options{Repo: repoID})
 	write(t, f.dir, "README.md", []byte("# pushed to the id in another case\n"))
 	write(t, f.dir, "data/extra-00000-of-00001.parquet", random(t, 600))
-	res, err := f.c.Push(context.Background(), hub.Options{Repo: "ALICE/Whest-GT"}, f.files(t))
-	if err != nil || res.NoOp || res.CreatedRepo || res.Sent != 1 || len(f.srv.History(repoID, "main")) != 3 {
-		t.Fatalf("push to the id in another case: %+v %v; want one more commit on %s", res, err, repoID)
+	res, err := f.client.Push(context.Background(), hub.Options{Repo: "ALICE/Whest-GT"}, f.files(t))
+	if err != nil ||
+		res.NoOp ||
+		res.CreatedRepo ||
+		res.Sent != 1 ||
+		len(f.srv.History(repoID, "main")) != 3 {
+		t.Fatalf("push to the id in another case: %+v %v; want one more commit on %s",
+			res, err, repoID)
 	}
 	sameAsDir(t, f.srv, "main", f.dir)
 	want, _ := f.srv.Files(repoID, "main")
 	f.srv.Rename(repoID, "alice/whest-gt-renamed")
 	for _, id := range []string{repoID, "Alice/WHEST-GT-renamed"} {
 		out := filepath.Join(t.TempDir(), "ds")
-		if _, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: id, Output: out}); err != nil {
+		download := hub.DownloadOptions{Repo: id, Output: out}
+		if _, err := reader(t, f.srv, "").Download(context.Background(), download); err != nil {
 			t.Fatalf("download of the renamed repository by %s: %v", id, err)
 		}
 		sameFiles(t, datasettest.ReadTree(t, out), want)
@@ -166,7 +185,9 @@ func TestRedirectsNeverCarryTheTokenElsewhere(t *testing.T) {
 		{"another host", false, func(h *hostile, r *http.Request) string {
 			return strings.Replace(h.elsewhere.URL, "127.0.0.1", "localhost", 1) + r.URL.Path
 		}},
-		{"https to http on the same host", true, func(h *hostile, r *http.Request) string { return h.elsewhere.URL + r.URL.Path }},
+		{"https to http on the same host", true, func(h *hostile, r *http.Request) string {
+			return h.elsewhere.URL + r.URL.Path
+		}},
 	} {
 		var h *hostile
 		h = newHostile(t, c.tls, func(r *http.Request) string { return c.to(h, r) })
@@ -198,14 +219,16 @@ func TestRateLimitIsWaitedOutAsTheHubSays(t *testing.T) {
 	start := time.Now()
 	f.push(t, hub.Options{Repo: repoID})
 	if took := time.Since(start); took < time.Second || f.srv.RateLimited("revision") != 1 {
-		t.Errorf("push under a 1 s rate limit took %s with %d rate-limited answers; want one 429, then a wait of at least 1 s", took, f.srv.RateLimited("revision"))
+		t.Errorf("push under a 1 s rate limit took %s with %d rate-limited answers; "+
+			"want one 429, then a wait of at least 1 s", took, f.srv.RateLimited("revision"))
 	}
-	f.c.MaxWait = time.Second
+	f.client.MaxWait = time.Second
 	f.srv.RateLimit("revision", time.Hour)
 	start = time.Now()
-	_, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, f.files(t))
+	_, err := f.client.Push(context.Background(), hub.Options{Repo: repoID}, f.files(t))
 	if !strings.Contains(err.Error(), "3600 s") || time.Since(start) > 5*time.Second {
-		t.Errorf("a rate limit of an hour with MaxWait 1 s: %v after %s, want a prompt error naming the 3600 s", err, time.Since(start))
+		t.Errorf("a rate limit of an hour with MaxWait 1 s: %v after %s, "+
+			"want a prompt error naming the 3600 s", err, time.Since(start))
 	}
 }
 
@@ -220,7 +243,9 @@ func TestOneObjectUnderTwoPathsIsSentOnce(t *testing.T) {
 	c.Retries = 0
 	res, err := c.Push(context.Background(), hub.Options{Repo: repoID}, f.files(t))
 	if err != nil || res.Sent != 2 || f.srv.Count("batch") != 1 {
-		t.Fatalf("push of one object under two paths: %+v %v after %d batches; want 2 objects sent (the parquet and the PNG) in one batch", res, err, f.srv.Count("batch"))
+		t.Fatalf("push of one object under two paths: %+v %v after %d batches; "+
+			"want 2 objects sent (the parquet and the PNG) in one batch",
+			res, err, f.srv.Count("batch"))
 	}
 	sameAsDir(t, f.srv, "main", f.dir)
 }
@@ -228,13 +253,17 @@ func TestOneObjectUnderTwoPathsIsSentOnce(t *testing.T) {
 // A file the Hub lists under a name that cannot be written inside the
 // output folder is refused before anything is written, naming the file.
 func TestDownloadRefusesFileNamesOutsideTheOutput(t *testing.T) {
-	for _, name := range []string{".", "..", "/etc/passwd", "data/../../escape", "a/./b", `a\b`, "data//x"} {
+	for _, name := range []string{
+		".", "..", "/etc/passwd", "data/../../escape", "a/./b", `a\b`, "data//x",
+	} {
 		f := newFixture(t)
 		f.push(t, hub.Options{Repo: repoID})
 		f.srv.CommitFiles(repoID, "main", "hostile", map[string][]byte{name: []byte("x")})
 		parent := t.TempDir()
-		_, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: repoID, Output: filepath.Join(parent, "ds")})
-		if err == nil || !strings.Contains(err.Error(), strings.ReplaceAll(`"`+name+`"`, `\`, `\\`)) {
+		download := hub.DownloadOptions{Repo: repoID, Output: filepath.Join(parent, "ds")}
+		_, err := reader(t, f.srv, "").Download(context.Background(), download)
+		quoted := strings.ReplaceAll(`"`+name+`"`, `\`, `\\`)
+		if err == nil || !strings.Contains(err.Error(), quoted) {
 			t.Errorf("a file named %q: %v, want an error naming it", name, err)
 		}
 		if left, _ := os.ReadDir(parent); len(left) != 0 {
@@ -250,12 +279,17 @@ func TestAnonymous401IsNotFoundOrPrivate(t *testing.T) {
 	f := newFixture(t)
 	f.push(t, hub.Options{Repo: repoID, Private: true})
 	for _, id := range []string{"alice/nope", repoID} {
-		_, err := reader(t, f.srv, "").Download(context.Background(), hub.DownloadOptions{Repo: id, Output: filepath.Join(t.TempDir(), "ds")})
-		if !errors.Is(err, hub.ErrNotFound) || errors.Is(err, hub.ErrUnauthorized) || !strings.Contains(err.Error(), "not found or private") {
+		download := hub.DownloadOptions{Repo: id, Output: filepath.Join(t.TempDir(), "ds")}
+		_, err := reader(t, f.srv, "").Download(context.Background(), download)
+		if !errors.Is(err, hub.ErrNotFound) ||
+			errors.Is(err, hub.ErrUnauthorized) ||
+			!strings.Contains(err.Error(), "not found or private") {
 			t.Errorf("anonymous download of %s: %v, want not found or private", id, err)
 		}
 	}
-	if _, err := reader(t, f.srv, "hf_unknown").ReadFile(context.Background(), repoID, "main", "metadata.json"); !errors.Is(err, hub.ErrUnauthorized) {
+	_, err := reader(t, f.srv, "hf_unknown").
+		ReadFile(context.Background(), repoID, "main", "metadata.json")
+	if !errors.Is(err, hub.ErrUnauthorized) {
 		t.Errorf("an unknown token: %v, want the token refused", err)
 	}
 }

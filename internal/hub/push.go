@@ -55,14 +55,18 @@ type Progress struct {
 
 // Result is what a push did.
 type Result struct {
-	Commit       string // the revision's commit holding the files (new, or the existing one)
-	NoOp         bool   // the revision already held exactly these files: no commit made
-	CreatedRepo  bool
-	Sent, Reused int  // LFS objects uploaded / already on the Hub (a resumed push reuses what it sent before)
-	Deleted      int  // files of an earlier dataset removed from OwnedFolders
-	Replaced     bool // the revision held another dataset, which the commit replaced (Options.Replace)
-	Tagged       bool
-	URL          string // the revision's file tree on the Hub's web site
+	Commit      string // the revision's commit holding the files (new, or the existing one)
+	NoOp        bool   // the revision already held exactly these files: no commit made
+	CreatedRepo bool
+	// Sent and Reused count the LFS objects uploaded and those already on
+	// the Hub (a resumed push reuses what it sent before).
+	Sent, Reused int
+	Deleted      int // files of an earlier dataset removed from OwnedFolders
+	// Replaced: the revision held another dataset, which the commit
+	// replaced (Options.Replace).
+	Replaced bool
+	Tagged   bool
+	URL      string // the revision's file tree on the Hub's web site
 }
 
 // conflictRetries bounds how often a push re-reads a revision that moved
@@ -98,8 +102,13 @@ func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, err
 		return Result{}, err
 	}
 	if who.Auth.AccessToken.Role == "read" {
-		return Result{}, &Error{Op: "push to " + o.Repo, Status: http.StatusForbidden, kind: ErrForbidden,
-			Message: fmt.Sprintf("the token of %s is a read token", who.Name), Hint: "create a write token at https://huggingface.co/settings/tokens"}
+		return Result{}, &Error{
+			Op:      "push to " + o.Repo,
+			Status:  http.StatusForbidden,
+			kind:    ErrForbidden,
+			Message: fmt.Sprintf("the token of %s is a read token", who.Name),
+			Hint:    createWriteToken,
+		}
 	}
 	var res Result
 	if res.CreatedRepo, err = c.CreateRepo(ctx, o.Repo, o.Private); err != nil {
@@ -108,7 +117,10 @@ func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, err
 	for attempt := 1; ; attempt++ {
 		err = c.pushOnce(ctx, o, files, &res)
 		var he *Error
-		if errors.As(err, &he) && he.kind == ErrConflict && strings.HasPrefix(he.Op, "commit") && attempt < conflictRetries {
+		if errors.As(err, &he) &&
+			he.kind == ErrConflict &&
+			strings.HasPrefix(he.Op, "commit") &&
+			attempt < conflictRetries {
 			continue // the branch moved: compare again with its new head
 		}
 		if err != nil {
@@ -121,7 +133,8 @@ func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, err
 		if err := c.tag(ctx, o, res.Commit); err != nil {
 			return res, err
 		}
-		res.Tagged, rev = true, o.Tag
+		res.Tagged = true
+		rev = o.Tag
 	}
 	res.URL = c.Endpoint() + "/datasets/" + o.Repo + "/tree/" + url.PathEscape(rev)
 	return res, nil
@@ -149,12 +162,18 @@ func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Res
 	}
 	gone := stale(remote, files)
 	if len(changed) == 0 && len(gone) == 0 {
-		res.Commit, res.NoOp = head, true
+		res.Commit = head
+		res.NoOp = true
 		return nil
 	}
 	if why := otherDataset(remote, changed, gone); why != "" {
 		if !o.Replace {
-			return &OtherDatasetError{Repo: o.Repo, Revision: o.Revision, Why: why, Deleted: len(gone)}
+			return &OtherDatasetError{
+				Repo:     o.Repo,
+				Revision: o.Revision,
+				Why:      why,
+				Deleted:  len(gone),
+			}
 		}
 		res.Replaced = true
 	}
@@ -219,7 +238,8 @@ func stale(remote map[string]RemoteFile, files []File) []string {
 // Re-pushing the same dataset, or pushing to a revision without one, is
 // neither.
 func otherDataset(remote map[string]RemoteFile, changed []File, gone []string) string {
-	if _, ok := remote[metadataPath]; ok && slices.ContainsFunc(changed, func(f File) bool { return f.Path == metadataPath }) {
+	isMetadata := func(f File) bool { return f.Path == metadataPath }
+	if _, ok := remote[metadataPath]; ok && slices.ContainsFunc(changed, isMetadata) {
 		return "its metadata.json differs from the pushed one"
 	}
 	for _, p := range gone {
@@ -262,15 +282,30 @@ func changedFiles(ctx context.Context, files []File, remote map[string]RemoteFil
 // overwrite), an lfsFile line per LFS file, and a file line per regular
 // file with its content in base64, streamed and checked against its sha256
 // on the way (a damaged source aborts the request, so no commit is made).
-func (c *Client) commit(ctx context.Context, o Options, parent string, files []File, modes map[string]string, deleted []string) (string, error) {
+func (c *Client) commit(
+	ctx context.Context,
+	o Options,
+	parent string,
+	files []File,
+	modes map[string]string,
+	deleted []string,
+) (string, error) {
 	body := func() (io.ReadCloser, error) {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeCommit(ctx, pw, o.Message, parent, files, modes, deleted)) }()
+		go func() {
+			pw.CloseWithError(writeCommit(ctx, pw, o.Message, parent, files, modes, deleted))
+		}()
 		return pr, nil
 	}
-	resp, err := c.do(ctx, request{op: "commit to " + o.Repo + "@" + o.Revision, method: http.MethodPost,
-		url: c.apiURL(repoPath(o.Repo) + "/commit/" + url.PathEscape(o.Revision)), auth: true,
-		contentType: "application/x-ndjson", size: -1, body: body})
+	resp, err := c.do(ctx, request{
+		op:          "commit to " + o.Repo + "@" + o.Revision,
+		method:      http.MethodPost,
+		url:         c.apiURL(repoPath(o.Repo) + "/commit/" + url.PathEscape(o.Revision)),
+		auth:        true,
+		contentType: "application/x-ndjson",
+		size:        -1,
+		body:        body,
+	})
 	if err != nil {
 		return "", err
 	}
@@ -287,7 +322,14 @@ func (c *Client) commit(ctx context.Context, o Options, parent string, files []F
 	return out.CommitOID, nil
 }
 
-func writeCommit(ctx context.Context, w io.Writer, message, parent string, files []File, modes map[string]string, deleted []string) error {
+func writeCommit(
+	ctx context.Context,
+	w io.Writer,
+	message, parent string,
+	files []File,
+	modes map[string]string,
+	deleted []string,
+) error {
 	enc := json.NewEncoder(w)
 	type header struct {
 		Summary      string `json:"summary"`
@@ -310,7 +352,12 @@ func writeCommit(ctx context.Context, w io.Writer, message, parent string, files
 			Algo string `json:"algo"`
 			OID  string `json:"oid"`
 			Size int64  `json:"size"`
-		}{f.Path, "sha256", f.SHA256, f.Size}
+		}{
+			Path: f.Path,
+			Algo: "sha256",
+			OID:  f.SHA256,
+			Size: f.Size,
+		}
 		if err := enc.Encode(line{"lfsFile", v}); err != nil {
 			return err
 		}
@@ -341,7 +388,8 @@ func writeFileLine(ctx context.Context, w io.Writer, f File) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(w, `{"key":"file","value":{"path":`+string(p)+`,"encoding":"base64","content":"`); err != nil {
+	opening := `{"key":"file","value":{"path":` + string(p) + `,"encoding":"base64","content":"`
+	if _, err := io.WriteString(w, opening); err != nil {
 		return err
 	}
 	r, err := f.Open(ctx, 0)
@@ -359,7 +407,8 @@ func writeFileLine(ctx context.Context, w io.Writer, f File) error {
 		return err
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); n != f.Size || sum != f.SHA256 {
-		return fmt.Errorf("hub: %s has %d bytes with sha256 %s, but %d bytes with sha256 %s were listed: the source changed or is damaged; nothing was committed",
+		return fmt.Errorf("hub: %s has %d bytes with sha256 %s, but %d bytes with sha256 %s "+
+			"were listed: the source changed or is damaged; nothing was committed",
 			f.Path, n, sum, f.Size, f.SHA256)
 	}
 	_, err = io.WriteString(w, "\"}}\n")
@@ -378,9 +427,14 @@ func (c *Client) tag(ctx context.Context, o Options, commit string) error {
 		if at == commit {
 			return nil
 		}
-		return &Error{Op: "tag " + o.Tag + " of " + o.Repo, Status: http.StatusConflict, kind: ErrConflict,
-			Message: fmt.Sprintf("tag %s already points at commit %s, not at %s", o.Tag, at, commit),
-			Hint:    "choose another tag; a published tag is never moved"}
+		return &Error{
+			Op:     "tag " + o.Tag + " of " + o.Repo,
+			Status: http.StatusConflict,
+			kind:   ErrConflict,
+			Message: fmt.Sprintf("tag %s already points at commit %s, not at %s",
+				o.Tag, at, commit),
+			Hint: "choose another tag; a published tag is never moved",
+		}
 	}
 	return c.CreateTag(ctx, o.Repo, commit, o.Tag, o.Message)
 }
@@ -389,8 +443,14 @@ func (c *Client) tag(ctx context.Context, o Options, commit string) error {
 func checkPaths(files []File) error {
 	seen := map[string]bool{}
 	for _, f := range files {
-		if f.Path == "" || path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || strings.HasPrefix(f.Path, "../") || f.Path == ".." || strings.HasPrefix(f.Path, ".git/") {
-			return fmt.Errorf("hub: %q cannot be a path in a repository (relative, clean, outside .git/)", f.Path)
+		if f.Path == "" ||
+			path.IsAbs(f.Path) ||
+			path.Clean(f.Path) != f.Path ||
+			strings.HasPrefix(f.Path, "../") ||
+			f.Path == ".." ||
+			strings.HasPrefix(f.Path, ".git/") {
+			return fmt.Errorf("hub: %q cannot be a path in a repository "+
+				"(relative, clean, outside .git/)", f.Path)
 		}
 		if seen[f.Path] {
 			return fmt.Errorf("hub: %s is listed twice", f.Path)

@@ -29,9 +29,9 @@ const (
 // a small parquet (one PUT), a binary PNG, and the text files that go
 // inline.
 type fixture struct {
-	srv *hubtest.Server
-	dir string
-	c   *hub.Client
+	srv    *hubtest.Server
+	dir    string
+	client *hub.Client
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -47,7 +47,7 @@ func newFixture(t *testing.T) *fixture {
 	write(t, dir, "report/loss.png", random(t, 500))
 	write(t, dir, "metadata.json", []byte(`{"format": "whestbench"}`))
 	write(t, dir, "README.md", []byte("# card\n"))
-	return &fixture{srv: srv, dir: dir, c: client(t, srv, token)}
+	return &fixture{srv: srv, dir: dir, client: client(t, srv, token)}
 }
 
 func client(t *testing.T, srv *hubtest.Server, tok string) *hub.Client {
@@ -56,7 +56,8 @@ func client(t *testing.T, srv *hubtest.Server, tok string) *hub.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Backoff, c.MaxBackoff = time.Millisecond, 5*time.Millisecond
+	c.Backoff = time.Millisecond
+	c.MaxBackoff = 5 * time.Millisecond
 	return c
 }
 
@@ -97,7 +98,7 @@ func dirFiles(t *testing.T, dir string) []hub.File {
 
 func (f *fixture) push(t *testing.T, o hub.Options) hub.Result {
 	t.Helper()
-	res, err := f.c.Push(context.Background(), o, f.files(t))
+	res, err := f.client.Push(context.Background(), o, f.files(t))
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
@@ -119,7 +120,8 @@ func sameAsDir(t *testing.T, srv *hubtest.Server, rev, dir string) {
 		rel, _ := filepath.Rel(dir, p)
 		want, _ := os.ReadFile(p)
 		if !bytes.Equal(got[filepath.ToSlash(rel)], want) {
-			t.Errorf("%s at %s: %d bytes differ from the directory's %d", rel, rev, len(got[filepath.ToSlash(rel)]), len(want))
+			t.Errorf("%s at %s: %d bytes differ from the directory's %d",
+				rel, rev, len(got[filepath.ToSlash(rel)]), len(want))
 		}
 		return nil
 	})
@@ -132,14 +134,16 @@ func TestPushCommitsTheWholeDirectoryInOneCommitAndTagsIt(t *testing.T) {
 	f := newFixture(t)
 	res := f.push(t, hub.Options{Repo: repoID, Tag: "v1", Private: true})
 	if !res.CreatedRepo || res.NoOp || res.Sent != 3 || res.Reused != 0 || !res.Tagged {
-		t.Fatalf("result %+v: want a created repo and 3 LFS objects sent (two parquet, one PNG), tagged", res)
+		t.Fatalf("result %+v: want a created repo and 3 LFS objects sent "+
+			"(two parquet, one PNG), tagged", res)
 	}
 	if exists, private := f.srv.Exists(repoID); !exists || !private {
 		t.Errorf("repository exists=%v private=%v, want a private one", exists, private)
 	}
 	h := f.srv.History(repoID, "main")
 	if len(h) != 2 || h[0].SHA != res.Commit || h[0].Message != hub.DefaultMessage {
-		t.Fatalf("history %+v: want the initial commit and one commit %s with the default message", h, res.Commit)
+		t.Fatalf("history %+v: want the initial commit and one commit %s with the default message",
+			h, res.Commit)
 	}
 	if tags := f.srv.Tags(repoID); tags["v1"] != res.Commit {
 		t.Errorf("tags %v, want v1 at %s", tags, res.Commit)
@@ -161,13 +165,18 @@ func TestRepushOfIdenticalFilesMakesNoCommit(t *testing.T) {
 	if !again.NoOp || again.Commit != first.Commit || again.Sent != 0 || again.CreatedRepo {
 		t.Fatalf("re-push %+v: want a no-op at %s", again, first.Commit)
 	}
-	if f.srv.Count("commit") != commits || f.srv.Count("batch") != batches || len(f.srv.History(repoID, "main")) != 2 {
+	if f.srv.Count("commit") != commits ||
+		f.srv.Count("batch") != batches ||
+		len(f.srv.History(repoID, "main")) != 2 {
 		t.Error("the re-push sent a commit or an LFS batch")
 	}
 	// One changed file: one new commit, and only its bytes travel.
 	write(t, f.dir, "README.md", []byte("# card for "+repoID+"\n"))
 	changed := f.push(t, hub.Options{Repo: repoID})
-	if changed.NoOp || changed.Sent != 0 || len(f.srv.History(repoID, "main")) != 3 || f.srv.Count("batch") != batches {
+	if changed.NoOp ||
+		changed.Sent != 0 ||
+		len(f.srv.History(repoID, "main")) != 3 ||
+		f.srv.Count("batch") != batches {
 		t.Fatalf("push of a changed README %+v: want one commit and no LFS traffic", changed)
 	}
 	sameAsDir(t, f.srv, "main", f.dir)
@@ -182,7 +191,8 @@ func TestPushOfAnotherDatasetRemovesTheEarlierOnesDataAndReport(t *testing.T) {
 	f := newFixture(t)
 	write(t, f.dir, "data/public-00001-of-00002.parquet", random(t, 700))
 	f.push(t, hub.Options{Repo: repoID})
-	f.srv.CommitFiles(repoID, "main", "the owner's notes", map[string][]byte{"NOTES.md": []byte("the owner's notes\n")})
+	f.srv.CommitFiles(repoID, "main", "the owner's notes",
+		map[string][]byte{"NOTES.md": []byte("the owner's notes\n")})
 
 	next := t.TempDir()
 	write(t, next, "data/public-00000-of-00001.parquet", random(t, 900))
@@ -190,20 +200,28 @@ func TestPushOfAnotherDatasetRemovesTheEarlierOnesDataAndReport(t *testing.T) {
 	write(t, next, "README.md", []byte("# card 2\n"))
 	files := dirFiles(t, next)
 	commits := len(f.srv.History(repoID, "main"))
-	_, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, files)
+	_, err := f.client.Push(context.Background(), hub.Options{Repo: repoID}, files)
 	var other *hub.OtherDatasetError
-	if !errors.As(err, &other) || !errors.Is(err, hub.ErrOtherDataset) || other.Deleted != 3 || !strings.Contains(err.Error(), "--replace") {
-		t.Fatalf("push of another dataset without Replace: %v; want an OtherDatasetError naming --replace and 3 files", err)
+	if !errors.As(err, &other) ||
+		!errors.Is(err, hub.ErrOtherDataset) ||
+		other.Deleted != 3 ||
+		!strings.Contains(err.Error(), "--replace") {
+		t.Fatalf("push of another dataset without Replace: %v; "+
+			"want an OtherDatasetError naming --replace and 3 files", err)
 	}
 	if len(f.srv.History(repoID, "main")) != commits || f.srv.Count("commit") != 1 {
 		t.Fatal("the refused push committed")
 	}
-	res, err := f.c.Push(context.Background(), hub.Options{Repo: repoID, Replace: true}, files)
+	res, err := f.client.Push(context.Background(), hub.Options{Repo: repoID, Replace: true}, files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NoOp || !res.Replaced || res.Deleted != 3 || len(f.srv.History(repoID, "main")) != commits+1 {
-		t.Fatalf("result %+v: want one commit deleting the old holdout shard, public shard 1 of 2 and report/loss.png", res)
+	if res.NoOp ||
+		!res.Replaced ||
+		res.Deleted != 3 ||
+		len(f.srv.History(repoID, "main")) != commits+1 {
+		t.Fatalf("result %+v: want one commit deleting the old holdout shard, "+
+			"public shard 1 of 2 and report/loss.png", res)
 	}
 	got, err := f.srv.Files(repoID, "main")
 	if err != nil {
@@ -214,7 +232,13 @@ func TestPushOfAnotherDatasetRemovesTheEarlierOnesDataAndReport(t *testing.T) {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
-	want := []string{".gitattributes", "NOTES.md", "README.md", "data/public-00000-of-00001.parquet", "metadata.json"}
+	want := []string{
+		".gitattributes",
+		"NOTES.md",
+		"README.md",
+		"data/public-00000-of-00001.parquet",
+		"metadata.json",
+	}
 	if !slices.Equal(paths, want) {
 		t.Errorf("main holds %v, want %v", paths, want)
 	}
@@ -228,7 +252,8 @@ func TestPushResumesAfterACrashMidUpload(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stalled := f.srv.StallPart(2)
 	go func() { <-stalled; cancel() }()
-	if _, err := f.c.Push(ctx, hub.Options{Repo: repoID}, f.files(t)); !errors.Is(err, context.Canceled) {
+	_, err := f.client.Push(ctx, hub.Options{Repo: repoID}, f.files(t))
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("push killed mid-upload: %v, want context.Canceled", err)
 	}
 	if n := len(f.srv.History(repoID, "main")); n != 1 {
@@ -236,10 +261,12 @@ func TestPushResumesAfterACrashMidUpload(t *testing.T) {
 	}
 	res := f.push(t, hub.Options{Repo: repoID})
 	if res.Sent != 2 || res.Reused != 1 || res.NoOp {
-		t.Errorf("resumed push %+v: want the holdout parquet reused, the public parquet and the PNG sent", res)
+		t.Errorf("resumed push %+v: want the holdout parquet reused, "+
+			"the public parquet and the PNG sent", res)
 	}
 	if got := f.srv.Count("basic"); got != 2 {
-		t.Errorf("%d single-PUT uploads, want 2: the holdout parquet before the crash and the PNG after, never again", got)
+		t.Errorf("%d single-PUT uploads, want 2: the holdout parquet before the crash "+
+			"and the PNG after, never again", got)
 	}
 	if n := len(f.srv.History(repoID, "main")); n != 2 {
 		t.Errorf("%d commits, want the initial one and the push's", n)
@@ -256,9 +283,10 @@ func TestPushRetriesServerErrorsOnly(t *testing.T) {
 
 	f.srv.Fail("revision", http.StatusBadRequest)
 	before := f.srv.Count("revision")
-	_, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, f.files(t))
+	_, err := f.client.Push(context.Background(), hub.Options{Repo: repoID}, f.files(t))
 	if !errors.Is(err, hub.ErrRejected) || f.srv.Count("revision") != before+1 {
-		t.Errorf("a 400 was retried or misread: %v after %d calls", err, f.srv.Count("revision")-before)
+		t.Errorf("a 400 was retried or misread: %v after %d calls",
+			err, f.srv.Count("revision")-before)
 	}
 }
 
@@ -267,7 +295,8 @@ func TestPushFollowsABranchThatMovedUnderIt(t *testing.T) {
 	f.push(t, hub.Options{Repo: repoID})
 	write(t, f.dir, "README.md", []byte("# second\n"))
 	f.srv.BeforeNextCommit(func() {
-		f.srv.CommitFiles(repoID, "main", "someone else", map[string][]byte{"NOTES.md": []byte("hi")})
+		f.srv.CommitFiles(repoID, "main", "someone else",
+			map[string][]byte{"NOTES.md": []byte("hi")})
 	})
 	res := f.push(t, hub.Options{Repo: repoID})
 	h := f.srv.History(repoID, "main")
@@ -284,23 +313,49 @@ func TestPushFollowsABranchThatMovedUnderIt(t *testing.T) {
 func TestPushErrorsSayWhatToDoAndNeverTheToken(t *testing.T) {
 	f := newFixture(t)
 	cases := []struct {
-		name string
-		c    *hub.Client
-		o    hub.Options
-		prep func()
-		want error
+		name   string
+		client *hub.Client
+		opts   hub.Options
+		prep   func()
+		want   error
 	}{
-		{"unknown token", client(t, f.srv, "hf_wrong_"+token), hub.Options{Repo: repoID}, nil, hub.ErrUnauthorized},
-		{"read token", client(t, f.srv, readToken), hub.Options{Repo: repoID}, nil, hub.ErrForbidden},
-		{"another namespace", f.c, hub.Options{Repo: "bob/data"}, nil, hub.ErrForbidden},
-		{"missing branch", f.c, hub.Options{Repo: repoID, Revision: "release"}, nil, hub.ErrNotFound},
-		{"commit too large", f.c, hub.Options{Repo: repoID}, func() { f.srv.MaxCommitBytes = 100 }, hub.ErrTooLarge},
+		{
+			name:   "unknown token",
+			client: client(t, f.srv, "hf_wrong_"+token),
+			opts:   hub.Options{Repo: repoID},
+			want:   hub.ErrUnauthorized,
+		},
+		{
+			name:   "read token",
+			client: client(t, f.srv, readToken),
+			opts:   hub.Options{Repo: repoID},
+			want:   hub.ErrForbidden,
+		},
+		{
+			name:   "another namespace",
+			client: f.client,
+			opts:   hub.Options{Repo: "bob/data"},
+			want:   hub.ErrForbidden,
+		},
+		{
+			name:   "missing branch",
+			client: f.client,
+			opts:   hub.Options{Repo: repoID, Revision: "release"},
+			want:   hub.ErrNotFound,
+		},
+		{
+			name:   "commit too large",
+			client: f.client,
+			opts:   hub.Options{Repo: repoID},
+			prep:   func() { f.srv.MaxCommitBytes = 100 },
+			want:   hub.ErrTooLarge,
+		},
 	}
 	for _, c := range cases {
 		if c.prep != nil {
 			c.prep()
 		}
-		_, err := c.c.Push(context.Background(), c.o, f.files(t))
+		_, err := c.client.Push(context.Background(), c.opts, f.files(t))
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 			continue
@@ -316,9 +371,10 @@ func TestPushErrorsSayWhatToDoAndNeverTheToken(t *testing.T) {
 	f.srv.MaxCommitBytes = 64 << 20
 	first := f.push(t, hub.Options{Repo: repoID, Tag: "v1"})
 	write(t, f.dir, "README.md", []byte("# other\n"))
-	_, err := f.c.Push(context.Background(), hub.Options{Repo: repoID, Tag: "v1"}, f.files(t))
+	_, err := f.client.Push(context.Background(), hub.Options{Repo: repoID, Tag: "v1"}, f.files(t))
 	if !errors.Is(err, hub.ErrConflict) || f.srv.Tags(repoID)["v1"] != first.Commit {
-		t.Errorf("a used tag on another commit: %v, tag now %s; want a conflict and the tag unmoved", err, f.srv.Tags(repoID)["v1"])
+		t.Errorf("a used tag on another commit: %v, tag now %s; "+
+			"want a conflict and the tag unmoved", err, f.srv.Tags(repoID)["v1"])
 	}
 }
 
@@ -332,7 +388,7 @@ func TestPushRefusesADamagedSource(t *testing.T) {
 			}
 		}
 	}
-	_, err := f.c.Push(context.Background(), hub.Options{Repo: repoID}, files)
+	_, err := f.client.Push(context.Background(), hub.Options{Repo: repoID}, files)
 	if err == nil || !strings.Contains(err.Error(), "metadata.json") {
 		t.Fatalf("push of a file that does not match its sha256: %v", err)
 	}
@@ -349,7 +405,13 @@ func TestNewNeedsATokenAndAnHTTPEndpoint(t *testing.T) {
 		t.Error("an ftp endpoint was accepted")
 	}
 	// The token goes in clear text over plain http: only to this machine.
-	for _, e := range []string{"http://hub.example.org", "http://10.0.0.1:8080", "http://127.0.0.1.example.org", "http://[::2]:80", "http://user:pw@localhost"} {
+	for _, e := range []string{
+		"http://hub.example.org",
+		"http://10.0.0.1:8080",
+		"http://127.0.0.1.example.org",
+		"http://[::2]:80",
+		"http://user:pw@localhost",
+	} {
 		if err := hub.CheckEndpoint(e); err == nil {
 			t.Errorf("endpoint %s was accepted", e)
 		}
@@ -357,7 +419,14 @@ func TestNewNeedsATokenAndAnHTTPEndpoint(t *testing.T) {
 			t.Errorf("New(%s) was accepted", e)
 		}
 	}
-	for _, e := range []string{"https://huggingface.co", "https://hub.example.org:8443/", "http://localhost:8080", "http://127.0.0.1:1", "http://127.3.2.1", "http://[::1]:9"} {
+	for _, e := range []string{
+		"https://huggingface.co",
+		"https://hub.example.org:8443/",
+		"http://localhost:8080",
+		"http://127.0.0.1:1",
+		"http://127.3.2.1",
+		"http://[::1]:9",
+	} {
 		if err := hub.CheckEndpoint(e); err != nil {
 			t.Errorf("endpoint %s: %v", e, err)
 		}

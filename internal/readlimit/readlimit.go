@@ -16,7 +16,8 @@ import (
 type TooLargeError struct{ Limit int64 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("larger than %s, the most whestbake reads of such a file: name the right file", Size(e.Limit))
+	return fmt.Sprintf("larger than %s, the most whestbake reads of such a file: "+
+		"name the right file", Size(e.Limit))
 }
 
 // File reads the file at path whole, refusing one of more than limit bytes

@@ -50,13 +50,19 @@ func TestFileReadsUpToItsCap(t *testing.T) {
 			t.Errorf("%s: reading it allocated %d bytes for a 1 KiB cap", p, grew)
 		}
 	}
-	if _, err := readlimit.File(filepath.Join(dir, "missing"), 1024); !errors.Is(err, os.ErrNotExist) {
+	_, err = readlimit.File(filepath.Join(dir, "missing"), 1024)
+	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
 
 func TestSizeSpellsTheCap(t *testing.T) {
-	for n, want := range map[int64]string{1 << 20: "1 MiB", 64 << 10: "64 KiB", 1000: "1000 bytes", 3 << 19: "1536 KiB"} {
+	for n, want := range map[int64]string{
+		1 << 20:  "1 MiB",
+		64 << 10: "64 KiB",
+		1000:     "1000 bytes",
+		3 << 19:  "1536 KiB",
+	} {
 		if got := readlimit.Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}

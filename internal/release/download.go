@@ -55,8 +55,9 @@ func Download(ctx context.Context, in DownloadInput) (DownloadOutput, error) {
 	}
 	m, _, err := manifest.Read(ctx, st, prefix)
 	if errors.Is(err, store.ErrNotFound) {
-		return DownloadOutput{}, fmt.Errorf("s3://%s/%s has no manifest.json: it is not a release, "+
-			"or the bake has not finished (check `whestbake status ID`)", bucket, prefix)
+		return DownloadOutput{}, fmt.Errorf("s3://%s/%s has no manifest.json: "+
+			"it is not a release, or the bake has not finished (check `whestbake status ID`)",
+			bucket, prefix)
 	}
 	if err == nil && len(m.Files) == 0 {
 		err = fmt.Errorf("%w: %s lists no files", manifest.ErrMalformed, keys.Manifest(prefix))

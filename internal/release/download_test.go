@@ -111,7 +111,8 @@ func TestDownload(t *testing.T) {
 	src := bakeDataset(t)
 	m := publish(t, st, src, "releases/demo/v1", "")
 	publish(t, st, src, "releases/demo/damaged", "metadata.json")
-	if err := st.Put(ctx, keys.Manifest("releases/demo/empty"), []byte(`{"files": []}`)); err != nil {
+	err = st.Put(ctx, keys.Manifest("releases/demo/empty"), []byte(`{"files": []}`))
+	if err != nil {
 		t.Fatal(err)
 	}
 	parent := t.TempDir()
@@ -148,7 +149,8 @@ func TestDownload(t *testing.T) {
 		t.Errorf("reported %+v, want %d files of %d bytes", res, len(m.Files), size)
 	}
 
-	if _, err := download("releases/demo/v1", out); !errors.As(err, new(*dataset.OutputExistsError)) {
+	_, err = download("releases/demo/v1", out)
+	if !errors.As(err, new(*dataset.OutputExistsError)) {
 		t.Errorf("an existing output: %v", err)
 	}
 	for prefix, want := range map[string]string{

@@ -61,7 +61,11 @@ func loadFonts() (*fonts, error) {
 		return nil, err
 	}
 	face := func(pt float64) (font.Face, error) {
-		return opentype.NewFace(f, &opentype.FaceOptions{Size: pt, DPI: dpi, Hinting: font.HintingNone})
+		return opentype.NewFace(f, &opentype.FaceOptions{
+			Size:    pt,
+			DPI:     dpi,
+			Hinting: font.HintingNone,
+		})
 	}
 	var fs fonts
 	for _, x := range []struct {
@@ -100,8 +104,8 @@ type chart struct {
 
 // canvas is the image a chart is drawn on, in pixels, y down.
 type canvas struct {
-	img *image.RGBA
-	r   vector.Rasterizer
+	img    *image.RGBA
+	raster vector.Rasterizer
 }
 
 func newCanvas() *canvas {
@@ -113,18 +117,18 @@ func newCanvas() *canvas {
 // begin starts a shape; fill draws every polygon added since in one
 // colour. Polygons all go round the same way (clockwise on the image), so
 // where they overlap the coverage adds up instead of cancelling.
-func (c *canvas) begin() { c.r.Reset(FigureWidth, FigureHeight) }
+func (c *canvas) begin() { c.raster.Reset(FigureWidth, FigureHeight) }
 
 func (c *canvas) fill(col color.NRGBA) {
-	c.r.Draw(c.img, c.img.Bounds(), image.NewUniform(col), image.Point{})
+	c.raster.Draw(c.img, c.img.Bounds(), image.NewUniform(col), image.Point{})
 }
 
 func (c *canvas) polygon(ps ...point) {
-	c.r.MoveTo(float32(ps[0].x), float32(ps[0].y))
+	c.raster.MoveTo(float32(ps[0].x), float32(ps[0].y))
 	for _, p := range ps[1:] {
-		c.r.LineTo(float32(p.x), float32(p.y))
+		c.raster.LineTo(float32(p.x), float32(p.y))
 	}
-	c.r.ClosePath()
+	c.raster.ClosePath()
 }
 
 // segment adds a line of width w from a to b as a rectangle.
@@ -135,7 +139,12 @@ func (c *canvas) segment(a, b point, w float64) {
 		return
 	}
 	nx, ny := -dy/l*w/2, dx/l*w/2
-	c.polygon(point{a.x + nx, a.y + ny}, point{b.x + nx, b.y + ny}, point{b.x - nx, b.y - ny}, point{a.x - nx, a.y - ny})
+	c.polygon(
+		point{a.x + nx, a.y + ny},
+		point{b.x + nx, b.y + ny},
+		point{b.x - nx, b.y - ny},
+		point{a.x - nx, a.y - ny},
+	)
 }
 
 // disc adds a filled circle.
@@ -188,7 +197,10 @@ func (c *canvas) line(ps []point, w float64, dashes []float64, col color.NRGBA) 
 func (c *canvas) text(face font.Face, s string, x, y, ax float64, col color.NRGBA) {
 	d := font.Drawer{Dst: c.img, Src: image.NewUniform(col), Face: face}
 	w := float64(d.MeasureString(s)) / 64
-	d.Dot = fixed.Point26_6{X: fixed.Int26_6(math.Round((x - ax*w) * 64)), Y: fixed.Int26_6(math.Round(y * 64))}
+	d.Dot = fixed.Point26_6{
+		X: fixed.Int26_6(math.Round((x - ax*w) * 64)),
+		Y: fixed.Int26_6(math.Round(y * 64)),
+	}
 	d.DrawString(s)
 }
 
@@ -199,7 +211,12 @@ func (c *canvas) textUp(face font.Face, s string, x, y float64, col color.NRGBA)
 	w := font.MeasureString(face, s).Ceil()
 	h := (m.Ascent + m.Descent).Ceil()
 	flat := image.NewRGBA(image.Rect(0, 0, w, h))
-	d := font.Drawer{Dst: flat, Src: image.NewUniform(col), Face: face, Dot: fixed.Point26_6{Y: m.Ascent}}
+	d := font.Drawer{
+		Dst:  flat,
+		Src:  image.NewUniform(col),
+		Face: face,
+		Dot:  fixed.Point26_6{Y: m.Ascent},
+	}
 	d.DrawString(s)
 	up := image.NewRGBA(image.Rect(0, 0, h, w))
 	for fy := range h {
@@ -211,7 +228,9 @@ func (c *canvas) textUp(face font.Face, s string, x, y float64, col color.NRGBA)
 	draw.Draw(c.img, up.Bounds().Add(at), up, image.Point{}, draw.Over)
 }
 
-func textWidth(face font.Face, s string) float64 { return float64(font.MeasureString(face, s)) / 64 }
+func textWidth(face font.Face, s string) float64 {
+	return float64(font.MeasureString(face, s)) / 64
+}
 
 // lineHeight is the height of a line of face's text.
 func lineHeight(face font.Face) float64 {
@@ -266,16 +285,19 @@ func (ch *chart) draw(fs *fonts) ([]byte, error) {
 		c.stroke([]point{{left - tickLen, py(t.value)}, {left, py(t.value)}}, 1, nil)
 	}
 	c.fill(ink)
+	tickAscent := float64(fs.tick.Metrics().Ascent) / 64
 	for _, t := range ch.xTicks {
 		if t.label != "" {
-			c.text(fs.tick, t.label, px(t.value), bottom+tickLen+gap+float64(fs.tick.Metrics().Ascent)/64, 0.5, ink)
+			c.text(fs.tick, t.label, px(t.value), bottom+tickLen+gap+tickAscent, 0.5, ink)
 		}
 	}
 	for _, t := range ch.yTicks {
-		c.text(fs.tick, t.label, left-tickLen-gap, py(t.value)+float64(fs.tick.Metrics().Ascent)/64/2-1, 1, ink)
+		c.text(fs.tick, t.label, left-tickLen-gap, py(t.value)+tickAscent/2-1, 1, ink)
 	}
-	c.text(fs.title, ch.title, (left+right)/2, margin+float64(fs.title.Metrics().Ascent)/64, 0.5, ink)
-	c.text(fs.label, ch.xLabel, (left+right)/2, FigureHeight-margin-float64(fs.label.Metrics().Descent)/64, 0.5, ink)
+	titleAscent := float64(fs.title.Metrics().Ascent) / 64
+	labelDescent := float64(fs.label.Metrics().Descent) / 64
+	c.text(fs.title, ch.title, (left+right)/2, margin+titleAscent, 0.5, ink)
+	c.text(fs.label, ch.xLabel, (left+right)/2, FigureHeight-margin-labelDescent, 0.5, ink)
 	c.textUp(fs.label, ch.yLabel, margin+labelH/2, (top+bottom)/2, ink)
 
 	// The series, then the legend.

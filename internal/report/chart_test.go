@@ -39,8 +39,18 @@ func TestNiceTicksStepBy1_2Or5TimesAPowerOfTen(t *testing.T) {
 func TestFiguresOfSplitsWithoutValuesAreStillDrawn(t *testing.T) {
 	// A split whose values are all NaN, one whose means are all 0, and a
 	// split name longer than the legend's column.
-	nan := &Split{Name: "nan", Width: 1, Depth: 2, Layers: make([]Layer, 2)}
-	zero := &Split{Name: "a-very-long-split-name-that-does-not-fit-the-legend", Width: 1, Depth: 3, Layers: make([]Layer, 3)}
+	nan := &Split{
+		Name:   "nan",
+		Width:  1,
+		Depth:  2,
+		Layers: make([]Layer, 2),
+	}
+	zero := &Split{
+		Name:   "a-very-long-split-name-that-does-not-fit-the-legend",
+		Width:  1,
+		Depth:  3,
+		Layers: make([]Layer, 3),
+	}
 	for range 3 {
 		nan.FinalMeans.add(nan0())
 		nan.AvgVariance.add(nan0())

@@ -41,8 +41,14 @@ func TestPageRendersInHeadlessChromium(t *testing.T) {
 	shot := filepath.Join(tmp, "shot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-		"--user-data-dir="+filepath.Join(tmp, "profile"), "--window-size=1200,4200", "--screenshot="+shot,
+	cmd := exec.CommandContext(ctx, browser,
+		"--headless",
+		"--no-sandbox",
+		"--disable-gpu",
+		"--hide-scrollbars",
+		"--user-data-dir="+filepath.Join(tmp, "profile"),
+		"--window-size=1200,4200",
+		"--screenshot="+shot,
 		"file://"+filepath.Join(out, dataset.ReportDir, dataset.ReportPage))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", browser, err, b)
@@ -62,13 +68,15 @@ func TestPageRendersInHeadlessChromium(t *testing.T) {
 		b := img.Bounds()
 		for y := b.Min.Y; y < b.Max.Y; y++ {
 			for x := b.Min.X; x < b.Max.X; x++ {
-				if c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA); c.R == want.R && c.G == want.G && c.B == want.B {
+				c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+				if c.R == want.R && c.G == want.G && c.B == want.B {
 					n++
 				}
 			}
 		}
 		if n < 100 {
-			t.Errorf("the screenshot has %d pixels of split %d's colour %v: the figures did not render", n, i, want)
+			t.Errorf("the screenshot has %d pixels of split %d's colour %v: "+
+				"the figures did not render", n, i, want)
 		}
 	}
 }

@@ -10,9 +10,9 @@ import "math"
 // regroup onto one grid without splitting a bin (display).
 type histogram struct {
 	exp       int
-	lo        int64   // index of counts[0]
-	counts    []int64 // bins lo .. lo+len-1
-	n         int64   // finite values counted
+	firstBin  int64   // index of counts[0]
+	counts    []int64 // bins firstBin .. firstBin+len-1
+	finite    int64   // finite values counted
 	nonFinite int64   // NaN and ±Inf, counted apart
 	min, max  float64
 	sum       float64
@@ -38,42 +38,43 @@ func (h *histogram) add(x float64) {
 		h.nonFinite++
 		return
 	}
-	if h.n == 0 {
+	if h.finite == 0 {
 		h.exp = startExp(x)
-		h.lo = int64(math.Floor(math.Ldexp(x, -h.exp)))
+		h.firstBin = int64(math.Floor(math.Ldexp(x, -h.exp)))
 		h.counts = []int64{0}
 		h.min, h.max = x, x
 	}
-	h.n++
+	h.finite++
 	h.sum += x
 	h.min, h.max = min(h.min, x), max(h.max, x)
 	f := math.Floor(math.Ldexp(x, -h.exp))
-	for max(f, float64(h.hi()))-min(f, float64(h.lo)) >= fineBins {
+	for max(f, float64(h.lastBin()))-min(f, float64(h.firstBin)) >= fineBins {
 		h.coarsen()
 		f = math.Floor(math.Ldexp(x, -h.exp))
 	}
 	k := int64(f)
 	switch {
-	case k < h.lo:
-		h.counts = append(make([]int64, h.lo-k), h.counts...)
-		h.lo = k
-	case k > h.hi():
-		h.counts = append(h.counts, make([]int64, k-h.hi())...)
+	case k < h.firstBin:
+		h.counts = append(make([]int64, h.firstBin-k), h.counts...)
+		h.firstBin = k
+	case k > h.lastBin():
+		h.counts = append(h.counts, make([]int64, k-h.lastBin())...)
 	}
-	h.counts[k-h.lo]++
+	h.counts[k-h.firstBin]++
 }
 
-func (h *histogram) hi() int64 { return h.lo + int64(len(h.counts)) - 1 }
+func (h *histogram) lastBin() int64 { return h.firstBin + int64(len(h.counts)) - 1 }
 
 // coarsen doubles the bin width: bin k becomes bin ⌊k/2⌋.
 func (h *histogram) coarsen() {
-	lo := floorDiv(h.lo, 1)
-	merged := make([]int64, floorDiv(h.hi(), 1)-lo+1)
+	lo := floorDiv(h.firstBin, 1)
+	merged := make([]int64, floorDiv(h.lastBin(), 1)-lo+1)
 	for i, c := range h.counts {
-		merged[floorDiv(h.lo+int64(i), 1)-lo] += c
+		merged[floorDiv(h.firstBin+int64(i), 1)-lo] += c
 	}
 	h.exp++
-	h.lo, h.counts = lo, merged
+	h.firstBin = lo
+	h.counts = merged
 }
 
 // floorDiv is ⌊k / 2^s⌋, also for negative k.
@@ -81,20 +82,20 @@ func floorDiv(k int64, s int) int64 { return k >> s }
 
 // mean is the mean of the finite values, NaN when there are none.
 func (h *histogram) mean() float64 {
-	if h.n == 0 {
+	if h.finite == 0 {
 		return math.NaN()
 	}
-	return h.sum / float64(h.n)
+	return h.sum / float64(h.finite)
 }
 
-// grid is the bins a plot shows: count bins of width starting at lo·width.
+// grid is the bins a plot shows: count bins of width starting at first·width.
 type grid struct {
 	width float64
-	lo    int64
+	first int64
 	count int
 }
 
-func (g grid) edge(i int) float64 { return float64(g.lo+int64(i)) * g.width }
+func (g grid) edge(i int) float64 { return float64(g.first+int64(i)) * g.width }
 
 // display regroups hs onto one grid of at most maxBins bins: the finest
 // power-of-two width no finer than any of theirs. The grid covers every
@@ -105,11 +106,16 @@ func (g grid) edge(i int) float64 { return float64(g.lo+int64(i)) * g.width }
 // couple of bins. Each count is exact: a fine bin lies wholly inside one
 // grid bin. With no values anywhere the grid has no bins, and an empty
 // histogram has nil counts.
-func display(hs []*histogram, maxBins int, keep float64) (g grid, counts [][]int64, beyond []int64) {
+func display(
+	hs []*histogram,
+	maxBins int,
+	keep float64,
+) (g grid, counts [][]int64, beyond []int64) {
 	var lo, cut float64 // the grid covers [lo, cut) at least
-	exp, any := math.MinInt, false
+	exp := math.MinInt
+	any := false
 	for _, h := range hs {
-		if h.n == 0 {
+		if h.finite == 0 {
 			continue
 		}
 		c := math.Nextafter(h.max, math.Inf(1))
@@ -120,7 +126,8 @@ func display(hs []*histogram, maxBins int, keep float64) (g grid, counts [][]int
 			lo, cut = h.min, c
 		}
 		any = true
-		lo, cut, exp = min(lo, h.min), max(cut, c), max(exp, h.exp)
+		lo, cut = min(lo, h.min), max(cut, c)
+		exp = max(exp, h.exp)
 	}
 	counts, beyond = make([][]int64, len(hs)), make([]int64, len(hs))
 	if !any {
@@ -133,14 +140,14 @@ func display(hs []*histogram, maxBins int, keep float64) (g grid, counts [][]int
 		exp++
 	}
 	a, b := span()
-	g = grid{width: math.Ldexp(1, exp), lo: a, count: int(b - a)}
+	g = grid{width: math.Ldexp(1, exp), first: a, count: int(b - a)}
 	for i, h := range hs {
-		if h.n == 0 {
+		if h.finite == 0 {
 			continue
 		}
 		counts[i] = make([]int64, g.count)
 		for j, c := range h.counts {
-			if k := floorDiv(h.lo+int64(j), exp-h.exp) - g.lo; k < int64(g.count) {
+			if k := floorDiv(h.firstBin+int64(j), exp-h.exp) - g.first; k < int64(g.count) {
 				counts[i][k] += c
 			} else {
 				beyond[i] += c
@@ -153,11 +160,12 @@ func display(hs []*histogram, maxBins int, keep float64) (g grid, counts [][]int
 // quantileEdge is the right edge of the fine bin in which the fraction q of
 // the values is reached: at least q of them lie below it.
 func (h *histogram) quantileEdge(q float64) float64 {
-	need, seen := int64(math.Ceil(q*float64(h.n))), int64(0)
+	need := int64(math.Ceil(q * float64(h.finite)))
+	seen := int64(0)
 	for j, c := range h.counts {
 		if seen += c; seen >= need {
-			return math.Ldexp(float64(h.lo+int64(j)+1), h.exp)
+			return math.Ldexp(float64(h.firstBin+int64(j)+1), h.exp)
 		}
 	}
-	return math.Ldexp(float64(h.hi()+1), h.exp)
+	return math.Ldexp(float64(h.lastBin()+1), h.exp)
 }

@@ -18,7 +18,7 @@ func histOf(xs ...float64) *histogram {
 func TestHistogramOfHandPickedValuesHasTheCountsWorkedOutByHand(t *testing.T) {
 	// At most 4 bins for [0, 3.9]: width 1, bins [0,1) [1,2) [2,3) [3,4).
 	g, counts, _ := display([]*histogram{histOf(0, 0, 0.5, 1.5, 3.9)}, 4, 1)
-	if g.width != 1 || g.lo != 0 || g.count != 4 {
+	if g.width != 1 || g.first != 0 || g.count != 4 {
 		t.Fatalf("grid %+v, want width 1 from 0 with 4 bins", g)
 	}
 	if want := []int64{3, 1, 0, 1}; !slices.Equal(counts[0], want) {
@@ -26,10 +26,11 @@ func TestHistogramOfHandPickedValuesHasTheCountsWorkedOutByHand(t *testing.T) {
 	}
 	// A second split on the same grid: its values land in the same bins.
 	g, counts, _ = display([]*histogram{histOf(0.25, 0.75), histOf(-0.5, 1.25)}, 8, 1)
-	if g.width != 0.25 || g.lo != -2 || g.count != 8 {
+	if g.width != 0.25 || g.first != -2 || g.count != 8 {
 		t.Fatalf("grid %+v, want width 1/4 from -1/2 with 8 bins", g)
 	}
-	if want := [][]int64{{0, 0, 0, 1, 0, 1, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 1}}; !slices.Equal(counts[0], want[0]) || !slices.Equal(counts[1], want[1]) {
+	want := [][]int64{{0, 0, 0, 1, 0, 1, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 1}}
+	if !slices.Equal(counts[0], want[0]) || !slices.Equal(counts[1], want[1]) {
 		t.Errorf("counts %v, want %v", counts, want)
 	}
 }
@@ -37,11 +38,13 @@ func TestHistogramOfHandPickedValuesHasTheCountsWorkedOutByHand(t *testing.T) {
 func TestHistogramCountsEveryValueInTheBinItFallsIn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	sources := map[string]func() float64{
-		"post-ReLU means":  func() float64 { return max(0, rng.NormFloat64()) },
-		"both signs":       func() float64 { return rng.NormFloat64() * 1e3 },
-		"heavy tail":       func() float64 { return math.Exp(5 * rng.NormFloat64()) },
-		"one value":        func() float64 { return 0.3 },
-		"tiny then larger": func() float64 { return rng.Float64() * math.Pow(10, float64(rng.IntN(30)-20)) },
+		"post-ReLU means": func() float64 { return max(0, rng.NormFloat64()) },
+		"both signs":      func() float64 { return rng.NormFloat64() * 1e3 },
+		"heavy tail":      func() float64 { return math.Exp(5 * rng.NormFloat64()) },
+		"one value":       func() float64 { return 0.3 },
+		"tiny then larger": func() float64 {
+			return rng.Float64() * math.Pow(10, float64(rng.IntN(30)-20))
+		},
 	}
 	for name, draw := range sources {
 		t.Run(name, func(t *testing.T) {
@@ -64,17 +67,19 @@ func TestHistogramCountsEveryValueInTheBinItFallsIn(t *testing.T) {
 			for i, xs := range splits {
 				want := make([]int64, g.count)
 				for _, x := range xs {
-					want[int(math.Floor(x/g.width))-int(g.lo)]++ // panics if the grid misses x
+					want[int(math.Floor(x/g.width))-int(g.first)]++ // panics if the grid misses x
 				}
 				if !slices.Equal(counts[i], want) {
 					t.Errorf("split %d: counts %v, counted directly %v", i, counts[i], want)
 				}
 				if h := hs[i]; h.min != slices.Min(xs) || h.max != slices.Max(xs) {
-					t.Errorf("split %d: min/max %g/%g, want %g/%g", i, h.min, h.max, slices.Min(xs), slices.Max(xs))
+					t.Errorf("split %d: min/max %g/%g, want %g/%g",
+						i, h.min, h.max, slices.Min(xs), slices.Max(xs))
 				}
 			}
-			if hs[1].nonFinite != 2 || hs[1].n != int64(len(splits[1])) {
-				t.Errorf("NaN and Inf: %d non-finite, %d counted; want 2 apart from the %d values", hs[1].nonFinite, hs[1].n, len(splits[1]))
+			if hs[1].nonFinite != 2 || hs[1].finite != int64(len(splits[1])) {
+				t.Errorf("NaN and Inf: %d non-finite, %d counted; want 2 apart from the %d values",
+					hs[1].nonFinite, hs[1].finite, len(splits[1]))
 			}
 			for _, h := range hs {
 				if len(h.counts) > fineBins {
@@ -101,8 +106,9 @@ func TestDisplayLeavesOutATailBeyondTheKeptQuantileAndCountsIt(t *testing.T) {
 	}
 	h := histOf(append(xs, 100)...)
 	g, counts, beyond := display([]*histogram{h}, 8, 0.99)
-	if g.width != 0.125 || g.lo != 0 || g.count != 8 || beyond[0] != 1 {
-		t.Fatalf("grid %+v, %d beyond; want width 1/8 from 0 with 8 bins and the 100 beyond", g, beyond[0])
+	if g.width != 0.125 || g.first != 0 || g.count != 8 || beyond[0] != 1 {
+		t.Fatalf("grid %+v, %d beyond; want width 1/8 from 0 with 8 bins and the 100 beyond",
+			g, beyond[0])
 	}
 	want := make([]int64, 8)
 	for _, x := range xs {
@@ -121,23 +127,27 @@ func TestDisplayLeavesOutATailBeyondTheKeptQuantileAndCountsIt(t *testing.T) {
 		for i := range xs {
 			xs[i] = math.Exp(3 * rng.NormFloat64())
 		}
-		splits, hs = append(splits, xs), append(hs, histOf(xs...))
+		splits = append(splits, xs)
+		hs = append(hs, histOf(xs...))
 	}
 	g, counts, beyond = display(hs, 30, 0.95)
 	for i, xs := range splits {
-		want, out := make([]int64, g.count), int64(0)
+		want := make([]int64, g.count)
+		out := int64(0)
 		for _, x := range xs {
 			if x >= g.edge(g.count) {
 				out++
 				continue
 			}
-			want[int(math.Floor(x/g.width))-int(g.lo)]++
+			want[int(math.Floor(x/g.width))-int(g.first)]++
 		}
 		if !slices.Equal(counts[i], want) || beyond[i] != out {
-			t.Errorf("split %d: counts %v beyond %d, counted directly %v beyond %d", i, counts[i], beyond[i], want, out)
+			t.Errorf("split %d: counts %v beyond %d, counted directly %v beyond %d",
+				i, counts[i], beyond[i], want, out)
 		}
 		if float64(out) > 0.05*float64(len(xs)) {
-			t.Errorf("split %d: %d of %d values beyond the grid, more than the 5 %% allowed", i, out, len(xs))
+			t.Errorf("split %d: %d of %d values beyond the grid, more than the 5 %% allowed",
+				i, out, len(xs))
 		}
 	}
 }

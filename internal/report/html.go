@@ -41,8 +41,10 @@ code { background: #f3f3f3; padding: 0 0.2rem; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>This report plots the ground truth of {{count .Total}} random ReLU networks of width {{.Width}} and depth
-{{.Depth}}, each estimated from {{.Samples}} samples. <code>whestbake dataset report</code> made it from every
+<p>This report plots the ground truth of {{count .Total}} random ReLU networks ` +
+		`of width {{.Width}} and depth
+{{.Depth}}, each estimated from {{.Samples}} samples. ` +
+		`<code>whestbake dataset report</code> made it from every
 row of the dataset; the same rows always give the same page.</p>
 <table>
 <tr><th>width × depth</th><td>{{.Width}} × {{.Depth}}</td></tr>
@@ -54,13 +56,21 @@ row of the dataset; the same rows always give the same page.</p>
 <tr><th>networks</th><td>{{count .Total}}</td></tr>
 </table>
 <table>
-<tr><th>split</th><th>HF config</th><th>networks</th><th>mean of final means</th><th>final means min – max</th><th>mean avg_variance</th><th>avg_variance min – max</th><th>dead neurons</th></tr>
+<tr><th>split</th><th>HF config</th><th>networks</th>` +
+		`<th>mean of final means</th><th>final means min – max</th>` +
+		`<th>mean avg_variance</th><th>avg_variance min – max</th>` +
+		`<th>dead neurons</th></tr>
 {{- range .Splits}}
-<tr><td>{{.Name}}{{if .Default}} (default){{end}}</td><td>{{.Config}}</td><td>{{count .NMLPs}}</td><td>{{num .FinalMean}}</td><td>{{num .FinalMin}} – {{num .FinalMax}}</td><td>{{num .VarMean}}</td><td>{{num .VarMin}} – {{num .VarMax}}</td><td>{{pct .Dead}}</td></tr>
+<tr><td>{{.Name}}{{if .Default}} (default){{end}}</td><td>{{.Config}}</td>` +
+		`<td>{{count .NMLPs}}</td>` +
+		`<td>{{num .FinalMean}}</td><td>{{num .FinalMin}} – {{num .FinalMax}}</td>` +
+		`<td>{{num .VarMean}}</td><td>{{num .VarMin}} – {{num .VarMax}}</td>` +
+		`<td>{{pct .Dead}}</td></tr>
 {{- end}}
 </table>
 {{- if .NonFinite}}
-<p><strong>{{count .NonFinite}} values are NaN or infinite</strong>; the plots and numbers leave them out.</p>
+<p><strong>{{count .NonFinite}} values are NaN or infinite</strong>; ` +
+		`the plots and numbers leave them out.</p>
 {{- end}}
 {{range .Figures}}
 <h2>{{.Caption}}</h2>
@@ -68,14 +78,16 @@ row of the dataset; the same rows always give the same page.</p>
 <img {{.Src}} alt="{{.Caption}}" width="{{.Width}}" height="{{.Height}}">
 {{end}}
 <h2>Per layer</h2>
-<p>Over all MLPs and neurons of a split: the mean of <code>all_layer_means</code> at each layer, its standard
+<p>Over all MLPs and neurons of a split: ` +
+		`the mean of <code>all_layer_means</code> at each layer, its standard
 deviation and variance, and the fraction of dead neurons (mean exactly 0).</p>
 {{- range .Splits}}
 <h3>{{.Name}}</h3>
 <table>
 <tr><th>layer</th><th>mean</th><th>s.d.</th><th>variance</th><th>dead</th></tr>
 {{- range .Layers}}
-<tr><td>{{.Index}}</td><td>{{num .Mean}}</td><td>{{num .SD}}</td><td>{{num .Variance}}</td><td>{{pct .Dead}}</td></tr>
+<tr><td>{{.Index}}</td><td>{{num .Mean}}</td><td>{{num .SD}}</td>` +
+		`<td>{{num .Variance}}</td><td>{{pct .Dead}}</td></tr>
 {{- end}}
 </table>
 {{- end}}
@@ -86,18 +98,21 @@ deviation and variance, and the fraction of dead neurons (mean exactly 0).</p>
 
 // about says what each figure measures, for the page.
 var about = map[string]string{
-	"final_means.png": "Every neuron's final mean (the last layer of all_layer_means, what estimators are scored " +
-		"against) of every MLP, as the fraction of a split's neurons per bin. Bins are powers of two wide, " +
-		"shared by all splits. The x axis stops past the 99th percentile of each split: the few largest means " +
-		"(the axis label says how many, and the table their maximum) lie beyond it.",
-	"layer_means.png": "Per layer, the mean of all_layer_means over all MLPs and all neurons of a split: the " +
-		"average post-ReLU activation at that depth.",
-	"layer_variance.png": "Per layer, the (population) variance of all_layer_means over all MLPs and all neurons " +
-		"of a split: one number for the spread between neurons of one network and between networks together.",
-	"dead_neurons.png": "Per layer, the fraction of neurons (over all MLPs of a split) whose mean activation is " +
-		"exactly 0: post-ReLU, that is a neuron that was 0 on every sample, i.e. never active.",
-	"avg_variance.png": "Every MLP's avg_variance (mean over output neurons of the sample variance at the last " +
-		"layer), as the fraction of a split's MLPs per bin.",
+	"final_means.png": "Every neuron's final mean (the last layer of all_layer_means, " +
+		"what estimators are scored against) of every MLP, as the fraction of a split's " +
+		"neurons per bin. Bins are powers of two wide, shared by all splits. The x axis " +
+		"stops past the 99th percentile of each split: the few largest means (the axis " +
+		"label says how many, and the table their maximum) lie beyond it.",
+	"layer_means.png": "Per layer, the mean of all_layer_means over all MLPs and all " +
+		"neurons of a split: the average post-ReLU activation at that depth.",
+	"layer_variance.png": "Per layer, the (population) variance of all_layer_means over " +
+		"all MLPs and all neurons of a split: one number for the spread between neurons " +
+		"of one network and between networks together.",
+	"dead_neurons.png": "Per layer, the fraction of neurons (over all MLPs of a split) " +
+		"whose mean activation is exactly 0: post-ReLU, that is a neuron that was 0 on " +
+		"every sample, i.e. never active.",
+	"avg_variance.png": "Every MLP's avg_variance (mean over output neurons of the " +
+		"sample variance at the last layer), as the fraction of a split's MLPs per bin.",
 }
 
 type pageData struct {
@@ -124,8 +139,10 @@ type pageLayer struct {
 
 type pageFigure struct {
 	Caption, About string
-	Src            template.HTMLAttr // src="data:…": base64 needs no escaping, and html/template would turn every + into &#43;
-	Width, Height  int
+	// Src is src="data:…": base64 needs no escaping, and html/template
+	// would turn every + into &#43;.
+	Src           template.HTMLAttr
+	Width, Height int
 }
 
 // renderPage writes the HTML page of st with the figures pngs (in
@@ -141,18 +158,32 @@ func renderPage(st *Stats, pngs [][]byte) ([]byte, error) {
 	var width, depth int
 	for _, s := range st.Splits {
 		d.Total += s.NMLPs
-		width, depth = max(width, s.Width), max(depth, s.Depth)
+		width = max(width, s.Width)
+		depth = max(depth, s.Depth)
 		ps := pageSplit{
-			Name: s.Name, Config: s.Config, Default: s.Name == info.DefaultSplit, NMLPs: s.NMLPs,
-			FinalMean: s.FinalMeans.mean(), FinalMin: s.FinalMeans.min, FinalMax: s.FinalMeans.max,
-			VarMean: s.AvgVariance.mean(), VarMin: s.AvgVariance.min, VarMax: s.AvgVariance.max,
+			Name:      s.Name,
+			Config:    s.Config,
+			Default:   s.Name == info.DefaultSplit,
+			NMLPs:     s.NMLPs,
+			FinalMean: s.FinalMeans.mean(),
+			FinalMin:  s.FinalMeans.min,
+			FinalMax:  s.FinalMeans.max,
+			VarMean:   s.AvgVariance.mean(),
+			VarMin:    s.AvgVariance.min,
+			VarMax:    s.AvgVariance.max,
 		}
 		d.NonFinite += s.FinalMeans.nonFinite + s.AvgVariance.nonFinite
 		var dead, neurons int64
 		for l, ly := range s.Layers {
-			ps.Layers = append(ps.Layers, pageLayer{Index: l + 1, Mean: ly.Mean, SD: math.Sqrt(ly.Variance()), Variance: ly.Variance(), Dead: ly.DeadFraction()})
+			ps.Layers = append(ps.Layers, pageLayer{
+				Index:    l + 1,
+				Mean:     ly.Mean,
+				SD:       math.Sqrt(ly.Variance()),
+				Variance: ly.Variance(),
+				Dead:     ly.DeadFraction(),
+			})
 			dead += ly.Dead
-			neurons += ly.N + ly.NonFinite
+			neurons += ly.Finite + ly.NonFinite
 			if l < len(s.Layers)-1 { // the last layer is final_means, counted above
 				d.NonFinite += ly.NonFinite
 			}
@@ -163,11 +194,16 @@ func renderPage(st *Stats, pngs [][]byte) ([]byte, error) {
 		}
 		d.Splits = append(d.Splits, ps)
 	}
-	d.Width, d.Depth = dimText(int64(width)), dimText(int64(depth))
+	d.Width = dimText(int64(width))
+	d.Depth = dimText(int64(depth))
 	for i, f := range dataset.ReportFigures {
+		encoded := base64.StdEncoding.EncodeToString(pngs[i])
 		d.Figures = append(d.Figures, pageFigure{
-			Caption: f.Caption, About: about[f.File], Width: FigureWidth, Height: FigureHeight,
-			Src: template.HTMLAttr(`src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(pngs[i]) + `"`),
+			Caption: f.Caption,
+			About:   about[f.File],
+			Width:   FigureWidth,
+			Height:  FigureHeight,
+			Src:     template.HTMLAttr(`src="data:image/png;base64,` + encoded + `"`),
 		})
 	}
 	var b bytes.Buffer

@@ -45,7 +45,12 @@ func figures(st *Stats) ([][]byte, error) {
 // as the fraction of the split's values in each bin, so that splits of
 // different sizes compare. The x axis reaches the keep quantile of every
 // split at least (display); the label says how much lies beyond.
-func histogramChart(st *Stats, get func(*Split) *histogram, keep float64, xLabel, yLabel string) chart {
+func histogramChart(
+	st *Stats,
+	get func(*Split) *histogram,
+	keep float64,
+	xLabel, yLabel string,
+) chart {
 	hs := make([]*histogram, len(st.Splits))
 	for i, s := range st.Splits {
 		hs[i] = get(s)
@@ -54,13 +59,14 @@ func histogramChart(st *Stats, get func(*Split) *histogram, keep float64, xLabel
 	var out, all int64
 	hi := math.Inf(-1)
 	for i, h := range hs {
-		out, all = out+beyond[i], all+h.n
-		if h.n > 0 {
+		out, all = out+beyond[i], all+h.finite
+		if h.finite > 0 {
 			hi = max(hi, h.max)
 		}
 	}
 	if out > 0 {
-		xLabel += fmt.Sprintf(" (%s %% lie beyond, up to %s)", strconv.FormatFloat(100*float64(out)/float64(all), 'g', 2, 64), num(hi))
+		share := strconv.FormatFloat(100*float64(out)/float64(all), 'g', 2, 64)
+		xLabel += fmt.Sprintf(" (%s %% lie beyond, up to %s)", share, num(hi))
 	}
 	ch := chart{xLabel: xLabel, yLabel: yLabel}
 	top := 0.0
@@ -68,7 +74,7 @@ func histogramChart(st *Stats, get func(*Split) *histogram, keep float64, xLabel
 		if counts[i] == nil {
 			continue
 		}
-		n := float64(hs[i].n)
+		n := float64(hs[i].finite)
 		pts := []point{{g.edge(0), 0}}
 		for j, c := range counts[i] {
 			f := float64(c) / n
@@ -95,7 +101,7 @@ func histogramChart(st *Stats, get func(*Split) *histogram, keep float64, xLabel
 func binsFor(hs []*histogram) int {
 	var n int64
 	for _, h := range hs {
-		n = max(n, h.n)
+		n = max(n, h.finite)
 	}
 	return min(maxHistBins, max(8, int(4*math.Cbrt(float64(n)))))
 }
@@ -117,7 +123,8 @@ func avgVarianceChart(st *Stats) chart {
 // all_layer_means over all (MLP, neuron) pairs, on an axis from 0 so that
 // small differences between layers look small.
 func layerMeansChart(st *Stats) chart {
-	return layerChart(st, "mean activation (over MLPs and neurons)", func(l Layer) float64 { return l.Mean }, 0)
+	mean := func(l Layer) float64 { return l.Mean }
+	return layerChart(st, "mean activation (over MLPs and neurons)", mean, 0)
 }
 
 // layerVarianceChart draws, per split, the variance of each layer's

@@ -22,14 +22,26 @@ import (
 // split writes a complete single-split dataset of rows under parent/name.
 // Only LayerMeans and AvgVariance of the rows matter here: the rest is
 // filled in to make them valid rows of the shape.
-func split(t *testing.T, parent, name string, w, d int, layerMeans [][]float32, avgVar []float64, created time.Time) string {
+func split(
+	t *testing.T,
+	parent, name string,
+	w, d int,
+	layerMeans [][]float32,
+	avgVar []float64,
+	created time.Time,
+) string {
 	t.Helper()
 	rows := make([]dataset.Row, len(layerMeans))
 	for i, lm := range layerMeans {
 		rows[i] = dataset.Row{
-			MLPID: int32(i), Name: name + "-" + string(rune('a'+i)), Seed: int64(100 + i),
-			Weights: make([]float32, d*w*w), LayerMeans: lm, FinalMeans: lm[(d-1)*w:], AvgVariance: avgVar[i],
-			Breakdown: dataset.Breakdown(w, d, 100, 1024, 0),
+			MLPID:       int32(i),
+			Name:        name + "-" + string(rune('a'+i)),
+			Seed:        int64(100 + i),
+			Weights:     make([]float32, d*w*w),
+			LayerMeans:  lm,
+			FinalMeans:  lm[(d-1)*w:],
+			AvgVariance: avgVar[i],
+			Breakdown:   dataset.Breakdown(w, d, 100, 1024, 0),
 		}
 	}
 	config := ""
@@ -37,9 +49,20 @@ func split(t *testing.T, parent, name string, w, d int, layerMeans [][]float32, 
 		config = name
 	}
 	md := dataset.NewBakeMetadata(dataset.BakeInfo{
-		CreatedAt: created, Split: name, Config: config, TotalMLPs: len(rows), NSamples: 100, Width: w, Depth: d,
-		WhestbakeVersion: "test", Sampler: "philox", Engine: "cpu", AlgorithmVersion: "philox-1", Device: "cpu",
-		ChunkSize: 1024, SeedFileSHA256: strings.Repeat("0", 64),
+		CreatedAt:        created,
+		Split:            name,
+		Config:           config,
+		TotalMLPs:        len(rows),
+		NSamples:         100,
+		Width:            w,
+		Depth:            d,
+		WhestbakeVersion: "test",
+		Sampler:          "philox",
+		Engine:           "cpu",
+		AlgorithmVersion: "philox-1",
+		Device:           "cpu",
+		ChunkSize:        1024,
+		SeedFileSHA256:   strings.Repeat("0", 64),
 	})
 	dir := filepath.Join(parent, name)
 	if err := dataset.WriteDir(dir, md, bakeapi.Spec{Width: w, Depth: d}, rows); err != nil {
@@ -79,28 +102,42 @@ func TestStatisticsOfAHandmadeDataset(t *testing.T) {
 	// three zeros of six neurons are dead.
 	// Layer 2 holds 2 0 | 1 1 | 0 3: mean 7/6, E[x²] 15/6, variance
 	// 15/6 − 49/36 = 41/36; two of six are dead.
-	want := []struct{ mean, variance, dead float64 }{{0.5, 0.25, 0.5}, {7.0 / 6, 41.0 / 36, 1.0 / 3}}
+	want := []struct{ mean, variance, dead float64 }{
+		{0.5, 0.25, 0.5},
+		{7.0 / 6, 41.0 / 36, 1.0 / 3},
+	}
 	for l, w := range want {
 		got := s.Layers[l]
-		if !near(got.Mean, w.mean) || !near(got.Variance(), w.variance) || got.DeadFraction() != w.dead {
-			t.Errorf("layer %d: mean %g variance %g dead %g, want %g %g %g", l+1, got.Mean, got.Variance(), got.DeadFraction(), w.mean, w.variance, w.dead)
+		if !near(got.Mean, w.mean) ||
+			!near(got.Variance(), w.variance) ||
+			got.DeadFraction() != w.dead {
+			t.Errorf("layer %d: mean %g variance %g dead %g, want %g %g %g", l+1,
+				got.Mean, got.Variance(), got.DeadFraction(), w.mean, w.variance, w.dead)
 		}
 	}
 	// Final means are layer 2: at width 1/2 on 4 bins, [0,½) holds the two
 	// zeros, [1,1½) the two ones, [2,2½) the 2, [3,3½) the 3; 7 bins at most
 	// gives width 1/2 from 0 (3·2 = 6 + 1 bins).
 	g, counts, _ := display([]*histogram{&s.FinalMeans}, 7, 1)
-	if g.width != 0.5 || g.lo != 0 || !slices.Equal(counts[0], []int64{2, 0, 2, 0, 1, 0, 1}) {
-		t.Errorf("final means histogram %+v %v, want width 0.5 from 0: [2 0 2 0 1 0 1]", g, counts[0])
+	if g.width != 0.5 || g.first != 0 || !slices.Equal(counts[0], []int64{2, 0, 2, 0, 1, 0, 1}) {
+		t.Errorf("final means histogram %+v %v, want width 0.5 from 0: [2 0 2 0 1 0 1]",
+			g, counts[0])
 	}
-	if s.AvgVariance.n != 3 || s.AvgVariance.min != 0.25 || s.AvgVariance.max != 1.5 || !near(s.AvgVariance.mean(), 0.75) {
-		t.Errorf("avg_variance: n %d min %g max %g mean %g, want 3, 0.25, 1.5, 0.75", s.AvgVariance.n, s.AvgVariance.min, s.AvgVariance.max, s.AvgVariance.mean())
+	v := &s.AvgVariance
+	if v.finite != 3 || v.min != 0.25 || v.max != 1.5 || !near(v.mean(), 0.75) {
+		t.Errorf("avg_variance: n %d min %g max %g mean %g, want 3, 0.25, 1.5, 0.75",
+			v.finite, v.min, v.max, v.mean())
 	}
 }
 
 // randomSplit is a split of n MLPs with post-ReLU-like means: a fraction of
 // them exactly 0, the rest spread over several orders of magnitude.
-func randomSplit(t *testing.T, parent, name string, n, w, d int, seed uint64) (string, [][]float32, []float64) {
+func randomSplit(
+	t *testing.T,
+	parent, name string,
+	n, w, d int,
+	seed uint64,
+) (string, [][]float32, []float64) {
 	rng := rand.New(rand.NewPCG(seed, 9))
 	lms := make([][]float32, n)
 	avg := make([]float64, n)
@@ -113,7 +150,8 @@ func randomSplit(t *testing.T, parent, name string, n, w, d int, seed uint64) (s
 		}
 		avg[i] = rng.ExpFloat64()
 	}
-	return split(t, parent, name, w, d, lms, avg, time.Date(2026, 11, 2, 0, 0, 0, n, time.UTC)), lms, avg
+	created := time.Date(2026, 11, 2, 0, 0, 0, n, time.UTC)
+	return split(t, parent, name, w, d, lms, avg, created), lms, avg
 }
 
 func TestStatisticsOfEachSplitMatchTheRowsComputedDirectly(t *testing.T) {
@@ -133,7 +171,8 @@ func TestStatisticsOfEachSplitMatchTheRowsComputedDirectly(t *testing.T) {
 	}{{"public", pubMeans, pubVar}, {"holdout", holdMeans, holdVar}} {
 		s := st.Splits[i]
 		if s.Name != want.name || s.NMLPs != int64(len(want.means)) {
-			t.Fatalf("split %d is %s with %d MLPs, want %s with %d", i, s.Name, s.NMLPs, want.name, len(want.means))
+			t.Fatalf("split %d is %s with %d MLPs, want %s with %d",
+				i, s.Name, s.NMLPs, want.name, len(want.means))
 		}
 		for l := range d {
 			// Two passes over the layer's values: the textbook definitions.
@@ -156,16 +195,27 @@ func TestStatisticsOfEachSplitMatchTheRowsComputedDirectly(t *testing.T) {
 				sq += (v - mean) * (v - mean)
 			}
 			got := s.Layers[l]
-			if !near(got.Mean, mean) || !near(got.Variance(), sq/float64(len(vals))) || got.DeadFraction() != float64(dead)/float64(len(vals)) {
+			variance := sq / float64(len(vals))
+			deadShare := float64(dead) / float64(len(vals))
+			if !near(got.Mean, mean) ||
+				!near(got.Variance(), variance) ||
+				got.DeadFraction() != deadShare {
 				t.Errorf("%s layer %d: mean %g variance %g dead %g, want %g %g %g", s.Name, l+1,
-					got.Mean, got.Variance(), got.DeadFraction(), mean, sq/float64(len(vals)), float64(dead)/float64(len(vals)))
+					got.Mean, got.Variance(), got.DeadFraction(), mean, variance, deadShare)
 			}
-			if l == d-1 && (s.FinalMeans.n != int64(len(vals)) || s.FinalMeans.min != slices.Min(vals) || s.FinalMeans.max != slices.Max(vals)) {
-				t.Errorf("%s final means: %d values in [%g, %g], want %d in [%g, %g]", s.Name, s.FinalMeans.n, s.FinalMeans.min, s.FinalMeans.max, len(vals), slices.Min(vals), slices.Max(vals))
+			final := &s.FinalMeans
+			if l == d-1 && (final.finite != int64(len(vals)) ||
+				final.min != slices.Min(vals) ||
+				final.max != slices.Max(vals)) {
+				t.Errorf("%s final means: %d values in [%g, %g], want %d in [%g, %g]",
+					s.Name, final.finite, final.min, final.max,
+					len(vals), slices.Min(vals), slices.Max(vals))
 			}
 		}
-		if s.AvgVariance.n != int64(len(want.vars)) || s.AvgVariance.max != slices.Max(want.vars) {
-			t.Errorf("%s avg_variance: %d values, max %g; want %d, %g", s.Name, s.AvgVariance.n, s.AvgVariance.max, len(want.vars), slices.Max(want.vars))
+		if s.AvgVariance.finite != int64(len(want.vars)) ||
+			s.AvgVariance.max != slices.Max(want.vars) {
+			t.Errorf("%s avg_variance: %d values, max %g; want %d, %g", s.Name,
+				s.AvgVariance.finite, s.AvgVariance.max, len(want.vars), slices.Max(want.vars))
 		}
 	}
 }
@@ -180,7 +230,8 @@ func TestReportHasEveryFigureAsAPNGAndOnOneSelfContainedPage(t *testing.T) {
 	}
 	files := datasettest.ReadReport(t, out)
 	if len(files) != len(dataset.ReportFigures)+1 {
-		t.Errorf("report/ holds %d files, want the %d figures and the page", len(files), len(dataset.ReportFigures))
+		t.Errorf("report/ holds %d files, want the %d figures and the page",
+			len(files), len(dataset.ReportFigures))
 	}
 	page := string(files[dataset.ReportPage])
 	for _, f := range dataset.ReportFigures {
@@ -190,9 +241,11 @@ func TestReportHasEveryFigureAsAPNGAndOnOneSelfContainedPage(t *testing.T) {
 			continue
 		}
 		if b := img.Bounds(); b.Dx() != FigureWidth || b.Dy() != FigureHeight {
-			t.Errorf("%s is %d×%d pixels, want %d×%d", f.File, b.Dx(), b.Dy(), FigureWidth, FigureHeight)
+			t.Errorf("%s is %d×%d pixels, want %d×%d",
+				f.File, b.Dx(), b.Dy(), FigureWidth, FigureHeight)
 		}
-		if !strings.Contains(page, `src="data:image/png;base64,`+base64.StdEncoding.EncodeToString(files[f.File])+`"`) {
+		encoded := base64.StdEncoding.EncodeToString(files[f.File])
+		if !strings.Contains(page, `src="data:image/png;base64,`+encoded+`"`) {
 			t.Errorf("the page does not embed %s", f.File)
 		}
 		if !strings.Contains(page, f.Caption) {
@@ -200,13 +253,21 @@ func TestReportHasEveryFigureAsAPNGAndOnOneSelfContainedPage(t *testing.T) {
 		}
 	}
 	// Self-contained: nothing is fetched, so no URL but the data: ones.
-	for _, re := range []string{`https?:`, `(src|href)="[^d#]`, `url\(`, `@import`, `<script`, `<link`} {
+	for _, re := range []string{
+		`https?:`, `(src|href)="[^d#]`, `url\(`, `@import`, `<script`, `<link`,
+	} {
 		if m := regexp.MustCompile(re).FindString(page); m != "" {
 			t.Errorf("the page refers outside itself: %q", m)
 		}
 	}
 	// The key facts.
-	for _, fact := range []string{"8 × 5", "<td>100</td>", "<td>public (default)</td>", "<td>holdout</td><td>holdout</td><td>12</td>", "<td>42</td>"} {
+	for _, fact := range []string{
+		"8 × 5",
+		"<td>100</td>",
+		"<td>public (default)</td>",
+		"<td>holdout</td><td>holdout</td><td>12</td>",
+		"<td>42</td>",
+	} {
 		if !strings.Contains(page, fact) {
 			t.Errorf("the page lacks %q", fact)
 		}
@@ -224,7 +285,8 @@ func TestCardLinksEveryReportFileThatExists(t *testing.T) {
 	}
 	links := regexp.MustCompile(`\]\((report/[^)]+)\)`).FindAllStringSubmatch(string(card), -1)
 	if len(links) != len(dataset.ReportFigures)+1 {
-		t.Errorf("the card links %d report files, want %d:\n%s", len(links), len(dataset.ReportFigures)+1, card)
+		t.Errorf("the card links %d report files, want %d:\n%s",
+			len(links), len(dataset.ReportFigures)+1, card)
 	}
 	for _, l := range links {
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(l[1]))); err != nil {
@@ -316,9 +378,27 @@ func readFile(t *testing.T, path string) []byte {
 func TestReportOfAPartialIsRefusedAndWritesNothing(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "part")
-	rows := []dataset.Row{{MLPID: 2, Weights: make([]float32, 4), LayerMeans: make([]float32, 2), FinalMeans: make([]float32, 2), Breakdown: dataset.Breakdown(2, 1, 100, 1024, 0)}}
-	md := dataset.NewBakeMetadata(dataset.BakeInfo{CreatedAt: time.Now(), TotalMLPs: 4, Range: [2]int{2, 3}, NSamples: 100, Width: 2, Depth: 1,
-		Sampler: "philox", Engine: "cpu", AlgorithmVersion: "philox-1", Device: "cpu", ChunkSize: 1024, SeedFileSHA256: strings.Repeat("0", 64)})
+	rows := []dataset.Row{{
+		MLPID:      2,
+		Weights:    make([]float32, 4),
+		LayerMeans: make([]float32, 2),
+		FinalMeans: make([]float32, 2),
+		Breakdown:  dataset.Breakdown(2, 1, 100, 1024, 0),
+	}}
+	md := dataset.NewBakeMetadata(dataset.BakeInfo{
+		CreatedAt:        time.Now(),
+		TotalMLPs:        4,
+		Range:            [2]int{2, 3},
+		NSamples:         100,
+		Width:            2,
+		Depth:            1,
+		Sampler:          "philox",
+		Engine:           "cpu",
+		AlgorithmVersion: "philox-1",
+		Device:           "cpu",
+		ChunkSize:        1024,
+		SeedFileSHA256:   strings.Repeat("0", 64),
+	})
 	if err := dataset.WriteDir(dir, md, bakeapi.Spec{Width: 2, Depth: 1}, rows); err != nil {
 		t.Fatal(err)
 	}

@@ -23,13 +23,13 @@ type Split struct {
 // of a split: the mean activation of a neuron, its spread, and how many
 // neurons are dead.
 type Layer struct {
-	N         int64 // finite values
+	Finite    int64 // finite values
 	NonFinite int64
 	// Mean and m2 are Welford's running mean and sum of squared deviations:
 	// a layer's means can sit far from 0 with a small spread, where
 	// Σx² − (Σx)²/n would cancel.
-	Mean float64
-	m2   float64
+	Mean     float64
+	sumSqDev float64
 	// Dead counts neurons whose mean is exactly 0. all_layer_means holds
 	// post-ReLU means of non-negative activations, so 0 means the neuron was
 	// 0 on every sample: it never fired.
@@ -44,24 +44,24 @@ func (l *Layer) add(x float64) {
 	if x == 0 {
 		l.Dead++
 	}
-	l.N++
+	l.Finite++
 	d := x - l.Mean
-	l.Mean += d / float64(l.N)
-	l.m2 += d * (x - l.Mean)
+	l.Mean += d / float64(l.Finite)
+	l.sumSqDev += d * (x - l.Mean)
 }
 
 // Variance is the population variance of the layer's finite values.
 func (l Layer) Variance() float64 {
-	if l.N == 0 {
+	if l.Finite == 0 {
 		return math.NaN()
 	}
-	return l.m2 / float64(l.N)
+	return l.sumSqDev / float64(l.Finite)
 }
 
 // DeadFraction is the fraction of the layer's neurons (of all MLPs) that
 // are dead.
 func (l Layer) DeadFraction() float64 {
-	if n := l.N + l.NonFinite; n > 0 {
+	if n := l.Finite + l.NonFinite; n > 0 {
 		return float64(l.Dead) / float64(n)
 	}
 	return math.NaN()
@@ -93,8 +93,14 @@ func compute(d *dataset.Dir, done func()) (*Stats, error) {
 	bySplit := map[*dataset.SplitData]*Split{}
 	for i := range d.Splits {
 		sd, info := &d.Splits[i], &d.Info.Splits[i]
-		s := &Split{Name: sd.Name, Config: info.HFConfig(), NMLPs: info.NMLPs, Width: sd.Width, Depth: sd.Depth,
-			Layers: make([]Layer, sd.Depth)}
+		s := &Split{
+			Name:   sd.Name,
+			Config: info.HFConfig(),
+			NMLPs:  info.NMLPs,
+			Width:  sd.Width,
+			Depth:  sd.Depth,
+			Layers: make([]Layer, sd.Depth),
+		}
 		st.Splits = append(st.Splits, s)
 		bySplit[sd] = s
 	}

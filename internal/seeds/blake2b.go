@@ -40,7 +40,8 @@ const blake2bBlock = 128
 // callers pass constants and salts already checked by ParseSalt.
 func blake2b(msg, key, person []byte, size int) []byte {
 	if size < 1 || size > 64 || len(key) > 64 || len(person) > 16 {
-		panic(fmt.Sprintf("seeds: blake2b size %d, key %d bytes, person %d bytes out of range", size, len(key), len(person)))
+		panic(fmt.Sprintf("seeds: blake2b size %d, key %d bytes, person %d bytes out of range",
+			size, len(key), len(person)))
 	}
 	var param [64]byte
 	param[0] = byte(size)

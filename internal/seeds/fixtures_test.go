@@ -27,7 +27,8 @@ func TestFixtureWeightsFromReference(t *testing.T) {
 		-1.6906735, 0.7618552, 0.059531882, -0.54841113,
 	}
 	equalBits(t, "seed 1001 layer 0", w[:16], layer0)
-	equalBits(t, "seed 1001 layer 1 row 0", w[16:20], []float32{0.27101275, -0.21611789, 0.066771284, 1.1587745})
+	layer1row0 := []float32{0.27101275, -0.21611789, 0.066771284, 1.1587745}
+	equalBits(t, "seed 1001 layer 1 row 0", w[16:20], layer1row0)
 	// The document's "first word bits 0xbf12201e" is the row's first weight,
 	// W[0][0][0] (it sits next to layer 1 in the text, but 0.27101275 is 0x3e8ac22f).
 	if b := math.Float32bits(w[0]); b != 0xbf12201e {
@@ -36,7 +37,10 @@ func TestFixtureWeightsFromReference(t *testing.T) {
 
 	// SHA-256 prefixes of each row's float32 little-endian weight bytes.
 	for seed, prefix := range map[uint64]string{
-		1001: "5bb0500a816519e3", 2002: "e7fbd67b7925a8c1", 3003: "4be0da7b6d78eaef", 4004: "090eab301fe38e7e",
+		1001: "5bb0500a816519e3",
+		2002: "e7fbd67b7925a8c1",
+		3003: "4be0da7b6d78eaef",
+		4004: "090eab301fe38e7e",
 	} {
 		w, err := Weights(4, 2, DeriveV3(seed).Weight)
 		if err != nil {
@@ -53,10 +57,36 @@ func TestFixtureWeightsFromReference(t *testing.T) {
 		width  int
 		w0row0 []float32
 	}{
-		{"multi_split public row 0", DeriveV2(1, 0).Weight, 4, []float32{-0.45277357, 0.27773225, -0.2780007, 0.7758902}},
-		{"multi_split holdout row 0", DeriveV2(2, 0).Weight, 4, []float32{-0.76056415, -0.14317934, -0.34588775, 1.311165}},
-		{"multi_config public 42000", DeriveV3(42000).Weight, 8, []float32{0.025045294, 0.3357435, 0.32709846, 0.34573942, -0.65120816, -0.23413433, 0.54649466, -0.6985912}},
-		{"multi_config holdout 99000", DeriveV3(99000).Weight, 8, []float32{-0.046055514, -0.4198171, 0.612144, 0.06195848, -0.59912574, 0.22632523, 0.6331605, -0.27320492}},
+		{
+			name:   "multi_split public row 0",
+			weight: DeriveV2(1, 0).Weight,
+			width:  4,
+			w0row0: []float32{-0.45277357, 0.27773225, -0.2780007, 0.7758902},
+		},
+		{
+			name:   "multi_split holdout row 0",
+			weight: DeriveV2(2, 0).Weight,
+			width:  4,
+			w0row0: []float32{-0.76056415, -0.14317934, -0.34588775, 1.311165},
+		},
+		{
+			name:   "multi_config public 42000",
+			weight: DeriveV3(42000).Weight,
+			width:  8,
+			w0row0: []float32{
+				0.025045294, 0.3357435, 0.32709846, 0.34573942,
+				-0.65120816, -0.23413433, 0.54649466, -0.6985912,
+			},
+		},
+		{
+			name:   "multi_config holdout 99000",
+			weight: DeriveV3(99000).Weight,
+			width:  8,
+			w0row0: []float32{
+				-0.046055514, -0.4198171, 0.612144, 0.06195848,
+				-0.59912574, 0.22632523, 0.6331605, -0.27320492,
+			},
+		},
 	} {
 		w, err := Weights(c.width, 2, c.weight)
 		if err != nil {
@@ -98,7 +128,8 @@ func TestFixtureParquetWeights(t *testing.T) {
 			if c.v2Root != nil {
 				s := DeriveV2(*c.v2Root, int(r.MLPID))
 				if int64(s.EstimatorSeed) != r.MLPSeed {
-					t.Errorf("%s row %d: mlp_seed %d, derived estimator seed %d", c.file, r.MLPID, r.MLPSeed, s.EstimatorSeed)
+					t.Errorf("%s row %d: mlp_seed %d, derived estimator seed %d",
+						c.file, r.MLPID, r.MLPSeed, s.EstimatorSeed)
 				}
 				ws = s.Weight
 			} else {
@@ -128,7 +159,8 @@ func equalBits(t *testing.T, what string, got, want []float32) {
 	}
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: #%d = %v (%08x), want %v (%08x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			t.Fatalf("%s: #%d = %v (%08x), want %v (%08x)", what, i,
+				got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 		}
 	}
 }

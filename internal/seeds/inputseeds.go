@@ -25,7 +25,8 @@ func GenerateInputSeeds(n int, seed *uint64) ([]int64, error) {
 	seen := make(map[int64]struct{}, n)
 	for attempt := 0; len(out) < n; attempt++ {
 		if attempt >= 10*n {
-			return nil, fmt.Errorf("seeds: failed to generate %d distinct seeds in %d attempts", n, 10*n)
+			return nil, fmt.Errorf("seeds: failed to generate %d distinct seeds in %d attempts",
+				n, 10*n)
 		}
 		s := int64(draw() >> 1)
 		if _, dup := seen[s]; dup {

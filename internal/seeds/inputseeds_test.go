@@ -45,7 +45,8 @@ func TestGenerateInputSeedsCounts(t *testing.T) {
 	if s, err := GenerateInputSeeds(0, nil); err != nil || len(s) != 0 {
 		t.Fatalf("n=0: %v, %v", s, err)
 	}
-	if _, err := GenerateInputSeeds(-1, nil); err == nil || !strings.Contains(err.Error(), "n must be non-negative") {
+	_, err := GenerateInputSeeds(-1, nil)
+	if err == nil || !strings.Contains(err.Error(), "n must be non-negative") {
 		t.Fatalf("n=-1: error %v, want one naming n", err)
 	}
 }

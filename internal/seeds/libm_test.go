@@ -15,8 +15,9 @@ func TestLog1pfTailAllArguments(t *testing.T) {
 	}
 	if got := sha256F32(out); got != want {
 		for k := range out { // name one disagreeing argument if the naive form differs too
-			if out[k] != float32(math.Log1p(-float64(k)/(1<<24))) {
-				t.Logf("e.g. k=%d: log1pfTail=%v, float32(math.Log1p)=%v", k, out[k], float32(math.Log1p(-float64(k)/(1<<24))))
+			naive := float32(math.Log1p(-float64(k) / (1 << 24)))
+			if out[k] != naive {
+				t.Logf("e.g. k=%d: log1pfTail=%v, float32(math.Log1p)=%v", k, out[k], naive)
 				break
 			}
 		}
@@ -32,7 +33,8 @@ func TestLog1pTailMatchesGlibc(t *testing.T) {
 		out[i] = log1pTail(-u)
 	}
 	if got := sha256F64(out); got != l.Log1pSplitmixSHA256 {
-		t.Errorf("sha256 of log1pTail over %d splitmix arguments = %s, glibc %s", len(out), got, l.Log1pSplitmixSHA256)
+		t.Errorf("sha256 of log1pTail over %d splitmix arguments = %s, glibc %s",
+			len(out), got, l.Log1pSplitmixSHA256)
 	}
 	if len(l.Log1pEdges) == 0 {
 		t.Fatal("no log1p edge vectors")
@@ -69,7 +71,8 @@ func TestExpCorrectlyRounded(t *testing.T) {
 	if goDiffers == 0 {
 		t.Fatalf("math.Exp was correctly rounded on all %d arguments; pick harder ones", len(cases))
 	}
-	t.Logf("math.Exp differs from the correctly rounded exp on %d of %d arguments", goDiffers, len(cases))
+	t.Logf("math.Exp differs from the correctly rounded exp on %d of %d arguments",
+		goDiffers, len(cases))
 }
 
 // TestExpLessNearTies puts y exactly on and next to the correctly rounded
@@ -84,7 +87,8 @@ func TestExpLessNearTies(t *testing.T) {
 		tried++
 		below, above := math.Nextafter(cr, 0), math.Nextafter(cr, 2)
 		if expLess(cr, arg) || !expLess(below, arg) || expLess(above, arg) {
-			t.Fatalf("expLess near exp(%v)=%v: at %v, below %v, above %v", arg, cr, expLess(cr, arg), expLess(below, arg), expLess(above, arg))
+			t.Fatalf("expLess near exp(%v)=%v: at %v, below %v, above %v", arg, cr,
+				expLess(cr, arg), expLess(below, arg), expLess(above, arg))
 		}
 	}
 	if tried == 0 {

@@ -110,7 +110,7 @@ func (g *PCG64) FillStandardNormalF32(dst []float32) {
 		}
 		// numpy's state keeps the last buffered half even once it is used,
 		// so track it for State().
-		hi, lo, spent := g.hi, g.lo, g.uinteger
+		hi, lo, spent := g.stateHi, g.stateLo, g.uinteger
 		for ; i+1 < len(dst); i += 2 {
 			nhi, nlo := pcgStep(hi, lo, incHi, incLo)
 			out := pcgOutput(nhi, nlo)
@@ -122,7 +122,8 @@ func (g *PCG64) FillStandardNormalF32(dst []float32) {
 			dst[i], dst[i+1] = x0, x1
 			hi, lo, spent = nhi, nlo, uint32(out>>32)
 		}
-		g.hi, g.lo, g.uinteger = hi, lo, spent
+		g.stateHi, g.stateLo = hi, lo
+		g.uinteger = spent
 		if i+1 < len(dst) {
 			dst[i] = g.StandardNormalF32()
 			i++

@@ -14,14 +14,17 @@ func TestStandardNormalMatchesNumpy(t *testing.T) {
 		for i := range x {
 			x[i] = g.StandardNormal()
 		}
-		checkTail(t, c, func(i int) uint64 { return math.Float64bits(x[i]) }, func(i int) bool { return math.Abs(x[i]) > zigNorR })
+		checkTail(t, c,
+			func(i int) uint64 { return math.Float64bits(x[i]) },
+			func(i int) bool { return math.Abs(x[i]) > zigNorR })
 		for i, w := range c.First {
 			if math.Float64bits(x[i]) != hexBits(t, w) {
 				t.Fatalf("seed %d: normal #%d = %v, numpy %v", c.Seed, i, x[i], hexF64(t, w))
 			}
 		}
 		if got := sha256F64(x); got != c.SHA256 {
-			t.Errorf("seed %d: sha256 of %d float64 normals = %s, numpy %s", c.Seed, c.N, got, c.SHA256)
+			t.Errorf("seed %d: sha256 of %d float64 normals = %s, numpy %s",
+				c.Seed, c.N, got, c.SHA256)
 		}
 		tails += len(c.TailIndex)
 	}
@@ -81,9 +84,12 @@ func checkF32(t *testing.T, c normalVector, x []float32, what string) {
 			t.Fatalf("%s seed %d: normal #%d = %v, numpy %v", what, c.Seed, i, x[i], hexF32(t, w))
 		}
 	}
-	checkTail(t, c, func(i int) uint64 { return uint64(math.Float32bits(x[i])) }, func(i int) bool { return math.Abs(float64(x[i])) > zigNorR })
+	checkTail(t, c,
+		func(i int) uint64 { return uint64(math.Float32bits(x[i])) },
+		func(i int) bool { return math.Abs(float64(x[i])) > zigNorR })
 	if got := sha256F32(x); got != c.SHA256 {
-		t.Errorf("%s seed %d: sha256 of %d float32 normals = %s, numpy %s", what, c.Seed, c.N, got, c.SHA256)
+		t.Errorf("%s seed %d: sha256 of %d float32 normals = %s, numpy %s",
+			what, c.Seed, c.N, got, c.SHA256)
 	}
 }
 

@@ -12,10 +12,10 @@ const (
 // default_rng(seedSequence) seeds it, with numpy's buffered 32-bit draws.
 // It is not safe for concurrent use.
 type PCG64 struct {
-	hi, lo       uint64 // 128-bit state
-	incHi, incLo uint64 // 128-bit increment (always odd)
-	hasUint32    bool   // a buffered upper half is waiting
-	uinteger     uint32 // the buffered upper half
+	stateHi, stateLo uint64 // 128-bit state
+	incHi, incLo     uint64 // 128-bit increment (always odd)
+	hasUint32        bool   // a buffered upper half is waiting
+	uinteger         uint32 // the buffered upper half
 }
 
 // PCG64State is the full generator state, including the buffered uint32, in
@@ -38,15 +38,15 @@ func NewPCG64(s SeedSequence) *PCG64 {
 	g.incLo = v[3]<<1 | 1
 	g.step()
 	var carry uint64
-	g.lo, carry = bits.Add64(g.lo, v[1], 0)
-	g.hi, _ = bits.Add64(g.hi, v[0], carry)
+	g.stateLo, carry = bits.Add64(g.stateLo, v[1], 0)
+	g.stateHi, _ = bits.Add64(g.stateHi, v[0], carry)
 	g.step()
 	return g
 }
 
 // step advances state = state*mult + inc (mod 2^128).
 func (g *PCG64) step() {
-	g.hi, g.lo = pcgStep(g.hi, g.lo, g.incHi, g.incLo)
+	g.stateHi, g.stateLo = pcgStep(g.stateHi, g.stateLo, g.incHi, g.incLo)
 }
 
 func pcgStep(hi, lo, incHi, incLo uint64) (uint64, uint64) {
@@ -67,7 +67,7 @@ func pcgOutput(hi, lo uint64) uint64 {
 // the 32-bit buffer.
 func (g *PCG64) NextUint64() uint64 {
 	g.step()
-	return pcgOutput(g.hi, g.lo)
+	return pcgOutput(g.stateHi, g.stateLo)
 }
 
 // NextUint32 returns the buffered upper half if there is one; otherwise it
@@ -96,14 +96,22 @@ func (g *PCG64) NextFloat() float32 {
 // State returns the full state, for checkpoints.
 func (g *PCG64) State() PCG64State {
 	return PCG64State{
-		StateHi: g.hi, StateLo: g.lo, IncHi: g.incHi, IncLo: g.incLo,
-		HasUint32: g.hasUint32, Uinteger: g.uinteger,
+		StateHi:   g.stateHi,
+		StateLo:   g.stateLo,
+		IncHi:     g.incHi,
+		IncLo:     g.incLo,
+		HasUint32: g.hasUint32,
+		Uinteger:  g.uinteger,
 	}
 }
 
 // SetState restores a state taken with State. Like numpy, it accepts any
 // values; an even increment is not rejected because numpy does not reject it.
 func (g *PCG64) SetState(st PCG64State) {
-	g.hi, g.lo, g.incHi, g.incLo = st.StateHi, st.StateLo, st.IncHi, st.IncLo
-	g.hasUint32, g.uinteger = st.HasUint32, st.Uinteger
+	g.stateHi = st.StateHi
+	g.stateLo = st.StateLo
+	g.incHi = st.IncHi
+	g.incLo = st.IncLo
+	g.hasUint32 = st.HasUint32
+	g.uinteger = st.Uinteger
 }

@@ -27,8 +27,15 @@ func TestPCG64MatchesNumpy(t *testing.T) {
 		st := g.State()
 		sh, sl := split128(t, c.Seeded.State)
 		ih, il := split128(t, c.Seeded.Inc)
-		if st != (PCG64State{StateHi: sh, StateLo: sl, IncHi: ih, IncLo: il}) {
-			t.Errorf("seed %d: seeded state %+v, numpy state=%s inc=%s", c.Seed, st, c.Seeded.State, c.Seeded.Inc)
+		seeded := PCG64State{
+			StateHi: sh,
+			StateLo: sl,
+			IncHi:   ih,
+			IncLo:   il,
+		}
+		if st != seeded {
+			t.Errorf("seed %d: seeded state %+v, numpy state=%s inc=%s",
+				c.Seed, st, c.Seeded.State, c.Seeded.Inc)
 		}
 		for i, w := range c.Uint64 {
 			if got := g.NextUint64(); got != hexBits(t, w) {
@@ -57,7 +64,14 @@ func TestPCG64MatchesNumpy(t *testing.T) {
 		}
 		sh, sl = split128(t, c.AfterOps.State)
 		ih, il = split128(t, c.AfterOps.Inc)
-		want := PCG64State{StateHi: sh, StateLo: sl, IncHi: ih, IncLo: il, HasUint32: c.AfterOps.HasUint32 != 0, Uinteger: c.AfterOps.Uinteger}
+		want := PCG64State{
+			StateHi:   sh,
+			StateLo:   sl,
+			IncHi:     ih,
+			IncLo:     il,
+			HasUint32: c.AfterOps.HasUint32 != 0,
+			Uinteger:  c.AfterOps.Uinteger,
+		}
 		if got := g.State(); got != want {
 			t.Errorf("seed %d: state after ops %+v, numpy %+v", c.Seed, got, want)
 		}
@@ -95,7 +109,14 @@ func TestSetStateResumesIncludingBufferedHalf(t *testing.T) {
 }
 
 func TestPCG64StateJSON(t *testing.T) {
-	st := PCG64State{StateHi: 1, StateLo: 2, IncHi: 3, IncLo: 5, HasUint32: true, Uinteger: 7}
+	st := PCG64State{
+		StateHi:   1,
+		StateLo:   2,
+		IncHi:     3,
+		IncLo:     5,
+		HasUint32: true,
+		Uinteger:  7,
+	}
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +126,8 @@ func TestPCG64StateJSON(t *testing.T) {
 		t.Fatalf("JSON %s, want %s", b, want)
 	}
 	var back PCG64State
-	if err := json.NewDecoder(strings.NewReader(string(b))).Decode(&back); err != nil || back != st {
+	err = json.NewDecoder(strings.NewReader(string(b))).Decode(&back)
+	if err != nil || back != st {
 		t.Fatalf("round trip %+v, %v", back, err)
 	}
 }

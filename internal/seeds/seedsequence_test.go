@@ -13,10 +13,12 @@ func TestGenerateStateMatchesNumpy(t *testing.T) {
 	for _, c := range v.GenerateState {
 		s := NewSeedSequence(c.Entropy, c.SpawnKey...)
 		if got := s.GenerateState32(len(c.State32)); !slices.Equal(got, c.State32) {
-			t.Errorf("SeedSequence(%d, spawn_key=%v).generate_state(%d) = %v, numpy %v", c.Entropy, c.SpawnKey, len(c.State32), got, c.State32)
+			t.Errorf("SeedSequence(%d, spawn_key=%v).generate_state(%d) = %v, numpy %v",
+				c.Entropy, c.SpawnKey, len(c.State32), got, c.State32)
 		}
 		if got := s.GenerateState64(len(c.State64)); !slices.Equal(got, c.State64) {
-			t.Errorf("SeedSequence(%d, spawn_key=%v).generate_state(%d, uint64) = %v, numpy %v", c.Entropy, c.SpawnKey, len(c.State64), got, c.State64)
+			t.Errorf("SeedSequence(%d, spawn_key=%v).generate_state(%d, uint64) = %v, numpy %v",
+				c.Entropy, c.SpawnKey, len(c.State64), got, c.State64)
 		}
 	}
 }
@@ -28,10 +30,12 @@ func TestSpawnExtendsKeyFromZero(t *testing.T) {
 		for i, k := range kids {
 			want := NewSeedSequence(99, 3, uint32(i))
 			if !slices.Equal(k.SpawnKey(), []uint32{3, uint32(i)}) || k.Entropy() != 99 {
-				t.Fatalf("round %d child %d: key %v entropy %d", round, i, k.SpawnKey(), k.Entropy())
+				t.Fatalf("round %d child %d: key %v entropy %d",
+					round, i, k.SpawnKey(), k.Entropy())
 			}
 			if !slices.Equal(k.GenerateState32(4), want.GenerateState32(4)) {
-				t.Fatalf("round %d child %d differs from SeedSequence(99, spawn_key=(3,%d))", round, i, i)
+				t.Fatalf("round %d child %d differs from SeedSequence(99, spawn_key=(3,%d))",
+					round, i, i)
 			}
 		}
 	}

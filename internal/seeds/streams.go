@@ -30,5 +30,10 @@ func DeriveV2(rootSeed uint64, i int) Streams {
 
 func streamsFrom(weight, sample, estimator SeedSequence) Streams {
 	est := estimator.GenerateState32(1)[0]
-	return Streams{Weight: weight, Sample: sample, EstimatorSeed: est, NameSeed: int64(est)}
+	return Streams{
+		Weight:        weight,
+		Sample:        sample,
+		EstimatorSeed: est,
+		NameSeed:      int64(est),
+	}
 }

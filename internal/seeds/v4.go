@@ -26,7 +26,7 @@ var (
 // "[redacted salt]" with every fmt verb, so it cannot reach a log or an error
 // message by accident; Hex is the one way to the bytes, for the metadata of
 // a dataset whose salt is published.
-type Salt struct{ b []byte }
+type Salt struct{ raw []byte }
 
 // ParseSalt decodes a hex salt, as whestbench's bytes.fromhex does for the
 // metadata's "salt" field and WHEST_SEED_SALT. A BLAKE2b key has 1 to 64
@@ -36,13 +36,16 @@ func ParseSalt(text string) (Salt, error) {
 	b, err := hex.DecodeString(text)
 	switch {
 	case err != nil:
-		return Salt{}, fmt.Errorf("is not a hex string (%d characters; expected %d hex digits)", len(text), 2*SaltBytes)
+		return Salt{}, fmt.Errorf("is not a hex string (%d characters; expected %d hex digits)",
+			len(text), 2*SaltBytes)
 	case len(b) == 0:
-		return Salt{}, fmt.Errorf("is empty: a salt is %d bytes, %d hex digits", SaltBytes, 2*SaltBytes)
+		return Salt{}, fmt.Errorf("is empty: a salt is %d bytes, %d hex digits",
+			SaltBytes, 2*SaltBytes)
 	case len(b) > 64:
-		return Salt{}, fmt.Errorf("is %d bytes: a BLAKE2b key has at most 64 (whestbench salts have %d)", len(b), SaltBytes)
+		return Salt{}, fmt.Errorf("is %d bytes: a BLAKE2b key has at most 64 "+
+			"(whestbench salts have %d)", len(b), SaltBytes)
 	}
-	return Salt{b: b}, nil
+	return Salt{raw: b}, nil
 }
 
 // GenerateSalt draws a SaltBytes salt from the OS CSPRNG, like whestbench's
@@ -50,23 +53,23 @@ func ParseSalt(text string) (Salt, error) {
 func GenerateSalt() Salt {
 	b := make([]byte, SaltBytes)
 	_, _ = io.ReadFull(rand.Reader, b) // crypto/rand aborts the program rather than fail
-	return Salt{b: b}
+	return Salt{raw: b}
 }
 
 // IsZero reports whether s holds no salt.
-func (s Salt) IsZero() bool { return len(s.b) == 0 }
+func (s Salt) IsZero() bool { return len(s.raw) == 0 }
 
 // Len is the salt's size in bytes.
-func (s Salt) Len() int { return len(s.b) }
+func (s Salt) Len() int { return len(s.raw) }
 
 // Hex is the salt as lowercase hex: metadata's "salt" field when the salt
 // is published.
-func (s Salt) Hex() string { return hex.EncodeToString(s.b) }
+func (s Salt) Hex() string { return hex.EncodeToString(s.raw) }
 
 // Digest is the lowercase hex SHA-256 of the salt's bytes, metadata's
 // "salt_digest": it identifies a salt without revealing it.
 func (s Salt) Digest() string {
-	sum := sha256.Sum256(s.b)
+	sum := sha256.Sum256(s.raw)
 	return hex.EncodeToString(sum[:])
 }
 
@@ -78,7 +81,7 @@ func (s Salt) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "[redacted 
 func (s Salt) keyed(person []byte, inputSeed uint64) uint64 {
 	var msg [8]byte
 	binary.BigEndian.PutUint64(msg[:], inputSeed)
-	return binary.BigEndian.Uint64(blake2b(msg[:], s.b, person, 8))
+	return binary.BigEndian.Uint64(blake2b(msg[:], s.raw, person, 8))
 }
 
 // DeriveV4 is protocol 4.0: the weight and sample streams of protocol 3.0

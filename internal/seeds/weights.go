@@ -32,7 +32,7 @@ func WeightsInto(buf []float32, width, depth int, weight SeedSequence) ([]float3
 // WeightStream yields the values of Weights in order, a stretch at a time,
 // for a caller that compares or fills them without holding them all.
 type WeightStream struct {
-	g     *PCG64
+	rng   *PCG64
 	scale float64
 	left  int
 }
@@ -47,9 +47,14 @@ func NewWeightStream(width, depth int, weight SeedSequence) (*WeightStream, erro
 	}
 	n := width * width * depth
 	if n/depth/width != width {
-		return nil, fmt.Errorf("seeds: width*width*depth overflows int (width %d, depth %d)", width, depth)
+		return nil, fmt.Errorf("seeds: width*width*depth overflows int (width %d, depth %d)",
+			width, depth)
 	}
-	return &WeightStream{g: NewPCG64(weight), scale: math.Sqrt(2.0 / float64(width)), left: n}, nil
+	return &WeightStream{
+		rng:   NewPCG64(weight),
+		scale: math.Sqrt(2.0 / float64(width)),
+		left:  n,
+	}, nil
 }
 
 // Len is the number of weights not yet yielded.
@@ -61,7 +66,7 @@ func (ws *WeightStream) Next(dst []float32) {
 		panic(fmt.Sprintf("seeds: %d weights asked for, %d left", len(dst), ws.left))
 	}
 	for i := range dst {
-		dst[i] = float32(ws.g.StandardNormal() * ws.scale)
+		dst[i] = float32(ws.rng.StandardNormal() * ws.scale)
 	}
 	ws.left -= len(dst)
 }

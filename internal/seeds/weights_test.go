@@ -21,11 +21,13 @@ func TestWeightsMatchNumpy(t *testing.T) {
 		}
 		for i, h := range c.First {
 			if math.Float32bits(w[i]) != uint32(hexBits(t, h)) {
-				t.Fatalf("seed %d (%d,%d): weight #%d = %v, numpy %v", c.InputSeed, c.Width, c.Depth, i, w[i], hexF32(t, h))
+				t.Fatalf("seed %d (%d,%d): weight #%d = %v, numpy %v",
+					c.InputSeed, c.Width, c.Depth, i, w[i], hexF32(t, h))
 			}
 		}
 		if got := sha256F32(w); got != c.SHA256 {
-			t.Errorf("seed %d (%d,%d): sha256 %s, numpy %s", c.InputSeed, c.Width, c.Depth, got, c.SHA256)
+			t.Errorf("seed %d (%d,%d): sha256 %s, numpy %s",
+				c.InputSeed, c.Width, c.Depth, got, c.SHA256)
 		}
 	}
 }
@@ -38,7 +40,8 @@ func TestWeightsRejectsBadShape(t *testing.T) {
 	}{{0, 1, "width"}, {-3, 1, "width"}, {4, 0, "depth"}, {4, -1, "depth"}} {
 		_, err := Weights(c.width, c.depth, ws)
 		if err == nil || !strings.Contains(err.Error(), c.field+" must be positive") {
-			t.Errorf("Weights(%d, %d): error %v, want one naming %s", c.width, c.depth, err, c.field)
+			t.Errorf("Weights(%d, %d): error %v, want one naming %s",
+				c.width, c.depth, err, c.field)
 		}
 	}
 }
@@ -57,13 +60,15 @@ func TestWeightStreamAndWeightsIntoMatchNumpy(t *testing.T) {
 			ws.Next(w[at:min(len(w), at+n)])
 		}
 		if got := sha256F32(w); got != c.SHA256 {
-			t.Errorf("stream, seed %d (%d,%d): sha256 %s, numpy %s", c.InputSeed, c.Width, c.Depth, got, c.SHA256)
+			t.Errorf("stream, seed %d (%d,%d): sha256 %s, numpy %s",
+				c.InputSeed, c.Width, c.Depth, got, c.SHA256)
 		}
 		if buf, err = WeightsInto(buf, c.Width, c.Depth, DeriveV3(c.InputSeed).Weight); err != nil {
 			t.Fatal(err)
 		}
 		if got := sha256F32(buf); got != c.SHA256 {
-			t.Errorf("into, seed %d (%d,%d): sha256 %s, numpy %s", c.InputSeed, c.Width, c.Depth, got, c.SHA256)
+			t.Errorf("into, seed %d (%d,%d): sha256 %s, numpy %s",
+				c.InputSeed, c.Width, c.Depth, got, c.SHA256)
 		}
 	}
 }

@@ -17,7 +17,11 @@ func Padded(n int64) int64 { return (n + Alignment - 1) &^ (Alignment - 1) }
 // of length rows whose fields are nodes and whose body holds buffers of the
 // given byte lengths, in order, each starting at a multiple of Alignment
 // (Padded). The body, bodyLength bytes, follows the message uncompressed.
-func RecordBatchMessage(length int64, nodes []FieldNode, bufferLens []int64) (msg []byte, bodyLength int64) {
+func RecordBatchMessage(
+	length int64,
+	nodes []FieldNode,
+	bufferLens []int64,
+) (msg []byte, bodyLength int64) {
 	b := &builder{minAlign: 1}
 	bufs := make([][2]int64, len(bufferLens))
 	for i, n := range bufferLens {

@@ -225,7 +225,11 @@ func (r *reader) field(pos uint64, depth int) Field {
 		return Field{}
 	}
 	t := r.table(pos)
-	f := Field{Name: r.str(r.ref(t, 0)), Nullable: r.uint8(t, 1, 0) != 0, Metadata: r.keyValues(t, 6)}
+	f := Field{
+		Name:     r.str(r.ref(t, 0)),
+		Nullable: r.uint8(t, 1, 0) != 0,
+		Metadata: r.keyValues(t, 6),
+	}
 	f.Type.tag = r.uint8(t, 2, 0)
 	if r.slot(t, 4) != 0 {
 		r.failf("field %q is dictionary-encoded", f.Name)

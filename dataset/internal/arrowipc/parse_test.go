@@ -8,14 +8,32 @@ import (
 
 func testSchema() ([]Field, []KeyValue) {
 	item := Field{Name: "item", Type: Float32, Nullable: true}
-	list := Field{Name: "weights", Type: List, Nullable: true, Children: []Field{{Name: "item", Type: List, Nullable: true, Children: []Field{item}}},
-		Metadata: []KeyValue{{"ARROW:extension:metadata", `[[2, 3], "float32"]`}, {"ARROW:extension:name", "x.Array2DExtensionType"}}}
+	list := Field{
+		Name:     "weights",
+		Type:     List,
+		Nullable: true,
+		Children: []Field{{
+			Name:     "item",
+			Type:     List,
+			Nullable: true,
+			Children: []Field{item},
+		}},
+		Metadata: []KeyValue{
+			{"ARROW:extension:metadata", `[[2, 3], "float32"]`},
+			{"ARROW:extension:name", "x.Array2DExtensionType"},
+		},
+	}
 	return []Field{
 		{Name: "id", Type: Int32, Nullable: true},
 		{Name: "seed", Type: Int64},
 		{Name: "name", Type: Utf8, Nullable: true},
 		list,
-		{Name: "final", Type: FixedSizeList(3), Nullable: true, Children: []Field{item}},
+		{
+			Name:     "final",
+			Type:     FixedSizeList(3),
+			Nullable: true,
+			Children: []Field{item},
+		},
 		{Name: "var", Type: Float64, Nullable: true},
 	}, []KeyValue{{"huggingface", `{"info": {}}`}}
 }
@@ -32,7 +50,8 @@ func TestParseSchemaMessageInvertsSchemaMessage(t *testing.T) {
 	}
 	half := fields
 	half[5].Type = Type{tag: tagFloatingPoint, precision: 0}
-	if got, _, err := ParseSchemaMessage(SchemaMessage(half, md)); err != nil || got[5].Type.String() != "halffloat" {
+	got, _, err := ParseSchemaMessage(SchemaMessage(half, md))
+	if err != nil || got[5].Type.String() != "halffloat" {
 		t.Errorf("a float16 field decodes as %v (%v)", got[5].Type, err)
 	}
 }

@@ -42,7 +42,8 @@ const breakdownNote = "whestbake computes outside flopscope's instrumentation, s
 // otherwise (a caller bug, not a data condition).
 func Text(width, depth int, nSamples int64, chunk int, wallTimeS float64, opts ...Option) string {
 	if width <= 0 || depth <= 0 || nSamples <= 0 || chunk <= 0 {
-		panic(fmt.Sprintf("dataset.Breakdown: width=%d depth=%d nSamples=%d chunk=%d must all be positive", width, depth, nSamples, chunk))
+		panic(fmt.Sprintf("dataset.Breakdown: width=%d depth=%d nSamples=%d chunk=%d "+
+			"must all be positive", width, depth, nSamples, chunk))
 	}
 	var cfg config
 	for _, o := range opts {
@@ -73,12 +74,13 @@ func Text(width, depth int, nSamples int64, chunk int, wallTimeS float64, opts .
 		Set("flopscope_overhead_time_s", 0.0).
 		Set("residual_wall_time_s", wallTimeS).
 		Set("time_source", "bake").
-		Set("by_namespace", pyjson.NewObject().Set("sampling.sample_layer_statistics", pyjson.NewObject().
-			Set("flops_used", total).
-			Set("calls", calls).
-			Set("flopscope_backend_time_s", 0.0).
-			Set("flopscope_overhead_time_s", 0.0).
-			Set("operations", operations))).
+		Set("by_namespace", pyjson.NewObject().
+			Set("sampling.sample_layer_statistics", pyjson.NewObject().
+				Set("flops_used", total).
+				Set("calls", calls).
+				Set("flopscope_backend_time_s", 0.0).
+				Set("flopscope_overhead_time_s", 0.0).
+				Set("operations", operations))).
 		Set("provenance", pyjson.NewObject().
 			Set("method", "closed-form").
 			Set("operation_model", "whestbench.simulation.sample_layer_statistics").

@@ -62,14 +62,19 @@ func TestBreakdownAnchors(t *testing.T) {
 
 func TestBreakdownShape(t *testing.T) {
 	s := Text(4, 2, 100, 30, 0.1)
-	if strings.Contains(s, "\n") || !strings.Contains(s, `"time_source": "bake", "by_namespace": {`) {
+	if strings.Contains(s, "\n") ||
+		!strings.Contains(s, `"time_source": "bake", "by_namespace": {`) {
 		t.Errorf("not json.dumps default layout: %s", s)
 	}
 	bd := parseBreakdown(t, s)
-	if got := strings.Join(bd.Keys(), ","); got != "flop_budget,flops_used,flops_remaining,wall_time_s,flopscope_backend_time_s,flopscope_overhead_time_s,residual_wall_time_s,time_source,by_namespace,provenance" {
+	wantKeys := "flop_budget,flops_used,flops_remaining,wall_time_s," +
+		"flopscope_backend_time_s,flopscope_overhead_time_s,residual_wall_time_s," +
+		"time_source,by_namespace,provenance"
+	if got := strings.Join(bd.Keys(), ","); got != wantKeys {
 		t.Errorf("keys %s", got)
 	}
-	if bigInt(t, bd, "flop_budget").Cmp(bigInt(t, bd, "flops_used")) != 0 || bigInt(t, bd, "flops_remaining").Sign() != 0 {
+	if bigInt(t, bd, "flop_budget").Cmp(bigInt(t, bd, "flops_used")) != 0 ||
+		bigInt(t, bd, "flops_remaining").Sign() != 0 {
 		t.Error("unbudgeted bake must record budget == used, remaining 0")
 	}
 	if w, _ := bd.GetFloat("residual_wall_time_s"); w != 0.1 {
@@ -98,7 +103,8 @@ func TestBreakdownShape(t *testing.T) {
 	}
 
 	over := parseBreakdown(t, Text(4, 2, 100, 30, 0.1, FlopBudget(1000)))
-	if b := bigInt(t, over, "flop_budget"); b.Int64() != 1000 || bigInt(t, over, "flops_remaining").Sign() >= 0 {
+	if b := bigInt(t, over, "flop_budget"); b.Int64() != 1000 ||
+		bigInt(t, over, "flops_remaining").Sign() >= 0 {
 		t.Error("a stated budget is recorded verbatim with an unclamped remainder")
 	}
 }

@@ -50,7 +50,8 @@ func Render(info *metadata.Info, opts Options) string {
 	b.WriteString(cardFrontMatter(info, total))
 	b.WriteString("\n")
 	for _, section := range []func(*strings.Builder){
-		c.intro, c.loading, c.columns, c.method, c.summary, c.report, c.reproduce, c.provenance, c.license,
+		c.intro, c.loading, c.columns, c.method, c.summary,
+		c.report, c.reproduce, c.provenance, c.license,
 	} {
 		section(&b)
 	}
@@ -75,12 +76,15 @@ func dim[T int | int64](n T) string {
 
 func (c *card) intro(b *strings.Builder) {
 	fmt.Fprintf(b, "# %s\n\n", cardText(c.info.Title()))
-	fmt.Fprintf(b, "Ground truth for [WhestBench](https://github.com/AIcrowd/whestbench), the white-box "+
-		"estimation benchmark: %s random ReLU networks of width %s and depth %s. Each row holds one "+
-		"network's weights and the mean of every neuron under standard Gaussian inputs, estimated "+
-		"from **%s** samples per network. The directory is in whestbench's schema-%s format "+
-		"(`data/<split>-NNNNN-of-MMMMM.parquet`, `metadata.json`, this card), baked by whestbake.\n\n",
-		thousands(c.total), dim(c.info.Width), dim(c.info.Depth), c.samples(), metadata.SchemaVersion)
+	fmt.Fprintf(b, "Ground truth for [WhestBench](https://github.com/AIcrowd/whestbench), "+
+		"the white-box estimation benchmark: %s random ReLU networks of width %s and depth %s. "+
+		"Each row holds one network's weights and the mean of every neuron under standard "+
+		"Gaussian inputs, estimated from **%s** samples per network. "+
+		"The directory is in whestbench's schema-%s format "+
+		"(`data/<split>-NNNNN-of-MMMMM.parquet`, `metadata.json`, this card), "+
+		"baked by whestbake.\n\n",
+		thousands(c.total), dim(c.info.Width), dim(c.info.Depth), c.samples(),
+		metadata.SchemaVersion)
 	b.WriteString("| split | HF config | networks |\n|---|---|---|\n")
 	configs := splitConfigs(c.info)
 	for _, s := range c.splits {
@@ -102,7 +106,8 @@ func (c *card) samples() string {
 func (c *card) loading(b *strings.Builder) {
 	first := cmp.Or(c.info.DefaultSplit, c.splits[0].Name)
 	b.WriteString("## Loading\n\n```python\nimport whestbench\n\n")
-	fmt.Fprintf(b, "ds = whestbench.load_dataset(%q, split=%q)  # a local directory or a hub repo id\n```\n\n",
+	fmt.Fprintf(b, "ds = whestbench.load_dataset(%q, split=%q)"+
+		"  # a local directory or a hub repo id\n```\n\n",
 		c.repo, first)
 	b.WriteString("With 🤗 datasets alone")
 	if len(c.splits) > 1 {
@@ -119,36 +124,49 @@ func (c *card) loading(b *strings.Builder) {
 			fmt.Fprintf(b, "ds = datasets.load_dataset(%q, %q, split=%q)\n", c.repo, config, s.Name)
 		}
 	}
-	b.WriteString("```\n\nA partial dataset (one slice of a parallel bake) is refused by whestbench's " +
-		"loader until its partials are merged with `whestbake dataset merge`.\n\n")
+	b.WriteString("```\n\nA partial dataset (one slice of a parallel bake) is refused by " +
+		"whestbench's loader until its partials are merged with `whestbake dataset merge`.\n\n")
 	if c.info.SeedProtocol.SaltWithheld() {
-		fmt.Fprintf(b, "This dataset's salt is withheld (seed protocol 4.0): whestbench derives each MLP's "+
-			"participant-facing seed (`MLP.seed`) with it, so it needs the salt as hex in `%s`; the rows "+
-			"themselves load without it.\n\n", metadata.SaltEnv)
+		fmt.Fprintf(b, "This dataset's salt is withheld (seed protocol 4.0): "+
+			"whestbench derives each MLP's participant-facing seed (`MLP.seed`) with it, "+
+			"so it needs the salt as hex in `%s`; the rows themselves load without it.\n\n",
+			metadata.SaltEnv)
 	}
 }
 
 func (c *card) columns(b *strings.Builder) {
 	w, d := dim(c.info.Width), dim(c.info.Depth)
-	seedMeaning := "the network's seed: everything else in the row is a function of it, n_samples and the sampler"
-	nameMeaning := "a readable name derived from the seed (faker 37.12.0, en_US, `first-last`, suffixed on collision)"
+	seedMeaning := "the network's seed: everything else in the row is a function of it, " +
+		"n_samples and the sampler"
+	nameMeaning := "a readable name derived from the seed (faker 37.12.0, en_US, " +
+		"`first-last`, suffixed on collision)"
 	switch c.info.SeedProtocol.Name {
 	case metadata.SeedProtocolV2Name:
-		seedMeaning = "the estimator seed of the network, derived from the split's root seed (seed protocol 2.0)"
+		seedMeaning = "the estimator seed of the network, derived from the split's root seed " +
+			"(seed protocol 2.0)"
 	case metadata.SeedProtocolV4Name:
-		seedMeaning = "the network's input seed: weights and statistics are a function of it, n_samples and the sampler; " +
-			"the participant-facing seed (`MLP.seed`) and the name also depend on the dataset's salt (seed protocol 4.0)"
-		nameMeaning = "a readable name derived from a salted seed of its own (faker 37.12.0, en_US, `first-last`, suffixed on collision)"
+		seedMeaning = "the network's input seed: weights and statistics are a function of it, " +
+			"n_samples and the sampler; the participant-facing seed (`MLP.seed`) " +
+			"and the name also depend on the dataset's salt (seed protocol 4.0)"
+		nameMeaning = "a readable name derived from a salted seed of its own (faker 37.12.0, " +
+			"en_US, `first-last`, suffixed on collision)"
 	}
 	b.WriteString("## Columns\n\n| column | type | meaning |\n|---|---|---|\n")
 	fmt.Fprintf(b, "| `mlp_id` | int32 | index of the network in the split, ascending from 0 |\n")
 	fmt.Fprintf(b, "| `mlp_name` | string | %s |\n", nameMeaning)
 	fmt.Fprintf(b, "| `mlp_seed` | int64 | %s |\n", seedMeaning)
-	fmt.Fprintf(b, "| `weights` | float32 [%s][%s][%s] | `weights[l][i][j]`: weight of layer l from input i to output j |\n", d, w, w)
-	fmt.Fprintf(b, "| `all_layer_means` | float32 [%s][%s] | mean of each neuron after each layer |\n", d, w)
-	fmt.Fprintf(b, "| `final_means` | float32 [%s] | the last layer of `all_layer_means`: what estimators are scored against |\n", w)
-	b.WriteString("| `avg_variance` | float64 | mean over output neurons of the sample variance at the last layer |\n")
-	b.WriteString("| `sampling_budget_breakdown` | string (JSON) | closed-form FLOP count of whestbench's reference sampler at this bake's chunking; timings are left at 0 so that a row depends only on its seed (bake times are in the logs) |\n\n")
+	fmt.Fprintf(b, "| `weights` | float32 [%s][%s][%s] | `weights[l][i][j]`: "+
+		"weight of layer l from input i to output j |\n", d, w, w)
+	fmt.Fprintf(b, "| `all_layer_means` | float32 [%s][%s] | "+
+		"mean of each neuron after each layer |\n", d, w)
+	fmt.Fprintf(b, "| `final_means` | float32 [%s] | the last layer of `all_layer_means`: "+
+		"what estimators are scored against |\n", w)
+	b.WriteString("| `avg_variance` | float64 | " +
+		"mean over output neurons of the sample variance at the last layer |\n")
+	b.WriteString("| `sampling_budget_breakdown` | string (JSON) | " +
+		"closed-form FLOP count of whestbench's reference sampler at this bake's chunking; " +
+		"timings are left at 0 so that a row depends only on its seed " +
+		"(bake times are in the logs) |\n\n")
 }
 
 // backend names whestbench's backend for a dataset whestbake did not bake.
@@ -161,14 +179,15 @@ func (c *card) samplerText(sampler string) string {
 		if dot != "" {
 			dot = fmt.Sprintf(", dot products as sequential %s float32 chains", cardText(dot))
 		}
-		return "sampler `numpy`: numpy's PCG64 seeded by `ss[1]` draws the inputs with numpy's float32 " +
-			"ziggurat, in whestbench's chunks of max(1024, min(16384, 2^20 / W)) rows and in its " +
-			"summation order" + dot + ", reproducing whestbench's CPU reference"
+		return "sampler `numpy`: numpy's PCG64 seeded by `ss[1]` draws the inputs with numpy's " +
+			"float32 ziggurat, in whestbench's chunks of max(1024, min(16384, 2^20 / W)) " +
+			"rows and in its summation order" + dot + ", reproducing whestbench's CPU reference"
 	case "philox":
-		return "sampler `philox`: a counter-based Philox4x32-10 stream keyed from `ss[1]`, so each " +
-			"sample's inputs are a pure function of (key, sample index), turned into normals by a fixed " +
-			"sequence of floating-point operations. Sums are accumulated exactly (fixed-point integers " +
-			"in a fixed order), so the statistics are bit-identical on CPU and GPU for any chunking, " +
+		return "sampler `philox`: a counter-based Philox4x32-10 stream keyed from `ss[1]`, " +
+			"so each sample's inputs are a pure function of (key, sample index), " +
+			"turned into normals by a fixed sequence of floating-point operations. " +
+			"Sums are accumulated exactly (fixed-point integers in a fixed order), " +
+			"so the statistics are bit-identical on CPU and GPU for any chunking, " +
 			"batching or slicing, and statistically equivalent to the `numpy` sampler"
 	case "":
 		return fmt.Sprintf("inputs drawn by whestbench's %s backend", cardCode(c.backend()))
@@ -179,31 +198,36 @@ func (c *card) samplerText(sampler string) string {
 func (c *card) method(b *strings.Builder) {
 	proto := c.info.SeedProtocol
 	b.WriteString("## How the ground truth was made\n\n")
-	fmt.Fprintf(b, "For every network, with W = %s, D = %s and N = %s:\n\n", dim(c.info.Width), dim(c.info.Depth), c.samples())
+	fmt.Fprintf(b, "For every network, with W = %s, D = %s and N = %s:\n\n",
+		dim(c.info.Width), dim(c.info.Depth), c.samples())
 	switch proto.Name {
 	case metadata.SeedProtocolV3Name:
-		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: `ss[0]` seeds the weights, " +
-			"`ss[1]` the inputs, `ss[2]` the estimator seed.\n")
+		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: " +
+			"`ss[0]` seeds the weights, `ss[1]` the inputs, `ss[2]` the estimator seed.\n")
 	case metadata.SeedProtocolV4Name:
-		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: `ss[0]` seeds the weights, " +
-			"`ss[1]` the inputs (as in seed protocol 3.0). The estimator seed and the seed of the name are " +
-			"8-byte BLAKE2b digests of `mlp_seed` (8 bytes, big-endian) keyed by the dataset's salt, " +
-			"personalised `whest-4.0-est` and `whest-4.0-name`, read big-endian and cut to 32 and 63 bits.\n")
+		b.WriteString("1. `ss = numpy.random.SeedSequence(mlp_seed).spawn(3)`: " +
+			"`ss[0]` seeds the weights, `ss[1]` the inputs (as in seed protocol 3.0). " +
+			"The estimator seed and the seed of the name are 8-byte BLAKE2b digests of " +
+			"`mlp_seed` (8 bytes, big-endian) keyed by the dataset's salt, " +
+			"personalised `whest-4.0-est` and `whest-4.0-name`, " +
+			"read big-endian and cut to 32 and 63 bits.\n")
 	default:
-		fmt.Fprintf(b, "1. Seeds follow seed protocol %s (`%s`), as whestbench defines it.\n", proto.Version, proto.Name)
+		fmt.Fprintf(b, "1. Seeds follow seed protocol %s (`%s`), as whestbench defines it.\n",
+			proto.Version, proto.Name)
 	}
 	b.WriteString("2. Weights: numpy PCG64 `standard_normal` in float64, scaled by sqrt(2/W) (He " +
 		"initialisation, W_l ~ N(0, 2/W)) and rounded to float32; D matrices of W × W.\n")
-	fmt.Fprintf(b, "3. Inputs: N vectors x ~ N(0, I_W) in float32; %s.\n", c.samplerText(c.commonValue(samplerOf)))
-	b.WriteString("4. Forward pass in float32 with row vectors: h_0 = x, h_l = relu(h_{l-1} @ W_l) " +
-		"for l = 1..D. There is no output layer.\n")
-	b.WriteString("5. `all_layer_means[l][j]` = float32((1/N) Σ_n h_{l+1,j}(x_n)), summed in float64; " +
-		"`final_means` is its last layer.\n")
-	b.WriteString("6. `avg_variance` = (1/W) Σ_j ((1/N) Σ_n h_{D,j}(x_n)² − μ_j²) in float64, with μ_j " +
-		"the float32 `final_means[j]`.\n\n")
+	fmt.Fprintf(b, "3. Inputs: N vectors x ~ N(0, I_W) in float32; %s.\n",
+		c.samplerText(c.commonValue(samplerOf)))
+	b.WriteString("4. Forward pass in float32 with row vectors: h_0 = x, " +
+		"h_l = relu(h_{l-1} @ W_l) for l = 1..D. There is no output layer.\n")
+	b.WriteString("5. `all_layer_means[l][j]` = float32((1/N) Σ_n h_{l+1,j}(x_n)), " +
+		"summed in float64; `final_means` is its last layer.\n")
+	b.WriteString("6. `avg_variance` = (1/W) Σ_j ((1/N) Σ_n h_{D,j}(x_n)² − μ_j²) " +
+		"in float64, with μ_j the float32 `final_means[j]`.\n\n")
 	if n := c.info.NSamples; n != 0 && n != 1_000_000_000 {
-		fmt.Fprintf(b, "Production ground truth uses N = 10⁹; with N = %s the means carry Monte-Carlo "+
-			"error of order 1/√N.\n\n", thousands(n))
+		fmt.Fprintf(b, "Production ground truth uses N = 10⁹; with N = %s the means carry "+
+			"Monte-Carlo error of order 1/√N.\n\n", thousands(n))
 	}
 }
 
@@ -278,12 +302,14 @@ func (c *card) reproduce(b *strings.Builder) {
 	seeding := ""
 	switch proto.Name {
 	case metadata.SeedProtocolV2Name:
-		fmt.Fprintf(b, "This dataset uses seed protocol %s (one root seed per split, recorded in "+
-			"`metadata.json`), which whestbake reads but does not bake; re-bake it with whestbench's own tools.\n\n", proto.Version)
+		fmt.Fprintf(b, "This dataset uses seed protocol %s (one root seed per split, "+
+			"recorded in `metadata.json`), which whestbake reads but does not bake; "+
+			"re-bake it with whestbench's own tools.\n\n", proto.Version)
 		return
 	case metadata.SeedProtocolV4Name:
-		b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D, the sampler and the dataset's salt " +
-			"(only the names depend on the salt), so a split can be re-baked from its seeds and the salt. ")
+		b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D, " +
+			"the sampler and the dataset's salt (only the names depend on the salt), " +
+			"so a split can be re-baked from its seeds and the salt. ")
 		c.saltRecipe(b)
 		b.WriteString("Then write the seeds to a JSON array and bake:\n\n")
 		seeding = " --seed-protocol 4.0"
@@ -297,8 +323,8 @@ func (c *card) reproduce(b *strings.Builder) {
 			seeding += ` --seed-salt "$SALT"`
 		}
 	default:
-		b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D and the sampler, so a split " +
-			"can be re-baked from its seeds. Write them to a JSON array:\n\n")
+		b.WriteString("Every row is a pure function of its `mlp_seed`, N, W, D and the sampler, " +
+			"so a split can be re-baked from its seeds. Write them to a JSON array:\n\n")
 	}
 	for _, s := range c.splits {
 		sampler := cmp.Or(s.Sampler, c.info.Sampler, "numpy")
@@ -306,18 +332,24 @@ func (c *card) reproduce(b *strings.Builder) {
 		if s.DotProduct != "" && sampler == "numpy" {
 			dot = " --dot-product " + shellWord(s.DotProduct)
 		}
-		fmt.Fprintf(b, "```bash\npython -c \"import json, datasets; ds = datasets.load_dataset('parquet', "+
-			"data_files='data/%[1]s-*.parquet', split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n", s.Name)
-		fmt.Fprintf(b, "whestbake dataset bake --n-mlps %d --n-samples %s --width %s --depth %s \\\n"+
-			"  --split %s --config %s --mlp-seeds %s-seeds.json --sampler %s%s%s --output rebake-%s\n```\n\n",
-			s.NMLPs, dim(c.info.NSamples), dim(c.info.Width), dim(c.info.Depth), s.Name, s.HFConfig(), s.Name, shellWord(sampler), dot, seeding, s.Name)
+		fmt.Fprintf(b, "```bash\npython -c \"import json, datasets; "+
+			"ds = datasets.load_dataset('parquet', data_files='data/%[1]s-*.parquet', "+
+			"split='train'); json.dump(ds['mlp_seed'], open('%[1]s-seeds.json', 'w'))\"\n",
+			s.Name)
+		fmt.Fprintf(b, "whestbake dataset bake --n-mlps %d --n-samples %s "+
+			"--width %s --depth %s \\\n"+
+			"  --split %s --config %s --mlp-seeds %s-seeds.json "+
+			"--sampler %s%s%s --output rebake-%s\n```\n\n",
+			s.NMLPs, dim(c.info.NSamples), dim(c.info.Width), dim(c.info.Depth),
+			s.Name, s.HFConfig(), s.Name, shellWord(sampler), dot, seeding, s.Name)
 	}
-	b.WriteString("Names and weights come out identical with every sampler. With `--sampler philox` and the " +
-		"same algorithm version the statistics are bit-identical on any engine, CPU or GPU, however the " +
-		"bake is sliced; with `--sampler numpy` they match whestbench's CPU reference.")
+	b.WriteString("Names and weights come out identical with every sampler. " +
+		"With `--sampler philox` and the same algorithm version the statistics are " +
+		"bit-identical on any engine, CPU or GPU, however the bake is sliced; " +
+		"with `--sampler numpy` they match whestbench's CPU reference.")
 	if c.splitValue(samplerOf) == "" {
-		fmt.Fprintf(b, " This dataset was baked by whestbench's %s backend; `--sampler numpy` is the "+
-			"closest whestbake equivalent.", cardCode(c.backend()))
+		fmt.Fprintf(b, " This dataset was baked by whestbench's %s backend; "+
+			"`--sampler numpy` is the closest whestbake equivalent.", cardCode(c.backend()))
 	}
 	b.WriteString("\n\n")
 	if sha := c.splitValue(seedsSHAOf); sha != "" {
@@ -349,16 +381,18 @@ func (c *card) saltRecipe(b *strings.Builder) {
 	p := c.info.SeedProtocol
 	if !p.SaltWithheld() {
 		b.WriteString("The salt is published in `metadata.json`; read it into `SALT` first:\n\n" +
-			"```bash\nSALT=$(python -c \"import json; print(json.load(open('metadata.json'))['seed_protocol']['salt'])\")\n```\n\n")
+			"```bash\nSALT=$(python -c \"import json; " +
+			"print(json.load(open('metadata.json'))['seed_protocol']['salt'])\")\n```\n\n")
 		return
 	}
 	id := ""
 	if p.SaltID != "" {
 		id = " (id " + cardCode(p.SaltID) + ")"
 	}
-	fmt.Fprintf(b, "The salt%s is withheld: this dataset records only its SHA-256, so nobody without it can "+
-		"recompute the participant-facing seeds or the names. Its holders put it in `%s`, typed rather "+
-		"than written on a command line:\n\n```bash\nread -rs %[2]s && export %[2]s\n```\n\n", id, metadata.SaltEnv)
+	fmt.Fprintf(b, "The salt%s is withheld: this dataset records only its SHA-256, "+
+		"so nobody without it can recompute the participant-facing seeds or the names. "+
+		"Its holders put it in `%s`, typed rather than written on a command line:\n\n"+
+		"```bash\nread -rs %[2]s && export %[2]s\n```\n\n", id, metadata.SaltEnv)
 }
 
 func (c *card) provenance(b *strings.Builder) {
@@ -409,7 +443,11 @@ func (c *card) hostLines(b *strings.Builder, p *metadata.Provenance, split strin
 
 func describeEngine(p *metadata.Provenance) string {
 	var parts []string
-	for _, kv := range [][2]string{{"engine", p.Engine}, {"device", p.Device}, {"driver", p.Driver}} {
+	for _, kv := range [][2]string{
+		{"engine", p.Engine},
+		{"device", p.Device},
+		{"driver", p.Driver},
+	} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+" "+cardCode(kv[1]))
 		}
@@ -423,7 +461,9 @@ func describeHost(o *pyjson.Object) string {
 		return "an unrecorded host"
 	}
 	var parts []string
-	for _, k := range []string{"device", "engine", "cpu_brand", "os", "go_version", "whestbake_version"} {
+	for _, k := range []string{
+		"device", "engine", "cpu_brand", "os", "go_version", "whestbake_version",
+	} {
 		if v, ok := o.GetString(k); ok && v != "" {
 			parts = append(parts, k+" "+cardCode(v))
 		}

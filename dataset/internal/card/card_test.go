@@ -32,7 +32,13 @@ func TestYAMLScalarsMatchPyYAML(t *testing.T) {
 }
 
 func TestThousands(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1000000000: "1,000,000,000", -12345: "-12,345"} {
+	for n, want := range map[int64]string{
+		0:          "0",
+		999:        "999",
+		1000:       "1,000",
+		1000000000: "1,000,000,000",
+		-12345:     "-12,345",
+	} {
 		if got := thousands(n); got != want {
 			t.Errorf("thousands(%d) = %s", n, got)
 		}

@@ -61,7 +61,9 @@ func cardCode(s string) string {
 	}
 	fence := strings.Repeat("`", longest+1)
 	pad := ""
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") {
+	if strings.HasPrefix(s, "`") ||
+		strings.HasSuffix(s, "`") ||
+		strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") {
 		pad = " "
 	}
 	return fence + pad + s + pad + fence

@@ -47,13 +47,16 @@ func sizeCategory(n int64) string {
 	return "100K<n<1M"
 }
 
+// challengeURL is the challenge's page on AIcrowd, the card's homepage.
+const challengeURL = "https://www.aicrowd.com/challenges/arc-white-box-estimation-challenge-2026"
+
 func cardFrontMatter(info *metadata.Info, total int64) string {
 	tags := []any{"whestbench", "alignment", "neural-network-statistics", "benchmark", "white-box"}
 	if info.MultiSplit {
 		tags = append(tags, "multi-split")
 	}
 	front := map[string]any{
-		"homepage":        "https://www.aicrowd.com/challenges/arc-white-box-estimation-challenge-2026",
+		"homepage":        challengeURL,
 		"language":        []any{"code"},
 		"license":         "cc-by-4.0",
 		"pretty_name":     info.Title(),

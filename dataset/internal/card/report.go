@@ -48,8 +48,9 @@ func (c *card) report(b *strings.Builder) {
 		return
 	}
 	b.WriteString("## Report\n\n")
-	fmt.Fprintf(b, "Plots of the ground truth, one series per split, made by `whestbake dataset report` from the "+
-		"rows; [%s/%s](%[1]s/%[2]s) shows them on one self-contained page with the numbers behind them "+
+	fmt.Fprintf(b, "Plots of the ground truth, one series per split, "+
+		"made by `whestbake dataset report` from the rows; "+
+		"[%s/%s](%[1]s/%[2]s) shows them on one self-contained page with the numbers behind them "+
 		"and what each plot measures.\n\n", ReportDir, ReportPage)
 	for _, f := range ReportFigures {
 		fmt.Fprintf(b, "![%s](%s/%s)\n\n", f.Caption, ReportDir, f.File)

@@ -89,10 +89,13 @@ func yamlScalarValue(v any) string {
 var yamlImplicit = regexp.MustCompile(`^(?:` +
 	`~|null|Null|NULL` +
 	`|yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` +
-	`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` +
+	`|[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+` +
+	`|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+` +
 	`|[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?` +
 	`|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)` +
-	`|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?` +
+	`|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}` +
+	`(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?` +
+	`(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?` +
 	`|<<|=)$`)
 
 // yamlScalar writes s plain when that reads back as the same string, else
@@ -121,11 +124,19 @@ func yamlPlainOK(s string) bool {
 	if strings.ContainsRune("-?:", rune(s[0])) && (len(s) == 1 || s[1] == ' ' || s[1] == '\t') {
 		return false
 	}
-	if strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") || strings.HasSuffix(s, " ") {
+	if strings.Contains(s, ": ") ||
+		strings.Contains(s, " #") ||
+		strings.HasSuffix(s, ":") ||
+		strings.HasSuffix(s, " ") {
 		return false
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 || r == 0xfeff {
+		if r < 0x20 ||
+			r == 0x7f ||
+			r >= 0x80 && r < 0xa0 ||
+			r == 0x2028 ||
+			r == 0x2029 ||
+			r == 0xfeff {
 			return false
 		}
 	}

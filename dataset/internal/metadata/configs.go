@@ -86,8 +86,10 @@ func (in *Info) CheckLoadable() error {
 	seen := map[string]bool{}
 	for _, c := range in.HFConfigs() {
 		if seen[c.Name] {
-			return schema.Errorf("split %q would be the card's config %q, which already loads the default split %q: "+
-				"rename the split, or make it the default split", c.Splits[0], c.Name, in.DefaultSplit)
+			return schema.Errorf("split %q would be the card's config %q, "+
+				"which already loads the default split %q: "+
+				"rename the split, or make it the default split",
+				c.Splits[0], c.Name, in.DefaultSplit)
 		}
 		seen[c.Name] = true
 	}

@@ -281,13 +281,15 @@ func (d *infoDecoder) partialRange(md *pyjson.Object, in *Info) {
 		ok = ok1 && ok2 && 0 <= start && start < end
 	}
 	if !ok {
-		d.failf("mlp_range=%s is not a [start, end] pair of integers with 0 <= start < end; a partial must record the MLPs it holds", pyjson.Compact(raw))
+		d.failf("mlp_range=%s is not a [start, end] pair of integers with 0 <= start < end; "+
+			"a partial must record the MLPs it holds", pyjson.Compact(raw))
 		return
 	}
 	total, ok := md.GetInt("total_n_mlps")
 	if !ok || total < in.MLPRange[1] {
 		raw, _ := md.Get("total_n_mlps")
-		d.failf("total_n_mlps=%s must be an integer no smaller than mlp_range end %d", pyjson.Compact(raw), in.MLPRange[1])
+		d.failf("total_n_mlps=%s must be an integer no smaller than mlp_range end %d",
+			pyjson.Compact(raw), in.MLPRange[1])
 	}
 	in.TotalNMLPs = total
 }

@@ -31,7 +31,8 @@ func TestArrowSchemaMatchesFixtures(t *testing.T) {
 			for i < len(g) && i < len(x) && g[i] == x[i] {
 				i++
 			}
-			t.Errorf("%s (width %d depth %d): %d bytes, pyarrow wrote %d; first difference at byte %d", file, w, d, len(g), len(x), i)
+			t.Errorf("%s (width %d depth %d): %d bytes, pyarrow wrote %d; "+
+				"first difference at byte %d", file, w, d, len(g), len(x), i)
 		}
 	}
 }

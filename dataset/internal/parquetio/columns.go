@@ -84,7 +84,8 @@ func rowSchema() *parquet.Schema {
 		var codec compress.Codec = &parquet.Snappy
 		var enc encoding.Encoding = &parquet.RLEDictionary
 		if c.listDepth > 0 {
-			codec, enc = &parquet.Uncompressed, &parquet.Plain
+			codec = &parquet.Uncompressed
+			enc = &parquet.Plain
 		}
 		node = parquet.Optional(parquet.Compressed(parquet.Encoded(node, enc), codec))
 		for range c.listDepth {

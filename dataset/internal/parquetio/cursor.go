@@ -14,18 +14,18 @@ import (
 // buffer; going through parquet.Value would cost 24 bytes and a call per
 // float, which is what made reading large MLPs slow.
 type columnCursor struct {
-	spec   columnSpec
-	pages  parquet.Pages
-	reps   []byte          // current page's repetition levels; nil for scalars
-	floats []float32       // current page's values, list columns
-	vals   []parquet.Value // current page's values, scalar columns
-	pos    int             // next unread value of the current page
-	n      int             // values in the current page
-	scalar []parquet.Value // reused read buffer for scalar pages
-	dict   []parquet.Value // reused read buffer for dictionary-encoded float pages
-	owned  []float32       // reused copy of dictionary-decoded floats
-	page   parquet.Page    // current page, released when the next one is read
-	want   []byte          // expected repetition levels of a stretch of values
+	spec    columnSpec
+	pages   parquet.Pages
+	reps    []byte          // current page's repetition levels; nil for scalars
+	floats  []float32       // current page's values, list columns
+	vals    []parquet.Value // current page's values, scalar columns
+	pos     int             // next unread value of the current page
+	pageLen int             // values in the current page
+	scalar  []parquet.Value // reused read buffer for scalar pages
+	dict    []parquet.Value // reused read buffer for dictionary-encoded float pages
+	owned   []float32       // reused copy of dictionary-decoded floats
+	page    parquet.Page    // current page, released when the next one is read
+	want    []byte          // expected repetition levels of a stretch of values
 }
 
 func newColumnCursor(spec columnSpec, pages parquet.Pages) *columnCursor {
@@ -54,11 +54,13 @@ func (c *columnCursor) loadPage() error {
 	def := byte(c.spec.maxDef())
 	defs := page.DefinitionLevels()
 	if int64(len(defs)) != page.NumValues() || bytes.Count(defs, []byte{def}) != len(defs) {
-		return fmt.Errorf("column %s has a null or an empty list (definition levels other than %d)", c.spec.name, def)
+		return fmt.Errorf("column %s has a null or an empty list "+
+			"(definition levels other than %d)", c.spec.name, def)
 	}
-	c.n, c.pos = len(defs), 0
+	c.pageLen = len(defs)
+	c.pos = 0
 	if c.spec.listDepth == 0 {
-		c.scalar = growValues(c.scalar, c.n)
+		c.scalar = growValues(c.scalar, c.pageLen)
 		if err := readAllValues(page, c.scalar); err != nil {
 			return err
 		}
@@ -66,8 +68,9 @@ func (c *columnCursor) loadPage() error {
 		return nil
 	}
 	c.reps = page.RepetitionLevels()
-	if len(c.reps) != c.n {
-		return fmt.Errorf("column %s page has %d repetition levels for %d values", c.spec.name, len(c.reps), c.n)
+	if len(c.reps) != c.pageLen {
+		return fmt.Errorf("column %s page has %d repetition levels for %d values",
+			c.spec.name, len(c.reps), c.pageLen)
 	}
 	if page.Dictionary() == nil && page.Type().Kind() == parquet.Float {
 		data := page.Data()
@@ -75,7 +78,7 @@ func (c *columnCursor) loadPage() error {
 	} else {
 		// Arrow dictionary-encodes by default: resolve through the
 		// generic path; only Arrow-written (whestbench) files take it.
-		c.dict = growValues(c.dict, c.n)
+		c.dict = growValues(c.dict, c.pageLen)
 		if err := readAllValues(page, c.dict); err != nil {
 			return err
 		}
@@ -85,8 +88,9 @@ func (c *columnCursor) loadPage() error {
 		}
 		c.floats = c.owned
 	}
-	if len(c.floats) != c.n {
-		return fmt.Errorf("column %s page has %d values for %d levels", c.spec.name, len(c.floats), c.n)
+	if len(c.floats) != c.pageLen {
+		return fmt.Errorf("column %s page has %d values for %d levels",
+			c.spec.name, len(c.floats), c.pageLen)
 	}
 	return nil
 }
@@ -114,12 +118,16 @@ func (c *columnCursor) release() {
 		parquet.Release(c.page)
 		c.page = nil
 	}
-	c.reps, c.floats, c.vals, c.n, c.pos = nil, nil, nil, 0, 0
+	c.reps = nil
+	c.floats = nil
+	c.vals = nil
+	c.pageLen = 0
+	c.pos = 0
 }
 
 // readScalar returns the next row's value of a scalar column.
 func (c *columnCursor) readScalar() (parquet.Value, error) {
-	if c.pos == c.n {
+	if c.pos == c.pageLen {
 		if err := c.nextPage(); err != nil {
 			return parquet.Value{}, c.short(err)
 		}
@@ -134,12 +142,12 @@ func (c *columnCursor) readScalar() (parquet.Value, error) {
 // the expected levels validates every list length at once.
 func (c *columnCursor) readList(out []float32, strides []int) error {
 	for k := 0; k < len(out); {
-		if c.pos == c.n {
+		if c.pos == c.pageLen {
 			if err := c.nextPage(); err != nil {
 				return c.short(err)
 			}
 		}
-		m := min(len(out)-k, c.n-c.pos, levelStretch)
+		m := min(len(out)-k, c.pageLen-c.pos, levelStretch)
 		c.want = grow(c.want, m)
 		if err := checkReps(c.spec, c.reps[c.pos:c.pos+m], c.want, k, strides); err != nil {
 			return err
@@ -157,7 +165,8 @@ func checkReps(spec columnSpec, got, want []byte, k int, strides []int) error {
 	fillReps(want, k, strides)
 	if !bytes.Equal(got, want) {
 		i := mismatch(got, want)
-		return fmt.Errorf("column %s value %d has repetition level %d, expected %d (a list of the wrong length)",
+		return fmt.Errorf("column %s value %d has repetition level %d, expected %d "+
+			"(a list of the wrong length)",
 			spec.name, k+i, got[i], want[i])
 	}
 	return nil
@@ -177,22 +186,24 @@ func (c *columnCursor) short(err error) error { return shortColumn(c.spec, err) 
 // shortColumn words the end of a column chunk met while reading a row.
 func shortColumn(spec columnSpec, err error) error {
 	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("column %s has fewer values than the row count and declared shape need", spec.name)
+		return fmt.Errorf("column %s has fewer values than the row count and declared shape need",
+			spec.name)
 	}
 	return err
 }
 
 // finish checks that the chunk holds nothing beyond the rows read.
 func (c *columnCursor) finish() error {
-	if c.pos == c.n {
+	if c.pos == c.pageLen {
 		if err := c.nextPage(); !errors.Is(err, io.EOF) {
 			if err != nil {
 				return err
 			}
 		}
 	}
-	if c.pos != c.n {
-		return fmt.Errorf("column %s has values beyond the row count and declared shape", c.spec.name)
+	if c.pos != c.pageLen {
+		return fmt.Errorf("column %s has values beyond the row count and declared shape",
+			c.spec.name)
 	}
 	return nil
 }

@@ -23,7 +23,8 @@ func decodeFooter(t *testing.T, file []byte) *format.FileMetaData {
 	}
 	n := int(binary.LittleEndian.Uint32(file[len(file)-8:]))
 	meta := new(format.FileMetaData)
-	if err := thrift.Unmarshal(new(thrift.CompactProtocol), file[len(file)-8-n:len(file)-8], meta); err != nil {
+	footer := file[len(file)-8-n : len(file)-8]
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, meta); err != nil {
 		t.Fatal(err)
 	}
 	return meta
@@ -76,7 +77,8 @@ func TestFooterMatchesArrowFixtures(t *testing.T) {
 			want, got := decodeFooter(t, fixture), decodeFooter(t, buf.Bytes())
 
 			if len(got.Schema) != len(want.Schema) {
-				t.Fatalf("%d schema elements, whestbench's file has %d", len(got.Schema), len(want.Schema))
+				t.Fatalf("%d schema elements, whestbench's file has %d",
+					len(got.Schema), len(want.Schema))
 			}
 			for i := range want.Schema {
 				sameFields(t, "schema["+want.Schema[i].Name+"]", got.Schema[i], want.Schema[i])
@@ -87,7 +89,8 @@ func TestFooterMatchesArrowFixtures(t *testing.T) {
 			}
 
 			if len(got.RowGroups) != 1 || len(want.RowGroups) != 1 {
-				t.Fatalf("%d and %d row groups, want one each", len(got.RowGroups), len(want.RowGroups))
+				t.Fatalf("%d and %d row groups, want one each",
+					len(got.RowGroups), len(want.RowGroups))
 			}
 			for j, wc := range want.RowGroups[0].Columns {
 				gm, wm := got.RowGroups[0].Columns[j].MetaData, wc.MetaData
@@ -97,13 +100,18 @@ func TestFooterMatchesArrowFixtures(t *testing.T) {
 					"DictionaryPageOffset", "EncodingStats", "Statistics")
 				sameFields(t, col+".Statistics", gm.Statistics, wm.Statistics)
 				if (gm.DictionaryPageOffset == 0) != (wm.DictionaryPageOffset == 0) {
-					t.Errorf("%s: dictionary page %v, whestbench's file %v", col, gm.DictionaryPageOffset != 0, wm.DictionaryPageOffset != 0)
+					t.Errorf("%s: dictionary page %v, whestbench's file %v",
+						col, gm.DictionaryPageOffset != 0, wm.DictionaryPageOffset != 0)
 				}
-				if g, w := sortedEncodings(gm.Encoding), sortedEncodings(wm.Encoding); !slices.Equal(g, w) {
-					t.Errorf("%s: encodings %v, whestbench's file %v", col, g, w)
+				gotEnc, wantEnc := sortedEncodings(gm.Encoding), sortedEncodings(wm.Encoding)
+				if !slices.Equal(gotEnc, wantEnc) {
+					t.Errorf("%s: encodings %v, whestbench's file %v", col, gotEnc, wantEnc)
 				}
-				if g, w := pageEncodings(gm.EncodingStats), pageEncodings(wm.EncodingStats); !slices.Equal(g, w) {
-					t.Errorf("%s: page encodings %v, whestbench's file %v", col, g, w)
+				gotPages := pageEncodings(gm.EncodingStats)
+				wantPages := pageEncodings(wm.EncodingStats)
+				if !slices.Equal(gotPages, wantPages) {
+					t.Errorf("%s: page encodings %v, whestbench's file %v",
+						col, gotPages, wantPages)
 				}
 			}
 		})

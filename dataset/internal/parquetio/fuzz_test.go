@@ -31,7 +31,7 @@ func FuzzOpenParquet(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
-	fixture, err := os.ReadFile(fixtures + "/single_split_v3_protocol/data/public-00000-of-00001.parquet")
+	fixture, err := os.ReadFile(singleSplitShard)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -46,7 +46,8 @@ func FuzzOpenParquet(f *testing.F) {
 		readAllRows(t, path)
 		runtime.ReadMemStats(&after)
 		// Reading a sound file allocates about ten times its size.
-		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(64<<20+64*len(data)); got > limit {
+		got := after.TotalAlloc - before.TotalAlloc
+		if limit := uint64(64<<20 + 64*len(data)); got > limit {
 			t.Fatalf("reading %d bytes allocated %d MiB", len(data), got>>20)
 		}
 	})
@@ -100,10 +101,12 @@ func withKeyValue(t testing.TB, file []byte, key, text string) []byte {
 	n := int(binary.LittleEndian.Uint32(file[len(file)-8:]))
 	start := len(file) - 8 - n
 	var meta format.FileMetaData
-	if err := thrift.Unmarshal(new(thrift.CompactProtocol), file[start:start+n], &meta); err != nil {
+	footer := file[start : start+n]
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &meta); err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(meta.KeyValueMetadata, func(kv format.KeyValue) bool { return kv.Key == key })
+	isKey := func(kv format.KeyValue) bool { return kv.Key == key }
+	i := slices.IndexFunc(meta.KeyValueMetadata, isKey)
 	switch {
 	case i < 0:
 		t.Fatalf("no %s key-value metadata to replace", key)

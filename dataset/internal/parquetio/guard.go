@@ -53,7 +53,8 @@ const (
 // well-formed thrift struct whose lengths fit in it.
 func checkFooter(f io.ReaderAt, size int64) error {
 	if size < 12 {
-		return fmt.Errorf("it is %d bytes, shorter than parquet's magic numbers and footer length", size)
+		return fmt.Errorf("it is %d bytes, shorter than parquet's magic numbers and footer length",
+			size)
 	}
 	var head, tail [8]byte
 	if _, err := f.ReadAt(head[:4], 0); err != nil {
@@ -92,13 +93,19 @@ func checkFooter(f io.ReaderAt, size int64) error {
 // times over (features text, footer, page headers). It also reports, per
 // row group, which float-list chunks hold only uncompressed PLAIN v2 data
 // pages, which plainListCursor reads.
-func checkPages(f io.ReaderAt, size int64, meta *format.FileMetaData, width, depth int) (plain [][numColumns]bool, err error) {
+func checkPages(
+	f io.ReaderAt,
+	size int64,
+	meta *format.FileMetaData,
+	width, depth int,
+) (plain [][numColumns]bool, err error) {
 	var total int64
 	plain = make([][numColumns]bool, len(meta.RowGroups))
 	for g := range meta.RowGroups {
 		rg := &meta.RowGroups[g]
 		if len(rg.Columns) != numColumns {
-			return nil, fmt.Errorf("row group %d has %d column chunks, expected %d", g, len(rg.Columns), numColumns)
+			return nil, fmt.Errorf("row group %d has %d column chunks, expected %d",
+				g, len(rg.Columns), numColumns)
 		}
 		if rg.NumRows < 0 {
 			return nil, fmt.Errorf("row group %d has %d rows", g, rg.NumRows)
@@ -112,7 +119,8 @@ func checkPages(f io.ReaderAt, size int64, meta *format.FileMetaData, width, dep
 			}
 			hi, want := bits.Mul64(uint64(rg.NumRows), uint64(perRow))
 			if hi != 0 || want != uint64(m.NumValues) {
-				return nil, fmt.Errorf("row group %d column %s holds %d values, but %d rows of width %d, depth %d need %d each",
+				return nil, fmt.Errorf("row group %d column %s holds %d values, "+
+					"but %d rows of width %d, depth %d need %d each",
 					g, columns[col].name, m.NumValues, rg.NumRows, width, depth, perRow)
 			}
 			if plain[g][col], err = checkChunkPages(f, size, m, columns[col]); err != nil {
@@ -121,24 +129,37 @@ func checkPages(f io.ReaderAt, size int64, meta *format.FileMetaData, width, dep
 		}
 	}
 	if total != meta.NumRows {
-		return nil, fmt.Errorf("the footer records %d rows but its row groups hold %d", meta.NumRows, total)
+		return nil, fmt.Errorf("the footer records %d rows but its row groups hold %d",
+			meta.NumRows, total)
 	}
 	return plain, nil
 }
 
 // checkChunkPages checks one column chunk's pages and reports whether it is
 // a float list of uncompressed PLAIN v2 data pages alone.
-func checkChunkPages(f io.ReaderAt, size int64, m *format.ColumnMetaData, spec columnSpec) (plain bool, err error) {
+func checkChunkPages(
+	f io.ReaderAt,
+	size int64,
+	m *format.ColumnMetaData,
+	spec columnSpec,
+) (plain bool, err error) {
 	// Without a dictionary offset the pages walked here are the ones
 	// plainListCursor reads, from DataPageOffset.
-	plain = spec.listDepth > 0 && spec.kind == parquet.Float && m.Type == format.Float && m.Codec == format.Uncompressed &&
+	plain = spec.listDepth > 0 &&
+		spec.kind == parquet.Float &&
+		m.Type == format.Float &&
+		m.Codec == format.Uncompressed &&
 		m.DictionaryPageOffset == 0
 	start := m.DataPageOffset
 	if m.DictionaryPageOffset != 0 { // where parquet-go starts reading
 		start = m.DictionaryPageOffset
 	}
-	if start < int64(len(parquetMagic)) || start > size || m.TotalCompressedSize < 0 || m.TotalCompressedSize > size-start {
-		return false, fmt.Errorf("its pages at [%d, +%d) are not inside the %d-byte file", start, m.TotalCompressedSize, size)
+	if start < int64(len(parquetMagic)) ||
+		start > size ||
+		m.TotalCompressedSize < 0 ||
+		m.TotalCompressedSize > size-start {
+		return false, fmt.Errorf("its pages at [%d, +%d) are not inside the %d-byte file",
+			start, m.TotalCompressedSize, size)
 	}
 	end := start + m.TotalCompressedSize
 	var values int64
@@ -148,12 +169,20 @@ func checkChunkPages(f io.ReaderAt, size int64, m *format.ColumnMetaData, spec c
 			return false, fmt.Errorf("page header at offset %d: %v", off, err)
 		}
 		off += int64(n)
-		p := pageBody{f: f, off: off, size: int64(h.CompressedPageSize), inflated: int64(h.UncompressedPageSize), codec: m.Codec}
+		p := pageBody{
+			file:     f,
+			off:      off,
+			size:     int64(h.CompressedPageSize),
+			inflated: int64(h.UncompressedPageSize),
+			codec:    m.Codec,
+		}
 		if p.size < 0 || p.size > end-off {
-			return false, fmt.Errorf("page at offset %d claims %d bytes, %d are left in the column chunk", off, p.size, end-off)
+			return false, fmt.Errorf("page at offset %d claims %d bytes, "+
+				"%d are left in the column chunk", off, p.size, end-off)
 		}
 		if p.inflated < 0 || p.inflated > maxInflated(m.Codec, p.size) {
-			return false, fmt.Errorf("page at offset %d claims to inflate from %d to %d bytes with %v", off, p.size, p.inflated, m.Codec)
+			return false, fmt.Errorf("page at offset %d claims to inflate from %d to %d bytes "+
+				"with %v", off, p.size, p.inflated, m.Codec)
 		}
 		// parquet-go reads the header its type names, a zero value when absent.
 		switch {
@@ -169,7 +198,8 @@ func checkChunkPages(f io.ReaderAt, size int64, m *format.ColumnMetaData, spec c
 			err = p.checkDictionary(&h.DictionaryPageHeader.V)
 			plain = false
 		default:
-			err = fmt.Errorf("is a %v page without that type's header, or not a data or dictionary page", h.Type)
+			err = fmt.Errorf("is a %v page without that type's header, "+
+				"or not a data or dictionary page", h.Type)
 		}
 		if err != nil {
 			return false, fmt.Errorf("page at offset %d: %v", off, err)
@@ -177,15 +207,16 @@ func checkChunkPages(f io.ReaderAt, size int64, m *format.ColumnMetaData, spec c
 		off += p.size
 	}
 	if values != m.NumValues {
-		return false, fmt.Errorf("its data pages hold %d values, the footer records %d", values, m.NumValues)
+		return false, fmt.Errorf("its data pages hold %d values, the footer records %d",
+			values, m.NumValues)
 	}
 	return plain, nil
 }
 
-// pageBody is one page of a column chunk: size bytes at off in f, which
+// pageBody is one page of a column chunk: size bytes at off in file, which
 // decode to inflated bytes.
 type pageBody struct {
-	f         io.ReaderAt
+	file      io.ReaderAt
 	off, size int64
 	inflated  int64
 	codec     format.CompressionCodec
@@ -194,26 +225,35 @@ type pageBody struct {
 // checkV2 checks a v2 data page. Its levels come first and are never
 // compressed.
 func (p pageBody) checkV2(v *format.DataPageHeaderV2, spec columnSpec) error {
-	if v.NumValues < 0 || v.NumNulls < 0 || v.NumNulls > v.NumValues || v.NumRows < 0 || v.NumRows > v.NumValues {
-		return fmt.Errorf("claims %d values, %d of them null, in %d rows", v.NumValues, v.NumNulls, v.NumRows)
+	if v.NumValues < 0 ||
+		v.NumNulls < 0 ||
+		v.NumNulls > v.NumValues ||
+		v.NumRows < 0 ||
+		v.NumRows > v.NumValues {
+		return fmt.Errorf("claims %d values, %d of them null, in %d rows",
+			v.NumValues, v.NumNulls, v.NumRows)
 	}
 	levels := int64(v.RepetitionLevelsByteLength) + int64(v.DefinitionLevelsByteLength)
-	if v.RepetitionLevelsByteLength < 0 || v.DefinitionLevelsByteLength < 0 || levels > min(p.size, p.inflated) {
+	if v.RepetitionLevelsByteLength < 0 ||
+		v.DefinitionLevelsByteLength < 0 ||
+		levels > min(p.size, p.inflated) {
 		return fmt.Errorf("has %d+%d bytes of levels in %d bytes",
 			v.RepetitionLevelsByteLength, v.DefinitionLevelsByteLength, min(p.size, p.inflated))
 	}
 	b := make([]byte, levels)
-	if _, err := p.f.ReadAt(b, p.off); err != nil {
+	if _, err := p.file.ReadAt(b, p.off); err != nil {
 		return err
 	}
-	if err := checkLevels(b[:v.RepetitionLevelsByteLength], spec.listDepth, v.NumValues); err != nil {
+	repetition := b[:v.RepetitionLevelsByteLength]
+	definition := b[v.RepetitionLevelsByteLength:]
+	if err := checkLevels(repetition, spec.listDepth, v.NumValues); err != nil {
 		return fmt.Errorf("repetition %v", err)
 	}
-	if err := checkLevels(b[v.RepetitionLevelsByteLength:], spec.maxDef(), v.NumValues); err != nil {
+	if err := checkLevels(definition, spec.maxDef(), v.NumValues); err != nil {
 		return fmt.Errorf("definition %v", err)
 	}
 	if p.codec == format.Snappy && (!v.IsCompressed.Valid || v.IsCompressed.V) {
-		return checkSnappyLen(p.f, p.off+levels, p.size-levels, p.inflated-levels)
+		return checkSnappyLen(p.file, p.off+levels, p.size-levels, p.inflated-levels)
 	}
 	return nil
 }
@@ -226,13 +266,13 @@ func (p pageBody) checkV1(v *format.DataPageHeader, spec columnSpec) error {
 	}
 	switch p.codec {
 	case format.Uncompressed:
-		return checkLevelsV1(p.f, p.off, p.size, spec, v)
+		return checkLevelsV1(p.file, p.off, p.size, spec, v)
 	case format.Snappy:
-		if err := checkSnappyLen(p.f, p.off, p.size, p.inflated); err != nil {
+		if err := checkSnappyLen(p.file, p.off, p.size, p.inflated); err != nil {
 			return err
 		}
 		compressed := make([]byte, p.size)
-		if _, err := p.f.ReadAt(compressed, p.off); err != nil {
+		if _, err := p.file.ReadAt(compressed, p.off); err != nil {
 			return err
 		}
 		body, err := new(snappy.Codec).Decode(make([]byte, 0, p.inflated), compressed)
@@ -250,7 +290,7 @@ func (p pageBody) checkDictionary(v *format.DictionaryPageHeader) error {
 		return fmt.Errorf("dictionary claims %d values in %d bytes", n, p.inflated)
 	}
 	if p.codec == format.Snappy {
-		return checkSnappyLen(p.f, p.off, p.size, p.inflated)
+		return checkSnappyLen(p.file, p.off, p.size, p.inflated)
 	}
 	return nil
 }
@@ -275,7 +315,12 @@ func checkSnappyLen(f io.ReaderAt, off, size, want int64) error {
 
 // checkLevelsV1 checks the levels at the start of an uncompressed v1 data
 // page: each level kind present is a 4-byte length and that many bytes.
-func checkLevelsV1(f io.ReaderAt, off, size int64, spec columnSpec, v *format.DataPageHeader) error {
+func checkLevelsV1(
+	f io.ReaderAt,
+	off, size int64,
+	spec columnSpec,
+	v *format.DataPageHeader,
+) error {
 	for _, l := range [...]struct {
 		kind     string
 		max      int
@@ -388,7 +433,7 @@ func readPageHeader(f io.ReaderAt, off, end int64) (*format.PageHeader, int, err
 // element count fits in what is left of b and that nesting stays shallow.
 // Those are the numbers parquet-go's decoder allocates and recurses by.
 func thriftStructLen(b []byte) (int, error) {
-	w := thriftWalker{b: b}
+	w := thriftWalker{buf: b}
 	if err := w.structure(0); err != nil {
 		return 0, err
 	}
@@ -396,17 +441,28 @@ func thriftStructLen(b []byte) (int, error) {
 }
 
 type thriftWalker struct {
-	b   []byte
+	buf []byte
 	pos int
 }
 
 // Compact-protocol type codes.
 const (
-	tBoolTrue, tBoolFalse, tByte, tI16, tI32, tI64, tDouble = 1, 2, 3, 4, 5, 6, 7
-	tBinary, tList, tSet, tMap, tStruct, tUUID              = 8, 9, 10, 11, 12, 13
+	tBoolTrue  = 1
+	tBoolFalse = 2
+	tByte      = 3
+	tI16       = 4
+	tI32       = 5
+	tI64       = 6
+	tDouble    = 7
+	tBinary    = 8
+	tList      = 9
+	tSet       = 10
+	tMap       = 11
+	tStruct    = 12
+	tUUID      = 13
 )
 
-func (w *thriftWalker) left() int { return len(w.b) - w.pos }
+func (w *thriftWalker) left() int { return len(w.buf) - w.pos }
 
 func (w *thriftWalker) skip(n uint64) error {
 	if n > uint64(w.left()) {
@@ -421,11 +477,11 @@ func (w *thriftWalker) byte() (byte, error) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	w.pos++
-	return w.b[w.pos-1], nil
+	return w.buf[w.pos-1], nil
 }
 
 func (w *thriftWalker) uvarint() (uint64, error) {
-	v, n := binary.Uvarint(w.b[w.pos:])
+	v, n := binary.Uvarint(w.buf[w.pos:])
 	switch {
 	case n == 0:
 		return 0, io.ErrUnexpectedEOF

@@ -46,7 +46,8 @@ func TestWriterMatchesParquetGoOneRowGroups(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("%dx%d", shape.Width, shape.Depth), func(t *testing.T) {
 			rows := schematest.Rows(shape, 0, 3)
-			rows[1].Weights[7], rows[2].LayerMeans[0] = float32(math.NaN()), float32(math.Copysign(0, -1))
+			rows[1].Weights[7] = float32(math.NaN())
+			rows[2].LayerMeans[0] = float32(math.Copysign(0, -1))
 			checkMatchesOracle(t, shape, rows)
 		})
 	}

@@ -67,7 +67,13 @@ type pageLevels struct {
 	repHist, defHist []int64
 }
 
-func newListChunk(col int, rowLen int, strides []int, pageBufferSize int, groupRows int64) *listChunk {
+func newListChunk(
+	col int,
+	rowLen int,
+	strides []int,
+	pageBufferSize int,
+	groupRows int64,
+) *listChunk {
 	c := &listChunk{
 		col:        col,
 		maxRep:     byte(columns[col].listDepth),
@@ -93,7 +99,8 @@ func (c *listChunk) reset() {
 	c.numRows = 0
 	c.indexer = parquet.FloatType.NewColumnIndexer(parquet.DefaultColumnIndexSizeLimit)
 	c.meta = format.ColumnMetaData{}
-	c.minV, c.maxV, c.hasBounds = parquet.Value{}, parquet.Value{}, false
+	c.minV, c.maxV = parquet.Value{}, parquet.Value{}
+	c.hasBounds = false
 	c.offsets = nil
 	c.repHist = make([]int64, c.maxRep+1)
 	c.defHist = make([]int64, c.maxDef+1)
@@ -153,17 +160,17 @@ func (c *listChunk) flushPage() {
 // group. With emit nil the page is buffered for writeTo; otherwise it is
 // written through emit at once, its values straight from vals.
 func (c *listChunk) encodePage(vals []float32, rows int, emit func([]byte) error) error {
-	p := &encodedPage{lv: c.levelsOf(rows), n: int64(len(vals)), rows: rows}
+	p := &encodedPage{levels: c.levelsOf(rows), numValues: int64(len(vals)), rows: rows}
 	page := parquet.FloatType.NewPage(c.col, len(vals), encoding.FloatValues(vals))
 	p.minV, p.maxV, p.hasBounds = page.Bounds()
 	p.body = c.pageValues(vals, emit == nil)
 	c.encodeHeader(p)
 	c.addPage(p)
 	if emit == nil {
-		c.heads = append(c.heads, pageHead{bytes.Clone(c.header.Bytes()), p.lv, len(p.body)})
+		c.heads = append(c.heads, pageHead{bytes.Clone(c.header.Bytes()), p.levels, len(p.body)})
 		return nil
 	}
-	for _, b := range [...][]byte{c.header.Bytes(), p.lv.reps, p.lv.defs, p.body} {
+	for _, b := range [...][]byte{c.header.Bytes(), p.levels.reps, p.levels.defs, p.body} {
 		if err := emit(b); err != nil {
 			return err
 		}
@@ -173,8 +180,8 @@ func (c *listChunk) encodePage(vals []float32, rows int, emit func([]byte) error
 
 // encodedPage is what encodePage's steps share about the page at hand.
 type encodedPage struct {
-	lv         *pageLevels
-	n          int64 // values
+	levels     *pageLevels
+	numValues  int64 // values
 	rows       int
 	minV, maxV parquet.Value
 	hasBounds  bool
@@ -201,7 +208,7 @@ func (c *listChunk) pageValues(vals []float32, buffered bool) []byte {
 
 // encodeHeader encodes p's page header into c.header and sets p.total.
 func (c *listChunk) encodeHeader(p *encodedPage) {
-	lv := p.lv
+	lv := p.levels
 	crc := crc32.Update(0, crc32.IEEETable, lv.reps)
 	crc = crc32.Update(crc, crc32.IEEETable, lv.defs)
 	crc = crc32.Update(crc, crc32.IEEETable, p.body)
@@ -212,7 +219,7 @@ func (c *listChunk) encodeHeader(p *encodedPage) {
 		CompressedPageSize:   int32(size),
 		CRC:                  int32(crc),
 		DataPageHeaderV2: thrift.New(format.DataPageHeaderV2{
-			NumValues:                  int32(p.n),
+			NumValues:                  int32(p.numValues),
 			NumRows:                    int32(p.rows),
 			Encoding:                   format.Plain,
 			DefinitionLevelsByteLength: int32(len(lv.defs)),
@@ -241,8 +248,8 @@ func (c *listChunk) addPage(p *encodedPage) {
 		CompressedPageSize: p.total,
 		FirstRowIndex:      c.numRows,
 	})
-	c.indexer.IndexPage(p.n, 0, p.minV, p.maxV)
-	c.meta.NumValues += p.n
+	c.indexer.IndexPage(p.numValues, 0, p.minV, p.maxV)
+	c.meta.NumValues += p.numValues
 	if p.hasBounds {
 		if !c.hasBounds || parquet.FloatType.Compare(p.maxV, c.maxV) > 0 {
 			c.maxV = p.maxV
@@ -253,14 +260,14 @@ func (c *listChunk) addPage(p *encodedPage) {
 		c.hasBounds = true
 	}
 	c.numRows += int64(p.rows)
-	for i, v := range p.lv.repHist {
+	for i, v := range p.levels.repHist {
 		c.repHist[i] += v
 	}
-	for i, v := range p.lv.defHist {
+	for i, v := range p.levels.defHist {
 		c.defHist[i] += v
 	}
-	c.pageRepHist = append(c.pageRepHist, p.lv.repHist...)
-	c.pageDefHist = append(c.pageDefHist, p.lv.defHist...)
+	c.pageRepHist = append(c.pageRepHist, p.levels.repHist...)
+	c.pageDefHist = append(c.pageDefHist, p.levels.defHist...)
 	c.meta.TotalUncompressedSize += int64(p.total)
 	c.meta.TotalCompressedSize += int64(p.total)
 }
@@ -268,7 +275,11 @@ func (c *listChunk) addPage(p *encodedPage) {
 // finish closes the row group's last page and fills in its column chunk
 // metadata (over the scratch file's, which has the fixed fields) and page
 // indexes. Offsets are relative to the chunk start, which the caller adds.
-func (c *listChunk) finish(meta *format.ColumnMetaData, ci *format.ColumnIndex, oi *format.OffsetIndex) {
+func (c *listChunk) finish(
+	meta *format.ColumnMetaData,
+	ci *format.ColumnIndex,
+	oi *format.OffsetIndex,
+) {
 	c.flushPage()
 	meta.NumValues = c.meta.NumValues
 	meta.TotalUncompressedSize = c.meta.TotalUncompressedSize

@@ -32,8 +32,10 @@ func writeParquetOracle(out io.Writer, shape bakeapi.Spec, rows []schema.Row) er
 	for i := range meta.RowGroups {
 		for _, r := range rows[int64(i)*per : min(int64(i+1)*per, int64(len(rows)))] {
 			cols := meta.RowGroups[i].Columns
-			cols[colName].MetaData.SizeStatistics.UnencodedByteArrayDataBytes += int64(len(r.Name))
-			cols[colBreakdown].MetaData.SizeStatistics.UnencodedByteArrayDataBytes += int64(len(r.Breakdown))
+			names := &cols[colName].MetaData.SizeStatistics
+			names.UnencodedByteArrayDataBytes += int64(len(r.Name))
+			breakdowns := &cols[colBreakdown].MetaData.SizeStatistics
+			breakdowns.UnencodedByteArrayDataBytes += int64(len(r.Breakdown))
 		}
 	}
 	arrowFooter(meta, shape.Width, shape.Depth)

@@ -52,7 +52,7 @@ func equalF32(t *testing.T, what string, got, want []float32) {
 }
 
 func TestReadSingleSplitFixture(t *testing.T) {
-	w, d, rows, err := Read(fixtures + "/single_split_v3_protocol/data/public-00000-of-00001.parquet")
+	w, d, rows, err := Read(singleSplitShard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,10 @@ func TestReadSingleSplitFixture(t *testing.T) {
 	}
 	for i, w := range want {
 		r := rows[i]
-		if r.MLPID != int32(i) || r.Name != w.name || r.Seed != w.seed || math.Float64bits(r.AvgVariance) != w.varBits {
-			t.Errorf("row %d = (%d, %s, %d, %x), want (%d, %s, %d, %x)", i, r.MLPID, r.Name, r.Seed, math.Float64bits(r.AvgVariance), i, w.name, w.seed, w.varBits)
+		varBits := math.Float64bits(r.AvgVariance)
+		if r.MLPID != int32(i) || r.Name != w.name || r.Seed != w.seed || varBits != w.varBits {
+			t.Errorf("row %d = (%d, %s, %d, %x), want (%d, %s, %d, %x)",
+				i, r.MLPID, r.Name, r.Seed, varBits, i, w.name, w.seed, w.varBits)
 		}
 		if got := sha16(r.Weights); got != w.wSHA {
 			t.Errorf("row %d weights sha %s want %s", i, got, w.wSHA)
@@ -90,11 +92,15 @@ func TestReadSingleSplitFixture(t *testing.T) {
 		-0.3771988, -0.020611744, -0.23212835, -1.2098708,
 		-1.6906735, 0.7618552, 0.059531882, -0.54841113,
 	})
-	equalF32(t, "row 0 W1 row 0", r.Weights[16:20], []float32{0.27101275, -0.21611789, 0.066771284, 1.1587745})
+	equalF32(t, "row 0 W1 row 0", r.Weights[16:20],
+		[]float32{0.27101275, -0.21611789, 0.066771284, 1.1587745})
 	if b := math.Float32bits(r.Weights[0]); b != 0xbf12201e {
 		t.Errorf("W0[0][0] bits %#x want 0xbf12201e", b)
 	}
-	equalF32(t, "row 0 means", r.LayerMeans, []float32{0.5987451, 0.8463906, 0.245099, 0.52223223, 0.35644302, 0.00011175524, 0.005849282, 1.1584041})
+	equalF32(t, "row 0 means", r.LayerMeans, []float32{
+		0.5987451, 0.8463906, 0.245099, 0.52223223,
+		0.35644302, 0.00011175524, 0.005849282, 1.1584041,
+	})
 	if b := math.Float32bits(r.FinalMeans[1]); b != 0x38ea5e23 {
 		t.Errorf("final_means[1] bits %#x want 0x38ea5e23", b)
 	}
@@ -117,31 +123,62 @@ func TestReadMultiSplitFixtures(t *testing.T) {
 		means   []float32 // row 0 all_layer_means, or its last layer when short
 		avgVar0 float64
 	}{
-		{"multi_split_v3.0/data/public-00000-of-00001.parquet", 4,
-			[]string{"luke-martin", "ryan-chavez", "marie-ramos", "matthew-martin"},
-			[]int64{2749604155, 480482724, 2543531098, 1780620601},
-			[]float32{-0.45277357, 0.27773225, -0.2780007, 0.7758902},
-			[]float32{0.8931163, 0.5841013, 0.28187528, 0.63678926, 0.0, 0.6620967, 0.3542428, 0.5804656},
-			0.28817610643990704},
-		{"multi_split_v3.0/data/holdout-00000-of-00001.parquet", 4,
-			[]string{"danielle-barker", "gail-evans", "thomas-schultz", "debra-davis"},
-			[]int64{1311118443, 2895795964, 3039846940, 3051805348},
-			[]float32{-0.76056415, -0.14317934, -0.34588775, 1.311165},
-			[]float32{0.54679346, 0.46544954, 0.4763736, 0.48283762, 0.9337328, 0.098810494, 0.038733795, 1.256707},
-			0.8429806750017985},
-		{"multi_config_v3.0/data/public-00000-of-00001.parquet", 8,
-			[]string{"michelle-coleman", "thomas-hoffman"},
-			[]int64{42000, 42001},
-			[]float32{0.025045294, 0.3357435, 0.32709846, 0.34573942, -0.65120816, -0.23413433, 0.54649466, -0.6985912},
-			[]float32{0.53142613, 0.40861842, 0.3944181, 0.39293003, 0.95357823, 0.7508027, 0.59968716, 0.48511332,
-				0.29502386, 1.4928069, 1.6131717, 0.07534067, 0.71118945, 0.8328028, 0.8972149, 1.8509154},
-			1.099747296691382},
-		{"multi_config_v3.0/data/holdout-00000-of-00001.parquet", 8,
-			[]string{"shelly-glenn", "stacy-powell"},
-			[]int64{99000, 99001},
-			[]float32{-0.046055514, -0.4198171, 0.612144, 0.06195848, -0.59912574, 0.22632523, 0.6331605, -0.27320492},
-			[]float32{0.52916443, 0.03058873, 0.9482387, 0.86044663, 0.0490334, 0.091539815, 0.21856867, 0.54377306},
-			0.4196682808811202},
+		{
+			file:   "multi_split_v3.0/data/public-00000-of-00001.parquet",
+			width:  4,
+			names:  []string{"luke-martin", "ryan-chavez", "marie-ramos", "matthew-martin"},
+			seeds:  []int64{2749604155, 480482724, 2543531098, 1780620601},
+			w0row0: []float32{-0.45277357, 0.27773225, -0.2780007, 0.7758902},
+			means: []float32{
+				0.8931163, 0.5841013, 0.28187528, 0.63678926,
+				0.0, 0.6620967, 0.3542428, 0.5804656,
+			},
+			avgVar0: 0.28817610643990704,
+		},
+		{
+			file:   "multi_split_v3.0/data/holdout-00000-of-00001.parquet",
+			width:  4,
+			names:  []string{"danielle-barker", "gail-evans", "thomas-schultz", "debra-davis"},
+			seeds:  []int64{1311118443, 2895795964, 3039846940, 3051805348},
+			w0row0: []float32{-0.76056415, -0.14317934, -0.34588775, 1.311165},
+			means: []float32{
+				0.54679346, 0.46544954, 0.4763736, 0.48283762,
+				0.9337328, 0.098810494, 0.038733795, 1.256707,
+			},
+			avgVar0: 0.8429806750017985,
+		},
+		{
+			file:  "multi_config_v3.0/data/public-00000-of-00001.parquet",
+			width: 8,
+			names: []string{"michelle-coleman", "thomas-hoffman"},
+			seeds: []int64{42000, 42001},
+			w0row0: []float32{
+				0.025045294, 0.3357435, 0.32709846, 0.34573942,
+				-0.65120816, -0.23413433, 0.54649466, -0.6985912,
+			},
+			means: []float32{
+				0.53142613, 0.40861842, 0.3944181, 0.39293003,
+				0.95357823, 0.7508027, 0.59968716, 0.48511332,
+				0.29502386, 1.4928069, 1.6131717, 0.07534067,
+				0.71118945, 0.8328028, 0.8972149, 1.8509154,
+			},
+			avgVar0: 1.099747296691382,
+		},
+		{
+			file:  "multi_config_v3.0/data/holdout-00000-of-00001.parquet",
+			width: 8,
+			names: []string{"shelly-glenn", "stacy-powell"},
+			seeds: []int64{99000, 99001},
+			w0row0: []float32{
+				-0.046055514, -0.4198171, 0.612144, 0.06195848,
+				-0.59912574, 0.22632523, 0.6331605, -0.27320492,
+			},
+			means: []float32{
+				0.52916443, 0.03058873, 0.9482387, 0.86044663,
+				0.0490334, 0.091539815, 0.21856867, 0.54377306,
+			},
+			avgVar0: 0.4196682808811202,
+		},
 	} {
 		w, d, rows, err := Read(filepath.Join(fixtures, c.file))
 		if err != nil {
@@ -183,8 +220,8 @@ func openParquetFile(t *testing.T, path string) *parquet.File {
 // The writer must produce the logical schema and the huggingface text that
 // Arrow and datasets wrote for the fixture of the same shape.
 func TestWrittenSchemaMatchesArrowFixture(t *testing.T) {
-	fixture := openParquetFile(t, fixtures+"/single_split_v3_protocol/data/public-00000-of-00001.parquet")
-	w, d, rows, err := Read(fixtures + "/single_split_v3_protocol/data/public-00000-of-00001.parquet")
+	fixture := openParquetFile(t, singleSplitShard)
+	w, d, rows, err := Read(singleSplitShard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +289,8 @@ func TestWriteIsDeterministicAndBounded(t *testing.T) {
 		}
 	}
 	// What the codec keeps, a dataset reader refuses.
-	if _, _, _, err := Read(path); err == nil || !strings.Contains(err.Error(), "row 3: row mlp_id=3: weights[5] is -Inf") {
+	_, _, _, err := Read(path)
+	if err == nil || !strings.Contains(err.Error(), "row 3: row mlp_id=3: weights[5] is -Inf") {
 		t.Errorf("ReadParquet of a row with an infinity: %v", err)
 	}
 }
@@ -364,15 +402,19 @@ func TestReadRejectsForeignLayouts(t *testing.T) {
 }
 
 func TestShapeFromFeatures(t *testing.T) {
-	if w, d, err := schema.ShapeFromFeatures(schema.FeaturesJSON(16, 3)); err != nil || w != 16 || d != 3 {
+	w, d, err := schema.ShapeFromFeatures(schema.FeaturesJSON(16, 3))
+	if err != nil || w != 16 || d != 3 {
 		t.Errorf("round trip: width %d depth %d %v", w, d, err)
 	}
 	for _, bad := range []string{
 		`not json`,
 		`{"info": {}}`,
-		`{"info": {"features": {"weights": {"shape": [2, 4, 4]}, "all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 5}}}}`,
-		`{"info": {"features": {"weights": {"shape": [2, 4, 5]}, "all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 4}}}}`,
-		`{"info": {"features": {"weights": {"shape": [2, 4]}, "all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 4}}}}`,
+		`{"info": {"features": {"weights": {"shape": [2, 4, 4]}, ` +
+			`"all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 5}}}}`,
+		`{"info": {"features": {"weights": {"shape": [2, 4, 5]}, ` +
+			`"all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 4}}}}`,
+		`{"info": {"features": {"weights": {"shape": [2, 4]}, ` +
+			`"all_layer_means": {"shape": [2, 4]}, "final_means": {"length": 4}}}}`,
 	} {
 		if _, _, err := schema.ShapeFromFeatures(bad); err == nil {
 			t.Errorf("accepted %s", bad)

@@ -23,7 +23,7 @@ import (
 // CRC is checked before any of its values is handed out, as parquet-go does.
 type plainListCursor struct {
 	spec     columnSpec
-	f        io.ReaderAt
+	file     io.ReaderAt
 	off, end int64 // next page header; end of the chunk
 
 	// The current page.
@@ -46,7 +46,12 @@ type plainListCursor struct {
 const levelStretch = 64 << 10
 
 func newPlainListCursor(spec columnSpec, f io.ReaderAt, off, size int64) *plainListCursor {
-	return &plainListCursor{spec: spec, f: f, off: off, end: off + size}
+	return &plainListCursor{
+		spec: spec,
+		file: f,
+		off:  off,
+		end:  off + size,
+	}
 }
 
 // nextPage reads the next page's header and levels; need is how many values
@@ -56,7 +61,7 @@ func (c *plainListCursor) nextPage(need int) error {
 		if c.off >= c.end {
 			return io.EOF
 		}
-		h, n, err := readPageHeader(c.f, c.off, c.end)
+		h, n, err := readPageHeader(c.file, c.off, c.end)
 		if err != nil {
 			return fmt.Errorf("column %s page header at offset %d: %v", c.spec.name, c.off, err)
 		}
@@ -69,22 +74,33 @@ func (c *plainListCursor) nextPage(need int) error {
 		}
 		nl := int64(v.RepetitionLevelsByteLength) + int64(v.DefinitionLevelsByteLength)
 		if size-nl != 4*int64(v.NumValues) {
-			return fmt.Errorf("column %s page at offset %d has %d bytes of values for %d floats", c.spec.name, body, size-nl, v.NumValues)
+			return fmt.Errorf("column %s page at offset %d has %d bytes of values for %d floats",
+				c.spec.name, body, size-nl, v.NumValues)
 		}
 		c.levels = grow(c.levels, int(nl))
-		if _, err := c.f.ReadAt(c.levels, body); err != nil {
+		if _, err := c.file.ReadAt(c.levels, body); err != nil {
 			return err
 		}
-		c.hasCRC, c.wantCRC = h.CRC != 0, uint32(h.CRC)
+		c.hasCRC = h.CRC != 0
+		c.wantCRC = uint32(h.CRC)
 		c.crc = crc32.Update(0, crc32.IEEETable, c.levels)
 		nv := int(v.NumValues)
-		c.reps = levelDecoder{data: c.levels[:v.RepetitionLevelsByteLength], width: uint(bits.Len(uint(c.spec.listDepth)))}
-		c.defs = levelDecoder{data: c.levels[v.RepetitionLevelsByteLength:], width: uint(bits.Len(uint(c.spec.maxDef())))}
-		c.left, c.valOff, c.buffered = nv, body+nl, nv > need
+		c.reps = levelDecoder{
+			data:  c.levels[:v.RepetitionLevelsByteLength],
+			width: uint(bits.Len(uint(c.spec.listDepth))),
+		}
+		c.defs = levelDecoder{
+			data:  c.levels[v.RepetitionLevelsByteLength:],
+			width: uint(bits.Len(uint(c.spec.maxDef()))),
+		}
+		c.left = nv
+		c.valOff = body + nl
+		c.buffered = nv > need
 		if !c.buffered {
 			return nil
 		}
-		c.buf, c.bufPos = resize(c.buf, nv), 0
+		c.buf = resize(c.buf, nv)
+		c.bufPos = 0
 		if err := c.readValues(c.buf); err != nil {
 			return err
 		}
@@ -95,7 +111,7 @@ func (c *plainListCursor) nextPage(need int) error {
 // readValues reads the next len(out) values of a page from the file.
 func (c *plainListCursor) readValues(out []float32) error {
 	b := floatBytes(out)
-	if _, err := c.f.ReadAt(b, c.valOff); err != nil {
+	if _, err := c.file.ReadAt(b, c.valOff); err != nil {
 		return err
 	}
 	c.valOff += int64(len(b))
@@ -106,7 +122,8 @@ func (c *plainListCursor) readValues(out []float32) error {
 
 func (c *plainListCursor) checkCRC() error {
 	if c.hasCRC && c.crc != c.wantCRC {
-		return fmt.Errorf("column %s: crc32 checksum mismatch in a page: want=0x%08X got=0x%08X", c.spec.name, c.wantCRC, c.crc)
+		return fmt.Errorf("column %s: crc32 checksum mismatch in a page: want=0x%08X got=0x%08X",
+			c.spec.name, c.wantCRC, c.crc)
 	}
 	return nil
 }
@@ -147,12 +164,14 @@ func (c *plainListCursor) checkLevels(k, m int, strides []int) error {
 	def := byte(c.spec.maxDef())
 	for end := k + m; k < end; {
 		n := min(end-k, levelStretch)
-		c.scrap, c.want = grow(c.scrap, n), grow(c.want, n)
+		c.scrap = grow(c.scrap, n)
+		c.want = grow(c.want, n)
 		if err := c.defs.read(c.scrap); err != nil {
 			return fmt.Errorf("column %s definition levels: %v", c.spec.name, err)
 		}
 		if bytes.Count(c.scrap, []byte{def}) != n {
-			return fmt.Errorf("column %s has a null or an empty list (definition levels other than %d)", c.spec.name, def)
+			return fmt.Errorf("column %s has a null or an empty list "+
+				"(definition levels other than %d)", c.spec.name, def)
 		}
 		if err := c.reps.read(c.scrap); err != nil {
 			return fmt.Errorf("column %s repetition levels: %v", c.spec.name, err)
@@ -175,7 +194,8 @@ func (c *plainListCursor) finish() error {
 		}
 	}
 	if c.left != 0 {
-		return fmt.Errorf("column %s has values beyond the row count and declared shape", c.spec.name)
+		return fmt.Errorf("column %s has values beyond the row count and declared shape",
+			c.spec.name)
 	}
 	return nil
 }
@@ -244,7 +264,10 @@ func (d *levelDecoder) nextRun() error {
 		if size > len(d.data) {
 			return errors.New("a bit-packed run beyond their end")
 		}
-		d.rle, d.bits, d.bit, d.run = false, d.data[:size], 0, 8*count
+		d.rle = false
+		d.bits = d.data[:size]
+		d.bit = 0
+		d.run = 8 * count
 		d.data = d.data[size:]
 		return nil
 	}
@@ -259,7 +282,9 @@ func (d *levelDecoder) nextRun() error {
 	if v >= 1<<d.width {
 		return fmt.Errorf("a level %d wider than %d bits", v, d.width)
 	}
-	d.rle, d.value, d.run = true, byte(v), count
+	d.rle = true
+	d.value = byte(v)
+	d.run = count
 	d.data = d.data[size:]
 	return nil
 }

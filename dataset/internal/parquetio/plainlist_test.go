@@ -62,7 +62,9 @@ func TestLevelDecoderRoundTrip(t *testing.T) {
 				at += n
 			}
 			if !bytes.Equal(got, levels) {
-				t.Fatalf("width %d trial %d: value %d decoded as %d, was %d", width, trial, mismatch(got, levels), got[mismatch(got, levels)], levels[mismatch(got, levels)])
+				at := mismatch(got, levels)
+				t.Fatalf("width %d trial %d: value %d decoded as %d, was %d",
+					width, trial, at, got[at], levels[at])
 			}
 		}
 	}
@@ -87,7 +89,8 @@ func TestPlainListsRoundTrip(t *testing.T) {
 		{bakeapi.Spec{Width: 100, Depth: 3}, 130, 64 << 20}, // ragged pages and groups
 	} {
 		rowGroupFloatBytes = tc.groupBytes
-		name := fmt.Sprintf("%dx%dx%d/%d", tc.shape.Width, tc.shape.Depth, tc.rows, rowsPerGroup(tc.shape.Width, tc.shape.Depth))
+		perGroup := rowsPerGroup(tc.shape.Width, tc.shape.Depth)
+		name := fmt.Sprintf("%dx%dx%d/%d", tc.shape.Width, tc.shape.Depth, tc.rows, perGroup)
 		t.Run(name, func(t *testing.T) {
 			rows := schematest.Rows(tc.shape, 0, tc.rows)
 			rows[tc.rows-1].Weights[1] = float32(math.NaN())
@@ -114,7 +117,11 @@ func TestPlainListsRoundTrip(t *testing.T) {
 				t.Fatalf("read %d rows, wrote %d", len(got), len(rows))
 			}
 			for i := range rows {
-				for _, l := range [][2][]float32{{got[i].Weights, rows[i].Weights}, {got[i].LayerMeans, rows[i].LayerMeans}, {got[i].FinalMeans, rows[i].FinalMeans}} {
+				for _, l := range [][2][]float32{
+					{got[i].Weights, rows[i].Weights},
+					{got[i].LayerMeans, rows[i].LayerMeans},
+					{got[i].FinalMeans, rows[i].FinalMeans},
+				} {
 					if !bytes.Equal(floatBytes(l[0]), floatBytes(l[1])) {
 						t.Fatalf("row %d: a list differs from what was written", i)
 					}

@@ -14,13 +14,13 @@ import (
 // each against the shape the file declares. Any problem is an
 // *schema.InvalidDatasetError naming the file.
 type Reader struct {
-	path  string
-	file  *os.File
-	pf    *parquet.File
-	width int
-	depth int
-	group int             // next row group to open
-	cols  []*columnCursor // current row group's columns, nil between groups
+	path        string
+	file        *os.File
+	parquetFile *parquet.File
+	width       int
+	depth       int
+	group       int             // next row group to open
+	cols        []*columnCursor // current row group's columns, nil between groups
 	// plain marks the float-list chunks of each row group that hold only
 	// uncompressed PLAIN v2 pages (checkPages), which lists reads without
 	// parquet-go; cols has nil there.
@@ -57,29 +57,34 @@ func (r *Reader) open() error {
 	}
 	// The page index serves seeks; rows are read in order.
 	err = parquetCall(func() (err error) {
-		r.pf, err = parquet.OpenFile(r.file, st.Size(), parquet.SkipPageIndex(true))
+		r.parquetFile, err = parquet.OpenFile(r.file, st.Size(), parquet.SkipPageIndex(true))
 		return err
 	})
 	if err != nil {
 		return r.corrupt(err)
 	}
 	// Some node types of a damaged schema panic when asked their kind.
-	if err := parquetCall(func() error { return checkColumns(r.pf.Schema()) }); err != nil {
-		return schema.Errorf("parquet file %s does not have the whestbench schema-3.0 columns: %v. Re-bake it with whestbake.", r.path, err)
+	schemaErr := parquetCall(func() error { return checkColumns(r.parquetFile.Schema()) })
+	if schemaErr != nil {
+		return schema.Errorf("parquet file %s does not have the whestbench schema-3.0 columns: %v."+
+			" Re-bake it with whestbake.", r.path, schemaErr)
 	}
-	text, ok := r.pf.Lookup(schema.HFMetadataKey)
+	text, ok := r.parquetFile.Lookup(schema.HFMetadataKey)
 	if !ok {
-		return schema.Errorf("parquet file %s has no %q key-value metadata, so its array shape is unknown. Re-bake it with whestbake or whestbench.", r.path, schema.HFMetadataKey)
+		return schema.Errorf("parquet file %s has no %q key-value metadata, "+
+			"so its array shape is unknown."+adviceRebake, r.path, schema.HFMetadataKey)
 	}
 	if r.width, r.depth, err = schema.ShapeFromFeatures(text); err != nil {
-		return schema.Errorf("parquet file %s: %q key-value metadata %v. Re-bake it with whestbake or whestbench.", r.path, schema.HFMetadataKey, err)
+		return schema.Errorf("parquet file %s: %q key-value metadata %v."+adviceRebake,
+			r.path, schema.HFMetadataKey, err)
 	}
 	r.strides = listStrides(r.width)
-	if r.plain, err = checkPages(r.file, st.Size(), r.pf.Metadata(), r.width, r.depth); err != nil {
+	r.plain, err = checkPages(r.file, st.Size(), r.parquetFile.Metadata(), r.width, r.depth)
+	if err != nil {
 		return r.corrupt(err)
 	}
-	if err := schema.CheckTypeMetadata(r.pf.Lookup, r.width, r.depth); err != nil {
-		return schema.Errorf("parquet file %s: %v. Re-bake it with whestbake or whestbench.", r.path, err)
+	if err := schema.CheckTypeMetadata(r.parquetFile.Lookup, r.width, r.depth); err != nil {
+		return schema.Errorf("parquet file %s: %v."+adviceRebake, r.path, err)
 	}
 	// Without rows the declared shape is never used and may be anything
 	// (next builds nothing from it then); with rows, checkPages has tied it
@@ -88,8 +93,16 @@ func (r *Reader) open() error {
 }
 
 func (r *Reader) corrupt(err error) error {
-	return schema.Errorf("parquet file %s is corrupt or truncated: %v. Re-bake or re-download it.", r.path, err)
+	return schema.Errorf("parquet file %s is corrupt or truncated: %v."+adviceRedownload,
+		r.path, err)
 }
+
+// The advice that ends a reader's errors: for a file that does not hold a
+// whestbench dataset's shard, and for one damaged since it was written.
+const (
+	adviceRebake     = " Re-bake it with whestbake or whestbench."
+	adviceRedownload = " Re-bake or re-download it."
+)
 
 // checkColumns compares the file's leaf columns with the Arrow layout of
 // whestbench's fixture files (testdata/whestbench-fixtures, from
@@ -105,11 +118,14 @@ func checkColumns(s *parquet.Schema) error {
 		case !ok:
 			return fmt.Errorf("column %s (leaf %v) is missing", c.name, c.leafPath())
 		case leaf.ColumnIndex != i:
-			return fmt.Errorf("column %s is at position %d, expected %d", c.name, leaf.ColumnIndex, i)
+			return fmt.Errorf("column %s is at position %d, expected %d",
+				c.name, leaf.ColumnIndex, i)
 		case leaf.Node.Type().Kind() != c.kind:
-			return fmt.Errorf("column %s has type %v, expected %v", c.name, leaf.Node.Type().Kind(), c.kind)
+			return fmt.Errorf("column %s has type %v, expected %v",
+				c.name, leaf.Node.Type().Kind(), c.kind)
 		case leaf.MaxRepetitionLevel != c.listDepth || leaf.MaxDefinitionLevel != c.maxDef():
-			return fmt.Errorf("column %s has repetition/definition levels %d/%d, expected %d/%d (optional 3-level lists)",
+			return fmt.Errorf("column %s has repetition/definition levels %d/%d, "+
+				"expected %d/%d (optional 3-level lists)",
 				c.name, leaf.MaxRepetitionLevel, leaf.MaxDefinitionLevel, c.listDepth, c.maxDef())
 		}
 	}
@@ -123,7 +139,7 @@ func (r *Reader) Width() int { return r.width }
 func (r *Reader) Depth() int { return r.depth }
 
 // NumRows is the row count recorded in the footer.
-func (r *Reader) NumRows() int64 { return r.pf.NumRows() }
+func (r *Reader) NumRows() int64 { return r.parquetFile.NumRows() }
 
 // Next returns the next row as stored, or io.EOF after the last one. It
 // checks the encoding, not the values: a NaN comes back bit for bit (the
@@ -145,14 +161,15 @@ func (r *Reader) next(row *schema.Row) error {
 				return err
 			}
 		}
-		if r.group == len(r.pf.RowGroups()) {
-			if r.nRead != r.pf.NumRows() {
-				return r.corrupt(fmt.Errorf("footer records %d rows but the row groups hold %d", r.pf.NumRows(), r.nRead))
+		if r.group == len(r.parquetFile.RowGroups()) {
+			if r.nRead != r.parquetFile.NumRows() {
+				return r.corrupt(fmt.Errorf("footer records %d rows but the row groups hold %d",
+					r.parquetFile.NumRows(), r.nRead))
 			}
 			return io.EOF
 		}
-		rg := r.pf.RowGroups()[r.group]
-		meta := &r.pf.Metadata().RowGroups[r.group]
+		rg := r.parquetFile.RowGroups()[r.group]
+		meta := &r.parquetFile.Metadata().RowGroups[r.group]
 		plain := r.plain[r.group]
 		r.group++
 		cols := make([]*columnCursor, numColumns)
@@ -160,7 +177,8 @@ func (r *Reader) next(row *schema.Row) error {
 			for i, cc := range rg.ColumnChunks() {
 				if plain[i] {
 					m := &meta.Columns[i].MetaData
-					r.lists[i] = newPlainListCursor(columns[i], r.file, m.DataPageOffset, m.TotalCompressedSize)
+					r.lists[i] = newPlainListCursor(columns[i], r.file,
+						m.DataPageOffset, m.TotalCompressedSize)
 					continue
 				}
 				cols[i] = newColumnCursor(columns[i], cc.Pages())
@@ -170,10 +188,12 @@ func (r *Reader) next(row *schema.Row) error {
 		if err != nil {
 			return r.corrupt(err)
 		}
-		r.left, r.cols = rg.NumRows(), cols
+		r.left = rg.NumRows()
+		r.cols = cols
 	}
 	if err := r.readRow(row); err != nil {
-		return schema.Errorf("parquet file %s, row %d: %v. Re-bake or re-download it.", r.path, r.nRead, err)
+		return schema.Errorf("parquet file %s, row %d: %v."+adviceRedownload,
+			r.path, r.nRead, err)
 	}
 	r.left--
 	r.nRead++
@@ -192,7 +212,8 @@ func (r *Reader) endGroup() error {
 			err = r.cols[col].finish()
 		}
 		if err != nil {
-			return schema.Errorf("parquet file %s, row group %d: %v. Re-bake or re-download it.", r.path, r.group-1, err)
+			return schema.Errorf("parquet file %s, row group %d: %v."+adviceRedownload,
+				r.path, r.group-1, err)
 		}
 	}
 	return nil
@@ -217,7 +238,11 @@ func (r *Reader) readRow(row *schema.Row) error {
 	row.Weights = resize(row.Weights, d*w*w)
 	row.LayerMeans = resize(row.LayerMeans, d*w)
 	row.FinalMeans = resize(row.FinalMeans, w)
-	lists := [numColumns][]float32{colWeights: row.Weights, colLayerMeans: row.LayerMeans, colFinalMeans: row.FinalMeans}
+	lists := [numColumns][]float32{
+		colWeights:    row.Weights,
+		colLayerMeans: row.LayerMeans,
+		colFinalMeans: row.FinalMeans,
+	}
 	for col, c := range r.cols {
 		if columns[col].listDepth > 0 {
 			var err error
@@ -294,7 +319,11 @@ func Read(path string) (width, depth int, rows []schema.Row, err error) {
 // merge, Read), so it refuses a row whose numbers no bake produces
 // (schema.Row.CheckValues); the codec below it (Reader) returns what is
 // stored, NaN bits included.
-func Scan(path string, row *schema.Row, visit func(schema.Row) error) (width, depth int, err error) {
+func Scan(
+	path string,
+	row *schema.Row,
+	visit func(schema.Row) error,
+) (width, depth int, err error) {
 	r, err := Open(path)
 	if err != nil {
 		return 0, 0, err
@@ -309,7 +338,8 @@ func Scan(path string, row *schema.Row, visit func(schema.Row) error) (width, de
 			return 0, 0, err
 		}
 		if err := row.CheckValues(); err != nil {
-			return 0, 0, schema.Errorf("parquet file %s, row %d: %v. Re-bake or re-download it.", path, r.nRead-1, err)
+			return 0, 0, schema.Errorf("parquet file %s, row %d: %v."+adviceRedownload,
+				path, r.nRead-1, err)
 		}
 		if err := visit(*row); err != nil {
 			return 0, 0, err

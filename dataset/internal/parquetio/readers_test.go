@@ -24,9 +24,9 @@ import (
 func TestIndependentReadersAgree(t *testing.T) {
 	dir := t.TempDir()
 	type file struct {
-		path, like string // like: the fixture of the same shape, if any
-		w, d       int
-		rows       []schema.Row
+		path, like   string // like: the fixture of the same shape, if any
+		width, depth int
+		rows         []schema.Row
 	}
 	var files []file
 	fixtureFiles, err := filepath.Glob(filepath.Join(fixtures, "*", "data", "*.parquet"))
@@ -50,7 +50,15 @@ func TestIndependentReadersAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		ours := write(fmt.Sprintf("fixture-%d.parquet", i), bakeapi.Spec{Width: w, Depth: d}, rows)
-		files = append(files, file{fx, fx, w, d, rows}, file{ours, fx, w, d, rows})
+		for _, path := range []string{fx, ours} {
+			files = append(files, file{
+				path:  path,
+				like:  fx,
+				width: w,
+				depth: d,
+				rows:  rows,
+			})
+		}
 	}
 	defer func(b int64) { rowGroupFloatBytes = b }(rowGroupFloatBytes)
 	for _, s := range []struct {
@@ -67,8 +75,13 @@ func TestIndependentReadersAgree(t *testing.T) {
 	} {
 		rowGroupFloatBytes = s.groupBytes
 		rows := schematest.Rows(s.shape, 10, s.rows)
-		path := write(fmt.Sprintf("synthetic-%dx%d.parquet", s.shape.Width, s.shape.Depth), s.shape, rows)
-		files = append(files, file{path, "", s.shape.Width, s.shape.Depth, rows})
+		name := fmt.Sprintf("synthetic-%dx%d.parquet", s.shape.Width, s.shape.Depth)
+		files = append(files, file{
+			path:  write(name, s.shape, rows),
+			width: s.shape.Width,
+			depth: s.shape.Depth,
+			rows:  rows,
+		})
 	}
 	paths := make([]string, len(files))
 	for i, f := range files {
@@ -77,12 +90,15 @@ func TestIndependentReadersAgree(t *testing.T) {
 	views := schematest.ReadParquet(t, paths)
 	// The types and schema of single_split_v3_protocol (width 4, depth 2),
 	// with other shapes substituted, are the expectation for synthetic files.
-	ref := views[filepath.Join(fixtures, "single_split_v3_protocol", "data", "public-00000-of-00001.parquet")]
+	ref := views[singleSplitShard]
 
 	for _, f := range files {
 		v := views[f.path]
 		name, _ := filepath.Rel(filepath.Dir(filepath.Dir(f.path)), f.path)
-		for reader, rows := range map[string][]schematest.ReaderRow{"duckdb": v.DuckDB.Rows, "hyparquet": v.Hyparquet.Rows} {
+		for reader, rows := range map[string][]schematest.ReaderRow{
+			"duckdb":    v.DuckDB.Rows,
+			"hyparquet": v.Hyparquet.Rows,
+		} {
 			if len(rows) != len(f.rows) {
 				t.Errorf("%s: %s read %d rows, want %d", name, reader, len(rows), len(f.rows))
 				continue
@@ -98,17 +114,24 @@ func TestIndependentReadersAgree(t *testing.T) {
 			like = views[f.like]
 		}
 		if !reflect.DeepEqual(v.DuckDB.Types, ref.DuckDB.Types) {
-			t.Errorf("%s: DuckDB types %v, whestbench's file %v", name, v.DuckDB.Types, ref.DuckDB.Types)
+			t.Errorf("%s: DuckDB types %v, whestbench's file %v",
+				name, v.DuckDB.Types, ref.DuckDB.Types)
 		}
-		wantKV := [][2]string{{cdcKey, cdcValue}, {schema.HFMetadataKey, schema.FeaturesJSON(f.w, f.d)}, {schema.ArrowSchemaKey, schema.ArrowSchema(f.w, f.d)}}
+		wantKV := [][2]string{
+			{cdcKey, cdcValue},
+			{schema.HFMetadataKey, schema.FeaturesJSON(f.width, f.depth)},
+			{schema.ArrowSchemaKey, schema.ArrowSchema(f.width, f.depth)},
+		}
 		if f.like != "" {
 			wantKV = like.Hyparquet.KV
 		}
 		if !reflect.DeepEqual(v.Hyparquet.KV, wantKV) {
 			t.Errorf("%s: key-value metadata differs from whestbench's", name)
 		}
-		if got, want := string(v.Arrow), reshape(t, string(ref.Arrow), f.w, f.d); got != want {
-			t.Errorf("%s: apache-arrow decodes ARROW:schema as\n%s\nwhestbench's (reshaped) is\n%s", name, got, want)
+		got := string(v.Arrow)
+		if want := reshape(t, string(ref.Arrow), f.width, f.depth); got != want {
+			t.Errorf("%s: apache-arrow decodes ARROW:schema as\n%s\n"+
+				"whestbench's (reshaped) is\n%s", name, got, want)
 		}
 	}
 }

@@ -47,22 +47,79 @@ func TestReadRefusesEditedTypeMetadata(t *testing.T) {
 		name, key, value string
 		want             []string
 	}{
-		{"features Array3D → Array2D", schema.HFMetadataKey, strings.Replace(features, `"_type": "Array3D"`, `"_type": "Array2D"`, 1),
-			[]string{"feature weights is", `"Array2D"`, `expected {"shape": [2, 3, 3], "dtype": "float32", "_type": "Array3D"}`}},
-		{"features float32 → float16", schema.HFMetadataKey, strings.Replace(features, `"shape": [2, 3], "dtype": "float32"`, `"shape": [2, 3], "dtype": "float16"`, 1),
-			[]string{"feature all_layer_means is", "float16"}},
-		{"features re-spaced", schema.HFMetadataKey, strings.ReplaceAll(features, ": ", ":"), []string{"expected exactly"}},
-		{"schema Array3D → Array2D", schema.ArrowSchemaKey, editSchema("Array3DExtensionType", "Array2DExtensionType"),
-			[]string{schema.ArrowSchemaKey, "field weights has metadata", "Array2DExtensionType", "other column types"}},
-		{"schema float32 → float16", schema.ArrowSchemaKey, editSchema(`"float32"]`, `"float16"]`),
-			[]string{schema.ArrowSchemaKey, "has metadata {ARROW:extension:metadata=", `"float16"]`}},
-		{"schema of another width", schema.ArrowSchemaKey, schema.ArrowSchema(4, 2), []string{"field weights has metadata", "[2, 4, 4]"}},
-		{"schema with a float leaf as double", schema.ArrowSchemaKey, retyped(t, 3, 2), []string{"field final_means.item is double, expected float"}},
-		{"schema not a message", schema.ArrowSchemaKey, base64.StdEncoding.EncodeToString([]byte("not arrow")), []string{schema.ArrowSchemaKey, "not an Arrow IPC schema message"}},
-		{"schema not base64", schema.ArrowSchemaKey, "not base64!", []string{schema.ArrowSchemaKey, "not base64"}},
-		{"schema missing", schema.ArrowSchemaKey, "", []string{"no \"ARROW:schema\""}},
+		{
+			name: "features Array3D → Array2D",
+			key:  schema.HFMetadataKey,
+			value: strings.Replace(features,
+				`"_type": "Array3D"`, `"_type": "Array2D"`, 1),
+			want: []string{
+				"feature weights is", `"Array2D"`,
+				`expected {"shape": [2, 3, 3], "dtype": "float32", "_type": "Array3D"}`,
+			},
+		},
+		{
+			name: "features float32 → float16",
+			key:  schema.HFMetadataKey,
+			value: strings.Replace(features,
+				`"shape": [2, 3], "dtype": "float32"`, `"shape": [2, 3], "dtype": "float16"`, 1),
+			want: []string{"feature all_layer_means is", "float16"},
+		},
+		{
+			name:  "features re-spaced",
+			key:   schema.HFMetadataKey,
+			value: strings.ReplaceAll(features, ": ", ":"),
+			want:  []string{"expected exactly"},
+		},
+		{
+			name:  "schema Array3D → Array2D",
+			key:   schema.ArrowSchemaKey,
+			value: editSchema("Array3DExtensionType", "Array2DExtensionType"),
+			want: []string{
+				schema.ArrowSchemaKey, "field weights has metadata", "Array2DExtensionType",
+				"other column types",
+			},
+		},
+		{
+			name:  "schema float32 → float16",
+			key:   schema.ArrowSchemaKey,
+			value: editSchema(`"float32"]`, `"float16"]`),
+			want: []string{
+				schema.ArrowSchemaKey, "has metadata {ARROW:extension:metadata=", `"float16"]`,
+			},
+		},
+		{
+			name:  "schema of another width",
+			key:   schema.ArrowSchemaKey,
+			value: schema.ArrowSchema(4, 2),
+			want:  []string{"field weights has metadata", "[2, 4, 4]"},
+		},
+		{
+			name:  "schema with a float leaf as double",
+			key:   schema.ArrowSchemaKey,
+			value: retyped(t, 3, 2),
+			want:  []string{"field final_means.item is double, expected float"},
+		},
+		{
+			name:  "schema not a message",
+			key:   schema.ArrowSchemaKey,
+			value: base64.StdEncoding.EncodeToString([]byte("not arrow")),
+			want:  []string{schema.ArrowSchemaKey, "not an Arrow IPC schema message"},
+		},
+		{
+			name:  "schema not base64",
+			key:   schema.ArrowSchemaKey,
+			value: "not base64!",
+			want:  []string{schema.ArrowSchemaKey, "not base64"},
+		},
+		{
+			name:  "schema missing",
+			key:   schema.ArrowSchemaKey,
+			value: "",
+			want:  []string{"no \"ARROW:schema\""},
+		},
 	} {
-		path := filepath.Join(dir, strings.NewReplacer(" ", "_", "→", "to").Replace(c.name)+".parquet")
+		fileName := strings.NewReplacer(" ", "_", "→", "to").Replace(c.name) + ".parquet"
+		path := filepath.Join(dir, fileName)
 		if err := os.WriteFile(path, withKeyValue(t, file, c.key, c.value), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +128,8 @@ func TestReadRefusesEditedTypeMetadata(t *testing.T) {
 			t.Errorf("%s: the file was accepted", c.name)
 			continue
 		}
-		schematest.WantErr[*schema.InvalidDatasetError](t, err, append([]string{path}, c.want...)...)
+		fragments := append([]string{path}, c.want...)
+		schematest.WantErr[*schema.InvalidDatasetError](t, err, fragments...)
 	}
 	// The file as written reads, and so does one whose schema encodes the
 	// same schema in other bytes (pyarrow keeps an extension type's two
@@ -85,7 +143,10 @@ func TestReadRefusesEditedTypeMetadata(t *testing.T) {
 	if reordered == schema.ArrowSchema(3, 2) {
 		t.Fatal("reordering the metadata did not change the bytes")
 	}
-	for name, data := range map[string][]byte{"as-written": file, "reordered": withKeyValue(t, file, schema.ArrowSchemaKey, reordered)} {
+	for name, data := range map[string][]byte{
+		"as-written": file,
+		"reordered":  withKeyValue(t, file, schema.ArrowSchemaKey, reordered),
+	} {
 		path := filepath.Join(dir, name+".parquet")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)

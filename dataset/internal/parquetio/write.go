@@ -112,10 +112,17 @@ func NewWriter(out io.Writer, spec bakeapi.Spec) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := &Writer{width: w, depth: d, cfg: cfg, out: out, perGroup: rowsPerGroup(w, d)}
+	pw := &Writer{
+		width:    w,
+		depth:    d,
+		cfg:      cfg,
+		out:      out,
+		perGroup: rowsPerGroup(w, d),
+	}
 	for col, strides := range listStrides(w) {
 		if strides != nil {
-			pw.lists[col] = newListChunk(col, listLen(col, w, d), strides, cfg.PageBufferSize, pw.perGroup)
+			pw.lists[col] = newListChunk(col, listLen(col, w, d), strides,
+				cfg.PageBufferSize, pw.perGroup)
 		}
 	}
 	return pw, nil
@@ -231,7 +238,8 @@ func (pw *Writer) closeScratch() ([]byte, *format.FileMetaData, error) {
 		return nil, nil, err
 	}
 	if len(meta.RowGroups) != 1 || len(meta.RowGroups[0].Columns) != numColumns {
-		return nil, nil, fmt.Errorf("scratch parquet file has %d row groups, want 1", len(meta.RowGroups))
+		return nil, nil, fmt.Errorf("scratch parquet file has %d row groups, want 1",
+			len(meta.RowGroups))
 	}
 	return file, meta, nil
 }
@@ -239,7 +247,14 @@ func (pw *Writer) closeScratch() ([]byte, *format.FileMetaData, error) {
 // writeListChunk writes list column col's chunk from lc (and row's page,
 // when the group is that one row) and fills in cc's metadata and the
 // chunk's page indexes, at the output's current offset.
-func (pw *Writer) writeListChunk(lc *listChunk, row *schema.Row, col int, cc *format.ColumnChunk, ci *format.ColumnIndex, oi *format.OffsetIndex) error {
+func (pw *Writer) writeListChunk(
+	lc *listChunk,
+	row *schema.Row,
+	col int,
+	cc *format.ColumnChunk,
+	ci *format.ColumnIndex,
+	oi *format.OffsetIndex,
+) error {
 	start := pw.offset
 	if row != nil {
 		if err := lc.encodePage(listOf(row, col), 1, pw.emit); err != nil {
@@ -261,7 +276,13 @@ func (pw *Writer) writeListChunk(lc *listChunk, row *schema.Row, col int, cc *fo
 // copyScalarChunk copies scalar column col's chunk from the scratch file to
 // the output's current offset, with its page indexes, and moves cc's
 // offsets there.
-func (pw *Writer) copyScalarChunk(file []byte, col int, cc *format.ColumnChunk, ci *format.ColumnIndex, oi *format.OffsetIndex) error {
+func (pw *Writer) copyScalarChunk(
+	file []byte,
+	col int,
+	cc *format.ColumnChunk,
+	ci *format.ColumnIndex,
+	oi *format.OffsetIndex,
+) error {
 	start := pw.offset
 	if err := thriftAt(file, cc.ColumnIndexOffset, cc.ColumnIndexLength, ci); err != nil {
 		return err
@@ -433,7 +454,8 @@ func arrowFooter(meta *format.FileMetaData, w, d int) {
 	}
 	meta.KeyValueMetadata = meta.KeyValueMetadata[:0]
 	for _, kv := range keyValueMetadata(w, d) {
-		meta.KeyValueMetadata = append(meta.KeyValueMetadata, format.KeyValue{Key: kv[0], Value: kv[1]})
+		meta.KeyValueMetadata = append(meta.KeyValueMetadata,
+			format.KeyValue{Key: kv[0], Value: kv[1]})
 	}
 	for i := range meta.RowGroups {
 		for j := range meta.RowGroups[i].Columns {

@@ -101,7 +101,7 @@ type Split struct {
 // the file and the repair.
 type SplitCheck struct {
 	split Split
-	f     *os.File
+	file  *os.File
 	cmp   *streamComparer
 	sum   hash.Hash // of the stream, for state.json's fingerprint
 	enc   *arrowEncoder
@@ -119,8 +119,9 @@ func OpenSplitCheck(s Split) (*SplitCheck, error) {
 	if err != nil {
 		return nil, c.repairf(ArrowFile, "cannot be read (%v)", errors.Unwrap(err))
 	}
-	c.f, c.sum = f, sha256.New()
-	c.cmp = &streamComparer{r: bufio.NewReaderSize(f, 1<<16), row: schemaPart}
+	c.file = f
+	c.sum = sha256.New()
+	c.cmp = &streamComparer{src: bufio.NewReaderSize(f, 1<<16), row: schemaPart}
 	c.enc, err = newArrowEncoder(io.MultiWriter(c.cmp, c.sum), s.Width, s.Depth)
 	if err != nil {
 		f.Close()
@@ -137,7 +138,8 @@ func (c *SplitCheck) path(file string) string {
 // repairf is the refusal of a file prepare-arrow writes: it names the
 // file, and prepare-arrow as the repair.
 func (c *SplitCheck) repairf(file, format string, args ...any) error {
-	return schema.Errorf("%s: %s; `whestbake dataset prepare-arrow %s` rebuilds the prepared tree from the parquet files",
+	return schema.Errorf("%s: %s; `whestbake dataset prepare-arrow %s` "+
+		"rebuilds the prepared tree from the parquet files",
 		c.path(file), fmt.Sprintf(format, args...), c.split.DatasetDir)
 }
 
@@ -164,7 +166,8 @@ func (c *SplitCheck) checkJSON(file string, want []byte, what string) error {
 		return c.repairf(file, "cannot be read (%v)", err)
 	}
 	if !bytes.Equal(got, want) {
-		return c.repairf(file, "is not what prepare-arrow writes for split %q %s", c.split.Name, what)
+		return c.repairf(file, "is not what prepare-arrow writes for split %q %s",
+			c.split.Name, what)
 	}
 	return nil
 }
@@ -201,27 +204,32 @@ func (c *SplitCheck) Finish() error {
 }
 
 // Close releases the Arrow file.
-func (c *SplitCheck) Close() { c.f.Close() }
+func (c *SplitCheck) Close() { c.file.Close() }
 
 // streamErr says where the split's file parted from the stream of the
 // parquet rows.
 func (c *SplitCheck) streamErr() error {
-	cmp, s := c.cmp, c.split
+	cmp := c.cmp
+	s := c.split
 	rows := fmt.Sprintf("the rows of data/%s-*.parquet", s.Name)
 	part := fmt.Sprintf("row %d", cmp.row)
 	switch cmp.row {
 	case schemaPart:
-		part = fmt.Sprintf("its schema (the parquet files have width %d and depth %d)", s.Width, s.Depth)
+		part = fmt.Sprintf("its schema (the parquet files have width %d and depth %d)",
+			s.Width, s.Depth)
 	case endPart:
-		part = fmt.Sprintf("its end-of-stream marker, where the %d rows of the parquet files end", c.rows)
+		part = fmt.Sprintf("its end-of-stream marker, where the %d rows of the parquet files end",
+			c.rows)
 	}
 	switch {
 	case errors.Is(cmp.err, errTruncated):
 		return c.repairf(ArrowFile, "ends at byte %d, in %s: it is truncated", cmp.off, part)
 	case errors.Is(cmp.err, errTrailing):
-		return c.repairf(ArrowFile, "goes on after the end of the stream of %s (byte %d)", rows, cmp.off)
+		return c.repairf(ArrowFile, "goes on after the end of the stream of %s (byte %d)",
+			rows, cmp.off)
 	case errors.Is(cmp.err, errDiffers):
-		return c.repairf(ArrowFile, "differs from the stream of %s at byte %d, in %s", rows, cmp.off, part)
+		return c.repairf(ArrowFile, "differs from the stream of %s at byte %d, in %s",
+			rows, cmp.off, part)
 	}
 	return c.repairf(ArrowFile, "cannot be read at byte %d (%v)", cmp.off, cmp.err)
 }
@@ -239,11 +247,11 @@ const (
 )
 
 // streamComparer is an io.Writer that compares what is written to it with
-// the next bytes of r, a fixed buffer at a time; its first difference
+// the next bytes of src, a fixed buffer at a time; its first difference
 // sticks, at byte off. row is the row being compared, or schemaPart or
 // endPart.
 type streamComparer struct {
-	r   *bufio.Reader
+	src *bufio.Reader
 	off int64
 	row int64
 	err error
@@ -256,7 +264,7 @@ func (c *streamComparer) Write(p []byte) (int, error) {
 	}
 	for done := 0; done < len(p); {
 		n := min(len(p)-done, len(c.buf))
-		got, err := io.ReadFull(c.r, c.buf[:n])
+		got, err := io.ReadFull(c.src, c.buf[:n])
 		same := 0
 		for same < got && c.buf[same] == p[done+same] {
 			same++
@@ -283,7 +291,7 @@ func (c *streamComparer) Write(p []byte) (int, error) {
 
 // atEOF is nil when the file ends where the stream did.
 func (c *streamComparer) atEOF() error {
-	switch _, err := c.r.ReadByte(); {
+	switch _, err := c.src.ReadByte(); {
 	case err == nil:
 		c.err = errTrailing
 	case !errors.Is(err, io.EOF):

@@ -24,7 +24,7 @@ import (
 // a row however large the split.
 type SplitWriter struct {
 	dir, split string
-	f          *os.File
+	file       *os.File
 	buf        *bufio.Writer
 	sum        hash.Hash
 	enc        *arrowEncoder
@@ -43,7 +43,12 @@ func NewSplitWriter(dir, split string, width, depth int) (*SplitWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SplitWriter{dir: dir, split: split, f: f, sum: sha256.New()}
+	s := &SplitWriter{
+		dir:   dir,
+		split: split,
+		file:  f,
+		sum:   sha256.New(),
+	}
 	s.buf = bufio.NewWriterSize(io.MultiWriter(f, s.sum), 1<<16)
 	if s.enc, err = newArrowEncoder(s.buf, width, depth); err != nil {
 		f.Close()
@@ -57,22 +62,22 @@ func (s *SplitWriter) Write(r *schema.Row) error { return s.enc.write(r) }
 
 // Abort closes the Arrow file of a folder that will not be finished; the
 // caller removes the folder.
-func (s *SplitWriter) Abort() { s.f.Close() }
+func (s *SplitWriter) Abort() { s.file.Close() }
 
-// arrowEncoder encodes one split's rows as an Arrow IPC stream into w: the
+// arrowEncoder encodes one split's rows as an Arrow IPC stream into out: the
 // schema message, a record batch a row, the end-of-stream marker. The same
 // rows always give the same bytes, which is what both writing the prepared
 // tree and checking it rely on.
 type arrowEncoder struct {
 	width, depth int
-	w            io.Writer
+	out          io.Writer
 	scratch      []byte
 }
 
 // newArrowEncoder starts a stream of width w and depth d in out: it writes
 // the schema message.
 func newArrowEncoder(out io.Writer, w, d int) (*arrowEncoder, error) {
-	e := &arrowEncoder{width: w, depth: d, w: out}
+	e := &arrowEncoder{width: w, depth: d, out: out}
 	if _, err := out.Write(schema.ArrowSchemaMessage(w, d)); err != nil {
 		return nil, err
 	}
@@ -81,7 +86,7 @@ func newArrowEncoder(out io.Writer, w, d int) (*arrowEncoder, error) {
 
 // end writes the end-of-stream marker.
 func (e *arrowEncoder) end() error {
-	_, err := e.w.Write(arrowipc.EndOfStream())
+	_, err := e.out.Write(arrowipc.EndOfStream())
 	return err
 }
 
@@ -96,10 +101,10 @@ func (e *arrowEncoder) write(r *schema.Row) error {
 	bufs := e.rowBuffers(r)
 	lens := make([]int64, len(bufs))
 	for i, b := range bufs {
-		lens[i] = b.n
+		lens[i] = b.size
 	}
 	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(int64(e.width), int64(e.depth)), lens)
-	if _, err := e.w.Write(msg); err != nil {
+	if _, err := e.out.Write(msg); err != nil {
 		return err
 	}
 	var pad [arrowipc.Alignment]byte
@@ -107,7 +112,7 @@ func (e *arrowEncoder) write(r *schema.Row) error {
 		if err := b.write(); err != nil {
 			return err
 		}
-		if _, err := e.w.Write(pad[:arrowipc.Padded(b.n)-b.n]); err != nil {
+		if _, err := e.out.Write(pad[:arrowipc.Padded(b.size)-b.size]); err != nil {
 			return err
 		}
 	}
@@ -135,7 +140,7 @@ func rowNodes(w, d int64) []arrowipc.FieldNode {
 // from the row to the file through a small scratch buffer, never a second copy
 // of the row.
 type arrowBuffer struct {
-	n     int64
+	size  int64
 	write func() error
 }
 
@@ -146,13 +151,26 @@ var noBuffer = arrowBuffer{0, func() error { return nil }}
 func (e *arrowEncoder) rowBuffers(r *schema.Row) []arrowBuffer {
 	w, d := int64(e.width), int64(e.depth)
 	var bufs []arrowBuffer
-	bufs = append(bufs, noBuffer, e.fixed(4, func(b []byte) { binary.LittleEndian.PutUint32(b, uint32(r.MLPID)) }))
+	bufs = append(bufs, noBuffer, e.fixed(4, func(b []byte) {
+		binary.LittleEndian.PutUint32(b, uint32(r.MLPID))
+	}))
 	bufs = append(bufs, e.text(r.Name)...)
-	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, uint64(r.Seed)) }))
-	bufs = append(bufs, noBuffer, e.offsets(1, d), noBuffer, e.offsets(d, w), noBuffer, e.offsets(d*w, w), noBuffer, e.floats(r.Weights))
-	bufs = append(bufs, noBuffer, e.offsets(1, d), noBuffer, e.offsets(d, w), noBuffer, e.floats(r.LayerMeans))
+	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) {
+		binary.LittleEndian.PutUint64(b, uint64(r.Seed))
+	}))
+	bufs = append(bufs,
+		noBuffer, e.offsets(1, d),
+		noBuffer, e.offsets(d, w),
+		noBuffer, e.offsets(d*w, w),
+		noBuffer, e.floats(r.Weights))
+	bufs = append(bufs,
+		noBuffer, e.offsets(1, d),
+		noBuffer, e.offsets(d, w),
+		noBuffer, e.floats(r.LayerMeans))
 	bufs = append(bufs, noBuffer, noBuffer, e.floats(r.FinalMeans))
-	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) { binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance)) }))
+	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) {
+		binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance))
+	}))
 	bufs = append(bufs, e.text(r.Breakdown)...)
 	return bufs
 }
@@ -166,7 +184,7 @@ func (e *arrowEncoder) offsets(count, step int64) arrowBuffer {
 			for i := range n {
 				binary.LittleEndian.PutUint32(b[4*i:], uint32((from+i)*step))
 			}
-			if _, err := e.w.Write(b); err != nil {
+			if _, err := e.out.Write(b); err != nil {
 				return err
 			}
 		}
@@ -183,7 +201,7 @@ func (e *arrowEncoder) floats(v []float32) arrowBuffer {
 			for i, x := range v[:n] {
 				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 			}
-			if _, err := e.w.Write(b); err != nil {
+			if _, err := e.out.Write(b); err != nil {
 				return err
 			}
 			v = v[n:]
@@ -197,7 +215,7 @@ func (e *arrowEncoder) fixed(n int, put func([]byte)) arrowBuffer {
 	return arrowBuffer{int64(n), func() error {
 		b := e.grow(n)
 		put(b)
-		_, err := e.w.Write(b)
+		_, err := e.out.Write(b)
 		return err
 	}}
 }
@@ -205,7 +223,7 @@ func (e *arrowEncoder) fixed(n int, put func([]byte)) arrowBuffer {
 // text is the three buffers of a one-value string column holding t.
 func (e *arrowEncoder) text(t string) []arrowBuffer {
 	return []arrowBuffer{noBuffer, e.offsets(1, int64(len(t))), {int64(len(t)), func() error {
-		_, err := io.WriteString(e.w, t)
+		_, err := io.WriteString(e.out, t)
 		return err
 	}}}
 }
@@ -228,9 +246,9 @@ func (s *SplitWriter) Close() error {
 		err = s.buf.Flush()
 	}
 	if err == nil {
-		err = s.f.Sync()
+		err = s.file.Sync()
 	}
-	if cerr := s.f.Close(); err == nil {
+	if cerr := s.file.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {

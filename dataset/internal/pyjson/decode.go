@@ -44,7 +44,8 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	switch t := tok.(type) {
 	case json.Delim:
 		if depth == maxNesting && (t == '{' || t == '[') {
-			return nil, fmt.Errorf("arrays and objects nest more than %d deep at offset %d", maxNesting, dec.InputOffset())
+			return nil, fmt.Errorf("arrays and objects nest more than %d deep at offset %d",
+				maxNesting, dec.InputOffset())
 		}
 		switch t {
 		case '{':

@@ -63,7 +63,8 @@ func (e *pyEncoder) value(v any, depth int) error {
 		if c := Canonical(v); isCanonical(c) {
 			return e.value(c, depth)
 		}
-		return fmt.Errorf("dataset: cannot encode %T as JSON; use string, bool, integers, floats, *Object or slices", v)
+		return fmt.Errorf("dataset: cannot encode %T as JSON; "+
+			"use string, bool, integers, floats, *Object or slices", v)
 	}
 	return nil
 }

@@ -51,7 +51,8 @@ func FuzzPyLoads(f *testing.F) {
 				t.Fatalf("%q re-encoded as %q decodes to a different value", data, enc)
 			}
 			if again, err := Dumps(w, false); err != nil || !bytes.Equal(again, compact) {
-				t.Fatalf("%q: encoding is not a fixed point: %q then %q (%v)", data, compact, again, err)
+				t.Fatalf("%q: encoding is not a fixed point: %q then %q (%v)",
+					data, compact, again, err)
 			}
 		}
 	})

@@ -33,7 +33,10 @@ func nestedSample() *Object {
 		Set("big", big70).
 		Set("neg", int64(-5)).
 		Set("zero", uint8(0)).
-		Set("floats", []float64{0.1, 1e16, 1e15, 1e-05, 0.0001, 123456789.0, math.Copysign(0, -1), 1.5e300, 5e-324, math.Float64frombits(3), 1.0 / 3})
+		Set("floats", []float64{
+			0.1, 1e16, 1e15, 1e-05, 0.0001, 123456789.0, math.Copysign(0, -1),
+			1.5e300, 5e-324, math.Float64frombits(3), 1.0 / 3,
+		})
 }
 
 func readTestdata(t *testing.T, name string) []byte {
@@ -125,7 +128,8 @@ func TestFloatReprMatchesPython(t *testing.T) {
 func TestObjectKeepsOrderAndExactIntegers(t *testing.T) {
 	var o Object
 	// A repeated key keeps its first position and its last value (json.loads).
-	if err := o.UnmarshalJSON([]byte(`{"z": 1, "a": 18446744073709551617, "z": 2.0, "m": [1, {"q": null}]}`)); err != nil {
+	doc := `{"z": 1, "a": 18446744073709551617, "z": 2.0, "m": [1, {"q": null}]}`
+	if err := o.UnmarshalJSON([]byte(doc)); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(o.Keys(), ","); got != "z,a,m" {

@@ -39,7 +39,12 @@ func ArrowFields(w, d int) ([]arrowipc.Field, []arrowipc.KeyValue) {
 	lists := func(n int) arrowipc.Field {
 		f := item
 		for range n {
-			f = arrowipc.Field{Name: "item", Type: arrowipc.List, Nullable: true, Children: []arrowipc.Field{f}}
+			f = arrowipc.Field{
+				Name:     "item",
+				Type:     arrowipc.List,
+				Nullable: true,
+				Children: []arrowipc.Field{f},
+			}
 		}
 		return f
 	}
@@ -66,7 +71,12 @@ func ArrowFields(w, d int) ([]arrowipc.Field, []arrowipc.KeyValue) {
 		scalar(ColSeed, arrowipc.Int64),
 		weights,
 		means,
-		{Name: ColumnNames[ColFinalMeans], Type: arrowipc.FixedSizeList(int32(w)), Nullable: true, Children: []arrowipc.Field{item}},
+		{
+			Name:     ColumnNames[ColFinalMeans],
+			Type:     arrowipc.FixedSizeList(int32(w)),
+			Nullable: true,
+			Children: []arrowipc.Field{item},
+		},
 		scalar(ColAvgVariance, arrowipc.Float64),
 		scalar(ColBreakdown, arrowipc.Utf8),
 	}
@@ -85,12 +95,14 @@ func ArrowFields(w, d int) ([]arrowipc.Field, []arrowipc.KeyValue) {
 func CheckTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
 	text, _ := lookup(HFMetadataKey)
 	if want := FeaturesJSON(w, d); text != want {
-		return fmt.Errorf("its %q features are not the ones datasets writes for width %d, depth %d: %s",
+		return fmt.Errorf("its %q features are not the ones datasets writes "+
+			"for width %d, depth %d: %s",
 			HFMetadataKey, w, d, featuresDiff(text, want))
 	}
 	encoded, ok := lookup(ArrowSchemaKey)
 	if !ok {
-		return fmt.Errorf("it has no %q key-value metadata, so pyarrow reads its arrays as plain lists", ArrowSchemaKey)
+		return fmt.Errorf("it has no %q key-value metadata, "+
+			"so pyarrow reads its arrays as plain lists", ArrowSchemaKey)
 	}
 	msg, err := base64.StdEncoding.DecodeString(encoded)
 	if err != nil {
@@ -98,7 +110,8 @@ func CheckTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
 	}
 	fields, metadata, err := arrowipc.ParseSchemaMessage(msg)
 	if err != nil {
-		return fmt.Errorf("its %q is not an Arrow IPC schema message pyarrow reads: %v", ArrowSchemaKey, err)
+		return fmt.Errorf("its %q is not an Arrow IPC schema message pyarrow reads: %v",
+			ArrowSchemaKey, err)
 	}
 	wantFields, wantMetadata := ArrowFields(w, d)
 	diff := fieldsDiff("", fields, wantFields)
@@ -106,7 +119,8 @@ func CheckTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
 		diff = "the schema's metadata is not the features text alone"
 	}
 	if diff != "" {
-		return fmt.Errorf("its %q differs from the schema pyarrow writes for width %d, depth %d: %s; pyarrow and datasets would read other column types",
+		return fmt.Errorf("its %q differs from the schema pyarrow writes for width %d, depth %d: "+
+			"%s; pyarrow and datasets would read other column types",
 			ArrowSchemaKey, w, d, diff)
 	}
 	return nil
@@ -116,7 +130,8 @@ func CheckTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
 // want (under parent, "" at the top), or is "".
 func fieldsDiff(parent string, got, want []arrowipc.Field) string {
 	if len(got) != len(want) {
-		return fmt.Sprintf("%s has %d fields, expected %d", cmp.Or(parent, "the schema"), len(got), len(want))
+		return fmt.Sprintf("%s has %d fields, expected %d",
+			cmp.Or(parent, "the schema"), len(got), len(want))
 	}
 	for i, g := range got {
 		x := want[i]
@@ -126,13 +141,15 @@ func fieldsDiff(parent string, got, want []arrowipc.Field) string {
 		}
 		switch {
 		case g.Name != x.Name:
-			return fmt.Sprintf("field %d of %s is named %q, expected %q", i, cmp.Or(parent, "the schema"), g.Name, x.Name)
+			return fmt.Sprintf("field %d of %s is named %q, expected %q",
+				i, cmp.Or(parent, "the schema"), g.Name, x.Name)
 		case g.Type != x.Type:
 			return fmt.Sprintf("field %s is %s, expected %s", at, g.Type, x.Type)
 		case g.Nullable != x.Nullable:
 			return fmt.Sprintf("field %s has nullable=%v, expected %v", at, g.Nullable, x.Nullable)
 		case !sameKeyValues(g.Metadata, x.Metadata):
-			return fmt.Sprintf("field %s has metadata %s, expected %s", at, keyValuesText(g.Metadata), keyValuesText(x.Metadata))
+			return fmt.Sprintf("field %s has metadata %s, expected %s",
+				at, keyValuesText(g.Metadata), keyValuesText(x.Metadata))
 		}
 		if diff := fieldsDiff(at, g.Children, x.Children); diff != "" {
 			return diff

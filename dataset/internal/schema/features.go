@@ -36,9 +36,18 @@ func Features(w, d int) *pyjson.Object {
 		Set("mlp_id", valueFeature("int32")).
 		Set("mlp_name", valueFeature("string")).
 		Set("mlp_seed", valueFeature("int64")).
-		Set("weights", pyjson.NewObject().Set("shape", []int{d, w, w}).Set("dtype", "float32").Set("_type", "Array3D")).
-		Set("all_layer_means", pyjson.NewObject().Set("shape", []int{d, w}).Set("dtype", "float32").Set("_type", "Array2D")).
-		Set("final_means", pyjson.NewObject().Set("feature", valueFeature("float32")).Set("length", w).Set("_type", "List")).
+		Set("weights", pyjson.NewObject().
+			Set("shape", []int{d, w, w}).
+			Set("dtype", "float32").
+			Set("_type", "Array3D")).
+		Set("all_layer_means", pyjson.NewObject().
+			Set("shape", []int{d, w}).
+			Set("dtype", "float32").
+			Set("_type", "Array2D")).
+		Set("final_means", pyjson.NewObject().
+			Set("feature", valueFeature("float32")).
+			Set("length", w).
+			Set("_type", "List")).
 		Set("avg_variance", valueFeature("float64")).
 		Set("sampling_budget_breakdown", valueFeature("string"))
 }
@@ -69,8 +78,12 @@ func ShapeFromFeatures(text string) (width, depth int, err error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("feature final_means has no integer length")
 	}
-	if weights[2] != weights[1] || means[0] != weights[0] || means[1] != weights[1] || length != weights[1] {
-		return 0, 0, fmt.Errorf("features disagree: weights %v, all_layer_means %v, final_means length %d", weights, means, length)
+	if weights[2] != weights[1] ||
+		means[0] != weights[0] ||
+		means[1] != weights[1] ||
+		length != weights[1] {
+		return 0, 0, fmt.Errorf("features disagree: weights %v, all_layer_means %v, "+
+			"final_means length %d", weights, means, length)
 	}
 	width, depth = int(weights[1]), int(weights[0])
 	if err := CheckShape(width, depth); err != nil {
@@ -117,7 +130,8 @@ func featuresDiff(got, want string) string {
 		g, _ := gotFeatures.Get(name)
 		x, _ := infoFeatures(w).Get(name)
 		if pyjson.Compact(g) != pyjson.Compact(x) {
-			return fmt.Sprintf("feature %s is %s, expected %s", name, pyjson.Compact(g), pyjson.Compact(x))
+			return fmt.Sprintf("feature %s is %s, expected %s",
+				name, pyjson.Compact(g), pyjson.Compact(x))
 		}
 	}
 	return fmt.Sprintf("the text is %d bytes, expected exactly %q", len(got), want)

@@ -72,12 +72,14 @@ func (r *Row) CheckValues() error {
 		values []float32
 	}{{"weights", r.Weights}, {"all_layer_means", r.LayerMeans}, {"final_means", r.FinalMeans}} {
 		if i := firstNonFinite(c.values); i >= 0 {
-			return fmt.Errorf("row mlp_id=%d: %s[%d] is %v; a dataset holds finite numbers only", r.MLPID, c.name, i, c.values[i])
+			return fmt.Errorf("row mlp_id=%d: %s[%d] is %v; a dataset holds finite numbers only",
+				r.MLPID, c.name, i, c.values[i])
 		}
 	}
 	if v := r.AvgVariance; math.IsNaN(v) || math.Abs(v) > MaxAvgVariance {
-		return fmt.Errorf("row mlp_id=%d: avg_variance is %v; a variance of float32 values is a finite number "+
-			"of at most %.4g", r.MLPID, v, MaxAvgVariance)
+		return fmt.Errorf("row mlp_id=%d: avg_variance is %v; "+
+			"a variance of float32 values is a finite number of at most %.4g",
+			r.MLPID, v, MaxAvgVariance)
 	}
 	return nil
 }

@@ -51,11 +51,14 @@ func Rows(shape bakeapi.Spec, start, n int) []schema.Row {
 // payloads and the sign of zero included).
 func RowsEqual(a, b schema.Row) bool {
 	sameBits := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
-	return a.MLPID == b.MLPID && a.Name == b.Name && a.Seed == b.Seed &&
+	return a.MLPID == b.MLPID &&
+		a.Name == b.Name &&
+		a.Seed == b.Seed &&
 		slices.EqualFunc(a.Weights, b.Weights, sameBits) &&
 		slices.EqualFunc(a.LayerMeans, b.LayerMeans, sameBits) &&
 		slices.EqualFunc(a.FinalMeans, b.FinalMeans, sameBits) &&
-		math.Float64bits(a.AvgVariance) == math.Float64bits(b.AvgVariance) && a.Breakdown == b.Breakdown
+		math.Float64bits(a.AvgVariance) == math.Float64bits(b.AvgVariance) &&
+		a.Breakdown == b.Breakdown
 }
 
 // WantErr fails unless err matches *T (via errors.As) and mentions every

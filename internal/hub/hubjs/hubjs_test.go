@@ -30,7 +30,8 @@ import (
 func needNode(t *testing.T) string {
 	t.Helper()
 	need := func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...) + "; install with: make hubjs (npm install --prefix internal/hub/hubjs)"
+		msg := fmt.Sprintf(format, args...) +
+			"; install with: make hubjs (npm install --prefix internal/hub/hubjs)"
 		if os.Getenv("HUBJS_REQUIRED") == "1" {
 			t.Fatal(msg)
 		}
@@ -68,7 +69,8 @@ func whestbake(t *testing.T, args ...string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
 	if code := cli.Execute(args, &out, &errb); code != 0 {
-		t.Fatalf("whestbake %s: exit %d\n%s%s", strings.Join(args, " "), code, out.Bytes(), errb.Bytes())
+		t.Fatalf("whestbake %s: exit %d\n%s%s",
+			strings.Join(args, " "), code, out.Bytes(), errb.Bytes())
 	}
 	return out.String()
 }
@@ -94,7 +96,8 @@ func sameTree(t *testing.T, what string, got, want map[string][]byte) {
 	t.Helper()
 	for p, w := range want {
 		if g, ok := got[p]; !ok || !bytes.Equal(g, w) {
-			t.Errorf("%s: %s has %d bytes (present %v), want the %d bytes it was given", what, p, len(g), ok, len(w))
+			t.Errorf("%s: %s has %d bytes (present %v), want the %d bytes it was given",
+				what, p, len(g), ok, len(w))
 		}
 	}
 	for p := range got {
@@ -153,7 +156,8 @@ func TestOfficialClientAgainstStandIn(t *testing.T) {
 	var p pushed
 	official(t, node, token, &p, "push", srv.URL, "alice/made-by-js", dir, "private")
 	if exists, private := srv.Exists("alice/made-by-js"); !exists || !private || p.User != "alice" {
-		t.Fatalf("after push (%+v): exists %v, private %v; want the private repository visibility asked", p, exists, private)
+		t.Fatalf("after push (%+v): exists %v, private %v; "+
+			"want the private repository visibility asked", p, exists, private)
 	}
 	onHub, err := srv.Files("alice/made-by-js", "main")
 	if err != nil {
@@ -161,8 +165,12 @@ func TestOfficialClientAgainstStandIn(t *testing.T) {
 	}
 	delete(onHub, ".gitattributes")
 	sameTree(t, "the stand-in after the official client's commit", onHub, own)
-	if parts, basic, done := srv.Count("part"), srv.Count("basic"), srv.Count("complete"); parts != 3 || basic != 1 || done != 1 {
-		t.Errorf("%d part PUTs, %d single PUTs, %d completions; want weights.bin in 3 parts, small.bin in one PUT", parts, basic, done)
+	parts := srv.Count("part")
+	basic := srv.Count("basic")
+	done := srv.Count("complete")
+	if parts != 3 || basic != 1 || done != 1 {
+		t.Errorf("%d part PUTs, %d single PUTs, %d completions; "+
+			"want weights.bin in 3 parts, small.bin in one PUT", parts, basic, done)
 	}
 
 	for _, onHubOrigin := range []bool{false, true} {
@@ -171,7 +179,11 @@ func TestOfficialClientAgainstStandIn(t *testing.T) {
 		out := t.TempDir()
 		var d downloaded
 		official(t, node, token, &d, "download", srv.URL, "alice/made-by-js", "-", out)
-		sameTree(t, fmt.Sprintf("the official client's download (storage on the Hub's origin: %v)", onHubOrigin), datasettest.ReadTree(t, out), withGitAttributes(t, srv, "alice/made-by-js", own))
+		sameTree(t,
+			fmt.Sprintf("the official client's download (storage on the Hub's origin: %v)",
+				onHubOrigin),
+			datasettest.ReadTree(t, out),
+			withGitAttributes(t, srv, "alice/made-by-js", own))
 		if n := srv.Count("tree") - trees; n < 3 {
 			t.Errorf("listFiles read %d pages of /tree, want at least 3 (9 entries, 3 a page)", n)
 		}
@@ -180,7 +192,8 @@ func TestOfficialClientAgainstStandIn(t *testing.T) {
 		}
 		for _, f := range d.Files {
 			if f.ProbedSize != f.Size {
-				t.Errorf("%s: the probe found %d bytes, the listing %d", f.Path, f.ProbedSize, f.Size)
+				t.Errorf("%s: the probe found %d bytes, the listing %d",
+					f.Path, f.ProbedSize, f.Size)
 			}
 		}
 	}
@@ -190,7 +203,8 @@ func TestOfficialClientAgainstStandIn(t *testing.T) {
 
 	ds := bakeDataset(t)
 	t.Setenv("HF_TOKEN", token)
-	whestbake(t, "dataset", "upload", ds, "--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL)
+	whestbake(t, "dataset", "upload", ds,
+		"--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL)
 	out := t.TempDir()
 	var d downloaded
 	official(t, node, "", &d, "download", srv.URL, "alice/gt", "v1", out)
@@ -205,13 +219,19 @@ func TestOfficialClientAgainstStandIn(t *testing.T) {
 	official(t, node, token, &p, "push", srv.URL, "alice/by-js", ds, "-")
 	back := filepath.Join(t.TempDir(), "back")
 	whestbake(t, "dataset", "download", "hf://alice/by-js", "--output", back, "--endpoint", srv.URL)
-	sameTree(t, "`whestbake dataset download` of the official client's commit", datasettest.ReadTree(t, back),
+	sameTree(t, "`whestbake dataset download` of the official client's commit",
+		datasettest.ReadTree(t, back),
 		withGitAttributes(t, srv, "alice/by-js", datasettest.ReadTree(t, ds)))
 	whestbake(t, "dataset", "inspect", back)
 }
 
 // withGitAttributes is files plus the .gitattributes the Hub gave repo.
-func withGitAttributes(t *testing.T, srv *hubtest.Server, repo string, files map[string][]byte) map[string][]byte {
+func withGitAttributes(
+	t *testing.T,
+	srv *hubtest.Server,
+	repo string,
+	files map[string][]byte,
+) map[string][]byte {
 	t.Helper()
 	onHub, err := srv.Files(repo, "main")
 	if err != nil {
@@ -232,7 +252,8 @@ func bakeDataset(t *testing.T) string {
 	at := func(name string) string { return filepath.Join(dir, name) }
 	for split, seeds := range map[string]string{"public": "[1, 2, 3]", "holdout": "[4, 5, 6]"} {
 		writeTree(t, dir, map[string][]byte{split + ".json": []byte(seeds)})
-		whestbake(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "500", "--width", "8", "--depth", "2",
+		whestbake(t, "dataset", "bake",
+			"--n-mlps", "3", "--n-samples", "500", "--width", "8", "--depth", "2",
 			"--mlp-seeds", at(split+".json"), "--split", split, "-o", at(split))
 	}
 	whestbake(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ds"))

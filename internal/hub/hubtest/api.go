@@ -25,8 +25,13 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	for _, o := range a.orgs {
 		orgs = append(orgs, map[string]string{"name": o})
 	}
-	reply(w, map[string]any{"type": "user", "name": a.user, "orgs": orgs,
-		"auth": map[string]any{"type": "access_token", "accessToken": map[string]any{"displayName": "test", "role": a.role}}})
+	token := map[string]any{"displayName": "test", "role": a.role}
+	reply(w, map[string]any{
+		"type": "user",
+		"name": a.user,
+		"orgs": orgs,
+		"auth": map[string]any{"type": "access_token", "accessToken": token},
+	})
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
@@ -55,7 +60,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	id := owner + "/" + in.Name
 	switch {
 	case in.Type != "dataset":
-		fail(w, http.StatusBadRequest, "type %q: this stand-in serves dataset repositories only", in.Type)
+		fail(w, http.StatusBadRequest, "type %q: this stand-in serves dataset repositories only",
+			in.Type)
 		return
 	case !nameRE.MatchString(in.Name) || !nameRE.MatchString(owner):
 		fail(w, http.StatusBadRequest, "invalid repository name %s", id)
@@ -64,10 +70,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "give visibility or private, not both")
 		return
 	case in.Visibility != "" && in.Visibility != "public" && in.Visibility != "private":
-		fail(w, http.StatusBadRequest, "visibility %q: a dataset is public or private", in.Visibility)
+		fail(w, http.StatusBadRequest, "visibility %q: a dataset is public or private",
+			in.Visibility)
 		return
 	case a.role != "write" || !a.owns(owner):
-		fail(w, http.StatusForbidden, "You don't have the rights to create a dataset under the namespace %q", owner)
+		fail(w, http.StatusForbidden,
+			"You don't have the rights to create a dataset under the namespace %q", owner)
 		return
 	}
 	s.mu.Lock()
@@ -85,14 +93,22 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	case in.Visibility != "":
 		private = in.Visibility == "private"
 	}
-	rp := &repo{id: id, private: private, branches: map[string]string{}, tags: map[string]string{}, commits: map[string]*Commit{}, lfs: map[string][]byte{}}
+	rp := &repo{
+		id:       id,
+		private:  private,
+		branches: map[string]string{},
+		tags:     map[string]string{},
+		commits:  map[string]*Commit{},
+		lfs:      map[string][]byte{},
+	}
 	s.repos[id] = rp
 	delete(s.renamed, strings.ToLower(id))
 	var ga strings.Builder
 	for _, p := range lfsPatterns {
 		fmt.Fprintf(&ga, "%s filter=lfs diff=lfs merge=lfs -text\n", p)
 	}
-	s.apply(rp, "main", "initial commit", map[string]Entry{".gitattributes": {Data: []byte(ga.String())}})
+	initial := map[string]Entry{".gitattributes": {Data: []byte(ga.String())}}
+	s.apply(rp, "main", "initial commit", initial)
 	reply(w, map[string]string{"url": s.URL + "/datasets/" + id, "name": id, "id": id})
 }
 
@@ -112,8 +128,18 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		}
 		siblings = append(siblings, map[string]string{"rfilename": p})
 	}
-	reply(w, map[string]any{"_id": rp.id, "id": rp.id, "sha": c.SHA, "private": rp.private, "gated": false, "disabled": false,
-		"downloads": 0, "likes": 0, "lastModified": "2025-01-01T00:00:00.000Z", "siblings": siblings})
+	reply(w, map[string]any{
+		"_id":          rp.id,
+		"id":           rp.id,
+		"sha":          c.SHA,
+		"private":      rp.private,
+		"gated":        false,
+		"disabled":     false,
+		"downloads":    0,
+		"likes":        0,
+		"lastModified": "2025-01-01T00:00:00.000Z",
+		"siblings":     siblings,
+	})
 }
 
 // isLFS is the Hub's rule: tracked by .gitattributes, too large, or binary.
@@ -141,7 +167,12 @@ func lfsRules(c *Commit, extra string) []string {
 }
 
 func validPath(p string) bool {
-	return p != "" && !path.IsAbs(p) && path.Clean(p) == p && p != ".." && !strings.HasPrefix(p, "../") && !strings.HasPrefix(p, ".git/")
+	return p != "" &&
+		!path.IsAbs(p) &&
+		path.Clean(p) == p &&
+		p != ".." &&
+		!strings.HasPrefix(p, "../") &&
+		!strings.HasPrefix(p, ".git/")
 }
 
 // preupload is POST /api/datasets/{repo}/preupload/{rev}: each file's
@@ -173,7 +204,8 @@ func (s *Server) preupload(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	head := rp.branches[r.PathValue("rev")]
 	if head == "" {
-		failCode(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: %s", r.PathValue("rev"))
+		failCode(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: %s",
+			r.PathValue("rev"))
 		return
 	}
 	rules := lfsRules(rp.commits[head], in.GitAttributes)
@@ -185,7 +217,8 @@ func (s *Server) preupload(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "invalid path %q", f.Path)
 			return
 		case err != nil || len(sample) > 512:
-			fail(w, http.StatusBadRequest, "sample of %s must be at most 512 bytes in base64", f.Path)
+			fail(w, http.StatusBadRequest, "sample of %s must be at most 512 bytes in base64",
+				f.Path)
 			return
 		case f.Size == nil || *f.Size < 0:
 			fail(w, http.StatusBadRequest, "size of %s is missing or negative", f.Path)
@@ -258,7 +291,8 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if (i == 0) != (l.Key == "header") {
-			fail(w, http.StatusBadRequest, "line %d: the header must be the first line, and only it", i+1)
+			fail(w, http.StatusBadRequest,
+				"line %d: the header must be the first line, and only it", i+1)
 			return
 		}
 		var err error
@@ -317,12 +351,14 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
 	branch := r.PathValue("rev")
 	head, ok := rp.branches[branch]
 	if !ok {
-		failCode(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: %s (commits go to an existing branch)", branch)
+		failCode(w, http.StatusNotFound, "RevisionNotFound",
+			"Invalid rev id: %s (commits go to an existing branch)", branch)
 		return
 	}
 	if header.ParentCommit != "" && header.ParentCommit != head {
 		// The Hub's answer to a parent that is no longer the head.
-		fail(w, http.StatusPreconditionFailed, "A commit has happened since. Please refresh and try again.")
+		fail(w, http.StatusPreconditionFailed,
+			"A commit has happened since. Please refresh and try again.")
 		return
 	}
 	rules := lfsRules(rp.commits[head], "")
@@ -335,10 +371,12 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "invalid or repeated path %q", f.Path)
 			return
 		case f.Encoding != "base64" || err != nil:
-			fail(w, http.StatusBadRequest, "%s: content must be base64 with encoding base64", f.Path)
+			fail(w, http.StatusBadRequest, "%s: content must be base64 with encoding base64",
+				f.Path)
 			return
 		case isLFS(rules, f.Path, int64(len(data)), data[:min(len(data), 512)]):
-			fail(w, http.StatusBadRequest, "Your push was rejected because it contains binary or LFS-tracked files (%s) sent as regular files: use LFS", f.Path)
+			fail(w, http.StatusBadRequest, "Your push was rejected because it contains binary "+
+				"or LFS-tracked files (%s) sent as regular files: use LFS", f.Path)
 			return
 		}
 		seen[f.Path] = true
@@ -354,7 +392,9 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "%s: algo must be sha256 and oid 64 hex digits", f.Path)
 			return
 		case !stored || int64(len(d)) != f.Size:
-			fail(w, http.StatusUnprocessableEntity, "Your push was rejected because an LFS pointer (%s, oid %s, %d bytes) points to a file that was not uploaded", f.Path, f.OID, f.Size)
+			fail(w, http.StatusUnprocessableEntity, "Your push was rejected because "+
+				"an LFS pointer (%s, oid %s, %d bytes) points to a file that was not uploaded",
+				f.Path, f.OID, f.Size)
 			return
 		}
 		seen[f.Path] = true
@@ -362,7 +402,8 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, p := range deleted {
 		if _, ok := rp.commits[head].Files[p]; !ok || seen[p] {
-			fail(w, http.StatusNotFound, "cannot delete %s: no such file at %s, or written in the same commit", p, head)
+			fail(w, http.StatusNotFound,
+				"cannot delete %s: no such file at %s, or written in the same commit", p, head)
 			return
 		}
 		seen[p] = true
@@ -370,7 +411,12 @@ func (s *Server) commit(w http.ResponseWriter, r *http.Request) {
 	}
 	sha := s.apply(rp, branch, header.Summary, ops)
 	id := r.PathValue("owner") + "/" + r.PathValue("name")
-	reply(w, map[string]any{"success": true, "commitOid": sha, "commitUrl": s.URL + "/datasets/" + id + "/commit/" + sha, "pullRequestUrl": nil})
+	reply(w, map[string]any{
+		"success":        true,
+		"commitOid":      sha,
+		"commitUrl":      s.URL + "/datasets/" + id + "/commit/" + sha,
+		"pullRequestUrl": nil,
+	})
 }
 func (s *Server) refs(w http.ResponseWriter, r *http.Request) {
 	rp, ok := s.repoFor(w, r, r.PathValue("owner"), r.PathValue("name"), false)
@@ -381,12 +427,20 @@ func (s *Server) refs(w http.ResponseWriter, r *http.Request) {
 	list := func(m map[string]string, kind string) []map[string]string {
 		out := []map[string]string{}
 		for k, v := range m {
-			out = append(out, map[string]string{"name": k, "ref": "refs/" + kind + "/" + k, "targetCommit": v})
+			out = append(out, map[string]string{
+				"name":         k,
+				"ref":          "refs/" + kind + "/" + k,
+				"targetCommit": v,
+			})
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i]["name"] < out[j]["name"] })
 		return out
 	}
-	reply(w, map[string]any{"branches": list(rp.branches, "heads"), "tags": list(rp.tags, "tags"), "converts": []any{}})
+	reply(w, map[string]any{
+		"branches": list(rp.branches, "heads"),
+		"tags":     list(rp.tags, "tags"),
+		"converts": []any{},
+	})
 }
 
 func (s *Server) tag(w http.ResponseWriter, r *http.Request) {
@@ -409,7 +463,8 @@ func (s *Server) tag(w http.ResponseWriter, r *http.Request) {
 	c := rp.resolve(r.PathValue("rev"))
 	switch {
 	case c == nil:
-		failCode(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: %s", r.PathValue("rev"))
+		failCode(w, http.StatusNotFound, "RevisionNotFound", "Invalid rev id: %s",
+			r.PathValue("rev"))
 	case rp.tags[in.Tag] != "":
 		fail(w, http.StatusConflict, "Tag reference %s already exists", in.Tag)
 	default:

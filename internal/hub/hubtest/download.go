@@ -40,7 +40,8 @@ func byteRange(rg string, size int) (start, end int, ok bool) {
 // stand-in's strictness: no client of the Hub sends them). Hang, Throttle
 // and CutNext act on the body here.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, data []byte) {
-	start, end, status := 0, len(data), http.StatusOK
+	start, end := 0, len(data)
+	status := http.StatusOK
 	if rg := r.Header.Get("Range"); rg != "" {
 		s.mu.Lock()
 		s.ranges[route] = append(s.ranges[route], rg)
@@ -52,7 +53,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, dat
 		var ok bool
 		if start, end, ok = byteRange(rg, len(data)); !ok {
 			w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", len(data)))
-			fail(w, http.StatusRequestedRangeNotSatisfiable, "Range %q beyond %d bytes", rg, len(data))
+			fail(w, http.StatusRequestedRangeNotSatisfiable, "Range %q beyond %d bytes",
+				rg, len(data))
 			return
 		}
 		status = http.StatusPartialContent
@@ -130,7 +132,8 @@ func (s *Server) resolveFile(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Linked-Etag", `"`+e.OID+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(size))
 		w.Header().Set("ETag", `"`+e.OID+`"`)
-		http.Redirect(w, r, s.storageBase()+"/lfs-files/"+e.OID+"?"+s.signature(e.OID), http.StatusFound)
+		storage := s.storageBase() + "/lfs-files/" + e.OID + "?" + s.signature(e.OID)
+		http.Redirect(w, r, storage, http.StatusFound)
 		return
 	}
 	data := bytes.Clone(e.Data)
@@ -158,7 +161,8 @@ func (s *Server) rawFile(w http.ResponseWriter, r *http.Request) {
 
 // lfsPointer is the git LFS pointer file of an object.
 func lfsPointer(oid string, size int64) string {
-	return fmt.Sprintf("version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n", oid, size)
+	return fmt.Sprintf("version https://git-lfs.github.com/spec/v1\n"+
+		"oid sha256:%s\nsize %d\n", oid, size)
 }
 
 // signature is the query that makes a storage URL valid for an hour.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,7 +20,11 @@ import (
 func TestStandInServesDownloads(t *testing.T) {
 	srv := hubtest.New(t)
 	srv.AddToken("w", "alice", "write")
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noFollow := &http.Client{
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
 	get := func(url, tok, rng string) (*http.Response, string) {
 		t.Helper()
 		if strings.HasPrefix(url, "/") {
@@ -41,7 +46,9 @@ func TestStandInServesDownloads(t *testing.T) {
 		return resp, string(data)
 	}
 	create := func(name string, private bool) {
-		req, _ := http.NewRequest("POST", srv.URL+"/api/repos/create", strings.NewReader(`{"type":"dataset","name":"`+name+`","organization":"alice","private":`+map[bool]string{true: "true", false: "false"}[private]+`}`))
+		body := `{"type":"dataset","name":"` + name + `","organization":"alice",` +
+			`"private":` + strconv.FormatBool(private) + `}`
+		req, _ := http.NewRequest("POST", srv.URL+"/api/repos/create", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer w")
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -52,20 +59,36 @@ func TestStandInServesDownloads(t *testing.T) {
 	}
 	create("pub", false)
 	create("priv", true)
-	srv.CommitFiles("alice/pub", "main", "add", map[string][]byte{"metadata.json": []byte(`{"a": 1}`)})
+	srv.CommitFiles("alice/pub", "main", "add",
+		map[string][]byte{"metadata.json": []byte(`{"a": 1}`)})
 
-	resp, body := get("/datasets/alice/pub/resolve/main/metadata.json", "", "")
-	if resp.StatusCode != 200 || body != `{"a": 1}` || resp.Header.Get("ETag") == "" || resp.Header.Get("X-Repo-Commit") == "" {
+	const metadata = "/datasets/alice/pub/resolve/main/metadata.json"
+	resp, body := get(metadata, "", "")
+	if resp.StatusCode != 200 ||
+		body != `{"a": 1}` ||
+		resp.Header.Get("ETag") == "" ||
+		resp.Header.Get("X-Repo-Commit") == "" {
 		t.Errorf("regular file: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
-	for rng, want := range map[string]string{"bytes=3-": `": 1}`, "bytes=0-0": "{", "bytes=1-3": `"a"`, "bytes=-2": "1}"} {
-		resp, body := get("/datasets/alice/pub/resolve/main/metadata.json", "", rng)
-		if resp.StatusCode != 206 || body != want || !strings.HasSuffix(resp.Header.Get("Content-Range"), "/8") {
-			t.Errorf("Range %s: %d %q (%s), want 206 %q", rng, resp.StatusCode, body, resp.Header.Get("Content-Range"), want)
+	for rng, want := range map[string]string{
+		"bytes=3-":  `": 1}`,
+		"bytes=0-0": "{",
+		"bytes=1-3": `"a"`,
+		"bytes=-2":  "1}",
+	} {
+		resp, body := get(metadata, "", rng)
+		contentRange := resp.Header.Get("Content-Range")
+		if resp.StatusCode != 206 || body != want || !strings.HasSuffix(contentRange, "/8") {
+			t.Errorf("Range %s: %d %q (%s), want 206 %q",
+				rng, resp.StatusCode, body, contentRange, want)
 		}
 	}
-	for rng, want := range map[string]int{"bytes=0-1,3-4": 400, "bytes=99-": 416, "bytes=5-2": 416} {
-		if resp, _ := get("/datasets/alice/pub/resolve/main/metadata.json", "", rng); resp.StatusCode != want {
+	for rng, want := range map[string]int{
+		"bytes=0-1,3-4": 400,
+		"bytes=99-":     416,
+		"bytes=5-2":     416,
+	} {
+		if resp, _ := get(metadata, "", rng); resp.StatusCode != want {
 			t.Errorf("Range %s: %d, want %d", rng, resp.StatusCode, want)
 		}
 	}
@@ -82,7 +105,8 @@ func TestStandInServesDownloads(t *testing.T) {
 		{"/api/datasets/alice/priv/revision/main", "", 401},
 	} {
 		if resp, body := get(c.path, c.tok, ""); resp.StatusCode != c.want {
-			t.Errorf("GET %s (token %q): %d %s, want %d", c.path, c.tok, resp.StatusCode, body, c.want)
+			t.Errorf("GET %s (token %q): %d %s, want %d",
+				c.path, c.tok, resp.StatusCode, body, c.want)
 		}
 	}
 
@@ -96,7 +120,11 @@ func TestStandInServesDownloads(t *testing.T) {
 
 // lfsRedirect pushes a small LFS object through the batch API and checks
 // its download; it returns a description of what went wrong, or "".
-func lfsRedirect(t *testing.T, srv *hubtest.Server, get func(url, tok, rng string) (*http.Response, string)) string {
+func lfsRedirect(
+	t *testing.T,
+	srv *hubtest.Server,
+	get func(url, tok, rng string) (*http.Response, string),
+) string {
 	t.Helper()
 	content := "0123456789"
 	oid := sha256Hex(content)
@@ -129,18 +157,26 @@ func lfsRedirect(t *testing.T, srv *hubtest.Server, get func(url, tok, rng strin
 		return resp.StatusCode
 	}
 	const lfs = "application/vnd.git-lfs+json"
-	if code := send("POST", "/datasets/alice/pub.git/info/lfs/objects/batch", "w", lfs,
-		`{"operation":"upload","transfers":["basic"],"objects":[{"oid":"`+oid+`","size":10}],"hash_algo":"sha256"}`); code != 200 {
+	batch := `{"operation":"upload","transfers":["basic"],` +
+		`"objects":[{"oid":"` + oid + `","size":10}],"hash_algo":"sha256"}`
+	const batchPath = "/datasets/alice/pub.git/info/lfs/objects/batch"
+	if code := send("POST", batchPath, "w", lfs, batch); code != 200 {
 		return "batch failed"
 	}
-	commit := `{"key":"header","value":{"summary":"s","description":"","parentCommit":""}}` + "\n" +
-		`{"key":"lfsFile","value":{"path":"a.parquet","algo":"sha256","oid":"` + oid + `","size":10}}` + "\n"
-	if code := send("POST", "/api/datasets/alice/pub/commit/main", "w", "application/x-ndjson", commit); code != 200 {
+	commit := `{"key":"header","value":{"summary":"s","description":"","parentCommit":""}}` +
+		"\n" +
+		`{"key":"lfsFile","value":{"path":"a.parquet","algo":"sha256",` +
+		`"oid":"` + oid + `","size":10}}` + "\n"
+	code := send("POST", "/api/datasets/alice/pub/commit/main", "w", "application/x-ndjson", commit)
+	if code != 200 {
 		return "commit failed"
 	}
 	resp, _ := get("/datasets/alice/pub/resolve/main/a.parquet", "", "")
 	loc := resp.Header.Get("Location")
-	if resp.StatusCode != 302 || resp.Header.Get("X-Linked-Etag") != `"`+oid+`"` || resp.Header.Get("X-Linked-Size") != "10" || loc == "" {
+	if resp.StatusCode != 302 ||
+		resp.Header.Get("X-Linked-Etag") != `"`+oid+`"` ||
+		resp.Header.Get("X-Linked-Size") != "10" ||
+		loc == "" {
 		return "LFS resolve: not a 302 with X-Linked-Etag/Size: " + resp.Status
 	}
 	if resp, body := get(loc, "", ""); resp.StatusCode != 200 || body != content {
@@ -149,11 +185,14 @@ func lfsRedirect(t *testing.T, srv *hubtest.Server, get func(url, tok, rng strin
 	if resp, _ := get(loc, "w", ""); resp.StatusCode != 400 {
 		return "storage on another origin took the token: " + resp.Status
 	}
-	if resp, _ := get(strings.Replace(loc, "Signature=", "Signature=0", 1), "", ""); resp.StatusCode != 403 {
+	badSignature := strings.Replace(loc, "Signature=", "Signature=0", 1)
+	if resp, _ := get(badSignature, "", ""); resp.StatusCode != 403 {
 		return "storage took a bad signature: " + resp.Status
 	}
 	// /raw/ serves what git holds: the LFS pointer.
-	if resp, body := get("/datasets/alice/pub/raw/main/a.parquet", "", ""); resp.StatusCode != 200 || body != "version https://git-lfs.github.com/spec/v1\noid sha256:"+oid+"\nsize 10\n" {
+	pointer := "version https://git-lfs.github.com/spec/v1\noid sha256:" + oid + "\nsize 10\n"
+	resp, body := get("/datasets/alice/pub/raw/main/a.parquet", "", "")
+	if resp.StatusCode != 200 || body != pointer {
 		return "raw of an LFS file: " + resp.Status + " " + body
 	}
 	return ""

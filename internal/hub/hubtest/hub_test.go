@@ -39,7 +39,11 @@ func (c caller) do(method, path, tok, ctype, in string) (*http.Response, string)
 		req.Header.Set("Content-Type", ctype)
 		req.Header.Set("Accept", ctype)
 	}
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noFollow := &http.Client{
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
 	resp, err := noFollow.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
@@ -51,7 +55,8 @@ func (c caller) do(method, path, tok, ctype, in string) (*http.Response, string)
 
 func (c caller) create(tok, body string) {
 	c.t.Helper()
-	if resp, out := c.do("POST", "/api/repos/create", tok, "application/json", body); resp.StatusCode != 200 {
+	resp, out := c.do("POST", "/api/repos/create", tok, "application/json", body)
+	if resp.StatusCode != 200 {
 		c.t.Fatalf("create %s: %d %s", body, resp.StatusCode, out)
 	}
 }
@@ -66,7 +71,11 @@ func TestStandInListsTheTreeInPages(t *testing.T) {
 	c := caller{t, srv}
 	c.create("w", `{"type":"dataset","name":"d","organization":"alice"}`)
 	srv.CommitFiles("alice/d", "main", "files", map[string][]byte{
-		"README.md": []byte("r"), "data/a.parquet": []byte("a"), "data/b.parquet": []byte("b"), "report/x/y.png": []byte("y")})
+		"README.md":      []byte("r"),
+		"data/a.parquet": []byte("a"),
+		"data/b.parquet": []byte("b"),
+		"report/x/y.png": []byte("y"),
+	})
 	srv.TreePageSize = 2
 	srv.TruncateSiblings(1)
 
@@ -75,7 +84,9 @@ func TestStandInListsTheTreeInPages(t *testing.T) {
 	for next := "/api/datasets/alice/d/tree/main?recursive=true&expand=false"; next != ""; pages++ {
 		resp, body := c.do("GET", next, "", "", "")
 		var entries []struct{ Type, Path string }
-		if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &entries) != nil || len(entries) > 2 {
+		if resp.StatusCode != 200 ||
+			json.Unmarshal([]byte(body), &entries) != nil ||
+			len(entries) > 2 {
 			t.Fatalf("GET %s: %d %s", next, resp.StatusCode, body)
 		}
 		for _, e := range entries {
@@ -90,8 +101,16 @@ func TestStandInListsTheTreeInPages(t *testing.T) {
 			next = u
 		}
 	}
-	want := []string{"file .gitattributes", "file README.md", "directory data", "file data/a.parquet", "file data/b.parquet",
-		"directory report", "directory report/x", "file report/x/y.png"}
+	want := []string{
+		"file .gitattributes",
+		"file README.md",
+		"directory data",
+		"file data/a.parquet",
+		"file data/b.parquet",
+		"directory report",
+		"directory report/x",
+		"file report/x/y.png",
+	}
 	if !slices.Equal(paths, want) || pages != 4 {
 		t.Errorf("the recursive listing in %d pages: %q, want %q in 4", pages, paths, want)
 	}
@@ -101,8 +120,12 @@ func TestStandInListsTheTreeInPages(t *testing.T) {
 		"/api/datasets/alice/d/tree/main/report":           `"path":"report/x",`,
 		"/api/datasets/alice/d/tree/HEAD/data?expand=true": `"path":"data/b.parquet"`,
 	} {
-		if resp, body := c.do("GET", path, "", "", ""); resp.StatusCode != 200 || !strings.Contains(body, want) || strings.Contains(body, "y.png") {
-			t.Errorf("GET %s: %d %s, want %s and no deeper file", path, resp.StatusCode, body, want)
+		resp, body := c.do("GET", path, "", "", "")
+		if resp.StatusCode != 200 ||
+			!strings.Contains(body, want) ||
+			strings.Contains(body, "y.png") {
+			t.Errorf("GET %s: %d %s, want %s and no deeper file",
+				path, resp.StatusCode, body, want)
 		}
 	}
 	for path, want := range map[string]string{
@@ -110,23 +133,37 @@ func TestStandInListsTheTreeInPages(t *testing.T) {
 		"/api/datasets/alice/d/tree/nope":                 "RevisionNotFound",
 		"/api/datasets/alice/d/tree/main?recursive=maybe": "",
 	} {
-		if resp, _ := c.do("GET", path, "", "", ""); resp.StatusCode/100 != 4 || resp.Header.Get("X-Error-Code") != want {
-			t.Errorf("GET %s: %d %s, want a 4xx with X-Error-Code %q", path, resp.StatusCode, resp.Header.Get("X-Error-Code"), want)
+		resp, _ := c.do("GET", path, "", "", "")
+		if code := resp.Header.Get("X-Error-Code"); resp.StatusCode/100 != 4 || code != want {
+			t.Errorf("GET %s: %d %s, want a 4xx with X-Error-Code %q",
+				path, resp.StatusCode, code, want)
 		}
 	}
-	for _, rev := range []string{"/api/datasets/alice/d", "/api/datasets/alice/d/revision/HEAD?expand=sha"} {
+	for _, rev := range []string{
+		"/api/datasets/alice/d",
+		"/api/datasets/alice/d/revision/HEAD?expand=sha",
+	} {
 		var info struct {
 			SHA      string
 			Siblings []struct{ RFilename string }
 		}
 		resp, body := c.do("GET", rev, "", "", "")
-		if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &info) != nil || info.SHA != srv.History("alice/d", "main")[0].SHA || len(info.Siblings) != 1 {
-			t.Errorf("GET %s: %d %s, want main's commit and one sibling (truncated)", rev, resp.StatusCode, body)
+		if resp.StatusCode != 200 ||
+			json.Unmarshal([]byte(body), &info) != nil ||
+			info.SHA != srv.History("alice/d", "main")[0].SHA ||
+			len(info.Siblings) != 1 {
+			t.Errorf("GET %s: %d %s, want main's commit and one sibling (truncated)",
+				rev, resp.StatusCode, body)
 		}
 	}
-	_, form := c.do("POST", "/api/datasets/alice/d/paths-info/main", "w", "application/x-www-form-urlencoded", "paths=data%2Fa.parquet&paths=nope&expand=false")
-	_, asJSON := c.do("POST", "/api/datasets/alice/d/paths-info/main", "w", "application/json", `{"paths":["data/a.parquet","nope"],"expand":false}`)
-	if form != asJSON || !strings.Contains(form, `"path":"data/a.parquet"`) || strings.Contains(form, "nope") {
+	const pathsInfo = "/api/datasets/alice/d/paths-info/main"
+	_, form := c.do("POST", pathsInfo, "w", "application/x-www-form-urlencoded",
+		"paths=data%2Fa.parquet&paths=nope&expand=false")
+	_, asJSON := c.do("POST", pathsInfo, "w", "application/json",
+		`{"paths":["data/a.parquet","nope"],"expand":false}`)
+	if form != asJSON ||
+		!strings.Contains(form, `"path":"data/a.parquet"`) ||
+		strings.Contains(form, "nope") {
 		t.Errorf("paths-info as a form %s and as JSON %s: want the same one file", form, asJSON)
 	}
 }
@@ -145,17 +182,40 @@ func TestStandInResolvesRepositoryIDsAsTheHub(t *testing.T) {
 	c.create("w", `{"type":"dataset","name":"secret","organization":"alice","private":true}`)
 	srv.Rename("alice/old", "alice/New")
 	for _, r := range []struct{ method, path, ctype, body, want string }{
-		{"GET", "/api/datasets/alice/old/tree/main?recursive=true", "", "", "/api/datasets/alice/New/tree/main?recursive=true"},
-		{"GET", "/api/datasets/ALICE/new/revision/main", "", "", "/api/datasets/alice/New/revision/main"},
-		{"POST", "/api/datasets/alice/old/preupload/main", "application/json", `{"files":[]}`, "/api/datasets/alice/New/preupload/main"},
-		{"POST", "/datasets/alice/old.git/info/lfs/objects/batch", "application/vnd.git-lfs+json", `{}`, "/datasets/alice/New.git/info/lfs/objects/batch"},
+		{
+			method: "GET",
+			path:   "/api/datasets/alice/old/tree/main?recursive=true",
+			want:   "/api/datasets/alice/New/tree/main?recursive=true",
+		},
+		{
+			method: "GET",
+			path:   "/api/datasets/ALICE/new/revision/main",
+			want:   "/api/datasets/alice/New/revision/main",
+		},
+		{
+			method: "POST",
+			path:   "/api/datasets/alice/old/preupload/main",
+			ctype:  "application/json",
+			body:   `{"files":[]}`,
+			want:   "/api/datasets/alice/New/preupload/main",
+		},
+		{
+			method: "POST",
+			path:   "/datasets/alice/old.git/info/lfs/objects/batch",
+			ctype:  "application/vnd.git-lfs+json",
+			body:   `{}`,
+			want:   "/datasets/alice/New.git/info/lfs/objects/batch",
+		},
 	} {
 		resp, body := c.do(r.method, r.path, "w", r.ctype, r.body)
-		if resp.StatusCode != 307 || resp.Header.Get("Location") != r.want {
-			t.Errorf("%s %s: %d %s Location %q, want 307 to %s", r.method, r.path, resp.StatusCode, body, resp.Header.Get("Location"), r.want)
+		if location := resp.Header.Get("Location"); resp.StatusCode != 307 || location != r.want {
+			t.Errorf("%s %s: %d %s Location %q, want 307 to %s",
+				r.method, r.path, resp.StatusCode, body, location, r.want)
 		}
 	}
-	if resp, body := c.do("POST", "/api/datasets/alice/New/preupload/main", "w", "application/json", `{"files":[]}`); resp.StatusCode != 200 {
+	resp, body := c.do("POST", "/api/datasets/alice/New/preupload/main", "w", "application/json",
+		`{"files":[]}`)
+	if resp.StatusCode != 200 {
 		t.Errorf("preupload at the current id: %d %s", resp.StatusCode, body)
 	}
 	for _, r := range []struct {
@@ -165,13 +225,21 @@ func TestStandInResolvesRepositoryIDsAsTheHub(t *testing.T) {
 	}{
 		{"/api/datasets/alice/nope/revision/main", "", 401, "RepoNotFound", ""},
 		{"/api/datasets/alice/secret/revision/main", "", 401, "RepoNotFound", ""},
-		{"/api/datasets/alice/secret/revision/main", "unknown", 401, "", "Invalid credentials in Authorization header"},
+		{
+			path:   "/api/datasets/alice/secret/revision/main",
+			tok:    "unknown",
+			status: 401,
+			msg:    "Invalid credentials in Authorization header",
+		},
 		{"/api/datasets/alice/secret/revision/main", "b", 404, "RepoNotFound", ""},
 		{"/api/datasets/alice/secret/revision/main", "w", 200, "", ""},
 	} {
 		resp, body := c.do("GET", r.path, r.tok, "", "")
-		if resp.StatusCode != r.status || resp.Header.Get("X-Error-Code") != r.code || resp.Header.Get("X-Error-Message") != r.msg {
-			t.Errorf("GET %s with %q: %d %v %s, want %d code %q message %q", r.path, r.tok, resp.StatusCode, resp.Header, body, r.status, r.code, r.msg)
+		if resp.StatusCode != r.status ||
+			resp.Header.Get("X-Error-Code") != r.code ||
+			resp.Header.Get("X-Error-Message") != r.msg {
+			t.Errorf("GET %s with %q: %d %v %s, want %d code %q message %q",
+				r.path, r.tok, resp.StatusCode, resp.Header, body, r.status, r.code, r.msg)
 		}
 	}
 }
@@ -199,20 +267,30 @@ func TestStandInCreatesRepositoriesAsTheHub(t *testing.T) {
 		}
 	}
 	srv.AddRepoToken("fine", "alice", "alice/c")
-	if resp, _ := c.do("POST", "/api/repos/create", "fine", "application/json", `{"type":"dataset","name":"f","organization":"alice"}`); resp.StatusCode != 403 {
+	resp, _ := c.do("POST", "/api/repos/create", "fine", "application/json",
+		`{"type":"dataset","name":"f","organization":"alice"}`)
+	if resp.StatusCode != 403 {
 		t.Errorf("a fine-grained token created a repository: %d", resp.StatusCode)
 	}
-	if resp, body := c.do("GET", "/api/whoami-v2", "fine", "", ""); !strings.Contains(body, `"role":"fineGrained"`) {
+	resp, body := c.do("GET", "/api/whoami-v2", "fine", "", "")
+	if !strings.Contains(body, `"role":"fineGrained"`) {
 		t.Errorf("whoami of a fine-grained token: %d %s", resp.StatusCode, body)
 	}
-	for path, want := range map[string]int{"/api/datasets/alice/c/preupload/main": 200, "/api/datasets/alice/d/preupload/main": 404, "/api/datasets/alice/e/preupload/main": 404} {
-		if resp, body := c.do("POST", path, "fine", "application/json", `{"files":[]}`); resp.StatusCode != want {
+	for path, want := range map[string]int{
+		"/api/datasets/alice/c/preupload/main": 200,
+		"/api/datasets/alice/d/preupload/main": 404,
+		"/api/datasets/alice/e/preupload/main": 404,
+	} {
+		resp, body := c.do("POST", path, "fine", "application/json", `{"files":[]}`)
+		if resp.StatusCode != want {
 			t.Errorf("fine-grained POST %s: %d %s, want %d", path, resp.StatusCode, body, want)
 		}
 	}
 	// A .gitattributes the commit brings decides the upload mode with the branch's.
-	in := `{"files":[{"path":"x.custom","sample":"","size":3}],"gitAttributes":"*.custom filter=lfs diff=lfs merge=lfs -text\n"}`
-	if _, body := c.do("POST", "/api/datasets/alice/c/preupload/main", "w", "application/json", in); !strings.Contains(body, `"uploadMode":"lfs"`) {
+	in := `{"files":[{"path":"x.custom","sample":"","size":3}],` +
+		`"gitAttributes":"*.custom filter=lfs diff=lfs merge=lfs -text\n"}`
+	_, body = c.do("POST", "/api/datasets/alice/c/preupload/main", "w", "application/json", in)
+	if !strings.Contains(body, `"uploadMode":"lfs"`) {
 		t.Errorf("preupload with gitAttributes: %s, want lfs", body)
 	}
 }
@@ -225,12 +303,16 @@ func TestStandInRateLimitsAsTheHub(t *testing.T) {
 	c := caller{t, srv}
 	srv.RateLimit("whoami", 1500*time.Millisecond)
 	resp, _ := c.do("GET", "/api/whoami-v2", "w", "", "")
-	if resp.StatusCode != 429 || resp.Header.Get("RateLimit") != `"api";r=0;t=2` || resp.Header.Get("Retry-After") != "" {
-		t.Errorf("rate-limited: %d RateLimit %q Retry-After %q", resp.StatusCode, resp.Header.Get("RateLimit"), resp.Header.Get("Retry-After"))
+	rateLimit, retryAfter := resp.Header.Get("RateLimit"), resp.Header.Get("Retry-After")
+	if resp.StatusCode != 429 || rateLimit != `"api";r=0;t=2` || retryAfter != "" {
+		t.Errorf("rate-limited: %d RateLimit %q Retry-After %q",
+			resp.StatusCode, rateLimit, retryAfter)
 	}
 	time.Sleep(1600 * time.Millisecond)
-	if resp, _ := c.do("GET", "/api/whoami-v2", "w", "", ""); resp.StatusCode != 200 || srv.RateLimited("whoami") != 1 {
-		t.Errorf("after the window: %d, %d rate-limited answers", resp.StatusCode, srv.RateLimited("whoami"))
+	resp, _ = c.do("GET", "/api/whoami-v2", "w", "", "")
+	if resp.StatusCode != 200 || srv.RateLimited("whoami") != 1 {
+		t.Errorf("after the window: %d, %d rate-limited answers",
+			resp.StatusCode, srv.RateLimited("whoami"))
 	}
 }
 
@@ -248,8 +330,11 @@ func TestStandInStorageOrigins(t *testing.T) {
 	const lfs = "application/vnd.git-lfs+json"
 	batch := func() []string {
 		oid := sha256Hex("0123456789")
+		object := `{"oid":"` + oid + `","size":10}`
 		_, body := c.do("POST", "/datasets/alice/d.git/info/lfs/objects/batch", "w", lfs,
-			`{"operation":"upload","transfers":["basic"],"objects":[{"oid":"`+oid+`","size":10},{"oid":"`+oid+`","size":10}],"hash_algo":"sha_256","ref":{"name":"main"}}`)
+			`{"operation":"upload","transfers":["basic"],`+
+				`"objects":[`+object+`,`+object+`],`+
+				`"hash_algo":"sha_256","ref":{"name":"main"}}`)
 		var out struct {
 			Objects []struct {
 				Actions struct{ Upload struct{ Href string } }
@@ -265,8 +350,10 @@ func TestStandInStorageOrigins(t *testing.T) {
 	if hrefs[0] != hrefs[1] || "http://"+u.Host != srv.StorageURL {
 		t.Fatalf("upload URLs %q: want one, on the storage's origin %s", hrefs, srv.StorageURL)
 	}
-	if resp, _ := c.do("PUT", hrefs[0], "w", "", "0123456789"); resp.StatusCode != 400 || srv.TokensAtStorage() != 1 {
-		t.Errorf("the token at storage on another origin: %d, counted %d", resp.StatusCode, srv.TokensAtStorage())
+	resp, _ := c.do("PUT", hrefs[0], "w", "", "0123456789")
+	if resp.StatusCode != 400 || srv.TokensAtStorage() != 1 {
+		t.Errorf("the token at storage on another origin: %d, counted %d",
+			resp.StatusCode, srv.TokensAtStorage())
 	}
 	srv.StorageOnHub = true
 	hrefs = batch()

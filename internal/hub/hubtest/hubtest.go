@@ -123,7 +123,10 @@ type upload struct {
 
 // LFS patterns of the .gitattributes a new dataset repository starts with
 // (an excerpt of the Hub's default: binary and data formats).
-var lfsPatterns = []string{"*.parquet", "*.arrow", "*.bin", "*.npz", "*.npy", "*.png", "*.jpg", "*.jpeg", "*.gif", "*.zip", "*.gz", "*.tar"}
+var lfsPatterns = []string{
+	"*.parquet", "*.arrow", "*.bin", "*.npz", "*.npy", "*.png",
+	"*.jpg", "*.jpeg", "*.gif", "*.zip", "*.gz", "*.tar",
+}
 
 // lfsThreshold is the size above which the Hub requires LFS.
 const lfsThreshold = 10 << 20
@@ -131,11 +134,27 @@ const lfsThreshold = 10 << 20
 // New starts a stand-in on 127.0.0.1 (the Hub and its storage, on two
 // ports), stopped when t ends.
 func New(t testing.TB) *Server {
-	s := &Server{ChunkSize: 5 << 20, MaxCommitBytes: 64 << 20, TreePageSize: 1000, siblings: -1,
-		tokens: map[string]account{}, repos: map[string]*repo{}, renamed: map[string]string{}, orgPrivate: map[string]bool{},
-		uploads: map[string]*upload{}, counts: map[string]int{}, faults: map[string][]int{}, stalls: map[int]chan struct{}{},
-		cuts: map[string][]int64{}, hangs: map[string]int64{}, throttles: map[string]int64{}, limits: map[string]time.Time{},
-		limited: map[string]int{}, ranges: map[string][]string{}, closed: make(chan struct{})}
+	s := &Server{
+		ChunkSize:      5 << 20,
+		MaxCommitBytes: 64 << 20,
+		TreePageSize:   1000,
+		siblings:       -1,
+		tokens:         map[string]account{},
+		repos:          map[string]*repo{},
+		renamed:        map[string]string{},
+		orgPrivate:     map[string]bool{},
+		uploads:        map[string]*upload{},
+		counts:         map[string]int{},
+		faults:         map[string][]int{},
+		stalls:         map[int]chan struct{}{},
+		cuts:           map[string][]int64{},
+		hangs:          map[string]int64{},
+		throttles:      map[string]int64{},
+		limits:         map[string]time.Time{},
+		limited:        map[string]int{},
+		ranges:         map[string][]string{},
+		closed:         make(chan struct{}),
+	}
 	hub := httptest.NewServer(s.routes())
 	storage := httptest.NewServer(s.storageRoutes(http.NewServeMux(), false))
 	t.Cleanup(func() {
@@ -143,7 +162,8 @@ func New(t testing.TB) *Server {
 		hub.Close()
 		storage.Close()
 	})
-	s.URL, s.StorageURL = hub.URL, storage.URL
+	s.URL = hub.URL
+	s.StorageURL = storage.URL
 	return s
 }
 
@@ -322,7 +342,12 @@ func (s *Server) apply(r *repo, branch, message string, ops map[string]Entry) st
 	h := sha1.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%d", parent, message, s.nextID)
 	sha := hex.EncodeToString(h.Sum(nil))
-	r.commits[sha] = &Commit{SHA: sha, Parent: parent, Message: message, Files: files}
+	r.commits[sha] = &Commit{
+		SHA:     sha,
+		Parent:  parent,
+		Message: message,
+		Files:   files,
+	}
 	r.branches[branch] = sha
 	return sha
 }
@@ -333,7 +358,9 @@ type handler func(w http.ResponseWriter, r *http.Request)
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	handle := func(pattern, route string, h handler) { mux.HandleFunc(pattern, s.middleware(route, h)) }
+	handle := func(pattern, route string, h handler) {
+		mux.HandleFunc(pattern, s.middleware(route, h))
+	}
 	handle("GET /api/whoami-v2", "whoami", s.whoami)
 	handle("POST /api/repos/create", "create", s.create)
 	handle("GET /api/datasets/{owner}/{name}", "info", s.info)
@@ -362,7 +389,8 @@ func (s *Server) storageRoutes(mux *http.ServeMux, onHub bool) *http.ServeMux {
 				s.mu.Lock()
 				s.tokensAtStorage++
 				s.mu.Unlock()
-				fail(w, http.StatusBadRequest, "storage URLs are presigned: an Authorization header is refused (it would leak the Hub token)")
+				fail(w, http.StatusBadRequest, "storage URLs are presigned: "+
+					"an Authorization header is refused (it would leak the Hub token)")
 				return
 			}
 			h(w, r)
@@ -407,7 +435,8 @@ func (s *Server) middleware(route string, h handler) http.HandlerFunc {
 		case wait > 0:
 			// The Hub's rate limit: the wait in RateLimit (t=, seconds
 			// to the window's reset), no Retry-After.
-			w.Header().Set("RateLimit", fmt.Sprintf(`"api";r=0;t=%d`, int(math.Ceil(wait.Seconds()))))
+			reset := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("RateLimit", fmt.Sprintf(`"api";r=0;t=%d`, reset))
 			w.Header().Set("RateLimit-Policy", `"fixed window";"api";q=500;w=300`)
 			fail(w, http.StatusTooManyRequests, "You have been rate-limited")
 			return
@@ -421,7 +450,7 @@ func (s *Server) middleware(route string, h handler) http.HandlerFunc {
 			return
 		}
 		if rate > 0 {
-			r.Body = &slowBody{r: r.Body, rate: rate}
+			r.Body = &slowBody{body: r.Body, rate: rate}
 		}
 		h(w, r)
 	}
@@ -445,7 +474,8 @@ func (s *Server) redirectRenamed(w http.ResponseWriter, r *http.Request) bool {
 	name := r.PathValue("name")
 	suffix := ""
 	if git := r.PathValue("git"); git != "" {
-		name, suffix = strings.TrimSuffix(git, ".git"), ".git"
+		name = strings.TrimSuffix(git, ".git")
+		suffix = ".git"
 	}
 	if owner == "" || name == "" {
 		return false
@@ -567,7 +597,8 @@ func (a account) mayWrite(owner, id string) bool {
 // owns reports whether namespace is the account's user or one of its
 // organisations.
 func (a account) owns(namespace string) bool {
-	return strings.EqualFold(a.user, namespace) || slices.ContainsFunc(a.orgs, func(o string) bool { return strings.EqualFold(o, namespace) })
+	isNamespace := func(o string) bool { return strings.EqualFold(o, namespace) }
+	return strings.EqualFold(a.user, namespace) || slices.ContainsFunc(a.orgs, isNamespace)
 }
 
 // repoFor authenticates the caller and finds the repository of the path:
@@ -576,7 +607,12 @@ func (a account) owns(namespace string) bool {
 // Authorization header is anonymous (see anonymous); one with a header
 // needs a known token, as on the Hub. The caller holds nothing; on success
 // s.mu is held and must be released.
-func (s *Server) repoFor(w http.ResponseWriter, r *http.Request, owner, name string, write bool) (*repo, bool) {
+func (s *Server) repoFor(
+	w http.ResponseWriter,
+	r *http.Request,
+	owner, name string,
+	write bool,
+) (*repo, bool) {
 	if !write && r.Header.Get("Authorization") == "" {
 		return s.anonymous(w, owner, name)
 	}
@@ -640,18 +676,18 @@ func (s *Server) readAt(w http.ResponseWriter, r *http.Request) (*repo, *Commit,
 // slowBody is a request body read at rate bytes a second (a slow client,
 // or a slow network between it and the Hub), in small steps.
 type slowBody struct {
-	r    io.ReadCloser
+	body io.ReadCloser
 	rate int64
 	pace pace
 }
 
 func (b *slowBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p[:min(len(p), paceStep)])
+	n, err := b.body.Read(p[:min(len(p), paceStep)])
 	b.pace.wait(n, b.rate)
 	return n, err
 }
 
-func (b *slowBody) Close() error { return b.r.Close() }
+func (b *slowBody) Close() error { return b.body.Close() }
 
 // paceStep is how many bytes a throttled body moves at a time.
 const paceStep = 4 << 10
@@ -668,5 +704,6 @@ func (p *pace) wait(n int, rate int64) {
 		p.start = time.Now()
 	}
 	p.done += int64(n)
-	time.Sleep(time.Until(p.start.Add(time.Duration(float64(p.done) / float64(rate) * float64(time.Second)))))
+	due := time.Duration(float64(p.done) / float64(rate) * float64(time.Second))
+	time.Sleep(time.Until(p.start.Add(due)))
 }

@@ -56,7 +56,8 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, o := range in.Objects {
 		if !isSHA256(o.OID) || o.Size == nil || *o.Size < 0 {
-			fail(w, http.StatusUnprocessableEntity, "object %q: oid must be 64 lowercase hex digits and size a non-negative number", o.OID)
+			fail(w, http.StatusUnprocessableEntity, "object %q: "+
+				"oid must be 64 lowercase hex digits and size a non-negative number", o.OID)
 			return
 		}
 	}
@@ -69,7 +70,8 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 	if in.Ref != nil && rp.branches[in.Ref.Name] == "" {
 		// Both reference clients send the branch's name (huggingface_hub
 		// lfs.py post_lfs_batch_info, @huggingface/hub commit.ts).
-		fail(w, http.StatusUnprocessableEntity, "ref %q is not a branch of %s/%s: name the branch the commit goes to", in.Ref.Name, owner, name)
+		fail(w, http.StatusUnprocessableEntity, "ref %q is not a branch of %s/%s: "+
+			"name the branch the commit goes to", in.Ref.Name, owner, name)
 		return
 	}
 	multipart := slices.Contains(in.Transfers, "multipart")
@@ -95,9 +97,17 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		s.nextID++
 		id := strconv.Itoa(s.nextID)
-		up := &upload{repo: owner + "/" + name, oid: o.OID, size: *o.Size, parts: map[int][]byte{}}
+		up := &upload{
+			repo:  owner + "/" + name,
+			oid:   o.OID,
+			size:  *o.Size,
+			parts: map[int][]byte{},
+		}
 		s.uploads[id] = up
-		upAction := map[string]any{"href": s.storageBase() + "/storage/" + id, "header": map[string]string{}}
+		upAction := map[string]any{
+			"href":   s.storageBase() + "/storage/" + id,
+			"header": map[string]string{},
+		}
 		if multipart && *o.Size > s.ChunkSize {
 			up.nParts = int((*o.Size + s.ChunkSize - 1) / s.ChunkSize)
 			h := map[string]string{"chunk_size": strconv.FormatInt(s.ChunkSize, 10)}
@@ -106,13 +116,22 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 			}
 			upAction = map[string]any{"href": s.URL + "/lfs-complete/" + id, "header": h}
 		}
-		obj["actions"] = map[string]any{"upload": upAction,
-			"verify": map[string]any{"href": s.URL + "/lfs-verify/" + owner + "/" + name, "header": map[string]string{}}}
+		obj["actions"] = map[string]any{
+			"upload": upAction,
+			"verify": map[string]any{
+				"href":   s.URL + "/lfs-verify/" + owner + "/" + name,
+				"header": map[string]string{},
+			},
+		}
 		actions[o.OID] = obj["actions"]
 		objs = append(objs, obj)
 	}
 	w.Header().Set("Content-Type", "application/vnd.git-lfs+json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"transfer": transfer, "objects": objs, "hash_algo": "sha256"})
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"transfer":  transfer,
+		"objects":   objs,
+		"hash_algo": "sha256",
+	})
 }
 
 func isSHA256(s string) bool {
@@ -135,7 +154,8 @@ func (s *Server) basicPut(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the client went away
 	}
-	if sum := sha256.Sum256(data); int64(len(data)) != up.size || hex.EncodeToString(sum[:]) != up.oid {
+	sum := sha256.Sum256(data)
+	if int64(len(data)) != up.size || hex.EncodeToString(sum[:]) != up.oid {
 		fail(w, http.StatusBadRequest, "content does not match oid %s and size %d", up.oid, up.size)
 		return
 	}
@@ -169,7 +189,8 @@ func (s *Server) partPut(w http.ResponseWriter, r *http.Request) {
 	}
 	want := min(s.ChunkSize, up.size-int64(n-1)*s.ChunkSize)
 	if r.ContentLength != want {
-		fail(w, http.StatusBadRequest, "part %d must be %d bytes with a Content-Length, got %d", n, want, r.ContentLength)
+		fail(w, http.StatusBadRequest, "part %d must be %d bytes with a Content-Length, got %d",
+			n, want, r.ContentLength)
 		return
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, want+1))
@@ -207,7 +228,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "oid %s is not this upload's (%s)", in.OID, up.oid)
 		return
 	case len(in.Parts) != up.nParts:
-		fail(w, http.StatusBadRequest, "%d parts listed, the upload has %d", len(in.Parts), up.nParts)
+		fail(w, http.StatusBadRequest, "%d parts listed, the upload has %d",
+			len(in.Parts), up.nParts)
 		return
 	}
 	var all []byte
@@ -215,13 +237,16 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		data, ok := up.parts[p.PartNumber]
 		sum := md5.Sum(data)
 		if p.PartNumber != i+1 || !ok || p.ETag != `"`+hex.EncodeToString(sum[:])+`"` {
-			fail(w, http.StatusBadRequest, "part %d: missing, out of order, or ETag %s does not match the uploaded part", p.PartNumber, p.ETag)
+			fail(w, http.StatusBadRequest, "part %d: missing, out of order, or ETag %s "+
+				"does not match the uploaded part", p.PartNumber, p.ETag)
 			return
 		}
 		all = append(all, data...)
 	}
-	if sum := sha256.Sum256(all); int64(len(all)) != up.size || hex.EncodeToString(sum[:]) != up.oid {
-		fail(w, http.StatusBadRequest, "assembled parts do not match oid %s and size %d", up.oid, up.size)
+	sum := sha256.Sum256(all)
+	if int64(len(all)) != up.size || hex.EncodeToString(sum[:]) != up.oid {
+		fail(w, http.StatusBadRequest, "assembled parts do not match oid %s and size %d",
+			up.oid, up.size)
 		return
 	}
 	s.repos[up.repo].lfs[up.oid] = all

@@ -28,10 +28,12 @@ func describe(rp *repo, p string, e Entry) map[string]any {
 	if e.LFS {
 		size := int64(len(rp.lfs[e.OID]))
 		pointer := lfsPointer(e.OID, size)
-		item["size"], item["oid"] = size, gitBlob([]byte(pointer))
+		item["size"] = size
+		item["oid"] = gitBlob([]byte(pointer))
 		item["lfs"] = map[string]any{"oid": e.OID, "size": size, "pointerSize": len(pointer)}
 	} else {
-		item["size"], item["oid"] = len(e.Data), gitBlob(e.Data)
+		item["size"] = len(e.Data)
+		item["oid"] = gitBlob(e.Data)
 	}
 	return item
 }
@@ -86,7 +88,12 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) {
 			f := path.Join(dir, strings.Join(parts[:i+1], "/"))
 			if !folders[f] {
 				folders[f] = true
-				entries = append(entries, map[string]any{"type": "directory", "path": f, "size": 0, "oid": gitBlob([]byte("tree " + f))})
+				entries = append(entries, map[string]any{
+					"type": "directory",
+					"path": f,
+					"size": 0,
+					"oid":  gitBlob([]byte("tree " + f)),
+				})
 			}
 		}
 		if recursive || len(parts) == 1 {
@@ -97,7 +104,9 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) {
 		failCode(w, http.StatusNotFound, "EntryNotFound", "%s does not exist at %s", dir, c.SHA)
 		return
 	}
-	slices.SortStableFunc(entries, func(a, b map[string]any) int { return strings.Compare(a["path"].(string), b["path"].(string)) })
+	slices.SortStableFunc(entries, func(a, b map[string]any) int {
+		return strings.Compare(a["path"].(string), b["path"].(string))
+	})
 	start := 0
 	if cur := q.Get("cursor"); cur != "" {
 		after, err := base64.RawURLEncoding.DecodeString(cur)
@@ -105,7 +114,9 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "invalid cursor")
 			return
 		}
-		start = slices.IndexFunc(entries, func(e map[string]any) bool { return e["path"].(string) > string(after) })
+		start = slices.IndexFunc(entries, func(e map[string]any) bool {
+			return e["path"].(string) > string(after)
+		})
 		if start < 0 {
 			start = len(entries)
 		}
@@ -113,7 +124,8 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) {
 	end := min(start+max(s.TreePageSize, 1), len(entries))
 	if end < len(entries) {
 		next := *r.URL
-		q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(entries[end-1]["path"].(string))))
+		last := entries[end-1]["path"].(string)
+		q.Set("cursor", base64.RawURLEncoding.EncodeToString([]byte(last)))
 		next.RawQuery = q.Encode()
 		w.Header().Set("Link", fmt.Sprintf("<%s%s>; rel=\"next\"", s.URL, next.RequestURI()))
 	}
@@ -149,7 +161,8 @@ func (s *Server) pathsInfo(w http.ResponseWriter, r *http.Request) {
 		}
 		paths = r.PostForm["paths"]
 	default:
-		fail(w, http.StatusBadRequest, "Content-Type is %q, want application/json or application/x-www-form-urlencoded", ct)
+		fail(w, http.StatusBadRequest,
+			"Content-Type is %q, want application/json or application/x-www-form-urlencoded", ct)
 		return
 	}
 	if len(paths) == 0 {

@@ -26,7 +26,8 @@ func header(n int) string {
 		b.WriteString("};\n\n")
 	}
 	b.WriteString("static const double ziggurat_nor_r = 3.6541528853610087963519472518;\n")
-	b.WriteString("static const double ziggurat_nor_inv_r =\n    0.27366123732975827203338247596; // 1.0 / ziggurat_nor_r;\n")
+	b.WriteString("static const double ziggurat_nor_inv_r =\n" +
+		"    0.27366123732975827203338247596; // 1.0 / ziggurat_nor_r;\n")
 	b.WriteString("static const float ziggurat_nor_r_f = 3.6541528853610087963519472518f;\n")
 	b.WriteString("static const float ziggurat_nor_inv_r_f = 0.27366123732975827203338247596f;\n")
 	return b.String()
@@ -52,7 +53,8 @@ func TestGenerateKeepsLiteralsVerbatim(t *testing.T) {
 }
 
 func TestGenerateRejectsWrongLength(t *testing.T) {
-	if _, err := generate(header(255)); err == nil || !strings.Contains(err.Error(), "has 255 entries, want 256") {
+	_, err := generate(header(255))
+	if err == nil || !strings.Contains(err.Error(), "has 255 entries, want 256") {
 		t.Fatalf("error %v, want a length complaint", err)
 	}
 }
