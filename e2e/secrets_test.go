@@ -116,15 +116,15 @@ func TestSecretNeverLeaks(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, st := range []struct {
-		name string
-		s    *store.Store
+		name   string
+		bucket *store.Store
 	}{{"artifacts", s.art}, {"releases", s.rel}} {
-		objs, err := st.s.List(ctx, "")
+		objs, err := st.bucket.List(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range objs {
-			data, err := st.s.Get(ctx, k)
+			data, err := st.bucket.Get(ctx, k)
 			if err != nil {
 				t.Fatal(err)
 			}

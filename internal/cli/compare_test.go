@@ -364,8 +364,8 @@ func TestCompareCannotBeFooledByTheSideUnderTest(t *testing.T) {
 	zero := func(float32) float32 { return 0 }
 	same := func(m float32) float32 { return m }
 	for _, c := range []struct {
-		name string
-		b    string
+		name  string
+		wrong string
 	}{
 		{"final+0.25, avg_variance 1e30", wrong("shift-1e30", shift, false, 1e30)},
 		{"final and last layer +0.25, avg_variance 1e30",
@@ -376,7 +376,7 @@ func TestCompareCannotBeFooledByTheSideUnderTest(t *testing.T) {
 		{"avg_variance 0 alone", wrong("var-0", same, false, math.SmallestNonzeroFloat64)},
 	} {
 		for _, mode := range []string{"stat", "exact"} {
-			for _, order := range [][2]string{{a, c.b}, {c.b, a}} {
+			for _, order := range [][2]string{{a, c.wrong}, {c.wrong, a}} {
 				code, r, errs := compareJSON(t, order[0], order[1], "--mode", mode)
 				if code != 1 || r.Same {
 					t.Errorf("%s, --mode %s, %s first: exit %d; want 1 (different)\n%s",

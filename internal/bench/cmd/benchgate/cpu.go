@@ -273,8 +273,8 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	fmt.Fprintln(w, "| phase | ns per sample | share |")
 	fmt.Fprintln(w, "|---|---:|---:|")
 	for _, ph := range []struct {
-		name string
-		f    phaseTime
+		name  string
+		spent phaseTime
 	}{
 		{"sampling (Philox, Box–Muller)",
 			worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Sampling })},
@@ -287,7 +287,7 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 		{"other in the worker (loop, clock reads)", worker(gpuengine.WorkerPhases.Other)},
 		{"outside the worker (step loop, checkpoints, runtime)", gpuengine.CPUPhases.Outside},
 	} {
-		v := perSample(r.one, ph.f)
+		v := perSample(r.one, ph.spent)
 		fmt.Fprintf(w, "| %s | %s | %.1f %% |\n", ph.name, spread(v, "%.1f"), 100*med(v)/med(total))
 	}
 	fmt.Fprintf(w, "| total, profiled | %s | 100 %% |\n", spread(total, "%.1f"))
