@@ -49,9 +49,7 @@ func TestRestartWithAChangedSpecIsRefused(t *testing.T) {
 	changed.NSamples = b.NSamples / 2
 	changedCfg := s.writeConfig("changed", s.bakeConfigMap(changed))
 	r := s.whestbake(nil, "bake", "--config-file", changedCfg, "--id", b.ID, "--wait")
-	if r.code != 1 ||
-		!strings.Contains(r.stderr, "n-samples: recorded 3000000, this config 1500000") ||
-		!strings.Contains(r.stderr, "new --id") {
+	if !r.refused("n-samples: recorded 3000000, this config 1500000", "new --id") {
 		t.Fatalf("a restart with n-samples changed was not refused as it should be:\n%s", r)
 	}
 	after, _ := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), "")

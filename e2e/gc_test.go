@@ -78,9 +78,7 @@ func TestGC(t *testing.T) {
 			return err == nil && ok
 		})
 		r := s.whestbake(nil, "gc", slow.ID, "--config-file", statusCfg)
-		if r.code != 1 ||
-			!strings.Contains(r.stderr, "is running") ||
-			!strings.Contains(r.stderr, "whestbake cancel "+slow.ID) {
+		if !r.refused("is running", "whestbake cancel "+slow.ID) {
 			t.Errorf("gc of a running bake: want a refusal that says how to stop it:\n%s", r)
 		}
 		s.cancelAndWaitClosed(t, statusCfg, slow.ID, "public")

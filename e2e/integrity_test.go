@@ -148,9 +148,7 @@ func TestStoredStateIntegrity(t *testing.T) {
 		}
 		r := s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-attacker", cfg),
 			"--id", b.ID)
-		if r.code != 1 ||
-			!strings.Contains(r.stderr, "release.prefix") ||
-			!strings.Contains(r.stderr, "inside bakes/") {
+		if !r.refused("release.prefix", "inside bakes/") {
 			t.Errorf("a release into bakes/victim/dataset: "+
 				"want a refusal naming release.prefix:\n%s", r)
 		}
@@ -229,10 +227,8 @@ func TestStoredStateIntegrity(t *testing.T) {
 		elsewhere := s.baseConfig()
 		elsewhere["temporal"].(map[string]any)["namespace"] = other
 		r := s.whestbake(nil, "gc", slow.ID, "--config-file", s.writeConfig("elsewhere", elsewhere))
-		if r.code != 1 ||
-			!strings.Contains(r.stderr, "was started in namespace default") ||
-			!strings.Contains(r.stderr, "connects to namespace "+other) ||
-			!strings.Contains(r.stderr, "nothing was deleted") {
+		if !r.refused("was started in namespace default", "connects to namespace "+other,
+			"nothing was deleted") {
 			t.Errorf("gc of a running bake from another namespace: "+
 				"want a refusal that says where the bake runs:\n%s", r)
 		}
@@ -242,9 +238,7 @@ func TestStoredStateIntegrity(t *testing.T) {
 		other2["temporal"].(map[string]any)["namespace"] = other
 		r = s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-elsewhere", other2),
 			"--id", slow.ID)
-		if r.code != 1 ||
-			!strings.Contains(r.stderr, "was started in namespace default") ||
-			!strings.Contains(r.stderr, "a bake runs in one namespace") {
+		if !r.refused("was started in namespace default", "a bake runs in one namespace") {
 			t.Errorf("a start of the running bake in another namespace: want a refusal:\n%s", r)
 		}
 		_, err = oc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(slow.ID), "")
@@ -268,10 +262,8 @@ func TestStoredStateIntegrity(t *testing.T) {
 			t.Fatal(err)
 		}
 		r = s.whestbake(nil, "gc", slow.ID, "--config-file", statusCfg)
-		const noRecord = "has no record of the Temporal cluster and namespace it was started in"
-		if r.code != 1 ||
-			!strings.Contains(r.stderr, noRecord) ||
-			!strings.Contains(r.stderr, "gc --force") {
+		if !r.refused("has no record of the Temporal cluster and namespace it was started in",
+			"gc --force") {
 			t.Errorf("gc of a bake without its started-in record: "+
 				"want a refusal pointing at --force:\n%s", r)
 		}

@@ -262,6 +262,20 @@ type result struct {
 	took           time.Duration
 }
 
+// refused reports whether r is a refusal: exit status 1, with every one of
+// wants in its stderr.
+func (r result) refused(wants ...string) bool {
+	if r.code != 1 {
+		return false
+	}
+	for _, want := range wants {
+		if !strings.Contains(r.stderr, want) {
+			return false
+		}
+	}
+	return true
+}
+
 func (r result) String() string {
 	return fmt.Sprintf("exit %d after %s\nstdout:\n%s\nstderr:\n%s",
 		r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
