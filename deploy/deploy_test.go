@@ -99,14 +99,20 @@ func TestSystemdUnits(t *testing.T) {
 				exec = v
 			}
 		}
-		fields := strings.Fields(os.Expand(exec, func(v string) string { return map[string]string{"METRICS_PORT": "9470"}[v] }))
+		env := map[string]string{"METRICS_PORT": "9470"}
+		fields := strings.Fields(os.Expand(exec, func(v string) string { return env[v] }))
 		if len(fields) < 2 || !strings.HasPrefix(filepath.Base(fields[0]), "whestbake-worker") {
 			t.Fatalf("%s: ExecStart=%s", unit, exec)
 		}
 		checkWorkerArgs(t, unit, fields[1:])
 	}
 	gpu := read(t, "systemd/whestbake-worker@.service")
-	for _, want := range []string{"Environment=CUDA_VISIBLE_DEVICES=%i", "--role gpu", "--device cuda", "TimeoutStopSec=200"} {
+	for _, want := range []string{
+		"Environment=CUDA_VISIBLE_DEVICES=%i",
+		"--role gpu",
+		"--device cuda",
+		"TimeoutStopSec=200",
+	} {
 		if !strings.Contains(gpu, want) {
 			t.Errorf("whestbake-worker@.service lacks %q", want)
 		}
@@ -182,7 +188,8 @@ func TestKubernetesManifests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the ConfigMap's worker.metrics-listen %q: %v", cfg.Worker.MetricsListen, err)
 	}
-	for name, role := range map[string]string{"whestbake-control": "control", "whestbake-gpu": "gpu"} {
+	roles := map[string]string{"whestbake-control": "control", "whestbake-gpu": "gpu"}
+	for name, role := range roles {
 		d, ok := deployments[name]
 		if !ok || len(d.Spec.Template.Spec.Containers) != 1 {
 			t.Fatalf("no Deployment %s with one container", name)
@@ -197,30 +204,43 @@ func TestKubernetesManifests(t *testing.T) {
 				t.Errorf("%s sets %s, which no config key reads", name, e.Name)
 			}
 		}
-		if len(c.Ports) != 1 || c.Ports[0].Name != c.LivenessProbe.HTTPGet.Port || strings.TrimSpace(port) != strconv.Itoa(c.Ports[0].ContainerPort) {
-			t.Errorf("%s: liveness on port %v, container port %+v, worker.metrics-listen %s", name, c.LivenessProbe.HTTPGet.Port, c.Ports, cfg.Worker.MetricsListen)
+		if len(c.Ports) != 1 ||
+			c.Ports[0].Name != c.LivenessProbe.HTTPGet.Port ||
+			strings.TrimSpace(port) != strconv.Itoa(c.Ports[0].ContainerPort) {
+			t.Errorf("%s: liveness on port %v, container port %+v, worker.metrics-listen %s",
+				name, c.LivenessProbe.HTTPGet.Port, c.Ports, cfg.Worker.MetricsListen)
 		}
 		if c.LivenessProbe.HTTPGet.Path != "/healthz" {
-			t.Errorf("%s: liveness probe on %q, the worker serves /healthz", name, c.LivenessProbe.HTTPGet.Path)
+			t.Errorf("%s: liveness probe on %q, the worker serves /healthz",
+				name, c.LivenessProbe.HTTPGet.Path)
 		}
 	}
 	gpu := deployments["whestbake-gpu"]
 	if g := gpu.Spec.Template.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; g != 1 {
 		t.Errorf("the GPU worker asks for nvidia.com/gpu: %v, want 1 per pod", g)
 	}
-	if !strings.Contains(strings.Join(gpu.Spec.Template.Spec.Containers[0].Args, " "), "--device cuda") {
+	gpuArgs := strings.Join(gpu.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(gpuArgs, "--device cuda") {
 		t.Error("the GPU worker does not run --device cuda")
 	}
 	// Longer than the worker's wait for a slice to hand back.
-	if s := gpu.Spec.Template.Spec.TerminationGracePeriodSeconds; s <= int(worker.GPUStopTimeout.Seconds()) {
-		t.Errorf("terminationGracePeriodSeconds %d ≤ worker.GPUStopTimeout %s", s, worker.GPUStopTimeout)
+	grace := gpu.Spec.Template.Spec.TerminationGracePeriodSeconds
+	if grace <= int(worker.GPUStopTimeout.Seconds()) {
+		t.Errorf("terminationGracePeriodSeconds %d ≤ worker.GPUStopTimeout %s",
+			grace, worker.GPUStopTimeout)
 	}
 }
 
 func TestContainerBuild(t *testing.T) {
 	df := read(t, "container/Dockerfile")
-	for _, want := range []string{"CGO_ENABLED=0 go build -trimpath -o /out/whestbake-worker ./cmd/worker", "go build -tags cuda", "AS control", "AS gpu",
-		"gpuengine/internal/cudashim", "nvidia/cuda:${CUDA_VERSION}-runtime"} {
+	for _, want := range []string{
+		"CGO_ENABLED=0 go build -trimpath -o /out/whestbake-worker ./cmd/worker",
+		"go build -tags cuda",
+		"AS control",
+		"AS gpu",
+		"gpuengine/internal/cudashim",
+		"nvidia/cuda:${CUDA_VERSION}-runtime",
+	} {
 		if !strings.Contains(df, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}

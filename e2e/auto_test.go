@@ -21,11 +21,19 @@ func TestAutoInFlight(t *testing.T) {
 	for range 3 {
 		s.startWorker("gpu")
 	}
-	b := bakeSpec{ID: "auto", Width: 64, Depth: 4, NSamples: 400_000, SliceSize: 1, Tag: "auto",
-		Splits: []splitSpec{{"public", "default", 9, 5}}}
+	b := bakeSpec{
+		ID:        "auto",
+		Width:     64,
+		Depth:     4,
+		NSamples:  400_000,
+		SliceSize: 1,
+		Tag:       "auto",
+		Splits:    []splitSpec{{"public", "default", 9, 5}},
+	}
 	s.mustWhestbake("bake", "--config-file", s.bakeConfig(b), "--id", b.ID)
 	waitFor(t, 2*time.Minute, "slice 2 to be committed", func() bool {
-		ok, err := s.art.Exists(context.Background(), keys.Manifest(keys.Bake(b.ID).Slice("public", 2)))
+		slice2 := keys.Manifest(keys.Bake(b.ID).Slice("public", 2))
+		ok, err := s.art.Exists(context.Background(), slice2)
 		return err == nil && ok
 	})
 	control.kill()
@@ -38,7 +46,8 @@ func TestAutoInFlight(t *testing.T) {
 		t.Fatalf("%d slices completed, want 9", len(runs))
 	}
 	if peak, _ := peakOverlap(runs); peak != 3 {
-		t.Errorf("at most %d slices ran at once on 3 GPU workers with max-in-flight auto, want 3", peak)
+		t.Errorf("at most %d slices ran at once on 3 GPU workers with max-in-flight auto, want 3",
+			peak)
 	}
 	var p bakeapi.SplitProgress
 	v, err := s.tc.QueryWorkflow(t.Context(), id, "", bakeapi.ProgressQuery)
@@ -72,7 +81,8 @@ func peakOverlap(runs []sliceRun) (peak int, at time.Time) {
 	for _, e := range edges {
 		now += e.delta
 		if now > peak {
-			peak, at = now, e.at
+			peak = now
+			at = e.at
 		}
 	}
 	return peak, at

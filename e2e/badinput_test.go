@@ -54,29 +54,45 @@ func TestBadInputsFailFastAndClearly(t *testing.T) {
 	}
 	cases := []badInput{
 		{name: "zero width", spoil: set("bake", "width", 0), want: []string{"bake.width"}},
-		{name: "n-samples not a number", spoil: set("bake", "n-samples", "lots"), want: []string{"n-samples", "lots"}},
-		{name: "zero slice size", spoil: set("bake", "slice-size", 0), want: []string{"bake.slice-size"}},
-		{name: "negative max in flight", spoil: set("bake", "max-in-flight", -2), want: []string{"bake.max-in-flight"}},
-		{name: "unknown sampler", spoil: set("bake", "sampler", "gaussian"), want: []string{"bake.sampler", "gaussian"}},
-		{name: "bad split name", spoil: func(cfg map[string]any) { firstSplit(cfg)["name"] = "Public Split" }, want: []string{"Public Split"}},
+		{name: "n-samples not a number", spoil: set("bake", "n-samples", "lots"),
+			want: []string{"n-samples", "lots"}},
+		{name: "zero slice size", spoil: set("bake", "slice-size", 0),
+			want: []string{"bake.slice-size"}},
+		{name: "negative max in flight", spoil: set("bake", "max-in-flight", -2),
+			want: []string{"bake.max-in-flight"}},
+		{name: "unknown sampler", spoil: set("bake", "sampler", "gaussian"),
+			want: []string{"bake.sampler", "gaussian"}},
+		{name: "bad split name",
+			spoil: func(cfg map[string]any) { firstSplit(cfg)["name"] = "Public Split" },
+			want:  []string{"Public Split"}},
 		{name: "duplicate split names", spoil: func(cfg map[string]any) {
 			sp := section(cfg, "bake")["splits"].([]map[string]any)
 			sp[1]["name"] = sp[0]["name"]
 		}, want: []string{"public", "appears twice"}},
-		{name: "seeds file with a repeated seed", spoil: seedsFile("[1, 2, 2, 3, 4]"), want: []string{"duplicate"}},
-		{name: "seeds file of the wrong length", spoil: seedsFile("[1, 2]"), want: []string{"2 seeds", "5"}},
+		{name: "seeds file with a repeated seed", spoil: seedsFile("[1, 2, 2, 3, 4]"),
+			want: []string{"duplicate"}},
+		{name: "seeds file of the wrong length", spoil: seedsFile("[1, 2]"),
+			want: []string{"2 seeds", "5"}},
 		{name: "seeds file missing", spoil: func(cfg map[string]any) {
 			seedsFile("[9]")(cfg)
 			firstSplit(cfg)["seeds-file"] = filepath.Join(s.dir, "no-such-seeds.json")
 		}, want: []string{"no-such-seeds.json"}},
-		{name: "release without a tag", spoil: set("release", "tag", ""), want: []string{"release.tag"}},
+		{name: "release without a tag", spoil: set("release", "tag", ""),
+			want: []string{"release.tag"}},
 		{name: "bad bake id", id: "two/parts", want: []string{"two/parts"}},
-		{name: "artifact bucket missing", spoil: set("s3", "bucket", "no-such-bucket"), want: []string{"no-such-bucket"}},
-		{name: "release bucket missing", spoil: set("release", "bucket", "no-such-releases"), want: []string{"release.bucket", "no-such-releases"}},
-		{name: "Temporal unreachable", spoil: set("temporal", "address", "127.0.0.1:"+closedPort), want: []string{"127.0.0.1:" + closedPort}},
-		{name: "S3 unreachable", spoil: set("s3", "endpoint", "127.0.0.1:"+closedPort), want: []string{"127.0.0.1:" + closedPort}},
-		{name: "wrong S3 secret", env: []string{"WHESTBAKE_S3_SECRET_KEY=not-the-" + s.secret}, want: []string{"WHESTBAKE_S3_SECRET_KEY"}},
-		{name: "no S3 credentials", env: []string{"WHESTBAKE_S3_ACCESS_KEY=", "WHESTBAKE_S3_SECRET_KEY="}, want: []string{"s3.secret-key"}},
+		{name: "artifact bucket missing", spoil: set("s3", "bucket", "no-such-bucket"),
+			want: []string{"no-such-bucket"}},
+		{name: "release bucket missing", spoil: set("release", "bucket", "no-such-releases"),
+			want: []string{"release.bucket", "no-such-releases"}},
+		{name: "Temporal unreachable", spoil: set("temporal", "address", "127.0.0.1:"+closedPort),
+			want: []string{"127.0.0.1:" + closedPort}},
+		{name: "S3 unreachable", spoil: set("s3", "endpoint", "127.0.0.1:"+closedPort),
+			want: []string{"127.0.0.1:" + closedPort}},
+		{name: "wrong S3 secret", env: []string{"WHESTBAKE_S3_SECRET_KEY=not-the-" + s.secret},
+			want: []string{"WHESTBAKE_S3_SECRET_KEY"}},
+		{name: "no S3 credentials",
+			env:  []string{"WHESTBAKE_S3_ACCESS_KEY=", "WHESTBAKE_S3_SECRET_KEY="},
+			want: []string{"s3.secret-key"}},
 	}
 	statusCfg := s.writeConfig("status", s.baseConfig())
 	for i, c := range cases {
@@ -91,7 +107,8 @@ func TestBadInputsFailFastAndClearly(t *testing.T) {
 			if c.spoil != nil {
 				c.spoil(cfg)
 			}
-			r := s.whestbake(c.env, "bake", "--config-file", s.writeConfig(fmt.Sprintf("bad-%02d", i), cfg), "--id", id, "--wait")
+			cfgFile := s.writeConfig(fmt.Sprintf("bad-%02d", i), cfg)
+			r := s.whestbake(c.env, "bake", "--config-file", cfgFile, "--id", id, "--wait")
 			if r.code == 0 {
 				t.Fatalf("accepted:\n%s", r)
 			}
@@ -103,14 +120,16 @@ func TestBadInputsFailFastAndClearly(t *testing.T) {
 					t.Errorf("message does not mention %q:\n%s", w, r.stderr)
 				}
 			}
-			if strings.Contains(r.stdout+r.stderr, "goroutine ") || strings.Contains(r.stdout+r.stderr, s.secret) {
+			said := r.stdout + r.stderr
+			if strings.Contains(said, "goroutine ") || strings.Contains(said, s.secret) {
 				t.Errorf("output holds a stack trace or the secret:\n%s", r)
 			}
 			// No such bake; and an ID that cannot be one is a usage error (exit 2).
 			st := s.whestbake(nil, "status", id, "--config-file", statusCfg)
 			if c.id != "" && (st.code != 2 || !strings.Contains(st.stderr, "is not usable")) ||
 				c.id == "" && (st.code == 0 || !strings.Contains(st.stderr, "no bake")) {
-				t.Errorf("`whestbake status %s` should say there is no such bake, or that %s cannot be one:\n%s", id, id, st)
+				t.Errorf("`whestbake status %s` should say there is no such bake, "+
+					"or that %s cannot be one:\n%s", id, id, st)
 			}
 			s.assertNoArtifacts(t, id)
 			s.assertNothingReleased(t, id)
@@ -129,7 +148,8 @@ func (s *stack) assertNoArtifacts(t *testing.T, id string) {
 // assertNothingReleased: nothing exists at bake id's release tag.
 func (s *stack) assertNothingReleased(t *testing.T, id string) {
 	t.Helper()
-	if objs, err := s.rel.List(context.Background(), keys.Release(releasePrefix, "e2e", id)+"/"); err != nil || len(objs) > 0 {
+	released := keys.Release(releasePrefix, "e2e", id) + "/"
+	if objs, err := s.rel.List(context.Background(), released); err != nil || len(objs) > 0 {
 		t.Errorf("bake %s released %v (%v)", id, objs, err)
 	}
 }

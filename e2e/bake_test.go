@@ -31,8 +31,19 @@ type bakeSpec struct {
 
 // smallBake is two splits of several slices each, a few milliseconds per MLP.
 func smallBake(id string, seed uint64) bakeSpec {
-	return bakeSpec{ID: id, Width: 16, Depth: 3, NSamples: 20_000, SliceSize: 2, MaxInFlight: 2, Tag: id,
-		Splits: []splitSpec{{"public", "default", 5, seed}, {"holdout", "holdout", 3, seed + 1}}}
+	return bakeSpec{
+		ID:          id,
+		Width:       16,
+		Depth:       3,
+		NSamples:    20_000,
+		SliceSize:   2,
+		MaxInFlight: 2,
+		Tag:         id,
+		Splits: []splitSpec{
+			{"public", "default", 5, seed},
+			{"holdout", "holdout", 3, seed + 1},
+		},
+	}
 }
 
 func (b bakeSpec) slices(n int) int { return (n + b.SliceSize - 1) / b.SliceSize }
@@ -56,15 +67,32 @@ func (s *stack) bakeConfigMap(b bakeSpec) map[string]any {
 	cfg := s.baseConfig()
 	var splits []map[string]any
 	for _, sp := range b.Splits {
-		splits = append(splits, map[string]any{"name": sp.Name, "config": sp.Config, "n-mlps": sp.NMLPs, "seed": sp.Seed})
+		splits = append(splits, map[string]any{
+			"name":   sp.Name,
+			"config": sp.Config,
+			"n-mlps": sp.NMLPs,
+			"seed":   sp.Seed,
+		})
 	}
-	bake := map[string]any{"id": b.ID, "width": b.Width, "depth": b.Depth, "n-samples": b.NSamples, "sampler": "philox",
-		"slice-size": b.SliceSize, "splits": splits}
+	bake := map[string]any{
+		"id":         b.ID,
+		"width":      b.Width,
+		"depth":      b.Depth,
+		"n-samples":  b.NSamples,
+		"sampler":    "philox",
+		"slice-size": b.SliceSize,
+		"splits":     splits,
+	}
 	if b.MaxInFlight > 0 { // else the default, auto
 		bake["max-in-flight"] = b.MaxInFlight
 	}
 	cfg["bake"] = bake
-	cfg["release"] = map[string]any{"bucket": releaseBucket, "prefix": releasePrefix, "name": "e2e", "tag": b.Tag}
+	cfg["release"] = map[string]any{
+		"bucket": releaseBucket,
+		"prefix": releasePrefix,
+		"name":   "e2e",
+		"tag":    b.Tag,
+	}
 	cfg["policy"] = policy
 	return cfg
 }
@@ -92,14 +120,16 @@ func releaseURI(b bakeSpec) string {
 func (s *stack) download(b bakeSpec) string {
 	s.t.Helper()
 	dir := filepath.Join(s.dir, "release-"+b.ID)
-	s.mustWhestbake("dataset", "download", releaseURI(b), "--config-file", s.writeConfig("download", s.baseConfig()), "--output", dir)
+	cfg := s.writeConfig("download", s.baseConfig())
+	s.mustWhestbake("dataset", "download", releaseURI(b), "--config-file", cfg, "--output", dir)
 	d, err := dataset.ReadDir(dir, false)
 	if err != nil {
 		s.t.Fatalf("release of %s does not validate: %v", b.ID, err)
 	}
 	for i, sp := range b.Splits {
 		if d.Splits[i].Name != sp.Name || len(d.Splits[i].Rows) != sp.NMLPs {
-			s.t.Errorf("release of %s: split %d is %s with %d rows, want %s with %d", b.ID, i, d.Splits[i].Name, len(d.Splits[i].Rows), sp.Name, sp.NMLPs)
+			s.t.Errorf("release of %s: split %d is %s with %d rows, want %s with %d",
+				b.ID, i, d.Splits[i].Name, len(d.Splits[i].Rows), sp.Name, sp.NMLPs)
 		}
 	}
 	return dir
@@ -119,26 +149,39 @@ func (s *stack) localBake(b bakeSpec) string {
 	var splits []string
 	for _, sp := range b.Splits {
 		seeds := filepath.Join(dir, sp.Name+"-seeds.json")
-		s.mustWhestbake("dataset", "generate-seeds", "--n-mlps", itoa(sp.NMLPs), "--seed", strconv.FormatUint(sp.Seed, 10), "--output", seeds)
+		s.mustWhestbake("dataset", "generate-seeds", "--n-mlps", itoa(sp.NMLPs),
+			"--seed", strconv.FormatUint(sp.Seed, 10), "--output", seeds)
 		count := b.slices(sp.NMLPs)
 		var parts []string
 		for k := range count {
 			part := filepath.Join(dir, fmt.Sprintf("%s-slice%d", sp.Name, k))
-			args := []string{"dataset", "bake", "--n-mlps", itoa(sp.NMLPs), "--width", itoa(b.Width), "--depth", itoa(b.Depth),
-				"--n-samples", strconv.FormatInt(b.NSamples, 10), "--mlp-seeds", seeds, "--split", sp.Name, "--config", sp.Config,
-				"--slice", fmt.Sprintf("%d/%d", k, count), "--device", "cpu", "--threads", "2", "--output", part}
+			args := []string{"dataset", "bake",
+				"--n-mlps", itoa(sp.NMLPs),
+				"--width", itoa(b.Width),
+				"--depth", itoa(b.Depth),
+				"--n-samples", strconv.FormatInt(b.NSamples, 10),
+				"--mlp-seeds", seeds,
+				"--split", sp.Name,
+				"--config", sp.Config,
+				"--slice", fmt.Sprintf("%d/%d", k, count),
+				"--device", "cpu",
+				"--threads", "2",
+				"--output", part,
+			}
 			s.mustWhestbake(args...)
 			parts = append(parts, part)
 		}
 		merged := parts[0] // one slice covering the split is already complete
 		if count > 1 {
 			merged = filepath.Join(dir, sp.Name)
-			s.mustWhestbake(append(append([]string{"dataset", "merge"}, parts...), "--output", merged)...)
+			mergeArgs := append([]string{"dataset", "merge"}, parts...)
+			s.mustWhestbake(append(mergeArgs, "--output", merged)...)
 		}
 		splits = append(splits, merged)
 	}
 	final := filepath.Join(dir, "dataset")
-	s.mustWhestbake(append(append([]string{"dataset", "combine-splits"}, splits...), "--output", final)...)
+	combineArgs := append([]string{"dataset", "combine-splits"}, splits...)
+	s.mustWhestbake(append(combineArgs, "--output", final)...)
 	return final
 }
 

@@ -28,8 +28,16 @@ func TestRestartRightAfterCancel(t *testing.T) {
 	s.startWorker("gpu")
 	// A few hundred milliseconds per MLP; the holdout split finishes early
 	// and merges while public still bakes.
-	b := bakeSpec{ID: "again", Width: 32, Depth: 3, NSamples: 1_500_000, SliceSize: 1, MaxInFlight: 2, Tag: "again",
-		Splits: []splitSpec{{"public", "default", 10, 41}, {"holdout", "holdout", 2, 42}}}
+	b := bakeSpec{
+		ID:          "again",
+		Width:       32,
+		Depth:       3,
+		NSamples:    1_500_000,
+		SliceSize:   1,
+		MaxInFlight: 2,
+		Tag:         "again",
+		Splits:      []splitSpec{{"public", "default", 10, 41}, {"holdout", "holdout", 2, 42}},
+	}
 	cfg := s.bakeConfig(b)
 	ctx := context.Background()
 	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
@@ -38,7 +46,8 @@ func TestRestartRightAfterCancel(t *testing.T) {
 	for i := range rounds {
 		if i%3 != 2 { // else cancel the run while it starts
 			waitFor(t, time.Minute, "the run's public split to run slices", func() bool {
-				d, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.SplitWorkflowID(b.ID, "public"), "")
+				split := bakeapi.SplitWorkflowID(b.ID, "public")
+				d, err := s.tc.DescribeWorkflowExecution(ctx, split, "")
 				info := d.GetWorkflowExecutionInfo()
 				return err == nil && info.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING &&
 					info.GetStartTime().AsTime().After(since) && len(d.GetPendingActivities()) > 0
@@ -55,12 +64,15 @@ func TestRestartRightAfterCancel(t *testing.T) {
 			t.Fatalf("round %d: `bake` right after `cancel` did not restart the bake:\n%s", i, r)
 		}
 	}
-	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait") // reattaches to the last run
+	// Reattaches to the last run.
+	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait")
 
 	// Visibility lags a little behind the runs closing.
 	var got map[enums.WorkflowExecutionStatus]int
 	waitFor(t, 30*time.Second, "every run of the bake to be listed", func() bool {
-		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = '" + bakeapi.BakeWorkflowID(b.ID) + "'"})
+		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "WorkflowId = '" + bakeapi.BakeWorkflowID(b.ID) + "'",
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,8 +82,10 @@ func TestRestartRightAfterCancel(t *testing.T) {
 		}
 		return len(resp.GetExecutions()) == rounds+1
 	})
-	if got[enums.WORKFLOW_EXECUTION_STATUS_CANCELED] != rounds || got[enums.WORKFLOW_EXECUTION_STATUS_COMPLETED] != 1 {
-		t.Errorf("runs of the bake by status %v, want %d cancelled and the last completed", got, rounds)
+	if got[enums.WORKFLOW_EXECUTION_STATUS_CANCELED] != rounds ||
+		got[enums.WORKFLOW_EXECUTION_STATUS_COMPLETED] != 1 {
+		t.Errorf("runs of the bake by status %v, want %d cancelled and the last completed",
+			got, rounds)
 	}
 	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 }

@@ -20,8 +20,16 @@ func TestRestartWithAChangedSpecIsRefused(t *testing.T) {
 	s := newStack(t)
 	s.startWorker("all")
 	statusCfg := s.writeConfig("status", s.baseConfig())
-	b := bakeSpec{ID: "c7", Width: 64, Depth: 4, NSamples: 3_000_000, SliceSize: 3, MaxInFlight: 1, Tag: "c7",
-		Splits: []splitSpec{{"public", "default", 3, 31}}}
+	b := bakeSpec{
+		ID:          "c7",
+		Width:       64,
+		Depth:       4,
+		NSamples:    3_000_000,
+		SliceSize:   3,
+		MaxInFlight: 1,
+		Tag:         "c7",
+		Splits:      []splitSpec{{"public", "default", 3, 31}},
+	}
 	cfg := s.bakeConfig(b)
 	ctx := context.Background()
 
@@ -39,11 +47,14 @@ func TestRestartWithAChangedSpecIsRefused(t *testing.T) {
 
 	changed := b
 	changed.NSamples = b.NSamples / 2
-	r := s.whestbake(nil, "bake", "--config-file", s.writeConfig("changed", s.bakeConfigMap(changed)), "--id", b.ID, "--wait")
-	if r.code != 1 || !strings.Contains(r.stderr, "n-samples: recorded 3000000, this config 1500000") || !strings.Contains(r.stderr, "new --id") {
+	changedCfg := s.writeConfig("changed", s.bakeConfigMap(changed))
+	r := s.whestbake(nil, "bake", "--config-file", changedCfg, "--id", b.ID, "--wait")
+	if !r.refused("n-samples: recorded 3000000, this config 1500000", "new --id") {
 		t.Fatalf("a restart with n-samples changed was not refused as it should be:\n%s", r)
 	}
-	if after, _ := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), ""); after.GetWorkflowExecutionInfo().GetExecution().GetRunId() != before.GetWorkflowExecutionInfo().GetExecution().GetRunId() {
+	after, _ := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), "")
+	beforeRun := before.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	if after.GetWorkflowExecutionInfo().GetExecution().GetRunId() != beforeRun {
 		t.Fatal("the refused start ran the bake anyway")
 	}
 

@@ -20,7 +20,10 @@ func TestTwoBakesAtOnce(t *testing.T) {
 	s.startWorker("gpu")
 	bakes := []bakeSpec{smallBake("twin-a", 300), smallBake("twin-b", 400)}
 	for i := range bakes {
-		bakes[i].Width, bakes[i].Depth, bakes[i].NSamples = 32, 3, 300_000 // ~0.1 s per MLP: the bakes overlap
+		// ~0.1 s per MLP: the bakes overlap.
+		bakes[i].Width = 32
+		bakes[i].Depth = 3
+		bakes[i].NSamples = 300_000
 		s.mustWhestbake("bake", "--config-file", s.bakeConfig(bakes[i]), "--id", bakes[i].ID)
 	}
 	for _, b := range bakes {
@@ -42,7 +45,8 @@ func TestTwoBakesAtOnce(t *testing.T) {
 		}
 	}
 	if !first[1].Before(last[0]) || !first[0].Before(last[1]) {
-		t.Errorf("the bakes' slices did not overlap (%v–%v and %v–%v): the test proves nothing about isolation", first[0], last[0], first[1], last[1])
+		t.Errorf("the bakes' slices did not overlap (%v–%v and %v–%v): "+
+			"the test proves nothing about isolation", first[0], last[0], first[1], last[1])
 	}
 
 	for _, b := range bakes {
@@ -54,7 +58,8 @@ func TestTwoBakesAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range all {
-		if !strings.HasPrefix(k, bakePrefix("twin-a")) && !strings.HasPrefix(k, bakePrefix("twin-b")) {
+		if !strings.HasPrefix(k, bakePrefix("twin-a")) &&
+			!strings.HasPrefix(k, bakePrefix("twin-b")) {
 			t.Errorf("object %s belongs to neither bake", k)
 		}
 	}
@@ -62,7 +67,8 @@ func TestTwoBakesAtOnce(t *testing.T) {
 		for _, sp := range b.Splits {
 			for _, r := range s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, sp.Name)) {
 				if r.In.BakeID != b.ID || !strings.HasPrefix(r.Out.Prefix, bakePrefix(b.ID)) {
-					t.Errorf("bake %s split %s ran a slice of %s into %s", b.ID, sp.Name, r.In.BakeID, r.Out.Prefix)
+					t.Errorf("bake %s split %s ran a slice of %s into %s",
+						b.ID, sp.Name, r.In.BakeID, r.Out.Prefix)
 				}
 			}
 		}

@@ -24,8 +24,16 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 	// Seconds per MLP on one thread, checkpointed every 200 ms.
 	// Slices: [0,1) and [1,3); the kill lands inside MLP 2, after MLP 1 of
 	// the same slice finished.
-	b := bakeSpec{ID: "crash", Width: 64, Depth: 4, NSamples: 3_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "crash",
-		Splits: []splitSpec{{"public", "default", 3, 7}}}
+	b := bakeSpec{
+		ID:          "crash",
+		Width:       64,
+		Depth:       4,
+		NSamples:    3_000_000,
+		SliceSize:   2,
+		MaxInFlight: 1,
+		Tag:         "crash",
+		Splits:      []splitSpec{{"public", "default", 3, 7}},
+	}
 	cfg := s.bakeConfig(b)
 	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
 
@@ -38,12 +46,15 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cp gpuengine.Checkpoint
-	if err := json.Unmarshal(data, &cp); err != nil || cp.SamplesDone <= 0 || cp.SamplesDone >= b.NSamples {
-		t.Fatalf("checkpoint of MLP 2: %d samples done (%v), want a point inside the MLP", cp.SamplesDone, err)
+	err = json.Unmarshal(data, &cp)
+	if err != nil || cp.SamplesDone <= 0 || cp.SamplesDone >= b.NSamples {
+		t.Fatalf("checkpoint of MLP 2: %d samples done (%v), want a point inside the MLP",
+			cp.SamplesDone, err)
 	}
 
 	s.startWorker("gpu")
-	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait") // reattaches to the running bake
+	// Reattaches to the running bake.
+	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait")
 
 	runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, "public"))
 	if len(runs) != 2 {
@@ -53,11 +64,14 @@ func TestGPUWorkerKilledMidMLP(t *testing.T) {
 		switch r.In.Slice {
 		case 0:
 			if r.Attempt != 1 || r.Out.Computed != 1 {
-				t.Errorf("slice 0 (done before the kill): attempt %d %+v, want one attempt", r.Attempt, r.Out)
+				t.Errorf("slice 0 (done before the kill): attempt %d %+v, want one attempt",
+					r.Attempt, r.Out)
 			}
 		case 1:
 			if r.Attempt < 2 || r.Out.Reused != 1 || r.Out.Resumed != 1 || r.Out.Computed != 0 {
-				t.Errorf("slice 1 after the kill: attempt %d %+v, want attempt ≥ 2 with MLP 1 reused and MLP 2 resumed, nothing computed afresh", r.Attempt, r.Out)
+				t.Errorf("slice 1 after the kill: attempt %d %+v, want attempt ≥ 2 "+
+					"with MLP 1 reused and MLP 2 resumed, nothing computed afresh",
+					r.Attempt, r.Out)
 			}
 		}
 	}

@@ -37,11 +37,15 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 		second := smallBake("taken-2", 700)
 		second.Tag = "taken"
 		// A used tag is found at the start, not after the whole bake.
-		r := s.whestbake(nil, "bake", "--config-file", s.bakeConfig(second), "--id", second.ID, "--wait")
-		if r.code == 0 || !strings.Contains(r.stderr, `release.tag "taken"`) || !strings.Contains(r.stderr, "already holds a released dataset") {
+		r := s.whestbake(nil, "bake", "--config-file", s.bakeConfig(second),
+			"--id", second.ID, "--wait")
+		if r.code == 0 ||
+			!strings.Contains(r.stderr, `release.tag "taken"`) ||
+			!strings.Contains(r.stderr, "already holds a released dataset") {
 			t.Errorf("`bake --wait` should refuse the used tag at once:\n%s", r)
 		}
-		if _, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(second.ID), ""); err == nil {
+		_, err = s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(second.ID), "")
+		if err == nil {
 			t.Error("the starter started a bake whose release tag is taken")
 		}
 		if after, _ := s.rel.Get(ctx, rel); string(after) != string(before) {
@@ -55,11 +59,15 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 		name, kind, activity string
 		spoil                func(*bakeapi.BakeInput)
 	}{
-		{"zero width", bakeapi.ErrInvalidConfig, "BakeSlice", func(in *bakeapi.BakeInput) { in.Spec.Width = 0 }},
-		{"missing uploaded seeds file", bakeapi.ErrInvalidSeeds, "GenerateSeeds", func(in *bakeapi.BakeInput) {
-			in.Splits[0].Seed, in.Splits[0].SeedsKey = nil, keys.Bake(in.BakeID).InputSeeds(in.Splits[0].Name)
-		}},
-		{"bad split name", bakeapi.ErrInvalidConfig, "BakeSlice", func(in *bakeapi.BakeInput) { in.Splits[1].Name = "Hold Out" }},
+		{"zero width", bakeapi.ErrInvalidConfig, "BakeSlice",
+			func(in *bakeapi.BakeInput) { in.Spec.Width = 0 }},
+		{"missing uploaded seeds file", bakeapi.ErrInvalidSeeds, "GenerateSeeds",
+			func(in *bakeapi.BakeInput) {
+				in.Splits[0].Seed = nil
+				in.Splits[0].SeedsKey = keys.Bake(in.BakeID).InputSeeds(in.Splits[0].Name)
+			}},
+		{"bad split name", bakeapi.ErrInvalidConfig, "BakeSlice",
+			func(in *bakeapi.BakeInput) { in.Splits[1].Name = "Hold Out" }},
 	}
 	for i, c := range direct {
 		t.Run("direct start: "+c.name, func(t *testing.T) {
@@ -68,9 +76,16 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 			in := directInput(id)
 			c.spoil(&in)
 			start := time.Now()
-			run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: bakeapi.BakeWorkflowID(id), TaskQueue: bakeapi.ControlQueue,
-				TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(id), temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute).ValueSet(bakeapi.StageSeeding))},
-				workflows.BakeWorkflow, in)
+			bakeIDKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute)
+			stageKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
+			run, err := s.tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{
+				ID:        bakeapi.BakeWorkflowID(id),
+				TaskQueue: bakeapi.ControlQueue,
+				TypedSearchAttributes: temporal.NewSearchAttributes(
+					bakeIDKey.ValueSet(id),
+					stageKey.ValueSet(bakeapi.StageSeeding),
+				),
+			}, workflows.BakeWorkflow, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,12 +105,35 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 // directInput is a valid two-split bake input with a release, as the starter builds it.
 func directInput(id string) bakeapi.BakeInput {
 	p := bakeapi.DefaultPolicy
-	p.RetryInitial, p.RetryMax, p.SliceHeartbeat = time.Second, 2*time.Second, 2*time.Second
+	p.RetryInitial = time.Second
+	p.RetryMax = 2 * time.Second
+	p.SliceHeartbeat = 2 * time.Second
 	seed := uint64(800)
-	return bakeapi.BakeInput{BakeParams: bakeapi.BakeParams{BakeID: id, Spec: bakeapi.Spec{Width: 8, Depth: 2, NSamples: 1000, Sampler: "philox"},
-		SliceSize: 2, MaxInFlight: 2, GPUQueue: bakeapi.GPUQueue, Policy: p},
-		Splits:  []bakeapi.SplitSpec{{Name: "public", Config: "default", NMLPs: 3, Seed: &seed}, {Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed}},
-		Release: bakeapi.ReleaseSpec{Bucket: releaseBucket, Prefix: releasePrefix, Name: "e2e", Tag: id}}
+	return bakeapi.BakeInput{
+		BakeParams: bakeapi.BakeParams{
+			BakeID: id,
+			Spec: bakeapi.Spec{
+				Width:    8,
+				Depth:    2,
+				NSamples: 1000,
+				Sampler:  "philox",
+			},
+			SliceSize:   2,
+			MaxInFlight: 2,
+			GPUQueue:    bakeapi.GPUQueue,
+			Policy:      p,
+		},
+		Splits: []bakeapi.SplitSpec{
+			{Name: "public", Config: "default", NMLPs: 3, Seed: &seed},
+			{Name: "holdout", Config: "holdout", NMLPs: 2, Seed: &seed},
+		},
+		Release: bakeapi.ReleaseSpec{
+			Bucket: releaseBucket,
+			Prefix: releasePrefix,
+			Name:   "e2e",
+			Tag:    id,
+		},
+	}
 }
 
 // wantStatusFailure: `whestbake status` exits non-zero and shows the error
@@ -104,8 +142,12 @@ func (s *stack) wantStatusFailure(t *testing.T, cfg, id, kind, message string) {
 	t.Helper()
 	st := s.whestbake(nil, "status", id, "--config-file", cfg)
 	out := st.stdout + st.stderr
-	if st.code == 0 || !strings.Contains(strings.ToLower(out), "failed") || !strings.Contains(out, kind) || !strings.Contains(out, message) {
-		t.Errorf("`whestbake status %s` should exit non-zero showing a failure of type %s (%q):\n%s", id, kind, message, st)
+	if st.code == 0 ||
+		!strings.Contains(strings.ToLower(out), "failed") ||
+		!strings.Contains(out, kind) ||
+		!strings.Contains(out, message) {
+		t.Errorf("`whestbake status %s` should exit non-zero "+
+			"showing a failure of type %s (%q):\n%s", id, kind, message, st)
 	}
 }
 
@@ -116,7 +158,11 @@ func (s *stack) wantSingleAttempt(t *testing.T, workflowID, activityType string)
 	ids := []string{workflowID}
 	if activityType == "BakeSlice" {
 		bakeID, _ := bakeapi.BakeIDFromWorkflowID(workflowID)
-		ids = []string{bakeapi.SplitWorkflowID(bakeID, "public"), bakeapi.SplitWorkflowID(bakeID, "holdout"), bakeapi.SplitWorkflowID(bakeID, "Hold Out")}
+		ids = []string{
+			bakeapi.SplitWorkflowID(bakeID, "public"),
+			bakeapi.SplitWorkflowID(bakeID, "holdout"),
+			bakeapi.SplitWorkflowID(bakeID, "Hold Out"),
+		}
 	}
 	seen := 0
 	for _, id := range ids {
@@ -128,10 +174,12 @@ func (s *stack) wantSingleAttempt(t *testing.T, workflowID, activityType string)
 			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 				scheduled[e.GetEventId()] = a.GetActivityType().GetName()
 			}
-			if a := e.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == activityType {
+			a := e.GetActivityTaskStartedEventAttributes()
+			if a != nil && scheduled[a.GetScheduledEventId()] == activityType {
 				seen++
 				if a.GetAttempt() != 1 {
-					t.Errorf("%s in %s ran as attempt %d: the permanent error was retried", activityType, id, a.GetAttempt())
+					t.Errorf("%s in %s ran as attempt %d: the permanent error was retried",
+						activityType, id, a.GetAttempt())
 				}
 			}
 		}

@@ -40,7 +40,8 @@ const (
 func TestFleet(t *testing.T) {
 	workers, n := fleetSize(t)
 	s := newStack(t)
-	s.cmdTimeout = 20 * time.Minute // the local reference bakes every MLP in one command, on a loaded machine
+	// The local reference bakes every MLP in one command, on a loaded machine.
+	s.cmdTimeout = 20 * time.Minute
 	control := s.startWorker("control")
 	// The production checkpoint interval: at the e2e's 200 ms, every MLP
 	// slowed by 63 neighbours would checkpoint, which no fleet does.
@@ -55,8 +56,15 @@ func TestFleet(t *testing.T) {
 		p.waitReady(t)
 	}
 
-	b := bakeSpec{ID: "fleet", Width: fleetWidth, Depth: fleetDepth, NSamples: fleetSamples, SliceSize: 1, Tag: "fleet",
-		Splits: []splitSpec{{"public", "default", n, 11}}}
+	b := bakeSpec{
+		ID:        "fleet",
+		Width:     fleetWidth,
+		Depth:     fleetDepth,
+		NSamples:  fleetSamples,
+		SliceSize: 1,
+		Tag:       "fleet",
+		Splits:    []splitSpec{{"public", "default", n, 11}},
+	}
 	cfg := s.bakeConfigMap(b)
 	// A heartbeat a minute, as a fleet would set it (the production default
 	// is 3m): the e2e's 2 s, for noticing a killed worker fast, would have 64
@@ -65,7 +73,11 @@ func TestFleet(t *testing.T) {
 	pol["slice-heartbeat"] = "1m"
 	cfg["policy"] = pol
 
-	pids := map[string]int{"temporal": serverPID(t, s, "temporal"), "minio": serverPID(t, s, "minio"), "control": control.cmd.Process.Pid}
+	pids := map[string]int{
+		"temporal": serverPID(t, s, "temporal"),
+		"minio":    serverPID(t, s, "minio"),
+		"control":  control.cmd.Process.Pid,
+	}
 	cpu0 := map[string]time.Duration{}
 	for name, pid := range pids {
 		cpu0[name] = processCPU(t, pid)
@@ -105,7 +117,8 @@ func TestFleet(t *testing.T) {
 	for _, r := range slices.Backward(s.runs(id)) {
 		events = append(events, len(r.History.Events))
 		if len(r.History.Events) >= historyWarning/2 {
-			t.Errorf("a run of %s has %d events: want well below the %d of the server's warning", id, len(r.History.Events), historyWarning)
+			t.Errorf("a run of %s has %d events: want well below the %d of the server's warning",
+				id, len(r.History.Events), historyWarning)
 		}
 		all = append(all, s.sliceRunsOf(r.History)...)
 		var p bakeapi.SplitProgress
@@ -127,7 +140,8 @@ func TestFleet(t *testing.T) {
 		once[r.In.Slice]++
 		if r.Attempt > 1 {
 			retried++
-			t.Logf("slice %d ran %d attempts on %s; the one before failed: %s", r.In.Slice, r.Attempt, r.Worker, r.LastFailure)
+			t.Logf("slice %d ran %d attempts on %s; the one before failed: %s",
+				r.In.Slice, r.Attempt, r.Worker, r.LastFailure)
 		}
 		pid, _, _ := strings.Cut(r.Worker, "@")
 		k, _ := strconv.Atoi(pid)
@@ -139,9 +153,11 @@ func TestFleet(t *testing.T) {
 		}
 	}
 	if retried > 0 {
-		t.Errorf("%d slices needed a second attempt: want none in a run where nothing fails", retried)
+		t.Errorf("%d slices needed a second attempt: want none in a run where nothing fails",
+			retried)
 		for _, p := range append(gpus, control) {
-			if lines := grepLines(p.output(), "level=WARN") + grepLines(p.output(), "level=ERROR"); lines != "" {
+			lines := grepLines(p.output(), "level=WARN") + grepLines(p.output(), "level=ERROR")
+			if lines != "" {
 				t.Logf("%s:\n%s", p.name, lines)
 			}
 		}
@@ -150,7 +166,8 @@ func TestFleet(t *testing.T) {
 	for _, p := range gpus {
 		c := perWorker[p.cmd.Process.Pid]
 		if c == 0 {
-			t.Errorf("GPU worker %s (pid %d) ran no slice: every worker of the fleet must get work", p.name, p.cmd.Process.Pid)
+			t.Errorf("GPU worker %s (pid %d) ran no slice: every worker of the fleet must get work",
+				p.name, p.cmd.Process.Pid)
 		}
 		counts = append(counts, c)
 		delete(perWorker, p.cmd.Process.Pid)
@@ -161,11 +178,13 @@ func TestFleet(t *testing.T) {
 	slices.Sort(counts)
 	peak, full := peakOverlap(all)
 	if peak != workers {
-		t.Errorf("at most %d slices ran at once on %d GPU workers with max-in-flight auto, want %d", peak, workers, workers)
+		t.Errorf("at most %d slices ran at once on %d GPU workers with max-in-flight auto, want %d",
+			peak, workers, workers)
 	}
 	for i, w := range windows {
 		if w != workers {
-			t.Errorf("run %d of %d ended with an auto window of %d: want one slice per worker, %d", i+1, len(windows), w, workers)
+			t.Errorf("run %d of %d ended with an auto window of %d: want one slice per worker, %d",
+				i+1, len(windows), w, workers)
 		}
 	}
 
@@ -173,27 +192,38 @@ func TestFleet(t *testing.T) {
 	var busy time.Duration
 	var latency, wait []time.Duration
 	for _, r := range all {
-		first, last = minTime(first, r.Started), maxTime(last, r.Closed)
+		first = minTime(first, r.Started)
+		last = maxTime(last, r.Closed)
 		busy += r.Closed.Sub(r.Started)
 		latency = append(latency, r.Closed.Sub(r.Started))
 		wait = append(wait, r.Started.Sub(r.Scheduled))
 	}
 	slices.Sort(latency)
 	slices.Sort(wait)
-	p := func(xs []time.Duration, q int) time.Duration { return xs[len(xs)*q/100].Round(10 * time.Millisecond) }
+	p := func(xs []time.Duration, q int) time.Duration {
+		return xs[len(xs)*q/100].Round(10 * time.Millisecond)
+	}
 	baking := last.Sub(first)
 	perSlice := func(d time.Duration) string {
-		return fmt.Sprintf("%.1f s total, %.1f ms per slice", d.Seconds(), float64(d.Microseconds())/1000/float64(n))
+		return fmt.Sprintf("%.1f s total, %.1f ms per slice",
+			d.Seconds(), float64(d.Microseconds())/1000/float64(n))
 	}
 	mb := func(b int64) string { return fmt.Sprintf("%.0f MB", megabytes(b)) }
 	rows := [][2]string{
-		{"bake, seeds to release", fmt.Sprintf("%s, %.1f slices/s", took.Round(time.Second), float64(n)/took.Seconds())},
-		{"slices, first start to last close", fmt.Sprintf("%s, %.1f slices/s", baking.Round(time.Second), float64(n)/baking.Seconds())},
-		{"slices per worker, min / median / max", fmt.Sprintf("%d / %d / %d", counts[0], counts[len(counts)/2], counts[len(counts)-1])},
-		{"most slices in flight at once (history: started to closed)", fmt.Sprintf("%d, first after %s", peak, full.Sub(first).Round(100*time.Millisecond))},
-		{"mean slices in flight (slice-seconds / slicing time)", fmt.Sprintf("%.1f", busy.Seconds()/baking.Seconds())},
-		{"slice latency, started to closed: median / p95", fmt.Sprintf("%s / %s", p(latency, 50), p(latency, 95))},
-		{"queue wait, scheduled to started: median / p95", fmt.Sprintf("%s / %s", p(wait, 50), p(wait, 95))},
+		{"bake, seeds to release",
+			fmt.Sprintf("%s, %.1f slices/s", took.Round(time.Second), float64(n)/took.Seconds())},
+		{"slices, first start to last close", fmt.Sprintf("%s, %.1f slices/s",
+			baking.Round(time.Second), float64(n)/baking.Seconds())},
+		{"slices per worker, min / median / max",
+			fmt.Sprintf("%d / %d / %d", counts[0], counts[len(counts)/2], counts[len(counts)-1])},
+		{"most slices in flight at once (history: started to closed)",
+			fmt.Sprintf("%d, first after %s", peak, full.Sub(first).Round(100*time.Millisecond))},
+		{"mean slices in flight (slice-seconds / slicing time)",
+			fmt.Sprintf("%.1f", busy.Seconds()/baking.Seconds())},
+		{"slice latency, started to closed: median / p95",
+			fmt.Sprintf("%s / %s", p(latency, 50), p(latency, 95))},
+		{"queue wait, scheduled to started: median / p95",
+			fmt.Sprintf("%s / %s", p(wait, 50), p(wait, 95))},
 		{"max-in-flight auto, each run's window", fmt.Sprint(windows)},
 		{"split runs (continue-as-new), events each", fmt.Sprint(events)},
 		{"slices retried", strconv.Itoa(retried)},
@@ -201,12 +231,18 @@ func TestFleet(t *testing.T) {
 		{"MinIO CPU", perSlice(cpu["minio"])},
 		{"GPU workers' CPU", perSlice(gpuCPU)},
 		{"control worker CPU", perSlice(cpu["control"])},
-		{"peak RSS: Temporal server / MinIO / control worker", fmt.Sprintf("%s / %s / %s", mb(peakRSS(t, pids["temporal"])), mb(peakRSS(t, pids["minio"])), mb(peakRSS(t, pids["control"])))},
-		{"peak RSS of a GPU worker: min / median / max; sum", fmt.Sprintf("%s / %s / %s; %s", mb(slices.Min(gpuRSS)), mb(median(gpuRSS)), mb(slices.Max(gpuRSS)), mb(sum(gpuRSS)))},
-		{"load average (1 min) while baking: min / mean / max", fmt.Sprintf("%.1f / %.1f / %.1f", slices.Min(loads), mean(loads), slices.Max(loads))},
+		{"peak RSS: Temporal server / MinIO / control worker", fmt.Sprintf("%s / %s / %s",
+			mb(peakRSS(t, pids["temporal"])), mb(peakRSS(t, pids["minio"])),
+			mb(peakRSS(t, pids["control"])))},
+		{"peak RSS of a GPU worker: min / median / max; sum", fmt.Sprintf("%s / %s / %s; %s",
+			mb(slices.Min(gpuRSS)), mb(median(gpuRSS)), mb(slices.Max(gpuRSS)), mb(sum(gpuRSS)))},
+		{"load average (1 min) while baking: min / mean / max",
+			fmt.Sprintf("%.1f / %.1f / %.1f", slices.Min(loads), mean(loads), slices.Max(loads))},
 	}
 	var tb strings.Builder
-	fmt.Fprintf(&tb, "\n%d GPU workers, %d one-MLP slices of W=%d D=%d N=%d:\n\n| | |\n|---|---:|\n", workers, n, fleetWidth, fleetDepth, fleetSamples)
+	fmt.Fprintf(&tb, "\n%d GPU workers, %d one-MLP slices of W=%d D=%d N=%d:\n\n",
+		workers, n, fleetWidth, fleetDepth, fleetSamples)
+	tb.WriteString("| | |\n|---|---:|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&tb, "| %s | %s |\n", r[0], r[1])
 	}

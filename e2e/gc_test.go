@@ -44,7 +44,8 @@ func TestGC(t *testing.T) {
 		kept := smallBake("gc-kept", 400)
 		cfg := s.bakeConfigMap(kept)
 		cfg["bake"].(map[string]any)["keep-intermediates"] = true
-		s.mustWhestbake("bake", "--config-file", s.writeConfig("bake-gc-kept", cfg), "--id", kept.ID, "--wait")
+		s.mustWhestbake("bake", "--config-file", s.writeConfig("bake-gc-kept", cfg),
+			"--id", kept.ID, "--wait")
 		if n, _ := intermediates(kept.ID); n == 0 {
 			t.Fatal("keep-intermediates kept none")
 		}
@@ -55,30 +56,42 @@ func TestGC(t *testing.T) {
 		if n, total := intermediates(kept.ID); n != 0 || total == 0 {
 			t.Errorf("after gc: %d intermediates of %d objects, want none of some", n, total)
 		}
-		s.mustWhestbake("dataset", "download", "bake:"+kept.ID, "--config-file", statusCfg, "--output", t.TempDir()+"/d")
+		s.mustWhestbake("dataset", "download", "bake:"+kept.ID, "--config-file", statusCfg,
+			"--output", t.TempDir()+"/d")
 	})
 
 	t.Run("running, then cancelled", func(t *testing.T) {
 		s := s.sub(t)
-		slow := bakeSpec{ID: "gc-cancel", Width: 64, Depth: 4, NSamples: 5_000_000, SliceSize: 1, MaxInFlight: 1, Tag: "gc-cancel",
-			Splits: []splitSpec{{"public", "default", 3, 9}}}
+		slow := bakeSpec{
+			ID:          "gc-cancel",
+			Width:       64,
+			Depth:       4,
+			NSamples:    5_000_000,
+			SliceSize:   1,
+			MaxInFlight: 1,
+			Tag:         "gc-cancel",
+			Splits:      []splitSpec{{"public", "default", 3, 9}},
+		}
 		s.mustWhestbake("bake", "--config-file", s.bakeConfig(slow), "--id", slow.ID)
 		waitFor(t, time.Minute, "the first slice to start", func() bool {
 			ok, err := s.art.Exists(ctx, keys.Bake(slow.ID).IdentitiesDone("public"))
 			return err == nil && ok
 		})
 		r := s.whestbake(nil, "gc", slow.ID, "--config-file", statusCfg)
-		if r.code != 1 || !strings.Contains(r.stderr, "is running") || !strings.Contains(r.stderr, "whestbake cancel "+slow.ID) {
+		if !r.refused("is running", "whestbake cancel "+slow.ID) {
 			t.Errorf("gc of a running bake: want a refusal that says how to stop it:\n%s", r)
 		}
 		s.cancelAndWaitClosed(t, statusCfg, slow.ID, "public")
 		r = s.mustWhestbake("gc", slow.ID, "--config-file", statusCfg)
-		if !strings.Contains(r.stdout, "it canceled") || !strings.Contains(r.stdout, "recompute it from scratch") {
+		if !strings.Contains(r.stdout, "it canceled") ||
+			!strings.Contains(r.stdout, "recompute it from scratch") {
 			t.Errorf("gc of a cancelled bake does not say what it did:\n%s", r)
 		}
 		left, err := s.art.List(ctx, keys.Bake(slow.ID).Prefix())
-		if err != nil || len(left) != 2 || left[0] != keys.Bake(slow.ID).Record() || left[1] != keys.Bake(slow.ID).StartedIn() {
-			t.Errorf("after gc of a cancelled bake: %v (%v), want its record and where it was started", left, err)
+		bk := keys.Bake(slow.ID)
+		if err != nil || len(left) != 2 || left[0] != bk.Record() || left[1] != bk.StartedIn() {
+			t.Errorf("after gc of a cancelled bake: %v (%v), "+
+				"want its record and where it was started", left, err)
 		}
 	})
 }

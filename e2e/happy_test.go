@@ -20,18 +20,21 @@ func TestHappyPath(t *testing.T) {
 	cfg := s.bakeConfig(b)
 	r := s.bake(b)
 	if !strings.Contains(r.stdout+r.stderr, releaseURI(b)) {
-		t.Errorf("`whestbake bake --wait` does not say where the release is (%s):\n%s", releaseURI(b), r)
+		t.Errorf("`whestbake bake --wait` does not say where the release is (%s):\n%s",
+			releaseURI(b), r)
 	}
 	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 
 	for _, sp := range b.Splits {
 		runs := s.sliceRuns(bakeapi.SplitWorkflowID(b.ID, sp.Name))
 		if len(runs) != b.slices(sp.NMLPs) {
-			t.Errorf("split %s: %d slices completed, want %d", sp.Name, len(runs), b.slices(sp.NMLPs))
+			t.Errorf("split %s: %d slices completed, want %d",
+				sp.Name, len(runs), b.slices(sp.NMLPs))
 		}
 		for _, run := range runs {
 			if n := run.In.End - run.In.Start; run.Out.Computed != n || run.Attempt != 1 {
-				t.Errorf("split %s slice %d: attempt %d %+v, want one attempt computing %d MLPs", sp.Name, run.In.Slice, run.Attempt, run.Out, n)
+				t.Errorf("split %s slice %d: attempt %d %+v, want one attempt computing %d MLPs",
+					sp.Name, run.In.Slice, run.Attempt, run.Out, n)
 			}
 		}
 	}

@@ -28,7 +28,8 @@ import (
 func (s *stack) history(id, runID string) *historypb.History {
 	s.t.Helper()
 	var h historypb.History
-	it := s.tc.GetWorkflowHistory(context.Background(), id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := s.tc.GetWorkflowHistory(context.Background(), id, runID, false,
+		enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
@@ -53,7 +54,8 @@ func (s *stack) runs(id string) []workflowRun {
 	for run := ""; ; {
 		h := s.history(id, run)
 		out = append(out, workflowRun{ID: run, History: h})
-		if run = h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId(); run == "" {
+		first := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
+		if run = first.GetContinuedExecutionRunId(); run == "" {
 			return out
 		}
 	}
@@ -110,10 +112,16 @@ func (s *stack) sliceRunsOf(h *historypb.History) []sliceRun {
 				continue
 			}
 			st := started[a.GetStartedEventId()]
-			r := sliceRun{In: req.in, Attempt: st.GetActivityTaskStartedEventAttributes().GetAttempt(),
-				Worker: st.GetActivityTaskStartedEventAttributes().GetIdentity(), Scheduled: req.at,
-				LastFailure: st.GetActivityTaskStartedEventAttributes().GetLastFailure().String(),
-				Started:     st.GetEventTime().AsTime(), Closed: e.GetEventTime().AsTime()}
+			attempt := st.GetActivityTaskStartedEventAttributes()
+			r := sliceRun{
+				In:          req.in,
+				Attempt:     attempt.GetAttempt(),
+				Worker:      attempt.GetIdentity(),
+				Scheduled:   req.at,
+				LastFailure: attempt.GetLastFailure().String(),
+				Started:     st.GetEventTime().AsTime(),
+				Closed:      e.GetEventTime().AsTime(),
+			}
 			if err := dc.FromPayloads(a.GetResult(), &r.Out); err != nil {
 				s.t.Fatal(err)
 			}
@@ -142,8 +150,11 @@ func (s *stack) replayRun(t *testing.T, id, runID string) {
 	r.RegisterWorkflow(workflows.BakeWorkflow)
 	r.RegisterWorkflow(workflows.SplitWorkflow)
 	quiet := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err := r.ReplayWorkflowHistoryWithOptions(quiet, s.history(id, runID), worker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: id, RunID: runID}}); err != nil {
+	options := worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: id, RunID: runID},
+	}
+	err := r.ReplayWorkflowHistoryWithOptions(quiet, s.history(id, runID), options)
+	if err != nil {
 		t.Errorf("replaying %s (run %q) from the server: %v", id, runID, err)
 	}
 }
@@ -160,13 +171,18 @@ func (s *stack) exportHistories(dir string) []string {
 	var files []string
 	var token []byte
 	for {
-		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: devstack.Namespace, NextPageToken: token})
+		resp, err := s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace:     devstack.Namespace,
+			NextPageToken: token,
+		})
 		if err != nil {
 			s.t.Fatal(err)
 		}
 		for _, ex := range resp.GetExecutions() {
-			id, run := ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId()
-			data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(s.history(id, run))
+			id := ex.GetExecution().GetWorkflowId()
+			run := ex.GetExecution().GetRunId()
+			indented := temporalproto.CustomJSONMarshalOptions{Indent: "  "}
+			data, err := indented.Marshal(s.history(id, run))
 			if err != nil {
 				s.t.Fatal(err)
 			}

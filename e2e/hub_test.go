@@ -35,10 +35,22 @@ func TestHubPushSurvivesAControlWorkerKilledMidUpload(t *testing.T) {
 	s := newStack(t)
 	s.startWorker("gpu")
 	control := s.startWorkerEnv("control", hfEnv)
-	b := bakeSpec{ID: "hub", Width: 16, Depth: 3, NSamples: 20_000, SliceSize: 4, MaxInFlight: 2, Tag: "hub",
-		Splits: []splitSpec{{"public", "default", 8, 41}, {"holdout", "holdout", 1, 42}}}
+	b := bakeSpec{
+		ID:          "hub",
+		Width:       16,
+		Depth:       3,
+		NSamples:    20_000,
+		SliceSize:   4,
+		MaxInFlight: 2,
+		Tag:         "hub",
+		Splits:      []splitSpec{{"public", "default", 8, 41}, {"holdout", "holdout", 1, 42}},
+	}
 	cfgMap := s.bakeConfigMap(b)
-	cfgMap["release"].(map[string]any)["hub"] = map[string]any{"repo": "alice/e2e", "tag": "v1", "endpoint": srv.URL}
+	cfgMap["release"].(map[string]any)["hub"] = map[string]any{
+		"repo":     "alice/e2e",
+		"tag":      "v1",
+		"endpoint": srv.URL,
+	}
 	fast := maps.Clone(policy)
 	fast["filesystem-heartbeat"] = "2s" // the killed worker's push is noticed within seconds
 	cfgMap["policy"] = fast
@@ -48,10 +60,12 @@ func TestHubPushSurvivesAControlWorkerKilledMidUpload(t *testing.T) {
 	select {
 	case <-stalled:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("the Hub push never reached part 2 of a multipart upload; control worker log:\n%s", control.output())
+		t.Fatalf("the Hub push never reached part 2 of a multipart upload; "+
+			"control worker log:\n%s", control.output())
 	}
 	if n := srv.Count("basic"); n != 1 {
-		t.Fatalf("%d single-PUT uploads before the kill, want 1 (the holdout parquet): the test's file sizes no longer fit its chunk size", n)
+		t.Fatalf("%d single-PUT uploads before the kill, want 1 (the holdout parquet): "+
+			"the test's file sizes no longer fit its chunk size", n)
 	}
 	control.kill()
 	if n := len(srv.History("alice/e2e", "main")); n != 1 {
@@ -62,7 +76,8 @@ func TestHubPushSurvivesAControlWorkerKilledMidUpload(t *testing.T) {
 	out := s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait")
 	history := srv.History("alice/e2e", "main")
 	if len(history) != 2 || srv.Tags("alice/e2e")["v1"] != history[0].SHA {
-		t.Fatalf("Hub history %d commits, tags %v: want one push commit, tagged v1", len(history), srv.Tags("alice/e2e"))
+		t.Fatalf("Hub history %d commits, tags %v: want one push commit, tagged v1",
+			len(history), srv.Tags("alice/e2e"))
 	}
 	if !strings.Contains(out.stdout, history[0].SHA) {
 		t.Errorf("`bake --wait` does not report the Hub commit:\n%s", out.stdout)
@@ -71,7 +86,9 @@ func TestHubPushSurvivesAControlWorkerKilledMidUpload(t *testing.T) {
 	// which one goes in a single PUT: the holdout split's prepared Arrow
 	// file (~5 KB; the public split's, ~40 KB, goes in parts).
 	if n := srv.Count("basic"); n != 2 {
-		t.Errorf("%d single-PUT uploads in all, want 2 (the holdout parquet before the kill, prepared/holdout's Arrow file after): the holdout parquet was sent again after the restart", n)
+		t.Errorf("%d single-PUT uploads in all, want 2 (the holdout parquet before the kill, "+
+			"prepared/holdout's Arrow file after): "+
+			"the holdout parquet was sent again after the restart", n)
 	}
 
 	release := s.download(b)
@@ -90,13 +107,16 @@ func TestHubPushSurvivesAControlWorkerKilledMidUpload(t *testing.T) {
 		data, _ := os.ReadFile(p)
 		switch {
 		case rel == "README.md":
-			if card := string(onHub[rel]); !strings.Contains(card, "alice/e2e") || strings.Contains(card, "<your-repo>") {
+			card := string(onHub[rel])
+			if !strings.Contains(card, "alice/e2e") || strings.Contains(card, "<your-repo>") {
 				t.Errorf("the card on the Hub is not rendered for alice/e2e:\n%s", card)
-			} else if !strings.Contains(card, "## Report") || !strings.Contains(string(data), "## Report") {
+			} else if !strings.Contains(card, "## Report") ||
+				!strings.Contains(string(data), "## Report") {
 				t.Errorf("the card lost the report's section on the way to the Hub:\n%s", card)
 			}
 		case !bytes.Equal(onHub[rel], data):
-			t.Errorf("%s on the Hub differs from the release (%d vs %d bytes)", rel, len(onHub[rel]), len(data))
+			t.Errorf("%s on the Hub differs from the release (%d vs %d bytes)",
+				rel, len(onHub[rel]), len(data))
 		}
 		return nil
 	})
@@ -107,8 +127,11 @@ func TestHubPushSurvivesAControlWorkerKilledMidUpload(t *testing.T) {
 		t.Errorf("the Hub holds %d files, the release %d", len(onHub), released)
 	}
 
-	again := s.whestbake(hfEnv, "dataset", "upload", release, "--repo", "alice/e2e", "--tag", "v1", "--endpoint", srv.URL)
-	if again.code != 0 || !strings.Contains(again.stdout, "no new commit") || len(srv.History("alice/e2e", "main")) != 2 {
+	again := s.whestbake(hfEnv, "dataset", "upload", release, "--repo", "alice/e2e", "--tag", "v1",
+		"--endpoint", srv.URL)
+	if again.code != 0 ||
+		!strings.Contains(again.stdout, "no new commit") ||
+		len(srv.History("alice/e2e", "main")) != 2 {
 		t.Errorf("re-push of the same dataset made a commit or failed:\n%s", again)
 	}
 

@@ -45,8 +45,16 @@ func TestStoredStateIntegrity(t *testing.T) {
 	// local bake's, bit for bit.
 	t.Run("damaged result and checkpoint are recomputed", func(t *testing.T) {
 		s := s.sub(t)
-		b := bakeSpec{ID: "damaged", Width: 64, Depth: 4, NSamples: 3_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "damaged",
-			Splits: []splitSpec{{"public", "default", 3, 11}}}
+		b := bakeSpec{
+			ID:          "damaged",
+			Width:       64,
+			Depth:       4,
+			NSamples:    3_000_000,
+			SliceSize:   2,
+			MaxInFlight: 1,
+			Tag:         "damaged",
+			Splits:      []splitSpec{{"public", "default", 3, 11}},
+		}
 		cfg := s.bakeConfig(b)
 		s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
 		bk := keys.Bake(b.ID)
@@ -62,7 +70,8 @@ func TestStoredStateIntegrity(t *testing.T) {
 		if err := json.Unmarshal(res, &r); err != nil || len(r.Bits) == 0 {
 			t.Fatalf("result of MLP 1: %v", err)
 		}
-		ulp := bytes.Replace(res, fmt.Appendf(nil, `"layer_means_bits":[%d`, r.Bits[0]), fmt.Appendf(nil, `"layer_means_bits":[%d`, r.Bits[0]+1), 1)
+		first := fmt.Appendf(nil, `"layer_means_bits":[%d`, r.Bits[0])
+		ulp := bytes.Replace(res, first, fmt.Appendf(nil, `"layer_means_bits":[%d`, r.Bits[0]+1), 1)
 		if bytes.Equal(ulp, res) {
 			t.Fatal("the test did not change the result")
 		}
@@ -90,12 +99,17 @@ func TestStoredStateIntegrity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mc, err := minio.New(s.opts.S3Config().Endpoint, &minio.Options{Creds: credentials.NewStaticV4(s.opts.AccessKey, s.secret, ""), Region: "us-east-1"})
+		mc, err := minio.New(s.opts.S3Config().Endpoint, &minio.Options{
+			Creds:  credentials.NewStaticV4(s.opts.AccessKey, s.secret, ""),
+			Region: "us-east-1",
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mc.PutObject(ctx, artifactBucket, bk.MLPCheckpoint("public", 2), bytes.NewReader(damaged), int64(len(damaged)),
-			minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}}); err != nil {
+		keepDigest := minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}}
+		_, err = mc.PutObject(ctx, artifactBucket, bk.MLPCheckpoint("public", 2),
+			bytes.NewReader(damaged), int64(len(damaged)), keepDigest)
+		if err != nil {
 			t.Fatal(err)
 		}
 
@@ -107,8 +121,10 @@ func TestStoredStateIntegrity(t *testing.T) {
 				slice1 = &run
 			}
 		}
-		if slice1 == nil || slice1.Out.Discarded != 2 || slice1.Out.Computed != 2 || slice1.Out.Reused != 0 || slice1.Out.Resumed != 0 {
-			t.Errorf("slice 1 after the damage: %+v, want the result and the checkpoint discarded and both MLPs computed", slice1)
+		if slice1 == nil || slice1.Out.Discarded != 2 || slice1.Out.Computed != 2 ||
+			slice1.Out.Reused != 0 || slice1.Out.Resumed != 0 {
+			t.Errorf("slice 1 after the damage: %+v, "+
+				"want the result and the checkpoint discarded and both MLPs computed", slice1)
 		}
 		st := s.mustWhestbake("status", b.ID, "--config-file", statusCfg)
 		if !strings.Contains(st.stdout, "split public: 2 damaged objects") {
@@ -124,15 +140,23 @@ func TestStoredStateIntegrity(t *testing.T) {
 		s := s.sub(t)
 		b := smallBake("attacker", 500)
 		cfg := s.bakeConfigMap(b)
-		cfg["release"] = map[string]any{"bucket": artifactBucket, "prefix": "bakes", "name": "victim", "tag": "dataset"}
-		r := s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-attacker", cfg), "--id", b.ID)
-		if r.code != 1 || !strings.Contains(r.stderr, "release.prefix") || !strings.Contains(r.stderr, "inside bakes/") {
-			t.Errorf("a release into bakes/victim/dataset: want a refusal naming release.prefix:\n%s", r)
+		cfg["release"] = map[string]any{
+			"bucket": artifactBucket,
+			"prefix": "bakes",
+			"name":   "victim",
+			"tag":    "dataset",
+		}
+		r := s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-attacker", cfg),
+			"--id", b.ID)
+		if !r.refused("release.prefix", "inside bakes/") {
+			t.Errorf("a release into bakes/victim/dataset: "+
+				"want a refusal naming release.prefix:\n%s", r)
 		}
 		if left, err := s.art.List(ctx, keys.Bake(b.ID).Prefix()); err != nil || len(left) != 0 {
 			t.Errorf("the refused bake stored %v (%v)", left, err)
 		}
-		if _, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), ""); err == nil {
+		_, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), "")
+		if err == nil {
 			t.Error("the refused bake was started")
 		}
 	})
@@ -142,8 +166,16 @@ func TestStoredStateIntegrity(t *testing.T) {
 	// namespace and cluster the bake was started in say is closed.
 	t.Run("gc proves the bake closed where it was started", func(t *testing.T) {
 		s := s.sub(t)
-		slow := bakeSpec{ID: "gc-elsewhere", Width: 64, Depth: 4, NSamples: 5_000_000, SliceSize: 1, MaxInFlight: 1, Tag: "gc-elsewhere",
-			Splits: []splitSpec{{"public", "default", 3, 9}}}
+		slow := bakeSpec{
+			ID:          "gc-elsewhere",
+			Width:       64,
+			Depth:       4,
+			NSamples:    5_000_000,
+			SliceSize:   1,
+			MaxInFlight: 1,
+			Tag:         "gc-elsewhere",
+			Splits:      []splitSpec{{"public", "default", 3, 9}},
+		}
 		s.mustWhestbake("bake", "--config-file", s.bakeConfig(slow), "--id", slow.ID)
 		bk := keys.Bake(slow.ID)
 		waitFor(t, time.Minute, "the identity blocks", func() bool {
@@ -151,8 +183,11 @@ func TestStoredStateIntegrity(t *testing.T) {
 			return err == nil && ok
 		})
 		const other = "elsewhere"
-		if _, err := s.tc.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
-			Namespace: other, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)}); err != nil {
+		registration := &workflowservice.RegisterNamespaceRequest{
+			Namespace:                        other,
+			WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
+		}
+		if _, err := s.tc.WorkflowService().RegisterNamespace(ctx, registration); err != nil {
 			t.Fatal(err)
 		}
 		// The bakes' search attributes, as a namespace whestbake runs in has them.
@@ -160,11 +195,18 @@ func TestStoredStateIntegrity(t *testing.T) {
 		for _, sa := range devstack.SearchAttributes {
 			attrs[sa.Name] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
 		}
-		if _, err := s.tc.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: other, SearchAttributes: attrs}); err != nil {
+		addition := &operatorservice.AddSearchAttributesRequest{
+			Namespace:        other,
+			SearchAttributes: attrs,
+		}
+		if _, err := s.tc.OperatorService().AddSearchAttributes(ctx, addition); err != nil {
 			t.Fatal(err)
 		}
-		oc, err := client.Dial(client.Options{HostPort: s.opts.TemporalAddr(), Namespace: other,
-			Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+		oc, err := client.Dial(client.Options{
+			HostPort:  s.opts.TemporalAddr(),
+			Namespace: other,
+			Logger:    tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,28 +218,39 @@ func TestStoredStateIntegrity(t *testing.T) {
 			if !errors.As(err, &nf) {
 				return false
 			}
-			_, err = oc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: other, Query: bakeapi.BakeIDAttribute + " = '" + slow.ID + "'"})
+			_, err = oc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+				Namespace: other,
+				Query:     bakeapi.BakeIDAttribute + " = '" + slow.ID + "'",
+			})
 			return err == nil
 		})
 		elsewhere := s.baseConfig()
 		elsewhere["temporal"].(map[string]any)["namespace"] = other
 		r := s.whestbake(nil, "gc", slow.ID, "--config-file", s.writeConfig("elsewhere", elsewhere))
-		if r.code != 1 || !strings.Contains(r.stderr, "was started in namespace default") || !strings.Contains(r.stderr, "connects to namespace "+other) ||
-			!strings.Contains(r.stderr, "nothing was deleted") {
-			t.Errorf("gc of a running bake from another namespace: want a refusal that says where the bake runs:\n%s", r)
+		if !r.refused("was started in namespace default", "connects to namespace "+other,
+			"nothing was deleted") {
+			t.Errorf("gc of a running bake from another namespace: "+
+				"want a refusal that says where the bake runs:\n%s", r)
 		}
 		// Nor does a start of the same bake ID in the other namespace run
 		// a second copy of it into the same objects.
 		other2 := s.bakeConfigMap(slow)
 		other2["temporal"].(map[string]any)["namespace"] = other
-		r = s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-elsewhere", other2), "--id", slow.ID)
-		if r.code != 1 || !strings.Contains(r.stderr, "was started in namespace default") || !strings.Contains(r.stderr, "a bake runs in one namespace") {
+		r = s.whestbake(nil, "bake", "--config-file", s.writeConfig("bake-elsewhere", other2),
+			"--id", slow.ID)
+		if !r.refused("was started in namespace default", "a bake runs in one namespace") {
 			t.Errorf("a start of the running bake in another namespace: want a refusal:\n%s", r)
 		}
-		if _, err := oc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(slow.ID), ""); err == nil {
+		_, err = oc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(slow.ID), "")
+		if err == nil {
 			t.Error("the bake was started a second time, in namespace " + other)
 		}
-		for _, key := range []string{bk.Seeds("public"), bk.IdentityBlock("public", 0), bk.IdentitiesDone("public"), bk.Record()} {
+		for _, key := range []string{
+			bk.Seeds("public"),
+			bk.IdentityBlock("public", 0),
+			bk.IdentitiesDone("public"),
+			bk.Record(),
+		} {
 			if ok, err := s.art.Exists(ctx, key); err != nil || !ok {
 				t.Errorf("after the refused gc, %s is gone (%v)", key, err)
 			}
@@ -209,12 +262,16 @@ func TestStoredStateIntegrity(t *testing.T) {
 			t.Fatal(err)
 		}
 		r = s.whestbake(nil, "gc", slow.ID, "--config-file", statusCfg)
-		if r.code != 1 || !strings.Contains(r.stderr, "has no record of the Temporal cluster and namespace it was started in") || !strings.Contains(r.stderr, "gc --force") {
-			t.Errorf("gc of a bake without its started-in record: want a refusal pointing at --force:\n%s", r)
+		if !r.refused("has no record of the Temporal cluster and namespace it was started in",
+			"gc --force") {
+			t.Errorf("gc of a bake without its started-in record: "+
+				"want a refusal pointing at --force:\n%s", r)
 		}
 		s.mustWhestbake("gc", slow.ID, "--config-file", statusCfg, "--force")
-		if left, err := s.art.List(ctx, bk.Prefix()); err != nil || len(left) != 1 || left[0] != bk.Record() {
-			t.Errorf("after gc --force of the cancelled bake: %v (%v), want its record alone", left, err)
+		left, err := s.art.List(ctx, bk.Prefix())
+		if err != nil || len(left) != 1 || left[0] != bk.Record() {
+			t.Errorf("after gc --force of the cancelled bake: %v (%v), want its record alone",
+				left, err)
 		}
 	})
 }

@@ -34,8 +34,16 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	for range gpus {
 		workers = append(workers, s.startWorker("gpu"))
 	}
-	b := bakeSpec{ID: "large", Width: 4, Depth: 1, NSamples: 256, SliceSize: 1, MaxInFlight: 64, Tag: "large",
-		Splits: []splitSpec{{"public", "default", n, 7}}}
+	b := bakeSpec{
+		ID:          "large",
+		Width:       4,
+		Depth:       1,
+		NSamples:    256,
+		SliceSize:   1,
+		MaxInFlight: 64,
+		Tag:         "large",
+		Splits:      []splitSpec{{"public", "default", n, 7}},
+	}
 	cfg := s.bakeConfigMap(b)
 	// The merge of 5,000 partials is real work: the e2e's 1-minute bound,
 	// meant to catch a stuck merge of a few slices, timed out once on a
@@ -66,12 +74,15 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	for i, r := range runs {
 		h := r.History
 		if len(h.Events) >= historyWarning/2 {
-			t.Errorf("run %d of %s has %d events: want well below the %d of the server's warning", len(runs)-i, id, len(h.Events), historyWarning)
+			t.Errorf("run %d of %s has %d events: want well below the %d of the server's warning",
+				len(runs)-i, id, len(h.Events), historyWarning)
 		}
 		for _, e := range h.Events {
-			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == bakeapi.BakeSliceActivity {
+			a := e.GetActivityTaskScheduledEventAttributes()
+			if a != nil && a.GetActivityType().GetName() == bakeapi.BakeSliceActivity {
 				var in bakeapi.BakeSliceInput
-				if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+				err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in)
+				if err != nil {
 					t.Fatal(err)
 				}
 				slices[in.Slice]++
@@ -90,10 +101,15 @@ func TestLargeSplitContinuesAsNew(t *testing.T) {
 	for _, w := range workers {
 		gpuCPU += processCPU(t, w.cmd.Process.Pid)
 	}
-	t.Logf("%d one-MLP slices in %s (%.0f slices/s) over %d runs; GPU workers' CPU %s (%.1f ms per slice); Temporal server CPU %s, MinIO CPU %s; control worker (seeds, merge) peak RSS %.0f MB",
-		n, took.Round(time.Second), float64(n)/took.Seconds(), len(runs), gpuCPU.Round(time.Millisecond),
-		float64(gpuCPU.Microseconds())/1000/n, processCPU(t, serverPID(t, s, "temporal")).Round(time.Millisecond),
-		processCPU(t, serverPID(t, s, "minio")).Round(time.Millisecond), megabytes(peakRSS(t, control.cmd.Process.Pid)))
+	t.Logf("%d one-MLP slices in %s (%.0f slices/s) over %d runs; "+
+		"GPU workers' CPU %s (%.1f ms per slice); "+
+		"Temporal server CPU %s, MinIO CPU %s; "+
+		"control worker (seeds, merge) peak RSS %.0f MB",
+		n, took.Round(time.Second), float64(n)/took.Seconds(), len(runs),
+		gpuCPU.Round(time.Millisecond), float64(gpuCPU.Microseconds())/1000/n,
+		processCPU(t, serverPID(t, s, "temporal")).Round(time.Millisecond),
+		processCPU(t, serverPID(t, s, "minio")).Round(time.Millisecond),
+		megabytes(peakRSS(t, control.cmd.Process.Pid)))
 
 	// The reference: the same seeds baked locally in one go (merging never
 	// changes a row's bytes, so slicing does not matter).
@@ -125,7 +141,8 @@ func peakRSS(t *testing.T, pid int) int64 {
 	}
 	for _, l := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			kb, err := strconv.ParseInt(
+				strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
 				t.Fatalf("VmHWM of %d: %q", pid, v)
 			}
@@ -156,7 +173,8 @@ func (s *stack) noHistoryWarning(t *testing.T) {
 	if log, err := os.ReadFile(filepath.Join(s.opts.Dir, "logs", "temporal.log")); err != nil {
 		t.Error(err)
 	} else if strings.Contains(string(log), "exceeds warn limit") {
-		t.Errorf("the Temporal server warned about a history:\n%s", grepLines(string(log), "exceeds warn limit"))
+		t.Errorf("the Temporal server warned about a history:\n%s",
+			grepLines(string(log), "exceeds warn limit"))
 	}
 }
 

@@ -36,7 +36,9 @@ func runTests(m *testing.M) int {
 	default:
 		for _, b := range []string{"temporal", "minio"} {
 			if _, err := os.Stat(filepath.Join(root, "bin", b)); err != nil {
-				skipWhy = fmt.Sprintf("bin/%s is missing: run `make tools` to build the pinned Temporal CLI and MinIO (E2E_REQUIRED=1 makes this a failure)", b)
+				skipWhy = fmt.Sprintf("bin/%s is missing: "+
+					"run `make tools` to build the pinned Temporal CLI and MinIO "+
+					"(E2E_REQUIRED=1 makes this a failure)", b)
 			}
 		}
 	}
@@ -53,7 +55,10 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	for name, pkg := range map[string]string{"whestbake": "./cmd/starter", "whestbake-worker": "./cmd/worker"} {
+	for name, pkg := range map[string]string{
+		"whestbake":        "./cmd/starter",
+		"whestbake-worker": "./cmd/worker",
+	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -27,8 +27,16 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 	s.startWorker("control")
 	gpu := s.startWorker("gpu")
 	// One MLP of tens of seconds on one thread, checkpointed every 200 ms.
-	b := bakeSpec{ID: "preempt", Width: 32, Depth: 3, NSamples: 60_000_000, SliceSize: 1, MaxInFlight: 1, Tag: "preempt",
-		Splits: []splitSpec{{"public", "default", 1, 31}}}
+	b := bakeSpec{
+		ID:          "preempt",
+		Width:       32,
+		Depth:       3,
+		NSamples:    60_000_000,
+		SliceSize:   1,
+		MaxInFlight: 1,
+		Tag:         "preempt",
+		Splits:      []splitSpec{{"public", "default", 1, 31}},
+	}
 	const maxAttempts, stops = 2, 6
 	cfg := s.bakeConfigMap(b)
 	pol := maps.Clone(policy)
@@ -53,14 +61,18 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 	var last int64
 	for i := range stops {
 		waitFor(t, 2*time.Minute, "the MLP to move past the last stop", func() bool {
-			if d, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), ""); err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
-				t.Fatalf("the bake ended after %d stops:\n%s", i, s.whestbake(nil, "status", b.ID, "--config-file", cfgFile).stdout)
+			d, err := s.tc.DescribeWorkflowExecution(ctx, bakeapi.BakeWorkflowID(b.ID), "")
+			if err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil {
+				status := s.whestbake(nil, "status", b.ID, "--config-file", cfgFile)
+				t.Fatalf("the bake ended after %d stops:\n%s", i, status.stdout)
 			}
 			return samples() > last
 		})
 		gpu.stop(syscall.SIGTERM, time.Minute)
-		if code := gpu.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(gpu.output(), "stopping") {
-			t.Fatalf("stop %d: the worker did not stop gracefully (exit %d):\n%s", i+1, code, gpu.output())
+		code := gpu.cmd.ProcessState.ExitCode()
+		if code != 0 || !strings.Contains(gpu.output(), "stopping") {
+			t.Fatalf("stop %d: the worker did not stop gracefully (exit %d):\n%s",
+				i+1, code, gpu.output())
 		}
 		if ok, _ := s.art.Exists(ctx, bk.MLPResult("public", 0)); ok {
 			t.Fatalf("the MLP finished after %d of %d stops: make it slower", i+1, stops)
@@ -74,17 +86,21 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 	stopped, started := 0, 0
 	slices := map[int64]bool{} // scheduled event IDs of BakeSlice activities
 	for _, e := range s.history(wid, "").Events {
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == bakeapi.BakeSliceActivity {
+		scheduled := e.GetActivityTaskScheduledEventAttributes()
+		if scheduled != nil && scheduled.GetActivityType().GetName() == bakeapi.BakeSliceActivity {
 			slices[e.GetEventId()] = true
 		}
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && slices[a.GetScheduledEventId()] {
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil &&
+			slices[a.GetScheduledEventId()] {
 			started++
 			if a.GetAttempt() != 1 {
-				t.Errorf("a slice ran as attempt %d: a stop was retried as a failure", a.GetAttempt())
+				t.Errorf("a slice ran as attempt %d: a stop was retried as a failure",
+					a.GetAttempt())
 			}
 		}
 		if a := e.GetActivityTaskFailedEventAttributes(); a != nil {
-			if kind := a.GetFailure().GetApplicationFailureInfo().GetType(); kind == bakeapi.ErrWorkerStopping {
+			kind := a.GetFailure().GetApplicationFailureInfo().GetType()
+			if kind == bakeapi.ErrWorkerStopping {
 				stopped++
 			} else {
 				t.Errorf("a slice failed with %s: %s", kind, a.GetFailure().GetMessage())
@@ -92,7 +108,8 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 		}
 	}
 	if stopped != stops || started != stops+1 {
-		t.Errorf("the split's history holds %d stops and %d started slices, want %d stops and %d", stopped, started, stops, stops+1)
+		t.Errorf("the split's history holds %d stops and %d started slices, want %d stops and %d",
+			stopped, started, stops, stops+1)
 	}
 	runs := s.sliceRuns(wid)
 	if len(runs) != 1 || runs[0].Out.Resumed != 1 {
@@ -108,7 +125,8 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 		}
 	}
 	if row == nil || row[1] != "done" || row[5] != "1" || row[7] != fmt.Sprint(stops) {
-		t.Errorf("status should show split public done, its MLP resumed and %d stops:\n%s", stops, st.stdout)
+		t.Errorf("status should show split public done, its MLP resumed and %d stops:\n%s",
+			stops, st.stdout)
 	}
 	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 }

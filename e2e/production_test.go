@@ -50,7 +50,8 @@ func TestProductionTopology(t *testing.T) {
 	pg := requirePostgres(t)
 	for _, b := range []string{"temporal-server", "temporal-sql-tool"} {
 		if _, err := os.Stat(filepath.Join(repoRoot, "bin", b)); err != nil {
-			missing(t, fmt.Sprintf("bin/%s is missing: run `make tools` (builds go.temporal.io/server v1.29.1's server and SQL tool)", b), false)
+			missing(t, fmt.Sprintf("bin/%s is missing: run `make tools` "+
+				"(builds go.temporal.io/server v1.29.1's server and SQL tool)", b), false)
 		}
 	}
 	dir, err := os.MkdirTemp("", "whestbake-prod-")
@@ -67,29 +68,60 @@ func TestProductionTopology(t *testing.T) {
 	// Certificates: one CA for the frontend's certificate, one for clients.
 	serverCA := tlstest.NewCA(t, filepath.Join(dir, "pki"), "frontend")
 	clientCA := tlstest.NewCA(t, filepath.Join(dir, "pki"), "clients")
-	frontendCert := serverCA.Issue(t, "frontend", tlstest.LeafOptions{Server: true, Hosts: []string{serverName, "127.0.0.1"}})
+	frontendCert := serverCA.Issue(t, "frontend", tlstest.LeafOptions{
+		Server: true,
+		Hosts:  []string{serverName, "127.0.0.1"},
+	})
 	workerCert := clientCA.Issue(t, "whestbake-worker", tlstest.LeafOptions{})
 	systemCert := clientCA.Issue(t, "temporal-system-worker", tlstest.LeafOptions{})
 
 	start := time.Now()
 	pgPort := pg.start(t, dir)
-	ts := &temporalServer{dir: filepath.Join(dir, "temporal"), logs: filepath.Join(dir, "logs"), pgPort: pgPort,
-		serverCA: serverCA.CAFile, clientCA: clientCA.CAFile, cert: frontendCert, system: systemCert}
+	ts := &temporalServer{
+		dir:      filepath.Join(dir, "temporal"),
+		logs:     filepath.Join(dir, "logs"),
+		pgPort:   pgPort,
+		serverCA: serverCA.CAFile,
+		clientCA: clientCA.CAFile,
+		cert:     frontendCert,
+		system:   systemCert,
+	}
 	ts.applySchema(t)
 	ts.configure(t)
 	ts.start(t)
-	clientTLS := &tls.Config{RootCAs: serverCA.Pool(), ServerName: serverName, Certificates: []tls.Certificate{workerCert.TLS}, MinVersion: tls.VersionTLS12}
+	clientTLS := &tls.Config{
+		RootCAs:      serverCA.Pool(),
+		ServerName:   serverName,
+		Certificates: []tls.Certificate{workerCert.TLS},
+		MinVersion:   tls.VersionTLS12,
+	}
 	ts.prepareNamespace(t, clientTLS)
-	t.Logf("PostgreSQL, schema and Temporal server with mTLS ready in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("PostgreSQL, schema and Temporal server with mTLS ready in %s",
+		time.Since(start).Round(time.Millisecond))
 
 	// MinIO over TLS, and the stack the other e2e helpers work on.
 	o := devtest.Options(t)
-	o.AccessKey, o.SecretKey = "prod-"+randomHex(4), "prod-secret-"+randomHex(16)
+	o.AccessKey = "prod-" + randomHex(4)
+	o.SecretKey = "prod-secret-" + randomHex(16)
 	o.Buckets = []string{artifactBucket, releaseBucket}
 	o = devtest.StartMinIO(t, devtest.WithMinIOTLS(t, o))
-	s := &stack{t: t, opts: o, dir: dir, secret: o.SecretKey}
-	s.temporal = map[string]any{"address": ts.addr(), "namespace": devstack.Namespace, "ui": "http://127.0.0.1:1",
-		"tls": map[string]any{"ca-file": serverCA.CAFile, "server-name": serverName, "cert-file": workerCert.CertFile, "key-file": workerCert.KeyFile}}
+	s := &stack{
+		t:      t,
+		opts:   o,
+		dir:    dir,
+		secret: o.SecretKey,
+	}
+	s.temporal = map[string]any{
+		"address":   ts.addr(),
+		"namespace": devstack.Namespace,
+		"ui":        "http://127.0.0.1:1",
+		"tls": map[string]any{
+			"ca-file":     serverCA.CAFile,
+			"server-name": serverName,
+			"cert-file":   workerCert.CertFile,
+			"key-file":    workerCert.KeyFile,
+		},
+	}
 	ctx := context.Background()
 	if s.art, err = store.Open(ctx, o.S3Config(), artifactBucket); err != nil {
 		t.Fatal(err)
@@ -103,11 +135,15 @@ func TestProductionTopology(t *testing.T) {
 	statusCfg := s.baseConfig()
 	statusCfg["temporal"] = map[string]any{"address": ts.addr(), "namespace": devstack.Namespace,
 		"tls": map[string]any{"ca-file": serverCA.CAFile, "server-name": serverName}}
-	if r := s.whestbake(nil, "list", "--config-file", s.writeConfig("no-client-cert", statusCfg)); r.code == 0 || !strings.Contains(r.stderr, "requires a client certificate") || !strings.Contains(r.stderr, "temporal.tls.cert-file") {
+	r := s.whestbake(nil, "list", "--config-file", s.writeConfig("no-client-cert", statusCfg))
+	if r.code == 0 ||
+		!strings.Contains(r.stderr, "requires a client certificate") ||
+		!strings.Contains(r.stderr, "temporal.tls.cert-file") {
 		t.Errorf("mTLS frontend without a client certificate:\n%s", r)
 	}
 	statusCfg["temporal"] = map[string]any{"address": ts.addr(), "namespace": devstack.Namespace}
-	if r := s.whestbake(nil, "list", "--config-file", s.writeConfig("plain-text", statusCfg)); r.code == 0 || !strings.Contains(r.stderr, "speaks TLS") {
+	r = s.whestbake(nil, "list", "--config-file", s.writeConfig("plain-text", statusCfg))
+	if r.code == 0 || !strings.Contains(r.stderr, "speaks TLS") {
 		t.Errorf("plain text to the mTLS frontend:\n%s", r)
 	}
 
@@ -116,8 +152,16 @@ func TestProductionTopology(t *testing.T) {
 
 	// Two splits; MLPs of about a second, checkpointed every 200 ms. The
 	// public split's slice [1,3) is where the kill lands, inside MLP 2.
-	b := bakeSpec{ID: "prod", Width: 64, Depth: 4, NSamples: 3_000_000, SliceSize: 2, MaxInFlight: 1, Tag: "prod",
-		Splits: []splitSpec{{"public", "default", 3, 41}, {"holdout", "holdout", 2, 42}}}
+	b := bakeSpec{
+		ID:          "prod",
+		Width:       64,
+		Depth:       4,
+		NSamples:    3_000_000,
+		SliceSize:   2,
+		MaxInFlight: 1,
+		Tag:         "prod",
+		Splits:      []splitSpec{{"public", "default", 3, 41}, {"holdout", "holdout", 2, 42}},
+	}
 	cfg := s.bakeConfig(b)
 	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
 	bk := keys.Bake(b.ID)
@@ -126,7 +170,9 @@ func TestProductionTopology(t *testing.T) {
 	gpu2 := s.startWorker("gpu", "--metrics-listen", "127.0.0.1:0", "--log-format", "json")
 
 	// Restart the Temporal server while the bake runs; PostgreSQL keeps its state.
-	waitFor(t, 2*time.Minute, "public MLP 2 resumed and finished", func() bool { return exists(bk.MLPResult("public", 2)) })
+	waitFor(t, 2*time.Minute, "public MLP 2 resumed and finished", func() bool {
+		return exists(bk.MLPResult("public", 2))
+	})
 	if exists(keys.Manifest(bk.Dataset())) {
 		t.Fatal("the bake finished before the server restart: make its MLPs slower")
 	}
@@ -160,7 +206,8 @@ func TestProductionTopology(t *testing.T) {
 		t.Errorf("the replacement GPU worker computed %v samples", v)
 	}
 	c := scrape(t, control)
-	if !hasSeries(c, "whestbake_split_mlps_done", `split="holdout"`, 2) || !hasSeries(c, "whestbake_split_mlps", `split="public"`, 3) {
+	if !hasSeries(c, "whestbake_split_mlps_done", `split="holdout"`, 2) ||
+		!hasSeries(c, "whestbake_split_mlps", `split="public"`, 3) {
 		t.Errorf("the control worker's split gauges are missing:\n%v", keysOf(c, "whestbake_split"))
 	}
 	if !hasSeries(c, "temporal_request_total", "", -1) {
@@ -201,7 +248,8 @@ type postgres struct {
 // them (/usr/lib/postgresql/<version>/bin, not on PATH).
 func requirePostgres(t *testing.T) postgres {
 	t.Helper()
-	const install = "PostgreSQL is missing: install it with `apt-get install postgresql` (Debian/Ubuntu)"
+	const install = "PostgreSQL is missing: " +
+		"install it with `apt-get install postgresql` (Debian/Ubuntu)"
 	var p postgres
 	find := func(name string) string {
 		if path, err := exec.LookPath(name); err == nil {
@@ -216,13 +264,16 @@ func requirePostgres(t *testing.T) postgres {
 		}
 		return ""
 	}
-	if p.initdb, p.server = find("initdb"), find("postgres"); p.initdb == "" || p.server == "" {
+	p.initdb = find("initdb")
+	p.server = find("postgres")
+	if p.initdb == "" || p.server == "" {
 		missing(t, install, true)
 	}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			missing(t, install+" (as root, the test runs PostgreSQL as the package's postgres user, which is missing)", true)
+			missing(t, install+" (as root, the test runs PostgreSQL "+
+				"as the package's postgres user, which is missing)", true)
 		}
 		p.uid, _ = strconv.Atoi(u.Uid)
 		p.gid, _ = strconv.Atoi(u.Gid)
@@ -240,7 +291,8 @@ func pgVersion(dir string) int {
 // without durability (a test database), until the test ends.
 func (p postgres) start(t *testing.T, dir string) int {
 	t.Helper()
-	data, sock := filepath.Join(dir, "pg"), filepath.Join(dir, "pgsock")
+	data := filepath.Join(dir, "pg")
+	sock := filepath.Join(dir, "pgsock")
 	for _, d := range []string{data, sock} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -257,13 +309,15 @@ func (p postgres) start(t *testing.T, dir string) int {
 			t.Fatal(err)
 		}
 	}
-	initdb := exec.Command(p.initdb, "-D", data, "-U", "temporal", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	initdb := exec.Command(p.initdb, "-D", data, "-U", "temporal",
+		"--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	port := devtest.FreePorts(t, 1)[0]
-	pr := startProc(t, filepath.Join(dir, "logs"), "postgres", nil, p.cred, p.server, "-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", sock,
+	pr := startProc(t, filepath.Join(dir, "logs"), "postgres", nil, p.cred, p.server,
+		"-D", data, "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", sock,
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	t.Cleanup(func() { pr.stop(syscall.SIGINT, 20*time.Second) }) // fast shutdown
 	waitFor(t, 30*time.Second, "PostgreSQL to accept connections", func() bool {
@@ -286,9 +340,10 @@ type temporalServer struct {
 	pgPort             int
 	serverCA, clientCA string
 	cert, system       tlstest.Leaf
-	ports              []int // frontend grpc, http, membership; history, matching, worker grpc and membership
-	proc               *proc
-	starts             int
+	// frontend grpc, http, membership; history, matching, worker grpc and membership
+	ports  []int
+	proc   *proc
+	starts int
 }
 
 func (ts *temporalServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", ts.ports[0]) }
@@ -298,9 +353,18 @@ func (ts *temporalServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", ts.
 func (ts *temporalServer) applySchema(t *testing.T) {
 	t.Helper()
 	tool := filepath.Join(repoRoot, "bin", "temporal-sql-tool")
-	for db, schema := range map[string]string{"temporal": "postgresql/v12/temporal", "temporal_visibility": "postgresql/v12/visibility"} {
-		common := []string{"--plugin", "postgres12", "--ep", "127.0.0.1", "-p", strconv.Itoa(ts.pgPort), "-u", "temporal", "--pw", "unused-with-trust", "--db", db}
-		for _, step := range [][]string{{"create-database"}, {"setup-schema", "-v", "0.0"}, {"update-schema", "-s", schema}} {
+	for db, schema := range map[string]string{
+		"temporal":            "postgresql/v12/temporal",
+		"temporal_visibility": "postgresql/v12/visibility",
+	} {
+		common := []string{"--plugin", "postgres12", "--ep", "127.0.0.1",
+			"-p", strconv.Itoa(ts.pgPort), "-u", "temporal", "--pw", "unused-with-trust",
+			"--db", db}
+		for _, step := range [][]string{
+			{"create-database"},
+			{"setup-schema", "-v", "0.0"},
+			{"update-schema", "-s", schema},
+		} {
 			out, err := exec.Command(tool, append(common, step...)...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("temporal-sql-tool %s on %s: %v\n%s", step[0], db, err, out)
@@ -386,7 +450,8 @@ dcRedirectionPolicy:
 dynamicConfigClient:
   filepath: %q
   pollInterval: 10s
-`, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[0], filepath.Join(ts.dir, "config", "dynamic.yaml"))
+`, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[0],
+		filepath.Join(ts.dir, "config", "dynamic.yaml"))
 	// Search attributes and namespaces become visible at once instead of
 	// after the caches' refresh, so the test need not sleep.
 	dynamic := `system.forceSearchAttributesCacheRefreshOnRead:
@@ -395,7 +460,8 @@ system.namespaceCacheRefreshInterval:
   - value: 1s
 `
 	for name, body := range map[string]string{"production.yaml": cfg, "dynamic.yaml": dynamic} {
-		if err := os.WriteFile(filepath.Join(ts.dir, "config", name), []byte(body), 0o644); err != nil {
+		err := os.WriteFile(filepath.Join(ts.dir, "config", name), []byte(body), 0o644)
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -405,7 +471,9 @@ system.namespaceCacheRefreshInterval:
 func (ts *temporalServer) start(t *testing.T) {
 	t.Helper()
 	ts.starts++
-	ts.proc = startProc(t, ts.logs, fmt.Sprintf("temporal-server-%d", ts.starts), nil, nil, filepath.Join(repoRoot, "bin", "temporal-server"),
+	name := fmt.Sprintf("temporal-server-%d", ts.starts)
+	bin := filepath.Join(repoRoot, "bin", "temporal-server")
+	ts.proc = startProc(t, ts.logs, name, nil, nil, bin,
 		"--root", ts.dir, "--config", "config", "--env", "production", "--allow-no-auth", "start")
 	p := ts.proc
 	t.Cleanup(func() { p.stop(syscall.SIGTERM, 20*time.Second) })
@@ -416,7 +484,12 @@ func (ts *temporalServer) start(t *testing.T) {
 			t.Fatalf("temporal-server exited:\n%s", p.output())
 		default:
 		}
-		c, err := client.Dial(client.Options{HostPort: ts.addr(), Namespace: "temporal-system", ConnectionOptions: client.ConnectionOptions{TLS: tc}, Logger: quiet()})
+		c, err := client.Dial(client.Options{
+			HostPort:          ts.addr(),
+			Namespace:         "temporal-system",
+			ConnectionOptions: client.ConnectionOptions{TLS: tc},
+			Logger:            quiet(),
+		})
 		if err != nil {
 			return false
 		}
@@ -429,7 +502,13 @@ func (ts *temporalServer) start(t *testing.T) {
 // probeTLS is the test's own client identity: a client certificate the
 // frontend's client CA signed.
 func (ts *temporalServer) probeTLS() *tls.Config {
-	c, err := tlsconf.Client(tlsconf.Files{CA: ts.serverCA, Cert: ts.system.CertFile, Key: ts.system.KeyFile, ServerName: serverName}, tlsconf.Keys{}, time.Now())
+	files := tlsconf.Files{
+		CA:         ts.serverCA,
+		Cert:       ts.system.CertFile,
+		Key:        ts.system.KeyFile,
+		ServerName: serverName,
+	}
+	c, err := tlsconf.Client(files, tlsconf.Keys{}, time.Now())
 	if err != nil {
 		panic(err)
 	}
@@ -450,7 +529,11 @@ func (ts *temporalServer) restart(t *testing.T) {
 // attributes, which the dev server gets from its flags.
 func (ts *temporalServer) prepareNamespace(t *testing.T, tc *tls.Config) {
 	t.Helper()
-	opts := client.Options{HostPort: ts.addr(), ConnectionOptions: client.ConnectionOptions{TLS: tc}, Logger: quiet()}
+	opts := client.Options{
+		HostPort:          ts.addr(),
+		ConnectionOptions: client.ConnectionOptions{TLS: tc},
+		Logger:            quiet(),
+	}
 	nc, err := client.NewNamespaceClient(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +542,9 @@ func (ts *temporalServer) prepareNamespace(t *testing.T, tc *tls.Config) {
 	var last error
 	waitFor(t, time.Minute, "namespace registration", func() bool {
 		last = nc.Register(context.Background(), &workflowservice.RegisterNamespaceRequest{
-			Namespace: devstack.Namespace, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+			Namespace:                        devstack.Namespace,
+			WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
+		})
 		return last == nil || strings.Contains(last.Error(), "already exists")
 	})
 	c := ts.client(t, tc)
@@ -468,8 +553,11 @@ func (ts *temporalServer) prepareNamespace(t *testing.T, tc *tls.Config) {
 		for _, a := range devstack.SearchAttributes {
 			sa[a.Name] = enums.INDEXED_VALUE_TYPE_KEYWORD
 		}
-		_, err := c.OperatorService().AddSearchAttributes(context.Background(), &operatorservice.AddSearchAttributesRequest{
-			Namespace: devstack.Namespace, SearchAttributes: sa})
+		addition := &operatorservice.AddSearchAttributesRequest{
+			Namespace:        devstack.Namespace,
+			SearchAttributes: sa,
+		}
+		_, err := c.OperatorService().AddSearchAttributes(context.Background(), addition)
 		return err == nil || strings.Contains(err.Error(), "already exists")
 	})
 }
@@ -477,7 +565,12 @@ func (ts *temporalServer) prepareNamespace(t *testing.T, tc *tls.Config) {
 // client dials the frontend as the test.
 func (ts *temporalServer) client(t *testing.T, tc *tls.Config) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: ts.addr(), Namespace: devstack.Namespace, ConnectionOptions: client.ConnectionOptions{TLS: tc}, Logger: quiet()})
+	c, err := client.Dial(client.Options{
+		HostPort:          ts.addr(),
+		Namespace:         devstack.Namespace,
+		ConnectionOptions: client.ConnectionOptions{TLS: tc},
+		Logger:            quiet(),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,9 +611,20 @@ func lowFreePorts(t *testing.T, n int) []int {
 
 // startProc runs a server process (as cred's user when set) with its
 // output in logs/<name>.log.
-func startProc(t *testing.T, logs, name string, env []string, cred *syscall.Credential, bin string, args ...string) *proc {
+func startProc(
+	t *testing.T,
+	logs, name string,
+	env []string,
+	cred *syscall.Credential,
+	bin string,
+	args ...string,
+) *proc {
 	t.Helper()
-	p := &proc{name: name, log: filepath.Join(logs, name+".log"), done: make(chan struct{})}
+	p := &proc{
+		name: name,
+		log:  filepath.Join(logs, name+".log"),
+		done: make(chan struct{}),
+	}
 	f, err := os.Create(p.log)
 	if err != nil {
 		t.Fatal(err)
@@ -597,7 +701,9 @@ func scrape(t *testing.T, p *proc) map[string]float64 {
 // (any value when want < 0).
 func hasSeries(m map[string]float64, metric, label string, want float64) bool {
 	for k, v := range m {
-		if (k == metric || strings.HasPrefix(k, metric+"{")) && strings.Contains(k, label) && (want < 0 || v == want) {
+		if (k == metric || strings.HasPrefix(k, metric+"{")) &&
+			strings.Contains(k, label) &&
+			(want < 0 || v == want) {
 			return true
 		}
 	}

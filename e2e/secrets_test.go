@@ -29,18 +29,29 @@ func TestSecretNeverLeaks(t *testing.T) {
 	s.bake(good)
 	s.download(good)
 	s.mustWhestbake("status", good.ID, "--config-file", statusCfg)
-	if l := s.mustWhestbake("list", "--config-file", statusCfg); !strings.Contains(l.stdout, good.ID) {
+	l := s.mustWhestbake("list", "--config-file", statusCfg)
+	if !strings.Contains(l.stdout, good.ID) {
 		t.Errorf("`whestbake list` does not show bake %s:\n%s", good.ID, l)
 	}
 
 	conflict := smallBake("leak-conflict", 910)
 	conflict.Tag = good.Tag
-	if r := s.whestbake(nil, "bake", "--config-file", s.bakeConfig(conflict), "--id", conflict.ID, "--wait"); r.code == 0 {
+	r := s.whestbake(nil, "bake", "--config-file", s.bakeConfig(conflict),
+		"--id", conflict.ID, "--wait")
+	if r.code == 0 {
 		t.Fatalf("a second release at tag %s was accepted:\n%s", good.Tag, r)
 	}
 
-	slow := bakeSpec{ID: "leak-cancel", Width: 64, Depth: 4, NSamples: 5_000_000, SliceSize: 1, MaxInFlight: 1, Tag: "leak-cancel",
-		Splits: []splitSpec{{"public", "default", 2, 920}}}
+	slow := bakeSpec{
+		ID:          "leak-cancel",
+		Width:       64,
+		Depth:       4,
+		NSamples:    5_000_000,
+		SliceSize:   1,
+		MaxInFlight: 1,
+		Tag:         "leak-cancel",
+		Splits:      []splitSpec{{"public", "default", 2, 920}},
+	}
 	s.mustWhestbake("bake", "--config-file", s.bakeConfig(slow), "--id", slow.ID)
 	waitFor(t, time.Minute, "the slow bake's first checkpoint", func() bool {
 		ok, err := s.art.Exists(context.Background(), keys.Bake(slow.ID).MLPCheckpoint("public", 0))
@@ -48,22 +59,30 @@ func TestSecretNeverLeaks(t *testing.T) {
 	})
 	s.mustWhestbake("cancel", slow.ID, "--config-file", statusCfg)
 	waitFor(t, 30*time.Second, "the cancelled bake to close", func() bool {
-		d, err := s.tc.DescribeWorkflowExecution(context.Background(), bakeapi.BakeWorkflowID(slow.ID), "")
+		d, err := s.tc.DescribeWorkflowExecution(context.Background(),
+			bakeapi.BakeWorkflowID(slow.ID), "")
 		return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
 	})
 	// Cancelling is what was asked for: status says so and exits 0.
-	if st := s.whestbake(nil, "status", slow.ID, "--config-file", statusCfg); st.code != 0 || !strings.Contains(strings.ToLower(st.stdout), "cancel") {
+	st := s.whestbake(nil, "status", slow.ID, "--config-file", statusCfg)
+	if st.code != 0 || !strings.Contains(strings.ToLower(st.stdout), "cancel") {
 		t.Errorf("status of a cancelled bake should say so and exit 0:\n%s", st)
 	}
 
 	wrong := []string{"WHESTBAKE_S3_SECRET_KEY=" + s.secret + "-but-wrong"}
-	if r := s.whestbake(wrong, "bake", "--config-file", s.bakeConfig(smallBake("leak-wrong", 930)), "--wait"); r.code == 0 {
+	r = s.whestbake(wrong, "bake", "--config-file", s.bakeConfig(smallBake("leak-wrong", 930)),
+		"--wait")
+	if r.code == 0 {
 		t.Errorf("a bake with a wrong secret was accepted:\n%s", r)
 	}
-	if r := s.whestbake(wrong, "dataset", "download", releaseURI(good), "--config-file", statusCfg, "--output", filepath.Join(s.dir, "nope")); r.code == 0 {
+	r = s.whestbake(wrong, "dataset", "download", releaseURI(good), "--config-file", statusCfg,
+		"--output", filepath.Join(s.dir, "nope"))
+	if r.code == 0 {
 		t.Errorf("a download with a wrong secret succeeded:\n%s", r)
 	}
-	bad := s.spawn("worker-wrong-secret", wrong, filepath.Join(binDir, "whestbake-worker"), "--role", "all", "--config-file", s.writeConfig("worker", s.baseConfig()), "--device", "cpu")
+	workerCfg := s.writeConfig("worker", s.baseConfig())
+	bad := s.spawn("worker-wrong-secret", wrong, filepath.Join(binDir, "whestbake-worker"),
+		"--role", "all", "--config-file", workerCfg, "--device", "cpu")
 	select {
 	case <-bad.done:
 	case <-time.After(30 * time.Second):
@@ -80,7 +99,8 @@ func TestSecretNeverLeaks(t *testing.T) {
 	// leak-ok's bake and two splits, leak-cancel's bake and split; the
 	// conflicting bake is refused by the starter before it starts anything.
 	if len(histories) < 5 {
-		t.Errorf("exported %d histories, want every bake and split workflow (at least 5)", len(histories))
+		t.Errorf("exported %d histories, want every bake and split workflow (at least 5)",
+			len(histories))
 	}
 	for _, f := range histories {
 		data, err := os.ReadFile(f)
@@ -96,15 +116,15 @@ func TestSecretNeverLeaks(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, st := range []struct {
-		name string
-		s    *store.Store
+		name   string
+		bucket *store.Store
 	}{{"artifacts", s.art}, {"releases", s.rel}} {
-		objs, err := st.s.List(ctx, "")
+		objs, err := st.bucket.List(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, k := range objs {
-			data, err := st.s.Get(ctx, k)
+			data, err := st.bucket.Get(ctx, k)
 			if err != nil {
 				t.Fatal(err)
 			}

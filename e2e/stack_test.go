@@ -61,7 +61,12 @@ func newStack(t *testing.T) *stack {
 	o.Buckets = []string{artifactBucket, releaseBucket}
 	o = devtest.StartMinIO(t, o)
 	o = devtest.StartTemporal(t, o)
-	s := &stack{t: t, opts: o, dir: t.TempDir(), secret: o.SecretKey}
+	s := &stack{
+		t:      t,
+		opts:   o,
+		dir:    t.TempDir(),
+		secret: o.SecretKey,
+	}
 	if err := os.MkdirAll(filepath.Join(s.dir, "logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +78,11 @@ func newStack(t *testing.T) *stack {
 	if s.rel, err = s.art.WithBucket(ctx, releaseBucket); err != nil {
 		t.Fatal(err)
 	}
-	s.tc, err = client.Dial(client.Options{HostPort: o.TemporalAddr(), Namespace: devstack.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	s.tc, err = client.Dial(client.Options{
+		HostPort:  o.TemporalAddr(),
+		Namespace: devstack.Namespace,
+		Logger:    tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +114,20 @@ func (s *stack) env(extra ...string) []string {
 			out = append(out, kv)
 		}
 	}
-	out = append(out, "WHESTBAKE_S3_ACCESS_KEY="+s.opts.AccessKey, "WHESTBAKE_S3_SECRET_KEY="+s.secret)
+	out = append(out,
+		"WHESTBAKE_S3_ACCESS_KEY="+s.opts.AccessKey,
+		"WHESTBAKE_S3_SECRET_KEY="+s.secret)
 	return append(out, extra...)
 }
 
 // baseConfig is what every process needs: where the servers are, and the
 // worker's short test timings.
 func (s *stack) baseConfig() map[string]any {
-	temporal := map[string]any{"address": s.opts.TemporalAddr(), "namespace": devstack.Namespace, "ui": s.opts.UIURL()}
+	temporal := map[string]any{
+		"address":   s.opts.TemporalAddr(),
+		"namespace": devstack.Namespace,
+		"ui":        s.opts.UIURL(),
+	}
 	if s.temporal != nil {
 		temporal = s.temporal
 	}
@@ -124,7 +138,12 @@ func (s *stack) baseConfig() map[string]any {
 	return map[string]any{
 		"temporal": temporal,
 		"s3":       s3,
-		"worker":   map[string]any{"device": "cpu", "threads": 1, "checkpoint-every": "200ms", "stall-timeout": "1m"},
+		"worker": map[string]any{
+			"device":           "cpu",
+			"threads":          1,
+			"checkpoint-every": "200ms",
+			"stall-timeout":    "1m",
+		},
 	}
 }
 
@@ -171,8 +190,9 @@ func (s *stack) startWorkerEnv(role string, env []string, extra ...string) *proc
 func (s *stack) spawnWorker(cfg, role string, env []string, extra ...string) *proc {
 	s.t.Helper()
 	s.workers++
-	return s.spawn(fmt.Sprintf("worker-%s-%d", role, s.workers), env, filepath.Join(binDir, "whestbake-worker"),
-		append([]string{"--role", role, "--config-file", cfg, "--device", "cpu", "--threads", "1"}, extra...)...)
+	name := fmt.Sprintf("worker-%s-%d", role, s.workers)
+	args := []string{"--role", role, "--config-file", cfg, "--device", "cpu", "--threads", "1"}
+	return s.spawn(name, env, filepath.Join(binDir, "whestbake-worker"), append(args, extra...)...)
 }
 
 // waitReady waits until the worker polls.
@@ -194,7 +214,11 @@ func (p *proc) waitReady(t *testing.T) {
 // spawn starts bin in the stack's environment plus extraEnv.
 func (s *stack) spawn(name string, extraEnv []string, bin string, args ...string) *proc {
 	s.t.Helper()
-	p := &proc{name: name, log: filepath.Join(s.dir, "logs", name+".log"), done: make(chan struct{})}
+	p := &proc{
+		name: name,
+		log:  filepath.Join(s.dir, "logs", name+".log"),
+		done: make(chan struct{}),
+	}
 	f, err := os.Create(p.log)
 	if err != nil {
 		s.t.Fatal(err)
@@ -238,8 +262,23 @@ type result struct {
 	took           time.Duration
 }
 
+// refused reports whether r is a refusal: exit status 1, with every one of
+// wants in its stderr.
+func (r result) refused(wants ...string) bool {
+	if r.code != 1 {
+		return false
+	}
+	for _, want := range wants {
+		if !strings.Contains(r.stderr, want) {
+			return false
+		}
+	}
+	return true
+}
+
 func (r result) String() string {
-	return fmt.Sprintf("exit %d after %s\nstdout:\n%s\nstderr:\n%s", r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
+	return fmt.Sprintf("exit %d after %s\nstdout:\n%s\nstderr:\n%s",
+		r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
 }
 
 // whestbake runs the starter CLI with the stack's environment (plus extra
@@ -272,7 +311,8 @@ func (s *stack) whestbake(extraEnv []string, args ...string) result {
 
 // keepLog appends a starter run to logs/starter.log, which the secret test greps.
 func (s *stack) keepLog(what string, r result) {
-	f, err := os.OpenFile(filepath.Join(s.dir, "logs", "starter.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(s.dir, "logs", "starter.log"),
+		os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		s.t.Fatal(err)
 	}

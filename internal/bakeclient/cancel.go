@@ -90,7 +90,8 @@ func waitStopped(ctx context.Context, tc client.Client, id string, splits []stri
 			case errors.As(err, &nf):
 			case err != nil:
 				return fmt.Errorf("waiting for bake %s to stop: %w", id, err)
-			case d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			case d.GetWorkflowExecutionInfo().GetStatus() ==
+				enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
 				running = append(running, wid)
 			}
 		}

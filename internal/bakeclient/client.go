@@ -73,7 +73,8 @@ func noSuchBake(t settings.Temporal, id string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return fmt.Errorf("no bake %q on the Temporal server at %s, namespace %s: "+
-			"check the id with `whestbake list`, or where temporal.address and temporal.namespace point",
+			"check the id with `whestbake list`, "+
+			"or where temporal.address and temporal.namespace point",
 			id, t.Address, t.Namespace)
 	}
 	return err

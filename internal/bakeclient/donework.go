@@ -44,9 +44,12 @@ func (w *watcher) keepDone(ctx context.Context, sp *Split, wid string) {
 	seen.Share = max(seen.Share, own, float64(seen.MLPs))
 	w.seen[sp.Name] = seen
 	if seen.MLPs > sp.MLPsDone {
-		sp.Running, sp.CarriedOver = nil, true
+		sp.Running = nil
+		sp.CarriedOver = true
 	}
-	sp.MLPsDone, sp.SlicesDone, sp.least = seen.MLPs, seen.Slices, seen.Share
+	sp.MLPsDone = seen.MLPs
+	sp.SlicesDone = seen.Slices
+	sp.least = seen.Share
 }
 
 // earlierRuns is what the runs of split workflow wid that ended without
@@ -86,7 +89,7 @@ func (w *watcher) closedRuns(ctx context.Context, wid string) ([]string, error) 
 		Query:     fmt.Sprintf("WorkflowId = '%s'", wid),
 	}
 	for {
-		resp, err := w.c.ListWorkflow(ctx, req)
+		resp, err := w.temporal.ListWorkflow(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +113,7 @@ func (w *watcher) closedRuns(ctx context.Context, wid string) ([]string, error) 
 func (w *watcher) countCommitted(wid string, committed map[int]bakeapi.Range) doneWork {
 	var split *bakeapi.SplitSpec
 	for i, s := range w.input.Splits {
-		if bakeapi.SplitWorkflowID(w.id, s.Name) == wid {
+		if bakeapi.SplitWorkflowID(w.bakeID, s.Name) == wid {
 			split = &w.input.Splits[i]
 		}
 	}

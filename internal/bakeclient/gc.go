@@ -81,11 +81,11 @@ func (c *Client) GC(ctx context.Context, in GCInput) (GCOutput, error) {
 		}
 	}
 	g := &gcRun{
-		c:    tc,
-		cfg:  c.cfg,
-		st:   st,
-		id:   id,
-		lock: newLock(tc, c.cfg.Temporal.Namespace, id, "gc"),
+		temporal:  tc,
+		cfg:       c.cfg,
+		artifacts: st,
+		bakeID:    id,
+		lock:      newLock(tc, c.cfg.Temporal.Namespace, id, "gc"),
 	}
 	if err := g.lock.take(ctx, "nothing was deleted"); err != nil {
 		return GCOutput{}, err
@@ -130,8 +130,8 @@ func (c *Client) GC(ctx context.Context, in GCInput) (GCOutput, error) {
 		return out, err
 	}
 	if gone.Objects == 0 && left.Objects == 0 {
-		return out, fmt.Errorf("bake %s has nothing in %s: check the ID with `whestbake list` and s3.bucket",
-			id, out.Location)
+		return out, fmt.Errorf("bake %s has nothing in %s: "+
+			"check the ID with `whestbake list` and s3.bucket", id, out.Location)
 	}
 	out.Deleted = Usage{Objects: gone.Objects, Bytes: gone.Bytes}
 	out.Kept = Usage{Objects: left.Objects, Bytes: left.Bytes}
@@ -140,29 +140,29 @@ func (c *Client) GC(ctx context.Context, in GCInput) (GCOutput, error) {
 
 // gcRun is one gc of bake id, holding its lock.
 type gcRun struct {
-	c    client.Client
-	cfg  settings.Config
-	st   *store.Store
-	id   string
-	lock *bakeLock
+	temporal  client.Client
+	cfg       settings.Config
+	artifacts *store.Store
+	bakeID    string
+	lock      *bakeLock
 }
 
 // closed refuses unless the bake and its split workflows are closed, and
 // returns the bake's status (UNSPECIFIED: the server does not know it).
 func (g *gcRun) closed(ctx context.Context) (enums.WorkflowExecutionStatus, error) {
-	status, err := bakeStatus(ctx, g.c, g.id)
+	status, err := bakeStatus(ctx, g.temporal, g.bakeID)
 	if err != nil {
 		return 0, err
 	}
-	return status, refuseRunning(ctx, g.c, g.cfg, g.id, status)
+	return status, refuseRunning(ctx, g.temporal, g.cfg, g.bakeID, status)
 }
 
 // delete removes what keep does not keep of the bake's objects: the
 // commit markers first (keys.Marker), so that a gc cut short leaves only
 // uncommitted objects, which a restart writes again; then the rest.
 func (g *gcRun) delete(ctx context.Context, keep func(string) bool) (store.Tally, error) {
-	prefix := keys.Bake(g.id).Prefix()
-	markers, err := g.st.DeleteWhere(ctx, store.Deletion{
+	prefix := keys.Bake(g.bakeID).Prefix()
+	markers, err := g.artifacts.DeleteWhere(ctx, store.Deletion{
 		Prefix: prefix,
 		Batch:  g.batch,
 		Keep:   func(key string) bool { return keep(key) || !keys.Marker(key) },
@@ -170,8 +170,15 @@ func (g *gcRun) delete(ctx context.Context, keep func(string) bool) (store.Tally
 	if err != nil {
 		return markers, err
 	}
-	rest, err := g.st.DeleteWhere(ctx, store.Deletion{Prefix: prefix, Keep: keep, Batch: g.batch})
-	return store.Tally{Objects: markers.Objects + rest.Objects, Bytes: markers.Bytes + rest.Bytes}, err
+	rest, err := g.artifacts.DeleteWhere(ctx, store.Deletion{
+		Prefix: prefix,
+		Keep:   keep,
+		Batch:  g.batch,
+	})
+	return store.Tally{
+		Objects: markers.Objects + rest.Objects,
+		Bytes:   markers.Bytes + rest.Bytes,
+	}, err
 }
 
 // batch runs one bulk deletion, remove: under the lock, renewed when it
@@ -190,12 +197,14 @@ func (g *gcRun) batch(ctx context.Context, remove func(context.Context) error) e
 		if _, err := g.closed(ctx); err != nil {
 			return err
 		}
-	} else if status, err := bakeStatus(ctx, g.c, g.id); err != nil {
+	} else if status, err := bakeStatus(ctx, g.temporal, g.bakeID); err != nil {
 		return err
 	} else if status == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return fmt.Errorf("bake %s started while gc was deleting, by something that does not take "+
-			"whestbake's lock (a reset or a start in the Web UI or the temporal CLI, or an earlier whestbake): "+
-			"cancel it with `whestbake cancel %s`, then run gc again or restart it", g.id, g.id)
+			"whestbake's lock (a reset or a start in the Web UI or the temporal CLI, "+
+			"or an earlier whestbake): "+
+			"cancel it with `whestbake cancel %s`, then run gc again or restart it",
+			g.bakeID, g.bakeID)
 	}
 	rctx, cancel := context.WithDeadline(ctx, g.lock.ends.Add(-lockMargin))
 	defer cancel()
@@ -212,7 +221,8 @@ func checkStartedHere(ctx context.Context, st *store.Store, c client.Client, cfg
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("bake %s has no record of the Temporal cluster and namespace it was "+
-			"started in (s3://%s/%s: a bake started by an earlier release, or none of this bucket), "+
+			"started in (s3://%s/%s: a bake started by an earlier release, "+
+			"or none of this bucket), "+
 			"so gc cannot prove that it is not running; nothing was deleted: "+
 			"check `whestbake status %s` against the server that runs it, then run gc --force",
 			id, cfg.S3.Bucket, keys.Bake(id).StartedIn(), id)
@@ -225,9 +235,10 @@ func checkStartedHere(ctx context.Context, st *store.Store, c client.Client, cfg
 		return err
 	}
 	if !was.same(here) {
-		return fmt.Errorf("bake %s was started in %s, but this config connects to %s, which cannot say "+
-			"whether the bake still runs; nothing was deleted: point temporal.address and "+
-			"temporal.namespace at the bake's server (or run gc --force if you know it is not running)",
+		return fmt.Errorf("bake %s was started in %s, but this config connects to %s, "+
+			"which cannot say whether the bake still runs; nothing was deleted: "+
+			"point temporal.address and temporal.namespace at the bake's server "+
+			"(or run gc --force if you know it is not running)",
 			id, was, here)
 	}
 	return nil
@@ -253,14 +264,16 @@ func bakeStatus(ctx context.Context, c client.Client, id string,
 func refuseRunning(ctx context.Context, c client.Client, cfg settings.Config, id string,
 	status enums.WorkflowExecutionStatus,
 ) error {
-	fix := fmt.Sprintf("gc deletes only what no workflow uses: cancel it with `whestbake cancel %s`, "+
+	fix := fmt.Sprintf("gc deletes only what no workflow uses: "+
+		"cancel it with `whestbake cancel %s`, "+
 		"wait until `whestbake status %s` shows it ended, then run gc again", id, id)
 	if status == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return fmt.Errorf("bake %s is running; %s", id, fix)
 	}
 	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: cfg.Temporal.Namespace,
-		Query:     fmt.Sprintf("%s = '%s' AND ExecutionStatus = 'Running'", bakeapi.BakeIDAttribute, id),
+		Query: fmt.Sprintf("%s = '%s' AND ExecutionStatus = 'Running'",
+			bakeapi.BakeIDAttribute, id),
 	})
 	if err != nil {
 		return fmt.Errorf("listing the workflows of bake %s: %w", id, err)

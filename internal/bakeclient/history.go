@@ -100,9 +100,14 @@ func readHistory(ctx context.Context, c client.Client, wid, runID string) (Histo
 // add folds one run's events into h and returns the run it continued, if any.
 func (h *History) add(ctx context.Context, c client.Client, wid, runID string) (string, error) {
 	if h.Unfinished == nil {
-		h.Unfinished, h.committed = map[int]*SliceRuns{}, map[int]bakeapi.Range{}
+		h.Unfinished = map[int]*SliceRuns{}
+		h.committed = map[int]bakeapi.Range{}
 	}
-	r := runEvents{h: h, dc: converter.GetDefaultDataConverter(), scheduled: map[int64]OpenActivity{}}
+	r := runEvents{
+		history:       h,
+		dataConverter: converter.GetDefaultDataConverter(),
+		scheduled:     map[int64]OpenActivity{},
+	}
 	it := c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -124,16 +129,16 @@ func (h *History) add(ctx context.Context, c client.Client, wid, runID string) (
 
 // runEvents is one run's events being read into h.
 type runEvents struct {
-	h         *History
-	dc        converter.DataConverter
-	scheduled map[int64]OpenActivity // not yet closed, by scheduling event ID
-	order     []int64                // the scheduling event IDs, in order
-	prev      string                 // the run this one continued
+	history       *History
+	dataConverter converter.DataConverter
+	scheduled     map[int64]OpenActivity // not yet closed, by scheduling event ID
+	order         []int64                // the scheduling event IDs, in order
+	prev          string                 // the run this one continued
 }
 
 // fold applies one event of the run to r and its history.
 func (r *runEvents) fold(ev *historypb.HistoryEvent) {
-	h := r.h
+	h := r.history
 	var closed int64
 	switch ev.GetEventType() {
 	case enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
@@ -143,7 +148,7 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 		o := OpenActivity{Activity: a.GetActivityType().GetName()}
 		if o.Activity == bakeapi.BakeSliceActivity {
 			var in bakeapi.BakeSliceInput
-			if r.dc.FromPayloads(a.GetInput(), &in) == nil {
+			if r.dataConverter.FromPayloads(a.GetInput(), &in) == nil {
 				o.Slice = &SliceRef{Index: in.Slice, Start: in.Start, End: in.End}
 			}
 		}
@@ -161,7 +166,7 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 		closed = a.GetScheduledEventId()
 		if o := r.scheduled[closed]; o.Slice != nil {
 			var out bakeapi.BakeSliceOutput
-			if r.dc.FromPayloads(a.GetResult(), &out) == nil {
+			if r.dataConverter.FromPayloads(a.GetResult(), &out) == nil {
 				h.Computed += out.Computed
 				h.Resumed += out.Resumed
 				h.Reused += out.Reused

@@ -58,7 +58,7 @@ func (h lockHolder) String() string {
 
 // bakeLock is a lock this process holds.
 type bakeLock struct {
-	c         client.Client
+	temporal  client.Client
 	namespace string
 	bake      string
 	holder    lockHolder
@@ -73,7 +73,7 @@ type bakeLock struct {
 func newLock(c client.Client, namespace, id, verb string) *bakeLock {
 	host, _ := os.Hostname()
 	return &bakeLock{
-		c:         c,
+		temporal:  c,
 		namespace: namespace,
 		bake:      id,
 		holder:    lockHolder{Verb: verb, Host: host, PID: os.Getpid()},
@@ -87,24 +87,26 @@ func (l *bakeLock) take(ctx context.Context, outcome string) error {
 	id := l.bake
 	for try := 1; ; try++ {
 		before := time.Now()
-		run, err := l.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                                       lockWorkflowID(id),
-			TaskQueue:                                lockQueue,
-			WorkflowExecutionTimeout:                 lockTTL,
-			WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-			WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		run, err := l.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:                       lockWorkflowID(id),
+			TaskQueue:                lockQueue,
+			WorkflowExecutionTimeout: lockTTL,
+			WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+			WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			Memo:                     map[string]any{"holder": l.holder},
+			StaticSummary:            fmt.Sprintf("lock of bake %s, held by %s", id, l.holder),
+			// A held lock is an error, not a handle on the holder's run.
 			WorkflowExecutionErrorWhenAlreadyStarted: true,
-			Memo:                                     map[string]any{"holder": l.holder},
-			StaticSummary:                            fmt.Sprintf("lock of bake %s, held by %s", id, l.holder),
 		}, lockWorkflowType)
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		var busy *serviceerror.ResourceExhausted
 		switch {
 		case err == nil:
-			l.runID, l.ends = run.GetRunID(), before.Add(lockTTL)
+			l.runID = run.GetRunID()
+			l.ends = before.Add(lockTTL)
 			return nil
 		case errors.As(err, &started):
-			held, err := describeLock(ctx, l.c, id)
+			held, err := describeLock(ctx, l.temporal, id)
 			if err != nil {
 				return err
 			}
@@ -131,7 +133,7 @@ func (l *bakeLock) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	reason := "released by " + l.holder.String()
-	err := l.c.TerminateWorkflow(ctx, lockWorkflowID(l.bake), l.runID, reason)
+	err := l.temporal.TerminateWorkflow(ctx, lockWorkflowID(l.bake), l.runID, reason)
 	var nf *serviceerror.NotFound
 	if err == nil || errors.As(err, &nf) { // NotFound: it timed out already
 		return nil
@@ -204,6 +206,6 @@ func (h heldLock) refusal(verb, id, namespace, outcome string) error {
 		"If that process is gone (killed, or its host lost), the lock ends by itself at %s, "+
 		"or end it at once with `temporal workflow terminate --workflow-id %s --namespace %s` "+
 		"(or Terminate in the Web UI): it is a workflow that no worker runs",
-		what, h.since.Local().Format(time.DateTime), FormatDuration(time.Since(h.since)), outcome, next,
-		h.ends.Local().Format(time.DateTime), lockWorkflowID(id), namespace)
+		what, h.since.Local().Format(time.DateTime), FormatDuration(time.Since(h.since)),
+		outcome, next, h.ends.Local().Format(time.DateTime), lockWorkflowID(id), namespace)
 }

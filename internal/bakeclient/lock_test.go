@@ -37,15 +37,20 @@ func TestBakeLockOnTemporal(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, err := c.DescribeWorkflowExecution(ctx, lockWorkflowID("l1"), gc.runID)
-		if err != nil || d.GetExecutionConfig().GetWorkflowExecutionTimeout().AsDuration() != lockTTL {
-			t.Fatalf("the lock's execution timeout: %v (%v), want %s: a holder that dies must not lock the bake for good",
-				d.GetExecutionConfig().GetWorkflowExecutionTimeout(), err, lockTTL)
+		timeout := d.GetExecutionConfig().GetWorkflowExecutionTimeout()
+		if err != nil || timeout.AsDuration() != lockTTL {
+			t.Fatalf("the lock's execution timeout: %v (%v), want %s: "+
+				"a holder that dies must not lock the bake for good", timeout, err, lockTTL)
 		}
 		start := newLock(c, devstack.Namespace, "l1", "bake")
 		err = start.take(ctx, "nothing was started")
-		for _, want := range []string{"bake l1 is being garbage-collected: `whestbake gc` on ", "has held its lock since ",
-			"nothing was started: run `whestbake bake` again once it has finished", "the lock ends by itself at ",
-			"temporal workflow terminate --workflow-id bake/l1/lock --namespace default"} {
+		for _, want := range []string{
+			"bake l1 is being garbage-collected: `whestbake gc` on ",
+			"has held its lock since ",
+			"nothing was started: run `whestbake bake` again once it has finished",
+			"the lock ends by itself at ",
+			"temporal workflow terminate --workflow-id bake/l1/lock --namespace default",
+		} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("a start while gc holds the lock: %v, want it to say %q", err, want)
 			}
@@ -60,8 +65,10 @@ func TestBakeLockOnTemporal(t *testing.T) {
 			t.Fatalf("a start once gc released the lock: %v", err)
 		}
 		err = newLock(c, devstack.Namespace, "l1", "gc").take(ctx, "nothing was deleted")
-		if err == nil || !strings.Contains(err.Error(), "bake l1 is being started: `whestbake bake` on ") ||
-			!strings.Contains(err.Error(), "nothing was deleted: gc deletes only what no bake uses") {
+		const refused = "nothing was deleted: gc deletes only what no bake uses"
+		if err == nil ||
+			!strings.Contains(err.Error(), "bake l1 is being started: `whestbake bake` on ") ||
+			!strings.Contains(err.Error(), refused) {
 			t.Errorf("gc while a start holds the lock: %v", err)
 		}
 		if err := start.release(); err != nil {
@@ -73,7 +80,12 @@ func TestBakeLockOnTemporal(t *testing.T) {
 	})
 
 	t.Run("gc renews its lock before it ends", func(t *testing.T) {
-		g := &gcRun{c: c, cfg: settings.Default(), id: "l1", lock: newLock(c, devstack.Namespace, "l1", "gc")}
+		g := &gcRun{
+			temporal: c,
+			cfg:      settings.Default(),
+			bakeID:   "l1",
+			lock:     newLock(c, devstack.Namespace, "l1", "gc"),
+		}
 		if err := g.lock.take(ctx, "nothing was deleted"); err != nil {
 			t.Fatal(err)
 		}
@@ -86,30 +98,42 @@ func TestBakeLockOnTemporal(t *testing.T) {
 			return nil
 		})
 		if err != nil || g.lock.runID == old {
-			t.Fatalf("batch near the lock's end: %v, run %s (was %s), want a new lock", err, g.lock.runID, old)
+			t.Fatalf("batch near the lock's end: %v, run %s (was %s), want a new lock",
+				err, g.lock.runID, old)
 		}
 		if s := describe(t, old); s != enums.WORKFLOW_EXECUTION_STATUS_TERMINATED {
 			t.Errorf("the renewed lock's old run is %s, want terminated", s)
 		}
-		if want := time.Now().Add(lockTTL - lockMargin); deadline.After(want) || deadline.Before(want.Add(-time.Minute)) {
-			t.Errorf("the request's deadline is %s, want about %s: a minute before the new lock ends", deadline, want)
+		want := time.Now().Add(lockTTL - lockMargin)
+		if deadline.After(want) || deadline.Before(want.Add(-time.Minute)) {
+			t.Errorf("the request's deadline is %s, want about %s: "+
+				"a minute before the new lock ends", deadline, want)
 		}
 	})
 
 	t.Run("gc stops when the bake starts without the lock", func(t *testing.T) {
-		g := &gcRun{c: c, cfg: settings.Default(), id: "l1", lock: newLock(c, devstack.Namespace, "l1", "gc")}
+		g := &gcRun{
+			temporal: c,
+			cfg:      settings.Default(),
+			bakeID:   "l1",
+			lock:     newLock(c, devstack.Namespace, "l1", "gc"),
+		}
 		if err := g.lock.take(ctx, "nothing was deleted"); err != nil {
 			t.Fatal(err)
 		}
 		defer g.lock.releaseOrWarn(io.Discard)
 		// As the Web UI or the temporal CLI would start it, with no lock.
-		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: bakeapi.BakeWorkflowID("l1"), TaskQueue: "nobody"},
-			bakeapi.BakeWorkflowName); err != nil {
+		unlocked := client.StartWorkflowOptions{
+			ID:        bakeapi.BakeWorkflowID("l1"),
+			TaskQueue: "nobody",
+		}
+		if _, err := c.ExecuteWorkflow(ctx, unlocked, bakeapi.BakeWorkflowName); err != nil {
 			t.Fatal(err)
 		}
 		removed := false
 		err := g.batch(ctx, func(context.Context) error { removed = true; return nil })
-		if removed || err == nil || !strings.Contains(err.Error(), "bake l1 started while gc was deleting") {
+		if removed || err == nil ||
+			!strings.Contains(err.Error(), "bake l1 started while gc was deleting") {
 			t.Errorf("batch of a bake that started: removed %v, %v", removed, err)
 		}
 	})

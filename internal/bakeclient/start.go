@@ -169,10 +169,11 @@ func startBakeWorkflow(ctx context.Context, tc client.Client, in bakeapi.BakeInp
 	id := in.BakeID
 	stage := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
 	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       bakeapi.BakeWorkflowID(id),
-		TaskQueue:                                bakeapi.ControlQueue,
-		WorkflowIDConflictPolicy:                 enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		ID:                       bakeapi.BakeWorkflowID(id),
+		TaskQueue:                bakeapi.ControlQueue,
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		// A completed bake is refused (completedError), not handed back as its last run.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(id),
@@ -260,8 +261,9 @@ func (c *Client) uploadSeeds(ctx context.Context, st *store.Store) (map[string]s
 				return nil, gerr
 			}
 			if !bytes.Equal(old, data) {
-				return nil, fmt.Errorf("split %s: bake %s already has a different seeds file at s3://%s/%s "+
-					"(sha256 %s, yours %s): a bake's seeds never change; choose a new --id",
+				return nil, fmt.Errorf("split %s: bake %s already has a different seeds file "+
+					"at s3://%s/%s (sha256 %s, yours %s): "+
+					"a bake's seeds never change; choose a new --id",
 					s.Name, id, c.cfg.S3.Bucket, key, store.SHA256Hex(old), store.SHA256Hex(data))
 			}
 		} else if err != nil {
@@ -294,8 +296,8 @@ func recordBake(ctx context.Context, st *store.Store, in bakeapi.BakeInput,
 	}
 	var was bakeapi.Record
 	if err := json.Unmarshal(old, &was); err != nil {
-		return rec, fmt.Errorf("bake %s: its record s3://%s/%s is not valid JSON (%v): choose a new --id",
-			in.BakeID, st.Bucket(), key, err)
+		return rec, fmt.Errorf("bake %s: its record s3://%s/%s is not valid JSON (%v): "+
+			"choose a new --id", in.BakeID, st.Bucket(), key, err)
 	}
 	if changes := was.Diff(rec); len(changes) > 0 {
 		lines := make([]string, len(changes))
@@ -348,7 +350,8 @@ func summary(in bakeapi.BakeInput) string {
 // details is the bake's markdown card in the Web UI.
 func details(in bakeapi.BakeInput) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Bake %s**\n\n| split | config | MLPs | seeds |\n|---|---|---|---|\n", in.BakeID)
+	fmt.Fprintf(&b, "**Bake %s**\n\n", in.BakeID)
+	b.WriteString("| split | config | MLPs | seeds |\n|---|---|---|---|\n")
 	for _, s := range in.Splits {
 		seeds := "OS entropy (stored once)"
 		switch {
@@ -384,7 +387,8 @@ func SaltNote(spec bakeapi.Spec) string {
 	}
 	where := "published in metadata.json"
 	if s.Withhold {
-		where = fmt.Sprintf("withheld, id %s: keep it, readers need it in %s", s.ID, dataset.SaltEnv)
+		where = fmt.Sprintf("withheld, id %s: keep it, readers need it in %s",
+			s.ID, dataset.SaltEnv)
 	}
 	return fmt.Sprintf("Seed protocol 4.0, salt SHA-256 %s (%s)", s.SHA256, where)
 }

@@ -36,7 +36,9 @@ func (s startedIn) String() string {
 // same reports whether s and o name one namespace of one cluster: IDs, which
 // a namespace or cluster of the same name elsewhere does not share.
 func (s startedIn) same(o startedIn) bool {
-	return s.Namespace == o.Namespace && s.NamespaceID == o.NamespaceID && s.ClusterID == o.ClusterID
+	return s.Namespace == o.Namespace &&
+		s.NamespaceID == o.NamespaceID &&
+		s.ClusterID == o.ClusterID
 }
 
 // connectedTo asks the server c is connected to which namespace and cluster
@@ -51,8 +53,10 @@ func connectedTo(ctx context.Context, c client.Client, namespace string) (starte
 		return startedIn{}, fmt.Errorf("describing Temporal namespace %s: %w", namespace, err)
 	}
 	here := startedIn{Namespace: namespace, NamespaceID: ns.GetNamespaceInfo().GetId()}
-	if ci, err := service.GetClusterInfo(ctx, &workflowservice.GetClusterInfoRequest{}); err == nil {
-		here.ClusterID, here.ClusterName = ci.GetClusterId(), ci.GetClusterName()
+	cluster, err := service.GetClusterInfo(ctx, &workflowservice.GetClusterInfoRequest{})
+	if err == nil {
+		here.ClusterID = cluster.GetClusterId()
+		here.ClusterName = cluster.GetClusterName()
 	}
 	return here, nil
 }
@@ -98,7 +102,8 @@ func recordStartedIn(ctx context.Context, st *store.Store, c client.Client, name
 	}
 	if !was.same(here) {
 		return fmt.Errorf("bake %s was started in %s, and this config connects to %s: "+
-			"a bake runs in one namespace; point temporal.address and temporal.namespace at the bake's, "+
+			"a bake runs in one namespace; "+
+			"point temporal.address and temporal.namespace at the bake's, "+
 			"or start this config under a new --id", id, was, here)
 	}
 	return nil

@@ -97,8 +97,8 @@ func TestProgressNeverGoesBack(t *testing.T) {
 	restart.keepDone(context.Background(), &sp, wid)
 	_, known := sp.Remaining(t0.Add(time.Minute))
 	if sp.MLPsDone != 3 || sp.SlicesDone != 3 || sp.Done() != 3 || known {
-		t.Errorf("restart before any worker: %d MLPs, %d slices, bar %.1f, ETA known %v; want 3, 3, 3.0, no ETA",
-			sp.MLPsDone, sp.SlicesDone, sp.Done(), known)
+		t.Errorf("restart before any worker: %d MLPs, %d slices, bar %.1f, ETA known %v; "+
+			"want 3, 3, 3.0, no ETA", sp.MLPsDone, sp.SlicesDone, sp.Done(), known)
 	}
 	// Once the run's own count passes them, it is the run's own again.
 	sp = baking(4, 4, 0, t0)
@@ -125,7 +125,8 @@ func TestCountCommittedAcrossSlicings(t *testing.T) {
 }
 
 func TestFailureOf(t *testing.T) {
-	root := temporal.NewNonRetryableApplicationError("seeds file x is missing", bakeapi.ErrInvalidSeeds, nil)
+	root := temporal.NewNonRetryableApplicationError("seeds file x is missing",
+		bakeapi.ErrInvalidSeeds, nil)
 	wrapped := fmt.Errorf("split public: %w", fmt.Errorf("slice 0: %w", root))
 	want := Failure{
 		Message:      "seeds file x is missing (InvalidSeeds, not retryable)",

@@ -23,11 +23,11 @@ const queryTimeout = 2 * time.Second
 // watcher collects a bake's state; it caches the workflow input, which
 // never changes within a run, and the histories of closed workflows.
 type watcher struct {
-	c     client.Client
-	cfg   settings.Config // where c is connected, for errors; the bucket and the Web UI
-	id    string
-	input *bakeapi.BakeInput
-	runID string
+	temporal client.Client
+	cfg      settings.Config // where temporal is connected, for errors; the bucket and the Web UI
+	bakeID   string
+	input    *bakeapi.BakeInput
+	runID    string
 	// counts: read running splits' histories too (status, once), for
 	// their Computed/Resumed/Reused counts. Watching reads each history
 	// once, when its workflow has closed.
@@ -40,9 +40,9 @@ type watcher struct {
 
 func newWatcher(c client.Client, cfg settings.Config, id string) *watcher {
 	return &watcher{
-		c:         c,
+		temporal:  c,
 		cfg:       cfg,
-		id:        id,
+		bakeID:    id,
 		histories: map[string]*History{},
 		seen:      map[string]doneWork{},
 		carried:   map[string]doneWork{},
@@ -55,7 +55,7 @@ func (w *watcher) history(ctx context.Context, wid, runID string, closed bool) (
 	if h, ok := w.histories[key]; ok {
 		return h, nil
 	}
-	h, err := readHistory(ctx, w.c, wid, runID)
+	h, err := readHistory(ctx, w.temporal, wid, runID)
 	if err != nil {
 		return nil, err
 	}
@@ -66,15 +66,15 @@ func (w *watcher) history(ctx context.Context, wid, runID string, closed bool) (
 }
 
 func (w *watcher) collect(ctx context.Context) (Status, error) {
-	wid := bakeapi.BakeWorkflowID(w.id)
-	desc, err := w.c.DescribeWorkflowExecution(ctx, wid, "")
+	wid := bakeapi.BakeWorkflowID(w.bakeID)
+	desc, err := w.temporal.DescribeWorkflowExecution(ctx, wid, "")
 	if err != nil {
-		return Status{}, noSuchBake(w.cfg.Temporal, w.id, err)
+		return Status{}, noSuchBake(w.cfg.Temporal, w.bakeID, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
 	status := info.GetStatus()
 	st := Status{
-		ID:         w.id,
+		ID:         w.bakeID,
 		WorkflowID: wid,
 		RunID:      info.GetExecution().GetRunId(),
 		State:      stateWord(status),
@@ -90,7 +90,7 @@ func (w *watcher) collect(ctx context.Context) (Status, error) {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &st.Stage)
 	}
 	if w.input == nil || w.runID != st.RunID {
-		if w.input, err = startInput(ctx, w.c, w.id, st.RunID); err != nil {
+		if w.input, err = startInput(ctx, w.temporal, w.bakeID, st.RunID); err != nil {
 			return st, err
 		}
 		w.runID = st.RunID
@@ -104,7 +104,7 @@ func (w *watcher) collect(ctx context.Context) (Status, error) {
 	for _, s := range w.input.Splits {
 		sp, pend := w.split(ctx, s, &st)
 		if sp.Stage != bakeapi.StageDone {
-			w.keepDone(ctx, &sp, bakeapi.SplitWorkflowID(w.id, s.Name))
+			w.keepDone(ctx, &sp, bakeapi.SplitWorkflowID(w.bakeID, s.Name))
 		}
 		st.Splits = append(st.Splits, sp)
 		st.Pending = append(st.Pending, pend...)
@@ -127,7 +127,7 @@ func (w *watcher) outcome(ctx context.Context, status enums.WorkflowExecutionSta
 	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		var out bakeapi.BakeOutput
-		if err := w.c.GetWorkflow(ctx, st.WorkflowID, st.RunID).Get(ctx, &out); err != nil {
+		if err := w.temporal.GetWorkflow(ctx, st.WorkflowID, st.RunID).Get(ctx, &out); err != nil {
 			return err
 		}
 		st.Result = &Result{
@@ -138,7 +138,7 @@ func (w *watcher) outcome(ctx context.Context, status enums.WorkflowExecutionSta
 			HubCommit:      out.HubCommit,
 		}
 	default:
-		st.Failure = failureOf(w.c.GetWorkflow(ctx, st.WorkflowID, st.RunID).Get(ctx, nil))
+		st.Failure = failureOf(w.temporal.GetWorkflow(ctx, st.WorkflowID, st.RunID).Get(ctx, nil))
 		// Like the splits' counts, what was stopped is left out on a
 		// transient error rather than failing the whole status.
 		if h, err := w.history(ctx, st.WorkflowID, st.RunID, true); err == nil {
@@ -161,7 +161,8 @@ func shapeOf(in bakeapi.BakeInput) Shape {
 
 // startInput reads the run's BakeInput from its first history event, so
 // status works for closed bakes and without any worker.
-func startInput(ctx context.Context, c client.Client, id, runID string) (*bakeapi.BakeInput, error) {
+func startInput(ctx context.Context, c client.Client, id, runID string,
+) (*bakeapi.BakeInput, error) {
 	wid := bakeapi.BakeWorkflowID(id)
 	it := c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
@@ -188,8 +189,8 @@ func (w *watcher) split(ctx context.Context, s bakeapi.SplitSpec, st *Status) (S
 	if !st.Running() && st.Stage != bakeapi.StageSeeding {
 		sp.Stage = "-"
 	}
-	wid := bakeapi.SplitWorkflowID(w.id, s.Name)
-	desc, err := w.c.DescribeWorkflowExecution(ctx, wid, "")
+	wid := bakeapi.SplitWorkflowID(w.bakeID, s.Name)
+	desc, err := w.temporal.DescribeWorkflowExecution(ctx, wid, "")
 	if err != nil {
 		return sp, nil // not started yet; a transient error shows the same until the next refresh
 	}
@@ -205,12 +206,15 @@ func (w *watcher) split(ctx context.Context, s bakeapi.SplitSpec, st *Status) (S
 	switch status {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		slices := bakeapi.SliceCount(s.NMLPs, w.input.SliceSize)
-		sp.Stage, sp.MLPsDone, sp.SlicesDone, sp.SlicesTotal = bakeapi.StageDone, s.NMLPs, slices, slices
+		sp.Stage = bakeapi.StageDone
+		sp.MLPsDone = s.NMLPs
+		sp.SlicesDone = slices
+		sp.SlicesTotal = slices
 	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		sp.Stage = bakeapi.StageBaking
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 		defer cancel()
-		if v, err := w.c.QueryWorkflow(qctx, wid, "", bakeapi.ProgressQuery); err == nil {
+		if v, err := w.temporal.QueryWorkflow(qctx, wid, "", bakeapi.ProgressQuery); err == nil {
 			var p bakeapi.SplitProgress
 			if v.Get(&p) == nil {
 				sp.progress(p)
@@ -223,7 +227,8 @@ func (w *watcher) split(ctx context.Context, s bakeapi.SplitSpec, st *Status) (S
 		sp.Stage = stateWord(status)
 		sp.SlicesTotal = bakeapi.SliceCount(s.NMLPs, w.input.SliceSize)
 		if h := sp.History; h != nil {
-			sp.MLPsDone, sp.SlicesDone = h.MLPsDone, h.SlicesDone
+			sp.MLPsDone = h.MLPsDone
+			sp.SlicesDone = h.SlicesDone
 		}
 	}
 	if status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
@@ -249,10 +254,15 @@ func (w *watcher) split(ctx context.Context, s bakeapi.SplitSpec, st *Status) (S
 
 // progress takes the split workflow's answer to the progress query.
 func (s *Split) progress(p bakeapi.SplitProgress) {
-	s.Name, s.Stage = p.Split, p.Stage
-	s.MLPsDone, s.MLPsTotal = p.MLPsDone, p.MLPsTotal
-	s.SlicesDone, s.SlicesTotal, s.SlicesRunning = p.SlicesDone, p.SlicesTotal, p.SlicesRunning
-	s.MaxInFlight, s.StartedAt = p.MaxInFlight, p.StartedAt
+	s.Name = p.Split
+	s.Stage = p.Stage
+	s.MLPsDone = p.MLPsDone
+	s.MLPsTotal = p.MLPsTotal
+	s.SlicesDone = p.SlicesDone
+	s.SlicesTotal = p.SlicesTotal
+	s.SlicesRunning = p.SlicesRunning
+	s.MaxInFlight = p.MaxInFlight
+	s.StartedAt = p.StartedAt
 }
 
 // pendingPrefix starts the name of every pending activity state.

@@ -73,15 +73,36 @@ func (r Result) GFLOPS() float64 {
 }
 
 // Engine times one MLP of cfg on the CPU engine with the given spec fields.
-func Engine(ctx context.Context, impl string, cfg Config, sampler bakeapi.Sampler, dot bakeapi.DotProduct, threads int) Result {
+func Engine(
+	ctx context.Context,
+	impl string,
+	cfg Config,
+	sampler bakeapi.Sampler,
+	dot bakeapi.DotProduct,
+	threads int,
+) Result {
 	return EngineOn(ctx, impl, gpuengine.CPU{}, cfg, sampler, dot, threads)
 }
 
 // EngineOn times one MLP of cfg on eng after a small untimed bake, which pays what
 // an engine does once (a GPU's kernel compilation) outside the measurement.
-func EngineOn(ctx context.Context, impl string, eng gpuengine.Engine, cfg Config, sampler bakeapi.Sampler, dot bakeapi.DotProduct, threads int) Result {
+func EngineOn(
+	ctx context.Context,
+	impl string,
+	eng gpuengine.Engine,
+	cfg Config,
+	sampler bakeapi.Sampler,
+	dot bakeapi.DotProduct,
+	threads int,
+) Result {
 	res := Result{Impl: impl, Config: cfg, Device: eng.Describe().Device}
-	spec := bakeapi.Spec{Width: cfg.Width, Depth: cfg.Depth, NSamples: cfg.NSamples, Sampler: sampler, Dot: dot}
+	spec := bakeapi.Spec{
+		Width:    cfg.Width,
+		Depth:    cfg.Depth,
+		NSamples: cfg.NSamples,
+		Sampler:  sampler,
+		Dot:      dot,
+	}
 	job, err := gpuengine.JobForSeed(spec, 42)
 	if err != nil {
 		res.Err = err

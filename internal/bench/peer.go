@@ -24,8 +24,13 @@ const (
 
 // NumpyPeer runs the numpy peer script on one MLP of cfg with python.
 func NumpyPeer(ctx context.Context, python, script string, cfg Config, threads int) Result {
-	args := []string{script, "--width", strconv.Itoa(cfg.Width), "--depth", strconv.Itoa(cfg.Depth),
-		"--n-samples", strconv.FormatInt(cfg.NSamples, 10), "--n-mlps", "1", "--threads", strconv.Itoa(threads)}
+	args := []string{script,
+		"--width", strconv.Itoa(cfg.Width),
+		"--depth", strconv.Itoa(cfg.Depth),
+		"--n-samples", strconv.FormatInt(cfg.NSamples, 10),
+		"--n-mlps", "1",
+		"--threads", strconv.Itoa(threads),
+	}
 	return runPeer(ctx, PeerNumpy, gpuengine.DeviceCPU, python, args, cfg,
 		"install Debian's python3-numpy and libopenblas0-pthread (make bench-deps)")
 }
@@ -45,9 +50,15 @@ type TorchOptions struct {
 // ceil(cfg.NSamples/o.MLPs) samples each.
 func TorchPeer(ctx context.Context, python, script string, cfg Config, o TorchOptions) Result {
 	mlps := int64(max(1, o.MLPs))
-	args := []string{script, "--width", strconv.Itoa(cfg.Width), "--depth", strconv.Itoa(cfg.Depth),
-		"--n-samples", strconv.FormatInt((cfg.NSamples+mlps-1)/mlps, 10), "--n-mlps", strconv.FormatInt(mlps, 10),
-		"--device", o.Device, "--chunk-size", strconv.FormatInt(o.ChunkSize, 10), "--threads", strconv.Itoa(o.Threads)}
+	args := []string{script,
+		"--width", strconv.Itoa(cfg.Width),
+		"--depth", strconv.Itoa(cfg.Depth),
+		"--n-samples", strconv.FormatInt((cfg.NSamples+mlps-1)/mlps, 10),
+		"--n-mlps", strconv.FormatInt(mlps, 10),
+		"--device", o.Device,
+		"--chunk-size", strconv.FormatInt(o.ChunkSize, 10),
+		"--threads", strconv.Itoa(o.Threads),
+	}
 	return runPeer(ctx, PeerTorch, o.Device, python, args, cfg,
 		"give --python an interpreter with PyTorch (a CUDA build for --torch-device cuda)")
 }
@@ -101,14 +112,26 @@ func (b *peerBLAS) String() string {
 
 // runPeer runs python with args (the script first) on device and reads the peer's
 // JSON line into a Result for cfg's shape; hint says what to install when it fails.
-func runPeer(ctx context.Context, peer, device, python string, args []string, cfg Config, hint string) Result {
-	res := Result{Impl: peer, Config: cfg, Device: device, Peer: peer}
+func runPeer(
+	ctx context.Context,
+	peer, device, python string,
+	args []string,
+	cfg Config,
+	hint string,
+) Result {
+	res := Result{
+		Impl:   peer,
+		Config: cfg,
+		Device: device,
+		Peer:   peer,
+	}
 	out, err := exec.CommandContext(ctx, python, args...).Output()
 	if err != nil {
 		// The scripts explain a failure in their last stderr line.
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			if lines := strings.Split(strings.TrimSpace(string(ee.Stderr)), "\n"); lines[len(lines)-1] != "" {
+			lines := strings.Split(strings.TrimSpace(string(ee.Stderr)), "\n")
+			if lines[len(lines)-1] != "" {
 				err = fmt.Errorf("%v: %s", err, lines[len(lines)-1])
 			}
 		}
@@ -117,15 +140,21 @@ func runPeer(ctx context.Context, peer, device, python string, args []string, cf
 	}
 	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
 	var rep peerReport
-	if err := json.Unmarshal(lines[len(lines)-1], &rep); err != nil || rep.Seconds <= 0 || rep.Samples <= 0 {
-		res.Err = fmt.Errorf("%s printed %q, want one JSON line with samples and seconds", peer, out)
+	err = json.Unmarshal(lines[len(lines)-1], &rep)
+	if err != nil || rep.Seconds <= 0 || rep.Samples <= 0 {
+		res.Err = fmt.Errorf("%s printed %q, want one JSON line with samples and seconds",
+			peer, out)
 		return res
 	}
 	if rep.Width != cfg.Width || rep.Depth != cfg.Depth {
-		res.Err = fmt.Errorf("%s measured W=%d D=%d, asked for W=%d D=%d", peer, rep.Width, rep.Depth, cfg.Width, cfg.Depth)
+		res.Err = fmt.Errorf("%s measured W=%d D=%d, asked for W=%d D=%d",
+			peer, rep.Width, rep.Depth, cfg.Width, cfg.Depth)
 		return res
 	}
-	res.Impl, res.Seconds, res.CPUSeconds, res.Config.NSamples = rep.Impl, rep.Seconds, rep.CPUSeconds, rep.Samples
+	res.Impl = rep.Impl
+	res.Seconds = rep.Seconds
+	res.CPUSeconds = rep.CPUSeconds
+	res.Config.NSamples = rep.Samples
 	if peer == PeerNumpy {
 		res.BLAS = rep.BLAS.String()
 	}

@@ -20,8 +20,12 @@ type column struct {
 // CPU-only runs stay comparable with it.
 func cpuColumns() []column {
 	return []column{
-		{"samples/s", "---:", func(r Result) string { return fmt.Sprintf("%.0f", r.SamplesPerSecond()) }},
-		{"ms per 1e6 samples", "---:", func(r Result) string { return fmt.Sprintf("%.0f", 1e9/r.SamplesPerSecond()) }},
+		{"samples/s", "---:", func(r Result) string {
+			return fmt.Sprintf("%.0f", r.SamplesPerSecond())
+		}},
+		{"ms per 1e6 samples", "---:", func(r Result) string {
+			return fmt.Sprintf("%.0f", 1e9/r.SamplesPerSecond())
+		}},
 		{"GFLOP/s", "---:", func(r Result) string { return fmt.Sprintf("%.1f", r.GFLOPS()) }},
 	}
 }
@@ -30,9 +34,15 @@ func cpuColumns() []column {
 // the GPU's FP32 peak (GPU rows only; a CPU row has no such peak).
 func gpuColumns(peakTFLOPS float64) []column {
 	return []column{
-		{"ms per 1e6 samples", "---:", func(r Result) string { return fmt.Sprintf("%.1f", 1e9/r.SamplesPerSecond()) }},
-		{"samples/s", "---:", func(r Result) string { return fmt.Sprintf("%.0f", r.SamplesPerSecond()) }},
-		{"effective TFLOP/s", "---:", func(r Result) string { return fmt.Sprintf("%.2f", r.GFLOPS()/1e3) }},
+		{"ms per 1e6 samples", "---:", func(r Result) string {
+			return fmt.Sprintf("%.1f", 1e9/r.SamplesPerSecond())
+		}},
+		{"samples/s", "---:", func(r Result) string {
+			return fmt.Sprintf("%.0f", r.SamplesPerSecond())
+		}},
+		{"effective TFLOP/s", "---:", func(r Result) string {
+			return fmt.Sprintf("%.2f", r.GFLOPS()/1e3)
+		}},
 		{"% of FP32 peak", "---:", func(r Result) string {
 			if r.Device != gpuengine.DeviceCUDA {
 				return "-"
@@ -87,13 +97,15 @@ func Table(w io.Writer, results []Result, peakTFLOPS float64) {
 	// Errors go under the table, numbered, so a long message does not widen a column.
 	var errs []string
 	for _, r := range results {
-		cells := []string{fmt.Sprintf("W=%d D=%d N=%d", r.Config.Width, r.Config.Depth, r.Config.NSamples), r.Impl}
+		shape := fmt.Sprintf("W=%d D=%d N=%d", r.Config.Width, r.Config.Depth, r.Config.NSamples)
+		cells := []string{shape, r.Impl}
 		for i, c := range cols {
 			switch {
 			case r.Err == nil:
 				cells = append(cells, c.cell(r))
 			case i == 0:
-				errs = append(errs, fmt.Sprintf("error %d: %s, W=%d D=%d: %v", len(errs)+1, r.Impl, r.Config.Width, r.Config.Depth, r.Err))
+				errs = append(errs, fmt.Sprintf("error %d: %s, W=%d D=%d: %v",
+					len(errs)+1, r.Impl, r.Config.Width, r.Config.Depth, r.Err))
 				cells = append(cells, fmt.Sprintf("error %d", len(errs)))
 			default:
 				cells = append(cells, "")

@@ -39,10 +39,18 @@ func TestTableCPUKeepsTheDocumentedColumns(t *testing.T) {
 	blas := "OpenBLAS 0.3.21, core SkylakeX (threadpoolctl)"
 	got := tableLines(t, []Result{
 		{Impl: "whestbake philox (CPU twin)", Config: cfg, Device: "cpu", Seconds: 2},
-		{Impl: "numpy-openblas", Config: cfg, Device: "cpu", Peer: PeerNumpy, Seconds: 4, BLAS: blas},
+		{
+			Impl:    "numpy-openblas",
+			Config:  cfg,
+			Device:  "cpu",
+			Peer:    PeerNumpy,
+			Seconds: 4,
+			BLAS:    blas,
+		},
 	}, 66.9)
 	checkLines(t, got, []string{
-		"| configuration | implementation | samples/s | ms per 1e6 samples | GFLOP/s | vs numpy peer (OpenBLAS 0.3.21, core SkylakeX (threadpoolctl)) |",
+		"| configuration | implementation | samples/s | ms per 1e6 samples | GFLOP/s " +
+			"| vs numpy peer (OpenBLAS 0.3.21, core SkylakeX (threadpoolctl)) |",
 		"|--- |--- |---: |---: |---: |---: |",
 		"| W=256 D=8 N=1000000 | whestbake philox (CPU twin) | 500000 | 2000 | 524.3 | 2.00× |",
 		"| W=256 D=8 N=1000000 | numpy-openblas | 250000 | 4000 | 262.1 | 1.00× |",
@@ -62,15 +70,23 @@ func TestTableGPULayoutAndRatios(t *testing.T) {
 		{Impl: "whestbake cuda fused", Config: big, Device: "cuda", Seconds: 2},
 		{Impl: "torch-cuda", Config: big, Device: "cuda", Peer: PeerTorch, Seconds: 10},
 		{Impl: "whestbake philox (CPU twin)", Config: cpu, Device: "cpu", Seconds: 1},
-		{Impl: "whestbake cuda cublas", Config: other, Device: "cuda", Err: errors.New("cublas: boom")},
+		{
+			Impl:   "whestbake cuda cublas",
+			Config: other,
+			Device: "cuda",
+			Err:    errors.New("cublas: boom"),
+		},
 		{Impl: "whestbake philox (CPU twin)", Config: other, Device: "cpu", Seconds: 0.5},
 	}, 66.9)
 	checkLines(t, got, []string{
-		"| configuration | implementation | ms per 1e6 samples | samples/s | effective TFLOP/s | % of FP32 peak | vs torch peer |",
+		"| configuration | implementation | ms per 1e6 samples | samples/s | effective TFLOP/s " +
+			"| % of FP32 peak | vs torch peer |",
 		"|--- |--- |---: |---: |---: |---: |---: |",
-		"| W=256 D=8 N=100000000 | whestbake cuda fused | 20.0 | 50000000 | 52.43 | 78.4% | 5.00× |",
+		"| W=256 D=8 N=100000000 | whestbake cuda fused " +
+			"| 20.0 | 50000000 | 52.43 | 78.4% | 5.00× |",
 		"| W=256 D=8 N=100000000 | torch-cuda | 100.0 | 10000000 | 10.49 | 15.7% | 1.00× |",
-		"| W=256 D=8 N=1000000 | whestbake philox (CPU twin) | 1000.0 | 1000000 | 1.05 | - | 0.10× |",
+		"| W=256 D=8 N=1000000 | whestbake philox (CPU twin) " +
+			"| 1000.0 | 1000000 | 1.05 | - | 0.10× |",
 		"| W=64 D=4 N=1000000 | whestbake cuda cublas | error 1 | | | | |",
 		"| W=64 D=4 N=1000000 | whestbake philox (CPU twin) | 500.0 | 2000000 | 0.07 | - | - |",
 		"",
@@ -83,11 +99,18 @@ func TestTableOneColumnPerPeer(t *testing.T) {
 	cfg := Config{Width: 64, Depth: 4, NSamples: 1000}
 	got := tableLines(t, []Result{
 		{Impl: "whestbake philox (CPU twin)", Config: cfg, Device: "cpu", Seconds: 0.001},
-		{Impl: "torch peer", Config: cfg, Device: "cpu", Peer: PeerTorch, Err: errors.New("no torch")},
+		{
+			Impl:   "torch peer",
+			Config: cfg,
+			Device: "cpu",
+			Peer:   PeerTorch,
+			Err:    errors.New("no torch"),
+		},
 		{Impl: "numpy-openblas", Config: cfg, Device: "cpu", Peer: PeerNumpy, Seconds: 0.004},
 	}, 66.9)
 	checkLines(t, got, []string{
-		"| configuration | implementation | samples/s | ms per 1e6 samples | GFLOP/s | vs numpy peer | vs torch peer |",
+		"| configuration | implementation | samples/s | ms per 1e6 samples | GFLOP/s " +
+			"| vs numpy peer | vs torch peer |",
 		"|--- |--- |---: |---: |---: |---: |---: |",
 		"| W=64 D=4 N=1000 | whestbake philox (CPU twin) | 1000000 | 1000 | 32.8 | 4.00× | - |",
 		"| W=64 D=4 N=1000 | torch peer | error 1 | | | | |",

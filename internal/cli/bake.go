@@ -39,38 +39,71 @@ func newBakeCmd() *cobra.Command {
 			if err := splitFromConfig(cmd); err != nil {
 				return err
 			}
-			if err := cmdline.CheckRequired(cmd, func(flag string) string { return requiredKeyNote(cmd, flag) }); err != nil {
+			keyNote := func(flag string) string { return requiredKeyNote(cmd, flag) }
+			if err := cmdline.CheckRequired(cmd, keyNote); err != nil {
 				return err
 			}
 			return runBake(cmd, f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.Var(newFieldCount(&f.nMLPs, 0), "n-mlps", "MLPs in the whole dataset (also when baking a slice)")
-	fl.Var(newFieldCount(&f.nSamples, 0), "n-samples", "Monte Carlo samples per MLP (1e9 and 1_000_000_000 accepted)")
+	fl.Var(newFieldCount(&f.nMLPs, 0), "n-mlps",
+		"MLPs in the whole dataset (also when baking a slice)")
+	fl.Var(newFieldCount(&f.nSamples, 0), "n-samples",
+		"Monte Carlo samples per MLP (1e9 and 1_000_000_000 accepted)")
 	fl.Var(newFieldCount(&f.width, 0), "width", "neurons per layer")
 	fl.Var(newFieldCount(&f.depth, 0), "depth", "layers")
-	fl.StringVar(&f.seedsFile, "mlp-seeds", "", "JSON array of n-mlps input seeds (from generate-seeds); required to merge slices")
-	fl.Int64Var(&f.seed, "seed", 0, "derive the input seeds from this root seed instead of OS entropy (like generate-seeds --seed)")
-	fl.StringVar(&f.slice, "slice", "", "bake slice K/N of the MLPs (whestbench semantics: [K·n/N, (K+1)·n/N))")
+	fl.StringVar(&f.seedsFile, "mlp-seeds", "",
+		"JSON array of n-mlps input seeds (from generate-seeds); required to merge slices")
+	fl.Int64Var(&f.seed, "seed", 0, "derive the input seeds from this root seed "+
+		"instead of OS entropy (like generate-seeds --seed)")
+	fl.StringVar(&f.slice, "slice", "",
+		"bake slice K/N of the MLPs (whestbench semantics: [K·n/N, (K+1)·n/N))")
 	fl.StringVar(&f.mlpRange, "mlp-range", "", "bake MLPs START-END, both inclusive")
-	fl.StringVar(&f.split, "split", "public", "split name ([a-z][a-z0-9]*: whestbench and HF datasets both load it); with a config file, which of its bake.splits to bake (it also gives --config, --n-mlps, --seed or --mlp-seeds)")
-	fl.StringVar(&f.config, "config", "default", "dataset config name ([a-z][a-z0-9]*(-[a-z0-9]+)*)")
-	fl.StringVar(&f.sampler, "sampler", string(bakeapi.SamplerPhilox), "input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend, bit for bit)")
-	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA), "numpy sampler's float32 dot product: fma (whestbench fixtures) or muladd (a BLAS without FMA); which real numpy builds match: docs/NUMPY.md")
-	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto, "auto, cpu or cuda (explicit choices never fall back)")
-	fl.Var(newFieldCount(&f.chunk, 0), "chunk-size", "philox: samples per step/checkpoint (never changes results); numpy: not allowed")
+	fl.StringVar(&f.split, "split", "public",
+		"split name ([a-z][a-z0-9]*: whestbench and HF datasets both load it); "+
+			"with a config file, which of its bake.splits to bake "+
+			"(it also gives --config, --n-mlps, --seed or --mlp-seeds)")
+	fl.StringVar(&f.config, "config", "default",
+		"dataset config name ([a-z][a-z0-9]*(-[a-z0-9]+)*)")
+	fl.StringVar(&f.sampler, "sampler", string(bakeapi.SamplerPhilox),
+		"input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend, bit for bit)")
+	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA),
+		"numpy sampler's float32 dot product: fma (whestbench fixtures) "+
+			"or muladd (a BLAS without FMA); which real numpy builds match: docs/NUMPY.md")
+	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto,
+		"auto, cpu or cuda (explicit choices never fall back)")
+	fl.Var(newFieldCount(&f.chunk, 0), "chunk-size",
+		"philox: samples per step/checkpoint (never changes results); numpy: not allowed")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (must not exist)")
-	fl.StringVar(&f.maxMemory, "max-memory", "", "memory this bake may use (e.g. 16GiB); default: the cgroup limit, else physical memory. A shape that needs more is refused before anything runs")
-	fl.StringVar(&f.seedProtocol, "seed-protocol", string(bakeapi.SeedProtocolV3), "whestbench seed protocol: 3.0, or 4.0 (participant seeds and names keyed by a salt)")
-	fl.StringVar(&f.seedSalt, "seed-salt", "", "protocol 4.0: the salt as 64 hex digits, published in metadata.json (required for --slice/--mlp-range, generated otherwise)")
-	fl.BoolVar(&f.withholdSalt, "withhold-salt", false, "protocol 4.0: record only the salt's SHA-256 and take the salt from "+dataset.SaltEnv)
-	fl.StringVar(&f.saltID, "salt-id", "", "protocol 4.0: a name for the salt, recorded for its holders (required with --withhold-salt)")
-	fromKey(fl, map[string]string{"width": "bake.width", "depth": "bake.depth", "n-samples": "bake.n-samples",
-		"sampler": "bake.sampler", "dot-product": "bake.dot-product", "chunk-size": "bake.chunk-size",
-		"seed-protocol": "bake.seed-protocol", "withhold-salt": "bake.withhold-salt", "salt-id": "bake.salt-id",
-		"device": "worker.device", "threads": "worker.threads", "max-memory": "worker.max-memory"})
+	fl.StringVar(&f.maxMemory, "max-memory", "",
+		"memory this bake may use (e.g. 16GiB); default: the cgroup limit, else physical memory. "+
+			"A shape that needs more is refused before anything runs")
+	fl.StringVar(&f.seedProtocol, "seed-protocol", string(bakeapi.SeedProtocolV3),
+		"whestbench seed protocol: 3.0, or 4.0 (participant seeds and names keyed by a salt)")
+	fl.StringVar(&f.seedSalt, "seed-salt", "",
+		"protocol 4.0: the salt as 64 hex digits, published in metadata.json "+
+			"(required for --slice/--mlp-range, generated otherwise)")
+	fl.BoolVar(&f.withholdSalt, "withhold-salt", false,
+		"protocol 4.0: record only the salt's SHA-256 and take the salt from "+dataset.SaltEnv)
+	fl.StringVar(&f.saltID, "salt-id", "",
+		"protocol 4.0: a name for the salt, recorded for its holders "+
+			"(required with --withhold-salt)")
+	fromKey(fl, map[string]string{
+		"width":         "bake.width",
+		"depth":         "bake.depth",
+		"n-samples":     "bake.n-samples",
+		"sampler":       "bake.sampler",
+		"dot-product":   "bake.dot-product",
+		"chunk-size":    "bake.chunk-size",
+		"seed-protocol": "bake.seed-protocol",
+		"withhold-salt": "bake.withhold-salt",
+		"salt-id":       "bake.salt-id",
+		"device":        "worker.device",
+		"threads":       "worker.threads",
+		"max-memory":    "worker.max-memory",
+	})
 	cmdline.Require(cmd, "n-mlps", "n-samples", "width", "depth", "output")
 	return cmd
 }
@@ -95,9 +128,11 @@ func splitFromConfig(cmd *cobra.Command) error {
 	}
 	switch {
 	case fs.Changed("split") && s == nil:
-		return cmdline.Usagef("--split %s: the config file's bake.splits has no such split (it has %s)", fs.Lookup("split").Value, strings.Join(names, ", "))
+		return cmdline.Usagef("--split %s: the config file's bake.splits has no such split "+
+			"(it has %s)", fs.Lookup("split").Value, strings.Join(names, ", "))
 	case !fs.Changed("split") && len(splits) > 1:
-		return cmdline.Usagef("the config file's bake.splits has %d splits (%s): choose one with --split", len(splits), strings.Join(names, ", "))
+		return cmdline.Usagef("the config file's bake.splits has %d splits (%s): "+
+			"choose one with --split", len(splits), strings.Join(names, ", "))
 	case s == nil:
 		s = &splits[0]
 	}
@@ -118,7 +153,8 @@ func splitFromConfig(cmd *cobra.Command) error {
 			continue
 		}
 		if err := fs.Set(flag, v); err != nil {
-			return cmdline.Usagef("bake.splits %s: its %s %s does not fit --%s: %v", s.Name, flag, v, flag, err)
+			return cmdline.Usagef("bake.splits %s: its %s %s does not fit --%s: %v",
+				s.Name, flag, v, flag, err)
 		}
 	}
 	return nil
@@ -199,14 +235,17 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	if err != nil {
 		return err
 	}
-	rng, sf, n := plan.Range, plan.Seeds, plan.NMLPs
+	rng := plan.Range
+	n := plan.NMLPs
 	eng, err := bake.OpenEngine(f.device, plan, int(f.threads))
 	if err != nil {
 		return bakeapi.Rename(err, flagOf)
 	}
 	defer func() { _ = gpuengine.Close(eng) }() // the GPU's modules and memory; nothing for the CPU
-	if sf.Generated && rng.Len() != n {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning: baking a slice with generated seeds; other slices must use the same seeds (pass --mlp-seeds or the same --seed) or merge will refuse them")
+	if plan.Seeds.Generated && rng.Len() != n {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning: baking a slice with generated seeds; "+
+			"other slices must use the same seeds (pass --mlp-seeds or the same --seed) "+
+			"or merge will refuse them")
 	}
 	fmt.Fprintf(out, "Baking %d of %d MLPs (width=%d, depth=%d, n_samples=%d, sampler=%s) → %s\n",
 		rng.Len(), n, f.width, f.depth, f.nSamples, f.sampler, f.output)
@@ -214,7 +253,8 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		fmt.Fprintln(out, note)
 	}
 	start := time.Now()
-	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", "samples", int64(rng.Len())*f.nSamples)
+	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", "samples",
+		int64(rng.Len())*f.nSamples)
 	err = bake.WriteDir(cmd.Context(), bake.WriteInput{
 		Plan:     plan,
 		Engine:   eng,
@@ -226,9 +266,12 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "✓ Wrote %s in %s (%s)\n", f.output, formatDuration(time.Since(start)), bake.FormatBytes(dirSize(f.output)))
+	fmt.Fprintf(out, "✓ Wrote %s in %s (%s)\n",
+		f.output, formatDuration(time.Since(start)), bake.FormatBytes(dirSize(f.output)))
 	if rng.Len() != n {
-		fmt.Fprintf(out, "tip: this is a partial (MLPs [%d, %d) of %d); merge all slices with `whestbake dataset merge <partials> --output <dir>`\n", rng.Start, rng.End, n)
+		fmt.Fprintf(out, "tip: this is a partial (MLPs [%d, %d) of %d); "+
+			"merge all slices with `whestbake dataset merge <partials> --output <dir>`\n",
+			rng.Start, rng.End, n)
 	}
 	return nil
 }

@@ -19,8 +19,9 @@ import (
 func newBakeTemporalCmd() *cobra.Command {
 	var wait bool
 	cmd := starterVerb(&cobra.Command{
-		Use:   "bake --config-file FILE [--id ID] [--wait]",
-		Short: "Start a bake on the Temporal workers (or reattach to it); --wait shows per-split progress until it ends",
+		Use: "bake --config-file FILE [--id ID] [--wait]",
+		Short: "Start a bake on the Temporal workers (or reattach to it); " +
+			"--wait shows per-split progress until it ends",
 		Long: `Starts the BakeWorkflow of the config's bake on the Temporal workers
 (whestbake-worker), after validating the whole config and checking the S3 store.
 
@@ -46,11 +47,17 @@ same ID deletes, the start is refused, naming it.`,
 		},
 	})
 	cmd.Flags().String("id", "", "bake ID (bake.id): [A-Za-z0-9][A-Za-z0-9._-]*")
-	cmd.Flags().BoolVar(&wait, "wait", false, "show per-split progress bars until the bake ends; exit status 1 if it failed")
+	cmd.Flags().BoolVar(&wait, "wait", false,
+		"show per-split progress bars until the bake ends; exit status 1 if it failed")
 	return cmd
 }
 
-func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, errOut io.Writer) error {
+func runTemporalBake(
+	ctx context.Context,
+	cfg settings.Config,
+	wait bool,
+	out, errOut io.Writer,
+) error {
 	c := bakeclient.New(cfg, errOut)
 	defer c.Close()
 	started, err := c.Start(ctx, bakeclient.StartInput{Waiting: printWaiting(out)})
@@ -61,12 +68,14 @@ func runTemporalBake(ctx context.Context, cfg settings.Config, wait bool, out, e
 	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n",
 		startVerb(started), id, started.WorkflowID, started.RunID)
 	if started.Action == bakeclient.Reattached {
-		fmt.Fprint(out, "This config matches the bake's record, so nothing that decides its numbers "+
-			"changed. The running bake keeps\nthe input it started with: changes to slice-size, "+
+		fmt.Fprint(out, "This config matches the bake's record, "+
+			"so nothing that decides its numbers changed. The running bake keeps\n"+
+			"the input it started with: changes to slice-size, "+
 			"max-in-flight, policy or release apply only to a new bake ID.\n")
 	}
 	if salt := bakeclient.SaltNote(started.Input.Spec); salt != "" {
-		fmt.Fprintf(out, "%s; every GPU worker of this bake needs it in %s.\n", salt, dataset.SaltEnv)
+		fmt.Fprintf(out, "%s; every GPU worker of this bake needs it in %s.\n",
+			salt, dataset.SaltEnv)
 	}
 	fmt.Fprintf(out, "Web UI: %s\n", webUILink(cfg, started.WorkflowID))
 	if !wait {
@@ -85,7 +94,8 @@ func startVerb(s bakeclient.StartOutput) string {
 	case s.Action == bakeclient.Restarted && s.LastRun == "cancelling":
 		return "Restarted (the last run was cancelled; finished MLPs and slices are reused)"
 	case s.Action == bakeclient.Restarted:
-		return fmt.Sprintf("Restarted (the last run %s; finished MLPs and slices are reused)", s.LastRun)
+		return fmt.Sprintf("Restarted (the last run %s; finished MLPs and slices are reused)",
+			s.LastRun)
 	}
 	return "Started"
 }

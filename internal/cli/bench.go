@@ -27,8 +27,9 @@ type benchFlags struct {
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [--configs 256x8,64x4] [--n-samples N] [--torch-peer]",
-		Short: "Measure the engines side by side with whestbench's numpy and torch loops (samples/s, FLOP/s, ratios)",
+		Use: "bench [--configs 256x8,64x4] [--n-samples N] [--torch-peer]",
+		Short: "Measure the engines side by side with whestbench's numpy and torch loops " +
+			"(samples/s, FLOP/s, ratios)",
 		Long: `Measure the engines side by side with whestbench's numpy and torch loops.
 
 Every configuration runs the CUDA engine's fused and cuBLAS paths (cuda builds),
@@ -39,10 +40,12 @@ table adds the share of the GPU's FP32 peak (--peak-tflops).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.peakTFLOPS <= 0 {
-				return fmt.Errorf("--peak-tflops %g: give the GPU's FP32 peak in TFLOP/s (66.9 for an H100 SXM)", f.peakTFLOPS)
+				return fmt.Errorf("--peak-tflops %g: give the GPU's FP32 peak in TFLOP/s "+
+					"(66.9 for an H100 SXM)", f.peakTFLOPS)
 			}
 			if f.torchChunk < 0 {
-				return fmt.Errorf("--torch-chunk-size %d: give rows per chunk, or 0 for whestbench's rule", f.torchChunk)
+				return fmt.Errorf("--torch-chunk-size %d: "+
+					"give rows per chunk, or 0 for whestbench's rule", f.torchChunk)
 			}
 			if f.torchDevice != gpuengine.DeviceCUDA && f.torchDevice != gpuengine.DeviceCPU {
 				return fmt.Errorf("--torch-device %q: use cuda or cpu", f.torchDevice)
@@ -53,24 +56,39 @@ table adds the share of the GPU's FP32 peak (--peak-tflops).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.configs, "configs", "256x8,64x4", "comma-separated WIDTHxDEPTH shapes")
 	fl.Var(newCount(&f.nSamples, 1<<17, 1<<40), "n-samples", "samples per measurement")
-	fl.Var(newCount(&f.cpuSamples, 0, 1<<40), "cpu-n-samples", "samples per measurement on the CPU rows (CPU engines, numpy peer, torch on cpu); default --n-samples")
-	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads for every CPU implementation")
+	fl.Var(newCount(&f.cpuSamples, 0, 1<<40), "cpu-n-samples",
+		"samples per measurement on the CPU rows (CPU engines, numpy peer, torch on cpu); "+
+			"default --n-samples")
+	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads",
+		"CPU threads for every CPU implementation")
 	fromKey(fl, map[string]string{"threads": "worker.threads"})
-	fl.StringVar(&f.python, "python", "/usr/bin/python3", "python interpreter for the peers (numpy; torch for --torch-peer)")
+	fl.StringVar(&f.python, "python", "/usr/bin/python3",
+		"python interpreter for the peers (numpy; torch for --torch-peer)")
 	fl.StringVar(&f.script, "peer-script", "internal/bench/numpy_peer.py", "the numpy peer script")
 	fl.BoolVar(&f.noPeer, "no-peer", false, "skip the numpy peer")
-	fl.BoolVar(&f.torchPeer, "torch-peer", false, "also run the torch peer (internal/bench/torch_peer.py), whestbench's torch loop")
-	fl.StringVar(&f.torchScript, "torch-script", "internal/bench/torch_peer.py", "the torch peer script")
-	fl.StringVar(&f.torchDevice, "torch-device", gpuengine.DeviceCUDA, "device of the torch peer: cuda or cpu")
-	fl.Var(newCount(&f.torchMLPs, 10, 1<<20), "torch-mlps", "MLPs the torch peer batches (sharing the samples), as a whestbench bake of that many runs them")
-	fl.Int64Var(&f.torchChunk, "torch-chunk-size", 0, "torch peer rows per chunk (0: whestbench's rule, a quarter of free GPU memory)")
-	fl.BoolVar(&f.phases, "phases", false, "cuda builds: after the table, time every operation of the cuBLAS path (RNG, GEMM, reduction, copies, idle) per configuration")
-	fl.Float64Var(&f.peakTFLOPS, "peak-tflops", 66.9, "the GPU's FP32 peak in TFLOP/s, for the % of peak column (H100 SXM 66.9, H100 PCIe 51.2)")
+	fl.BoolVar(&f.torchPeer, "torch-peer", false,
+		"also run the torch peer (internal/bench/torch_peer.py), whestbench's torch loop")
+	fl.StringVar(&f.torchScript, "torch-script", "internal/bench/torch_peer.py",
+		"the torch peer script")
+	fl.StringVar(&f.torchDevice, "torch-device", gpuengine.DeviceCUDA,
+		"device of the torch peer: cuda or cpu")
+	fl.Var(newCount(&f.torchMLPs, 10, 1<<20), "torch-mlps",
+		"MLPs the torch peer batches (sharing the samples), "+
+			"as a whestbench bake of that many runs them")
+	fl.Int64Var(&f.torchChunk, "torch-chunk-size", 0,
+		"torch peer rows per chunk (0: whestbench's rule, a quarter of free GPU memory)")
+	fl.BoolVar(&f.phases, "phases", false, "cuda builds: after the table, "+
+		"time every operation of the cuBLAS path (RNG, GEMM, reduction, copies, idle) "+
+		"per configuration")
+	fl.Float64Var(&f.peakTFLOPS, "peak-tflops", 66.9,
+		"the GPU's FP32 peak in TFLOP/s, for the % of peak column (H100 SXM 66.9, H100 PCIe 51.2)")
 	return cmd
 }
 
 func runBench(cmd *cobra.Command, f benchFlags) error {
-	ctx, out, threads := cmd.Context(), cmd.OutOrStdout(), int(f.threads)
+	ctx := cmd.Context()
+	out := cmd.OutOrStdout()
+	threads := int(f.threads)
 	cfgs, err := bench.ParseConfigs(f.configs, f.nSamples)
 	if err != nil {
 		return err
@@ -79,20 +97,27 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if cpuSamples == 0 {
 		cpuSamples = f.nSamples
 	}
-	fmt.Fprintf(out, "whestbake bench: %s, %d threads, kernel %s, %s/%s\n", gpuengine.CPU{}.Describe().DeviceName, threads, gpuengine.CPU{}.Describe().Kernel, runtime.GOOS, runtime.GOARCH)
+	cpu := gpuengine.CPU{}.Describe()
+	fmt.Fprintf(out, "whestbake bench: %s, %d threads, kernel %s, %s/%s\n",
+		cpu.DeviceName, threads, cpu.Kernel, runtime.GOOS, runtime.GOARCH)
 
 	// The torch peer runs before the CUDA engine opens its context: on a GPU in
 	// exclusive-process compute mode only one process may hold a context, and the
 	// engine keeps its own until the bench ends.
 	torch := make([]bench.Result, len(cfgs))
 	if f.torchPeer {
-		fmt.Fprintln(out, "torch peer: measured first, before the CUDA engine opens the GPU (exclusive-process compute mode admits one process)")
+		fmt.Fprintln(out, "torch peer: measured first, before the CUDA engine opens the GPU "+
+			"(exclusive-process compute mode admits one process)")
 		for i, c := range cfgs {
 			if f.torchDevice == gpuengine.DeviceCPU {
 				c = bench.Config{Width: c.Width, Depth: c.Depth, NSamples: cpuSamples}
 			}
 			torch[i] = bench.TorchPeer(ctx, f.python, f.torchScript, c, bench.TorchOptions{
-				Device: f.torchDevice, MLPs: int(f.torchMLPs), ChunkSize: f.torchChunk, Threads: threads})
+				Device:    f.torchDevice,
+				MLPs:      int(f.torchMLPs),
+				ChunkSize: f.torchChunk,
+				Threads:   threads,
+			})
 		}
 	}
 	gpus, err := gpuEngines()
@@ -105,7 +130,8 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		}
 	}()
 	if len(gpus) > 0 {
-		fmt.Fprintf(out, "GPU: %s; %% of FP32 peak against %g TFLOP/s\n", gpus[0].eng.Describe().DeviceName, f.peakTFLOPS)
+		fmt.Fprintf(out, "GPU: %s; %% of FP32 peak against %g TFLOP/s\n",
+			gpus[0].eng.Describe().DeviceName, f.peakTFLOPS)
 	}
 	fmt.Fprintln(out)
 
@@ -113,14 +139,17 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	for i, c := range cfgs {
 		onCPU := bench.Config{Width: c.Width, Depth: c.Depth, NSamples: cpuSamples}
 		for _, g := range gpus {
-			results = append(results, bench.EngineOn(ctx, g.name, g.eng, c, bakeapi.SamplerPhilox, "", threads))
+			results = append(results,
+				bench.EngineOn(ctx, g.name, g.eng, c, bakeapi.SamplerPhilox, "", threads))
 		}
 		if f.torchPeer {
 			results = append(results, torch[i])
 		}
 		results = append(results,
-			bench.Engine(ctx, "whestbake philox (CPU twin)", onCPU, bakeapi.SamplerPhilox, "", threads),
-			bench.Engine(ctx, "whestbake numpy (fma)", onCPU, bakeapi.SamplerNumpy, bakeapi.DotFMA, threads),
+			bench.Engine(ctx, "whestbake philox (CPU twin)",
+				onCPU, bakeapi.SamplerPhilox, "", threads),
+			bench.Engine(ctx, "whestbake numpy (fma)",
+				onCPU, bakeapi.SamplerNumpy, bakeapi.DotFMA, threads),
 		)
 		if !f.noPeer {
 			results = append(results, bench.NumpyPeer(ctx, f.python, f.script, onCPU, threads))
@@ -153,17 +182,27 @@ func benchPhases(cmd *cobra.Command, cfgs []bench.Config, results []bench.Result
 			fmt.Fprintf(out, "| %dx%d | error | %v | |\n", c.Width, c.Depth, err)
 			continue
 		}
-		per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / (float64(c.NSamples) / 1e6) }
+		perMillion := float64(c.NSamples) / 1e6
+		per := func(d time.Duration) float64 { return d.Seconds() * 1e3 / perMillion }
 		for _, ph := range []struct {
-			name string
-			d    time.Duration
-		}{{"RNG (gen_inputs)", p.RNG}, {"GEMM (cublasSgemm)", p.GEMM}, {"reduction (relu_tilesum)", p.Reduce},
-			{"copies", p.Copies}, {"idle (host, launch gaps)", p.Idle()}, {"wall, profiled", p.Wall}} {
-			fmt.Fprintf(out, "| %dx%d | %s | %.3f | %.1f %% |\n", c.Width, c.Depth, ph.name, per(ph.d), 100*ph.d.Seconds()/p.Wall.Seconds())
+			name  string
+			spent time.Duration
+		}{
+			{"RNG (gen_inputs)", p.RNG},
+			{"GEMM (cublasSgemm)", p.GEMM},
+			{"reduction (relu_tilesum)", p.Reduce},
+			{"copies", p.Copies},
+			{"idle (host, launch gaps)", p.Idle()},
+			{"wall, profiled", p.Wall},
+		} {
+			fmt.Fprintf(out, "| %dx%d | %s | %.3f | %.1f %% |\n",
+				c.Width, c.Depth, ph.name, per(ph.spent), 100*ph.spent.Seconds()/p.Wall.Seconds())
 		}
 		for _, r := range results {
-			if r.Impl == "whestbake cuda "+gpuengine.CUDAPathCuBLAS && r.Config == c && r.Err == nil {
-				fmt.Fprintf(out, "| %dx%d | wall, unprofiled (table row) | %.3f | |\n", c.Width, c.Depth, r.Seconds*1e3/(float64(c.NSamples)/1e6))
+			cuBLASRow := r.Impl == "whestbake cuda "+gpuengine.CUDAPathCuBLAS
+			if cuBLASRow && r.Config == c && r.Err == nil {
+				fmt.Fprintf(out, "| %dx%d | wall, unprofiled (table row) | %.3f | |\n",
+					c.Width, c.Depth, r.Seconds*1e3/perMillion)
 			}
 		}
 	}

@@ -25,7 +25,12 @@ func gpuEngines() ([]namedEngine, error) {
 
 // gpuPhases times the cuBLAS path's operations on the bench's MLP of c.
 func gpuPhases(ctx context.Context, c bench.Config) (gpuengine.Phases, error) {
-	spec := bakeapi.Spec{Width: c.Width, Depth: c.Depth, NSamples: c.NSamples, Sampler: bakeapi.SamplerPhilox}
+	spec := bakeapi.Spec{
+		Width:    c.Width,
+		Depth:    c.Depth,
+		NSamples: c.NSamples,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 	job, err := gpuengine.JobForSeed(spec, 42)
 	if err != nil {
 		return gpuengine.Phases{}, err

@@ -15,5 +15,6 @@ func gpuEngines() ([]namedEngine, error) { return nil, nil }
 
 // gpuPhases needs the CUDA engine.
 func gpuPhases(context.Context, bench.Config) (gpuengine.Phases, error) {
-	return gpuengine.Phases{}, errors.New("--phases: this whestbake binary was built without CUDA support (make build-cuda)")
+	return gpuengine.Phases{}, errors.New("--phases: " +
+		"this whestbake binary was built without CUDA support (make build-cuda)")
 }

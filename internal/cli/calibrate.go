@@ -25,24 +25,37 @@ type calibrateFlags struct {
 func newCalibrateCmd() *cobra.Command {
 	var f calibrateFlags
 	cmd := &cobra.Command{
-		Use:   "calibrate [--n-mlps N] [--n-samples N] [--width W] [--depth D] [--device auto|cpu|cuda]",
+		Use: "calibrate [--n-mlps N] [--n-samples N] [--width W] [--depth D] " +
+			"[--device auto|cpu|cuda]",
 		Short: "Time a short bake on this machine's device and project the full bake's wall time",
-		Long: "Warms the engine up (on a GPU: context and kernel compilation), times a calibration bake of a few MLPs\n" +
-			"sized to last about --seconds, and projects the full bake linearly in MLPs and samples, as whestbench's\n" +
-			"calibration recipe does. Also prints the device --device auto would pick for the bake.",
+		Long: "Warms the engine up (on a GPU: context and kernel compilation), " +
+			"times a calibration bake of a few MLPs\n" +
+			"sized to last about --seconds, " +
+			"and projects the full bake linearly in MLPs and samples, as whestbench's\n" +
+			"calibration recipe does. " +
+			"Also prints the device --device auto would pick for the bake.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runCalibrate(cmd.Context(), cmd.OutOrStdout(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCalibrate(cmd.Context(), cmd.OutOrStdout(), f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.Var(newFieldCount(&f.nMLPs, 10), "n-mlps", "MLPs of the bake to project")
-	fl.Var(newFieldCount(&f.nSamples, 1_000_000_000), "n-samples", "samples per MLP of the bake to project")
+	fl.Var(newFieldCount(&f.nSamples, 1_000_000_000), "n-samples",
+		"samples per MLP of the bake to project")
 	fl.Var(newFieldCount(&f.width, 256), "width", "neurons per layer")
 	fl.Var(newFieldCount(&f.depth, 8), "depth", "layers")
-	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto, "auto, cpu or cuda (explicit choices never fall back)")
+	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto,
+		"auto, cpu or cuda (explicit choices never fall back)")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fl.DurationVar(&f.target, "seconds", 3*time.Second, "wall time of the calibration run")
-	fromKey(fl, map[string]string{"width": "bake.width", "depth": "bake.depth", "n-samples": "bake.n-samples",
-		"device": "worker.device", "threads": "worker.threads"})
+	fromKey(fl, map[string]string{
+		"width":     "bake.width",
+		"depth":     "bake.depth",
+		"n-samples": "bake.n-samples",
+		"device":    "worker.device",
+		"threads":   "worker.threads",
+	})
 	return cmd
 }
 
@@ -51,8 +64,17 @@ func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
 		return cmdline.Usagef("--seconds must be positive, got %v", f.target)
 	}
 	// The bake to project is checked like a bake of the default split.
-	plan := bake.Plan{NMLPs: int(f.nMLPs), Split: dataset.DefaultSplit, Config: dataset.DefaultConfig,
-		Spec: bakeapi.Spec{Width: int(f.width), Depth: int(f.depth), NSamples: f.nSamples, Sampler: bakeapi.SamplerPhilox}}
+	plan := bake.Plan{
+		NMLPs:  int(f.nMLPs),
+		Split:  dataset.DefaultSplit,
+		Config: dataset.DefaultConfig,
+		Spec: bakeapi.Spec{
+			Width:    int(f.width),
+			Depth:    int(f.depth),
+			NSamples: f.nSamples,
+			Sampler:  bakeapi.SamplerPhilox,
+		},
+	}
 	if err := plan.ValidateSettings(); err != nil {
 		return cmdline.Usage(bakeapi.Rename(err, flagOf))
 	}
@@ -88,11 +110,13 @@ func printCalibration(out io.Writer, desc gpuengine.Description, f calibrateFlag
 	m gpuengine.Calibration,
 ) error {
 	full := m.Project(f.nMLPs, f.nSamples)
-	fmt.Fprintf(out, "whestbake calibrate: %s, %s (%s), %d threads, %d×%d\n\n", desc.Device, desc.DeviceName, desc.Kernel, f.threads, f.width, f.depth)
+	fmt.Fprintf(out, "whestbake calibrate: %s, %s (%s), %d threads, %d×%d\n\n",
+		desc.Device, desc.DeviceName, desc.Kernel, f.threads, f.width, f.depth)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tMLPs\tsamples/MLP\twall\tsamples/s\tGFLOP/s\t")
 	fmt.Fprintf(tw, "warm-up\t1\t%d\t%s\t\t\t\n", m.WarmSamples, formatDuration(m.Warm))
-	fmt.Fprintf(tw, "calibration\t%d\t%d\t%s\t%.4g\t%.1f\t\n", m.MLPs, m.Samples, formatDuration(m.Took), m.Rate, m.FLOPRate/1e9)
+	fmt.Fprintf(tw, "calibration\t%d\t%d\t%s\t%.4g\t%.1f\t\n",
+		m.MLPs, m.Samples, formatDuration(m.Took), m.Rate, m.FLOPRate/1e9)
 	fmt.Fprintf(tw, "projection\t%d\t%d\t%s\t\t\t\n", f.nMLPs, f.nSamples, formatDuration(full))
 	return tw.Flush()
 }
@@ -100,20 +124,26 @@ func printCalibration(out io.Writer, desc gpuengine.Description, f calibrateFlag
 // printAutoDevice says what --device auto would do, with this run's
 // measurement in place of its default.
 func printAutoDevice(out io.Writer, device string, f calibrateFlags, m gpuengine.Calibration) {
-	w, d, threads := int(f.width), int(f.depth), int(f.threads)
-	r := m.Rates(device, w, threads)
+	width := int(f.width)
+	depth := int(f.depth)
+	threads := int(f.threads)
+	r := m.Rates(device, width, threads)
 	switch device {
 	case gpuengine.DeviceCUDA:
-		fmt.Fprintf(out, "\nmeasured: GPU %.3g FLOP/s at %d×%d, startup %s (gpuengine.DefaultRates in gpuengine/cost.go: %.3g FLOP/s, %s)\n",
-			r.GPUFLOPS, w, d, formatDuration(m.Warm), gpuengine.DefaultRates.GPUFLOPS, gpuengine.DefaultRates.GPUStartup)
+		fmt.Fprintf(out, "\nmeasured: GPU %.3g FLOP/s at %d×%d, startup %s "+
+			"(gpuengine.DefaultRates in gpuengine/cost.go: %.3g FLOP/s, %s)\n",
+			r.GPUFLOPS, width, depth, formatDuration(m.Warm),
+			gpuengine.DefaultRates.GPUFLOPS, gpuengine.DefaultRates.GPUStartup)
 	default:
-		fmt.Fprintf(out, "\nmeasured: CPU %.3g FLOP/s per thread at %d×%d (gpuengine.DefaultRates in gpuengine/cost.go: %.3g)\n",
-			r.CPUFLOPSPerThread, w, d, gpuengine.DefaultRates.CPUFLOPSPerThread)
+		fmt.Fprintf(out, "\nmeasured: CPU %.3g FLOP/s per thread at %d×%d "+
+			"(gpuengine.DefaultRates in gpuengine/cost.go: %.3g)\n",
+			r.CPUFLOPSPerThread, width, depth, gpuengine.DefaultRates.CPUFLOPSPerThread)
 	}
 	choice := "the CPU"
-	if r.PreferGPU(w, d, f.nMLPs, f.nSamples, threads) {
+	if r.PreferGPU(width, depth, f.nMLPs, f.nSamples, threads) {
 		choice = "the GPU (in a CUDA build on a machine with one)"
 	}
-	fmt.Fprintf(out, "--device auto would choose %s for this bake: the GPU pays off above %.3g MLP·samples at %d×%d against %d CPU threads\n",
-		choice, r.Crossover(w, d, threads), w, d, threads)
+	fmt.Fprintf(out, "--device auto would choose %s for this bake: "+
+		"the GPU pays off above %.3g MLP·samples at %d×%d against %d CPU threads\n",
+		choice, r.Crossover(width, depth, threads), width, depth, threads)
 }

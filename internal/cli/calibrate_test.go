@@ -12,14 +12,16 @@ func TestCalibrateOnCPU(t *testing.T) {
 	cmd := newCalibrateCmd()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"--n-mlps", "2", "--n-samples", "2e4", "--width", "8", "--depth", "2", "--device", "cpu",
-		"--threads", "1", "--seconds", "50ms"})
+	cmd.SetArgs([]string{"--n-mlps", "2", "--n-samples", "2e4", "--width", "8", "--depth", "2",
+		"--device", "cpu", "--threads", "1", "--seconds", "50ms"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"whestbake calibrate: cpu", "warm-up", "calibration", "projection", "measured: CPU",
-		"--device auto would choose the CPU"} {
+	for _, want := range []string{
+		"whestbake calibrate: cpu", "warm-up", "calibration", "projection", "measured: CPU",
+		"--device auto would choose the CPU",
+	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
@@ -35,7 +37,8 @@ func TestCalibrateRefusesBadInput(t *testing.T) {
 		cmd := newCalibrateCmd()
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetErr(&bytes.Buffer{})
-		cmd.SetArgs(append([]string{"--width", "4", "--depth", "1", "--n-samples", "1000"}, args...))
+		shape := []string{"--width", "4", "--depth", "1", "--n-samples", "1000"}
+		cmd.SetArgs(append(shape, args...))
 		if err := cmd.Execute(); err == nil {
 			t.Errorf("%v accepted", args)
 		}

@@ -11,16 +11,18 @@ import (
 func newCancelCmd() *cobra.Command {
 	var noWait, asJSON bool
 	cmd := starterVerb(&cobra.Command{
-		Use:   "cancel ID",
-		Short: "Cancel a running bake and wait until it has stopped (its splits and running slices are cancelled; finished work stays in S3)",
-		Args:  bakeIDArg,
+		Use: "cancel ID",
+		Short: "Cancel a running bake and wait until it has stopped " +
+			"(its splits and running slices are cancelled; finished work stays in S3)",
+		Args: bakeIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, _, err := openClient(cmd)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			ctx := cmd.Context()
+			out := cmd.OutOrStdout()
 			k, err := c.Cancel(ctx, args[0])
 			if err != nil {
 				return err
@@ -32,8 +34,9 @@ func newCancelCmd() *cobra.Command {
 				notes = cmd.ErrOrStderr()
 			}
 			if noWait {
-				fmt.Fprintf(notes, "Cancellation of bake %s requested; `whestbake watch %s` shows it "+
-					"wind down. Starting it again with the same ID waits until it has stopped, "+
+				fmt.Fprintf(notes, "Cancellation of bake %s requested; "+
+					"`whestbake watch %s` shows it wind down. "+
+					"Starting it again with the same ID waits until it has stopped, "+
 					"then reuses every finished MLP.\n", k.ID, k.ID)
 			} else {
 				fmt.Fprintf(notes, "Cancellation of bake %s requested.\n", k.ID)
@@ -44,12 +47,17 @@ func newCancelCmd() *cobra.Command {
 					"reuses every finished MLP.\n", k.ID)
 			}
 			if asJSON {
-				return writeJSON(out, cancelJSON{Schema: cancelSchema, Cancellation: k, Stopped: !noWait})
+				return writeJSON(out, cancelJSON{
+					Schema:       cancelSchema,
+					Cancellation: k,
+					Stopped:      !noWait,
+				})
 			}
 			return nil
 		},
 	})
-	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cancellation is requested, without waiting for the running slices to save their checkpoints and stop")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the cancellation is requested, "+
+		"without waiting for the running slices to save their checkpoints and stop")
 	jsonFlag(cmd, &asJSON, "print what was cancelled as JSON; the notes go to stderr")
 	return cmd
 }

@@ -22,7 +22,8 @@ func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
 	code, out, errs := run(t, args...)
 	if code != 0 {
-		t.Fatalf("whestbake %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
+		t.Fatalf("whestbake %s: exit %d\nstdout:\n%s\nstderr:\n%s",
+			strings.Join(args, " "), code, out, errs)
 	}
 	return out
 }
@@ -64,14 +65,17 @@ func bakeSplits(t *testing.T, dir string, seeds map[string]string, shape ...stri
 	t.Helper()
 	for split, list := range seeds {
 		out := filepath.Join(dir, split)
-		mustRun(t, append([]string{"dataset", "bake", "--mlp-seeds", writeFile(t, out+".json", list), "--split", split, "-o", out}, shape...)...)
+		args := []string{"dataset", "bake",
+			"--mlp-seeds", writeFile(t, out+".json", list), "--split", split, "-o", out}
+		mustRun(t, append(args, shape...)...)
 	}
 }
 
 var small = []string{"--width", "6", "--depth", "3", "--n-samples", "3_000"}
 
 func bakeArgs(out string, extra ...string) []string {
-	return append(append([]string{"dataset", "bake", "--n-mlps", "5", "--output", out}, small...), extra...)
+	args := append([]string{"dataset", "bake", "--n-mlps", "5", "--output", out}, small...)
+	return append(args, extra...)
 }
 
 // Slices merged must be byte-identical to the unsliced bake's parquet, for both samplers.
@@ -82,17 +86,20 @@ func TestSlicesMergeToTheUnslicedBake(t *testing.T) {
 	for _, sampler := range []string{"philox", "numpy"} {
 		d := filepath.Join(dir, sampler)
 		full := filepath.Join(d, "full")
-		mustRun(t, bakeArgs(full, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "mycustom")...)
+		mustRun(t, bakeArgs(full,
+			"--mlp-seeds", seeds, "--sampler", sampler, "--split", "mycustom")...)
 		var parts []string
 		for _, s := range []string{"0/3", "1/3", "2/3"} {
 			p := filepath.Join(d, "p"+s[:1])
-			mustRun(t, bakeArgs(p, "--mlp-seeds", seeds, "--sampler", sampler, "--split", "mycustom", "--slice", s, "--threads", "1")...)
+			mustRun(t, bakeArgs(p, "--mlp-seeds", seeds, "--sampler", sampler,
+				"--split", "mycustom", "--slice", s, "--threads", "1")...)
 			parts = append(parts, p)
 		}
 		merged := filepath.Join(d, "merged")
-		mustRun(t, append([]string{"dataset", "merge", "--output", merged}, parts[2], parts[0], parts[1])...)
+		mustRun(t, "dataset", "merge", "--output", merged, parts[2], parts[0], parts[1])
 		name := "data/mycustom-00000-of-00001.parquet"
-		if !bytes.Equal(readBytes(t, filepath.Join(full, name)), readBytes(t, filepath.Join(merged, name))) {
+		unsliced := readBytes(t, filepath.Join(full, name))
+		if !bytes.Equal(unsliced, readBytes(t, filepath.Join(merged, name))) {
 			t.Fatalf("%s: merged parquet differs from the unsliced bake", sampler)
 		}
 		out := mustRun(t, "dataset", "verify", merged, "--mlps", "all")
@@ -105,10 +112,17 @@ func TestSlicesMergeToTheUnslicedBake(t *testing.T) {
 // whestbench's three fixture datasets: every row's weights, names and statistics
 // recomputed bit for bit (numpy sampler, FMA dot products; protocol 2.0 and 3.0).
 func TestVerifyReproducesWhestbenchFixtures(t *testing.T) {
-	for _, f := range []string{"single_split_v3_protocol", "multi_split_v3.0", "multi_config_v3.0"} {
-		out := mustRun(t, "dataset", "verify", filepath.Join("..", "..", "testdata", "whestbench-fixtures", f), "--mlps", "all")
+	for _, f := range []string{
+		"single_split_v3_protocol",
+		"multi_split_v3.0",
+		"multi_config_v3.0",
+	} {
+		fixture := filepath.Join("..", "..", "testdata", "whestbench-fixtures", f)
+		out := mustRun(t, "dataset", "verify", fixture, "--mlps", "all")
 		rows := strings.Count(out, "✓ mlp")
-		if rows == 0 || strings.Contains(out, "✗") || strings.Count(out, "statistics bit-exact") != rows || strings.Count(out, "name ok") != rows {
+		if rows == 0 || strings.Contains(out, "✗") ||
+			strings.Count(out, "statistics bit-exact") != rows ||
+			strings.Count(out, "name ok") != rows {
 			t.Fatalf("%s:\n%s", f, out)
 		}
 	}
@@ -126,11 +140,14 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 	}
 	pub, hold := filepath.Join(dir, "pub"), filepath.Join(dir, "hold")
 	mustRun(t, bakeArgs(pub, "--seed", "1")...)
-	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "6", "--depth", "3", "--n-samples", "3e3", "--seed", "2",
+	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "6", "--depth", "3",
+		"--n-samples", "3e3", "--seed", "2",
 		"--split", "holdout", "--config", "holdout", "--output", hold)
 	all := filepath.Join(dir, "all")
 	out = mustRun(t, "dataset", "combine-splits", pub, hold, "--output", all)
-	if !strings.Contains(out, "public  (n_mlps=5)") || !strings.Contains(out, "holdout  (n_mlps=2)") || !strings.Contains(out, filepath.Join(all, "report", "index.html")) {
+	if !strings.Contains(out, "public  (n_mlps=5)") ||
+		!strings.Contains(out, "holdout  (n_mlps=2)") ||
+		!strings.Contains(out, filepath.Join(all, "report", "index.html")) {
 		t.Fatalf("combine output:\n%s", out)
 	}
 	// And its prepared Arrow splits (whestbench's default), which
@@ -139,20 +156,24 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 	if !strings.Contains(out, "prepared Arrow artifacts: holdout, public") {
 		t.Errorf("combine output does not name the prepared splits:\n%s", out)
 	}
-	arrow := readBytes(t, filepath.Join(all, "prepared", "public", "data-00000-of-00001.arrow"))
+	arrowFile := filepath.Join(all, "prepared", "public", "data-00000-of-00001.arrow")
+	arrow := readBytes(t, arrowFile)
 	out = mustRun(t, "dataset", "prepare-arrow", all)
-	if !strings.Contains(out, "Patched "+all+" with prepared Arrow artifacts for 2 split(s): public, holdout") ||
-		!bytes.Equal(arrow, readBytes(t, filepath.Join(all, "prepared", "public", "data-00000-of-00001.arrow"))) {
+	patched := "Patched " + all + " with prepared Arrow artifacts for 2 split(s): public, holdout"
+	if !strings.Contains(out, patched) || !bytes.Equal(arrow, readBytes(t, arrowFile)) {
 		t.Errorf("prepare-arrow of a combined dataset: new bytes, or:\n%s", out)
 	}
 	bare := filepath.Join(dir, "bare")
-	if out := mustRun(t, "dataset", "combine-splits", pub, hold, "--skip-prepared-arrow", "--output", bare); strings.Contains(out, "prepared") {
+	out = mustRun(t, "dataset", "combine-splits", pub, hold, "--skip-prepared-arrow",
+		"--output", bare)
+	if strings.Contains(out, "prepared") {
 		t.Errorf("--skip-prepared-arrow: %s", out)
 	}
 	if _, err := os.Stat(filepath.Join(bare, "prepared")); err == nil {
 		t.Error("--skip-prepared-arrow wrote prepared/")
 	}
-	if code, _, stderr := run(t, "dataset", "prepare-arrow", pub); code != 1 || !strings.Contains(stderr, "only meaningful for multi-split datasets") {
+	code, _, stderr := run(t, "dataset", "prepare-arrow", pub)
+	if code != 1 || !strings.Contains(stderr, "only meaningful for multi-split datasets") {
 		t.Errorf("prepare-arrow of a single split: exit %d, %s", code, stderr)
 	}
 	// A finished dataset has its report, linked from the card; verify and
@@ -167,8 +188,10 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 	// `dataset report` of a dataset that has one writes the same bytes.
 	page := readBytes(t, filepath.Join(all, "report", "index.html"))
 	out = mustRun(t, "dataset", "report", all)
-	if !strings.Contains(out, "Report in "+filepath.Join(all, "report")) || !bytes.Equal(page, readBytes(t, filepath.Join(all, "report", "index.html"))) {
-		t.Errorf("dataset report of a combined dataset: a new page, or the output does not say where:\n%s", out)
+	if !strings.Contains(out, "Report in "+filepath.Join(all, "report")) ||
+		!bytes.Equal(page, readBytes(t, filepath.Join(all, "report", "index.html"))) {
+		t.Errorf("dataset report of a combined dataset: "+
+			"a new page, or the output does not say where:\n%s", out)
 	}
 	// And of a single split, which combine-splits has not touched.
 	mustRun(t, "dataset", "report", pub)
@@ -177,17 +200,23 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 	// refuses, naming it, before reading a row, and leaves the folder.
 	notes := writeFile(t, filepath.Join(pub, "report", "notes.txt"), "the operator's notes")
 	before := readBytes(t, filepath.Join(pub, "report", "index.html"))
-	if code, _, errs := run(t, "dataset", "report", pub); code != 1 || !strings.Contains(errs, `"notes.txt"`) || !strings.Contains(errs, "move them out of report/") {
+	code, _, errs := run(t, "dataset", "report", pub)
+	if code != 1 ||
+		!strings.Contains(errs, `"notes.txt"`) ||
+		!strings.Contains(errs, "move them out of report/") {
 		t.Errorf("dataset report with a foreign file in report/: exit %d, stderr %q", code, errs)
 	}
-	if string(readBytes(t, notes)) != "the operator's notes" || !bytes.Equal(before, readBytes(t, filepath.Join(pub, "report", "index.html"))) {
+	if string(readBytes(t, notes)) != "the operator's notes" ||
+		!bytes.Equal(before, readBytes(t, filepath.Join(pub, "report", "index.html"))) {
 		t.Error("the refused report changed the report folder")
 	}
 	if err := os.Remove(notes); err != nil {
 		t.Fatal(err)
 	}
 	out = mustRun(t, "dataset", "inspect", all)
-	for _, want := range []string{"split public: 5 MLPs", "split holdout: 2 MLPs", "philox", "mlp_name"} {
+	for _, want := range []string{
+		"split public: 5 MLPs", "split holdout: 2 MLPs", "philox", "mlp_name",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect lacks %q:\n%s", want, out)
 		}
@@ -198,9 +227,12 @@ func TestCombineInspectAndGenerateSeeds(t *testing.T) {
 
 // A YAML syntax error in a verb's config file names the line that holds it.
 func TestConfigFileSyntaxErrorNamesItsLine(t *testing.T) {
-	cfg := writeFile(t, filepath.Join(t.TempDir(), "bake.yaml"), "n-mlps: 2\nwidth: 4\n\tdepth: 2\n")
-	code, _, errs := run(t, "dataset", "bake", "--config-file", cfg, "--output", filepath.Join(t.TempDir(), "out"))
-	if code == 0 || !strings.Contains(errs, "bake.yaml: line 3: found a tab character that violates indentation") {
+	cfg := writeFile(t, filepath.Join(t.TempDir(), "bake.yaml"),
+		"n-mlps: 2\nwidth: 4\n\tdepth: 2\n")
+	code, _, errs := run(t, "dataset", "bake", "--config-file", cfg,
+		"--output", filepath.Join(t.TempDir(), "out"))
+	const tabOnLine3 = "bake.yaml: line 3: found a tab character that violates indentation"
+	if code == 0 || !strings.Contains(errs, tabOnLine3) {
 		t.Fatalf("exit %d, stderr %q; want the error on line 3", code, errs)
 	}
 }

@@ -29,7 +29,8 @@ func starterConfig(cmd *cobra.Command, flagKeys map[string]string) (settings.Con
 	if err != nil {
 		return settings.Config{}, err
 	}
-	cfg, err := settings.LoadUnder(cmdline.ConfigFile(cmd.Flags()), dev, settings.FlagOverrides(cmd.Flags(), flagKeys))
+	overrides := settings.FlagOverrides(cmd.Flags(), flagKeys)
+	cfg, err := settings.LoadUnder(cmdline.ConfigFile(cmd.Flags()), dev, overrides)
 	if err == nil && cfg.Temporal.UI == "" {
 		cfg.Temporal.UI = devstack.WebUI(devDir, cfg.Temporal.Address)
 	}
@@ -41,7 +42,8 @@ func webUILink(cfg settings.Config, wid string) string {
 	if u := cfg.WorkflowURL(wid); u != "" {
 		return u
 	}
-	return fmt.Sprintf("unknown for %s (set temporal.ui to its Web UI's base URL for a link)", cfg.Temporal.Address)
+	return fmt.Sprintf("unknown for %s (set temporal.ui to its Web UI's base URL for a link)",
+		cfg.Temporal.Address)
 }
 
 // openClient is the read-only verbs' way in: config from --config-file/env,

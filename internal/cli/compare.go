@@ -28,8 +28,9 @@ const shownMLPs = 20
 func newCompareCmd() *cobra.Command {
 	var f compareFlags
 	cmd := &cobra.Command{
-		Use:   "compare A B",
-		Short: "Is dataset B the same ground truth as A? Split by split, MLP by MLP: bit for bit (--mode exact) or within Monte Carlo error (--mode stat)",
+		Use: "compare A B",
+		Short: "Is dataset B the same ground truth as A? Split by split, MLP by MLP: " +
+			"bit for bit (--mode exact) or within Monte Carlo error (--mode stat)",
 		Long: `Compares two complete datasets split by split and MLP by MLP: directories,
 or hf://OWNER/NAME[@REVISION] (its metadata.json and data/ downloaded to a
 temporary directory first, checked as dataset download checks them, and
@@ -51,8 +52,10 @@ own |z| is. Both modes give the same verdict for A B and B A.
 
 Exit 0: the same (exact) or equivalent (stat); 1: different; 2: not compared
 (bad input, a dataset that does not read, a failed download).`,
-		Args:        cobra.ExactArgs(2),
-		RunE:        func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args[0], args[1], f) },
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(cmd, args[0], args[1], f)
+		},
 		Annotations: map[string]string{verdictAnnotation: "different"},
 	}
 	f.register(cmd)
@@ -69,15 +72,22 @@ type compareFlags struct {
 
 func (f *compareFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.mode, "mode", "", "exact or stat (default: exact when sampler, algorithm and n_samples match, else stat)")
-	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha, "stat: overall false-alarm rate for two correct bakes")
+	fl.StringVar(&f.mode, "mode", "",
+		"exact or stat (default: exact when sampler, algorithm and n_samples match, else stat)")
+	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha,
+		"stat: overall false-alarm rate for two correct bakes")
 	fl.IntVar(&f.shown, "show", 10, "how many differences to show")
-	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON (every MLP's statistics included)")
+	fl.BoolVar(&f.asJSON, "json", false,
+		"print the result as JSON (every MLP's statistics included)")
 	f.hubSource.register(cmd)
 }
 
 // compareModes are --mode's values; "" lets compare.Run choose.
-var compareModes = map[string]compare.Mode{"": "", "exact": compare.ModeExact, "stat": compare.ModeStat}
+var compareModes = map[string]compare.Mode{
+	"":      "",
+	"exact": compare.ModeExact,
+	"stat":  compare.ModeStat,
+}
 
 func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 	m, ok := compareModes[f.mode]
@@ -85,7 +95,8 @@ func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 		return cmdline.Usagef("--mode %q: use exact or stat", f.mode)
 	}
 	if f.alpha <= 0 || f.alpha > compare.MaxAlpha {
-		return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, %g]", f.alpha, compare.MaxAlpha)
+		return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, %g]",
+			f.alpha, compare.MaxAlpha)
 	}
 	dirs := make([]string, 2)
 	for i, src := range []string{a, b} {
@@ -96,11 +107,20 @@ func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 		defer cleanup()
 		dirs[i] = dir
 	}
-	res, err := compare.Run(compare.Input{A: dirs[0], B: dirs[1], Mode: m, Alpha: f.alpha, Shown: f.shown})
+	res, err := compare.Run(compare.Input{
+		A:     dirs[0],
+		B:     dirs[1],
+		Mode:  m,
+		Alpha: f.alpha,
+		Shown: f.shown,
+	})
 	if err != nil {
 		return err
 	}
-	res.A, res.B = a, b
+	// The result names the sources as given, not the directories they were
+	// downloaded to.
+	res.A = a
+	res.B = b
 	out := cmd.OutOrStdout()
 	if f.asJSON {
 		if err := writeJSON(out, comparisonJSON{Schema: compareSchema, Result: res}); err != nil {
@@ -125,7 +145,8 @@ type comparisonJSON struct {
 // what compare reads of the revision (metadata.json and the splits'
 // parquet files, not the card, report or prepared/ copies), downloaded
 // into a temporary directory that cleanup removes.
-func compareSource(cmd *cobra.Command, h hubFlags, src string) (dir string, cleanup func(), err error) {
+func compareSource(cmd *cobra.Command, h hubFlags, src string,
+) (dir string, cleanup func(), err error) {
 	repo, rev, ok, err := hub.ParseURI(src)
 	if err != nil {
 		return "", nil, cmdline.Usage(err)
@@ -146,7 +167,12 @@ func compareSource(cmd *cobra.Command, h hubFlags, src string) (dir string, clea
 	compared := func(p string) bool {
 		return p == "metadata.json" || (path.Dir(p) == "data" && strings.HasSuffix(p, ".parquet"))
 	}
-	_, err = c.Download(cmd.Context(), hub.DownloadOptions{Repo: repo, Revision: rev, Output: dir, Keep: compared})
+	_, err = c.Download(cmd.Context(), hub.DownloadOptions{
+		Repo:     repo,
+		Revision: rev,
+		Output:   dir,
+		Keep:     compared,
+	})
 	if err != nil {
 		cleanup()
 		return "", nil, fmt.Errorf("%s: %w", src, err)
@@ -155,7 +181,8 @@ func compareSource(cmd *cobra.Command, h hubFlags, src string) (dir string, clea
 }
 
 func printComparison(w io.Writer, r *compare.Result) {
-	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n", printable(r.A), printable(r.B), r.Mode, printable(r.ModeReason))
+	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n",
+		printable(r.A), printable(r.B), r.Mode, printable(r.ModeReason))
 	for _, s := range r.Splits {
 		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ\n",
 			printable(s.Name), s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs)
@@ -179,14 +206,17 @@ func printComparison(w io.Writer, r *compare.Result) {
 	case r.Same && r.Mode == compare.ModeExact:
 		verdict.WriteString("✓ identical")
 	case r.Same:
-		fmt.Fprintf(&verdict, "✓ equivalent: no mean beyond |z| = %.2f, no layer beyond ‖z_l‖ = %.2f and no avg_variance beyond |z| = %.2f",
+		fmt.Fprintf(&verdict, "✓ equivalent: no mean beyond |z| = %.2f, "+
+			"no layer beyond ‖z_l‖ = %.2f and no avg_variance beyond |z| = %.2f",
 			r.Threshold, r.Threshold, r.Threshold)
 	default:
 		verdict.WriteString("✗ different")
 	}
 	if r.Mode == compare.ModeStat {
-		fmt.Fprintf(&verdict, " (Bonferroni over %d neuron means, %d layers and %d avg_variance values: "+
-			"two correct bakes are called different with probability at most %g)", r.Neurons, r.Layers, r.Variances, r.Alpha)
+		fmt.Fprintf(&verdict, " (Bonferroni over %d neuron means, %d layers "+
+			"and %d avg_variance values: "+
+			"two correct bakes are called different with probability at most %g)",
+			r.Neurons, r.Layers, r.Variances, r.Alpha)
 	}
 	fmt.Fprintln(w, verdict.String())
 }
@@ -199,7 +229,8 @@ func printMLPStats(w io.Writer, s compare.SplitResult) {
 		slices.SortStableFunc(rows, func(a, b compare.MLPStat) int {
 			return cmp.Compare(max(b.MaxZ, b.VarianceZ), max(a.MaxZ, a.VarianceZ))
 		})
-		fmt.Fprintf(w, "  the %d MLPs of largest |z| of %d (--json lists all):\n", shownMLPs, len(rows))
+		fmt.Fprintf(w, "  the %d MLPs of largest |z| of %d (--json lists all):\n",
+			shownMLPs, len(rows))
 		rows = rows[:shownMLPs]
 	}
 	layer := func(l int) string {
@@ -209,10 +240,16 @@ func printMLPStats(w io.Writer, s compare.SplitResult) {
 		return fmt.Sprint(l)
 	}
 	const row = "  %8s  %20s  %8s  %-15s  %6s  %9s  %-5s  %13s  %10s  %12s\n"
-	fmt.Fprintf(w, row, "mlp_id", "mlp_seed", "max|z|", "at layer/neuron", "beyond", "max ‖z_l‖", "layer", "layers beyond", "σ̂", "avg_var |z|")
+	fmt.Fprintf(w, row, "mlp_id", "mlp_seed",
+		"max|z|", "at layer/neuron", "beyond",
+		"max ‖z_l‖", "layer", "layers beyond",
+		"σ̂", "avg_var |z|")
 	for _, m := range rows {
-		fmt.Fprintf(w, row, fmt.Sprint(m.MLPID), fmt.Sprint(m.Seed), fmt.Sprintf("%.2f", m.MaxZ),
-			layer(m.Layer)+"/"+fmt.Sprint(m.Neuron), fmt.Sprint(m.Beyond), fmt.Sprintf("%.2f", m.LayerNorm),
-			layer(m.NormLayer), fmt.Sprint(m.LayersBeyond), fmt.Sprintf("%.4g", m.Sigma), fmt.Sprintf("%.2f", m.VarianceZ))
+		fmt.Fprintf(w, row, fmt.Sprint(m.MLPID), fmt.Sprint(m.Seed),
+			fmt.Sprintf("%.2f", m.MaxZ),
+			layer(m.Layer)+"/"+fmt.Sprint(m.Neuron),
+			fmt.Sprint(m.Beyond),
+			fmt.Sprintf("%.2f", m.LayerNorm), layer(m.NormLayer), fmt.Sprint(m.LayersBeyond),
+			fmt.Sprintf("%.4g", m.Sigma), fmt.Sprintf("%.2f", m.VarianceZ))
 	}
 }

@@ -41,7 +41,8 @@ func rewrite(t *testing.T, src, dst string, edit func(rows []dataset.Row)) strin
 	}
 	rows := d.Splits[0].Rows
 	edit(rows)
-	if err := dataset.WriteDir(dst, d.Meta, bakeapi.Spec{Width: d.Splits[0].Width, Depth: d.Splits[0].Depth}, rows); err != nil {
+	shape := bakeapi.Spec{Width: d.Splits[0].Width, Depth: d.Splits[0].Depth}
+	if err := dataset.WriteDir(dst, d.Meta, shape, rows); err != nil {
 		t.Fatal(err)
 	}
 	return dst
@@ -73,26 +74,32 @@ func TestCompareStatistical(t *testing.T) {
 		return out
 	}
 	maxZ, maxNorm, maxVarZ := 0.0, 0.0, 0.0
-	for _, c := range []struct{ nA, nB, w, d string }{
+	for _, c := range []struct{ samplesA, samplesB, width, depth string }{
 		{"300", "300", "16", "4"}, {"3000", "3000", "16", "4"}, {"30000", "30000", "16", "4"},
 		{"3000", "30000", "16", "4"}, {"10000", "10000", "4", "8"}, {"10000", "10000", "64", "2"},
 	} {
-		a, b := bake("philox", c.nA, c.w, c.d), bake("numpy", c.nB, c.w, c.d)
+		a := bake("philox", c.samplesA, c.width, c.depth)
+		b := bake("numpy", c.samplesB, c.width, c.depth)
 		code, r, errs := compareJSON(t, a, b)
 		if code != 0 || r.Mode != compare.ModeStat || !r.Same {
-			t.Errorf("%v: exit %d, mode %s, same %v: two correct bakes called different\n%s", c, code, r.Mode, r.Same, errs)
+			t.Errorf("%v: exit %d, mode %s, same %v: two correct bakes called different\n%s",
+				c, code, r.Mode, r.Same, errs)
 			continue
 		}
 		for _, m := range r.Splits[0].MLPStats {
-			maxZ, maxNorm, maxVarZ = max(maxZ, m.MaxZ), max(maxNorm, m.LayerNorm), max(maxVarZ, m.VarianceZ)
+			maxZ = max(maxZ, m.MaxZ)
+			maxNorm = max(maxNorm, m.LayerNorm)
+			maxVarZ = max(maxVarZ, m.VarianceZ)
 		}
 	}
 	// Over these 3,000 neurons standard normals would reach about 3.5; σ̂
 	// bounds each neuron's deviation by a layer's total, so these stay
 	// under 2 (when written: 1.16 and 1.24).
-	t.Logf("correct bakes: largest |z| %.2f, largest ‖z_l‖ %.2f, largest avg_variance |z| %.3f", maxZ, maxNorm, maxVarZ)
+	t.Logf("correct bakes: largest |z| %.2f, largest ‖z_l‖ %.2f, largest avg_variance |z| %.3f",
+		maxZ, maxNorm, maxVarZ)
 	if maxZ > 2 || maxNorm > 2 {
-		t.Errorf("largest |z| %.2f and ‖z_l‖ %.2f of correct bakes: σ̂ is not the conservative bound it is documented as", maxZ, maxNorm)
+		t.Errorf("largest |z| %.2f and ‖z_l‖ %.2f of correct bakes: "+
+			"σ̂ is not the conservative bound it is documented as", maxZ, maxNorm)
 	}
 
 	ref := bake("numpy", "30000", "16", "4")
@@ -104,23 +111,28 @@ func TestCompareStatistical(t *testing.T) {
 			rows[i].LayerMeans = append(append([]float32{}, m[16:]...), m[:16]...)
 		}
 	})
-	if code, r, _ := compareJSON(t, ph, shifted); code != 1 || r.Same || r.Splits[0].DifferentMLPs != 8 {
-		t.Errorf("another layer's means: exit %d, %d of 8 MLPs called different", code, r.Splits[0].DifferentMLPs)
+	code, r, _ := compareJSON(t, ph, shifted)
+	if code != 1 || r.Same || r.Splits[0].DifferentMLPs != 8 {
+		t.Errorf("another layer's means: exit %d, %d of 8 MLPs called different",
+			code, r.Splits[0].DifferentMLPs)
 	}
 	// The same at W=64.
-	wide := rewrite(t, bake("numpy", "10000", "64", "2"), at("other-layer-wide"), func(rows []dataset.Row) {
+	wideNumpy := bake("numpy", "10000", "64", "2")
+	wide := rewrite(t, wideNumpy, at("other-layer-wide"), func(rows []dataset.Row) {
 		for i := range rows {
 			m := rows[i].LayerMeans
 			rows[i].LayerMeans = append(append([]float32{}, m[64:]...), m[:64]...)
 		}
 	})
-	if code, r, _ := compareJSON(t, bake("philox", "10000", "64", "2"), wide); code != 1 || r.Splits[0].DifferentMLPs != 8 {
-		t.Errorf("another layer's means at W=64: exit %d, %d of 8 MLPs called different", code, r.Splits[0].DifferentMLPs)
+	code, r, _ = compareJSON(t, bake("philox", "10000", "64", "2"), wide)
+	if code != 1 || r.Splits[0].DifferentMLPs != 8 {
+		t.Errorf("another layer's means at W=64: exit %d, %d of 8 MLPs called different",
+			code, r.Splits[0].DifferentMLPs)
 	}
 	// One neuron of MLP 3 shifted, by multiples of the smallest shift the
 	// test is bound to see: the threshold times the standard error from
 	// compare's σ̂ for that MLP.
-	code, r, _ := compareJSON(t, ph, ref)
+	code, r, _ = compareJSON(t, ph, ref)
 	if code != 0 {
 		t.Fatalf("philox and numpy at 30000 samples: exit %d", code)
 	}
@@ -131,10 +143,16 @@ func TestCompareStatistical(t *testing.T) {
 		caught bool
 	}{{1.5, true}, {1.0 / 3, false}} {
 		name := fmt.Sprintf("shift-%g", c.factor)
-		out := rewrite(t, ref, at(name), func(rows []dataset.Row) { rows[3].LayerMeans[5] += float32(c.factor * detectable) })
+		out := rewrite(t, ref, at(name), func(rows []dataset.Row) {
+			rows[3].LayerMeans[5] += float32(c.factor * detectable)
+		})
 		code, r, _ := compareJSON(t, ph, out)
-		if c.caught && (code != 1 || r.Splits[0].DifferentMLPs != 1 || r.Differences[0].MLPID != 3 || r.Differences[0].Index != 5) {
-			t.Errorf("%s: exit %d, differences %+v; want MLP 3 neuron 5 caught", name, code, r.Differences)
+		if c.caught && (code != 1 ||
+			r.Splits[0].DifferentMLPs != 1 ||
+			r.Differences[0].MLPID != 3 ||
+			r.Differences[0].Index != 5) {
+			t.Errorf("%s: exit %d, differences %+v; want MLP 3 neuron 5 caught",
+				name, code, r.Differences)
 		}
 		if !c.caught && code != 0 {
 			t.Errorf("%s: exit %d; a shift within Monte Carlo error must pass", name, code)
@@ -153,10 +171,15 @@ func TestCompareStatistical(t *testing.T) {
 		caught bool
 	}{{1.5, true}, {1.0 / 3, false}} {
 		name := fmt.Sprintf("variance-%g", c.factor)
-		out := rewrite(t, ref, at(name), func(rows []dataset.Row) { rows[3].AvgVariance = v + c.factor*detectableV })
+		out := rewrite(t, ref, at(name), func(rows []dataset.Row) {
+			rows[3].AvgVariance = v + c.factor*detectableV
+		})
 		code, r, _ := compareJSON(t, ph, out)
-		if c.caught && (code != 1 || r.Splits[0].DifferentMLPs != 1 || !strings.HasPrefix(r.Differences[0].Field, "avg_variance")) {
-			t.Errorf("%s: exit %d, differences %+v; want MLP 3's avg_variance caught", name, code, r.Differences)
+		if c.caught && (code != 1 ||
+			r.Splits[0].DifferentMLPs != 1 ||
+			!strings.HasPrefix(r.Differences[0].Field, "avg_variance")) {
+			t.Errorf("%s: exit %d, differences %+v; want MLP 3's avg_variance caught",
+				name, code, r.Differences)
 		}
 		if !c.caught && code != 0 {
 			t.Errorf("%s: exit %d; a change within Monte Carlo error must pass", name, code)
@@ -174,10 +197,13 @@ func TestCompareStatistical(t *testing.T) {
 func TestCompareExact(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
-	fixture := filepath.Join("..", "..", "testdata", "whestbench-fixtures", "single_split_v3_protocol")
+	fixture := filepath.Join("..", "..", "testdata", "whestbench-fixtures",
+		"single_split_v3_protocol")
 	ours := at("ours")
-	mustRun(t, "dataset", "bake", "--n-mlps", "4", "--n-samples", "100", "--width", "4", "--depth", "2",
-		"--mlp-seeds", writeFile(t, at("ss.json"), "[1001,2002,3003,4004]"), "--sampler", "numpy", "--dot-product", "fma", "--threads", "1", "-o", ours)
+	fixtureSeeds := writeFile(t, at("ss.json"), "[1001,2002,3003,4004]")
+	mustRun(t, "dataset", "bake", "--n-mlps", "4", "--n-samples", "100",
+		"--width", "4", "--depth", "2", "--mlp-seeds", fixtureSeeds,
+		"--sampler", "numpy", "--dot-product", "fma", "--threads", "1", "-o", ours)
 	if code, r, _ := compareJSON(t, fixture, ours, "--mode", "exact"); code != 0 || !r.Same {
 		t.Errorf("whestbench's fixture and our bake of its seeds: exit %d %+v", code, r.Differences)
 	}
@@ -187,7 +213,8 @@ func TestCompareExact(t *testing.T) {
 	seeds := writeFile(t, at("px.json"), "[5, 6, 7]")
 	p1, p2 := at("p1"), at("p2")
 	for i, p := range []string{p1, p2} {
-		mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "2000", "--width", "8", "--depth", "3",
+		mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "2000",
+			"--width", "8", "--depth", "3",
 			"--mlp-seeds", seeds, "--threads", fmt.Sprint(i+1), "--chunk-size", "256", "-o", p)
 	}
 	code, out, _ := run(t, "dataset", "compare", p1, p2)
@@ -200,10 +227,16 @@ func TestCompareExact(t *testing.T) {
 		field  string
 		differ bool
 	}{
-		{"weight", func(r *dataset.Row) { r.Weights[7] = math.Float32frombits(math.Float32bits(r.Weights[7]) ^ 1) }, "weights", true},
-		{"mean", func(r *dataset.Row) { r.LayerMeans[3] = math.Nextafter32(r.LayerMeans[3], 10) }, "all_layer_means", true},
+		{"weight", func(r *dataset.Row) {
+			r.Weights[7] = math.Float32frombits(math.Float32bits(r.Weights[7]) ^ 1)
+		}, "weights", true},
+		{"mean", func(r *dataset.Row) {
+			r.LayerMeans[3] = math.Nextafter32(r.LayerMeans[3], 10)
+		}, "all_layer_means", true},
 		{"variance", func(r *dataset.Row) { r.AvgVariance *= 1 + 1e-9 }, "avg_variance", true},
-		{"variance-ulp", func(r *dataset.Row) { r.AvgVariance = math.Nextafter(r.AvgVariance, 10) }, "", false},
+		{"variance-ulp", func(r *dataset.Row) {
+			r.AvgVariance = math.Nextafter(r.AvgVariance, 10)
+		}, "", false},
 	} {
 		b := rewrite(t, p1, at(c.name), func(rows []dataset.Row) { c.edit(&rows[1]) })
 		code, r, _ := compareJSON(t, p1, b)
@@ -213,13 +246,17 @@ func TestCompareExact(t *testing.T) {
 			}
 			continue
 		}
-		if code != 1 || len(r.Differences) != 1 || r.Differences[0].Field != c.field || r.Differences[0].MLPID != 1 {
+		if code != 1 || len(r.Differences) != 1 ||
+			r.Differences[0].Field != c.field || r.Differences[0].MLPID != 1 {
 			t.Errorf("%s: exit %d, differences %+v", c.name, code, r.Differences)
 		}
 	}
 	// In stat mode too, weights must be the same bits.
-	b := rewrite(t, p1, at("weight-stat"), func(rows []dataset.Row) { rows[2].Weights[0] = -rows[2].Weights[0] })
-	if code, r, _ := compareJSON(t, p1, b, "--mode", "stat"); code != 1 || r.Differences[0].Field != "weights" {
+	b := rewrite(t, p1, at("weight-stat"), func(rows []dataset.Row) {
+		rows[2].Weights[0] = -rows[2].Weights[0]
+	})
+	code, r, _ := compareJSON(t, p1, b, "--mode", "stat")
+	if code != 1 || r.Differences[0].Field != "weights" {
 		t.Errorf("stat mode with other weights: exit %d", code)
 	}
 }
@@ -230,7 +267,8 @@ func TestCompareRefusesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
 	bake := func(out, seeds, w, split string) string {
-		mustRun(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "100", "--width", w, "--depth", "2",
+		mustRun(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "100",
+			"--width", w, "--depth", "2",
 			"--mlp-seeds", writeFile(t, out+".json", seeds), "--split", split, "-o", out)
 		return out
 	}
@@ -265,7 +303,8 @@ func TestCompareMultiSplitByName(t *testing.T) {
 	mustRun(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ab"))
 	mustRun(t, "dataset", "combine-splits", at("holdout"), at("public"), "-o", at("ba"))
 	code, r, _ := compareJSON(t, at("ab"), at("ba"))
-	if code != 0 || r.Mode != compare.ModeExact || len(r.Splits) != 2 || r.Splits[0].Name != "public" || r.Splits[1].Name != "holdout" {
+	if code != 0 || r.Mode != compare.ModeExact || len(r.Splits) != 2 ||
+		r.Splits[0].Name != "public" || r.Splits[1].Name != "holdout" {
 		t.Errorf("exit %d, %+v", code, r)
 	}
 }
@@ -294,7 +333,8 @@ func TestCompareCannotBeFooledByTheSideUnderTest(t *testing.T) {
 	seeds := writeFile(t, at("seeds.json"), "[11, 22, 33, 44]")
 	bake := func(sampler string) string {
 		out := at(sampler)
-		mustRun(t, "dataset", "bake", "--n-mlps", "4", "--n-samples", "3000", "--width", "16", "--depth", "4",
+		mustRun(t, "dataset", "bake", "--n-mlps", "4", "--n-samples", "3000",
+			"--width", "16", "--depth", "4",
 			"--mlp-seeds", seeds, "--sampler", sampler, "--threads", "1", "--output", out)
 		return out
 	}
@@ -303,7 +343,8 @@ func TestCompareCannotBeFooledByTheSideUnderTest(t *testing.T) {
 		t.Fatalf("two correct bakes: exit %d %s", code, errs)
 	}
 	const w = 16
-	wrong := func(name string, final func(float32) float32, lastLayer bool, variance float64) string {
+	wrong := func(name string, final func(float32) float32, lastLayer bool, variance float64,
+	) string {
 		return rewrite(t, b, at(name), func(rows []dataset.Row) {
 			for i := range rows {
 				r := &rows[i]
@@ -323,21 +364,23 @@ func TestCompareCannotBeFooledByTheSideUnderTest(t *testing.T) {
 	zero := func(float32) float32 { return 0 }
 	same := func(m float32) float32 { return m }
 	for _, c := range []struct {
-		name string
-		b    string
+		name  string
+		wrong string
 	}{
 		{"final+0.25, avg_variance 1e30", wrong("shift-1e30", shift, false, 1e30)},
-		{"final and last layer +0.25, avg_variance 1e30", wrong("shift-layer-1e30", shift, true, 1e30)},
+		{"final and last layer +0.25, avg_variance 1e30",
+			wrong("shift-layer-1e30", shift, true, 1e30)},
 		{"final 0, avg_variance 1e30", wrong("zero-1e30", zero, false, 1e30)},
 		{"final and last layer 0, avg_variance 1e30", wrong("zero-layer-1e30", zero, true, 1e30)},
 		{"avg_variance 1e30 alone", wrong("var-1e30", same, false, 1e30)},
 		{"avg_variance 0 alone", wrong("var-0", same, false, math.SmallestNonzeroFloat64)},
 	} {
 		for _, mode := range []string{"stat", "exact"} {
-			for _, order := range [][2]string{{a, c.b}, {c.b, a}} {
+			for _, order := range [][2]string{{a, c.wrong}, {c.wrong, a}} {
 				code, r, errs := compareJSON(t, order[0], order[1], "--mode", mode)
 				if code != 1 || r.Same {
-					t.Errorf("%s, --mode %s, %s first: exit %d; want 1 (different)\n%s", c.name, mode, filepath.Base(order[0]), code, errs)
+					t.Errorf("%s, --mode %s, %s first: exit %d; want 1 (different)\n%s",
+						c.name, mode, filepath.Base(order[0]), code, errs)
 				}
 			}
 		}
@@ -351,8 +394,11 @@ func TestCompareCannotBeFooledByTheSideUnderTest(t *testing.T) {
 					args = append(args, "--json")
 				}
 				code, out, errs := run(t, args...)
-				if code != 2 || !strings.Contains(errs, "avg_variance is "+fmt.Sprint(v)) || !strings.Contains(errs, ".parquet, row 0") {
-					t.Errorf("avg_variance %v, %v: exit %d, stdout %q, stderr %q; want 2 naming the file, row and field", v, args[2:], code, out, errs)
+				if code != 2 ||
+					!strings.Contains(errs, "avg_variance is "+fmt.Sprint(v)) ||
+					!strings.Contains(errs, ".parquet, row 0") {
+					t.Errorf("avg_variance %v, %v: exit %d, stdout %q, stderr %q; "+
+						"want 2 naming the file, row and field", v, args[2:], code, out, errs)
 				}
 			}
 		}
@@ -414,6 +460,7 @@ func TestVarianceSpreadBoundsMeasuredRho(t *testing.T) {
 	}
 	t.Logf("largest ρ over 400 MLPs: %.1f; VarianceSpread %d", worst, compare.VarianceSpread)
 	if worst > compare.VarianceSpread/2 {
-		t.Errorf("ρ reaches %.1f: VarianceSpread %d leaves less than a factor of two", worst, compare.VarianceSpread)
+		t.Errorf("ρ reaches %.1f: VarianceSpread %d leaves less than a factor of two",
+			worst, compare.VarianceSpread)
 	}
 }

@@ -21,13 +21,20 @@ func newConfigCmd() *cobra.Command {
 
 // splitFlags are the flags of `dataset bake` that a config file holds in
 // one entry of bake.splits (flag → that entry's key).
-var splitFlags = map[string]string{"split": "name", "config": "config", "n-mlps": "n-mlps", "seed": "seed", "mlp-seeds": "seeds-file"}
+var splitFlags = map[string]string{
+	"split":     "name",
+	"config":    "config",
+	"n-mlps":    "n-mlps",
+	"seed":      "seed",
+	"mlp-seeds": "seeds-file",
+}
 
 func newConfigMigrateCmd() *cobra.Command {
 	var verb, output string
 	cmd := &cobra.Command{
-		Use:   "migrate FILE [--verb \"dataset bake\"] [--output NEW]",
-		Short: "Print a flag-value config file of an older whestbake in the sectioned schema every verb reads now",
+		Use: "migrate FILE [--verb \"dataset bake\"] [--output NEW]",
+		Short: "Print a flag-value config file of an older whestbake " +
+			"in the sectioned schema every verb reads now",
 		Long: `Older whestbakes read two kinds of config file: the local verbs took flag values
 (n-samples: 1e9, at the top level), the Temporal verbs the sections of
 configs/example.yaml. Every verb now reads the sections. migrate reads FILE
@@ -44,7 +51,8 @@ relative to the file. FILE may be at most 1 MiB.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, _, err := cmd.Root().Find(strings.Fields(verb))
 			if err != nil || !target.Runnable() || target == cmd.Root() {
-				return cmdline.Usagef("--verb %q: not a whestbake verb (e.g. \"dataset bake\", \"calibrate\")", verb)
+				return cmdline.Usagef("--verb %q: not a whestbake verb "+
+					"(e.g. \"dataset bake\", \"calibrate\")", verb)
 			}
 			out, err := migrate.FlagFile(migrateInput(args[0], target))
 			if err != nil {
@@ -58,7 +66,8 @@ relative to the file. FILE may be at most 1 MiB.`,
 		},
 	}
 	cmd.Flags().StringVar(&verb, "verb", "dataset bake", "the verb FILE was written for")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (must not exist) instead of stdout")
+	cmd.Flags().StringVarP(&output, "output", "o", "",
+		"write to FILE (must not exist) instead of stdout")
 	return cmd
 }
 

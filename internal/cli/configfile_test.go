@@ -30,12 +30,15 @@ func TestTheTemporalConfigBakesASplitLocally(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join("..", "..", "configs", "demo.yaml")
 	fromFile := filepath.Join(dir, "file")
-	mustRun(t, "dataset", "bake", "--config-file", cfg, "--split", "holdout", "--output", fromFile, "--threads", "1")
+	mustRun(t, "dataset", "bake", "--config-file", cfg, "--split", "holdout",
+		"--output", fromFile, "--threads", "1")
 	fromFlags := filepath.Join(dir, "flags")
-	mustRun(t, "dataset", "bake", "--width", "64", "--depth", "4", "--n-samples", "200_000", "--sampler", "philox",
-		"--split", "holdout", "--config", "holdout", "--n-mlps", "3", "--seed", "2", "--output", fromFlags, "--threads", "1")
+	mustRun(t, "dataset", "bake", "--width", "64", "--depth", "4", "--n-samples", "200_000",
+		"--sampler", "philox", "--split", "holdout", "--config", "holdout", "--n-mlps", "3",
+		"--seed", "2", "--output", fromFlags, "--threads", "1")
 	if !bytes.Equal(splitParquet(t, fromFile, "holdout"), splitParquet(t, fromFlags, "holdout")) {
-		t.Fatal("the split baked from the config file differs from the same settings given as flags")
+		t.Fatal("the split baked from the config file differs " +
+			"from the same settings given as flags")
 	}
 	md := string(readBytes(t, filepath.Join(fromFile, "metadata.json")))
 	for _, want := range []string{`"split": "holdout"`, `"config": "holdout"`, `"n_mlps": 3`} {
@@ -45,12 +48,17 @@ func TestTheTemporalConfigBakesASplitLocally(t *testing.T) {
 	}
 
 	// Two splits and no --split: which one is the user's to say.
-	code, _, errs := run(t, "dataset", "bake", "--config-file", cfg, "--output", filepath.Join(dir, "x"))
-	if code != 2 || !strings.Contains(errs, "bake.splits has 2 splits (public, holdout): choose one with --split") {
+	code, _, errs := run(t, "dataset", "bake", "--config-file", cfg,
+		"--output", filepath.Join(dir, "x"))
+	const twoSplits = "bake.splits has 2 splits (public, holdout): choose one with --split"
+	if code != 2 || !strings.Contains(errs, twoSplits) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
-	code, _, errs = run(t, "dataset", "bake", "--config-file", cfg, "--split", "nosuch", "--output", filepath.Join(dir, "x"))
-	if code != 2 || !strings.Contains(errs, "--split nosuch: the config file's bake.splits has no such split (it has public, holdout)") {
+	code, _, errs = run(t, "dataset", "bake", "--config-file", cfg, "--split", "nosuch",
+		"--output", filepath.Join(dir, "x"))
+	const noSuchSplit = "--split nosuch: the config file's bake.splits has no such split " +
+		"(it has public, holdout)"
+	if code != 2 || !strings.Contains(errs, noSuchSplit) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
@@ -79,8 +87,11 @@ worker: {threads: 1}
 		}
 	}
 	// A required value missing everywhere names all three places it can come from.
-	code, _, errs := run(t, "dataset", "bake", "--n-mlps", "1", "--width", "4", "--depth", "2", "--output", filepath.Join(dir, "y"))
-	if code != 2 || !strings.Contains(errs, "--n-samples is required (or bake.n-samples in the config file, or WHESTBAKE_BAKE_N_SAMPLES)") {
+	code, _, errs := run(t, "dataset", "bake", "--n-mlps", "1", "--width", "4", "--depth", "2",
+		"--output", filepath.Join(dir, "y"))
+	const everywhere = "--n-samples is required " +
+		"(or bake.n-samples in the config file, or WHESTBAKE_BAKE_N_SAMPLES)"
+	if code != 2 || !strings.Contains(errs, everywhere) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
@@ -91,21 +102,29 @@ worker: {threads: 1}
 func TestTheOldSchemaIsRefusedWithItsMigration(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	old := writeFile(t, filepath.Join(dir, "old.yaml"), "n-mlps: 2\nwidth: 4\ndepth: 2\nn-samples: 1e3\nseed: 3\n")
-	code, _, errs := run(t, "dataset", "bake", "--config-file", old, "--output", filepath.Join(dir, "out"))
-	if code == 0 || !strings.Contains(errs, "n-mlps (line 1), width (line 2)") || !strings.Contains(errs, "whestbake config migrate FILE") {
+	old := writeFile(t, filepath.Join(dir, "old.yaml"),
+		"n-mlps: 2\nwidth: 4\ndepth: 2\nn-samples: 1e3\nseed: 3\n")
+	code, _, errs := run(t, "dataset", "bake", "--config-file", old,
+		"--output", filepath.Join(dir, "out"))
+	if code == 0 ||
+		!strings.Contains(errs, "n-mlps (line 1), width (line 2)") ||
+		!strings.Contains(errs, "whestbake config migrate FILE") {
 		t.Errorf("old file: exit %d, stderr %q", code, errs)
 	}
 	toml := writeFile(t, filepath.Join(dir, "old.toml"), "width = 4\n")
-	if code, _, errs := run(t, "calibrate", "--config-file", toml); code == 0 || !strings.Contains(errs, "whestbake config migrate FILE") {
+	code, _, errs = run(t, "calibrate", "--config-file", toml)
+	if code == 0 || !strings.Contains(errs, "whestbake config migrate FILE") {
 		t.Errorf("old TOML file: exit %d, stderr %q", code, errs)
 	}
 	t.Setenv("WHESTBAKE_N_SAMPLES", "1e3")
 	t.Setenv("WHESTBAKE_OUTPUT", "somewhere")
 	code, _, errs = run(t, append(bakeArgs(filepath.Join(dir, "out")), "--n-samples", "1e3")...)
 	for _, want := range []string{
-		"WHESTBAKE_N_SAMPLES is the variable of --n-samples in an older whestbake and is no longer read: set WHESTBAKE_BAKE_N_SAMPLES (config key bake.n-samples) or pass --n-samples",
-		"WHESTBAKE_OUTPUT is the variable of --output in an older whestbake and is no longer read: pass --output",
+		"WHESTBAKE_N_SAMPLES is the variable of --n-samples in an older whestbake " +
+			"and is no longer read: " +
+			"set WHESTBAKE_BAKE_N_SAMPLES (config key bake.n-samples) or pass --n-samples",
+		"WHESTBAKE_OUTPUT is the variable of --output in an older whestbake " +
+			"and is no longer read: pass --output",
 	} {
 		if code != 2 || !strings.Contains(errs, want) {
 			t.Errorf("exit %d, stderr %q; want %q", code, errs, want)
@@ -124,11 +143,19 @@ func TestConfigMigrateKeepsWhatTheOldFileBaked(t *testing.T) {
 	seeds := filepath.Join(dir, "seeds.json")
 	mustRun(t, "dataset", "generate-seeds", "--n-mlps", "3", "--seed", "9", "--output", seeds)
 	old := writeFile(t, filepath.Join(dir, "old.json"),
-		`{"n-mlps": 3, "width": 5, "depth": 2, "n-samples": "2_000", "sampler": "numpy", "split": "dev", "config": "small",
+		`{"n-mlps": 3, "width": 5, "depth": 2, "n-samples": "2_000", `+
+			`"sampler": "numpy", "split": "dev", "config": "small",
 		  "mlp-seeds": "`+seeds+`", "threads": 1, "output": "ignored-dir", "nosuch": 1}`)
 	migrated := mustRun(t, "config", "migrate", old)
-	for _, want := range []string{"  width: 5\n", "  sampler: numpy\n", "      name: dev\n", "      seeds-file: " + seeds + "\n",
-		"worker:\n  threads: 1\n", "#   --output ignored-dir", `ignored them: "nosuch"`} {
+	for _, want := range []string{
+		"  width: 5\n",
+		"  sampler: numpy\n",
+		"      name: dev\n",
+		"      seeds-file: " + seeds + "\n",
+		"worker:\n  threads: 1\n",
+		"#   --output ignored-dir",
+		`ignored them: "nosuch"`,
+	} {
 		if !strings.Contains(migrated, want) {
 			t.Errorf("migrated file lacks %q:\n%s", want, migrated)
 		}
@@ -141,12 +168,14 @@ func TestConfigMigrateKeepsWhatTheOldFileBaked(t *testing.T) {
 	fromFile := filepath.Join(dir, "file")
 	mustRun(t, "dataset", "bake", "--config-file", cfg, "--output", fromFile)
 	fromFlags := filepath.Join(dir, "flags")
-	mustRun(t, "dataset", "bake", "--n-mlps", "3", "--width", "5", "--depth", "2", "--n-samples", "2_000", "--sampler", "numpy",
-		"--split", "dev", "--config", "small", "--mlp-seeds", seeds, "--threads", "1", "--output", fromFlags)
+	mustRun(t, "dataset", "bake", "--n-mlps", "3", "--width", "5", "--depth", "2",
+		"--n-samples", "2_000", "--sampler", "numpy", "--split", "dev", "--config", "small",
+		"--mlp-seeds", seeds, "--threads", "1", "--output", fromFlags)
 	if !bytes.Equal(splitParquet(t, fromFile, "dev"), splitParquet(t, fromFlags, "dev")) {
 		t.Fatal("the migrated file bakes another dataset than the old values as flags")
 	}
-	if code, _, errs := run(t, "config", "migrate", old, "--verb", "nosuch verb"); code != 2 || !strings.Contains(errs, `--verb "nosuch verb": not a whestbake verb`) {
+	code, _, errs := run(t, "config", "migrate", old, "--verb", "nosuch verb")
+	if code != 2 || !strings.Contains(errs, `--verb "nosuch verb": not a whestbake verb`) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
@@ -167,7 +196,9 @@ func TestEveryFlagKeyIsAConfigKey(t *testing.T) {
 			switch {
 			case !slices.Contains(keys, key):
 				t.Errorf("%s --%s: %s is not a config key", c.CommandPath(), f.Name, key)
-			case strings.HasSuffix(key, "secret-key") || strings.HasSuffix(key, "api-key") || strings.HasSuffix(key, "access-key"):
+			case strings.HasSuffix(key, "secret-key") ||
+				strings.HasSuffix(key, "api-key") ||
+				strings.HasSuffix(key, "access-key"):
 				t.Errorf("%s --%s: %s is a credential", c.CommandPath(), f.Name, key)
 			case !strings.Contains(f.Usage, "[config: "+key+"]"):
 				t.Errorf("%s --%s: help does not name %s", c.CommandPath(), f.Name, key)
@@ -197,7 +228,8 @@ func TestCLIDocListsEveryFlagKey(t *testing.T) {
 			}
 		})
 		if len(pairs) > 0 {
-			rows = append(rows, "| `"+strings.TrimPrefix(c.CommandPath(), "whestbake ")+"` | "+strings.Join(pairs, ", ")+" |")
+			verb := strings.TrimPrefix(c.CommandPath(), "whestbake ")
+			rows = append(rows, "| `"+verb+"` | "+strings.Join(pairs, ", ")+" |")
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
@@ -211,7 +243,8 @@ func TestCLIDocListsEveryFlagKey(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Errorf("docs/CLI.md's table of flags with config keys lacks these rows (the whole table is):\n%s", strings.Join(rows, "\n"))
+		t.Errorf("docs/CLI.md's table of flags with config keys lacks these rows "+
+			"(the whole table is):\n%s", strings.Join(rows, "\n"))
 	}
 }
 
@@ -226,9 +259,12 @@ func TestConfigMigrateCannotBeInjected(t *testing.T) {
 	dir := t.TempDir()
 	pwned := filepath.Join(dir, "PWNED")
 	inject := "x\nrelease:\n  hub:\n    repo: evil/pwn\n    endpoint: https://evil.example\n"
-	old := writeFile(t, filepath.Join(dir, "old.json"), `{"width": 4, "output": `+jsonQuote(inject)+`}`)
-	oldKey := writeFile(t, filepath.Join(dir, "old-key.json"), `{"width": 4, "a\nrelease:\n  tag: pwned\nb": 1}`)
-	oldShell := writeFile(t, filepath.Join(dir, "old-shell.json"), `{"width": 4, "slice": "$(touch `+pwned+`)"}`)
+	old := writeFile(t, filepath.Join(dir, "old.json"),
+		`{"width": 4, "output": `+jsonQuote(inject)+`}`)
+	oldKey := writeFile(t, filepath.Join(dir, "old-key.json"),
+		`{"width": 4, "a\nrelease:\n  tag: pwned\nb": 1}`)
+	oldShell := writeFile(t, filepath.Join(dir, "old-shell.json"),
+		`{"width": 4, "slice": "$(touch `+pwned+`)"}`)
 	for _, file := range []string{old, oldKey, oldShell} {
 		migrated := mustRun(t, "config", "migrate", file)
 		var doc map[string]any
@@ -240,7 +276,10 @@ func TestConfigMigrateCannotBeInjected(t *testing.T) {
 		}
 		cfg := writeFile(t, filepath.Join(dir, "new.yaml"), migrated)
 		loaded, err := settings.Read(cfg)
-		if err != nil || loaded.Release.Hub.Repo != "" || loaded.Release.Hub.Endpoint != settings.Default().Release.Hub.Endpoint || loaded.Release.Tag != "" {
+		if err != nil ||
+			loaded.Release.Hub.Repo != "" ||
+			loaded.Release.Hub.Endpoint != settings.Default().Release.Hub.Endpoint ||
+			loaded.Release.Tag != "" {
 			t.Errorf("the migrated file sets release keys: %v, %+v", err, loaded.Release)
 		}
 	}

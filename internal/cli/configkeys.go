@@ -64,7 +64,8 @@ func loadConfig(cmd *cobra.Command) error {
 			return
 		}
 		if err := f.Value.Set(cfg.Flag(key)); err != nil {
-			errs = append(errs, cmdline.Usagef("%s (from the config file or %s) for --%s: %v", key, settings.EnvName(key), f.Name, err))
+			errs = append(errs, cmdline.Usagef("%s (from the config file or %s) for --%s: %v",
+				key, settings.EnvName(key), f.Name, err))
 			return
 		}
 		f.Changed = true
@@ -87,14 +88,17 @@ func refuseFlagVariables(fs *pflag.FlagSet) error {
 	fs.VisitAll(func(f *pflag.Flag) {
 		old := settings.EnvName(f.Name) // how the old schema named a flag's variable
 		key := keyOf(f)
-		if f.Name == cmdline.FileFlag || os.Getenv(old) == "" || (key != "" && settings.EnvName(key) == old) {
+		if f.Name == cmdline.FileFlag ||
+			os.Getenv(old) == "" ||
+			(key != "" && settings.EnvName(key) == old) {
 			return
 		}
 		fix := "pass --" + f.Name
 		if key != "" {
 			fix = "set " + settings.EnvName(key) + " (config key " + key + ") or pass --" + f.Name
 		}
-		errs = append(errs, cmdline.Usagef("%s is the variable of --%s in an older whestbake and is no longer read: %s", old, f.Name, fix))
+		errs = append(errs, cmdline.Usagef("%s is the variable of --%s in an older whestbake "+
+			"and is no longer read: %s", old, f.Name, fix))
 	})
 	return errors.Join(errs...)
 }

@@ -9,7 +9,7 @@ import (
 // countValue is an integer flag that also accepts 1e9 and 1_000_000_000, the
 // spellings whestbench's docs use for sample counts.
 type countValue struct {
-	v *int64
+	target *int64
 	// max > 0: the flag's own range is [1, max]. 0: a bakeapi validator
 	// checks the value, so the flag only parses it (see newFieldCount).
 	max int64
@@ -18,7 +18,7 @@ type countValue struct {
 // newCount is a count flag in [1, max], for flags that no validator checks.
 func newCount(p *int64, def, max int64) *countValue {
 	*p = def
-	return &countValue{v: p, max: max}
+	return &countValue{target: p, max: max}
 }
 
 // newFieldCount is a count flag for a field of bakeapi.Spec or a split: it
@@ -26,10 +26,10 @@ func newCount(p *int64, def, max int64) *countValue {
 // message is the same for the flag, the YAML config and the workflow input.
 func newFieldCount(p *int64, def int64) *countValue {
 	*p = def
-	return &countValue{v: p}
+	return &countValue{target: p}
 }
 
-func (c *countValue) String() string { return fmt.Sprint(*c.v) }
+func (c *countValue) String() string { return fmt.Sprint(*c.target) }
 func (c *countValue) Type() string   { return "count" }
 
 func (c *countValue) Set(s string) error {
@@ -44,6 +44,6 @@ func (c *countValue) Set(s string) error {
 	case n > c.max:
 		return fmt.Errorf("%s is above the limit %d", s, c.max)
 	}
-	*c.v = n
+	*c.target = n
 	return nil
 }

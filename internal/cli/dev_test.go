@@ -23,8 +23,10 @@ func TestDevUpStatusDown(t *testing.T) {
 	t.Setenv("WHESTBAKE_S3_SECRET_KEY", secret)
 	args := func(verb string) []string {
 		return []string{"dev", verb, "--dir", o.Dir, "--bin-dir", o.BinDir,
-			"--temporal-port", strconv.Itoa(o.TemporalPort), "--ui-port", strconv.Itoa(o.UIPort),
-			"--minio-port", strconv.Itoa(o.MinIOPort), "--minio-console-port", strconv.Itoa(o.MinIOConsolePort)}
+			"--temporal-port", strconv.Itoa(o.TemporalPort),
+			"--ui-port", strconv.Itoa(o.UIPort),
+			"--minio-port", strconv.Itoa(o.MinIOPort),
+			"--minio-console-port", strconv.Itoa(o.MinIOConsolePort)}
 	}
 	o.SecretKey = secret
 	t.Cleanup(func() { _ = devstack.Down(o, &bytes.Buffer{}) })
@@ -32,7 +34,8 @@ func TestDevUpStatusDown(t *testing.T) {
 	out := mustRun(t, args("up")...)
 	for _, want := range []string{
 		"temporal started (pid", "minio    started (pid",
-		fmt.Sprintf("http://127.0.0.1:%d", o.UIPort), fmt.Sprintf("http://127.0.0.1:%d", o.MinIOConsolePort),
+		fmt.Sprintf("http://127.0.0.1:%d", o.UIPort),
+		fmt.Sprintf("http://127.0.0.1:%d", o.MinIOConsolePort),
 		"buckets whestbake, releases",
 	} {
 		if !strings.Contains(out, want) {
@@ -62,7 +65,9 @@ func TestDevUpStatusDown(t *testing.T) {
 		t.Errorf("dev down:\n%s", out)
 	}
 	code, out, errs := run(t, args("status")...)
-	if code != 1 || strings.Count(out, "not running") != 2 || !strings.Contains(errs, "whestbake dev up") {
+	if code != 1 ||
+		strings.Count(out, "not running") != 2 ||
+		!strings.Contains(errs, "whestbake dev up") {
 		t.Errorf("dev status after down: exit %d\n%s%s", code, out, errs)
 	}
 }
@@ -81,7 +86,9 @@ func TestDevStackKnowsItsServers(t *testing.T) {
 	t.Setenv("WHESTBAKE_S3_ENDPOINT", "")
 	t.Chdir(o.Dir)
 	dir := filepath.Join(o.Dir, devstack.DefaultOptions().Dir)
-	t.Cleanup(func() { _ = devstack.Down(devstack.Options{Dir: dir, BinDir: o.BinDir}, &bytes.Buffer{}) })
+	t.Cleanup(func() {
+		_ = devstack.Down(devstack.Options{Dir: dir, BinDir: o.BinDir}, &bytes.Buffer{})
+	})
 	asked := []int{o.TemporalPort, o.UIPort, o.MinIOPort, o.MinIOConsolePort}
 	for _, p := range asked {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
@@ -91,12 +98,16 @@ func TestDevStackKnowsItsServers(t *testing.T) {
 		t.Cleanup(func() { l.Close() })
 	}
 	me := fmt.Sprintf("pid %d", os.Getpid())
-	ports := []string{"--bin-dir", o.BinDir, "--temporal-port", strconv.Itoa(o.TemporalPort), "--ui-port", strconv.Itoa(o.UIPort),
-		"--minio-port", strconv.Itoa(o.MinIOPort), "--minio-console-port", strconv.Itoa(o.MinIOConsolePort)}
+	ports := []string{"--bin-dir", o.BinDir,
+		"--temporal-port", strconv.Itoa(o.TemporalPort),
+		"--ui-port", strconv.Itoa(o.UIPort),
+		"--minio-port", strconv.Itoa(o.MinIOPort),
+		"--minio-console-port", strconv.Itoa(o.MinIOConsolePort)}
 
 	code, _, errs := run(t, append([]string{"dev", "up"}, ports...)...)
-	if code != 1 || !strings.Contains(errs, fmt.Sprintf("port %d on 127.0.0.1 (minio-port) is in use by another program (%s:", o.MinIOPort, me)) ||
-		!strings.Contains(errs, "--move-if-taken") {
+	taken := fmt.Sprintf("port %d on 127.0.0.1 (minio-port) is in use by another program (%s:",
+		o.MinIOPort, me)
+	if code != 1 || !strings.Contains(errs, taken) || !strings.Contains(errs, "--move-if-taken") {
 		t.Errorf("dev up on taken ports: exit %d\n%s", code, errs)
 	}
 	out := mustRun(t, append([]string{"dev", "up", "--move-if-taken"}, ports...)...)
@@ -106,20 +117,29 @@ func TestDevStackKnowsItsServers(t *testing.T) {
 		}
 	}
 	rec, ok, err := devstack.ReadRecord(dir)
-	if !ok || err != nil || slices.Contains(asked, rec.TemporalPort) || slices.Contains(asked, rec.MinIOPort) {
+	if !ok || err != nil ||
+		slices.Contains(asked, rec.TemporalPort) ||
+		slices.Contains(asked, rec.MinIOPort) {
 		t.Fatalf("record %+v (%v, %v): want the ports it moved to", rec, ok, err)
 	}
-	temporal, minio := fmt.Sprintf("127.0.0.1:%d", rec.TemporalPort), fmt.Sprintf("127.0.0.1:%d", rec.MinIOPort)
+	temporal := fmt.Sprintf("127.0.0.1:%d", rec.TemporalPort)
+	minio := fmt.Sprintf("127.0.0.1:%d", rec.MinIOPort)
 
 	out = mustRun(t, "dev", "status")
-	for _, want := range []string{"healthy on " + temporal, "healthy on " + minio, fmt.Sprintf("Web UI http://127.0.0.1:%d", rec.UIPort)} {
+	for _, want := range []string{
+		"healthy on " + temporal,
+		"healthy on " + minio,
+		fmt.Sprintf("Web UI http://127.0.0.1:%d", rec.UIPort),
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dev status lacks %q:\n%s", want, out)
 		}
 	}
 	// Asked about the other stack's port, status says whose it is.
 	code, out, _ = run(t, "dev", "status", "--temporal-port", strconv.Itoa(o.TemporalPort))
-	if want := fmt.Sprintf("NOT healthy on 127.0.0.1:%d: 127.0.0.1:%d is held by %s", o.TemporalPort, o.TemporalPort, me); code != 1 || !strings.Contains(out, want) {
+	want := fmt.Sprintf("NOT healthy on 127.0.0.1:%d: 127.0.0.1:%d is held by %s",
+		o.TemporalPort, o.TemporalPort, me)
+	if code != 1 || !strings.Contains(out, want) {
 		t.Errorf("dev status on another program's port: exit %d, want %q in\n%s", code, want, out)
 	}
 
@@ -127,11 +147,14 @@ func TestDevStackKnowsItsServers(t *testing.T) {
 	// stack and links to its Web UI; a missing bake names the server asked.
 	cfg := writeFile(t, filepath.Join(o.Dir, "c.yaml"), starterConfigYAML)
 	out = mustRun(t, "bake", "--config-file", cfg, "--id", "rec1")
-	if want := fmt.Sprintf("Web UI: http://127.0.0.1:%d/namespaces/default/workflows/bake%%2Frec1", rec.UIPort); !strings.Contains(out, want) {
+	want = fmt.Sprintf("Web UI: http://127.0.0.1:%d/namespaces/default/workflows/bake%%2Frec1",
+		rec.UIPort)
+	if !strings.Contains(out, want) {
 		t.Errorf("bake output lacks %q:\n%s", want, out)
 	}
 	code, _, errs = run(t, "status", "nosuch", "--config-file", cfg)
-	if want := `no bake "nosuch" on the Temporal server at ` + temporal + ", namespace default"; code != 1 || !strings.Contains(errs, want) {
+	want = `no bake "nosuch" on the Temporal server at ` + temporal + ", namespace default"
+	if code != 1 || !strings.Contains(errs, want) {
 		t.Errorf("status of a missing bake: exit %d, want %q in\n%s", code, want, errs)
 	}
 
@@ -154,7 +177,9 @@ func TestDevStackKnowsItsServers(t *testing.T) {
 	}
 	defer l.Close()
 	code, out, _ = run(t, "dev", "status")
-	if want := "temporal not running from this --dir; " + temporal + " is held by another program (" + me; code != 1 || !strings.Contains(out, want) {
+	want = "temporal not running from this --dir; " + temporal +
+		" is held by another program (" + me
+	if code != 1 || !strings.Contains(out, want) {
 		t.Errorf("dev status after down: exit %d, want %q in\n%s", code, want, out)
 	}
 }

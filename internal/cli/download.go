@@ -24,8 +24,10 @@ func newDownloadCmd() *cobra.Command {
 	var output string
 	var h hubFlags
 	cmd := &cobra.Command{
-		Use:   "download SRC --output DIR",
-		Short: "Download a dataset from the Hugging Face Hub (hf://owner/name[@rev]), a release (s3://bucket/prefix/name/tag) or a finished bake (bake:ID), checking every file",
+		Use: "download SRC --output DIR",
+		Short: "Download a dataset from the Hugging Face Hub (hf://owner/name[@rev]), " +
+			"a release (s3://bucket/prefix/name/tag) or a finished bake (bake:ID), " +
+			"checking every file",
 		Long: `Downloads a dataset directory and checks every file. SRC is
   hf://OWNER/NAME[@REVISION]  a Hugging Face Hub dataset repository (whestbench's
                               download): every file of the revision, or with
@@ -54,7 +56,8 @@ out; an existing --output is refused.`,
 				return hubDownload(cmd, h, repo, rev, output)
 			}
 			if h.split != "" {
-				return cmdline.Usagef("--split selects files of a Hub repository (hf://…); a release or bake is downloaded whole")
+				return cmdline.Usagef("--split selects files of a Hub repository (hf://…); " +
+					"a release or bake is downloaded whole")
 			}
 			cfg, err := starterConfig(cmd, nil)
 			if err != nil {
@@ -77,13 +80,15 @@ out; an existing --output is refused.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "✓ Downloaded s3://%s/%s → %s: %d files, %s, every sha256 matches the manifest\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "✓ Downloaded s3://%s/%s → %s: %d files, %s, "+
+				"every sha256 matches the manifest\n",
 				bucket, prefix, output, res.Files, bake.FormatBytes(res.Bytes))
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "directory to create (must not exist)")
-	cmd.Flags().StringVar(&h.split, "split", "", "hf:// only: fetch only this split's parquet files, metadata.json and README.md")
+	cmd.Flags().StringVar(&h.split, "split", "",
+		"hf:// only: fetch only this split's parquet files, metadata.json and README.md")
 	h.register(cmd)
 	return cmd
 }
@@ -93,8 +98,13 @@ type hubFlags struct{ endpoint, tokenFile, split string }
 
 func (h *hubFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&h.endpoint, "endpoint", hub.DefaultEndpoint, "hf:// only: Hub URL")
-	cmd.Flags().StringVar(&h.tokenFile, "token-file", "", "hf:// only: file holding a Hub token, for private repositories (default: $"+hub.TokenEnv+" if set, else none)")
-	fromKey(cmd.Flags(), map[string]string{"endpoint": "release.hub.endpoint", "token-file": "release.hub.token-file"})
+	cmd.Flags().StringVar(&h.tokenFile, "token-file", "",
+		"hf:// only: file holding a Hub token, for private repositories "+
+			"(default: $"+hub.TokenEnv+" if set, else none)")
+	fromKey(cmd.Flags(), map[string]string{
+		"endpoint":   "release.hub.endpoint",
+		"token-file": "release.hub.token-file",
+	})
 }
 
 // reader is a Hub client with the token of --token-file or HF_TOKEN, or
@@ -131,29 +141,38 @@ func hubDownload(cmd *cobra.Command, h hubFlags, repo, rev, output string) error
 	var bar *progress
 	var last int64
 	start := time.Now()
-	res, err := c.Download(cmd.Context(), hub.DownloadOptions{Repo: repo, Revision: rev, Split: h.split, Output: output,
+	res, err := c.Download(cmd.Context(), hub.DownloadOptions{
+		Repo:     repo,
+		Revision: rev,
+		Split:    h.split,
+		Output:   output,
 		Progress: func(p hub.DownloadProgress) {
 			if bar == nil {
 				bar = newProgress(cmd.ErrOrStderr(), "downloading", "B", p.Total)
 			}
 			bar.Add(p.Done - last)
 			last = p.Done
-		}})
+		},
+	})
 	if bar != nil {
 		bar.Finish()
 	}
 	if err != nil {
 		if _, statErr := os.Stat(hub.StagingDir(output)); statErr == nil {
-			err = fmt.Errorf("%w (what arrived is kept in %s: the same command resumes)", err, hub.StagingDir(output))
+			err = fmt.Errorf("%w (what arrived is kept in %s: the same command resumes)",
+				err, hub.StagingDir(output))
 		}
 		return err
 	}
 	resumed := ""
 	if res.ResumedBytes > 0 {
-		resumed = fmt.Sprintf(", %s of them from an interrupted run", bake.FormatBytes(res.ResumedBytes))
+		resumed = fmt.Sprintf(", %s of them from an interrupted run",
+			bake.FormatBytes(res.ResumedBytes))
 	}
-	fmt.Fprintf(out, "✓ Downloaded hf://%s@%s (commit %s) in %s: %d files, %s%s; every LFS file matches its sha256, every other its git blob sha1\n",
-		repo, rev, printable(res.Commit), formatDuration(time.Since(start)), res.Files, bake.FormatBytes(res.Bytes), resumed)
+	fmt.Fprintf(out, "✓ Downloaded hf://%s@%s (commit %s) in %s: %d files, %s%s; "+
+		"every LFS file matches its sha256, every other its git blob sha1\n",
+		repo, rev, printable(res.Commit), formatDuration(time.Since(start)),
+		res.Files, bake.FormatBytes(res.Bytes), resumed)
 	fmt.Fprintf(out, "Location: %s\n", output)
 	return nil
 }
@@ -164,7 +183,8 @@ func downloadSource(src string, cfg settings.Config) (bucket, prefix string, err
 		// The ID names the prefix read: ".." or "a/b" would read
 		// another bake's objects, or none.
 		if err := settings.CheckBakeID(id); err != nil {
-			return "", "", cmdline.Usagef("%q: write bake:ID, e.g. bake:demo-1; the bake ID %v", src, err)
+			return "", "", cmdline.Usagef("%q: write bake:ID, e.g. bake:demo-1; the bake ID %v",
+				src, err)
 		}
 		return cfg.S3.Bucket, keys.Bake(id).Dataset(), nil
 	}
@@ -173,12 +193,13 @@ func downloadSource(src string, cfg settings.Config) (bucket, prefix string, err
 		if err := hubRepoHint(src); err != nil {
 			return "", "", err
 		}
-		return "", "", cmdline.Usagef("%q: SRC is hf://OWNER/NAME[@REVISION] (the Hugging Face Hub), "+
-			"s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID", src)
+		return "", "", cmdline.Usagef("%q: SRC is hf://OWNER/NAME[@REVISION] "+
+			"(the Hugging Face Hub), s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID", src)
 	}
 	bucket, prefix, _ = strings.Cut(strings.Trim(rest, "/"), "/")
 	if bucket == "" || prefix == "" || path.Clean(prefix) != prefix {
-		return "", "", cmdline.Usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG, with a path after the bucket", src)
+		return "", "", cmdline.Usagef("%q: SRC is s3://BUCKET/PREFIX/NAME/TAG, "+
+			"with a path after the bucket", src)
 	}
 	return bucket, prefix, nil
 }

@@ -33,7 +33,8 @@ func assertInert(t *testing.T, what, text string, newlinesAllowed bool) {
 		}
 	}
 	if !strings.Contains(text, `\x1b[2J`) || !strings.Contains(text, "ü✓ 日本") {
-		t.Errorf("%s does not show the hostile string escaped with its Unicode kept:\n%q", what, text)
+		t.Errorf("%s does not show the hostile string escaped with its Unicode kept:\n%q",
+			what, text)
 	}
 }
 
@@ -78,7 +79,8 @@ func TestDatasetAndHubStringsReachNoTerminal(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
 	clean := at("clean")
-	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "300", "--width", "4", "--depth", "2",
+	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "300",
+		"--width", "4", "--depth", "2",
 		"--mlp-seeds", writeFile(t, at("seeds.json"), "[1, 2]"), "-o", clean)
 	d, err := dataset.ReadDir(clean, false)
 	if err != nil {
@@ -97,7 +99,9 @@ func TestDatasetAndHubStringsReachNoTerminal(t *testing.T) {
 	}
 	// info validates nothing: a split named by the hostile string.
 	infoOnly := at("info-only")
-	md := `{"schema_version": "3.0", "splits": {` + jsonQuote(hostile) + `: {"n_mlps": 1, "config": ` + jsonQuote(hostile) + `}}, "created_at_utc": ` + jsonQuote(hostile) + `}`
+	md := `{"schema_version": "3.0", "splits": {` + jsonQuote(hostile) +
+		`: {"n_mlps": 1, "config": ` + jsonQuote(hostile) + `}}, ` +
+		`"created_at_utc": ` + jsonQuote(hostile) + `}`
 	if err := os.Mkdir(infoOnly, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +139,8 @@ func TestDatasetAndHubStringsReachNoTerminal(t *testing.T) {
 		}
 	}
 	var res struct{ Differences []struct{ A, B string } }
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Differences) == 0 || res.Differences[0].B != hostile {
+	err = json.Unmarshal([]byte(out), &res)
+	if err != nil || len(res.Differences) == 0 || res.Differences[0].B != hostile {
 		t.Errorf("compare --json does not carry the mlp_name as it is: %v\n%s", err, out)
 	}
 }

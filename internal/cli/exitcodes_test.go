@@ -42,23 +42,37 @@ func TestExitCodes(t *testing.T) {
 		{nil, 0, []string{"Usage:"}},
 		{[]string{"--help"}, 0, []string{"Usage:"}},
 		{[]string{"dev"}, 0, []string{"Usage:"}},
-		{[]string{"dataset", "generate-seeds", "--n-mlps", "2", "--output", filepath.Join(dir, "s.json")}, 0, nil},
-		{[]string{"frobnicate"}, 2, []string{`unknown command "frobnicate" for "whestbake": use one of bake, bench,`}},
-		{[]string{"dataset", "frobnicate"}, 2, []string{`unknown command "frobnicate" for "whestbake dataset"`}},
-		{[]string{"dev", "frobnicate"}, 2, []string{`unknown command "frobnicate" for "whestbake dev"`}},
-		{[]string{"stauts", "x"}, 2, []string{`unknown command "stauts" for "whestbake": did you mean "status"? (or use one of bake,`}},
+		{[]string{"dataset", "generate-seeds",
+			"--n-mlps", "2", "--output", filepath.Join(dir, "s.json")}, 0, nil},
+		{[]string{"frobnicate"}, 2,
+			[]string{`unknown command "frobnicate" for "whestbake": use one of bake, bench,`}},
+		{[]string{"dataset", "frobnicate"}, 2,
+			[]string{`unknown command "frobnicate" for "whestbake dataset"`}},
+		{[]string{"dev", "frobnicate"}, 2,
+			[]string{`unknown command "frobnicate" for "whestbake dev"`}},
+		{[]string{"stauts", "x"}, 2, []string{`unknown command "stauts" for "whestbake": ` +
+			`did you mean "status"? (or use one of bake,`}},
 		{[]string{"merge"}, 2, []string{`did you mean "dataset merge"?`}},
 		{[]string{"dataset", "verfy"}, 2, []string{`did you mean "dataset verify"?`}},
 		// --help after an unknown verb is no help: cobra would show the parent's.
-		{[]string{"dataset", "nosuch", "--help"}, 2, []string{`unknown command "nosuch" for "whestbake dataset": use one of bake, combine-splits, compare, download, generate-seeds, info, inspect, merge, prepare-arrow, report, upload, verify`}},
-		{[]string{"dev", "nosuch", "-h"}, 2, []string{`unknown command "nosuch" for "whestbake dev": use one of down, status, up`}},
-		{[]string{"frobnicate", "--help"}, 2, []string{`unknown command "frobnicate" for "whestbake": use one of bake, bench,`}},
-		{[]string{"dataset", "--help", "nosuch"}, 2, []string{`unknown command "nosuch" for "whestbake dataset"`}},
-		{[]string{"dataset", "-h", "--config-file", "x.yaml", "nosuch"}, 2, []string{`unknown command "nosuch" for "whestbake dataset"`}},
-		{[]string{"help", "dataset", "nosuch"}, 2, []string{`unknown command "nosuch" for "whestbake dataset"`}},
+		{[]string{"dataset", "nosuch", "--help"}, 2, []string{
+			`unknown command "nosuch" for "whestbake dataset": use one of bake, combine-splits, ` +
+				`compare, download, generate-seeds, info, inspect, merge, prepare-arrow, report, ` +
+				`upload, verify`}},
+		{[]string{"dev", "nosuch", "-h"}, 2,
+			[]string{`unknown command "nosuch" for "whestbake dev": use one of down, status, up`}},
+		{[]string{"frobnicate", "--help"}, 2,
+			[]string{`unknown command "frobnicate" for "whestbake": use one of bake, bench,`}},
+		{[]string{"dataset", "--help", "nosuch"}, 2,
+			[]string{`unknown command "nosuch" for "whestbake dataset"`}},
+		{[]string{"dataset", "-h", "--config-file", "x.yaml", "nosuch"}, 2,
+			[]string{`unknown command "nosuch" for "whestbake dataset"`}},
+		{[]string{"help", "dataset", "nosuch"}, 2,
+			[]string{`unknown command "nosuch" for "whestbake dataset"`}},
 		{[]string{"help", "dataset", "bake"}, 0, []string{"whestbake dataset bake --n-mlps N"}},
 		{[]string{"help", "dataset"}, 0, []string{"whestbake dataset [command]"}},
-		{[]string{"dataset", "--config-file", "x.yaml", "--help"}, 0, []string{"whestbake dataset [command]"}},
+		{[]string{"dataset", "--config-file", "x.yaml", "--help"}, 0,
+			[]string{"whestbake dataset [command]"}},
 		{[]string{"dataset", "--help"}, 0, []string{"whestbake dataset [command]"}},
 		{[]string{"dataset", "bake", "--help"}, 0, []string{"whestbake dataset bake --n-mlps N"}},
 		{[]string{"dataset"}, 2, []string{"dataset needs a verb"}},
@@ -68,40 +82,57 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"list", "--limit", "0"}, 2, []string{"--limit must be at least 1"}},
 		{[]string{"watch", "--interval"}, 2, []string{"flag needs an argument"}},
 		{[]string{"status"}, 2, []string{"whestbake status needs ID; usage: whestbake status ID"}},
-		{[]string{"cancel", "a", "b"}, 2, []string{`whestbake cancel takes ID, got "a" "b" (accepts 1 arg(s), received 2)`}},
-		{[]string{"status", "my bake", "--config-file", cfg}, 2, []string{`whestbake status takes ID, got "my bake"`, "is not usable"}},
-		{[]string{"bake", "--config-file", cfg, "--id", "my bake"}, 2, []string{`bake.id "my bake" is not usable`}},
-		{[]string{"dataset", "merge"}, 2, []string{"whestbake dataset merge needs the partials to merge (PARTIAL...",
+		{[]string{"cancel", "a", "b"}, 2,
+			[]string{`whestbake cancel takes ID, got "a" "b" (accepts 1 arg(s), received 2)`}},
+		{[]string{"status", "my bake", "--config-file", cfg}, 2,
+			[]string{`whestbake status takes ID, got "my bake"`, "is not usable"}},
+		{[]string{"bake", "--config-file", cfg, "--id", "my bake"}, 2,
+			[]string{`bake.id "my bake" is not usable`}},
+		{[]string{"dataset", "merge"}, 2, []string{
+			"whestbake dataset merge needs the partials to merge (PARTIAL...",
 			"and --output; usage: whestbake dataset merge PARTIAL... --output DIR"}},
-		{[]string{"dataset", "merge", "--output", "x"}, 2, []string{"dataset merge needs the partials to merge"}},
+		{[]string{"dataset", "merge", "--output", "x"}, 2,
+			[]string{"dataset merge needs the partials to merge"}},
 		{[]string{"dataset", "merge", dir}, 2, []string{"--output is required"}},
 		{[]string{"list", "extra"}, 2, []string{`whestbake list takes no arguments, got "extra"`}},
-		{[]string{"dataset", "bake", "x"}, 2, []string{`whestbake dataset bake takes no arguments, got "x"`}},
+		{[]string{"dataset", "bake", "x"}, 2,
+			[]string{`whestbake dataset bake takes no arguments, got "x"`}},
 		{[]string{"dataset", "bake", "--width", "4"}, 2, []string{"4 required flags are missing:\n",
-			"  --n-mlps (or a split's n-mlps", "  --n-samples (or bake.n-samples", "  --depth (or", "  --output\n"}},
-		{[]string{"dataset", "bake", "--n-mlps", "2", "--n-samples", "1e3", "--width", "0", "--depth", "1", "-o", missing}, 2, []string{"--width is missing or 0"}},
+			"  --n-mlps (or a split's n-mlps", "  --n-samples (or bake.n-samples",
+			"  --depth (or", "  --output\n"}},
+		{[]string{"dataset", "bake",
+			"--n-mlps", "2", "--n-samples", "1e3", "--width", "0", "--depth", "1", "-o", missing},
+			2, []string{"--width is missing or 0"}},
 		{bakeArgs(out, "--slice", "2/2"), 2, []string{"--slice 2/2: need 0 <= K < N"}},
 		{bakeArgs(out, "--mlp-range", "3-9"), 2, []string{"--mlp-range 3-9"}},
-		{[]string{"calibrate", "--width", "99999", "--device", "cpu"}, 2, []string{"--width = 99999: must be in [1, 16384] (neurons per layer)"}},
-		{[]string{"calibrate", "--n-mlps", "0", "--device", "cpu"}, 2, []string{"--n-mlps is missing or 0"}},
+		{[]string{"calibrate", "--width", "99999", "--device", "cpu"}, 2,
+			[]string{"--width = 99999: must be in [1, 16384] (neurons per layer)"}},
+		{[]string{"calibrate", "--n-mlps", "0", "--device", "cpu"}, 2,
+			[]string{"--n-mlps is missing or 0"}},
 		{[]string{"dataset", "inspect", missing}, 1, []string{missing}},
 		{[]string{"dataset", "report"}, 2, []string{"whestbake dataset report needs DIR"}},
 		{[]string{"dataset", "report", missing}, 1, []string{missing}},
 		// whestbench's habits, answered with whestbake's way.
 		{[]string{"dataset", "download", "hf://a/b", "--output", out, "--token", "hf_x"}, 2,
-			[]string{"unknown flag --token: whestbake never takes a Hub token on the command line: set HF_TOKEN or pass --token-file FILE"}},
+			[]string{"unknown flag --token: " +
+				"whestbake never takes a Hub token on the command line: " +
+				"set HF_TOKEN or pass --token-file FILE"}},
 		{[]string{"dataset", "info", "hf://a/b", "--revision", "v1"}, 2,
-			[]string{"unknown flag --revision: whestbake takes the revision in SOURCE: hf://OWNER/NAME@REVISION"}},
-		{append(bakeArgs(out), "--torch"), 2, []string{"unknown flag --torch: whestbake has no torch backend: --device cuda"}},
+			[]string{"unknown flag --revision: " +
+				"whestbake takes the revision in SOURCE: hf://OWNER/NAME@REVISION"}},
+		{append(bakeArgs(out), "--torch"), 2,
+			[]string{"unknown flag --torch: whestbake has no torch backend: --device cuda"}},
 		{[]string{"dataset", "download", "AIcrowd/whestbench-public", "--output", out}, 2,
 			[]string{"whestbake writes it hf://AIcrowd/whestbench-public"}},
 		{[]string{"dataset", "download", "nothing-at-all", "--output", out}, 2,
 			[]string{"SRC is hf://OWNER/NAME[@REVISION] (the Hugging Face Hub), s3://"}},
-		{[]string{"dataset", "info", "AIcrowd/whestbench-public"}, 2, []string{"whestbake writes it hf://AIcrowd/whestbench-public"}},
+		{[]string{"dataset", "info", "AIcrowd/whestbench-public"}, 2,
+			[]string{"whestbake writes it hf://AIcrowd/whestbench-public"}},
 	} {
 		code, stdout, errs := run(t, c.args...)
 		if code != c.code {
-			t.Errorf("%q: exit %d, want %d; stdout:\n%s\nstderr:\n%s", c.args, code, c.code, stdout, errs)
+			t.Errorf("%q: exit %d, want %d; stdout:\n%s\nstderr:\n%s",
+				c.args, code, c.code, stdout, errs)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(stdout+errs, w) {
@@ -112,7 +143,9 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("%q: a usage error printed the help:\n%s", c.args, stdout)
 		}
 	}
-	t.Run("Ctrl-C exits 130", func(t *testing.T) { testInterrupt(t, filepath.Join(dir, "interrupted")) })
+	t.Run("Ctrl-C exits 130", func(t *testing.T) {
+		testInterrupt(t, filepath.Join(dir, "interrupted"))
+	})
 }
 
 // testInterrupt sends SIGINT to a long local bake, as Ctrl-C does: it must
@@ -162,12 +195,13 @@ func TestProgressLinesWithoutATerminal(t *testing.T) {
 	progressEvery = time.Millisecond
 	t.Setenv("WHESTBAKE_NO_PROGRESS", "")
 	out := filepath.Join(t.TempDir(), "out")
-	code, _, errs := run(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "200_000", "--width", "16", "--depth", "3",
-		"--chunk-size", "1000", "--threads", "1", "--output", out)
+	code, _, errs := run(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "200_000",
+		"--width", "16", "--depth", "3", "--chunk-size", "1000", "--threads", "1", "--output", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
-	re := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d Sampling ground truth: ([0-9.]+)% \((\d+)/600000 samples\), \S+`)
+	re := regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d Sampling ground truth: ` +
+		`([0-9.]+)% \((\d+)/600000 samples\), \S+`)
 	found := re.FindAllStringSubmatch(errs, -1)
 	if len(found) < 2 {
 		t.Fatalf("want progress lines on stderr, got:\n%s", errs)

@@ -15,8 +15,9 @@ import (
 func newGCCmd() *cobra.Command {
 	var force, asJSON bool
 	cmd := starterVerb(&cobra.Command{
-		Use:   "gc ID [--force]",
-		Short: "Delete what a bake left in S3: intermediates of a completed bake, everything but the record of a failed or cancelled one",
+		Use: "gc ID [--force]",
+		Short: "Delete what a bake left in S3: intermediates of a completed bake, " +
+			"everything but the record of a failed or cancelled one",
 		Long: `Deletes a bake's objects in s3.bucket; a running bake (or any of its split
 workflows) is refused. Releases are never touched.
 
@@ -65,7 +66,8 @@ minutes.`,
 			return nil
 		},
 	})
-	cmd.Flags().BoolVar(&force, "force", false, "delete without proving that the bake is closed on the Temporal cluster and namespace it was started in")
+	cmd.Flags().BoolVar(&force, "force", false, "delete without proving that the bake is closed "+
+		"on the Temporal cluster and namespace it was started in")
 	jsonFlag(cmd, &asJSON, "print what was deleted and kept as JSON")
 	return cmd
 }

@@ -41,8 +41,10 @@ func newGenerateSeedsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().Var(newCount(&n, 0, bakeapi.MaxNMLPs), "n-mlps", "number of seeds (MLPs)")
-	cmd.Flags().Int64Var(&seed, "seed", 0, "derive the seeds deterministically from this root seed instead of OS entropy")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE (must not exist) instead of stdout")
+	cmd.Flags().Int64Var(&seed, "seed", 0,
+		"derive the seeds deterministically from this root seed instead of OS entropy")
+	cmd.Flags().StringVarP(&output, "output", "o", "",
+		"write to FILE (must not exist) instead of stdout")
 	return cmd
 }
 

@@ -63,8 +63,9 @@ func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {
 	at := func(name string) string { return filepath.Join(dir, name) }
 	seeds := func(name, list string) string { return writeFile(t, at(name+".json"), list) }
 	numpy := func(out, split, n, w, list string) {
-		mustRun(t, "dataset", "bake", "--n-mlps", n, "--n-samples", "100", "--width", w, "--depth", "2",
-			"--mlp-seeds", seeds(out, list), "--split", split, "--sampler", "numpy", "--dot-product", "fma", "--threads", "1", "-o", at(out))
+		mustRun(t, "dataset", "bake", "--n-mlps", n, "--n-samples", "100",
+			"--width", w, "--depth", "2", "--mlp-seeds", seeds(out, list), "--split", split,
+			"--sampler", "numpy", "--dot-product", "fma", "--threads", "1", "-o", at(out))
 	}
 	// The MLP seeds of multi_config_v3.0, multi_split_v3.0 and single_split_v3_protocol.
 	numpy("mc-public", "public", "2", "8", "[42000,42001]")
@@ -75,10 +76,13 @@ func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {
 	mustRun(t, "dataset", "combine-splits", at("mc-public"), at("mc-holdout"), "-o", at("mc"))
 	mustRun(t, "dataset", "combine-splits", at("ms-public"), at("ms-holdout"), "-o", at("ms"))
 
-	px := seeds("px", "[5765488047046174021, 8275336682942969162, 7154437704795913393, 2077169698657866657, 2768545318656780450, 8057108420966028186]")
-	philox := []string{"dataset", "bake", "--n-mlps", "6", "--n-samples", "5000", "--width", "16", "--depth", "3", "--mlp-seeds", px, "--split", "public"}
+	px := seeds("px", "[5765488047046174021, 8275336682942969162, 7154437704795913393, "+
+		"2077169698657866657, 2768545318656780450, 8057108420966028186]")
+	philox := []string{"dataset", "bake", "--n-mlps", "6", "--n-samples", "5000",
+		"--width", "16", "--depth", "3", "--mlp-seeds", px, "--split", "public"}
 	for _, k := range []string{"0", "1", "2"} {
-		mustRun(t, append(philox, "--slice", k+"/3", "--chunk-size", "256", "--threads", "2", "-o", at("px-p"+k))...)
+		mustRun(t, append(philox, "--slice", k+"/3", "--chunk-size", "256", "--threads", "2",
+			"-o", at("px-p"+k))...)
 	}
 	mustRun(t, "dataset", "merge", at("px-p0"), at("px-p1"), at("px-p2"), "-o", at("px-public"))
 	mustRun(t, append(philox, "--threads", "1", "-o", at("px-whole"))...)

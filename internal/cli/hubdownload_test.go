@@ -33,8 +33,8 @@ func hubWithDataset(t *testing.T) (*hubtest.Server, string) {
 	bakeSplits(t, dir, map[string]string{"public": "[1, 2, 3]", "holdout": "[4, 5, 6]"},
 		"--n-mlps", "3", "--n-samples", "500", "--width", "8", "--depth", "2")
 	mustRun(t, "dataset", "combine-splits", at("public"), at("holdout"), "-o", at("ds"))
-	mustRun(t, "dataset", "upload", at("ds"), "--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL,
-		"--token-file", writeFile(t, at("token"), token))
+	mustRun(t, "dataset", "upload", at("ds"), "--repo", "alice/gt", "--tag", "v1",
+		"--endpoint", srv.URL, "--token-file", writeFile(t, at("token"), token))
 	t.Setenv("HF_TOKEN", "")
 	return srv, dir
 }
@@ -48,8 +48,10 @@ func TestHubDownloadAndInfo(t *testing.T) {
 	srv, dir := hubWithDataset(t)
 	at := func(name string) string { return filepath.Join(dir, name) }
 
-	out := mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--output", at("got"), "--endpoint", srv.URL)
-	if !strings.Contains(out, "✓ Downloaded hf://alice/gt@v1") || !strings.Contains(out, "Location: "+at("got")) {
+	out := mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--output", at("got"),
+		"--endpoint", srv.URL)
+	if !strings.Contains(out, "✓ Downloaded hf://alice/gt@v1") ||
+		!strings.Contains(out, "Location: "+at("got")) {
 		t.Errorf("download output:\n%s", out)
 	}
 	got := datasettest.ReadTree(t, at("got"))
@@ -66,19 +68,31 @@ func TestHubDownloadAndInfo(t *testing.T) {
 		t.Errorf("compare of the dataset and its download: exit %d\n%s%s", code, out, errs)
 	}
 	// compare takes hf:// too.
-	code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("public"), "--endpoint", srv.URL)
+	code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("public"),
+		"--endpoint", srv.URL)
 	if code != 2 || !strings.Contains(errs, "compare needs the same splits") {
-		t.Errorf("compare of the Hub dataset with one of its splits: exit %d\n%s%s", code, cout, errs)
+		t.Errorf("compare of the Hub dataset with one of its splits: exit %d\n%s%s",
+			code, cout, errs)
 	}
-	if code, cout, errs := run(t, "dataset", "compare", "hf://alice/gt@v1", at("ds"), "--endpoint", srv.URL); code != 0 || !strings.Contains(cout, "Comparing hf://alice/gt@v1 with "+at("ds")) {
+	code, cout, errs = run(t, "dataset", "compare", "hf://alice/gt@v1", at("ds"),
+		"--endpoint", srv.URL)
+	if code != 0 || !strings.Contains(cout, "Comparing hf://alice/gt@v1 with "+at("ds")) {
 		t.Errorf("compare hf:// with the directory: exit %d\n%s%s", code, cout, errs)
 	}
-	if code, _, errs := run(t, "dataset", "compare", "hf://alice/nope", at("ds"), "--endpoint", srv.URL); code != 2 || !strings.Contains(errs, "repo not found or private") {
+	code, _, errs = run(t, "dataset", "compare", "hf://alice/nope", at("ds"),
+		"--endpoint", srv.URL)
+	if code != 2 || !strings.Contains(errs, "repo not found or private") {
 		t.Errorf("compare of a repository that does not exist: exit %d %s", code, errs)
 	}
 
 	out = mustRun(t, "dataset", "info", "hf://alice/gt@v1", "--endpoint", srv.URL)
-	for _, w := range []string{"WhestBench dataset (multi-split)", "  width: 8  depth: 2  n_samples: 500", "    holdout:  n_mlps=3  config=default", "    public:  n_mlps=3  config=default", "prepared_splits: holdout, public"} {
+	for _, w := range []string{
+		"WhestBench dataset (multi-split)",
+		"  width: 8  depth: 2  n_samples: 500",
+		"    holdout:  n_mlps=3  config=default",
+		"    public:  n_mlps=3  config=default",
+		"prepared_splits: holdout, public",
+	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("info lacks %q:\n%s", w, out)
 		}
@@ -87,13 +101,15 @@ func TestHubDownloadAndInfo(t *testing.T) {
 		t.Errorf("info of the directory and of the Hub differ:\n%s\n%s", local, out)
 	}
 
-	mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--split", "holdout", "-o", at("one"), "--endpoint", srv.URL)
+	mustRun(t, "dataset", "download", "hf://alice/gt@v1", "--split", "holdout", "-o", at("one"),
+		"--endpoint", srv.URL)
 	var names []string
 	for p := range datasettest.ReadTree(t, at("one")) {
 		names = append(names, p)
 	}
 	slices.Sort(names)
-	if w := []string{"README.md", "data/holdout-00000-of-00001.parquet", "metadata.json"}; !slices.Equal(names, w) {
+	wantFiles := []string{"README.md", "data/holdout-00000-of-00001.parquet", "metadata.json"}
+	if !slices.Equal(names, wantFiles) {
 		t.Errorf("--split holdout fetched %v", names)
 	}
 	for _, c := range []struct {
@@ -101,11 +117,16 @@ func TestHubDownloadAndInfo(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"dataset", "download", "hf://alice/gt@v1", "--split", "test", "-o", at("x"), "--endpoint", srv.URL}, 1, `--split "test" matched no parquet files`},
-		{[]string{"dataset", "download", "hf://alice/gt@v1", "--split", "Bad_Name", "-o", at("x"), "--endpoint", srv.URL}, 2, "--split"},
-		{[]string{"dataset", "download", "hf://alice", "-o", at("x")}, 2, "not a Hub repository id"},
-		{[]string{"dataset", "download", "hf://alice/gt@v1", "-o", at("ds"), "--endpoint", srv.URL}, 1, "already exists"},
-		{[]string{"dataset", "info", "hf://alice/nope", "--endpoint", srv.URL}, 1, "repo not found or private"},
+		{[]string{"dataset", "download", "hf://alice/gt@v1", "--split", "test",
+			"-o", at("x"), "--endpoint", srv.URL}, 1, `--split "test" matched no parquet files`},
+		{[]string{"dataset", "download", "hf://alice/gt@v1", "--split", "Bad_Name",
+			"-o", at("x"), "--endpoint", srv.URL}, 2, "--split"},
+		{[]string{"dataset", "download", "hf://alice", "-o", at("x")}, 2,
+			"not a Hub repository id"},
+		{[]string{"dataset", "download", "hf://alice/gt@v1", "-o", at("ds"), "--endpoint", srv.URL},
+			1, "already exists"},
+		{[]string{"dataset", "info", "hf://alice/nope", "--endpoint", srv.URL}, 1,
+			"repo not found or private"},
 	} {
 		code, _, errs := run(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.want) {
@@ -122,23 +143,44 @@ func TestHubDownloadAndInfo(t *testing.T) {
 func TestInfoOfWhestbenchFixtures(t *testing.T) {
 	fx := filepath.Join("..", "..", "testdata", "whestbench-fixtures")
 	single := mustRun(t, "dataset", "info", filepath.Join(fx, "single_split_v3_protocol"))
-	want := "WhestBench dataset\n  schema_version: 3.0\n  format: hf-datasets-parquet\n  backend: flopscope\n  n_mlps: 4\n  n_samples: 100\n" +
-		"  width: 4\n  depth: 2\n  created_at_utc: 2026-05-26T00:00:00+00:00\n  seed_protocol:  whestbench_explicit_per_mlp_seeds (version 3.0)\n"
+	want := "WhestBench dataset\n" +
+		"  schema_version: 3.0\n" +
+		"  format: hf-datasets-parquet\n" +
+		"  backend: flopscope\n" +
+		"  n_mlps: 4\n" +
+		"  n_samples: 100\n" +
+		"  width: 4\n" +
+		"  depth: 2\n" +
+		"  created_at_utc: 2026-05-26T00:00:00+00:00\n" +
+		"  seed_protocol:  whestbench_explicit_per_mlp_seeds (version 3.0)\n"
 	if single != want {
 		t.Errorf("single split:\n%s\nwant\n%s", single, want)
 	}
 	multi := mustRun(t, "dataset", "info", filepath.Join(fx, "multi_split_v3.0"))
-	want = "WhestBench dataset (multi-split)\n  schema_version: 3.0\n  format: hf-datasets-parquet\n  backend: flopscope\n  width: 4  depth: 2  n_samples: 100\n" +
-		"  splits:\n    holdout:  n_mlps=4  seed=2\n    public:  n_mlps=4  seed=1\n  created_at_utc: 2026-05-25T00:00:00+00:00\n"
+	want = "WhestBench dataset (multi-split)\n" +
+		"  schema_version: 3.0\n" +
+		"  format: hf-datasets-parquet\n" +
+		"  backend: flopscope\n" +
+		"  width: 4  depth: 2  n_samples: 100\n" +
+		"  splits:\n" +
+		"    holdout:  n_mlps=4  seed=2\n" +
+		"    public:  n_mlps=4  seed=1\n" +
+		"  created_at_utc: 2026-05-25T00:00:00+00:00\n"
 	if multi != want {
 		t.Errorf("multi split:\n%s\nwant\n%s", multi, want)
 	}
-	for in, want := range map[string]string{"100": "100", "1000": "1,000", "1000000000": "1,000,000,000", "-12345": "-12,345"} {
+	for in, want := range map[string]string{
+		"100":        "100",
+		"1000":       "1,000",
+		"1000000000": "1,000,000,000",
+		"-12345":     "-12,345",
+	} {
 		if got := thousands(json.Number(in)); got != want {
 			t.Errorf("thousands(%s) = %s, want %s (Python's {:,})", in, got, want)
 		}
 	}
-	if code, _, errs := run(t, "dataset", "info", filepath.Join(fx, "nope")); code != 1 || !strings.Contains(errs, "missing metadata.json") {
+	code, _, errs := run(t, "dataset", "info", filepath.Join(fx, "nope"))
+	if code != 1 || !strings.Contains(errs, "missing metadata.json") {
 		t.Errorf("a directory without metadata.json: exit %d %s", code, errs)
 	}
 }
@@ -169,11 +211,17 @@ func TestCompareHubFetchesOnlyWhatItCompares(t *testing.T) {
 	}))
 	defer logged.Close()
 
-	if code, out, errs := run(t, "dataset", "compare", "hf://alice/gt", at("ds"), "--endpoint", logged.URL); code != 0 {
+	code, out, errs := run(t, "dataset", "compare", "hf://alice/gt", at("ds"),
+		"--endpoint", logged.URL)
+	if code != 0 {
 		t.Fatalf("compare hf:// with the uploaded directory: exit %d\n%s%s", code, out, errs)
 	}
 	slices.Sort(fetched)
-	want := []string{"data/holdout-00000-of-00001.parquet", "data/public-00000-of-00001.parquet", "metadata.json"}
+	want := []string{
+		"data/holdout-00000-of-00001.parquet",
+		"data/public-00000-of-00001.parquet",
+		"metadata.json",
+	}
 	if !slices.Equal(fetched, want) {
 		t.Errorf("compare fetched %q; want only %q", fetched, want)
 	}
@@ -187,14 +235,17 @@ func TestCompareHubFetchesOnlyWhatItCompares(t *testing.T) {
 		{"storage serving other bytes", "hf://alice/gt", func() {
 			data := readBytes(t, at("ds/data/public-00000-of-00001.parquet"))
 			sum := sha256.Sum256(data)
-			srv.CorruptLFS("alice/gt", hex.EncodeToString(sum[:]), append(data[:len(data)-1:len(data)-1], 'x'))
+			other := append(data[:len(data)-1:len(data)-1], 'x')
+			srv.CorruptLFS("alice/gt", hex.EncodeToString(sum[:]), other)
 		}},
 	} {
 		c.damage()
 		for _, args := range [][]string{{c.src, at("ds")}, {at("ds"), c.src}} {
-			code, _, errs := run(t, append([]string{"dataset", "compare", "--endpoint", srv.URL}, args...)...)
+			compareArgs := append([]string{"dataset", "compare", "--endpoint", srv.URL}, args...)
+			code, _, errs := run(t, compareArgs...)
 			if code != 2 || strings.Contains(errs, "differ") {
-				t.Errorf("%s, compare %v: exit %d, %q; want 2 (not compared)", c.name, args, code, errs)
+				t.Errorf("%s, compare %v: exit %d, %q; want 2 (not compared)",
+					c.name, args, code, errs)
 			}
 		}
 	}

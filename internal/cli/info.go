@@ -19,8 +19,9 @@ func newInfoCmd() *cobra.Command {
 	var h hubFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "info SOURCE",
-		Short: "Summarise a dataset from its metadata.json alone: a directory, or hf://owner/name[@rev] (one small download)",
+		Use: "info SOURCE",
+		Short: "Summarise a dataset from its metadata.json alone: " +
+			"a directory, or hf://owner/name[@rev] (one small download)",
 		Long: `Prints whestbench's summary of a dataset (its info verb): the fields of
 metadata.json, read from the directory SOURCE or, for hf://OWNER/NAME[@REVISION],
 downloaded alone from the Hub (a token, from --token-file or HF_TOKEN, only for
@@ -90,8 +91,11 @@ func infoMetadata(cmd *cobra.Command, h hubFlags, src string) (dataset.Metadata,
 
 // infoKeys are the single-split fields whestbench's info prints, when
 // present, in its order, then whestbake's provenance.
-var infoKeys = []string{"schema_version", "format", "backend", "seed", "split", "config", "n_mlps", "n_samples",
-	"width", "depth", "created_at_utc", "device", "cuda_device_name", "sampler", "algorithm_version"}
+var infoKeys = []string{
+	"schema_version", "format", "backend", "seed", "split", "config", "n_mlps",
+	"n_samples", "width", "depth", "created_at_utc", "device", "cuda_device_name",
+	"sampler", "algorithm_version",
+}
 
 // printInfo writes whestbench's summary of md.
 func printInfo(w io.Writer, md dataset.Metadata) {
@@ -106,7 +110,8 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 		if p, ok := md.GetObject("seed_protocol"); ok {
 			name, _ := p.Get("name")
 			version, _ := p.Get("version")
-			fmt.Fprintf(w, "  seed_protocol:  %s (version %s)\n", infoValue(name), infoValue(version))
+			fmt.Fprintf(w, "  seed_protocol:  %s (version %s)\n",
+				infoValue(name), infoValue(version))
 		}
 		return
 	}
@@ -118,7 +123,8 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 	width, _ := md.Get("width")
 	depth, _ := md.Get("depth")
 	n, _ := md.Get("n_samples")
-	fmt.Fprintf(w, "  width: %s  depth: %s  n_samples: %s\n", infoValue(width), infoValue(depth), thousands(n))
+	fmt.Fprintf(w, "  width: %s  depth: %s  n_samples: %s\n",
+		infoValue(width), infoValue(depth), thousands(n))
 	fmt.Fprintln(w, "  splits:")
 	for _, name := range slices.Sorted(slices.Values(splits.Keys())) {
 		s, _ := splits.GetObject(name)
@@ -133,7 +139,8 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 		fmt.Fprintln(w, line)
 	}
 	if p, ok := md.GetObject("prepared_splits"); ok {
-		fmt.Fprintf(w, "  prepared_splits: %s\n", printable(strings.Join(slices.Sorted(slices.Values(p.Keys())), ", ")))
+		prepared := slices.Sorted(slices.Values(p.Keys()))
+		fmt.Fprintf(w, "  prepared_splits: %s\n", printable(strings.Join(prepared, ", ")))
 	}
 	created, _ := md.Get("created_at_utc")
 	fmt.Fprintf(w, "  created_at_utc: %s\n", infoValue(created))

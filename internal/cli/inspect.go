@@ -18,9 +18,10 @@ func newInspectCmd() *cobra.Command {
 	var rowsShown int
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "inspect DIR",
-		Short: "Validate a dataset directory (every row, and its prepared Arrow tree against them) and print a summary table",
-		Args:  cobra.ExactArgs(1),
+		Use: "inspect DIR",
+		Short: "Validate a dataset directory " +
+			"(every row, and its prepared Arrow tree against them) and print a summary table",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := dataset.Open(args[0], true)
 			if err != nil {
@@ -90,7 +91,12 @@ type splitSummary struct {
 func summarize(d *dataset.Dir, shown map[string][]rowLine) []splitSummary {
 	out := make([]splitSummary, 0, len(d.Splits))
 	for _, s := range d.Splits {
-		sum := splitSummary{Name: s.Name, NMLPs: s.NMLPs, Files: []string{}, Rows: shown[s.Name]}
+		sum := splitSummary{
+			Name:  s.Name,
+			NMLPs: s.NMLPs,
+			Files: []string{},
+			Rows:  shown[s.Name],
+		}
 		if sum.Rows == nil {
 			sum.Rows = []rowLine{}
 		}
@@ -142,11 +148,13 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 	}
 	fmt.Fprintf(out, "Dataset %s\n", d.Path)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  schema_version\t%s\tformat\t%s\tbackend\t%s\n", str("schema_version"), str("format"), str("backend"))
+	fmt.Fprintf(tw, "  schema_version\t%s\tformat\t%s\tbackend\t%s\n",
+		str("schema_version"), str("format"), str("backend"))
 	if sp, ok := md.GetObject("seed_protocol"); ok {
 		name, _ := sp.GetString("name")
 		ver, _ := sp.GetString("version")
-		fmt.Fprintf(tw, "  seed_protocol\t%s (version %s)\t\t\t\t\n", printable(name), printable(ver))
+		fmt.Fprintf(tw, "  seed_protocol\t%s (version %s)\t\t\t\t\n",
+			printable(name), printable(ver))
 	}
 	// Where a 4.0 salt is and which it is, never the salt itself.
 	if p := d.Info.SeedProtocol; p.Name == dataset.SeedProtocolV4Name {
@@ -154,12 +162,15 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 		if p.SaltWithheld() {
 			where = "withheld (" + dataset.SaltEnv + ")"
 		}
-		fmt.Fprintf(tw, "  salt\t%s\tsalt_id\t%s\tsalt_digest\t%s\n", where, printable(orDash(p.SaltID)), printable(orDash(p.SaltDigest)))
+		fmt.Fprintf(tw, "  salt\t%s\tsalt_id\t%s\tsalt_digest\t%s\n",
+			where, printable(orDash(p.SaltID)), printable(orDash(p.SaltDigest)))
 	}
-	fmt.Fprintf(tw, "  width\t%s\tdepth\t%s\tn_samples\t%s\n", str("width"), str("depth"), str("n_samples"))
+	fmt.Fprintf(tw, "  width\t%s\tdepth\t%s\tn_samples\t%s\n",
+		str("width"), str("depth"), str("n_samples"))
 	fmt.Fprintf(tw, "  created_at_utc\t%s\t\t\t\t\n", str("created_at_utc"))
 	if md.Truthy("is_partial") {
-		fmt.Fprintf(tw, "  PARTIAL\tmlp_range %s of %s\t(merge before use)\t\t\t\n", str("mlp_range"), str("total_n_mlps"))
+		fmt.Fprintf(tw, "  PARTIAL\tmlp_range %s of %s\t(merge before use)\t\t\t\n",
+			str("mlp_range"), str("total_n_mlps"))
 	}
 	tw.Flush()
 	for _, s := range splits {
@@ -168,7 +179,8 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 		if v, ok := splitValue(md, s.Name, "sampler"); ok {
 			alg, _ := splitValue(md, s.Name, "algorithm_version")
 			dev, _ := splitValue(md, s.Name, "device")
-			fmt.Fprintf(out, "  sampler %s, algorithm %s, device %s\n", printable(fmt.Sprint(v)), printable(fmt.Sprint(alg)), printable(fmt.Sprint(dev)))
+			fmt.Fprintf(out, "  sampler %s, algorithm %s, device %s\n",
+				printable(fmt.Sprint(v)), printable(fmt.Sprint(alg)), printable(fmt.Sprint(dev)))
 		}
 		for _, f := range s.Files {
 			fmt.Fprintf(out, "  %s\n", printable(f))

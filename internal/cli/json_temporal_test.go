@@ -18,7 +18,9 @@ import (
 // statusVaries are the status/v1 fields that differ from one bake to the
 // next of the same config: its run, its times, and the digest of a
 // manifest that lists timestamped files.
-var statusVaries = []string{"run_id", "started_at", "ended_at", "at", "last_heartbeat", "manifest_sha256"}
+var statusVaries = []string{
+	"run_id", "started_at", "ended_at", "at", "last_heartbeat", "manifest_sha256",
+}
 
 // The Temporal verbs' --json against a real Temporal dev server and MinIO,
 // with an in-process worker: status, list, watch and gc of a completed
@@ -76,7 +78,8 @@ func TestTemporalVerbsJSONOnDevStack(t *testing.T) {
 		// per refresh, from running to canceled.
 		watched := make(chan []string, 1)
 		go func() {
-			code, out, errs := run(t, "watch", "j2", "--config-file", slow, "--json", "--interval", "100ms")
+			code, out, errs := run(t, "watch", "j2", "--config-file", slow,
+				"--json", "--interval", "100ms")
 			if code != 0 {
 				t.Errorf("watch --json: exit %d\n%s", code, errs)
 			}
@@ -93,7 +96,8 @@ func TestTemporalVerbsJSONOnDevStack(t *testing.T) {
 		last := decodeStrict(t, lines[len(lines)-1]).(map[string]any)
 		if len(lines) < 2 || first["state"] != "running" || last["state"] != "canceled" {
 			t.Errorf("watch --json of a bake cancelled while watched: %d lines, from %v to %v; "+
-				"want one a refresh, from running to canceled", len(lines), first["state"], last["state"])
+				"want one a refresh, from running to canceled",
+				len(lines), first["state"], last["state"])
 		}
 		for _, l := range lines {
 			if st := decodeStrict(t, l).(map[string]any); st["schema"] != "whestbake.status/v1" {
@@ -110,7 +114,9 @@ func TestTemporalVerbsJSONOnDevStack(t *testing.T) {
 			sum += int(n)
 		}
 		failure, _ := st["failure"].(map[string]any)
-		if st["state"] != "canceled" || split["stage"] != "canceled" || failure["message"] != "canceled" ||
+		if st["state"] != "canceled" ||
+			split["stage"] != "canceled" ||
+			failure["message"] != "canceled" ||
 			split["mlps_done"].(json.Number).String() != strconv.Itoa(sum) {
 			t.Errorf("status --json of a cancelled bake: want state, stage and failure canceled, "+
 				"mlps_done the computed, resumed and reused MLPs:\n%s", out)
@@ -128,13 +134,15 @@ func TestTemporalVerbsJSONOnDevStack(t *testing.T) {
 		t.Setenv("WHESTBAKE_BAKE_GPU_QUEUE", "nobody-polls-this")
 		mustRun(t, "bake", "--config-file", slow, "--id", "j3")
 		c := devtest.Client(t, o)
-		if err := c.TerminateWorkflow(context.Background(), bakeapi.BakeWorkflowID("j3"), "", "test"); err != nil {
+		err := c.TerminateWorkflow(context.Background(), bakeapi.BakeWorkflowID("j3"), "", "test")
+		if err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range []string{"status", "watch"} {
 			code, out, errs := run(t, v, "j3", "--config-file", slow, "--json")
 			if code != 1 || !strings.Contains(errs, "error: bake j3 terminated") {
-				t.Errorf("%s --json of a terminated bake: exit %d, want 1 as without --json\n%s", v, code, errs)
+				t.Errorf("%s --json of a terminated bake: exit %d, want 1 as without --json\n%s",
+					v, code, errs)
 				continue
 			}
 			st := decodeStrict(t, out).(map[string]any)

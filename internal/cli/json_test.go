@@ -52,7 +52,8 @@ func checkGolden(t *testing.T, name, out string, varying ...string) {
 		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s (-update rewrites it after a change made on purpose):\n%s", name, path, got)
+		t.Errorf("%s differs from %s (-update rewrites it after a change made on purpose):\n%s",
+			name, path, got)
 	}
 }
 
@@ -113,7 +114,8 @@ func TestLocalVerbsJSON(t *testing.T) {
 	// whestbench baked the fixture: every check passes.
 	checkGolden(t, "verify", mustRun(t, "dataset", "verify", ms, "--mlps", "0,3", "--json"))
 	out := mustRun(t, "dataset", "compare", ms, ms, "--json")
-	if v := decodeStrict(t, out).(map[string]any); v["schema"] != "whestbake.compare/v1" || v["same"] != true {
+	v := decodeStrict(t, out).(map[string]any)
+	if v["schema"] != "whestbake.compare/v1" || v["same"] != true {
 		t.Errorf("compare --json: schema %v, same %v", v["schema"], v["same"])
 	}
 }
@@ -127,14 +129,17 @@ func TestJSONKeepsExitCodes(t *testing.T) {
 		err  string
 	}{
 		{[]string{"dataset", "info", filepath.Join(t.TempDir(), "none"), "--json"}, 1, "error: "},
-		{[]string{"dataset", "inspect", filepath.Join(t.TempDir(), "none"), "--json"}, 1, "error: "},
-		{[]string{"dataset", "verify", fixture("multi_split_v3.0"), "--split", "nope", "--json"}, 2, "--split nope"},
+		{[]string{"dataset", "inspect", filepath.Join(t.TempDir(), "none"), "--json"}, 1,
+			"error: "},
+		{[]string{"dataset", "verify", fixture("multi_split_v3.0"), "--split", "nope", "--json"}, 2,
+			"--split nope"},
 		{[]string{"list", "--limit", "0", "--json"}, 2, "--limit must be at least 1"},
 		{[]string{"status", "my bake", "--json"}, 2, "bake ID"},
 	} {
 		code, out, errs := run(t, c.args...)
 		if code != c.code || out != "" || !strings.Contains(errs, c.err) {
-			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q (want %q)", c.args, code, c.code, out, errs, c.err)
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q (want %q)",
+				c.args, code, c.code, out, errs, c.err)
 		}
 	}
 }
@@ -150,16 +155,20 @@ func TestJSONOfNonFiniteMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	mdPath := filepath.Join(dir, "metadata.json")
-	md := strings.Replace(string(readBytes(t, mdPath)), `"n_samples": 100,`, `"n_samples": 100,
-  "notes": {"peak": 1e400, "floor": -1e400, "list": [1e400, 2.5, 5.0], "say": "\u001b[2J\u202e"},`, 1)
+	withNotes := `"n_samples": 100,
+  "notes": {"peak": 1e400, "floor": -1e400, "list": [1e400, 2.5, 5.0], ` +
+		`"say": "\u001b[2J\u202e"},`
+	md := strings.Replace(string(readBytes(t, mdPath)), `"n_samples": 100,`, withNotes, 1)
 	writeFile(t, mdPath, md)
 	for _, verb := range []string{"info", "inspect"} {
 		out := mustRun(t, "dataset", verb, dir, "--json")
 		doc := decodeStrict(t, out).(map[string]any)
 		notes := doc["metadata"].(map[string]any)["notes"].(map[string]any)
 		want := []any{"/notes/peak", "/notes/floor", "/notes/list/0"}
-		if !slices.Equal(doc["non_finite"].([]any), want) || notes["peak"] != "Infinity" || notes["floor"] != "-Infinity" {
-			t.Errorf("%s: non_finite %v, notes %v; want %v, Infinity and -Infinity", verb, doc["non_finite"], notes, want)
+		if !slices.Equal(doc["non_finite"].([]any), want) ||
+			notes["peak"] != "Infinity" || notes["floor"] != "-Infinity" {
+			t.Errorf("%s: non_finite %v, notes %v; want %v, Infinity and -Infinity",
+				verb, doc["non_finite"], notes, want)
 		}
 		if strings.ContainsAny(out, "\x1b\u202e") {
 			t.Errorf("%s: a control character of the metadata reached the output:\n%s", verb, out)

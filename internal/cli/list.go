@@ -62,7 +62,8 @@ func printList(out io.Writer, bakes []bakeclient.ListedBake, now time.Time) erro
 			b.Start.Local().Format(time.DateTime), formatDuration(end.Sub(b.Start)))
 	}
 	if len(bakes) == 0 {
-		fmt.Fprintln(tw, "(no bakes yet: start one with `whestbake bake --config-file FILE --id ID`)")
+		fmt.Fprintln(tw,
+			"(no bakes yet: start one with `whestbake bake --config-file FILE --id ID`)")
 	}
 	return tw.Flush()
 }

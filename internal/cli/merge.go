@@ -17,11 +17,13 @@ import (
 func newMergeCmd() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "merge PARTIAL... --output DIR",
-		Short: "Merge slice partials of one split into a complete dataset (bit-identical to an unsliced bake)",
-		Args:  cobra.MinimumNArgs(1),
+		Use: "merge PARTIAL... --output DIR",
+		Short: "Merge slice partials of one split into a complete dataset " +
+			"(bit-identical to an unsliced bake)",
+		Args: cobra.MinimumNArgs(1),
 		Annotations: map[string]string{
-			cmdline.OperandsAnnotation: "the partials to merge (PARTIAL...: the directories of `dataset bake --slice K/N`, all N of them)",
+			cmdline.OperandsAnnotation: "the partials to merge " +
+				"(PARTIAL...: the directories of `dataset bake --slice K/N`, all N of them)",
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdline.CheckRequired(cmd, nil); err != nil {
@@ -32,7 +34,8 @@ func newMergeCmd() *cobra.Command {
 			if err := dataset.Merge(args, output, time.Now()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "✓ Merged in %s → %s\n", formatDuration(time.Since(start)), output)
+			fmt.Fprintf(cmd.OutOrStdout(), "✓ Merged in %s → %s\n",
+				formatDuration(time.Since(start)), output)
 			return nil
 		},
 	}
@@ -45,11 +48,14 @@ func newCombineCmd() *cobra.Command {
 	var output, defaultSplit string
 	var skipPrepared bool
 	cmd := &cobra.Command{
-		Use:   "combine-splits DATASET... --output DIR [--default-split NAME] [--skip-prepared-arrow]",
-		Short: "Combine complete single-split datasets into one multi-split dataset, with its report and prepared Arrow splits",
-		Args:  cobra.MinimumNArgs(1),
+		Use: "combine-splits DATASET... --output DIR " +
+			"[--default-split NAME] [--skip-prepared-arrow]",
+		Short: "Combine complete single-split datasets into one multi-split dataset, " +
+			"with its report and prepared Arrow splits",
+		Args: cobra.MinimumNArgs(1),
 		Annotations: map[string]string{
-			cmdline.OperandsAnnotation: "the splits to combine (DATASET...: complete single-split datasets, from `dataset merge` or an unsliced bake)",
+			cmdline.OperandsAnnotation: "the splits to combine (DATASET...: " +
+				"complete single-split datasets, from `dataset merge` or an unsliced bake)",
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cmdline.CheckRequired(cmd, nil); err != nil {
@@ -82,24 +88,31 @@ func newCombineCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", printable(n), counts[n])
 			}
 			if !skipPrepared {
-				fmt.Fprintf(cmd.OutOrStdout(), "  prepared Arrow artifacts: %s\n", printable(strings.Join(names, ", ")))
+				fmt.Fprintf(cmd.OutOrStdout(), "  prepared Arrow artifacts: %s\n",
+					printable(strings.Join(names, ", ")))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "with its report in %s\n", filepath.Join(output, dataset.ReportDir, dataset.ReportPage))
+			fmt.Fprintf(cmd.OutOrStdout(), "with its report in %s\n",
+				filepath.Join(output, dataset.ReportDir, dataset.ReportPage))
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&skipPrepared, "skip-prepared-arrow", false, "write no prepared/<split>/ Arrow folders (whestbench's loader then reads the parquet files)")
+	cmd.Flags().BoolVar(&skipPrepared, "skip-prepared-arrow", false,
+		"write no prepared/<split>/ Arrow folders "+
+			"(whestbench's loader then reads the parquet files)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output directory (must not exist)")
 	cmdline.Require(cmd, "output")
-	cmd.Flags().StringVar(&defaultSplit, "default-split", "", "split that the `default` config loads (default: the input whose config is `default`, if exactly one)")
+	cmd.Flags().StringVar(&defaultSplit, "default-split", "",
+		"split that the `default` config loads "+
+			"(default: the input whose config is `default`, if exactly one)")
 	return cmd
 }
 
 func newPrepareArrowCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "prepare-arrow DIR",
-		Short: "(Re)build a multi-split dataset's prepared/<split>/ Arrow folders (datasets' save_to_disk layout) and record them in metadata.json",
-		Args:  cobra.ExactArgs(1),
+		Use: "prepare-arrow DIR",
+		Short: "(Re)build a multi-split dataset's prepared/<split>/ Arrow folders " +
+			"(datasets' save_to_disk layout) and record them in metadata.json",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if err := dataset.PrepareArrow(dir); err != nil {
@@ -113,7 +126,9 @@ func newPrepareArrowCmd() *cobra.Command {
 			for i, s := range d.Splits {
 				names[i] = s.Name
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Patched %s with prepared Arrow artifacts for %d split(s): %s\n", dir, len(names), printable(strings.Join(names, ", ")))
+			fmt.Fprintf(cmd.OutOrStdout(),
+				"Patched %s with prepared Arrow artifacts for %d split(s): %s\n",
+				dir, len(names), printable(strings.Join(names, ", ")))
 			return nil
 		},
 	}

@@ -26,11 +26,13 @@ func TestVerbsRefuseSplitNamesDatasetsCannotLoad(t *testing.T) {
 		out := at(name)
 		mustRun(t, append(bakeArgs(out, "--split", "minia", "--seed", "4"), extra...)...)
 		old := filepath.Join(out, "data", "minia-00000-of-00001.parquet")
-		if err := os.Rename(old, filepath.Join(out, "data", "mini-a-00000-of-00001.parquet")); err != nil {
+		hyphenated := filepath.Join(out, "data", "mini-a-00000-of-00001.parquet")
+		if err := os.Rename(old, hyphenated); err != nil {
 			t.Fatal(err)
 		}
 		md := filepath.Join(out, "metadata.json")
-		writeFile(t, md, strings.Replace(string(readBytes(t, md)), `"split": "minia"`, `"split": "mini-a"`, 1))
+		writeFile(t, md, strings.Replace(string(readBytes(t, md)),
+			`"split": "minia"`, `"split": "mini-a"`, 1))
 		return out
 	}
 	whole := legacy("whole")
@@ -45,7 +47,9 @@ func TestVerbsRefuseSplitNamesDatasetsCannotLoad(t *testing.T) {
 		{"dataset", "upload", whole, "--repo", "alice/minia", "--endpoint", srv.URL},
 	} {
 		code, _, errs := run(t, verb...)
-		if code != 1 || !strings.Contains(errs, `split name "mini-a" cannot be loaded`) || !strings.Contains(errs, `use "minia"`) {
+		if code != 1 ||
+			!strings.Contains(errs, `split name "mini-a" cannot be loaded`) ||
+			!strings.Contains(errs, `use "minia"`) {
 			t.Errorf("%s: exit %d, %s", verb[1], code, errs)
 		}
 	}

@@ -29,10 +29,13 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 	at := func(name string) string { return filepath.Join(dir, name) }
 	combine := func(out, publicSeeds string) {
 		for s, seeds := range map[string]string{"public": publicSeeds, "holdout": "[6, 7, 8]"} {
-			mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "500", "--width", "4", "--depth", "2",
-				"--mlp-seeds", writeFile(t, at(out+"-"+s+".json"), seeds), "--split", s, "-o", at(out+"-"+s))
+			seedsFile := writeFile(t, at(out+"-"+s+".json"), seeds)
+			mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "500",
+				"--width", "4", "--depth", "2",
+				"--mlp-seeds", seedsFile, "--split", s, "-o", at(out+"-"+s))
 		}
-		mustRun(t, "dataset", "combine-splits", at(out+"-public"), at(out+"-holdout"), "-o", at(out))
+		mustRun(t, "dataset", "combine-splits", at(out+"-public"), at(out+"-holdout"),
+			"-o", at(out))
 	}
 	combine("ds", "[1, 2, 3]")
 	combine("other", "[11, 12, 13]")
@@ -43,7 +46,8 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 	spoils := map[string]func(ds string){
 		"another seed's rows": func(ds string) {
 			for _, f := range []string{"data-00000-of-00001.arrow", "state.json"} {
-				writeFile(t, prepared(ds, "public", f), string(readBytes(t, prepared(at("other"), "public", f))))
+				theirs := readBytes(t, prepared(at("other"), "public", f))
+				writeFile(t, prepared(ds, "public", f), string(theirs))
 			}
 		},
 		"truncated": func(ds string) {
@@ -58,7 +62,8 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 		},
 		"traversal": func(ds string) {
 			md := filepath.Join(ds, dataset.MetadataFile)
-			text := strings.Replace(string(readBytes(t, md)), `"path": "prepared/public"`, `"path": "../../../../etc"`, 1)
+			text := strings.Replace(string(readBytes(t, md)),
+				`"path": "prepared/public"`, `"path": "../../../../etc"`, 1)
 			writeFile(t, md, text)
 		},
 	}
@@ -66,11 +71,23 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 		spoils []string
 		want   []string
 	}{
-		{[]string{"another seed's rows"}, []string{"prepared/public/data-00000-of-00001.arrow: differs from the stream of the rows of data/public-*.parquet", "prepare-arrow"}},
-		{[]string{"truncated"}, []string{"prepared/holdout/data-00000-of-00001.arrow: ends at byte", "truncated", "prepare-arrow"}},
+		{[]string{"another seed's rows"}, []string{
+			"prepared/public/data-00000-of-00001.arrow: " +
+				"differs from the stream of the rows of data/public-*.parquet",
+			"prepare-arrow",
+		}},
+		{[]string{"truncated"}, []string{
+			"prepared/holdout/data-00000-of-00001.arrow: ends at byte",
+			"truncated",
+			"prepare-arrow",
+		}},
 		{[]string{"ghost"}, []string{`holds ["prepared/ghost"]`, "move them out"}},
-		{[]string{"traversal"}, []string{`prepared_splits["public"].path is "../../../../etc", outside the dataset`, "prepare-arrow"}},
-		{[]string{"another seed's rows", "truncated", "ghost", "traversal"}, []string{"outside the dataset"}},
+		{[]string{"traversal"}, []string{
+			`prepared_splits["public"].path is "../../../../etc", outside the dataset`,
+			"prepare-arrow",
+		}},
+		{[]string{"another seed's rows", "truncated", "ghost", "traversal"},
+			[]string{"outside the dataset"}},
 	} {
 		name := strings.Join(c.spoils, ", ")
 		ds := filepath.Join(t.TempDir(), "hostile")
@@ -114,11 +131,13 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Push(context.Background(), hub.Options{Repo: "alice/pushed"}, files); err != nil {
+	_, err = c.Push(context.Background(), hub.Options{Repo: "alice/pushed"}, files)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := at("got")
-	code, _, errs := run(t, "dataset", "download", "hf://alice/pushed", "--output", got, "--endpoint", srv.URL)
+	code, _, errs := run(t, "dataset", "download", "hf://alice/pushed", "--output", got,
+		"--endpoint", srv.URL)
 	if code != 1 || !strings.Contains(errs, "hf://alice/pushed@main") ||
 		!strings.Contains(errs, "prepared/public/data-00000-of-00001.arrow: differs") {
 		t.Errorf("download of a hostile dataset: exit %d, %s", code, errs)
@@ -127,5 +146,6 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 		t.Errorf("the refused download created %s (%v)", got, err)
 	}
 	// --split fetches no prepared tree, and still works.
-	mustRun(t, "dataset", "download", "hf://alice/pushed", "--split", "holdout", "--output", at("holdout-only"), "--endpoint", srv.URL)
+	mustRun(t, "dataset", "download", "hf://alice/pushed", "--split", "holdout",
+		"--output", at("holdout-only"), "--endpoint", srv.URL)
 }

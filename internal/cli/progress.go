@@ -35,7 +35,14 @@ func newProgress(w io.Writer, label, unit string, total int64) *progress {
 	}
 	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
 		now := time.Now()
-		return &progress{lines: w, label: label, unit: unit, total: total, start: now, shown: now}
+		return &progress{
+			lines: w,
+			label: label,
+			unit:  unit,
+			total: total,
+			start: now,
+			shown: now,
+		}
 	}
 	return &progress{bar: progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
@@ -72,8 +79,9 @@ func (p *progress) Add(n int64) {
 // the time left at the rate so far.
 func (p *progress) line(now time.Time) string {
 	elapsed := now.Sub(p.start)
+	percent := 100 * float64(p.done) / float64(max(p.total, 1))
 	s := fmt.Sprintf("%s %s: %.1f%% (%d/%d %s), %s", now.Format(time.TimeOnly), p.label,
-		100*float64(p.done)/float64(max(p.total, 1)), p.done, p.total, p.unit, formatDuration(elapsed))
+		percent, p.done, p.total, p.unit, formatDuration(elapsed))
 	if p.done > 0 && p.done < p.total {
 		left := time.Duration(float64(elapsed) * float64(p.total-p.done) / float64(p.done))
 		s += ", ETA " + formatDuration(left)

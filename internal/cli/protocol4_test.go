@@ -32,8 +32,10 @@ var v4Names = []string{"mark-figueroa", "holly-clements", "daniel-gay", "deborah
 
 func v4BakeArgs(t *testing.T, out string, extra ...string) []string {
 	seeds := writeFile(t, filepath.Join(t.TempDir(), "seeds.json"), v4Seeds)
-	return append([]string{"dataset", "bake", "--n-mlps", "4", "--width", "4", "--depth", "2", "--n-samples", "100",
-		"--sampler", "numpy", "--threads", "1", "--mlp-seeds", seeds, "--output", out}, extra...)
+	args := []string{"dataset", "bake", "--n-mlps", "4", "--width", "4", "--depth", "2",
+		"--n-samples", "100", "--sampler", "numpy", "--threads", "1",
+		"--mlp-seeds", seeds, "--output", out}
+	return append(args, extra...)
 }
 
 func readDataset(t *testing.T, dir string, allowPartial bool) *dataset.Dir {
@@ -81,11 +83,13 @@ func TestProtocolV4RoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	v3, v4 := filepath.Join(dir, "v3"), filepath.Join(dir, "v4")
 	mustRun(t, v4BakeArgs(t, v3)...)
-	code, stdout, stderr := run(t, v4BakeArgs(t, v4, "--seed-protocol", "4.0", "--seed-salt", v4Salt)...)
+	code, stdout, stderr := run(t,
+		v4BakeArgs(t, v4, "--seed-protocol", "4.0", "--seed-salt", v4Salt)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "salt SHA-256 "+v4SaltDigest+" (published in metadata.json)") || strings.Contains(stdout+stderr, v4Salt) {
+	published := "salt SHA-256 " + v4SaltDigest + " (published in metadata.json)"
+	if !strings.Contains(stdout, published) || strings.Contains(stdout+stderr, v4Salt) {
 		t.Errorf("bake output:\n%s%s", stdout, stderr)
 	}
 	a, b := readDataset(t, v3, false), readDataset(t, v4, false)
@@ -94,7 +98,8 @@ func TestProtocolV4RoundTrip(t *testing.T) {
 		if r.Name != v4Names[i] {
 			t.Errorf("row %d: name %q, want %q", i, r.Name, v4Names[i])
 		}
-		r.Name, old.Name = "", ""
+		r.Name = ""
+		old.Name = ""
 		if !datasettest.SameRow(r, old) {
 			t.Errorf("row %d: 4.0 data differs from 3.0", i)
 		}
@@ -105,12 +110,14 @@ func TestProtocolV4RoundTrip(t *testing.T) {
 		v, _ := proto.GetString(k)
 		got = append(got, k+"="+v)
 	}
-	want := "name=whestbench_kdf_per_mlp_seeds version=4.0 kdf=blake2b-keyed salt_source=metadata salt_digest=" + v4SaltDigest + " salt=" + v4Salt
+	want := "name=whestbench_kdf_per_mlp_seeds version=4.0 kdf=blake2b-keyed " +
+		"salt_source=metadata salt_digest=" + v4SaltDigest + " salt=" + v4Salt
 	if strings.Join(got, " ") != want {
 		t.Errorf("seed_protocol %s\nwant %s", got, want)
 	}
 	readme := string(readBytes(t, filepath.Join(v4, "README.md")))
-	if strings.Contains(readme, v4Salt) || !strings.Contains(readme, "--seed-protocol 4.0 --seed-salt \"$SALT\"") {
+	if strings.Contains(readme, v4Salt) ||
+		!strings.Contains(readme, "--seed-protocol 4.0 --seed-salt \"$SALT\"") {
 		t.Errorf("card:\n%s", readme)
 	}
 	out := mustRun(t, "dataset", "verify", v4, "--mlps", "all")
@@ -118,7 +125,9 @@ func TestProtocolV4RoundTrip(t *testing.T) {
 		t.Errorf("verify:\n%s", out)
 	}
 	out = mustRun(t, "dataset", "inspect", v4)
-	if !strings.Contains(out, "published in metadata.json") || !strings.Contains(out, v4SaltDigest) || strings.Contains(out, v4Salt) {
+	if !strings.Contains(out, "published in metadata.json") ||
+		!strings.Contains(out, v4SaltDigest) ||
+		strings.Contains(out, v4Salt) {
 		t.Errorf("inspect:\n%s", out)
 	}
 }
@@ -129,14 +138,16 @@ func TestProtocolV4WithheldSalt(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "holdout")
 	t.Setenv(dataset.SaltEnv, v4Salt)
-	code, stdout, stderr := run(t, v4BakeArgs(t, out, "--split", "holdout", "--seed-protocol", "4.0", "--withhold-salt", "--salt-id", "holdout-1")...)
+	code, stdout, stderr := run(t, v4BakeArgs(t, out, "--split", "holdout",
+		"--seed-protocol", "4.0", "--withhold-salt", "--salt-id", "holdout-1")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	assertNoSalt(t, v4Salt, out, stdout, stderr)
 	d := readDataset(t, out, false)
 	p := d.Info.SeedProtocol
-	if p.SaltSource != "env" || p.SaltDigest != v4SaltDigest || p.SaltID != "holdout-1" || p.Salt != "" {
+	if p.SaltSource != "env" || p.SaltDigest != v4SaltDigest ||
+		p.SaltID != "holdout-1" || p.Salt != "" {
 		t.Errorf("seed protocol %+v", p)
 	}
 	for i, r := range d.Splits[0].Rows {
@@ -151,12 +162,14 @@ func TestProtocolV4WithheldSalt(t *testing.T) {
 	// Without the salt, weights and statistics are still checked.
 	t.Setenv(dataset.SaltEnv, "")
 	verify = mustRun(t, "dataset", "verify", out, "--mlps", "all")
-	if strings.Count(verify, "name not checked (salt withheld: set WHEST_SEED_SALT)") != 4 || strings.Count(verify, "statistics bit-exact") != 4 {
+	const unchecked = "name not checked (salt withheld: set WHEST_SEED_SALT)"
+	if strings.Count(verify, unchecked) != 4 || strings.Count(verify, "statistics bit-exact") != 4 {
 		t.Errorf("verify without the salt:\n%s", verify)
 	}
 	t.Setenv(dataset.SaltEnv, otherSalt)
 	code, _, stderr = run(t, "dataset", "verify", out)
-	if code == 0 || !strings.Contains(stderr, "the dataset's salt (id \"holdout-1\") has "+v4SaltDigest) || strings.Contains(stderr, otherSalt) {
+	theirs := "the dataset's salt (id \"holdout-1\") has " + v4SaltDigest
+	if code == 0 || !strings.Contains(stderr, theirs) || strings.Contains(stderr, otherSalt) {
 		t.Errorf("verify with another salt: exit %d, %s", code, stderr)
 	}
 }
@@ -175,15 +188,19 @@ func TestProtocolV4SlicesMerge(t *testing.T) {
 	}
 	mustRun(t, "dataset", "merge", at("p1"), at("p0"), "--output", at("merged"))
 	name := "data/public-00000-of-00001.parquet"
-	if !bytes.Equal(readBytes(t, filepath.Join(at("whole"), name)), readBytes(t, filepath.Join(at("merged"), name))) {
+	whole := readBytes(t, filepath.Join(at("whole"), name))
+	if !bytes.Equal(whole, readBytes(t, filepath.Join(at("merged"), name))) {
 		t.Error("merged 4.0 slices differ from the unsliced bake")
 	}
-	if p := readDataset(t, at("merged"), false).Info.SeedProtocol; p.Salt != v4Salt || p.SaltDigest != v4SaltDigest {
+	p := readDataset(t, at("merged"), false).Info.SeedProtocol
+	if p.Salt != v4Salt || p.SaltDigest != v4SaltDigest {
 		t.Errorf("merged seed protocol %+v", p)
 	}
-	mustRun(t, v4BakeArgs(t, at("other"), "--seed-protocol", "4.0", "--seed-salt", otherSalt, "--slice", "1/2")...)
+	mustRun(t, v4BakeArgs(t, at("other"),
+		"--seed-protocol", "4.0", "--seed-salt", otherSalt, "--slice", "1/2")...)
 	code, _, stderr := run(t, "dataset", "merge", at("p0"), at("other"), "--output", at("bad"))
-	if code == 0 || !strings.Contains(stderr, "seed_protocol") || strings.Contains(stderr, v4Salt) || strings.Contains(stderr, otherSalt) {
+	if code == 0 || !strings.Contains(stderr, "seed_protocol") ||
+		strings.Contains(stderr, v4Salt) || strings.Contains(stderr, otherSalt) {
 		t.Errorf("merge across salts: exit %d, %s", code, stderr)
 	}
 }
@@ -199,10 +216,12 @@ func TestProtocolV4GeneratedSalt(t *testing.T) {
 	p := readDataset(t, out, false).Info.SeedProtocol
 	raw, err := hex.DecodeString(p.Salt)
 	sum := sha256.Sum256(raw)
-	if err != nil || len(raw) != 32 || hex.EncodeToString(sum[:]) != p.SaltDigest || p.SaltSource != "metadata" {
+	if err != nil || len(raw) != 32 ||
+		hex.EncodeToString(sum[:]) != p.SaltDigest || p.SaltSource != "metadata" {
 		t.Fatalf("generated salt: %+v", p)
 	}
-	if strings.Contains(stdout+stderr, p.Salt) || strings.Contains(string(readBytes(t, filepath.Join(out, "README.md"))), p.Salt) {
+	card := string(readBytes(t, filepath.Join(out, "README.md")))
+	if strings.Contains(stdout+stderr, p.Salt) || strings.Contains(card, p.Salt) {
 		t.Error("the generated salt left the metadata")
 	}
 	mustRun(t, "dataset", "verify", out, "--mlps", "all")
@@ -218,16 +237,20 @@ func TestProtocolV4WithheldRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"--withhold-salt"}, "--salt-id is required when the salt is withheld"},
-		{[]string{"--withhold-salt", "--salt-id", "a b"}, `--salt-id "a b": use at most 128 letters`},
-		{[]string{"--withhold-salt", "--salt-id", "x", "--seed-salt", v4Salt}, "not from --seed-salt"},
+		{[]string{"--withhold-salt", "--salt-id", "a b"},
+			`--salt-id "a b": use at most 128 letters`},
+		{[]string{"--withhold-salt", "--salt-id", "x", "--seed-salt", v4Salt},
+			"not from --seed-salt"},
 	} {
-		code, _, stderr := run(t, v4BakeArgs(t, out, append([]string{"--seed-protocol", "4.0"}, c.args...)...)...)
+		flags := append([]string{"--seed-protocol", "4.0"}, c.args...)
+		code, _, stderr := run(t, v4BakeArgs(t, out, flags...)...)
 		if code == 0 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, v4Salt) {
 			t.Errorf("%v: exit %d, %s", c.args, code, stderr)
 		}
 	}
 	t.Setenv(dataset.SaltEnv, "abcd")
-	code, _, stderr := run(t, v4BakeArgs(t, out, "--seed-protocol", "4.0", "--withhold-salt", "--salt-id", "x")...)
+	code, _, stderr := run(t,
+		v4BakeArgs(t, out, "--seed-protocol", "4.0", "--withhold-salt", "--salt-id", "x")...)
 	if code == 0 || !strings.Contains(stderr, "WHEST_SEED_SALT is 2 bytes") {
 		t.Errorf("short env salt: exit %d, %s", code, stderr)
 	}

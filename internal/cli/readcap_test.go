@@ -31,17 +31,21 @@ func TestFilesTheUserNamesAreReadUnderACap(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	big := sparseFile(t, filepath.Join(dir, "big.yaml"), 100<<20)
-	fixture := filepath.Join("..", "..", "testdata", "whestbench-fixtures", "single_split_v3_protocol")
+	fixture := filepath.Join("..", "..", "testdata", "whestbench-fixtures",
+		"single_split_v3_protocol")
 	for _, file := range []string{"/dev/zero", big} {
 		for _, c := range []struct {
 			args []string
 			want string
 		}{
-			{[]string{"dataset", "info", fixture, "--config-file", file}, "config file " + file + ": larger than 1 MiB"},
+			{[]string{"dataset", "info", fixture, "--config-file", file},
+				"config file " + file + ": larger than 1 MiB"},
 			{[]string{"config", "migrate", file}, "config file " + file + ": larger than 1 MiB"},
-			{[]string{"dataset", "info", "hf://alice/gt", "--endpoint", "http://127.0.0.1:1", "--token-file", file},
+			{[]string{"dataset", "info", "hf://alice/gt",
+				"--endpoint", "http://127.0.0.1:1", "--token-file", file},
 				"hub token file " + file + ": larger than 64 KiB"},
-			{[]string{"dataset", "upload", fixture, "--repo", "alice/gt", "--endpoint", "http://127.0.0.1:1", "--token-file", file},
+			{[]string{"dataset", "upload", fixture, "--repo", "alice/gt",
+				"--endpoint", "http://127.0.0.1:1", "--token-file", file},
 				"hub token file " + file + ": larger than 64 KiB"},
 		} {
 			var before, after runtime.MemStats
@@ -57,7 +61,8 @@ func TestFilesTheUserNamesAreReadUnderACap(t *testing.T) {
 			}
 		}
 	}
-	if code, _, errs := run(t, "dataset", "info", fixture, "--config-file", "/nonexistent/x.yaml"); code == 0 || !strings.Contains(errs, "no such file") {
+	code, _, errs := run(t, "dataset", "info", fixture, "--config-file", "/nonexistent/x.yaml")
+	if code == 0 || !strings.Contains(errs, "no such file") {
 		t.Errorf("a missing config file: exit %d %q", code, errs)
 	}
 }

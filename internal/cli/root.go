@@ -51,7 +51,10 @@ const verdictAnnotation = "exit-1-is-a-verdict"
 // unreadable dataset or config file.
 func exitCode(cmd *cobra.Command, err error) int {
 	code := cmdline.ExitCode(err)
-	if code == cmdline.ExitError && cmd != nil && cmd.Annotations[verdictAnnotation] != "" && !errors.Is(err, errDatasetsDiffer) {
+	if code == cmdline.ExitError &&
+		cmd != nil &&
+		cmd.Annotations[verdictAnnotation] != "" &&
+		!errors.Is(err, errDatasetsDiffer) {
 		return cmdline.ExitUsage
 	}
 	return code
@@ -71,10 +74,13 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().String(cmdline.FileFlag, "", "YAML config file, sections as in configs/example.yaml; also "+cmdline.FileEnv+". Flags win over WHESTBAKE_<SECTION>_<KEY>, which wins over the file")
+	root.PersistentFlags().String(cmdline.FileFlag, "",
+		"YAML config file, sections as in configs/example.yaml; also "+cmdline.FileEnv+". "+
+			"Flags win over WHESTBAKE_<SECTION>_<KEY>, which wins over the file")
 	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd(), newConfigCmd())
 	root.AddCommand(newDevCmd())
-	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(), newListCmd(), newGCCmd())
+	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(),
+		newListCmd(), newGCCmd())
 	cmdline.Strict(root, whestbenchFlags...)
 	return root
 }

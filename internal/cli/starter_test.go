@@ -58,13 +58,20 @@ bake:
 func TestStarterValidatesBeforeConnecting(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), strings.Replace(starterConfigYAML, "slice-size: 2", "slice-size: 0", 1)+"release: {bucket: releases, name: demo}\n")
+	spoiled := strings.Replace(starterConfigYAML, "slice-size: 2", "slice-size: 0", 1) +
+		"release: {bucket: releases, name: demo}\n"
+	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), spoiled)
 	// A bad --id is a bad flag value (exit 2), reported with every other problem.
 	code, out, errs := run(t, "bake", "--config-file", bad, "--id", "x/y")
 	if code != 2 {
 		t.Fatalf("exit %d, want 2", code)
 	}
-	for _, want := range []string{"invalid configuration (3 problems)", `bake.id "x/y" is not usable`, "bake.slice-size = 0", "release.tag is empty"} {
+	for _, want := range []string{
+		"invalid configuration (3 problems)",
+		`bake.id "x/y" is not usable`,
+		"bake.slice-size = 0",
+		"release.tag is empty",
+	} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -121,7 +128,8 @@ func TestDownloadSource(t *testing.T) {
 		{"bake:" + strings.Repeat("x", 300), "", "", "is not usable"},
 		{"s3://releases", "", "", "with a path after the bucket"},
 		{"s3://releases/a/../b", "", "", "with a path after the bucket"},
-		{"releases/demo/v1", "", "", "SRC is hf://OWNER/NAME[@REVISION] (the Hugging Face Hub), s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID"},
+		{"releases/demo/v1", "", "", "SRC is hf://OWNER/NAME[@REVISION] (the Hugging Face Hub), " +
+			"s3://BUCKET/PREFIX/NAME/TAG (a release) or bake:ID"},
 		// whestbench's form of a Hub repository.
 		{"AIcrowd/whestbench-public", "", "", "whestbake writes it hf://AIcrowd/whestbench-public"},
 	} {
@@ -173,7 +181,8 @@ func TestProgressLines(t *testing.T) {
 		Splits: []bakeclient.Split{split},
 	}
 	lines := progressLines(st, now)
-	want := "  public       " + strings.Repeat("█", 12) + strings.Repeat("░", 12) + "   3.5/7 MLPs  baking    slices 1/3 (1 running)  ETA 30.0s"
+	want := "  public       " + strings.Repeat("█", 12) + strings.Repeat("░", 12) +
+		"   3.5/7 MLPs  baking    slices 1/3 (1 running)  ETA 30.0s"
 	if len(lines) != 2 || lines[1] != want {
 		t.Errorf("got\n%q\nwant\n%q", lines, want)
 	}

@@ -18,9 +18,10 @@ import (
 func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := starterVerb(&cobra.Command{
-		Use:   "status ID",
-		Short: "Show a bake: stage, per-split progress, ETA, pending activities with heartbeat details, result or failure",
-		Args:  bakeIDArg,
+		Use: "status ID",
+		Short: "Show a bake: stage, per-split progress, ETA, " +
+			"pending activities with heartbeat details, result or failure",
+		Args: bakeIDArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, cfg, err := openClient(cmd)
 			if err != nil {
@@ -70,14 +71,16 @@ func printHeader(w io.Writer, cfg settings.Config, st bakeclient.Status, now tim
 	if st.End.IsZero() {
 		fmt.Fprintf(w, ", running for %s\n", formatDuration(now.Sub(st.Start)))
 	} else {
-		fmt.Fprintf(w, ", took %s (ended %s)\n", formatDuration(st.End.Sub(st.Start)), st.End.Local().Format(time.DateTime))
+		fmt.Fprintf(w, ", took %s (ended %s)\n",
+			formatDuration(st.End.Sub(st.Start)), st.End.Local().Format(time.DateTime))
 	}
 	fmt.Fprintf(w, "  workflow %s  run %s\n  Web UI   %s\n",
 		st.WorkflowID, st.RunID, webUILink(cfg, st.WorkflowID))
 	s := st.Shape
 	fmt.Fprintf(w, "  shape    width %d, depth %d, %d samples, sampler %s; "+
 		"%d MLPs per slice, %s slices in flight per split\n",
-		s.Width, s.Depth, s.NSamples, s.Sampler, s.SliceSize, bakeclient.InFlightText(s.MaxInFlight))
+		s.Width, s.Depth, s.NSamples, s.Sampler,
+		s.SliceSize, bakeclient.InFlightText(s.MaxInFlight))
 }
 
 // printSplits prints one row per split. COMPUTED, RESUMED and REUSED count
@@ -87,7 +90,8 @@ func printHeader(w io.Writer, cfg settings.Config, st bakeclient.Status, now tim
 // handed back.
 func printSplits(w io.Writer, st bakeclient.Status, now time.Time) {
 	const row = "  %-16s %-9s %-11s %-22s %-8s %-7s %-6s %-5s %s\n"
-	fmt.Fprintf(w, "\n"+row, "SPLIT", "STAGE", "MLPS", "SLICES", "COMPUTED", "RESUMED", "REUSED", "STOPS", "ETA")
+	fmt.Fprintf(w, "\n"+row, "SPLIT", "STAGE", "MLPS", "SLICES",
+		"COMPUTED", "RESUMED", "REUSED", "STOPS", "ETA")
 	for _, s := range st.Splits {
 		slices := "-"
 		if s.SlicesTotal > 0 {
@@ -101,14 +105,19 @@ func printSplits(w io.Writer, st bakeclient.Status, now time.Time) {
 		}
 		computed, resumed, reused, stops := "-", "-", "-", "-"
 		if h := s.History; h != nil {
-			computed, resumed, reused, stops = fmt.Sprint(h.Computed), fmt.Sprint(h.Resumed), fmt.Sprint(h.Reused), fmt.Sprint(h.Stops)
+			computed = fmt.Sprint(h.Computed)
+			resumed = fmt.Sprint(h.Resumed)
+			reused = fmt.Sprint(h.Reused)
+			stops = fmt.Sprint(h.Stops)
 		}
 		mlps := fmt.Sprintf("%d/%d", s.MLPsDone, s.MLPsTotal)
-		fmt.Fprintf(w, row, s.Name, s.Stage, mlps, slices, computed, resumed, reused, stops, eta(s, now))
+		fmt.Fprintf(w, row, s.Name, s.Stage, mlps, slices,
+			computed, resumed, reused, stops, eta(s, now))
 	}
 	for _, s := range st.Splits {
 		if h := s.History; h != nil && h.Discarded > 0 {
-			fmt.Fprintf(w, "  split %s: %d damaged objects in S3 (results, checkpoints, identity blocks, "+
+			fmt.Fprintf(w, "  split %s: %d damaged objects in S3 "+
+				"(results, checkpoints, identity blocks, "+
 				"partial manifests) were discarded and recomputed; see the GPU workers' logs\n",
 				s.Name, h.Discarded)
 		}
@@ -141,7 +150,8 @@ func printStopped(w io.Writer, st bakeclient.Status) {
 	if !listed {
 		fmt.Fprintln(w, "    nothing")
 	}
-	fmt.Fprintln(w, "  Finished MLPs stay in S3: starting the bake again with the same ID and config reuses them.")
+	fmt.Fprintln(w, "  Finished MLPs stay in S3: "+
+		"starting the bake again with the same ID and config reuses them.")
 }
 
 // stoppedSlices describes a split's slices that were running when the bake

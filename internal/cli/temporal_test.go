@@ -41,9 +41,14 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 	out := mustRun(t, "bake", "--config-file", cfgFile, "--id", "e1", "--wait")
 	// No temporal.ui, and no dev stack recorded here: the link is unknown,
 	// and said so, rather than a guess at port 8233.
-	for _, want := range []string{"Started bake e1", "Web UI: unknown for " + o.TemporalAddr() + " (set temporal.ui", "✓ Bake e1 done",
+	for _, want := range []string{
+		"Started bake e1",
+		"Web UI: unknown for " + o.TemporalAddr() + " (set temporal.ui",
+		"✓ Bake e1 done",
 		"release  s3://releases/ds/unit/v1/",
-		" bake e1: running, stage ", " split public: done, 3/3 MLPs, 2/2 slices\n"} {
+		" bake e1: running, stage ",
+		" split public: done, 3/3 MLPs, 2/2 slices\n",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bake output lacks %q:\n%s", want, out)
 		}
@@ -57,7 +62,12 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 		t.Errorf("re-bake of a completed id: exit %d\n%s", code, errs)
 	}
 	out = mustRun(t, "status", "e1", "--config-file", cfgFile)
-	for _, want := range []string{"Bake e1: COMPLETED, stage done", "public           done      3/3         2/2", "holdout          done      2/2         1/1", "release  s3://releases/ds/unit/v1/"} {
+	for _, want := range []string{
+		"Bake e1: COMPLETED, stage done",
+		"public           done      3/3         2/2",
+		"holdout          done      2/2         1/1",
+		"release  s3://releases/ds/unit/v1/",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
@@ -65,35 +75,51 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 	if got := statusCounts(t, out, "public"); got != [3]int{3, 0, 0} {
 		t.Errorf("public computed/resumed/reused = %v, want [3 0 0]:\n%s", got, out)
 	}
-	if out := mustRun(t, "list", "--config-file", cfgFile); !strings.Contains(out, "e1") || !strings.Contains(out, "completed") {
+	out = mustRun(t, "list", "--config-file", cfgFile)
+	if !strings.Contains(out, "e1") || !strings.Contains(out, "completed") {
 		t.Errorf("list:\n%s", out)
 	}
-	if code, _, errs := run(t, "cancel", "e1", "--config-file", cfgFile); code != 1 || !strings.Contains(errs, "bake e1 is not running (it completed)") {
+	code, _, errs = run(t, "cancel", "e1", "--config-file", cfgFile)
+	if code != 1 || !strings.Contains(errs, "bake e1 is not running (it completed)") {
 		t.Errorf("cancel of a completed bake: exit %d\n%s", code, errs)
 	}
 
 	// A second bake publishing to the same tag is refused before it starts.
 	code, out, errs = run(t, "bake", "--config-file", cfgFile, "--id", "e2", "--wait")
-	if code != 1 || !strings.Contains(errs, `release.tag "v1"`) || !strings.Contains(errs, "choose another release.tag") {
+	if code != 1 ||
+		!strings.Contains(errs, `release.tag "v1"`) ||
+		!strings.Contains(errs, "choose another release.tag") {
 		t.Errorf("conflicting release: exit %d\n%s%s", code, out, errs)
 	}
 
 	release := filepath.Join(dir, "out", "release")
-	mustRun(t, "dataset", "download", "s3://releases/ds/unit/v1", "--output", release, "--config-file", cfgFile)
+	mustRun(t, "dataset", "download", "s3://releases/ds/unit/v1",
+		"--output", release, "--config-file", cfgFile)
 	ds, err := dataset.ReadDir(release, false)
 	if err != nil {
 		t.Fatalf("the downloaded release is not a valid dataset: %v", err)
 	}
-	if len(ds.Splits) != 2 || ds.Splits[0].Name != "public" || len(ds.Splits[0].Rows) != 3 || ds.Splits[1].Name != "holdout" || len(ds.Splits[1].Rows) != 2 {
+	if len(ds.Splits) != 2 ||
+		ds.Splits[0].Name != "public" || len(ds.Splits[0].Rows) != 3 ||
+		ds.Splits[1].Name != "holdout" || len(ds.Splits[1].Rows) != 2 {
 		t.Errorf("downloaded dataset has the wrong splits: %+v", ds.Splits)
 	}
-	if code, _, errs := run(t, "dataset", "download", "s3://releases/ds/unit/v1", "--output", release, "--config-file", cfgFile); code != 1 || !strings.Contains(errs, release) {
+	code, _, errs = run(t, "dataset", "download", "s3://releases/ds/unit/v1",
+		"--output", release, "--config-file", cfgFile)
+	if code != 1 || !strings.Contains(errs, release) {
 		t.Errorf("download over an existing directory: exit %d\n%s", code, errs)
 	}
 	bakeCopy := filepath.Join(dir, "out", "bake")
 	mustRun(t, "dataset", "download", "bake:e1", "--output", bakeCopy, "--config-file", cfgFile)
-	for _, f := range []string{"metadata.json", "data/public-00000-of-00001.parquet", "data/holdout-00000-of-00001.parquet", "report/index.html", "report/final_means.png"} {
-		if !bytes.Equal(readBytes(t, filepath.Join(release, f)), readBytes(t, filepath.Join(bakeCopy, f))) {
+	for _, f := range []string{
+		"metadata.json",
+		"data/public-00000-of-00001.parquet",
+		"data/holdout-00000-of-00001.parquet",
+		"report/index.html",
+		"report/final_means.png",
+	} {
+		released := readBytes(t, filepath.Join(release, f))
+		if !bytes.Equal(released, readBytes(t, filepath.Join(bakeCopy, f))) {
 			t.Errorf("%s differs between the release and the bake's dataset", f)
 		}
 	}
@@ -114,22 +140,31 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 		time.Sleep(100 * time.Millisecond)
 	}
 	mustRun(t, "cancel", "c1", "--config-file", slow)
-	if code, out, errs := run(t, "watch", "c1", "--config-file", slow, "--interval", "200ms"); code != 0 {
+	code, out, errs = run(t, "watch", "c1", "--config-file", slow, "--interval", "200ms")
+	if code != 0 {
 		t.Fatalf("watch of a cancelled bake: exit %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = run(t, "status", "c1", "--config-file", slow)
 	if code != 0 {
 		t.Errorf("status of a cancelled bake: exit %d\n%s", code, errs)
 	}
-	for _, want := range []string{"Bake c1: CANCELED", "Canceled during stage baking. Running then, and stopped:", "split public: ", "Finished MLPs stay in S3"} {
+	for _, want := range []string{
+		"Bake c1: CANCELED",
+		"Canceled during stage baking. Running then, and stopped:",
+		"split public: ",
+		"Finished MLPs stay in S3",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status after cancel lacks %q:\n%s", want, out)
 		}
 	}
 	finished, total := statusMLPs(t, out, "public")
 	counts := statusCounts(t, out, "public")
-	if finished < 1 || finished >= total || counts[0]+counts[1]+counts[2] != finished || !strings.Contains(out, "public           canceled") {
-		t.Errorf("after cancel: %d/%d MLPs, counts %v; want the finished slices' MLPs, counted:\n%s", finished, total, counts, out)
+	if finished < 1 || finished >= total ||
+		counts[0]+counts[1]+counts[2] != finished ||
+		!strings.Contains(out, "public           canceled") {
+		t.Errorf("after cancel: %d/%d MLPs, counts %v; "+
+			"want the finished slices' MLPs, counted:\n%s", finished, total, counts, out)
 	}
 	// Restarted where no GPU worker polls its queue, its run has reused
 	// nothing yet: status still counts what the cancelled run finished.
@@ -141,19 +176,23 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 			break
 		}
 	}
-	if got, _ := statusMLPs(t, out, "public"); got != finished || !strings.Contains(out, "public           baking") {
-		t.Errorf("restart that no worker serves: %d MLPs, want the %d finished before:\n%s", got, finished, out)
+	got, _ := statusMLPs(t, out, "public")
+	if got != finished || !strings.Contains(out, "public           baking") {
+		t.Errorf("restart that no worker serves: %d MLPs, want the %d finished before:\n%s",
+			got, finished, out)
 	}
 	mustRun(t, "cancel", "c1", "--config-file", slow)
 	t.Setenv("WHESTBAKE_BAKE_GPU_QUEUE", "")
 	// And restarted for real, bake --wait's first line counts them too.
 	out = mustRun(t, "bake", "--config-file", slow, "--id", "c1", "--wait")
 	if got := firstSplitMLPs(t, out, "public"); got < finished {
-		t.Errorf("bake --wait of the restart begins at %d MLPs, below the %d finished before:\n%s", got, finished, out)
+		t.Errorf("bake --wait of the restart begins at %d MLPs, below the %d finished before:\n%s",
+			got, finished, out)
 	}
 	out = mustRun(t, "status", "c1", "--config-file", slow)
 	if got := statusCounts(t, out, "public"); got[2] < finished || got[0]+got[1]+got[2] != 6 {
-		t.Errorf("restart after %d finished MLPs: computed/resumed/reused %v, want at least %d reused of 6:\n%s", finished, got, finished, out)
+		t.Errorf("restart after %d finished MLPs: computed/resumed/reused %v, "+
+			"want at least %d reused of 6:\n%s", finished, got, finished, out)
 	}
 
 	// Seed protocol 4.0 with a withheld salt: the salt reaches the workers
@@ -168,14 +207,17 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 	t.Setenv("WHESTBAKE_BAKE_SALT_ID", "holdout-e3")
 	t.Setenv("WHESTBAKE_RELEASE_TAG", "v4")
 	out = mustRun(t, "bake", "--config-file", cfgFile, "--id", "e3", "--wait")
-	if !strings.Contains(out, "Seed protocol 4.0, salt SHA-256 "+v4SaltDigest+" (withheld, id holdout-e3") || strings.Contains(out, v4Salt) {
+	withheld := "Seed protocol 4.0, salt SHA-256 " + v4SaltDigest + " (withheld, id holdout-e3"
+	if !strings.Contains(out, withheld) || strings.Contains(out, v4Salt) {
 		t.Errorf("4.0 bake output:\n%s", out)
 	}
 	v4Dir := filepath.Join(dir, "out", "v4")
-	mustRun(t, "dataset", "download", "s3://releases/ds/unit/v4", "--output", v4Dir, "--config-file", cfgFile)
+	mustRun(t, "dataset", "download", "s3://releases/ds/unit/v4",
+		"--output", v4Dir, "--config-file", cfgFile)
 	assertNoSalt(t, v4Salt, v4Dir)
 	d4 := readDataset(t, v4Dir, false)
-	if p := d4.Info.SeedProtocol; !p.SaltWithheld() || p.SaltDigest != v4SaltDigest || p.SaltID != "holdout-e3" {
+	p := d4.Info.SeedProtocol
+	if !p.SaltWithheld() || p.SaltDigest != v4SaltDigest || p.SaltID != "holdout-e3" {
 		t.Errorf("4.0 seed protocol %+v", p)
 	}
 	renamed := 0
@@ -185,7 +227,8 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 			if r.Name != old.Name {
 				renamed++
 			}
-			r.Name, old.Name = "", ""
+			r.Name = ""
+			old.Name = ""
 			if !datasettest.SameRow(r, old) {
 				t.Errorf("split %s row %d: 4.0 data differs from the 3.0 bake's", sd.Name, j)
 			}
@@ -194,7 +237,8 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 	if renamed == 0 {
 		t.Error("4.0 names equal the 3.0 names")
 	}
-	if v := mustRun(t, "dataset", "verify", v4Dir, "--mlps", "all"); strings.Count(v, "name ok") != 5 {
+	v := mustRun(t, "dataset", "verify", v4Dir, "--mlps", "all")
+	if strings.Count(v, "name ok") != 5 {
 		t.Errorf("verify of the 4.0 release:\n%s", v)
 	}
 	st, err := store.Open(context.Background(), cfg.StoreConfig(), cfg.S3.Bucket)
@@ -215,7 +259,8 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 		t.Errorf("bake e3 has %d salted identity blocks, want one per split", salted)
 	}
 	for _, k := range objects {
-		if data, err := st.Get(context.Background(), k); err != nil || bytes.Contains(bytes.ToLower(data), []byte(v4Salt)) {
+		data, err := st.Get(context.Background(), k)
+		if err != nil || bytes.Contains(bytes.ToLower(data), []byte(v4Salt)) {
 			t.Errorf("%s holds the salt (%v)", k, err)
 		}
 	}
@@ -223,7 +268,8 @@ release: {bucket: releases, prefix: ds, name: unit, tag: v1}
 	if strings.Contains(logs.String(), starterSecret) || strings.Contains(logs.String(), v4Salt) {
 		t.Error("the worker logged the S3 secret or the salt")
 	}
-	assertHistoriesClean(t, cfg, []string{starterSecret, v4Salt}, "bake/e1", "bake/e1/split/public", "bake/e1/split/holdout",
+	assertHistoriesClean(t, cfg, []string{starterSecret, v4Salt},
+		"bake/e1", "bake/e1/split/public", "bake/e1/split/holdout",
 		"bake/e3", "bake/e3/split/public", "bake/e3/split/holdout")
 }
 
@@ -272,7 +318,8 @@ func startWorker(t *testing.T, cfgFile string, logs io.Writer) settings.Config {
 // for split (without a terminal: "  split S: STAGE, N/M MLPs, …").
 func firstSplitMLPs(t *testing.T, out, split string) int {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)^\S+   split ` + split + `: \S+, (\d+)/\d+ MLPs`).FindStringSubmatch(out)
+	line := regexp.MustCompile(`(?m)^\S+   split ` + split + `: \S+, (\d+)/\d+ MLPs`)
+	m := line.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no line of split %s:\n%s", split, out)
 	}
@@ -322,13 +369,15 @@ func statusCounts(t *testing.T, out, split string) [3]int {
 // assertHistoriesClean looks for the secrets in the raw bytes of every event
 // (payloads are JSON inside the protobuf, so a leak would show verbatim).
 func assertHistoriesClean(t *testing.T, cfg settings.Config, secrets []string, ids ...string) {
-	c, err := temporalconn.Dial(context.Background(), cfg.Temporal.Conn(), slog.New(slog.DiscardHandler))
+	c, err := temporalconn.Dial(context.Background(), cfg.Temporal.Conn(),
+		slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	for _, id := range ids {
-		it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		it := c.GetWorkflowHistory(context.Background(), id, "", false,
+			enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		n := 0
 		for it.HasNext() {
 			ev, err := it.Next()
@@ -341,7 +390,8 @@ func assertHistoriesClean(t *testing.T, cfg settings.Config, secrets []string, i
 			}
 			for _, secret := range secrets {
 				if bytes.Contains(raw, []byte(secret)) {
-					t.Errorf("%s: event %d (%s) holds a secret", id, ev.GetEventId(), ev.GetEventType())
+					t.Errorf("%s: event %d (%s) holds a secret",
+						id, ev.GetEventId(), ev.GetEventType())
 				}
 			}
 			n++

@@ -18,8 +18,9 @@ import (
 func newUploadCmd() *cobra.Command {
 	var f uploadFlags
 	cmd := &cobra.Command{
-		Use:   "upload DIR --repo OWNER/NAME",
-		Short: "Publish a dataset directory to a Hugging Face Hub dataset repository, in one commit",
+		Use: "upload DIR --repo OWNER/NAME",
+		Short: "Publish a dataset directory to a Hugging Face Hub dataset repository, " +
+			"in one commit",
 		Long: `Validates the dataset DIR as inspect does (every row, the parquet footers'
 features and Arrow schema) and pushes its own files to the dataset repository
 --repo on the Hugging Face Hub in one commit (as whestbench's upload does):
@@ -51,15 +52,27 @@ func (f *uploadFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.opts.Repo, "repo", "", "dataset repository on the Hub, owner/name")
 	fl.StringVar(&f.opts.Revision, "revision", "main", "branch to commit to (must exist)")
-	fl.StringVar(&f.opts.Tag, "tag", "", "tag the commit (an existing tag must already point at it)")
-	fl.BoolVar(&f.opts.Replace, "replace", false, "replace another dataset the revision holds (another metadata.json, or data files this one lacks)")
-	fl.BoolVar(&f.opts.Private, "private", false, "create the repository private (only when this push creates it)")
+	fl.StringVar(&f.opts.Tag, "tag", "",
+		"tag the commit (an existing tag must already point at it)")
+	fl.BoolVar(&f.opts.Replace, "replace", false, "replace another dataset the revision holds "+
+		"(another metadata.json, or data files this one lacks)")
+	fl.BoolVar(&f.opts.Private, "private", false,
+		"create the repository private (only when this push creates it)")
 	fl.StringVar(&f.opts.Message, "message", hub.DefaultMessage, "commit message")
-	fl.StringVar(&f.endpoint, "endpoint", hub.DefaultEndpoint, "Hub URL (https; plain http only to localhost, 127.0.0.0/8 or ::1)")
-	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the Hub token (default: $"+hub.TokenEnv+")")
-	fromKey(fl, map[string]string{"repo": "release.hub.repo", "revision": "release.hub.revision", "tag": "release.hub.tag",
-		"replace": "release.hub.replace", "private": "release.hub.private", "message": "release.hub.message",
-		"endpoint": "release.hub.endpoint", "token-file": "release.hub.token-file"})
+	fl.StringVar(&f.endpoint, "endpoint", hub.DefaultEndpoint,
+		"Hub URL (https; plain http only to localhost, 127.0.0.0/8 or ::1)")
+	fl.StringVar(&f.tokenFile, "token-file", "",
+		"file holding the Hub token (default: $"+hub.TokenEnv+")")
+	fromKey(fl, map[string]string{
+		"repo":       "release.hub.repo",
+		"revision":   "release.hub.revision",
+		"tag":        "release.hub.tag",
+		"replace":    "release.hub.replace",
+		"private":    "release.hub.private",
+		"message":    "release.hub.message",
+		"endpoint":   "release.hub.endpoint",
+		"token-file": "release.hub.token-file",
+	})
 }
 
 // check refuses, as bad input, a missing or malformed --repo and an --endpoint
@@ -118,9 +131,11 @@ func printUploadPlan(out io.Writer, dir, repo, rev string, files []hub.File, lef
 	}
 	fmt.Fprintf(out, "Uploading %s → hf://%s@%s\n", dir, repo, rev)
 	if len(left) > 0 {
-		fmt.Fprintf(out, "Left out %d file(s) that are not part of the dataset: %s\n", len(left), printable(shortList(left, maxListed)))
+		fmt.Fprintf(out, "Left out %d file(s) that are not part of the dataset: %s\n",
+			len(left), printable(shortList(left, maxListed)))
 	}
-	fmt.Fprintf(out, "Total: %s (%d file%s) — will create repo if needed.\n", bake.FormatBytes(total), len(files), plural)
+	fmt.Fprintf(out, "Total: %s (%d file%s) — will create repo if needed.\n",
+		bake.FormatBytes(total), len(files), plural)
 }
 
 // printUploadResult says what the push did: no commit, or the commit and
@@ -129,13 +144,15 @@ func printUploadResult(out io.Writer, repo, rev string, res hub.Result, took tim
 	if res.NoOp {
 		fmt.Fprintf(out, "✓ hf://%s@%s already holds these files: no new commit\n", repo, rev)
 	} else {
-		fmt.Fprintf(out, "✓ Uploaded hf://%s@%s in %s (%d LFS object(s) sent, %d already on the Hub)\n",
+		fmt.Fprintf(out, "✓ Uploaded hf://%s@%s in %s "+
+			"(%d LFS object(s) sent, %d already on the Hub)\n",
 			repo, rev, took.Round(time.Millisecond), res.Sent, res.Reused)
 		if res.Replaced {
 			fmt.Fprintf(out, "Replaced the other dataset hf://%s@%s held (--replace)\n", repo, rev)
 		}
 		if res.Deleted > 0 {
-			fmt.Fprintf(out, "Removed %d file(s) an earlier dataset left in %s\n", res.Deleted, strings.Join(hub.OwnedFolders, " and "))
+			fmt.Fprintf(out, "Removed %d file(s) an earlier dataset left in %s\n",
+				res.Deleted, strings.Join(hub.OwnedFolders, " and "))
 		}
 	}
 	fmt.Fprintf(out, "Commit: %s\n", printable(res.Commit))

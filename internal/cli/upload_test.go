@@ -21,13 +21,21 @@ func TestUploadPublishesTheDatasetOnceWithItsCard(t *testing.T) {
 	const token = "hf_cli_test_token_5f1e2d"
 	srv.AddToken(token, "alice", "write")
 	dir := filepath.Join(t.TempDir(), "ds")
-	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "6", "--depth", "3", "--n-samples", "3e3", "--seed", "2", "--output", dir)
+	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "6", "--depth", "3",
+		"--n-samples", "3e3", "--seed", "2", "--output", dir)
 	// The report is published with the card's section linking it;
 	// nothing else that lies in the directory is.
 	mustRun(t, "dataset", "report", dir)
 	// (A file under prepared/ is refused, not left out: whestbench's
 	// loader would read it; see TestHostilePreparedTreeIsRefused.)
-	foreign := []string{".hf_token", ".DS_Store", "notes.txt", ".report.tmp-123/final_means.png", "data/.public-00000-of-00001.parquet.tmp-9", "report/draft.png"}
+	foreign := []string{
+		".hf_token",
+		".DS_Store",
+		"notes.txt",
+		".report.tmp-123/final_means.png",
+		"data/.public-00000-of-00001.parquet.tmp-9",
+		"report/draft.png",
+	}
 	for _, rel := range foreign[1:] {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -37,13 +45,21 @@ func TestUploadPublishesTheDatasetOnceWithItsCard(t *testing.T) {
 	}
 	tokenFile := writeFile(t, filepath.Join(dir, ".hf_token"), token+"\n")
 	t.Setenv("HF_TOKEN", "")
-	args := []string{"dataset", "upload", dir, "--repo", "alice/gt", "--tag", "v1", "--endpoint", srv.URL, "--token-file", tokenFile}
+	args := []string{"dataset", "upload", dir, "--repo", "alice/gt", "--tag", "v1",
+		"--endpoint", srv.URL, "--token-file", tokenFile}
 
 	// report/draft.png is in no dataset's layout: dataset report refuses
 	// to replace such a folder, and upload leaves the file out.
 	out := mustRun(t, args...)
-	for _, want := range []string{"Uploading " + dir + " → hf://alice/gt@v1\n", "Left out 6 file(s) that are not part of the dataset: ", "Total: ", "(9 files) — will create repo if needed.\n",
-		"✓ Uploaded hf://alice/gt@v1 in ", "Commit: ", "Visible at: " + srv.URL + "/datasets/alice/gt/tree/v1\n"} {
+	for _, want := range []string{
+		"Uploading " + dir + " → hf://alice/gt@v1\n",
+		"Left out 6 file(s) that are not part of the dataset: ",
+		"Total: ",
+		"(9 files) — will create repo if needed.\n",
+		"✓ Uploaded hf://alice/gt@v1 in ",
+		"Commit: ",
+		"Visible at: " + srv.URL + "/datasets/alice/gt/tree/v1\n",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -56,7 +72,8 @@ func TestUploadPublishesTheDatasetOnceWithItsCard(t *testing.T) {
 	if len(parquets) != 1 {
 		t.Fatalf("bake wrote %v, want one parquet file", parquets)
 	}
-	for _, rel := range append([]string{"data/" + filepath.Base(parquets[0]), "metadata.json"}, dataset.ReportPaths()...) {
+	published := []string{"data/" + filepath.Base(parquets[0]), "metadata.json"}
+	for _, rel := range append(published, dataset.ReportPaths()...) {
 		if !bytes.Equal(got[rel], readBytes(t, filepath.Join(dir, filepath.FromSlash(rel)))) {
 			t.Errorf("%s on the Hub differs from the directory's", rel)
 		}
@@ -87,7 +104,8 @@ func TestUploadPublishesTheDatasetOnceWithItsCard(t *testing.T) {
 	}
 
 	again := mustRun(t, args...)
-	if !strings.Contains(again, "already holds these files: no new commit") || len(srv.History("alice/gt", "main")) != 2 {
+	if !strings.Contains(again, "already holds these files: no new commit") ||
+		len(srv.History("alice/gt", "main")) != 2 {
 		t.Errorf("re-upload of the same directory made a commit:\n%s", again)
 	}
 }
@@ -97,7 +115,8 @@ func TestUploadRefusesBadRequestsWithTheFix(t *testing.T) {
 	srv.AddToken("hf_good_token_77", "alice", "write")
 	dir := t.TempDir()
 	ds := filepath.Join(t.TempDir(), "ds")
-	mustRun(t, "dataset", "bake", "--n-mlps", "1", "--width", "4", "--depth", "2", "--n-samples", "100", "--output", ds)
+	mustRun(t, "dataset", "bake", "--n-mlps", "1", "--width", "4", "--depth", "2",
+		"--n-samples", "100", "--output", ds)
 	t.Setenv("HF_TOKEN", "")
 	cases := []struct {
 		name string
@@ -110,14 +129,19 @@ func TestUploadRefusesBadRequestsWithTheFix(t *testing.T) {
 		{"bad repo", "hf_good_token_77", []string{dir, "--repo", "justname"}, 2, "owner/name"},
 		{"no token", "", []string{ds, "--repo", "alice/x"}, 1, "set HF_TOKEN"},
 		{"rejected token", "hf_bad_token_99", []string{ds, "--repo", "alice/x"}, 1, "401"},
-		{"not a dataset", "hf_good_token_77", []string{dir, "--repo", "alice/x"}, 1, "missing metadata.json"},
-		{"clear-text endpoint", "hf_good_token_77", []string{ds, "--repo", "alice/x", "--endpoint", "http://hub.example.org"}, 2, "clear text"},
+		{"not a dataset", "hf_good_token_77", []string{dir, "--repo", "alice/x"}, 1,
+			"missing metadata.json"},
+		{"clear-text endpoint", "hf_good_token_77",
+			[]string{ds, "--repo", "alice/x", "--endpoint", "http://hub.example.org"},
+			2, "clear text"},
 	}
 	for _, c := range cases {
 		t.Setenv("HF_TOKEN", c.env)
-		code, out, errs := run(t, append([]string{"dataset", "upload", "--endpoint", srv.URL}, c.args...)...)
+		uploadArgs := append([]string{"dataset", "upload", "--endpoint", srv.URL}, c.args...)
+		code, out, errs := run(t, uploadArgs...)
 		if code != c.code || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: exit %d, stderr %q; want exit %d mentioning %q", c.name, code, errs, c.code, c.want)
+			t.Errorf("%s: exit %d, stderr %q; want exit %d mentioning %q",
+				c.name, code, errs, c.code, c.want)
 		}
 		if c.env != "" && (strings.Contains(out, c.env) || strings.Contains(errs, c.env)) {
 			t.Errorf("%s: the token was printed", c.name)
@@ -137,7 +161,9 @@ func TestUploadPublishesNothingInspectRefuses(t *testing.T) {
 	t.Setenv("HF_TOKEN", token)
 	bakeDS := func(extra ...string) string {
 		dir := filepath.Join(t.TempDir(), "ds")
-		mustRun(t, append([]string{"dataset", "bake", "--n-mlps", "4", "--width", "4", "--depth", "2", "--n-samples", "100", "--seed", "3", "--output", dir}, extra...)...)
+		args := []string{"dataset", "bake", "--n-mlps", "4", "--width", "4", "--depth", "2",
+			"--n-samples", "100", "--seed", "3", "--output", dir}
+		mustRun(t, append(args, extra...)...)
 		return dir
 	}
 	truncated := bakeDS()
@@ -151,7 +177,8 @@ func TestUploadPublishesNothingInspectRefuses(t *testing.T) {
 		"truncated parquet": {truncated, "corrupt or truncated"},
 		"partial":           {partial, "partial dataset"},
 	} {
-		code, _, errs := run(t, "dataset", "upload", c.dir, "--repo", "alice/x", "--endpoint", srv.URL)
+		code, _, errs := run(t, "dataset", "upload", c.dir, "--repo", "alice/x",
+			"--endpoint", srv.URL)
 		if code != 1 || !strings.Contains(errs, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 1 mentioning %q", name, code, errs, c.want)
 		}
@@ -171,26 +198,33 @@ func TestUploadReplacesAnotherDatasetOnlyWithReplace(t *testing.T) {
 	t.Setenv("HF_TOKEN", token)
 	bakeDS := func(seed, split string) string {
 		dir := filepath.Join(t.TempDir(), "ds")
-		mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "4", "--depth", "2", "--n-samples", "100", "--seed", seed, "--split", split, "--output", dir)
+		mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "4", "--depth", "2",
+			"--n-samples", "100", "--seed", seed, "--split", split, "--output", dir)
 		return dir
 	}
 	first, second := bakeDS("1", "public"), bakeDS("2", "holdout")
 	upload := func(dir string, extra ...string) (int, string, string) {
-		return run(t, append([]string{"dataset", "upload", dir, "--repo", "alice/gt", "--endpoint", srv.URL}, extra...)...)
+		args := []string{"dataset", "upload", dir, "--repo", "alice/gt", "--endpoint", srv.URL}
+		return run(t, append(args, extra...)...)
 	}
 	if code, _, errs := upload(first); code != 0 {
 		t.Fatalf("first upload: exit %d: %s", code, errs)
 	}
 	commits := len(srv.History("alice/gt", "main"))
 	code, _, errs := upload(second)
-	if code != 1 || !strings.Contains(errs, "holds another dataset") || !strings.Contains(errs, "--replace") {
-		t.Fatalf("upload of another dataset: exit %d, stderr %q; want a refusal naming --replace", code, errs)
+	if code != 1 ||
+		!strings.Contains(errs, "holds another dataset") ||
+		!strings.Contains(errs, "--replace") {
+		t.Fatalf("upload of another dataset: exit %d, stderr %q; want a refusal naming --replace",
+			code, errs)
 	}
 	if len(srv.History("alice/gt", "main")) != commits {
 		t.Fatal("the refused upload committed")
 	}
 	code, out, errs := upload(second, "--replace")
-	if code != 0 || !strings.Contains(out, "Replaced the other dataset") || !strings.Contains(out, "Removed 1 file(s)") {
+	if code != 0 ||
+		!strings.Contains(out, "Replaced the other dataset") ||
+		!strings.Contains(out, "Removed 1 file(s)") {
 		t.Fatalf("upload --replace: exit %d\n%s%s", code, out, errs)
 	}
 	got, err := srv.Files("alice/gt", "main")
@@ -210,7 +244,8 @@ func TestUploadReplacesAnotherDatasetOnlyWithReplace(t *testing.T) {
 // loads as another type: inspect, verify and upload refuse it.
 func TestEditedFooterFeaturesAreRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ds")
-	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "4", "--depth", "2", "--n-samples", "100", "--seed", "5", "--output", dir)
+	mustRun(t, "dataset", "bake", "--n-mlps", "2", "--width", "4", "--depth", "2",
+		"--n-samples", "100", "--seed", "5", "--output", dir)
 	shard := filepath.Join(dir, "data", "public-00000-of-00001.parquet")
 	data := readBytes(t, shard)
 	// Same length, so the footer's thrift framing stays intact; the copy
@@ -232,7 +267,8 @@ func TestEditedFooterFeaturesAreRefused(t *testing.T) {
 	} {
 		code, _, errs := run(t, args...)
 		if code != 1 || !strings.Contains(errs, "feature weights is") {
-			t.Errorf("%s: exit %d, stderr %q; want exit 1 naming the weights feature", args[1], code, errs)
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 naming the weights feature",
+				args[1], code, errs)
 		}
 	}
 }

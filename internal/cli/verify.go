@@ -16,10 +16,11 @@ import (
 func newVerifyCmd() *cobra.Command {
 	var f verifyFlags
 	cmd := &cobra.Command{
-		Use:   "verify DIR [--k N | --mlps I,J,...] [--max-samples M]",
-		Short: "Recompute chosen MLPs: weights bit-exact; statistics bit-exact, or within 5/√M with --max-samples M",
-		Args:  cobra.ExactArgs(1),
-		RunE:  func(cmd *cobra.Command, args []string) error { return runVerify(cmd, args[0], f) },
+		Use: "verify DIR [--k N | --mlps I,J,...] [--max-samples M]",
+		Short: "Recompute chosen MLPs: weights bit-exact; " +
+			"statistics bit-exact, or within 5/√M with --max-samples M",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(cmd, args[0], f) },
 	}
 	f.register(cmd)
 	return cmd
@@ -34,10 +35,13 @@ type verifyFlags struct {
 func (f *verifyFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.Var(newCount(&f.k, 3, 1<<24), "k", "number of MLPs to check per split, spread evenly")
-	fl.StringVar(&f.pick, "mlps", "", "comma-separated row positions to check instead of --k (e.g. 0,5,9), or 'all'")
-	fl.Var(newCount(&f.maxSamples, 0, bakeapi.MaxNSamples), "max-samples", "recompute from this many samples only and compare within 5/√M")
+	fl.StringVar(&f.pick, "mlps", "",
+		"comma-separated row positions to check instead of --k (e.g. 0,5,9), or 'all'")
+	fl.Var(newCount(&f.maxSamples, 0, bakeapi.MaxNSamples), "max-samples",
+		"recompute from this many samples only and compare within 5/√M")
 	fl.StringVar(&f.split, "split", "", "verify only this split")
-	fl.StringVar(&f.dotOverride, "dot-product", "", "numpy sampler: override the recorded dot product (fma or muladd)")
+	fl.StringVar(&f.dotOverride, "dot-product", "",
+		"numpy sampler: override the recorded dot product (fma or muladd)")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
 	fromKey(fl, map[string]string{"threads": "worker.threads"})
 	jsonFlag(cmd, &f.asJSON, "print every check as JSON")

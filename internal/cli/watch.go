@@ -32,11 +32,13 @@ func newWatchCmd() *cobra.Command {
 			show := showStatus(cfg, cmd.OutOrStdout())
 			if asJSON {
 				show = func(st bakeclient.Status) error {
-					return writeJSONLine(cmd.OutOrStdout(), statusJSON{Schema: statusSchema, Status: st})
+					line := statusJSON{Schema: statusSchema, Status: st}
+					return writeJSONLine(cmd.OutOrStdout(), line)
 				}
 			}
 			id := args[0]
-			st, err := c.Watch(cmd.Context(), bakeclient.WatchInput{ID: id, Every: every, Each: show})
+			watch := bakeclient.WatchInput{ID: id, Every: every, Each: show}
+			st, err := c.Watch(cmd.Context(), watch)
 			if err != nil {
 				return detached(cmd.Context(), id, err)
 			}
@@ -133,7 +135,8 @@ func changeLines(st bakeclient.Status, now time.Time, last map[string]string) []
 const barWidth = 24
 
 func progressLines(st bakeclient.Status, now time.Time) []string {
-	header := fmt.Sprintf("bake %s: %s, stage %s, %s", st.ID, st.State, st.Stage, formatDuration(now.Sub(st.Start)))
+	header := fmt.Sprintf("bake %s: %s, stage %s, %s",
+		st.ID, st.State, st.Stage, formatDuration(now.Sub(st.Start)))
 	lines := []string{header}
 	for _, s := range st.Splits {
 		frac := 0.0
@@ -142,7 +145,8 @@ func progressLines(st bakeclient.Status, now time.Time) []string {
 		}
 		full := int(frac * barWidth)
 		bar := strings.Repeat("█", full) + strings.Repeat("░", barWidth-full)
-		line := fmt.Sprintf("  %-12s %s %5.1f/%d MLPs  %-8s", s.Name, bar, s.Done(), s.MLPsTotal, s.Stage)
+		line := fmt.Sprintf("  %-12s %s %5.1f/%d MLPs  %-8s",
+			s.Name, bar, s.Done(), s.MLPsTotal, s.Stage)
 		if s.SlicesTotal > 0 {
 			line += fmt.Sprintf("  slices %d/%d", s.SlicesDone, s.SlicesTotal)
 			if s.SlicesRunning > 0 {
@@ -169,8 +173,8 @@ func progressKey(st bakeclient.Status) string {
 // detached explains that stopping to watch does not stop the bake.
 func detached(ctx context.Context, id string, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("stopped watching; the bake keeps running: follow it with `whestbake watch %s`, "+
-			"stop it with `whestbake cancel %s`", id, id)
+		return fmt.Errorf("stopped watching; the bake keeps running: "+
+			"follow it with `whestbake watch %s`, stop it with `whestbake cancel %s`", id, id)
 	}
 	return err
 }

@@ -23,22 +23,34 @@ func TestChangeLinesPrintOnlyChanges(t *testing.T) {
 		SlicesRunning: 2,
 		StartedAt:     t0,
 	}
-	st := bakeclient.Status{ID: "b", State: "running", Stage: bakeapi.StageBaking, Splits: []bakeclient.Split{split}}
+	st := bakeclient.Status{
+		ID:     "b",
+		State:  "running",
+		Stage:  bakeapi.StageBaking,
+		Splits: []bakeclient.Split{split},
+	}
 	last := map[string]string{}
 	got := changeLines(st, t0.Add(time.Second), last)
-	want := []string{"bake b: running, stage baking", "  split public: baking, 0/4 MLPs, 0/4 slices (2 running)"}
+	want := []string{
+		"bake b: running, stage baking",
+		"  split public: baking, 0/4 MLPs, 0/4 slices (2 running)",
+	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("first lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// A running slice's heartbeat and the clock alone change nothing.
-	st.Splits[0].Running = []bakeclient.RunningSlice{{MLPsTotal: 1, SamplesDone: 5, SamplesEach: 10}}
+	st.Splits[0].Running = []bakeclient.RunningSlice{
+		{MLPsTotal: 1, SamplesDone: 5, SamplesEach: 10},
+	}
 	if got := changeLines(st, t0.Add(5*time.Second), last); len(got) != 0 {
 		t.Fatalf("printed without a change: %q", got)
 	}
 	st.Splits[0] = split
-	st.Splits[0].MLPsDone, st.Splits[0].SlicesDone = 1, 1
+	st.Splits[0].MLPsDone = 1
+	st.Splits[0].SlicesDone = 1
 	got = changeLines(st, t0.Add(10*time.Second), last)
-	if len(got) != 1 || got[0] != "  split public: baking, 1/4 MLPs, 1/4 slices (2 running), ETA 30.0s" {
+	const afterOne = "  split public: baking, 1/4 MLPs, 1/4 slices (2 running), ETA 30.0s"
+	if len(got) != 1 || got[0] != afterOne {
 		t.Fatalf("after a slice: %q", got)
 	}
 }
@@ -46,7 +58,13 @@ func TestChangeLinesPrintOnlyChanges(t *testing.T) {
 // The ETA column says done, unknown ("-"), merging soon or the time left.
 func TestETAColumn(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	s := bakeclient.Split{Name: "public", Stage: bakeapi.StageBaking, MLPsDone: 2, MLPsTotal: 4, StartedAt: t0}
+	s := bakeclient.Split{
+		Name:      "public",
+		Stage:     bakeapi.StageBaking,
+		MLPsDone:  2,
+		MLPsTotal: 4,
+		StartedAt: t0,
+	}
 	if got := eta(s, t0.Add(100*time.Second)); got != "1m 40s" {
 		t.Errorf("2 of 4 after 100 s: %s, want 1m 40s", got)
 	}
@@ -142,7 +160,9 @@ func TestStatusOfStoppedSlices(t *testing.T) {
 	for _, want := range []string{
 		"COMPUTED RESUMED REUSED STOPS",
 		"public           failed    2/5         2/5                    2        0       0      7",
-		"split public: slice 3 (MLPs 3-3) after 2 stop(s) by its workers, slice 2 (MLPs 2-2) ran 5 attempt(s), 5 stopped by their worker, last failure WorkerStopping, 1 slice(s) not started",
+		"split public: slice 3 (MLPs 3-3) after 2 stop(s) by its workers, " +
+			"slice 2 (MLPs 2-2) ran 5 attempt(s), 5 stopped by their worker, " +
+			"last failure WorkerStopping, 1 slice(s) not started",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
@@ -151,7 +171,9 @@ func TestStatusOfStoppedSlices(t *testing.T) {
 }
 
 // oneMLP is slice k of a split sliced one MLP each.
-func oneMLP(k int) bakeclient.SliceRef { return bakeclient.SliceRef{Index: k, Start: k, End: k + 1} }
+func oneMLP(k int) bakeclient.SliceRef {
+	return bakeclient.SliceRef{Index: k, Start: k, End: k + 1}
+}
 
 // openSlice is slice k's BakeSlice, running when the history was read.
 func openSlice(k int) bakeclient.OpenActivity {

@@ -15,12 +15,14 @@ import (
 // TestWhestbenchFlagsDocumented keeps the two equal.
 var whestbenchFlags = []cmdline.FlagHint{
 	{Command: "whestbake dataset bake", Flag: "torch",
-		Hint: "whestbake has no torch backend: --device cuda bakes on the GPU with its CUDA engine, " +
+		Hint: "whestbake has no torch backend: " +
+			"--device cuda bakes on the GPU with its CUDA engine, " +
 			"--device auto (the default) picks it where it pays"},
 	{Command: "whestbake dataset bake", Flag: "compile",
 		Hint: "whestbake's CUDA engine always runs its compiled fused kernel: leave --compile out"},
 	{Command: "whestbake dataset bake", Flag: "mlps-per-batch",
-		Hint: "whestbake sizes its batches itself: --threads sets the CPU threads and --max-memory the memory a bake may use"},
+		Hint: "whestbake sizes its batches itself: " +
+			"--threads sets the CPU threads and --max-memory the memory a bake may use"},
 	{Command: "whestbake dataset download", Flag: "revision",
 		Hint: "whestbake takes the revision in SRC: hf://OWNER/NAME@REVISION"},
 	{Command: "whestbake dataset info", Flag: "revision",
@@ -45,6 +47,7 @@ func hubRepoHint(src string) error {
 	if _, err := os.Stat(src); err == nil {
 		return nil
 	}
-	return cmdline.Usagef("%q is not a directory here; as a Hugging Face Hub repository (whestbench's form), "+
+	return cmdline.Usagef("%q is not a directory here; "+
+		"as a Hugging Face Hub repository (whestbench's form), "+
 		"whestbake writes it hf://%s (hf://%s@REVISION for a revision)", src, src, src)
 }

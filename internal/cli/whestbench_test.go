@@ -13,14 +13,16 @@ func TestWhestbenchFlagsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "## Flags of whestbench's that whestbake does not take")
+	const heading = "## Flags of whestbench's that whestbake does not take"
+	_, section, ok := strings.Cut(string(data), heading)
 	if !ok {
 		t.Fatal("docs/WHESTBENCH.md has no section of whestbench's flags")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	var documented []string
 	for _, line := range strings.Split(section, "\n") {
-		if cells := strings.Split(line, " | "); strings.HasPrefix(line, "| `dataset ") && len(cells) == 3 {
+		cells := strings.Split(line, " | ")
+		if strings.HasPrefix(line, "| `dataset ") && len(cells) == 3 {
 			row := strings.ReplaceAll(strings.Trim(line, "| "), "`", "")
 			documented = append(documented, row)
 		}

@@ -92,7 +92,9 @@ type FlagHint struct {
 // of its own, and shows its help when called without a subcommand unless it
 // has its own Run. Call it once the tree is complete.
 func Strict(root *cobra.Command, hints ...FlagHint) {
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return flagError(cmd, err, hints) })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return flagError(cmd, err, hints)
+	})
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		switch {
@@ -109,7 +111,9 @@ func Strict(root *cobra.Command, hints ...FlagHint) {
 			}
 		case c.Args != nil:
 			args := c.Args
-			c.Args = func(cmd *cobra.Command, a []string) error { return argsError(cmd, a, args(cmd, a)) }
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				return argsError(cmd, a, args(cmd, a))
+			}
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
@@ -125,7 +129,8 @@ func flagError(cmd *cobra.Command, err error, hints []FlagHint) error {
 	}
 	name := ne.GetSpecifiedName()
 	if name == "config" && cmd.Flags().Lookup(FileFlag) != nil {
-		return Usagef("%s takes its config file as --%s FILE (or %s); --config is a dataset's HF config name, for `whestbake dataset bake`",
+		return Usagef("%s takes its config file as --%s FILE (or %s); "+
+			"--config is a dataset's HF config name, for `whestbake dataset bake`",
 			cmd.CommandPath(), FileFlag, FileEnv)
 	}
 	for _, h := range hints {
@@ -175,7 +180,9 @@ func operandsOf(use string) []string {
 		w := words[i]
 		switch {
 		case strings.HasPrefix(w, "-"):
-			if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && !strings.HasPrefix(words[i+1], "[") {
+			if i+1 < len(words) &&
+				!strings.HasPrefix(words[i+1], "-") &&
+				!strings.HasPrefix(words[i+1], "[") {
 				i++ // the flag's value
 			}
 		case strings.HasPrefix(w, "["):
@@ -354,7 +361,8 @@ func suggestions(cmd *cobra.Command, typed string) []string {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
-			if sub.IsAvailableCommand() && (sub.Name() == typed || slices.Contains(sub.SuggestFor, typed)) {
+			named := sub.Name() == typed || slices.Contains(sub.SuggestFor, typed)
+			if sub.IsAvailableCommand() && named {
 				add(sub)
 			}
 			walk(sub)

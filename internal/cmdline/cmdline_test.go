@@ -24,7 +24,10 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", Usage(errors.New("bad"))), ExitUsage},
 		{Interrupted{Signal: syscall.SIGINT, Err: context.Canceled}, ExitInterrupted},
 		{Interrupted{Signal: syscall.SIGTERM}, 143},
-		{fmt.Errorf("stopped: %w", Interrupted{Signal: syscall.SIGINT, Err: Usagef("x")}), ExitInterrupted},
+		{
+			fmt.Errorf("stopped: %w", Interrupted{Signal: syscall.SIGINT, Err: Usagef("x")}),
+			ExitInterrupted,
+		},
 	} {
 		if got := ExitCode(c.err); got != c.want {
 			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.want)
@@ -41,9 +44,11 @@ func TestStrict(t *testing.T) {
 	newTree := func() *cobra.Command {
 		root := &cobra.Command{Use: "app", SilenceErrors: true, SilenceUsage: true}
 		group := &cobra.Command{Use: "group"}
-		leaf := &cobra.Command{Use: "leaf", Args: cobra.ExactArgs(1), RunE: func(*cobra.Command, []string) error {
-			return errors.New("failed")
-		}}
+		leaf := &cobra.Command{
+			Use:  "leaf",
+			Args: cobra.ExactArgs(1),
+			RunE: func(*cobra.Command, []string) error { return errors.New("failed") },
+		}
 		leaf.Flags().Int("n", 0, "")
 		leaf.Flags().String(FileFlag, "", "")
 		group.AddCommand(leaf)
@@ -83,14 +88,17 @@ func TestStrict(t *testing.T) {
 // word the command had; without a signal the error is the command's own.
 func TestInterruption(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	if err := Interruption(ctx, context.Canceled); !errors.Is(err, context.Canceled) || ExitCode(err) != ExitError {
+	err := Interruption(ctx, context.Canceled)
+	if !errors.Is(err, context.Canceled) || ExitCode(err) != ExitError {
 		t.Errorf("no signal: %v, exit %d", err, ExitCode(err))
 	}
 	cancel(Interrupted{Signal: syscall.SIGINT})
-	if err := Interruption(ctx, fmt.Errorf("bake: %w", context.Canceled)); err.Error() != "interrupted (Ctrl-C)" || ExitCode(err) != 130 {
+	err = Interruption(ctx, fmt.Errorf("bake: %w", context.Canceled))
+	if err.Error() != "interrupted (Ctrl-C)" || ExitCode(err) != 130 {
 		t.Errorf("after SIGINT: %q, exit %d", err, ExitCode(err))
 	}
-	if err := Interruption(ctx, errors.New("stopped watching; the bake keeps running")); err.Error() != "stopped watching; the bake keeps running" {
+	const own = "stopped watching; the bake keeps running"
+	if err := Interruption(ctx, errors.New(own)); err.Error() != own {
 		t.Errorf("after SIGINT, the command's own words: %q", err)
 	}
 	if err := Interruption(ctx, nil); err != nil {
@@ -104,13 +112,22 @@ func TestUsageInWords(t *testing.T) {
 	newTree := func() *cobra.Command {
 		root := &cobra.Command{Use: "app", SilenceErrors: true, SilenceUsage: true}
 		group := &cobra.Command{Use: "group"}
-		merge := &cobra.Command{Use: "merge PART... --output DIR", Args: cobra.MinimumNArgs(1),
+		merge := &cobra.Command{
+			Use:         "merge PART... --output DIR",
+			Args:        cobra.MinimumNArgs(1),
 			Annotations: map[string]string{OperandsAnnotation: "the parts to merge"},
-			RunE:        func(cmd *cobra.Command, _ []string) error { return CheckRequired(cmd, nil) }}
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return CheckRequired(cmd, nil)
+			},
+		}
 		merge.Flags().String("output", "", "")
 		merge.Flags().String("label", "", "")
 		Require(merge, "output", "label")
-		status := &cobra.Command{Use: "status ID", Args: cobra.ExactArgs(1), RunE: func(*cobra.Command, []string) error { return nil }}
+		status := &cobra.Command{
+			Use:  "status ID",
+			Args: cobra.ExactArgs(1),
+			RunE: func(*cobra.Command, []string) error { return nil },
+		}
 		group.AddCommand(merge)
 		root.AddCommand(group, status)
 		Strict(root, FlagHint{Command: "app group merge", Flag: "token", Hint: "use TOKEN_FILE"})
@@ -120,14 +137,19 @@ func TestUsageInWords(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"stauts"}, `unknown command "stauts" for "app": did you mean "status"? (or use one of completion, group, status)`},
+		{[]string{"stauts"}, `unknown command "stauts" for "app": did you mean "status"? ` +
+			`(or use one of completion, group, status)`},
 		{[]string{"merge"}, `did you mean "group merge"?`},
 		{[]string{"group", "merg"}, `did you mean "group merge"?`},
-		{[]string{"group", "merge"}, "app group merge needs the parts to merge, --output and --label; usage: app group merge PART... --output DIR"},
+		{[]string{"group", "merge"}, "app group merge needs the parts to merge, " +
+			"--output and --label; usage: app group merge PART... --output DIR"},
 		{[]string{"group", "merge", "a"}, "2 required flags are missing:\n  --output\n  --label"},
 		{[]string{"group", "merge", "a", "--label", "x"}, "--output is required"},
 		{[]string{"status"}, "app status needs ID; usage: app status ID"},
-		{[]string{"status", "a", "b"}, `app status takes ID, got "a" "b" (accepts 1 arg(s), received 2)`},
+		{
+			[]string{"status", "a", "b"},
+			`app status takes ID, got "a" "b" (accepts 1 arg(s), received 2)`,
+		},
 		{[]string{"group", "merge", "a", "--token", "t"}, "unknown flag --token: use TOKEN_FILE"},
 	} {
 		root := newTree()
@@ -135,7 +157,8 @@ func TestUsageInWords(t *testing.T) {
 		root.SetArgs(c.args)
 		err := root.Execute()
 		if ExitCode(err) != ExitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: exit %d, %v; want a usage error with %q", c.args, ExitCode(err), err, c.want)
+			t.Errorf("%q: exit %d, %v; want a usage error with %q",
+				c.args, ExitCode(err), err, c.want)
 		}
 	}
 	var b bytes.Buffer

@@ -40,12 +40,21 @@ func (o Options) server(c Component) (server, error) {
 	case Temporal:
 		return o.temporalServer(), nil
 	}
-	return server{}, fmt.Errorf("devstack: unknown component %q (want %s or %s)", c, MinIO, Temporal)
+	return server{}, fmt.Errorf("devstack: unknown component %q (want %s or %s)",
+		c, MinIO, Temporal)
 }
 
-func (o Options) bin(c Component) string     { return filepath.Join(o.BinDir, string(c)) }
-func (o Options) pidFile(c Component) string { return filepath.Join(o.Dir, "run", string(c)+".pid") }
-func (o Options) logFile(c Component) string { return filepath.Join(o.Dir, "logs", string(c)+".log") }
+func (o Options) bin(c Component) string {
+	return filepath.Join(o.BinDir, string(c))
+}
+
+func (o Options) pidFile(c Component) string {
+	return filepath.Join(o.Dir, "run", string(c)+".pid")
+}
+
+func (o Options) logFile(c Component) string {
+	return filepath.Join(o.Dir, "logs", string(c)+".log")
+}
 
 // Running describes a component that Start left running.
 type Running struct {
@@ -55,6 +64,15 @@ type Running struct {
 	Log            string
 	AlreadyRunning bool // it was running and healthy before Start was called
 }
+
+// The fix-its of Start's errors about a component already running.
+const (
+	fixDownToChange = "run `whestbake dev down` first to change them"
+	fixRestart      = "run `whestbake dev down`, then `whestbake dev up` " +
+		"(with --move-if-taken to move to free ports)"
+	fixUnhealthy = "run `whestbake dev down` and start again"
+	fixMissing   = "run `make tools` to build it, or point --bin-dir at a directory holding it"
+)
 
 // Start starts one component detached and waits until it is healthy, then
 // creates what Options asks for (buckets, search attributes). A component
@@ -73,14 +91,14 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		// Ports or paths changed since it started: probing the new port
 		// would only time out, so say what to do at once.
 		if argv, ok := cmdline(pid); ok && !slices.Equal(argv[1:], s.args) {
-			return r, fmt.Errorf("devstack: %s (pid %d) is running with other options (%s): run `whestbake dev down` first to change them",
-				c, pid, strings.Join(argv[1:], " "))
+			return r, fmt.Errorf("devstack: %s (pid %d) is running with other options (%s): %s",
+				c, pid, strings.Join(argv[1:], " "), fixDownToChange)
 		}
 		// The pid runs, but a health probe of the address would pass for
 		// any server there: it counts only if the port is this pid's.
 		if h, found, known := portHolder(s.ports[0].port); known && found && h.PID != pid {
-			return r, fmt.Errorf("devstack: %s (pid %d) runs from %s, but %s is held by %s, not by it: "+
-				"run `whestbake dev down`, then `whestbake dev up` (with --move-if-taken to move to free ports)", c, pid, o.Dir, s.addr, h)
+			return r, fmt.Errorf("devstack: %s (pid %d) runs from %s, "+
+				"but %s is held by %s, not by it: %s", c, pid, o.Dir, s.addr, h, fixRestart)
 		}
 		err := waitHealthy(ctx, o, s, func() error {
 			if alive(pid) {
@@ -89,17 +107,18 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 			return errExited
 		})
 		if err == nil {
-			r.PID, r.AlreadyRunning = pid, true
+			r.PID = pid
+			r.AlreadyRunning = true
 			return r, s.prepare(ctx)
 		}
 		if !errors.Is(err, errExited) {
-			return r, fmt.Errorf("devstack: %s is running (pid %d) but not healthy on %s: %w; see %s, or run `whestbake dev down` and start again",
-				c, pid, s.addr, err, r.Log)
+			return r, fmt.Errorf("devstack: %s is running (pid %d) but not healthy on %s: %w; "+
+				"see %s, or %s", c, pid, s.addr, err, r.Log, fixUnhealthy)
 		}
 		// It died (a crash just before this call): start a new one.
 	}
 	if _, err := os.Stat(o.bin(c)); err != nil {
-		return r, fmt.Errorf("devstack: %s not found: run `make tools` to build it, or point --bin-dir at a directory holding it", o.bin(c))
+		return r, fmt.Errorf("devstack: %s not found: %s", o.bin(c), fixMissing)
 	}
 	for _, p := range s.ports {
 		if err := checkFree(p); err != nil {
@@ -109,7 +128,14 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 	if err := o.writeRecord(); err != nil {
 		return r, err
 	}
-	pid, exited, err := spawn(proc{bin: o.bin(c), args: s.args, env: s.env, dir: o.Dir, log: r.Log, pid: o.pidFile(c)})
+	pid, exited, err := spawn(proc{
+		bin:     o.bin(c),
+		args:    s.args,
+		env:     s.env,
+		dir:     o.Dir,
+		logFile: r.Log,
+		pidFile: o.pidFile(c),
+	})
 	if err != nil {
 		return r, err
 	}
@@ -128,7 +154,8 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		if p, ok := portTakenInLog(tail, s.ports); ok && errors.Is(err, errExited) {
 			return r, inUse(p)
 		}
-		return r, fmt.Errorf("devstack: %s did not come up on %s: %w; last lines of %s:\n%s", c, s.addr, err, r.Log, tail)
+		return r, fmt.Errorf("devstack: %s did not come up on %s: %w; last lines of %s:\n%s",
+			c, s.addr, err, r.Log, tail)
 	}
 	r.PID = pid
 	return r, s.prepare(ctx)
@@ -140,7 +167,9 @@ func StartTemporal(ctx context.Context, opts Options) (Running, error) {
 }
 
 // StartMinIO is Start(ctx, opts, MinIO).
-func StartMinIO(ctx context.Context, opts Options) (Running, error) { return Start(ctx, opts, MinIO) }
+func StartMinIO(ctx context.Context, opts Options) (Running, error) {
+	return Start(ctx, opts, MinIO)
+}
 
 // Stop stops one component (SIGTERM, then SIGKILL after StopTimeout) and
 // removes its pid file; its state stays. Stopping a stopped one is a no-op.

@@ -40,13 +40,17 @@ func TestLifecycle(t *testing.T) {
 	}
 	tc := dialTemporal(t, opts)
 	// A workflow with no worker stays open; it must survive a server crash.
-	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "persist-me", TaskQueue: "nobody-polls"}, "NoSuchWorkflow")
+	run, err := tc.ExecuteWorkflow(ctx,
+		client.StartWorkflowOptions{ID: "persist-me", TaskQueue: "nobody-polls"}, "NoSuchWorkflow")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A state directory from before an attribute existed lacks it; Up must add it.
-	_, err = tc.OperatorService().RemoveSearchAttributes(ctx, &operatorservice.RemoveSearchAttributesRequest{
-		Namespace: devstack.Namespace, SearchAttributes: []string{"BakeStage"}})
+	removal := &operatorservice.RemoveSearchAttributesRequest{
+		Namespace:        devstack.Namespace,
+		SearchAttributes: []string{"BakeStage"},
+	}
+	_, err = tc.OperatorService().RemoveSearchAttributes(ctx, removal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +73,10 @@ func TestLifecycle(t *testing.T) {
 
 	moved := opts
 	moved.MinIOConsolePort = devtest.FreePorts(t, 1)[0]
-	if _, err := devstack.Start(ctx, moved, devstack.MinIO); err == nil || !strings.Contains(err.Error(), "running with other options") {
-		t.Fatalf("Start with another port while running: got %v, want a 'dev down first' error", err)
+	_, err = devstack.Start(ctx, moved, devstack.MinIO)
+	if err == nil || !strings.Contains(err.Error(), "running with other options") {
+		t.Fatalf("Start with another port while running: got %v, "+
+			"want a 'dev down first' error", err)
 	}
 
 	// A crash: SIGKILL leaves a stale pid file; Start must replace the
@@ -85,7 +91,8 @@ func TestLifecycle(t *testing.T) {
 	if _, err := tc.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID()); err != nil {
 		t.Fatalf("workflow lost across a server crash: %v", err)
 	}
-	attrs, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: devstack.Namespace})
+	attrs, err := tc.OperatorService().ListSearchAttributes(ctx,
+		&operatorservice.ListSearchAttributesRequest{Namespace: devstack.Namespace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +157,8 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("Down must keep state: %v", err)
 	}
 	out.Reset()
-	if err := devstack.Down(opts, &out); err != nil || strings.Count(out.String(), "not running") != 2 {
+	err = devstack.Down(opts, &out)
+	if err != nil || strings.Count(out.String(), "not running") != 2 {
 		t.Fatalf("second Down = %v:\n%s", err, out.String())
 	}
 }
@@ -166,7 +174,9 @@ func TestPortInUse(t *testing.T) {
 	opts.MinIOConsolePort = l.Addr().(*net.TCPAddr).Port
 	_, err = devstack.Start(context.Background(), opts, devstack.MinIO)
 	var inUse *devstack.PortInUseError
-	if !errors.As(err, &inUse) || inUse.Key != "minio-console-port" || inUse.Port != opts.MinIOConsolePort {
+	if !errors.As(err, &inUse) ||
+		inUse.Key != "minio-console-port" ||
+		inUse.Port != opts.MinIOConsolePort {
 		t.Fatalf("got %v, want PortInUseError for minio-console-port", err)
 	}
 	// The dev ports are flags only: no config key, no environment variable.
@@ -181,7 +191,8 @@ func TestPortInUse(t *testing.T) {
 // is reported as in use, so StartOnFreePorts moves it instead of failing.
 func TestPortTakenWhileStarting(t *testing.T) {
 	opts := fakeOptions(t, "")
-	script := fmt.Sprintf("#!/bin/sh\necho 'listen tcp 127.0.0.1:%d: bind: address already in use'; exit 1\n", opts.MinIOPort)
+	script := fmt.Sprintf("#!/bin/sh\n"+
+		"echo 'listen tcp 127.0.0.1:%d: bind: address already in use'; exit 1\n", opts.MinIOPort)
 	if err := os.WriteFile(filepath.Join(opts.BinDir, "minio"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +206,9 @@ func TestPortTakenWhileStarting(t *testing.T) {
 func TestStartFailureShowsLog(t *testing.T) {
 	opts := fakeOptions(t, `echo "FATAL: cannot open drive"; exit 3`)
 	_, err := devstack.Start(context.Background(), opts, devstack.MinIO)
-	if err == nil || !strings.Contains(err.Error(), "exited while starting") || !strings.Contains(err.Error(), "FATAL: cannot open drive") {
+	if err == nil ||
+		!strings.Contains(err.Error(), "exited while starting") ||
+		!strings.Contains(err.Error(), "FATAL: cannot open drive") {
 		t.Fatalf("got %v, want an exit error quoting the log", err)
 	}
 	if _, err := os.Stat(filepath.Join(opts.Dir, "run", "minio.pid")); !os.IsNotExist(err) {
@@ -241,10 +254,14 @@ func TestOptionErrors(t *testing.T) {
 		edit func(*devstack.Options)
 		want []string
 	}{
-		{"same port twice", func(o *devstack.Options) { o.UIPort = o.TemporalPort }, []string{"temporal-port and ui-port"}},
-		{"port out of range", func(o *devstack.Options) { o.MinIOPort = 70000 }, []string{"minio-port 70000", "fix --minio-port"}},
-		{"short secret", func(o *devstack.Options) { o.SecretKey = "short" }, []string{"WHESTBAKE_S3_SECRET_KEY"}},
-		{"missing binary", func(o *devstack.Options) { o.BinDir = t.TempDir() }, []string{"make tools"}},
+		{"same port twice", func(o *devstack.Options) { o.UIPort = o.TemporalPort },
+			[]string{"temporal-port and ui-port"}},
+		{"port out of range", func(o *devstack.Options) { o.MinIOPort = 70000 },
+			[]string{"minio-port 70000", "fix --minio-port"}},
+		{"short secret", func(o *devstack.Options) { o.SecretKey = "short" },
+			[]string{"WHESTBAKE_S3_SECRET_KEY"}},
+		{"missing binary", func(o *devstack.Options) { o.BinDir = t.TempDir() },
+			[]string{"make tools"}},
 		{"unknown component", nil, []string{`unknown component "redis"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -270,20 +287,28 @@ func TestOptionErrors(t *testing.T) {
 func fakeOptions(t *testing.T, script string) devstack.Options {
 	t.Helper()
 	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "minio"), []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+	fake := []byte("#!/bin/sh\n" + script + "\n")
+	if err := os.WriteFile(filepath.Join(bin, "minio"), fake, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	ports := devtest.FreePorts(t, 4)
 	return devstack.Options{
-		Dir: t.TempDir(), BinDir: bin,
-		TemporalPort: ports[0], UIPort: ports[1], MinIOPort: ports[2], MinIOConsolePort: ports[3],
-		StopTimeout: time.Second,
+		Dir:              t.TempDir(),
+		BinDir:           bin,
+		TemporalPort:     ports[0],
+		UIPort:           ports[1],
+		MinIOPort:        ports[2],
+		MinIOConsolePort: ports[3],
+		StopTimeout:      time.Second,
 	}
 }
 
 func dialTemporal(t *testing.T, opts devstack.Options) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: opts.TemporalAddr(), Namespace: devstack.Namespace})
+	c, err := client.Dial(client.Options{
+		HostPort:  opts.TemporalAddr(),
+		Namespace: devstack.Namespace,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +331,12 @@ func TestOptionsHideSecret(t *testing.T) {
 	o := devstack.DefaultOptions()
 	o.SecretKey = "options-secret-123"
 	st := devstack.Stack{Options: o}
-	for _, s := range []string{fmt.Sprint(o), fmt.Sprintf("%+v", o), fmt.Sprintf("%#v", o), fmt.Sprintf("%+v", st)} {
+	for _, s := range []string{
+		fmt.Sprint(o),
+		fmt.Sprintf("%+v", o),
+		fmt.Sprintf("%#v", o),
+		fmt.Sprintf("%+v", st),
+	} {
 		if strings.Contains(s, o.SecretKey) {
 			t.Errorf("secret printed: %s", s)
 		}

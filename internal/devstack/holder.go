@@ -105,7 +105,8 @@ func socketOwner(inode string) int {
 			continue
 		}
 		for _, fd := range fds {
-			if link, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && link == target {
+			link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			if err == nil && link == target {
 				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(fdDir)))
 				return pid
 			}

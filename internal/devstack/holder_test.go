@@ -21,7 +21,8 @@ func TestPortHolder(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	h, found, known := portHolder(port)
 	if !found || !known || h.PID != os.Getpid() || !strings.Contains(h.Command, ".test") {
-		t.Errorf("holder of a port this test listens on: %+v (found %v, known %v), want pid %d", h, found, known, os.Getpid())
+		t.Errorf("holder of a port this test listens on: %+v (found %v, known %v), want pid %d",
+			h, found, known, os.Getpid())
 	}
 	l.Close()
 	if h, found, _ := portHolder(port); found {
@@ -31,7 +32,9 @@ func TestPortHolder(t *testing.T) {
 
 func TestShortenCommand(t *testing.T) {
 	got := shorten("python3 -c \nimport socket\x1b[31m\n" + strings.Repeat("x", 200))
-	if strings.ContainsAny(got, "\n\x1b") || len(got) > 100 || !strings.HasPrefix(got, "python3 -c import socket [31m x") {
+	if strings.ContainsAny(got, "\n\x1b") ||
+		len(got) > 100 ||
+		!strings.HasPrefix(got, "python3 -c import socket [31m x") {
 		t.Errorf("shorten = %q", got)
 	}
 }

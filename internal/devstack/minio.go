@@ -45,14 +45,19 @@ func (o Options) minioServer() server {
 func minioHealthy(ctx context.Context, cfg store.Config) error {
 	scheme, client := "http", http.DefaultClient
 	if cfg.Secure {
-		tc, err := tlsconf.Client(tlsconf.Files{CA: cfg.CAFile}, tlsconf.Keys{CA: "MinIO CA file"}, time.Now())
+		tc, err := tlsconf.Client(
+			tlsconf.Files{CA: cfg.CAFile},
+			tlsconf.Keys{CA: "MinIO CA file"},
+			time.Now(),
+		)
 		if err != nil {
 			return err
 		}
 		scheme, client = "https", &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
 		defer client.CloseIdleConnections()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+cfg.Endpoint+"/minio/health/live", nil)
+	url := scheme + "://" + cfg.Endpoint + "/minio/health/live"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}

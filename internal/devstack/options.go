@@ -95,8 +95,14 @@ func (o Options) ConsoleURL() string { return "http://" + addr(o.MinIOConsolePor
 
 // S3Config is how store clients reach this stack's MinIO.
 func (o Options) S3Config() store.Config {
-	return store.Config{Endpoint: addr(o.MinIOPort), AccessKey: o.AccessKey, SecretKey: o.SecretKey, Region: "us-east-1",
-		Secure: o.MinIOCertsDir != "", CAFile: o.MinIOCAFile}
+	return store.Config{
+		Endpoint:  addr(o.MinIOPort),
+		AccessKey: o.AccessKey,
+		SecretKey: o.SecretKey,
+		Region:    "us-east-1",
+		Secure:    o.MinIOCertsDir != "",
+		CAFile:    o.MinIOCAFile,
+	}
 }
 
 func addr(port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
@@ -150,25 +156,30 @@ func (o Options) validate() error {
 	seen := map[int]string{}
 	for _, p := range o.ports() {
 		if p.port < 1 || p.port > 65535 {
-			return fmt.Errorf("devstack: %s %d is not a port (1-65535): fix %s", p.key, p.port, p.hint())
+			return fmt.Errorf("devstack: %s %d is not a port (1-65535): fix %s",
+				p.key, p.port, p.hint())
 		}
 		if other, ok := seen[p.port]; ok {
-			return fmt.Errorf("devstack: %s and %s are both %d: give each its own port (%s)", other, p.key, p.port, p.hint())
+			return fmt.Errorf("devstack: %s and %s are both %d: give each its own port (%s)",
+				other, p.key, p.port, p.hint())
 		}
 		seen[p.port] = p.key
 	}
 	// The dev server passes --db-filename into an SQLite URI, where these
 	// characters would silently cut the path (and share one database file).
 	if strings.ContainsAny(o.Dir, "#?") {
-		return fmt.Errorf("devstack: state directory %q contains '#' or '?', which Temporal's --db-filename cannot take: choose another --dir", o.Dir)
+		return fmt.Errorf("devstack: state directory %q contains '#' or '?', "+
+			"which Temporal's --db-filename cannot take: choose another --dir", o.Dir)
 	}
 	// MinIO refuses to start with shorter root credentials; say so up front
 	// instead of leaving the reason in its log.
 	if len(o.AccessKey) < 3 {
-		return fmt.Errorf("devstack: the MinIO access key must be at least 3 characters: fix WHESTBAKE_S3_ACCESS_KEY")
+		return fmt.Errorf("devstack: the MinIO access key must be at least 3 characters: " +
+			"fix WHESTBAKE_S3_ACCESS_KEY")
 	}
 	if len(o.SecretKey) < 8 {
-		return fmt.Errorf("devstack: the MinIO secret key must be at least 8 characters: fix WHESTBAKE_S3_SECRET_KEY")
+		return fmt.Errorf("devstack: the MinIO secret key must be at least 8 characters: " +
+			"fix WHESTBAKE_S3_SECRET_KEY")
 	}
 	return nil
 }
@@ -194,8 +205,12 @@ func (o Options) ports() []portKey { return append(o.temporalPorts(), o.minioPor
 // String leaves out the secret key, so Options can be printed or logged
 // whole (%v and %+v use String, %#v GoString).
 func (o Options) String() string {
-	return fmt.Sprintf("{Dir:%s BinDir:%s TemporalPort:%d UIPort:%d MinIOPort:%d MinIOConsolePort:%d AccessKey:%s SecretKey:[redacted] Buckets:%v}",
-		o.Dir, o.BinDir, o.TemporalPort, o.UIPort, o.MinIOPort, o.MinIOConsolePort, o.AccessKey, o.Buckets)
+	return fmt.Sprintf("{Dir:%s BinDir:%s "+
+		"TemporalPort:%d UIPort:%d MinIOPort:%d MinIOConsolePort:%d "+
+		"AccessKey:%s SecretKey:[redacted] Buckets:%v}",
+		o.Dir, o.BinDir,
+		o.TemporalPort, o.UIPort, o.MinIOPort, o.MinIOConsolePort,
+		o.AccessKey, o.Buckets)
 }
 
 // GoString keeps %#v from printing the secret.

@@ -23,8 +23,10 @@ func (e *PortInUseError) Error() string {
 	if e.Holder != "" {
 		who = "another program (" + e.Holder + ")"
 	}
-	return fmt.Sprintf("devstack: port %d on %s (%s) is in use by %s: stop it, choose another port with %s, "+
-		"or let `whestbake dev up --move-if-taken` pick a free one", e.Port, host, e.Key, who, portKey{e.Port, e.Key}.hint())
+	return fmt.Sprintf("devstack: port %d on %s (%s) is in use by %s: "+
+		"stop it, choose another port with %s, "+
+		"or let `whestbake dev up --move-if-taken` pick a free one",
+		e.Port, host, e.Key, who, portKey{e.Port, e.Key}.hint())
 }
 
 // inUse is the PortInUseError of p, naming its holder where procfs can.
@@ -117,7 +119,8 @@ func startMoving(ctx context.Context, opts Options, c Component) (Running, Optio
 		if ferr != nil {
 			return r, opts, ferr
 		}
-		for _, p := range []*int{&opts.TemporalPort, &opts.UIPort, &opts.MinIOPort, &opts.MinIOConsolePort} {
+		ports := []*int{&opts.TemporalPort, &opts.UIPort, &opts.MinIOPort, &opts.MinIOConsolePort}
+		for _, p := range ports {
 			if *p == inUse.Port {
 				*p = fresh[0]
 			}

@@ -15,12 +15,12 @@ import (
 
 // proc is one server process to launch.
 type proc struct {
-	bin  string
-	args []string
-	env  []string // added to this process's environment
-	dir  string   // working directory
-	log  string
-	pid  string // pid file
+	bin     string
+	args    []string
+	env     []string // added to this process's environment
+	dir     string   // working directory
+	logFile string
+	pidFile string
 }
 
 // spawn starts p detached — in its own session, so it outlives the command
@@ -28,17 +28,18 @@ type proc struct {
 // output appended to its log. The channel reports the exit if it happens
 // while this process lives; reaping it also keeps zombies from looking alive.
 func spawn(p proc) (int, <-chan error, error) {
-	for _, d := range []string{p.dir, filepath.Dir(p.log), filepath.Dir(p.pid)} {
+	for _, d := range []string{p.dir, filepath.Dir(p.logFile), filepath.Dir(p.pidFile)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return 0, nil, fmt.Errorf("devstack: %w", err)
 		}
 	}
-	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(p.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return 0, nil, fmt.Errorf("devstack: %w", err)
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "\n%s%s starting: %s %s\n", logStartMarker, time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
+	fmt.Fprintf(logf, "\n%s%s starting: %s %s\n",
+		logStartMarker, time.Now().Format(time.RFC3339), p.bin, strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), p.env...)
@@ -50,7 +51,7 @@ func spawn(p proc) (int, <-chan error, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	pid := cmd.Process.Pid
-	if err := writeFileAtomic(p.pid, []byte(strconv.Itoa(pid)+"\n")); err != nil {
+	if err := writeFileAtomic(p.pidFile, []byte(strconv.Itoa(pid)+"\n")); err != nil {
 		_ = terminate(pid, time.Second)
 		return 0, nil, fmt.Errorf("devstack: pid file: %w", err)
 	}
@@ -113,7 +114,8 @@ func terminate(pid int, timeout time.Duration) error {
 		if err := syscall.Kill(-pid, step.sig); errors.Is(err, syscall.ESRCH) {
 			_ = syscall.Kill(pid, step.sig) // not a group leader after all
 		}
-		for end := time.Now().Add(step.wait); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		end := time.Now().Add(step.wait)
+		for ; time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 			if !alive(pid) {
 				return nil
 			}

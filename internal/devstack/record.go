@@ -29,6 +29,9 @@ const recordFile = "stack.json"
 // maxRecordBytes bounds the read of a record: a few ports.
 const maxRecordBytes = 4 << 10
 
+// fixRecord is the fix-it of a state directory's damaged record.
+const fixRecord = "remove it and run `whestbake dev up` again"
+
 // ReadRecord reads the record in state directory dir; ok is false when
 // there is none (no stack was ever started from dir).
 func ReadRecord(dir string) (r Record, ok bool, err error) {
@@ -46,17 +49,24 @@ func ReadRecord(dir string) (r Record, ok bool, err error) {
 	case err != nil:
 		return r, false, fmt.Errorf("devstack: %w", err)
 	case len(data) > maxRecordBytes:
-		return r, false, fmt.Errorf("devstack: %s is over %d bytes, not a record of `whestbake dev up`: remove it and run `whestbake dev up` again", path, maxRecordBytes)
+		return r, false, fmt.Errorf("devstack: %s is over %d bytes, "+
+			"not a record of `whestbake dev up`: %s", path, maxRecordBytes, fixRecord)
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return r, false, fmt.Errorf("devstack: %s is not a record of `whestbake dev up` (%v): remove it and run `whestbake dev up` again", path, err)
+		return r, false, fmt.Errorf("devstack: %s is not a record of `whestbake dev up` (%v): %s",
+			path, err, fixRecord)
 	}
 	return r, true, nil
 }
 
 // record is o's ports as a Record.
 func (o Options) record() Record {
-	return Record{TemporalPort: o.TemporalPort, UIPort: o.UIPort, MinIOPort: o.MinIOPort, MinIOConsolePort: o.MinIOConsolePort}
+	return Record{
+		TemporalPort:     o.TemporalPort,
+		UIPort:           o.UIPort,
+		MinIOPort:        o.MinIOPort,
+		MinIOConsolePort: o.MinIOConsolePort,
+	}
 }
 
 // writeRecord records o's ports in its state directory.
@@ -79,7 +89,10 @@ func ClientDefaults(dir string) (map[string]string, error) {
 	if !ok || err != nil {
 		return nil, err
 	}
-	return map[string]string{"temporal.address": addr(r.TemporalPort), "s3.endpoint": addr(r.MinIOPort)}, nil
+	return map[string]string{
+		"temporal.address": addr(r.TemporalPort),
+		"s3.endpoint":      addr(r.MinIOPort),
+	}, nil
 }
 
 // WebUI is the Web UI of the stack recorded in dir if temporalAddr is that

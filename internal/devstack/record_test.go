@@ -27,11 +27,16 @@ func TestRecordGivesThePorts(t *testing.T) {
 		t.Fatal("the fake server passed for healthy")
 	}
 	rec, ok, err := devstack.ReadRecord(dir)
-	if !ok || err != nil || rec.MinIOPort != opts.MinIOPort || rec.TemporalPort != opts.TemporalPort || rec.UIPort != opts.UIPort {
+	if !ok || err != nil ||
+		rec.MinIOPort != opts.MinIOPort ||
+		rec.TemporalPort != opts.TemporalPort ||
+		rec.UIPort != opts.UIPort {
 		t.Fatalf("record %+v (%v, %v), want the ports of %v", rec, ok, err, opts)
 	}
 	resolved, err := devstack.Options{Dir: dir, BinDir: opts.BinDir}.Resolved()
-	if err != nil || resolved.MinIOPort != opts.MinIOPort || resolved.MinIOConsolePort != opts.MinIOConsolePort {
+	if err != nil ||
+		resolved.MinIOPort != opts.MinIOPort ||
+		resolved.MinIOConsolePort != opts.MinIOConsolePort {
 		t.Errorf("options without ports resolve to %v (%v), want the recorded ones", resolved, err)
 	}
 	resolved, _ = devstack.Options{Dir: dir, BinDir: opts.BinDir, MinIOPort: 1234}.Resolved()
@@ -39,7 +44,9 @@ func TestRecordGivesThePorts(t *testing.T) {
 		t.Errorf("a port given wins over the record, the others come from it: %v", resolved)
 	}
 	d, err := devstack.ClientDefaults(dir)
-	if err != nil || d["temporal.address"] != opts.TemporalAddr() || d["s3.endpoint"] != opts.S3Config().Endpoint {
+	if err != nil ||
+		d["temporal.address"] != opts.TemporalAddr() ||
+		d["s3.endpoint"] != opts.S3Config().Endpoint {
 		t.Errorf("client defaults %v (%v)", d, err)
 	}
 	if ui := devstack.WebUI(dir, opts.TemporalAddr()); ui != opts.UIURL() {
@@ -49,10 +56,12 @@ func TestRecordGivesThePorts(t *testing.T) {
 		t.Errorf("Web UI of another frontend: %q, want none", ui)
 	}
 	// A damaged record is refused with its path, not read as ports.
-	if err := os.WriteFile(filepath.Join(dir, "stack.json"), []byte("{not json"), 0o644); err != nil {
+	damaged := filepath.Join(dir, "stack.json")
+	if err := os.WriteFile(damaged, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devstack.ClientDefaults(dir); err == nil || !strings.Contains(err.Error(), "stack.json is not a record") {
+	_, err = devstack.ClientDefaults(dir)
+	if err == nil || !strings.Contains(err.Error(), "stack.json is not a record") {
 		t.Errorf("damaged record: %v", err)
 	}
 }

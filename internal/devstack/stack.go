@@ -32,7 +32,8 @@ func Up(ctx context.Context, opts Options, out io.Writer) (*Stack, error) {
 			for _, p := range movedPorts(o, moved) {
 				fmt.Fprintf(out, "%-8s %s\n", c, p)
 			}
-			o, st.Options = moved, moved
+			o = moved
+			st.Options = moved
 		} else {
 			r, err = Start(ctx, o, c)
 		}
@@ -81,7 +82,8 @@ func movedPorts(from, to Options) []string {
 	var out []string
 	for i, p := range from.ports() {
 		if q := to.ports()[i]; q.port != p.port {
-			out = append(out, fmt.Sprintf("port %d (%s) is taken: using %d instead", p.port, p.key, q.port))
+			out = append(out, fmt.Sprintf("port %d (%s) is taken: using %d instead",
+				p.port, p.key, q.port))
 		}
 	}
 	return out
@@ -118,7 +120,8 @@ func Status(ctx context.Context, opts Options) ([]State, error) {
 		switch {
 		case st.PID == 0:
 		case st.Other != "":
-			st.Problem = fmt.Sprintf("%s is held by %s, not by this stack's server", s.addr, st.Other)
+			st.Problem = fmt.Sprintf("%s is held by %s, not by this stack's server",
+				s.addr, st.Other)
 		default:
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			if err := s.healthy(pctx); err != nil {

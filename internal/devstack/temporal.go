@@ -43,7 +43,11 @@ func (o Options) temporalServer() server {
 var quietLogger = log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 func dialTemporal(ctx context.Context, hostPort string) (client.Client, error) {
-	return client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: Namespace, Logger: quietLogger})
+	return client.DialContext(ctx, client.Options{
+		HostPort:  hostPort,
+		Namespace: Namespace,
+		Logger:    quietLogger,
+	})
 }
 
 // temporalHealthy passes once the frontend answers and the namespace exists,
@@ -54,7 +58,8 @@ func temporalHealthy(ctx context.Context, hostPort string) error {
 		return err
 	}
 	defer c.Close()
-	_, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: Namespace})
+	_, err = c.WorkflowService().DescribeNamespace(ctx,
+		&workflowservice.DescribeNamespaceRequest{Namespace: Namespace})
 	return err
 }
 
@@ -67,7 +72,8 @@ func ensureSearchAttributes(ctx context.Context, hostPort string) error {
 		return fmt.Errorf("devstack: temporal on %s: %w", hostPort, err)
 	}
 	defer c.Close()
-	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: Namespace})
+	have, err := c.OperatorService().ListSearchAttributes(ctx,
+		&operatorservice.ListSearchAttributesRequest{Namespace: Namespace})
 	if err != nil {
 		return fmt.Errorf("devstack: list Temporal search attributes: %w", err)
 	}
@@ -85,7 +91,11 @@ func ensureSearchAttributes(ctx context.Context, hostPort string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: Namespace, SearchAttributes: missing})
+	addition := &operatorservice.AddSearchAttributesRequest{
+		Namespace:        Namespace,
+		SearchAttributes: missing,
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, addition)
 	if err != nil {
 		return fmt.Errorf("devstack: add Temporal search attributes: %w", err)
 	}

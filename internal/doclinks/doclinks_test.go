@@ -41,7 +41,8 @@ func TestMarkdownLinksResolve(t *testing.T) {
 				_, anchors[target] = parse(t, target)
 			}
 			if !anchors[target][anchor] {
-				t.Errorf("%s: link %q: %s has no heading with anchor #%s", rel(file), link, rel(target), anchor)
+				t.Errorf("%s: link %q: %s has no heading with anchor #%s",
+					rel(file), link, rel(target), anchor)
 			}
 		}
 	}

@@ -14,7 +14,8 @@ import (
 // list says, so the drawing cannot show arrows that do not exist. On a
 // mismatch the test prints the list to paste.
 func TestImportListMatchesDoc(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}:{{range .Imports}} {{.}}{{end}}", module+"...").CombinedOutput()
+	format := "{{.ImportPath}}:{{range .Imports}} {{.}}{{end}}"
+	out, err := exec.Command("go", "list", "-f", format, module+"...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
@@ -41,7 +42,8 @@ func TestImportListMatchesDoc(t *testing.T) {
 		t.Fatalf("docs/ARCHITECTURE.md: %v", err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("docs/ARCHITECTURE.md's import list is not go list's; replace the ```imports block with:\n%s", formatImportList(want))
+		t.Errorf("docs/ARCHITECTURE.md's import list is not go list's; "+
+			"replace the ```imports block with:\n%s", formatImportList(want))
 	}
 }
 

@@ -16,27 +16,98 @@ var rules = []struct {
 	stdlibOnly bool
 	forbidden  []string
 }{
-	{"bakeapi", "the contract is standard library only, so anything may build on it", true, nil},
-	{"workflows", "workflow code is replayed from history: it links no engine, storage or parquet code", false,
-		[]string{module + "gpuengine", module + "dataset", module + "internal/", module + "activities", "parquet-go", "minio-go", "gorgonia"}},
-	{"gpuengine", "engines compute; they know nothing of Temporal, S3 or the file format", false,
-		[]string{module + "dataset", module + "internal/store", module + "internal/bake", "go.temporal.io", "parquet-go", "minio-go"}},
-	{"dataset", "the format package reads and writes files; it computes and orchestrates nothing", false,
-		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "internal/report", module + "activities", "go.temporal.io", "minio-go", "golang.org/x/image"}},
-	{"internal/report", "the report reads a dataset directory and draws it; it bakes, stores and orchestrates nothing", false,
-		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "activities", "go.temporal.io", "minio-go"}},
-	{"internal/compare", "compare reads two dataset directories; it bakes, stores, downloads and orchestrates nothing", false,
-		[]string{module + "gpuengine", module + "internal/store", module + "internal/bake", module + "internal/hub", module + "activities", "go.temporal.io", "minio-go"}},
-	{"activities", "activities are called by name; they never reach back into workflow code", false,
-		[]string{module + "workflows", module + "internal/cli", module + "internal/worker"}},
-	{"internal/settings", "configuration sits low in the graph: it converts into what others need, and needs no activity or workflow code", false,
-		[]string{module + "activities", module + "workflows", module + "internal/worker", module + "internal/cli"}},
-	{"internal/preflight", "the step between a config and the work checks files and the host; it runs no work", false,
-		[]string{module + "activities", module + "workflows", module + "internal/worker", module + "internal/cli"}},
-	{"internal/temporalconn", "the connection has its own config, which settings converts into: it never calls back up into settings", false,
-		[]string{module + "internal/settings", module + "activities", module + "workflows"}},
-	{"internal/bakeclient", "the bake client is the application under the command line: it knows no command, and reaches the workers through Temporal only", false,
-		[]string{module + "internal/cli", "github.com/spf13/cobra", module + "activities", module + "workflows", module + "internal/worker"}},
+	{
+		pkg:        "bakeapi",
+		why:        "the contract is standard library only, so anything may build on it",
+		stdlibOnly: true,
+	},
+	{
+		pkg: "workflows",
+		why: "workflow code is replayed from history: it links no engine, storage or " +
+			"parquet code",
+		forbidden: []string{
+			module + "gpuengine", module + "dataset", module + "internal/", module + "activities",
+			"parquet-go", "minio-go", "gorgonia",
+		},
+	},
+	{
+		pkg: "gpuengine",
+		why: "engines compute; they know nothing of Temporal, S3 or the file format",
+		forbidden: []string{
+			module + "dataset", module + "internal/store", module + "internal/bake",
+			"go.temporal.io", "parquet-go", "minio-go",
+		},
+	},
+	{
+		pkg: "dataset",
+		why: "the format package reads and writes files; it computes and orchestrates nothing",
+		forbidden: []string{
+			module + "gpuengine", module + "internal/store", module + "internal/bake",
+			module + "internal/report", module + "activities",
+			"go.temporal.io", "minio-go", "golang.org/x/image",
+		},
+	},
+	{
+		pkg: "internal/report",
+		why: "the report reads a dataset directory and draws it; it bakes, stores and " +
+			"orchestrates nothing",
+		forbidden: []string{
+			module + "gpuengine", module + "internal/store", module + "internal/bake",
+			module + "activities",
+			"go.temporal.io", "minio-go",
+		},
+	},
+	{
+		pkg: "internal/compare",
+		why: "compare reads two dataset directories; it bakes, stores, downloads and " +
+			"orchestrates nothing",
+		forbidden: []string{
+			module + "gpuengine", module + "internal/store", module + "internal/bake",
+			module + "internal/hub", module + "activities",
+			"go.temporal.io", "minio-go",
+		},
+	},
+	{
+		pkg: "activities",
+		why: "activities are called by name; they never reach back into workflow code",
+		forbidden: []string{
+			module + "workflows", module + "internal/cli", module + "internal/worker",
+		},
+	},
+	{
+		pkg: "internal/settings",
+		why: "configuration sits low in the graph: it converts into what others need, and " +
+			"needs no activity or workflow code",
+		forbidden: []string{
+			module + "activities", module + "workflows",
+			module + "internal/worker", module + "internal/cli",
+		},
+	},
+	{
+		pkg: "internal/preflight",
+		why: "the step between a config and the work checks files and the host; it runs no work",
+		forbidden: []string{
+			module + "activities", module + "workflows",
+			module + "internal/worker", module + "internal/cli",
+		},
+	},
+	{
+		pkg: "internal/temporalconn",
+		why: "the connection has its own config, which settings converts into: it never " +
+			"calls back up into settings",
+		forbidden: []string{
+			module + "internal/settings", module + "activities", module + "workflows",
+		},
+	},
+	{
+		pkg: "internal/bakeclient",
+		why: "the bake client is the application under the command line: it knows no " +
+			"command, and reaches the workers through Temporal only",
+		forbidden: []string{
+			module + "internal/cli", "github.com/spf13/cobra",
+			module + "activities", module + "workflows", module + "internal/worker",
+		},
+	},
 }
 
 func deps(t *testing.T, pkg string) []string {
@@ -75,7 +146,11 @@ var application = []string{"internal/bake", "internal/release", "internal/hub", 
 // flags into its inputs and its outputs into text, and decides which of
 // its errors are usage errors.
 func TestApplicationKnowsNoCommand(t *testing.T) {
-	command := []string{module + "internal/cli", module + "internal/cmdline", "github.com/spf13/cobra"}
+	command := []string{
+		module + "internal/cli",
+		module + "internal/cmdline",
+		"github.com/spf13/cobra",
+	}
 	for _, pkg := range application {
 		for _, dep := range deps(t, pkg) {
 			for _, c := range command {

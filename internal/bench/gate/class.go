@@ -55,7 +55,11 @@ func (c Class) Same(o Class) bool {
 // String names the class in the gate's output, e.g.
 // "AMD family 25 model 17 (AMD EPYC), kernel avx512f, 2 CPUs".
 func (c Class) String() string {
-	vendor := map[string]string{"GenuineIntel": "Intel", "AuthenticAMD": "AMD", "": "unknown vendor"}[c.Vendor]
+	vendor := map[string]string{
+		"GenuineIntel": "Intel",
+		"AuthenticAMD": "AMD",
+		"":             "unknown vendor",
+	}[c.Vendor]
 	if vendor == "" {
 		vendor = c.Vendor
 	}
@@ -184,8 +188,16 @@ func (r Refs) Compare(run []Metric, o Options) Report {
 		case m.Err != "":
 			rep.Rows = append(rep.Rows, compareOne(Metric{}, false, m, o))
 		case m.DependsOnCPU() && r.Same == nil:
-			rep.Rows = append(rep.Rows, Row{Workload: m.Workload, Name: m.Name, Unit: m.Unit, Base: math.NaN(), Now: m.Median(),
-				Change: math.NaN(), Verdict: NotGated, Peer: m.Peer})
+			rep.Rows = append(rep.Rows, Row{
+				Workload: m.Workload,
+				Name:     m.Name,
+				Unit:     m.Unit,
+				Base:     math.NaN(),
+				Now:      m.Median(),
+				Change:   math.NaN(),
+				Verdict:  NotGated,
+				Peer:     m.Peer,
+			})
 		case m.DependsOnCPU():
 			b, ok := find(r.Same, m.Key())
 			rep.Rows = append(rep.Rows, compareOne(b, ok, m, o))
@@ -217,12 +229,13 @@ func (r Refs) Compare(run []Metric, o Options) Report {
 			return
 		}
 		for _, m := range b.Metrics {
-			if m.DependsOnCPU() != cpu || seen[m.Key()] || (o.Selected != nil && !o.Selected(m)) {
+			if m.DependsOnCPU() != cpu ||
+				seen[m.Key()] ||
+				(o.Selected != nil && !o.Selected(m)) {
 				continue
 			}
 			seen[m.Key()] = true
-			rep.Rows = append(rep.Rows, Row{Workload: m.Workload, Name: m.Name, Unit: m.Unit, Base: baseValue(m), Now: math.NaN(),
-				Change: math.NaN(), Verdict: Missing, Note: "the suite no longer measures it; `make bench-baseline` if that is intended"})
+			rep.Rows = append(rep.Rows, missingRow(m))
 		}
 	}
 	missing(r.Same, true)

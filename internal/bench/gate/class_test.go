@@ -10,12 +10,40 @@ import (
 // Three machine classes: the Intel Xeon with two 512-bit FMA ports, the Zen 4
 // EPYC that runs AVX-512 on 256-bit pipes, and an AVX2-only x86 host.
 var (
-	xeon     = Class{Vendor: "GenuineIntel", Family: 6, Model: 143, ModelName: "Intel(R) Xeon(R) Processor", Kernel: "avx512f", CPUs: 2}
-	zen4     = Class{Vendor: "AuthenticAMD", Family: 25, Model: 17, ModelName: "AMD EPYC", Kernel: "avx512f", CPUs: 2}
-	avx2Host = Class{Vendor: "GenuineIntel", Family: 6, Model: 79, ModelName: "Intel(R) Xeon(R) CPU E5-2686 v4 @ 2.30GHz", Kernel: "avx2-fma", CPUs: 2}
+	xeon = Class{
+		Vendor:    "GenuineIntel",
+		Family:    6,
+		Model:     143,
+		ModelName: "Intel(R) Xeon(R) Processor",
+		Kernel:    "avx512f",
+		CPUs:      2,
+	}
+	zen4 = Class{
+		Vendor:    "AuthenticAMD",
+		Family:    25,
+		Model:     17,
+		ModelName: "AMD EPYC",
+		Kernel:    "avx512f",
+		CPUs:      2,
+	}
+	avx2Host = Class{
+		Vendor:    "GenuineIntel",
+		Family:    6,
+		Model:     79,
+		ModelName: "Intel(R) Xeon(R) CPU E5-2686 v4 @ 2.30GHz",
+		Kernel:    "avx2-fma",
+		CPUs:      2,
+	}
 )
 
 func TestClassSame(t *testing.T) {
+	armN1 := Class{
+		Vendor:    "ARM",
+		ModelName: "n1",
+		Kernel:    "generic",
+		CPUs:      2,
+	}
+	armNoName := Class{Vendor: "ARM", Kernel: "generic", CPUs: 2}
 	with := func(f func(c *Class)) Class {
 		c := zen4
 		f(&c)
@@ -27,22 +55,26 @@ func TestClassSame(t *testing.T) {
 		want bool
 	}{
 		{"identical", zen4, zen4, true},
-		{"model name differs, family and model agree", zen4, with(func(c *Class) { c.ModelName = "AMD EPYC 9454 48-Core Processor" }), true},
+		{"model name differs, family and model agree", zen4,
+			with(func(c *Class) { c.ModelName = "AMD EPYC 9454 48-Core Processor" }), true},
 		{"another vendor", zen4, xeon, false},
 		{"another model of the family", zen4, with(func(c *Class) { c.Model = 1 }), false},
 		{"Zen 5 under the same masked name", zen4, with(func(c *Class) { c.Family = 26 }), false},
-		{"the AVX2 kernel forced on the same CPU", zen4, with(func(c *Class) { c.Kernel = "avx2-fma" }), false},
+		{"the AVX2 kernel forced on the same CPU", zen4,
+			with(func(c *Class) { c.Kernel = "avx2-fma" }), false},
 		{"another CPU count", zen4, with(func(c *Class) { c.CPUs = 4 }), false},
-		{"family not recorded on one side", zen4, with(func(c *Class) { c.Family, c.Model = 0, 0 }), false},
-		{"no family on either side: the model name decides", Class{Vendor: "ARM", ModelName: "n1", Kernel: "generic", CPUs: 2}, Class{Vendor: "ARM", ModelName: "n1", Kernel: "generic", CPUs: 2}, true},
-		{"no family and no model name", Class{Vendor: "ARM", Kernel: "generic", CPUs: 2}, Class{Vendor: "ARM", Kernel: "generic", CPUs: 2}, false},
+		{"family not recorded on one side", zen4,
+			with(func(c *Class) { c.Family = 0; c.Model = 0 }), false},
+		{"no family on either side: the model name decides", armN1, armN1, true},
+		{"no family and no model name", armNoName, armNoName, false},
 		{"no vendor", Class{}, Class{}, false},
 	} {
 		if got := c.a.Same(c.b); got != c.want || c.b.Same(c.a) != got {
 			t.Errorf("%s: Same = %v, want %v (both ways)", c.name, got, c.want)
 		}
 	}
-	if got, want := zen4.String(), "AMD family 25 model 17 (AMD EPYC), kernel avx512f, 2 CPUs"; got != want {
+	want := "AMD family 25 model 17 (AMD EPYC), kernel avx512f, 2 CPUs"
+	if got := zen4.String(); got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
@@ -51,11 +83,16 @@ func TestClassSame(t *testing.T) {
 // numpy peer (CPU-dependent), the A/B ratio, peak RSS and allocations.
 func engineRun(numpy, ab, rss, heap float64) []Metric {
 	return []Metric{
-		{Workload: "engine", Name: "speed vs numpy peer", Unit: "×", Kind: Speed, Better: Higher, Values: []float64{numpy}},
-		{Workload: "engine", Name: "speed vs baseline build", Unit: "×", Kind: Speed, Better: Higher, InRun: true, Values: []float64{ab}},
-		{Workload: "engine", Name: "peak RSS", Unit: "MiB", Kind: Memory, Better: Lower, Values: []float64{rss}},
-		{Workload: "engine", Name: "heap allocated", Unit: "B per sample", Kind: Work, Better: Lower, Values: []float64{heap}},
-		{Workload: "bake", Name: "S3 requests", Unit: "per slice", Kind: Work, Better: Lower, Values: []float64{41.5}},
+		{Workload: "engine", Name: "speed vs numpy peer", Unit: "×",
+			Kind: Speed, Better: Higher, Values: []float64{numpy}},
+		{Workload: "engine", Name: "speed vs baseline build", Unit: "×",
+			Kind: Speed, Better: Higher, InRun: true, Values: []float64{ab}},
+		{Workload: "engine", Name: "peak RSS", Unit: "MiB",
+			Kind: Memory, Better: Lower, Values: []float64{rss}},
+		{Workload: "engine", Name: "heap allocated", Unit: "B per sample",
+			Kind: Work, Better: Lower, Values: []float64{heap}},
+		{Workload: "bake", Name: "S3 requests", Unit: "per slice",
+			Kind: Work, Better: Lower, Values: []float64{41.5}},
 	}
 }
 
@@ -122,16 +159,22 @@ func TestAnotherClassNeverFailsTheCPUDependentRows(t *testing.T) {
 	o := Options{OtherClassMemoryMargin: 0.5}
 	unchanged := f.Refs(avx2Host).Compare(engineRun(0.9, 1, 36, 2), o)
 	want := map[string]Verdict{
-		"engine / speed vs numpy peer": NotGated, "engine / speed vs baseline build": OK, "engine / peak RSS": OK,
-		"engine / heap allocated": Improved, // AVX2's 4-row blocks leave no padded tail
-		"bake / S3 requests":      OK,
+		"engine / speed vs numpy peer":     NotGated,
+		"engine / speed vs baseline build": OK,
+		"engine / peak RSS":                OK,
+		"engine / heap allocated":          Improved, // AVX2's 4-row blocks leave no padded tail
+		"bake / S3 requests":               OK,
 	}
 	if got := verdicts(unchanged); !reflect.DeepEqual(got, want) || unchanged.Failed() {
 		t.Errorf("unchanged tree on the AVX2 host: %v, want %v", got, want)
 	}
 	var b bytes.Buffer
 	unchanged.Write(&b)
-	for _, s := range []string{"| recorded, not gated", "recorded, not gated: no baseline for Intel family 6 model 79 (Intel(R) Xeon(R) CPU E5-2686 v4 @ 2.30GHz), kernel avx2-fma, 2 CPUs"} {
+	for _, s := range []string{
+		"| recorded, not gated",
+		"recorded, not gated: no baseline for Intel family 6 model 79 " +
+			"(Intel(R) Xeon(R) CPU E5-2686 v4 @ 2.30GHz), kernel avx2-fma, 2 CPUs",
+	} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, b.String())
 		}
@@ -145,11 +188,15 @@ func TestAnotherClassNeverFailsTheCPUDependentRows(t *testing.T) {
 	bad := f.Refs(avx2Host).Compare([]Metric{
 		engineRun(0.2, 0.7, 80, 2)[0], engineRun(0.2, 0.7, 80, 2)[1], engineRun(0.2, 0.7, 80, 2)[2],
 		engineRun(0.2, 0.7, 80, 500)[3],
-		{Workload: "bake", Name: "S3 requests", Unit: "per slice", Kind: Work, Better: Lower, Values: []float64{49}},
+		{Workload: "bake", Name: "S3 requests", Unit: "per slice",
+			Kind: Work, Better: Lower, Values: []float64{49}},
 	}, o)
 	want = map[string]Verdict{
-		"engine / speed vs numpy peer": NotGated, "engine / speed vs baseline build": Regressed, "engine / peak RSS": Regressed,
-		"engine / heap allocated": Regressed, "bake / S3 requests": Regressed,
+		"engine / speed vs numpy peer":     NotGated,
+		"engine / speed vs baseline build": Regressed,
+		"engine / peak RSS":                Regressed,
+		"engine / heap allocated":          Regressed,
+		"bake / S3 requests":               Regressed,
 	}
 	if got := verdicts(bad); !reflect.DeepEqual(got, want) || !bad.Failed() {
 		t.Errorf("regressed build on the AVX2 host: %v, want %v", got, want)
@@ -165,10 +212,11 @@ func TestEachClassAgainstItsOwnRatio(t *testing.T) {
 		class Class
 		numpy float64
 	}{{xeon, 2.0}, {zen4, 1.3}} {
-		if r := f.Refs(c.class).Compare(engineRun(c.numpy, 1, 31, 386.5), Options{}); r.Failed() {
+		r := f.Refs(c.class).Compare(engineRun(c.numpy, 1, 31, 386.5), Options{})
+		if r.Failed() {
 			t.Errorf("%s unchanged: %v", c.class, verdicts(r))
 		}
-		r := f.Refs(c.class).Compare(engineRun(c.numpy*0.7, 1, 31, 386.5), Options{})
+		r = f.Refs(c.class).Compare(engineRun(c.numpy*0.7, 1, 31, 386.5), Options{})
 		if got := verdicts(r)["engine / speed vs numpy peer"]; got != Regressed {
 			t.Errorf("%s at 70 %% of its ratio: %s", c.class, got)
 		}
@@ -176,7 +224,8 @@ func TestEachClassAgainstItsOwnRatio(t *testing.T) {
 	// A run on Zen 4 with the Xeon's entry alone: its 1.3 is not compared
 	// with the Xeon's 2.0.
 	xeonOnly := File{Baselines: f.Baselines[:1]}
-	if r := xeonOnly.Refs(zen4).Compare(engineRun(1.3, 1, 31, 386.5), Options{}); r.Failed() || verdicts(r)["engine / speed vs numpy peer"] != NotGated {
+	r := xeonOnly.Refs(zen4).Compare(engineRun(1.3, 1, 31, 386.5), Options{})
+	if r.Failed() || verdicts(r)["engine / speed vs numpy peer"] != NotGated {
 		t.Errorf("Zen 4 against the Xeon's entry: %v", verdicts(r))
 	}
 }
@@ -184,15 +233,20 @@ func TestEachClassAgainstItsOwnRatio(t *testing.T) {
 // Peak RSS against another class's entry is gated within the CI allowance
 // (OtherClassMemoryMargin), against its own class's with the margin.
 func TestOtherClassMemoryMargin(t *testing.T) {
-	f := File{Baselines: []Baseline{{Class: xeon, Date: "2026-11-23", Metrics: []Metric{mem("rss", 100)}}}}
+	f := File{Baselines: []Baseline{
+		{Class: xeon, Date: "2026-11-23", Metrics: []Metric{mem("rss", 100)}},
+	}}
 	o := Options{OtherClassMemoryMargin: 0.5}
-	if got := verdicts(f.Refs(zen4).Compare([]Metric{mem("rss", 133)}, o))["w / rss"]; got != OK {
+	rss := func(host Class, mib float64) Verdict {
+		return verdicts(f.Refs(host).Compare([]Metric{mem("rss", mib)}, o))["w / rss"]
+	}
+	if got := rss(zen4, 133); got != OK {
 		t.Errorf("+33 %% against another class: %s", got)
 	}
-	if got := verdicts(f.Refs(zen4).Compare([]Metric{mem("rss", 200)}, o))["w / rss"]; got != Regressed {
+	if got := rss(zen4, 200); got != Regressed {
 		t.Errorf("+100 %% against another class: %s", got)
 	}
-	if got := verdicts(f.Refs(xeon).Compare([]Metric{mem("rss", 133)}, o))["w / rss"]; got != Regressed {
+	if got := rss(xeon, 133); got != Regressed {
 		t.Errorf("+33 %% against its own class: %s", got)
 	}
 }
@@ -203,11 +257,20 @@ func TestOtherClassMemoryMargin(t *testing.T) {
 // entry still lists does not fail once the suite dropped it.
 func TestFallbackAndMissing(t *testing.T) {
 	f := File{Baselines: []Baseline{
-		{Class: xeon, Date: "2026-11-23", Metrics: []Metric{mem("a", 10), mem("dropped long ago", 1), speed("vs numpy", 2)}},
-		{Class: zen4, Date: "2026-11-24T10:00:00Z", Metrics: []Metric{mem("b", 5), mem("dropped", 1), speed("vs numpy", 1.3)}},
+		{Class: xeon, Date: "2026-11-23", Metrics: []Metric{
+			mem("a", 10), mem("dropped long ago", 1), speed("vs numpy", 2),
+		}},
+		{Class: zen4, Date: "2026-11-24T10:00:00Z", Metrics: []Metric{
+			mem("b", 5), mem("dropped", 1), speed("vs numpy", 1.3),
+		}},
 	}}
 	r := f.Refs(zen4).Compare([]Metric{mem("a", 20), mem("b", 5)}, Options{})
-	want := map[string]Verdict{"w / a": Regressed, "w / b": OK, "w / dropped": Missing, "w / vs numpy": Missing}
+	want := map[string]Verdict{
+		"w / a":        Regressed,
+		"w / b":        OK,
+		"w / dropped":  Missing,
+		"w / vs numpy": Missing,
+	}
 	if got := verdicts(r); !reflect.DeepEqual(got, want) {
 		t.Errorf("verdicts %v, want %v", got, want)
 	}
@@ -215,7 +278,8 @@ func TestFallbackAndMissing(t *testing.T) {
 		t.Errorf("Against: %q, %q", r.Rows[0].Against, r.Rows[1].Against)
 	}
 	// On the AVX2 host nothing CPU-dependent can be missing.
-	if got := verdicts(f.Refs(avx2Host).Compare([]Metric{mem("a", 10), mem("b", 5), mem("dropped", 1)}, Options{})); got["w / vs numpy"] != "" {
+	run := []Metric{mem("a", 10), mem("b", 5), mem("dropped", 1)}
+	if got := verdicts(f.Refs(avx2Host).Compare(run, Options{})); got["w / vs numpy"] != "" {
 		t.Errorf("AVX2 host: %v", got)
 	}
 }

@@ -46,8 +46,9 @@ type legacy struct {
 }
 
 // legacyNote is the Note of an entry read from the one-entry layout.
-const legacyNote = "recorded before machine classes: its class comes from the machine line, without a family or model, " +
-	"so it gates no host's CPU-dependent metrics (Class.Same); it still serves the other metrics"
+const legacyNote = "recorded before machine classes: its class comes from the machine line, " +
+	"without a family or model, so it gates no host's CPU-dependent metrics (Class.Same); " +
+	"it still serves the other metrics"
 
 // Load reads a baseline file. A file of the one-entry layout (before
 // classes, as a bisect at an older commit writes it) reads as one entry whose
@@ -66,8 +67,14 @@ func Load(path string) (File, error) {
 		if err := json.Unmarshal(data, &l); err != nil {
 			return File{}, fmt.Errorf("baseline %s: %v", path, err)
 		}
-		return File{Baselines: []Baseline{{Class: classOfMachineLine(l.Machine), Machine: l.Machine, Commit: l.Commit,
-			Date: l.Date, Note: legacyNote, Metrics: l.Metrics}}}, nil
+		return File{Baselines: []Baseline{{
+			Class:   classOfMachineLine(l.Machine),
+			Machine: l.Machine,
+			Commit:  l.Commit,
+			Date:    l.Date,
+			Note:    legacyNote,
+			Metrics: l.Metrics,
+		}}}, nil
 	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -101,7 +108,13 @@ func Save(path string, f File) error {
 			Commit  string `json:"commit"`
 			Date    string `json:"date"`
 			Note    string `json:"note,omitempty"`
-		}{b.Class, b.Machine, b.Commit, b.Date, b.Note})
+		}{
+			Class:   b.Class,
+			Machine: b.Machine,
+			Commit:  b.Commit,
+			Date:    b.Date,
+			Note:    b.Note,
+		})
 		if err != nil {
 			return err
 		}

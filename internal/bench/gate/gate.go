@@ -216,8 +216,7 @@ func Compare(base, run []Metric, o Options) Report {
 		if seen[b.Key()] || (o.Selected != nil && !o.Selected(b)) {
 			continue
 		}
-		rep.Rows = append(rep.Rows, Row{Workload: b.Workload, Name: b.Name, Unit: b.Unit, Base: baseValue(b), Now: math.NaN(),
-			Change: math.NaN(), Verdict: Missing, Note: "the suite no longer measures it; `make bench-baseline` if that is intended"})
+		rep.Rows = append(rep.Rows, missingRow(b))
 	}
 	return rep
 }
@@ -229,13 +228,36 @@ func baseValue(b Metric) float64 {
 	return b.Median()
 }
 
+// missingRow is the row of baseline metric b, which the run no longer measures.
+func missingRow(b Metric) Row {
+	return Row{
+		Workload: b.Workload,
+		Name:     b.Name,
+		Unit:     b.Unit,
+		Base:     baseValue(b),
+		Now:      math.NaN(),
+		Change:   math.NaN(),
+		Verdict:  Missing,
+		Note:     "the suite no longer measures it; `make bench-baseline` if that is intended",
+	}
+}
+
 func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
-	row := Row{Workload: m.Workload, Name: m.Name, Unit: m.Unit, Base: math.NaN(), Now: math.NaN(), Change: math.NaN(), Peer: m.Peer}
+	row := Row{
+		Workload: m.Workload,
+		Name:     m.Name,
+		Unit:     m.Unit,
+		Base:     math.NaN(),
+		Now:      math.NaN(),
+		Change:   math.NaN(),
+		Peer:     m.Peer,
+	}
 	if haveBase {
 		row.BasePeer = b.Peer
 	}
 	if m.Err != "" {
-		row.Verdict, row.Note = Failed, m.Err
+		row.Verdict = Failed
+		row.Note = m.Err
 		return row
 	}
 	row.Now = m.Median()
@@ -271,12 +293,14 @@ func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
 	case math.Abs(row.Now-row.Base) <= m.Floor:
 		row.Verdict = OK
 		if worse > row.Allowed || better > row.Allowed {
-			row.Note = fmt.Sprintf("changed by %s %s, within the %s %s below which this count is noise",
+			row.Note = fmt.Sprintf("changed by %s %s, "+
+				"within the %s %s below which this count is noise",
 				num(math.Abs(row.Now-row.Base)), m.Unit, num(m.Floor), m.Unit)
 		}
 	case worse > row.Allowed:
 		row.Verdict = Regressed
-		row.Note = fmt.Sprintf("%s, more than the %s allowed", worseText(m.Better, worse), pct(row.Allowed))
+		row.Note = fmt.Sprintf("%s, more than the %s allowed",
+			worseText(m.Better, worse), pct(row.Allowed))
 	case better > row.Allowed:
 		row.Verdict = Improved
 		row.Note = "`make bench-baseline` to keep the gain"

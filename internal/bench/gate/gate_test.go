@@ -11,11 +11,25 @@ import (
 )
 
 func mem(name string, v ...float64) Metric {
-	return Metric{Workload: "w", Name: name, Unit: "MiB", Kind: Memory, Better: Lower, Values: v}
+	return Metric{
+		Workload: "w",
+		Name:     name,
+		Unit:     "MiB",
+		Kind:     Memory,
+		Better:   Lower,
+		Values:   v,
+	}
 }
 
 func speed(name string, v ...float64) Metric {
-	return Metric{Workload: "w", Name: name, Unit: "×", Kind: Speed, Better: Higher, Values: v}
+	return Metric{
+		Workload: "w",
+		Name:     name,
+		Unit:     "×",
+		Kind:     Speed,
+		Better:   Higher,
+		Values:   v,
+	}
 }
 
 func only(t *testing.T, r Report) Row {
@@ -36,15 +50,21 @@ func TestMedianAndNoise(t *testing.T) {
 		{nil, 0, 0},
 		{[]float64{5}, 5, 0},
 		{[]float64{2, 2, 2}, 2, 0},
-		{[]float64{1, 3, 2}, 2, 0.5},                   // odd count: the middle one; 1 and 3 lie 50 % away
-		{[]float64{4, 1, 2, 3}, 2.5, 0.6},              // even count: the mean of the middle two; 1 lies 1.5/2.5 away
-		{[]float64{100, 101, 97, 100, 130}, 100, 0.03}, // five or more: the farthest is left out, as the median leaves it out
-		{[]float64{100, 130, 100, 97}, 100, 0.3},       // fewer than five: every repetition counts
-		{[]float64{0, 0, 1}, 0, 0},                     // zero median: no relative spread
+		// odd count: the middle one; 1 and 3 lie 50 % away
+		{[]float64{1, 3, 2}, 2, 0.5},
+		// even count: the mean of the middle two; 1 lies 1.5/2.5 away
+		{[]float64{4, 1, 2, 3}, 2.5, 0.6},
+		// five or more: the farthest is left out, as the median leaves it out
+		{[]float64{100, 101, 97, 100, 130}, 100, 0.03},
+		// fewer than five: every repetition counts
+		{[]float64{100, 130, 100, 97}, 100, 0.3},
+		// zero median: no relative spread
+		{[]float64{0, 0, 1}, 0, 0},
 	} {
 		m := mem("x", c.v...)
 		if !near(m.Median(), c.median) || !near(m.Noise(), c.noise) {
-			t.Errorf("%v: median %g noise %g, want %g and %g", c.v, m.Median(), m.Noise(), c.median, c.noise)
+			t.Errorf("%v: median %g noise %g, want %g and %g",
+				c.v, m.Median(), m.Noise(), c.median, c.noise)
 		}
 	}
 }
@@ -62,13 +82,18 @@ func TestThresholdIsMarginPlusLargerNoise(t *testing.T) {
 	}{
 		{[]float64{108.9}, OK, 0.09, 0.089, ""},                     // +8.9 % < 7 % + 2 %
 		{[]float64{109.1}, Regressed, 0.09, 0.091, "grew by 9.1 %"}, // just beyond
-		{[]float64{112, 100, 118}, OK, 0.07 + 12.0/112, 0.12, ""},   // its own noise (100 lies 12/112 from 112) widens the band
-		{[]float64{91}, Improved, 0.09, -0.09, "bench-baseline"},    // 100/91 − 1 = 9.9 % better
-		{[]float64{92}, OK, 0.09, -0.08, ""},                        // 8.7 % better: within the band
+		// its own noise (100 lies 12/112 from 112) widens the band
+		{[]float64{112, 100, 118}, OK, 0.07 + 12.0/112, 0.12, ""},
+		{[]float64{91}, Improved, 0.09, -0.09, "bench-baseline"}, // 100/91 − 1 = 9.9 % better
+		{[]float64{92}, OK, 0.09, -0.08, ""},                     // 8.7 % better: within the band
 	} {
 		r := only(t, Compare(base, []Metric{mem("rss", c.now...)}, Options{}))
-		if r.Verdict != c.want || !near(r.Allowed, c.allowed) || !near(r.Change, c.change) || !strings.Contains(r.Note, c.noteContains) {
-			t.Errorf("now %v: %+v, want verdict %s allowed %g change %g note ~%q", c.now, r, c.want, c.allowed, c.change, c.noteContains)
+		if r.Verdict != c.want ||
+			!near(r.Allowed, c.allowed) ||
+			!near(r.Change, c.change) ||
+			!strings.Contains(r.Note, c.noteContains) {
+			t.Errorf("now %v: %+v, want verdict %s allowed %g change %g note ~%q",
+				c.now, r, c.want, c.allowed, c.change, c.noteContains)
 		}
 		if r.Verdict.Fails() != (c.want == Regressed) {
 			t.Errorf("now %v: Fails() = %v", c.now, r.Verdict.Fails())
@@ -84,10 +109,13 @@ func TestHigherIsBetterMeasuresTheSlowdown(t *testing.T) {
 		t.Errorf("2.0 → 1.87 (7.0 %% slower): %+v", r)
 	}
 	r := only(t, Compare(base, []Metric{speed("vs numpy", 1.85)}, Options{}))
-	if r.Verdict != Regressed || !strings.Contains(r.Note, "takes 8.1 % more time") || !near(r.Change, -0.075) {
+	if r.Verdict != Regressed ||
+		!strings.Contains(r.Note, "takes 8.1 % more time") ||
+		!near(r.Change, -0.075) {
 		t.Errorf("2.0 → 1.85: %+v", r)
 	}
-	if r := only(t, Compare(base, []Metric{speed("vs numpy", 2.2)}, Options{})); r.Verdict != Improved {
+	r = only(t, Compare(base, []Metric{speed("vs numpy", 2.2)}, Options{}))
+	if r.Verdict != Improved {
 		t.Errorf("2.0 → 2.2: %+v", r)
 	}
 }
@@ -97,8 +125,16 @@ func TestHigherIsBetterMeasuresTheSlowdown(t *testing.T) {
 // machine since both builds ran on this one.
 func TestSpeedMarginAppliesToFileComparedSpeedOnly(t *testing.T) {
 	o := Options{SpeedMargin: 0.35}
-	base := []Metric{speed("vs numpy", 2.0), mem("rss", 100), {Workload: "w", Name: "vs base", Kind: Speed, Better: Higher, InRun: true}}
-	run := []Metric{speed("vs numpy", 1.6), mem("rss", 110), {Workload: "w", Name: "vs base", Kind: Speed, Better: Higher, InRun: true, Values: []float64{0.9}}}
+	inRun := Metric{
+		Workload: "w",
+		Name:     "vs base",
+		Kind:     Speed,
+		Better:   Higher,
+		InRun:    true,
+	}
+	base := []Metric{speed("vs numpy", 2.0), mem("rss", 100), inRun}
+	inRun.Values = []float64{0.9}
+	run := []Metric{speed("vs numpy", 1.6), mem("rss", 110), inRun}
 	got := map[string]Verdict{}
 	for _, r := range Compare(base, run, o).Rows {
 		got[r.Name] = r.Verdict
@@ -130,25 +166,39 @@ func TestMemoryMarginAppliesToMemoryOnly(t *testing.T) {
 // baseline's A/A repetitions only lend their noise.
 func TestInRunRatioAgainstOneWithBaselineNoise(t *testing.T) {
 	ab := func(v ...float64) Metric {
-		return Metric{Workload: "w", Name: "vs base", Unit: "×", Kind: Speed, Better: Higher, InRun: true, Values: v}
+		return Metric{
+			Workload: "w",
+			Name:     "vs base",
+			Unit:     "×",
+			Kind:     Speed,
+			Better:   Higher,
+			InRun:    true,
+			Values:   v,
+		}
 	}
 	base := []Metric{ab(1.00, 0.97, 1.04)} // an A/A run: 4 % noise
 	// 1/0.90 − 1 = 11.1 % slower, beyond 7 % + 4 %.
-	if r := only(t, Compare(base, []Metric{ab(0.90, 0.90, 0.90)}, Options{})); r.Base != 1 || !near(r.Allowed, 0.11) || r.Verdict != Regressed {
+	r := only(t, Compare(base, []Metric{ab(0.90, 0.90, 0.90)}, Options{}))
+	if r.Base != 1 || !near(r.Allowed, 0.11) || r.Verdict != Regressed {
 		t.Errorf("A/B 0.90 against A/A noise 4 %%: %+v", r)
 	}
 	if r := only(t, Compare(base, []Metric{ab(0.91)}, Options{})); r.Verdict != OK {
 		t.Errorf("A/B 0.91 (9.9 %% slower) within 11 %%: %+v", r)
 	}
 	// Without a baseline entry the in-run ratio still gates, on its own noise.
-	if r := only(t, Compare(nil, []Metric{ab(0.8, 0.8)}, Options{})); r.Verdict != Regressed || r.Base != 1 {
+	r = only(t, Compare(nil, []Metric{ab(0.8, 0.8)}, Options{}))
+	if r.Verdict != Regressed || r.Base != 1 {
 		t.Errorf("A/B 0.8 without baseline entry: %+v", r)
 	}
 }
 
 func TestMissingNewAndFailedMetrics(t *testing.T) {
 	base := []Metric{mem("kept", 1), mem("dropped", 1), mem("not run", 1)}
-	run := []Metric{mem("kept", 1), mem("added", 5), {Workload: "w", Name: "broken", Err: "peer: numpy missing"}}
+	run := []Metric{
+		mem("kept", 1),
+		mem("added", 5),
+		{Workload: "w", Name: "broken", Err: "peer: numpy missing"},
+	}
 	sel := func(m Metric) bool { return m.Name != "not run" }
 	rep := Compare(base, run, Options{Selected: sel})
 	got := map[string]Verdict{}
@@ -170,13 +220,16 @@ func TestMissingNewAndFailedMetrics(t *testing.T) {
 // A zero baseline admits no growth: an allocation-free loop stays so.
 func TestZeroBaseline(t *testing.T) {
 	base := []Metric{mem("allocs", 0, 0)}
-	if r := only(t, Compare(base, []Metric{mem("allocs", 0)}, Options{})); r.Verdict != OK || r.Change != 0 {
+	r := only(t, Compare(base, []Metric{mem("allocs", 0)}, Options{}))
+	if r.Verdict != OK || r.Change != 0 {
 		t.Errorf("0 → 0: %+v", r)
 	}
-	if r := only(t, Compare(base, []Metric{mem("allocs", 0.001)}, Options{})); r.Verdict != Regressed {
+	r = only(t, Compare(base, []Metric{mem("allocs", 0.001)}, Options{}))
+	if r.Verdict != Regressed {
 		t.Errorf("0 → 0.001: %+v", r)
 	}
-	if r := only(t, Compare([]Metric{mem("allocs", 3)}, []Metric{mem("allocs", 0)}, Options{})); r.Verdict != Improved {
+	r = only(t, Compare([]Metric{mem("allocs", 3)}, []Metric{mem("allocs", 0)}, Options{}))
+	if r.Verdict != Improved {
 		t.Errorf("3 → 0: %+v", r)
 	}
 }
@@ -186,7 +239,15 @@ func TestZeroBaseline(t *testing.T) {
 // regression nor a gain, and above it the relative rule applies again.
 func TestFloorAbsorbsSmallAbsoluteChanges(t *testing.T) {
 	heap := func(v ...float64) Metric {
-		return Metric{Workload: "w", Name: "heap", Unit: "B per sample", Kind: Work, Better: Lower, Values: v, Floor: 1}
+		return Metric{
+			Workload: "w",
+			Name:     "heap",
+			Unit:     "B per sample",
+			Kind:     Work,
+			Better:   Lower,
+			Values:   v,
+			Floor:    1,
+		}
 	}
 	for _, c := range []struct {
 		base, now float64
@@ -207,7 +268,8 @@ func TestFloorAbsorbsSmallAbsoluteChanges(t *testing.T) {
 	}
 	// The table says why a change beyond the relative allowance passed.
 	r := only(t, Compare([]Metric{heap(0.1)}, []Metric{heap(0.9)}, Options{}))
-	if want := "changed by 0.8 B per sample, within the 1 B per sample below which this count is noise"; r.Note != want {
+	want := "changed by 0.8 B per sample, within the 1 B per sample below which this count is noise"
+	if r.Note != want {
 		t.Errorf("note %q, want %q", r.Note, want)
 	}
 }
@@ -220,7 +282,8 @@ func TestTableNamesThePeerBesideItsRatio(t *testing.T) {
 		m.Peer = peer
 		return m
 	}
-	coop, haswell := "OpenBLAS 0.3.21, core Cooperlake (threadpoolctl)", "OpenBLAS 0.3.21, core Haswell (threadpoolctl)"
+	coop := "OpenBLAS 0.3.21, core Cooperlake (threadpoolctl)"
+	haswell := "OpenBLAS 0.3.21, core Haswell (threadpoolctl)"
 	var b bytes.Buffer
 	Compare([]Metric{ratio(coop, 1.2)}, []Metric{ratio(coop, 1.21)}, Options{}).Write(&b)
 	Compare([]Metric{ratio(haswell, 1.2)}, []Metric{ratio(coop, 1.21)}, Options{}).Write(&b)
@@ -239,13 +302,21 @@ func TestTableNamesThePeerBesideItsRatio(t *testing.T) {
 }
 
 func TestTableAndNotes(t *testing.T) {
-	rep := Compare([]Metric{mem("rss", 100)}, []Metric{mem("rss", 120), {Workload: "w", Name: "x", Unit: "MiB", Err: "boom"}, mem("fresh", 3)}, Options{})
+	failed := Metric{
+		Workload: "w",
+		Name:     "x",
+		Unit:     "MiB",
+		Err:      "boom",
+	}
+	run := []Metric{mem("rss", 120), failed, mem("fresh", 3)}
+	rep := Compare([]Metric{mem("rss", 100)}, run, Options{})
 	var b bytes.Buffer
 	rep.Write(&b)
 	out := b.String()
 	for _, want := range []string{
 		"| workload", "| rss (MiB)", "| 100 ", "| 120 ", "| +20.0 %", "| 7.0 %", "| REGRESSED (1)",
-		"| FAILED (2)", "1. w / rss: grew by 20.0 %", "2. w / x: boom", "| new ", "new: not in the baseline",
+		"| FAILED (2)", "1. w / rss: grew by 20.0 %", "2. w / x: boom",
+		"| new ", "new: not in the baseline",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -255,8 +326,21 @@ func TestTableAndNotes(t *testing.T) {
 
 func TestSaveLoadMerge(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "baseline.json")
-	b := Baseline{Class: zen4, Machine: "m", Commit: "c", Date: "d", Metrics: []Metric{mem("a", 1, 2.0711159), speed("b", 3)}}
-	other := Baseline{Class: xeon, Machine: "x", Commit: "c2", Date: "d2", Note: "n", Metrics: []Metric{mem("a", 4)}}
+	b := Baseline{
+		Class:   zen4,
+		Machine: "m",
+		Commit:  "c",
+		Date:    "d",
+		Metrics: []Metric{mem("a", 1, 2.0711159), speed("b", 3)},
+	}
+	other := Baseline{
+		Class:   xeon,
+		Machine: "x",
+		Commit:  "c2",
+		Date:    "d2",
+		Note:    "n",
+		Metrics: []Metric{mem("a", 4)},
+	}
 	if err := Save(p, File{Baselines: []Baseline{b, other}}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +356,8 @@ func TestSaveLoadMerge(t *testing.T) {
 	if !reflect.DeepEqual(merged, []Metric{mem("a", 1, 2.071), speed("b", 4), mem("c", 5)}) {
 		t.Errorf("merged %+v", merged)
 	}
-	if _, err := Load(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "make bench-baseline") {
+	_, err = Load(filepath.Join(t.TempDir(), "none.json"))
+	if err == nil || !strings.Contains(err.Error(), "make bench-baseline") {
 		t.Errorf("missing file: %v", err)
 	}
 	for _, broken := range []string{"{", `{"baseline": []}`} {
@@ -317,8 +402,17 @@ func TestLoadOneEntryLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Class{Vendor: "AuthenticAMD", ModelName: "AMD EPYC", Kernel: "avx512f", CPUs: 2}
-	if len(f.Baselines) != 1 || f.Baselines[0].Class != want || f.Baselines[0].Machine != line || f.Baselines[0].Note == "" || len(f.Baselines[0].Metrics) != 1 {
+	want := Class{
+		Vendor:    "AuthenticAMD",
+		ModelName: "AMD EPYC",
+		Kernel:    "avx512f",
+		CPUs:      2,
+	}
+	if len(f.Baselines) != 1 ||
+		f.Baselines[0].Class != want ||
+		f.Baselines[0].Machine != line ||
+		f.Baselines[0].Note == "" ||
+		len(f.Baselines[0].Metrics) != 1 {
 		t.Fatalf("loaded %+v, want one entry of class %+v", f, want)
 	}
 	if r := f.Refs(zen4); r.Same != nil || len(r.Order) != 1 {

@@ -29,7 +29,8 @@ func (r Report) Write(w io.Writer) {
 				": a peer on another BLAS or core moves this ratio whatever our code does", "; ")
 		}
 		if note != "" {
-			notes = append(notes, fmt.Sprintf("%d. %s / %s: %s", len(notes)+1, x.Workload, x.Name, note))
+			notes = append(notes, fmt.Sprintf("%d. %s / %s: %s",
+				len(notes)+1, x.Workload, x.Name, note))
 			verdict += fmt.Sprintf(" (%d)", len(notes))
 		}
 		allowed := "-"
@@ -45,14 +46,17 @@ func (r Report) Write(w io.Writer) {
 	tw.Flush()
 	for _, x := range r.Rows {
 		if x.Verdict == New {
-			notes = append(notes, "new: not in the baseline, so not gated; `make bench-baseline` records it.")
+			notes = append(notes,
+				"new: not in the baseline, so not gated; `make bench-baseline` records it.")
 			break
 		}
 	}
 	for _, x := range r.Rows {
 		if x.Verdict == NotGated {
-			notes = append(notes, fmt.Sprintf("recorded, not gated: no baseline for %s. The ratios to the numpy peer depend on the CPU, "+
-				"so they are gated only against a baseline of the same class; `make bench-baseline` on this machine records one.", r.Class))
+			notes = append(notes, fmt.Sprintf("recorded, not gated: no baseline for %s. "+
+				"The ratios to the numpy peer depend on the CPU, "+
+				"so they are gated only against a baseline of the same class; "+
+				"`make bench-baseline` on this machine records one.", r.Class))
 			break
 		}
 	}

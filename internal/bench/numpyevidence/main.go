@@ -26,10 +26,10 @@ import (
 )
 
 type config struct {
-	w, d  int
-	n     int64
-	seeds []int64
-	why   string
+	width, depth int
+	nSamples     int64
+	seeds        []int64
+	chunkRows    string
 }
 
 // The shapes: whestbench's fixture shapes; widths either side of where
@@ -75,7 +75,8 @@ func main() {
 	check(err)
 	defer os.RemoveAll(tmp)
 
-	fmt.Println("| W | D | N | chunk rows | OPENBLAS_CORETYPE | kernel | 1 thread vs fma | 1 thread vs muladd | 2 threads vs 1 |")
+	fmt.Println("| W | D | N | chunk rows | OPENBLAS_CORETYPE | kernel " +
+		"| 1 thread vs fma | 1 thread vs muladd | 2 threads vs 1 |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for ci, c := range configs {
 		seedsFile := filepath.Join(tmp, fmt.Sprintf("seeds-%d.json", ci))
@@ -84,10 +85,17 @@ func main() {
 		ours := map[string][]dataset.Row{}
 		for _, dot := range dots {
 			out := filepath.Join(tmp, fmt.Sprintf("bake-%d-%s", ci, dot))
-			run(exec.Command(*whestbake, "dataset", "bake", "--sampler", "numpy", "--dot-product", dot,
-				"--n-mlps", strconv.Itoa(len(c.seeds)), "--n-samples", strconv.FormatInt(c.n, 10),
-				"--width", strconv.Itoa(c.w), "--depth", strconv.Itoa(c.d), "--mlp-seeds", seedsFile, "-o", out))
-			_, _, rows, err := dataset.ReadParquet(filepath.Join(out, "data", "public-00000-of-00001.parquet"))
+			run(exec.Command(*whestbake, "dataset", "bake",
+				"--sampler", "numpy",
+				"--dot-product", dot,
+				"--n-mlps", strconv.Itoa(len(c.seeds)),
+				"--n-samples", strconv.FormatInt(c.nSamples, 10),
+				"--width", strconv.Itoa(c.width),
+				"--depth", strconv.Itoa(c.depth),
+				"--mlp-seeds", seedsFile,
+				"-o", out))
+			parquet := filepath.Join(out, "data", "public-00000-of-00001.parquet")
+			_, _, rows, err := dataset.ReadParquet(parquet)
 			check(err)
 			ours[dot] = rows
 		}
@@ -103,7 +111,8 @@ func main() {
 			if name == "" {
 				name = "unset"
 			}
-			fmt.Printf("| %d | %d | %d | %s | %s | %s | %s |\n", c.w, c.d, c.n, c.why, name, kernel, strings.Join(cells, " | "))
+			fmt.Printf("| %d | %d | %d | %s | %s | %s | %s |\n",
+				c.width, c.depth, c.nSamples, c.chunkRows, name, kernel, strings.Join(cells, " | "))
 		}
 	}
 }
@@ -113,8 +122,13 @@ func main() {
 // reports.
 func runPeer(python, peer, tmp string, c config, core string, threads int) ([]peerStats, string) {
 	stats := filepath.Join(tmp, "stats.json")
-	args := []string{peer, "--width", strconv.Itoa(c.w), "--depth", strconv.Itoa(c.d),
-		"--n-samples", strconv.FormatInt(c.n, 10), "--threads", strconv.Itoa(threads), "--stats", stats}
+	args := []string{peer,
+		"--width", strconv.Itoa(c.width),
+		"--depth", strconv.Itoa(c.depth),
+		"--n-samples", strconv.FormatInt(c.nSamples, 10),
+		"--threads", strconv.Itoa(threads),
+		"--stats", stats,
+	}
 	for _, s := range c.seeds {
 		args = append(args, "--mlp-seed", strconv.FormatInt(s, 10))
 	}
@@ -143,7 +157,8 @@ func runPeer(python, peer, tmp string, c config, core string, threads int) ([]pe
 func blasEnv(core string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") && !strings.HasPrefix(kv, "OPENBLAS_L2_SIZE=") {
+		if !strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") &&
+			!strings.HasPrefix(kv, "OPENBLAS_L2_SIZE=") {
 			env = append(env, kv)
 		}
 	}

@@ -20,7 +20,8 @@
 //
 //	go run ./internal/bench/scale              # 1000 MLPs × 256×8 (≈ 2 GiB)
 //	go run ./internal/bench/scale -mlps 100    # a quick look
-//	go run ./internal/bench/scale -mlps 16 -width 1024 -depth 16 -slice-size 4   # rows of 64 MiB (≈ 1 GiB)
+//	go run ./internal/bench/scale -mlps 16 -width 1024 -depth 16 -slice-size 4
+//	                                           # rows of 64 MiB (≈ 1 GiB)
 package main
 
 import (
@@ -70,13 +71,16 @@ type row struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.whestbake, "whestbake", "bin/whestbake", "the whestbake binary whose verbs are measured")
+	flag.StringVar(&c.whestbake, "whestbake", "bin/whestbake",
+		"the whestbake binary whose verbs are measured")
 	flag.StringVar(&c.binDir, "bin-dir", "bin", "directory holding the minio binary (`make tools`)")
-	flag.StringVar(&c.dir, "dir", os.TempDir(), "where the datasets and MinIO's data go (deleted at the end)")
+	flag.StringVar(&c.dir, "dir", os.TempDir(),
+		"where the datasets and MinIO's data go (deleted at the end)")
 	flag.IntVar(&c.mlps, "mlps", 1000, "MLPs in the dataset")
 	flag.IntVar(&c.width, "width", 256, "MLP width")
 	flag.IntVar(&c.depth, "depth", 8, "MLP depth")
-	flag.Int64Var(&c.nSamples, "n-samples", 64, "samples per MLP (small: this measures data handling, not sampling)")
+	flag.Int64Var(&c.nSamples, "n-samples", 64,
+		"samples per MLP (small: this measures data handling, not sampling)")
 	flag.IntVar(&c.sliceSize, "slice-size", 250, "MLPs per BakeSlice activity")
 	flag.IntVar(&c.threads, "threads", runtime.NumCPU(), "CPU threads")
 	flag.IntVar(&c.kVer, "k", 3, "MLPs dataset verify recomputes")
@@ -88,7 +92,12 @@ func main() {
 }
 
 func run(c config) error {
-	spec := bakeapi.Spec{Width: c.width, Depth: c.depth, NSamples: c.nSamples, Sampler: bakeapi.SamplerPhilox}
+	spec := bakeapi.Spec{
+		Width:    c.width,
+		Depth:    c.depth,
+		NSamples: c.nSamples,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 	if err := spec.Validate(); err != nil {
 		return err
 	}
@@ -105,7 +114,8 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	log.Printf("%d MLPs of %d×%d, n_samples %d: about %s of parquet in %s", c.mlps, c.width, c.depth, c.nSamples, bake.FormatBytes(size), work)
+	log.Printf("%d MLPs of %d×%d, n_samples %d: about %s of parquet in %s",
+		c.mlps, c.width, c.depth, c.nSamples, bake.FormatBytes(size), work)
 	rows, err := localVerbs(c, wb, work)
 	if err != nil {
 		return err
@@ -117,12 +127,16 @@ func run(c config) error {
 	rows = append(rows, s3rows...)
 
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
-	fmt.Printf("\n%d MLPs × W=%d D=%d, n_samples %d, %d threads: %.0f MiB of parquet; one row is %.1f MiB, so the goal is below %.1f MiB.\n\n",
-		c.mlps, c.width, c.depth, c.nSamples, c.threads, mib(size), mib(dataset.RowBytes(spec)), mib(256<<20+dataset.RowBytes(spec)))
+	rowBytes := dataset.RowBytes(spec)
+	fmt.Printf("\n%d MLPs × W=%d D=%d, n_samples %d, %d threads: %.0f MiB of parquet; "+
+		"one row is %.1f MiB, so the goal is below %.1f MiB.\n\n",
+		c.mlps, c.width, c.depth, c.nSamples, c.threads, mib(size),
+		mib(rowBytes), mib(256<<20+rowBytes))
 	fmt.Println("| step | measured as | peak RSS | wall time |")
 	fmt.Println("|---|---|---:|---:|")
 	for _, r := range rows {
-		fmt.Printf("| %s | %s | %.0f MiB | %.1f s |\n", r.step, r.how, mib(r.peak), r.wall.Seconds())
+		fmt.Printf("| %s | %s | %.0f MiB | %.1f s |\n",
+			r.step, r.how, mib(r.peak), r.wall.Seconds())
 	}
 	return nil
 }
@@ -132,10 +146,15 @@ func run(c config) error {
 func localVerbs(c config, wb, work string) ([]row, error) {
 	var rows []row
 	n := strconv.Itoa(c.mlps)
-	shape := []string{"--width", strconv.Itoa(c.width), "--depth", strconv.Itoa(c.depth), "--n-samples", strconv.FormatInt(c.nSamples, 10),
-		"--threads", strconv.Itoa(c.threads)}
+	shape := []string{
+		"--width", strconv.Itoa(c.width),
+		"--depth", strconv.Itoa(c.depth),
+		"--n-samples", strconv.FormatInt(c.nSamples, 10),
+		"--threads", strconv.Itoa(c.threads),
+	}
 	seeds := filepath.Join(work, "seeds.json")
-	if _, err := verb(wb, "dataset", "generate-seeds", "--n-mlps", n, "--seed", "1", "--output", seeds); err != nil {
+	_, err := verb(wb, "dataset", "generate-seeds", "--n-mlps", n, "--seed", "1", "--output", seeds)
+	if err != nil {
 		return nil, err
 	}
 	step := func(name string, args ...string) error {
@@ -143,13 +162,15 @@ func localVerbs(c config, wb, work string) ([]row, error) {
 		if err != nil {
 			return err
 		}
-		r.step, r.how = name, "child process"
+		r.step = name
+		r.how = "child process"
 		rows = append(rows, r)
 		log.Printf("%s: %s peak, %.1f s", name, bake.FormatBytes(r.peak), r.wall.Seconds())
 		return nil
 	}
 	bakeArgs := func(out string, extra ...string) []string {
-		args := append([]string{"dataset", "bake", "--n-mlps", n, "--mlp-seeds", seeds, "--output", out}, shape...)
+		args := []string{"dataset", "bake", "--n-mlps", n, "--mlp-seeds", seeds, "--output", out}
+		args = append(args, shape...)
 		return append(args, extra...)
 	}
 	full := filepath.Join(work, "full")
@@ -159,7 +180,8 @@ func localVerbs(c config, wb, work string) ([]row, error) {
 	}{
 		{"`dataset bake` (" + n + " MLPs)", bakeArgs(full)},
 		{"`dataset inspect`", []string{"dataset", "inspect", full}},
-		{"`dataset verify --k " + strconv.Itoa(c.kVer) + "`", []string{"dataset", "verify", full, "--k", strconv.Itoa(c.kVer)}},
+		{"`dataset verify --k " + strconv.Itoa(c.kVer) + "`",
+			[]string{"dataset", "verify", full, "--k", strconv.Itoa(c.kVer)}},
 	} {
 		if err := step(s.name, s.args...); err != nil {
 			return nil, err
@@ -168,25 +190,37 @@ func localVerbs(c config, wb, work string) ([]row, error) {
 	os.RemoveAll(full)
 
 	half := filepath.Join(work, "half0")
-	if err := step("`dataset bake --slice 0/2` (a partial)", bakeArgs(half, "--slice", "0/2")...); err != nil {
+	err = step("`dataset bake --slice 0/2` (a partial)", bakeArgs(half, "--slice", "0/2")...)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := verb(wb, bakeArgs(filepath.Join(work, "half1"), "--slice", "1/2")...); err != nil {
 		return nil, err
 	}
 	merged := filepath.Join(work, "merged")
-	if err := step("`dataset merge` (2 partials)", "dataset", "merge", half, filepath.Join(work, "half1"), "--output", merged); err != nil {
+	err = step("`dataset merge` (2 partials)",
+		"dataset", "merge", half, filepath.Join(work, "half1"), "--output", merged)
+	if err != nil {
 		return nil, err
 	}
 	os.RemoveAll(half)
 	os.RemoveAll(filepath.Join(work, "half1"))
 
 	hold := filepath.Join(work, "holdout")
-	if _, err := verb(wb, append([]string{"dataset", "bake", "--n-mlps", "4", "--seed", "2", "--split", "holdout", "--config", "holdout", "--output", hold}, shape...)...); err != nil {
+	holdArgs := append([]string{"dataset", "bake",
+		"--n-mlps", "4",
+		"--seed", "2",
+		"--split", "holdout",
+		"--config", "holdout",
+		"--output", hold,
+	}, shape...)
+	if _, err := verb(wb, holdArgs...); err != nil {
 		return nil, err
 	}
 	combined := filepath.Join(work, "combined")
-	if err := step("`dataset combine-splits` (+ a 4-MLP split)", "dataset", "combine-splits", merged, hold, "--output", combined); err != nil {
+	err = step("`dataset combine-splits` (+ a 4-MLP split)",
+		"dataset", "combine-splits", merged, hold, "--output", combined)
+	if err != nil {
 		return nil, err
 	}
 	for _, d := range []string{merged, hold, combined, seeds} {
@@ -221,7 +255,8 @@ func child(cmd *exec.Cmd) (row, error) {
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	kb, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
 	if err != nil {
-		return row{}, fmt.Errorf("%s: reading the peak RSS /usr/bin/time printed: %v", strings.Join(cmd.Args, " "), err)
+		return row{}, fmt.Errorf("%s: reading the peak RSS /usr/bin/time printed: %v",
+			strings.Join(cmd.Args, " "), err)
 	}
 	return row{peak: kb << 10, wall: wall}, nil
 }
@@ -234,10 +269,17 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := devstack.Options{Dir: filepath.Join(work, "stack"), BinDir: c.binDir,
-		TemporalPort: ports[0], UIPort: ports[1], MinIOPort: ports[2], MinIOConsolePort: ports[3],
-		AccessKey: devstack.DevAccessKey, SecretKey: devstack.DevSecretKey,
-		Buckets: []string{devstack.ArtifactsBucket, devstack.ReleasesBucket}}
+	o := devstack.Options{
+		Dir:              filepath.Join(work, "stack"),
+		BinDir:           c.binDir,
+		TemporalPort:     ports[0],
+		UIPort:           ports[1],
+		MinIOPort:        ports[2],
+		MinIOConsolePort: ports[3],
+		AccessKey:        devstack.DevAccessKey,
+		SecretKey:        devstack.DevSecretKey,
+		Buckets:          []string{devstack.ArtifactsBucket, devstack.ReleasesBucket},
+	}
 	if _, err := devstack.Start(ctx, o, devstack.MinIO); err != nil {
 		return nil, err
 	}
@@ -254,14 +296,20 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	if err := os.Mkdir(scratch, 0o755); err != nil {
 		return nil, err
 	}
-	a := &activities.Activities{Store: st, Engine: gpuengine.CPU{}, Threads: c.threads, TempDir: scratch}
+	a := &activities.Activities{
+		Store:   st,
+		Engine:  gpuengine.CPU{},
+		Threads: c.threads,
+		TempDir: scratch,
+	}
 	var rows []row
 	measure := func(name string, method, in, out any) error {
 		r, err := inProcess(a, method, in, out)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		r.step, r.how = name, "in process"
+		r.step = name
+		r.how = "in process"
 		rows = append(rows, r)
 		log.Printf("%s: %s peak, %.1f s", name, bake.FormatBytes(r.peak), r.wall.Seconds())
 		return nil
@@ -269,14 +317,30 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	const bakeID, split = "scale", "public"
 	root := uint64(1)
 	var sd bakeapi.GenerateSeedsOutput
-	if err := measure("GenerateSeeds", a.GenerateSeeds, bakeapi.GenerateSeedsInput{BakeID: bakeID, Split: split, NMLPs: c.mlps, Seed: &root}, &sd); err != nil {
+	seedsIn := bakeapi.GenerateSeedsInput{
+		BakeID: bakeID,
+		Split:  split,
+		NMLPs:  c.mlps,
+		Seed:   &root,
+	}
+	if err := measure("GenerateSeeds", a.GenerateSeeds, seedsIn, &sd); err != nil {
 		return nil, err
 	}
 	var slices []string
 	var worst row
 	for k, start := 0, 0; start < c.mlps; k, start = k+1, start+c.sliceSize {
-		in := bakeapi.BakeSliceInput{BakeID: bakeID, Split: split, Config: "default", Slice: k, Start: start, End: min(c.mlps, start+c.sliceSize),
-			NMLPs: c.mlps, SeedsKey: sd.SeedsKey, SeedsSHA256: sd.SHA256, Spec: spec}
+		in := bakeapi.BakeSliceInput{
+			BakeID:      bakeID,
+			Split:       split,
+			Config:      "default",
+			Slice:       k,
+			Start:       start,
+			End:         min(c.mlps, start+c.sliceSize),
+			NMLPs:       c.mlps,
+			SeedsKey:    sd.SeedsKey,
+			SeedsSHA256: sd.SHA256,
+			Spec:        spec,
+		}
 		var out bakeapi.BakeSliceOutput
 		r, err := inProcess(a, a.BakeSlice, in, &out)
 		if err != nil {
@@ -288,13 +352,15 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		worst.wall += r.wall
 		slices = append(slices, out.Prefix)
 	}
-	worst.step = fmt.Sprintf("BakeSlice ×%d (%d MLPs each; the largest peak, the summed time)", len(slices), c.sliceSize)
+	worst.step = fmt.Sprintf("BakeSlice ×%d (%d MLPs each; the largest peak, the summed time)",
+		len(slices), c.sliceSize)
 	worst.how = "in process"
 	rows = append(rows, worst)
 	log.Printf("BakeSlice: %s peak, %.1f s", bake.FormatBytes(worst.peak), worst.wall.Seconds())
 
 	var merged bakeapi.MergeSplitOutput
-	if err := measure("MergeSplit", a.MergeSplit, bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, Slices: slices}, &merged); err != nil {
+	mergeIn := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, Slices: slices}
+	if err := measure("MergeSplit", a.MergeSplit, mergeIn, &merged); err != nil {
 		return nil, err
 	}
 	for _, p := range slices {
@@ -303,31 +369,42 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		}
 	}
 	var combined bakeapi.CombineSplitsOutput
-	if err := measure("CombineSplits (one split)", a.CombineSplits, bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{merged.Prefix}}, &combined); err != nil {
+	combineIn := bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{merged.Prefix}}
+	err = measure("CombineSplits (one split)", a.CombineSplits, combineIn, &combined)
+	if err != nil {
 		return nil, err
 	}
 	if err := deleteAll(ctx, st, merged.Prefix+"/"); err != nil {
 		return nil, err
 	}
 	var pushed bakeapi.PushOutput
-	if err := measure("Push", a.Push, bakeapi.PushInput{DatasetPrefix: combined.Prefix, Bucket: devstack.ReleasesBucket, Prefix: "datasets", Name: "scale", Tag: "v1"}, &pushed); err != nil {
+	pushIn := bakeapi.PushInput{
+		DatasetPrefix: combined.Prefix,
+		Bucket:        devstack.ReleasesBucket,
+		Prefix:        "datasets",
+		Name:          "scale",
+		Tag:           "v1",
+	}
+	if err := measure("Push", a.Push, pushIn, &pushed); err != nil {
 		return nil, err
 	}
 	if err := deleteAll(ctx, st, combined.Prefix+"/"); err != nil {
 		return nil, err
 	}
 
-	dl := exec.Command(wb, "dataset", "download", pushed.URI, "--output", filepath.Join(work, "download"))
+	download := filepath.Join(work, "download")
+	dl := exec.Command(wb, "dataset", "download", pushed.URI, "--output", download)
 	dl.Env = append(os.Environ(), "WHESTBAKE_S3_ENDPOINT="+o.S3Config().Endpoint,
 		"WHESTBAKE_S3_ACCESS_KEY="+o.AccessKey, "WHESTBAKE_S3_SECRET_KEY="+o.SecretKey)
 	r, err := child(dl)
 	if err != nil {
 		return nil, err
 	}
-	r.step, r.how = "`dataset download` (the release)", "child process"
+	r.step = "`dataset download` (the release)"
+	r.how = "child process"
 	rows = append(rows, r)
 	log.Printf("download: %s peak, %.1f s", bake.FormatBytes(r.peak), r.wall.Seconds())
-	return rows, os.RemoveAll(filepath.Join(work, "download"))
+	return rows, os.RemoveAll(download)
 }
 
 // inProcess runs one activity in a test activity environment (a real
@@ -395,7 +472,8 @@ func checkDisk(dir string, need int64) error {
 		return err
 	}
 	if free < need {
-		return fmt.Errorf("%s has %s free; this run needs about %s (four times the dataset): pass a smaller -mlps or another -dir",
+		return fmt.Errorf("%s has %s free; this run needs about %s (four times the dataset): "+
+			"pass a smaller -mlps or another -dir",
 			dir, bake.FormatBytes(free), bake.FormatBytes(need))
 	}
 	return nil

@@ -47,13 +47,15 @@ func BuildRef(ctx context.Context, root, ref, dir string) (string, error) {
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return "", err
 	}
-	archive := exec.CommandContext(ctx, "sh", "-c", `git archive --format=tar "$1" | tar -x -C "$2"`, "sh", ref, src)
+	const unpack = `git archive --format=tar "$1" | tar -x -C "$2"`
+	archive := exec.CommandContext(ctx, "sh", "-c", unpack, "sh", ref, src)
 	archive.Dir = root
 	if b, err := archive.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("git archive %s: %v\n%s", ref, err, b)
 	}
 	if _, err := os.Stat(filepath.Join(src, filepath.FromSlash(GatePkg))); err != nil {
-		return "", fmt.Errorf("commit %s has no %s: the A/B runs need a baseline commit that has the suite", ref, GatePkg)
+		return "", fmt.Errorf("commit %s has no %s: "+
+			"the A/B runs need a baseline commit that has the suite", ref, GatePkg)
 	}
 	out := filepath.Join(dir, "benchgate-ref")
 	return out, goBuild(ctx, src, GatePkg, out)
@@ -69,7 +71,8 @@ func Git(ctx context.Context, root string, args ...string) (string, error) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			stderr = string(ee.Stderr)
 		}
-		return "", fmt.Errorf("git %s: %v %s", strings.Join(args, " "), err, strings.TrimSpace(stderr))
+		return "", fmt.Errorf("git %s: %v %s",
+			strings.Join(args, " "), err, strings.TrimSpace(stderr))
 	}
 	return strings.TrimSpace(string(b)), nil
 }

@@ -41,16 +41,22 @@ func engineJob(w, d int, n int64) job {
 	for _, s := range samplers {
 		wl := engineWorkload(s, w, d)
 		ms = append(ms,
-			gate.Metric{Workload: wl, Name: vsNumpy, Unit: "×", Kind: gate.Speed, Better: gate.Higher},
-			gate.Metric{Workload: wl, Name: vsBase, Unit: "×", Kind: gate.Speed, Better: gate.Higher, InRun: true},
-			gate.Metric{Workload: wl, Name: enginePeakRSS, Unit: "MiB", Kind: gate.Memory, Better: gate.Lower},
-			gate.Metric{Workload: wl, Name: allocs, Unit: "per sample", Kind: gate.Work, Better: gate.Lower, Floor: allocsFloor},
-			gate.Metric{Workload: wl, Name: heapBytes, Unit: "B per sample", Kind: gate.Work, Better: gate.Lower, Floor: heapFloor},
+			gate.Metric{Workload: wl, Name: vsNumpy, Unit: "×",
+				Kind: gate.Speed, Better: gate.Higher},
+			gate.Metric{Workload: wl, Name: vsBase, Unit: "×",
+				Kind: gate.Speed, Better: gate.Higher, InRun: true},
+			gate.Metric{Workload: wl, Name: enginePeakRSS, Unit: "MiB",
+				Kind: gate.Memory, Better: gate.Lower},
+			gate.Metric{Workload: wl, Name: allocs, Unit: "per sample",
+				Kind: gate.Work, Better: gate.Lower, Floor: allocsFloor},
+			gate.Metric{Workload: wl, Name: heapBytes, Unit: "B per sample",
+				Kind: gate.Work, Better: gate.Lower, Floor: heapFloor},
 		)
 	}
-	return job{metrics: ms, run: func(ctx context.Context, o Options, want func(string, string) bool) (measured, error) {
+	run := func(ctx context.Context, o Options, want func(string, string) bool) (measured, error) {
 		return runEngines(ctx, o, want, w, d, n)
-	}}
+	}
+	return job{metrics: ms, run: run}
 }
 
 // The engines' hot loops allocate (next to) nothing, so their marginal
@@ -75,37 +81,51 @@ type step struct {
 // its own process; odd rounds run them in reverse order, so a machine that
 // slows down or speeds up during a round favours neither side (A B B A).
 // Each ratio is formed within one round, and the gate takes their median.
-func runEngines(ctx context.Context, o Options, want func(string, string) bool, w, d int, n int64) (measured, error) {
+func runEngines(
+	ctx context.Context,
+	o Options,
+	want func(workload, name string) bool,
+	w, d int,
+	n int64,
+) (measured, error) {
 	out := measured{values: map[string][]float64{}, peers: map[string]string{}}
 	add := func(s bakeapi.Sampler, name string, v float64) {
 		k := gate.Metric{Workload: engineWorkload(s, w, d), Name: name}.Key()
 		out.values[k] = append(out.values[k], v)
 	}
-	peer, peerBLAS := 0.0, ""
+	var (
+		peer     float64 // the numpy peer's samples per CPU second
+		peerBLAS string  // what the peer ran on
+	)
 	cur, ref := map[bakeapi.Sampler]float64{}, map[bakeapi.Sampler]float64{}
 	var steps []step
 	wantAny := func(name string) bool {
-		return slices.ContainsFunc(samplers, func(s bakeapi.Sampler) bool { return want(engineWorkload(s, w, d), name) })
+		return slices.ContainsFunc(samplers, func(s bakeapi.Sampler) bool {
+			return want(engineWorkload(s, w, d), name)
+		})
 	}
 	if wantAny(vsNumpy) {
 		script := filepath.Join(o.Root, "internal", "bench", "numpy_peer.py")
 		steps = append(steps, step{"numpy peer", func(ctx context.Context) (float64, error) {
-			r := bench.NumpyPeer(ctx, o.Python, script, bench.Config{Width: w, Depth: d, NSamples: n}, engineThreads)
+			shape := bench.Config{Width: w, Depth: d, NSamples: n}
+			r := bench.NumpyPeer(ctx, o.Python, script, shape, engineThreads)
 			if r.Err != nil {
 				return 0, r.Err
 			}
 			if r.CPUSeconds <= 0 {
 				return 0, fmt.Errorf("%s reported no cpu_seconds", script)
 			}
-			peer, peerBLAS = float64(r.Config.NSamples)/r.CPUSeconds, r.BLAS
+			peer = float64(r.Config.NSamples) / r.CPUSeconds
+			peerBLAS = r.BLAS
 			return peer, nil
 		}})
 	}
 	for _, s := range samplers {
 		wl := engineWorkload(s, w, d)
-		needCur := slices.ContainsFunc([]string{vsNumpy, vsBase, enginePeakRSS, allocs, heapBytes}, func(name string) bool { return want(wl, name) })
+		curMetrics := []string{vsNumpy, vsBase, enginePeakRSS, allocs, heapBytes}
+		needCur := slices.ContainsFunc(curMetrics, func(name string) bool { return want(wl, name) })
 		if needCur {
-			steps = append(steps, step{"this build " + string(s), func(ctx context.Context) (float64, error) {
+			thisBuild := func(ctx context.Context) (float64, error) {
 				rep, rss, err := probeChild(ctx, o.Self, s, w, d, n, o.SlowDown)
 				if err != nil {
 					return 0, err
@@ -123,17 +143,19 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 					add(s, heapBytes, max(0, rep.BytesPerSample))
 				}
 				return cur[s], nil
-			}})
+			}
+			steps = append(steps, step{"this build " + string(s), thisBuild})
 		}
 		if want(wl, vsBase) {
-			steps = append(steps, step{"baseline build " + string(s), func(ctx context.Context) (float64, error) {
+			baselineBuild := func(ctx context.Context) (float64, error) {
 				rep, _, err := probeChild(ctx, o.Ref, s, w, d, n, 0)
 				if err != nil {
 					return 0, err
 				}
 				ref[s] = float64(rep.Samples) / rep.CPUSeconds
 				return ref[s], nil
-			}})
+			}
+			steps = append(steps, step{"baseline build " + string(s), baselineBuild})
 		}
 	}
 	for round := range o.EngineReps {
@@ -146,7 +168,8 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 			if err != nil {
 				return measured{}, fmt.Errorf("%s at W=%d D=%d: %w", st.name, w, d, err)
 			}
-			o.logf("  W=%d D=%d round %d: %-22s %9.0f samples per CPU second", w, d, round+1, st.name, thr)
+			o.logf("  W=%d D=%d round %d: %-22s %9.0f samples per CPU second",
+				w, d, round+1, st.name, thr)
 		}
 		for _, s := range samplers {
 			wl := engineWorkload(s, w, d)
@@ -166,9 +189,21 @@ func runEngines(ctx context.Context, o Options, want func(string, string) bool, 
 // child's peak RSS in bytes. slowDown > 0 asks the probe to burn that
 // fraction of its CPU time again (Options.SlowDown; only this tree's build
 // knows the flag).
-func probeChild(ctx context.Context, bin string, s bakeapi.Sampler, w, d int, n int64, slowDown float64) (ProbeReport, float64, error) {
-	args := []string{"probe", "--sampler", string(s), "--width", strconv.Itoa(w), "--depth", strconv.Itoa(d),
-		"--n-samples", strconv.FormatInt(n, 10), "--threads", strconv.Itoa(engineThreads)}
+func probeChild(
+	ctx context.Context,
+	bin string,
+	s bakeapi.Sampler,
+	w, d int,
+	n int64,
+	slowDown float64,
+) (ProbeReport, float64, error) {
+	args := []string{"probe",
+		"--sampler", string(s),
+		"--width", strconv.Itoa(w),
+		"--depth", strconv.Itoa(d),
+		"--n-samples", strconv.FormatInt(n, 10),
+		"--threads", strconv.Itoa(engineThreads),
+	}
 	if slowDown > 0 {
 		args = append(args, "--slow-down", strconv.FormatFloat(slowDown, 'g', -1, 64))
 	}
@@ -177,8 +212,10 @@ func probeChild(ctx context.Context, bin string, s bakeapi.Sampler, w, d int, n 
 		return ProbeReport{}, 0, err
 	}
 	var rep ProbeReport
-	if err := json.Unmarshal(c.stdout, &rep); err != nil || rep.CPUSeconds <= 0 || rep.Samples != n {
-		return ProbeReport{}, 0, fmt.Errorf("%s probe printed %q, want one JSON report of %d samples", bin, c.stdout, n)
+	err = json.Unmarshal(c.stdout, &rep)
+	if err != nil || rep.CPUSeconds <= 0 || rep.Samples != n {
+		return ProbeReport{}, 0, fmt.Errorf("%s probe printed %q, "+
+			"want one JSON report of %d samples", bin, c.stdout, n)
 	}
 	return rep, c.peakRSS, nil
 }

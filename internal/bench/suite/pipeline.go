@@ -43,10 +43,21 @@ const (
 
 func pipelineJob() job {
 	m := func(name, unit string, k gate.Kind) gate.Metric {
-		return gate.Metric{Workload: pipeWorkload, Name: name, Unit: unit, Kind: k, Better: gate.Lower}
+		return gate.Metric{
+			Workload: pipeWorkload,
+			Name:     name,
+			Unit:     unit,
+			Kind:     k,
+			Better:   gate.Lower,
+		}
 	}
 	return job{
-		metrics: []gate.Metric{m(sliceRSS, "MiB", gate.Memory), m(mergeRSS, "MiB", gate.Memory), m(combineRSS, "MiB", gate.Memory), m(dataSize, "MiB", gate.Work)},
+		metrics: []gate.Metric{
+			m(sliceRSS, "MiB", gate.Memory),
+			m(mergeRSS, "MiB", gate.Memory),
+			m(combineRSS, "MiB", gate.Memory),
+			m(dataSize, "MiB", gate.Work),
+		},
 		run: func(ctx context.Context, o Options, _ func(string, string) bool) (measured, error) {
 			out := map[string][]float64{}
 			wb, err := o.build(ctx, "whestbake", starterPkg)
@@ -54,7 +65,8 @@ func pipelineJob() job {
 				return measured{}, err
 			}
 			for i := range o.Runs {
-				r, err := runPipeline(ctx, o, wb, filepath.Join(o.Dir, fmt.Sprintf("pipeline-%d", i)))
+				dir := filepath.Join(o.Dir, fmt.Sprintf("pipeline-%d", i))
+				r, err := runPipeline(ctx, o, wb, dir)
 				if err != nil {
 					return measured{}, err
 				}
@@ -91,29 +103,45 @@ func runPipeline(ctx context.Context, o Options, wb, dir string) (map[string]flo
 	var merged []string
 	for _, sp := range pipeSplits {
 		seeds := sp.name + "-seeds.json"
-		if err := verb("", "dataset", "generate-seeds", "--n-mlps", strconv.Itoa(sp.mlps), "--seed", strconv.Itoa(sp.seed), "--output", seeds); err != nil {
+		if err := verb("", "dataset", "generate-seeds",
+			"--n-mlps", strconv.Itoa(sp.mlps),
+			"--seed", strconv.Itoa(sp.seed),
+			"--output", seeds,
+		); err != nil {
 			return nil, err
 		}
 		var parts []string
 		for k := range sp.slices {
 			part := fmt.Sprintf("%s-slice-%d", sp.name, k)
 			o.logf("  pipeline: bake %s slice %d/%d", sp.name, k, sp.slices)
-			if err := verb(sliceRSS, "dataset", "bake", "--n-mlps", strconv.Itoa(sp.mlps), "--width", strconv.Itoa(pipeWidth),
-				"--depth", strconv.Itoa(pipeDepth), "--n-samples", strconv.Itoa(pipeSamples), "--mlp-seeds", seeds,
-				"--slice", fmt.Sprintf("%d/%d", k, sp.slices), "--split", sp.name, "--config", sp.config,
-				"--device", "cpu", "--threads", strconv.Itoa(pipeThreads), "--output", part); err != nil {
+			if err := verb(sliceRSS, "dataset", "bake",
+				"--n-mlps", strconv.Itoa(sp.mlps),
+				"--width", strconv.Itoa(pipeWidth),
+				"--depth", strconv.Itoa(pipeDepth),
+				"--n-samples", strconv.Itoa(pipeSamples),
+				"--mlp-seeds", seeds,
+				"--slice", fmt.Sprintf("%d/%d", k, sp.slices),
+				"--split", sp.name,
+				"--config", sp.config,
+				"--device", "cpu",
+				"--threads", strconv.Itoa(pipeThreads),
+				"--output", part,
+			); err != nil {
 				return nil, err
 			}
 			parts = append(parts, part)
 		}
 		o.logf("  pipeline: merge %s", sp.name)
-		if err := verb(mergeRSS, append(append([]string{"dataset", "merge"}, parts...), "--output", sp.name)...); err != nil {
+		mergeArgs := append(append([]string{"dataset", "merge"}, parts...), "--output", sp.name)
+		if err := verb(mergeRSS, mergeArgs...); err != nil {
 			return nil, err
 		}
 		merged = append(merged, sp.name)
 	}
 	o.logf("  pipeline: combine-splits")
-	if err := verb(combineRSS, append(append([]string{"dataset", "combine-splits"}, merged...), "--output", "combined")...); err != nil {
+	combineArgs := append(append([]string{"dataset", "combine-splits"}, merged...),
+		"--output", "combined")
+	if err := verb(combineRSS, combineArgs...); err != nil {
 		return nil, err
 	}
 	size, err := dirSize(filepath.Join(dir, "combined"))

@@ -44,7 +44,8 @@ type ProbeOptions struct {
 // step's checkpoint for it).
 func Probe(ctx context.Context, spec bakeapi.Spec, po ProbeOptions) (ProbeReport, error) {
 	if spec.NSamples <= warmSamples {
-		return ProbeReport{}, fmt.Errorf("probe: --n-samples %d must exceed the warm-up's %d", spec.NSamples, warmSamples)
+		return ProbeReport{}, fmt.Errorf("probe: --n-samples %d must exceed the warm-up's %d",
+			spec.NSamples, warmSamples)
 	}
 	st := seeds.DeriveV3(42)
 	w, err := seeds.Weights(spec.Width, spec.Depth, st.Weight)
@@ -66,7 +67,8 @@ func Probe(ctx context.Context, spec bakeapi.Spec, po ProbeOptions) (ProbeReport
 	if err != nil {
 		return ProbeReport{}, err
 	}
-	cpu0, start := cpuTime(), time.Now()
+	cpu0 := cpuTime()
+	start := time.Now()
 	allocs, bytes, err := bake(spec.NSamples)
 	if err != nil {
 		return ProbeReport{}, err
@@ -74,11 +76,16 @@ func Probe(ctx context.Context, spec bakeapi.Spec, po ProbeOptions) (ProbeReport
 	if po.SlowDown > 0 {
 		burn(cpu0 + (1+po.SlowDown)*(cpuTime()-cpu0))
 	}
-	wall, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
+	wall := time.Since(start).Seconds()
+	cpu := cpuTime() - cpu0
 	extra := float64(spec.NSamples - warmSamples)
-	return ProbeReport{Samples: spec.NSamples, CPUSeconds: cpu, Seconds: wall,
+	return ProbeReport{
+		Samples:         spec.NSamples,
+		CPUSeconds:      cpu,
+		Seconds:         wall,
 		AllocsPerSample: (float64(allocs) - float64(warmAllocs)) / extra,
-		BytesPerSample:  (float64(bytes) - float64(warmBytes)) / extra}, nil
+		BytesPerSample:  (float64(bytes) - float64(warmBytes)) / extra,
+	}, nil
 }
 
 // burn spins until the process has used until seconds of CPU time.

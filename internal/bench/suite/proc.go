@@ -32,7 +32,8 @@ func run(ctx context.Context, dir string, env []string, bin string, args ...stri
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if err != nil {
-		return child{}, fmt.Errorf("%s %s: %v%s", bin, strings.Join(args, " "), err, tail(stderr.String()))
+		return child{}, fmt.Errorf("%s %s: %v%s",
+			bin, strings.Join(args, " "), err, tail(stderr.String()))
 	}
 	return child{stdout: stdout.Bytes(), peakRSS: peakRSS(cmd.ProcessState)}, nil
 }
@@ -53,7 +54,8 @@ func peakRSS(ps *os.ProcessState) float64 {
 func childEnv(env []string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "WHESTBAKE_") || strings.HasPrefix(kv, gpuengine.CPUKernelEnv+"=") {
+		if !strings.HasPrefix(kv, "WHESTBAKE_") ||
+			strings.HasPrefix(kv, gpuengine.CPUKernelEnv+"=") {
 			out = append(out, kv)
 		}
 	}

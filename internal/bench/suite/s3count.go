@@ -19,7 +19,7 @@ type s3Counter struct {
 	srv  *http.Server
 	// requests, and the bytes of request bodies (to S3) and of response
 	// bodies (from S3).
-	requests, up, down atomic.Int64
+	requests, bytesUp, bytesDown atomic.Int64
 }
 
 // startS3Counter proxies a free loopback port to the S3 endpoint target
@@ -47,38 +47,38 @@ func startS3Counter(target string) (*s3Counter, error) {
 
 func (c *s3Counter) reset() {
 	c.requests.Store(0)
-	c.up.Store(0)
-	c.down.Store(0)
+	c.bytesUp.Store(0)
+	c.bytesDown.Store(0)
 }
 
 func (c *s3Counter) close() error { return c.srv.Shutdown(context.Background()) }
 
 // counting is the proxy's RoundTripper: it counts each request and the
 // bytes of both bodies as they stream through.
-type counting struct{ c *s3Counter }
+type counting struct{ counter *s3Counter }
 
 func (t counting) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.c.requests.Add(1)
+	t.counter.requests.Add(1)
 	if req.Body != nil {
 		// The outgoing request keeps its ContentLength, so wrapping the
 		// body changes nothing on the wire.
-		req.Body = &countingBody{ReadCloser: req.Body, n: &t.c.up}
+		req.Body = &countingBody{ReadCloser: req.Body, count: &t.counter.bytesUp}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.c.down}
+	resp.Body = &countingBody{ReadCloser: resp.Body, count: &t.counter.bytesDown}
 	return resp, nil
 }
 
 type countingBody struct {
 	io.ReadCloser
-	n *atomic.Int64
+	count *atomic.Int64
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
+	b.count.Add(int64(n))
 	return n, err
 }

@@ -53,7 +53,11 @@ type Options struct {
 type job struct {
 	metrics []gate.Metric // Values empty
 	// run measures the selected metrics.
-	run func(ctx context.Context, o Options, want func(workload, name string) bool) (measured, error)
+	run func(
+		ctx context.Context,
+		o Options,
+		want func(workload, name string) bool,
+	) (measured, error)
 }
 
 // measured is what a job's run reports, by metric Key: each metric's
@@ -115,7 +119,9 @@ func Run(ctx context.Context, o Options) []gate.Metric {
 			continue
 		}
 		want := func(workload, name string) bool {
-			return slices.ContainsFunc(sel, func(m gate.Metric) bool { return m.Workload == workload && m.Name == name })
+			return slices.ContainsFunc(sel, func(m gate.Metric) bool {
+				return m.Workload == workload && m.Name == name
+			})
 		}
 		got, err := j.run(ctx, o, want)
 		for _, m := range sel {
@@ -125,7 +131,8 @@ func Run(ctx context.Context, o Options) []gate.Metric {
 			case !ok:
 				m.Err = "the workload reported no value"
 			default:
-				m.Values, m.Peer = v, got.peers[m.Key()]
+				m.Values = v
+				m.Peer = got.peers[m.Key()]
 			}
 			out = append(out, m)
 		}

@@ -30,7 +30,8 @@ func TestS3CounterCountsRequestsAndBytes(t *testing.T) {
 	}
 	defer c.close()
 
-	req, _ := http.NewRequest(http.MethodPut, "http://"+c.addr+"/bucket/key", strings.NewReader("0123456789"))
+	body := strings.NewReader("0123456789")
+	req, _ := http.NewRequest(http.MethodPut, "http://"+c.addr+"/bucket/key", body)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -48,14 +49,16 @@ func TestS3CounterCountsRequestsAndBytes(t *testing.T) {
 	}
 	for _, h := range hosts {
 		if h != c.addr {
-			t.Errorf("the server saw Host %q, want the proxy's %q (the host clients sign)", h, c.addr)
+			t.Errorf("the server saw Host %q, want the proxy's %q (the host clients sign)",
+				h, c.addr)
 		}
 	}
-	if r, up, down := c.requests.Load(), c.up.Load(), c.down.Load(); r != 2 || up != 10 || down != int64(len(got)) {
+	r, up, down := c.requests.Load(), c.bytesUp.Load(), c.bytesDown.Load()
+	if r != 2 || up != 10 || down != int64(len(got)) {
 		t.Errorf("counted %d requests, %d bytes up, %d down; want 2, 10, %d", r, up, down, len(got))
 	}
 	c.reset()
-	if c.requests.Load()+c.up.Load()+c.down.Load() != 0 {
+	if c.requests.Load()+c.bytesUp.Load()+c.bytesDown.Load() != 0 {
 		t.Error("reset left counts")
 	}
 }
@@ -72,8 +75,10 @@ func TestPlanSelection(t *testing.T) {
 		keys[m.Key()] = true
 	}
 	for _, want := range []string{
-		"engine philox W=256 D=8 / speed vs numpy peer", "engine numpy W=64 D=4 / speed vs baseline build",
-		"local pipeline 256 MLPs W=256 D=8 / merge peak RSS", "temporal bake 8 MLPs W=64 D=4 / history events",
+		"engine philox W=256 D=8 / speed vs numpy peer",
+		"engine numpy W=64 D=4 / speed vs baseline build",
+		"local pipeline 256 MLPs W=256 D=8 / merge peak RSS",
+		"temporal bake 8 MLPs W=64 D=4 / history events",
 	} {
 		if !keys[want] {
 			t.Errorf("plan lacks %q", want)
@@ -84,7 +89,10 @@ func TestPlanSelection(t *testing.T) {
 			t.Errorf("%s planned without a reference build", m.Key())
 		}
 	}
-	only := Plan(Options{AB: true, Selected: func(m gate.Metric) bool { return m.Name == s3Requests }})
+	only := Plan(Options{
+		AB:       true,
+		Selected: func(m gate.Metric) bool { return m.Name == s3Requests },
+	})
 	if len(only) != 1 || only[0].Workload != temporalWorkload {
 		t.Errorf("selection of one metric planned %v", only)
 	}
@@ -97,7 +105,9 @@ func TestChildEnvKeepsOnlyTheKernelCap(t *testing.T) {
 	t.Setenv("WHESTBAKE_RELEASE_TAG", "mine")
 	t.Setenv("WHESTBAKE_CPU_KERNEL", "avx2")
 	env := strings.Join(childEnv([]string{"EXTRA=1"}), "\n") + "\n"
-	if strings.Contains(env, "WHESTBAKE_RELEASE_TAG") || !strings.Contains(env, "\nWHESTBAKE_CPU_KERNEL=avx2\n") || !strings.HasSuffix(env, "\nEXTRA=1\n") {
+	if strings.Contains(env, "WHESTBAKE_RELEASE_TAG") ||
+		!strings.Contains(env, "\nWHESTBAKE_CPU_KERNEL=avx2\n") ||
+		!strings.HasSuffix(env, "\nEXTRA=1\n") {
 		t.Errorf("child environment:\n%s", env)
 	}
 }

@@ -43,11 +43,22 @@ const (
 
 func temporalJob() job {
 	m := func(name, unit string, k gate.Kind) gate.Metric {
-		return gate.Metric{Workload: temporalWorkload, Name: name, Unit: unit, Kind: k, Better: gate.Lower}
+		return gate.Metric{
+			Workload: temporalWorkload,
+			Name:     name,
+			Unit:     unit,
+			Kind:     k,
+			Better:   gate.Lower,
+		}
 	}
 	return job{
-		metrics: []gate.Metric{m(historyEvents, "per slice", gate.Work), m(s3Requests, "per slice", gate.Work),
-			m(s3Up, "KiB per slice", gate.Work), m(s3Down, "KiB per slice", gate.Work), m(workerRSS, "MiB", gate.Memory)},
+		metrics: []gate.Metric{
+			m(historyEvents, "per slice", gate.Work),
+			m(s3Requests, "per slice", gate.Work),
+			m(s3Up, "KiB per slice", gate.Work),
+			m(s3Down, "KiB per slice", gate.Work),
+			m(workerRSS, "MiB", gate.Memory),
+		},
 		run: runTemporal,
 	}
 }
@@ -56,10 +67,10 @@ func temporalJob() job {
 // servers from bin/ on free loopback ports (never the dev stack's fixed
 // ones), MinIO behind a counting proxy, and a client for the histories.
 type temporalStack struct {
-	opts    devstack.Options
-	counter *s3Counter
-	tc      client.Client
-	env     []string // what every whestbake process needs to reach the stack
+	opts     devstack.Options
+	counter  *s3Counter
+	temporal client.Client
+	env      []string // what every whestbake process needs to reach the stack
 }
 
 func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (measured, error) {
@@ -114,8 +125,8 @@ func runTemporal(ctx context.Context, o Options, _ func(string, string) bool) (m
 		per := float64(nSlices)
 		add(historyEvents, float64(events)/per)
 		add(s3Requests, float64(st.counter.requests.Load())/per)
-		add(s3Up, float64(st.counter.up.Load())/1024/per)
-		add(s3Down, float64(st.counter.down.Load())/1024/per)
+		add(s3Up, float64(st.counter.bytesUp.Load())/1024/per)
+		add(s3Down, float64(st.counter.bytesDown.Load())/1024/per)
 		add(workerRSS, rss/mib)
 	}
 	return measured{values: out}, nil
@@ -133,9 +144,14 @@ func startStack(ctx context.Context, o Options, cfg settings.Config) (*temporalS
 		return nil, err
 	}
 	opts := devstack.DefaultOptions()
-	opts.Dir, opts.BinDir = filepath.Join(o.Dir, "devstack"), bin
-	opts.TemporalPort, opts.UIPort, opts.MinIOPort, opts.MinIOConsolePort = ports[0], ports[1], ports[2], ports[3]
-	opts.AccessKey, opts.SecretKey = "bench", "bench-"+randomHex(12)
+	opts.Dir = filepath.Join(o.Dir, "devstack")
+	opts.BinDir = bin
+	opts.TemporalPort = ports[0]
+	opts.UIPort = ports[1]
+	opts.MinIOPort = ports[2]
+	opts.MinIOConsolePort = ports[3]
+	opts.AccessKey = "bench"
+	opts.SecretKey = "bench-" + randomHex(12)
 	opts.Buckets = []string{cfg.S3.Bucket, cfg.Release.Bucket}
 	st := &temporalStack{}
 	o.logf("  temporal: starting MinIO and the Temporal dev server on free ports")
@@ -150,8 +166,11 @@ func startStack(ctx context.Context, o Options, cfg settings.Config) (*temporalS
 		st.stop()
 		return nil, err
 	}
-	st.tc, err = client.Dial(client.Options{HostPort: opts.TemporalAddr(), Namespace: cfg.Temporal.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	st.temporal, err = client.Dial(client.Options{
+		HostPort:  opts.TemporalAddr(),
+		Namespace: cfg.Temporal.Namespace,
+		Logger:    tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+	})
 	if err != nil {
 		st.stop()
 		return nil, err
@@ -166,8 +185,8 @@ func startStack(ctx context.Context, o Options, cfg settings.Config) (*temporalS
 }
 
 func (st *temporalStack) stop() {
-	if st.tc != nil {
-		st.tc.Close()
+	if st.temporal != nil {
+		st.temporal.Close()
 	}
 	if st.counter != nil {
 		_ = st.counter.close()
@@ -182,7 +201,11 @@ func (st *temporalStack) stop() {
 
 // bake runs one bake with a fresh worker (role all, as `make demo` runs it)
 // and returns the worker's peak RSS in bytes, taken once it has stopped.
-func (st *temporalStack) bake(ctx context.Context, o Options, wb, worker, cfgFile, id string) (float64, error) {
+func (st *temporalStack) bake(
+	ctx context.Context,
+	o Options,
+	wb, worker, cfgFile, id string,
+) (float64, error) {
 	logPath := filepath.Join(o.Dir, "worker-"+id+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -245,7 +268,8 @@ func waitReady(ctx context.Context, logPath string, exited <-chan struct{}) erro
 
 // historyLength counts the events of a workflow's latest run.
 func (st *temporalStack) historyLength(ctx context.Context, workflowID string) (int, error) {
-	it := st.tc.GetWorkflowHistory(ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := st.temporal.GetWorkflowHistory(ctx, workflowID, "", false,
+		enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	n := 0
 	for it.HasNext() {
 		if _, err := it.Next(); err != nil {

@@ -33,8 +33,10 @@ func Options(t testing.TB) devstack.Options {
 	}
 	bin := binDir(t)
 	for _, c := range devstack.Components {
-		if _, err := os.Stat(filepath.Join(bin, string(c))); err != nil {
-			msg := fmt.Sprintf("%s is missing: run `make tools` to build the pinned MinIO and Temporal CLI", filepath.Join(bin, string(c)))
+		path := filepath.Join(bin, string(c))
+		if _, err := os.Stat(path); err != nil {
+			msg := fmt.Sprintf("%s is missing: "+
+				"run `make tools` to build the pinned MinIO and Temporal CLI", path)
 			if os.Getenv("E2E_REQUIRED") == "1" {
 				t.Fatal(msg + " (E2E_REQUIRED=1)")
 			}
@@ -52,7 +54,10 @@ func Options(t testing.TB) devstack.Options {
 	o.Dir = dir
 	o.BinDir = bin
 	ports := FreePorts(t, 4)
-	o.TemporalPort, o.UIPort, o.MinIOPort, o.MinIOConsolePort = ports[0], ports[1], ports[2], ports[3]
+	o.TemporalPort = ports[0]
+	o.UIPort = ports[1]
+	o.MinIOPort = ports[2]
+	o.MinIOConsolePort = ports[3]
 	return o
 }
 
@@ -87,13 +92,18 @@ func WithMinIOTLS(t testing.TB, opts devstack.Options) devstack.Options {
 		t.Fatal(err)
 	}
 	ca := tlstest.NewCA(t, dir, "minio")
-	leaf := ca.Issue(t, "minio", tlstest.LeafOptions{Server: true, Hosts: []string{"127.0.0.1", "localhost"}})
-	for from, to := range map[string]string{leaf.CertFile: "public.crt", leaf.KeyFile: "private.key"} {
+	leaf := ca.Issue(t, "minio", tlstest.LeafOptions{
+		Server: true,
+		Hosts:  []string{"127.0.0.1", "localhost"},
+	})
+	names := map[string]string{leaf.CertFile: "public.crt", leaf.KeyFile: "private.key"}
+	for from, to := range names {
 		if err := os.Rename(from, filepath.Join(dir, to)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	opts.MinIOCertsDir, opts.MinIOCAFile = dir, ca.CAFile
+	opts.MinIOCertsDir = dir
+	opts.MinIOCAFile = ca.CAFile
 	return opts
 }
 
@@ -108,8 +118,11 @@ func StartTemporal(t testing.TB, opts devstack.Options) devstack.Options {
 // in the dev namespace, whose SDK logs go nowhere; closed when the test ends.
 func Client(t testing.TB, opts devstack.Options) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: opts.TemporalAddr(), Namespace: devstack.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	c, err := client.Dial(client.Options{
+		HostPort:  opts.TemporalAddr(),
+		Namespace: devstack.Namespace,
+		Logger:    tlog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,18 +177,18 @@ func binDir(t testing.TB) string {
 
 // LogBuffer is a log sink that a worker goroutine writes while the test reads it.
 type LogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
 func (l *LogBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	return l.buf.Write(p)
 }
 
 func (l *LogBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.String()
+	return l.buf.String()
 }

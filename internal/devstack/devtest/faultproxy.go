@@ -128,6 +128,7 @@ func writeS3Error(w http.ResponseWriter, r *http.Request, status int) {
 	if r.Method != http.MethodHead {
 		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+
 			`<Error><Code>%s</Code><Message>%s (injected by the test's fault proxy)</Message>`+
-			`<Resource>%s</Resource><RequestId>fault-proxy</RequestId></Error>`, code, msg, r.URL.Path)
+			`<Resource>%s</Resource><RequestId>fault-proxy</RequestId></Error>`,
+			code, msg, r.URL.Path)
 	}
 }

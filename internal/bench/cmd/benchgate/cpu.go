@@ -33,8 +33,10 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rounds := fs.Int("rounds", 5, "rounds of every measurement")
 	clockRuns := fs.Int("clock-runs", 10, "runs of the core clock's chain of 800 million additions")
 	profiles := fs.String("pprof", "",
-		"also write a CPU profile of each shape's one-thread twin, a bake of 4 rounds' samples, into this directory")
-	python := fs.String("python", "/usr/bin/python3", "interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
+		"also write a CPU profile of each shape's one-thread twin, "+
+			"a bake of 4 rounds' samples, into this directory")
+	python := fs.String("python", "/usr/bin/python3",
+		"interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,7 +44,8 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--rounds %d and --clock-runs %d must be positive", *rounds, *clockRuns)
 	}
 	if _, err := os.Stat("go.mod"); err != nil {
-		return fmt.Errorf("run from the module root (make bench-cpu): the numpy peer is internal/bench/numpy_peer.py")
+		return fmt.Errorf("run from the module root (make bench-cpu): " +
+			"the numpy peer is internal/bench/numpy_peer.py")
 	}
 	class := hostClass()
 	fmt.Fprintf(stdout, "machine:  %s\nclass:    %s\n", machineLine(ctx, *python), class)
@@ -56,12 +59,14 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		clocks = append(clocks, hz/1e9)
 	}
 	ghz := gate.Metric{Values: clocks}.Median()
-	fmt.Fprintf(stdout, "clock:    %s GHz (a chain of 800 million dependent additions in thread CPU time, %d runs)\n",
+	fmt.Fprintf(stdout, "clock:    %s GHz "+
+		"(a chain of 800 million dependent additions in thread CPU time, %d runs)\n",
 		spread(clocks, "%.2f"), *clockRuns)
 	lanes, why := fmaLanes(class)
 	peak := float64(lanes) * 2 * ghz
 	if lanes > 0 {
-		fmt.Fprintf(stdout, "peak:     %.1f GFLOP/s per core: %d FP32 FMA lanes × 2 × %.2f GHz (%s)\n",
+		fmt.Fprintf(stdout,
+			"peak:     %.1f GFLOP/s per core: %d FP32 FMA lanes × 2 × %.2f GHz (%s)\n",
 			peak, lanes, ghz, why)
 	} else {
 		fmt.Fprintf(stdout, "peak:     not given (%s)\n", why)
@@ -83,7 +88,8 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if err := r.measure(ctx); err != nil {
 				return err
 			}
-			peer := bench.NumpyPeer(ctx, *python, script, bench.Config{Width: r.Width, Depth: r.Depth, NSamples: r.Samples}, 1)
+			shape := bench.Config{Width: r.Width, Depth: r.Depth, NSamples: r.Samples}
+			peer := bench.NumpyPeer(ctx, *python, script, shape, 1)
 			if peer.Err != nil {
 				return peer.Err
 			}
@@ -104,7 +110,8 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "\nCPU profiles of the one-thread twin: %s/philox-*.pprof (go tool pprof -top FILE)\n", *profiles)
+	fmt.Fprintf(stdout, "\nCPU profiles of the one-thread twin: %s/philox-*.pprof "+
+		"(go tool pprof -top FILE)\n", *profiles)
 	return nil
 }
 
@@ -142,7 +149,8 @@ func fmaLanes(c gate.Class) (int, string) {
 	case c.Vendor == "AuthenticAMD":
 		return 32, "assumed: two 512-bit FMA pipes, as Zen 5 has"
 	}
-	return 32, "assumed: two 512-bit FMA units, as Xeon Scalable Gold and Platinum have; 16 on a part with one"
+	return 32, "assumed: two 512-bit FMA units, as Xeon Scalable Gold and Platinum have; " +
+		"16 on a part with one"
 }
 
 // shapeReport gathers one engine shape's measurements, a value per round.
@@ -157,8 +165,16 @@ type shapeReport struct {
 	one, two           []gpuengine.CPUPhases
 }
 
+// phaseTime reads the time of one phase from a profiled bake.
+type phaseTime = func(gpuengine.CPUPhases) time.Duration
+
 func (r *shapeReport) spec() bakeapi.Spec {
-	return bakeapi.Spec{Width: r.Width, Depth: r.Depth, NSamples: r.Samples, Sampler: bakeapi.SamplerPhilox}
+	return bakeapi.Spec{
+		Width:    r.Width,
+		Depth:    r.Depth,
+		NSamples: r.Samples,
+		Sampler:  bakeapi.SamplerPhilox,
+	}
 }
 
 // flopsPerSample is the forward pass's work: 2·W²·D.
@@ -220,10 +236,11 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	}
 	med := func(v []float64) float64 { return gate.Metric{Values: v}.Median() }
 	kernel := med(r.kernel)
-	fmt.Fprintf(w, "\nW=%d D=%d, one thread, samples per CPU second (median; min–max of %d rounds); "+
-		"GFLOP/s count 2·W²·D a sample\n\n", r.Width, r.Depth, len(r.kernel))
-	fmt.Fprintf(w, "| implementation | samples per CPU s | GFLOP/s | share of 1-core peak | of the kernel's speed "+
-		"| vs numpy peer (%s) |\n", r.peerBLAS)
+	fmt.Fprintf(w, "\nW=%d D=%d, one thread, samples per CPU second "+
+		"(median; min–max of %d rounds); GFLOP/s count 2·W²·D a sample\n\n",
+		r.Width, r.Depth, len(r.kernel))
+	fmt.Fprintf(w, "| implementation | samples per CPU s | GFLOP/s | share of 1-core peak "+
+		"| of the kernel's speed | vs numpy peer (%s) |\n", r.peerBLAS)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	ratios := func(v []float64) string {
 		var q []float64
@@ -233,39 +250,44 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 		return spread(q, "%.2f") + "×"
 	}
 	row := func(name string, v []float64) {
-		fmt.Fprintf(w, "| %s | %s | %.1f | %s | %.0f %% | %s |\n", name, spread(v, "%.0f"), gflops(med(v)), share(med(v)),
-			100*med(v)/kernel, ratios(v))
+		fmt.Fprintf(w, "| %s | %s | %.1f | %s | %.0f %% | %s |\n",
+			name, spread(v, "%.0f"), gflops(med(v)), share(med(v)), 100*med(v)/kernel, ratios(v))
 	}
 	row(fmt.Sprintf("forward kernel alone (%d rows a call)", gpuengine.PhiloxBlockRows), r.kernel)
 	row("philox twin", r.twin)
 	row("numpy peer (numpy_peer.py --threads 1)", r.peer)
 
-	perSample := func(ps []gpuengine.CPUPhases, f func(gpuengine.CPUPhases) time.Duration) []float64 {
+	perSample := func(ps []gpuengine.CPUPhases, f phaseTime) []float64 {
 		var out []float64
 		for _, p := range ps {
 			out = append(out, float64(f(p).Nanoseconds())/float64(p.Samples))
 		}
 		return out
 	}
-	worker := func(f func(gpuengine.WorkerPhases) time.Duration) func(gpuengine.CPUPhases) time.Duration {
+	worker := func(f func(gpuengine.WorkerPhases) time.Duration) phaseTime {
 		return func(p gpuengine.CPUPhases) time.Duration { return f(p.Workers[0]) }
 	}
 	total := perSample(r.one, func(p gpuengine.CPUPhases) time.Duration { return p.Process })
-	fmt.Fprintf(w, "\nW=%d D=%d, the twin by phase, one thread (ProfilePhilox), CPU ns per sample\n\n", r.Width, r.Depth)
+	fmt.Fprintf(w, "\nW=%d D=%d, the twin by phase, one thread (ProfilePhilox), "+
+		"CPU ns per sample\n\n", r.Width, r.Depth)
 	fmt.Fprintln(w, "| phase | ns per sample | share |")
 	fmt.Fprintln(w, "|---|---:|---:|")
 	for _, ph := range []struct {
-		name string
-		f    func(gpuengine.CPUPhases) time.Duration
+		name  string
+		spent phaseTime
 	}{
-		{"sampling (Philox, Box–Muller)", worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Sampling })},
-		{"forward kernel", worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Forward })},
-		{"tile column sums and squares (float64)", worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Sums })},
-		{"fixed-point accumulation", worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Exact })},
+		{"sampling (Philox, Box–Muller)",
+			worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Sampling })},
+		{"forward kernel",
+			worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Forward })},
+		{"tile column sums and squares (float64)",
+			worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Sums })},
+		{"fixed-point accumulation",
+			worker(func(x gpuengine.WorkerPhases) time.Duration { return x.Exact })},
 		{"other in the worker (loop, clock reads)", worker(gpuengine.WorkerPhases.Other)},
 		{"outside the worker (step loop, checkpoints, runtime)", gpuengine.CPUPhases.Outside},
 	} {
-		v := perSample(r.one, ph.f)
+		v := perSample(r.one, ph.spent)
 		fmt.Fprintf(w, "| %s | %s | %.1f %% |\n", ph.name, spread(v, "%.1f"), 100*med(v)/med(total))
 	}
 	fmt.Fprintf(w, "| total, profiled | %s | 100 %% |\n", spread(total, "%.1f"))
@@ -281,7 +303,9 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	var speedup, wall []float64
 	for i, cpu2 := range r.cpu2 {
 		ws := r.two[i].Workers
-		slowest := slices.MaxFunc(ws, func(a, b gpuengine.WorkerPhases) int { return cmp.Compare(a.CPU, b.CPU) }).CPU
+		slowest := slices.MaxFunc(ws, func(a, b gpuengine.WorkerPhases) int {
+			return cmp.Compare(a.CPU, b.CPU)
+		}).CPU
 		imbalance := float64(slowest) / (float64(ws[0].CPU+ws[1].CPU) / 2)
 		speedup = append(speedup, 2*(1e9/r.twin[i])/(cpu2*imbalance))
 		wall = append(wall, r.wall1[i]/r.wall2[i])
@@ -289,14 +313,19 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	fmt.Fprintf(w, "\nW=%d D=%d, two threads, CPU ns per sample of the bake\n\n", r.Width, r.Depth)
 	fmt.Fprintln(w, "| | ns per sample |")
 	fmt.Fprintln(w, "|---|---:|")
-	fmt.Fprintf(w, "| one thread: process (the twin's row above) | %s |\n", spread(invert(r.twin), "%.1f"))
-	fmt.Fprintf(w, "| two threads: process (the probe, --threads 2) | %s |\n", spread(r.cpu2, "%.1f"))
+	fmt.Fprintf(w, "| one thread: process (the twin's row above) | %s |\n",
+		spread(invert(r.twin), "%.1f"))
+	fmt.Fprintf(w, "| two threads: process (the probe, --threads 2) | %s |\n",
+		spread(r.cpu2, "%.1f"))
 	for k := range 2 {
-		cpu := perSample(r.two, func(p gpuengine.CPUPhases) time.Duration { return p.Workers[k].CPU })
+		cpu := perSample(r.two, func(p gpuengine.CPUPhases) time.Duration {
+			return p.Workers[k].CPU
+		})
 		fmt.Fprintf(w, "| two threads, profiled: worker %d | %s |\n", k+1, spread(cpu, "%.1f"))
 	}
-	fmt.Fprintf(w, "\nspeed-up with a core per thread (2 × one thread's CPU time over two threads', "+
-		"stretched by the workers' imbalance): %s×; wall-clock speed-up, which neighbours move: %s×\n",
+	fmt.Fprintf(w, "\nspeed-up with a core per thread "+
+		"(2 × one thread's CPU time over two threads', stretched by the workers' imbalance): %s×; "+
+		"wall-clock speed-up, which neighbours move: %s×\n",
 		spread(speedup, "%.2f"), spread(wall, "%.2f"))
 }
 

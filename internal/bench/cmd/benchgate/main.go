@@ -60,7 +60,8 @@ const ciSpeedMargin = 0.35
 const ciMemoryMargin = 0.5
 
 const usage = `usage:
-  benchgate check    [--baseline FILE] [--only REGEXP] [--ref COMMIT] [--ci] [--margin F] [--speed-margin F] [--save FILE] [--demo-slowdown F]
+  benchgate check    [--baseline FILE] [--only REGEXP] [--ref COMMIT] [--ci] [--margin F] ` +
+	`[--speed-margin F] [--save FILE] [--demo-slowdown F]
   benchgate baseline [--baseline FILE] [--only REGEXP]
   benchgate probe    --sampler philox|numpy --width W --depth D --n-samples N --threads T
   benchgate cpu      [--rounds N] [--clock-runs N] [--pprof DIR] [--python P]
@@ -108,8 +109,10 @@ type common struct {
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.baseline, "baseline", "bench/baseline.json", "the baseline file")
-	fs.StringVar(&c.only, "only", "", "measure only the metrics whose \"workload / metric\" matches this regular expression")
-	fs.StringVar(&c.python, "python", "/usr/bin/python3", "interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
+	fs.StringVar(&c.only, "only", "",
+		"measure only the metrics whose \"workload / metric\" matches this regular expression")
+	fs.StringVar(&c.python, "python", "/usr/bin/python3",
+		"interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
 }
 
 // setup is what check and baseline share: the scratch directory, the
@@ -130,7 +133,13 @@ func (c common) setup(stderr io.Writer) (suite.Options, func(), error) {
 	if err != nil {
 		return suite.Options{}, nil, err
 	}
-	o := suite.Options{Root: root, Dir: dir, Python: c.python, Self: self, Log: stderr}
+	o := suite.Options{
+		Root:   root,
+		Dir:    dir,
+		Python: c.python,
+		Self:   self,
+		Log:    stderr,
+	}
 	if c.only != "" {
 		re, err := regexp.Compile(c.only)
 		if err != nil {
@@ -146,13 +155,19 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	var c common
 	c.register(fs)
-	ci := fs.Bool("ci", false, "CI's run: 3 engine rounds, the numpy ratios and peak memory against wide margins")
-	ref := fs.String("ref", "", "commit whose build the A/B runs compare with (default: the last commit that changed the baseline file)")
+	ci := fs.Bool("ci", false,
+		"CI's run: 3 engine rounds, the numpy ratios and peak memory against wide margins")
+	ref := fs.String("ref", "", "commit whose build the A/B runs compare with "+
+		"(default: the last commit that changed the baseline file)")
 	margin := fs.Float64("margin", gate.DefaultMargin, "allowed change for the worse beyond noise")
-	save := fs.String("save", "", "also write this run's figures to this file, as the one entry of a baseline file")
-	speedMargin := fs.Float64("speed-margin", 0, fmt.Sprintf("allowed change of the numpy ratios, which are gated against this machine class's entry only (default: --margin, %g with --ci)", ciSpeedMargin))
-	slowDown := fs.Float64("demo-slowdown", 0, "test only: this tree's engine probes burn this fraction of their CPU time "+
-		"again (0.3: 30 % more), to show the gate failing a slowed build")
+	save := fs.String("save", "",
+		"also write this run's figures to this file, as the one entry of a baseline file")
+	speedMargin := fs.Float64("speed-margin", 0, fmt.Sprintf("allowed change of the numpy ratios, "+
+		"which are gated against this machine class's entry only (default: --margin, %g with --ci)",
+		ciSpeedMargin))
+	slowDown := fs.Float64("demo-slowdown", 0, "test only: this tree's engine probes burn "+
+		"this fraction of their CPU time again (0.3: 30 % more), "+
+		"to show the gate failing a slowed build")
 	if err := fs.Parse(args); err != nil {
 		return 0, err
 	}
@@ -165,17 +180,23 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 		return 0, err
 	}
 	defer cleanup()
-	o.EngineReps, o.Runs, o.SlowDown = 5, 1, *slowDown
+	o.EngineReps = 5
+	o.Runs = 1
+	o.SlowDown = *slowDown
 	if *ci {
 		o.EngineReps = 3
 	}
-	machine, class := machineLine(ctx, c.python), hostClass()
+	machine := machineLine(ctx, c.python)
+	class := hostClass()
 	refs := file.Refs(class)
-	fmt.Fprintf(stdout, "machine:  %s\nclass:    %s\nbaseline: %s, %d %s\n", machine, class, c.baseline, len(file.Baselines), plural(len(file.Baselines), "entry", "entries"))
+	fmt.Fprintf(stdout, "machine:  %s\nclass:    %s\nbaseline: %s, %d %s\n", machine, class,
+		c.baseline, len(file.Baselines), plural(len(file.Baselines), "entry", "entries"))
 	if refs.Same != nil {
-		fmt.Fprintf(stdout, "          ratios to the numpy peer: against this class's entry (commit %s, %s)\n", refs.Same.Commit, refs.Same.Date)
+		fmt.Fprintf(stdout, "          ratios to the numpy peer: "+
+			"against this class's entry (commit %s, %s)\n", refs.Same.Commit, refs.Same.Date)
 	} else {
-		fmt.Fprintf(stdout, "          ratios to the numpy peer: recorded, not gated: no baseline for %s\n", class)
+		fmt.Fprintf(stdout, "          ratios to the numpy peer: "+
+			"recorded, not gated: no baseline for %s\n", class)
 	}
 	if len(refs.Order) > 0 {
 		first := refs.Order[0]
@@ -187,9 +208,14 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 		if first.Class.Kernel != class.Kernel {
 			newest = "the newest entry (none has kernel " + class.Kernel + ")"
 		}
-		fmt.Fprintf(stdout, "          other rows: against %s (commit %s, %s), %s\n", whose, first.Commit, first.Date, newest)
+		fmt.Fprintf(stdout, "          other rows: against %s (commit %s, %s), %s\n",
+			whose, first.Commit, first.Date, newest)
 	}
-	gopts := gate.Options{Margin: *margin, SpeedMargin: *speedMargin, OtherClassMemoryMargin: ciMemoryMargin}
+	gopts := gate.Options{
+		Margin:                 *margin,
+		SpeedMargin:            *speedMargin,
+		OtherClassMemoryMargin: ciMemoryMargin,
+	}
 	if *speedMargin == 0 && *ci {
 		gopts.SpeedMargin = ciSpeedMargin
 	}
@@ -203,8 +229,12 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	if len(plan) == 0 {
 		return 0, fmt.Errorf("--only %q selects no metric", c.only)
 	}
-	if refs.Same == nil && !slices.ContainsFunc(plan, func(m gate.Metric) bool { return !m.DependsOnCPU() }) {
-		return 0, fmt.Errorf("--only %q selects only ratios to the numpy peer, and %s has no entry for %s: nothing would be gated (record one with benchgate baseline)", c.only, c.baseline, class)
+	gatesAny := slices.ContainsFunc(plan, func(m gate.Metric) bool { return !m.DependsOnCPU() })
+	if refs.Same == nil && !gatesAny {
+		return 0, fmt.Errorf("--only %q selects only ratios to the numpy peer, "+
+			"and %s has no entry for %s: "+
+			"nothing would be gated (record one with benchgate baseline)",
+			c.only, c.baseline, class)
 	}
 	var abErr error
 	if o.AB = slices.ContainsFunc(plan, func(m gate.Metric) bool { return m.InRun }); o.AB {
@@ -216,7 +246,8 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 		}
 	}
 	if *slowDown > 0 {
-		fmt.Fprintf(stdout, "demo:     this tree's engine probes burn %.0f %% more CPU time (--demo-slowdown)\n", 100**slowDown)
+		fmt.Fprintf(stdout, "demo:     this tree's engine probes burn %.0f %% more CPU time "+
+			"(--demo-slowdown)\n", 100**slowDown)
 	}
 	fmt.Fprintln(stdout)
 	start := time.Now()
@@ -233,7 +264,13 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 		}
 	}
 	if *save != "" {
-		run := gate.File{Baselines: []gate.Baseline{{Class: class, Machine: machine, Commit: "this tree", Date: now(), Metrics: metrics}}}
+		run := gate.File{Baselines: []gate.Baseline{{
+			Class:   class,
+			Machine: machine,
+			Commit:  "this tree",
+			Date:    now(),
+			Metrics: metrics,
+		}}}
 		if err := gate.Save(*save, run); err != nil {
 			return 0, err
 		}
@@ -255,7 +292,8 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	} else if refs.Same == nil || (len(refs.Order) > 0 && refs.Order[0] != refs.Same) {
 		memory = fmt.Sprintf(", peak RSS against another class %.0f %%", 100*ciMemoryMargin)
 	}
-	fmt.Fprintf(stdout, "\n%d metrics in %s; allowed = %.0f %% (%s%s) + noise, the larger spread of the baseline's and this run's repetitions around their median.\n",
+	fmt.Fprintf(stdout, "\n%d metrics in %s; allowed = %.0f %% (%s%s) + noise, "+
+		"the larger spread of the baseline's and this run's repetitions around their median.\n",
 		len(rep.Rows), time.Since(start).Round(time.Second), 100*gopts.Margin, numpy, memory)
 	summary := fmt.Sprintf("%s; %d gated", class, len(rep.Rows)-countVerdict(rep, gate.NotGated))
 	if n := countVerdict(rep, gate.NotGated); n > 0 {
@@ -263,7 +301,8 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	}
 	switch {
 	case rep.Failed() && hasVerdict(rep, gate.Regressed, gate.Missing):
-		fmt.Fprintf(stdout, "gate: FAIL (regression; %s). An intended change: `make bench-baseline` and commit the baseline file with it.\n", summary)
+		fmt.Fprintf(stdout, "gate: FAIL (regression; %s). An intended change: "+
+			"`make bench-baseline` and commit the baseline file with it.\n", summary)
 		return exitRegressed, nil
 	case rep.Failed():
 		fmt.Fprintf(stdout, "gate: FAIL (a workload could not measure; %s)\n", summary)
@@ -311,7 +350,12 @@ func hasVerdict(r gate.Report, vs ...gate.Verdict) bool {
 // (a source tarball), a shallow clone whose history stops before the
 // baseline's last change (the boundary commit would look like that change),
 // a ref this clone lacks, or a commit that does not build the suite.
-func refBuild(ctx context.Context, o suite.Options, baselineFile, ref string, stdout io.Writer) (string, error) {
+func refBuild(
+	ctx context.Context,
+	o suite.Options,
+	baselineFile, ref string,
+	stdout io.Writer,
+) (string, error) {
 	commit, err := refCommit(ctx, o.Root, baselineFile, ref, stdout)
 	if err != nil {
 		return "", err
@@ -322,17 +366,23 @@ func refBuild(ctx context.Context, o suite.Options, baselineFile, ref string, st
 }
 
 // refCommit resolves refBuild's reference commit in the repository at root.
-func refCommit(ctx context.Context, root, baselineFile, ref string, stdout io.Writer) (string, error) {
+func refCommit(
+	ctx context.Context,
+	root, baselineFile, ref string,
+	stdout io.Writer,
+) (string, error) {
 	const fix = "fetch the history (git fetch --unshallow, or a clone without --depth) " +
 		"or name the reference (--ref COMMIT; make bench-ci REF=COMMIT)"
 	if ref == "" {
 		var err error
-		if ref, err = suite.Git(ctx, root, "log", "-1", "--format=%H", "--", baselineFile); err != nil {
-			return "", fmt.Errorf("%v: the last commit that changed %s is the reference, and it takes the Git history; %s",
-				err, baselineFile, fix)
+		ref, err = suite.Git(ctx, root, "log", "-1", "--format=%H", "--", baselineFile)
+		if err != nil {
+			return "", fmt.Errorf("%v: the last commit that changed %s is the reference, "+
+				"and it takes the Git history; %s", err, baselineFile, fix)
 		}
 		if ref == "" {
-			return "", fmt.Errorf("%s has never been committed: commit it, or name the A/B reference with --ref", baselineFile)
+			return "", fmt.Errorf("%s has never been committed: "+
+				"commit it, or name the A/B reference with --ref", baselineFile)
 		}
 		if cut, err := shallowBoundary(ctx, root, ref); err != nil {
 			return "", err
@@ -340,13 +390,17 @@ func refCommit(ctx context.Context, root, baselineFile, ref string, stdout io.Wr
 			return "", fmt.Errorf("this clone is shallow and its history stops at %s, "+
 				"so the last commit that changed %s is not known; %s", ref, baselineFile, fix)
 		}
-		if _, err := suite.Git(ctx, root, "diff", "--quiet", "HEAD", "--", baselineFile); err != nil {
-			fmt.Fprintf(stdout, "          %s has uncommitted changes; the A/B reference stays the last commit that changed it\n", baselineFile)
+		_, err = suite.Git(ctx, root, "diff", "--quiet", "HEAD", "--", baselineFile)
+		if err != nil {
+			fmt.Fprintf(stdout, "          %s has uncommitted changes; "+
+				"the A/B reference stays the last commit that changed it\n", baselineFile)
 		}
 	}
-	commit, err := suite.Git(ctx, root, "rev-parse", "--verify", "--end-of-options", ref+"^{commit}")
+	commit, err := suite.Git(ctx, root,
+		"rev-parse", "--verify", "--end-of-options", ref+"^{commit}")
 	if err != nil {
-		return "", fmt.Errorf("the reference %s is not a commit of this clone (%v); %s", ref, err, fix)
+		return "", fmt.Errorf("the reference %s is not a commit of this clone (%v); %s",
+			ref, err, fix)
 	}
 	return commit, nil
 }
@@ -354,7 +408,8 @@ func refCommit(ctx context.Context, root, baselineFile, ref string, stdout io.Wr
 // shallowBoundary reports whether commit is where a shallow clone's history
 // is cut off: Git shows such a commit as adding every file it has.
 func shallowBoundary(ctx context.Context, root, commit string) (bool, error) {
-	if out, err := suite.Git(ctx, root, "rev-parse", "--is-shallow-repository"); err != nil || out != "true" {
+	out, err := suite.Git(ctx, root, "rev-parse", "--is-shallow-repository")
+	if err != nil || out != "true" {
 		return false, err
 	}
 	path, err := suite.Git(ctx, root, "rev-parse", "--git-path", "shallow")
@@ -386,7 +441,10 @@ func baseline(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	// More repetitions than a check, since their spread is the noise every
 	// later check is allowed; the A/B runs compare this build with itself
 	// (A/A), which is exactly their noise.
-	o.EngineReps, o.Runs, o.AB, o.Ref = 5, 3, true, o.Self
+	o.EngineReps = 5
+	o.Runs = 3
+	o.AB = true
+	o.Ref = o.Self
 	metrics := suite.Run(ctx, o)
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -403,13 +461,21 @@ func baseline(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	for _, m := range suite.Plan(o) {
 		planned[m.Key()] = true
 	}
-	rep := refs.Compare(metrics, gate.Options{Selected: func(m gate.Metric) bool { return planned[m.Key()] }, OtherClassMemoryMargin: ciMemoryMargin})
+	rep := refs.Compare(metrics, gate.Options{
+		Selected:               func(m gate.Metric) bool { return planned[m.Key()] },
+		OtherClassMemoryMargin: ciMemoryMargin,
+	})
 	rep.Write(stdout)
 	if rep.Failed() && hasVerdict(rep, gate.Failed) {
 		fmt.Fprintln(stdout, "\nbench-baseline: not written, a workload could not measure")
 		return exitFailed, nil
 	}
-	b := gate.Baseline{Class: class, Machine: machineLine(ctx, c.python), Date: now(), Metrics: metrics}
+	b := gate.Baseline{
+		Class:   class,
+		Machine: machineLine(ctx, c.python),
+		Date:    now(),
+		Metrics: metrics,
+	}
 	if c.only != "" {
 		var old []gate.Metric
 		if refs.Same != nil {
@@ -434,8 +500,10 @@ func baseline(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if replaced {
 		what = "replaced the entry of"
 	}
-	fmt.Fprintf(stdout, "\nwrote %s: %s %s (%d metrics); its %d other %s unchanged. Commit it together with the change it accepts.\n",
-		c.baseline, what, class, len(b.Metrics), len(file.Baselines)-1, plural(len(file.Baselines)-1, "entry is", "entries are"))
+	others := len(file.Baselines) - 1
+	fmt.Fprintf(stdout, "\nwrote %s: %s %s (%d metrics); its %d other %s unchanged. "+
+		"Commit it together with the change it accepts.\n",
+		c.baseline, what, class, len(b.Metrics), others, plural(others, "entry is", "entries are"))
 	return 0, nil
 }
 
@@ -468,8 +536,14 @@ func treeDirty(ctx context.Context, root, baselineFile string) (bool, error) {
 // the suite's children inherit) and the CPUs this process may use.
 func hostClass() gate.Class {
 	cpu := hostinfo.ReadCPU()
-	return gate.Class{Vendor: cpu.Vendor, Family: cpu.Family, Model: cpu.Model, ModelName: cpu.ModelName,
-		Kernel: gpuengine.CPU{}.Describe().Kernel, CPUs: runtime.NumCPU()}
+	return gate.Class{
+		Vendor:    cpu.Vendor,
+		Family:    cpu.Family,
+		Model:     cpu.Model,
+		ModelName: cpu.ModelName,
+		Kernel:    gpuengine.CPU{}.Describe().Kernel,
+		CPUs:      runtime.NumCPU(),
+	}
 }
 
 // machineLine describes the host as far as speed ratios depend on it: CPU,
@@ -482,7 +556,8 @@ func machineLine(ctx context.Context, python string) string {
 	}
 	np := "numpy missing"
 	cmd := exec.CommandContext(ctx, python, "-c", "import numpy; print(numpy.__version__)")
-	cmd.Env = append(os.Environ(), "OPENBLAS_VERBOSE=2") // OpenBLAS prints "Core: <type>" on stderr as it loads
+	// OpenBLAS prints "Core: <type>" on stderr as it loads.
+	cmd.Env = append(os.Environ(), "OPENBLAS_VERBOSE=2")
 	var errOut strings.Builder
 	cmd.Stderr = &errOut
 	if b, err := cmd.Output(); err == nil {
@@ -491,7 +566,8 @@ func machineLine(ctx context.Context, python string) string {
 			np += " (OpenBLAS core " + strings.TrimSpace(strings.SplitN(core, "\n", 2)[0]) + ")"
 		}
 	}
-	return fmt.Sprintf("%s, %d CPUs, %s, %s/%s, forward kernel %s, %s", hostinfo.CPUBrand(), runtime.NumCPU(), mem,
+	return fmt.Sprintf("%s, %d CPUs, %s, %s/%s, forward kernel %s, %s",
+		hostinfo.CPUBrand(), runtime.NumCPU(), mem,
 		runtime.GOOS, runtime.GOARCH, gpuengine.CPU{}.Describe().Kernel, np)
 }
 
@@ -502,13 +578,20 @@ func probe(ctx context.Context, args []string, stdout io.Writer) error {
 	d := fs.Int("depth", 8, "depth")
 	n := fs.Int64("n-samples", 1<<16, "samples of the timed bake")
 	threads := fs.Int("threads", 1, "engine threads")
-	slowDown := fs.Float64("slow-down", 0, "test only: burn this fraction of the timed bake's CPU time again (check --demo-slowdown)")
+	slowDown := fs.Float64("slow-down", 0,
+		"test only: burn this fraction of the timed bake's CPU time again (check --demo-slowdown)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	spec := bakeapi.Spec{Width: *w, Depth: *d, NSamples: *n, Sampler: bakeapi.Sampler(*sampler)}
+	spec := bakeapi.Spec{
+		Width:    *w,
+		Depth:    *d,
+		NSamples: *n,
+		Sampler:  bakeapi.Sampler(*sampler),
+	}
 	if spec.Sampler == bakeapi.SamplerNumpy {
-		spec.Dot = bakeapi.DotFMA // whestbench's fixtures' dot product, as `whestbake bench` times it
+		// whestbench's fixtures' dot product, as `whestbake bench` times it
+		spec.Dot = bakeapi.DotFMA
 	}
 	if err := spec.Validate(); err != nil {
 		return err

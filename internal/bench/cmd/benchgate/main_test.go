@@ -18,7 +18,13 @@ func gitRepo(t *testing.T) (string, func(args ...string) string) {
 	root := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always", "-C", root}, args...)...)
+		gitArgs := []string{
+			"-c", "user.name=t",
+			"-c", "user.email=t@t",
+			"-c", "protocol.file.allow=always",
+			"-C", root,
+		}
+		cmd := exec.Command("git", append(gitArgs, args...)...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -61,7 +67,8 @@ func TestRefCommitIsTheBaselinesLastChange(t *testing.T) {
 	commit("code.go", "package z")
 
 	var out strings.Builder
-	if got, err := refCommit(ctx, root, "bench/baseline.json", "", &out); err != nil || got != recorded {
+	got, err := refCommit(ctx, root, "bench/baseline.json", "", &out)
+	if err != nil || got != recorded {
 		t.Fatalf("full clone: %q, %v; want %s", got, err, recorded)
 	}
 	clone := func(depth string) string {
@@ -69,16 +76,21 @@ func TestRefCommitIsTheBaselinesLastChange(t *testing.T) {
 		git("clone", "-q", "--depth", depth, "file://"+root, dir)
 		return dir
 	}
-	if got, err := refCommit(ctx, clone("4"), "bench/baseline.json", "", &out); err != nil || got != recorded {
+	got, err = refCommit(ctx, clone("4"), "bench/baseline.json", "", &out)
+	if err != nil || got != recorded {
 		t.Fatalf("clone of depth 4: %q, %v; want %s", got, err, recorded)
 	}
 	shallow := clone("1")
-	_, err := refCommit(ctx, shallow, "bench/baseline.json", "", &out)
-	if err == nil || !strings.Contains(err.Error(), "shallow") || !strings.Contains(err.Error(), "git fetch --unshallow") {
+	_, err = refCommit(ctx, shallow, "bench/baseline.json", "", &out)
+	if err == nil ||
+		!strings.Contains(err.Error(), "shallow") ||
+		!strings.Contains(err.Error(), "git fetch --unshallow") {
 		t.Fatalf("clone of depth 1: %v; want the shallow clone named, with the fix", err)
 	}
 	_, err = refCommit(ctx, shallow, "bench/baseline.json", recorded, &out)
-	if err == nil || !strings.Contains(err.Error(), "not a commit of this clone") || !strings.Contains(err.Error(), "--ref") {
+	if err == nil ||
+		!strings.Contains(err.Error(), "not a commit of this clone") ||
+		!strings.Contains(err.Error(), "--ref") {
 		t.Fatalf("a reference the clone lacks: %v", err)
 	}
 	_, err = refCommit(ctx, t.TempDir(), "bench/baseline.json", "", &out)
@@ -132,7 +144,8 @@ func TestFMALanesFollowTheClass(t *testing.T) {
 	} {
 		lanes, why := fmaLanes(c.class)
 		if lanes != c.lanes || strings.HasPrefix(why, "assumed") != c.assumed {
-			t.Errorf("%s: %d lanes (%s), want %d, assumed %v", c.class, lanes, why, c.lanes, c.assumed)
+			t.Errorf("%s: %d lanes (%s), want %d, assumed %v",
+				c.class, lanes, why, c.lanes, c.assumed)
 		}
 	}
 }
