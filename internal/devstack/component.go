@@ -96,7 +96,7 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		}
 		// The pid runs, but a health probe of the address would pass for
 		// any server there: it counts only if the port is this pid's.
-		if h, found, known := portHolder(s.ports[0].port); known && found && h.PID != pid {
+		if h, other := otherHolder(ctx, pid, s.ports[0].port); other {
 			return r, fmt.Errorf("devstack: %s (pid %d) runs from %s, "+
 				"but %s is held by %s, not by it: %s", c, pid, o.Dir, s.addr, h, fixRestart)
 		}

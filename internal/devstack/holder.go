@@ -2,11 +2,13 @@ package devstack
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -39,6 +41,29 @@ func portHolder(port int) (h holder, found, known bool) {
 	argv, _ := cmdline(pid)
 	return holder{PID: pid, Command: shorten(strings.Join(argv, " "))}, true, true
 }
+
+// otherHolder reports whether port is held by a process other than pid,
+// and which. A process that was just killed still shows its listening
+// socket for a moment after its open files can no longer be read, so a
+// holder nobody can see is asked again until pid has exited, the socket
+// is gone or its owner shows, for up to holderSettle.
+func otherHolder(ctx context.Context, pid, port int) (holder, bool) {
+	deadline := time.Now().Add(holderSettle)
+	for {
+		h, found, known := portHolder(port)
+		switch {
+		case !known || !found || h.PID == pid || !alive(pid):
+			return holder{}, false
+		case h.PID != 0 || time.Now().After(deadline) || ctx.Err() != nil:
+			return h, true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// holderSettle bounds how long otherHolder waits for a dying process's
+// socket to settle: a kill takes milliseconds, even on a loaded machine.
+const holderSettle = 2 * time.Second
 
 // shorten is a command line for one line of a message: control characters
 // (a script's newlines, a terminal's escapes) as spaces, at most 100 bytes.
