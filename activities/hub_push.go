@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -144,69 +143,33 @@ func boundByHeartbeat(ctx context.Context, c *hub.Client) {
 
 // heartbeatOnProgress runs push and heartbeats when, and only when, it
 // moves: a byte sent, a stage reached, a second of a wait the Hub asked
-// for (checked every eighth of the heartbeat timeout, as Push's watchCopy
-// does for a copy). A push that stops moving misses its heartbeats, so
-// Temporal times the attempt out; its own requests' deadlines (see
-// boundByHeartbeat) fail it before that with an error naming the Hub and
-// the file, recorded in a last heartbeat. And since Temporal answers a
-// heartbeat of an attempt it gave up by cancelling ctx, and this one sends
-// none, a push that made no progress for a whole heartbeat timeout stops
-// itself: an abandoned attempt never pushes beside its retry.
+// for (checked every eighth of the heartbeat timeout; watchProgress). A
+// push that stops moving misses its heartbeats, so Temporal times the
+// attempt out; its own requests' deadlines (see boundByHeartbeat) fail it
+// before that with an error naming the Hub and the file, recorded in a
+// last heartbeat.
 func heartbeatOnProgress(
 	ctx context.Context,
 	push func(ctx context.Context, progress func(hub.Progress)) error,
 ) error {
-	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
-		return push(ctx, func(hub.Progress) {})
+	watch := progressWatch[hub.Progress]{
+		checks:    8,
+		heartbeat: func(p hub.Progress) any { return HubPushProgress{Progress: p} },
+		stalled: func(p hub.Progress, timeout time.Duration) error {
+			return fmt.Errorf(
+				"the push to the Hub made no progress for %s "+
+					"(the activity's heartbeat timeout) since %+v: stopping this attempt",
+				timeout,
+				p,
+			)
+		},
 	}
-	timeout := activity.GetInfo(ctx).HeartbeatTimeout
-	var mu sync.Mutex
-	var latest hub.Progress
-	var moves int64
-	progress := func(p hub.Progress) {
-		mu.Lock()
-		latest, moves = p, moves+1
-		mu.Unlock()
+	last, err := watchProgress(ctx, watch, push)
+	if errors.Is(err, hub.ErrStalled) && activity.IsActivity(ctx) &&
+		activity.GetInfo(ctx).HeartbeatTimeout > 0 {
+		activity.RecordHeartbeat(ctx, HubPushProgress{Progress: last, Stalled: err.Error()})
 	}
-	pctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	done := make(chan error, 1)
-	go func() { done <- push(pctx, progress) }()
-	tick := time.NewTicker(timeout / 8)
-	defer tick.Stop()
-	seen, moved := int64(0), time.Now()
-	for {
-		select {
-		case err := <-done:
-			if cause := context.Cause(pctx); err != nil && cause != nil && ctx.Err() == nil {
-				err = cause
-			}
-			if errors.Is(err, hub.ErrStalled) {
-				mu.Lock()
-				stalled := HubPushProgress{Progress: latest, Stalled: err.Error()}
-				activity.RecordHeartbeat(ctx, stalled)
-				mu.Unlock()
-			}
-			return err
-		case <-tick.C:
-			mu.Lock()
-			p, n := latest, moves
-			mu.Unlock()
-			switch {
-			case n != seen:
-				seen, moved = n, time.Now()
-				activity.RecordHeartbeat(ctx, HubPushProgress{Progress: p})
-			case time.Since(moved) >= timeout:
-				stalled := fmt.Errorf(
-					"the push to the Hub made no progress for %s "+
-						"(the activity's heartbeat timeout) since %+v: stopping this attempt",
-					timeout,
-					p,
-				)
-				stop(stalled)
-			}
-		}
-	}
+	return err
 }
 
 // hubErr marks what no retry fixes as non-retryable: every refusal of the

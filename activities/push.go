@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sync/atomic"
 	"time"
-
-	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/keys"
@@ -144,52 +141,39 @@ var errCopyStalled = errors.New("starting it over")
 // a split is one parquet file) and heartbeats its progress every quarter of
 // the heartbeat timeout while bytes move. A copy that moves no byte for a
 // whole heartbeat timeout is stopped, as the server then gives the attempt
-// up: the next attempt starts over. And since Temporal answers a heartbeat
-// of an attempt it has given up (timed out, or its workflow cancelled) by
-// cancelling ctx, which aborts the copy, an abandoned attempt never keeps
-// copying beside its retry.
+// up: the next attempt starts over (watchProgress).
 func watchCopy(
 	ctx context.Context,
 	file string,
 	size int64,
 	copy func(ctx context.Context, progress func(int64)) error,
 ) error {
-	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
-		return copy(ctx, nil)
+	watch := progressWatch[int64]{
+		checks: 4,
+		heartbeat: func(n int64) any {
+			return CopyProgress{File: file, Copied: n, Size: size}
+		},
+		stalled: func(n int64, timeout time.Duration) error {
+			return fmt.Errorf(
+				"copy of %s stopped moving at %d of %d bytes for %s "+
+					"(the activity's heartbeat timeout): %w",
+				file,
+				n,
+				size,
+				timeout,
+				errCopyStalled,
+			)
+		},
 	}
-	timeout := activity.GetInfo(ctx).HeartbeatTimeout
-	var copied atomic.Int64
-	cctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	done := make(chan error, 1)
-	go func() { done <- copy(cctx, copied.Store) }()
-	tick := time.NewTicker(timeout / 4)
-	defer tick.Stop()
-	last, moved := int64(0), time.Now()
-	for {
-		select {
-		case err := <-done:
-			if cause := context.Cause(cctx); err != nil && cause != nil && ctx.Err() == nil {
-				return cause
+	_, err := watchProgress(ctx, watch, func(ctx context.Context, report func(int64)) error {
+		// A move is a byte copied, not a call that repeats the count.
+		copied := int64(0)
+		return copy(ctx, func(n int64) {
+			if n != copied {
+				copied = n
+				report(n)
 			}
-			return err
-		case <-tick.C:
-			switch n := copied.Load(); {
-			case n != last:
-				last, moved = n, time.Now()
-				activity.RecordHeartbeat(ctx, CopyProgress{File: file, Copied: n, Size: size})
-			case time.Since(moved) >= timeout:
-				stalled := fmt.Errorf(
-					"copy of %s stopped moving at %d of %d bytes for %s "+
-						"(the activity's heartbeat timeout): %w",
-					file,
-					n,
-					size,
-					timeout,
-					errCopyStalled,
-				)
-				stop(stalled)
-			}
-		}
-	}
+		})
+	})
+	return err
 }

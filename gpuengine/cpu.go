@@ -76,6 +76,12 @@ func checkJob(spec bakeapi.Spec, job Job) error {
 	if job.Threads < 0 {
 		return fmt.Errorf("threads must be positive (or 0 for one), got %d", job.Threads)
 	}
+	return checkWeights(spec, job)
+}
+
+// checkWeights refuses a job whose weights are not depth·width² values
+// (every engine's check, the CUDA engine's too).
+func checkWeights(spec bakeapi.Spec, job Job) error {
 	if want := spec.Depth * spec.Width * spec.Width; len(job.Weights) != want {
 		return fmt.Errorf("weights hold %d values, want depth·width² = %d", len(job.Weights), want)
 	}

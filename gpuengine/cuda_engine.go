@@ -117,14 +117,10 @@ func (e *cudaEngine) BakeMLP(
 			"cuda runs the philox sampler only; use the philox sampler or the cpu device",
 		)
 	}
-	w, d := spec.Width, spec.Depth
-	if want := d * w * w; len(job.Weights) != want {
-		return Result{}, fmt.Errorf(
-			"weights hold %d values, want depth·width² = %d",
-			len(job.Weights),
-			want,
-		)
+	if err := checkWeights(spec, job); err != nil {
+		return Result{}, err
 	}
+	w, d := spec.Width, spec.Depth
 	total, done, err := philoxResume(spec, resume)
 	if err != nil {
 		return Result{}, err
