@@ -343,7 +343,7 @@ func (a *Activities) commitPartial(
 	if err := dataset.WriteIntermediateStream(local, md, spec, produce); err != nil {
 		return "", err
 	}
-	_, sum, err := commitDir(ctx, a.Store, local, prefix, id)
+	_, sum, err := commitDir(ctx, a.Store, commit{dir: local, prefix: prefix, id: id})
 	return sum, err
 }
 

@@ -508,19 +508,25 @@ func testBakeSliceKeepsWorkFromBeforeSeals(t *testing.T, f *fixture) {
 // and copies its metadata would.
 func putKeepingRecordedSHA256(t *testing.T, f *fixture, key string, data []byte) {
 	t.Helper()
-	ctx := context.Background()
-	info, err := f.st.Stat(ctx, key)
+	info, err := f.st.Stat(context.Background(), key)
 	if err != nil || info.SHA256 == "" {
 		t.Fatalf("stat %s: %+v %v", key, info, err)
 	}
+	putRecordingSHA256(t, f, key, info.SHA256, data)
+}
+
+// putRecordingSHA256 writes data at key with sum as its recorded sha256,
+// whatever the bytes hash to.
+func putRecordingSHA256(t *testing.T, f *fixture, key, sum string, data []byte) {
+	t.Helper()
 	c := rawClient(t, f)
 	if _, err := c.PutObject(
-		ctx,
+		context.Background(),
 		f.bucket,
 		key,
 		bytes.NewReader(data),
 		int64(len(data)),
-		minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}},
+		minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": sum}},
 	); err != nil {
 		t.Fatal(err)
 	}

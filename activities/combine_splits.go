@@ -2,18 +2,28 @@ package activities
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/report"
 	"github.com/whestbake/whestbake/internal/seal"
+	"github.com/whestbake/whestbake/internal/store"
 )
 
 // CombineSplits builds the multi-split dataset (also of a single split),
-// with its report, and commits it; then, unless the bake keeps its intermediates, it
-// deletes the merged splits, which the dataset now holds.
+// with its report, and commits it; then, unless the bake keeps its
+// intermediates, it deletes the merged splits, which the dataset now
+// holds. Each merged split holds a summary of the split's files in the
+// dataset (MergeSplitFollowing's), or its rows (MergeSplit's), from which
+// it makes them as MergeSplitFollowing does.
 func (a *Activities) CombineSplits(
 	ctx context.Context,
 	in bakeapi.CombineSplitsInput,
@@ -38,19 +48,14 @@ func (a *Activities) CombineSplits(
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	// Step 2. Fetch the merged splits.
-	inputs, err := downloadAll(ctx, a.Store, in.Splits, dir, id)
+	// Step 2. Combine what the merges made of the splits.
+	final := filepath.Join(dir, "dataset")
+	c, err := a.combineMade(ctx, in, dir, final)
 	if err != nil {
 		return out, err
 	}
-	// Step 3. Combine and report with the same code as `whestbake dataset
-	// combine-splits`, so a local bake gives the same bytes.
-	final := filepath.Join(dir, "dataset")
-	if err := report.Combine(inputs, final, in.DefaultSplit); err != nil {
-		return out, datasetErr(err)
-	}
-	// Step 4. Commit.
-	m, sum, err := commitDir(ctx, a.Store, final, prefix, id)
+	// Step 3. Commit, with the word that the tree was checked.
+	m, sum, err := commitDir(ctx, a.Store, c)
 	if err != nil {
 		return out, err
 	}
@@ -59,15 +64,120 @@ func (a *Activities) CombineSplits(
 	return out, a.dropMerged(ctx, in)
 }
 
-// dropMerged deletes the merged splits once the dataset holds them, unless
-// the bake keeps its intermediates.
+// combineMade combines the splits from what their merges made: each
+// merged split holds its metadata.json and, in place of its rows, a
+// summary (summaryFile) of the files the merge wrote at their keys in the
+// dataset (its parquet shard and prepared folder) and of the statistics of
+// its rows, so no row is read and no byte of them moves. A merged split of
+// an earlier version holds its rows instead: the combine makes the split
+// from them as a merge now does. It returns the commit of final.
+func (a *Activities) combineMade(
+	ctx context.Context,
+	in bakeapi.CombineSplitsInput,
+	dir, final string,
+) (commit, error) {
+	prefix := keys.Bake(in.BakeID).Dataset()
+	c := commit{dir: final, prefix: prefix, id: seal.Seal{Bake: in.BakeID},
+		placed: map[string]manifest.File{}}
+	inputs := make([]string, len(in.Splits))
+	var stats []*report.Split
+	checked := true
+	for i, p := range in.Splits {
+		inputs[i] = filepath.Join(dir, strconv.Itoa(i))
+		sum, err := a.summarize(ctx, in.BakeID, p, inputs[i])
+		if err != nil {
+			return c, err
+		}
+		// The merge wrote them, before it committed the merged split.
+		for _, f := range sum.Files {
+			key := path.Join(prefix, f.Path)
+			switch info, err := a.Store.Stat(ctx, key); {
+			case errors.Is(err, store.ErrNotFound):
+				return c, goneFile(a.Store, p, key, in.BakeID)
+			case err != nil:
+				return c, storeErr(err)
+			case info.Size != f.Size:
+				return c, lost(fmt.Errorf("%s holds %d bytes, where the merge of %s wrote %d: %w",
+					uri(a.Store, key), info.Size, p, f.Size, seal.ErrDamaged))
+			}
+			c.placed[f.Path] = f
+		}
+		stats = append(stats, sum.Stats)
+		checked = checked && sum.PreparedChecked == preparedCheckRule
+	}
+	if err := report.CombineSummaries(inputs, stats, final, in.DefaultSplit); err != nil {
+		return c, datasetErr(err)
+	}
+	if checked {
+		c.vouch = func(sum string) error { return a.vouchPrepared(ctx, in.BakeID, sum) }
+	}
+	return c, nil
+}
+
+// summarize fetches the merged split committed at prefix into dir and
+// returns its summary: the one it holds, or, for a merged split of an
+// earlier version, which holds its rows, the one made from them here (the
+// shard and prepared folder written into the dataset as a merge writes
+// them).
+func (a *Activities) summarize(
+	ctx context.Context,
+	bakeID, prefix, dir string,
+) (splitSummary, error) {
+	id := seal.Seal{Bake: bakeID}
+	m, _, err := readManifest(ctx, a.Store, prefix, id)
+	switch {
+	case damaged(err):
+		return splitSummary{}, lost(err)
+	case errors.Is(err, store.ErrNotFound):
+		return splitSummary{}, goneDir(a.Store, prefix, bakeID)
+	case err != nil:
+		return splitSummary{}, storeErr(err)
+	}
+	split := m.Seal.Split
+	if slices.ContainsFunc(m.Files, func(f manifest.File) bool { return f.Path == summaryFile }) {
+		if err := fetchFiles(ctx, a.Store, prefix, m, dir, bakeID); err != nil {
+			return splitSummary{}, err
+		}
+		return readSummary(dir, bakeID, split)
+	}
+	made := a.newMadeSplit(ctx, bakeID, split, dir+"-made")
+	defer made.abort()
+	if err := a.takeDir(ctx, prefix, dir, id, made); err != nil {
+		return splitSummary{}, err
+	}
+	return made.finish(dir)
+}
+
+// CombineMadeSplits is CombineSplits under the name that bakes started
+// since the change merge-follows call, so that a control worker of an
+// earlier version, which cannot read the merged splits of
+// MergeSplitFollowing, never takes it.
+func (a *Activities) CombineMadeSplits(
+	ctx context.Context,
+	in bakeapi.CombineSplitsInput,
+) (bakeapi.CombineSplitsOutput, error) {
+	return a.CombineSplits(ctx, in)
+}
+
+// dropMerged deletes the merged splits once the dataset holds them, and
+// their slices and the slices' state, unless the bake keeps its
+// intermediates.
 func (a *Activities) dropMerged(ctx context.Context, in bakeapi.CombineSplitsInput) error {
 	if in.KeepIntermediates {
 		return nil
 	}
+	b := keys.Bake(in.BakeID)
 	for _, p := range in.Splits {
 		if err := a.drop(ctx, p+"/"); err != nil {
 			return err
+		}
+		// The slices of a split merged beside them are left to the combine
+		// (dropSlicesAfter); of one merged after them, gone already.
+		if split, ok := b.MergedSplit(p); ok {
+			err := a.dropSlices(ctx, bakeapi.MergeSplitInput{BakeID: in.BakeID, Split: split})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

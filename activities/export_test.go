@@ -1,6 +1,13 @@
 package activities
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
+	"github.com/whestbake/whestbake/internal/store"
+)
 
 // HubErr exposes hubErr to the external tests.
 var HubErr = hubErr
@@ -15,7 +22,14 @@ var CommitPartial = (*Activities).commitPartial
 
 // CommitDir commits a local directory at a prefix as the activities do, for
 // tests that need a committed dataset of a given size without baking it.
-var CommitDir = commitDir
+func CommitDir(
+	ctx context.Context,
+	s *store.Store,
+	dir, prefix string,
+	id seal.Seal,
+) (manifest.Manifest, string, error) {
+	return commitDir(ctx, s, commit{dir: dir, prefix: prefix, id: id})
+}
 
 // SetCopyRetry makes Push try a release file tries times, waiting first,
 // doubling, up to max, until the test ends: the tests of S3 faults need
@@ -33,4 +47,13 @@ func SetCheckpointSaveTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
 	old := checkpointSaveTimeout
 	checkpointSaveTimeout = d
 	t.Cleanup(func() { checkpointSaveTimeout = old })
+}
+
+// SetServerCopyBytes makes Push and CombineSplits copy files of n bytes or
+// more on the server until the test ends, so that small test files take
+// that path.
+func SetServerCopyBytes(t interface{ Cleanup(func()) }, n int64) {
+	old := serverCopyBytes
+	serverCopyBytes = n
+	t.Cleanup(func() { serverCopyBytes = old })
 }

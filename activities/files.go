@@ -12,8 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-
-	"golang.org/x/sync/errgroup"
+	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
@@ -26,8 +25,16 @@ import (
 // uploadDir puts every file under dir at prefix/<rel> (overwrites are safe: the
 // directory's content is a pure function of the inputs, except for timestamps in
 // metadata.json, and the manifest written afterwards decides which copy counts),
-// and returns the manifest.
-func uploadDir(ctx context.Context, s *store.Store, dir, prefix string) (manifest.Manifest, error) {
+// and returns the manifest. The files placed lists are at their keys
+// already (copied there on the server and checked, written there while
+// they were made): they are listed as placed says and not sent, and a local
+// copy of one must have its size.
+func uploadDir(
+	ctx context.Context,
+	s *store.Store,
+	dir, prefix string,
+	placed map[string]manifest.File,
+) (manifest.Manifest, error) {
 	var m manifest.Manifest
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -35,47 +42,69 @@ func uploadDir(ctx context.Context, s *store.Store, dir, prefix string) (manifes
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
-		sum, err := store.FileSHA256(p)
-		if err != nil {
-			return err
+		if f, ok := placed[rel]; ok {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if info.Size() != f.Size {
+				return fmt.Errorf("%s holds %d bytes, but the copy at %s/%s %d",
+					p, info.Size(), prefix, rel, f.Size)
+			}
+			return nil
 		}
-		info, err := d.Info()
+		// One read hashes the file, one sends it.
+		info, err := s.PutFile(ctx, path.Join(prefix, rel), p)
 		if err != nil {
-			return err
-		}
-		if err := s.PutFile(ctx, path.Join(prefix, rel), p); err != nil {
 			return storeErr(err)
 		}
-		m.Files = append(m.Files, manifest.File{Path: rel, SHA256: sum, Size: info.Size()})
+		m.Files = append(m.Files, manifest.File{Path: rel, SHA256: info.SHA256, Size: info.Size})
 		return nil
 	})
+	for _, f := range placed {
+		m.Files = append(m.Files, f)
+	}
 	sort.Slice(m.Files, func(i, j int) bool { return m.Files[i].Path < m.Files[j].Path })
 	return m, err
 }
 
-// commitDir uploads dir and then its manifest, sealed for id (the bake and
-// split committing it), create-only. If another attempt committed first,
-// its manifest wins and is returned.
-func commitDir(
-	ctx context.Context,
-	s *store.Store,
-	dir, prefix string,
-	id seal.Seal,
-) (manifest.Manifest, string, error) {
-	m, err := uploadDir(ctx, s, dir, prefix)
+// commit is a local directory that commitDir commits.
+type commit struct {
+	dir, prefix string
+	// id is the bake and split committing it (the manifest's seal).
+	id seal.Seal
+	// placed lists files that are at their keys already (uploadDir).
+	placed map[string]manifest.File
+	// vouch, if not nil, runs once the files are up and before the
+	// manifest, with the sha256 of the manifest about to be written: what
+	// it records about that commit exists before the commit does.
+	vouch func(manifestSHA256 string) error
+}
+
+// commitDir uploads c.dir (but the files c.placed lists, uploadDir) and
+// then its manifest, sealed for c.id, create-only. If another attempt
+// committed first, its manifest wins and is returned.
+func commitDir(ctx context.Context, s *store.Store, c commit) (manifest.Manifest, string, error) {
+	m, err := uploadDir(ctx, s, c.dir, c.prefix, c.placed)
 	if err != nil {
 		return manifest.Manifest{}, "", err
 	}
-	id.Key = keys.Manifest(prefix)
+	id := c.id
+	id.Key = keys.Manifest(c.prefix)
 	data, err := manifest.Encode(m, id)
 	if err != nil {
 		return manifest.Manifest{}, "", err
+	}
+	if c.vouch != nil {
+		if err := c.vouch(store.SHA256Hex(data)); err != nil {
+			return manifest.Manifest{}, "", err
+		}
 	}
 	switch err := s.PutCreate(ctx, id.Key, data); {
 	case err == nil:
 		return m, store.SHA256Hex(data), nil
 	case isExists(err):
-		m, sum, err := readManifest(ctx, s, prefix, id)
+		m, sum, err := readManifest(ctx, s, c.prefix, id)
 		if damaged(err) {
 			return m, sum, lost(err)
 		}
@@ -250,27 +279,6 @@ func uri(s *store.Store, key string) string { return "s3://" + s.Bucket() + "/" 
 
 func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 
-// downloadAll fetches committed directories into dir/<i> (in order) and returns
-// the local paths (fetchDir says what a missing or damaged one is).
-// A few directories are fetched at once: a split of thousands of slices is
-// thousands of small round trips.
-func downloadAll(
-	ctx context.Context,
-	s *store.Store,
-	prefixes []string,
-	dir string,
-	id seal.Seal,
-) ([]string, error) {
-	out := make([]string, len(prefixes))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(downloaders)
-	for i, p := range prefixes {
-		out[i] = filepath.Join(dir, fmt.Sprintf("%05d", i))
-		g.Go(func() error { return fetchDir(gctx, s, p, out[i], id) })
-	}
-	return out, g.Wait()
-}
-
 // fetchInOrder yields local copies of the committed directories at
 // prefixes, in order, for a consumer that reads one at a time: up to
 // downloaders are fetched ahead, and each copy is removed as soon as the
@@ -278,12 +286,18 @@ func downloadAll(
 // however many there are. The first failed fetch is yielded as an error and
 // ends the sequence; fetches still running when it ends are cancelled and
 // waited for, so nothing writes into dir after.
+//
+// With follow, a directory not committed yet is waited for (awaitDir), so
+// that the sequence follows commits as they come: one at a time, in order,
+// so that one request at a time asks, and the fetches ahead are of
+// committed directories only.
 func fetchInOrder(
 	ctx context.Context,
 	s *store.Store,
 	prefixes []string,
 	dir string,
 	id seal.Seal,
+	follow bool,
 ) iter.Seq2[string, error] {
 	type fetch struct {
 		path string
@@ -299,9 +313,17 @@ func fetchInOrder(
 			defer close(ahead)
 			for i, p := range prefixes {
 				f := fetch{path: filepath.Join(dir, strconv.Itoa(i)), done: make(chan error, 1)}
+				var waited error
+				if follow {
+					waited = awaitDir(ctx, s, p)
+				}
 				select {
 				case ahead <- f:
 				case <-ctx.Done():
+					return
+				}
+				if waited != nil {
+					f.done <- waited
 					return
 				}
 				wg.Go(func() { f.done <- fetchDir(ctx, s, p, f.path, id) })
@@ -324,7 +346,35 @@ func fetchInOrder(
 	}
 }
 
-// downloaders bounds downloadAll's parallel fetches.
+// awaitDir returns once the directory at prefix is committed (its manifest
+// exists), asking every awaitPoll.First, then less often up to
+// awaitPoll.Max, until ctx ends.
+func awaitDir(ctx context.Context, s *store.Store, prefix string) error {
+	wait := awaitPoll.First
+	for {
+		switch ok, err := s.Exists(ctx, keys.Manifest(prefix)); {
+		case err != nil:
+			return storeErr(err)
+		case ok:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, awaitPoll.Max)
+	}
+}
+
+// awaitPoll is how often awaitDir asks. The slice a merge waits for is
+// asked about every second at most, so that the merge takes the last
+// slice within a second of its commit, while 3,600 HEAD requests an hour
+// per waiting merge cost S3 nothing to speak of (AWS bills 0.04 US cents a
+// thousand: a day of waiting, 3.5 cents).
+var awaitPoll = retryPolicy{First: 100 * time.Millisecond, Max: time.Second}
+
+// downloaders bounds the fetches fetchInOrder runs ahead.
 const downloaders = 8
 
 // datasetErr marks a dataset the dataset package rejects as permanently corrupt.

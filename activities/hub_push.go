@@ -47,7 +47,7 @@ func (a *Activities) HubPush(
 		return out, fatal(bakeapi.ErrInvalidConfig, "release.hub.endpoint: %v", err)
 	}
 	boundByHeartbeat(ctx, c)
-	m, _, err := readManifest(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
+	m, sum, err := readManifest(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
 	switch {
 	case damaged(err):
 		return out, lost(err)
@@ -56,7 +56,7 @@ func (a *Activities) HubPush(
 	case err != nil:
 		return out, storeErr(err)
 	}
-	if err := a.checkPrepared(ctx, in.DatasetPrefix, m); err != nil {
+	if err := a.vouchedOrCheck(ctx, in.DatasetPrefix, m, sum); err != nil {
 		return out, err
 	}
 	var files []hub.File

@@ -19,8 +19,10 @@ import (
 )
 
 // MergeSplit merges the slices' partials into the complete split (or takes a
-// single slice that already covers the split) and commits it. Unless the bake
-// keeps its intermediates, the slices' state goes first (every slice is
+// single slice that already covers the split) and commits it, once every
+// slice is committed: the merge of bakes started before the change
+// merge-follows (MergeSplitFollowing is today's). Unless the bake keeps
+// its intermediates, the slices' state goes first (every slice is
 // committed, so nothing reads it again) and the partials once the merged
 // split is committed: the split never holds more than its partials and its
 // merged copy.
@@ -35,6 +37,32 @@ import (
 func (a *Activities) MergeSplit(
 	ctx context.Context,
 	in bakeapi.MergeSplitInput,
+) (bakeapi.MergeSplitOutput, error) {
+	return a.mergeSplit(ctx, in, false)
+}
+
+// MergeSplitFollowing is MergeSplit run beside the split's slices, as
+// BakeWorkflow runs it: it takes each slice as soon as it and those before
+// it are committed (a slice not committed yet is waited for, not missing),
+// so that when the last one lands only its own rows are left to merge.
+// From the one pass over the rows it makes everything of the split that
+// the bake's dataset holds (madeSplit): the parquet shard and the prepared
+// folder, streamed to their keys in the dataset as they are written, and
+// the statistics of the report. The merged split it commits holds the
+// split's metadata.json and, in place of its rows, their summary
+// (summaryFile), which CombineMadeSplits reads.
+func (a *Activities) MergeSplitFollowing(
+	ctx context.Context,
+	in bakeapi.MergeSplitInput,
+) (bakeapi.MergeSplitOutput, error) {
+	return a.mergeSplit(ctx, in, true)
+}
+
+// mergeSplit is MergeSplit, or MergeSplitFollowing with follow.
+func (a *Activities) mergeSplit(
+	ctx context.Context,
+	in bakeapi.MergeSplitInput,
+	follow bool,
 ) (bakeapi.MergeSplitOutput, error) {
 	defer keepAlive(ctx)()
 	b := keys.Bake(in.BakeID)
@@ -53,7 +81,7 @@ func (a *Activities) MergeSplit(
 		if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
 			return out, err
 		}
-		return out, a.dropSlices(ctx, in)
+		return out, a.dropSlicesAfter(ctx, in, follow)
 	}
 	// A restart after the bake combined its splits, and deleted them.
 	bakeSeal := seal.Seal{Bake: in.BakeID}
@@ -63,8 +91,12 @@ func (a *Activities) MergeSplit(
 		out.NMLPs = in.NMLPs
 		return out, err
 	}
-	if err := a.dropSliceState(ctx, in); err != nil {
-		return out, err
+	// A merge that follows its slices leaves them and their state to the
+	// combine (dropSlicesAfter).
+	if !follow {
+		if err := a.dropSliceState(ctx, in); err != nil {
+			return out, err
+		}
 	}
 	// Step 2. Merge the slices as they arrive, each checked against its
 	// manifest's sha256s, with the same code as `whestbake dataset merge`.
@@ -73,29 +105,17 @@ func (a *Activities) MergeSplit(
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	merged := filepath.Join(dir, "merged")
-	if prefixes := slicePrefixes(in); len(prefixes) == 1 {
-		// One slice covering the split is already complete.
-		merged = filepath.Join(dir, "slice")
-		if err := fetchDir(ctx, a.Store, prefixes[0], merged, id); err != nil {
-			return out, err
-		}
-		d, err := dataset.Open(merged, false)
-		if err == nil {
-			err = d.Scan(nil)
-		}
-		if err != nil {
-			return out, datasetErr(err)
-		}
-	} else if err := dataset.MergeStream(
-		merged,
-		recordedOrNow(in.CreatedAt),
-		fetchInOrder(ctx, a.Store, prefixes, dir, id),
-	); err != nil {
-		return out, datasetErr(err)
+	var merged string
+	if follow {
+		merged, err = a.mergeMade(ctx, in, dir)
+	} else {
+		merged, err = a.mergeRows(ctx, in, dir)
+	}
+	if err != nil {
+		return out, err
 	}
 	// Step 3. Commit, then drop the partials.
-	m, sum, err := commitDir(ctx, a.Store, merged, prefix, id)
+	m, sum, err := commitDir(ctx, a.Store, commit{dir: merged, prefix: prefix, id: id})
 	if err != nil {
 		return out, err
 	}
@@ -103,7 +123,103 @@ func (a *Activities) MergeSplit(
 	if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
 		return out, err
 	}
-	return out, a.dropSlices(ctx, in)
+	return out, a.dropSlicesAfter(ctx, in, follow)
+}
+
+// dropSlicesAfter drops the split's slices once merged (dropSlices), but
+// not after a merge that followed them: it may see the last slice
+// committed before the split workflow sees that slice's activity close,
+// and an attempt the server retries then (its completion lost, a server
+// restarted) would find its results gone and compute the slice again.
+// The combine, which runs once every split workflow has closed, drops
+// them (dropMerged).
+func (a *Activities) dropSlicesAfter(
+	ctx context.Context,
+	in bakeapi.MergeSplitInput,
+	follow bool,
+) error {
+	if follow {
+		return nil
+	}
+	return a.dropSlices(ctx, in)
+}
+
+// mergeRows merges the split's committed slices into a merged split in
+// dir, which holds its rows, and returns its path.
+func (a *Activities) mergeRows(
+	ctx context.Context,
+	in bakeapi.MergeSplitInput,
+	dir string,
+) (string, error) {
+	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
+	if prefixes := slicePrefixes(in); len(prefixes) > 1 {
+		merged := filepath.Join(dir, "merged")
+		err := dataset.MergeStream(
+			merged,
+			recordedOrNow(in.CreatedAt),
+			fetchInOrder(ctx, a.Store, prefixes, dir, id, false),
+		)
+		return merged, datasetErr(err)
+	}
+	// One slice covering the split is already complete.
+	merged := filepath.Join(dir, "slice")
+	if err := fetchDir(ctx, a.Store, slicePrefixes(in)[0], merged, id); err != nil {
+		return "", err
+	}
+	d, err := dataset.Open(merged, false)
+	if err == nil {
+		err = d.Scan(nil)
+	}
+	return merged, datasetErr(err)
+}
+
+// mergeMade merges the split's slices as they are committed and
+// makes the split for the bake's dataset on the way (madeSplit); it
+// returns the path of the merged split in dir, which holds the split's
+// metadata and the summary of what was made, in place of its rows.
+func (a *Activities) mergeMade(
+	ctx context.Context,
+	in bakeapi.MergeSplitInput,
+	dir string,
+) (string, error) {
+	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
+	made := a.newMadeSplit(ctx, in.BakeID, in.Split, filepath.Join(dir, "made"))
+	defer made.abort()
+	merged := filepath.Join(dir, "merged")
+	if prefixes := slicePrefixes(in); len(prefixes) == 1 {
+		// One slice covering the split is already complete.
+		merged = filepath.Join(dir, "slice")
+		if err := awaitDir(ctx, a.Store, prefixes[0]); err != nil {
+			return "", err
+		}
+		if err := a.takeDir(ctx, prefixes[0], merged, id, made); err != nil {
+			return "", err
+		}
+	} else {
+		// The merged shard goes up to its key in the dataset while it is
+		// written, so that only its last part is left when the rows are.
+		err := dataset.MergeStream(
+			merged,
+			recordedOrNow(in.CreatedAt),
+			fetchInOrder(ctx, a.Store, prefixes, dir, id, true),
+			dataset.MergeTee(made.shardTee),
+			dataset.MergeEachRow(made.row),
+		)
+		if err != nil {
+			return "", datasetErr(err)
+		}
+	}
+	// The split's files in the bake's dataset, before the merged split is
+	// committed; it holds their summary in place of its rows.
+	summary, err := made.finish(merged)
+	if err != nil {
+		return "", err
+	}
+	shards := filepath.Join(merged, filepath.Dir(filepath.FromSlash(dataset.SingleShard(in.Split))))
+	if err := os.RemoveAll(shards); err != nil {
+		return "", err
+	}
+	return merged, writeSummary(merged, in.BakeID, in.Split, summary)
 }
 
 // dropSliceState deletes the split's identity blocks, per-MLP results and

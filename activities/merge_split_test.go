@@ -2,15 +2,21 @@ package activities_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
 )
 
 // testSlicePartialHasNoCard: a slice's partial is read by its merge only,
@@ -88,10 +94,80 @@ func testMergeSplitStreamsManySlices(t *testing.T, f *fixture) {
 	noScratch(t, scratch)
 }
 
+// testMergeFollowingWaitsForItsSlices: the merge beside a split takes its
+// slices as they are committed: a slice not baked yet is waited for, not
+// missing (the merge goes on once it is committed), and the shard it
+// writes into the dataset is the local bake's, byte for byte.
+func testMergeFollowingWaitsForItsSlices(t *testing.T, f *fixture) {
+	const bakeID, n, seed = "following", 12, 6
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, n, seed)
+	for k := range n {
+		if k != 7 {
+			mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
+		}
+	}
+	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
+	type result struct {
+		out bakeapi.MergeSplitOutput
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplitFollowing, in)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the merge ended (%+v, %v) while slice 7 was not baked", r.out, r.err)
+	case <-time.After(2 * time.Second):
+	}
+	mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, 7, 7, 8))
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the merge did not end a minute after its last slice was committed")
+	}
+	if r.err != nil || r.out.NMLPs != n {
+		t.Fatalf("merge: %+v, %v; want %d MLPs", r.out, r.err, n)
+	}
+	if got, want := mergedShardSHA(t, f, bakeID), localParquetSHA(t, n, seed, 0, n); got != want {
+		t.Errorf("the shard in the dataset has sha256 %s, the local bake's %s", got, want)
+	}
+}
+
 // noScratch fails if dir holds anything.
 func noScratch(t *testing.T, dir string) {
 	t.Helper()
 	if es, err := os.ReadDir(dir); err != nil || len(es) != 0 {
 		t.Errorf("scratch directory holds %v (%v), want nothing", es, err)
 	}
+}
+
+// mergedShardSHA is the sha256 of the parquet shard that bakeID's merge of
+// the split wrote into the dataset, as the merged split's summary lists it,
+// checked against the bytes at its key.
+func mergedShardSHA(t *testing.T, f *fixture, bakeID string) string {
+	t.Helper()
+	dir := fetch(t, f, keys.Bake(bakeID).Merged(split))
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("the merged split holds no summary: %v", err)
+	}
+	var sum struct{ Files []manifest.File }
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range sum.Files {
+		if file.Path == dataset.SingleShard(split) {
+			key := path.Join(keys.Bake(bakeID).Dataset(), file.Path)
+			if err := f.st.Check(context.Background(), key, file.SHA256, nil); err != nil {
+				t.Fatalf("the shard in the dataset: %v", err)
+			}
+			return file.SHA256
+		}
+	}
+	t.Fatalf("the merged split's summary lists no shard: %+v", sum.Files)
+	return ""
 }

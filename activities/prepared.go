@@ -2,13 +2,96 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
+	"github.com/whestbake/whestbake/internal/store"
 )
+
+// preparedCheck is CombineSplits' word, at keys.PreparedCheck, that it
+// checked the prepared tree of a dataset against its parquet files
+// (dataset.CheckPrepared, by the rule of preparedCheckRule) before it
+// committed the manifest of sha256 ManifestSHA256, so that Push and
+// HubPush, which prove every byte they publish equal to that manifest,
+// need not fetch the whole dataset to check the tree once more.
+type preparedCheck struct {
+	ManifestSHA256 string    `json:"manifest_sha256"`
+	Rule           string    `json:"rule"`
+	Seal           seal.Seal `json:"seal"`
+}
+
+// preparedCheckRule names what dataset.CheckPrepared checks. Change it
+// whenever that check grows, so that datasets checked under the older rule
+// are checked again before they are published.
+const preparedCheckRule = "prepared/v1: paths, exact files, byte-exact JSON, Arrow = parquet"
+
+// maxPreparedCheckBytes bounds the read of a preparedCheck (about 400 bytes).
+const maxPreparedCheckBytes = 64 << 10
+
+// vouchPrepared records that the dataset whose manifest has sha256 sum,
+// committed by bake bakeID, had its prepared tree checked.
+func (a *Activities) vouchPrepared(ctx context.Context, bakeID, sum string) error {
+	key := keys.Bake(bakeID).PreparedCheck(sum)
+	c := preparedCheck{ManifestSHA256: sum, Rule: preparedCheckRule}
+	data, err := seal.Marshal(&c, &c.Seal, seal.Seal{Key: key, Bake: bakeID})
+	if err != nil {
+		return err
+	}
+	if err := a.Store.PutCreate(ctx, key, data); err != nil && !isExists(err) {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// preparedVouched reports whether the bake that committed the dataset at
+// prefix, whose manifest m has sha256 sum, vouched for its prepared tree
+// under the current rule (vouchPrepared). Anything else (a dataset of a
+// bake from before the word existed, one committed by hand, a word that is
+// missing, damaged or for another rule) is no, and the tree is checked.
+func (a *Activities) preparedVouched(
+	ctx context.Context,
+	prefix string,
+	m manifest.Manifest,
+	sum string,
+) (bool, error) {
+	bakeID := m.Seal.Bake
+	if bakeID == "" || prefix != keys.Bake(bakeID).Dataset() {
+		return false, nil
+	}
+	key := keys.Bake(bakeID).PreparedCheck(sum)
+	data, err := a.Store.GetMax(ctx, key, maxPreparedCheckBytes)
+	switch {
+	case errors.Is(err, store.ErrNotFound) || damaged(err) || errors.Is(err, store.ErrTooLarge):
+		return false, nil
+	case err != nil:
+		return false, storeErr(err)
+	}
+	var c preparedCheck
+	if err := seal.Unmarshal(key, data, &c, &c.Seal, seal.Seal{Key: key, Bake: bakeID}); err != nil {
+		return false, nil
+	}
+	return c.ManifestSHA256 == sum && c.Rule == preparedCheckRule, nil
+}
+
+// vouchedOrCheck checks the prepared tree of the dataset at prefix
+// (checkPrepared) unless its bake vouched for it (preparedVouched).
+func (a *Activities) vouchedOrCheck(
+	ctx context.Context,
+	prefix string,
+	m manifest.Manifest,
+	sum string,
+) error {
+	if ok, err := a.preparedVouched(ctx, prefix, m, sum); ok || err != nil {
+		return err
+	}
+	return a.checkPrepared(ctx, prefix, m)
+}
 
 // checkPrepared checks the prepared Arrow tree of the dataset committed at
 // prefix, whose manifest is m, against its parquet files

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sync"
 	"time"
 
 	"github.com/whestbake/whestbake/bakeapi"
@@ -63,8 +64,9 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 		return out, storeErr(err)
 	}
 	// Step 3. Nothing is released whose prepared tree is not its parquet
-	// files' (whestbench's loader reads the tree first).
-	if err := a.checkPrepared(ctx, in.DatasetPrefix, m); err != nil {
+	// files' (whestbench's loader reads the tree first): checked here
+	// unless the bake checked it before committing this very manifest.
+	if err := a.vouchedOrCheck(ctx, in.DatasetPrefix, m, out.ManifestSHA256); err != nil {
 		return out, err
 	}
 	// Step 4. Files create-only, streamed from the dataset (checked against the
@@ -73,8 +75,8 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	for _, f := range m.Files {
 		key := path.Join(relPrefix, f.Path)
 		srcKey := path.Join(in.DatasetPrefix, f.Path)
-		copyFile := func(ctx context.Context, progress func(int64)) error {
-			return dest.CopyCreate(ctx, key, a.Store, srcKey, f.SHA256, progress)
+		copyFile := func(ctx context.Context, progress func(CopyProgress)) error {
+			return a.copyReleaseFile(ctx, dest, key, srcKey, f, progress)
 		}
 		copyOnce := func() error {
 			return retryCopy(ctx, f.Path, f.Size, func() error {
@@ -103,6 +105,22 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 					f.Path,
 				)
 			}
+			// A copy on the server records the sha256 it was asked for
+			// before its bytes are read back: one that an interrupted
+			// attempt left unread proves nothing until it is read.
+			switch err := dest.Check(ctx, key, f.SHA256, nil); {
+			case errors.Is(err, store.ErrCorrupt):
+				return out, fatal(
+					bakeapi.ErrCorruptPartial,
+					"%s%s, left by an earlier attempt, does not hold the bytes its sha256 "+
+						"says: %v; delete it and restart the bake, or choose another tag",
+					out.URI,
+					f.Path,
+					err,
+				)
+			case err != nil:
+				return out, storeErr(err)
+			}
 		case errors.Is(err, store.ErrCorrupt):
 			return out, fatal(
 				bakeapi.ErrCorruptPartial,
@@ -126,12 +144,50 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 	return out, nil
 }
 
+// serverCopyBytes is the size from which Push has S3 copy a release file
+// on the server (store.ServerCopy: the bytes never leave the server on the
+// way, and are read back once to prove them) instead of streaming it
+// through the worker (a download and an upload). Below it the three
+// requests of a server copy and the read cost about what the stream does.
+// A variable so that tests reach both paths with small files.
+var serverCopyBytes int64 = 16 << 20
+
+// copyReleaseFile copies the dataset file f at srcKey to key in dest,
+// create-only and checked against f's sha256, on the server where S3 can
+// (same endpoint) and the file is large, else through this process.
+func (a *Activities) copyReleaseFile(
+	ctx context.Context,
+	dest *store.Store,
+	key, srcKey string,
+	f manifest.File,
+	progress func(CopyProgress),
+) error {
+	if f.Size >= serverCopyBytes {
+		return dest.ServerCopy(ctx, store.ServerCopyInput{
+			Key:        key,
+			Src:        a.Store,
+			SrcKey:     srcKey,
+			SHA256:     f.SHA256,
+			CreateOnly: true,
+			Progress: func(copied, checked int64) {
+				progress(CopyProgress{File: f.Path, Copied: copied, Checked: checked, Size: f.Size})
+			},
+		})
+	}
+	return dest.CopyCreate(ctx, key, a.Store, srcKey, f.SHA256, func(n int64) {
+		progress(CopyProgress{File: f.Path, Copied: n, Size: f.Size})
+	})
+}
+
 // CopyProgress is Push's heartbeat while it copies a file, or waits to try
-// it again (Retry: the tries of it that failed so far, retryCopy).
+// it again (Retry: the tries of it that failed so far, retryCopy). A copy
+// on the server counts Copied as the server finishes parts, then Checked
+// as the copy is read back.
 type CopyProgress struct {
 	File         string
 	Copied, Size int64
-	Retry        int `json:",omitempty"`
+	Checked      int64 `json:",omitempty"`
+	Retry        int   `json:",omitempty"`
 }
 
 // errCopyStalled ends a copy that moved no byte for a heartbeat timeout.
@@ -146,32 +202,35 @@ func watchCopy(
 	ctx context.Context,
 	file string,
 	size int64,
-	copy func(ctx context.Context, progress func(int64)) error,
+	copy func(ctx context.Context, progress func(CopyProgress)) error,
 ) error {
-	watch := progressWatch[int64]{
-		checks: 4,
-		heartbeat: func(n int64) any {
-			return CopyProgress{File: file, Copied: n, Size: size}
-		},
-		stalled: func(n int64, timeout time.Duration) error {
+	watch := progressWatch[CopyProgress]{
+		checks:    4,
+		heartbeat: func(p CopyProgress) any { return p },
+		stalled: func(p CopyProgress, timeout time.Duration) error {
 			return fmt.Errorf(
-				"copy of %s stopped moving at %d of %d bytes for %s "+
+				"copy of %s stopped moving at %d of %d bytes (%d checked) for %s "+
 					"(the activity's heartbeat timeout): %w",
 				file,
-				n,
+				p.Copied,
 				size,
+				p.Checked,
 				timeout,
 				errCopyStalled,
 			)
 		},
 	}
-	_, err := watchProgress(ctx, watch, func(ctx context.Context, report func(int64)) error {
-		// A move is a byte copied, not a call that repeats the count.
-		copied := int64(0)
-		return copy(ctx, func(n int64) {
-			if n != copied {
-				copied = n
-				report(n)
+	_, err := watchProgress(ctx, watch, func(ctx context.Context, report func(CopyProgress)) error {
+		// A move is a byte copied or checked, not a call that repeats the
+		// count; parts copied on the server report from several goroutines.
+		var mu sync.Mutex
+		var last CopyProgress
+		return copy(ctx, func(p CopyProgress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if p != last {
+				last = p
+				report(p)
 			}
 		})
 	})

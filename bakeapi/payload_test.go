@@ -137,6 +137,7 @@ func payloadSamples() map[string]any {
 				StartedAt: at,
 				Stopped:   []StoppedSlice{{Slice: 3, Spent: 1, Stops: 2}},
 			},
+			MergedBeside: true,
 		},
 		"SplitOutput": SplitOutput{
 			MergedPrefix:   "bakes/b1/merged/public",

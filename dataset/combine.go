@@ -39,6 +39,30 @@ var combineProvenanceKeys = []string{
 // prefers to the parquet files) and records it as prepared_splits, unless
 // CombineSkipPrepared.
 func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOption) error {
+	return combine(inputs, out, defaultSplit, openCombineInput, writeCombined, opts)
+}
+
+// CombineMade is Combine for splits whose rows were read, and whose files
+// written, where each was merged (a bake's MergeSplit: its parquet shard
+// and prepared folder are in S3, with a report's statistics of its rows):
+// each input is a folder that holds the split's metadata.json alone,
+// checked as Combine checks its inputs' metadata. out gets the combined
+// metadata.json (prepared_splits unless CombineSkipPrepared) and card, and
+// what CombineFinish adds; no row is read. The files a Combine of the same
+// splits would write besides are the ones the merges wrote.
+func CombineMade(inputs []string, out string, defaultSplit string, opts ...CombineOption) error {
+	return combine(inputs, out, defaultSplit, openMadeInput, writeMade, opts)
+}
+
+// combine is Combine with its inputs opened by open and the staged output
+// filled by write.
+func combine(
+	inputs []string,
+	out, defaultSplit string,
+	open func(dir string) (combineInput, error),
+	write func(tmp string, ins []combineInput, mdBytes []byte, card string, cfg combineConfig) error,
+	opts []CombineOption,
+) error {
 	var cfg combineConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -50,7 +74,7 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 		return incompatiblef("combine-splits requires at least one input directory; " +
 			"pass complete single-split datasets")
 	}
-	ins, seen, err := openCombineInputs(inputs)
+	ins, seen, err := openCombineInputs(inputs, open)
 	if err != nil {
 		return err
 	}
@@ -74,7 +98,7 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 		return err
 	}
 	return writeStaged(out, func(tmp string) error {
-		return writeCombined(tmp, ins, mdBytes, card, cfg)
+		return write(tmp, ins, mdBytes, card, cfg)
 	})
 }
 
@@ -82,6 +106,7 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 // parquet files that hold it.
 type combineInput struct {
 	dir   string
+	dd    *Dir
 	md    Metadata
 	info  *Info
 	split *SplitInfo
@@ -90,11 +115,14 @@ type combineInput struct {
 
 // openCombineInputs opens and checks every input, in order, and returns them
 // with the input directory of each split name.
-func openCombineInputs(inputs []string) ([]combineInput, map[string]string, error) {
+func openCombineInputs(
+	inputs []string,
+	open func(dir string) (combineInput, error),
+) ([]combineInput, map[string]string, error) {
 	var ins []combineInput
 	seen := map[string]string{}
 	for _, d := range inputs {
-		in, err := openCombineInput(d)
+		in, err := open(d)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -113,7 +141,33 @@ func openCombineInput(d string) (combineInput, error) {
 	if err != nil {
 		return combineInput{}, err
 	}
-	md, info := dd.Meta, dd.Info
+	in, err := checkCombineInput(d, dd.Meta, dd.Info)
+	in.dd, in.files = dd, dd.Splits[0].Files
+	return in, err
+}
+
+// openMadeInput opens an input of CombineMade: a folder holding a
+// complete split's metadata.json, which must name its shape.
+func openMadeInput(d string) (combineInput, error) {
+	md, err := ReadMetadata(d)
+	if err != nil {
+		return combineInput{}, err
+	}
+	path := filepath.Join(d, MetadataFile)
+	info, err := ParseInfo(md, true)
+	if err != nil {
+		return combineInput{}, invalidf("%s: %v", path, err)
+	}
+	if info.Width <= 0 || info.Depth <= 0 {
+		return combineInput{}, invalidf("%s: width and depth are missing; "+
+			"the split's shape must be known without its rows", path)
+	}
+	return checkCombineInput(d, md, info)
+}
+
+// checkCombineInput checks what Combine needs of an input's metadata: a
+// complete single split, loadable, dated.
+func checkCombineInput(d string, md Metadata, info *Info) (combineInput, error) {
 	// Before the rows are read: a name that cannot load ends the combine.
 	if err := info.CheckLoadable(); err != nil {
 		return combineInput{}, fmt.Errorf("%s: %w", d, err)
@@ -131,17 +185,7 @@ func openCombineInput(d string) (combineInput, error) {
 		return combineInput{}, invalidf("%s: created_at_utc is missing or empty; "+
 			"combine needs it to date the combined dataset", filepath.Join(d, MetadataFile))
 	}
-	// Every row is decoded and checked before its file is copied blind.
-	if err := dd.Scan(nil); err != nil {
-		return combineInput{}, err
-	}
-	return combineInput{
-		dir:   d,
-		md:    md,
-		info:  info,
-		split: &info.Splits[0],
-		files: dd.Splits[0].Files,
-	}, nil
+	return combineInput{dir: d, md: md, info: info, split: &info.Splits[0]}, nil
 }
 
 // checkDefaultSplit refuses a requested default split that no input holds.
@@ -243,8 +287,10 @@ func combinedSplitEntry(in combineInput) *Object {
 	return entry
 }
 
-// writeCombined fills the staging directory tmp: the inputs' parquet files,
-// the metadata and card, the prepared tree, then whatever cfg.finish adds.
+// writeCombined fills the staging directory tmp: for each input, its rows
+// read once (checked, written to the prepared tree, handed to cfg.eachRow)
+// and then its parquet files copied; the metadata and card; then whatever
+// cfg.finish adds.
 func writeCombined(
 	tmp string,
 	ins []combineInput,
@@ -255,34 +301,75 @@ func writeCombined(
 	if err := os.Mkdir(filepath.Join(tmp, dataDir), 0o755); err != nil {
 		return err
 	}
+	if !cfg.skipPrepared {
+		if err := os.Mkdir(filepath.Join(tmp, PreparedDir), 0o755); err != nil {
+			return err
+		}
+	}
 	for _, in := range ins {
+		// Every row is decoded and checked before its file is copied blind.
+		if err := scanInput(tmp, in, cfg); err != nil {
+			return err
+		}
 		for _, f := range in.files {
 			if err := copyFile(f, filepath.Join(tmp, dataDir, filepath.Base(f))); err != nil {
 				return err
 			}
 		}
 	}
+	return writeMade(tmp, ins, mdBytes, card, cfg)
+}
+
+// writeMade fills the staging directory tmp with the metadata and card,
+// then whatever cfg.finish adds: all of CombineMade's output, and the end
+// of Combine's.
+func writeMade(tmp string, _ []combineInput, mdBytes []byte, card string, cfg combineConfig) error {
 	if err := staging.WriteNew(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
 		return err
 	}
 	if err := staging.WriteNew(filepath.Join(tmp, readmeFile), []byte(card)); err != nil {
 		return err
 	}
-	if !cfg.skipPrepared {
-		// From the copies, which are what the dataset holds; the
-		// rows are checked a second time on the way.
-		d, err := Open(tmp, false)
-		if err != nil {
-			return err
-		}
-		if err := writePrepared(d, filepath.Join(tmp, PreparedDir)); err != nil {
-			return err
-		}
-	}
 	if cfg.finish != nil {
 		return cfg.finish(tmp)
 	}
 	return nil
+}
+
+// scanInput reads in's rows once: each is checked, written to its split's
+// prepared folder under tmp (unless cfg.skipPrepared) and handed to
+// cfg.eachRow.
+func scanInput(tmp string, in combineInput, cfg combineConfig) error {
+	name := in.split.Name
+	var w *prepared.SplitWriter
+	if !cfg.skipPrepared {
+		sd := &in.dd.Splits[0]
+		var err error
+		w, err = prepared.NewSplitWriter(filepath.Join(tmp, PreparedDir, name), name,
+			sd.Width, sd.Depth, nil)
+		if err != nil {
+			return err
+		}
+	}
+	err := in.dd.Scan(func(_ *SplitData, r Row) error {
+		if w != nil {
+			if err := w.Write(&r); err != nil {
+				return err
+			}
+		}
+		if cfg.eachRow != nil {
+			return cfg.eachRow(name, r)
+		}
+		return nil
+	})
+	if w == nil {
+		return err
+	}
+	if err != nil {
+		w.Abort() // the caller removes the half-written tree
+		return err
+	}
+	return w.Close()
 }
 
 // CombineOption adjusts Combine.
@@ -291,6 +378,15 @@ type CombineOption func(*combineConfig)
 type combineConfig struct {
 	finish       func(dir string) error
 	skipPrepared bool
+	eachRow      func(split string, r Row) error
+}
+
+// CombineEachRow hands every row of every input to f, in order, split by
+// split, as Combine reads it (once): a caller that needs the rows, as the
+// report does, reads them with the combine instead of after it. r is
+// reused for the next row. An error of f fails the combine.
+func CombineEachRow(f func(split string, r Row) error) CombineOption {
+	return func(c *combineConfig) { c.eachRow = f }
 }
 
 // CombineSkipPrepared leaves out the prepared Arrow tree and the

@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,9 +49,8 @@ func CheckOutputFree(dir string) error {
 // doing anything, builds everything in a temporary directory beside dir and
 // renames it into place at the end, so a failure leaves nothing behind.
 func WriteDir(dir string, md Metadata, spec bakeapi.Spec, rows []Row) error {
-	return writeSingleSplit(dir, md, spec, true, func(pw *ParquetWriter) (int, error) {
-		return len(rows), pw.Write(rows...)
-	})
+	return writeSingleSplit(dir, splitWrite{md: md, spec: spec, card: true,
+		fill: func(pw *ParquetWriter) (int, error) { return len(rows), pw.Write(rows...) }})
 }
 
 // WriteDirStream is WriteDir with the rows produced one at a time: produce
@@ -62,7 +62,7 @@ func WriteDirStream(
 	spec bakeapi.Spec,
 	produce func(write func(Row) error) error,
 ) error {
-	return writeSingleSplit(dir, md, spec, true, streamFill(produce))
+	return writeSingleSplit(dir, splitWrite{md: md, spec: spec, card: true, fill: streamFill(produce)})
 }
 
 // WriteIntermediateStream is WriteDirStream for a directory that only
@@ -76,7 +76,7 @@ func WriteIntermediateStream(
 	spec bakeapi.Spec,
 	produce func(write func(Row) error) error,
 ) error {
-	return writeSingleSplit(dir, md, spec, false, streamFill(produce))
+	return writeSingleSplit(dir, splitWrite{md: md, spec: spec, fill: streamFill(produce)})
 }
 
 func streamFill(produce func(write func(Row) error) error) func(pw *ParquetWriter) (int, error) {
@@ -90,18 +90,25 @@ func streamFill(produce func(write func(Row) error) error) func(pw *ParquetWrite
 	}
 }
 
-// writeSingleSplit is WriteDir with the rows supplied by fill, which writes
-// them to pw and returns how many it wrote, and the README.md card only if
-// card is set. md is checked before fill runs and encoded after it, so a
-// merge can complete what depends on its inputs (their hardware, their
-// earliest creation) as it streams them.
-func writeSingleSplit(
-	dir string,
-	md Metadata,
-	spec bakeapi.Spec,
-	card bool,
-	fill func(pw *ParquetWriter) (int, error),
-) error {
+// splitWrite is what writeSingleSplit writes: the rows that fill writes to
+// pw (returning how many), the metadata md, and the README.md card only if
+// card is set. tee, if not nil, is called with the parquet file's path once
+// it exists, and the writer it returns is written every byte of the file,
+// in order, right after the file (a merge streams it to S3 as it goes).
+type splitWrite struct {
+	md   Metadata
+	spec bakeapi.Spec
+	card bool
+	tee  func(path string) (io.Writer, error)
+	fill func(pw *ParquetWriter) (int, error)
+}
+
+// writeSingleSplit is WriteDir with the rows supplied by w.fill. The
+// metadata is checked before fill runs and encoded after it, so a merge can
+// complete what depends on its inputs (their hardware, their earliest
+// creation) as it streams them.
+func writeSingleSplit(dir string, w splitWrite) error {
+	md, spec := w.md, w.spec
 	if err := CheckOutputFree(dir); err != nil {
 		return err
 	}
@@ -119,7 +126,7 @@ func writeSingleSplit(
 	split := info.Splits[0]
 	return writeStaged(dir, func(tmp string) error {
 		path := filepath.Join(tmp, dataDir, shardName(split.Name, 0, 1))
-		n, err := writeParquetFile(path, spec, fill)
+		n, err := writeParquetFile(path, spec, w.tee, w.fill)
 		if err != nil {
 			return err
 		}
@@ -134,7 +141,7 @@ func writeSingleSplit(
 		if err := staging.WriteNew(filepath.Join(tmp, MetadataFile), mdBytes); err != nil {
 			return err
 		}
-		if !card {
+		if !w.card {
 			return nil
 		}
 		final, err := ParseInfo(md, true)
@@ -163,6 +170,7 @@ func checkWidthDepth(info *Info, width, depth int, what string) error {
 func writeParquetFile(
 	path string,
 	spec bakeapi.Spec,
+	tee func(path string) (io.Writer, error),
 	fill func(pw *ParquetWriter) (int, error),
 ) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -173,7 +181,15 @@ func writeParquetFile(
 		return 0, err
 	}
 	defer f.Close()
-	pw, err := NewParquetWriter(f, spec)
+	out := io.Writer(f)
+	if tee != nil {
+		w, err := tee(path)
+		if err != nil {
+			return 0, err
+		}
+		out = io.MultiWriter(f, w)
+	}
+	pw, err := NewParquetWriter(out, spec)
 	if err != nil {
 		return 0, err
 	}

@@ -16,6 +16,9 @@ import (
 // folders an interrupted run left, an operator's notes) is not the
 // dataset's and must not leave the machine with it.
 func IsDatasetFile(rel string) bool {
+	if IsShardFile(rel) {
+		return true
+	}
 	if rel != path.Clean(rel) || path.IsAbs(rel) {
 		return false
 	}
@@ -27,15 +30,18 @@ func IsDatasetFile(rel string) bool {
 		return true
 	}
 	parts := strings.Split(rel, "/")
-	switch {
-	case len(parts) == 2 && parts[0] == dataDir:
-		split, _, _, ok := parseShardName(parts[1])
-		return ok && checkName("split name", split) == nil
-	case len(parts) == 3 && parts[0] == PreparedDir:
-		if checkName("split name", parts[1]) != nil {
-			return false
-		}
-		return prepared.IsSplitFile(parts[2])
+	return len(parts) == 3 && parts[0] == PreparedDir &&
+		checkName("split name", parts[1]) == nil && prepared.IsSplitFile(parts[2])
+}
+
+// IsShardFile reports whether rel, a slash-separated path relative to a
+// dataset directory, is one of its parquet files (data/<split>-NNNNN-of-NNNNN.parquet),
+// which dataset combine-splits copies byte for byte.
+func IsShardFile(rel string) bool {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 2 || parts[0] != dataDir || rel != path.Clean(rel) || path.IsAbs(rel) {
+		return false
 	}
-	return false
+	split, _, _, ok := parseShardName(parts[1])
+	return ok && checkName("split name", split) == nil
 }

@@ -3,6 +3,7 @@ package dataset
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"iter"
 	"path/filepath"
 	"slices"
@@ -104,7 +105,16 @@ func noPartials() error {
 // The output appears only when complete. mergedAt is recorded as
 // merged_at_utc: the caller decides it, so a bake can make it a pure
 // function of its own recorded start.
-func MergeStream(out string, mergedAt time.Time, partials iter.Seq2[string, error]) error {
+func MergeStream(
+	out string,
+	mergedAt time.Time,
+	partials iter.Seq2[string, error],
+	opts ...MergeOption,
+) error {
+	var cfg mergeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if err := CheckOutputFree(out); err != nil {
 		return err
 	}
@@ -127,9 +137,9 @@ func MergeStream(out string, mergedAt time.Time, partials iter.Seq2[string, erro
 	}
 	m := newMerger(first, mergedAt)
 	spec := bakeapi.Spec{Width: first.width, Depth: first.depth}
-	return writeSingleSplit(out, m.md, spec, true, func(pw *ParquetWriter) (int, error) {
+	fill := func(pw *ParquetWriter) (int, error) {
 		for p := first; ; {
-			if err := m.add(p, pw); err != nil {
+			if err := m.add(p, pw, cfg.eachRow); err != nil {
 				return m.rows, err
 			}
 			dir, err, ok := next()
@@ -147,7 +157,34 @@ func MergeStream(out string, mergedAt time.Time, partials iter.Seq2[string, erro
 			}
 		}
 		return m.rows, m.finish()
-	})
+	}
+	return writeSingleSplit(out, splitWrite{md: m.md, spec: spec, card: true, tee: cfg.tee, fill: fill})
+}
+
+// MergeOption adjusts MergeStream.
+type MergeOption func(*mergeConfig)
+
+type mergeConfig struct {
+	tee     func(path string) (io.Writer, error)
+	eachRow func(r Row) error
+}
+
+// MergeEachRow hands every row to f as MergeStream writes it, in order (r
+// is reused for the next row): a caller that needs the rows too, as a
+// bake's merge does for the prepared tree and the report, reads them with
+// the merge. An error of f fails the merge.
+func MergeEachRow(f func(r Row) error) MergeOption {
+	return func(c *mergeConfig) { c.eachRow = f }
+}
+
+// MergeTee has MergeStream write every byte of the merged parquet file
+// (the split's one shard, SingleShard) to the writer tee returns as well,
+// in order, right after writing it to the file: a bake's merge streams it
+// to S3 while the rows are still coming. tee is called with the file's
+// path once the file exists. An error of tee, or of its writer, fails the
+// merge.
+func MergeTee(tee func(path string) (io.Writer, error)) MergeOption {
+	return func(c *mergeConfig) { c.tee = tee }
 }
 
 // merger is what a merge in progress knows of the partials it has copied.
@@ -179,7 +216,7 @@ func newMerger(first *partial, mergedAt time.Time) *merger {
 
 // add copies p's rows after checking that p starts where the previous
 // partial ended.
-func (m *merger) add(p *partial, pw *ParquetWriter) error {
+func (m *merger) add(p *partial, pw *ParquetWriter, eachRow func(Row) error) error {
 	switch {
 	case p.start < m.next:
 		return &MergeOverlapError{Msg: fmt.Sprintf("%s: mlp_range starts at %d "+
@@ -196,7 +233,10 @@ func (m *merger) add(p *partial, pw *ParquetWriter) error {
 		}
 		m.next++
 		m.rows++
-		return pw.Write(r)
+		if err := pw.Write(r); err != nil || eachRow == nil {
+			return err
+		}
+		return eachRow(r)
 	})
 	if err != nil {
 		return err

@@ -29,6 +29,11 @@ func checkName(kind, name string) error {
 var shardRE = regexp.MustCompile(`^(.+)-([0-9]{5})-of-([0-9]{5})\.parquet$`)
 
 // shardName is the file name of shard index of count for split.
+// SingleShard is the path, relative to a dataset directory, of the one
+// parquet file of a split that a single-split dataset holds in one shard (what
+// whestbake's writers and merges write).
+func SingleShard(split string) string { return dataDir + "/" + shardName(split, 0, 1) }
+
 func shardName(split string, index, count int) string {
 	return fmt.Sprintf("%s-%05d-of-%05d.parquet", split, index, count)
 }

@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,11 @@ import (
 const (
 	PreparedDir    = prepared.Dir
 	PreparedFormat = prepared.Format
+	// The files of a split's prepared folder: its Arrow stream, and the two
+	// JSON files save_to_disk writes beside it.
+	PreparedArrowFile = prepared.ArrowFile
+	PreparedInfoFile  = prepared.InfoFile
+	PreparedStateFile = prepared.StateFile
 	// preparedStagingPrefix names PrepareArrow's temporary folders in the
 	// dataset directory.
 	preparedStagingPrefix = ".prepared.tmp-"
@@ -42,7 +48,7 @@ func writePrepared(d *Dir, root string) error {
 	var row Row // shared by every split, as in Scan
 	for i := range d.Splits {
 		sd := &d.Splits[i]
-		w, err := prepared.NewSplitWriter(filepath.Join(root, sd.Name), sd.Name, sd.Width, sd.Depth)
+		w, err := prepared.NewSplitWriter(filepath.Join(root, sd.Name), sd.Name, sd.Width, sd.Depth, nil)
 		if err != nil {
 			return err
 		}
@@ -280,4 +286,42 @@ func (d *Dir) preparedSplitNames() ([]string, error) {
 			mdPath, s, pyjson.Compact(entry), pyjson.Compact(w), d.Path)
 	}
 	return block.Keys(), nil
+}
+
+// PreparedWriter writes one split's prepared folder a row at a time
+// (prepared.SplitWriter): Write each row, then Close, or Abort.
+type PreparedWriter = prepared.SplitWriter
+
+// NewPreparedWriter starts the prepared folder of split, whose rows have
+// width and depth, at root/prepared/<split>/, as Combine writes it in a
+// dataset; tee, if not nil, gets every byte of its Arrow file as well, as
+// it is written. A bake's merge writes it beside the merged split.
+func NewPreparedWriter(root, split string, width, depth int, tee io.Writer) (*PreparedWriter, error) {
+	if err := os.MkdirAll(filepath.Join(root, PreparedDir), 0o755); err != nil {
+		return nil, err
+	}
+	return prepared.NewSplitWriter(filepath.Join(root, PreparedDir, split), split, width, depth, tee)
+}
+
+// CheckPreparedSplit checks the prepared folder root/prepared/<split>/
+// (NewPreparedWriter) against the rows of the complete single-split
+// dataset at dir, as CheckPrepared checks a dataset's: dataset_info.json,
+// the Arrow stream row for row, state.json.
+func CheckPreparedSplit(dir, root string) error {
+	d, err := Open(dir, false)
+	if err != nil {
+		return err
+	}
+	sd := d.Splits[0]
+	c, err := prepared.OpenSplitCheck(prepared.Split{
+		DatasetDir: root, Name: sd.Name, Width: sd.Width, Depth: sd.Depth,
+	})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := d.Scan(func(_ *SplitData, r Row) error { return c.Row(&r) }); err != nil {
+		return err
+	}
+	return c.Finish()
 }

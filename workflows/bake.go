@@ -50,10 +50,11 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 // bakeRun is a BakeWorkflow's state; each stage is a method, run in the
 // order BakeWorkflow reads.
 type bakeRun struct {
-	in    bakeapi.BakeInput
-	drain bool // cancellation waits for children and activities (drainChange)
-	prog  bakeapi.BakeProgress
-	out   bakeapi.BakeOutput
+	in     bakeapi.BakeInput
+	drain  bool // cancellation waits for children and activities (drainChange)
+	follow bool // each split is merged beside it as its slices come (followChange)
+	prog   bakeapi.BakeProgress
+	out    bakeapi.BakeOutput
 }
 
 // newBakeRun reads the history's GetVersion change and sets up the
@@ -64,6 +65,7 @@ func newBakeRun(ctx workflow.Context, in bakeapi.BakeInput) (*bakeRun, error) {
 		drain: workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1,
 		prog:  bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding},
 	}
+	b.follow = workflow.GetVersion(ctx, followChange, workflow.DefaultVersion, 1) == 1
 	for _, s := range in.Splits {
 		b.prog.Splits = append(
 			b.prog.Splits,
@@ -129,29 +131,12 @@ func (b *bakeRun) splits(
 	if err := b.stage(ctx, bakeapi.StageBaking); err != nil {
 		return nil, err
 	}
+	if b.follow {
+		return b.splitsMergedBeside(ctx, seeds)
+	}
 	futs := make([]future[bakeapi.SplitOutput], len(b.in.Splits))
-	for i, s := range b.in.Splits {
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID: bakeapi.SplitWorkflowID(b.in.BakeID, s.Name),
-			TaskQueue:  bakeapi.ControlQueue,
-			// Cancelling the bake cancels its splits.
-			ParentClosePolicy:   enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-			WaitForCancellation: b.drain,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
-			StaticSummary: fmt.Sprintf(
-				"split %s of bake %s: %d MLPs",
-				s.Name,
-				b.in.BakeID,
-				s.NMLPs,
-			),
-		})
-		futs[i] = splitWorkflow.startChild(
-			cctx,
-			bakeapi.SplitInput{BakeParams: b.in.BakeParams, Split: s, Seeds: seeds[i]},
-		)
-		// Its seeds are committed: the split bakes (its own query has the counts).
-		b.prog.Splits[i].Stage = bakeapi.StageBaking
+	for i := range b.in.Splits {
+		futs[i] = b.startSplit(ctx, i, seeds[i])
 	}
 	merged := make([]string, len(b.in.Splits))
 	for i, f := range futs {
@@ -160,16 +145,131 @@ func (b *bakeRun) splits(
 			return nil, failed(err, "split %s", b.in.Splits[i].Name)
 		}
 		merged[i] = r.MergedPrefix
-		b.prog.Splits[i] = bakeapi.SplitProgress{
-			Split:       b.in.Splits[i].Name,
-			Stage:       bakeapi.StageDone,
-			MLPsDone:    r.NMLPs,
-			MLPsTotal:   r.NMLPs,
-			SlicesDone:  r.Slices,
-			SlicesTotal: r.Slices,
-		}
+		b.splitBaked(i, r, bakeapi.StageDone)
 	}
 	return merged, nil
+}
+
+// startSplit starts the SplitWorkflow of split i.
+func (b *bakeRun) startSplit(
+	ctx workflow.Context,
+	i int,
+	seeds bakeapi.GenerateSeedsOutput,
+) future[bakeapi.SplitOutput] {
+	s := b.in.Splits[i]
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: bakeapi.SplitWorkflowID(b.in.BakeID, s.Name),
+		TaskQueue:  bakeapi.ControlQueue,
+		// Cancelling the bake cancels its splits.
+		ParentClosePolicy:   enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: b.drain,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
+		StaticSummary: fmt.Sprintf(
+			"split %s of bake %s: %d MLPs",
+			s.Name,
+			b.in.BakeID,
+			s.NMLPs,
+		),
+	})
+	f := splitWorkflow.startChild(cctx, bakeapi.SplitInput{
+		BakeParams:   b.in.BakeParams,
+		Split:        s,
+		Seeds:        seeds,
+		MergedBeside: b.follow,
+	})
+	// Its seeds are committed: the split bakes (its own query has the counts).
+	b.prog.Splits[i].Stage = bakeapi.StageBaking
+	return f
+}
+
+// splitBaked records in the progress query that split i baked all its
+// slices (r), and is now in stage.
+func (b *bakeRun) splitBaked(i int, r bakeapi.SplitOutput, stage string) {
+	b.prog.Splits[i] = bakeapi.SplitProgress{
+		Split:       b.in.Splits[i].Name,
+		Stage:       stage,
+		MLPsDone:    r.NMLPs,
+		MLPsTotal:   r.NMLPs,
+		SlicesDone:  r.Slices,
+		SlicesTotal: r.Slices,
+	}
+}
+
+// splitsMergedBeside runs one SplitWorkflow per split and, beside each,
+// the MergeSplitFollowing that merges its slices as they are committed, and
+// returns the merged splits' prefixes in the bake's split order. The first
+// failure of either ends the wait and cancels the merges.
+func (b *bakeRun) splitsMergedBeside(
+	ctx workflow.Context,
+	seeds []bakeapi.GenerateSeedsOutput,
+) ([]string, error) {
+	n := len(b.in.Splits)
+	mctx, cancelMerges := workflow.WithCancel(ctx)
+	sel := workflow.NewSelector(ctx)
+	merged := make([]string, n)
+	baked := make([]bool, n)
+	children, merges := n, n // still running
+	var first error
+	fail := func(err error, what string, args ...any) {
+		if first == nil {
+			first = failed(err, what, args...)
+		}
+	}
+	for i, s := range b.in.Splits {
+		child := b.startSplit(ctx, i, seeds[i])
+		summary := fmt.Sprintf("merge split %s as its slices are committed", s.Name)
+		merge := mergeFollowing.start(followOptions(mctx, b.drain, b.in.Policy, summary),
+			bakeapi.MergeSplitInput{
+				BakeID:            b.in.BakeID,
+				Split:             s.Name,
+				NMLPs:             s.NMLPs,
+				NSlices:           bakeapi.SliceCount(s.NMLPs, b.in.SliceSize),
+				CreatedAt:         b.in.CreatedAt,
+				KeepIntermediates: b.in.KeepIntermediates,
+			})
+		sel.AddFuture(child.Future, func(workflow.Future) {
+			children--
+			r, err := child.get(ctx)
+			if err != nil {
+				fail(err, "split %s", s.Name)
+				return
+			}
+			baked[i] = true
+			stage := bakeapi.StageMerging
+			if merged[i] != "" {
+				stage = bakeapi.StageDone
+			}
+			b.splitBaked(i, r, stage)
+		})
+		sel.AddFuture(merge.Future, func(workflow.Future) {
+			merges--
+			m, err := merge.get(ctx)
+			if err != nil {
+				fail(err, "merge of split %s", s.Name)
+				return
+			}
+			merged[i] = m.Prefix
+			if baked[i] {
+				b.prog.Splits[i].Stage = bakeapi.StageDone
+			}
+		})
+	}
+	for children+merges > 0 && first == nil {
+		sel.Select(ctx)
+	}
+	if first == nil {
+		return merged, nil
+	}
+	// With drain, a cancelled bake closes once its splits and merges have
+	// stopped. A failed one closes at once, as before merges ran beside
+	// the splits: its close cancels the splits, and the merges learn at
+	// their next heartbeat (a restart meanwhile writes the same bytes).
+	cancelMerges()
+	for b.drain && ctx.Err() != nil && children+merges > 0 {
+		sel.Select(ctx)
+	}
+	return nil, first
 }
 
 // combine combines the merged splits into the bake's dataset.
@@ -178,7 +278,11 @@ func (b *bakeRun) combine(ctx workflow.Context, merged []string) error {
 		return err
 	}
 	cctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.MergeTimeout, "combine splits")
-	comb, err := combineSplits.run(cctx, bakeapi.CombineSplitsInput{
+	combine := combineSplits
+	if b.follow { // the merged splits hold summaries, which earlier workers cannot read
+		combine = combineMade
+	}
+	comb, err := combine.run(cctx, bakeapi.CombineSplitsInput{
 		BakeID:            b.in.BakeID,
 		Splits:            merged,
 		DefaultSplit:      b.in.DefaultSplit,

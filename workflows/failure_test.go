@@ -67,14 +67,7 @@ func oneSplitBake(
 	if slice != nil {
 		env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).Return(slice)
 	}
-	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
-			return fakeMerge(in)(m), nil
-		})
-	env.OnActivity(acts.CombineSplits, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, c bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
-			return fakeCombine(c), nil
-		})
+	mockMergeAndCombine(env, in)
 	pushed := bakeapi.PushOutput{URI: "s3://releases/datasets/t/v1/"}
 	env.OnActivity(acts.Push, mock.Anything, mock.Anything).Return(pushed, nil)
 	return in
@@ -163,6 +156,7 @@ func TestNonRetryableSliceErrorFailsBakeFast(t *testing.T) {
 			}
 			env.AssertNotCalled(t, "MergeSplit", mock.Anything, mock.Anything)
 			env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)
+			env.AssertNotCalled(t, "CombineMadeSplits", mock.Anything, mock.Anything)
 			env.AssertNotCalled(t, "Push", mock.Anything, mock.Anything)
 		})
 	}
@@ -233,8 +227,8 @@ func TestSliceRetriesAreBounded(t *testing.T) {
 	}
 }
 
-// TestCancelBake: cancelling the bake mid-slice ends it as cancelled, and
-// nothing after the slices runs.
+// TestCancelBake: cancelling the bake mid-slice ends it as cancelled, the
+// merges beside its splits with it, and nothing after the slices runs.
 func TestCancelBake(t *testing.T) {
 	env := newEnv()
 	in := twoSplitInput("cancel")
@@ -244,6 +238,10 @@ func TestCancelBake(t *testing.T) {
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
+	env.OnActivity(acts.MergeSplitFollowing, mock.Anything, mock.Anything).After(2 * time.Hour).Return(
+		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
+			return fakeMerge(in)(m), nil
+		})
 	env.RegisterDelayedCallback(env.CancelWorkflow, 30*time.Minute)
 	env.ExecuteWorkflow(workflows.BakeWorkflow, in)
 	err := env.GetWorkflowError()
@@ -251,7 +249,7 @@ func TestCancelBake(t *testing.T) {
 		t.Fatalf("workflow error %v, want a cancellation", err)
 	}
 	env.AssertNotCalled(t, "MergeSplit", mock.Anything, mock.Anything)
-	env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "CombineMadeSplits", mock.Anything, mock.Anything)
 	env.AssertNotCalled(t, "Push", mock.Anything, mock.Anything)
 }
 

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/keys"
@@ -90,6 +91,25 @@ func fakeSlice(in bakeapi.BakeSliceInput) bakeapi.BakeSliceOutput {
 		ManifestSHA256: "slice",
 		Computed:       in.End - in.Start,
 	}
+}
+
+// mockMergeAndCombine answers the merges (MergeSplit after a split's
+// slices, MergeSplitFollowing beside them) and the combines of bake with
+// fakeMerge and fakeCombine.
+func mockMergeAndCombine(env *testsuite.TestWorkflowEnvironment, bake bakeapi.BakeInput) {
+	merge := func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
+		return fakeMerge(bake)(m), nil
+	}
+	combine := func(
+		_ context.Context,
+		c bakeapi.CombineSplitsInput,
+	) (bakeapi.CombineSplitsOutput, error) {
+		return fakeCombine(c), nil
+	}
+	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(merge)
+	env.OnActivity(acts.MergeSplitFollowing, mock.Anything, mock.Anything).Return(merge)
+	env.OnActivity(acts.CombineSplits, mock.Anything, mock.Anything).Return(combine)
+	env.OnActivity(acts.CombineMadeSplits, mock.Anything, mock.Anything).Return(combine)
 }
 
 // fakeMerge answers MergeSplit with the split's MLP count taken from the bake input.

@@ -21,16 +21,18 @@ import (
 // inputs and results by workflow type, activity inputs and results by
 // activity type.
 var payloadTypes = map[string]struct{ in, out any }{
-	bakeapi.BakeWorkflowName:      {bakeapi.BakeInput{}, bakeapi.BakeOutput{}},
-	bakeapi.SplitWorkflowName:     {bakeapi.SplitInput{}, bakeapi.SplitOutput{}},
-	bakeapi.GenerateSeedsActivity: {bakeapi.GenerateSeedsInput{}, bakeapi.GenerateSeedsOutput{}},
-	bakeapi.BakeSliceActivity:     {bakeapi.BakeSliceInput{}, bakeapi.BakeSliceOutput{}},
-	bakeapi.NameSplitActivity:     {bakeapi.NameSplitInput{}, bakeapi.NameSplitOutput{}},
-	bakeapi.MergeSplitActivity:    {bakeapi.MergeSplitInput{}, bakeapi.MergeSplitOutput{}},
-	bakeapi.CombineSplitsActivity: {bakeapi.CombineSplitsInput{}, bakeapi.CombineSplitsOutput{}},
-	bakeapi.PushActivity:          {bakeapi.PushInput{}, bakeapi.PushOutput{}},
-	bakeapi.HubPushActivity:       {bakeapi.HubPushInput{}, bakeapi.HubPushOutput{}},
-	bakeapi.GPUWorkersActivity:    {bakeapi.GPUWorkersInput{}, bakeapi.GPUWorkersOutput{}},
+	bakeapi.BakeWorkflowName:       {bakeapi.BakeInput{}, bakeapi.BakeOutput{}},
+	bakeapi.SplitWorkflowName:      {bakeapi.SplitInput{}, bakeapi.SplitOutput{}},
+	bakeapi.GenerateSeedsActivity:  {bakeapi.GenerateSeedsInput{}, bakeapi.GenerateSeedsOutput{}},
+	bakeapi.BakeSliceActivity:      {bakeapi.BakeSliceInput{}, bakeapi.BakeSliceOutput{}},
+	bakeapi.NameSplitActivity:      {bakeapi.NameSplitInput{}, bakeapi.NameSplitOutput{}},
+	bakeapi.MergeSplitActivity:     {bakeapi.MergeSplitInput{}, bakeapi.MergeSplitOutput{}},
+	bakeapi.CombineSplitsActivity:  {bakeapi.CombineSplitsInput{}, bakeapi.CombineSplitsOutput{}},
+	bakeapi.MergeFollowingActivity: {bakeapi.MergeSplitInput{}, bakeapi.MergeSplitOutput{}},
+	bakeapi.CombineMadeActivity:    {bakeapi.CombineSplitsInput{}, bakeapi.CombineSplitsOutput{}},
+	bakeapi.PushActivity:           {bakeapi.PushInput{}, bakeapi.PushOutput{}},
+	bakeapi.HubPushActivity:        {bakeapi.HubPushInput{}, bakeapi.HubPushOutput{}},
+	bakeapi.GPUWorkersActivity:     {bakeapi.GPUWorkersInput{}, bakeapi.GPUWorkersOutput{}},
 }
 
 // droppedFields are the top-level fields recorded histories hold that

@@ -60,3 +60,29 @@ func controlOptions(
 		WaitForCancellation: waitCancel,
 	})
 }
+
+// followOptions runs a MergeSplitFollowing, which follows its split, on the
+// control queue. It lasts as long as the split bakes, days perhaps, so its
+// attempt is bounded by followTimeout and its liveness by the heartbeat;
+// and as a control worker restarted by a deploy costs it an attempt, which
+// starts over from the committed slices, its attempts are not counted:
+// only a non-retryable failure (a damaged slice, bad config) ends it.
+func followOptions(
+	ctx workflow.Context,
+	waitCancel bool,
+	p bakeapi.Policy,
+	summary string,
+) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           bakeapi.ControlQueue,
+		StartToCloseTimeout: followTimeout,
+		HeartbeatTimeout:    p.FilesystemHeartbeat,
+		RetryPolicy:         retryPolicy(p, 0),
+		Summary:             summary,
+		WaitForCancellation: waitCancel,
+	})
+}
+
+// followTimeout bounds one attempt of a following merge: longer than any
+// bake, so that only a lost heartbeat times one out.
+const followTimeout = 90 * 24 * time.Hour

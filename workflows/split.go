@@ -82,6 +82,10 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if s.left() {
 		return bakeapi.SplitOutput{}, s.continueAsNew(ctx)
 	}
+	if in.MergedBeside { // the bake merges them, as they came
+		s.prog.Stage = bakeapi.StageDone
+		return bakeapi.SplitOutput{NMLPs: s.nMLPs, Slices: s.nSlices}, nil
+	}
 	// Step 3. Merge the slices into the complete split.
 	return s.merge(ctx)
 }

@@ -36,3 +36,11 @@ const stopsChange = "slice-stops"
 // their slices each derived the whole split's names (which such slices
 // still do when they find no blocks).
 const nameChange = "name-split"
+
+// followChange is the change after which a bake merges each split's
+// slices beside the split, as they are committed (MergeSplitFollowing),
+// instead of the split merging them once the last is in: the release then
+// waits only for the last slice's own rows to be merged. Histories
+// recorded before it start no merge beside their splits, whose runs merge
+// as they did.
+const followChange = "merge-follows"

@@ -109,8 +109,28 @@ func (b Bake) Slices(split string) string { return path.Join(b.split(split), "sl
 // Merged is the prefix of a split's merged dataset directory.
 func (b Bake) Merged(split string) string { return path.Join(b.split(split), "merged") }
 
+// MergedSplit is the split whose merged directory is at prefix (Merged),
+// or false when prefix is no merged directory of b.
+func (b Bake) MergedSplit(prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(prefix, b.root()+"/splits/")
+	if !ok {
+		return "", false
+	}
+	split, ok := strings.CutSuffix(rest, "/merged")
+	return split, ok && split != "" && b.Merged(split) == prefix
+}
+
 // Dataset is the prefix of the bake's final (combined) dataset directory.
 func (b Bake) Dataset() string { return path.Join(b.root(), "dataset") }
+
+// PreparedCheck is CombineSplits' word that it checked the prepared Arrow
+// tree of the dataset whose manifest.json has sha256 manifestSHA256 (hex)
+// against its parquet files before committing it: one object per commit,
+// written create-only, which Push and HubPush read instead of checking the
+// tree again.
+func (b Bake) PreparedCheck(manifestSHA256 string) string {
+	return path.Join(b.root(), "checks", "prepared-"+manifestSHA256+".json")
+}
 
 // Prefix is the folder (a key prefix ending in "/") of everything the bake stores.
 func (b Bake) Prefix() string { return b.root() + "/" }

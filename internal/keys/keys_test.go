@@ -55,6 +55,7 @@ func TestIntermediates(t *testing.T) {
 		b.Seeds("public"),
 		Manifest(b.Dataset()),
 		b.Dataset() + "/metadata.json",
+		b.PreparedCheck(strings.Repeat("cd", 32)),
 		Bake("b10").MLPResult("public", 3),
 		b.Seeds("seeds.json"),
 	}
@@ -101,6 +102,7 @@ func TestMarkers(t *testing.T) {
 		b.MLPResult("public", 3),
 		b.MLPCheckpoint("public", 3),
 		b.Dataset() + "/metadata.json",
+		b.PreparedCheck(strings.Repeat("cd", 32)),
 		b.Slice("public", 2) + "/data/public-00000-of-00001.parquet",
 	}
 	for _, k := range markers {
@@ -111,6 +113,21 @@ func TestMarkers(t *testing.T) {
 	for _, k := range others {
 		if Marker(k) {
 			t.Errorf("%s is taken for a commit marker", k)
+		}
+	}
+}
+
+func TestMergedSplitInvertsMerged(t *testing.T) {
+	b := Bake("b1")
+	for _, split := range []string{"public", "merged", "splits"} {
+		if got, ok := b.MergedSplit(b.Merged(split)); !ok || got != split {
+			t.Errorf("MergedSplit(%s) = %q, %v", b.Merged(split), got, ok)
+		}
+	}
+	for _, p := range []string{b.Dataset(), Bake("b2").Merged("public"), b.Slice("public", 1),
+		b.Merged("public") + "/"} {
+		if got, ok := b.MergedSplit(p); ok {
+			t.Errorf("MergedSplit(%s) = %q, want none", p, got)
 		}
 	}
 }

@@ -70,22 +70,79 @@ func Write(dir string, opts ...Option) error {
 }
 
 // Combine is dataset.Combine (with the prepared Arrow tree unless
-// SkipPrepared) followed by Write on the staged output, so the combined
-// dataset appears with its report or not at all. It is what a
-// finished dataset is, wherever it is made: `whestbake dataset
-// combine-splits` and the Temporal bake's CombineSplits both call it.
+// SkipPrepared) with the report made from the rows as the combine reads
+// them, once, and installed on the staged output, so the combined dataset
+// appears with its report or not at all. It is what a finished dataset
+// is, wherever it is made: `whestbake dataset combine-splits` and the
+// Temporal bake's CombineSplits both call it, and its report is Write's.
 func Combine(inputs []string, out, defaultSplit string, opts ...Option) error {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	dopts := []dataset.CombineOption{dataset.CombineFinish(func(dir string) error {
-		return Write(dir, opts...)
-	})}
+	splits := map[string]*Split{}
+	eachRow := func(name string, r dataset.Row) error {
+		s := splits[name]
+		if s == nil {
+			width := len(r.FinalMeans)
+			s = NewSplit(name, width, len(r.LayerMeans)/width)
+			splits[name] = s
+		}
+		s.Add(r)
+		return nil
+	}
+	finish := func(dir string) error { return install(dir, splits) }
+	dopts := []dataset.CombineOption{dataset.CombineEachRow(eachRow), dataset.CombineFinish(finish)}
 	if cfg.skipPrepared {
 		dopts = append(dopts, dataset.CombineSkipPrepared())
 	}
 	return dataset.Combine(inputs, out, defaultSplit, dopts...)
+}
+
+// CombineSummaries is Combine for splits whose rows were read where they
+// were merged (dataset.CombineMade): each input holds a split's
+// metadata.json, splits holds the statistics of each split's rows (by
+// name, NewSplit and Add where the rows were), and out gets the combined
+// metadata, card and report, the same bytes Combine gives for the same
+// rows.
+func CombineSummaries(inputs []string, splits []*Split, out, defaultSplit string) error {
+	byName := map[string]*Split{}
+	for _, s := range splits {
+		byName[s.Name] = s
+	}
+	finish := func(dir string) error { return install(dir, byName) }
+	return dataset.CombineMade(inputs, out, defaultSplit, dataset.CombineFinish(finish))
+}
+
+// install renders the report of the combined dataset in dir, whose rows'
+// statistics are splits (by name), and installs it (dataset.InstallReport).
+func install(dir string, splits map[string]*Split) error {
+	md, err := dataset.ReadMetadata(dir)
+	if err != nil {
+		return err
+	}
+	info, err := dataset.ParseInfo(md, false)
+	if err != nil {
+		return err
+	}
+	if err := dataset.CheckReportFolder(dir); err != nil {
+		return err
+	}
+	st := &Stats{Info: info}
+	for i := range info.Splits {
+		split := &info.Splits[i]
+		s := splits[split.Name]
+		if s == nil { // a split without rows
+			s = NewSplit(split.Name, info.Width, info.Depth)
+		}
+		s.Config, s.NMLPs = split.HFConfig(), split.NMLPs
+		st.Splits = append(st.Splits, s)
+	}
+	files, err := render(st)
+	if err != nil {
+		return err
+	}
+	return dataset.InstallReport(dir, files)
 }
 
 // render makes the report's files, by name in dataset.ReportDir: the

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -408,5 +409,105 @@ func TestReportOfAPartialIsRefusedAndWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, dataset.ReportDir)); err == nil {
 		t.Error("a refused report left report/ behind")
+	}
+}
+
+// Combine makes its report from the rows as it reads them, once; the
+// report is Write's of the combined dataset, byte for byte, and so is the
+// card that links it.
+func TestCombinesReportIsWritesOfItsOutput(t *testing.T) {
+	tmp := t.TempDir()
+	pub, _, _ := randomSplit(t, tmp, "public", 70, 6, 4, 1)
+	hold, _, _ := randomSplit(t, tmp, "holdout", 33, 6, 4, 2)
+	out := filepath.Join(tmp, "out")
+	if err := Combine([]string{pub, hold}, out, ""); err != nil {
+		t.Fatal(err)
+	}
+	combined := datasettest.ReadReport(t, out)
+	card := readFile(t, filepath.Join(out, "README.md"))
+	if err := Write(out); err != nil {
+		t.Fatal(err)
+	}
+	if written := datasettest.ReadReport(t, out); !mapsEqual(combined, written) {
+		t.Error("Combine's report differs from Write's of the same dataset")
+	}
+	if again := readFile(t, filepath.Join(out, "README.md")); !bytes.Equal(card, again) {
+		t.Error("Combine's card differs from the one Write leaves")
+	}
+}
+
+// A split's statistics gathered where its rows are merged, stored as JSON
+// and read back, give CombineSummaries, which reads no row, the metadata,
+// card and report that Combine writes of the same splits, byte for byte.
+func TestCombineSummariesIsCombineWithoutTheRows(t *testing.T) {
+	tmp := t.TempDir()
+	pub, _, _ := randomSplit(t, tmp, "public", 70, 6, 4, 1)
+	hold, _, _ := randomSplit(t, tmp, "holdout", 33, 6, 4, 2)
+	full := filepath.Join(tmp, "full")
+	if err := Combine([]string{pub, hold}, full, ""); err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	var splits []*Split
+	for _, dir := range []string{pub, hold} {
+		d, err := dataset.Open(dir, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewSplit(d.Splits[0].Name, d.Splits[0].Width, d.Splits[0].Depth)
+		if err := d.Scan(func(_ *dataset.SplitData, r dataset.Row) error {
+			s.Add(r)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Split
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		splits = append(splits, &back)
+		meta := filepath.Join(tmp, "meta-"+d.Splits[0].Name)
+		if err := os.Mkdir(meta, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		md := readFile(t, filepath.Join(dir, dataset.MetadataFile))
+		if err := os.WriteFile(filepath.Join(meta, dataset.MetadataFile), md, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, meta)
+	}
+	made := filepath.Join(tmp, "made")
+	if err := CombineSummaries(inputs, splits, made, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{dataset.MetadataFile, "README.md"} {
+		if !bytes.Equal(readFile(t, filepath.Join(full, f)), readFile(t, filepath.Join(made, f))) {
+			t.Errorf("%s differs from Combine's", f)
+		}
+	}
+	if !mapsEqual(datasettest.ReadReport(t, full), datasettest.ReadReport(t, made)) {
+		t.Error("the report differs from Combine's")
+	}
+	if _, err := os.Stat(filepath.Join(made, "data")); !os.IsNotExist(err) {
+		t.Errorf("CombineSummaries wrote data/ (%v)", err)
+	}
+}
+
+// Statistics that Add could not have gathered are refused on reading.
+func TestSplitStatisticsRefuseWhatAddCannotMake(t *testing.T) {
+	for _, bad := range []string{
+		`{"name":"p","width":0,"depth":1,"layers":[{}]}`,
+		`{"name":"p","width":2,"depth":2,"layers":[{}]}`,
+		`{"name":"p","width":2,"depth":1,"layers":[{}],"final_means":{"counts":[1],"finite":2}}`,
+		`{"name":"p","width":2,"depth":1,"layers":[{}],"final_means":{"counts":[-1,2],"finite":1}}`,
+	} {
+		var s Split
+		if err := json.Unmarshal([]byte(bad), &s); err == nil {
+			t.Errorf("%s was taken", bad)
+		}
 	}
 }

@@ -67,7 +67,15 @@ func (l Layer) DeadFraction() float64 {
 	return math.NaN()
 }
 
-func (s *Split) add(r dataset.Row) {
+// NewSplit starts the statistics of split name, whose rows have width and
+// depth, for Add: what a merge gathers as it writes the split's rows, so
+// that its report needs no row read again (CombineSummaries).
+func NewSplit(name string, width, depth int) *Split {
+	return &Split{Name: name, Width: width, Depth: depth, Layers: make([]Layer, depth)}
+}
+
+// Add counts row r, the split's next, into its statistics.
+func (s *Split) Add(r dataset.Row) {
 	for _, v := range r.FinalMeans {
 		s.FinalMeans.add(float64(v))
 	}
@@ -105,7 +113,7 @@ func compute(d *dataset.Dir, done func()) (*Stats, error) {
 		bySplit[sd] = s
 	}
 	err := d.Scan(func(sd *dataset.SplitData, r dataset.Row) error {
-		bySplit[sd].add(r)
+		bySplit[sd].Add(r)
 		if done != nil {
 			done()
 		}

@@ -10,3 +10,10 @@ import (
 func SetTestDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) {
 	testDial = dial
 }
+
+// SetUploadPartBytes makes Upload's first parts n bytes until the test ends.
+func SetUploadPartBytes(t interface{ Cleanup(func()) }, n int64) {
+	old := uploadPartBytes
+	uploadPartBytes = n
+	t.Cleanup(func() { uploadPartBytes = old })
+}

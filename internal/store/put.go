@@ -21,7 +21,8 @@ func (s *Store) PutCreate(ctx context.Context, key string, data []byte) error {
 
 // PutCreateFile is PutCreate with the content read from the file at path.
 func (s *Store) PutCreateFile(ctx context.Context, key, path string) error {
-	return s.putFile(ctx, "create", key, path, true)
+	_, err := s.putFile(ctx, "create", key, path, true)
+	return err
 }
 
 // Put writes data at key, replacing what is there. Use it only where every
@@ -31,32 +32,38 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	return s.put(ctx, "put", key, bytes.NewReader(data), int64(len(data)), SHA256Hex(data), false)
 }
 
-// PutFile is Put with the content read from the file at path.
-func (s *Store) PutFile(ctx context.Context, key, path string) error {
+// PutFile is Put with the content read from the file at path. It returns
+// the size and sha256 of the bytes it sent, so that a caller listing them
+// in a manifest need not read the file once more.
+func (s *Store) PutFile(ctx context.Context, key, path string) (Info, error) {
 	return s.putFile(ctx, "put", key, path, false)
 }
 
 // putFile hashes the file and uploads it through one open descriptor, so
 // the recorded sha256 describes the bytes sent. Passing the real size keeps
 // minio-go from reserving a part buffer for a 5 TiB object.
-func (s *Store) putFile(ctx context.Context, op, key, path string, createOnly bool) error {
+func (s *Store) putFile(ctx context.Context, op, key, path string, createOnly bool) (Info, error) {
+	fail := func(err error) (Info, error) {
+		return Info{}, fmt.Errorf("store: %s %s/%s from %s: %w", op, s.bucket, key, path, err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("store: %s %s/%s from %s: %w", op, s.bucket, key, path, err)
+		return fail(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("store: %s %s/%s from %s: %w", op, s.bucket, key, path, err)
+		return fail(err)
 	}
 	sum, err := readerSHA256(f, path)
 	if err != nil {
-		return err
+		return Info{}, err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("store: %s %s/%s from %s: %w", op, s.bucket, key, path, err)
+		return fail(err)
 	}
-	return s.put(ctx, op, key, f, st.Size(), sum, createOnly)
+	info := Info{Size: st.Size(), SHA256: sum}
+	return info, s.put(ctx, op, key, f, st.Size(), sum, createOnly)
 }
 
 func (s *Store) put(

@@ -1,7 +1,8 @@
 // Package store is deterministic, create-only object storage for bakes on an
-// S3-compatible server (MinIO in development). Every object carries the
-// sha256 of its content, reads verify it, and credentials never appear in
-// errors or printed configs.
+// S3-compatible server (MinIO in development). Every object put whole
+// carries the sha256 of its content and reads verify it (an object written
+// while it was made, Upload, is vouched for by the manifest that lists it);
+// credentials never appear in errors or printed configs.
 //
 // Keys are '/'-separated paths. No key may also be a directory of other keys
 // ("a" and "a/b"): MinIO stores both but lists only one of them.

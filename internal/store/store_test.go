@@ -236,10 +236,10 @@ func TestStore(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("GetFile content differs (err %v)", err)
 		}
-		if err := s.PutFile(ctx, "files/small", writeTemp(t, "v1")); err != nil {
+		if _, err := s.PutFile(ctx, "files/small", writeTemp(t, "v1")); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutFile(ctx, "files/small", writeTemp(t, "v2")); err != nil {
+		if _, err := s.PutFile(ctx, "files/small", writeTemp(t, "v2")); err != nil {
 			t.Fatal(err)
 		}
 		mustGet(t, s, "files/small", "v2")

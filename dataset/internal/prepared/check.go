@@ -255,7 +255,7 @@ type streamComparer struct {
 	off int64
 	row int64
 	err error
-	buf [4 << 10]byte
+	buf [64 << 10]byte
 }
 
 func (c *streamComparer) Write(p []byte) (int, error) {
@@ -265,9 +265,12 @@ func (c *streamComparer) Write(p []byte) (int, error) {
 	for done := 0; done < len(p); {
 		n := min(len(p)-done, len(c.buf))
 		got, err := io.ReadFull(c.src, c.buf[:n])
-		same := 0
-		for same < got && c.buf[same] == p[done+same] {
-			same++
+		same := got
+		if !bytes.Equal(c.buf[:got], p[done:done+got]) {
+			same = 0
+			for c.buf[same] == p[done+same] {
+				same++
+			}
 		}
 		if same < got {
 			c.off += int64(same)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/whestbake/whestbake/dataset/internal/arrowipc"
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
@@ -31,8 +32,9 @@ type SplitWriter struct {
 }
 
 // NewSplitWriter starts the folder dir, which must not exist, of split,
-// whose rows have width and depth.
-func NewSplitWriter(dir, split string, width, depth int) (*SplitWriter, error) {
+// whose rows have width and depth. tee, if not nil, is written every byte
+// of the Arrow file as well, in order, as it is written.
+func NewSplitWriter(dir, split string, width, depth int, tee io.Writer) (*SplitWriter, error) {
 	if err := schema.CheckShape(width, depth); err != nil {
 		return nil, err
 	}
@@ -49,7 +51,11 @@ func NewSplitWriter(dir, split string, width, depth int) (*SplitWriter, error) {
 		file:  f,
 		sum:   sha256.New(),
 	}
-	s.buf = bufio.NewWriterSize(io.MultiWriter(f, s.sum), 1<<16)
+	out := io.MultiWriter(f, s.sum)
+	if tee != nil {
+		out = io.MultiWriter(f, s.sum, tee)
+	}
+	s.buf = bufio.NewWriterSize(out, 1<<16)
 	if s.enc, err = newArrowEncoder(s.buf, width, depth); err != nil {
 		f.Close()
 		return nil, err
@@ -192,9 +198,16 @@ func (e *arrowEncoder) offsets(count, step int64) arrowBuffer {
 	}}
 }
 
-// floats is a buffer of v's values.
+// floats is a buffer of v's values. Arrow's are little-endian IEEE 754,
+// which is how a little-endian host holds them: there the values' own
+// memory is the buffer (the writers it goes to copy or read it, none keeps
+// it), and the values are not encoded one by one.
 func (e *arrowEncoder) floats(v []float32) arrowBuffer {
 	return arrowBuffer{4 * int64(len(v)), func() error {
+		if littleEndian && len(v) > 0 {
+			_, err := e.out.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v)))
+			return err
+		}
 		for len(v) > 0 {
 			n := min(len(v), scratchValues)
 			b := e.grow(4 * n)
@@ -209,6 +222,9 @@ func (e *arrowEncoder) floats(v []float32) arrowBuffer {
 		return nil
 	}}
 }
+
+// littleEndian says whether this host holds numbers as Arrow writes them.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // fixed is a buffer of n bytes that put fills.
 func (e *arrowEncoder) fixed(n int, put func([]byte)) arrowBuffer {

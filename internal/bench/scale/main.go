@@ -42,6 +42,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
@@ -60,6 +62,7 @@ type config struct {
 	mlps, width, depth       int
 	nSamples                 int64
 	sliceSize, threads, kVer int
+	s3Only, serial           bool
 }
 
 // row is one line of the table.
@@ -84,6 +87,10 @@ func main() {
 	flag.IntVar(&c.sliceSize, "slice-size", 250, "MLPs per BakeSlice activity")
 	flag.IntVar(&c.threads, "threads", runtime.NumCPU(), "CPU threads")
 	flag.IntVar(&c.kVer, "k", 3, "MLPs dataset verify recomputes")
+	flag.BoolVar(&c.s3Only, "s3-only", false,
+		"measure only the activities against MinIO (and the release's download)")
+	flag.BoolVar(&c.serial, "serial", false,
+		"merge after the slices, alone (its own peak and speed), not beside them as a bake does")
 	flag.Parse()
 	log.SetFlags(0)
 	if err := run(c); err != nil {
@@ -116,9 +123,11 @@ func run(c config) error {
 	}
 	log.Printf("%d MLPs of %d×%d, n_samples %d: about %s of parquet in %s",
 		c.mlps, c.width, c.depth, c.nSamples, bake.FormatBytes(size), work)
-	rows, err := localVerbs(c, wb, work)
-	if err != nil {
-		return err
+	var rows []row
+	if !c.s3Only {
+		if rows, err = localVerbs(c, wb, work); err != nil {
+			return err
+		}
 	}
 	s3rows, err := s3Steps(c, spec, wb, work)
 	if err != nil {
@@ -326,9 +335,33 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	if err := measure("GenerateSeeds", a.GenerateSeeds, seedsIn, &sd); err != nil {
 		return nil, err
 	}
-	var slices []string
+	// The merge follows the slices as a bake runs it (BakeWorkflow starts
+	// it beside the split), so that its share of the release tail is what
+	// is left when the last slice lands; with -serial it runs after them,
+	// alone, for its own peak and speed.
+	nSlices := (c.mlps + c.sliceSize - 1) / c.sliceSize
+	mergeIn := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: c.mlps, NSlices: nSlices}
+	var merged bakeapi.MergeSplitOutput
+	mergeDone := make(chan error, 1)
+	var mergeEnd time.Time
+	follow := func() {
+		var ts testsuite.WorkflowTestSuite
+		ts.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		env := ts.NewTestActivityEnvironment()
+		env.RegisterActivity(a)
+		v, err := env.ExecuteActivity(a.MergeSplitFollowing, mergeIn)
+		mergeEnd = time.Now()
+		if err == nil {
+			err = v.Get(&merged)
+		}
+		mergeDone <- err
+	}
+	if !c.serial {
+		go follow()
+	}
 	var worst row
-	for k, start := 0, 0; start < c.mlps; k, start = k+1, start+c.sliceSize {
+	for k := range nSlices {
+		start := k * c.sliceSize
 		in := bakeapi.BakeSliceInput{
 			BakeID:      bakeID,
 			Split:       split,
@@ -350,23 +383,37 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 			worst.peak = r.peak
 		}
 		worst.wall += r.wall
-		slices = append(slices, out.Prefix)
 	}
-	worst.step = fmt.Sprintf("BakeSlice ×%d (%d MLPs each; the largest peak, the summed time)",
-		len(slices), c.sliceSize)
+	how := "the merge following them"
+	if c.serial {
+		how = "no merge beside them"
+	}
+	worst.step = fmt.Sprintf("BakeSlice ×%d (%d MLPs each, %s; "+
+		"the largest peak, the summed time)", nSlices, c.sliceSize, how)
 	worst.how = "in process"
 	rows = append(rows, worst)
 	log.Printf("BakeSlice: %s peak, %.1f s", bake.FormatBytes(worst.peak), worst.wall.Seconds())
 
-	var merged bakeapi.MergeSplitOutput
-	mergeIn := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, Slices: slices}
-	if err := measure("MergeSplit", a.MergeSplit, mergeIn, &merged); err != nil {
-		return nil, err
-	}
-	for _, p := range slices {
-		if err := deleteAll(ctx, st, p+"/"); err != nil {
+	// The release tail: from the last slice's result to the release
+	// being readable, the steps run as the workflow runs them.
+	var tailWall time.Duration
+	if c.serial {
+		err := measure("MergeSplitFollowing, after the slices", a.MergeSplitFollowing, mergeIn, &merged)
+		if err != nil {
 			return nil, err
 		}
+		tailWall = rows[len(rows)-1].wall
+	} else {
+		tail := time.Now()
+		if err := <-mergeDone; err != nil {
+			return nil, fmt.Errorf("MergeSplit: %w", err)
+		}
+		tailWall = max(0, mergeEnd.Sub(tail))
+		rows = append(rows, row{
+			step: "MergeSplit, following the slices: what is left after the last",
+			how:  "in process", wall: tailWall,
+		})
+		log.Printf("MergeSplit after the last slice: %.1f s", tailWall.Seconds())
 	}
 	var combined bakeapi.CombineSplitsOutput
 	combineIn := bakeapi.CombineSplitsInput{BakeID: bakeID, Splits: []string{merged.Prefix}}
@@ -385,9 +432,22 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		Name:          "scale",
 		Tag:           "v1",
 	}
+	t := time.Now()
 	if err := measure("Push", a.Push, pushIn, &pushed); err != nil {
 		return nil, err
 	}
+	tailWall += time.Since(t) + rows[len(rows)-2].wall
+	rows = append(rows, row{
+		step: "release tail (MergeSplit + CombineSplits + Push, after the last slice)",
+		how:  "in process", wall: tailWall,
+	})
+	log.Printf("release tail: %.1f s", tailWall.Seconds())
+	raws, err := rawS3(ctx, o.S3Config(), devstack.ArtifactsBucket,
+		pushed.URI, devstack.ReleasesBucket, "datasets/scale/v1/data/public-00000-of-00001.parquet")
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, raws...)
 	if err := deleteAll(ctx, st, combined.Prefix+"/"); err != nil {
 		return nil, err
 	}
@@ -405,6 +465,69 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	rows = append(rows, r)
 	log.Printf("download: %s peak, %.1f s", bake.FormatBytes(r.peak), r.wall.Seconds())
 	return rows, os.RemoveAll(download)
+}
+
+// rawS3 measures what the machine's MinIO does with the bytes of the
+// release's parquet file (key in bucket), with minio-go and nothing of
+// whestbake: a copy through this process (GET streamed into a PUT), a read
+// alone, and a copy on the server (UploadPartCopy). A step that must read
+// and write every byte through a worker cannot beat the first.
+func rawS3(ctx context.Context, cfg store.Config, scratch, uri, bucket, key string) ([]row, error) {
+	c, err := minio.New(cfg.Endpoint, &minio.Options{
+		Creds:  credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+		Region: cfg.Region,
+	})
+	if err != nil {
+		return nil, err
+	}
+	info, err := c.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s%s: %w", uri, key, err)
+	}
+	mb := float64(info.Size) / 1e6
+	var rows []row
+	add := func(name string, f func() error) error {
+		t := time.Now()
+		if err := f(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		wall := time.Since(t)
+		rows = append(rows, row{step: fmt.Sprintf("%s (%.0f MB/s)", name, mb/wall.Seconds()),
+			how: "minio-go", wall: wall})
+		log.Printf("%s: %.1f s, %.0f MB/s", name, wall.Seconds(), mb/wall.Seconds())
+		return c.RemoveObject(ctx, scratch, "raw", minio.RemoveObjectOptions{})
+	}
+	name := fmt.Sprintf("raw S3 copy through the process, %.0f MB", mb)
+	if err := add(name, func() error {
+		obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+		if err != nil {
+			return err
+		}
+		defer obj.Close()
+		_, err = c.PutObject(ctx, scratch, "raw", obj, info.Size, minio.PutObjectOptions{})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := add("raw S3 read", func() error {
+		obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
+		if err != nil {
+			return err
+		}
+		defer obj.Close()
+		_, err = io.Copy(io.Discard, obj)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := add("raw S3 copy on the server", func() error {
+		_, err := c.ComposeObject(ctx, minio.CopyDestOptions{Bucket: scratch, Object: "raw"},
+			minio.CopySrcOptions{Bucket: bucket, Object: key})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
 // inProcess runs one activity in a test activity environment (a real
