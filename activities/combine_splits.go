@@ -123,26 +123,20 @@ func (a *Activities) summarize(
 	ctx context.Context,
 	bakeID, prefix, dir string,
 ) (splitSummary, error) {
-	id := seal.Seal{Bake: bakeID}
-	m, _, err := readManifest(ctx, a.Store, prefix, id)
-	switch {
-	case damaged(err):
-		return splitSummary{}, lost(err)
-	case errors.Is(err, store.ErrNotFound):
-		return splitSummary{}, goneDir(a.Store, prefix, bakeID)
-	case err != nil:
-		return splitSummary{}, storeErr(err)
+	m, err := readCommitted(ctx, a.Store, prefix, seal.Seal{Bake: bakeID})
+	if err != nil {
+		return splitSummary{}, err
+	}
+	if err := fetchFiles(ctx, a.Store, prefix, m, dir, bakeID); err != nil {
+		return splitSummary{}, err
 	}
 	split := m.Seal.Split
 	if slices.ContainsFunc(m.Files, func(f manifest.File) bool { return f.Path == summaryFile }) {
-		if err := fetchFiles(ctx, a.Store, prefix, m, dir, bakeID); err != nil {
-			return splitSummary{}, err
-		}
 		return readSummary(dir, bakeID, split)
 	}
 	made := a.newMadeSplit(ctx, bakeID, split, dir+"-made")
 	defer made.abort()
-	if err := a.takeDir(ctx, prefix, dir, id, made); err != nil {
+	if err := made.from(dir); err != nil {
 		return splitSummary{}, err
 	}
 	return made.finish(dir)

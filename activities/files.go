@@ -188,16 +188,32 @@ func lost(err error) error {
 // pointing outside its directory, or one that is not an intact commit of
 // id fails for good: reading the same bytes again cannot help.
 func fetchDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
+	m, err := readCommitted(ctx, s, prefix, id)
+	if err != nil {
+		return err
+	}
+	return fetchFiles(ctx, s, prefix, m, dir, id.Bake)
+}
+
+// readCommitted reads the manifest of the directory committed at prefix
+// for id, which a step that fetches it knows was committed, failing as
+// fetchDir does.
+func readCommitted(
+	ctx context.Context,
+	s *store.Store,
+	prefix string,
+	id seal.Seal,
+) (manifest.Manifest, error) {
 	m, _, err := readManifest(ctx, s, prefix, id)
 	switch {
 	case damaged(err):
-		return lost(err)
+		return m, lost(err)
 	case errors.Is(err, store.ErrNotFound):
-		return goneDir(s, prefix, id.Bake)
+		return m, goneDir(s, prefix, id.Bake)
 	case err != nil:
-		return storeErr(err)
+		return m, storeErr(err)
 	}
-	return fetchFiles(ctx, s, prefix, m, dir, id.Bake)
+	return m, nil
 }
 
 // fetchFiles fetches the files of m, the manifest of a directory bake

@@ -60,26 +60,18 @@ func (a *Activities) newMadeSplit(ctx context.Context, bakeID, split, root strin
 	}
 }
 
-// takeDir fetches the complete single-split directory committed at prefix
-// for id into dir and makes the split from it: its rows (checked) into
-// made, and its shard to the dataset.
-func (a *Activities) takeDir(
-	ctx context.Context,
-	prefix, dir string,
-	id seal.Seal,
-	made *madeSplit,
-) error {
-	if err := fetchDir(ctx, a.Store, prefix, dir, id); err != nil {
-		return err
-	}
-	shard := filepath.Join(dir, filepath.FromSlash(dataset.SingleShard(made.split)))
-	tee, err := made.shardTee(shard)
+// from makes the split from the complete single-split directory dir (a
+// fetched slice or merged split that holds its rows): its rows (checked)
+// into the prepared folder and the statistics, its shard to the dataset.
+func (m *madeSplit) from(dir string) error {
+	shard := filepath.Join(dir, filepath.FromSlash(dataset.SingleShard(m.split)))
+	tee, err := m.shardTee(shard)
 	if err != nil {
 		return err
 	}
 	d, err := dataset.Open(dir, false)
 	if err == nil {
-		err = d.Scan(func(_ *dataset.SplitData, r dataset.Row) error { return made.row(r) })
+		err = d.Scan(func(_ *dataset.SplitData, r dataset.Row) error { return m.row(r) })
 	}
 	if err != nil {
 		return datasetErr(err)

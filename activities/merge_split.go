@@ -152,7 +152,8 @@ func (a *Activities) mergeRows(
 	dir string,
 ) (string, error) {
 	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
-	if prefixes := slicePrefixes(in); len(prefixes) > 1 {
+	prefixes := slicePrefixes(in)
+	if len(prefixes) > 1 {
 		merged := filepath.Join(dir, "merged")
 		err := dataset.MergeStream(
 			merged,
@@ -163,7 +164,7 @@ func (a *Activities) mergeRows(
 	}
 	// One slice covering the split is already complete.
 	merged := filepath.Join(dir, "slice")
-	if err := fetchDir(ctx, a.Store, slicePrefixes(in)[0], merged, id); err != nil {
+	if err := fetchDir(ctx, a.Store, prefixes[0], merged, id); err != nil {
 		return "", err
 	}
 	d, err := dataset.Open(merged, false)
@@ -192,7 +193,10 @@ func (a *Activities) mergeMade(
 		if err := awaitDir(ctx, a.Store, prefixes[0]); err != nil {
 			return "", err
 		}
-		if err := a.takeDir(ctx, prefixes[0], merged, id, made); err != nil {
+		if err := fetchDir(ctx, a.Store, prefixes[0], merged, id); err != nil {
+			return "", err
+		}
+		if err := made.from(merged); err != nil {
 			return "", err
 		}
 	} else {
