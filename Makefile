@@ -18,6 +18,7 @@ help:
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
+	@echo "make pyjudge - the Python judge (whestbench, datasets, pyarrow, huggingface_hub, pinned) into .pyjudge/"
 	@echo "make gpu-acceptance - on a GPU machine: every CUDA check, speed table, phases, calibration (GPU_OUT=dir)"
 	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
 
@@ -45,7 +46,7 @@ TEST_TIMEOUT ?= 30m
 AVX2_PKGS := ./gpuengine ./gpuengine/internal/cpukernel ./gpuengine/internal/philox
 RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows ./internal/hub ./internal/hub/hubtest
 
-test: vet lint tools workflowcheck readers hubjs
+test: vet lint tools workflowcheck readers hubjs pyjudge
 	E2E_REQUIRED=1 READERS_REQUIRED=1 HUBJS_REQUIRED=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	WHESTBAKE_CPU_KERNEL=avx2 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(AVX2_PKGS)
@@ -71,6 +72,28 @@ HUBJS := internal/hub/hubjs
 .PHONY: hubjs
 hubjs:
 	@[ -d $(HUBJS)/node_modules ] || npm install --prefix $(HUBJS) --no-audit --no-fund
+
+# The Python judge (internal/pyjudge): whestbench's `whest` and its Python
+# API, datasets, pyarrow and huggingface_hub at the versions
+# internal/pyjudge/requirements.txt pins by sha256, in .pyjudge/. The tests
+# that run them skip without it, saying so; PYJUDGE_REQUIRED=1 (.ci/run sets
+# it) makes a failed install, and so every such skip, fail. The stamp,
+# written last, is the lock's sha256: a changed lock reinstalls.
+PYJUDGE        := .pyjudge
+PYJUDGE_LOCK   := internal/pyjudge/requirements.txt
+PYJUDGE_PYTHON ?= python3
+.PHONY: pyjudge
+pyjudge:
+	@want=$$(sha256sum $(PYJUDGE_LOCK) | cut -d' ' -f1); \
+	if [ "$$(cat $(PYJUDGE)/.requirements.sha256 2>/dev/null)" = "$$want" ]; then \
+		echo "$(PYJUDGE): $(PYJUDGE_LOCK) (installed)"; exit 0; fi; \
+	echo "installing the Python judge into $(PYJUDGE) from $(PYJUDGE_LOCK) (a minute)"; \
+	rm -rf $(PYJUDGE); \
+	if $(PYJUDGE_PYTHON) -m venv $(PYJUDGE) && $(PYJUDGE)/bin/pip install -q \
+		--disable-pip-version-check --require-hashes --no-deps --only-binary :all: \
+		-r $(PYJUDGE_LOCK); then echo $$want > $(PYJUDGE)/.requirements.sha256; \
+	elif [ "$$PYJUDGE_REQUIRED" = 1 ]; then echo "the Python judge did not install"; exit 1; \
+	else echo "the Python judge did not install (is PyPI reachable?): the tests that run whestbench skip"; fi
 
 # staticcheck, pinned like the servers; its one suppression is in the code
 # with the reason (//lint:ignore).
