@@ -3,6 +3,7 @@ package pyjudge
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -289,4 +290,133 @@ func TestWhestPreparesArrowOfAWhestbakeDataset(t *testing.T) {
 		t.Errorf("card configs after prepare-arrow: whestbake's %v, whest's %v", o, w)
 	}
 	sameFile(t, filepath.Join(at("ours"), "README.md"), filepath.Join(at("base"), "README.md"))
+}
+
+// The flags docs/WHESTBENCH.md says whestbench's dataset verbs have are
+// the installed whestbench's, as `whest dataset VERB --help` prints them:
+// the verb table names no verb and no flag whest lacks and leaves out no
+// verb of whest's, and the table of whestbench's flags that whestbake does
+// not take (the CLI's own, internal/cli/whestbench.go) holds exactly those
+// flags of whest's verbs that the same verb of whestbake lacks.
+func TestWhestbenchFlagTablesMatchInstalledWhest(t *testing.T) {
+	env := Need(t)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "WHESTBENCH.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := docVerbTable(t, string(doc))
+	docVerbs := slices.Sorted(maps.Keys(named))
+	jobs := []job{whestJob("dataset", "--help")}
+	for _, v := range docVerbs {
+		jobs = append(jobs, whestJob("dataset", v, "--help"))
+	}
+	got := judge(t, env, jobs...)
+	verbs := whestVerbs(t, whestOK(t, got[0], "dataset --help"))
+	for _, v := range verbs {
+		if _, ok := named[v]; !ok {
+			t.Errorf("docs/WHESTBENCH.md's verb table has no row for whest dataset %s", v)
+		}
+	}
+	theirs := map[string][]string{}
+	for i, v := range docVerbs {
+		if a := got[1+i]; a.Code != 0 || !slices.Contains(verbs, v) {
+			t.Errorf("docs/WHESTBENCH.md names whest dataset %s, which whest lacks", v)
+			continue
+		}
+		theirs[v] = helpFlags(got[1+i].Stdout)
+		for _, f := range named[v] {
+			if !slices.Contains(theirs[v], f) {
+				t.Errorf("docs/WHESTBENCH.md: whest dataset %s has no --%s (its flags: %v)",
+					v, f, theirs[v])
+			}
+		}
+	}
+	var want []string
+	for _, v := range verbs {
+		out, _, code := whestbakeRun("dataset", v, "--help")
+		if code != 0 {
+			t.Fatalf("whestbake dataset %s --help: exit %d", v, code)
+		}
+		ours := helpFlags(out)
+		for _, f := range theirs[v] {
+			if !slices.Contains(ours, f) {
+				want = append(want, v+" --"+f)
+			}
+		}
+	}
+	documented := docFlagTable(t, string(doc))
+	slices.Sort(want)
+	slices.Sort(documented)
+	if !slices.Equal(documented, want) {
+		t.Errorf("docs/WHESTBENCH.md's table of whestbench's flags that whestbake does not take "+
+			"lists %v; whest %s has, and whestbake lacks, %v",
+			documented, whestVersion(t, env), want)
+	}
+}
+
+// whestVerbs are the verbs `whest dataset --help` printed.
+func whestVerbs(t *testing.T, help string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`\{([a-z,-]+)\}`).FindStringSubmatch(help)
+	if m == nil {
+		t.Fatalf("whest dataset --help lists no verbs:\n%s", help)
+	}
+	return strings.Split(m[1], ",")
+}
+
+// whestVersion is the installed whestbench's version.
+func whestVersion(t *testing.T, env *Env) string {
+	t.Helper()
+	return strings.TrimSpace(env.PythonOK(t, Cmd{},
+		`import importlib.metadata as m; print(m.version("whestbench"))`).Stdout)
+}
+
+// helpFlags are the long flags a --help text lists as options (argparse's
+// and cobra's: a line indented by two or six spaces that starts with the
+// flag, or with -x and then the flag; deeper lines are the help's wrapped
+// text), help itself left out.
+func helpFlags(help string) []string {
+	var out []string
+	line := regexp.MustCompile(`(?m)^(?: {2}| {6})(?:-[a-zA-Z], )?--([a-z][a-z0-9-]*)`)
+	for _, m := range line.FindAllStringSubmatch(help, -1) {
+		if m[1] != "help" && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// docVerbTable is the verb table of docs/WHESTBENCH.md: for each `whest
+// dataset VERB ...` its first column shows, the flags it names.
+func docVerbTable(t *testing.T, doc string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	cell := regexp.MustCompile("(?m)^\\| `whest dataset ([a-z-]+)([^`]*)`")
+	flag := regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+	for _, m := range cell.FindAllStringSubmatch(doc, -1) {
+		var flags []string
+		for _, f := range flag.FindAllStringSubmatch(m[2], -1) {
+			flags = append(flags, f[1])
+		}
+		out[m[1]] = flags
+	}
+	if len(out) == 0 {
+		t.Fatal("docs/WHESTBENCH.md: no verb table rows")
+	}
+	return out
+}
+
+// docFlagTable is the table "Flags of whestbench's that whestbake does not
+// take" of docs/WHESTBENCH.md, a row as "VERB --FLAG".
+func docFlagTable(t *testing.T, doc string) []string {
+	t.Helper()
+	row := regexp.MustCompile("(?m)^\\| `dataset ([a-z-]+)` \\| `--([a-z][a-z0-9-]*)` \\|")
+	var out []string
+	for _, m := range row.FindAllStringSubmatch(doc, -1) {
+		out = append(out, m[1]+" --"+m[2])
+	}
+	if len(out) == 0 {
+		t.Fatal("docs/WHESTBENCH.md: no rows in the table of whestbench's flags")
+	}
+	return out
 }
