@@ -210,3 +210,55 @@ func TestCompareTakesWhestbenchsTopLevelBackend(t *testing.T) {
 			"mode %s (%s), same %v; want exit 0, mode stat, same", code, r.Mode, r.ModeReason, r.Same)
 	}
 }
+
+// whestbake reads the multi-split datasets whestbench writes with its
+// prepared trees (datasets.save_to_disk's, dataset_io.py
+// write_prepared_arrow_split): its combine of its own bakes, its
+// prepare-arrow of its combine and of whestbake's, each read back by
+// inspect, verify, compare, info and report (readsBack); whestbake's
+// prepare-arrow replaces such a tree with its own, which inspect accepts.
+func TestWhestbakeReadsWhestbenchPreparedTrees(t *testing.T) {
+	t.Skip("needs the prepared-tree check that accepts save_to_disk trees")
+	env := Need(t)
+	dir := t.TempDir()
+	at := func(n string) string { return filepath.Join(dir, n) }
+	pubSeeds, holdSeeds := seedsFile(t, dir, 4, 61), seedsFile(t, dir, 3, 62)
+	whestbake(t, bakeArgs(4, pubSeeds, "public", "default", at("twin-pub"), "--sampler", "numpy")...)
+	whestbake(t, bakeArgs(3, holdSeeds, "holdout", "holdout", at("twin-hold"),
+		"--sampler", "numpy")...)
+	whestbake(t, "dataset", "combine-splits", "--skip-prepared-arrow", "--output", at("twin"),
+		at("twin-pub"), at("twin-hold"))
+	copyTree(t, at("twin"), at("ours-prepared-by-whest"))
+	got := judge(t, env,
+		whestJob(bakeArgs(4, pubSeeds, "public", "default", at("pub"))...),
+		whestJob(bakeArgs(3, holdSeeds, "holdout", "holdout", at("hold"))...),
+		whestJob("dataset", "combine-splits", "--output", at("combined"), at("pub"), at("hold")),
+		whestJob("dataset", "combine-splits", "--skip-prepared-arrow", "--output",
+			at("prepared-later"), at("pub"), at("hold")),
+		whestJob("dataset", "prepare-arrow", at("prepared-later")),
+		whestJob("dataset", "prepare-arrow", at("ours-prepared-by-whest")),
+		whestJob("dataset", "info", at("combined")),
+		whestJob("dataset", "info", at("prepared-later")),
+		whestJob("dataset", "info", at("ours-prepared-by-whest")),
+	)
+	for i, a := range got[:6] {
+		whestOK(t, a, []string{"bake", "bake", "combine-splits", "combine-splits",
+			"prepare-arrow", "prepare-arrow"}[i])
+	}
+	for i, name := range []string{"combined", "prepared-later", "ours-prepared-by-whest"} {
+		t.Run("reads "+name, func(t *testing.T) {
+			readsBack(t, at(name), at("twin"), whestOK(t, got[6+i], "dataset info"))
+		})
+	}
+	t.Run("prepare-arrow replaces whest's tree", func(t *testing.T) {
+		copyTree(t, at("combined"), at("replaced"))
+		whestbake(t, "dataset", "prepare-arrow", at("replaced"))
+		whestbake(t, "dataset", "inspect", at("replaced"))
+		copyTree(t, at("twin"), at("twin-prepared"))
+		whestbake(t, "dataset", "prepare-arrow", at("twin-prepared"))
+		for _, s := range []string{"public", "holdout"} {
+			name := filepath.Join("prepared", s, "dataset_info.json")
+			sameFile(t, filepath.Join(at("replaced"), name), filepath.Join(at("twin-prepared"), name))
+		}
+	})
+}
