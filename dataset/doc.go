@@ -36,7 +36,9 @@
 //     sampler or algorithm_version: those hold different numbers for the
 //     same MLP;
 //   - merge groups hardware_fingerprints by device, engine, Go version,
-//     whestbake version and CPU brand, and counts MLPs in mlp_count;
+//     whestbake version and CPU brand as well as whestbench's fields
+//     (GPU, torch, Python, numpy, whestbench and flopscope versions,
+//     bake_config), and counts MLPs in mlp_count;
 //   - the prepared Arrow tree (combine's, prepare-arrow's) holds one
 //     record batch a row, so its writer holds one row; its
 //     dataset_info.json leaves out what records where the parquet was read

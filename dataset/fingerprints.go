@@ -9,12 +9,18 @@ import (
 
 // fingerprints collapses the partials' hosts into one entry per group of
 // partials that share a signature: device, engine, Go version, whestbake
-// version and CPU brand, the fields that name what computed the numbers.
+// version and CPU brand, the fields that name what computed the numbers,
+// and for whestbench's partials those its _collapse_hardware_fingerprints
+// (dataset_io.py) groups by: GPU, torch, Python, numpy, whestbench and
+// flopscope versions and the torch determinism flags (bake_config), which
+// an entry also carries as whestbench's does. A field a partial lacks
+// drops out, so whestbake's partials give the entries they always gave.
 // Fleet noise (host names, kernels, drivers) is aggregated inside a group
 // instead of splitting it. Partials are added one at a time and only the
 // groups are kept, so a merge of any number of partials holds as many
 // entries as the fleet had kinds of hosts. Entries come in first-appearance
-// order; null values and empty lists are dropped, as whestbench does.
+// order; null values, empty lists and an empty bake_config are dropped, as
+// whestbench does.
 //
 // Unlike whestbench, whose mlp_count counts partials, mlp_count here counts
 // MLPs and partials_count counts partials.
@@ -38,6 +44,10 @@ func (f *fingerprints) add(p *partial) {
 	sig := pyjson.Compact([]any{
 		field(p.md, "device"), field(p.md, "engine"), field(hw, "go_version"),
 		field(p.md, "whestbake_version"), field(hw, "cpu_brand"),
+		field(p.md, "cuda_device_name"), field(p.md, "cuda_device_capability"),
+		field(p.md, "torch_version"), field(hw, "python_version"), field(hw, "numpy_version"),
+		field(p.md, "whestbench_version"), field(p.md, "flopscope_version"),
+		field(p.md, "bake_config"),
 	})
 	g, ok := f.groups[sig]
 	if !ok {
@@ -50,8 +60,10 @@ func (f *fingerprints) add(p *partial) {
 	}
 	g.mlps += p.end - p.start
 	g.partials++
-	if d, ok := p.md.GetString("driver"); ok {
-		g.drivers[d] = true
+	for _, key := range []string{"driver", "cuda_driver_version"} {
+		if d, ok := p.md.GetString(key); ok {
+			g.drivers[d] = true
+		}
 	}
 	if k, ok := hw.GetString("os_release"); ok {
 		g.kernels[k] = true
@@ -72,14 +84,22 @@ func (f *fingerprints) list() []any {
 			key string
 			val any
 		}{
+			{"cuda_device_name", field(g.rep, "cuda_device_name")},
+			{"cuda_device_capability", field(g.rep, "cuda_device_capability")},
+			{"torch_version", field(g.rep, "torch_version")},
 			{"device", field(g.rep, "device")},
 			{"engine", field(g.rep, "engine")},
 			{"cpu_brand", field(hw, "cpu_brand")},
 			{"cpu_count_logical", field(hw, "cpu_count_logical")},
 			{"ram_total_bytes", field(hw, "ram_total_bytes")},
+			{"python_version", field(hw, "python_version")},
+			{"numpy_version", field(hw, "numpy_version")},
 			{"go_version", field(hw, "go_version")},
 			{"os", field(hw, "os")},
+			{"whestbench_version", field(g.rep, "whestbench_version")},
+			{"flopscope_version", field(g.rep, "flopscope_version")},
 			{"whestbake_version", field(g.rep, "whestbake_version")},
+			{"bake_config", field(g.rep, "bake_config")},
 			{"mlp_count", g.mlps},
 			{"partials_count", g.partials},
 			{"drivers_seen", slices.Sorted(maps.Keys(g.drivers))},
@@ -87,7 +107,9 @@ func (f *fingerprints) list() []any {
 			{"representative_hostnames", g.hosts},
 		} {
 			v := pyjson.Canonical(kv.val)
-			if a, isList := v.([]any); v == nil || (isList && len(a) == 0) {
+			a, isList := v.([]any)
+			o, isObject := v.(*Object)
+			if v == nil || (isList && len(a) == 0) || (isObject && o.Len() == 0) {
 				continue
 			}
 			fp.Set(kv.key, v)

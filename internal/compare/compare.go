@@ -8,6 +8,7 @@
 package compare
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"iter"
@@ -282,7 +283,7 @@ func chooseMode(a, b *dataset.Dir, asked Mode) (Mode, string) {
 	for i := range a.Info.Splits {
 		name := a.Info.Splits[i].Name
 		pa, pb := a.Info.Splits[i].Provenance, b.Info.Splits[i].Provenance
-		ka, kb := sampler(pa), sampler(pb)
+		ka, kb := sampler(pa, a.Info.Provenance), sampler(pb, b.Info.Provenance)
 		switch {
 		case ka != kb:
 			why = fmt.Sprintf("split %s was baked with sampler %s in A and %s in B", name, ka, kb)
@@ -307,13 +308,16 @@ func chooseMode(a, b *dataset.Dir, asked Mode) (Mode, string) {
 }
 
 // sampler names what computed a split's statistics: whestbake's sampler,
-// or whestbench's backend (its files record no sampler).
-func sampler(p dataset.Provenance) string {
-	if p.Sampler != "" {
-		return p.Sampler
+// or whestbench's backend (its files record no sampler), from the split's
+// provenance p or else the dataset's top level: whestbench's
+// combine_split_datasets (dataset_io.py) keeps the inputs' common backend
+// there and no provenance in the splits entries.
+func sampler(p, top dataset.Provenance) string {
+	if s := cmp.Or(p.Sampler, top.Sampler); s != "" {
+		return s
 	}
-	if p.Backend != "" {
-		return "backend " + p.Backend
+	if b := cmp.Or(p.Backend, top.Backend); b != "" {
+		return "backend " + b
 	}
 	return "(unrecorded)"
 }
