@@ -19,8 +19,9 @@ type splitWriter struct {
 	spec        bakeapi.Spec
 	plan        shards.Plan
 	tee         ShardTee
-	next        int   // the shard to start next
-	rows        int64 // written so far
+	next        int            // the shard to start next
+	rows        int64          // written so far
+	pw          *ParquetWriter // every shard's, Reset for the next
 	open        *shardFile
 }
 
@@ -30,7 +31,6 @@ type shardFile struct {
 	file *os.File
 	tee  io.WriteCloser
 	size shards.Counter
-	pw   *ParquetWriter
 	left int64 // rows it still takes
 }
 
@@ -47,7 +47,7 @@ func (w *splitWriter) Write(rows ...Row) error {
 			}
 		}
 		s := w.open
-		if err := s.pw.Write(rows[i]); err != nil {
+		if err := w.pw.Write(rows[i]); err != nil {
 			return err
 		}
 		w.rows++
@@ -81,18 +81,20 @@ func (w *splitWriter) start() error {
 		}
 		s.size.W = io.MultiWriter(f, s.tee)
 	}
-	if s.pw, err = NewParquetWriter(&s.size, w.spec); err != nil {
-		return err
-	}
 	w.next++
-	return nil
+	if w.pw != nil {
+		w.pw.Reset(&s.size)
+		return nil
+	}
+	w.pw, err = NewParquetWriter(&s.size, w.spec)
+	return err
 }
 
 // finish completes the open shard: its footer, the check of its size,
 // the file synced and closed, and then its tee closed.
 func (w *splitWriter) finish() error {
 	s := w.open
-	if err := s.pw.Close(); err != nil {
+	if err := w.pw.Close(); err != nil {
 		return err
 	}
 	if err := shards.CheckSize(s.size.N, w.plan.Len(w.next-1)); err != nil {
