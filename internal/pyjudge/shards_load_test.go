@@ -44,10 +44,11 @@ func combineSplits(t *testing.T, parent string) string {
 	return out
 }
 
-// loaders reads every split of a single-split and of a combined dataset
-// with each loader of whestbench and datasets, and prints, as JSON, each
-// reading's rows (every value: the floats as the bytes of their float32s,
-// avg_variance in hex) and the files it read them from.
+// loaders reads every split of each pair of a single-split and a combined
+// dataset it is given with each loader of whestbench and datasets, and
+// prints, as JSON, each reading's rows (every value: the floats as the
+// sha256 of their float32s' bytes, avg_variance in hex) and the files it
+// read them from.
 const loaders = `
 import glob, hashlib, json, os, sys
 import numpy as np
@@ -66,35 +67,39 @@ def files(ds):
     return sorted(os.path.relpath(f["filename"], root) for f in ds.cache_files
         if f["filename"].startswith(root))
 
-single, combined = sys.argv[1], sys.argv[2]
-out = {}
-root = single
-shards = sorted(glob.glob(os.path.join(single, "data", "public-*.parquet")))
-out["single whestbench.load_dataset"] = rows(whestbench.load_dataset(single))
-out["single datasets parquet"] = rows(datasets.load_dataset("parquet",
-    data_files={"public": shards}, split="public"))
-root = combined
-for split, config in (("public", "default"), ("holdout", "holdout")):
-    ds = whestbench.load_dataset(combined, split=split)
-    out[split + " whestbench.load_dataset"] = rows(ds)
-    out[split + " whestbench.load_dataset files"] = files(ds)
-    ds = datasets.load_from_disk(os.path.join(combined, "prepared", split))
-    out[split + " load_from_disk"] = rows(ds)
-    out[split + " load_from_disk files"] = files(ds)
-    out[split + " card config"] = rows(datasets.load_dataset(combined, config, split=split))
-print(json.dumps(out))
+def read(single, combined):
+    global root
+    out = {}
+    root = single
+    shards = sorted(glob.glob(os.path.join(single, "data", "public-*.parquet")))
+    out["single whestbench.load_dataset"] = rows(whestbench.load_dataset(single))
+    out["single datasets parquet"] = rows(datasets.load_dataset("parquet",
+        data_files={"public": shards}, split="public"))
+    root = combined
+    for split, config in (("public", "default"), ("holdout", "holdout")):
+        ds = whestbench.load_dataset(combined, split=split)
+        out[split + " whestbench.load_dataset"] = rows(ds)
+        out[split + " whestbench.load_dataset files"] = files(ds)
+        ds = datasets.load_from_disk(os.path.join(combined, "prepared", split))
+        out[split + " load_from_disk"] = rows(ds)
+        out[split + " load_from_disk files"] = files(ds)
+        out[split + " card config"] = rows(datasets.load_dataset(combined, config, split=split))
+    return out
+
+args = sys.argv[1:]
+print(json.dumps([read(args[i], args[i + 1]) for i in range(0, len(args), 2)]))
 `
 
-// readings runs loaders on the single-split dataset single and the
-// combined dataset combined.
-func readings(t *testing.T, env *Env, single, combined string) map[string]json.RawMessage {
+// readings runs loaders on pairs of a single-split and a combined
+// dataset, in one Python process.
+func readings(t *testing.T, env *Env, pairs ...string) []map[string]json.RawMessage {
 	t.Helper()
 	cmd := Cmd{Env: []string{
 		"HF_HOME=" + t.TempDir(), "HF_DATASETS_OFFLINE=1", "HF_HUB_OFFLINE=1",
 	}}
-	out := env.PythonOK(t, cmd, loaders, single, combined).Stdout
-	got := map[string]json.RawMessage{}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
+	out := env.PythonOK(t, cmd, loaders, pairs...).Stdout
+	var got []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(pairs)/2 {
 		t.Fatalf("the loaders printed %q: %v", out, err)
 	}
 	return got
@@ -132,8 +137,9 @@ func TestLoadersReadShardedSplitsAsOneFileSplits(t *testing.T) {
 			t.Fatalf("%s holds %q, want %q", dir, got, want)
 		}
 	}
-	want := readings(t, env, filepath.Join(whole, "public"), wholeCombined)
-	got := readings(t, env, filepath.Join(sharded, "public"), shardedCombined)
+	read := readings(t, env, filepath.Join(whole, "public"), wholeCombined,
+		filepath.Join(sharded, "public"), shardedCombined)
+	want, got := read[0], read[1]
 	for k, w := range want {
 		if strings.HasSuffix(k, " files") {
 			continue
