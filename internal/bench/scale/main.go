@@ -443,13 +443,9 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		how:  "in process", wall: tailWall,
 	})
 	log.Printf("release tail: %.1f s", tailWall.Seconds())
-	plan, err := shards.For(c.width, c.depth, int64(c.mlps))
+	parquets, err := releaseShards(c)
 	if err != nil {
 		return nil, err
-	}
-	var parquets []string
-	for i := range plan.Count {
-		parquets = append(parquets, "datasets/scale/v1/data/"+plan.Name("public", i, "parquet"))
 	}
 	raws, err := rawS3(ctx, o.S3Config(), devstack.ArtifactsBucket,
 		pushed.URI, devstack.ReleasesBucket, parquets)
@@ -474,6 +470,19 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	rows = append(rows, r)
 	log.Printf("download: %s peak, %.1f s", bake.FormatBytes(r.peak), r.wall.Seconds())
 	return rows, os.RemoveAll(download)
+}
+
+// releaseShards are the keys of the release's parquet shards.
+func releaseShards(c config) ([]string, error) {
+	plan, err := shards.For(c.width, c.depth, int64(c.mlps))
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for i := range plan.Count {
+		keys = append(keys, "datasets/scale/v1/data/"+plan.Name("public", i, "parquet"))
+	}
+	return keys, nil
 }
 
 // rawS3 measures what the machine's MinIO does with the bytes of the
