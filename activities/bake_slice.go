@@ -324,7 +324,7 @@ func (r *sliceRun) commit(
 
 // commitPartial writes a slice's partial dataset, its rows from produce, and
 // commits it at prefix, returning its manifest's sha256. The partial is an
-// intermediate that only the split's merge reads: its parquet file and
+// intermediate that only the split's merge reads: its parquet shards and
 // metadata.json, no card.
 func (a *Activities) commitPartial(
 	ctx context.Context,

@@ -67,7 +67,7 @@ func (a *Activities) CombineSplits(
 // combineMade combines the splits from what their merges made: each
 // merged split holds its metadata.json and, in place of its rows, a
 // summary (summaryFile) of the files the merge wrote at their keys in the
-// dataset (its parquet shard and prepared folder) and of the statistics of
+// dataset (its parquet shards and prepared folder) and of the statistics of
 // its rows, so no row is read and no byte of them moves. A merged split of
 // an earlier version holds its rows instead: the combine makes the split
 // from them as a merge now does. It returns the commit of final.
@@ -117,7 +117,7 @@ func (a *Activities) combineMade(
 // summarize fetches the merged split committed at prefix into dir and
 // returns its summary: the one it holds, or, for a merged split of an
 // earlier version, which holds its rows, the one made from them here (the
-// shard and prepared folder written into the dataset as a merge writes
+// shards and prepared folder written into the dataset as a merge writes
 // them).
 func (a *Activities) summarize(
 	ctx context.Context,
@@ -134,12 +134,13 @@ func (a *Activities) summarize(
 	if slices.ContainsFunc(m.Files, func(f manifest.File) bool { return f.Path == summaryFile }) {
 		return readSummary(dir, bakeID, split)
 	}
-	made := a.newMadeSplit(ctx, bakeID, split, dir+"-made")
+	made := a.newMadeSplit(ctx, bakeID, split, 0, dir+"-made")
 	defer made.abort()
-	if err := made.from(dir); err != nil {
+	rewritten := dir + "-rewritten"
+	if err := made.from(dir, rewritten); err != nil {
 		return splitSummary{}, err
 	}
-	return made.finish(dir)
+	return made.finish(rewritten)
 }
 
 // CombineMadeSplits is CombineSplits under the name that bakes started

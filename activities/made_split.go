@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
@@ -21,9 +23,9 @@ import (
 // (summaryFile, beside its metadata.json), so that CombineSplits combines
 // the split without reading a row: the files of the bake's dataset that
 // the merge wrote at their keys (by path in the dataset, with sha256 and
-// size: the parquet shard and the prepared folder), the statistics of the
+// size: the parquet shards and the prepared folder), the statistics of the
 // split's rows for the report, and whether the merge checked the prepared
-// folder against the shard (the rule of preparedCheckRule).
+// folder against the shards (the rule of preparedCheckRule).
 type splitSummary struct {
 	Files           []manifest.File `json:"files"`
 	Stats           *report.Split   `json:"stats"`
@@ -32,71 +34,98 @@ type splitSummary struct {
 }
 
 // summaryFile is the splitSummary's file in a merged split. A merged split
-// of an earlier version has none, and its shard instead.
+// of an earlier version has none, and its shards instead.
 const summaryFile = "summary.json"
 
 // madeSplit is what a merge makes of its split for the bake's dataset as
-// the rows go by: the parquet shard (shardTee) and the prepared folder
-// (row) go up to their keys in the dataset while they are written, and the
+// the rows go by: the parquet shards (shardTee) and the prepared folder's
+// Arrow shards (row) go up to their keys in the dataset while they are
+// written, each shard's upload completed as the shard is, and the
 // report's statistics are gathered, so that when the last row is merged
 // only the last parts are left to send.
 type madeSplit struct {
 	ctx      context.Context
 	st       *store.Store
 	split    string
+	rows     int64  // the split's, which decide its shards
 	root     string // the local prepared folder is root/prepared/<split>/
 	dataset  string // the bake's dataset prefix
-	shard    *store.Upload
-	arrow    *store.Upload
+	uploads  []*store.Upload
+	files    []manifest.File // the split's files in the dataset, as completed
 	prepared *dataset.PreparedWriter
 	stats    *report.Split
 }
 
-// newMadeSplit starts the made split of bakeID's split, with its local
-// files under root.
-func (a *Activities) newMadeSplit(ctx context.Context, bakeID, split, root string) *madeSplit {
+// newMadeSplit starts the made split of bakeID's split of rows MLPs (as
+// from finds them, when it makes the split), with its local files under
+// root.
+func (a *Activities) newMadeSplit(
+	ctx context.Context,
+	bakeID, split string,
+	rows int64,
+	root string,
+) *madeSplit {
 	return &madeSplit{
-		ctx: ctx, st: a.Store, split: split, root: root, dataset: keys.Bake(bakeID).Dataset(),
+		ctx:     ctx,
+		st:      a.Store,
+		split:   split,
+		rows:    rows,
+		root:    root,
+		dataset: keys.Bake(bakeID).Dataset(),
 	}
 }
 
 // from makes the split from the complete single-split directory dir (a
-// fetched slice or merged split that holds its rows): its rows (checked)
-// into the prepared folder and the statistics, its shard to the dataset.
-func (m *madeSplit) from(dir string) error {
-	shard := filepath.Join(dir, filepath.FromSlash(dataset.SingleShard(m.split)))
-	tee, err := m.shardTee(shard)
-	if err != nil {
-		return err
-	}
+// fetched slice or merged split that holds its rows) and writes it again
+// at out, where finish then finds it: its rows (checked) into the shards
+// that a merge of them writes, whatever shards dir holds them in (one
+// slice's are those already; a merged split of an earlier version holds
+// one shard whatever its size), the prepared folder and the statistics.
+func (m *madeSplit) from(dir, out string) error {
 	d, err := dataset.Open(dir, false)
-	if err == nil {
-		err = d.Scan(func(_ *dataset.SplitData, r dataset.Row) error { return m.row(r) })
-	}
 	if err != nil {
 		return datasetErr(err)
 	}
-	// The shard is written already: its bytes, in order, are what the
-	// upload is told it has.
-	f, err := os.Open(shard)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(tee, f)
-	return err
+	m.rows = d.Info.Splits[0].NMLPs
+	return datasetErr(d.Rewrite(out, dataset.MergeTee(m.shardTee), dataset.MergeEachRow(m.row)))
 }
 
-// shardTee starts the upload of the merged shard, being written at the
-// local path, to its key in the dataset; the writer returned takes its
-// bytes right after the file.
-func (m *madeSplit) shardTee(path string) (io.Writer, error) {
-	up, err := m.st.NewUpload(m.ctx, m.key(dataset.SingleShard(m.split)), path)
+// shardTee starts the upload of a parquet shard being written at the
+// local path to its key in the dataset.
+func (m *madeSplit) shardTee(path string) (io.WriteCloser, error) {
+	return m.upload(dataset.DataDir, path)
+}
+
+// upload starts the upload of the shard being written at the local path
+// to its key in the dataset, in its folder dir there; the writer returned
+// takes its bytes right after the file, and completes the upload, and
+// records the file, when closed.
+func (m *madeSplit) upload(dir, path string) (io.WriteCloser, error) {
+	rel := dir + "/" + filepath.Base(path)
+	up, err := m.st.NewUpload(m.ctx, m.key(rel), path)
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	m.shard = up
-	return up, nil
+	m.uploads = append(m.uploads, up)
+	return &shardUpload{Upload: up, rel: rel, m: m}, nil
+}
+
+// shardUpload is the upload of one shard of the made split.
+type shardUpload struct {
+	*store.Upload
+	rel string
+	m   *madeSplit
+}
+
+func (u *shardUpload) Close() error {
+	m := u.m
+	m.uploads = slices.DeleteFunc(m.uploads, func(up *store.Upload) bool { return up == u.Upload })
+	info, err := u.Upload.Close()
+	if err != nil {
+		return storeErr(err)
+	}
+	m.files = append(m.files, manifest.File{Path: u.rel, SHA256: info.SHA256, Size: info.Size})
+	return nil
 }
 
 // key is the key in the dataset of rel, a path relative to it.
@@ -108,13 +137,11 @@ func (m *madeSplit) row(r dataset.Row) error {
 	if m.prepared == nil {
 		width := len(r.FinalMeans)
 		depth := len(r.LayerMeans) / width
-		rel := m.preparedPath(dataset.PreparedArrowFile)
-		up, err := m.st.NewUpload(m.ctx, m.key(rel), filepath.Join(m.root, filepath.FromSlash(rel)))
+		dir := path.Join(dataset.PreparedDir, m.split)
+		tee := func(p string) (io.WriteCloser, error) { return m.upload(dir, p) }
+		var err error
+		m.prepared, err = dataset.NewPreparedWriter(m.root, m.split, width, depth, m.rows, tee)
 		if err != nil {
-			return storeErr(err)
-		}
-		m.arrow = up
-		if m.prepared, err = dataset.NewPreparedWriter(m.root, m.split, width, depth, up); err != nil {
 			return err
 		}
 		m.stats = report.NewSplit(m.split, width, depth)
@@ -123,50 +150,35 @@ func (m *madeSplit) row(r dataset.Row) error {
 	return m.prepared.Write(&r)
 }
 
-// preparedPath is file's path in the split's prepared folder, relative to
-// a dataset.
-func (m *madeSplit) preparedPath(file string) string {
-	return path.Join(dataset.PreparedDir, m.split, file)
-}
-
 // finish completes what the rows made, once merged (the merged split's
-// local directory) holds the shard, checks the prepared folder against it,
-// and returns the summary that CombineSplits reads.
+// local directory) holds the shards, checks the prepared folder against
+// them, and returns the summary that CombineSplits reads.
 func (m *madeSplit) finish(merged string) (splitSummary, error) {
 	var sum splitSummary
-	if m.prepared == nil || m.shard == nil {
+	if m.prepared == nil {
 		return sum, fmt.Errorf("split %s has no rows", m.split)
 	}
 	if err := m.prepared.Close(); err != nil {
 		return sum, err
 	}
 	m.prepared = nil
-	rel := dataset.SingleShard(m.split)
-	for _, f := range []struct {
-		path string
-		up   *store.Upload
-	}{{rel, m.shard}, {m.preparedPath(dataset.PreparedArrowFile), m.arrow}} {
-		info, err := f.up.Close()
-		if err != nil {
-			return sum, storeErr(err)
-		}
-		sum.Files = append(sum.Files, manifest.File{Path: f.path, SHA256: info.SHA256, Size: info.Size})
-	}
-	m.shard, m.arrow = nil, nil
 	for _, name := range []string{dataset.PreparedInfoFile, dataset.PreparedStateFile} {
-		rel := m.preparedPath(name)
+		rel := path.Join(dataset.PreparedDir, m.split, name)
 		info, err := m.st.PutFile(m.ctx, m.key(rel), filepath.Join(m.root, filepath.FromSlash(rel)))
 		if err != nil {
 			return sum, storeErr(err)
 		}
-		sum.Files = append(sum.Files, manifest.File{Path: rel, SHA256: info.SHA256, Size: info.Size})
+		m.files = append(m.files, manifest.File{Path: rel, SHA256: info.SHA256, Size: info.Size})
 	}
-	// The tree was written from the rows the shard was: read both back,
+	// The tree was written from the rows the shards were: read both back,
 	// as Push would check the dataset, so that it need not.
 	if err := dataset.CheckPreparedSplit(merged, m.root); err != nil {
 		return sum, fatal(bakeapi.ErrCorruptPartial, "the prepared folder of split %s: %v",
 			m.split, err)
 	}
+	sum.Files = slices.SortedFunc(slices.Values(m.files), func(a, b manifest.File) int {
+		return strings.Compare(a.Path, b.Path)
+	})
 	sum.Stats = m.stats
 	sum.PreparedChecked = preparedCheckRule
 	return sum, nil
@@ -177,11 +189,10 @@ func (m *madeSplit) abort() {
 	if m.prepared != nil {
 		m.prepared.Abort()
 	}
-	for _, up := range []*store.Upload{m.shard, m.arrow} {
-		if up != nil {
-			up.Abort()
-		}
+	for _, up := range m.uploads {
+		up.Abort()
 	}
+	m.uploads = nil
 }
 
 // writeSummary writes sum, sealed for bakeID's split, as the summaryFile

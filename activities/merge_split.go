@@ -46,7 +46,7 @@ func (a *Activities) MergeSplit(
 // it are committed (a slice not committed yet is waited for, not missing),
 // so that when the last one lands only its own rows are left to merge.
 // From the one pass over the rows it makes everything of the split that
-// the bake's dataset holds (madeSplit): the parquet shard and the prepared
+// the bake's dataset holds (madeSplit): the parquet shards and the prepared
 // folder, streamed to their keys in the dataset as they are written, and
 // the statistics of the report. The merged split it commits holds the
 // split's metadata.json and, in place of its rows, their summary
@@ -184,24 +184,29 @@ func (a *Activities) mergeMade(
 	dir string,
 ) (string, error) {
 	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
-	made := a.newMadeSplit(ctx, in.BakeID, in.Split, filepath.Join(dir, "made"))
+	made := a.newMadeSplit(ctx, in.BakeID, in.Split, int64(in.NMLPs), filepath.Join(dir, "made"))
 	defer made.abort()
 	merged := filepath.Join(dir, "merged")
 	if prefixes := slicePrefixes(in); len(prefixes) == 1 {
-		// One slice covering the split is already complete.
-		merged = filepath.Join(dir, "slice")
+		// One slice covering the split is already complete: its rows are
+		// written again, into the shards a merge of them writes.
+		slice := filepath.Join(dir, "slice")
 		if err := awaitDir(ctx, a.Store, prefixes[0]); err != nil {
 			return "", err
 		}
-		if err := fetchDir(ctx, a.Store, prefixes[0], merged, id); err != nil {
+		if err := fetchDir(ctx, a.Store, prefixes[0], slice, id); err != nil {
 			return "", err
 		}
-		if err := made.from(merged); err != nil {
+		if err := made.from(slice, merged); err != nil {
+			return "", err
+		}
+		if err := os.RemoveAll(slice); err != nil {
 			return "", err
 		}
 	} else {
-		// The merged shard goes up to its key in the dataset while it is
-		// written, so that only its last part is left when the rows are.
+		// The merged shards go up to their keys in the dataset while they
+		// are written, so that only the last one's last part is left when
+		// the rows are.
 		err := dataset.MergeStream(
 			merged,
 			recordedOrNow(in.CreatedAt),
@@ -219,8 +224,7 @@ func (a *Activities) mergeMade(
 	if err != nil {
 		return "", err
 	}
-	shards := filepath.Join(merged, filepath.Dir(filepath.FromSlash(dataset.SingleShard(in.Split))))
-	if err := os.RemoveAll(shards); err != nil {
+	if err := os.RemoveAll(filepath.Join(merged, dataset.DataDir)); err != nil {
 		return "", err
 	}
 	return merged, writeSummary(merged, in.BakeID, in.Split, summary)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
@@ -160,7 +159,7 @@ func mergedShardSHA(t *testing.T, f *fixture, bakeID string) string {
 		t.Fatal(err)
 	}
 	for _, file := range sum.Files {
-		if file.Path == dataset.SingleShard(split) {
+		if file.Path == "data/"+split+"-00000-of-00001.parquet" {
 			key := path.Join(keys.Bake(bakeID).Dataset(), file.Path)
 			if err := f.st.Check(context.Background(), key, file.SHA256, nil); err != nil {
 				t.Fatalf("the shard in the dataset: %v", err)

@@ -193,8 +193,9 @@ type CopyProgress struct {
 // errCopyStalled ends a copy that moved no byte for a heartbeat timeout.
 var errCopyStalled = errors.New("starting it over")
 
-// watchCopy runs copy (one file of a release, which may be many gigabytes:
-// a split is one parquet file) and heartbeats its progress every quarter of
+// watchCopy runs copy (one file of a release, which may be a shard of
+// hundreds of megabytes, or a file of gigabytes in a release made before
+// splits were cut into shards) and heartbeats its progress every quarter of
 // the heartbeat timeout while bytes move. A copy that moves no byte for a
 // whole heartbeat timeout is stopped, as the server then gives the attempt
 // up: the next attempt starts over (watchProgress).

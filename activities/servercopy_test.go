@@ -19,6 +19,7 @@ import (
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/report"
 	"github.com/whestbake/whestbake/internal/seal"
+	"github.com/whestbake/whestbake/internal/shards"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -107,38 +108,78 @@ func testPushOnTheServerRefusesRewrittenBytes(t *testing.T, f *fixture) {
 // testCombineIsTheLocalCombine: a bake's merge and combine give the bytes
 // that `whestbake dataset merge` and `combine-splits` give of the same
 // slices, file for file: with the merged split holding a summary in place
-// of its rows (what MergeSplit writes), and with one that holds its rows
-// (a merge of an earlier version), which CombineSplits makes the split from.
+// of its rows (what MergeSplitFollowing writes, of one slice or several),
+// and with one that holds its rows (MergeSplit's, or a merge of an earlier
+// version), which CombineSplits makes the split from; with the split in
+// one shard, and in shards of two rows (internal/shards), which the merge
+// and the combine cut as the local verbs do, even from a merge of an
+// earlier version that wrote the split in one file.
 func testCombineIsTheLocalCombine(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	a := f.acts(gpuengine.CPU{})
 	at := time.Date(2026, 11, 26, 1, 2, 3, 0, time.UTC)
 	for _, c := range []struct {
 		bake     string
+		cuts     [][2]int
 		oldMerge bool
-	}{{"combine-made", false}, {"combine-rows", true}} {
+		follow   bool
+		perShard int64 // rows, when the split is cut into shards
+	}{
+		{"combine-rows", [][2]int{{0, 1}, {1, 3}}, false, false, 0},
+		{"combine-old", [][2]int{{0, 1}, {1, 3}}, true, false, 0},
+		{"combine-made", [][2]int{{0, 1}, {1, 3}}, false, true, 0},
+		{"combine-rows-shards", [][2]int{{0, 1}, {1, 3}}, false, false, 2},
+		{"combine-old-shards", [][2]int{{0, 1}, {1, 3}}, true, false, 2},
+		{"combine-made-shards", [][2]int{{0, 1}, {1, 3}}, false, true, 2},
+		{"combine-one-slice-shards", [][2]int{{0, 3}}, false, true, 2},
+	} {
 		t.Run(c.bake, func(t *testing.T) {
+			if c.perShard > 0 {
+				t.Cleanup(shards.SetLimit(shards.FileBytes +
+					c.perShard*shards.RowBytes(shape.Width, shape.Depth)))
+			}
 			b := keys.Bake(c.bake)
 			sd := seedSplit(t, a, c.bake, 3, 31)
 			var slices []string
-			for k, r := range [][2]int{{0, 1}, {1, 3}} {
+			for k, r := range c.cuts {
 				mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(c.bake, sd, k, r[0], r[1]))
 				slices = append(slices, fetch(t, f, b.Slice(split, k)))
 			}
 			local := filepath.Join(t.TempDir(), "merged")
-			if err := dataset.Merge(slices, local, at); err != nil {
+			if len(slices) == 1 {
+				local = slices[0]
+			} else if err := dataset.Merge(slices, local, at); err != nil {
 				t.Fatal(err)
 			}
-			if c.oldMerge {
-				_, _, err := activities.CommitDir(ctx, f.st, local, b.Merged(split),
+			in := bakeapi.MergeSplitInput{
+				BakeID:    c.bake,
+				Split:     split,
+				NMLPs:     3,
+				NSlices:   len(c.cuts),
+				CreatedAt: at,
+			}
+			switch {
+			case c.oldMerge:
+				committed := local
+				if c.perShard > 0 {
+					// A merge of an earlier version: one file, whatever its size.
+					committed = filepath.Join(t.TempDir(), "old")
+					restore := shards.SetLimit(shards.MaxBytes)
+					err := dataset.Merge(slices, committed, at)
+					restore()
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				_, _, err := activities.CommitDir(ctx, f.st, committed, b.Merged(split),
 					seal.Seal{Bake: c.bake, Split: split})
 				if err != nil {
 					t.Fatal(err)
 				}
-			} else {
-				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{
-					BakeID: c.bake, Split: split, NSlices: 2, CreatedAt: at,
-				})
+			case c.follow:
+				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
+			default:
+				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
 			}
 			ds := mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits,
 				bakeapi.CombineSplitsInput{BakeID: c.bake, Splits: []string{b.Merged(split)}})
@@ -157,7 +198,13 @@ func testCombineIsTheLocalCombine(t *testing.T, f *fixture) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(want) {
+			shardFiles := 0
+			for _, w := range want {
+				if strings.HasPrefix(w, "data/") || strings.HasSuffix(w, ".arrow") {
+					shardFiles++
+				}
+			}
+			if len(got) != len(want) || c.perShard > 0 && shardFiles != 4 {
 				t.Fatalf("the bake's dataset lists %d files, the local combine wrote %d: %v",
 					len(got), len(want), want)
 			}

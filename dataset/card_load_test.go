@@ -198,7 +198,9 @@ func TestCardConfigsAndSnippetsLoadEverySplit(t *testing.T) {
 					shards[s.Name] = append(shards[s.Name], f)
 					files = append(files, f)
 				}
-				files = append(files, PreparedPaths([]string{s.Name})...)
+				for _, f := range []string{PreparedArrowFile, PreparedInfoFile, PreparedStateFile} {
+					files = append(files, path.Join(PreparedDir, s.Name, f))
+				}
 			}
 			front := frontMatter(t, card)
 			// PyYAML (YAML 1.1, what the Hub and datasets parse cards

@@ -43,7 +43,7 @@ func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOp
 }
 
 // CombineMade is Combine for splits whose rows were read, and whose files
-// written, where each was merged (a bake's MergeSplit: its parquet shard
+// written, where each was merged (a bake's MergeSplit: its parquet shards
 // and prepared folder are in S3, with a report's statistics of its rows):
 // each input is a folder that holds the split's metadata.json alone,
 // checked as Combine checks its inputs' metadata. out gets the combined
@@ -298,7 +298,7 @@ func writeCombined(
 	card string,
 	cfg combineConfig,
 ) error {
-	if err := os.Mkdir(filepath.Join(tmp, dataDir), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(tmp, DataDir), 0o755); err != nil {
 		return err
 	}
 	if !cfg.skipPrepared {
@@ -312,7 +312,7 @@ func writeCombined(
 			return err
 		}
 		for _, f := range in.files {
-			if err := copyFile(f, filepath.Join(tmp, dataDir, filepath.Base(f))); err != nil {
+			if err := copyFile(f, filepath.Join(tmp, DataDir, filepath.Base(f))); err != nil {
 				return err
 			}
 		}
@@ -346,7 +346,7 @@ func scanInput(tmp string, in combineInput, cfg combineConfig) error {
 		sd := &in.dd.Splits[0]
 		var err error
 		w, err = prepared.NewSplitWriter(filepath.Join(tmp, PreparedDir, name), name,
-			sd.Width, sd.Depth, nil)
+			sd.Width, sd.Depth, in.split.NMLPs, nil)
 		if err != nil {
 			return err
 		}

@@ -66,27 +66,14 @@ func Open(dir string, allowPartial bool) (*Dir, error) {
 	for i := range info.Splits {
 		split := &info.Splits[i]
 		names = append(names, split.Name)
-		shards, err := splitShards(filepath.Join(dir, dataDir), split.Name, files)
+		sd, _, err := openShards(dir, split.Name, files)
 		if err != nil {
 			return nil, err
 		}
-		sd := SplitData{Name: split.Name}
-		for j, name := range shards {
-			claimed[name] = true
-			path := filepath.Join(dir, dataDir, name)
-			sd.Files = append(sd.Files, path)
-			w, dp, err := parquetShape(path)
-			if err != nil {
-				return nil, err
-			}
-			if j > 0 && (w != sd.Width || dp != sd.Depth) {
-				return nil, invalidf("%s has width=%d depth=%d "+
-					"but the split's first shard has width=%d depth=%d; "+
-					"all shards must share one shape", path, w, dp, sd.Width, sd.Depth)
-			}
-			sd.Width, sd.Depth = w, dp
+		for _, f := range sd.Files {
+			claimed[filepath.Base(f)] = true
 		}
-		pattern := fmt.Sprintf("%s/%s-*.parquet", dataDir, split.Name)
+		pattern := fmt.Sprintf("%s/%s-*.parquet", DataDir, split.Name)
 		if err := checkWidthDepth(info, sd.Width, sd.Depth, pattern); err != nil {
 			return nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 		}
@@ -101,19 +88,40 @@ func Open(dir string, allowPartial bool) (*Dir, error) {
 	if len(stray) > 0 {
 		return nil, invalidf("%s has parquet files that belong to no split named in metadata.json "+
 			"(%q): %q; remove them or fix the metadata",
-			filepath.Join(dir, dataDir), names, stray)
+			filepath.Join(dir, DataDir), names, stray)
 	}
 	return d, nil
 }
 
-// parquetShape opens path for its footer's width and depth.
-func parquetShape(path string) (width, depth int, err error) {
-	r, err := OpenParquet(path)
+// openShards picks split's shards out of files, the parquet files in
+// dir's data/ (one complete, ordered set: splitShards), and checks every
+// shard's footer: the split's shards share one shape. It returns the
+// split's files and shape, and the rows its footers count.
+func openShards(dir, split string, files []string) (SplitData, int64, error) {
+	sd := SplitData{Name: split}
+	names, err := splitShards(filepath.Join(dir, DataDir), split, files)
 	if err != nil {
-		return 0, 0, err
+		return sd, 0, err
 	}
-	defer r.Close()
-	return r.Width(), r.Depth(), nil
+	var rows int64
+	for j, name := range names {
+		path := filepath.Join(dir, DataDir, name)
+		sd.Files = append(sd.Files, path)
+		r, err := OpenParquet(path)
+		if err != nil {
+			return sd, 0, err
+		}
+		w, dp, n := r.Width(), r.Depth(), r.NumRows()
+		r.Close()
+		if j > 0 && (w != sd.Width || dp != sd.Depth) {
+			return sd, 0, invalidf("%s has width=%d depth=%d "+
+				"but the split's first shard has width=%d depth=%d; "+
+				"all shards must share one shape", path, w, dp, sd.Width, sd.Depth)
+		}
+		sd.Width, sd.Depth = w, dp
+		rows += n
+	}
+	return sd, rows, nil
 }
 
 // Scan reads every row of every split in order, checks it (a valid row of
@@ -169,7 +177,7 @@ func (d *Dir) scanSplit(
 	}
 	if split.NMLPs != sd.NMLPs {
 		return invalidf("%s: metadata %s=%d but %s/%s-*.parquet holds %d rows"+fixMetadataOrRebake,
-			filepath.Join(d.Path, MetadataFile), field, split.NMLPs, dataDir, split.Name, sd.NMLPs)
+			filepath.Join(d.Path, MetadataFile), field, split.NMLPs, DataDir, split.Name, sd.NMLPs)
 	}
 	return nil
 }
@@ -196,7 +204,7 @@ func openDir(dir string, allowPartial bool) (Metadata, *Info, []string, error) {
 	if err != nil {
 		return nil, nil, nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 	}
-	files, err := parquetFiles(filepath.Join(dir, dataDir))
+	files, err := parquetFiles(filepath.Join(dir, DataDir))
 	if err != nil {
 		return nil, nil, nil, err
 	}

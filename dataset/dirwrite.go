@@ -3,17 +3,18 @@ package dataset
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset/internal/staging"
+	"github.com/whestbake/whestbake/internal/shards"
 )
 
 const (
-	dataDir    = "data"
+	// DataDir is the folder of a dataset's parquet shards.
+	DataDir    = "data"
 	readmeFile = "README.md"
 )
 
@@ -43,14 +44,16 @@ func CheckOutputFree(dir string) error {
 }
 
 // WriteDir writes a single-split dataset (complete or partial) to dir:
-// data/<split>-00000-of-00001.parquet, metadata.json and README.md. The split
-// is md's "split" (default "public"). Of spec, only Width and Depth reach
-// the files here; md records the rest. It refuses an existing dir before
-// doing anything, builds everything in a temporary directory beside dir and
-// renames it into place at the end, so a failure leaves nothing behind.
+// data/<split>-NNNNN-of-MMMMM.parquet (one shard unless the split is
+// larger than a shard may be, package shards), metadata.json and
+// README.md. The split is md's "split" (default "public"). Of spec, only
+// Width and Depth reach the files here; md records the rest. It refuses
+// an existing dir before doing anything, builds everything in a temporary
+// directory beside dir and renames it into place at the end, so a failure
+// leaves nothing behind.
 func WriteDir(dir string, md Metadata, spec bakeapi.Spec, rows []Row) error {
 	return writeSingleSplit(dir, splitWrite{md: md, spec: spec, card: true,
-		fill: func(pw *ParquetWriter) (int, error) { return len(rows), pw.Write(rows...) }})
+		fill: func(w *splitWriter) error { return w.Write(rows...) }})
 }
 
 // WriteDirStream is WriteDir with the rows produced one at a time: produce
@@ -79,28 +82,26 @@ func WriteIntermediateStream(
 	return writeSingleSplit(dir, splitWrite{md: md, spec: spec, fill: streamFill(produce)})
 }
 
-func streamFill(produce func(write func(Row) error) error) func(pw *ParquetWriter) (int, error) {
-	return func(pw *ParquetWriter) (int, error) {
-		n := 0
-		err := produce(func(r Row) error {
-			n++
-			return pw.Write(r)
-		})
-		return n, err
+func streamFill(produce func(write func(Row) error) error) func(w *splitWriter) error {
+	return func(w *splitWriter) error {
+		return produce(func(r Row) error { return w.Write(r) })
 	}
 }
 
-// splitWrite is what writeSingleSplit writes: the rows that fill writes to
-// pw (returning how many), the metadata md, and the README.md card only if
-// card is set. tee, if not nil, is called with the parquet file's path once
-// it exists, and the writer it returns is written every byte of the file,
-// in order, right after the file (a merge streams it to S3 as it goes).
+// ShardTee is what a writer hands each parquet shard (or prepared Arrow
+// shard) to as it is written: see shards.Tee.
+type ShardTee = shards.Tee
+
+// splitWrite is what writeSingleSplit writes: the rows that fill writes,
+// the metadata md, and the README.md card only if card is set. tee, if not
+// nil, is handed every parquet shard as it is written (a merge streams them
+// to S3 as it goes).
 type splitWrite struct {
 	md   Metadata
 	spec bakeapi.Spec
 	card bool
-	tee  func(path string) (io.Writer, error)
-	fill func(pw *ParquetWriter) (int, error)
+	tee  ShardTee
+	fill func(w *splitWriter) error
 }
 
 // writeSingleSplit is WriteDir with the rows supplied by w.fill. The
@@ -124,15 +125,25 @@ func writeSingleSplit(dir string, w splitWrite) error {
 		return err
 	}
 	split := info.Splits[0]
+	plan, err := splitPlan(split.Name, spec.Width, spec.Depth, split.NMLPs)
+	if err != nil {
+		return err
+	}
 	return writeStaged(dir, func(tmp string) error {
-		path := filepath.Join(tmp, dataDir, shardName(split.Name, 0, 1))
-		n, err := writeParquetFile(path, spec, w.tee, w.fill)
-		if err != nil {
-			return err
+		sw := &splitWriter{
+			data:  filepath.Join(tmp, DataDir),
+			split: split.Name,
+			spec:  spec,
+			plan:  plan,
+			tee:   w.tee,
 		}
-		if split.NMLPs != int64(n) {
-			return invalidf("metadata n_mlps=%d but %d rows were written; "+
-				"set n_mlps to the row count", split.NMLPs, n)
+		err := w.fill(sw)
+		if err == nil {
+			err = sw.Close()
+		}
+		if err != nil {
+			sw.abort() // writeStaged removes what it wrote
+			return err
 		}
 		mdBytes, err := encodeMetadata(md)
 		if err != nil {
@@ -152,6 +163,16 @@ func writeSingleSplit(dir string, w splitWrite) error {
 	})
 }
 
+// splitPlan is the shards of split, of rows rows of width w and depth d
+// (shards.For), refused as an invalid dataset when it needs too many.
+func splitPlan(split string, w, d int, rows int64) (shards.Plan, error) {
+	plan, err := shards.For(w, d, rows)
+	if err != nil {
+		return plan, invalidf("split %q: %v", split, err)
+	}
+	return plan, nil
+}
+
 // checkWidthDepth compares the metadata's width and depth, when present,
 // with those of the parquet data; what names where the data came from.
 func checkWidthDepth(info *Info, width, depth int, what string) error {
@@ -165,45 +186,6 @@ func checkWidthDepth(info *Info, width, depth int, what string) error {
 		}
 	}
 	return nil
-}
-
-func writeParquetFile(
-	path string,
-	spec bakeapi.Spec,
-	tee func(path string) (io.Writer, error),
-	fill func(pw *ParquetWriter) (int, error),
-) (int, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return 0, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	out := io.Writer(f)
-	if tee != nil {
-		w, err := tee(path)
-		if err != nil {
-			return 0, err
-		}
-		out = io.MultiWriter(f, w)
-	}
-	pw, err := NewParquetWriter(out, spec)
-	if err != nil {
-		return 0, err
-	}
-	n, err := fill(pw)
-	if err != nil {
-		return 0, err
-	}
-	if err := pw.Close(); err != nil {
-		return 0, err
-	}
-	if err := f.Sync(); err != nil {
-		return 0, err
-	}
-	return n, f.Close()
 }
 
 // writeStaged runs fill on a fresh temporary directory beside dir and then

@@ -43,6 +43,13 @@
 //     record batch a row, so its writer holds one row; its
 //     dataset_info.json leaves out what records where the parquet was read
 //     (see prepared.InfoJSON), so the same rows give the same bytes;
+//   - a split larger than a shard may be (500 MB, datasets' own
+//     MAX_SHARD_SIZE) is written in several shards, parquet and prepared
+//     Arrow alike, the rows of each a function of the split's shape and
+//     row count alone (internal/shards); whestbench writes one file a
+//     split whatever its size, and its merge and combine-splits take
+//     inputs of one parquet file only, though its loader reads every
+//     shard;
 //   - every write refuses an existing output before doing anything and
 //     stages in a temporary directory, so a failure leaves nothing behind.
 package dataset

@@ -94,3 +94,18 @@ func dirEntries(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// preparedPaths are the files of dir's prepared tree as prepare-arrow
+// writes it.
+func preparedPaths(t *testing.T, dir string) []string {
+	t.Helper()
+	d, err := Open(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := d.PreparedPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
+}

@@ -39,7 +39,7 @@ func IsDatasetFile(rel string) bool {
 // which dataset combine-splits copies byte for byte.
 func IsShardFile(rel string) bool {
 	parts := strings.Split(rel, "/")
-	if len(parts) != 2 || parts[0] != dataDir || rel != path.Clean(rel) || path.IsAbs(rel) {
+	if len(parts) != 2 || parts[0] != DataDir || rel != path.Clean(rel) || path.IsAbs(rel) {
 		return false
 	}
 	split, _, _, ok := parseShardName(parts[1])

@@ -3,7 +3,6 @@ package dataset
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"iter"
 	"path/filepath"
 	"slices"
@@ -20,7 +19,7 @@ type partial struct {
 	md           Metadata
 	info         *Info
 	split        string
-	file         string // the partial's one parquet file
+	files        []string // the partial's parquet shards, in order
 	width, depth int
 	start, end   int64
 }
@@ -97,11 +96,13 @@ func noPartials() error {
 // that kept it from arriving), and may delete that directory once the
 // merge asks for the next one. Each partial is checked against the first
 // as it arrives and its rows are copied bit-for-bit through the same writer
-// a direct bake uses, so the merged parquet file is byte-identical to a
-// single-host bake of the same rows. Memory does not grow with the number
-// of partials: besides one row and the writer's row group, the merge keeps
-// the first partial's metadata and one hardware fingerprint per distinct
-// group of hosts.
+// a direct bake uses, so the merged parquet files are byte-identical to a
+// single-host bake of the same rows, cut into the same shards (package
+// shards: the rows of a shard are a function of the split's shape and
+// total_n_mlps, never of how it was sliced). Memory does not grow with the
+// number of partials: besides one row and the writer's row group, the
+// merge keeps the first partial's metadata and one hardware fingerprint
+// per distinct group of hosts.
 // The output appears only when complete. mergedAt is recorded as
 // merged_at_utc: the caller decides it, so a bake can make it a pure
 // function of its own recorded start.
@@ -137,10 +138,10 @@ func MergeStream(
 	}
 	m := newMerger(first, mergedAt)
 	spec := bakeapi.Spec{Width: first.width, Depth: first.depth}
-	fill := func(pw *ParquetWriter) (int, error) {
+	fill := func(w *splitWriter) error {
 		for p := first; ; {
-			if err := m.add(p, pw, cfg.eachRow); err != nil {
-				return m.rows, err
+			if err := m.add(p, w, cfg.eachRow); err != nil {
+				return err
 			}
 			dir, err, ok := next()
 			if !ok {
@@ -153,19 +154,48 @@ func MergeStream(
 				err = checkCompatible(first, p)
 			}
 			if err != nil {
-				return m.rows, err
+				return err
 			}
 		}
-		return m.rows, m.finish()
+		return m.finish()
 	}
 	return writeSingleSplit(out, splitWrite{md: m.md, spec: spec, card: true, tee: cfg.tee, fill: fill})
+}
+
+// Rewrite writes d, a single-split dataset opened by Open, again at out:
+// its metadata.json and its rows, checked as Scan checks them and cut into
+// the shards every writer cuts a split of their shape and count into
+// (package shards), whatever shards d holds them in, so that out is what a
+// merge of the same rows writes. It writes no README.md: out is a bake's
+// intermediate. MergeTee and MergeEachRow take its shards and rows as
+// MergeStream's.
+func (d *Dir) Rewrite(out string, opts ...MergeOption) error {
+	var cfg mergeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	sd := d.Splits[0]
+	fill := func(w *splitWriter) error {
+		return d.Scan(func(_ *SplitData, r Row) error {
+			if err := w.Write(r); err != nil || cfg.eachRow == nil {
+				return err
+			}
+			return cfg.eachRow(r)
+		})
+	}
+	return writeSingleSplit(out, splitWrite{
+		md:   d.Meta,
+		spec: bakeapi.Spec{Width: sd.Width, Depth: sd.Depth},
+		tee:  cfg.tee,
+		fill: fill,
+	})
 }
 
 // MergeOption adjusts MergeStream.
 type MergeOption func(*mergeConfig)
 
 type mergeConfig struct {
-	tee     func(path string) (io.Writer, error)
+	tee     ShardTee
 	eachRow func(r Row) error
 }
 
@@ -177,13 +207,13 @@ func MergeEachRow(f func(r Row) error) MergeOption {
 	return func(c *mergeConfig) { c.eachRow = f }
 }
 
-// MergeTee has MergeStream write every byte of the merged parquet file
-// (the split's one shard, SingleShard) to the writer tee returns as well,
-// in order, right after writing it to the file: a bake's merge streams it
-// to S3 while the rows are still coming. tee is called with the file's
-// path once the file exists. An error of tee, or of its writer, fails the
-// merge.
-func MergeTee(tee func(path string) (io.Writer, error)) MergeOption {
+// MergeTee has MergeStream write every byte of each merged parquet shard
+// to the writer tee returns for it as well, in order, right after writing
+// it to the file, and close that writer once the shard is complete: a
+// bake's merge streams the shards to S3 while the rows are still coming.
+// tee is called with each shard's path once its file exists. An error of
+// tee, or of its writer, fails the merge.
+func MergeTee(tee ShardTee) MergeOption {
 	return func(c *mergeConfig) { c.tee = tee }
 }
 
@@ -195,7 +225,6 @@ type merger struct {
 	next     int64 // the first MLP the next partial must start at
 	created  string
 	count    int
-	rows     int
 	fps      fingerprints
 	row      Row // every partial's rows are read into it
 }
@@ -216,7 +245,7 @@ func newMerger(first *partial, mergedAt time.Time) *merger {
 
 // add copies p's rows after checking that p starts where the previous
 // partial ended.
-func (m *merger) add(p *partial, pw *ParquetWriter, eachRow func(Row) error) error {
+func (m *merger) add(p *partial, w *splitWriter, eachRow func(Row) error) error {
 	switch {
 	case p.start < m.next:
 		return &MergeOverlapError{Msg: fmt.Sprintf("%s: mlp_range starts at %d "+
@@ -225,21 +254,22 @@ func (m *merger) add(p *partial, pw *ParquetWriter, eachRow func(Row) error) err
 	case p.start > m.next:
 		return gapError(m.next, p.start)
 	}
-	_, _, err := parquetio.Scan(p.file, &m.row, func(r Row) error {
-		if int64(r.MLPID) != m.next {
-			return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d "+
-				"but mlp_range [%d, %d) puts MLP %d there; re-bake this partial",
-				p.dir, m.next-p.start, r.MLPID, p.start, p.end, m.next)}
-		}
-		m.next++
-		m.rows++
-		if err := pw.Write(r); err != nil || eachRow == nil {
+	for _, file := range p.files {
+		_, _, err := parquetio.Scan(file, &m.row, func(r Row) error {
+			if int64(r.MLPID) != m.next {
+				return &MergeCorruptError{Msg: fmt.Sprintf("%s: row %d has mlp_id=%d "+
+					"but mlp_range [%d, %d) puts MLP %d there; re-bake this partial",
+					p.dir, m.next-p.start, r.MLPID, p.start, p.end, m.next)}
+			}
+			m.next++
+			if err := w.Write(r); err != nil || eachRow == nil {
+				return err
+			}
+			return eachRow(r)
+		})
+		if err != nil {
 			return err
 		}
-		return eachRow(r)
-	})
-	if err != nil {
-		return err
 	}
 	if c := p.info.CreatedAt; m.count == 0 || c < m.created {
 		m.created = c
@@ -270,7 +300,8 @@ func gapError(from, to int64) error {
 }
 
 // openPartial reads and checks one merge input without decoding its rows:
-// metadata, the single parquet file, and the footer's shape and row count.
+// metadata, the split's parquet shards, and their footers' shape and row
+// count.
 func openPartial(dir string) (*partial, error) {
 	md, info, files, err := openDir(dir, true)
 	if err != nil {
@@ -288,37 +319,33 @@ func openPartial(dir string) (*partial, error) {
 		start: info.MLPRange[0],
 		end:   info.MLPRange[1],
 	}
-	shard := shardName(p.split, 0, 1)
-	if len(files) != 1 {
-		return nil, incompatiblef("%s has %d parquet files in data/; "+
-			"a partial has exactly one (%s)", dir, len(files), shard)
+	sd, rows, err := openShards(dir, p.split, files)
+	if err != nil {
+		return nil, err
 	}
-	if files[0] != shard {
-		return nil, incompatiblef("%s: data/%s does not match the partial's split %q "+
-			"(expected data/%s)", dir, files[0], p.split, shard)
+	if len(sd.Files) != len(files) {
+		return nil, incompatiblef("%s: data/ holds %d parquet files, of which %d are "+
+			"the shards of the partial's split %q (data/%s-NNNNN-of-MMMMM.parquet); "+
+			"a partial holds its split's shards alone", dir, len(files), len(sd.Files), p.split,
+			p.split)
 	}
-	p.file = filepath.Join(dir, dataDir, files[0])
+	p.files, p.width, p.depth = sd.Files, sd.Width, sd.Depth
 	if info.CreatedAt == "" {
 		return nil, invalidf("%s: created_at_utc is missing or empty; "+
 			"merge needs it to date the merged dataset", filepath.Join(dir, MetadataFile))
 	}
-	r, err := OpenParquet(p.file)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	p.width, p.depth = r.Width(), r.Depth()
-	if err := checkWidthDepth(info, p.width, p.depth, p.file); err != nil {
+	shards := fmt.Sprintf("%s/%s-*.parquet", filepath.Join(dir, DataDir), p.split)
+	if err := checkWidthDepth(info, p.width, p.depth, shards); err != nil {
 		return nil, invalidf("%s: %v", filepath.Join(dir, MetadataFile), err)
 	}
-	if n := info.Splits[0].NMLPs; n != r.NumRows() {
+	if n := info.Splits[0].NMLPs; n != rows {
 		return nil, invalidf("%s: metadata n_mlps=%d but %s holds %d rows"+fixMetadataOrRebake,
-			filepath.Join(dir, MetadataFile), n, p.file, r.NumRows())
+			filepath.Join(dir, MetadataFile), n, shards, rows)
 	}
-	if r.NumRows() != p.end-p.start {
+	if rows != p.end-p.start {
 		return nil, &MergeCorruptError{Msg: fmt.Sprintf("%s: %s holds %d rows "+
 			"but mlp_range [%d, %d) declares %d; re-bake this partial",
-			dir, p.file, r.NumRows(), p.start, p.end, p.end-p.start)}
+			dir, shards, rows, p.start, p.end, p.end-p.start)}
 	}
 	return p, nil
 }

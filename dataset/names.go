@@ -29,11 +29,6 @@ func checkName(kind, name string) error {
 var shardRE = regexp.MustCompile(`^(.+)-([0-9]{5})-of-([0-9]{5})\.parquet$`)
 
 // shardName is the file name of shard index of count for split.
-// SingleShard is the path, relative to a dataset directory, of the one
-// parquet file of a split that a single-split dataset holds in one shard (what
-// whestbake's writers and merges write).
-func SingleShard(split string) string { return dataDir + "/" + shardName(split, 0, 1) }
-
 func shardName(split string, index, count int) string {
 	return fmt.Sprintf("%s-%05d-of-%05d.parquet", split, index, count)
 }
@@ -52,7 +47,7 @@ func parseShardName(file string) (split string, index, count int, ok bool) {
 // splitShards picks split's shards out of the file names in data/ and
 // checks they form one complete set 00000..M-1 of M. The returned names are
 // in shard order.
-func splitShards(dataDir, split string, files []string) ([]string, error) {
+func splitShards(data, split string, files []string) ([]string, error) {
 	byIndex := map[int]string{}
 	count := -1
 	for _, f := range files {
@@ -63,21 +58,21 @@ func splitShards(dataDir, split string, files []string) ([]string, error) {
 		if count >= 0 && m != count {
 			return nil, invalidf("split %q in %s mixes shard counts "+
 				"(%s says of %05d, another file says of %05d); keep one complete set of shards",
-				split, dataDir, f, m, count)
+				split, data, f, m, count)
 		}
 		count = m
 		byIndex[i] = f
 	}
 	if count < 0 {
 		return nil, invalidf("split %q has no parquet file in %s (expected %s)",
-			split, dataDir, shardName(split, 0, 1))
+			split, data, shardName(split, 0, 1))
 	}
 	names := make([]string, 0, count)
 	for i := range count {
 		f, ok := byIndex[i]
 		if !ok {
 			return nil, invalidf("split %q in %s is missing shard %s",
-				split, dataDir, shardName(split, i, count))
+				split, data, shardName(split, i, count))
 		}
 		names = append(names, f)
 	}
@@ -90,7 +85,7 @@ func splitShards(dataDir, split string, files []string) ([]string, error) {
 		}
 		sort.Strings(extra)
 		return nil, invalidf("split %q in %s has shards beyond its count: %v",
-			split, dataDir, extra)
+			split, data, extra)
 	}
 	return names, nil
 }

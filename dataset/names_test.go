@@ -42,8 +42,8 @@ func renameSplit(t *testing.T, dir, from, to string) {
 	if err := os.RemoveAll(filepath.Join(dir, PreparedDir)); err != nil {
 		t.Fatal(err)
 	}
-	old := filepath.Join(dir, dataDir, shardName(from, 0, 1))
-	if err := os.Rename(old, filepath.Join(dir, dataDir, shardName(to, 0, 1))); err != nil {
+	old := filepath.Join(dir, DataDir, shardName(from, 0, 1))
+	if err := os.Rename(old, filepath.Join(dir, DataDir, shardName(to, 0, 1))); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -3,7 +3,6 @@ package dataset
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,9 +32,26 @@ const (
 	preparedStagingPrefix = ".prepared.tmp-"
 )
 
-// PreparedPaths are the files of dataset directory's prepared tree for the
-// splits names, '/'-separated and relative to the dataset directory.
-func PreparedPaths(names []string) []string { return prepared.Paths(names) }
+// PreparedPaths are the files of d's prepared tree as prepare-arrow
+// writes it for d's splits, '/'-separated and relative to the dataset
+// directory: each split's Arrow shards and its two JSON files.
+func (d *Dir) PreparedPaths() ([]string, error) { return prepared.Paths(d.preparedSplits()) }
+
+// preparedSplits are d's splits as the prepared tree's writer and check
+// take them: name, shape and row count, which decide the shards.
+func (d *Dir) preparedSplits() []prepared.Split {
+	out := make([]prepared.Split, len(d.Splits))
+	for i, sd := range d.Splits {
+		out[i] = prepared.Split{
+			DatasetDir: d.Path,
+			Name:       sd.Name,
+			Width:      sd.Width,
+			Depth:      sd.Depth,
+			Rows:       d.Info.Splits[i].NMLPs,
+		}
+	}
+	return out
+}
 
 // writePrepared streams every split of d (opened, complete) into
 // root/<split>/: the Arrow IPC stream, dataset_info.json and state.json.
@@ -46,9 +62,10 @@ func writePrepared(d *Dir, root string) error {
 		return err
 	}
 	var row Row // shared by every split, as in Scan
-	for i := range d.Splits {
+	for i, s := range d.preparedSplits() {
 		sd := &d.Splits[i]
-		w, err := prepared.NewSplitWriter(filepath.Join(root, sd.Name), sd.Name, sd.Width, sd.Depth, nil)
+		w, err := prepared.NewSplitWriter(filepath.Join(root, s.Name), s.Name, s.Width, s.Depth,
+			s.Rows, nil)
 		if err != nil {
 			return err
 		}
@@ -93,7 +110,7 @@ func PrepareArrow(dir string) (err error) {
 	}
 	// The new tree replaces prepared/ whole: refuse to delete what an
 	// operator put there (as the report refuses, CheckReportFolder).
-	foreign, err := prepared.Foreign(dir, names)
+	foreign, err := prepared.Foreign(dir, d.preparedSplits())
 	if err != nil {
 		return err
 	}
@@ -211,7 +228,13 @@ func (d *Dir) openPreparedCheck() (*preparedCheck, error) {
 	if err != nil {
 		return nil, err
 	}
-	foreign, err := prepared.Foreign(d.Path, listed)
+	var splits []prepared.Split
+	for _, s := range d.preparedSplits() {
+		if slices.Contains(listed, s.Name) {
+			splits = append(splits, s)
+		}
+	}
+	foreign, err := prepared.Foreign(d.Path, splits)
 	if err != nil {
 		return nil, err
 	}
@@ -224,22 +247,14 @@ func (d *Dir) openPreparedCheck() (*preparedCheck, error) {
 			filepath.Join(d.Path, PreparedDir), foreign, listed)
 	}
 	pc := &preparedCheck{splits: map[string]*prepared.SplitCheck{}}
-	for _, sd := range d.Splits {
-		if !slices.Contains(listed, sd.Name) {
-			continue
-		}
-		c, err := prepared.OpenSplitCheck(prepared.Split{
-			DatasetDir: d.Path,
-			Name:       sd.Name,
-			Width:      sd.Width,
-			Depth:      sd.Depth,
-		})
+	for _, s := range splits {
+		c, err := prepared.OpenSplitCheck(s)
 		if err != nil {
 			pc.close()
 			return nil, err
 		}
-		pc.splits[sd.Name] = c
-		pc.order = append(pc.order, sd.Name)
+		pc.splits[s.Name] = c
+		pc.order = append(pc.order, s.Name)
 	}
 	return pc, nil
 }
@@ -292,15 +307,21 @@ func (d *Dir) preparedSplitNames() ([]string, error) {
 // (prepared.SplitWriter): Write each row, then Close, or Abort.
 type PreparedWriter = prepared.SplitWriter
 
-// NewPreparedWriter starts the prepared folder of split, whose rows have
-// width and depth, at root/prepared/<split>/, as Combine writes it in a
-// dataset; tee, if not nil, gets every byte of its Arrow file as well, as
-// it is written. A bake's merge writes it beside the merged split.
-func NewPreparedWriter(root, split string, width, depth int, tee io.Writer) (*PreparedWriter, error) {
+// NewPreparedWriter starts the prepared folder of split, which has rows
+// rows of width and depth, at root/prepared/<split>/, as Combine writes it
+// in a dataset; tee, if not nil, is handed each of its Arrow shards as it
+// is written (ShardTee). A bake's merge writes it beside the merged split.
+func NewPreparedWriter(
+	root, split string,
+	width, depth int,
+	rows int64,
+	tee ShardTee,
+) (*PreparedWriter, error) {
 	if err := os.MkdirAll(filepath.Join(root, PreparedDir), 0o755); err != nil {
 		return nil, err
 	}
-	return prepared.NewSplitWriter(filepath.Join(root, PreparedDir, split), split, width, depth, tee)
+	return prepared.NewSplitWriter(filepath.Join(root, PreparedDir, split), split, width, depth,
+		rows, tee)
 }
 
 // CheckPreparedSplit checks the prepared folder root/prepared/<split>/
@@ -312,10 +333,9 @@ func CheckPreparedSplit(dir, root string) error {
 	if err != nil {
 		return err
 	}
-	sd := d.Splits[0]
-	c, err := prepared.OpenSplitCheck(prepared.Split{
-		DatasetDir: root, Name: sd.Name, Width: sd.Width, Depth: sd.Depth,
-	})
+	s := d.preparedSplits()[0]
+	s.DatasetDir = root
+	c, err := prepared.OpenSplitCheck(s)
 	if err != nil {
 		return err
 	}

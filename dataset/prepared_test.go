@@ -245,14 +245,18 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 	if string(text) != want {
 		t.Errorf("prepared_splits %s, want %s", text, want)
 	}
-	for _, p := range PreparedPaths([]string{"public", "holdout"}) {
+	paths := preparedPaths(t, out)
+	if len(paths) != 6 {
+		t.Errorf("the prepared tree is %q, want one Arrow shard and two JSON files a split", paths)
+	}
+	for _, p := range paths {
 		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(p))); err != nil {
 			t.Error(err)
 		}
 	}
 	// The same inputs give the same bytes (the fingerprint is the stream's).
 	again := combineTestSplits(t, filepath.Join(parent, "again"), shape, 3, 2)
-	for _, p := range PreparedPaths([]string{"public", "holdout"}) {
+	for _, p := range paths {
 		a, _ := os.ReadFile(filepath.Join(out, p))
 		b, _ := os.ReadFile(filepath.Join(again, p))
 		if !bytes.Equal(a, b) {
@@ -272,7 +276,7 @@ func TestCombineWritesPreparedSplits(t *testing.T) {
 	if err := PrepareArrow(skipped); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range append(PreparedPaths([]string{"public", "holdout"}), "metadata.json") {
+	for _, p := range append(paths, "metadata.json") {
 		a, _ := os.ReadFile(filepath.Join(out, p))
 		b, _ := os.ReadFile(filepath.Join(skipped, p))
 		if !bytes.Equal(a, b) {

@@ -20,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/shards"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/workflows"
 )
@@ -28,7 +29,29 @@ import (
 // activities on the CPU engine against a real MinIO, two splits of several
 // slices. The release must validate and its parquet files must be the bytes a
 // local bake + merge + combine of the same seeds writes.
-func TestBakeWorkflowWithRealActivities(t *testing.T) {
+func TestBakeWorkflowWithRealActivities(t *testing.T) { bakeWithRealActivities(t) }
+
+// TestBakeWorkflowWritesShardsAsTheLocalVerbs is that bake with splits cut
+// into shards of two rows (internal/shards), slices of two rows too: the
+// merge beside each split streams every shard of both formats to the
+// dataset, the release and the Hub, and they are the local verbs' files,
+// byte for byte.
+func TestBakeWorkflowWritesShardsAsTheLocalVerbs(t *testing.T) {
+	t.Cleanup(shards.SetLimit(shards.FileBytes + 2*shards.RowBytes(4, 2)))
+	got := bakeWithRealActivities(t)
+	want := map[string]int{"data": 5, "prepared/public": 5, "prepared/holdout": 4}
+	for dir, n := range want {
+		files, err := os.ReadDir(filepath.Join(got, dir))
+		if err != nil || len(files) != n {
+			t.Errorf("the release's %s holds %d files (%v), want %d", dir, len(files), err, n)
+		}
+	}
+}
+
+// bakeWithRealActivities runs the bake of TestBakeWorkflowWithRealActivities
+// and returns the folder its release was downloaded into.
+func bakeWithRealActivities(t *testing.T) string {
+	t.Helper()
 	cfg, bucket := devtest.StartStore(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg, bucket)
@@ -126,15 +149,15 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 	}
 	// The release carries the prepared Arrow tree (and the Hub below every
 	// file of the release).
-	var names []string
-	for _, s := range in.Splits {
-		names = append(names, s.Name)
-	}
 	listed := map[string]bool{}
 	for _, f := range m.Files {
 		listed[f.Path] = true
 	}
-	for _, p := range dataset.PreparedPaths(names) {
+	paths, err := d.PreparedPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
 		if !listed[p] {
 			t.Errorf("the release manifest does not list %s", p)
 		}
@@ -154,4 +177,5 @@ func TestBakeWorkflowWithRealActivities(t *testing.T) {
 			t.Errorf("%s on the Hub differs from the release", f.Path)
 		}
 	}
+	return got
 }

@@ -18,10 +18,12 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/datasettest"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/release"
+	"github.com/whestbake/whestbake/internal/shards"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -98,7 +100,8 @@ func publish(t *testing.T, st *store.Store, dir, prefix, damage string) manifest
 	return m
 }
 
-// A release arrives byte for byte, readable by everyone; a damaged one,
+// A release arrives byte for byte, readable by everyone, a split in
+// shards shard for shard; a damaged one,
 // one never committed or one whose manifest lists nothing leaves nothing
 // at the output or beside it, and an existing output is refused.
 func TestDownload(t *testing.T) {
@@ -149,6 +152,21 @@ func TestDownload(t *testing.T) {
 		t.Errorf("reported %+v, want %d files of %d bytes", res, len(m.Files), size)
 	}
 
+	// A split in shards (one row a shard here) arrives shard for shard.
+	restore := shards.SetLimit(shards.FileBytes + shards.RowBytes(4, 2))
+	sharded := bakeDataset(t)
+	restore()
+	publish(t, st, sharded, "releases/demo/shards", "")
+	if _, err := download("releases/demo/shards", filepath.Join(parent, "shards")); err != nil {
+		t.Fatal(err)
+	}
+	if got := datasettest.ReadTree(t, filepath.Join(parent, "shards")); len(got) != 5 ||
+		!bytes.Equal(got["data/public-00002-of-00003.parquet"],
+			readFile(t, filepath.Join(sharded, "data", "public-00002-of-00003.parquet"))) {
+		t.Errorf("the release of a split in shards arrived as %d files", len(got))
+	}
+	os.RemoveAll(filepath.Join(parent, "shards"))
+
 	_, err = download("releases/demo/v1", out)
 	if !errors.As(err, new(*dataset.OutputExistsError)) {
 		t.Errorf("an existing output: %v", err)
@@ -167,4 +185,13 @@ func TestDownload(t *testing.T) {
 	if left, _ := os.ReadDir(parent); len(left) != 1 {
 		t.Errorf("left beside the output: %v", left)
 	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

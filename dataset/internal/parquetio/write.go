@@ -128,6 +128,23 @@ func NewWriter(out io.Writer, spec bakeapi.Spec) (*Writer, error) {
 	return pw, nil
 }
 
+// Reset starts a new file on out, of the writer's shape, once the last one
+// is closed: one Writer writes a split's shards one after another, and
+// keeps its buffers (a row group, up to 64 MiB) where a new Writer a shard
+// would leave the last one's to the collector while it grows its own.
+func (pw *Writer) Reset(out io.Writer) {
+	pw.out, pw.offset = out, 0
+	pw.inGroup, pw.scalars = 0, nil
+	pw.rowGroups, pw.columnIndexes, pw.offsetIndexes = nil, nil, nil
+	pw.meta = format.FileMetaData{}
+	pw.textBytes = [numColumns]int64{}
+	for _, lc := range pw.lists {
+		if lc != nil {
+			lc.reset()
+		}
+	}
+}
+
 // Write appends rows. Each row's arrays must match the writer's width and depth.
 func (pw *Writer) Write(rows ...schema.Row) error {
 	for i := range rows {

@@ -27,7 +27,7 @@ const maxForeignListed = 8
 // dataset): other files and folders, and any entry that is not a plain
 // folder or file, a symlink included. A prepared/ that is itself no folder
 // is foreign whole.
-func Foreign(dir string, splits []string) ([]string, error) {
+func Foreign(dir string, splits []Split) ([]string, error) {
 	root := filepath.Join(dir, Dir)
 	st, err := os.Lstat(root)
 	switch {
@@ -38,15 +38,22 @@ func Foreign(dir string, splits []string) ([]string, error) {
 	case !st.IsDir():
 		return []string{Dir}, nil
 	}
+	files := map[string][]string{}
+	for _, s := range splits {
+		if files[s.Name], err = s.Files(); err != nil {
+			return nil, err
+		}
+	}
 	var foreign []string
 	err = eachEntry(root, func(e fs.DirEntry) bool {
 		rel := Dir + "/" + e.Name()
-		if !slices.Contains(splits, e.Name()) || !e.IsDir() {
+		files, ok := files[e.Name()]
+		if !ok || !e.IsDir() {
 			foreign = append(foreign, rel)
 			return len(foreign) < maxForeignListed
 		}
 		err := eachEntry(filepath.Join(root, e.Name()), func(f fs.DirEntry) bool {
-			if !slices.Contains(splitFiles, f.Name()) || !f.Type().IsRegular() {
+			if !slices.Contains(files, f.Name()) || !f.Type().IsRegular() {
 				foreign = append(foreign, rel+"/"+f.Name())
 			}
 			return len(foreign) < maxForeignListed
@@ -83,52 +90,65 @@ func eachEntry(dir string, f func(fs.DirEntry) bool) error {
 	}
 }
 
-// Split is a split whose prepared folder is checked: the dataset
-// directory that holds it, its name, and its parquet rows' shape.
+// Split is a split whose prepared folder is written or checked: the
+// dataset directory that holds it, its name, and its parquet rows' shape
+// and count, which decide its shards.
 type Split struct {
 	DatasetDir   string
 	Name         string
 	Width, Depth int
+	Rows         int64
 }
 
 // SplitCheck compares one split's folder with what prepare-arrow writes
-// for its parquet rows: dataset_info.json when it opens, the Arrow stream
+// for its parquet rows: dataset_info.json when it opens, the Arrow shards
 // as the rows go by (Row), and state.json at the end (Finish), once the
-// stream's SHA-256 is known. The stream is compared as it is re-encoded
-// from the rows: the encoder writes into the comparer, which reads as many
-// bytes of the file and compares them, so memory stays at a row however
-// large the split. A failure is a *schema.InvalidDatasetError that names
-// the file and the repair.
+// shards' SHA-256 is known. Each shard is compared as it is re-encoded
+// from the rows (shardStream, as the writer cuts them): the encoder writes
+// into the comparer, which reads as many bytes of the file and compares
+// them, so memory stays at a row however large the split. A failure is a
+// *schema.InvalidDatasetError that names the file and the repair.
 type SplitCheck struct {
-	split Split
-	file  *os.File
-	cmp   *streamComparer
-	sum   hash.Hash // of the stream, for state.json's fingerprint
-	enc   *arrowEncoder
-	rows  int64 // compared so far
+	split  Split
+	stream *shardStream
+	shard  string // the open shard's file name
+	file   *os.File
+	cmp    *streamComparer
+	sum    hash.Hash // of the shards, for state.json's fingerprint
+	rows   int64     // compared so far
 }
 
-// OpenSplitCheck checks s's dataset_info.json and opens its Arrow stream,
-// whose schema it checks.
+// OpenSplitCheck checks s's dataset_info.json and gets ready to compare
+// its Arrow shards.
 func OpenSplitCheck(s Split) (*SplitCheck, error) {
-	c := &SplitCheck{split: s}
+	c := &SplitCheck{split: s, sum: sha256.New()}
 	if err := c.checkInfo(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(c.path(ArrowFile))
+	plan, err := s.plan()
 	if err != nil {
-		return nil, c.repairf(ArrowFile, "cannot be read (%v)", errors.Unwrap(err))
+		return nil, err
 	}
-	c.file = f
-	c.sum = sha256.New()
-	c.cmp = &streamComparer{src: bufio.NewReaderSize(f, 1<<16), row: schemaPart}
-	c.enc, err = newArrowEncoder(io.MultiWriter(c.cmp, c.sum), s.Width, s.Depth)
-	if err != nil {
-		f.Close()
-		return nil, c.streamErr()
-	}
+	c.stream = newShardStream(plan, s.Width, s.Depth, c.openShard, c.shardDone)
 	return c, nil
 }
+
+// openShard opens shard i for the comparer, which compares its schema
+// first.
+func (c *SplitCheck) openShard(i int) (io.Writer, error) {
+	c.Close()
+	c.shard = c.stream.name(i)
+	f, err := os.Open(c.path(c.shard))
+	if err != nil {
+		return nil, c.repairf(c.shard, "cannot be read (%v)", errors.Unwrap(err))
+	}
+	c.file = f
+	c.cmp = &streamComparer{src: bufio.NewReaderSize(f, 1<<16), row: schemaPart}
+	return io.MultiWriter(c.cmp, c.sum), nil
+}
+
+// shardDone checks that the open shard ends where its stream did.
+func (c *SplitCheck) shardDone(int) error { return c.cmp.atEOF() }
 
 // path is file's path in the split's folder.
 func (c *SplitCheck) path(file string) string {
@@ -172,39 +192,53 @@ func (c *SplitCheck) checkJSON(file string, want []byte, what string) error {
 	return nil
 }
 
-// Row compares the stream's next record batch with r.
+// Row compares the next record batch of its shard with r.
 func (c *SplitCheck) Row(r *schema.Row) error {
-	c.cmp.row++
-	c.rows++
-	if err := c.enc.write(r); err != nil {
-		if c.cmp.err != nil {
-			return c.streamErr()
-		}
-		return err
+	if c.stream.full() {
+		c.cmp.row = endPart // the shard before r's ends first
 	}
-	return nil
+	err := c.stream.ready()
+	if err == nil {
+		c.cmp.row = c.rows
+		c.rows++
+		err = c.stream.write(r)
+	}
+	return c.failed(err)
 }
 
-// Finish checks that the stream ends where its rows do, then state.json,
-// whose fingerprint is the stream's SHA-256.
+// Finish checks that the last shard ends where its rows do, and that
+// every shard came, then state.json, whose fingerprint is the shards'
+// SHA-256.
 func (c *SplitCheck) Finish() error {
-	c.cmp.row = endPart
-	err := c.enc.end()
-	if err == nil {
-		err = c.cmp.atEOF()
+	if c.stream.full() {
+		c.cmp.row = endPart
 	}
+	if err := c.failed(c.stream.close()); err != nil {
+		return err
+	}
+	state, err := stateJSON(c.split.Name, c.stream.names(), hex.EncodeToString(c.sum.Sum(nil)))
 	if err != nil {
+		return err
+	}
+	return c.checkJSON(StateFile, state, "and its Arrow shards")
+}
+
+// failed is err, said as where the shard parted from the stream of the
+// parquet rows when the comparer found it so.
+func (c *SplitCheck) failed(err error) error {
+	if err != nil && c.cmp != nil && c.cmp.err != nil {
 		return c.streamErr()
 	}
-	state, err := stateJSON(c.split.Name, hex.EncodeToString(c.sum.Sum(nil)))
-	if err != nil {
-		return err
-	}
-	return c.checkJSON(StateFile, state, "and its Arrow stream")
+	return err
 }
 
-// Close releases the Arrow file.
-func (c *SplitCheck) Close() { c.file.Close() }
+// Close releases the open shard's file.
+func (c *SplitCheck) Close() {
+	if c.file != nil {
+		c.file.Close()
+		c.file = nil
+	}
+}
 
 // streamErr says where the split's file parted from the stream of the
 // parquet rows.
@@ -218,20 +252,20 @@ func (c *SplitCheck) streamErr() error {
 		part = fmt.Sprintf("its schema (the parquet files have width %d and depth %d)",
 			s.Width, s.Depth)
 	case endPart:
-		part = fmt.Sprintf("its end-of-stream marker, where the %d rows of the parquet files end",
+		part = fmt.Sprintf("its end-of-stream marker, after the first %d rows of the parquet files",
 			c.rows)
 	}
 	switch {
 	case errors.Is(cmp.err, errTruncated):
-		return c.repairf(ArrowFile, "ends at byte %d, in %s: it is truncated", cmp.off, part)
+		return c.repairf(c.shard, "ends at byte %d, in %s: it is truncated", cmp.off, part)
 	case errors.Is(cmp.err, errTrailing):
-		return c.repairf(ArrowFile, "goes on after the end of the stream of %s (byte %d)",
+		return c.repairf(c.shard, "goes on after the end of the stream of %s (byte %d)",
 			rows, cmp.off)
 	case errors.Is(cmp.err, errDiffers):
-		return c.repairf(ArrowFile, "differs from the stream of %s at byte %d, in %s",
+		return c.repairf(c.shard, "differs from the stream of %s at byte %d, in %s",
 			rows, cmp.off, part)
 	}
-	return c.repairf(ArrowFile, "cannot be read at byte %d (%v)", cmp.off, cmp.err)
+	return c.repairf(c.shard, "cannot be read at byte %d (%v)", cmp.off, cmp.err)
 }
 
 var (

@@ -9,9 +9,11 @@
 package prepared
 
 import (
-	"strings"
+	"regexp"
 
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/dataset/internal/schema"
+	"github.com/whestbake/whestbake/internal/shards"
 )
 
 const (
@@ -19,10 +21,11 @@ const (
 	Dir = "prepared"
 	// Format is the prepared_splits entries' format.
 	Format = "save_to_disk"
-	// ArrowFile is the one shard save_to_disk writes for a dataset under its
-	// max_shard_size (500 MB); one file a split is what whestbench's
-	// prepared tree holds too, and load_from_disk reads whatever state.json
-	// lists.
+	// ArrowFile is the one shard of a split that fits in one (package
+	// shards; save_to_disk's max_shard_size, 500 MB, is the same), which is
+	// what whestbench's prepared tree holds for a small split too; larger
+	// splits have data-NNNNN-of-MMMMM.arrow, and load_from_disk reads
+	// whatever state.json lists.
 	ArrowFile = "data-00000-of-00001.arrow"
 	// InfoFile is the split's DatasetInfo: its features.
 	InfoFile = "dataset_info.json"
@@ -30,26 +33,50 @@ const (
 	StateFile = "state.json"
 )
 
-// splitFiles are the files prepare-arrow writes in a split's folder.
-var splitFiles = []string{ArrowFile, InfoFile, StateFile}
-
-// Paths are the files of a dataset directory's prepared tree for the splits
-// names, '/'-separated and relative to the dataset directory.
-func Paths(names []string) []string {
-	var out []string
-	for _, n := range names {
-		for _, f := range splitFiles {
-			out = append(out, Dir+"/"+n+"/"+f)
-		}
+// Files are the files prepare-arrow writes in s's folder: its Arrow
+// shards, in order, and its two JSON files.
+func (s Split) Files() ([]string, error) {
+	plan, err := s.plan()
+	if err != nil {
+		return nil, err
 	}
-	return out
+	files := newShardStream(plan, s.Width, s.Depth, nil, nil).names()
+	return append(files, InfoFile, StateFile), nil
 }
 
+// plan is s's shards (shards.For), a plan that needs too many refused as
+// an invalid dataset.
+func (s Split) plan() (shards.Plan, error) {
+	plan, err := shards.For(s.Width, s.Depth, s.Rows)
+	if err != nil {
+		return plan, schema.Errorf("split %q: %v", s.Name, err)
+	}
+	return plan, nil
+}
+
+// Paths are the files of a dataset directory's prepared tree for splits,
+// '/'-separated and relative to the dataset directory.
+func Paths(splits []Split) ([]string, error) {
+	var out []string
+	for _, s := range splits {
+		files, err := s.Files()
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			out = append(out, Dir+"/"+s.Name+"/"+f)
+		}
+	}
+	return out, nil
+}
+
+// shardRE is save_to_disk's shard names (data-{index:05d}-of-{count:05d}.arrow).
+var shardRE = regexp.MustCompile(`^data-[0-9]{5}-of-[0-9]{5}\.arrow$`)
+
 // IsSplitFile reports whether name is a file save_to_disk writes in a
-// split's folder: its two JSON files, or a data-NNNNN-of-NNNNN.arrow shard.
+// split's folder: its two JSON files, or a data-NNNNN-of-MMMMM.arrow shard.
 func IsSplitFile(name string) bool {
-	return name == InfoFile || name == StateFile ||
-		strings.HasPrefix(name, "data-") && strings.HasSuffix(name, ".arrow")
+	return name == InfoFile || name == StateFile || shardRE.MatchString(name)
 }
 
 // SplitsBlock is the metadata's prepared_splits block for splits names,

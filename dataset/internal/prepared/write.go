@@ -17,58 +17,215 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 	"github.com/whestbake/whestbake/dataset/internal/schema"
 	"github.com/whestbake/whestbake/dataset/internal/staging"
+	"github.com/whestbake/whestbake/internal/shards"
 )
 
-// SplitWriter writes one split's save_to_disk folder: the Arrow IPC
-// stream, through an arrowEncoder, and then its two JSON files. Its rows
+// SplitWriter writes one split's save_to_disk folder: its Arrow shards,
+// data-NNNNN-of-MMMMM.arrow cut as package shards cuts the split (one
+// shard unless the split is larger than a shard may be), each an Arrow IPC
+// stream through an arrowEncoder, and then its two JSON files. Its rows
 // come one at a time (Write), each a record batch of its own, so it holds
 // a row however large the split.
 type SplitWriter struct {
 	dir, split string
-	file       *os.File
-	buf        *bufio.Writer
-	sum        hash.Hash
-	enc        *arrowEncoder
+	stream     *shardStream
+	sum        hash.Hash // of every shard's bytes, in order
+	tee        shards.Tee
+	open       *arrowShard
+}
+
+// arrowShard is the shard being written.
+type arrowShard struct {
+	path string
+	file *os.File
+	buf  *bufio.Writer
+	size shards.Counter
+	tee  io.WriteCloser
 }
 
 // NewSplitWriter starts the folder dir, which must not exist, of split,
-// whose rows have width and depth. tee, if not nil, is written every byte
-// of the Arrow file as well, in order, as it is written.
-func NewSplitWriter(dir, split string, width, depth int, tee io.Writer) (*SplitWriter, error) {
+// which has rows rows of width and depth. tee, if not nil, is handed each
+// Arrow shard as it is written (shards.Tee).
+func NewSplitWriter(
+	dir, split string,
+	width, depth int,
+	rows int64,
+	tee shards.Tee,
+) (*SplitWriter, error) {
 	if err := schema.CheckShape(width, depth); err != nil {
+		return nil, err
+	}
+	plan, err := Split{Name: split, Width: width, Depth: depth, Rows: rows}.plan()
+	if err != nil {
 		return nil, err
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, ArrowFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	s := &SplitWriter{
-		dir:   dir,
-		split: split,
-		file:  f,
-		sum:   sha256.New(),
-	}
-	out := io.MultiWriter(f, s.sum)
-	if tee != nil {
-		out = io.MultiWriter(f, s.sum, tee)
-	}
-	s.buf = bufio.NewWriterSize(out, 1<<16)
-	if s.enc, err = newArrowEncoder(s.buf, width, depth); err != nil {
-		f.Close()
-		return nil, err
-	}
+	s := &SplitWriter{dir: dir, split: split, sum: sha256.New(), tee: tee}
+	s.stream = newShardStream(plan, width, depth, s.start, s.finish)
 	return s, nil
 }
 
-// Write appends r as the stream's next record batch.
-func (s *SplitWriter) Write(r *schema.Row) error { return s.enc.write(r) }
+// start creates shard i's file, and hands it to the tee.
+func (s *SplitWriter) start(i int) (io.Writer, error) {
+	a := &arrowShard{path: filepath.Join(s.dir, s.stream.name(i))}
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	a.file = f
+	s.open = a
+	out := io.MultiWriter(f, s.sum)
+	if s.tee != nil {
+		if a.tee, err = s.tee(a.path); err != nil {
+			return nil, err
+		}
+		out = io.MultiWriter(f, s.sum, a.tee)
+	}
+	a.size.W = out
+	a.buf = bufio.NewWriterSize(&a.size, 1<<16)
+	return a.buf, nil
+}
+
+// finish completes shard i once its stream is written: flushed, its size
+// checked, synced and closed, and then its tee closed.
+func (s *SplitWriter) finish(i int) error {
+	a := s.open
+	err := a.buf.Flush()
+	if err == nil {
+		err = shards.CheckSize(a.size.N, s.stream.plan.Len(i))
+	}
+	if err == nil {
+		err = a.file.Sync()
+	}
+	if cerr := a.file.Close(); err == nil {
+		err = cerr
+	}
+	s.open = nil
+	if err != nil {
+		return fmt.Errorf("dataset: writing %s: %w", a.path, err)
+	}
+	if a.tee != nil {
+		return a.tee.Close()
+	}
+	return nil
+}
+
+// Write appends r as the next record batch of its shard's stream.
+func (s *SplitWriter) Write(r *schema.Row) error { return s.stream.write(r) }
 
 // Abort closes the Arrow file of a folder that will not be finished; the
-// caller removes the folder.
-func (s *SplitWriter) Abort() { s.file.Close() }
+// caller removes the folder, and gives up the tee of the open shard.
+func (s *SplitWriter) Abort() {
+	if s.open != nil {
+		s.open.file.Close()
+		s.open = nil
+	}
+}
+
+// shardStream encodes a split's rows as its Arrow shards, cut by plan:
+// each shard a stream of its own (the schema message, a record batch a
+// row, the end-of-stream marker), as save_to_disk writes a file a shard.
+// open gives shard i's writer before its first byte; done is called once
+// its last byte is written. The writer and the check of a prepared folder
+// both encode through it, so they cut the stream alike.
+type shardStream struct {
+	plan         shards.Plan
+	width, depth int
+	open         func(i int) (io.Writer, error)
+	done         func(i int) error
+	enc          *arrowEncoder // the open shard's; nil between shards
+	next         int           // the shard to open next
+	left         int64         // rows the open shard still takes
+}
+
+func newShardStream(
+	plan shards.Plan,
+	width, depth int,
+	open func(int) (io.Writer, error),
+	done func(int) error,
+) *shardStream {
+	return &shardStream{plan: plan, width: width, depth: depth, open: open, done: done}
+}
+
+// name is shard i's file name, as save_to_disk names it.
+func (s *shardStream) name(i int) string { return s.plan.Name("data", i, "arrow") }
+
+// names are every shard's file names, in order.
+func (s *shardStream) names() []string {
+	out := make([]string, s.plan.Count)
+	for i := range out {
+		out[i] = s.name(i)
+	}
+	return out
+}
+
+// full reports whether the open shard has taken its rows: its
+// end-of-stream marker is what the stream writes next.
+func (s *shardStream) full() bool { return s.enc != nil && s.left == 0 }
+
+// ready gets the stream ready for a row: a full shard is ended, and the
+// next one opened (its schema message written) if none is open.
+func (s *shardStream) ready() error {
+	if s.full() {
+		if err := s.end(); err != nil {
+			return err
+		}
+	}
+	if s.enc != nil {
+		return nil
+	}
+	if s.next == s.plan.Count {
+		return schema.Errorf("the split holds more rows than the %d of its metadata's n_mlps",
+			s.plan.Rows)
+	}
+	out, err := s.open(s.next)
+	if err != nil {
+		return err
+	}
+	s.left = s.plan.Len(s.next)
+	s.next++
+	s.enc, err = newArrowEncoder(out, s.width, s.depth)
+	return err
+}
+
+// write appends r to its shard.
+func (s *shardStream) write(r *schema.Row) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	if err := s.enc.write(r); err != nil {
+		return err
+	}
+	s.left--
+	return nil
+}
+
+// end writes the open shard's end-of-stream marker and hands it to done.
+func (s *shardStream) end() error {
+	err := s.enc.end()
+	s.enc = nil
+	if err != nil {
+		return err
+	}
+	return s.done(s.next - 1)
+}
+
+// close ends the stream once every row was written: the one shard of an
+// empty split is opened and ended here.
+func (s *shardStream) close() error {
+	if s.plan.Rows == 0 && s.next == 0 {
+		if err := s.ready(); err != nil {
+			return err
+		}
+	}
+	if !s.full() || s.next < s.plan.Count {
+		return schema.Errorf("the split holds fewer rows than the %d of its metadata's n_mlps",
+			s.plan.Rows)
+	}
+	return s.end()
+}
 
 // arrowEncoder encodes one split's rows as an Arrow IPC stream into out: the
 // schema message, a record batch a row, the end-of-stream marker. The same
@@ -255,26 +412,16 @@ func (e *arrowEncoder) grow(n int) []byte {
 	return e.scratch[:n]
 }
 
-// Close ends the stream and writes the folder's two JSON files.
+// Close ends the last shard and writes the folder's two JSON files.
 func (s *SplitWriter) Close() error {
-	err := s.enc.end()
-	if err == nil {
-		err = s.buf.Flush()
+	if err := s.stream.close(); err != nil {
+		return err
 	}
-	if err == nil {
-		err = s.file.Sync()
-	}
-	if cerr := s.file.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("dataset: writing %s: %w", filepath.Join(s.dir, ArrowFile), err)
-	}
-	info, err := InfoJSON(s.enc.width, s.enc.depth)
+	info, err := InfoJSON(s.stream.width, s.stream.depth)
 	if err != nil {
 		return err
 	}
-	state, err := stateJSON(s.split, hex.EncodeToString(s.sum.Sum(nil)))
+	state, err := stateJSON(s.split, s.stream.names(), hex.EncodeToString(s.sum.Sum(nil)))
 	if err != nil {
 		return err
 	}
@@ -294,10 +441,11 @@ func (s *SplitWriter) Close() error {
 // parquet was read (builder_name, download_checksums with local paths,
 // sizes) are left out, as DatasetInfo allows, so the same rows give the
 // same bytes. state.json is save_to_disk's state, json.dump(indent=2,
-// sort_keys=True): no format set, the split's name, the one shard, and as
-// fingerprint (which names datasets' cache files, at most 64 characters of
-// no path separator) the first 16 hex digits of the Arrow file's SHA-256,
-// in the 16-hex-digit form of datasets' own fingerprints.
+// sort_keys=True): no format set, the split's name, its shards in order,
+// and as fingerprint (which names datasets' cache files, at most 64
+// characters of no path separator) the first 16 hex digits of the SHA-256
+// of the shards' bytes one after the other (of the Arrow file, for a split
+// of one shard), in the 16-hex-digit form of datasets' own fingerprints.
 func InfoJSON(w, d int) ([]byte, error) {
 	return pyjson.Dumps(pyjson.NewObject().
 		Set("citation", "").
@@ -307,9 +455,13 @@ func InfoJSON(w, d int) ([]byte, error) {
 		Set("license", ""), true)
 }
 
-func stateJSON(split, arrowSum string) ([]byte, error) {
+func stateJSON(split string, files []string, arrowSum string) ([]byte, error) {
+	listed := make([]any, len(files))
+	for i, f := range files {
+		listed[i] = pyjson.NewObject().Set("filename", f)
+	}
 	return pyjson.Dumps(pyjson.NewObject().
-		Set("_data_files", []any{pyjson.NewObject().Set("filename", ArrowFile)}).
+		Set("_data_files", listed).
 		Set("_fingerprint", arrowSum[:16]).
 		Set("_format_columns", nil).
 		Set("_format_kwargs", pyjson.NewObject()).

@@ -54,6 +54,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/hostinfo"
+	"github.com/whestbake/whestbake/internal/shards"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -442,8 +443,12 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		how:  "in process", wall: tailWall,
 	})
 	log.Printf("release tail: %.1f s", tailWall.Seconds())
+	parquets, err := releaseShards(c)
+	if err != nil {
+		return nil, err
+	}
 	raws, err := rawS3(ctx, o.S3Config(), devstack.ArtifactsBucket,
-		pushed.URI, devstack.ReleasesBucket, "datasets/scale/v1/data/public-00000-of-00001.parquet")
+		pushed.URI, devstack.ReleasesBucket, parquets)
 	if err != nil {
 		return nil, err
 	}
@@ -467,12 +472,28 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	return rows, os.RemoveAll(download)
 }
 
+// releaseShards are the keys of the release's parquet shards.
+func releaseShards(c config) ([]string, error) {
+	plan, err := shards.For(c.width, c.depth, int64(c.mlps))
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for i := range plan.Count {
+		keys = append(keys, "datasets/scale/v1/data/"+plan.Name("public", i, "parquet"))
+	}
+	return keys, nil
+}
+
 // rawS3 measures what the machine's MinIO does with the bytes of the
-// release's parquet file (key in bucket), with minio-go and nothing of
+// release's parquet shards (keys in bucket), with minio-go and nothing of
 // whestbake: a copy through this process (GET streamed into a PUT), a read
-// alone, and a copy on the server (UploadPartCopy). A step that must read
-// and write every byte through a worker cannot beat the first.
-func rawS3(ctx context.Context, cfg store.Config, scratch, uri, bucket, key string) ([]row, error) {
+// alone, and a copy on the server (UploadPartCopy), shard after shard. A
+// step that must read and write every byte through a worker cannot beat
+// the first.
+func rawS3(ctx context.Context, cfg store.Config, scratch, uri, bucket string, keys []string) (
+	[]row, error,
+) {
 	c, err := minio.New(cfg.Endpoint, &minio.Options{
 		Creds:  credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
 		Region: cfg.Region,
@@ -480,36 +501,49 @@ func rawS3(ctx context.Context, cfg store.Config, scratch, uri, bucket, key stri
 	if err != nil {
 		return nil, err
 	}
-	info, err := c.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("%s%s: %w", uri, key, err)
+	var size int64
+	for _, key := range keys {
+		info, err := c.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("%s%s: %w", uri, key, err)
+		}
+		size += info.Size
 	}
-	mb := float64(info.Size) / 1e6
+	mb := float64(size) / 1e6
 	var rows []row
-	add := func(name string, f func() error) error {
+	add := func(name string, f func(key string) error) error {
 		t := time.Now()
-		if err := f(); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		for _, key := range keys {
+			if err := f(key); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if err := c.RemoveObject(ctx, scratch, "raw", minio.RemoveObjectOptions{}); err != nil {
+				return err
+			}
 		}
 		wall := time.Since(t)
 		rows = append(rows, row{step: fmt.Sprintf("%s (%.0f MB/s)", name, mb/wall.Seconds()),
 			how: "minio-go", wall: wall})
 		log.Printf("%s: %.1f s, %.0f MB/s", name, wall.Seconds(), mb/wall.Seconds())
-		return c.RemoveObject(ctx, scratch, "raw", minio.RemoveObjectOptions{})
+		return nil
 	}
-	name := fmt.Sprintf("raw S3 copy through the process, %.0f MB", mb)
-	if err := add(name, func() error {
+	name := fmt.Sprintf("raw S3 copy through the process, %.0f MB in %d shards", mb, len(keys))
+	if err := add(name, func(key string) error {
 		obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 		if err != nil {
 			return err
 		}
 		defer obj.Close()
-		_, err = c.PutObject(ctx, scratch, "raw", obj, info.Size, minio.PutObjectOptions{})
+		st, err := obj.Stat()
+		if err != nil {
+			return err
+		}
+		_, err = c.PutObject(ctx, scratch, "raw", obj, st.Size, minio.PutObjectOptions{})
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	if err := add("raw S3 read", func() error {
+	if err := add("raw S3 read", func(key string) error {
 		obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 		if err != nil {
 			return err
@@ -520,7 +554,7 @@ func rawS3(ctx context.Context, cfg store.Config, scratch, uri, bucket, key stri
 	}); err != nil {
 		return nil, err
 	}
-	if err := add("raw S3 copy on the server", func() error {
+	if err := add("raw S3 copy on the server", func(key string) error {
 		_, err := c.ComposeObject(ctx, minio.CopyDestOptions{Bucket: scratch, Object: "raw"},
 			minio.CopySrcOptions{Bucket: bucket, Object: key})
 		return err
