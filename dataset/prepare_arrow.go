@@ -138,7 +138,7 @@ func PrepareArrow(dir string) (err error) {
 // (dataset.py _try_load_prepared_split). A tree that holds other rows than
 // the parquet files would be loaded instead of them without a word, so
 // every reader that vouches for a dataset (inspect, verify, upload,
-// download, the Push and HubPush activities) checks it, whoever
+// download, compare, the Push and HubPush activities) checks it, whoever
 // wrote it: each split that metadata.json's prepared_splits lists has the
 // path prepare-arrow writes, and its folder is a save_to_disk folder that
 // load_from_disk reads as the split's parquet rows, row for row, bit for
