@@ -27,9 +27,12 @@ type preparedCheck struct {
 }
 
 // preparedCheckRule names what dataset.CheckPrepared checks. Change it
-// whenever that check grows, so that datasets checked under the older rule
-// are checked again before they are published.
-const preparedCheckRule = "prepared/v1: paths, exact files, byte-exact JSON, Arrow = parquet"
+// whenever that check changes, so that datasets checked under the older
+// rule are checked again before they are published. v1 compared the files
+// with prepare-arrow's bytes; v2 reads any save_to_disk folder as
+// load_from_disk does and compares its rows with the parquet's.
+const preparedCheckRule = "prepared/v2: paths, save_to_disk files as load_from_disk reads them, " +
+	"rows = parquet bit for bit"
 
 // maxPreparedCheckBytes bounds the read of a preparedCheck (about 400 bytes).
 const maxPreparedCheckBytes = 64 << 10

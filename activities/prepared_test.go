@@ -65,7 +65,7 @@ func testPushRefusesAPreparedTreeUnlikeTheParquet(t *testing.T, f *fixture) {
 					t.Fatal(err)
 				}
 			}
-		}, "differs from the stream of the rows of data/public-*.parquet"},
+		}, "differs from the rows of data/public-*.parquet"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := fetch(t, f, good.Prefix)

@@ -89,7 +89,8 @@ func writePrepared(d *Dir, root string) error {
 // reader sees the old tree or the new one; metadata.json is replaced by a
 // rename after that. Staging folders left by an interrupted run are
 // removed first. A prepared/ folder that holds anything besides the files
-// prepare-arrow writes for the dataset's splits is refused, not replaced.
+// save_to_disk writes in the dataset's splits' folders, whoever wrote
+// them, is refused, not replaced.
 func PrepareArrow(dir string) (err error) {
 	d, err := Open(dir, false)
 	if err != nil {
@@ -109,8 +110,9 @@ func PrepareArrow(dir string) (err error) {
 		names[i] = s.Name
 	}
 	// The new tree replaces prepared/ whole: refuse to delete what an
-	// operator put there (as the report refuses, CheckReportFolder).
-	foreign, err := prepared.Foreign(dir, d.preparedSplits())
+	// operator put there (as the report refuses, CheckReportFolder), and
+	// replace only what save_to_disk writes.
+	foreign, err := prepared.Foreign(dir, names)
 	if err != nil {
 		return err
 	}
@@ -153,12 +155,17 @@ func PrepareArrow(dir string) (err error) {
 // (dataset.py _try_load_prepared_split). A tree that holds other rows than
 // the parquet files would be loaded instead of them without a word, so
 // every reader that vouches for a dataset (inspect, verify, upload,
-// download, the Push and HubPush activities) checks it: each split that
-// metadata.json's prepared_splits lists has the path, state.json,
-// dataset_info.json and Arrow stream that prepare-arrow writes for the
-// split's parquet rows, byte for byte, and prepared/ holds nothing else.
-// The stream is compared as it is re-encoded from the rows, a row at a
-// time, so memory stays at a row however large the split.
+// download, compare, the Push and HubPush activities) checks it, whoever
+// wrote it: each split that metadata.json's prepared_splits lists has the
+// path prepare-arrow writes, and its folder is a save_to_disk folder that
+// load_from_disk reads as the split's parquet rows, row for row, bit for
+// bit (prepared.SplitCheck); prepared/ holds nothing else. The shards are
+// read as the rows stream by, a row's slice of each buffer at a time, so
+// memory stays at a row however large the split and its record batches.
+//
+// prepare-arrow replaces a tree that holds only the files save_to_disk
+// writes (state.json, dataset_info.json, data-NNNNN-of-MMMMM.arrow), as
+// whestbench's and whestbake's do, and refuses any other file.
 
 // CheckPrepared opens the complete dataset in dir and checks its rows and
 // its prepared tree (ScanPrepared). A directory with neither a prepared/
@@ -180,12 +187,11 @@ func CheckPrepared(dir string) error {
 
 // ScanPrepared is Scan that also checks the prepared tree against the rows
 // as they stream by, in the same pass: the paths metadata.json's
-// prepared_splits gives, that prepared/ holds each listed split's three
-// files and nothing else (no symlink, no other file or folder),
-// dataset_info.json and state.json as prepare-arrow writes them for the
-// split, and the Arrow stream's rows equal to the parquet's, value for
-// value (prepared.SplitCheck). A failure is an *InvalidDatasetError that
-// names the file and the repair.
+// prepared_splits gives, that prepared/ holds each listed split's
+// save_to_disk files and nothing else (no symlink, no other file or
+// folder), and each split's folder as load_from_disk reads it, its rows
+// equal to the parquet's bit for bit (prepared.SplitCheck). A failure is
+// an *InvalidDatasetError that names the file and the repair.
 func (d *Dir) ScanPrepared(visit func(*SplitData, Row) error) error {
 	pc, err := d.openPreparedCheck()
 	if err != nil {
@@ -234,7 +240,7 @@ func (d *Dir) openPreparedCheck() (*preparedCheck, error) {
 			splits = append(splits, s)
 		}
 	}
-	foreign, err := prepared.Foreign(d.Path, splits)
+	foreign, err := prepared.Foreign(d.Path, listed)
 	if err != nil {
 		return nil, err
 	}
@@ -326,8 +332,8 @@ func NewPreparedWriter(
 
 // CheckPreparedSplit checks the prepared folder root/prepared/<split>/
 // (NewPreparedWriter) against the rows of the complete single-split
-// dataset at dir, as CheckPrepared checks a dataset's: dataset_info.json,
-// the Arrow stream row for row, state.json.
+// dataset at dir, as CheckPrepared checks a dataset's: state.json,
+// dataset_info.json, the shards row for row.
 func CheckPreparedSplit(dir, root string) error {
 	d, err := Open(dir, false)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/compare"
 	"github.com/whestbake/whestbake/internal/hub"
@@ -32,10 +33,12 @@ func newCompareCmd() *cobra.Command {
 		Short: "Is dataset B the same ground truth as A? Split by split, MLP by MLP: " +
 			"bit for bit (--mode exact) or within Monte Carlo error (--mode stat)",
 		Long: `Compares two complete datasets split by split and MLP by MLP: directories,
-or hf://OWNER/NAME[@REVISION] (its metadata.json and data/ downloaded to a
-temporary directory first, checked as dataset download checks them, and
+or hf://OWNER/NAME[@REVISION] (its metadata.json, data/ and prepared/ downloaded
+to a temporary directory first, checked as dataset download checks them, and
 removed after); the MLPs must be the same (the same mlp_seed in the same
-place) and of the same shape, else exit 2.
+place) and of the same shape, else exit 2. Each dataset's prepared Arrow tree,
+which whestbench's loader reads before the parquet files, must read as its
+rows (as dataset inspect checks it), else exit 2.
 
 --mode exact (the default when both were baked with the same sampler, algorithm
 and n_samples): names, weights, all_layer_means and final_means bit-identical,
@@ -142,9 +145,10 @@ type comparisonJSON struct {
 }
 
 // compareSource is src as a directory to compare: itself, or for hf://
-// what compare reads of the revision (metadata.json and the splits'
-// parquet files, not the card, report or prepared/ copies), downloaded
-// into a temporary directory that cleanup removes.
+// what compare reads of the revision (metadata.json, the splits' parquet
+// files and the prepared tree that whestbench's loader reads before them,
+// not the card or the report), downloaded into a temporary directory that
+// cleanup removes.
 func compareSource(cmd *cobra.Command, h hubFlags, src string,
 ) (dir string, cleanup func(), err error) {
 	repo, rev, ok, err := hub.ParseURI(src)
@@ -165,7 +169,8 @@ func compareSource(cmd *cobra.Command, h hubFlags, src string,
 	cleanup = func() { os.RemoveAll(tmp) }
 	dir = filepath.Join(tmp, "dataset")
 	compared := func(p string) bool {
-		return p == "metadata.json" || (path.Dir(p) == "data" && strings.HasSuffix(p, ".parquet"))
+		return p == "metadata.json" || (path.Dir(p) == "data" && strings.HasSuffix(p, ".parquet")) ||
+			strings.HasPrefix(p, dataset.PreparedDir+"/")
 	}
 	_, err = c.Download(cmd.Context(), hub.DownloadOptions{
 		Repo:     repo,
@@ -184,8 +189,8 @@ func printComparison(w io.Writer, r *compare.Result) {
 	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n",
 		printable(r.A), printable(r.B), r.Mode, printable(r.ModeReason))
 	for _, s := range r.Splits {
-		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ\n",
-			printable(s.Name), s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs)
+		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ%s\n",
+			printable(s.Name), s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs, preparedNote(s))
 		if r.Mode == compare.ModeStat && len(s.MLPStats) > 0 {
 			printMLPStats(w, s)
 		}
@@ -219,6 +224,20 @@ func printComparison(w io.Writer, r *compare.Result) {
 			r.Neurons, r.Layers, r.Variances, r.Alpha)
 	}
 	fmt.Fprintln(w, verdict.String())
+}
+
+// preparedNote says which sides' prepared Arrow split was read equal to
+// their rows, which whestbench's loader reads in their place.
+func preparedNote(s compare.SplitResult) string {
+	switch {
+	case s.PreparedA && s.PreparedB:
+		return " (the prepared Arrow splits of A and B read as their rows)"
+	case s.PreparedA:
+		return " (A's prepared Arrow split reads as its rows; B has none)"
+	case s.PreparedB:
+		return " (B's prepared Arrow split reads as its rows; A has none)"
+	}
+	return ""
 }
 
 // printMLPStats prints a split's per-MLP statistics: every MLP, or the

@@ -185,9 +185,9 @@ func TestInfoOfWhestbenchFixtures(t *testing.T) {
 	}
 }
 
-// compare hf:// fetches what it compares and nothing else: metadata.json
-// and the splits' parquet files, not the card, the report or the prepared
-// Arrow copies (as large as the parquet). The Hub's request log is taken
+// compare hf:// fetches what it compares and nothing else: metadata.json,
+// the splits' parquet files and the prepared Arrow tree, which whestbench's
+// loader reads before them, not the card or the report. The Hub's request log is taken
 // by a proxy in front of the stand-in: every file is asked for at its
 // resolve URL first. A download that fails (storage serving other bytes
 // than the Hub lists, a revision the repository lacks) exits 2, never 1,
@@ -221,6 +221,12 @@ func TestCompareHubFetchesOnlyWhatItCompares(t *testing.T) {
 		"data/holdout-00000-of-00001.parquet",
 		"data/public-00000-of-00001.parquet",
 		"metadata.json",
+		"prepared/holdout/data-00000-of-00001.arrow",
+		"prepared/holdout/dataset_info.json",
+		"prepared/holdout/state.json",
+		"prepared/public/data-00000-of-00001.arrow",
+		"prepared/public/dataset_info.json",
+		"prepared/public/state.json",
 	}
 	if !slices.Equal(fetched, want) {
 		t.Errorf("compare fetched %q; want only %q", fetched, want)

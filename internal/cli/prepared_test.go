@@ -72,8 +72,8 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 		want   []string
 	}{
 		{[]string{"another seed's rows"}, []string{
-			"prepared/public/data-00000-of-00001.arrow: " +
-				"differs from the stream of the rows of data/public-*.parquet",
+			"prepared/public/data-00000-of-00001.arrow: row 0 of split public",
+			"differs from the rows of data/public-*.parquet",
 			"prepare-arrow",
 		}},
 		{[]string{"truncated"}, []string{
@@ -139,7 +139,7 @@ func TestHostilePreparedTreeIsRefused(t *testing.T) {
 	code, _, errs := run(t, "dataset", "download", "hf://alice/pushed", "--output", got,
 		"--endpoint", srv.URL)
 	if code != 1 || !strings.Contains(errs, "hf://alice/pushed@main") ||
-		!strings.Contains(errs, "prepared/public/data-00000-of-00001.arrow: differs") {
+		!strings.Contains(errs, "prepared/public/data-00000-of-00001.arrow: row 0 of split public") {
 		t.Errorf("download of a hostile dataset: exit %d, %s", code, errs)
 	}
 	if _, err := os.Stat(got); !os.IsNotExist(err) {

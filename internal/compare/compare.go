@@ -4,7 +4,11 @@
 // by split and MLP by MLP (the same mlp_seed in the same place), either bit
 // for bit (ModeExact) or within Monte Carlo error (ModeStat).
 //
-// Both datasets are streamed side by side, one row of each in memory.
+// Both datasets are streamed side by side, one row of each in memory, and
+// each one's prepared Arrow tree, which whestbench's loader reads before
+// the parquet files, is checked against its rows in the same pass
+// (dataset.Dir.ScanPrepared, as inspect checks it): the rows compared are
+// what a loader reads, whichever files it takes them from.
 package compare
 
 import (
@@ -108,6 +112,12 @@ type SplitResult struct {
 	NSamplesB int64 `json:"n_samples_b"`
 	// MLPStats is ModeStat's per-MLP table, in row order.
 	MLPStats []MLPStat `json:"mlps,omitempty"`
+	// PreparedA and PreparedB say whether A's and B's prepared Arrow
+	// folder of the split, which whestbench's loader reads before the
+	// parquet files, was read equal to its parquet rows; false when the
+	// dataset has none.
+	PreparedA bool `json:"prepared_a"`
+	PreparedB bool `json:"prepared_b"`
 }
 
 // MLPStat is one MLP's statistical comparison. A layer index equal to the
@@ -146,8 +156,8 @@ type Difference struct {
 }
 
 // InputError is a pair of datasets that cannot be compared: different
-// splits, shapes, MLP counts or seeds, or an unreadable dataset. The CLI
-// exits 2 on it.
+// splits, shapes, MLP counts or seeds, an unreadable dataset, or one whose
+// prepared tree does not read as its rows. The CLI exits 2 on it.
 type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
@@ -185,6 +195,8 @@ func Run(in Input) (*Result, error) {
 			Depth:     d,
 			NSamplesA: a.Info.NSamples,
 			NSamplesB: b.Info.NSamples,
+			PreparedA: prepared(a, s.Name),
+			PreparedB: prepared(b, s.Name),
 		})
 		// all_layer_means' D layers and final_means, and avg_variance.
 		res.Neurons += s.NMLPs * int64(w*(d+1))
@@ -227,6 +239,13 @@ func Threshold(alpha float64, n int64) float64 {
 		n = 1
 	}
 	return math.Sqrt2 * math.Erfcinv(alpha/float64(n))
+}
+
+// prepared reports whether d's metadata lists a prepared folder of split,
+// which ScanPrepared checks.
+func prepared(d *dataset.Dir, split string) bool {
+	block, _ := d.Meta.GetObject("prepared_splits")
+	return block.Has(split)
 }
 
 func open(side, dir string) (*dataset.Dir, error) {
@@ -324,9 +343,10 @@ func sampler(p, top dataset.Provenance) string {
 
 var errStop = errors.New("stop")
 
-// rows is d's rows as a pull iterator over Scan, which checks them as it
-// goes; the row is valid until the next call. err reports Scan's error once
-// next has said there is no more.
+// rows is d's rows as a pull iterator over ScanPrepared, which checks them
+// and d's prepared tree against them as it goes; the row is valid until the
+// next call. err reports ScanPrepared's error once next has said there is
+// no more.
 type rows struct {
 	next func() (*dataset.SplitData, dataset.Row, bool)
 	stop func()
@@ -336,7 +356,7 @@ type rows struct {
 func pull(d *dataset.Dir) *rows {
 	r := &rows{}
 	r.next, r.stop = iter.Pull2(func(yield func(*dataset.SplitData, dataset.Row) bool) {
-		err := d.Scan(func(s *dataset.SplitData, row dataset.Row) error {
+		err := d.ScanPrepared(func(s *dataset.SplitData, row dataset.Row) error {
 			if !yield(s, row) {
 				return errStop
 			}

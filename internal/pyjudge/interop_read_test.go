@@ -218,7 +218,6 @@ func TestCompareTakesWhestbenchsTopLevelBackend(t *testing.T) {
 // inspect, verify, compare, info and report (readsBack); whestbake's
 // prepare-arrow replaces such a tree with its own, which inspect accepts.
 func TestWhestbakeReadsWhestbenchPreparedTrees(t *testing.T) {
-	t.Skip("needs the prepared-tree check that accepts save_to_disk trees")
 	env := Need(t)
 	dir := t.TempDir()
 	at := func(n string) string { return filepath.Join(dir, n) }

@@ -336,29 +336,6 @@ func cardConfigs(t *testing.T, dir string) map[string]any {
 	return map[string]any{"configs": configs, "default": defaultName}
 }
 
-// copyTree copies the regular files and folders under src to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if e.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // seedsFile writes n distinct seeds from root for --mlp-seeds, with
 // whestbake's generate-seeds.
 func seedsFile(t *testing.T, dir string, n, root int) string {

@@ -2,7 +2,6 @@ package arrowipc
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -36,7 +35,7 @@ func (t Type) String() string {
 	return fmt.Sprintf("type #%d of Schema.fbs", t.tag)
 }
 
-// ParseSchemaMessage follows at most maxNesting levels of fields and
+// A message's schema is decoded following at most maxNesting levels of fields and
 // decodes at most maxFields of them: whestbench's schema has 8 columns, 14
 // fields in all, nesting four deep (weights), and a hostile message could
 // otherwise point many children at one subtree, over and over.
@@ -44,45 +43,6 @@ const (
 	maxNesting = 16
 	maxFields  = 1024
 )
-
-// ParseSchemaMessage decodes an encapsulated IPC Schema message, as
-// SchemaMessage writes it, into its fields and schema metadata: what
-// pyarrow builds a file's column types from. The message comes from a
-// file, so every offset and length is checked against the buffer first; a
-// message that does not decode is an error, never a panic. Types outside
-// those of this package decode as their tag, which no expected type
-// equals; a big-endian schema, a dictionary-encoded field or a message
-// other than a V5 Schema is an error.
-func ParseSchemaMessage(msg []byte) (fields []Field, metadata []KeyValue, err error) {
-	if len(msg) < 8 || binary.LittleEndian.Uint32(msg) != 0xFFFFFFFF {
-		return nil, nil, errors.New("it does not begin with the IPC continuation marker")
-	}
-	n := binary.LittleEndian.Uint32(msg[4:])
-	if uint64(n) > uint64(len(msg)-8) {
-		return nil, nil, fmt.Errorf("its flatbuffer length %d runs past its %d bytes", n, len(msg))
-	}
-	r := reader{buf: msg[8 : 8+n]}
-	root := r.u32(0)
-	m := r.table(root)
-	if v := r.int16(m, 0, 0); v != 4 {
-		r.failf("metadata version %d, not V5", v)
-	}
-	if h := r.uint8(m, 1, 0); h != 1 {
-		r.failf("a message of header type %d, not a Schema", h)
-	}
-	s := r.table(r.ref(m, 2))
-	if e := r.int16(s, 0, 0); e != 0 {
-		r.failf("a big-endian schema")
-	}
-	for _, f := range r.vector(r.ref(s, 1)) {
-		fields = append(fields, r.field(f, 0))
-	}
-	metadata = r.keyValues(s, 2)
-	if r.err != nil {
-		return nil, nil, r.err
-	}
-	return fields, metadata, nil
-}
 
 // reader reads a flatbuffer whose offsets nobody vouched for: the first
 // bad one sets err, and everything read after it is zero.

@@ -75,3 +75,33 @@ func TestParseSchemaMessageSurvivesDamage(t *testing.T) {
 		ParseSchemaMessage(bad)
 	}
 }
+
+// What RecordBatchMessage writes decodes to its length, nodes and buffers,
+// uncompressed, each buffer at the padded offset after the one before.
+func TestParseMessageInvertsRecordBatchMessage(t *testing.T) {
+	nodes := []FieldNode{{Length: 3}, {Length: 6, NullCount: 1}, {Length: 18}}
+	lens := []int64{0, 12, 0, 28, 1, 72}
+	msg, body := RecordBatchMessage(3, nodes, lens)
+	n := int(msg[4]) | int(msg[5])<<8
+	m, err := ParseMessage(msg[8 : 8+n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Buffer{{0, 0}, {0, 12}, {16, 0}, {16, 28}, {48, 1}, {56, 72}}
+	if m.Header != HeaderRecordBatch || m.BodyLength != body || body != 128 ||
+		m.Batch.Length != 3 || !reflect.DeepEqual(m.Batch.Nodes, nodes) ||
+		!reflect.DeepEqual(m.Batch.Buffers, want) || m.Batch.Compressed || m.Batch.Variadic != 0 {
+		t.Errorf("decoded %+v, body %d", m, body)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		bad := append([]byte(nil), msg[8:8+n]...)
+		for range 1 + rng.IntN(4) {
+			bad[rng.IntN(len(bad))] = byte(rng.Uint32())
+		}
+		ParseMessage(bad)
+	}
+	for k := range n {
+		ParseMessage(msg[8 : 8+k])
+	}
+}

@@ -4,7 +4,8 @@
 // base64-encoded, under the key-value entry ARROW:schema, and pyarrow and HF
 // datasets build a file's column types from it before anything else. The
 // same message opens an IPC stream, which RecordBatchMessage and
-// EndOfStream complete (the Arrow file of a datasets save_to_disk folder).
+// EndOfStream complete (the Arrow file of a datasets save_to_disk folder);
+// ParseMessage decodes any message of such a stream from an untrusted file.
 //
 // Only the types whestbench's files use are supported. The order in which
 // objects are built follows arrow/ipc/metadata_internal.cc

@@ -1,13 +1,8 @@
 package prepared
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -23,11 +18,13 @@ import (
 const maxForeignListed = 8
 
 // Foreign lists what dir's prepared/ folder holds besides the files
-// prepare-arrow writes for splits ('/'-separated, relative to the
+// save_to_disk writes for splits ('/'-separated, relative to the
 // dataset): other files and folders, and any entry that is not a plain
 // folder or file, a symlink included. A prepared/ that is itself no folder
-// is foreign whole.
-func Foreign(dir string, splits []Split) ([]string, error) {
+// is foreign whole. A split's folder may hold its two JSON files and
+// shards of any count (IsShardName), whoever wrote them: those are what
+// prepare-arrow replaces, and what a check reads.
+func Foreign(dir string, splits []string) ([]string, error) {
 	root := filepath.Join(dir, Dir)
 	st, err := os.Lstat(root)
 	switch {
@@ -38,22 +35,15 @@ func Foreign(dir string, splits []Split) ([]string, error) {
 	case !st.IsDir():
 		return []string{Dir}, nil
 	}
-	files := map[string][]string{}
-	for _, s := range splits {
-		if files[s.Name], err = s.Files(); err != nil {
-			return nil, err
-		}
-	}
 	var foreign []string
 	err = eachEntry(root, func(e fs.DirEntry) bool {
 		rel := Dir + "/" + e.Name()
-		files, ok := files[e.Name()]
-		if !ok || !e.IsDir() {
+		if !slices.Contains(splits, e.Name()) || !e.IsDir() {
 			foreign = append(foreign, rel)
 			return len(foreign) < maxForeignListed
 		}
 		err := eachEntry(filepath.Join(root, e.Name()), func(f fs.DirEntry) bool {
-			if !slices.Contains(files, f.Name()) || !f.Type().IsRegular() {
+			if !isSaveToDiskFile(f.Name()) || !f.Type().IsRegular() {
 				foreign = append(foreign, rel+"/"+f.Name())
 			}
 			return len(foreign) < maxForeignListed
@@ -64,6 +54,13 @@ func Foreign(dir string, splits []Split) ([]string, error) {
 		return len(foreign) < maxForeignListed
 	})
 	return foreign, err
+}
+
+// isSaveToDiskFile reports whether name is one of the files
+// Dataset.save_to_disk writes in a dataset's folder
+// (datasets/arrow_dataset.py): state.json, dataset_info.json, a shard.
+func isSaveToDiskFile(name string) bool {
+	return name == StateFile || name == InfoFile || IsShardName(name)
 }
 
 // eachEntry calls f on dir's entries, a batch at a time, until f returns
@@ -90,249 +87,229 @@ func eachEntry(dir string, f func(fs.DirEntry) bool) error {
 	}
 }
 
-// Split is a split whose prepared folder is written or checked: the
-// dataset directory that holds it, its name, and its parquet rows' shape
-// and count, which decide its shards.
+// Split is a split whose prepared folder is checked: the dataset
+// directory that holds it, its name, and its parquet rows' shape.
 type Split struct {
 	DatasetDir   string
 	Name         string
 	Width, Depth int
-	Rows         int64
+	// Rows is the split's row count, which fixes the shards the writer cuts
+	// (package shards); a check reads the shards state.json lists instead.
+	Rows int64
 }
 
-// SplitCheck compares one split's folder with what prepare-arrow writes
-// for its parquet rows: dataset_info.json when it opens, the Arrow shards
-// as the rows go by (Row), and state.json at the end (Finish), once the
-// shards' SHA-256 is known. Each shard is compared as it is re-encoded
-// from the rows (shardStream, as the writer cuts them): the encoder writes
-// into the comparer, which reads as many bytes of the file and compares
-// them, so memory stays at a row however large the split. A failure is a
-// *schema.InvalidDatasetError that names the file and the repair.
+// SplitCheck checks one split's save_to_disk folder against its parquet
+// rows as datasets.load_from_disk reads the folder
+// (datasets/arrow_dataset.py Dataset.load_from_disk), whoever wrote it:
+// state.json, dataset_info.json and exactly the shards state.json lists
+// when it opens (OpenSplitCheck), then the shards' rows, in order, one
+// parquet row at a time (Row), and at the end that no row is left
+// (Finish). Each shard is read as an Arrow IPC stream whose every length
+// and offset is checked against the file before it is used, a row's slice
+// of each buffer at a time, so memory stays at a row however many rows a
+// record batch holds. A failure is a *schema.InvalidDatasetError that
+// names the file, the shard, the row and the repair.
 type SplitCheck struct {
 	split  Split
-	stream *shardStream
-	shard  string // the open shard's file name
-	file   *os.File
-	cmp    *streamComparer
-	sum    hash.Hash // of the shards, for state.json's fingerprint
-	rows   int64     // compared so far
+	layout []node
+	shards []string // the files state.json lists, in order
+	cur    *shard   // the shard being read, shards[opened-1]
+	opened int
+	rows   int64 // compared so far
 }
 
-// OpenSplitCheck checks s's dataset_info.json and gets ready to compare
-// its Arrow shards.
+// OpenSplitCheck checks s's folder, state.json and dataset_info.json, and
+// opens its first shard, whose schema it checks.
 func OpenSplitCheck(s Split) (*SplitCheck, error) {
-	c := &SplitCheck{split: s, sum: sha256.New()}
+	if err := schema.CheckShape(s.Width, s.Depth); err != nil {
+		return nil, err
+	}
+	c := &SplitCheck{split: s, layout: newLayout(s.Width, s.Depth)}
+	if err := c.checkFolders(); err != nil {
+		return nil, err
+	}
+	shards, err := c.checkState()
+	if err != nil {
+		return nil, err
+	}
 	if err := c.checkInfo(); err != nil {
 		return nil, err
 	}
-	plan, err := s.plan()
-	if err != nil {
+	if err := c.checkEntries(shards); err != nil {
 		return nil, err
 	}
-	c.stream = newShardStream(plan, s.Width, s.Depth, c.openShard, c.shardDone)
+	c.shards = shards
+	if err := c.openNext(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
-
-// openShard opens shard i for the comparer, which compares its schema
-// first.
-func (c *SplitCheck) openShard(i int) (io.Writer, error) {
-	c.Close()
-	c.shard = c.stream.name(i)
-	f, err := os.Open(c.path(c.shard))
-	if err != nil {
-		return nil, c.repairf(c.shard, "cannot be read (%v)", errors.Unwrap(err))
-	}
-	c.file = f
-	c.cmp = &streamComparer{src: bufio.NewReaderSize(f, 1<<16), row: schemaPart}
-	return io.MultiWriter(c.cmp, c.sum), nil
-}
-
-// shardDone checks that the open shard ends where its stream did.
-func (c *SplitCheck) shardDone(int) error { return c.cmp.atEOF() }
 
 // path is file's path in the split's folder.
 func (c *SplitCheck) path(file string) string {
 	return filepath.Join(c.split.DatasetDir, Dir, c.split.Name, file)
 }
 
-// repairf is the refusal of a file prepare-arrow writes: it names the
-// file, and prepare-arrow as the repair.
+// repairf is the refusal of a file of the split's folder.
 func (c *SplitCheck) repairf(file, format string, args ...any) error {
+	return c.refuse(c.path(file), format, args...)
+}
+
+// refuse is the refusal of what lies at path: it names it, and
+// prepare-arrow as the repair.
+func (c *SplitCheck) refuse(path, format string, args ...any) error {
 	return schema.Errorf("%s: %s; `whestbake dataset prepare-arrow %s` "+
 		"rebuilds the prepared tree from the parquet files",
-		c.path(file), fmt.Sprintf(format, args...), c.split.DatasetDir)
+		path, fmt.Sprintf(format, args...), c.split.DatasetDir)
 }
 
-// checkInfo compares the split's dataset_info.json with prepare-arrow's.
-func (c *SplitCheck) checkInfo() error {
-	want, err := InfoJSON(c.split.Width, c.split.Depth)
-	if err != nil {
-		return err
-	}
-	what := fmt.Sprintf("of width %d and depth %d", c.split.Width, c.split.Depth)
-	return c.checkJSON(InfoFile, want, what)
+// parquet names the split's parquet files in a refusal.
+func (c *SplitCheck) parquet() string {
+	return fmt.Sprintf("data/%s-*.parquet", c.split.Name)
 }
 
-// checkJSON compares file of the split's folder with want, reading no more
-// of it than want's length and a byte.
-func (c *SplitCheck) checkJSON(file string, want []byte, what string) error {
-	f, err := os.Open(c.path(file))
-	if err != nil {
-		return c.repairf(file, "cannot be read (%v)", errors.Unwrap(err))
-	}
-	defer f.Close()
-	got, err := io.ReadAll(io.LimitReader(f, int64(len(want))+1))
-	if err != nil {
-		return c.repairf(file, "cannot be read (%v)", err)
-	}
-	if !bytes.Equal(got, want) {
-		return c.repairf(file, "is not what prepare-arrow writes for split %q %s",
-			c.split.Name, what)
+// checkFolders refuses a prepared/ or split folder that is no folder: a
+// symlink would have the loader read another tree than the one listed.
+func (c *SplitCheck) checkFolders() error {
+	for _, p := range []string{
+		filepath.Join(c.split.DatasetDir, Dir),
+		filepath.Dir(c.path(StateFile)),
+	} {
+		st, err := os.Lstat(p)
+		if err != nil {
+			return c.refuse(p, "cannot be read (%v)", errors.Unwrap(err))
+		}
+		if !st.IsDir() {
+			return c.refuse(p, "is not a folder but a %s", st.Mode().Type())
+		}
 	}
 	return nil
 }
 
-// Row compares the next record batch of its shard with r.
-func (c *SplitCheck) Row(r *schema.Row) error {
-	if c.stream.full() {
-		c.cmp.row = endPart // the shard before r's ends first
+// checkEntries checks that the split's folder holds state.json,
+// dataset_info.json and the shards, each a plain file, and nothing else:
+// load_from_disk reads what state.json lists, and whatever else lies there
+// is no part of the tree.
+func (c *SplitCheck) checkEntries(shards []string) error {
+	found := map[string]bool{StateFile: false, InfoFile: false}
+	for _, s := range shards {
+		found[s] = false
 	}
-	err := c.stream.ready()
-	if err == nil {
-		c.cmp.row = c.rows
-		c.rows++
-		err = c.stream.write(r)
+	var bad error
+	err := eachEntry(filepath.Dir(c.path(StateFile)), func(e fs.DirEntry) bool {
+		if _, listed := found[e.Name()]; !listed {
+			bad = c.repairf(e.Name(), "is not part of the split's save_to_disk folder, "+
+				"which holds state.json, dataset_info.json and the %d shards state.json lists",
+				len(shards))
+		} else if !e.Type().IsRegular() {
+			bad = c.repairf(e.Name(), "is not a plain file but a %s", e.Type())
+		}
+		found[e.Name()] = true
+		return bad == nil
+	})
+	if err != nil || bad != nil {
+		return errors.Join(err, bad)
 	}
-	return c.failed(err)
+	for _, s := range shards {
+		if !found[s] {
+			return c.repairf(s, "is missing: state.json lists it as a shard of the split")
+		}
+	}
+	return nil
 }
 
-// Finish checks that the last shard ends where its rows do, and that
-// every shard came, then state.json, whose fingerprint is the shards'
-// SHA-256.
-func (c *SplitCheck) Finish() error {
-	if c.stream.full() {
-		c.cmp.row = endPart
-	}
-	if err := c.failed(c.stream.close()); err != nil {
-		return err
-	}
-	state, err := stateJSON(c.split.Name, c.stream.names(), hex.EncodeToString(c.sum.Sum(nil)))
+// openNext closes the shard read so far and opens the next one.
+func (c *SplitCheck) openNext() error {
+	c.Close()
+	name := c.shards[c.opened]
+	s, err := openShard(c.path(name), c.split.Width, c.split.Depth, c.layout)
 	if err != nil {
+		return c.shardErr(name, err)
+	}
+	c.cur = s
+	c.opened++
+	return nil
+}
+
+// shardErr is the refusal of shard name for err, which says what is wrong
+// with its stream; the shard's place among the split's is named when it
+// has others.
+func (c *SplitCheck) shardErr(name string, err error) error {
+	if len(c.shards) > 1 {
+		return c.repairf(name, "shard %d of %d: %v", slices.Index(c.shards, name), len(c.shards), err)
+	}
+	return c.repairf(name, "%v", err)
+}
+
+// Row compares the next row of the shards with r, the split's next
+// parquet row.
+func (c *SplitCheck) Row(r *schema.Row) error {
+	if err := r.Check(c.split.Width, c.split.Depth); err != nil {
 		return err
 	}
-	return c.checkJSON(StateFile, state, "and its Arrow shards")
+	if err := c.toRow(); err != nil {
+		return err
+	}
+	s := c.cur
+	if err := s.compareRow(r, c.split.Width, c.split.Depth); err != nil {
+		return c.shardErr(s.name, fmt.Errorf("row %d of split %s (row %d of record batch %d "+
+			"of this file) differs from the rows of %s: %w",
+			c.rows, c.split.Name, s.b.next, s.b.index, c.parquet(), err))
+	}
+	s.b.next++
+	c.rows++
+	return nil
 }
 
-// failed is err, said as where the shard parted from the stream of the
-// parquet rows when the comparer found it so.
-func (c *SplitCheck) failed(err error) error {
-	if err != nil && c.cmp != nil && c.cmp.err != nil {
-		return c.streamErr()
-	}
-	return err
-}
-
-// Close releases the open shard's file.
-func (c *SplitCheck) Close() {
-	if c.file != nil {
-		c.file.Close()
-		c.file = nil
-	}
-}
-
-// streamErr says where the split's file parted from the stream of the
-// parquet rows.
-func (c *SplitCheck) streamErr() error {
-	cmp := c.cmp
-	s := c.split
-	rows := fmt.Sprintf("the rows of data/%s-*.parquet", s.Name)
-	part := fmt.Sprintf("row %d", cmp.row)
-	switch cmp.row {
-	case schemaPart:
-		part = fmt.Sprintf("its schema (the parquet files have width %d and depth %d)",
-			s.Width, s.Depth)
-	case endPart:
-		part = fmt.Sprintf("its end-of-stream marker, after the first %d rows of the parquet files",
-			c.rows)
-	}
-	switch {
-	case errors.Is(cmp.err, errTruncated):
-		return c.repairf(c.shard, "ends at byte %d, in %s: it is truncated", cmp.off, part)
-	case errors.Is(cmp.err, errTrailing):
-		return c.repairf(c.shard, "goes on after the end of the stream of %s (byte %d)",
-			rows, cmp.off)
-	case errors.Is(cmp.err, errDiffers):
-		return c.repairf(c.shard, "differs from the stream of %s at byte %d, in %s",
-			rows, cmp.off, part)
-	}
-	return c.repairf(c.shard, "cannot be read at byte %d (%v)", cmp.off, cmp.err)
-}
-
-var (
-	errDiffers   = errors.New("differs")
-	errTruncated = errors.New("truncated")
-	errTrailing  = errors.New("trailing bytes")
-)
-
-// What a streamComparer is comparing besides a row.
-const (
-	schemaPart = -1
-	endPart    = -2
-)
-
-// streamComparer is an io.Writer that compares what is written to it with
-// the next bytes of src, a fixed buffer at a time; its first difference
-// sticks, at byte off. row is the row being compared, or schemaPart or
-// endPart.
-type streamComparer struct {
-	src *bufio.Reader
-	off int64
-	row int64
-	err error
-	buf [64 << 10]byte
-}
-
-func (c *streamComparer) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	for done := 0; done < len(p); {
-		n := min(len(p)-done, len(c.buf))
-		got, err := io.ReadFull(c.src, c.buf[:n])
-		same := got
-		if !bytes.Equal(c.buf[:got], p[done:done+got]) {
-			same = 0
-			for c.buf[same] == p[done+same] {
-				same++
-			}
+// toRow moves to a record batch with a row left to compare, through the
+// shards in state.json's order.
+func (c *SplitCheck) toRow() error {
+	for c.cur.b.next == c.cur.b.rows {
+		end, err := c.cur.next()
+		if err != nil {
+			return c.shardErr(c.cur.name, err)
 		}
-		if same < got {
-			c.off += int64(same)
-			c.err = errDiffers
-			return done + same, c.err
+		if !end {
+			continue
 		}
-		c.off += int64(got)
+		if c.opened == len(c.shards) {
+			return c.shardErr(c.cur.name, fmt.Errorf("ends the split's rows after %d, "+
+				"where %s holds more: the prepared tree lacks rows", c.rows, c.parquet()))
+		}
+		if err := c.openNext(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish checks that the shards hold no row after the parquet's last and
+// end as IPC streams do.
+func (c *SplitCheck) Finish() error {
+	for {
+		if left := c.cur.b.rows - c.cur.b.next; left > 0 {
+			return c.shardErr(c.cur.name, fmt.Errorf("holds more rows than the %d of %s: "+
+				"record batch %d has %d more", c.rows, c.parquet(), c.cur.b.index, left))
+		}
+		end, err := c.cur.next()
 		switch {
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			c.err = errTruncated
 		case err != nil:
-			c.err = err
+			return c.shardErr(c.cur.name, err)
+		case !end:
+			continue
+		case c.opened == len(c.shards):
+			return nil
 		}
-		if c.err != nil {
-			return done + got, c.err
+		if err := c.openNext(); err != nil {
+			return err
 		}
-		done += n
 	}
-	return len(p), nil
 }
 
-// atEOF is nil when the file ends where the stream did.
-func (c *streamComparer) atEOF() error {
-	switch _, err := c.src.ReadByte(); {
-	case err == nil:
-		c.err = errTrailing
-	case !errors.Is(err, io.EOF):
-		c.err = err
+// Close releases the shard being read.
+func (c *SplitCheck) Close() {
+	if c.cur != nil {
+		c.cur.f.Close()
+		c.cur = nil
 	}
-	return c.err
 }

@@ -4,8 +4,9 @@
 // Dataset.save_to_disk, which whestbench's loader opens with
 // datasets.load_from_disk in preference to the parquet files, falling back
 // to them silently when it cannot. A split's folder holds its rows as an
-// Arrow IPC stream of one record batch a row, so its writer and its checker
-// hold one row, and the same rows always give the same bytes.
+// Arrow IPC stream of one record batch a row, so its writer holds one row,
+// and the same rows always give the same bytes. Its checker (SplitCheck)
+// reads any folder save_to_disk writes, in a row's memory too.
 package prepared
 
 import (

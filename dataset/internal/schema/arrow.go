@@ -126,6 +126,15 @@ func CheckTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
 	return nil
 }
 
+// ArrowFieldsDiff describes the first difference between fields, as
+// arrowipc decodes them, and the Arrow schema's fields for width w and
+// depth d (ArrowFields): a name, a type, a nullability or a field's
+// metadata, compared as pyarrow reads them. It is "" when they are equal.
+func ArrowFieldsDiff(fields []arrowipc.Field, w, d int) string {
+	want, _ := ArrowFields(w, d)
+	return fieldsDiff("", fields, want)
+}
+
 // fieldsDiff describes the first difference between the fields got and
 // want (under parent, "" at the top), or is "".
 func fieldsDiff(parent string, got, want []arrowipc.Field) string {
