@@ -2,8 +2,8 @@
 // API for tests: no Hub is reachable from the test machines. It is ours,
 // not the Hub's: it implements the endpoints that package hub and the
 // official clients (huggingface_hub, @huggingface/hub) call, the way the
-// Hub answers them, and the official JavaScript client is run against it
-// (internal/hub/hubjs) to judge it. It is strict where a lenient fake would
+// Hub answers them, and both official clients are run against it
+// (internal/hub/hubjs, internal/hub/hubpy) to judge it. It is strict where a lenient fake would
 // hide bugs: every API call needs a token (401 without, 403 for a read
 // token or another user's namespace), bodies must have the right content
 // type and no unknown fields, LFS uploads must match their oid and size,
