@@ -466,28 +466,14 @@ func errorMessage(resp *http.Response) string {
 	return strings.TrimSpace(string(data))
 }
 
-// maxAnswer bounds what is read of an API answer: the largest the Hub
-// sends are a page of a listing and a revision with its siblings,
-// hundreds of kilobytes.
-const maxAnswer = 16 << 20
-
-// decodeAnswer decodes the JSON answer body into out, reading at most
-// maxAnswer bytes.
-func decodeAnswer(op string, body io.Reader, out any) error {
-	lr := &io.LimitedReader{R: body, N: maxAnswer + 1}
-	if err := json.NewDecoder(lr).Decode(out); err != nil {
-		if lr.N <= 0 {
-			return fmt.Errorf("hub: %s: the answer is over %d MiB, the most read of an answer: "+
-				"refused", op, maxAnswer>>20)
-		}
-		return fmt.Errorf("hub: %s: unreadable answer: %w", op, err)
-	}
-	return nil
-}
-
 // call sends in as JSON (nil: no body) to the Hub's API and decodes the
-// answer into out (nil: discarded).
-func (c *Client) call(ctx context.Context, op, method, path string, in, out any) error {
+// answer, of at most max bytes, into out (nil: discarded).
+func (c *Client) call(
+	ctx context.Context,
+	op, method, path string,
+	in, out any,
+	max int64,
+) error {
 	r := request{
 		op:     op,
 		method: method,
@@ -512,5 +498,5 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 		return nil
 	}
 	defer resp.Body.Close()
-	return decodeAnswer(op, resp.Body, out)
+	return decodeAnswer(op, resp.Body, max, out)
 }

@@ -313,7 +313,7 @@ func (c *Client) commit(
 	var out struct {
 		CommitOID string `json:"commitOid"`
 	}
-	if err := decodeAnswer("commit to "+o.Repo, resp.Body, &out); err != nil {
+	if err := decodeAnswer("commit to "+o.Repo, resp.Body, maxAnswer, &out); err != nil {
 		return "", err
 	}
 	if !isHex(out.CommitOID, 40) {
