@@ -253,6 +253,8 @@ func (c *Client) Preupload(
 		if err != nil {
 			return nil, err
 		}
+		done := int64(min(start+batchSize, len(files)))
+		report(ctx, Progress{Stage: StageCompare, Done: done, Total: int64(len(files))})
 		for _, f := range out.Files {
 			if f.UploadMode != modeLFS && f.UploadMode != modeRegular {
 				return nil, fmt.Errorf("hub: preupload to %s: upload mode %q of %s "+

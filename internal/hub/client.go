@@ -234,6 +234,7 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 			// window reset rounded down has passed.
 			d = told + time.Second
 		}
+		report(ctx, Progress{Stage: StageRetry, Retry: err.Error()})
 		if err := pause(ctx, r.op, d, told > 0); err != nil {
 			return nil, err
 		}
@@ -315,21 +316,28 @@ func toldWait(resp *http.Response) time.Duration {
 	return time.Duration(min(max(secs, 0), maxTold)) * time.Second
 }
 
-// progressKey carries a push's Progress to the waits deep in do.
+// progressKey carries a push's Progress to the calls deep in it: the
+// waits and retries of do, the batches of Preupload.
 type progressKey struct{}
+
+// report tells the push that ctx belongs to, if any, of p.
+func report(ctx context.Context, p Progress) {
+	if f, ok := ctx.Value(progressKey{}).(func(Progress)); ok {
+		f(p)
+	}
+}
 
 // pause waits d, or less if ctx ends. A wait the Hub asked for is reported
 // to the push's Progress every second: it is progress the Hub requires, and
 // the activity heartbeats on it.
 func pause(ctx context.Context, op string, d time.Duration, told bool) error {
-	report, _ := ctx.Value(progressKey{}).(func(Progress))
 	end := time.Now().Add(d)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for left := d; left > 0; left = time.Until(end) {
-		if told && report != nil {
+		if told {
 			wait := fmt.Sprintf("%s: the Hub asks to wait, %s left", op, left.Round(time.Second))
-			report(Progress{Stage: StageWait, Wait: wait})
+			report(ctx, Progress{Stage: StageWait, Wait: wait})
 		}
 		select {
 		case <-ctx.Done():

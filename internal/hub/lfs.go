@@ -65,6 +65,7 @@ func (c *Client) uploadLFS(
 					o.Error.Code, o.Error.Message)
 			case o.Actions == nil || o.Actions.Upload == nil:
 				had++
+				progress(Progress{Stage: StageUpload, File: f.Path, Done: f.Size, Total: f.Size})
 				continue
 			}
 			if err := c.sendObject(ctx, transfer, f, o, progress); err != nil {
