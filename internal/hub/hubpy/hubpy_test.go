@@ -35,10 +35,9 @@ var official string
 
 // judge is the Python judge pointed at one stand-in with one token.
 type judge struct {
-	env           *pyjudge.Env
-	srv           *hubtest.Server
-	token, home   string
-	storageTokens int
+	env         *pyjudge.Env
+	srv         *hubtest.Server
+	token, home string
 }
 
 func newJudge(t *testing.T, srv *hubtest.Server, token string) *judge {
@@ -258,6 +257,10 @@ func TestOfficialPythonClientAgainstStandIn(t *testing.T) {
 	if exists, private := srv.Exists("alice/made-by-py"); !exists || !private || p.User != "alice" {
 		t.Fatalf("after push (%+v): exists %v, private %v; want the private repository asked",
 			p, exists, private)
+	}
+	if p.AgainURL != p.RepoURL || !strings.HasSuffix(p.RepoURL, "/datasets/alice/made-by-py") {
+		t.Errorf("create_repo returned %q, and again with exist_ok %q; want the repository's URL "+
+			"both times", p.RepoURL, p.AgainURL)
 	}
 	want := onHub(t, srv, "alice/made-by-py", "main")
 	delete(want, ".gitattributes")
