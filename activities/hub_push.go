@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -142,34 +143,101 @@ func boundByHeartbeat(ctx context.Context, c *hub.Client) {
 }
 
 // heartbeatOnProgress runs push and heartbeats when, and only when, it
-// moves: a byte sent, a stage reached, a second of a wait the Hub asked
-// for (checked every eighth of the heartbeat timeout; watchProgress). A
-// push that stops moving misses its heartbeats, so Temporal times the
-// attempt out; its own requests' deadlines (see boundByHeartbeat) fail it
-// before that with an error naming the Hub and the file, recorded in a
-// last heartbeat.
+// moves (pushMoves: a byte of a file sent for the first time, a stage or a
+// file reached, a second of a wait the Hub asked for; checked every eighth
+// of the heartbeat timeout, watchProgress). A part sent again after a
+// stall moves nothing until it passes the byte its earlier try reached, so
+// retries of a request the Hub holds open do not keep the attempt alive:
+// after three quarters of the heartbeat timeout without a move the push is
+// stopped, before Temporal times the attempt out, with an error naming what
+// the client was retrying (the Hub or its storage, and the file), recorded
+// in a last heartbeat. Its requests' deadlines (see boundByHeartbeat) fail
+// a silent request before that.
 func heartbeatOnProgress(
 	ctx context.Context,
 	push func(ctx context.Context, progress func(hub.Progress)) error,
 ) error {
+	moves := &pushMoves{done: map[string]int64{}}
 	watch := progressWatch[hub.Progress]{
 		checks:    8,
+		quiet:     6,
 		heartbeat: func(p hub.Progress) any { return HubPushProgress{Progress: p} },
-		stalled: func(p hub.Progress, timeout time.Duration) error {
-			return fmt.Errorf(
-				"the push to the Hub made no progress for %s "+
-					"(the activity's heartbeat timeout) since %+v: stopping this attempt",
-				timeout,
-				p,
-			)
+		stalled: func(p hub.Progress, quiet time.Duration) error {
+			return fmt.Errorf("%w for %s (three quarters of the activity's heartbeat timeout) "+
+				"since %s; %s: stopping this attempt",
+				errPushStill, quiet, describeProgress(p), moves.lastRetry())
 		},
 	}
-	last, err := watchProgress(ctx, watch, push)
-	if errors.Is(err, hub.ErrStalled) && activity.IsActivity(ctx) &&
-		activity.GetInfo(ctx).HeartbeatTimeout > 0 {
+	last, err := watchProgress(ctx, watch, func(ctx context.Context, report func(hub.Progress)) error {
+		return push(ctx, func(p hub.Progress) {
+			if moves.moved(p) {
+				report(p)
+			}
+		})
+	})
+	stalled := errors.Is(err, hub.ErrStalled) || errors.Is(err, errPushStill)
+	if stalled && activity.IsActivity(ctx) && activity.GetInfo(ctx).HeartbeatTimeout > 0 {
 		activity.RecordHeartbeat(ctx, HubPushProgress{Progress: last, Stalled: err.Error()})
 	}
 	return err
+}
+
+// errPushStill is a push that moved nothing for too long.
+var errPushStill = errors.New("the push to the Hub moved no new byte")
+
+// pushMoves tells a push's moves from its other reports: a file's bytes
+// count once each (Done past the most reported of that stage and file), a
+// stage or file reached is a move, a wait the Hub asked for is one every
+// second, and a retry is none but is kept to name what stalled. A compare
+// stage starting again (the branch moved under the push) starts the count
+// afresh: the next pass sends what the Hub still lacks, once more. Its
+// methods are called from the push's goroutines.
+type pushMoves struct {
+	mu    sync.Mutex
+	done  map[string]int64 // stage and file → the most bytes (or files) reported
+	retry string
+}
+
+func (m *pushMoves) moved(p hub.Progress) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case p.Stage == hub.StageRetry:
+		m.retry = p.Retry
+		return false
+	case p.Stage == hub.StageWait:
+		return true
+	case p.Stage == hub.StageCompare && p.Done == 0:
+		clear(m.done)
+	}
+	key := p.Stage + "\x00" + p.File
+	most, seen := m.done[key]
+	if seen && p.Done <= most {
+		return false
+	}
+	m.done[key] = p.Done
+	return true
+}
+
+// lastRetry says what the push was last retrying after.
+func (m *pushMoves) lastRetry() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.retry == "" {
+		return "no request failed"
+	}
+	return "it was retrying after: " + m.retry
+}
+
+// describeProgress is p in words, for an error.
+func describeProgress(p hub.Progress) string {
+	switch {
+	case p.Stage == "":
+		return "it started"
+	case p.File != "":
+		return fmt.Sprintf("%s of %s reached byte %d of %d", p.Stage, p.File, p.Done, p.Total)
+	}
+	return "it reached stage " + p.Stage
 }
 
 // hubErr marks what no retry fixes as non-retryable: every refusal of the

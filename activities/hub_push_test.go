@@ -234,3 +234,90 @@ func TestHubPushOfAStalledPartFailsTheAttemptNamingTheHubAndFile(t *testing.T) {
 		t.Errorf("%d commits, want only the repository's initial one", n)
 	}
 }
+
+// A Hub that takes the start of every try of a part and then holds it
+// open: each retry of the part sends its bytes again, which is no
+// progress. HubPush heartbeats only on bytes sent for the first time, so
+// every heartbeat carries more of its file than the one before, and the
+// attempt ends, retryably and naming the storage and the file it was
+// retrying, within a heartbeat timeout of the last new byte. Before, each
+// retry's bytes counted as progress: the attempt heartbeated on the same
+// 4,096 bytes for as long as the client's retries lasted, 3.7 heartbeat
+// timeouts.
+func TestHubPushOfAPartTheHubHoldsOpenEndsSoonAfterItsLastNewByte(t *testing.T) {
+	f := newFixture(t)
+	ds := bakeDataset(t, f, "hubheld", 11)
+	srv := hubtest.New(t)
+	srv.ChunkSize = 4 << 10
+	const token = "hf_held_token_5151"
+	srv.AddToken(token, "alice", "write")
+	srv.Hang("part", 1000)
+	a := f.acts(gpuengine.CPU{})
+	a.HubToken = func() (string, error) { return token, nil }
+	in := bakeapi.HubPushInput{
+		DatasetPrefix: ds.Prefix,
+		Hub:           bakeapi.HubSpec{Repo: "alice/gt", Endpoint: srv.URL},
+	}
+	env := newWorkflowEnv()
+	env.RegisterWorkflow(hubPushOnce)
+	returned := make(chan time.Time, 1)
+	env.RegisterActivityWithOptions(
+		func(ctx context.Context, in bakeapi.HubPushInput) (bakeapi.HubPushOutput, error) {
+			out, err := a.HubPush(ctx, in)
+			returned <- time.Now()
+			return out, err
+		},
+		activity.RegisterOptions{Name: bakeapi.HubPushActivity},
+	)
+	type beat struct {
+		at time.Time
+		p  activities.HubPushProgress
+	}
+	var mu sync.Mutex
+	var beats []beat
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+		var p activities.HubPushProgress
+		if details.Get(&p) == nil {
+			mu.Lock()
+			beats = append(beats, beat{time.Now(), p})
+			mu.Unlock()
+		}
+	})
+	const heartbeat = 4 * time.Second
+	env.ExecuteWorkflow(hubPushOnce, in, heartbeat)
+	err := env.GetWorkflowError()
+	var app *temporal.ApplicationError
+	storage := strings.TrimPrefix(srv.StorageURL, "http://")
+	if err == nil || (errors.As(err, &app) && app.NonRetryable()) ||
+		!strings.Contains(err.Error(), "the Hub's storage at "+storage) ||
+		!strings.Contains(err.Error(), "upload of data/") ||
+		strings.Contains(err.Error(), "Heartbeat") {
+		t.Fatalf("a push whose part the Hub holds open: %v; want the attempt's own retryable "+
+			"error naming the storage and the file", err)
+	}
+	end := <-returned
+	mu.Lock()
+	defer mu.Unlock()
+	most := map[string]int64{}
+	var lastMove time.Time
+	for _, b := range beats {
+		if b.p.Stalled != "" {
+			continue
+		}
+		key := b.p.Stage + " " + b.p.File
+		if d, ok := most[key]; ok && b.p.Done <= d {
+			t.Errorf("a heartbeat on %s at byte %d, where an earlier one was at %d: "+
+				"bytes sent again are no progress", key, b.p.Done, d)
+			continue
+		}
+		most[key], lastMove = b.p.Done, b.at
+	}
+	if lastMove.IsZero() || end.Sub(lastMove) > heartbeat {
+		t.Errorf("the attempt ended %s after its last heartbeat of new bytes, "+
+			"want within the heartbeat timeout (%s); %d heartbeats", end.Sub(lastMove),
+			heartbeat, len(beats))
+	}
+	if len(beats) == 0 || !strings.Contains(beats[len(beats)-1].p.Stalled, storage) {
+		t.Errorf("heartbeats %+v: want the last to say what stalled", beats)
+	}
+}

@@ -12,10 +12,14 @@ import (
 type progressWatch[P any] struct {
 	// checks is how many times per heartbeat timeout it looks for progress.
 	checks int
+	// quiet is after how many checks without progress work is stopped: a
+	// whole heartbeat timeout when 0. Fewer than checks stop it before
+	// Temporal times the attempt out, so that it fails with stalled's error.
+	quiet int
 	// heartbeat is the details recorded for the last progress reported.
 	heartbeat func(P) any
-	// stalled is the error that stops work after a whole heartbeat timeout
-	// without progress, last being what it reported last.
+	// stalled is the error that stops work after quiet without progress
+	// (the time is given), last being what it reported last.
 	stalled func(last P, timeout time.Duration) error
 }
 
@@ -25,7 +29,7 @@ type progressWatch[P any] struct {
 // cancelling ctx, while this one sends none, work that made no progress for
 // a whole heartbeat timeout is stopped here with w.stalled as the cause (and
 // that cause is what returns when work fails because of it): an abandoned
-// attempt never keeps going beside its retry. The last progress reported
+// attempt never keeps going beside its retry. w.quiet stops it sooner. The last progress reported
 // returns too. Outside an activity, or without a heartbeat timeout, work
 // just runs.
 func watchProgress[P any](
@@ -58,6 +62,10 @@ func watchProgress[P any](
 	go func() { done <- work(wctx, report) }()
 	tick := time.NewTicker(timeout / time.Duration(w.checks))
 	defer tick.Stop()
+	quiet := timeout
+	if w.quiet > 0 {
+		quiet = timeout * time.Duration(w.quiet) / time.Duration(w.checks)
+	}
 	seen, moved := int64(0), time.Now()
 	for {
 		select {
@@ -72,8 +80,8 @@ func watchProgress[P any](
 			case n != seen:
 				seen, moved = n, time.Now()
 				activity.RecordHeartbeat(ctx, w.heartbeat(p))
-			case time.Since(moved) >= timeout:
-				stop(w.stalled(p, timeout))
+			case time.Since(moved) >= quiet:
+				stop(w.stalled(p, quiet))
 			}
 		}
 	}

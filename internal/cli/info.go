@@ -82,11 +82,7 @@ func infoMetadata(cmd *cobra.Command, h hubFlags, src string) (dataset.Metadata,
 	if err != nil {
 		return nil, err
 	}
-	data, err := c.ReadFile(cmd.Context(), repo, rev, "metadata.json")
-	if err != nil {
-		return nil, err
-	}
-	return dataset.ParseMetadata(data, src)
+	return c.ReadMetadata(cmd.Context(), repo, rev)
 }
 
 // infoKeys are the single-split fields whestbench's info prints, when

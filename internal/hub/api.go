@@ -48,7 +48,7 @@ type Whoami struct {
 // WhoAmI checks the token and names its account.
 func (c *Client) WhoAmI(ctx context.Context) (Whoami, error) {
 	var w Whoami
-	err := c.call(ctx, "whoami", http.MethodGet, "/api/whoami-v2", nil, &w)
+	err := c.call(ctx, "whoami", http.MethodGet, "/api/whoami-v2", nil, &w, maxAnswer)
 	return w, err
 }
 
@@ -71,7 +71,8 @@ func (c *Client) CreateRepo(ctx context.Context, repo string, private bool) (boo
 	if private {
 		in.Visibility = "private"
 	}
-	err := c.call(ctx, "create repo "+repo, http.MethodPost, "/api/repos/create", in, nil)
+	err := c.call(ctx, "create repo "+repo, http.MethodPost, "/api/repos/create", in, nil,
+		maxAnswer)
 	var he *Error
 	switch {
 	case err == nil:
@@ -82,7 +83,7 @@ func (c *Client) CreateRepo(ctx context.Context, repo string, private bool) (boo
 	case he.Status == http.StatusUnauthorized ||
 		he.Status == http.StatusPaymentRequired ||
 		he.Status == http.StatusForbidden:
-		if c.call(ctx, "read "+repo, http.MethodGet, repoPath(repo), nil, nil) == nil {
+		if c.call(ctx, "read "+repo, http.MethodGet, repoPath(repo), nil, nil, maxAnswer) == nil {
 			return false, nil
 		}
 	}
@@ -98,7 +99,7 @@ func (c *Client) Head(ctx context.Context, repo, revision string) (string, error
 	}
 	op := "read revision " + revision + " of " + repo
 	path := repoPath(repo) + "/revision/" + url.PathEscape(revision)
-	if err := c.call(ctx, op, http.MethodGet, path, nil, &info); err != nil {
+	if err := c.call(ctx, op, http.MethodGet, path, nil, &info, maxRevision); err != nil {
 		return "", err
 	}
 	if !isHex(info.SHA, 40) {
@@ -121,8 +122,16 @@ type RemoteFile struct {
 	} `json:"lfs,omitempty"`
 }
 
-// maxTreeFiles bounds a listing: a dataset repository holds hundreds.
-const maxTreeFiles = 1_000_000
+// A listing's bounds: files, pages and the length of a next page's URL. A
+// dataset repository holds hundreds of files; the Hub recommends fewer than
+// 100,000 to a repository (https://huggingface.co/docs/hub/storage-limits),
+// in pages of a thousand entries. The files cost a few hundred bytes each
+// in memory, the pages' URLs are kept to see a loop.
+const (
+	maxTreeFiles   = 100_000
+	maxTreePages   = 10_000
+	maxNextPageURL = 8 << 10
+)
 
 // Tree lists every file of repo at revision (a commit sha pins it): GET
 // /api/datasets/{repo}/tree/{revision}?recursive=true, page after page as
@@ -137,8 +146,12 @@ func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile,
 	seen := map[string]bool{}
 	var files []RemoteFile
 	for next != "" {
-		if seen[next] {
+		switch {
+		case seen[next]:
 			return nil, fmt.Errorf("hub: %s: the Hub's pages loop back to %s", op, next)
+		case len(seen) == maxTreePages:
+			return nil, fmt.Errorf("hub: %s: over %d pages, more than any listing of %d files "+
+				"takes: refused", op, maxTreePages, maxTreeFiles)
 		}
 		seen[next] = true
 		resp, err := c.do(ctx, request{
@@ -152,7 +165,7 @@ func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile,
 			return nil, err
 		}
 		var page []RemoteFile
-		err = decodeAnswer(op, resp.Body, &page)
+		err = decodeAnswer(op, resp.Body, maxTreePage, &page)
 		resp.Body.Close()
 		if err != nil {
 			return nil, err
@@ -163,8 +176,8 @@ func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile,
 			}
 		}
 		if len(files) > maxTreeFiles {
-			return nil, fmt.Errorf("hub: %s: over %d files, more than any dataset holds",
-				op, maxTreeFiles)
+			return nil, fmt.Errorf("hub: %s: over %d files, more than the Hub keeps in a "+
+				"repository: refused", op, maxTreeFiles)
 		}
 		if next, err = c.nextPage(op, resp); err != nil {
 			return nil, err
@@ -181,6 +194,10 @@ func (c *Client) nextPage(op string, resp *http.Response) (string, error) {
 	m := linkNextRE.FindStringSubmatch(resp.Header.Get("Link"))
 	if m == nil {
 		return "", nil
+	}
+	if len(m[1]) > maxNextPageURL {
+		return "", fmt.Errorf("hub: %s: the next page's URL is over %s: refused", op,
+			sizeText(maxNextPageURL))
 	}
 	u, err := resp.Request.URL.Parse(m[1])
 	if err != nil || !sameOrigin(u, c.endpoint) {
@@ -232,9 +249,12 @@ func (c *Client) Preupload(
 			} `json:"files"`
 		}
 		path := repoPath(repo) + "/preupload/" + url.PathEscape(revision)
-		if err := c.call(ctx, "preupload to "+repo, http.MethodPost, path, in, &out); err != nil {
+		err := c.call(ctx, "preupload to "+repo, http.MethodPost, path, in, &out, maxAnswer)
+		if err != nil {
 			return nil, err
 		}
+		done := int64(min(start+batchSize, len(files)))
+		report(ctx, Progress{Stage: StageCompare, Done: done, Total: int64(len(files))})
 		for _, f := range out.Files {
 			if f.UploadMode != modeLFS && f.UploadMode != modeRegular {
 				return nil, fmt.Errorf("hub: preupload to %s: upload mode %q of %s "+
@@ -273,7 +293,8 @@ func (c *Client) Tags(ctx context.Context, repo string) (map[string]string, erro
 			TargetCommit string `json:"targetCommit"`
 		} `json:"tags"`
 	}
-	err := c.call(ctx, "refs of "+repo, http.MethodGet, repoPath(repo)+"/refs", nil, &out)
+	err := c.call(ctx, "refs of "+repo, http.MethodGet, repoPath(repo)+"/refs", nil, &out,
+		maxRefs)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +312,7 @@ func (c *Client) CreateTag(ctx context.Context, repo, commit, tag, message strin
 		Message string `json:"message,omitempty"`
 	}{tag, message}
 	path := repoPath(repo) + "/tag/" + url.PathEscape(commit)
-	return c.call(ctx, "tag "+tag+" of "+repo, http.MethodPost, path, in, nil)
+	return c.call(ctx, "tag "+tag+" of "+repo, http.MethodPost, path, in, nil, maxAnswer)
 }
 
 func bytesBody(data []byte) func() (io.ReadCloser, error) {

@@ -234,6 +234,7 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 			// window reset rounded down has passed.
 			d = told + time.Second
 		}
+		report(ctx, Progress{Stage: StageRetry, Retry: err.Error()})
 		if err := pause(ctx, r.op, d, told > 0); err != nil {
 			return nil, err
 		}
@@ -315,21 +316,28 @@ func toldWait(resp *http.Response) time.Duration {
 	return time.Duration(min(max(secs, 0), maxTold)) * time.Second
 }
 
-// progressKey carries a push's Progress to the waits deep in do.
+// progressKey carries a push's Progress to the calls deep in it: the
+// waits and retries of do, the batches of Preupload.
 type progressKey struct{}
+
+// report tells the push that ctx belongs to, if any, of p.
+func report(ctx context.Context, p Progress) {
+	if f, ok := ctx.Value(progressKey{}).(func(Progress)); ok {
+		f(p)
+	}
+}
 
 // pause waits d, or less if ctx ends. A wait the Hub asked for is reported
 // to the push's Progress every second: it is progress the Hub requires, and
 // the activity heartbeats on it.
 func pause(ctx context.Context, op string, d time.Duration, told bool) error {
-	report, _ := ctx.Value(progressKey{}).(func(Progress))
 	end := time.Now().Add(d)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for left := d; left > 0; left = time.Until(end) {
-		if told && report != nil {
+		if told {
 			wait := fmt.Sprintf("%s: the Hub asks to wait, %s left", op, left.Round(time.Second))
-			report(Progress{Stage: StageWait, Wait: wait})
+			report(ctx, Progress{Stage: StageWait, Wait: wait})
 		}
 		select {
 		case <-ctx.Done():
@@ -466,28 +474,14 @@ func errorMessage(resp *http.Response) string {
 	return strings.TrimSpace(string(data))
 }
 
-// maxAnswer bounds what is read of an API answer: the largest the Hub
-// sends are a page of a listing and a revision with its siblings,
-// hundreds of kilobytes.
-const maxAnswer = 16 << 20
-
-// decodeAnswer decodes the JSON answer body into out, reading at most
-// maxAnswer bytes.
-func decodeAnswer(op string, body io.Reader, out any) error {
-	lr := &io.LimitedReader{R: body, N: maxAnswer + 1}
-	if err := json.NewDecoder(lr).Decode(out); err != nil {
-		if lr.N <= 0 {
-			return fmt.Errorf("hub: %s: the answer is over %d MiB, the most read of an answer: "+
-				"refused", op, maxAnswer>>20)
-		}
-		return fmt.Errorf("hub: %s: unreadable answer: %w", op, err)
-	}
-	return nil
-}
-
 // call sends in as JSON (nil: no body) to the Hub's API and decodes the
-// answer into out (nil: discarded).
-func (c *Client) call(ctx context.Context, op, method, path string, in, out any) error {
+// answer, of at most max bytes, into out (nil: discarded).
+func (c *Client) call(
+	ctx context.Context,
+	op, method, path string,
+	in, out any,
+	max int64,
+) error {
 	r := request{
 		op:     op,
 		method: method,
@@ -512,5 +506,5 @@ func (c *Client) call(ctx context.Context, op, method, path string, in, out any)
 		return nil
 	}
 	defer resp.Body.Close()
-	return decodeAnswer(op, resp.Body, out)
+	return decodeAnswer(op, resp.Body, max, out)
 }

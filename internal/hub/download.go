@@ -64,26 +64,41 @@ func ParseURI(s string) (repo, revision string, ok bool, err error) {
 	return repo, revision, true, nil
 }
 
-// maxSmallFile bounds ReadFile: metadata.json is kilobytes.
-const maxSmallFile = 64 << 20
-
-// ReadFile returns file p of repo at revision, refusing more than 64 MiB
-// (the Hub's answer is not trusted to be small).
-func (c *Client) ReadFile(ctx context.Context, repo, revision, p string) ([]byte, error) {
+// ReadFile returns file p of repo at revision, refusing one over max bytes
+// after reading max + 1: the Hub's answer is not trusted to be the size of
+// the document asked for.
+func (c *Client) ReadFile(ctx context.Context, repo, revision, p string, max int64) ([]byte, error) {
 	body, _, err := c.openFile(ctx, repo, revision, p, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer body.Close()
-	data, err := io.ReadAll(io.LimitReader(body, maxSmallFile+1))
-	if err != nil {
+	data, err := readCapped(body, max)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, fmt.Errorf("hub: %s of %s@%s is over %s, the most read of it: "+
+			"it is not a dataset's %s", p, repo, revision, sizeText(max), p)
+	case err != nil:
 		return nil, fmt.Errorf("hub: reading %s of %s@%s: %w", p, repo, revision, err)
 	}
-	if len(data) > maxSmallFile {
-		return nil, fmt.Errorf("hub: %s of %s@%s is over %d MiB; it is not a dataset's %s",
-			p, repo, revision, maxSmallFile>>20, p)
-	}
 	return data, nil
+}
+
+// ReadMetadata returns the metadata.json of repo at revision, as `dataset
+// info` reads it: at most dataset.MaxMetadataBytes, the cap of a local
+// one, and its JSON tokens counted (checkTokens) before it is parsed, so
+// that a hostile one costs a few times that cap in memory, not the tens of
+// times its parsed tree would.
+func (c *Client) ReadMetadata(ctx context.Context, repo, revision string) (dataset.Metadata, error) {
+	data, err := c.ReadFile(ctx, repo, revision, metadataPath, dataset.MaxMetadataBytes)
+	if err != nil {
+		return nil, err
+	}
+	where := URIScheme + repo + "@" + revision
+	if err := checkTokens(data, dataset.MaxMetadataBytes); err != nil {
+		return nil, fmt.Errorf("hub: metadata.json of %s: %w: it is not a dataset's", where, err)
+	}
+	return dataset.ParseMetadata(data, where)
 }
 
 // openFile GETs file p of repo at revision from byte offset, through the

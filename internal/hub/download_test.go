@@ -218,11 +218,11 @@ func TestDownloadRefusesAnExistingOutput(t *testing.T) {
 func TestReadFileAndParseURI(t *testing.T) {
 	f := newFixture(t)
 	f.push(t, hub.Options{Repo: repoID, Tag: "v1"})
-	data, err := reader(t, f.srv, "").ReadFile(context.Background(), repoID, "v1", "metadata.json")
+	data, err := reader(t, f.srv, "").ReadFile(context.Background(), repoID, "v1", "metadata.json", 1<<20)
 	if err != nil || string(data) != `{"format": "whestbench"}` {
 		t.Errorf("metadata.json: %q %v", data, err)
 	}
-	_, err = reader(t, f.srv, "").ReadFile(context.Background(), repoID, "v1", "nope.json")
+	_, err = reader(t, f.srv, "").ReadFile(context.Background(), repoID, "v1", "nope.json", 1<<20)
 	if !errors.Is(err, hub.ErrNotFound) {
 		t.Errorf("a missing file: %v", err)
 	}

@@ -7,3 +7,6 @@ import "net/http/httptest"
 func TrustForTest(c *Client, srv *httptest.Server) {
 	c.http.Transport = srv.Client().Transport
 }
+
+// LFSBatches is lfsBatches, how uploadLFS cuts the objects into batches.
+var LFSBatches = lfsBatches

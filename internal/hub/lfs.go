@@ -44,9 +44,6 @@ func (c *Client) uploadLFS(
 	files []File,
 	progress func(Progress),
 ) (sent, had int, err error) {
-	owner, name, _ := strings.Cut(repo, "/")
-	batchURL := c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) +
-		".git/info/lfs/objects/batch")
 	var objects []File
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -55,77 +52,123 @@ func (c *Client) uploadLFS(
 			objects = append(objects, f)
 		}
 	}
-	for start := 0; start < len(objects); start += batchSize {
-		chunk := objects[start:min(start+batchSize, len(objects))]
-		type obj struct {
-			OID  string `json:"oid"`
-			Size int64  `json:"size"`
-		}
-		in := struct {
-			Operation string   `json:"operation"`
-			Transfers []string `json:"transfers"`
-			Objects   []obj    `json:"objects"`
-			HashAlgo  string   `json:"hash_algo"`
-			Ref       struct {
-				Name string `json:"name"`
-			} `json:"ref"`
-		}{Operation: "upload", Transfers: []string{"basic", "multipart"}, HashAlgo: "sha256"}
-		// The branch's name, as huggingface_hub (lfs.py
-		// post_lfs_batch_info) and @huggingface/hub (commit.ts) send it.
-		in.Ref.Name = revision
-		for _, f := range chunk {
-			in.Objects = append(in.Objects, obj{f.SHA256, f.Size})
-		}
-		body, size, err := jsonBody(in)
+	for _, chunk := range lfsBatches(objects) {
+		transfer, answers, err := c.lfsBatch(ctx, repo, revision, chunk)
 		if err != nil {
 			return sent, had, err
-		}
-		resp, err := c.do(ctx, request{
-			op:          "LFS batch of " + repo,
-			method:      http.MethodPost,
-			url:         batchURL,
-			auth:        true,
-			header:      map[string]string{"Accept": lfsMediaType},
-			contentType: lfsMediaType,
-			size:        size,
-			body:        body,
-		})
-		if err != nil {
-			return sent, had, err
-		}
-		var out struct {
-			Transfer string      `json:"transfer"`
-			Objects  []lfsObject `json:"objects"`
-		}
-		err = decodeAnswer("LFS batch of "+repo, resp.Body, &out)
-		resp.Body.Close()
-		if err != nil {
-			return sent, had, err
-		}
-		byOID := map[string]lfsObject{}
-		for _, o := range out.Objects {
-			byOID[o.OID] = o
 		}
 		for _, f := range chunk {
-			o, ok := byOID[f.SHA256]
+			o := answers[f.SHA256]
 			switch {
-			case !ok:
-				return sent, had, fmt.Errorf("hub: LFS batch of %s: the Hub said nothing of %s "+
-					"(sha256 %s)", repo, f.Path, f.SHA256)
 			case o.Error != nil:
 				return sent, had, statusError("LFS upload of "+f.Path,
 					o.Error.Code, o.Error.Message)
 			case o.Actions == nil || o.Actions.Upload == nil:
 				had++
+				progress(Progress{Stage: StageUpload, File: f.Path, Done: f.Size, Total: f.Size})
 				continue
 			}
-			if err := c.sendObject(ctx, out.Transfer, f, o, progress); err != nil {
+			if err := c.sendObject(ctx, transfer, f, o, progress); err != nil {
 				return sent, had, err
 			}
 			sent++
 		}
 	}
 	return sent, had, nil
+}
+
+// batchBytes bounds the objects one batch asks for, in bytes: the answer
+// lists a presigned URL per part of a multipart object, about a KiB each,
+// so that 8 GiB in the Hub's parts of a few MiB answer in a few MiB, well
+// under maxBatchAnswer. A larger object is a batch alone (S3 takes at most
+// 10,000 parts: 10 MiB of URLs).
+const batchBytes = 8 << 30
+
+// lfsBatches cuts objects into batches of at most batchSize objects and
+// batchBytes bytes, an object larger than that alone.
+func lfsBatches(objects []File) [][]File {
+	var out [][]File
+	var bytes int64
+	for i, f := range objects {
+		n := len(out)
+		if i == 0 || len(out[n-1]) == batchSize || bytes+f.Size > batchBytes {
+			out = append(out, nil)
+			n++
+			bytes = 0
+		}
+		out[n-1] = append(out[n-1], f)
+		bytes += f.Size
+	}
+	return out
+}
+
+// lfsBatch asks the Hub's LFS batch API how to upload objects: the
+// transfer it chose and its answer for each object, by sha256. An answer
+// that leaves an object out is refused.
+func (c *Client) lfsBatch(
+	ctx context.Context,
+	repo, revision string,
+	objects []File,
+) (string, map[string]lfsObject, error) {
+	owner, name, _ := strings.Cut(repo, "/")
+	type obj struct {
+		OID  string `json:"oid"`
+		Size int64  `json:"size"`
+	}
+	in := struct {
+		Operation string   `json:"operation"`
+		Transfers []string `json:"transfers"`
+		Objects   []obj    `json:"objects"`
+		HashAlgo  string   `json:"hash_algo"`
+		Ref       struct {
+			Name string `json:"name"`
+		} `json:"ref"`
+	}{Operation: "upload", Transfers: []string{"basic", "multipart"}, HashAlgo: "sha256"}
+	// The branch's name, as huggingface_hub (lfs.py
+	// post_lfs_batch_info) and @huggingface/hub (commit.ts) send it.
+	in.Ref.Name = revision
+	for _, f := range objects {
+		in.Objects = append(in.Objects, obj{f.SHA256, f.Size})
+	}
+	body, size, err := jsonBody(in)
+	if err != nil {
+		return "", nil, err
+	}
+	op := "LFS batch of " + repo
+	resp, err := c.do(ctx, request{
+		op:     op,
+		method: http.MethodPost,
+		url: c.apiURL("/datasets/" + url.PathEscape(owner) + "/" + url.PathEscape(name) +
+			".git/info/lfs/objects/batch"),
+		auth:        true,
+		header:      map[string]string{"Accept": lfsMediaType},
+		contentType: lfsMediaType,
+		size:        size,
+		body:        body,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	var out struct {
+		Transfer string      `json:"transfer"`
+		Objects  []lfsObject `json:"objects"`
+	}
+	err = decodeAnswer(op, resp.Body, maxBatchAnswer, &out)
+	resp.Body.Close()
+	if err != nil {
+		return "", nil, err
+	}
+	answers := map[string]lfsObject{}
+	for _, o := range out.Objects {
+		answers[o.OID] = o
+	}
+	for _, f := range objects {
+		if _, ok := answers[f.SHA256]; !ok {
+			return "", nil, fmt.Errorf("hub: %s: the Hub said nothing of %s (sha256 %s)",
+				op, f.Path, f.SHA256)
+		}
+	}
+	return out.Transfer, answers, nil
 }
 
 // sendObject uploads one object by the batch's transfer and verifies it.

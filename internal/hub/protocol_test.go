@@ -200,7 +200,7 @@ func TestRedirectsNeverCarryTheTokenElsewhere(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "redirect") {
 			t.Errorf("%s: whoami redirected away: %v, want a refused redirect", c.name, err)
 		}
-		data, err := cl.ReadFile(context.Background(), repoID, "main", "metadata.json")
+		data, err := cl.ReadFile(context.Background(), repoID, "main", "metadata.json", 1<<20)
 		if err != nil || !strings.Contains(string(data), "mallory") {
 			t.Errorf("%s: a download redirected to storage elsewhere: %q %v", c.name, data, err)
 		}
@@ -288,7 +288,7 @@ func TestAnonymous401IsNotFoundOrPrivate(t *testing.T) {
 		}
 	}
 	_, err := reader(t, f.srv, "hf_unknown").
-		ReadFile(context.Background(), repoID, "main", "metadata.json")
+		ReadFile(context.Background(), repoID, "main", "metadata.json", 1<<20)
 	if !errors.Is(err, hub.ErrUnauthorized) {
 		t.Errorf("an unknown token: %v, want the token refused", err)
 	}

@@ -42,15 +42,21 @@ const (
 	// StageWait is a wait the Hub asked for (a rate limit), reported
 	// every second while it lasts.
 	StageWait = "wait"
+	// StageRetry is a request that failed and is tried again (a stall, a
+	// 5xx, a dropped connection): nothing moved, Retry says what failed.
+	StageRetry = "retry"
 )
 
-// Progress is where a push is: a stage and, while uploading, a file's
-// bytes as they are sent (Done goes back when a part is sent again).
+// Progress is where a push is: a stage; while comparing, the files the Hub
+// was asked about so far (Done of Total); while uploading, a file's bytes
+// as they are sent (Done goes back when a part is sent again, and is the
+// file's size for one the Hub has already).
 type Progress struct {
 	Stage       string
 	File        string `json:",omitempty"`
 	Done, Total int64  `json:",omitempty"`
 	Wait        string `json:",omitempty"` // in StageWait: what is waited for, and how long is left
+	Retry       string `json:",omitempty"` // in StageRetry: the failure tried again
 }
 
 // Result is what a push did.
@@ -313,7 +319,7 @@ func (c *Client) commit(
 	var out struct {
 		CommitOID string `json:"commitOid"`
 	}
-	if err := decodeAnswer("commit to "+o.Repo, resp.Body, &out); err != nil {
+	if err := decodeAnswer("commit to "+o.Repo, resp.Body, maxAnswer, &out); err != nil {
 		return "", err
 	}
 	if !isHex(out.CommitOID, 40) {

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +84,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	for k := range s.repos {
 		if strings.EqualFold(k, id) {
-			fail(w, http.StatusConflict, "You already created this dataset repo")
+			// The Hub's 409 names the existing repository's URL, which
+			// huggingface_hub's create_repo(exist_ok=True) returns
+			// (hf_api.py, HfApi.create_repo: RepoUrl(r.json()["url"])).
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(map[string]string{
+				"error": "You already created this dataset repo",
+				"url":   s.URL + "/datasets/" + k,
+			})
 			return
 		}
 	}
@@ -112,21 +122,89 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	reply(w, map[string]string{"url": s.URL + "/datasets/" + id, "name": id, "id": id})
 }
 
+// validateYAML is POST /api/validate-yaml: whether a card's YAML front
+// matter parses, which huggingface_hub's upload_folder asks before it
+// hashes a folder with a README.md (hf_api.py, HfApi._validate_yaml: a
+// JSON answer with "errors" and "warnings" lists, 400 when it does not
+// parse). A token is optional, but one that is sent must be known.
+func (s *Server) validateYAML(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "" {
+		if _, ok := s.caller(w, r); !ok {
+			return
+		}
+	}
+	var in struct {
+		Content  string `json:"content"`
+		RepoType string `json:"repoType"`
+	}
+	if !decode(w, r, "application/json", &in) {
+		return
+	}
+	type message struct {
+		Message string `json:"message"`
+	}
+	errs, warnings := []message{}, []message{}
+	front, ok := frontMatter(in.Content)
+	var meta map[string]any
+	switch {
+	case !ok:
+		warnings = append(warnings, message{"empty or missing yaml metadata in repo card"})
+	case yaml.Unmarshal([]byte(front), &meta) != nil:
+		errs = append(errs, message{"the card's YAML front matter does not parse"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if len(errs) > 0 {
+		w.WriteHeader(http.StatusBadRequest)
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"errors": errs, "warnings": warnings})
+}
+
+// frontMatter is the YAML between a card's opening "---" line and the next.
+func frontMatter(card string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.ReplaceAll(card, "\r\n", "\n"), "---\n")
+	if !ok {
+		return "", false
+	}
+	front, _, ok := strings.Cut(rest, "\n---")
+	return front, ok && strings.TrimSpace(front) != ""
+}
+
 // info is GET /api/datasets/{repo} and …/revision/{rev} (HEAD: the
 // default branch): the commit sha and the files it holds as "siblings",
 // which TruncateSiblings shortens as the Hub does for large repositories.
+// With blobs=true each sibling also has its size, git blob id and LFS
+// object, as huggingface_hub's dataset_info(files_metadata=True) asks and
+// reads them (hf_api.py, HfApi.dataset_info and DatasetInfo: blobId, size,
+// lfs with sha256, size and pointerSize).
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	blobs, okB := boolParam(r.URL.Query(), "blobs")
+	if !okB {
+		fail(w, http.StatusBadRequest, "blobs is true or false")
+		return
+	}
 	rp, c, ok := s.readAt(w, r)
 	if !ok {
 		return
 	}
 	defer s.mu.Unlock()
-	siblings := []map[string]string{}
+	siblings := []map[string]any{}
 	for _, p := range slices.Sorted(maps.Keys(c.Files)) {
 		if s.siblings >= 0 && len(siblings) >= s.siblings {
 			break
 		}
-		siblings = append(siblings, map[string]string{"rfilename": p})
+		sibling := map[string]any{"rfilename": p}
+		if blobs {
+			d := describe(rp, p, c.Files[p])
+			sibling["size"], sibling["blobId"] = d["size"], d["oid"]
+			if l, ok := d["lfs"].(map[string]any); ok {
+				sibling["lfs"] = map[string]any{
+					"sha256":      l["oid"],
+					"size":        l["size"],
+					"pointerSize": l["pointerSize"],
+				}
+			}
+		}
+		siblings = append(siblings, sibling)
 	}
 	reply(w, map[string]any{
 		"_id":          rp.id,
@@ -176,7 +254,8 @@ func validPath(p string) bool {
 }
 
 // preupload is POST /api/datasets/{repo}/preupload/{rev}: each file's
-// upload mode, from its path, size and first 512 bytes. A .gitattributes
+// upload mode, from its path, size and first 512 bytes, and the oid of the
+// file of that path the branch holds (remoteOID). A .gitattributes
 // the commit brings (gitAttributes, sent by @huggingface/hub) counts with
 // the branch's; gitIgnore (huggingface_hub) is taken and not applied.
 func (s *Server) preupload(w http.ResponseWriter, r *http.Request) {
@@ -196,6 +275,7 @@ func (s *Server) preupload(w http.ResponseWriter, r *http.Request) {
 		Path         string `json:"path"`
 		UploadMode   string `json:"uploadMode"`
 		ShouldIgnore bool   `json:"shouldIgnore"`
+		OID          string `json:"oid,omitempty"`
 	}
 	rp, ok := s.repoFor(w, r, r.PathValue("owner"), r.PathValue("name"), true)
 	if !ok {
@@ -228,9 +308,26 @@ func (s *Server) preupload(w http.ResponseWriter, r *http.Request) {
 		if isLFS(rules, f.Path, *f.Size, sample) {
 			mode = "lfs"
 		}
-		out = append(out, fileOut{f.Path, mode, false})
+		out = append(out, fileOut{f.Path, mode, false, remoteOID(rp, rp.commits[head], f.Path)})
 	}
 	reply(w, map[string]any{"files": out, "commitOid": head})
+}
+
+// remoteOID is what preupload says of a file the branch holds already: an
+// LFS file's sha256, a regular file's git blob sha1 ("" for none).
+// huggingface_hub compares it with the file it would send and leaves an
+// unchanged one out of the commit, making none when nothing changed
+// (_commit_api.py, _fetch_upload_modes and CommitOperationAdd._local_oid;
+// hf_api.py, HfApi.create_commit).
+func remoteOID(rp *repo, c *Commit, p string) string {
+	e, ok := c.Files[p]
+	switch {
+	case !ok:
+		return ""
+	case e.LFS:
+		return e.OID
+	}
+	return gitBlob(e.Data)
 }
 
 // strictLine decodes one NDJSON value with no unknown fields.

@@ -2,8 +2,8 @@
 // API for tests: no Hub is reachable from the test machines. It is ours,
 // not the Hub's: it implements the endpoints that package hub and the
 // official clients (huggingface_hub, @huggingface/hub) call, the way the
-// Hub answers them, and the official JavaScript client is run against it
-// (internal/hub/hubjs) to judge it. It is strict where a lenient fake would
+// Hub answers them, and both official clients are run against it
+// (internal/hub/hubjs, internal/hub/hubpy) to judge it. It is strict where a lenient fake would
 // hide bugs: every API call needs a token (401 without, 403 for a read
 // token or another user's namespace), bodies must have the right content
 // type and no unknown fields, LFS uploads must match their oid and size,
@@ -79,6 +79,7 @@ type Server struct {
 	limits          map[string]time.Time
 	limited         map[string]int
 	ranges          map[string][]string
+	offered         [][]string // the transfers of each LFS batch request
 	tokensAtStorage int
 	closed          chan struct{} // ends stalls and hangs when the test ends
 	onCommit        func()
@@ -203,6 +204,15 @@ func (s *Server) Ranges(route string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.ranges[route])
+}
+
+// Offered is the transfers each LFS batch request offered, in order. The
+// stand-in serves basic and multipart only and answers an offer of xet with
+// one of them, as the Hub does for a repository without Xet storage.
+func (s *Server) Offered() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.offered)
 }
 
 // TokensAtStorage is how many requests brought a token to the storage on
@@ -363,6 +373,7 @@ func (s *Server) routes() http.Handler {
 	}
 	handle("GET /api/whoami-v2", "whoami", s.whoami)
 	handle("POST /api/repos/create", "create", s.create)
+	handle("POST /api/validate-yaml", "validate-yaml", s.validateYAML)
 	handle("GET /api/datasets/{owner}/{name}", "info", s.info)
 	handle("GET /api/datasets/{owner}/{name}/revision/{rev}", "revision", s.info)
 	handle("GET /api/datasets/{owner}/{name}/tree/{rev}", "tree", s.tree)

@@ -39,6 +39,9 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, "application/vnd.git-lfs+json", &in) {
 		return
 	}
+	s.mu.Lock()
+	s.offered = append(s.offered, in.Transfers)
+	s.mu.Unlock()
 	switch {
 	case in.Operation != "upload":
 		fail(w, http.StatusBadRequest, "operation %q: this stand-in takes upload", in.Operation)
@@ -259,7 +262,13 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 		OID  string `json:"oid"`
 		Size int64  `json:"size"`
 	}
-	if !decode(w, r, "application/vnd.git-lfs+json", &in) {
+	// git-lfs's media type, or plain JSON: huggingface_hub posts the
+	// verification with json= (lfs.py, lfs_upload), as application/json.
+	want := "application/vnd.git-lfs+json"
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		want = "application/json"
+	}
+	if !decode(w, r, want, &in) {
 		return
 	}
 	rp, ok := s.repoFor(w, r, r.PathValue("owner"), r.PathValue("name"), true)
