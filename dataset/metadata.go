@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // Metadata is a dataset's metadata.json document. It is an alias, not a new
@@ -146,9 +147,9 @@ func isoUTC(t time.Time) string {
 
 // MaxMetadataBytes bounds a metadata.json that is read. whestbake's are a few
 // KiB: whestbench's keys, one block per split and hardware fingerprints grouped
-// by device, a handful even for a fleet. 4 MiB is a thousand times that, while
-// a hostile file costs a reader a few times the limit in memory (a 312 MB one
-// took 1 GB).
+// by device, a handful even for a fleet. 4 MiB is a thousand times that, and
+// its tokens are counted against it before it is parsed (ParseMetadata), so a
+// hostile file costs a reader a few times the limit in memory.
 const MaxMetadataBytes = 4 << 20
 
 // ReadMetadata reads and parses <dir>/metadata.json without validating it.
@@ -177,8 +178,13 @@ func ReadMetadata(dir string) (Metadata, error) {
 }
 
 // ParseMetadata decodes metadata.json's content, read from where (named in
-// errors), without validating it.
+// errors), without validating it: a document of more JSON tokens than one of
+// MaxMetadataBytes could honestly hold is refused before it is decoded.
 func ParseMetadata(data []byte, where string) (Metadata, error) {
+	if err := readlimit.JSONTokens(data, MaxMetadataBytes); err != nil {
+		return nil, invalidf("metadata.json at %s: %v: it is damaged or not a dataset's",
+			where, err)
+	}
 	v, err := pyjson.Loads(data)
 	if err != nil {
 		return nil, invalidf("metadata.json at %s is not valid JSON: %v", where, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +240,27 @@ func TestReadMetadataIsBounded(t *testing.T) {
 	}
 	if _, err := ReadMetadata(dir); err != nil {
 		t.Errorf("metadata.json of exactly MaxMetadataBytes: %v", err)
+	}
+}
+
+// A metadata.json under the cap but made of empty objects would decode to a
+// tree tens of times its size (about 60 times, 240 MB, for this one): its
+// tokens are counted against the cap first, so it is refused, naming the
+// file, having allocated a few times the file's own size in all.
+func TestReadMetadataBoundsTheTreeNotOnlyTheBytes(t *testing.T) {
+	dir := t.TempDir()
+	body := []byte(`{"a": [` + strings.Repeat("{},", MaxMetadataBytes/3-10) + `{}]}`)
+	if err := os.WriteFile(filepath.Join(dir, MetadataFile), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	_, err := ReadMetadata(dir)
+	runtime.ReadMemStats(&ms)
+	schematest.WantErr[*InvalidDatasetError](t, err,
+		filepath.Join(dir, MetadataFile), "JSON tokens")
+	if spent := ms.TotalAlloc - before; spent > 4*MaxMetadataBytes {
+		t.Errorf("refusing a metadata.json of %d bytes allocated %d bytes", len(body), spent)
 	}
 }

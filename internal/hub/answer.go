@@ -1,20 +1,18 @@
 package hub
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // What is read of the Hub's answers, a document each: a cap that fits the
-// document, and at most one JSON token per tokenBytes of that cap. The Hub
-// is not trusted to send what it should, and a cap on bytes alone lets the
-// document's shape choose what decoding it costs: empty objects decode to
-// structs tens of times their size (a 40 MB metadata.json of "{}"s took
-// 2 GB). Counted first, on the bytes read, the tokens bound what decoding
-// builds to a few times the cap.
+// document, and at most one JSON token per readlimit.TokenBytes of that
+// cap. The Hub is not trusted to send what it should, and a cap on bytes
+// alone lets the document's shape choose what decoding it costs.
 const (
 	// maxAnswer bounds the small answers: whoami, a preupload of at most
 	// batchSize files, a commit, a tag, an error to a creation.
@@ -30,15 +28,10 @@ const (
 	// maxBatchAnswer bounds an LFS batch answer: batchSize objects with
 	// their presigned URLs, a multipart one's a URL per part.
 	maxBatchAnswer = 16 << 20
-	// tokenBytes is how many bytes of a cap allow one JSON token (a key,
-	// a value, an opening bracket): the Hub's documents spend 10 to 30
-	// bytes on a token and stay far below their caps, a hostile one of
-	// "{}"s spends 3.
-	tokenBytes = 32
 )
 
 // decodeAnswer decodes the JSON answer body into out: read up to max bytes,
-// its tokens counted (checkTokens), then decoded.
+// its tokens counted (readlimit.JSONTokens), then decoded.
 func decodeAnswer(op string, body io.Reader, max int64, out any) error {
 	data, err := readCapped(body, max)
 	switch {
@@ -48,7 +41,7 @@ func decodeAnswer(op string, body io.Reader, max int64, out any) error {
 	case err != nil:
 		return fmt.Errorf("hub: %s: %w", op, err)
 	}
-	if err := checkTokens(data, max); err != nil {
+	if err := readlimit.JSONTokens(data, max); err != nil {
 		return fmt.Errorf("hub: %s: %w: refused", op, err)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
@@ -71,29 +64,6 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	return data, nil
-}
-
-// checkTokens refuses a JSON document of more than max/tokenBytes tokens
-// (keys, values and opening brackets), read a token at a time: memory is
-// the decoder's window, not the document's tree. Malformed JSON passes
-// here and fails where it is decoded.
-func checkTokens(data []byte, max int64) error {
-	limit := max / tokenBytes
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	for n := int64(0); ; {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			continue
-		}
-		if n++; n > limit {
-			return fmt.Errorf("it holds over %d JSON tokens, more than any such document "+
-				"of at most %s (one per %d bytes)", limit, sizeText(max), tokenBytes)
-		}
-	}
 }
 
 // sizeText is n bytes in MiB or KiB, as the caps are written.

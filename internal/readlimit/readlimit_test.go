@@ -68,3 +68,27 @@ func TestSizeSpellsTheCap(t *testing.T) {
 		}
 	}
 }
+
+// A document's tokens are bounded by the cap it was read under, one per
+// TokenBytes: real documents pass, a cap's worth of empty objects does not,
+// and closing brackets do not count.
+func TestJSONTokensBoundsATreeByItsCap(t *testing.T) {
+	const limit = 64 * readlimit.TokenBytes // 64 tokens
+	ok := []byte(`{"a": [1, 2, 3], "b": {"c": "d"}}`)
+	if err := readlimit.JSONTokens(ok, limit); err != nil {
+		t.Errorf("a small object: %v", err)
+	}
+	atLimit := []byte("[" + strings.Repeat("{},", 62) + "{}]") // 1 + 63 opening brackets
+	if err := readlimit.JSONTokens(atLimit, limit); err != nil {
+		t.Errorf("64 tokens: %v", err)
+	}
+	over := []byte("[" + strings.Repeat("{},", 63) + "{}]")
+	err := readlimit.JSONTokens(over, limit)
+	if err == nil || !strings.Contains(err.Error(), "over 64 JSON tokens") ||
+		!strings.Contains(err.Error(), "2 KiB") {
+		t.Errorf("65 tokens: %v, want a refusal naming 64 tokens and the 2 KiB cap", err)
+	}
+	if err := readlimit.JSONTokens([]byte(`{"a": `), limit); err != nil {
+		t.Errorf("malformed JSON is the decoder's to refuse, got %v", err)
+	}
+}

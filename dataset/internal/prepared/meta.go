@@ -13,6 +13,7 @@ import (
 
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 	"github.com/whestbake/whestbake/dataset/internal/schema"
+	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
 // ShardName is the name save_to_disk gives shard i of n
@@ -79,6 +80,9 @@ func (c *SplitCheck) readJSON(file string) (*pyjson.Object, error) {
 			"(and the most this check reads) of it", maxJSONBytes>>10)
 	case !utf8.Valid(data):
 		return nil, c.repairf(file, "is not UTF-8, which load_from_disk reads it as")
+	}
+	if err := readlimit.JSONTokens(data, maxJSONBytes); err != nil {
+		return nil, c.repairf(file, "%v", err)
 	}
 	v, err := pyjson.Loads(data)
 	if err != nil {
