@@ -43,7 +43,7 @@ func Foreign(dir string, splits []string) ([]string, error) {
 			return len(foreign) < maxForeignListed
 		}
 		err := eachEntry(filepath.Join(root, e.Name()), func(f fs.DirEntry) bool {
-			if !isSaveToDiskFile(f.Name()) || !f.Type().IsRegular() {
+			if !IsSplitFile(f.Name()) || !f.Type().IsRegular() {
 				foreign = append(foreign, rel+"/"+f.Name())
 			}
 			return len(foreign) < maxForeignListed
@@ -54,13 +54,6 @@ func Foreign(dir string, splits []string) ([]string, error) {
 		return len(foreign) < maxForeignListed
 	})
 	return foreign, err
-}
-
-// isSaveToDiskFile reports whether name is one of the files
-// Dataset.save_to_disk writes in a dataset's folder
-// (datasets/arrow_dataset.py): state.json, dataset_info.json, a shard.
-func isSaveToDiskFile(name string) bool {
-	return name == StateFile || name == InfoFile || IsShardName(name)
 }
 
 // eachEntry calls f on dir's entries, a batch at a time, until f returns

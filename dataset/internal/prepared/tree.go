@@ -10,8 +10,6 @@
 package prepared
 
 import (
-	"regexp"
-
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 	"github.com/whestbake/whestbake/dataset/internal/schema"
 	"github.com/whestbake/whestbake/internal/shards"
@@ -71,13 +69,10 @@ func Paths(splits []Split) ([]string, error) {
 	return out, nil
 }
 
-// shardRE is save_to_disk's shard names (data-{index:05d}-of-{count:05d}.arrow).
-var shardRE = regexp.MustCompile(`^data-[0-9]{5}-of-[0-9]{5}\.arrow$`)
-
 // IsSplitFile reports whether name is a file save_to_disk writes in a
-// split's folder: its two JSON files, or a data-NNNNN-of-MMMMM.arrow shard.
+// split's folder: its two JSON files, or a shard (IsShardName).
 func IsSplitFile(name string) bool {
-	return name == InfoFile || name == StateFile || shardRE.MatchString(name)
+	return name == InfoFile || name == StateFile || IsShardName(name)
 }
 
 // SplitsBlock is the metadata's prepared_splits block for splits names,
