@@ -15,19 +15,19 @@ import (
 // fixture datasets, the philox bake is sliced, merged and compared with an
 // unsliced bake. A change of values needs a new algorithm version, not a new
 // hash; a deliberate change of the file format updates the hashes in the
-// commit that makes it, saying why (last: the footer made Arrow's, with
-// dictionary-encoded scalar columns; values unchanged).
+// commit that makes it, saying why (last: sampling_budget_breakdown's note
+// says its times are 0, as they are; values unchanged).
 var goldenParquet = map[string]string{
-	"mc/data/holdout-00000-of-00001.parquet":       "661210e00b25f881f9377fb999fada5254b22b073f22ab9db281cebac5d4c3a2",
-	"mc/data/public-00000-of-00001.parquet":        "504f128219db8c0b2290a274c9afcb51915a14aebd9af0e0cbd6b97055677f4a",
-	"ms/data/holdout-00000-of-00001.parquet":       "cea4843fffb9026df00859003fc57e5ac6626922c20286b3e796cfea353c806d",
-	"ms/data/public-00000-of-00001.parquet":        "068e6c7650731d6d36b03d77d7fc37ca74678455ae3926d3b87a29dce08e6093",
-	"ss-public/data/public-00000-of-00001.parquet": "89a18954e9ce42b0a1436361e0bd94a24ddd9c37f9bc4536cab0ce8617b53e61",
-	"px-p0/data/public-00000-of-00001.parquet":     "ea66020d471d0a31c50bd2b1c31e22da86b2e3d6388e2ee2e58eccb53238dcfd",
-	"px-p1/data/public-00000-of-00001.parquet":     "7a2ad6f76c6030868633ee01232ea066bc019e6183d9faead3ae9493b0aa5980",
-	"px-p2/data/public-00000-of-00001.parquet":     "d3f2fca53f7584f32d46e9d29962ab9717040a4dabd09f0f3210d14b59fdc17e",
-	"px-public/data/public-00000-of-00001.parquet": "24623af5f7ba54676b3fed3b1b38469e65f71ce8f8964ff0779796d7ce65e42f",
-	"px-whole/data/public-00000-of-00001.parquet":  "24623af5f7ba54676b3fed3b1b38469e65f71ce8f8964ff0779796d7ce65e42f",
+	"mc/data/holdout-00000-of-00001.parquet":       "f7dceafe084759c79b484e3cf6cf0b0ad427443f77ef7b3a1194addf26744313",
+	"mc/data/public-00000-of-00001.parquet":        "5a00548e5c797e9484b01bc811ef444dd556f516b2e5699ac86d783cf814bb81",
+	"ms/data/holdout-00000-of-00001.parquet":       "3529f8a158bdc77687031dc81d19a33ef446266038092f75de288e4884530746",
+	"ms/data/public-00000-of-00001.parquet":        "d8ab7cc8837b6408122977a9da9463afbb211a20853d238ee6e3c9f3fdbc2516",
+	"ss-public/data/public-00000-of-00001.parquet": "004a2740091ab10e8ce2c244016488a7b4a6504e4c4210d2a819c014295118e4",
+	"px-p0/data/public-00000-of-00001.parquet":     "5af76d5301f6f9d82740df03267cace431d8602c379808699c42a91daadbe39b",
+	"px-p1/data/public-00000-of-00001.parquet":     "cd05acd1d6c48122813887a70b66145acc75cf3751742ebde0e286cdd7a5e9b9",
+	"px-p2/data/public-00000-of-00001.parquet":     "502eac83be7151a709851b921897b0571219386d59ff3dce3f7886380797c9ed",
+	"px-public/data/public-00000-of-00001.parquet": "93625674cfc4155c3c959a90db062ff900c7fca84f37c8129366b9e32be10f49",
+	"px-whole/data/public-00000-of-00001.parquet":  "93625674cfc4155c3c959a90db062ff900c7fca84f37c8129366b9e32be10f49",
 }
 
 // goldenReport holds the sha256 of the report pages of the combined
@@ -45,17 +45,17 @@ var goldenReport = map[string]string{
 // stream, dataset_info.json, state.json, whose fingerprint is the stream's
 // hash). Like the parquet files they carry no timestamp; a deliberate change
 // of their format updates them in the commit that makes it, saying why
-// (first: the prepared tree, new).
+// (last: the rows' sampling_budget_breakdown note, as above).
 var goldenPrepared = map[string]string{
-	"mc/prepared/public/data-00000-of-00001.arrow":  "fff28493ea17cecadb15f7c73e9c27e5285bc91b0b3f390976c3cb251c4e5bfb",
+	"mc/prepared/public/data-00000-of-00001.arrow":  "d7441621c52df2406cdc5428a25a20884c10bfb1d5d5e347c619fd4b5a3a893e",
 	"mc/prepared/public/dataset_info.json":          "8d0ce6fbc4dc8d3d69fcb668901ecea984bb846205d1b7f2238f2da1c2987af0",
-	"mc/prepared/public/state.json":                 "7fafe763ff20382e771cfa7d8989a5dbb0b8e34dc94cd81c43e1310d8c5d17bc",
-	"mc/prepared/holdout/data-00000-of-00001.arrow": "5566e5bb1729990cca0bd2d687c24c5a6a243f778690d5dc8b6e384b7f757637",
-	"mc/prepared/holdout/state.json":                "9c82f635250d9882a3e8d28203dafb8b0efb5a8fbc0487319aa38237780740e1",
-	"ms/prepared/public/data-00000-of-00001.arrow":  "018fb81b59c86a35fc9df0c8f6f15589af01acc5198770b27913d070aa2e00c7",
+	"mc/prepared/public/state.json":                 "4b7f9435d4bde78663eac7c51d6fb57447a9f877102416402f576f0229dabab8",
+	"mc/prepared/holdout/data-00000-of-00001.arrow": "a818fd515c787ab84d14cc823994e242371daa2ce7224f24acf23786396c9d78",
+	"mc/prepared/holdout/state.json":                "6b203bee051e0e0a7eae5d44b4d1e053a4f4218a23c45853c45dc874791b9d8d",
+	"ms/prepared/public/data-00000-of-00001.arrow":  "d66af0f13ae30af531d384a9a347bacbcdea0038d68fb4f931002ee10445354b",
 	"ms/prepared/public/dataset_info.json":          "8d20713a0e343f5982f8106295e9757218d9bf9a65b09bf935a32a57cc13352c",
-	"ms/prepared/holdout/data-00000-of-00001.arrow": "b876a4729d5c7a26910d3b773e59414fd1cfb0a1f113f1914904a25cf8b53068",
-	"ms/prepared/holdout/state.json":                "61a6c2789363005b3934c2706a5a3724dfb74def76e96eae1937c2b88efcc7b8",
+	"ms/prepared/holdout/data-00000-of-00001.arrow": "9037e62d462ea21ecf77a9118e953328667e6ab39f2694a1504b1764886c29e3",
+	"ms/prepared/holdout/state.json":                "44b9cf91edbd6484487f9c628bd513282cb16b0997c978cab3802e462ae96c58",
 }
 
 func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {
