@@ -15,14 +15,15 @@ import (
 // fixture datasets, the philox bake is sliced, merged and compared with an
 // unsliced bake. A change of values needs a new algorithm version, not a new
 // hash; a deliberate change of the file format updates the hashes in the
-// commit that makes it, saying why (last: sampling_budget_breakdown's note
-// says its times are 0, as they are; values unchanged).
+// commit that makes it, saying why (last: the numpy rows'
+// sampling_budget_breakdown records whestbench's CPU flop_budget, 10^15;
+// values unchanged).
 var goldenParquet = map[string]string{
-	"mc/data/holdout-00000-of-00001.parquet":       "f7dceafe084759c79b484e3cf6cf0b0ad427443f77ef7b3a1194addf26744313",
-	"mc/data/public-00000-of-00001.parquet":        "5a00548e5c797e9484b01bc811ef444dd556f516b2e5699ac86d783cf814bb81",
-	"ms/data/holdout-00000-of-00001.parquet":       "3529f8a158bdc77687031dc81d19a33ef446266038092f75de288e4884530746",
-	"ms/data/public-00000-of-00001.parquet":        "d8ab7cc8837b6408122977a9da9463afbb211a20853d238ee6e3c9f3fdbc2516",
-	"ss-public/data/public-00000-of-00001.parquet": "004a2740091ab10e8ce2c244016488a7b4a6504e4c4210d2a819c014295118e4",
+	"mc/data/holdout-00000-of-00001.parquet":       "e92bd099a6b0f3872509a361670215bfa426f460fc84f992d9ca05fa0365426d",
+	"mc/data/public-00000-of-00001.parquet":        "1d114ab892952c8950f1e984e0fb9fb36f9fa2955134f1c1f3541f3ba5da1ef2",
+	"ms/data/holdout-00000-of-00001.parquet":       "a8737c64e50b2dcfb672f69dc80a28c10e150059c1e3f71495a0c51b84963de6",
+	"ms/data/public-00000-of-00001.parquet":        "bf9af1b1d9c2f6807166c8f775bb7474bbe55dd88ff397ef97c0977c1f65b4de",
+	"ss-public/data/public-00000-of-00001.parquet": "e50a54a2616b4900a9504c4765d208162c3e2de020e1ba67224ec8f123f5cf6c",
 	"px-p0/data/public-00000-of-00001.parquet":     "5af76d5301f6f9d82740df03267cace431d8602c379808699c42a91daadbe39b",
 	"px-p1/data/public-00000-of-00001.parquet":     "cd05acd1d6c48122813887a70b66145acc75cf3751742ebde0e286cdd7a5e9b9",
 	"px-p2/data/public-00000-of-00001.parquet":     "502eac83be7151a709851b921897b0571219386d59ff3dce3f7886380797c9ed",
@@ -45,17 +46,17 @@ var goldenReport = map[string]string{
 // stream, dataset_info.json, state.json, whose fingerprint is the stream's
 // hash). Like the parquet files they carry no timestamp; a deliberate change
 // of their format updates them in the commit that makes it, saying why
-// (last: the rows' sampling_budget_breakdown note, as above).
+// (last: the numpy rows' sampling_budget_breakdown, as above).
 var goldenPrepared = map[string]string{
-	"mc/prepared/public/data-00000-of-00001.arrow":  "d7441621c52df2406cdc5428a25a20884c10bfb1d5d5e347c619fd4b5a3a893e",
+	"mc/prepared/public/data-00000-of-00001.arrow":  "0a8181712510bb6b766a8c93979384dad26d9ee022b2b2f6b6b3770287488fba",
 	"mc/prepared/public/dataset_info.json":          "8d0ce6fbc4dc8d3d69fcb668901ecea984bb846205d1b7f2238f2da1c2987af0",
-	"mc/prepared/public/state.json":                 "4b7f9435d4bde78663eac7c51d6fb57447a9f877102416402f576f0229dabab8",
-	"mc/prepared/holdout/data-00000-of-00001.arrow": "a818fd515c787ab84d14cc823994e242371daa2ce7224f24acf23786396c9d78",
-	"mc/prepared/holdout/state.json":                "6b203bee051e0e0a7eae5d44b4d1e053a4f4218a23c45853c45dc874791b9d8d",
-	"ms/prepared/public/data-00000-of-00001.arrow":  "d66af0f13ae30af531d384a9a347bacbcdea0038d68fb4f931002ee10445354b",
+	"mc/prepared/public/state.json":                 "472e703ab72ddef77f06814fc98d7fb6fe488ebfdc24b43055d83d5c16abb315",
+	"mc/prepared/holdout/data-00000-of-00001.arrow": "88c3d5ca321ef37465d5a73c588c1920473e54dd8e40e57eb01dc85c5a8b8d22",
+	"mc/prepared/holdout/state.json":                "ee0c439e2d5704e45892bae0c643de35d53919ec7be8f8238a42a7d144471aa3",
+	"ms/prepared/public/data-00000-of-00001.arrow":  "b3d23f56f65e53d5f8c63a7a6ef7222315813ea295706ba182868af5fd49756d",
 	"ms/prepared/public/dataset_info.json":          "8d20713a0e343f5982f8106295e9757218d9bf9a65b09bf935a32a57cc13352c",
-	"ms/prepared/holdout/data-00000-of-00001.arrow": "9037e62d462ea21ecf77a9118e953328667e6ab39f2694a1504b1764886c29e3",
-	"ms/prepared/holdout/state.json":                "44b9cf91edbd6484487f9c628bd513282cb16b0997c978cab3802e462ae96c58",
+	"ms/prepared/holdout/data-00000-of-00001.arrow": "7a8892a7cc5d572ca5a049614616b00f1cb105a5c8ff87fd779d2ca73c14fcee",
+	"ms/prepared/holdout/state.json":                "4402693495756e5f7230504770ee107e297e73739bf80098faf2aee886958f53",
 }
 
 func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {
