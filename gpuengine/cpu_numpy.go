@@ -45,7 +45,7 @@ func bakeNumpy(
 	chunk := NumpyChunk(w)
 	x := make([]float32, chunk*w)
 	y := make([]float32, chunk*w)
-	part := make([]float64, w)
+	sum := columnSums(w, chunk)
 	for done < spec.NSamples {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -53,15 +53,13 @@ func bakeNumpy(
 		n := int(min(int64(chunk), spec.NSamples-done))
 		gen.FillStandardNormalF32(x[:n*w])
 		forwardLayers(spec, job.Threads, job.Weights, x, y, n, mode, func(l int, act []float32) {
-			clear(part)
-			cpukernel.AddColumnSums(part, act, n, w)
+			part := sum(act, n, false)
 			sums := layerSums[l*w : (l+1)*w]
 			for j := range sums {
 				sums[j] += part[j]
 			}
 			if l == d-1 {
-				clear(part)
-				cpukernel.AddColumnSquares(part, act, n, w)
+				part = sum(act, n, true)
 				for j := range sumSq {
 					sumSq[j] += part[j]
 				}
@@ -80,4 +78,37 @@ func bakeNumpy(
 		}
 	}
 	return finish(layerSums, sumSq, spec.NSamples, w), nil
+}
+
+// columnSums returns the chunk's float64 column sums (of the squares when
+// squares is set) as numpy's sum(axis=0) computes them on an (n, w) array:
+// each column in row order for w ≥ 2, where the reduced axis is the outer
+// loop; for w = 1 the column is one contiguous run, which numpy reduces
+// with its pairwise summation (loops_utils.h.src). The returned slice is
+// reused by the next call.
+func columnSums(w, chunk int) func(act []float32, n int, squares bool) []float64 {
+	part := make([]float64, w)
+	var run []float64
+	if w == 1 {
+		run = make([]float64, chunk)
+	}
+	return func(act []float32, n int, squares bool) []float64 {
+		if w == 1 {
+			for i, v := range act[:n] {
+				run[i] = float64(v)
+				if squares {
+					run[i] *= run[i]
+				}
+			}
+			part[0] = pairwiseSum(run[:n])
+			return part
+		}
+		clear(part)
+		if squares {
+			cpukernel.AddColumnSquares(part, act, n, w)
+		} else {
+			cpukernel.AddColumnSums(part, act, n, w)
+		}
+		return part
+	}
 }

@@ -1,6 +1,7 @@
 // Package gpuengine defines the engine interface every bake runs through and the
 // CPU engines behind it: the `numpy` sampler (whestbench's CPU backend, bit for
-// bit) and the `philox` sampler's CPU twin (bit-identical to the CUDA engine).
+// bit where numpy's BLAS sums alike: docs/NUMPY.md) and the `philox` sampler's
+// CPU twin (bit-identical to the CUDA engine).
 // The default build has no cgo; the CUDA engine lives behind the `cuda` tag.
 package gpuengine
 

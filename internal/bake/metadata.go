@@ -51,14 +51,21 @@ func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
 	})
 }
 
+// numpyFlopBudget is the budget whestbench's CPU bake samples each MLP
+// under (dataset.py create_dataset: flops.BudgetContext(flop_budget=int(1e15))),
+// which its rows record as flop_budget.
+const numpyFlopBudget = 1_000_000_000_000_000
+
 // Breakdown is the row's sampling_budget_breakdown: whestbench's closed-form
 // FLOP model for the sampler's chunking. Timings are left at zero so a row is a
 // pure function of its seed and shape (slices and re-bakes are byte-identical);
-// wall times are reported by the CLI instead.
+// wall times are reported by the CLI instead. A numpy row records the budget
+// of whestbench's CPU bake, a philox row none (flop_budget = flops_used), as
+// whestbench's torch backend does.
 func Breakdown(spec bakeapi.Spec) string {
-	chunk := gpuengine.PhiloxTile
 	if spec.Sampler == bakeapi.SamplerNumpy {
-		chunk = gpuengine.NumpyChunk(spec.Width)
+		return dataset.Breakdown(spec.Width, spec.Depth, spec.NSamples,
+			gpuengine.NumpyChunk(spec.Width), 0, dataset.FlopBudget(numpyFlopBudget))
 	}
-	return dataset.Breakdown(spec.Width, spec.Depth, spec.NSamples, chunk, 0)
+	return dataset.Breakdown(spec.Width, spec.Depth, spec.NSamples, gpuengine.PhiloxTile, 0)
 }

@@ -4,15 +4,18 @@
 For one random float32 product x (M x K) @ w (K x K), computed by numpy on
 the OpenBLAS kernel and thread count set in the environment
 (OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS), counts the outputs that differ
-from each candidate order, all with one correctly rounded binary32 fused
-multiply-add per term:
+from each candidate order, all but muladd with one correctly rounded
+binary32 fused multiply-add per term:
 
   sequential      acc = 0; for k in 0..K-1: acc = fma(x[k], w[k][j], acc)
                   (whestbake's --dot-product fma)
+  muladd          acc = 0; for k in 0..K-1: acc = acc + float32(x[k]*w[k][j])
+                  (whestbake's --dot-product muladd)
   blocked Q/R     the k range cut as OpenBLAS's level-3 driver cuts it:
                   blocks of Q while 2Q or more remain, then the rest in two
                   halves, the first half rounded up to a multiple of R; each
-                  block a sequential chain from 0, the blocks' sums added in
+                  block a sequential chain from 0 (of fused multiply-adds,
+                  or of muladd's roundings), the blocks' sums added in
                   order, each addition rounded
   lanes16         16 chains, chain l over k = l mod 16, combined pairwise
                   ((c0+c1)+(c2+c3))+... (what the small-matrix kernel does for
@@ -21,10 +24,10 @@ multiply-add per term:
                   added to the running result (gemv, M = 1)
 
 Usage: OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 \\
-         python3 openblas_order.py M K [Q]
-Prints one line per candidate; docs/NUMPY.md lists what it printed.
+         .pyjudge/bin/python openblas_order.py M K [Q]
+Prints the kernel and thread count threadpoolctl reports, then one line per
+candidate; docs/NUMPY.md lists what it printed.
 """
-import ctypes
 import sys
 
 import numpy as np
@@ -79,12 +82,21 @@ def pairwise(parts):
     return parts[0]
 
 
-def corename():
-    with open("/proc/self/maps") as maps:
-        libs = sorted({line.split()[-1] for line in maps if "openblas" in line and ".so" in line})
-    fn = ctypes.CDLL(libs[0]).openblas_get_corename
-    fn.restype = ctypes.c_char_p
-    return fn().decode()
+def muladd(x, w, k0, k1):
+    acc = np.zeros((x.shape[0], w.shape[1]), np.float32)
+    for k in range(k0, k1):
+        acc = (acc + x[:, k:k + 1] * w[k:k + 1, :]).astype(np.float32)
+    return acc
+
+
+def blas():
+    """The kernel OpenBLAS runs and its thread count, as threadpoolctl reports
+    them (whestbench's environment has it)."""
+    from threadpoolctl import threadpool_info
+    for lib in threadpool_info():
+        if lib.get("user_api") == "blas":
+            return f"{lib.get('internal_api')} {lib.get('version')}, kernel {lib.get('architecture')}, {lib.get('num_threads')} threads"
+    return "no BLAS found"
 
 
 def main():
@@ -94,21 +106,24 @@ def main():
     x = rng.standard_normal((M, K), dtype=np.float32)
     w = (rng.standard_normal((K, K)) * np.sqrt(2.0 / K)).astype(np.float32)
     y = x @ w
-    # Rows are independent in every order; 64 of them are enough to see one.
-    rows = min(M, 64)
-    x, y = x[:rows], y[:rows]
-    print(f"kernel {corename()}, M={M} K={K}, {y.size} outputs compared")
-    candidates = {"sequential": chain(x, w, 0, K)}
+    # Rows are independent in every order but the kernel's edge cases: the
+    # first and the last 32 rows show both.
+    rows = np.unique(np.r_[0:min(M, 32), max(0, M - 32):M])
+    x, y = x[rows], y[rows]
+    print(f"{blas()}; numpy {np.__version__}; M={M} K={K}, {y.size} outputs compared")
+    candidates = {"sequential": chain(x, w, 0, K), "muladd": muladd(x, w, 0, K)}
     if Q:
         for R in (16, 1):
             bl = blocks(K, Q, R)
             candidates[f"blocked Q={Q} R={R} {bl}"] = summed([chain(x, w, a, b) for a, b in bl])
+            candidates[f"blocked muladd Q={Q} R={R}"] = summed([muladd(x, w, a, b) for a, b in bl])
     candidates["lanes16"] = pairwise([chain(x, w, lane, K, 16) for lane in range(16)])
     candidates["groups8"] = summed([chain(x, w, g, min(K, g + 8)) for g in range(0, K, 8)])
     for name, got in candidates.items():
         d = got != y
         cols = np.nonzero(d.any(axis=0))[0]
-        where = f" (columns {cols.min()}..{cols.max()})" if len(cols) else ""
+        hit = rows[d.any(axis=1)]
+        where = f" (rows {hit.min()}..{hit.max()}, columns {cols.min()}..{cols.max()})" if len(cols) else ""
         print(f"  {name}: {int(d.sum())} differ{where}")
 
 

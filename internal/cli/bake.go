@@ -67,7 +67,8 @@ func newBakeCmd() *cobra.Command {
 	fl.StringVar(&f.config, "config", "default",
 		"dataset config name ([a-z][a-z0-9]*(-[a-z0-9]+)*)")
 	fl.StringVar(&f.sampler, "sampler", string(bakeapi.SamplerPhilox),
-		"input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend, bit for bit)")
+		"input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend; "+
+			"docs/NUMPY.md says where bit for bit)")
 	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA),
 		"numpy sampler's float32 dot product: fma (whestbench fixtures) "+
 			"or muladd (a BLAS without FMA); which real numpy builds match: docs/NUMPY.md")

@@ -15,19 +15,20 @@ import (
 // fixture datasets, the philox bake is sliced, merged and compared with an
 // unsliced bake. A change of values needs a new algorithm version, not a new
 // hash; a deliberate change of the file format updates the hashes in the
-// commit that makes it, saying why (last: the footer made Arrow's, with
-// dictionary-encoded scalar columns; values unchanged).
+// commit that makes it, saying why (last: the numpy rows'
+// sampling_budget_breakdown records whestbench's CPU flop_budget, 10^15;
+// values unchanged).
 var goldenParquet = map[string]string{
-	"mc/data/holdout-00000-of-00001.parquet":       "661210e00b25f881f9377fb999fada5254b22b073f22ab9db281cebac5d4c3a2",
-	"mc/data/public-00000-of-00001.parquet":        "504f128219db8c0b2290a274c9afcb51915a14aebd9af0e0cbd6b97055677f4a",
-	"ms/data/holdout-00000-of-00001.parquet":       "cea4843fffb9026df00859003fc57e5ac6626922c20286b3e796cfea353c806d",
-	"ms/data/public-00000-of-00001.parquet":        "068e6c7650731d6d36b03d77d7fc37ca74678455ae3926d3b87a29dce08e6093",
-	"ss-public/data/public-00000-of-00001.parquet": "89a18954e9ce42b0a1436361e0bd94a24ddd9c37f9bc4536cab0ce8617b53e61",
-	"px-p0/data/public-00000-of-00001.parquet":     "ea66020d471d0a31c50bd2b1c31e22da86b2e3d6388e2ee2e58eccb53238dcfd",
-	"px-p1/data/public-00000-of-00001.parquet":     "7a2ad6f76c6030868633ee01232ea066bc019e6183d9faead3ae9493b0aa5980",
-	"px-p2/data/public-00000-of-00001.parquet":     "d3f2fca53f7584f32d46e9d29962ab9717040a4dabd09f0f3210d14b59fdc17e",
-	"px-public/data/public-00000-of-00001.parquet": "24623af5f7ba54676b3fed3b1b38469e65f71ce8f8964ff0779796d7ce65e42f",
-	"px-whole/data/public-00000-of-00001.parquet":  "24623af5f7ba54676b3fed3b1b38469e65f71ce8f8964ff0779796d7ce65e42f",
+	"mc/data/holdout-00000-of-00001.parquet":       "e92bd099a6b0f3872509a361670215bfa426f460fc84f992d9ca05fa0365426d",
+	"mc/data/public-00000-of-00001.parquet":        "1d114ab892952c8950f1e984e0fb9fb36f9fa2955134f1c1f3541f3ba5da1ef2",
+	"ms/data/holdout-00000-of-00001.parquet":       "a8737c64e50b2dcfb672f69dc80a28c10e150059c1e3f71495a0c51b84963de6",
+	"ms/data/public-00000-of-00001.parquet":        "bf9af1b1d9c2f6807166c8f775bb7474bbe55dd88ff397ef97c0977c1f65b4de",
+	"ss-public/data/public-00000-of-00001.parquet": "e50a54a2616b4900a9504c4765d208162c3e2de020e1ba67224ec8f123f5cf6c",
+	"px-p0/data/public-00000-of-00001.parquet":     "5af76d5301f6f9d82740df03267cace431d8602c379808699c42a91daadbe39b",
+	"px-p1/data/public-00000-of-00001.parquet":     "cd05acd1d6c48122813887a70b66145acc75cf3751742ebde0e286cdd7a5e9b9",
+	"px-p2/data/public-00000-of-00001.parquet":     "502eac83be7151a709851b921897b0571219386d59ff3dce3f7886380797c9ed",
+	"px-public/data/public-00000-of-00001.parquet": "93625674cfc4155c3c959a90db062ff900c7fca84f37c8129366b9e32be10f49",
+	"px-whole/data/public-00000-of-00001.parquet":  "93625674cfc4155c3c959a90db062ff900c7fca84f37c8129366b9e32be10f49",
 }
 
 // goldenReport holds the sha256 of the report pages of the combined
@@ -45,17 +46,17 @@ var goldenReport = map[string]string{
 // stream, dataset_info.json, state.json, whose fingerprint is the stream's
 // hash). Like the parquet files they carry no timestamp; a deliberate change
 // of their format updates them in the commit that makes it, saying why
-// (first: the prepared tree, new).
+// (last: the numpy rows' sampling_budget_breakdown, as above).
 var goldenPrepared = map[string]string{
-	"mc/prepared/public/data-00000-of-00001.arrow":  "fff28493ea17cecadb15f7c73e9c27e5285bc91b0b3f390976c3cb251c4e5bfb",
+	"mc/prepared/public/data-00000-of-00001.arrow":  "0a8181712510bb6b766a8c93979384dad26d9ee022b2b2f6b6b3770287488fba",
 	"mc/prepared/public/dataset_info.json":          "8d0ce6fbc4dc8d3d69fcb668901ecea984bb846205d1b7f2238f2da1c2987af0",
-	"mc/prepared/public/state.json":                 "7fafe763ff20382e771cfa7d8989a5dbb0b8e34dc94cd81c43e1310d8c5d17bc",
-	"mc/prepared/holdout/data-00000-of-00001.arrow": "5566e5bb1729990cca0bd2d687c24c5a6a243f778690d5dc8b6e384b7f757637",
-	"mc/prepared/holdout/state.json":                "9c82f635250d9882a3e8d28203dafb8b0efb5a8fbc0487319aa38237780740e1",
-	"ms/prepared/public/data-00000-of-00001.arrow":  "018fb81b59c86a35fc9df0c8f6f15589af01acc5198770b27913d070aa2e00c7",
+	"mc/prepared/public/state.json":                 "472e703ab72ddef77f06814fc98d7fb6fe488ebfdc24b43055d83d5c16abb315",
+	"mc/prepared/holdout/data-00000-of-00001.arrow": "88c3d5ca321ef37465d5a73c588c1920473e54dd8e40e57eb01dc85c5a8b8d22",
+	"mc/prepared/holdout/state.json":                "ee0c439e2d5704e45892bae0c643de35d53919ec7be8f8238a42a7d144471aa3",
+	"ms/prepared/public/data-00000-of-00001.arrow":  "b3d23f56f65e53d5f8c63a7a6ef7222315813ea295706ba182868af5fd49756d",
 	"ms/prepared/public/dataset_info.json":          "8d20713a0e343f5982f8106295e9757218d9bf9a65b09bf935a32a57cc13352c",
-	"ms/prepared/holdout/data-00000-of-00001.arrow": "b876a4729d5c7a26910d3b773e59414fd1cfb0a1f113f1914904a25cf8b53068",
-	"ms/prepared/holdout/state.json":                "61a6c2789363005b3934c2706a5a3724dfb74def76e96eae1937c2b88efcc7b8",
+	"ms/prepared/holdout/data-00000-of-00001.arrow": "7a8892a7cc5d572ca5a049614616b00f1cb105a5c8ff87fd779d2ca73c14fcee",
+	"ms/prepared/holdout/state.json":                "4402693495756e5f7230504770ee107e297e73739bf80098faf2aee886958f53",
 }
 
 func TestBakesAreByteIdenticalToTheGoldenBuild(t *testing.T) {

@@ -26,7 +26,8 @@ func FlopBudget(b int64) Option {
 const breakdownNote = "whestbake computes outside flopscope's instrumentation, so these are " +
 	"closed-form FLOP counts of the operations of whestbench's numpy reference " +
 	"(sample_layer_statistics), evaluated at the chunk_size recorded here. " +
-	"The times are this bake's wall clock per MLP."
+	"The times are 0: a row depends on its seed and shape alone, and the bake's " +
+	"wall clock is in its log."
 
 // Text is the sampling_budget_breakdown JSON text of one row
 // (_synthesize_sampling_breakdown,
@@ -107,10 +108,13 @@ type opCost struct {
 // because the products outgrow int64 for large bakes.
 func closedFormOps(w, d, n, c int64) ([]opCost, int64) {
 	k := (n + c - 1) / c
-	// flopscope bills a 1-row final chunk a fixed cost where the reduction
-	// model says 0: exactly 2(d+1) more.
+	// flopscope bills the sums of a 1-row final chunk a fixed cost where the
+	// reduction model says 0: exactly 2(d+1) more. That includes a bake of
+	// one sample, whose only chunk is that row (flopscope 0.12.3 under
+	// whestbench 0.16.2's create_dataset bills sum 2(d+1) there, where the
+	// torch backend's closed form, which needs k > 1, says 0).
 	var tail int64
-	if k > 1 && n-c*(k-1) == 1 {
+	if n-c*(k-1) == 1 {
 		tail = 2 * (d + 1)
 	}
 	B := big.NewInt

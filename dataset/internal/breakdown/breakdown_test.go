@@ -122,6 +122,19 @@ func TestBreakdownChunkingAndTail(t *testing.T) {
 	if diff.Int64() != 2*(3+1) {
 		t.Errorf("1-row tail adds %v, want 8", diff)
 	}
+	// A bake of one sample is a 1-row chunk too. flopscope 0.12.3, under
+	// whestbench 0.16.2's create_dataset, bills its sum 2(d+1):
+	// 4 at depth 1, 6 at depth 2, 12 at depth 5, at any width.
+	for _, c := range []struct{ w, d, sum int }{{5, 1, 4}, {300, 2, 6}, {7, 5, 12}} {
+		bd := parseBreakdown(t, Text(c.w, c.d, 1, cpuChunk(c.w), 0))
+		ns, _ := bd.GetObject("by_namespace")
+		bucket, _ := ns.GetObject("sampling.sample_layer_statistics")
+		ops, _ := bucket.GetObject("operations")
+		sum, _ := ops.GetObject("sum")
+		if got := bigInt(t, sum, "flop_cost"); got.Int64() != int64(c.sum) {
+			t.Errorf("(%d,%d,1) sum flop_cost %v, want %d", c.w, c.d, got, c.sum)
+		}
+	}
 	// Large bakes overflow int64 products; the counts stay exact.
 	huge := bigInt(t, parseBreakdown(t, Text(4096, 64, 1_000_000_000_000, 1<<20, 0)), "flops_used")
 	if huge.IsInt64() {
