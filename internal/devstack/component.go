@@ -25,7 +25,11 @@ var Components = []Component{MinIO, Temporal}
 
 // server is what starting and probing one component takes.
 type server struct {
-	args    []string
+	args []string
+	// state is the argument that names the state directory: a pid whose
+	// command line lacks it is another stack's server (a copy of this
+	// directory holds that stack's pid files), never this one's.
+	state   string
 	env     []string
 	ports   []portKey
 	addr    string
@@ -87,7 +91,7 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		return Running{}, err
 	}
 	r := Running{Component: c, Addr: s.addr, Log: o.logFile(c)}
-	if pid := livePID(o.pidFile(c), o.bin(c)); pid != 0 {
+	if pid := livePID(o.pidFile(c), o.bin(c), s.state); pid != 0 {
 		// Ports or paths changed since it started: probing the new port
 		// would only time out, so say what to do at once.
 		if argv, ok := cmdline(pid); ok && !slices.Equal(argv[1:], s.args) {
@@ -194,10 +198,11 @@ func stop(opts Options, c Component) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := o.server(c); err != nil {
+	s, err := o.server(c)
+	if err != nil {
 		return 0, err
 	}
-	pid := livePID(o.pidFile(c), o.bin(c))
+	pid := livePID(o.pidFile(c), o.bin(c), s.state)
 	if pid == 0 {
 		return 0, nil
 	}
