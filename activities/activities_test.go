@@ -70,6 +70,10 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
 		{"MergeSplitFollowing waits for its slices", testMergeFollowingWaitsForItsSlices},
+		{
+			"MergeSplitFollowing cancelled ends cancelled",
+			testMergeFollowingCancelledEndsCancelled,
+		},
 		{"A slice partial has no card", testSlicePartialHasNoCard},
 		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
 		{"Keep intermediates", testKeepIntermediates},

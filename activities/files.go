@@ -301,7 +301,11 @@ func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 // consumer asks for the next, so the scratch space holds a few directories
 // however many there are. The first failed fetch is yielded as an error and
 // ends the sequence; fetches still running when it ends are cancelled and
-// waited for, so nothing writes into dir after.
+// waited for, so nothing writes into dir after. A sequence that ctx ends
+// yields ctx's error last: ended quietly, it would pass for every
+// directory there is, and the merge of a cancelled attempt would fail for
+// good with a gap in the split (CorruptPartial), failing the bake that was
+// being cancelled.
 //
 // With follow, a directory not committed yet is waited for (awaitDir), so
 // that the sequence follows commits as they come: one at a time, in order,
@@ -345,11 +349,13 @@ func fetchInOrder(
 				wg.Go(func() { f.done <- fetchDir(ctx, s, p, f.path, id) })
 			}
 		})
+		taken := 0
 		for f := range ahead {
 			if err := <-f.done; err != nil {
 				yield("", err)
 				return
 			}
+			taken++
 			more := yield(f.path, nil)
 			if err := os.RemoveAll(f.path); err != nil && more {
 				yield("", err)
@@ -358,6 +364,9 @@ func fetchInOrder(
 			if !more {
 				return
 			}
+		}
+		if taken < len(prefixes) {
+			yield("", ctx.Err())
 		}
 	}
 }
