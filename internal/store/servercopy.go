@@ -54,7 +54,8 @@ const serverCopyParallel = 4
 // of the source; with CreateOnly it is started and completed under
 // If-None-Match: *, which S3 checks on CompleteMultipartUpload (a
 // CopyObject carries no such condition), so a taken key is never replaced.
-// A failed or cancelled copy aborts its upload and leaves nothing at Key.
+// A failed or cancelled copy aborts its upload and leaves nothing at Key;
+// one that completes aborts every other upload of Key (uploads.go).
 func (s *Store) ServerCopy(ctx context.Context, in ServerCopyInput) error {
 	core := minio.Core{Client: s.conn.client}
 	src, err := in.Src.conn.client.StatObject(ctx, in.Src.bucket, in.SrcKey,
@@ -84,10 +85,11 @@ func (s *Store) ServerCopy(ctx context.Context, in ServerCopyInput) error {
 	}
 	if err != nil {
 		// A completed upload has nothing left to abort; an aborted one
-		// leaves no object. The abort must outlive a cancelled ctx.
-		_ = core.AbortMultipartUpload(context.WithoutCancel(ctx), s.bucket, in.Key, upload)
+		// leaves no object.
+		s.abortUpload(ctx, in.Key, upload)
 		return err
 	}
+	s.abortOthers(ctx, in.Key, upload)
 	var checked func(int64)
 	if in.Progress != nil {
 		checked = func(n int64) { in.Progress(src.Size, n) }

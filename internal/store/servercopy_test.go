@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 
@@ -111,6 +112,32 @@ func TestServerCopy(t *testing.T) {
 		if ok, err := s.Exists(ctx, "dst/rewritten"); ok || err != nil {
 			t.Errorf("the copy that failed its check is still there (%v)", err)
 		}
+	})
+
+	t.Run("the upload of a lost CreateMultipartUpload answer is aborted", func(t *testing.T) {
+		proxy := devtest.StartFaultProxy(t, cfg.Endpoint)
+		lost := false
+		proxy.SetFault(func(r *http.Request) devtest.Fault {
+			if _, create := r.URL.Query()["uploads"]; create && !lost {
+				lost = true
+				return devtest.Fault{LoseAnswer: true}
+			}
+			return devtest.Fault{}
+		})
+		via := cfg
+		via.Endpoint = proxy.Addr
+		sv, err := store.Open(ctx, via, bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sv.ServerCopy(ctx, store.ServerCopyInput{
+			Key: "dst/lost", Src: sv, SrcKey: "src/big", SHA256: sum, CreateOnly: true,
+		})
+		if err != nil || !lost {
+			t.Fatalf("copy after a lost answer: %v (an answer lost: %v)", err, lost)
+		}
+		mustEqual(t, s, "dst/lost", data)
+		noUploads(t, cfg, bucket, "dst/lost")
 	})
 
 	t.Run("an empty object", func(t *testing.T) {
