@@ -59,6 +59,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 			"Push on the server refuses rewritten bytes",
 			testPushOnTheServerRefusesRewrittenBytes,
 		},
+		{"Push copies a replaced source once more", testPushCopiesAReplacedSourceOnceMore},
 		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
 		{"Push stops a stalled copy", testPushStopsAStalledCopy},
 		{"Push rides out a burst of 503s", testPushRidesOutABurstOf503s},

@@ -114,6 +114,40 @@ func TestServerCopy(t *testing.T) {
 		}
 	})
 
+	// S3 refuses a part cut from a source replaced since it was checked
+	// (412 on x-amz-copy-source-if-match): that is a changed source, which
+	// used to be reported as the destination being taken, and the copy
+	// leaves nothing behind, not even its upload.
+	t.Run("a source replaced mid-copy is said to have changed", func(t *testing.T) {
+		// Five parts, one more than are copied at once.
+		five := bytes.Repeat(data[:5<<20], 5)
+		if err := s.Put(ctx, "src/replaced", five); err != nil {
+			t.Fatal(err)
+		}
+		var once sync.Once
+		err := s.ServerCopy(ctx, store.ServerCopyInput{
+			Key: "dst/replaced", Src: s, SrcKey: "src/replaced", SHA256: store.SHA256Hex(five),
+			CreateOnly: true,
+			Progress: func(copied, _ int64) {
+				// After the first part, before the last can start.
+				once.Do(func() {
+					other := bytes.Clone(five)
+					other[0] ^= 1
+					if err := s.Put(ctx, "src/replaced", other); err != nil {
+						t.Error(err)
+					}
+				})
+			},
+		})
+		if !errors.Is(err, store.ErrSourceChanged) || errors.Is(err, store.ErrExists) {
+			t.Fatalf("copy of a source replaced mid-copy: %v, want ErrSourceChanged", err)
+		}
+		if ok, err := s.Exists(ctx, "dst/replaced"); ok || err != nil {
+			t.Errorf("a copy of a changed source left an object (%v)", err)
+		}
+		noUploads(t, cfg, bucket, "dst/replaced")
+	})
+
 	t.Run("the upload of a lost CreateMultipartUpload answer is aborted", func(t *testing.T) {
 		proxy := devtest.StartFaultProxy(t, cfg.Endpoint)
 		lost := false
