@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
@@ -99,15 +98,8 @@ func TestStoredStateIntegrity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mc, err := minio.New(s.opts.S3Config().Endpoint, &minio.Options{
-			Creds:  credentials.NewStaticV4(s.opts.AccessKey, s.secret, ""),
-			Region: "us-east-1",
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		keepDigest := minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}}
-		_, err = mc.PutObject(ctx, artifactBucket, bk.MLPCheckpoint("public", 2),
+		_, err = s.raw(t).PutObject(ctx, artifactBucket, bk.MLPCheckpoint("public", 2),
 			bytes.NewReader(damaged), int64(len(damaged)), keepDigest)
 		if err != nil {
 			t.Fatal(err)
