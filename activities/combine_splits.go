@@ -113,6 +113,10 @@ func (a *Activities) combineMade(
 				return c, lost(fmt.Errorf("%s holds %d bytes, where the merge of %s wrote %d: %w",
 					uri(a.Store, key), info.Size, p, f.Size, seal.ErrDamaged))
 			}
+			if _, twice := c.placed[f.Path]; twice {
+				return c, lost(fmt.Errorf("the merges of two splits list %s, %s's among them: %w",
+					uri(a.Store, key), p, seal.ErrDamaged))
+			}
 			c.placed[f.Path] = f
 		}
 		stats = append(stats, sum.Stats)
