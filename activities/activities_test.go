@@ -17,6 +17,10 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice refuses state of another spec", testBakeSliceRefusesStateOfAnotherSpec},
 		{"BakeSlice recomputes damaged state", testBakeSliceRecomputesDamagedState},
 		{"BakeSlice recomputes a damaged commit", testBakeSliceRecomputesADamagedCommit},
+		{
+			"BakeSlice recommits a slice unlike its manifest",
+			testBakeSliceRecommitsASliceUnlikeItsManifest,
+		},
 		{"BakeSlice keeps work from before seals", testBakeSliceKeepsWorkFromBeforeSeals},
 		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
 		{"BakeSlice without identity blocks", testBakeSliceWithoutIdentityBlocks},
@@ -71,6 +75,7 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
 		{"MergeSplitFollowing waits for its slices", testMergeFollowingWaitsForItsSlices},
+		{"A stale merge finds the split merged", testStaleMergeFindsTheSplitMerged},
 		{
 			"MergeSplitFollowing cancelled ends cancelled",
 			testMergeFollowingCancelledEndsCancelled,

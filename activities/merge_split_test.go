@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 )
@@ -161,6 +164,56 @@ func testMergeFollowingCancelledEndsCancelled(t *testing.T, f *fixture) {
 		if !errors.Is(err, context.Canceled) || errors.As(err, &app) {
 			t.Fatalf("try %d: a cancelled merge ended with %v, want context.Canceled", try, err)
 		}
+	}
+}
+
+// testStaleMergeFindsTheSplitMerged: an attempt of a merge that lags
+// behind another, which merged the split, and the combine, which then
+// deleted the slices on purpose, finds the slices gone and ends with the
+// merged split: no damage, nothing gone behind the bake's back. It used to
+// fail for good, saying that something outside whestbake deleted them.
+func testStaleMergeFindsTheSplitMerged(t *testing.T, f *fixture) {
+	const bakeID, n, seed = "stale-merge", 3, 12
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, n, seed)
+	for k := range n {
+		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
+	}
+	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
+	// The lagging attempt's read of slice 1 is held until the split is
+	// merged and combined.
+	proxy := devtest.StartFaultProxy(t, f.cfg.Endpoint)
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	proxy.SetFault(func(r *http.Request) devtest.Fault {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/slices/00001/") {
+			once.Do(func() { close(held) })
+			<-release
+		}
+		return devtest.Fault{}
+	})
+	lagging := f.acts(gpuengine.CPU{})
+	lagging.Store = f.storeVia(t, proxy.Addr)
+	done := make(chan error, 1)
+	var out bakeapi.MergeSplitOutput
+	go func() {
+		var err error
+		out, err = run[bakeapi.MergeSplitOutput](lagging, lagging.MergeSplitFollowing, in)
+		done <- err
+	}()
+	select {
+	case <-held:
+	case <-time.After(time.Minute):
+		t.Fatal("the lagging merge never read slice 1")
+	}
+	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
+	mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineMadeSplits, bakeapi.CombineSplitsInput{
+		BakeID: bakeID,
+		Splits: []string{merged.Prefix},
+	})
+	close(release)
+	if err := <-done; err != nil || out.NMLPs != n {
+		t.Errorf("the lagging merge: %+v, %v; want the merged split of %d MLPs", out, err, n)
 	}
 }
 
