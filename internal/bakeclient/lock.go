@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // A bake's lock keeps `whestbake gc` and a start of the same bake apart: gc
@@ -142,10 +144,11 @@ func (l *bakeLock) release() error {
 		l.bake, lockWorkflowID(l.bake), err, l.ends.Add(time.Minute).Local().Format(time.DateTime))
 }
 
-// releaseOrWarn releases l, telling errOut when it could not.
+// releaseOrWarn releases l, telling errOut when it could not, in the
+// server's words escaped (safetext).
 func (l *bakeLock) releaseOrWarn(errOut io.Writer) {
 	if err := l.release(); err != nil {
-		fmt.Fprintf(errOut, "warning: %v\n", err)
+		fmt.Fprintf(errOut, "warning: %s\n", strings.Join(safetext.ErrorLines(err), "\n"))
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/preflight"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -300,15 +301,14 @@ func recordBake(ctx context.Context, st *store.Store, in bakeapi.BakeInput,
 			"choose a new --id", in.BakeID, st.Bucket(), key, err)
 	}
 	if changes := was.Diff(rec); len(changes) > 0 {
-		lines := make([]string, len(changes))
-		for i, c := range changes {
-			lines[i] = "  - " + c.String()
+		lines := []string{fmt.Sprintf("bake %s was started with a different spec, "+
+			"and one bake ID never mixes results of two specs:", in.BakeID)}
+		for _, c := range changes {
+			lines = append(lines, "  - "+c.String())
 		}
-		return rec, fmt.Errorf("bake %s was started with a different spec, "+
-			"and one bake ID never mixes results of two specs:\n%s\n"+
-			"nothing was started: restore these settings to continue bake %s, "+
-			"or start this config under a new --id",
-			in.BakeID, strings.Join(lines, "\n"), in.BakeID)
+		lines = append(lines, fmt.Sprintf("nothing was started: restore these settings "+
+			"to continue bake %s, or start this config under a new --id", in.BakeID))
+		return rec, safetext.LinesError{Text: lines}
 	}
 	return was, nil
 }

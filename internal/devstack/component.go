@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // Component names one server of the stack.
@@ -155,11 +157,12 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		_ = terminate(pid, o.StopTimeout)
 		os.Remove(o.pidFile(c))
 		tail := logTail(r.Log, 15)
-		if p, ok := portTakenInLog(tail, s.ports); ok && errors.Is(err, errExited) {
+		if p, ok := portTakenInLog(strings.Join(tail, "\n"), s.ports); ok && errors.Is(err, errExited) {
 			return r, inUse(p)
 		}
-		return r, fmt.Errorf("devstack: %s did not come up on %s: %w; last lines of %s:\n%s",
-			c, s.addr, err, r.Log, tail)
+		head := fmt.Sprintf("devstack: %s did not come up on %s: %v; last lines of %s:",
+			c, s.addr, err, r.Log)
+		return r, safetext.LinesError{Text: append([]string{head}, tail...), Err: err}
 	}
 	r.PID = pid
 	return r, s.prepare(ctx)

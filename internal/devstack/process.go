@@ -140,16 +140,16 @@ func writeFileAtomic(path string, data []byte) error {
 // logStartMarker begins the line each start of a server adds to its log.
 const logStartMarker = "=== "
 
-// logTail is the end of a log file, for error messages about a server that
-// failed to start.
-func logTail(path string, lines int) string {
+// logTail is the last lines of a log file, for error messages about a
+// server that failed to start.
+func logTail(path string, lines int) []string {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(all) > lines {
 		all = all[len(all)-lines:]
 	}
-	return strings.Join(all, "\n")
+	return all
 }
