@@ -100,7 +100,7 @@ func (c *Client) Start(ctx context.Context, in StartInput) (StartOutput, error) 
 		}
 	}
 	// Steps 3 to 5, under the bake's lock, which gc takes too.
-	run, err := c.startLocked(ctx, tc, st, &bi)
+	run, err := c.startLocked(ctx, tc, st, &bi, &last)
 	if err != nil {
 		return StartOutput{}, err
 	}
@@ -118,15 +118,24 @@ func (c *Client) Start(ctx context.Context, in StartInput) (StartOutput, error) 
 // never deletes the seeds files just uploaded before the workflow runs, and
 // a bake never starts while gc deletes (docs/TEMPORAL.md, "gc versus a
 // restart"). The lock goes as soon as the workflow runs: gc refuses a
-// running bake by itself.
+// running bake by itself. Under the lock a start asks again what the bake
+// does (last): of two starts of one ID, the one that takes the lock second
+// finds the run the first started, and attaches to it as such.
 func (c *Client) startLocked(ctx context.Context, tc client.Client, st *store.Store,
-	in *bakeapi.BakeInput,
+	in *bakeapi.BakeInput, last *lastRunOf,
 ) (client.WorkflowRun, error) {
 	lock := newLock(tc, c.cfg.Temporal.Namespace, in.BakeID, "bake")
 	if err := lock.take(ctx, "nothing was started"); err != nil {
 		return nil, err
 	}
 	defer lock.releaseOrWarn(c.log)
+	now, err := lastRun(ctx, tc, in.BakeID)
+	if err != nil {
+		return nil, err
+	}
+	if now.action == Reattached {
+		*last = now
+	}
 	// Steps 3 and 4. What decides the bake's numbers goes to S3, or must match what is there.
 	if err := c.storeBakeInputs(ctx, st, tc, in); err != nil {
 		return nil, err
