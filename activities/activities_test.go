@@ -60,6 +60,10 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"copies on the server change no byte", testCopiesOnTheServerChangeNoByte},
 		{"CombineSplits is the local combine", testCombineIsTheLocalCombine},
 		{
+			"CombineSplits refuses a summary naming a file twice",
+			testCombineRefusesASummaryNamingAFileTwice,
+		},
+		{
 			"Push on the server refuses rewritten bytes",
 			testPushOnTheServerRefusesRewrittenBytes,
 		},

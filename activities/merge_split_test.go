@@ -23,6 +23,7 @@ import (
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
 )
 
 // testSlicePartialHasNoCard: a slice's partial is read by its merge only,
@@ -214,6 +215,59 @@ func testStaleMergeFindsTheSplitMerged(t *testing.T, f *fixture) {
 	close(release)
 	if err := <-done; err != nil || out.NMLPs != n {
 		t.Errorf("the lagging merge: %+v, %v; want the merged split of %d MLPs", out, err, n)
+	}
+}
+
+// testCombineRefusesASummaryNamingAFileTwice: a merged split's summary,
+// whose file list the dataset's manifest is made of, is held to the rule
+// of every manifest: one that lists the shard twice, once as ./path, fails
+// the combine for good. The duplicate used to be folded away unseen.
+func testCombineRefusesASummaryNamingAFileTwice(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	const bakeID, n, seed = "summary-twice", 2, 14
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, n, seed)
+	for k := range n {
+		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
+	}
+	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
+	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
+	dir := fetch(t, f, merged.Prefix)
+	var sum struct {
+		Files           []manifest.File `json:"files"`
+		Stats           json.RawMessage `json:"stats"`
+		PreparedChecked string          `json:"prepared_checked"`
+		Seal            seal.Seal       `json:"seal"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || json.Unmarshal(data, &sum) != nil {
+		t.Fatalf("the merged split's summary: %v", err)
+	}
+	twice := sum.Files[0]
+	twice.Path = "./" + twice.Path
+	sum.Files = append(sum.Files, twice)
+	id := sum.Seal
+	id.SHA256 = ""
+	if data, err = seal.Marshal(&sum, &sum.Seal, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Delete(ctx, keys.Manifest(merged.Prefix)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := activities.CommitDir(ctx, f.st, dir, merged.Prefix,
+		seal.Seal{Bake: bakeID, Split: split}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run[bakeapi.CombineSplitsOutput](a, a.CombineMadeSplits, bakeapi.CombineSplitsInput{
+		BakeID: bakeID,
+		Splits: []string{merged.Prefix},
+	})
+	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	if !strings.Contains(app.Error(), "twice") {
+		t.Errorf("the combine of a summary naming a file twice: %v", app)
 	}
 }
 
