@@ -17,6 +17,10 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"BakeSlice refuses state of another spec", testBakeSliceRefusesStateOfAnotherSpec},
 		{"BakeSlice recomputes damaged state", testBakeSliceRecomputesDamagedState},
 		{"BakeSlice recomputes a damaged commit", testBakeSliceRecomputesADamagedCommit},
+		{
+			"BakeSlice recommits a slice unlike its manifest",
+			testBakeSliceRecommitsASliceUnlikeItsManifest,
+		},
 		{"BakeSlice keeps work from before seals", testBakeSliceKeepsWorkFromBeforeSeals},
 		{"BakeSlice refuses changed seeds", testBakeSliceRefusesChangedSeeds},
 		{"BakeSlice without identity blocks", testBakeSliceWithoutIdentityBlocks},
@@ -56,9 +60,14 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		{"copies on the server change no byte", testCopiesOnTheServerChangeNoByte},
 		{"CombineSplits is the local combine", testCombineIsTheLocalCombine},
 		{
+			"CombineSplits refuses a summary naming a file twice",
+			testCombineRefusesASummaryNamingAFileTwice,
+		},
+		{
 			"Push on the server refuses rewritten bytes",
 			testPushOnTheServerRefusesRewrittenBytes,
 		},
+		{"Push copies a replaced source once more", testPushCopiesAReplacedSourceOnceMore},
 		{"Push heartbeats a long copy", testPushHeartbeatsALongCopy},
 		{"Push stops a stalled copy", testPushStopsAStalledCopy},
 		{"Push rides out a burst of 503s", testPushRidesOutABurstOf503s},
@@ -70,6 +79,11 @@ func TestActivitiesAgainstMinIO(t *testing.T) {
 		},
 		{"MergeSplit streams many slices", testMergeSplitStreamsManySlices},
 		{"MergeSplitFollowing waits for its slices", testMergeFollowingWaitsForItsSlices},
+		{"A stale merge finds the split merged", testStaleMergeFindsTheSplitMerged},
+		{
+			"MergeSplitFollowing cancelled ends cancelled",
+			testMergeFollowingCancelledEndsCancelled,
+		},
 		{"A slice partial has no card", testSlicePartialHasNoCard},
 		{"Intermediates are deleted as consumed", testIntermediatesAreDeletedAsConsumed},
 		{"Keep intermediates", testKeepIntermediates},

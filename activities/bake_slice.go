@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/metrics"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
@@ -257,14 +259,43 @@ func (r *sliceRun) failure(ctx, runCtx context.Context, err error) error {
 }
 
 // committed reports whether an earlier attempt committed the slice, and
-// its manifest's sha256. A damaged commit is dropped, and the partial
-// written again from the results.
+// its manifest's sha256. The commit is checked where it is reused, as the
+// merge checks it: its manifest, and every file it lists read back against
+// the sha256 there. A commit that fails (a file rewritten or deleted since)
+// is dropped, and the partial written again from the results, which the
+// merge would otherwise refuse on every restart.
 func (r *sliceRun) committed(ctx context.Context) (string, bool, error) {
-	_, sum, done, err := committed(ctx, r.acts.Store, r.prefix, sliceSeal(r.in, ""))
+	m, sum, done, err := committed(ctx, r.acts.Store, r.prefix, sliceSeal(r.in, ""))
+	if done {
+		err = r.checkFiles(ctx, m)
+	}
 	if damaged(err) {
 		return "", false, r.acts.discard(ctx, r.log, r.heartbeat, keys.Manifest(r.prefix), err)
 	}
-	return sum, done, err
+	return sum, done && err == nil, err
+}
+
+// checkFiles reads back every file of the slice's committed manifest m,
+// heartbeating as the bytes come (a partial can be gigabytes), and returns
+// an error for which damaged holds if one is unlike its entry or gone.
+func (r *sliceRun) checkFiles(ctx context.Context, m manifest.Manifest) error {
+	progress := func(int64) {
+		p, _ := r.heartbeat.snapshot()
+		activityHeartbeat(ctx, p)
+	}
+	for _, f := range m.Files {
+		key := path.Join(r.prefix, f.Path)
+		switch err := r.acts.Store.Check(ctx, key, f.SHA256, progress); {
+		case errors.Is(err, store.ErrCorrupt):
+			return fmt.Errorf("%s does not match the slice's manifest: %w", key, err)
+		case errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("%s, which the slice's manifest lists, is gone: %w",
+				key, seal.ErrDamaged)
+		case err != nil:
+			return storeErr(err)
+		}
+	}
+	return nil
 }
 
 // prepare sets the slice's plan and returns the identities of its MLPs

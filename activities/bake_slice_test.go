@@ -662,6 +662,56 @@ func testBakeSliceRecomputesADamagedCommit(t *testing.T, f *fixture) {
 	}
 }
 
+// testBakeSliceRecommitsASliceUnlikeItsManifest: a committed slice whose
+// parquet was rewritten, or deleted, after its commit is checked where a
+// restart reuses it: its manifest is discarded (counted), and the partial
+// committed again from the stored results, the local bake's bytes. It used
+// to be taken as committed on its manifest alone, and the merge refused it
+// on every restart.
+func testBakeSliceRecommitsASliceUnlikeItsManifest(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, "rewritten-slice", 3, 19)
+	in := sliceInput("rewritten-slice", sd, 0, 0, 3)
+	first := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+	var parquet string
+	for _, file := range readManifest(t, f.st, first.Prefix).Files {
+		if strings.HasSuffix(file.Path, ".parquet") {
+			parquet = path.Join(first.Prefix, file.Path)
+		}
+	}
+	for _, spoil := range []struct {
+		name string
+		do   func() error
+	}{
+		{"rewritten", func() error {
+			data, err := f.st.Get(ctx, parquet)
+			if err != nil {
+				return err
+			}
+			data[len(data)/2] ^= 1
+			return f.st.Put(ctx, parquet, data)
+		}},
+		{"deleted", func() error { return f.st.Delete(ctx, parquet) }},
+	} {
+		t.Run(spoil.name, func(t *testing.T) {
+			if err := spoil.do(); err != nil {
+				t.Fatal(err)
+			}
+			out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
+			if out.Discarded != 1 || out.Reused != 3 || out.ManifestSHA256 == "" {
+				t.Errorf("%+v, want the commit discarded and the 3 stored results reused", out)
+			}
+			if got, want := parquetSHA(t, f.st, out.Prefix), localParquetSHA(t, 3, 19, 0, 3); got != want {
+				t.Errorf("recommitted parquet sha256 %s, local bake %s", got, want)
+			}
+			if err := f.st.Check(ctx, parquet, parquetSHA(t, f.st, out.Prefix), nil); err != nil {
+				t.Errorf("the recommitted parquet is not its manifest's: %v", err)
+			}
+		})
+	}
+}
+
 // testBakeSliceRefusesChangedSeeds: the workflow recorded the seeds file's
 // sha256; identity blocks of another file are a bad input, not a retry.
 func testBakeSliceRefusesChangedSeeds(t *testing.T, f *fixture) {

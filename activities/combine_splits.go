@@ -41,7 +41,7 @@ func (a *Activities) CombineSplits(
 	} else if done {
 		out.ManifestSHA256 = sum
 		out.Files = len(m.Files)
-		return out, a.dropMerged(ctx, in)
+		return out, a.afterCombine(ctx, in)
 	}
 	dir, err := a.scratch("combine-*")
 	if err != nil {
@@ -61,7 +61,20 @@ func (a *Activities) CombineSplits(
 	}
 	out.ManifestSHA256 = sum
 	out.Files = len(m.Files)
-	return out, a.dropMerged(ctx, in)
+	return out, a.afterCombine(ctx, in)
+}
+
+// afterCombine drops what the committed dataset now holds (dropMerged) and
+// aborts the incomplete uploads that killed attempts of the bake's steps
+// left under its prefix (a merge's shard, a slice's partial): nothing of
+// the bake writes there once its dataset is committed, so no attempt comes
+// back to complete them, and their parts would stay stored.
+func (a *Activities) afterCombine(ctx context.Context, in bakeapi.CombineSplitsInput) error {
+	if err := a.dropMerged(ctx, in); err != nil {
+		return err
+	}
+	_, err := a.Store.AbortUploads(ctx, keys.Bake(in.BakeID).Prefix())
+	return storeErr(err)
 }
 
 // combineMade combines the splits from what their merges made: each
@@ -99,6 +112,10 @@ func (a *Activities) combineMade(
 			case info.Size != f.Size:
 				return c, lost(fmt.Errorf("%s holds %d bytes, where the merge of %s wrote %d: %w",
 					uri(a.Store, key), info.Size, p, f.Size, seal.ErrDamaged))
+			}
+			if _, twice := c.placed[f.Path]; twice {
+				return c, lost(fmt.Errorf("the merges of two splits list %s, %s's among them: %w",
+					uri(a.Store, key), p, seal.ErrDamaged))
 			}
 			c.placed[f.Path] = f
 		}

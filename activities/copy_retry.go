@@ -69,7 +69,7 @@ func retryCopy(ctx context.Context, file string, size int64, copy func() error) 
 // transient reports whether a failed copy may succeed if tried again: not
 // when it succeeded, when its attempt is over (ctx), or when the store
 // named a reason that stays (the key is taken, the bytes are not the
-// manifest's, the source is gone, the credentials, bucket, size or TLS
+// manifest's, the source is gone or was replaced, the credentials, bucket, size or TLS
 // settings are wrong), or when the copy stalled: its attempt is then timed
 // out already.
 func transient(ctx context.Context, err error) bool {
@@ -79,6 +79,7 @@ func transient(ctx context.Context, err error) bool {
 	for _, stays := range []error{
 		store.ErrExists,
 		store.ErrCorrupt,
+		store.ErrSourceChanged,
 		store.ErrNotFound,
 		store.ErrAuth,
 		store.ErrNoBucket,

@@ -181,23 +181,11 @@ func lost(err error) error {
 	)
 }
 
-// fetchDir fetches a directory committed for id into dir and checks every
-// file. The workflow runs a step that fetches a directory only after the
-// step that committed it, so a missing manifest or file was committed and
-// is gone. A file unlike its manifest on a second read, a manifest
-// pointing outside its directory, or one that is not an intact commit of
-// id fails for good: reading the same bytes again cannot help.
-func fetchDir(ctx context.Context, s *store.Store, prefix, dir string, id seal.Seal) error {
-	m, err := readCommitted(ctx, s, prefix, id)
-	if err != nil {
-		return err
-	}
-	return fetchFiles(ctx, s, prefix, m, dir, id.Bake)
-}
-
 // readCommitted reads the manifest of the directory committed at prefix
-// for id, which a step that fetches it knows was committed, failing as
-// fetchDir does.
+// for id, which a step that fetches it knows was committed, since the
+// workflow runs it only after the step that committed it: a missing
+// manifest was committed and is gone, and one that is not an intact commit
+// of id fails for good, as reading the same bytes again cannot help.
 func readCommitted(
 	ctx context.Context,
 	s *store.Store,
@@ -218,7 +206,9 @@ func readCommitted(
 
 // fetchFiles fetches the files of m, the manifest of a directory bake
 // bakeID committed ("": a bake the caller does not know), into dir and
-// checks every file, failing for good as fetchDir does.
+// checks every file: a file unlike its manifest on a second read, or a
+// manifest pointing outside its directory, fails for good, and a missing
+// file was committed and is gone.
 func fetchFiles(
 	ctx context.Context,
 	s *store.Store,
@@ -268,16 +258,22 @@ func goneDir(s *store.Store, prefix, bakeID string) error {
 // restart would take it as it is until the manifest goes too.
 func goneFile(s *store.Store, prefix, key, bakeID string) error {
 	return gone(
-		fmt.Sprintf(
-			"%s was committed with its directory %s/ (whose manifest lists it), but it is gone",
-			uri(s, key),
-			uri(s, prefix),
-		),
+		goneFileText(s, prefix, key),
 		fmt.Sprintf(
 			"restore it, or delete %s and %s, which commits the directory again",
 			uri(s, keys.Manifest(prefix)),
 			restart(bakeID),
 		),
+	)
+}
+
+// goneFileText says that the file at key, which the manifest of the
+// directory at prefix lists, is gone.
+func goneFileText(s *store.Store, prefix, key string) string {
+	return fmt.Sprintf(
+		"%s was committed with its directory %s/ (whose manifest lists it), but it is gone",
+		uri(s, key),
+		uri(s, prefix),
 	)
 }
 
@@ -296,12 +292,17 @@ func uri(s *store.Store, key string) string { return "s3://" + s.Bucket() + "/" 
 func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 
 // fetchInOrder yields local copies of the committed directories at
-// prefixes, in order, for a consumer that reads one at a time: up to
+// prefixes (fetched into a directory by fetchDir), in order, for a
+// consumer that reads one at a time: up to
 // downloaders are fetched ahead, and each copy is removed as soon as the
 // consumer asks for the next, so the scratch space holds a few directories
 // however many there are. The first failed fetch is yielded as an error and
 // ends the sequence; fetches still running when it ends are cancelled and
-// waited for, so nothing writes into dir after.
+// waited for, so nothing writes into dir after. A sequence that ctx ends
+// yields ctx's error last: ended quietly, it would pass for every
+// directory there is, and the merge of a cancelled attempt would fail for
+// good with a gap in the split (CorruptPartial), failing the bake that was
+// being cancelled.
 //
 // With follow, a directory not committed yet is waited for (awaitDir), so
 // that the sequence follows commits as they come: one at a time, in order,
@@ -312,7 +313,7 @@ func fetchInOrder(
 	s *store.Store,
 	prefixes []string,
 	dir string,
-	id seal.Seal,
+	fetchDir func(ctx context.Context, prefix, dir string) error,
 	follow bool,
 ) iter.Seq2[string, error] {
 	type fetch struct {
@@ -342,14 +343,16 @@ func fetchInOrder(
 					f.done <- waited
 					return
 				}
-				wg.Go(func() { f.done <- fetchDir(ctx, s, p, f.path, id) })
+				wg.Go(func() { f.done <- fetchDir(ctx, p, f.path) })
 			}
 		})
+		taken := 0
 		for f := range ahead {
 			if err := <-f.done; err != nil {
 				yield("", err)
 				return
 			}
+			taken++
 			more := yield(f.path, nil)
 			if err := os.RemoveAll(f.path); err != nil && more {
 				yield("", err)
@@ -358,6 +361,9 @@ func fetchInOrder(
 			if !more {
 				return
 			}
+		}
+		if taken < len(prefixes) {
+			yield("", ctx.Err())
 		}
 	}
 }

@@ -75,12 +75,25 @@ func testCommittedObjectsThatVanishAreSaidToBeGone(t *testing.T, f *fixture) {
 		KeepIntermediates: true,
 	}
 
+	// A slice can commit its partial again: the merge discards the commit,
+	// and the restart's BakeSlice commits it again from its results.
 	t.Run("a file of a committed slice", func(t *testing.T) {
 		m := readManifest(t, f.st, b.Slice(split, 1))
 		file := path.Join(b.Slice(split, 1), m.Files[0].Path)
-		defer vanish(t, file)()
+		del(file)
 		_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, merge)
 		wantGone(t, f, err, file, "was committed with its directory")
+		if msg := err.Error(); !strings.Contains(msg, "was discarded") ||
+			!strings.Contains(msg, "whestbake bake --id "+id) {
+			t.Errorf("error %q does not say that a restart commits the slice again", msg)
+		}
+		if ok, _ := f.st.Exists(ctx, keys.Manifest(b.Slice(split, 1))); ok {
+			t.Error("the commit of the slice with a gone file was kept")
+		}
+		out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(id, sd, 1, 1, 3))
+		if out.Reused != 2 {
+			t.Errorf("the restart's slice: %+v, want its 2 stored results reused", out)
+		}
 	})
 	t.Run("the manifest of a committed slice", func(t *testing.T) {
 		defer vanish(t, keys.Manifest(b.Slice(split, 0)))()

@@ -223,5 +223,8 @@ func readSummary(dir, bakeID, split string) (splitSummary, error) {
 	if sum.Stats == nil {
 		return sum, lost(fmt.Errorf("%s holds no statistics: %w", name, seal.ErrDamaged))
 	}
+	if err := manifest.CleanPaths(name, sum.Files); err != nil {
+		return sum, lost(err)
+	}
 	return sum, nil
 }

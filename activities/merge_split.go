@@ -65,32 +65,13 @@ func (a *Activities) mergeSplit(
 	follow bool,
 ) (bakeapi.MergeSplitOutput, error) {
 	defer keepAlive(ctx)()
-	b := keys.Bake(in.BakeID)
-	prefix := b.Merged(in.Split)
+	// Step 1. Committed already.
+	if out, done, err := a.alreadyMerged(ctx, in, follow); err != nil || done {
+		return out, err
+	}
+	prefix := keys.Bake(in.BakeID).Merged(in.Split)
 	out := bakeapi.MergeSplitOutput{Prefix: prefix}
-	// Step 1. Committed already (the intermediates may not be deleted yet),
-	// by this bake: a damaged or foreign commit cannot be told from a good
-	// one's partials, which may be gone, so it fails the merge.
 	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
-	if m, sum, done, err := committed(ctx, a.Store, prefix, id); damaged(err) {
-		return out, lost(err)
-	} else if err != nil {
-		return out, err
-	} else if done {
-		out.ManifestSHA256 = sum
-		if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
-			return out, err
-		}
-		return out, a.dropSlicesAfter(ctx, in, follow)
-	}
-	// A restart after the bake combined its splits, and deleted them.
-	bakeSeal := seal.Seal{Bake: in.BakeID}
-	if _, _, done, err := committed(ctx, a.Store, b.Dataset(), bakeSeal); damaged(err) {
-		return out, lost(err)
-	} else if err != nil || done {
-		out.NMLPs = in.NMLPs
-		return out, err
-	}
 	// A merge that follows its slices leaves them and their state to the
 	// combine (dropSlicesAfter).
 	if !follow {
@@ -111,6 +92,10 @@ func (a *Activities) mergeSplit(
 	} else {
 		merged, err = a.mergeRows(ctx, in, dir)
 	}
+	if errors.Is(err, errMergedMeanwhile) {
+		out, _, err := a.alreadyMerged(ctx, in, follow)
+		return out, err
+	}
 	if err != nil {
 		return out, err
 	}
@@ -124,6 +109,41 @@ func (a *Activities) mergeSplit(
 		return out, err
 	}
 	return out, a.dropSlicesAfter(ctx, in, follow)
+}
+
+// alreadyMerged is the output of an earlier attempt's merge, if one
+// committed the split (its intermediates may not be deleted yet), by this
+// bake: a damaged or foreign commit cannot be told from a good one's
+// partials, which may be gone, so it fails the merge. A restart after the
+// bake combined its splits, and deleted them, finds the dataset instead.
+func (a *Activities) alreadyMerged(
+	ctx context.Context,
+	in bakeapi.MergeSplitInput,
+	follow bool,
+) (bakeapi.MergeSplitOutput, bool, error) {
+	b := keys.Bake(in.BakeID)
+	prefix := b.Merged(in.Split)
+	out := bakeapi.MergeSplitOutput{Prefix: prefix}
+	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
+	if m, sum, done, err := committed(ctx, a.Store, prefix, id); damaged(err) {
+		return out, false, lost(err)
+	} else if err != nil {
+		return out, false, err
+	} else if done {
+		out.ManifestSHA256 = sum
+		if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
+			return out, false, err
+		}
+		return out, true, a.dropSlicesAfter(ctx, in, follow)
+	}
+	bakeSeal := seal.Seal{Bake: in.BakeID}
+	if _, _, done, err := committed(ctx, a.Store, b.Dataset(), bakeSeal); damaged(err) {
+		return out, false, lost(err)
+	} else if err != nil || done {
+		out.NMLPs = in.NMLPs
+		return out, done, err
+	}
+	return out, false, nil
 }
 
 // dropSlicesAfter drops the split's slices once merged (dropSlices), but
@@ -151,20 +171,22 @@ func (a *Activities) mergeRows(
 	in bakeapi.MergeSplitInput,
 	dir string,
 ) (string, error) {
-	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
 	prefixes := slicePrefixes(in)
+	fetch := func(ctx context.Context, prefix, dir string) error {
+		return a.fetchSlice(ctx, in, prefix, dir)
+	}
 	if len(prefixes) > 1 {
 		merged := filepath.Join(dir, "merged")
 		err := dataset.MergeStream(
 			merged,
 			recordedOrNow(in.CreatedAt),
-			fetchInOrder(ctx, a.Store, prefixes, dir, id, false),
+			fetchInOrder(ctx, a.Store, prefixes, dir, fetch, false),
 		)
 		return merged, datasetErr(err)
 	}
 	// One slice covering the split is already complete.
 	merged := filepath.Join(dir, "slice")
-	if err := fetchDir(ctx, a.Store, prefixes[0], merged, id); err != nil {
+	if err := fetch(ctx, prefixes[0], merged); err != nil {
 		return "", err
 	}
 	d, err := dataset.Open(merged, false)
@@ -183,10 +205,12 @@ func (a *Activities) mergeMade(
 	in bakeapi.MergeSplitInput,
 	dir string,
 ) (string, error) {
-	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
 	made := a.newMadeSplit(ctx, in.BakeID, in.Split, int64(in.NMLPs), filepath.Join(dir, "made"))
 	defer made.abort()
 	merged := filepath.Join(dir, "merged")
+	fetch := func(ctx context.Context, prefix, dir string) error {
+		return a.fetchSlice(ctx, in, prefix, dir)
+	}
 	if prefixes := slicePrefixes(in); len(prefixes) == 1 {
 		// One slice covering the split is already complete: its rows are
 		// written again, into the shards a merge of them writes.
@@ -194,7 +218,7 @@ func (a *Activities) mergeMade(
 		if err := awaitDir(ctx, a.Store, prefixes[0]); err != nil {
 			return "", err
 		}
-		if err := fetchDir(ctx, a.Store, prefixes[0], slice, id); err != nil {
+		if err := fetch(ctx, prefixes[0], slice); err != nil {
 			return "", err
 		}
 		if err := made.from(slice, merged); err != nil {
@@ -210,7 +234,7 @@ func (a *Activities) mergeMade(
 		err := dataset.MergeStream(
 			merged,
 			recordedOrNow(in.CreatedAt),
-			fetchInOrder(ctx, a.Store, prefixes, dir, id, true),
+			fetchInOrder(ctx, a.Store, prefixes, dir, fetch, true),
 			dataset.MergeTee(made.shardTee),
 			dataset.MergeEachRow(made.row),
 		)

@@ -3,19 +3,26 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/seal"
 )
 
 // testSlicePartialHasNoCard: a slice's partial is read by its merge only,
@@ -133,6 +140,133 @@ func testMergeFollowingWaitsForItsSlices(t *testing.T, f *fixture) {
 	}
 	if got, want := mergedShardSHA(t, f, bakeID), localParquetSHA(t, n, seed, 0, n); got != want {
 		t.Errorf("the shard in the dataset has sha256 %s, the local bake's %s", got, want)
+	}
+}
+
+// testMergeFollowingCancelledEndsCancelled: a merge beside its split,
+// cancelled while it waits for a slice (the bake being cancelled), ends
+// with the cancellation, every time: its wait used to end as if every
+// slice had come, about one time in two, and the merge then failed for good
+// with a gap in the split (CorruptPartial), failing the bake being
+// cancelled instead of letting it close as cancelled.
+func testMergeFollowingCancelledEndsCancelled(t *testing.T, f *fixture) {
+	const bakeID, n, seed = "following-cancelled", 3, 9
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, n, seed)
+	mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, 0, 0, 1))
+	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
+	for try := range 12 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(try)*20*time.Millisecond, cancel)
+		_, err := a.MergeSplitFollowing(ctx, in)
+		cancel()
+		var app *temporal.ApplicationError
+		if !errors.Is(err, context.Canceled) || errors.As(err, &app) {
+			t.Fatalf("try %d: a cancelled merge ended with %v, want context.Canceled", try, err)
+		}
+	}
+}
+
+// testStaleMergeFindsTheSplitMerged: an attempt of a merge that lags
+// behind another, which merged the split, and the combine, which then
+// deleted the slices on purpose, finds the slices gone and ends with the
+// merged split: no damage, nothing gone behind the bake's back. It used to
+// fail for good, saying that something outside whestbake deleted them.
+func testStaleMergeFindsTheSplitMerged(t *testing.T, f *fixture) {
+	const bakeID, n, seed = "stale-merge", 3, 12
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, n, seed)
+	for k := range n {
+		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
+	}
+	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
+	// The lagging attempt's read of slice 1 is held until the split is
+	// merged and combined.
+	proxy := devtest.StartFaultProxy(t, f.cfg.Endpoint)
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	proxy.SetFault(func(r *http.Request) devtest.Fault {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/slices/00001/") {
+			once.Do(func() { close(held) })
+			<-release
+		}
+		return devtest.Fault{}
+	})
+	lagging := f.acts(gpuengine.CPU{})
+	lagging.Store = f.storeVia(t, proxy.Addr)
+	done := make(chan error, 1)
+	var out bakeapi.MergeSplitOutput
+	go func() {
+		var err error
+		out, err = run[bakeapi.MergeSplitOutput](lagging, lagging.MergeSplitFollowing, in)
+		done <- err
+	}()
+	select {
+	case <-held:
+	case <-time.After(time.Minute):
+		t.Fatal("the lagging merge never read slice 1")
+	}
+	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
+	mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineMadeSplits, bakeapi.CombineSplitsInput{
+		BakeID: bakeID,
+		Splits: []string{merged.Prefix},
+	})
+	close(release)
+	if err := <-done; err != nil || out.NMLPs != n {
+		t.Errorf("the lagging merge: %+v, %v; want the merged split of %d MLPs", out, err, n)
+	}
+}
+
+// testCombineRefusesASummaryNamingAFileTwice: a merged split's summary,
+// whose file list the dataset's manifest is made of, is held to the rule
+// of every manifest: one that lists the shard twice, once as ./path, fails
+// the combine for good. The duplicate used to be folded away unseen.
+func testCombineRefusesASummaryNamingAFileTwice(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	const bakeID, n, seed = "summary-twice", 2, 14
+	a := f.acts(gpuengine.CPU{})
+	sd := seedSplit(t, a, bakeID, n, seed)
+	for k := range n {
+		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
+	}
+	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
+	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
+	dir := fetch(t, f, merged.Prefix)
+	var sum struct {
+		Files           []manifest.File `json:"files"`
+		Stats           json.RawMessage `json:"stats"`
+		PreparedChecked string          `json:"prepared_checked"`
+		Seal            seal.Seal       `json:"seal"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || json.Unmarshal(data, &sum) != nil {
+		t.Fatalf("the merged split's summary: %v", err)
+	}
+	twice := sum.Files[0]
+	twice.Path = "./" + twice.Path
+	sum.Files = append(sum.Files, twice)
+	id := sum.Seal
+	id.SHA256 = ""
+	if data, err = seal.Marshal(&sum, &sum.Seal, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Delete(ctx, keys.Manifest(merged.Prefix)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := activities.CommitDir(ctx, f.st, dir, merged.Prefix,
+		seal.Seal{Bake: bakeID, Split: split}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run[bakeapi.CombineSplitsOutput](a, a.CombineMadeSplits, bakeapi.CombineSplitsInput{
+		BakeID: bakeID,
+		Splits: []string{merged.Prefix},
+	})
+	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
+	if !strings.Contains(app.Error(), "twice") {
+		t.Errorf("the combine of a summary naming a file twice: %v", app)
 	}
 }
 

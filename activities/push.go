@@ -84,8 +84,9 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 			})
 		}
 		err := copyOnce()
-		if errors.Is(err, store.ErrCorrupt) {
-			// Damage in transit does not repeat: read the file once more (a
+		if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrSourceChanged) {
+			// Damage in transit does not repeat, nor does a source replaced
+			// by a writer of the same bytes: read the file once more (a
 			// refused copy left nothing at key). Bytes that differ again were
 			// changed in the bucket after the dataset was committed, and a
 			// retried attempt would read the same bytes: fail at once below.
@@ -112,8 +113,10 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 			case errors.Is(err, store.ErrCorrupt):
 				return out, fatal(
 					bakeapi.ErrCorruptPartial,
-					"%s%s, left by an earlier attempt, does not hold the bytes its sha256 "+
-						"says: %v; delete it and restart the bake, or choose another tag",
+					"%s%s was there before this push copied it (left by an earlier "+
+						"attempt, or written by another writer of the release bucket), "+
+						"and does not hold the bytes its recorded sha256 says: %v; "+
+						"delete it and restart the bake, or choose another tag",
 					out.URI,
 					f.Path,
 					err,
@@ -128,6 +131,17 @@ func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.Pu
 				in.DatasetPrefix,
 				f.Path,
 				err,
+			)
+		case errors.Is(err, store.ErrSourceChanged):
+			return out, fatal(
+				bakeapi.ErrCorruptPartial,
+				"%s was replaced in the bucket while it was copied, twice: %v; "+
+					"something outside whestbake writes the bake's committed dataset, "+
+					"and nothing was published from it: stop that writer, then %s "+
+					"(its push checks the file against the manifest again)",
+				uri(a.Store, srcKey),
+				err,
+				restart(""),
 			)
 		case errors.Is(err, store.ErrNotFound):
 			return out, goneFile(a.Store, in.DatasetPrefix, srcKey, "")

@@ -287,11 +287,32 @@ func testMergeSplitFailsAtOnceOnADamagedPartial(t *testing.T, f *fixture) {
 		},
 	)
 	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
-	if !strings.Contains(app.Error(), parquet) {
-		t.Errorf("merge of a damaged partial: %v, want a refusal naming %s", app, parquet)
+	if !strings.Contains(app.Error(), parquet) ||
+		!strings.Contains(app.Error(), "whestbake bake --id damaged-part") {
+		t.Errorf("merge of a damaged partial: %v, want a refusal naming %s and the restart",
+			app, parquet)
 	}
 	if ok, _ := f.st.Exists(ctx, keys.Manifest(keys.Bake("damaged-part").Merged(split))); ok {
 		t.Error("a merge of a damaged partial was committed")
+	}
+	// The restart heals it: the slice, whose commit the merge discarded,
+	// commits its partial again from its results, and the merge goes on.
+	if ok, _ := f.st.Exists(ctx, keys.Manifest(keys.Bake("damaged-part").Slice(split, 1))); ok {
+		t.Fatal("the merge kept the commit of the damaged partial")
+	}
+	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("damaged-part", sd, 1, 1, 3))
+	if out.Reused != 2 || out.Computed != 0 {
+		t.Errorf("the restart's slice: %+v, want its 2 stored results reused", out)
+	}
+	mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{
+		BakeID:            "damaged-part",
+		Split:             split,
+		NSlices:           2,
+		KeepIntermediates: true,
+	})
+	merged := keys.Bake("damaged-part").Merged(split)
+	if got, want := parquetSHA(t, f.st, merged), localParquetSHA(t, 3, 8, 0, 3); got != want {
+		t.Errorf("the healed merge has sha256 %s, the local bake's %s", got, want)
 	}
 }
 

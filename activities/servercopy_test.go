@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"net/http"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/report"
@@ -97,11 +100,49 @@ func testPushOnTheServerRefusesRewrittenBytes(t *testing.T, f *fixture) {
 	putRecordingSHA256(t, f, left, file.SHA256, bytes.Repeat([]byte{'x'}, int(file.Size)))
 	_, err = run[bakeapi.PushOutput](a, a.Push, releaseInput(f, ds.Prefix, "demo", "srv2"))
 	app = wantAppError(t, err, bakeapi.ErrCorruptPartial)
-	if !strings.Contains(app.Error(), "left by an earlier attempt") {
+	if !strings.Contains(app.Error(), "left by an earlier attempt, or written by another writer") {
 		t.Errorf("error %q does not say the leftover is not what it records", app.Error())
 	}
 	if ok, _ := f.st.Exists(ctx, keys.Manifest(keys.Release("datasets", "demo", "srv2"))); ok {
 		t.Error("a release with an unproven file was made visible")
+	}
+}
+
+// testPushCopiesAReplacedSourceOnceMore: a dataset file that a writer of
+// the same bytes replaced while S3 copied it (the merge wrote it in parts,
+// the writer in one PUT: its ETag changed, so S3
+// refused the next part under x-amz-copy-source-if-match) is copied once
+// more, and the release is complete. The refusal used to be taken for a
+// release file another copy had written, then found missing: the push
+// failed as if the release bucket had lost a file.
+func testPushCopiesAReplacedSourceOnceMore(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	activities.SetServerCopyBytes(t, 1)
+	ds := bakeDataset(t, f, "server-replaced", 23)
+	m := readManifest(t, f.st, ds.Prefix)
+	shard := m.Files[slices.IndexFunc(m.Files, func(f manifest.File) bool {
+		return dataset.IsShardFile(f.Path)
+	})]
+	src := path.Join(ds.Prefix, shard.Path)
+	data, err := f.st.Get(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := devtest.StartFaultProxy(t, f.cfg.Endpoint)
+	var replaced sync.Once
+	proxy.SetFault(func(r *http.Request) devtest.Fault {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Copy-Source"), shard.Path) {
+			replaced.Do(func() { putRecordingSHA256(t, f, src, shard.SHA256, data) })
+		}
+		return devtest.Fault{}
+	})
+	a := f.acts(gpuengine.CPU{})
+	a.Store = f.storeVia(t, proxy.Addr)
+	mustRun[bakeapi.PushOutput](t, a, a.Push, releaseInput(f, ds.Prefix, "demo", "replaced"))
+	got, err := f.st.Get(ctx, path.Join(keys.Release("datasets", "demo", "replaced"), shard.Path))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("the released shard: %d bytes, %v; want the %d bytes of the dataset's",
+			len(got), err, len(data))
 	}
 }
 

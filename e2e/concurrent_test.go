@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,6 +73,42 @@ func TestTwoBakesAtOnce(t *testing.T) {
 						b.ID, sp.Name, r.In.BakeID, r.Out.Prefix)
 				}
 			}
+		}
+	}
+}
+
+// TestTwoStartsOfOneBake: two `whestbake bake` of one new ID at once start
+// one run, and say so: one says it started the bake, and the other either
+// that it reattached to the running bake, which keeps the input it started
+// with, or that another process is starting it. Both used to say
+// "Started" about one time in three, of the same run.
+func TestTwoStartsOfOneBake(t *testing.T) {
+	s := newStack(t) // no workers: a start needs none
+	for round := range 6 {
+		b := smallBake(fmt.Sprintf("race-%d", round), uint64(900+round))
+		cfg := s.bakeConfig(b)
+		var wg sync.WaitGroup
+		var starts [2]result
+		for i := range starts {
+			wg.Go(func() { starts[i] = s.whestbake(nil, "bake", "--config-file", cfg, "--id", b.ID) })
+		}
+		wg.Wait()
+		started, reattached := 0, 0
+		for _, r := range starts {
+			switch {
+			case r.code == 0 && strings.HasPrefix(r.stdout, "Started bake "+b.ID):
+				started++
+			case r.code == 0 && strings.HasPrefix(r.stdout, "Reattached to running bake "+b.ID) &&
+				strings.Contains(r.stdout, "the input it started with"):
+				reattached++
+			case r.refused("bake " + b.ID + " is being started by another process"):
+			default:
+				t.Errorf("round %d: a start of a bake started at the same time:\n%s", round, r)
+			}
+		}
+		if started != 1 {
+			t.Errorf("round %d: %d starts said they started the bake (%d reattached), want 1:\n%s\n%s",
+				round, started, reattached, starts[0], starts[1])
 		}
 	}
 }

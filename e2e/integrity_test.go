@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
@@ -26,6 +26,7 @@ import (
 	"github.com/whestbake/whestbake/internal/datasettest"
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
 )
 
 // TestStoredStateIntegrity: what a bake stores and later trusts is checked
@@ -99,15 +100,8 @@ func TestStoredStateIntegrity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mc, err := minio.New(s.opts.S3Config().Endpoint, &minio.Options{
-			Creds:  credentials.NewStaticV4(s.opts.AccessKey, s.secret, ""),
-			Region: "us-east-1",
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		keepDigest := minio.PutObjectOptions{UserMetadata: map[string]string{"sha256": info.SHA256}}
-		_, err = mc.PutObject(ctx, artifactBucket, bk.MLPCheckpoint("public", 2),
+		_, err = s.raw(t).PutObject(ctx, artifactBucket, bk.MLPCheckpoint("public", 2),
 			bytes.NewReader(damaged), int64(len(damaged)), keepDigest)
 		if err != nil {
 			t.Fatal(err)
@@ -274,4 +268,68 @@ func TestStoredStateIntegrity(t *testing.T) {
 				left, err)
 		}
 	})
+}
+
+// TestASliceRewrittenBehindTheMergeHealsAtTheRestart: a slice's parquet
+// rewritten after the merge read it, and the control worker killed. The
+// merge's next attempt finds the slice unlike its manifest and fails the
+// bake for good, merging nothing from it and discarding its commit; the
+// restart that the failure names commits the slice again from its per-MLP
+// results, and the release is the local bake's. The restart used to fail
+// the same way: the slice was taken as committed on its manifest alone,
+// and the failure said to bake again under a new --id.
+func TestASliceRewrittenBehindTheMergeHealsAtTheRestart(t *testing.T) {
+	s := newStack(t)
+	control := s.startWorker("control")
+	s.startWorker("gpu")
+	ctx := context.Background()
+	// About a second per MLP, one slice at a time: the merge has read the
+	// first slice long before the last is baked.
+	b := bakeSpec{
+		ID:          "rewritten",
+		Width:       32,
+		Depth:       3,
+		NSamples:    3_000_000,
+		SliceSize:   1,
+		MaxInFlight: 1,
+		Tag:         "rewritten",
+		Splits:      []splitSpec{{"public", "default", 5, 71}},
+	}
+	cfg := s.bakeConfig(b)
+	bk := keys.Bake(b.ID)
+	s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID)
+	waitFor(t, time.Minute, "the merge to take slice 0 (its uploads open)", func() bool {
+		return len(s.uploads(t, artifactBucket, bk.Dataset()+"/")) == 2
+	})
+	control.kill()
+	m, _, err := manifest.Read(ctx, s.art, bk.Slice("public", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parquet string
+	for _, f := range m.Files {
+		if strings.HasSuffix(f.Path, ".parquet") {
+			parquet = path.Join(bk.Slice("public", 0), f.Path)
+		}
+	}
+	data, err := s.art.Get(ctx, parquet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := s.art.Put(ctx, parquet, data); err != nil {
+		t.Fatal(err)
+	}
+	s.startWorker("control")
+	r := s.whestbake(nil, "watch", b.ID, "--config-file", cfg, "--interval", "200ms")
+	if !r.failed(parquet, "cannot be merged", "was discarded", "whestbake bake --id "+b.ID) ||
+		strings.Contains(r.stdout, "new --id") {
+		t.Fatalf("the merge of a rewritten slice: want a failure naming it "+
+			"and the restart that heals it:\n%s", r)
+	}
+	r = s.mustWhestbake("bake", "--config-file", cfg, "--id", b.ID, "--wait")
+	if !strings.Contains(r.stdout, "Restarted") {
+		t.Errorf("the restart:\n%s", r)
+	}
+	datasettest.SameDataset(t, s.download(b), s.localBake(b))
 }

@@ -276,6 +276,20 @@ func (r result) refused(wants ...string) bool {
 	return true
 }
 
+// failed reports whether r is a bake's failure as `watch` or `bake --wait`
+// shows it: exit status 1, with every one of wants in its report (stdout).
+func (r result) failed(wants ...string) bool {
+	if r.code != 1 {
+		return false
+	}
+	for _, want := range wants {
+		if !strings.Contains(r.stdout, want) {
+			return false
+		}
+	}
+	return true
+}
+
 func (r result) String() string {
 	return fmt.Sprintf("exit %d after %s\nstdout:\n%s\nstderr:\n%s",
 		r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/worker"
 )
 
@@ -17,7 +19,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := worker.NewCommand(os.Stderr).ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "whestbake-worker: %v\n", err)
+		fmt.Fprintf(os.Stderr, "whestbake-worker: %s\n",
+			strings.Join(safetext.ErrorLines(err), "\n"))
 		os.Exit(cmdline.ExitCode(err))
 	}
 }

@@ -41,6 +41,9 @@ type GCOutput struct {
 	Completed bool  `json:"completed"`
 	Deleted   Usage `json:"deleted"`
 	Kept      Usage `json:"kept"`
+	// AbortedUploads counts the incomplete multipart uploads gc aborted
+	// under the bake's prefix and at its release (gcuploads.go).
+	AbortedUploads int `json:"aborted_uploads"`
 }
 
 // Usage counts objects in S3 and their bytes.
@@ -55,7 +58,8 @@ const UnknownState = "unknown"
 // GC deletes what a bake left in S3, refusing while it or any of its split
 // workflows runs: of a completed bake its intermediates, keeping record,
 // seeds and dataset; of a failed or cancelled bake everything but its
-// record. It holds the bake's lock while it deletes, commit markers first.
+// record; and of either the incomplete uploads its killed workers left.
+// It holds the bake's lock while it deletes, commit markers first.
 func (c *Client) GC(ctx context.Context, in GCInput) (GCOutput, error) {
 	if err := preflight.Store(c.cfg); err != nil {
 		return GCOutput{}, err
@@ -116,26 +120,43 @@ func (c *Client) GC(ctx context.Context, in GCInput) (GCOutput, error) {
 	if out.Completed {
 		keep = func(key string) bool { return !b.Intermediate(key) }
 	}
+	// Step 3. Delete, abort what uploads are left, and count what stays.
+	return out, g.collect(ctx, &out, keep)
+}
+
+// collect deletes what keep does not keep of the bake's objects and aborts
+// the incomplete uploads left under the bake and at its own releases (found
+// first: the deletion may take the dataset a release is compared with),
+// and fills in out's counts.
+func (g *gcRun) collect(ctx context.Context, out *GCOutput, keep func(string) bool) error {
+	prefix := keys.Bake(g.bakeID).Prefix()
+	releases, err := g.ownReleases(ctx)
+	if err != nil {
+		return err
+	}
 	gone, err := g.delete(ctx, keep)
 	if err != nil && gone.Objects > 0 {
-		return out, fmt.Errorf("%w (gc deleted %d objects, %s, of bake %s before it stopped, "+
+		return fmt.Errorf("%w (gc deleted %d objects, %s, of bake %s before it stopped, "+
 			"commit markers first: a restart recomputes what is gone)",
-			err, gone.Objects, bake.FormatBytes(gone.Bytes), id)
+			err, gone.Objects, bake.FormatBytes(gone.Bytes), g.bakeID)
 	}
 	if err != nil {
-		return out, err
+		return err
 	}
-	left, err := st.Usage(ctx, b.Prefix())
+	if out.AbortedUploads, err = g.abortUploads(ctx, releases); err != nil {
+		return err
+	}
+	left, err := g.artifacts.Usage(ctx, prefix)
 	if err != nil {
-		return out, err
+		return err
 	}
-	if gone.Objects == 0 && left.Objects == 0 {
-		return out, fmt.Errorf("bake %s has nothing in %s: "+
-			"check the ID with `whestbake list` and s3.bucket", id, out.Location)
+	if gone.Objects == 0 && left.Objects == 0 && out.AbortedUploads == 0 {
+		return fmt.Errorf("bake %s has nothing in %s: "+
+			"check the ID with `whestbake list` and s3.bucket", g.bakeID, out.Location)
 	}
 	out.Deleted = Usage{Objects: gone.Objects, Bytes: gone.Bytes}
 	out.Kept = Usage{Objects: left.Objects, Bytes: left.Bytes}
-	return out, nil
+	return nil
 }
 
 // gcRun is one gc of bake id, holding its lock.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // A bake's lock keeps `whestbake gc` and a start of the same bake apart: gc
@@ -142,10 +144,11 @@ func (l *bakeLock) release() error {
 		l.bake, lockWorkflowID(l.bake), err, l.ends.Add(time.Minute).Local().Format(time.DateTime))
 }
 
-// releaseOrWarn releases l, telling errOut when it could not.
+// releaseOrWarn releases l, telling errOut when it could not, in the
+// server's words escaped (safetext).
 func (l *bakeLock) releaseOrWarn(errOut io.Writer) {
 	if err := l.release(); err != nil {
-		fmt.Fprintf(errOut, "warning: %v\n", err)
+		fmt.Fprintf(errOut, "warning: %s\n", strings.Join(safetext.ErrorLines(err), "\n"))
 	}
 }
 
@@ -154,8 +157,10 @@ func (l *bakeLock) left() time.Duration { return time.Until(l.ends) }
 
 // heldLock is what the server says of a lock someone else took.
 type heldLock struct {
-	holder  lockHolder
-	since   time.Time
+	holder lockHolder
+	since  time.Time
+	// ends is when the server ends the lock, zero for a lock started
+	// without a timeout (never by whestbake, whose locks end at lockTTL).
 	ends    time.Time
 	running bool
 }
@@ -172,7 +177,9 @@ func describeLock(ctx context.Context, c client.Client, id string) (heldLock, er
 		since:   info.GetStartTime().AsTime(),
 		running: info.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING,
 	}
-	h.ends = h.since.Add(desc.GetExecutionConfig().GetWorkflowExecutionTimeout().AsDuration())
+	if ttl := desc.GetExecutionConfig().GetWorkflowExecutionTimeout().AsDuration(); ttl > 0 {
+		h.ends = h.since.Add(ttl)
+	}
 	if p := info.GetMemo().GetFields()["holder"]; p != nil {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &h.holder)
 	}
@@ -203,9 +210,22 @@ func (h heldLock) refusal(verb, id, namespace, outcome string) error {
 		next = "let that gc finish"
 	}
 	return fmt.Errorf("%s has held its lock since %s (%s ago); %s: %s. "+
-		"If that process is gone (killed, or its host lost), the lock ends by itself at %s, "+
+		"If that process is gone (killed, or its host lost), %s, "+
 		"or end it at once with `temporal workflow terminate --workflow-id %s --namespace %s` "+
 		"(or Terminate in the Web UI): it is a workflow that no worker runs",
 		what, h.since.Local().Format(time.DateTime), FormatDuration(time.Since(h.since)),
-		outcome, next, h.ends.Local().Format(time.DateTime), lockWorkflowID(id), namespace)
+		outcome, next, h.ending(time.Now()), lockWorkflowID(id), namespace)
+}
+
+// ending says when the lock ends by itself, seen at now.
+func (h heldLock) ending(now time.Time) string {
+	switch {
+	case h.ends.IsZero():
+		return fmt.Sprintf("the lock never ends by itself: it was started without a timeout, "+
+			"so not by whestbake, whose locks end after %s", FormatDuration(lockTTL))
+	case !h.ends.After(now):
+		return fmt.Sprintf("the lock timed out at %s and ends as soon as the server gets to it",
+			h.ends.Local().Format(time.DateTime))
+	}
+	return "the lock ends by itself at " + h.ends.Local().Format(time.DateTime)
 }

@@ -79,6 +79,27 @@ func TestBakeLockOnTemporal(t *testing.T) {
 		}
 	})
 
+	// A lock started without a timeout, by another tool or by hand, was
+	// said to end by itself at its own start, already past.
+	t.Run("a lock without a timeout never ends by itself", func(t *testing.T) {
+		forged := client.StartWorkflowOptions{
+			ID:        lockWorkflowID("l2"),
+			TaskQueue: lockQueue,
+			Memo:      map[string]any{"holder": lockHolder{Verb: "gc", Host: "elsewhere", PID: 1}},
+		}
+		run, err := c.ExecuteWorkflow(ctx, forged, lockWorkflowType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.TerminateWorkflow(ctx, forged.ID, run.GetRunID(), "test over") }()
+		err = newLock(c, devstack.Namespace, "l2", "bake").take(ctx, "nothing was started")
+		if err == nil || strings.Contains(err.Error(), "ends by itself at") ||
+			!strings.Contains(err.Error(), "the lock never ends by itself") {
+			t.Errorf("a start while a lock without a timeout is held: %v, "+
+				"want it to say that the lock never ends by itself", err)
+		}
+	})
+
 	t.Run("gc renews its lock before it ends", func(t *testing.T) {
 		g := &gcRun{
 			temporal: c,

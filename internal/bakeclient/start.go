@@ -20,6 +20,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/preflight"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -99,7 +100,7 @@ func (c *Client) Start(ctx context.Context, in StartInput) (StartOutput, error) 
 		}
 	}
 	// Steps 3 to 5, under the bake's lock, which gc takes too.
-	run, err := c.startLocked(ctx, tc, st, &bi)
+	run, err := c.startLocked(ctx, tc, st, &bi, &last)
 	if err != nil {
 		return StartOutput{}, err
 	}
@@ -117,15 +118,24 @@ func (c *Client) Start(ctx context.Context, in StartInput) (StartOutput, error) 
 // never deletes the seeds files just uploaded before the workflow runs, and
 // a bake never starts while gc deletes (docs/TEMPORAL.md, "gc versus a
 // restart"). The lock goes as soon as the workflow runs: gc refuses a
-// running bake by itself.
+// running bake by itself. Under the lock a start asks again what the bake
+// does (last): of two starts of one ID, the one that takes the lock second
+// finds the run the first started, and attaches to it as such.
 func (c *Client) startLocked(ctx context.Context, tc client.Client, st *store.Store,
-	in *bakeapi.BakeInput,
+	in *bakeapi.BakeInput, last *lastRunOf,
 ) (client.WorkflowRun, error) {
 	lock := newLock(tc, c.cfg.Temporal.Namespace, in.BakeID, "bake")
 	if err := lock.take(ctx, "nothing was started"); err != nil {
 		return nil, err
 	}
 	defer lock.releaseOrWarn(c.log)
+	now, err := lastRun(ctx, tc, in.BakeID)
+	if err != nil {
+		return nil, err
+	}
+	if now.action == Reattached {
+		*last = now
+	}
 	// Steps 3 and 4. What decides the bake's numbers goes to S3, or must match what is there.
 	if err := c.storeBakeInputs(ctx, st, tc, in); err != nil {
 		return nil, err
@@ -300,15 +310,14 @@ func recordBake(ctx context.Context, st *store.Store, in bakeapi.BakeInput,
 			"choose a new --id", in.BakeID, st.Bucket(), key, err)
 	}
 	if changes := was.Diff(rec); len(changes) > 0 {
-		lines := make([]string, len(changes))
-		for i, c := range changes {
-			lines[i] = "  - " + c.String()
+		lines := []string{fmt.Sprintf("bake %s was started with a different spec, "+
+			"and one bake ID never mixes results of two specs:", in.BakeID)}
+		for _, c := range changes {
+			lines = append(lines, "  - "+c.String())
 		}
-		return rec, fmt.Errorf("bake %s was started with a different spec, "+
-			"and one bake ID never mixes results of two specs:\n%s\n"+
-			"nothing was started: restore these settings to continue bake %s, "+
-			"or start this config under a new --id",
-			in.BakeID, strings.Join(lines, "\n"), in.BakeID)
+		lines = append(lines, fmt.Sprintf("nothing was started: restore these settings "+
+			"to continue bake %s, or start this config under a new --id", in.BakeID))
+		return rec, safetext.LinesError{Text: lines}
 	}
 	return was, nil
 }

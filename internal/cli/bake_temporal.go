@@ -13,6 +13,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/preflight"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -64,6 +65,7 @@ func runTemporalBake(
 	if err != nil {
 		return err
 	}
+	started = safetext.Strings(started) // the server's words
 	id := started.Input.BakeID
 	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n",
 		startVerb(started), id, started.WorkflowID, started.RunID)
@@ -119,9 +121,10 @@ func followToEnd(ctx context.Context, c *bakeclient.Client, cfg settings.Config,
 	if err != nil {
 		return err
 	}
+	state = safetext.Strings(state) // the server's words, and the workers'
 	r := state.Result
 	if r == nil {
-		return fmt.Errorf("bake %s %s: %s\n  details: `whestbake status %s` or %s",
+		return fmt.Errorf("bake %s %s: %s; details: `whestbake status %s` or %s",
 			id, state.State, state.Failure.Message, id, webUILink(cfg, state.WorkflowID))
 	}
 	fmt.Fprintf(out, "✓ Bake %s done in %s\n  dataset  %s (manifest sha256 %s)\n",

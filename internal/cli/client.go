@@ -25,9 +25,9 @@ func starterVerb(cmd *cobra.Command) *cobra.Command {
 // any (devstack.ClientDefaults), and so is the Web UI of its frontend.
 func starterConfig(cmd *cobra.Command, flagKeys map[string]string) (settings.Config, error) {
 	devDir := devstack.DefaultOptions().Dir
-	dev, err := devstack.ClientDefaults(devDir)
-	if err != nil {
-		return settings.Config{}, err
+	dev := settings.Under{
+		Keys: devstack.ClientKeys,
+		Read: func() (map[string]string, error) { return devstack.ClientDefaults(devDir) },
 	}
 	overrides := settings.FlagOverrides(cmd.Flags(), flagKeys)
 	cfg, err := settings.LoadUnder(cmdline.ConfigFile(cmd.Flags()), dev, overrides)

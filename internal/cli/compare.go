@@ -17,6 +17,7 @@ import (
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/compare"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // errDatasetsDiffer is compare's verdict "different": exit 1.
@@ -187,10 +188,10 @@ func compareSource(cmd *cobra.Command, h hubFlags, src string,
 
 func printComparison(w io.Writer, r *compare.Result) {
 	fmt.Fprintf(w, "Comparing %s with %s: mode %s (%s)\n",
-		printable(r.A), printable(r.B), r.Mode, printable(r.ModeReason))
+		safetext.Line(r.A), safetext.Line(r.B), r.Mode, safetext.Line(r.ModeReason))
 	for _, s := range r.Splits {
 		fmt.Fprintf(w, "split %s: %d MLPs, n_samples %d and %d: %d differ%s\n",
-			printable(s.Name), s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs, preparedNote(s))
+			safetext.Line(s.Name), s.MLPs, s.NSamplesA, s.NSamplesB, s.DifferentMLPs, preparedNote(s))
 		if r.Mode == compare.ModeStat && len(s.MLPStats) > 0 {
 			printMLPStats(w, s)
 		}
@@ -203,7 +204,7 @@ func printComparison(w io.Writer, r *compare.Result) {
 				at = fmt.Sprintf("[%d]", d.Index)
 			}
 			fmt.Fprintf(w, "  split %s mlp_id %d (seed %d): %s%s: A %s, B %s\n",
-				printable(d.Split), d.MLPID, d.Seed, d.Field, at, printable(d.A), printable(d.B))
+				safetext.Line(d.Split), d.MLPID, d.Seed, d.Field, at, safetext.Line(d.A), safetext.Line(d.B))
 		}
 	}
 	var verdict strings.Builder

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/internal/devstack"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 func newDevCmd() *cobra.Command {
@@ -148,7 +149,7 @@ func newDevStatusCmd(opts *devstack.Options) *cobra.Command {
 						s.Component, s.PID, s.Addr)
 				default:
 					fmt.Fprintf(out, "%-8s running (pid %d), NOT healthy on %s: %s\n",
-						s.Component, s.PID, s.Addr, s.Problem)
+						s.Component, s.PID, s.Addr, safetext.Line(s.Problem))
 				}
 				allUp = allUp && s.Healthy
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/release"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -171,7 +172,7 @@ func hubDownload(cmd *cobra.Command, h hubFlags, repo, rev, output string) error
 	}
 	fmt.Fprintf(out, "✓ Downloaded hf://%s@%s (commit %s) in %s: %d files, %s%s; "+
 		"every LFS file matches its sha256, every other its git blob sha1\n",
-		repo, rev, printable(res.Commit), formatDuration(time.Since(start)),
+		repo, rev, safetext.Line(res.Commit), formatDuration(time.Since(start)),
 		res.Files, bake.FormatBytes(res.Bytes), resumed)
 	fmt.Fprintf(out, "Location: %s\n", output)
 	return nil

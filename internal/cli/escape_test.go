@@ -13,6 +13,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/hub/hubtest"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // hostile holds what a dataset or a server could send a terminal: a CSI
@@ -27,7 +28,7 @@ const hostile = "x\x1b[2J\x1b]52;c;aGVsbG8=\x07\u009b31m\u202eevil\x7f\x00\nline
 func assertInert(t *testing.T, what, text string, newlinesAllowed bool) {
 	t.Helper()
 	for _, r := range text {
-		if isControl(r) && !(r == '\n' && newlinesAllowed) && !(r == '\t' && newlinesAllowed) {
+		if safetext.IsControl(r) && !(r == '\n' && newlinesAllowed) && !(r == '\t' && newlinesAllowed) {
 			t.Errorf("%s prints the control character %U:\n%q", what, r, text)
 			return
 		}
@@ -38,24 +39,9 @@ func assertInert(t *testing.T, what, text string, newlinesAllowed bool) {
 	}
 }
 
-func TestPrintableEscapesControlsAndKeepsUnicode(t *testing.T) {
-	for in, want := range map[string]string{
-		"\x1b[2J":                `\x1b[2J`,
-		"\x1b]52;c;aGVsbG8=\x07": `\x1b]52;c;aGVsbG8=\x07`,
-		"\u009b31m":              `\u009b31m`,
-		"abc\u202edef":           `abc\u202edef`,
-		"\u2066x\u2069 \u200f":   `\u2066x\u2069 \u200f`,
-		"a\tb\nc\r\x7f":          `a\x09b\x0ac\x0d\x7f`,
-		"bad \xff utf-8":         `bad \xff utf-8`,
-		"ü✓ 日本 \u200d emoji 👩‍💻": "ü✓ 日本 \u200d emoji 👩‍💻",
-	} {
-		if got := printable(in); got != want {
-			t.Errorf("printable(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := printableLines("one\n\ttwo\x1b[2J"); got != "one\n\ttwo\\x1b[2J" {
-		t.Errorf("printableLines = %q", got)
-	}
+// writeJSON carries a hostile string as it is, and prints no control
+// character of it raw.
+func TestWriteJSONEscapesControls(t *testing.T) {
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, map[string]string{"v": hostile}); err != nil {
 		t.Fatal(err)
@@ -65,7 +51,7 @@ func TestPrintableEscapesControlsAndKeepsUnicode(t *testing.T) {
 		t.Errorf("writeJSON does not round-trip: %v %q", err, back["v"])
 	}
 	for _, r := range buf.String() {
-		if isControl(r) && r != '\n' {
+		if safetext.IsControl(r) && r != '\n' {
 			t.Errorf("writeJSON prints %U raw: %q", r, buf.String())
 		}
 	}
@@ -134,7 +120,7 @@ func TestDatasetAndHubStringsReachNoTerminal(t *testing.T) {
 	}
 	_, out, _ := run(t, "dataset", "compare", clean, bad, "--json")
 	for _, r := range out {
-		if isControl(r) && r != '\n' {
+		if safetext.IsControl(r) && r != '\n' {
 			t.Errorf("compare --json prints %U raw", r)
 		}
 	}

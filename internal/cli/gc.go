@@ -89,6 +89,10 @@ func printGC(out io.Writer, res bakeclient.GCOutput) {
 	}
 	fmt.Fprintf(out, "Deleted %d objects (%s) of bake %s (%s) in %s\n",
 		res.Deleted.Objects, bake.FormatBytes(res.Deleted.Bytes), res.ID, how, res.Location)
+	if res.AbortedUploads > 0 {
+		fmt.Fprintf(out, "Aborted %d incomplete uploads that killed workers left "+
+			"under it and at its release.\n", res.AbortedUploads)
+	}
 	if res.Completed {
 		fmt.Fprintf(out, "Kept its record, seeds and final dataset: %d objects, %s.\n",
 			res.Kept.Objects, bake.FormatBytes(res.Kept.Bytes))

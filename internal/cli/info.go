@@ -13,6 +13,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 func newInfoCmd() *cobra.Command {
@@ -125,7 +126,7 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 	for _, name := range slices.Sorted(slices.Values(splits.Keys())) {
 		s, _ := splits.GetObject(name)
 		nm, _ := s.Get("n_mlps")
-		line := fmt.Sprintf("    %s:  n_mlps=%s", printable(name), thousands(nm))
+		line := fmt.Sprintf("    %s:  n_mlps=%s", safetext.Line(name), thousands(nm))
 		if v, ok := s.Get("seed"); ok {
 			line += "  seed=" + infoValue(v)
 		}
@@ -136,7 +137,7 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 	}
 	if p, ok := md.GetObject("prepared_splits"); ok {
 		prepared := slices.Sorted(slices.Values(p.Keys()))
-		fmt.Fprintf(w, "  prepared_splits: %s\n", printable(strings.Join(prepared, ", ")))
+		fmt.Fprintf(w, "  prepared_splits: %s\n", safetext.Line(strings.Join(prepared, ", ")))
 	}
 	created, _ := md.Get("created_at_utc")
 	fmt.Fprintf(w, "  created_at_utc: %s\n", infoValue(created))
@@ -148,7 +149,7 @@ func printInfo(w io.Writer, md dataset.Metadata) {
 func infoValue(v any) string {
 	switch x := v.(type) {
 	case string:
-		return printable(x)
+		return safetext.Line(x)
 	case nil:
 		return "None"
 	case json.Number:
@@ -156,9 +157,9 @@ func infoValue(v any) string {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return printable(fmt.Sprint(v))
+		return safetext.Line(fmt.Sprint(v))
 	}
-	return printable(string(b))
+	return safetext.Line(string(b))
 }
 
 // thousands is an integer with comma separators (Python's {:,}); anything

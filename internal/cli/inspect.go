@@ -12,6 +12,7 @@ import (
 
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 func newInspectCmd() *cobra.Command {
@@ -142,7 +143,7 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 	md := d.Meta
 	str := func(k string) string {
 		if v, ok := md.Get(k); ok && v != nil {
-			return printable(fmt.Sprint(v))
+			return safetext.Line(fmt.Sprint(v))
 		}
 		return "-"
 	}
@@ -154,7 +155,7 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 		name, _ := sp.GetString("name")
 		ver, _ := sp.GetString("version")
 		fmt.Fprintf(tw, "  seed_protocol\t%s (version %s)\t\t\t\t\n",
-			printable(name), printable(ver))
+			safetext.Line(name), safetext.Line(ver))
 	}
 	// Where a 4.0 salt is and which it is, never the salt itself.
 	if p := d.Info.SeedProtocol; p.Name == dataset.SeedProtocolV4Name {
@@ -163,7 +164,7 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 			where = "withheld (" + dataset.SaltEnv + ")"
 		}
 		fmt.Fprintf(tw, "  salt\t%s\tsalt_id\t%s\tsalt_digest\t%s\n",
-			where, printable(orDash(p.SaltID)), printable(orDash(p.SaltDigest)))
+			where, safetext.Line(orDash(p.SaltID)), safetext.Line(orDash(p.SaltDigest)))
 	}
 	fmt.Fprintf(tw, "  width\t%s\tdepth\t%s\tn_samples\t%s\n",
 		str("width"), str("depth"), str("n_samples"))
@@ -175,21 +176,21 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 	tw.Flush()
 	for _, s := range splits {
 		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n",
-			printable(s.Name), s.NMLPs, len(s.Files), bake.FormatBytes(s.Bytes))
+			safetext.Line(s.Name), s.NMLPs, len(s.Files), bake.FormatBytes(s.Bytes))
 		if v, ok := splitValue(md, s.Name, "sampler"); ok {
 			alg, _ := splitValue(md, s.Name, "algorithm_version")
 			dev, _ := splitValue(md, s.Name, "device")
 			fmt.Fprintf(out, "  sampler %s, algorithm %s, device %s\n",
-				printable(fmt.Sprint(v)), printable(fmt.Sprint(alg)), printable(fmt.Sprint(dev)))
+				safetext.Line(fmt.Sprint(v)), safetext.Line(fmt.Sprint(alg)), safetext.Line(fmt.Sprint(dev)))
 		}
 		for _, f := range s.Files {
-			fmt.Fprintf(out, "  %s\n", printable(f))
+			fmt.Fprintf(out, "  %s\n", safetext.Line(f))
 		}
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "  mlp_id\tmlp_name\tmlp_seed\tavg_variance\tmean(final_means)\t")
 		for _, r := range s.Rows {
 			fmt.Fprintf(tw, "  %d\t%s\t%d\t%.6g\t%.6g\t\n",
-				r.MLPID, printable(r.Name), r.Seed, float64(r.AvgVariance), float64(r.MeanOfFinal))
+				r.MLPID, safetext.Line(r.Name), r.Seed, float64(r.AvgVariance), float64(r.MeanOfFinal))
 		}
 		if more := s.NMLPs - int64(len(s.Rows)); more > 0 {
 			fmt.Fprintf(tw, "  …\t%d more\t\t\t\t\n", more)

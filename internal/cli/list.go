@@ -10,6 +10,7 @@ import (
 
 	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 func newListCmd() *cobra.Command {
@@ -53,7 +54,7 @@ type listJSON struct {
 func printList(out io.Writer, bakes []bakeclient.ListedBake, now time.Time) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BAKE ID\tSTATUS\tSTAGE\tSTARTED\tDURATION")
-	for _, b := range bakes {
+	for _, b := range safetext.Strings(bakes) { // the server's words
 		end := now
 		if !b.End.IsZero() {
 			end = b.End

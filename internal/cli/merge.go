@@ -12,6 +12,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/report"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -85,11 +86,11 @@ func newCombineCmd() *cobra.Command {
 			}
 			sort.Strings(names)
 			for _, n := range names {
-				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", printable(n), counts[n])
+				fmt.Fprintf(cmd.OutOrStdout(), "  - %s  (n_mlps=%d)\n", safetext.Line(n), counts[n])
 			}
 			if !skipPrepared {
 				fmt.Fprintf(cmd.OutOrStdout(), "  prepared Arrow artifacts: %s\n",
-					printable(strings.Join(names, ", ")))
+					safetext.Line(strings.Join(names, ", ")))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "with its report in %s\n",
 				filepath.Join(output, dataset.ReportDir, dataset.ReportPage))
@@ -128,7 +129,7 @@ func newPrepareArrowCmd() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(),
 				"Patched %s with prepared Arrow artifacts for %d split(s): %s\n",
-				dir, len(names), printable(strings.Join(names, ", ")))
+				dir, len(names), safetext.Line(strings.Join(names, ", ")))
 			return nil
 		},
 	}

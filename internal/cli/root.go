@@ -6,7 +6,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -34,9 +33,9 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 		err = cmdline.Interruption(ctx, err)
 	}
 	if err != nil {
-		// Error texts quote datasets and servers (a split name, the Hub's
-		// message): no control character of theirs reaches the terminal.
-		fmt.Fprintf(stderr, "error: %s\n", printableLines(err.Error()))
+		// Error texts quote datasets, files and servers (a split name, the
+		// Hub's message, S3's and Temporal's): none prints a line of its own.
+		printError(stderr, err)
 	}
 	return exitCode(cmd, err)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,6 +96,44 @@ func TestStarterReportsUnreachableStore(t *testing.T) {
 	}
 	if strings.Contains(out+errs, starterSecret) {
 		t.Errorf("printed the secret:\n%s", errs)
+	}
+}
+
+// The dev stack's record is read only for a server the config leaves
+// out: with both named, a FIFO at .whestbake/stack.json (which a read
+// would wait on forever) is never opened, and the verb goes on to its
+// servers.
+func TestStarterNamingBothServersReadsNoRecord(t *testing.T) {
+	isolate(t)
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir(".whestbake", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(".whestbake", "stack.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		code int
+		errs string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, errs := run(t, "status", "some-bake")
+		done <- result{code, errs}
+	}()
+	select {
+	case r := <-done:
+		if r.code != 1 || strings.Contains(r.errs, "stack.json") ||
+			!strings.Contains(r.errs, "127.0.0.1:1") {
+			t.Errorf("exit %d, want the connection to the configured server refused:\n%s",
+				r.code, r.errs)
+		}
+	case <-time.After(time.Minute):
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close() // lets the blocked read end with the test
+		}
+		t.Fatal("`whestbake status` hangs on a FIFO at .whestbake/stack.json")
 	}
 }
 

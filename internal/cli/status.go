@@ -12,6 +12,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bakeclient"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -55,6 +56,7 @@ type statusJSON struct {
 
 // printStatus prints st as text, its times relative to now.
 func printStatus(w io.Writer, cfg settings.Config, st bakeclient.Status, now time.Time) {
+	st = safetext.Strings(st) // the server's words, and the workers'
 	printHeader(w, cfg, st, now)
 	printSplits(w, st, now)
 	printStopped(w, st)
@@ -205,11 +207,11 @@ func printPending(w io.Writer, st bakeclient.Status, now time.Time) {
 			fmt.Fprintf(w, ", heartbeat %s ago", formatDuration(now.Sub(p.LastHeartbeat)))
 		}
 		if p.Details != "" {
-			fmt.Fprintf(w, ": %s", printable(p.Details))
+			fmt.Fprintf(w, ": %s", p.Details)
 		}
 		fmt.Fprintln(w)
 		if p.LastFailure != "" {
-			fmt.Fprintf(w, "      last failure: %s\n", printable(p.LastFailure))
+			fmt.Fprintf(w, "      last failure: %s\n", p.LastFailure)
 		}
 	}
 }
@@ -222,11 +224,11 @@ func printResult(w io.Writer, st bakeclient.Status) {
 			fmt.Fprintf(w, "  release  %s\n", r.Release)
 		}
 		if r.Hub != "" {
-			fmt.Fprintf(w, "  hub      %s (commit %s)\n", printable(r.Hub), printable(r.HubCommit))
+			fmt.Fprintf(w, "  hub      %s (commit %s)\n", r.Hub, r.HubCommit)
 		}
 	}
 	if f := st.Failure; f != nil {
-		fmt.Fprintf(w, "\n  failure  %s\n", printable(f.Message))
+		fmt.Fprintf(w, "\n  failure  %s\n", f.Message)
 	}
 }
 

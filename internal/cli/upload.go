@@ -13,6 +13,7 @@ import (
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 func newUploadCmd() *cobra.Command {
@@ -132,7 +133,7 @@ func printUploadPlan(out io.Writer, dir, repo, rev string, files []hub.File, lef
 	fmt.Fprintf(out, "Uploading %s → hf://%s@%s\n", dir, repo, rev)
 	if len(left) > 0 {
 		fmt.Fprintf(out, "Left out %d file(s) that are not part of the dataset: %s\n",
-			len(left), printable(shortList(left, maxListed)))
+			len(left), safetext.Line(shortList(left, maxListed)))
 	}
 	fmt.Fprintf(out, "Total: %s (%d file%s) — will create repo if needed.\n",
 		bake.FormatBytes(total), len(files), plural)
@@ -155,8 +156,8 @@ func printUploadResult(out io.Writer, repo, rev string, res hub.Result, took tim
 				res.Deleted, strings.Join(hub.OwnedFolders, " and "))
 		}
 	}
-	fmt.Fprintf(out, "Commit: %s\n", printable(res.Commit))
-	fmt.Fprintf(out, "Visible at: %s\n", printable(res.URL))
+	fmt.Fprintf(out, "Commit: %s\n", safetext.Line(res.Commit))
+	fmt.Fprintf(out, "Visible at: %s\n", safetext.Line(res.URL))
 }
 
 // maxListed bounds the files a message names: a staging folder left in a

@@ -11,6 +11,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -88,7 +89,7 @@ func runVerify(cmd *cobra.Command, dir string, f verifyFlags) error {
 // printSplitChecks prints one split's verdict per MLP.
 func printSplitChecks(out io.Writer, s bake.VerifiedSplit) {
 	fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n",
-		printable(s.Name), printable(orDash(string(s.Info.Spec.Sampler))), s.Info.Spec.NSamples)
+		safetext.Line(s.Name), safetext.Line(orDash(string(s.Info.Spec.Sampler))), s.Info.Spec.NSamples)
 	names := map[string]string{
 		bake.NameOK:           "name ok",
 		bake.NameMismatch:     "NAME MISMATCH",
@@ -108,7 +109,7 @@ func printSplitChecks(out io.Writer, s bake.VerifiedSplit) {
 		}
 		weights := map[bool]string{true: "bit-exact", false: "MISMATCH"}[c.WeightsOK]
 		fmt.Fprintf(out, "  %s mlp %d %s: weights %s, %s, statistics %s%s\n",
-			mark, c.MLPID, printable(c.Name), weights, names[s.NameCheck(c)], c.Stats, tol)
+			mark, c.MLPID, safetext.Line(c.Name), weights, names[s.NameCheck(c)], c.Stats, tol)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/whestbake/whestbake/internal/bakeclient"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -78,6 +79,7 @@ func follow(ctx context.Context, c *bakeclient.Client, id string, out io.Writer,
 	drawn := 0
 	last := map[string]string{}
 	draw := func(st bakeclient.Status) error {
+		st = safetext.Strings(st) // the server's words, and the workers'
 		now := time.Now()
 		if !tty {
 			for _, l := range changeLines(st, now, last) {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // Exit codes of both commands. A command stopped by a signal exits
@@ -222,11 +224,11 @@ func CheckRequired(cmd *cobra.Command, note func(flag string) string) error {
 	case 1:
 		return Usagef("--%s is required%s", missing[0], note(missing[0]))
 	}
-	lines := make([]string, len(missing))
-	for i, f := range missing {
-		lines[i] = "  --" + f + note(f)
+	lines := []string{fmt.Sprintf("%d required flags are missing:", len(missing))}
+	for _, f := range missing {
+		lines = append(lines, "  --"+f+note(f))
 	}
-	return Usagef("%d required flags are missing:\n%s", len(missing), strings.Join(lines, "\n"))
+	return Usage(safetext.LinesError{Text: lines})
 }
 
 // missingFlags are the flags Require declared for cmd that are not set.

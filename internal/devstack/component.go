@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // Component names one server of the stack.
@@ -25,7 +27,11 @@ var Components = []Component{MinIO, Temporal}
 
 // server is what starting and probing one component takes.
 type server struct {
-	args    []string
+	args []string
+	// state is the argument that names the state directory: a pid whose
+	// command line lacks it is another stack's server (a copy of this
+	// directory holds that stack's pid files), never this one's.
+	state   string
 	env     []string
 	ports   []portKey
 	addr    string
@@ -87,7 +93,7 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		return Running{}, err
 	}
 	r := Running{Component: c, Addr: s.addr, Log: o.logFile(c)}
-	if pid := livePID(o.pidFile(c), o.bin(c)); pid != 0 {
+	if pid := livePID(o.pidFile(c), o.bin(c), s.state); pid != 0 {
 		// Ports or paths changed since it started: probing the new port
 		// would only time out, so say what to do at once.
 		if argv, ok := cmdline(pid); ok && !slices.Equal(argv[1:], s.args) {
@@ -151,11 +157,12 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 		_ = terminate(pid, o.StopTimeout)
 		os.Remove(o.pidFile(c))
 		tail := logTail(r.Log, 15)
-		if p, ok := portTakenInLog(tail, s.ports); ok && errors.Is(err, errExited) {
+		if p, ok := portTakenInLog(strings.Join(tail, "\n"), s.ports); ok && errors.Is(err, errExited) {
 			return r, inUse(p)
 		}
-		return r, fmt.Errorf("devstack: %s did not come up on %s: %w; last lines of %s:\n%s",
-			c, s.addr, err, r.Log, tail)
+		head := fmt.Sprintf("devstack: %s did not come up on %s: %v; last lines of %s:",
+			c, s.addr, err, r.Log)
+		return r, safetext.LinesError{Text: append([]string{head}, tail...), Err: err}
 	}
 	r.PID = pid
 	return r, s.prepare(ctx)
@@ -194,10 +201,11 @@ func stop(opts Options, c Component) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := o.server(c); err != nil {
+	s, err := o.server(c)
+	if err != nil {
 		return 0, err
 	}
-	pid := livePID(o.pidFile(c), o.bin(c))
+	pid := livePID(o.pidFile(c), o.bin(c), s.state)
 	if pid == 0 {
 		return 0, nil
 	}

@@ -137,6 +137,25 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 
+	// A copy of the state directory holds the pid files of this stack's
+	// servers, but it did not start them: its down stops neither.
+	copied := opts
+	copied.Dir = copyState(t, opts.Dir)
+	out.Reset()
+	if err := devstack.Down(copied, &out); err != nil ||
+		strings.Count(out.String(), "not running from "+copied.Dir) != 2 {
+		t.Fatalf("Down of a copy of the state directory = %v:\n%s", err, out.String())
+	}
+	states, err = devstack.Status(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range states {
+		if st.PID == 0 || !st.Healthy {
+			t.Errorf("Status after Down of a copy: %+v, want running and healthy", st)
+		}
+	}
+
 	out.Reset()
 	if err := devstack.Down(opts, &out); err != nil {
 		t.Fatal(err)
@@ -280,6 +299,24 @@ func TestOptionErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// copyState copies what names a stack's servers in state directory dir,
+// its record and pid files, into a new directory, as `cp -r` would.
+func copyState(t *testing.T, dir string) string {
+	t.Helper()
+	dst := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dst, "run"), os.DirFS(filepath.Join(dir, "run"))); err != nil {
+		t.Fatal(err)
+	}
+	record, err := os.ReadFile(filepath.Join(dir, "stack.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, "stack.json"), record, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 // fakeOptions point at a bin dir whose "minio" is a shell script, for the

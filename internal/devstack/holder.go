@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
+
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // holder is a process that listens on a port of the stack.
@@ -65,15 +66,11 @@ func otherHolder(ctx context.Context, pid, port int) (holder, bool) {
 // socket to settle: a kill takes milliseconds, even on a loaded machine.
 const holderSettle = 2 * time.Second
 
-// shorten is a command line for one line of a message: control characters
-// (a script's newlines, a terminal's escapes) as spaces, at most 100 bytes.
+// shorten is a command line for one line of a message: escaped
+// (safetext.Line: a script's newlines, a terminal's escapes), at most 100
+// bytes.
 func shorten(cmd string) string {
-	cmd = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, cmd)), " ")
+	cmd = safetext.Line(cmd)
 	if len(cmd) > 100 {
 		cmd = strings.ToValidUTF8(cmd[:97], "") + "..."
 	}

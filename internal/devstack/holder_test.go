@@ -34,7 +34,7 @@ func TestShortenCommand(t *testing.T) {
 	got := shorten("python3 -c \nimport socket\x1b[31m\n" + strings.Repeat("x", 200))
 	if strings.ContainsAny(got, "\n\x1b") ||
 		len(got) > 100 ||
-		!strings.HasPrefix(got, "python3 -c import socket [31m x") {
+		!strings.HasPrefix(got, `python3 -c \x0aimport socket\x1b[31m\x0axxx`) {
 		t.Errorf("shorten = %q", got)
 	}
 }

@@ -15,7 +15,8 @@ import (
 // environment, never the command line, where `ps` would show them.
 func (o Options) minioServer() server {
 	cfg := o.S3Config()
-	args := []string{"server", filepath.Join(o.Dir, "minio"),
+	data := filepath.Join(o.Dir, "minio")
+	args := []string{"server", data,
 		"--address", addr(o.MinIOPort),
 		"--console-address", addr(o.MinIOConsolePort),
 	}
@@ -24,6 +25,7 @@ func (o Options) minioServer() server {
 	}
 	return server{
 		args:    args,
+		state:   data,
 		env:     []string{"MINIO_ROOT_USER=" + o.AccessKey, "MINIO_ROOT_PASSWORD=" + o.SecretKey},
 		ports:   o.minioPorts(),
 		addr:    cfg.Endpoint,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,20 +59,30 @@ func spawn(p proc) (int, <-chan error, error) {
 	return pid, exited, nil
 }
 
-// livePID is the pid recorded in pidFile if that process still runs bin;
+// livePID is the pid recorded in pidFile if that process still runs bin
+// with the argument state, which names this stack's state directory;
 // otherwise it removes the stale file and returns 0. Checking the binary
-// keeps a reused pid from being mistaken for (and killed as) our server.
-func livePID(pidFile, bin string) int {
+// keeps a reused pid from being mistaken for (and killed as) our server,
+// and checking state keeps a copy of the directory, whose pid files name
+// the original's servers, from taking them for its own.
+func livePID(pidFile, bin, state string) int {
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		return 0
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || !alive(pid) || !runs(pid, bin) {
+	if err != nil || pid <= 0 || !alive(pid) || !runs(pid, bin, state) {
 		os.Remove(pidFile)
 		return 0
 	}
 	return pid
+}
+
+// runs reports whether pid's executable is bin and its arguments hold
+// state, where procfs can tell.
+func runs(pid int, bin, state string) bool {
+	argv, ok := cmdline(pid)
+	return !ok || filepath.Base(argv[0]) == filepath.Base(bin) && slices.Contains(argv[1:], state)
 }
 
 // alive reports whether pid is a process that has not exited; a zombie
@@ -87,12 +98,6 @@ func alive(pid int) bool {
 	// The state letter follows the ") " that closes the command name.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
-}
-
-// runs reports whether pid's executable is bin, where procfs can tell.
-func runs(pid int, bin string) bool {
-	argv, ok := cmdline(pid)
-	return !ok || filepath.Base(argv[0]) == filepath.Base(bin)
 }
 
 // cmdline is pid's argument vector; ok is false where procfs cannot tell.
@@ -135,16 +140,16 @@ func writeFileAtomic(path string, data []byte) error {
 // logStartMarker begins the line each start of a server adds to its log.
 const logStartMarker = "=== "
 
-// logTail is the end of a log file, for error messages about a server that
-// failed to start.
-func logTail(path string, lines int) string {
+// logTail is the last lines of a log file, for error messages about a
+// server that failed to start.
+func logTail(path string, lines int) []string {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(all) > lines {
 		all = all[len(all)-lines:]
 	}
-	return strings.Join(all, "\n")
+	return all
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Record is where the servers started from one state directory listen. A
@@ -33,10 +34,13 @@ const maxRecordBytes = 4 << 10
 const fixRecord = "remove it and run `whestbake dev up` again"
 
 // ReadRecord reads the record in state directory dir; ok is false when
-// there is none (no stack was ever started from dir).
+// there is none (no stack was ever started from dir). Only a regular file
+// is read: the open does not wait for a writer, so a FIFO or a device at
+// the record's path is refused at once instead of hanging every command
+// that reads the record.
 func ReadRecord(dir string) (r Record, ok bool, err error) {
 	path := filepath.Join(dir, recordFile)
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, false, nil
 	}
@@ -44,6 +48,12 @@ func ReadRecord(dir string) (r Record, ok bool, err error) {
 		return r, false, fmt.Errorf("devstack: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return r, false, fmt.Errorf("devstack: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return r, false, fmt.Errorf("devstack: %s is not a regular file (mode %s), "+
+			"so not a record of `whestbake dev up`: %s", path, st.Mode().Type(), fixRecord)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
 	switch {
 	case err != nil:
@@ -81,9 +91,13 @@ func (o Options) writeRecord() error {
 	return nil
 }
 
-// ClientDefaults are the config keys through which a client reaches the
-// stack recorded in state directory dir — temporal.address, s3.endpoint —
-// for a config that gives neither; nil when dir has no record.
+// ClientKeys are the config keys through which a client reaches a dev
+// stack: ClientDefaults gives their values.
+var ClientKeys = []string{"temporal.address", "s3.endpoint"}
+
+// ClientDefaults are the values of ClientKeys that reach the stack
+// recorded in state directory dir, for a config that gives none; nil when
+// dir has no record.
 func ClientDefaults(dir string) (map[string]string, error) {
 	r, ok, err := ReadRecord(dir)
 	if !ok || err != nil {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,5 +64,33 @@ func TestRecordGivesThePorts(t *testing.T) {
 	_, err = devstack.ClientDefaults(dir)
 	if err == nil || !strings.Contains(err.Error(), "stack.json is not a record") {
 		t.Errorf("damaged record: %v", err)
+	}
+}
+
+// A FIFO at the record's path (or a device) is refused at once, naming the
+// path: opening it for reading would wait for a writer forever, and every
+// command that reads the record would hang.
+func TestRecordIsARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "stack.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := devstack.ClientDefaults(dir)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), fifo+" is not a regular file") {
+			t.Errorf("a FIFO as the record: %v, want a refusal naming it", err)
+		}
+	case <-time.After(10 * time.Second):
+		// Let the blocked read end with the test.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("reading a FIFO as the record hangs")
 	}
 }

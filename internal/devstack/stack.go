@@ -113,7 +113,7 @@ func Status(ctx context.Context, opts Options) ([]State, error) {
 	var states []State
 	for _, c := range Components {
 		s, _ := o.server(c)
-		st := State{Component: c, Addr: s.addr, PID: livePID(o.pidFile(c), o.bin(c))}
+		st := State{Component: c, Addr: s.addr, PID: livePID(o.pidFile(c), o.bin(c), s.state)}
 		if h, found, _ := portHolder(s.ports[0].port); found && (h.PID == 0 || h.PID != st.PID) {
 			st.Other = h.String()
 		}

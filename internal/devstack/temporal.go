@@ -17,11 +17,12 @@ import (
 // temporalServer is the Temporal CLI's dev server with the Web UI. The
 // SQLite file keeps workflow state across a crash or restart of the server.
 func (o Options) temporalServer() server {
+	db := filepath.Join(o.Dir, "temporal.db")
 	args := []string{"server", "start-dev",
 		"--ip", host,
 		"--port", fmt.Sprint(o.TemporalPort),
 		"--ui-port", fmt.Sprint(o.UIPort),
-		"--db-filename", filepath.Join(o.Dir, "temporal.db"),
+		"--db-filename", db,
 		"--namespace", Namespace,
 		"--log-level", "warn",
 	}
@@ -31,6 +32,7 @@ func (o Options) temporalServer() server {
 	hostPort := o.TemporalAddr()
 	return server{
 		args:    args,
+		state:   db,
 		ports:   o.temporalPorts(),
 		addr:    hostPort,
 		healthy: func(ctx context.Context) error { return temporalHealthy(ctx, hostPort) },

@@ -77,8 +77,8 @@ const MaxBytes = 4 << 20
 // Read returns the manifest of a release (or any directory) at prefix and
 // its raw bytes. A sealed manifest must be intact; one without a seal is
 // taken as it is, since releases of earlier versions have none. A manifest
-// over MaxBytes, or one that lists a path twice (its files would be counted
-// twice), is ErrMalformed.
+// over MaxBytes, or one whose paths fail CleanPaths, is ErrMalformed; the
+// paths returned are in their one spelling.
 func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte, error) {
 	key := keys.Manifest(prefix)
 	data, err := s.GetMax(ctx, key, MaxBytes)
@@ -97,13 +97,13 @@ func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte,
 	if err := json.Unmarshal(data, &m); err != nil {
 		return Manifest{}, nil, fmt.Errorf("%w: %s: %v", ErrMalformed, key, err)
 	}
-	if err := checkFiles(key, m); err != nil {
-		return Manifest{}, nil, err
-	}
 	if m.Seal.SHA256 != "" {
 		if err := seal.Unmarshal(key, data, &m, &m.Seal, seal.Seal{}); err != nil {
 			return Manifest{}, nil, err
 		}
+	}
+	if err := checkFiles(key, &m); err != nil {
+		return Manifest{}, nil, err
 	}
 	return m, data, nil
 }
@@ -122,30 +122,54 @@ func ReadCommit(
 	if err != nil {
 		return Manifest{}, nil, err
 	}
-	if err := checkFiles(keys.Manifest(prefix), m); err != nil {
+	if err := checkFiles(keys.Manifest(prefix), &m); err != nil {
 		return Manifest{}, nil, err
 	}
 	return m, data, nil
 }
 
-// checkFiles refuses a file list that names a path twice (its files would be
-// counted twice) or gives a negative size.
-func checkFiles(key string, m Manifest) error {
-	seen := make(map[string]bool, len(m.Files))
+// checkFiles puts every path of m in its one spelling (CleanPaths) and
+// refuses a negative size.
+func checkFiles(key string, m *Manifest) error {
+	if err := CleanPaths(key, m.Files); err != nil {
+		return err
+	}
 	for _, f := range m.Files {
-		switch {
-		case seen[f.Path]:
-			return fmt.Errorf("%w: %s lists %q twice", ErrMalformed, key, f.Path)
-		case f.Size < 0:
-			return fmt.Errorf(
-				"%w: %s gives %q a size of %d bytes",
-				ErrMalformed,
-				key,
-				f.Path,
-				f.Size,
-			)
+		if f.Size < 0 {
+			return fmt.Errorf("%w: %s gives %q a size of %d bytes", ErrMalformed, key, f.Path, f.Size)
 		}
-		seen[f.Path] = true
+	}
+	return nil
+}
+
+// CleanPaths puts each path of files, read from the document named doc,
+// in its one spelling (path.Clean: "./a" and "b/../a" are "a") and then
+// refuses, wrapping ErrMalformed, a list that names a file twice (its
+// bytes would be counted twice and written once: a download of two files
+// that writes one), a path that is empty, absolute or leaves its folder
+// (wrapping ErrUnsafePath too), or a file that another's path takes for a
+// folder. Every list of paths whestbake reads from a document it did not
+// write this moment goes through it before any path is used.
+func CleanPaths(doc string, files []File) error {
+	seen := make(map[string]bool, len(files))
+	for i, f := range files {
+		clean := path.Clean(f.Path)
+		if f.Path == "" || clean == "." || !filepath.IsLocal(filepath.FromSlash(clean)) {
+			return fmt.Errorf("%w: %w: %s names %q", ErrMalformed, ErrUnsafePath, doc, f.Path)
+		}
+		if seen[clean] {
+			return fmt.Errorf("%w: %s lists %q twice (as %q)", ErrMalformed, doc, clean, f.Path)
+		}
+		seen[clean] = true
+		files[i].Path = clean
+	}
+	for _, f := range files {
+		for dir := path.Dir(f.Path); dir != "."; dir = path.Dir(dir) {
+			if seen[dir] {
+				return fmt.Errorf("%w: %s lists %q as a file and as the folder of %q",
+					ErrMalformed, doc, dir, f.Path)
+			}
+		}
 	}
 	return nil
 }

@@ -149,3 +149,44 @@ func TestReadsOfAManifestAndItsFilesAreBounded(t *testing.T) {
 		t.Errorf("GetMax at the limit: %d bytes, %v", len(got), err)
 	}
 }
+
+// A list of paths read from a document is put in one spelling first and
+// must then name every file once, inside its folder, never a file as
+// another's folder.
+func TestCleanPaths(t *testing.T) {
+	files := func(paths ...string) []manifest.File {
+		var fs []manifest.File
+		for _, p := range paths {
+			fs = append(fs, manifest.File{Path: p})
+		}
+		return fs
+	}
+	ok := files("./README.md", "data/../metadata.json", "data//public.parquet", "report/")
+	if err := manifest.CleanPaths("m.json", ok); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"README.md", "metadata.json", "data/public.parquet", "report"} {
+		if ok[i].Path != want {
+			t.Errorf("path %d cleaned to %q, want %q", i, ok[i].Path, want)
+		}
+	}
+	for name, c := range map[string]struct {
+		paths []string
+		want  string
+		kind  error
+	}{
+		"twice":           {[]string{"a.txt", "./a.txt"}, `lists "a.txt" twice (as "./a.txt")`, nil},
+		"twice, resolved": {[]string{"d/a", "d/x/../a"}, `lists "d/a" twice`, nil},
+		"empty":           {[]string{""}, `names ""`, manifest.ErrUnsafePath},
+		"the folder":      {[]string{"."}, `names "."`, manifest.ErrUnsafePath},
+		"escape":          {[]string{"a/../../x"}, `names "a/../../x"`, manifest.ErrUnsafePath},
+		"absolute":        {[]string{"/etc/passwd"}, `names "/etc/passwd"`, manifest.ErrUnsafePath},
+		"file and folder": {[]string{"d/a", "d"}, `lists "d" as a file and as the folder of "d/a"`, nil},
+	} {
+		err := manifest.CleanPaths("m.json", files(c.paths...))
+		if !errors.Is(err, manifest.ErrMalformed) || !strings.Contains(err.Error(), c.want) ||
+			(c.kind != nil && !errors.Is(err, c.kind)) {
+			t.Errorf("%s: %v, want ErrMalformed saying %s", name, err, c.want)
+		}
+	}
+}

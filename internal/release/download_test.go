@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -118,6 +119,18 @@ func TestDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One file listed twice, once spelled ./name: it was reported as two
+	// files, every sha256 matching, and written once.
+	twice := publish(t, st, src, "releases/demo/twice", "")
+	twice.Files = append(twice.Files, twice.Files[0])
+	twice.Files[len(twice.Files)-1].Path = "./" + twice.Files[0].Path
+	listing, err := json.Marshal(twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, keys.Manifest("releases/demo/twice"), listing); err != nil {
+		t.Fatal(err)
+	}
 	parent := t.TempDir()
 	download := func(prefix, output string) (release.DownloadOutput, error) {
 		return release.Download(ctx, release.DownloadInput{
@@ -176,6 +189,8 @@ func TestDownload(t *testing.T) {
 		"releases/demo/missing": "has no manifest.json: it is not a release, " +
 			"or the bake has not finished",
 		"releases/demo/empty": "lists no files",
+		"releases/demo/twice": fmt.Sprintf("lists %q twice (as %q)",
+			twice.Files[0].Path, "./"+twice.Files[0].Path),
 	} {
 		out := filepath.Join(parent, path.Base(prefix))
 		if _, err := download(prefix, out); err == nil || !strings.Contains(err.Error(), want) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // checkFile reads a config file's YAML before viper does, to say where it
@@ -46,11 +48,11 @@ func checkFile(data []byte) error {
 	case 1:
 		return errors.New(unknown[0])
 	}
-	return fmt.Errorf(
-		"%d keys are not config keys:\n  %s",
-		len(unknown),
-		strings.Join(unknown, "\n  "),
-	)
+	lines := []string{fmt.Sprintf("%d keys are not config keys:", len(unknown))}
+	for _, u := range unknown {
+		lines = append(lines, "  "+u)
+	}
+	return safetext.LinesError{Text: lines}
 }
 
 // migrateHint ends the errors about an older whestbake's flag-value files.

@@ -18,6 +18,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
 	"github.com/whestbake/whestbake/internal/readlimit"
+	"github.com/whestbake/whestbake/internal/safetext"
 )
 
 // EnvPrefix starts every environment variable of the configuration.
@@ -107,7 +108,10 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 			"",
 			1,
 		)
-		return Config{}, nil, fmt.Errorf("%s: %s", where, scrubAll(msg, v))
+		// One line per problem that the decoder found, each quoting the file.
+		lines := strings.Split(strings.TrimSpace(scrubAll(msg, v)), "\n")
+		lines[0] = where + ": " + lines[0]
+		return Config{}, nil, safetext.LinesError{Text: lines}
 	}
 	if c.Worker.Threads == 0 {
 		c.Worker.Threads = gpuengine.DefaultThreads()

@@ -1,16 +1,23 @@
 package settings
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // A value under the defaults (the dev stack's recorded addresses) fills a
 // key that nothing else gives, and loses to the file, the environment and
 // the flags.
 func TestLoadUnder(t *testing.T) {
 	clearEnv(t)
-	under := map[string]string{
+	values := map[string]string{
 		"temporal.address": "127.0.0.1:17233",
 		"s3.endpoint":      "127.0.0.1:19000",
 		"temporal.ui":      "http://127.0.0.1:18233",
+	}
+	under := Under{
+		Keys: []string{"temporal.address", "s3.endpoint", "temporal.ui"},
+		Read: func() (map[string]string, error) { return values, nil },
 	}
 	file := writeFile(t, t.TempDir(), "c.yaml", "temporal: {address: frontend.example:7233}\n")
 	t.Setenv(EnvName("s3.endpoint"), "s3.example:443")
@@ -39,9 +46,30 @@ func TestLoadUnder(t *testing.T) {
 			cfg.S3,
 		)
 	}
-	if cfg, err := LoadUnder("", nil, nil); err != nil ||
+	if cfg, err := LoadUnder("", Under{}, nil); err != nil ||
 		cfg.Temporal.Address != DefaultTemporalAddress ||
 		cfg.Temporal.UI != "" {
 		t.Errorf("no record: %+v, %v; want the default address and no UI", cfg.Temporal, err)
+	}
+}
+
+// The values under the defaults are read only when a key of theirs is left
+// without a value: a config that names every server never reads the dev
+// stack's record, whatever lies at its path.
+func TestLoadUnderReadsOnlyWhenNeeded(t *testing.T) {
+	clearEnv(t)
+	unreadable := Under{
+		Keys: []string{"temporal.address", "s3.endpoint"},
+		Read: func() (map[string]string, error) { return nil, errors.New("record unreadable") },
+	}
+	file := writeFile(t, t.TempDir(), "c.yaml", "temporal: {address: frontend.example:7233}\n")
+	t.Setenv(EnvName("s3.endpoint"), "s3.example:443")
+	if cfg, err := LoadUnder(file, unreadable, nil); err != nil ||
+		cfg.Temporal.Address != "frontend.example:7233" {
+		t.Errorf("both servers given: %+v, %v; want the record never read", cfg.Temporal, err)
+	}
+	clearEnv(t)
+	if _, err := LoadUnder(file, unreadable, nil); err == nil {
+		t.Error("s3.endpoint left to the record, yet its error was not returned")
 	}
 }

@@ -22,15 +22,20 @@ import (
 // Error lists every problem found, one per line, each naming the key and the fix.
 type Error struct{ Problems []string }
 
-func (e *Error) Error() string {
+func (e *Error) Error() string { return strings.Join(e.Lines(), "\n") }
+
+// Lines are the error's lines: a heading and a problem each
+// (safetext.Multiline), which a printer escapes line by line, since a
+// problem quotes the config's values.
+func (e *Error) Lines() []string {
 	if len(e.Problems) == 1 {
-		return "invalid configuration: " + e.Problems[0]
+		return []string{"invalid configuration: " + e.Problems[0]}
 	}
-	return fmt.Sprintf(
-		"invalid configuration (%d problems):\n  - %s",
-		len(e.Problems),
-		strings.Join(e.Problems, "\n  - "),
-	)
+	lines := []string{fmt.Sprintf("invalid configuration (%d problems):", len(e.Problems))}
+	for _, p := range e.Problems {
+		lines = append(lines, "  - "+p)
+	}
+	return lines
 }
 
 // Problems collects what is wrong with a config, one line per problem,

@@ -33,6 +33,9 @@ var (
 	// ErrTooLarge: the object is larger than the reader allows (GetMax,
 	// GetFile); it was not read beyond that.
 	ErrTooLarge = errors.New("object larger than allowed")
+	// ErrSourceChanged: a copy's source was replaced while it was being
+	// copied (ServerCopy: S3 refused a part under x-amz-copy-source-if-match).
+	ErrSourceChanged = errors.New("copy source changed during the copy")
 )
 
 // tlsKeys name the S3 TLS settings in TLS explanations.

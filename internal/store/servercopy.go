@@ -54,7 +54,10 @@ const serverCopyParallel = 4
 // of the source; with CreateOnly it is started and completed under
 // If-None-Match: *, which S3 checks on CompleteMultipartUpload (a
 // CopyObject carries no such condition), so a taken key is never replaced.
-// A failed or cancelled copy aborts its upload and leaves nothing at Key.
+// A failed or cancelled copy aborts its upload and leaves nothing at Key;
+// one that completes aborts every other upload of Key (uploads.go). A part
+// refused because the source changed since it was checked (412 on
+// x-amz-copy-source-if-match) is an error wrapping ErrSourceChanged.
 func (s *Store) ServerCopy(ctx context.Context, in ServerCopyInput) error {
 	core := minio.Core{Client: s.conn.client}
 	src, err := in.Src.conn.client.StatObject(ctx, in.Src.bucket, in.SrcKey,
@@ -84,10 +87,11 @@ func (s *Store) ServerCopy(ctx context.Context, in ServerCopyInput) error {
 	}
 	if err != nil {
 		// A completed upload has nothing left to abort; an aborted one
-		// leaves no object. The abort must outlive a cancelled ctx.
-		_ = core.AbortMultipartUpload(context.WithoutCancel(ctx), s.bucket, in.Key, upload)
+		// leaves no object.
+		s.abortUpload(ctx, in.Key, upload)
 		return err
 	}
+	s.abortOthers(ctx, in.Key, upload)
 	var checked func(int64)
 	if in.Progress != nil {
 		checked = func(n int64) { in.Progress(src.Size, n) }
@@ -128,6 +132,13 @@ func (s *Store) copyParts(
 			}
 			p, err := core.CopyObjectPart(gctx, in.Src.bucket, in.SrcKey, s.bucket, in.Key,
 				upload, int(i)+1, off, length, cond)
+			if minio.ToErrorResponse(err).Code == minio.PreconditionFailed {
+				// The condition that fails here is the source's ETag, not
+				// the destination's If-None-Match (checked at completion).
+				return fmt.Errorf("store: copy %s/%s to %s/%s: the source is no longer "+
+					"the version of ETag %s it was checked at: %w",
+					in.Src.bucket, in.SrcKey, s.bucket, in.Key, src.ETag, ErrSourceChanged)
+			}
 			if err != nil {
 				return s.conn.classify("copy", s.bucket, in.Key, err)
 			}

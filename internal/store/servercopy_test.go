@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 
@@ -111,6 +112,66 @@ func TestServerCopy(t *testing.T) {
 		if ok, err := s.Exists(ctx, "dst/rewritten"); ok || err != nil {
 			t.Errorf("the copy that failed its check is still there (%v)", err)
 		}
+	})
+
+	// S3 refuses a part cut from a source replaced since it was checked
+	// (412 on x-amz-copy-source-if-match): that is a changed source, which
+	// used to be reported as the destination being taken, and the copy
+	// leaves nothing behind, not even its upload.
+	t.Run("a source replaced mid-copy is said to have changed", func(t *testing.T) {
+		// Five parts, one more than are copied at once.
+		five := bytes.Repeat(data[:5<<20], 5)
+		if err := s.Put(ctx, "src/replaced", five); err != nil {
+			t.Fatal(err)
+		}
+		var once sync.Once
+		err := s.ServerCopy(ctx, store.ServerCopyInput{
+			Key: "dst/replaced", Src: s, SrcKey: "src/replaced", SHA256: store.SHA256Hex(five),
+			CreateOnly: true,
+			Progress: func(copied, _ int64) {
+				// After the first part, before the last can start.
+				once.Do(func() {
+					other := bytes.Clone(five)
+					other[0] ^= 1
+					if err := s.Put(ctx, "src/replaced", other); err != nil {
+						t.Error(err)
+					}
+				})
+			},
+		})
+		if !errors.Is(err, store.ErrSourceChanged) || errors.Is(err, store.ErrExists) {
+			t.Fatalf("copy of a source replaced mid-copy: %v, want ErrSourceChanged", err)
+		}
+		if ok, err := s.Exists(ctx, "dst/replaced"); ok || err != nil {
+			t.Errorf("a copy of a changed source left an object (%v)", err)
+		}
+		noUploads(t, cfg, bucket, "dst/replaced")
+	})
+
+	t.Run("the upload of a lost CreateMultipartUpload answer is aborted", func(t *testing.T) {
+		proxy := devtest.StartFaultProxy(t, cfg.Endpoint)
+		lost := false
+		proxy.SetFault(func(r *http.Request) devtest.Fault {
+			if _, create := r.URL.Query()["uploads"]; create && !lost {
+				lost = true
+				return devtest.Fault{LoseAnswer: true}
+			}
+			return devtest.Fault{}
+		})
+		via := cfg
+		via.Endpoint = proxy.Addr
+		sv, err := store.Open(ctx, via, bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sv.ServerCopy(ctx, store.ServerCopyInput{
+			Key: "dst/lost", Src: sv, SrcKey: "src/big", SHA256: sum, CreateOnly: true,
+		})
+		if err != nil || !lost {
+			t.Fatalf("copy after a lost answer: %v (an answer lost: %v)", err, lost)
+		}
+		mustEqual(t, s, "dst/lost", data)
+		noUploads(t, cfg, bucket, "dst/lost")
 	})
 
 	t.Run("an empty object", func(t *testing.T) {

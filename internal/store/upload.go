@@ -30,7 +30,8 @@ import (
 // bytes are known: an object written this way records no sha256 of its
 // own, and the manifest that lists it (with Close's Info) vouches for it.
 // Nothing is at the key until Close succeeds; Abort, or a failed Close,
-// leaves nothing.
+// leaves nothing, and a Close that succeeds aborts every other upload of
+// the key (uploads.go).
 type Upload struct {
 	s        *Store
 	key      string
@@ -161,9 +162,10 @@ func (u *Upload) Close() (Info, error) {
 	}
 	u.closeFile()
 	if err != nil {
-		u.abort()
+		u.s.abortUpload(u.ctx, u.key, u.id)
 		return Info{}, err
 	}
+	u.s.abortOthers(u.ctx, u.key, u.id)
 	return Info{Size: u.size, SHA256: hex.EncodeToString(u.digest.Sum(nil))}, nil
 }
 
@@ -176,12 +178,7 @@ func (u *Upload) Abort() {
 	u.finished = true
 	_ = u.group.Wait()
 	u.closeFile()
-	u.abort()
-}
-
-func (u *Upload) abort() {
-	core := minio.Core{Client: u.s.conn.client}
-	_ = core.AbortMultipartUpload(context.WithoutCancel(u.ctx), u.s.bucket, u.key, u.id)
+	u.s.abortUpload(u.ctx, u.key, u.id)
 }
 
 func (u *Upload) closeFile() {

@@ -48,9 +48,11 @@ WHESTBAKE_S3_SECRET_KEY only.`,
 			}
 			// A server the config does not name is the one of the dev
 			// stack `whestbake dev up` recorded here, as for the starter.
-			dev, err := devstack.ClientDefaults(devstack.DefaultOptions().Dir)
-			if err != nil {
-				return err
+			dev := settings.Under{
+				Keys: devstack.ClientKeys,
+				Read: func() (map[string]string, error) {
+					return devstack.ClientDefaults(devstack.DefaultOptions().Dir)
+				},
 			}
 			cfg, err := settings.LoadUnder(
 				cmdline.ConfigFile(cmd.Flags()),

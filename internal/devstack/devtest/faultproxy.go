@@ -1,9 +1,11 @@
 package devtest
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"sync"
@@ -36,6 +38,10 @@ type Fault struct {
 	// Hang holds the request until the client gives up: an S3 endpoint cut
 	// off from the worker, which accepts connections and answers nothing.
 	Hang bool
+	// LoseAnswer forwards the request, then answers Status (503 if 0) in
+	// place of the server's answer: a request the server carried out whose
+	// answer never reached the client, which asks again.
+	LoseAnswer bool
 }
 
 // StartFaultProxy proxies a free loopback port to target (MinIO's
@@ -88,6 +94,9 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request, forward http.
 		return
 	}
 	switch {
+	case f.LoseAnswer:
+		forward.ServeHTTP(httptest.NewRecorder(), r)
+		writeS3Error(w, r, cmp.Or(f.Status, http.StatusServiceUnavailable))
 	case f.Hang:
 		select {
 		case <-r.Context().Done():
