@@ -19,6 +19,7 @@ help:
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
 	@echo "make pyjudge - the Python judge (whestbench, datasets, pyarrow, huggingface_hub, pinned) into .pyjudge/"
+	@echo "make pyjudge-torch - the judge with whestbench's pinned PyTorch for the CPU, into .pyjudge-torch/ (530 MB; not part of make test)"
 	@echo "make gpu-acceptance - on a GPU machine: every CUDA check, speed table, phases, calibration (GPU_OUT=dir)"
 	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
 
@@ -168,6 +169,31 @@ bench-deps:
 
 bench: build bench-deps
 	$(WB) bench --python $(PYTHON)
+
+# The torch peer on the CPU, opt-in (not part of make test or CI: 530 MB):
+# .pyjudge-torch/ is a venv of the judge's Python that reads whestbench,
+# numpy and the rest from the judge's site-packages (a .pth file) and holds
+# the torch whestbench's lock pins, by sha256 and without its nvidia-* and
+# triton wheels (internal/bench/torch-requirements.txt), with stand-ins for
+# the CUDA libraries torch's loader asks for (internal/bench/cuda_stubs.py;
+# needs readelf and cc). The stamp, written last, is the sha256 of both files.
+PYJUDGE_TORCH      := .pyjudge-torch
+PYJUDGE_TORCH_LOCK := internal/bench/torch-requirements.txt
+.PHONY: pyjudge-torch
+pyjudge-torch: pyjudge
+	@want=$$(cat $(PYJUDGE_TORCH_LOCK) internal/bench/cuda_stubs.py | sha256sum | cut -d' ' -f1); \
+	if [ "$$(cat $(PYJUDGE_TORCH)/.requirements.sha256 2>/dev/null)" = "$$want" ]; then \
+		echo "$(PYJUDGE_TORCH): $(PYJUDGE_TORCH_LOCK) (installed)"; exit 0; fi; \
+	echo "installing the torch peer's PyTorch into $(PYJUDGE_TORCH) from $(PYJUDGE_TORCH_LOCK) (530 MB)"; \
+	rm -rf $(PYJUDGE_TORCH); \
+	site='import sysconfig; print(sysconfig.get_paths()["purelib"])'; \
+	$(PYJUDGE)/bin/python -m venv $(PYJUDGE_TORCH) && \
+	$(PYJUDGE)/bin/python -c "$$site" > "$$($(PYJUDGE_TORCH)/bin/python -c "$$site")/pyjudge.pth" && \
+	$(PYJUDGE_TORCH)/bin/pip install -q --disable-pip-version-check --require-hashes --no-deps \
+		--only-binary :all: -r $(PYJUDGE_TORCH_LOCK) && \
+	$(PYJUDGE_TORCH)/bin/python internal/bench/cuda_stubs.py $(PYJUDGE_TORCH)/cuda-stubs && \
+	$(PYJUDGE_TORCH)/bin/python -c 'import torch, whestbench.dataset_torch' && \
+	echo $$want > $(PYJUDGE_TORCH)/.requirements.sha256
 
 # The performance and memory regression gate (docs/benchmarks.md). `go run`
 # builds the gate from this tree, so its engine probes are this tree's code;
