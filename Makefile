@@ -1,7 +1,8 @@
 # whestbake — build, test, benchmark, demo. `make help` lists the targets.
 GO        ?= go
 BIN       := bin
-PYTHON    ?= /usr/bin/python3
+# The peers' interpreter: the Python judge's (make pyjudge), which runs whestbench.
+PYTHON    ?= $(PYJUDGE)/bin/python
 DEMO_OUT  := out/demo
 WB        := $(BIN)/whestbake
 
@@ -10,15 +11,17 @@ WB        := $(BIN)/whestbake
 help:
 	@echo "make demo   - dev stack + worker + a two-split bake through Temporal, then download and inspect the release"
 	@echo "make test   - go vet + all tests (CI runs it, then bench-ci)"
-	@echo "make bench  - CPU engines vs a numpy peer, side by side"
+	@echo "make bench  - CPU engines vs whestbench's own bake (create_dataset), side by side"
 	@echo "make bench-check    - the regression gate: speed ratios, peak memory and work counts against bench/baseline.json"
 	@echo "make bench-baseline - re-record this machine class's entry of bench/baseline.json (ONLY=regexp: some metrics), to accept an intended change"
 	@echo "make bench-ci       - the gate as CI runs it (3 rounds, wide margins for what varies between hosts of a class)"
 	@echo "make bench-cpu      - clock, FP32 peak, forward kernel, philox twin by phase, 1 and 2 threads, numpy peer: this machine's CPU tables"
+	@echo "make bench-torch    - make bench with the torch peer on the CPU (whestbench's create_dataset_torch; make pyjudge-torch, 530 MB)"
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
 	@echo "make pyjudge - the Python judge (whestbench, datasets, pyarrow, huggingface_hub, pinned) into .pyjudge/"
+	@echo "make pyjudge-torch - the judge with whestbench's pinned PyTorch for the CPU, into .pyjudge-torch/ (530 MB; not part of make test)"
 	@echo "make gpu-acceptance - on a GPU machine: every CUDA check, speed table, phases, calibration (GPU_OUT=dir)"
 	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
 
@@ -162,12 +165,42 @@ else \
 fi
 endef
 
-# The numpy peer needs Debian's numpy on OpenBLAS, which is what a whestbench user's numpy uses.
-bench-deps:
-	@$(PYTHON) -c 'import numpy' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy libopenblas0-pthread; }
+# The peers run whestbench's own bakes (internal/bench/whestbench_peer.py)
+# in the Python judge: its whestbench, flopscope and numpy, with the OpenBLAS
+# numpy's wheel ships, are what a whestbench user's bake runs.
+bench-deps: pyjudge
+	@[ -f $(PYJUDGE)/.requirements.sha256 ] || { echo "the peers run in the Python judge, which did not install in $(PYJUDGE) (make pyjudge)"; exit 1; }
 
 bench: build bench-deps
 	$(WB) bench --python $(PYTHON)
+
+# The torch peer on the CPU, opt-in (not part of make test or CI: 530 MB):
+# .pyjudge-torch/ is a venv of the judge's Python that reads whestbench,
+# numpy and the rest from the judge's site-packages (a .pth file) and holds
+# the torch whestbench's lock pins, by sha256 and without its nvidia-* and
+# triton wheels (internal/bench/torch-requirements.txt), with stand-ins for
+# the CUDA libraries torch's loader asks for (internal/bench/cuda_stubs.py;
+# needs readelf and cc). The stamp, written last, is the sha256 of both files.
+PYJUDGE_TORCH      := .pyjudge-torch
+PYJUDGE_TORCH_LOCK := internal/bench/torch-requirements.txt
+.PHONY: pyjudge-torch bench-torch
+pyjudge-torch: bench-deps
+	@want=$$(cat $(PYJUDGE_TORCH_LOCK) internal/bench/cuda_stubs.py | sha256sum | cut -d' ' -f1); \
+	if [ "$$(cat $(PYJUDGE_TORCH)/.requirements.sha256 2>/dev/null)" = "$$want" ]; then \
+		echo "$(PYJUDGE_TORCH): $(PYJUDGE_TORCH_LOCK) (installed)"; exit 0; fi; \
+	echo "installing the torch peer's PyTorch into $(PYJUDGE_TORCH) from $(PYJUDGE_TORCH_LOCK) (530 MB)"; \
+	rm -rf $(PYJUDGE_TORCH); \
+	site='import sysconfig; print(sysconfig.get_paths()["purelib"])'; \
+	$(PYJUDGE)/bin/python -m venv $(PYJUDGE_TORCH) && \
+	$(PYJUDGE)/bin/python -c "$$site" > "$$($(PYJUDGE_TORCH)/bin/python -c "$$site")/pyjudge.pth" && \
+	$(PYJUDGE_TORCH)/bin/pip install -q --disable-pip-version-check --require-hashes --no-deps \
+		--only-binary :all: -r $(PYJUDGE_TORCH_LOCK) && \
+	$(PYJUDGE_TORCH)/bin/python internal/bench/cuda_stubs.py $(PYJUDGE_TORCH)/cuda-stubs && \
+	$(PYJUDGE_TORCH)/bin/python -c 'import torch, whestbench.dataset_torch' && \
+	echo $$want > $(PYJUDGE_TORCH)/.requirements.sha256
+
+bench-torch: build pyjudge-torch
+	$(WB) bench --python $(PYJUDGE_TORCH)/bin/python --torch-peer --torch-device cpu
 
 # The performance and memory regression gate (docs/benchmarks.md). `go run`
 # builds the gate from this tree, so its engine probes are this tree's code;

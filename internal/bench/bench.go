@@ -1,6 +1,6 @@
-// Package bench measures the engines side by side with peers that run whestbench's
-// own loops (numpy on the CPU, torch on the GPU), and prints the tables
-// docs/benchmarks.md records.
+// Package bench measures the engines side by side with peers that run
+// whestbench's own bakes (create_dataset on numpy, create_dataset_torch on
+// torch), and prints the tables docs/benchmarks.md records.
 package bench
 
 import (
@@ -48,18 +48,19 @@ type Result struct {
 	// Peer is PeerNumpy or PeerTorch for a peer's row, "" for whestbake's engines.
 	Peer    string
 	Seconds float64
-	// CPUSeconds is the process CPU time of the timed loop where the
-	// implementation reports it (the numpy peer); the regression gate
-	// compares CPU time because a shared machine's neighbours stretch wall
-	// time far more than they stretch the work a single thread does.
+	// CPUSeconds is the process CPU time of the timed part where the
+	// implementation reports it (the peers); the regression gate compares
+	// CPU time because a shared machine's neighbours stretch wall time far
+	// more than they stretch the work a single thread does.
 	CPUSeconds float64
-	// BLAS is what the numpy peer's matrix products ran on (its row only):
-	// the library, its version and the core it picked, e.g. "OpenBLAS
-	// 0.3.21, core Cooperlake (threadpoolctl)". A ratio to the peer is as
-	// much the peer's core as our code: the same OpenBLAS is several times
-	// slower per core where it picks a slower core.
-	BLAS string
-	Err  error
+	// RanOn is what a peer ran (its rows only): whestbench's version and
+	// the BLAS its matrix products ran on, with the core it picked, e.g.
+	// "whestbench 0.16.2, OpenBLAS 0.3.31.188.0, core SkylakeX
+	// (threadpoolctl)". A ratio to the peer is as much the peer's core as
+	// our code: the same OpenBLAS is several times slower per core where
+	// it picks a slower core.
+	RanOn string
+	Err   error
 }
 
 // SamplesPerSecond is the throughput.

@@ -53,11 +53,11 @@ func gpuColumns(peakTFLOPS float64) []column {
 }
 
 // ratioColumn is every row's throughput over peer's on the same network
-// shape; its header names what the peer ran on (blas), beside every ratio.
-func ratioColumn(peer, blas string, rates map[shape]float64) column {
+// shape; its header names what the peer ran (ranOn), beside every ratio.
+func ratioColumn(peer, ranOn string, rates map[shape]float64) column {
 	head := "vs " + peer
-	if blas != "" {
-		head += " (" + blas + ")"
+	if ranOn != "" {
+		head += " (" + ranOn + ")"
 	}
 	return column{head, "---:", func(r Result) string {
 		p, ok := rates[r.Config.shape()]
@@ -82,7 +82,7 @@ func Table(w io.Writer, results []Result, peakTFLOPS float64) {
 	}
 	for _, peer := range []string{PeerNumpy, PeerTorch} {
 		if rates, ran := peerRates(results, peer); ran {
-			cols = append(cols, ratioColumn(peer, peerBLASes(results, peer), rates))
+			cols = append(cols, ratioColumn(peer, peerRanOn(results, peer), rates))
 		}
 	}
 
@@ -135,13 +135,12 @@ func peerRates(results []Result, peer string) (rates map[shape]float64, ran bool
 	return rates, ran
 }
 
-// peerBLASes joins the distinct BLAS descriptions of peer's rows ("" for a
-// peer without one, torch).
-func peerBLASes(results []Result, peer string) string {
+// peerRanOn joins the distinct descriptions of what peer's rows ran.
+func peerRanOn(results []Result, peer string) string {
 	var seen []string
 	for _, r := range results {
-		if r.Peer == peer && r.BLAS != "" && !slices.Contains(seen, r.BLAS) {
-			seen = append(seen, r.BLAS)
+		if r.Peer == peer && r.RanOn != "" && !slices.Contains(seen, r.RanOn) {
+			seen = append(seen, r.RanOn)
 		}
 	}
 	return strings.Join(seen, "; ")

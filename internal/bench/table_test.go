@@ -32,28 +32,28 @@ func checkLines(t *testing.T, got, want []string) {
 }
 
 // The CPU-only table keeps docs/benchmarks.md's columns, the ratio's header
-// naming the peer's BLAS and core. Values by hand: 1e6 samples in 2 s is
+// naming what the peer ran. Values by hand: 1e6 samples in 2 s is
 // 500000/s, 2000 ms per 1e6, 2·256²·8·5e5 = 524.288 GFLOP/s, twice the peer's.
 func TestTableCPUKeepsTheDocumentedColumns(t *testing.T) {
 	cfg := Config{Width: 256, Depth: 8, NSamples: 1_000_000}
-	blas := "OpenBLAS 0.3.21, core SkylakeX (threadpoolctl)"
+	ranOn := "whestbench 0.16.2, OpenBLAS 0.3.31, core SkylakeX (threadpoolctl)"
 	got := tableLines(t, []Result{
 		{Impl: "whestbake philox (CPU twin)", Config: cfg, Device: "cpu", Seconds: 2},
 		{
-			Impl:    "numpy-openblas",
+			Impl:    "whestbench create_dataset (numpy)",
 			Config:  cfg,
 			Device:  "cpu",
 			Peer:    PeerNumpy,
 			Seconds: 4,
-			BLAS:    blas,
+			RanOn:   ranOn,
 		},
 	}, 66.9)
 	checkLines(t, got, []string{
 		"| configuration | implementation | samples/s | ms per 1e6 samples | GFLOP/s " +
-			"| vs numpy peer (OpenBLAS 0.3.21, core SkylakeX (threadpoolctl)) |",
+			"| vs numpy peer (whestbench 0.16.2, OpenBLAS 0.3.31, core SkylakeX (threadpoolctl)) |",
 		"|--- |--- |---: |---: |---: |---: |",
 		"| W=256 D=8 N=1000000 | whestbake philox (CPU twin) | 500000 | 2000 | 524.3 | 2.00× |",
-		"| W=256 D=8 N=1000000 | numpy-openblas | 250000 | 4000 | 262.1 | 1.00× |",
+		"| W=256 D=8 N=1000000 | whestbench create_dataset (numpy) | 250000 | 4000 | 262.1 | 1.00× |",
 	})
 }
 

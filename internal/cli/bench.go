@@ -14,29 +14,31 @@ import (
 
 // benchFlags are `whestbake bench`'s options.
 type benchFlags struct {
-	configs, python, script  string
-	torchScript, torchDevice string
-	nSamples, cpuSamples     int64
-	threads, torchMLPs       int64
-	torchChunk               int64
-	peakTFLOPS               float64
-	noPeer, torchPeer        bool
-	phases                   bool
+	configs, python, script string
+	torchDevice             string
+	nSamples, cpuSamples    int64
+	threads, torchMLPs      int64
+	torchChunk              int64
+	peakTFLOPS              float64
+	noPeer, torchPeer       bool
+	phases                  bool
 }
 
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
 		Use: "bench [--configs 256x8,64x4] [--n-samples N] [--torch-peer]",
-		Short: "Measure the engines side by side with whestbench's numpy and torch loops " +
+		Short: "Measure the engines side by side with whestbench's own bakes " +
 			"(samples/s, FLOP/s, ratios)",
-		Long: `Measure the engines side by side with whestbench's numpy and torch loops.
+		Long: `Measure the engines side by side with whestbench's own bakes.
 
 Every configuration runs the CUDA engine's fused and cuBLAS paths (cuda builds),
-the torch peer (--torch-peer), the CPU engines and the numpy peer, in that order,
-and prints one markdown table: throughput, effective FLOP/s (2·W²·D per sample)
-and, per peer that ran, each row's throughput over the peer's. With a GPU row the
-table adds the share of the GPU's FP32 peak (--peak-tflops).`,
+the torch peer (--torch-peer: whestbench's create_dataset_torch), the CPU engines
+and the numpy peer (whestbench's create_dataset), in that order, and prints one
+markdown table: throughput, effective FLOP/s (2·W²·D per sample) and, per peer
+that ran, each row's throughput over the peer's. A peer's time is whestbench's
+sampling function as its bake calls it (internal/bench/whestbench_peer.py). With
+a GPU row the table adds the share of the GPU's FP32 peak (--peak-tflops).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.peakTFLOPS <= 0 {
@@ -50,6 +52,23 @@ table adds the share of the GPU's FP32 peak (--peak-tflops).`,
 			if f.torchDevice != gpuengine.DeviceCUDA && f.torchDevice != gpuengine.DeviceCPU {
 				return fmt.Errorf("--torch-device %q: use cuda or cpu", f.torchDevice)
 			}
+			// The judge with PyTorch runs both peers: it reads whestbench and
+			// numpy from the judge's own site-packages.
+			install := bench.NumpyPeerInstall
+			if f.torchPeer {
+				install = bench.TorchPeerInstall
+				if f.python == "" {
+					f.python = bench.TorchPython
+				}
+			}
+			if f.python == "" {
+				f.python = bench.JudgePython
+			}
+			if f.torchPeer || !f.noPeer {
+				if err := bench.NeedPython(f.python, install); err != nil {
+					return err
+				}
+			}
 			return runBench(cmd, f)
 		},
 	}
@@ -62,21 +81,23 @@ table adds the share of the GPU's FP32 peak (--peak-tflops).`,
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads",
 		"CPU threads for every CPU implementation")
 	fromKey(fl, map[string]string{"threads": "worker.threads"})
-	fl.StringVar(&f.python, "python", "/usr/bin/python3",
-		"python interpreter for the peers (numpy; torch for --torch-peer)")
-	fl.StringVar(&f.script, "peer-script", "internal/bench/numpy_peer.py", "the numpy peer script")
+	fl.StringVar(&f.python, "python", "",
+		"interpreter of the peers (default "+bench.JudgePython+", the Python judge: "+
+			"make pyjudge; with --torch-peer "+bench.TorchPython+
+			", the judge with PyTorch: make pyjudge-torch)")
+	fl.StringVar(&f.script, "peer-script", bench.PeerScript,
+		"the peers' driver, which runs and times whestbench's bakes")
 	fl.BoolVar(&f.noPeer, "no-peer", false, "skip the numpy peer")
 	fl.BoolVar(&f.torchPeer, "torch-peer", false,
-		"also run the torch peer (internal/bench/torch_peer.py), whestbench's torch loop")
-	fl.StringVar(&f.torchScript, "torch-script", "internal/bench/torch_peer.py",
-		"the torch peer script")
+		"also run the torch peer, whestbench's create_dataset_torch")
 	fl.StringVar(&f.torchDevice, "torch-device", gpuengine.DeviceCUDA,
 		"device of the torch peer: cuda or cpu")
 	fl.Var(newCount(&f.torchMLPs, 10, 1<<20), "torch-mlps",
 		"MLPs the torch peer batches (sharing the samples), "+
 			"as a whestbench bake of that many runs them")
 	fl.Int64Var(&f.torchChunk, "torch-chunk-size", 0,
-		"torch peer rows per chunk (0: whestbench's rule, a quarter of free GPU memory)")
+		"torch peer rows per chunk (0: whestbench's rule, "+
+			"a quarter of free GPU memory on CUDA, 65536 on the CPU)")
 	fl.BoolVar(&f.phases, "phases", false, "cuda builds: after the table, "+
 		"time every operation of the cuBLAS path (RNG, GEMM, reduction, copies, idle) "+
 		"per configuration")
@@ -112,7 +133,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 			if f.torchDevice == gpuengine.DeviceCPU {
 				c = bench.Config{Width: c.Width, Depth: c.Depth, NSamples: cpuSamples}
 			}
-			torch[i] = bench.TorchPeer(ctx, f.python, f.torchScript, c, bench.TorchOptions{
+			torch[i] = bench.TorchPeer(ctx, f.python, f.script, c, bench.TorchOptions{
 				Device:    f.torchDevice,
 				MLPs:      int(f.torchMLPs),
 				ChunkSize: f.torchChunk,

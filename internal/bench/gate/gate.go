@@ -54,9 +54,9 @@ type Metric struct {
 	InRun bool `json:"in_run,omitempty"`
 	// Err says why the workload could not measure the metric; it fails the gate.
 	Err string `json:"error,omitempty"`
-	// Peer says what the reference of a ratio to a peer ran on: for the
-	// numpy peer its BLAS, version and core (bench.Result.BLAS), since the
-	// same OpenBLAS is several times slower per core where it picks a
+	// Peer says what the reference of a ratio to a peer ran: whestbench's
+	// version and the BLAS, its version and core (bench.Result.RanOn), since
+	// the same OpenBLAS is several times slower per core where it picks a
 	// slower core. The table prints it beside the ratio.
 	Peer string `json:"peer,omitempty"`
 	// Floor is the change, in the metric's unit, below which a difference

@@ -77,7 +77,8 @@ type step struct {
 }
 
 // runEngines runs EngineReps rounds. A round runs, one after the other, the
-// numpy peer and each engine of this tree and of the baseline build, each in
+// numpy peer (whestbench's create_dataset, timed by its CPU time in
+// whestbench's sampling function) and each engine of this tree and of the baseline build, each in
 // its own process; odd rounds run them in reverse order, so a machine that
 // slows down or speeds up during a round favours neither side (A B B A).
 // Each ratio is formed within one round, and the gate takes their median.
@@ -94,8 +95,8 @@ func runEngines(
 		out.values[k] = append(out.values[k], v)
 	}
 	var (
-		peer     float64 // the numpy peer's samples per CPU second
-		peerBLAS string  // what the peer ran on
+		peer      float64 // the numpy peer's samples per CPU second
+		peerRanOn string  // what the peer ran
 	)
 	cur, ref := map[bakeapi.Sampler]float64{}, map[bakeapi.Sampler]float64{}
 	var steps []step
@@ -105,7 +106,7 @@ func runEngines(
 		})
 	}
 	if wantAny(vsNumpy) {
-		script := filepath.Join(o.Root, "internal", "bench", "numpy_peer.py")
+		script := filepath.Join(o.Root, bench.PeerScript)
 		steps = append(steps, step{"numpy peer", func(ctx context.Context) (float64, error) {
 			shape := bench.Config{Width: w, Depth: d, NSamples: n}
 			r := bench.NumpyPeer(ctx, o.Python, script, shape, engineThreads)
@@ -116,7 +117,7 @@ func runEngines(
 				return 0, fmt.Errorf("%s reported no cpu_seconds", script)
 			}
 			peer = float64(r.Config.NSamples) / r.CPUSeconds
-			peerBLAS = r.BLAS
+			peerRanOn = r.RanOn
 			return peer, nil
 		}})
 	}
@@ -175,7 +176,7 @@ func runEngines(
 			wl := engineWorkload(s, w, d)
 			if want(wl, vsNumpy) {
 				add(s, vsNumpy, cur[s]/peer)
-				out.peers[gate.Metric{Workload: wl, Name: vsNumpy}.Key()] = peerBLAS
+				out.peers[gate.Metric{Workload: wl, Name: vsNumpy}.Key()] = peerRanOn
 			}
 			if want(wl, vsBase) {
 				add(s, vsBase, cur[s]/ref[s])

@@ -2,8 +2,9 @@
 // gate (docs/benchmarks.md) and returns their figures as gate metrics:
 //
 //   - the CPU engines at W=256 D=8 and W=64 D=4: throughput as a ratio to the
-//     numpy peer run beside them and to the baseline commit's build (A/B,
-//     interleaved), peak RSS, heap allocations per sample;
+//     numpy peer (whestbench's create_dataset) run beside them and to the
+//     baseline commit's build (A/B, interleaved), peak RSS, heap
+//     allocations per sample;
 //   - a local slice + merge + combine of 256 MLPs of W=256 D=8 with the
 //     whestbake command: peak RSS of each verb, dataset size;
 //   - a small bake through Temporal on a private dev stack: history events,
@@ -26,7 +27,7 @@ import (
 type Options struct {
 	Root   string // module root of the tree under test
 	Dir    string // scratch space, removed by the caller
-	Python string // interpreter of the numpy peer
+	Python string // interpreter of the numpy peer: the Python judge's (bench.JudgePython)
 	// Self is this tree's build of the suite's program, which `probe`s the
 	// engines in a child process. AB asks for the A/B runs against Ref, the
 	// baseline commit's build of it (which the caller builds only when Plan

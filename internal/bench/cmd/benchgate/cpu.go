@@ -35,8 +35,8 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	profiles := fs.String("pprof", "",
 		"also write a CPU profile of each shape's one-thread twin, "+
 			"a bake of 4 rounds' samples, into this directory")
-	python := fs.String("python", "/usr/bin/python3",
-		"interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
+	python := fs.String("python", bench.JudgePython,
+		"interpreter of the numpy peer, whestbench's create_dataset: the Python judge (make pyjudge)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,8 +44,11 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--rounds %d and --clock-runs %d must be positive", *rounds, *clockRuns)
 	}
 	if _, err := os.Stat("go.mod"); err != nil {
-		return fmt.Errorf("run from the module root (make bench-cpu): " +
-			"the numpy peer is internal/bench/numpy_peer.py")
+		return fmt.Errorf("run from the module root (make bench-cpu): "+
+			"the numpy peer is %s", bench.PeerScript)
+	}
+	if err := bench.NeedPython(*python, bench.NumpyPeerInstall); err != nil {
+		return err
 	}
 	class := hostClass()
 	fmt.Fprintf(stdout, "machine:  %s\nclass:    %s\n", machineLine(ctx, *python), class)
@@ -77,7 +80,7 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
-	script := filepath.Join("internal", "bench", "numpy_peer.py")
+	script := filepath.FromSlash(bench.PeerScript)
 	var shapes []*shapeReport
 	for _, sh := range suite.EngineShapes {
 		shapes = append(shapes, &shapeReport{EngineShape: sh})
@@ -94,7 +97,7 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return peer.Err
 			}
 			r.peer = append(r.peer, float64(peer.Config.NSamples)/peer.CPUSeconds)
-			r.peerBLAS = peer.BLAS
+			r.peerRanOn = peer.RanOn
 		}
 	}
 	for _, r := range shapes {
@@ -161,7 +164,7 @@ type shapeReport struct {
 	// sample, cpu2 the two-thread twin's process CPU time per sample (ns),
 	// as the gate's probe times them.
 	wall1, wall2, cpu2 []float64
-	peerBLAS           string
+	peerRanOn          string
 	one, two           []gpuengine.CPUPhases
 }
 
@@ -240,7 +243,7 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 		"(median; min–max of %d rounds); GFLOP/s count 2·W²·D a sample\n\n",
 		r.Width, r.Depth, len(r.kernel))
 	fmt.Fprintf(w, "| implementation | samples per CPU s | GFLOP/s | share of 1-core peak "+
-		"| of the kernel's speed | vs numpy peer (%s) |\n", r.peerBLAS)
+		"| of the kernel's speed | vs numpy peer (%s) |\n", r.peerRanOn)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	ratios := func(v []float64) string {
 		var q []float64
@@ -255,7 +258,7 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	}
 	row(fmt.Sprintf("forward kernel alone (%d rows a call)", gpuengine.PhiloxBlockRows), r.kernel)
 	row("philox twin", r.twin)
-	row("numpy peer (numpy_peer.py --threads 1)", r.peer)
+	row("numpy peer (whestbench create_dataset, 1 thread)", r.peer)
 
 	perSample := func(ps []gpuengine.CPUPhases, f phaseTime) []float64 {
 		var out []float64

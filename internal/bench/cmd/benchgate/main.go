@@ -33,6 +33,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bench"
 	"github.com/whestbake/whestbake/internal/bench/gate"
 	"github.com/whestbake/whestbake/internal/bench/suite"
 	"github.com/whestbake/whestbake/internal/hostinfo"
@@ -111,8 +112,17 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.baseline, "baseline", "bench/baseline.json", "the baseline file")
 	fs.StringVar(&c.only, "only", "",
 		"measure only the metrics whose \"workload / metric\" matches this regular expression")
-	fs.StringVar(&c.python, "python", "/usr/bin/python3",
-		"interpreter of the numpy peer (Debian's python3-numpy: make bench-deps)")
+	fs.StringVar(&c.python, "python", bench.JudgePython,
+		"interpreter of the numpy peer, whestbench's create_dataset: the Python judge (make pyjudge)")
+}
+
+// needPeer fails before anything runs when plan has a ratio to the numpy
+// peer and the peer's interpreter is missing.
+func (c common) needPeer(plan []gate.Metric) error {
+	if !slices.ContainsFunc(plan, gate.Metric.DependsOnCPU) {
+		return nil
+	}
+	return bench.NeedPython(c.python, bench.NumpyPeerInstall)
 }
 
 // setup is what check and baseline share: the scratch directory, the
@@ -228,6 +238,9 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) (int, e
 	plan := suite.Plan(o)
 	if len(plan) == 0 {
 		return 0, fmt.Errorf("--only %q selects no metric", c.only)
+	}
+	if err := c.needPeer(plan); err != nil {
+		return 0, err
 	}
 	gatesAny := slices.ContainsFunc(plan, func(m gate.Metric) bool { return !m.DependsOnCPU() })
 	if refs.Same == nil && !gatesAny {
@@ -445,6 +458,9 @@ func baseline(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	o.Runs = 3
 	o.AB = true
 	o.Ref = o.Self
+	if err := c.needPeer(suite.Plan(o)); err != nil {
+		return 0, err
+	}
 	metrics := suite.Run(ctx, o)
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -546,29 +562,29 @@ func hostClass() gate.Class {
 	}
 }
 
+// peerVersions prints what the numpy peer runs: whestbench's and numpy's
+// versions and the core numpy's OpenBLAS chose (threadpoolctl), without
+// importing whestbench, which takes seconds.
+const peerVersions = `from importlib.metadata import version
+import numpy, threadpoolctl
+core = [l.get("architecture") for l in threadpoolctl.threadpool_info() if l.get("user_api") == "blas"]
+print(f"whestbench {version('whestbench')}, numpy {numpy.__version__}" +
+      (f" (OpenBLAS core {core[0]})" if core and core[0] else ""))`
+
 // machineLine describes the host as far as speed ratios depend on it: CPU,
-// cores, memory, the engines' forward kernel and the peer's numpy with the
-// core type its OpenBLAS chose.
+// cores, memory, the engines' forward kernel and what the numpy peer runs.
 func machineLine(ctx context.Context, python string) string {
 	mem := hostinfo.ProcField("/proc/meminfo", "MemTotal")
 	if kb, err := strconv.ParseFloat(strings.TrimSuffix(mem, " kB"), 64); err == nil {
 		mem = fmt.Sprintf("%.0f GiB", kb/(1<<20))
 	}
-	np := "numpy missing"
-	cmd := exec.CommandContext(ctx, python, "-c", "import numpy; print(numpy.__version__)")
-	// OpenBLAS prints "Core: <type>" on stderr as it loads.
-	cmd.Env = append(os.Environ(), "OPENBLAS_VERBOSE=2")
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
-	if b, err := cmd.Output(); err == nil {
-		np = "numpy " + strings.TrimSpace(string(b))
-		if _, core, ok := strings.Cut(errOut.String(), "Core: "); ok {
-			np += " (OpenBLAS core " + strings.TrimSpace(strings.SplitN(core, "\n", 2)[0]) + ")"
-		}
+	peer := "whestbench missing"
+	if b, err := exec.CommandContext(ctx, python, "-c", peerVersions).Output(); err == nil {
+		peer = strings.TrimSpace(string(b))
 	}
 	return fmt.Sprintf("%s, %d CPUs, %s, %s/%s, forward kernel %s, %s",
 		hostinfo.CPUBrand(), runtime.NumCPU(), mem,
-		runtime.GOOS, runtime.GOARCH, gpuengine.CPU{}.Describe().Kernel, np)
+		runtime.GOOS, runtime.GOARCH, gpuengine.CPU{}.Describe().Kernel, peer)
 }
 
 func probe(ctx context.Context, args []string, stdout io.Writer) error {
