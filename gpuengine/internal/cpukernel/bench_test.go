@@ -7,7 +7,7 @@ import (
 )
 
 // The benchmarks report GFLOP/s counting 2*rows*width*width flops per call, the
-// same count the numpy peer (bench/numpy_peer.py) uses, single-threaded.
+// same count the peers (internal/bench/whestbench_peer.py) use, single-threaded.
 
 type benchShape struct{ rows, width int }
 
