@@ -185,6 +185,28 @@ func CheckPrepared(dir string) error {
 	return d.ScanPrepared(nil)
 }
 
+// CheckFetched checks a dataset that arrived file by file from a source
+// that may have left files out, such as a Hub repository's listing. With
+// split "" the whole dataset must open, every split's shards a complete
+// set and nothing stray, and its prepared tree must match its rows
+// (CheckPrepared); with a split, that split's shards must be a complete
+// set. A missing shard is then an error naming it, not a dataset short of
+// rows.
+func CheckFetched(dir, split string) error {
+	if split == "" {
+		if _, err := Open(dir, false); err != nil {
+			return err
+		}
+		return CheckPrepared(dir)
+	}
+	_, _, files, err := openDir(dir, false)
+	if err != nil {
+		return err
+	}
+	_, _, err = openShards(dir, split, files)
+	return err
+}
+
 // ScanPrepared is Scan that also checks the prepared tree against the rows
 // as they stream by, in the same pass: the paths metadata.json's
 // prepared_splits gives, that prepared/ holds each listed split's

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,5 +84,40 @@ func TestEveryVerbTakesSplitsInShards(t *testing.T) {
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("--split public fetched %v, want %v", names, want)
+	}
+}
+
+// A Hub repository that lacks one shard of a split is no dataset: a
+// download, whole or of the split, is refused naming the gap, and nothing
+// appears at the output. The Hub's listing is not trusted to be complete
+// any more than it is trusted to name safe paths.
+func TestDownloadRefusesASplitMissingAShard(t *testing.T) {
+	t.Cleanup(shards.SetLimit(shards.FileBytes + 2*shards.RowBytes(8, 2)))
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	bakeSplits(t, dir, map[string]string{"public": "[1, 2, 3, 4, 5]"},
+		"--n-mlps", "5", "--n-samples", "100", "--width", "8", "--depth", "2")
+	srv := hubtest.New(t)
+	const token = "hf_cli_gap_token_7d1e"
+	srv.AddToken(token, "alice", "write")
+	mustRun(t, "dataset", "upload", at("public"), "--repo", "alice/gap",
+		"--endpoint", srv.URL, "--token-file", writeFile(t, at("token"), token))
+	const missing = "data/public-00001-of-00003.parquet"
+	if _, ok := datasettest.ReadTree(t, at("public"))[missing]; !ok {
+		t.Fatalf("the bake wrote no %s", missing)
+	}
+	srv.CommitFiles("alice/gap", "main", "another writer deletes a shard",
+		map[string][]byte{missing: nil})
+	t.Setenv("HF_TOKEN", "")
+	for _, args := range [][]string{nil, {"--split", "public"}} {
+		out := at("got" + strings.Join(args, ""))
+		code, _, errs := run(t, append([]string{"dataset", "download", "hf://alice/gap",
+			"-o", out, "--endpoint", srv.URL}, args...)...)
+		if code != 1 || !strings.Contains(errs, "public-00001-of-00003") {
+			t.Errorf("download %v of a split missing a shard: exit %d\n%s", args, code, errs)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("download %v left %s behind (%v)", args, out, err)
+		}
 	}
 }

@@ -268,11 +268,13 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 		res.Files++
 		res.Bytes += f.size
 	}
-	// whestbench's loader reads the prepared tree before the parquet
-	// files: a whole dataset's must match them (one split's has none, and
-	// a download that keeps only some files, as compare's, has none either).
-	if o.Split == "" && o.Keep == nil {
-		if err := dataset.CheckPrepared(staging); err != nil {
+	// The listing is not trusted to hold every shard, and whestbench's
+	// loader reads the prepared tree before the parquet files: a whole
+	// dataset must open and its tree match its rows, a split's shards be
+	// complete. A download that keeps only some files, as compare's, is
+	// checked by its caller.
+	if o.Keep == nil {
+		if err := dataset.CheckFetched(staging, o.Split); err != nil {
 			return res, fmt.Errorf("hf://%s@%s: %w", o.Repo, o.Revision, err)
 		}
 	}

@@ -93,9 +93,10 @@ func Download(ctx context.Context, in DownloadInput) (DownloadOutput, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return DownloadOutput{}, err
 	}
-	// Every file matches the manifest; the prepared tree must also match
-	// the parquet files, which whestbench's loader would read it for.
-	if err := dataset.CheckPrepared(tmp); err != nil {
+	// Every file matches the manifest; the dataset must also open whole and
+	// its prepared tree match the parquet files, which whestbench's loader
+	// would read it for.
+	if err := dataset.CheckFetched(tmp, ""); err != nil {
 		return DownloadOutput{}, fmt.Errorf("s3://%s/%s: %w; nothing was written to %s",
 			bucket, prefix, err, output)
 	}
