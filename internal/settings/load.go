@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
@@ -126,6 +127,7 @@ func decode(v *viper.Viper, file string) (Config, error) {
 		byteSizeHook,
 		unsignedHook,
 		protocolHook,
+		durationHook,
 		mapstructure.StringToTimeDurationHookFunc(),
 	)))
 	if err == nil {
@@ -240,6 +242,7 @@ func leafKeys(c Config) map[string]any {
 }
 
 var (
+	durationType = reflect.TypeOf(bakeapi.Duration(0))
 	countType    = reflect.TypeOf(Count(0))
 	byteSizeType = reflect.TypeOf(ByteSize(0))
 	protocolType = reflect.TypeOf(bakeapi.SeedProtocol(""))
@@ -256,6 +259,17 @@ func byteSizeHook(from, to reflect.Type, data any) (any, error) {
 	}
 	n, err := ParseByteSize(s)
 	return ByteSize(n), err
+}
+
+// durationHook reads a policy duration from "90s" as a time.Duration
+// would be read; a bare number stays nanoseconds, which validation refuses.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if to != durationType || !ok {
+		return data, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	return bakeapi.Duration(d), err
 }
 
 // protocolHook reads an unquoted YAML `seed-protocol: 4.0`, which YAML

@@ -546,7 +546,7 @@ func (c Config) checkPolicy(p *Problems) {
 	o := c.Policy
 	for _, d := range []struct {
 		key   string
-		value time.Duration
+		value bakeapi.Duration
 	}{
 		{"policy.seeds-timeout", o.SeedsTimeout},
 		{"policy.slice-timeout", o.SliceTimeout},
@@ -557,7 +557,7 @@ func (c Config) checkPolicy(p *Problems) {
 		{"policy.retry-max", o.RetryMax},
 		{"policy.filesystem-heartbeat", o.FilesystemHeartbeat},
 	} {
-		positive(p, d.key, d.value)
+		positive(p, d.key, time.Duration(d.value))
 	}
 	if o.SliceMaxAttempts < 1 {
 		p.Addf(
