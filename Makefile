@@ -127,10 +127,16 @@ MINIO_VERSION        := v0.0.0-20260212201848-7aac2a2c5b7c
 # version the CLI embeds, persisted on PostgreSQL.
 TEMPORAL_SERVER_VERSION := v1.29.1
 
+# Temporal's Web UI server for a self-hosted cluster (docs/DEPLOY.md §2,
+# deploy/temporal-ui/): the ui-server module the pinned CLI embeds
+# (github.com/temporalio/cli v1.5.1's go.mod; deploy/deploy_test.go checks
+# that the two agree).
+TEMPORAL_UI_VERSION := v2.42.1
+
 # tools is all of them; dev-tools only what `whestbake dev up` runs, which is
 # all `make demo` needs (the server and SQL tool take most of a cold build).
-.PHONY: tools dev-tools server-tools
-tools: dev-tools server-tools
+.PHONY: tools dev-tools server-tools ui-tools
+tools: dev-tools server-tools ui-tools
 
 dev-tools:
 	@$(call install-tool,temporal,github.com/temporalio/cli/cmd/temporal,$(TEMPORAL_CLI_VERSION))
@@ -139,6 +145,9 @@ dev-tools:
 server-tools:
 	@$(call install-tool,temporal-server,go.temporal.io/server/cmd/server,$(TEMPORAL_SERVER_VERSION),server)
 	@$(call install-tool,temporal-sql-tool,go.temporal.io/server/cmd/tools/sql,$(TEMPORAL_SERVER_VERSION),sql)
+
+ui-tools:
+	@$(call install-tool,temporal-ui-server,github.com/temporalio/ui-server/v2/cmd/server,$(TEMPORAL_UI_VERSION),server)
 
 # install-tool NAME,PACKAGE,VERSION[,BUILT]: go install PACKAGE@VERSION into
 # bin/ unless bin/NAME exists and its stamp bin/.NAME.version records exactly

@@ -6,10 +6,12 @@ package deploy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -251,5 +253,48 @@ func TestContainerBuild(t *testing.T) {
 			args = append(args, strings.Trim(strings.TrimSpace(a), `"`))
 		}
 		checkWorkerArgs(t, "Dockerfile CMD", args)
+	}
+}
+
+// The Temporal server and the Web UI server that `make tools` builds, and
+// deploy/temporal/ and deploy/temporal-ui/ configure, are the versions the
+// pinned Temporal CLI embeds: its go.mod, from the module cache or proxy.
+func TestPinnedTemporalVersionsAgree(t *testing.T) {
+	mk := read(t, "../Makefile")
+	pin := func(name string) string {
+		m := regexp.MustCompile(`(?m)^` + name + `\s*:=\s*(\S+)`).FindStringSubmatch(mk)
+		if m == nil {
+			t.Fatalf("the Makefile pins no %s", name)
+		}
+		return m[1]
+	}
+	cli := pin("TEMPORAL_CLI_VERSION")
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/temporalio/cli@"+cli).Output()
+	if err != nil {
+		t.Skipf("the Temporal CLI's go.mod is not in the module cache and the proxy "+
+			"cannot be reached (%v)", err)
+	}
+	var mod struct{ GoMod string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	gomod := read(t, mod.GoMod)
+	for module, name := range map[string]string{
+		"go.temporal.io/server":              "TEMPORAL_SERVER_VERSION",
+		"github.com/temporalio/ui-server/v2": "TEMPORAL_UI_VERSION",
+	} {
+		want := module + " " + pin(name)
+		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(want) + `\s*$`).MatchString(gomod) {
+			t.Errorf("the Makefile's %s is %s, but the Temporal CLI %s embeds another %s",
+				name, pin(name), cli, module)
+		}
+	}
+	for f, v := range map[string]string{
+		"temporal/config/production.yaml":    pin("TEMPORAL_SERVER_VERSION"),
+		"temporal-ui/config/production.yaml": pin("TEMPORAL_UI_VERSION"),
+	} {
+		if !strings.Contains(read(t, f), v) {
+			t.Errorf("%s does not name the version it is written for, %s", f, v)
+		}
 	}
 }
