@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -295,6 +296,48 @@ func TestPinnedTemporalVersionsAgree(t *testing.T) {
 	} {
 		if !strings.Contains(read(t, f), v) {
 			t.Errorf("%s does not name the version it is written for, %s", f, v)
+		}
+	}
+}
+
+// maxExposure is the worst `systemd-analyze security` rating a shipped unit
+// may have: "OK" in systemd's words.
+const maxExposure = 4.0
+
+// The units are hardened: systemd's own rating of each, offline, is at
+// most maxExposure. Skipped, saying so, where systemd-analyze is missing
+// or has no --offline (systemd 250 added it); DEPLOY_REQUIRE_SYSTEMD=1
+// (.ci/run, which installs systemd) makes either a failure.
+func TestSystemdUnitsAreHardened(t *testing.T) {
+	unavailable := func(why string) {
+		if os.Getenv("DEPLOY_REQUIRE_SYSTEMD") == "1" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		unavailable("systemd-analyze is missing: install Debian's systemd package to rate the units")
+	}
+	dir := t.TempDir()
+	for unit, as := range map[string]string{
+		"whestbake-control.service": "whestbake-control.service",
+		"whestbake-worker@.service": "whestbake-worker@0.service", // an instance of the template
+	} {
+		path := filepath.Join(dir, as)
+		if err := os.WriteFile(path, []byte(read(t, filepath.Join("systemd", unit))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(analyze, "security", "--offline=yes", path).CombinedOutput()
+		m := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+)`).FindSubmatch(out)
+		switch {
+		case err != nil && bytes.Contains(out, []byte("offline")) && m == nil:
+			unavailable(fmt.Sprintf("this systemd-analyze cannot rate a unit offline: %s", out))
+		case m == nil:
+			t.Fatalf("systemd-analyze security %s: %v\n%s", unit, err, out)
+		}
+		if v, _ := strconv.ParseFloat(string(m[1]), 64); v > maxExposure {
+			t.Errorf("%s: exposure %s, above %.1f:\n%s", unit, m[1], maxExposure, out)
 		}
 	}
 }
