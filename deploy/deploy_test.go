@@ -20,6 +20,9 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/worker"
@@ -339,5 +342,49 @@ func TestSystemdUnitsAreHardened(t *testing.T) {
 		if v, _ := strconv.ParseFloat(string(m[1]), 64); v > maxExposure {
 			t.Errorf("%s: exposure %s, above %.1f:\n%s", unit, m[1], maxExposure, out)
 		}
+	}
+}
+
+// kinds are the Kubernetes objects the manifests hold, as k8s.io/api types.
+var kinds = map[string]func() any{
+	"v1/Namespace":       func() any { return &corev1.Namespace{} },
+	"v1/ConfigMap":       func() any { return &corev1.ConfigMap{} },
+	"v1/Secret":          func() any { return &corev1.Secret{} },
+	"apps/v1/Deployment": func() any { return &appsv1.Deployment{} },
+}
+
+// Every manifest decodes into its Kubernetes API type with strict decoding
+// (sigs.k8s.io/yaml's UnmarshalStrict: an unknown or misplaced field, a
+// duplicate key or a value of the wrong type is an error), offline, as
+// `kubectl apply --validate=strict` would refuse it.
+func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	n := 0
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(read(t, f), -1) {
+			var head struct{ APIVersion, Kind string }
+			if err := sigsyaml.Unmarshal([]byte(doc), &head); err != nil {
+				t.Fatalf("%s, document %d: %v", f, i+1, err)
+			}
+			if head.Kind == "" {
+				continue // comments only
+			}
+			newObject, ok := kinds[head.APIVersion+"/"+head.Kind]
+			if !ok {
+				t.Errorf("%s: %s %s has no type here: add it to kinds", f, head.APIVersion, head.Kind)
+				continue
+			}
+			if err := sigsyaml.UnmarshalStrict([]byte(doc), newObject()); err != nil {
+				t.Errorf("%s, document %d (%s): %v", f, i+1, head.Kind, err)
+			}
+			n++
+		}
+	}
+	if n < 6 {
+		t.Errorf("decoded %d objects; the manifests hold a namespace, a ConfigMap, "+
+			"three Secrets and two Deployments", n)
 	}
 }
