@@ -18,6 +18,7 @@ help:
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
+	@echo "make image  - the control image without Docker, an OCI layout in out/image/ (the same digest for a commit)"
 	@echo "make pyjudge - the Python judge (whestbench, datasets, pyarrow, huggingface_hub, pinned) into .pyjudge/"
 	@echo "make gpu-acceptance - on a GPU machine: every CUDA check, speed table, phases, calibration (GPU_OUT=dir)"
 	@echo "make cuda-check - CUDA code without a GPU: cuda-tagged build and vet, NVRTC and ptxas on every kernel shape (needs the CUDA toolkit)"
@@ -25,6 +26,16 @@ help:
 build:
 	$(GO) build -o $(BIN)/whestbake ./cmd/starter
 	$(GO) build -o $(BIN)/whestbake-worker ./cmd/worker
+
+# The control image without Docker (internal/image, docs/DEPLOY.md §1): an OCI
+# image layout in $(IMAGE_OUT), stamped with HEAD's hash and time, the same
+# digest every time for a commit. It replaces an earlier layout.
+IMAGE_OUT ?= out/image/whestbake-control
+.PHONY: image
+image:
+	rm -rf $(IMAGE_OUT)
+	@mkdir -p $(dir $(IMAGE_OUT))
+	$(GO) run ./internal/image/cmd/imagebuild -out $(IMAGE_OUT)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
