@@ -174,7 +174,21 @@ func bakeThroughFailures(t *testing.T, s *stack, ts *temporalServer) {
 	if exists(keys.Manifest(bk.Dataset())) {
 		t.Fatal("the bake finished before the server restart: make its MLPs slower")
 	}
+	// A watch follows the bake through the restart (DEPLOY §8 has
+	// operators restart the server mid-bake) and sees it to its end.
+	watching := s.spawn("watch-through-restart", nil, filepath.Join(binDir, "whestbake"),
+		"watch", b.ID, "--config-file", cfg, "--interval", "200ms")
+	time.Sleep(time.Second)
 	ts.restart(t)
+	select {
+	case <-watching.done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the watch did not end with the bake:\n%s", watching.output())
+	}
+	if code := watching.cmd.ProcessState.ExitCode(); code != 0 ||
+		!strings.Contains(watching.output(), "Bake prod: COMPLETED") {
+		t.Errorf("the watch through a server restart: exit %d\n%s", code, watching.output())
+	}
 	s.watch(cfg, b.ID)
 
 	datasettest.SameDataset(t, s.download(b), s.localBake(b))
