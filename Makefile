@@ -20,6 +20,7 @@ help:
 	@echo "make bench-scale    - peak memory and time of every dataset verb and activity on a 2 GiB dataset (needs 8 GiB of free disk)"
 	@echo "make bench-fleet    - 64 GPU-role worker processes (CPU engine) on one bake of 2,000 slices, on a private dev stack"
 	@echo "make build  - binaries into $(BIN)/"
+	@echo "make image  - the control image without Docker, an OCI layout in out/image/ (the same digest for a commit)"
 	@echo "make pyjudge - the Python judge (whestbench, datasets, pyarrow, huggingface_hub, pinned) into .pyjudge/"
 	@echo "make pyjudge-torch - the judge with whestbench's pinned PyTorch for the CPU, into .pyjudge-torch/ (530 MB; not part of make test)"
 	@echo "make gpu-acceptance - on a GPU machine: every CUDA check, speed table, phases, calibration (GPU_OUT=dir)"
@@ -28,6 +29,16 @@ help:
 build:
 	$(GO) build -o $(BIN)/whestbake ./cmd/starter
 	$(GO) build -o $(BIN)/whestbake-worker ./cmd/worker
+
+# The control image without Docker (internal/image, docs/DEPLOY.md §1): an OCI
+# image layout in $(IMAGE_OUT), stamped with HEAD's hash and time, the same
+# digest every time for a commit. It replaces an earlier layout.
+IMAGE_OUT ?= out/image/whestbake-control
+.PHONY: image
+image:
+	rm -rf $(IMAGE_OUT)
+	@mkdir -p $(dir $(IMAGE_OUT))
+	$(GO) run ./internal/image/cmd/imagebuild -out $(IMAGE_OUT)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
@@ -130,10 +141,16 @@ MINIO_VERSION        := v0.0.0-20260212201848-7aac2a2c5b7c
 # version the CLI embeds, persisted on PostgreSQL.
 TEMPORAL_SERVER_VERSION := v1.29.1
 
+# Temporal's Web UI server for a self-hosted cluster (docs/DEPLOY.md §2,
+# deploy/temporal-ui/): the ui-server module the pinned CLI embeds
+# (github.com/temporalio/cli v1.5.1's go.mod; deploy/deploy_test.go checks
+# that the two agree).
+TEMPORAL_UI_VERSION := v2.42.1
+
 # tools is all of them; dev-tools only what `whestbake dev up` runs, which is
 # all `make demo` needs (the server and SQL tool take most of a cold build).
-.PHONY: tools dev-tools server-tools
-tools: dev-tools server-tools
+.PHONY: tools dev-tools server-tools ui-tools
+tools: dev-tools server-tools ui-tools
 
 dev-tools:
 	@$(call install-tool,temporal,github.com/temporalio/cli/cmd/temporal,$(TEMPORAL_CLI_VERSION))
@@ -142,6 +159,9 @@ dev-tools:
 server-tools:
 	@$(call install-tool,temporal-server,go.temporal.io/server/cmd/server,$(TEMPORAL_SERVER_VERSION),server)
 	@$(call install-tool,temporal-sql-tool,go.temporal.io/server/cmd/tools/sql,$(TEMPORAL_SERVER_VERSION),sql)
+
+ui-tools:
+	@$(call install-tool,temporal-ui-server,github.com/temporalio/ui-server/v2/cmd/server,$(TEMPORAL_UI_VERSION),server)
 
 # install-tool NAME,PACKAGE,VERSION[,BUILT]: go install PACKAGE@VERSION into
 # bin/ unless bin/NAME exists and its stamp bin/.NAME.version records exactly

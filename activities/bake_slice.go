@@ -134,8 +134,12 @@ func (a *Activities) BakeSlice(
 	out, err := a.bakeSlice(ctx, in, log)
 	end(err)
 	if err != nil {
+		what := "slice attempt failed"
+		if metrics.ErrorType(err) == bakeapi.ErrWorkerStopping {
+			what = "slice handed back: this worker is stopping"
+		}
 		log.Warn(
-			"slice attempt failed",
+			what,
 			"Error", err,
 			"ErrorType", metrics.ErrorType(err),
 			"Seconds", time.Since(start).Seconds(),
@@ -770,8 +774,14 @@ func (h *heartbeat) stopped(attempt int32) error {
 		msg = "worker is shutting down before this attempt saved any progress; " +
 			"the slice is handed back"
 	}
+	// Benign: the SDK logs it at debug, not as an ERROR that log alerts
+	// would raise on every roll-out; BakeSlice logs the hand-back at WARN.
 	return temporal.NewApplicationErrorWithOptions(msg, bakeapi.ErrWorkerStopping,
-		temporal.ApplicationErrorOptions{NextRetryDelay: time.Second, Details: []any{stop}})
+		temporal.ApplicationErrorOptions{
+			NextRetryDelay: time.Second,
+			Details:        []any{stop},
+			Category:       temporal.ApplicationErrorCategoryBenign,
+		})
 }
 
 func (h *heartbeat) update(f func(*bakeapi.SliceProgress)) {

@@ -805,6 +805,11 @@ func testBakeSliceStopsForWorkerShutdown(t *testing.T, f *fixture) {
 	if !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping || app.NonRetryable() {
 		t.Fatalf("error %v, want a retryable %s", err, bakeapi.ErrWorkerStopping)
 	}
+	// A planned stop is no error to alert on: the SDK logs a benign
+	// failure at debug, and the slice's own line says it was handed back.
+	if app.Category() != temporal.ApplicationErrorCategoryBenign {
+		t.Errorf("a stop's error has category %v, want benign", app.Category())
+	}
 	// MLP 0 finished and MLP 1 checkpointed: the split workflow reads that
 	// the stop saved progress, and costs the slice no attempt.
 	var stop bakeapi.SliceStop

@@ -60,16 +60,16 @@ func payloadSamples() map[string]any {
 		Replace:  true,
 	}
 	policy := Policy{
-		SeedsTimeout:        time.Minute,
-		SliceTimeout:        time.Hour,
-		SliceHeartbeat:      2 * time.Minute,
+		SeedsTimeout:        Duration(time.Minute),
+		SliceTimeout:        Duration(time.Hour),
+		SliceHeartbeat:      Duration(2 * time.Minute),
 		SliceMaxAttempts:    20,
-		MergeTimeout:        3 * time.Hour,
-		PushTimeout:         4 * time.Hour,
-		RetryInitial:        5 * time.Second,
-		RetryMax:            6 * time.Minute,
+		MergeTimeout:        Duration(3 * time.Hour),
+		PushTimeout:         Duration(4 * time.Hour),
+		RetryInitial:        Duration(5 * time.Second),
+		RetryMax:            Duration(6 * time.Minute),
 		OtherMaxAttempts:    7,
-		FilesystemHeartbeat: 8 * time.Minute,
+		FilesystemHeartbeat: Duration(8 * time.Minute),
 	}
 	seeds := GenerateSeedsOutput{
 		SeedsKey: "bakes/b1/seeds/public.json",

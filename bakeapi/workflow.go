@@ -189,32 +189,32 @@ type SplitOutput struct {
 // Policy holds every timeout and retry bound of a bake. It comes from config and
 // is recorded in the workflow input, so the history says what the bake ran with.
 type Policy struct {
-	SeedsTimeout        time.Duration // GenerateSeeds start-to-close
-	SliceTimeout        time.Duration // one BakeSlice attempt; ≥ 2× the slowest slice
-	SliceHeartbeat      time.Duration // how fast a dead GPU host is noticed
+	SeedsTimeout        Duration // GenerateSeeds start-to-close
+	SliceTimeout        Duration // one BakeSlice attempt; ≥ 2× the slowest slice
+	SliceHeartbeat      Duration // how fast a dead GPU host is noticed
 	SliceMaxAttempts    int32
-	MergeTimeout        time.Duration // MergeSplit and CombineSplits
-	PushTimeout         time.Duration
-	RetryInitial        time.Duration
-	RetryMax            time.Duration
+	MergeTimeout        Duration // MergeSplit and CombineSplits
+	PushTimeout         Duration
+	RetryInitial        Duration
+	RetryMax            Duration
 	OtherMaxAttempts    int32
-	FilesystemHeartbeat time.Duration // heartbeat of the copy-heavy CPU activities
+	FilesystemHeartbeat Duration // heartbeat of the copy-heavy CPU activities
 }
 
 // DefaultPolicy: slices may run for hours, so the heartbeat (not start-to-close)
 // detects a lost host within minutes; every retry is bounded, because Temporal's
 // default retries forever and a poisoned input would loop.
 var DefaultPolicy = Policy{
-	SeedsTimeout:        10 * time.Minute,
-	SliceTimeout:        12 * time.Hour,
-	SliceHeartbeat:      3 * time.Minute,
+	SeedsTimeout:        Duration(10 * time.Minute),
+	SliceTimeout:        Duration(12 * time.Hour),
+	SliceHeartbeat:      Duration(3 * time.Minute),
 	SliceMaxAttempts:    20,
-	MergeTimeout:        2 * time.Hour,
-	PushTimeout:         2 * time.Hour,
-	RetryInitial:        10 * time.Second,
-	RetryMax:            10 * time.Minute,
+	MergeTimeout:        Duration(2 * time.Hour),
+	PushTimeout:         Duration(2 * time.Hour),
+	RetryInitial:        Duration(10 * time.Second),
+	RetryMax:            Duration(10 * time.Minute),
 	OtherMaxAttempts:    10,
-	FilesystemHeartbeat: 2 * time.Minute,
+	FilesystemHeartbeat: Duration(2 * time.Minute),
 }
 
 // ProgressQuery is the query every bake workflow answers.

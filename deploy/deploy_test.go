@@ -6,10 +6,13 @@ package deploy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -17,6 +20,9 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/worker"
@@ -251,5 +257,134 @@ func TestContainerBuild(t *testing.T) {
 			args = append(args, strings.Trim(strings.TrimSpace(a), `"`))
 		}
 		checkWorkerArgs(t, "Dockerfile CMD", args)
+	}
+}
+
+// The Temporal server and the Web UI server that `make tools` builds, and
+// deploy/temporal/ and deploy/temporal-ui/ configure, are the versions the
+// pinned Temporal CLI embeds: its go.mod, from the module cache or proxy.
+func TestPinnedTemporalVersionsAgree(t *testing.T) {
+	mk := read(t, "../Makefile")
+	pin := func(name string) string {
+		m := regexp.MustCompile(`(?m)^` + name + `\s*:=\s*(\S+)`).FindStringSubmatch(mk)
+		if m == nil {
+			t.Fatalf("the Makefile pins no %s", name)
+		}
+		return m[1]
+	}
+	cli := pin("TEMPORAL_CLI_VERSION")
+	out, err := exec.Command("go", "mod", "download", "-json", "github.com/temporalio/cli@"+cli).Output()
+	if err != nil {
+		t.Skipf("the Temporal CLI's go.mod is not in the module cache and the proxy "+
+			"cannot be reached (%v)", err)
+	}
+	var mod struct{ GoMod string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	gomod := read(t, mod.GoMod)
+	for module, name := range map[string]string{
+		"go.temporal.io/server":              "TEMPORAL_SERVER_VERSION",
+		"github.com/temporalio/ui-server/v2": "TEMPORAL_UI_VERSION",
+	} {
+		want := module + " " + pin(name)
+		if !regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(want) + `\s*$`).MatchString(gomod) {
+			t.Errorf("the Makefile's %s is %s, but the Temporal CLI %s embeds another %s",
+				name, pin(name), cli, module)
+		}
+	}
+	for f, v := range map[string]string{
+		"temporal/config/production.yaml":    pin("TEMPORAL_SERVER_VERSION"),
+		"temporal-ui/config/production.yaml": pin("TEMPORAL_UI_VERSION"),
+	} {
+		if !strings.Contains(read(t, f), v) {
+			t.Errorf("%s does not name the version it is written for, %s", f, v)
+		}
+	}
+}
+
+// maxExposure is the worst `systemd-analyze security` rating a shipped unit
+// may have: "OK" in systemd's words.
+const maxExposure = 4.0
+
+// The units are hardened: systemd's own rating of each, offline, is at
+// most maxExposure. Skipped, saying so, where systemd-analyze is missing
+// or has no --offline (systemd 250 added it); DEPLOY_REQUIRE_SYSTEMD=1
+// (.ci/run, which installs systemd) makes either a failure.
+func TestSystemdUnitsAreHardened(t *testing.T) {
+	unavailable := func(why string) {
+		if os.Getenv("DEPLOY_REQUIRE_SYSTEMD") == "1" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		unavailable("systemd-analyze is missing: install Debian's systemd package to rate the units")
+	}
+	dir := t.TempDir()
+	for unit, as := range map[string]string{
+		"whestbake-control.service": "whestbake-control.service",
+		"whestbake-worker@.service": "whestbake-worker@0.service", // an instance of the template
+	} {
+		path := filepath.Join(dir, as)
+		if err := os.WriteFile(path, []byte(read(t, filepath.Join("systemd", unit))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(analyze, "security", "--offline=yes", path).CombinedOutput()
+		m := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+)`).FindSubmatch(out)
+		switch {
+		case err != nil && bytes.Contains(out, []byte("offline")) && m == nil:
+			unavailable(fmt.Sprintf("this systemd-analyze cannot rate a unit offline: %s", out))
+		case m == nil:
+			t.Fatalf("systemd-analyze security %s: %v\n%s", unit, err, out)
+		}
+		if v, _ := strconv.ParseFloat(string(m[1]), 64); v > maxExposure {
+			t.Errorf("%s: exposure %s, above %.1f:\n%s", unit, m[1], maxExposure, out)
+		}
+	}
+}
+
+// kinds are the Kubernetes objects the manifests hold, as k8s.io/api types.
+var kinds = map[string]func() any{
+	"v1/Namespace":       func() any { return &corev1.Namespace{} },
+	"v1/ConfigMap":       func() any { return &corev1.ConfigMap{} },
+	"v1/Secret":          func() any { return &corev1.Secret{} },
+	"apps/v1/Deployment": func() any { return &appsv1.Deployment{} },
+}
+
+// Every manifest decodes into its Kubernetes API type with strict decoding
+// (sigs.k8s.io/yaml's UnmarshalStrict: an unknown or misplaced field, a
+// duplicate key or a value of the wrong type is an error), offline, as
+// `kubectl apply --validate=strict` would refuse it.
+func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	n := 0
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		for i, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(read(t, f), -1) {
+			var head struct{ APIVersion, Kind string }
+			if err := sigsyaml.Unmarshal([]byte(doc), &head); err != nil {
+				t.Fatalf("%s, document %d: %v", f, i+1, err)
+			}
+			if head.Kind == "" {
+				continue // comments only
+			}
+			newObject, ok := kinds[head.APIVersion+"/"+head.Kind]
+			if !ok {
+				t.Errorf("%s: %s %s has no type here: add it to kinds", f, head.APIVersion, head.Kind)
+				continue
+			}
+			if err := sigsyaml.UnmarshalStrict([]byte(doc), newObject()); err != nil {
+				t.Errorf("%s, document %d (%s): %v", f, i+1, head.Kind, err)
+			}
+			n++
+		}
+	}
+	if n < 6 {
+		t.Errorf("decoded %d objects; the manifests hold a namespace, a ConfigMap, "+
+			"three Secrets and two Deployments", n)
 	}
 }

@@ -105,9 +105,9 @@ func TestBadInputsThatReachTheWorkers(t *testing.T) {
 // directInput is a valid two-split bake input with a release, as the starter builds it.
 func directInput(id string) bakeapi.BakeInput {
 	p := bakeapi.DefaultPolicy
-	p.RetryInitial = time.Second
-	p.RetryMax = 2 * time.Second
-	p.SliceHeartbeat = 2 * time.Second
+	p.RetryInitial = bakeapi.Duration(time.Second)
+	p.RetryMax = bakeapi.Duration(2 * time.Second)
+	p.SliceHeartbeat = bakeapi.Duration(2 * time.Second)
 	seed := uint64(800)
 	return bakeapi.BakeInput{
 		BakeParams: bakeapi.BakeParams{

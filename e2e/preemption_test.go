@@ -74,6 +74,12 @@ func TestPreemptedSliceCompletes(t *testing.T) {
 			t.Fatalf("stop %d: the worker did not stop gracefully (exit %d):\n%s",
 				i+1, code, gpu.output())
 		}
+		// A planned stop is no error: log alerts must not fire on a roll-out.
+		if !strings.Contains(gpu.output(), "level=WARN msg=\"slice handed back") ||
+			strings.Contains(gpu.output(), "level=ERROR") {
+			t.Errorf("stop %d: the hand-back is not one WARN line, or an ERROR was logged:\n%s",
+				i+1, gpu.output())
+		}
 		if ok, _ := s.art.Exists(ctx, bk.MLPResult("public", 0)); ok {
 			t.Fatalf("the MLP finished after %d of %d stops: make it slower", i+1, stops)
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,16 +21,11 @@ import (
 	"testing"
 	"time"
 
-	enums "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/datasettest"
-	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/store"
@@ -37,21 +34,25 @@ import (
 )
 
 // TestProductionTopology runs a bake on the topology an operator deploys,
-// not on the dev server: Temporal's own server binary (bin/temporal-server,
-// the version the CLI embeds) persisted on PostgreSQL with the schema
-// applied by bin/temporal-sql-tool, its frontend requiring mutual TLS with
-// certificates made here, MinIO over TLS with a private CA, and control
-// and GPU-role workers as separate processes connected over mTLS with
-// metrics on. Mid-bake a GPU worker is SIGKILLed inside an MLP and the
-// Temporal server is restarted; the release must still be byte-identical
-// to a local bake, and the workers' metrics must show what happened.
+// set up by the commands of docs/DEPLOY.md §2 and §3 as the guide writes
+// them (its blocks marked `<!-- e2e: NAME -->`, run with bash): the
+// PostgreSQL role and both schemas by bin/temporal-sql-tool, Temporal's own
+// server binary (the version the CLI embeds) started from deploy/temporal/
+// with its frontend requiring mutual TLS, the namespace and search
+// attributes by the temporal CLI, MinIO over TLS with its buckets made by
+// curl, and the Web UI server from deploy/temporal-ui/. Control and
+// GPU-role workers run as separate processes over mTLS with metrics on.
+// Mid-bake a GPU worker is SIGKILLed inside an MLP and the Temporal server
+// is restarted; the release must still be byte-identical to a local bake,
+// the lost worker must show (status, the alert of DEPLOY §7), and the
+// finished bake's page in the Web UI must show its splits and slices.
 func TestProductionTopology(t *testing.T) {
 	requireE2E(t)
 	pg := requirePostgres(t)
-	for _, b := range []string{"temporal-server", "temporal-sql-tool"} {
+	for _, b := range []string{"temporal-server", "temporal-sql-tool", "temporal-ui-server"} {
 		if _, err := os.Stat(filepath.Join(repoRoot, "bin", b)); err != nil {
 			missing(t, fmt.Sprintf("bin/%s is missing: run `make tools` "+
-				"(builds go.temporal.io/server v1.29.1's server and SQL tool)", b), false)
+				"(go.temporal.io/server v1.29.1's server and SQL tool, ui-server v2.42.1)", b), false)
 		}
 	}
 	dir, err := os.MkdirTemp("", "whestbake-prod-")
@@ -59,52 +60,36 @@ func TestProductionTopology(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	for _, d := range []string{"logs", "pki"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-
-	// Certificates: one CA for the frontend's certificate, one for clients.
-	serverCA := tlstest.NewCA(t, filepath.Join(dir, "pki"), "frontend")
-	clientCA := tlstest.NewCA(t, filepath.Join(dir, "pki"), "clients")
-	frontendCert := serverCA.Issue(t, "frontend", tlstest.LeafOptions{
-		Server: true,
-		Hosts:  []string{serverName, "127.0.0.1"},
-	})
-	workerCert := clientCA.Issue(t, "whestbake-worker", tlstest.LeafOptions{})
-	systemCert := clientCA.Issue(t, "temporal-system-worker", tlstest.LeafOptions{})
-
 	start := time.Now()
-	pgPort := pg.start(t, dir)
-	ts := &temporalServer{
-		dir:      filepath.Join(dir, "temporal"),
-		logs:     filepath.Join(dir, "logs"),
-		pgPort:   pgPort,
-		serverCA: serverCA.CAFile,
-		clientCA: clientCA.CAFile,
-		cert:     frontendCert,
-		system:   systemCert,
-	}
-	ts.applySchema(t)
-	ts.configure(t)
+	g := newGuide(t, dir, pg.start(t, dir))
+	g.run(t, "database")
+	ts := &temporalServer{guide: g, logs: filepath.Join(dir, "logs")}
 	ts.start(t)
-	clientTLS := &tls.Config{
-		RootCAs:      serverCA.Pool(),
-		ServerName:   serverName,
-		Certificates: []tls.Certificate{workerCert.TLS},
-		MinVersion:   tls.VersionTLS12,
-	}
-	ts.prepareNamespace(t, clientTLS)
+	g.run(t, "namespace")
+	waitFor(t, 30*time.Second, "the search attributes (DEPLOY §2)", func() bool {
+		return g.try("search-attributes") == nil
+	})
 	t.Logf("PostgreSQL, schema and Temporal server with mTLS ready in %s",
 		time.Since(start).Round(time.Millisecond))
+	ui := g.startUI(t)
 
-	// MinIO over TLS, and the stack the other e2e helpers work on.
+	// MinIO over TLS, its buckets made as DEPLOY §3 makes them, and the
+	// stack the other e2e helpers work on.
 	o := devtest.Options(t)
 	o.AccessKey = "prod-" + randomHex(4)
 	o.SecretKey = "prod-secret-" + randomHex(16)
-	o.Buckets = []string{artifactBucket, releaseBucket}
 	o = devtest.StartMinIO(t, devtest.WithMinIOTLS(t, o))
+	g.vars["S3_ENDPOINT"] = o.S3Config().Endpoint
+	if !strings.HasPrefix(g.vars["S3_ENDPOINT"], "https://") {
+		g.vars["S3_ENDPOINT"] = "https://" + g.vars["S3_ENDPOINT"]
+	}
+	g.vars["S3_CA"] = o.MinIOCAFile
+	g.vars["WHESTBAKE_S3_ACCESS_KEY"] = o.AccessKey
+	g.vars["WHESTBAKE_S3_SECRET_KEY"] = o.SecretKey
+	g.run(t, "buckets")
 	s := &stack{
 		t:      t,
 		opts:   o,
@@ -112,14 +97,14 @@ func TestProductionTopology(t *testing.T) {
 		secret: o.SecretKey,
 	}
 	s.temporal = map[string]any{
-		"address":   ts.addr(),
-		"namespace": devstack.Namespace,
-		"ui":        "http://127.0.0.1:1",
+		"address":   g.addr(),
+		"namespace": g.vars["TEMPORAL_NAMESPACE"],
+		"ui":        ui,
 		"tls": map[string]any{
-			"ca-file":     serverCA.CAFile,
+			"ca-file":     g.pki.serverCA.CAFile,
 			"server-name": serverName,
-			"cert-file":   workerCert.CertFile,
-			"key-file":    workerCert.KeyFile,
+			"cert-file":   g.pki.worker.CertFile,
+			"key-file":    g.pki.worker.KeyFile,
 		},
 	}
 	ctx := context.Background()
@@ -129,24 +114,37 @@ func TestProductionTopology(t *testing.T) {
 	if s.rel, err = s.art.WithBucket(ctx, releaseBucket); err != nil {
 		t.Fatal(err)
 	}
-	s.tc = ts.client(t, clientTLS)
+	s.tc = ts.client(t, g.clientTLS())
+	checkMisconfigurations(t, s, g)
+	bakeThroughFailures(t, s, ts)
+}
 
-	// Misconfigurations meet the real frontend: each names its key.
+// checkMisconfigurations: misconfigurations meet the real frontend, and
+// each names its key.
+func checkMisconfigurations(t *testing.T, s *stack, g *guide) {
+	t.Helper()
+	ns := g.vars["TEMPORAL_NAMESPACE"]
 	statusCfg := s.baseConfig()
-	statusCfg["temporal"] = map[string]any{"address": ts.addr(), "namespace": devstack.Namespace,
-		"tls": map[string]any{"ca-file": serverCA.CAFile, "server-name": serverName}}
+	statusCfg["temporal"] = map[string]any{"address": g.addr(), "namespace": ns,
+		"tls": map[string]any{"ca-file": g.pki.serverCA.CAFile, "server-name": serverName}}
 	r := s.whestbake(nil, "list", "--config-file", s.writeConfig("no-client-cert", statusCfg))
 	if r.code == 0 ||
 		!strings.Contains(r.stderr, "requires a client certificate") ||
 		!strings.Contains(r.stderr, "temporal.tls.cert-file") {
 		t.Errorf("mTLS frontend without a client certificate:\n%s", r)
 	}
-	statusCfg["temporal"] = map[string]any{"address": ts.addr(), "namespace": devstack.Namespace}
+	statusCfg["temporal"] = map[string]any{"address": g.addr(), "namespace": ns}
 	r = s.whestbake(nil, "list", "--config-file", s.writeConfig("plain-text", statusCfg))
 	if r.code == 0 || !strings.Contains(r.stderr, "speaks TLS") {
 		t.Errorf("plain text to the mTLS frontend:\n%s", r)
 	}
+}
 
+// bakeThroughFailures bakes two splits while a GPU worker is killed inside
+// an MLP and the server restarts, then checks the release, the histories,
+// what the lost worker left (status, metrics, DEPLOY §7's alert) and the
+// Web UI.
+func bakeThroughFailures(t *testing.T, s *stack, ts *temporalServer) {
 	control := s.startWorker("control", "--metrics-listen", "127.0.0.1:0", "--log-format", "json")
 	gpu := s.startWorker("gpu", "--metrics-listen", "127.0.0.1:0", "--log-format", "json")
 
@@ -176,7 +174,21 @@ func TestProductionTopology(t *testing.T) {
 	if exists(keys.Manifest(bk.Dataset())) {
 		t.Fatal("the bake finished before the server restart: make its MLPs slower")
 	}
+	// A watch follows the bake through the restart (DEPLOY §8 has
+	// operators restart the server mid-bake) and sees it to its end.
+	watching := s.spawn("watch-through-restart", nil, filepath.Join(binDir, "whestbake"),
+		"watch", b.ID, "--config-file", cfg, "--interval", "200ms")
+	time.Sleep(time.Second)
 	ts.restart(t)
+	select {
+	case <-watching.done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the watch did not end with the bake:\n%s", watching.output())
+	}
+	if code := watching.cmd.ProcessState.ExitCode(); code != 0 ||
+		!strings.Contains(watching.output(), "Bake prod: COMPLETED") {
+		t.Errorf("the watch through a server restart: exit %d\n%s", code, watching.output())
+	}
 	s.watch(cfg, b.ID)
 
 	datasettest.SameDataset(t, s.download(b), s.localBake(b))
@@ -194,10 +206,17 @@ func TestProductionTopology(t *testing.T) {
 		s.replayLive(t, bakeapi.BakeWorkflowID(b.ID))
 		s.replayLive(t, bakeapi.SplitWorkflowID(b.ID, "public"))
 	})
+	checkMetrics(t, control, gpu2)
+	checkLostWorker(t, s, cfg, b.ID, gpu2)
+	t.Run("web UI", func(t *testing.T) { checkWebUI(t, s, cfg, b.ID) })
+	assertNoSecretInLogs(t, filepath.Join(s.dir, "logs"), s.secret)
+}
 
-	// The metrics moved: the new GPU worker resumed MLP 2 from its
-	// checkpoint; the control worker's workflows report split progress and
-	// its SDK talked to the frontend over mTLS.
+// checkMetrics: the new GPU worker resumed MLP 2 from its checkpoint; the
+// control worker's workflows report split progress and its SDK talked to
+// the frontend over mTLS.
+func checkMetrics(t *testing.T, control, gpu2 *proc) {
+	t.Helper()
 	g := scrape(t, gpu2)
 	if v := g[`whestbake_mlps_total{outcome="resumed"}`]; v < 1 {
 		t.Errorf("the replacement GPU worker resumed %v MLPs, want ≥ 1", v)
@@ -213,7 +232,55 @@ func TestProductionTopology(t *testing.T) {
 	if !hasSeries(c, "temporal_request_total", "", -1) {
 		t.Errorf("the control worker exports no Temporal SDK request counter")
 	}
-	assertNoSecretInLogs(t, filepath.Join(dir, "logs"), o.SecretKey)
+}
+
+// checkLostWorker: the killed GPU worker left a trace. The worker that took
+// the slice's next attempt counted the heartbeat timeout DEPLOY §7 alerts
+// on, and logged it; status (text and --json) lists the slice as retried,
+// its last failure the heartbeat timeout.
+func checkLostWorker(t *testing.T, s *stack, cfg, id string, gpu2 *proc) {
+	t.Helper()
+	deploy, err := os.ReadFile(filepath.Join(repoRoot, "docs", "DEPLOY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const alert = "increase(whestbake_slice_heartbeat_timeouts_total[1h]) > 0"
+	if !strings.Contains(string(deploy), alert) {
+		t.Errorf("DEPLOY.md §7 does not alert on %s", alert)
+	}
+	// The counter starts at 0 (the series exists before the first loss),
+	// so its increase over the bake is its value.
+	if v := scrape(t, gpu2)["whestbake_slice_heartbeat_timeouts_total"]; v < 1 {
+		t.Errorf("the alert's counter is %v on the worker that took the lost slice, want ≥ 1", v)
+	}
+	if !strings.Contains(gpu2.output(), "lost to a heartbeat timeout") {
+		t.Errorf("the replacement GPU worker did not log the lost attempt:\n%s", gpu2.output())
+	}
+	text := s.mustWhestbake("status", id, "--config-file", cfg).stdout
+	if !regexp.MustCompile(`split public: slice 1 \(MLPs 1-2\) finished after \d+ attempts; ` +
+		`last failure HeartbeatTimeout`).MatchString(text) {
+		t.Errorf("status does not show the lost slice:\n%s", text)
+	}
+	var st struct {
+		Splits []struct {
+			Name    string
+			History struct {
+				Retried map[string]struct {
+					Attempts    int    `json:"attempts"`
+					LastFailure string `json:"last_failure"`
+				} `json:"retried_slices"`
+			}
+		}
+	}
+	raw := s.mustWhestbake("status", id, "--config-file", cfg, "--json").stdout
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		t.Fatal(err)
+	}
+	r := st.Splits[0].History.Retried["1"]
+	if st.Splits[0].Name != "public" || r.Attempts < 2 || r.LastFailure != "HeartbeatTimeout" {
+		t.Errorf("status --json: public's retried slice 1 is %+v, want ≥ 2 attempts, "+
+			"last HeartbeatTimeout:\n%s", r, raw)
+	}
 }
 
 // serverName is the frontend certificate's DNS name; workers check it
@@ -225,13 +292,22 @@ const serverName = "temporal.whestbake.test"
 // server binaries, E2E_REQUIRE_POSTGRES=1 for PostgreSQL (.ci/run sets both).
 func missing(t *testing.T, why string, postgres bool) {
 	t.Helper()
-	required := os.Getenv("E2E_REQUIRED") == "1"
 	if postgres {
 		// make test sets E2E_REQUIRED (it builds the servers first), but
 		// PostgreSQL is a system package a developer may not have.
-		required = os.Getenv("E2E_REQUIRE_POSTGRES") == "1"
+		missingSystem(t, why, "E2E_REQUIRE_POSTGRES")
 	}
-	if required {
+	if os.Getenv("E2E_REQUIRED") == "1" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+// missingSystem skips the test for a missing system package, or fails it
+// where the variable require is 1 (.ci/run sets it after installing it).
+func missingSystem(t *testing.T, why, require string) {
+	t.Helper()
+	if os.Getenv(require) == "1" {
 		t.Fatal(why)
 	}
 	t.Skip(why)
@@ -309,7 +385,9 @@ func (p postgres) start(t *testing.T, dir string) int {
 			t.Fatal(err)
 		}
 	}
-	initdb := exec.Command(p.initdb, "-D", data, "-U", "temporal",
+	// The superuser is postgres, as on a packaged server: DEPLOY §2 makes
+	// Temporal's role with CREATEDB only.
+	initdb := exec.Command(p.initdb, "-D", data, "-U", "postgres",
 		"--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
@@ -334,137 +412,200 @@ func (p postgres) start(t *testing.T, dir string) int {
 	return port
 }
 
-// temporalServer is bin/temporal-server with its config under dir.
-type temporalServer struct {
-	dir, logs          string
-	pgPort             int
-	serverCA, clientCA string
-	cert, system       tlstest.Leaf
-	// frontend grpc, http, membership; history, matching, worker grpc and membership
-	ports  []int
-	proc   *proc
-	starts int
+// guide is the walk of docs/DEPLOY.md §2 and §3: the variables its
+// commands read, as this test sets them, and the certificates it names.
+type guide struct {
+	vars map[string]string
+	pki  pki
 }
 
-func (ts *temporalServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", ts.ports[0]) }
-
-// applySchema creates both databases and applies the embedded schemas
-// with the SQL tool, as an operator would.
-func (ts *temporalServer) applySchema(t *testing.T) {
-	t.Helper()
-	tool := filepath.Join(repoRoot, "bin", "temporal-sql-tool")
-	for db, schema := range map[string]string{
-		"temporal":            "postgresql/v12/temporal",
-		"temporal_visibility": "postgresql/v12/visibility",
-	} {
-		common := []string{"--plugin", "postgres12", "--ep", "127.0.0.1",
-			"-p", strconv.Itoa(ts.pgPort), "-u", "temporal", "--pw", "unused-with-trust",
-			"--db", db}
-		for _, step := range [][]string{
-			{"create-database"},
-			{"setup-schema", "-v", "0.0"},
-			{"update-schema", "-s", schema},
-		} {
-			out, err := exec.Command(tool, append(common, step...)...).CombinedOutput()
-			if err != nil {
-				t.Fatalf("temporal-sql-tool %s on %s: %v\n%s", step[0], db, err, out)
-			}
-		}
-	}
+// pki is §2's certificates: one CA for the frontend's certificate, one for
+// every client's.
+type pki struct {
+	serverCA, clientCA                     *tlstest.CA
+	frontend, system, worker, admin, webUI tlstest.Leaf
 }
 
-// configure writes the server's config: PostgreSQL persistence and
-// visibility, mutual TLS on the frontend (the system worker inside the
-// server presents a client certificate too), loopback ports.
-func (ts *temporalServer) configure(t *testing.T) {
+// newGuide makes the certificates and sets the variables: PostgreSQL on
+// pgPort, loopback ports below 32768 (DEPLOY §2: Temporal stores its
+// membership ports in a smallint), deploy/temporal/ as it is in the tree.
+func newGuide(t *testing.T, dir string, pgPort int) *guide {
 	t.Helper()
-	ts.ports = lowFreePorts(t, 9)
-	p := ts.ports
-	if err := os.MkdirAll(filepath.Join(ts.dir, "config"), 0o755); err != nil {
+	pkiDir := filepath.Join(dir, "pki")
+	if err := os.MkdirAll(pkiDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	store := func(db string) string {
-		return fmt.Sprintf(`      sql:
-        pluginName: postgres12
-        databaseName: %s
-        connectAddr: "127.0.0.1:%d"
-        connectProtocol: tcp
-        user: temporal
-        password: unused-with-trust
-        maxConns: 10
-        maxIdleConns: 10
-        maxConnLifetime: 1h
-`, db, ts.pgPort)
+	k := pki{
+		serverCA: tlstest.NewCA(t, pkiDir, "frontend"),
+		clientCA: tlstest.NewCA(t, pkiDir, "clients"),
 	}
-	client := fmt.Sprintf(`        serverName: %s
-        rootCaFiles: [%q]
-`, serverName, ts.serverCA)
-	cfg := `log:
-  stdout: true
-  level: warn
-persistence:
-  defaultStore: default
-  visibilityStore: visibility
-  numHistoryShards: 4
-  datastores:
-    default:
-` + store("temporal") + `    visibility:
-` + store("temporal_visibility") + fmt.Sprintf(`global:
-  membership:
-    maxJoinDuration: 30s
-    broadcastAddress: 127.0.0.1
-  tls:
-    frontend:
-      server:
-        certFile: %q
-        keyFile: %q
-        clientCaFiles: [%q]
-        requireClientAuth: true
-      client:
-`, ts.cert.CertFile, ts.cert.KeyFile, ts.clientCA) + client + fmt.Sprintf(`    systemWorker:
-      certFile: %q
-      keyFile: %q
-      client:
-`, ts.system.CertFile, ts.system.KeyFile) + client + fmt.Sprintf(`services:
-  frontend:
-    rpc: {grpcPort: %d, httpPort: %d, membershipPort: %d, bindOnLocalHost: true}
-  history:
-    rpc: {grpcPort: %d, membershipPort: %d, bindOnLocalHost: true}
-  matching:
-    rpc: {grpcPort: %d, membershipPort: %d, bindOnLocalHost: true}
-  worker:
-    rpc: {grpcPort: %d, membershipPort: %d, bindOnLocalHost: true}
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: active
-  currentClusterName: active
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: frontend
-      rpcAddress: "127.0.0.1:%d"
-dcRedirectionPolicy:
-  policy: noop
-dynamicConfigClient:
-  filepath: %q
-  pollInterval: 10s
-`, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[0],
-		filepath.Join(ts.dir, "config", "dynamic.yaml"))
-	// Search attributes and namespaces become visible at once instead of
-	// after the caches' refresh, so the test need not sleep.
-	dynamic := `system.forceSearchAttributesCacheRefreshOnRead:
-  - value: true
-system.namespaceCacheRefreshInterval:
-  - value: 1s
-`
-	for name, body := range map[string]string{"production.yaml": cfg, "dynamic.yaml": dynamic} {
-		err := os.WriteFile(filepath.Join(ts.dir, "config", name), []byte(body), 0o644)
-		if err != nil {
-			t.Fatal(err)
+	k.frontend = k.serverCA.Issue(t, "frontend", tlstest.LeafOptions{
+		Server: true,
+		Hosts:  []string{serverName, "127.0.0.1"},
+	})
+	k.system = k.clientCA.Issue(t, "temporal-system-worker", tlstest.LeafOptions{})
+	k.worker = k.clientCA.Issue(t, "whestbake-worker", tlstest.LeafOptions{})
+	k.admin = k.clientCA.Issue(t, "admin", tlstest.LeafOptions{})
+	k.webUI = k.clientCA.Issue(t, "temporal-ui", tlstest.LeafOptions{})
+	p := lowFreePorts(t, 9)
+	root := filepath.Join(repoRoot, "deploy", "temporal")
+	vars := map[string]string{
+		"POSTGRES_SEEDS":     "127.0.0.1",
+		"DB_PORT":            strconv.Itoa(pgPort),
+		"POSTGRES_USER":      "temporal",
+		"POSTGRES_PWD":       "pg-" + randomHex(8),
+		"TEMPORAL_ROOT":      root,
+		"TEMPORAL_UI_ROOT":   filepath.Join(repoRoot, "deploy", "temporal-ui"),
+		"TEMPORAL_ADDRESS":   fmt.Sprintf("127.0.0.1:%d", p[0]),
+		"TEMPORAL_NAMESPACE": "bakes",
+		"TEMPORAL_TLS_CA":    k.serverCA.CAFile,
+		"TEMPORAL_TLS_CERT":  k.admin.CertFile,
+		"TEMPORAL_TLS_KEY":   k.admin.KeyFile,
+		// The server's config: one host, a test's shards and log level,
+		// the TLS files where this test made them.
+		"TEMPORAL_TLS_SERVER_NAME":          serverName,
+		"BIND_ON_IP":                        "127.0.0.1",
+		"TEMPORAL_BROADCAST_ADDRESS":        "127.0.0.1",
+		"NUM_HISTORY_SHARDS":                "4",
+		"LOG_LEVEL":                         "warn",
+		"DYNAMIC_CONFIG_FILE_PATH":          filepath.Join(root, "config", "dynamicconfig", "production.yaml"),
+		"TEMPORAL_TLS_FRONTEND_CERT":        k.frontend.CertFile,
+		"TEMPORAL_TLS_FRONTEND_KEY":         k.frontend.KeyFile,
+		"TEMPORAL_TLS_CLIENT1_CA_CERT":      k.clientCA.CAFile,
+		"TEMPORAL_TLS_SERVER_CA_CERT":       k.serverCA.CAFile,
+		"TEMPORAL_TLS_FRONTEND_SERVER_NAME": serverName,
+		"TEMPORAL_TLS_SYSTEM_WORKER_CERT":   k.system.CertFile,
+		"TEMPORAL_TLS_SYSTEM_WORKER_KEY":    k.system.KeyFile,
+	}
+	for i, name := range []string{
+		"FRONTEND_GRPC_PORT", "FRONTEND_HTTP_PORT", "FRONTEND_MEMBERSHIP_PORT",
+		"HISTORY_GRPC_PORT", "HISTORY_MEMBERSHIP_PORT", "MATCHING_GRPC_PORT",
+		"MATCHING_MEMBERSHIP_PORT", "WORKER_GRPC_PORT", "WORKER_MEMBERSHIP_PORT",
+	} {
+		vars[name] = strconv.Itoa(p[i])
+	}
+	return &guide{vars: vars, pki: k}
+}
+
+func (g *guide) addr() string { return g.vars["TEMPORAL_ADDRESS"] }
+
+// environ is this process's environment without any variable the guide's
+// programs read, plus the guide's variables and extra.
+func (g *guide) environ(extra map[string]string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, set := g.vars[k]; !set && !strings.HasPrefix(k, "WHESTBAKE_") &&
+			!strings.HasPrefix(k, "TEMPORAL_") && !strings.HasPrefix(k, "PG") {
+			out = append(out, kv)
 		}
 	}
+	for _, vars := range []map[string]string{g.vars, extra} {
+		for k, v := range vars {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// guideBlock is the shell block of docs/DEPLOY.md after the line
+// `<!-- e2e: name -->`.
+func guideBlock(name string) (string, error) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "DEPLOY.md"))
+	if err != nil {
+		return "", err
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- e2e: "+name+" -->\n```sh\n")
+	body, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		return "", fmt.Errorf("docs/DEPLOY.md has no block marked e2e: %s", name)
+	}
+	return body, nil
+}
+
+// command is the command line of block name, to run from the repository
+// root as a process of its own.
+func command(t *testing.T, name string) []string {
+	t.Helper()
+	body, err := guideBlock(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"bash", "-c", "cd " + repoRoot + " && exec " + body}
+}
+
+// try runs block name with bash in the repository root, as an operator
+// pastes it, and returns its failure with its output.
+func (g *guide) try(name string) error {
+	body, err := guideBlock(name)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", body)
+	cmd.Dir = repoRoot
+	cmd.Env = g.environ(nil)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("DEPLOY.md's %s block: %v\n%s\n%s", name, err, body, out)
+	}
+	return nil
+}
+
+// run is try for a block that must succeed.
+func (g *guide) run(t *testing.T, name string) {
+	t.Helper()
+	if err := g.try(name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startUI starts the Web UI server as DEPLOY §2 does, on a free loopback
+// port with its own client certificate, and returns its base URL.
+func (g *guide) startUI(t *testing.T) string {
+	t.Helper()
+	port := devtest.FreePorts(t, 1)[0]
+	env := g.environ(map[string]string{
+		"TEMPORAL_UI_HOST":  "127.0.0.1",
+		"TEMPORAL_UI_PORT":  strconv.Itoa(port),
+		"TEMPORAL_TLS_CERT": g.pki.webUI.CertFile,
+		"TEMPORAL_TLS_KEY":  g.pki.webUI.KeyFile,
+	})
+	ui := command(t, "ui")
+	logs := filepath.Join(filepath.Dir(g.pki.serverCA.CAFile), "..", "logs")
+	p := startProc(t, logs, "temporal-ui", env, nil, ui[0], ui[1:]...)
+	t.Cleanup(func() { p.stop(syscall.SIGTERM, 10*time.Second) })
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitFor(t, 30*time.Second, "the Web UI server", func() bool {
+		select {
+		case <-p.done:
+			t.Fatalf("temporal-ui-server exited:\n%s", p.output())
+		default:
+		}
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return base
+}
+
+// clientTLS is the test's own client identity, a whestbake worker's.
+func (g *guide) clientTLS() *tls.Config {
+	return &tls.Config{
+		RootCAs:      g.pki.serverCA.Pool(),
+		ServerName:   serverName,
+		Certificates: []tls.Certificate{g.pki.worker.TLS},
+		MinVersion:   tls.VersionTLS12,
+	}
+}
+
+// temporalServer is bin/temporal-server started by DEPLOY §2's command.
+type temporalServer struct {
+	guide  *guide
+	logs   string
+	proc   *proc
+	starts int
 }
 
 // start runs the server and waits until its frontend answers over mTLS.
@@ -472,9 +613,8 @@ func (ts *temporalServer) start(t *testing.T) {
 	t.Helper()
 	ts.starts++
 	name := fmt.Sprintf("temporal-server-%d", ts.starts)
-	bin := filepath.Join(repoRoot, "bin", "temporal-server")
-	ts.proc = startProc(t, ts.logs, name, nil, nil, bin,
-		"--root", ts.dir, "--config", "config", "--env", "production", "--allow-no-auth", "start")
+	server := command(t, "server")
+	ts.proc = startProc(t, ts.logs, name, ts.guide.environ(nil), nil, server[0], server[1:]...)
 	p := ts.proc
 	t.Cleanup(func() { p.stop(syscall.SIGTERM, 20*time.Second) })
 	tc := ts.probeTLS()
@@ -485,7 +625,7 @@ func (ts *temporalServer) start(t *testing.T) {
 		default:
 		}
 		c, err := client.Dial(client.Options{
-			HostPort:          ts.addr(),
+			HostPort:          ts.guide.addr(),
 			Namespace:         "temporal-system",
 			ConnectionOptions: client.ConnectionOptions{TLS: tc},
 			Logger:            quiet(),
@@ -499,13 +639,14 @@ func (ts *temporalServer) start(t *testing.T) {
 	})
 }
 
-// probeTLS is the test's own client identity: a client certificate the
-// frontend's client CA signed.
+// probeTLS is the test's probe of the frontend: the system worker's
+// client certificate.
 func (ts *temporalServer) probeTLS() *tls.Config {
+	k := ts.guide.pki
 	files := tlsconf.Files{
-		CA:         ts.serverCA,
-		Cert:       ts.system.CertFile,
-		Key:        ts.system.KeyFile,
+		CA:         k.serverCA.CAFile,
+		Cert:       k.system.CertFile,
+		Key:        k.system.KeyFile,
 		ServerName: serverName,
 	}
 	c, err := tlsconf.Client(files, tlsconf.Keys{}, time.Now())
@@ -525,49 +666,12 @@ func (ts *temporalServer) restart(t *testing.T) {
 	t.Logf("Temporal server restarted in %s", time.Since(began).Round(time.Millisecond))
 }
 
-// prepareNamespace registers the default namespace and the bakes' search
-// attributes, which the dev server gets from its flags.
-func (ts *temporalServer) prepareNamespace(t *testing.T, tc *tls.Config) {
-	t.Helper()
-	opts := client.Options{
-		HostPort:          ts.addr(),
-		ConnectionOptions: client.ConnectionOptions{TLS: tc},
-		Logger:            quiet(),
-	}
-	nc, err := client.NewNamespaceClient(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	var last error
-	waitFor(t, time.Minute, "namespace registration", func() bool {
-		last = nc.Register(context.Background(), &workflowservice.RegisterNamespaceRequest{
-			Namespace:                        devstack.Namespace,
-			WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour),
-		})
-		return last == nil || strings.Contains(last.Error(), "already exists")
-	})
-	c := ts.client(t, tc)
-	waitFor(t, time.Minute, "search attributes", func() bool {
-		sa := map[string]enums.IndexedValueType{}
-		for _, a := range devstack.SearchAttributes {
-			sa[a.Name] = enums.INDEXED_VALUE_TYPE_KEYWORD
-		}
-		addition := &operatorservice.AddSearchAttributesRequest{
-			Namespace:        devstack.Namespace,
-			SearchAttributes: sa,
-		}
-		_, err := c.OperatorService().AddSearchAttributes(context.Background(), addition)
-		return err == nil || strings.Contains(err.Error(), "already exists")
-	})
-}
-
 // client dials the frontend as the test.
 func (ts *temporalServer) client(t *testing.T, tc *tls.Config) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{
-		HostPort:          ts.addr(),
-		Namespace:         devstack.Namespace,
+		HostPort:          ts.guide.addr(),
+		Namespace:         ts.guide.vars["TEMPORAL_NAMESPACE"],
 		ConnectionOptions: client.ConnectionOptions{TLS: tc},
 		Logger:            quiet(),
 	})

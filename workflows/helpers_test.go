@@ -23,8 +23,8 @@ var acts *activities.Activities
 // and the real clock of the MinIO-backed tests both stay short.
 func fastPolicy() bakeapi.Policy {
 	p := bakeapi.DefaultPolicy
-	p.RetryInitial = time.Second
-	p.RetryMax = time.Second
+	p.RetryInitial = bakeapi.Duration(time.Second)
+	p.RetryMax = bakeapi.Duration(time.Second)
 	p.SliceMaxAttempts = 3
 	p.OtherMaxAttempts = 3
 	return p

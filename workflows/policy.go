@@ -13,9 +13,9 @@ import (
 // poisoned input would loop.
 func retryPolicy(p bakeapi.Policy, attempts int32) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
-		InitialInterval:        p.RetryInitial,
+		InitialInterval:        time.Duration(p.RetryInitial),
 		BackoffCoefficient:     2,
-		MaximumInterval:        p.RetryMax,
+		MaximumInterval:        time.Duration(p.RetryMax),
 		MaximumAttempts:        attempts,
 		NonRetryableErrorTypes: bakeapi.NonRetryable,
 	}
@@ -33,8 +33,8 @@ func sliceOptions(
 ) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
-		StartToCloseTimeout: p.SliceTimeout,
-		HeartbeatTimeout:    p.SliceHeartbeat,
+		StartToCloseTimeout: time.Duration(p.SliceTimeout),
+		HeartbeatTimeout:    time.Duration(p.SliceHeartbeat),
 		RetryPolicy:         retryPolicy(p, p.SliceMaxAttempts),
 		Summary:             summary,
 		WaitForCancellation: waitCancel,
@@ -48,13 +48,13 @@ func controlOptions(
 	ctx workflow.Context,
 	waitCancel bool,
 	p bakeapi.Policy,
-	timeout time.Duration,
+	timeout bakeapi.Duration,
 	summary string,
 ) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           bakeapi.ControlQueue,
-		StartToCloseTimeout: timeout,
-		HeartbeatTimeout:    p.FilesystemHeartbeat,
+		StartToCloseTimeout: time.Duration(timeout),
+		HeartbeatTimeout:    time.Duration(p.FilesystemHeartbeat),
 		RetryPolicy:         retryPolicy(p, p.OtherMaxAttempts),
 		Summary:             summary,
 		WaitForCancellation: waitCancel,
@@ -76,7 +76,7 @@ func followOptions(
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           bakeapi.ControlQueue,
 		StartToCloseTimeout: followTimeout,
-		HeartbeatTimeout:    p.FilesystemHeartbeat,
+		HeartbeatTimeout:    time.Duration(p.FilesystemHeartbeat),
 		RetryPolicy:         retryPolicy(p, 0),
 		Summary:             summary,
 		WaitForCancellation: waitCancel,

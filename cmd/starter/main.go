@@ -4,6 +4,10 @@ package main
 import (
 	"os"
 
+	// Mozilla's CA roots, for a host (a distroless or empty image) with
+	// none of its own; the system's roots win wherever there are some.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/whestbake/whestbake/internal/cli"
 )
 

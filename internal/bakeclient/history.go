@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	enums "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -30,12 +31,18 @@ type History struct {
 	// Unfinished are the slices that ran (an attempt started) or were
 	// scheduled, and never committed, by slice index.
 	Unfinished map[int]*SliceRuns `json:"unfinished_slices"`
+	// Retried are the committed slices that took more than one attempt, by
+	// slice index: a host lost mid-slice shows here, with its heartbeat
+	// timeout, after the slice moved on and finished elsewhere.
+	Retried map[int]*SliceRuns `json:"retried_slices"`
 	// Open lists, in the order they were scheduled, the activities that
 	// never closed: at the end of a cancelled run, what was stopped.
 	Open []OpenActivity `json:"open_activities"`
 	// committed are the slices that committed in the runs read so far, with
 	// their MLPs; runs are read newest first.
 	committed map[int]bakeapi.Range
+	// slices are the records of every slice seen, committed or not.
+	slices map[int]*SliceRuns
 }
 
 // SliceRef is slice Index of a split: its MLPs [Start, End).
@@ -49,15 +56,23 @@ func (s SliceRef) String() string {
 	return fmt.Sprintf("slice %d (MLPs %d-%d)", s.Index, s.Start, s.End-1)
 }
 
-// SliceRuns is what the history shows of one slice that never committed.
+// SliceRuns is what the history shows of one slice's attempts.
 type SliceRuns struct {
 	Slice    SliceRef `json:"slice"`
 	Attempts int32    `json:"attempts"` // attempts that started, over every activity of the slice
 	Stops    int      `json:"stops"`    // of them, stopped gracefully
-	// LastFailure is the type of the last failed attempt's error, or
-	// "timeout".
+	// LastFailure is how the last failed attempt ended: its error's type
+	// (WorkerStopping, EngineStalled, …), or which of its timeouts ended
+	// it (HeartbeatTimeout: its worker was lost; StartToCloseTimeout).
 	LastFailure string `json:"last_failure,omitempty"`
 }
+
+// Failure kinds of an attempt that timed out, as SliceRuns.LastFailure
+// names them: a heartbeat timeout is a worker lost without a stop.
+const (
+	HeartbeatTimeout    = "HeartbeatTimeout"
+	StartToCloseTimeout = "StartToCloseTimeout"
+)
 
 func (r SliceRuns) String() string {
 	s := fmt.Sprintf("%s ran %d attempt(s)", r.Slice, r.Attempts)
@@ -94,20 +109,29 @@ func readHistory(ctx context.Context, c client.Client, wid, runID string) (Histo
 		}
 		runID = prev
 	}
+	h.sort()
 	return h, nil
+}
+
+// sort files every slice seen under Unfinished or, committed after more
+// than one attempt, Retried.
+func (h *History) sort() {
+	h.Unfinished = map[int]*SliceRuns{}
+	h.Retried = map[int]*SliceRuns{}
+	for k, r := range h.slices {
+		_, done := h.committed[k]
+		switch {
+		case !done:
+			h.Unfinished[k] = r
+		case r.Attempts > 1:
+			h.Retried[k] = r
+		}
+	}
 }
 
 // add folds one run's events into h and returns the run it continued, if any.
 func (h *History) add(ctx context.Context, c client.Client, wid, runID string) (string, error) {
-	if h.Unfinished == nil {
-		h.Unfinished = map[int]*SliceRuns{}
-		h.committed = map[int]bakeapi.Range{}
-	}
-	r := runEvents{
-		history:       h,
-		dataConverter: converter.GetDefaultDataConverter(),
-		scheduled:     map[int64]OpenActivity{},
-	}
+	r := h.newRun()
 	it := c.GetWorkflowHistory(ctx, wid, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -116,6 +140,27 @@ func (h *History) add(ctx context.Context, c client.Client, wid, runID string) (
 		}
 		r.fold(ev)
 	}
+	r.end()
+	return r.prev, nil
+}
+
+// newRun starts reading a run's events into h.
+func (h *History) newRun() *runEvents {
+	if h.slices == nil {
+		h.slices = map[int]*SliceRuns{}
+		h.committed = map[int]bakeapi.Range{}
+	}
+	return &runEvents{
+		history:       h,
+		dataConverter: converter.GetDefaultDataConverter(),
+		scheduled:     map[int64]OpenActivity{},
+		lastFailure:   map[int]string{},
+	}
+}
+
+// end adds what the run left open, and its slices' last failures, to h.
+func (r *runEvents) end() {
+	h := r.history
 	// Earlier runs come later here but happened first: keep time order.
 	open := []OpenActivity{}
 	for _, id := range r.order {
@@ -124,7 +169,12 @@ func (h *History) add(ctx context.Context, c client.Client, wid, runID string) (
 		}
 	}
 	h.Open = append(open, h.Open...)
-	return r.prev, nil
+	// Runs are read newest first: an earlier run's failure is not the last.
+	for k, f := range r.lastFailure {
+		if s := h.slices[k]; s.LastFailure == "" {
+			s.LastFailure = f
+		}
+	}
 }
 
 // runEvents is one run's events being read into h.
@@ -134,6 +184,7 @@ type runEvents struct {
 	scheduled     map[int64]OpenActivity // not yet closed, by scheduling event ID
 	order         []int64                // the scheduling event IDs, in order
 	prev          string                 // the run this one continued
+	lastFailure   map[int]string         // this run's last failure per slice
 }
 
 // fold applies one event of the run to r and its history.
@@ -156,10 +207,16 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 		r.order = append(r.order, ev.GetEventId())
 		h.sliceRunsOf(o)
 	case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-		// Written once per activity, when it closes, with its last attempt.
+		// Written once per activity, when it closes, with its last attempt
+		// and the failure of the attempt before it: the only trace of an
+		// attempt Temporal retried, such as one whose worker was lost.
 		a := ev.GetActivityTaskStartedEventAttributes()
-		if s := h.sliceRunsOf(r.scheduled[a.GetScheduledEventId()]); s != nil {
+		o := r.scheduled[a.GetScheduledEventId()]
+		if s := h.sliceRunsOf(o); s != nil {
 			s.Attempts += a.GetAttempt()
+			if f := a.GetLastFailure(); f != nil && a.GetAttempt() > 1 {
+				r.lastFailure[o.Slice.Index] = failureKind(f)
+			}
 		}
 	case enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 		a := ev.GetActivityTaskCompletedEventAttributes()
@@ -177,12 +234,11 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 	case enums.EVENT_TYPE_ACTIVITY_TASK_FAILED:
 		a := ev.GetActivityTaskFailedEventAttributes()
 		closed = a.GetScheduledEventId()
-		h.failed(r.scheduled[closed], a.GetFailure().GetApplicationFailureInfo().GetType())
+		r.failed(r.scheduled[closed], failureKind(a.GetFailure()))
 	case enums.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
-		closed = ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
-		if s := h.sliceRunsOf(r.scheduled[closed]); s != nil {
-			s.LastFailure = "timeout"
-		}
+		a := ev.GetActivityTaskTimedOutEventAttributes()
+		closed = a.GetScheduledEventId()
+		r.failed(r.scheduled[closed], failureKind(a.GetFailure()))
 	case enums.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
 		closed = ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
 	}
@@ -191,40 +247,60 @@ func (r *runEvents) fold(ev *historypb.HistoryEvent) {
 	}
 }
 
-// sliceRunsOf is the record of o's slice while the slice has not committed,
-// made on first sight; nil for other activities and for committed slices.
+// sliceRunsOf is the record of o's slice, made on first sight; nil for
+// other activities.
 func (h *History) sliceRunsOf(o OpenActivity) *SliceRuns {
 	if o.Slice == nil {
 		return nil
 	}
-	if _, done := h.committed[o.Slice.Index]; done {
-		return nil
-	}
-	r := h.Unfinished[o.Slice.Index]
+	r := h.slices[o.Slice.Index]
 	if r == nil {
 		r = &SliceRuns{Slice: *o.Slice}
-		h.Unfinished[o.Slice.Index] = r
+		h.slices[o.Slice.Index] = r
 	}
 	return r
 }
 
-// commit moves slice s from the unfinished slices to the finished ones.
+// commit counts slice s as finished.
 func (h *History) commit(s SliceRef) {
+	if _, again := h.committed[s.Index]; again {
+		return
+	}
 	h.SlicesDone++
 	h.MLPsDone += s.End - s.Start
 	h.committed[s.Index] = bakeapi.Range{Start: s.Start, End: s.End}
-	delete(h.Unfinished, s.Index)
 }
 
-// failed records that an attempt of o failed with the failure type kind.
-func (h *History) failed(o OpenActivity, kind string) {
-	if o.Slice != nil && kind == bakeapi.ErrWorkerStopping {
-		h.Stops++
+// failed records that an attempt of o failed as kind says.
+func (r *runEvents) failed(o OpenActivity, kind string) {
+	s := r.history.sliceRunsOf(o)
+	if s == nil {
+		return
 	}
-	if r := h.sliceRunsOf(o); r != nil {
-		r.LastFailure = kind
-		if kind == bakeapi.ErrWorkerStopping {
-			r.Stops++
+	r.lastFailure[o.Slice.Index] = kind
+	if kind == bakeapi.ErrWorkerStopping {
+		r.history.Stops++
+		s.Stops++
+	}
+}
+
+// failureKind is how an attempt ended as SliceRuns.LastFailure names it:
+// the application error's type, or the timeout that ended it.
+func failureKind(f *failurepb.Failure) string {
+	if t := f.GetTimeoutFailureInfo(); t != nil {
+		switch t.GetTimeoutType() {
+		case enums.TIMEOUT_TYPE_HEARTBEAT:
+			return HeartbeatTimeout
+		case enums.TIMEOUT_TYPE_START_TO_CLOSE:
+			return StartToCloseTimeout
 		}
+		return "Timeout"
 	}
+	if t := f.GetApplicationFailureInfo().GetType(); t != "" {
+		return t
+	}
+	if f.GetCanceledFailureInfo() != nil {
+		return "Canceled"
+	}
+	return "Other"
 }

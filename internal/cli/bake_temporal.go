@@ -19,6 +19,7 @@ import (
 
 func newBakeTemporalCmd() *cobra.Command {
 	var wait bool
+	var rideOut time.Duration
 	cmd := starterVerb(&cobra.Command{
 		Use: "bake --config-file FILE [--id ID] [--wait]",
 		Short: "Start a bake on the Temporal workers (or reattach to it); " +
@@ -44,19 +45,28 @@ same ID deletes, the start is refused, naming it.`,
 				_, err := preflight.Bake(cfg)
 				return cmdline.Usage(err)
 			}
-			return runTemporalBake(cmd.Context(), cfg, wait, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runTemporalBake(cmd.Context(), cfg, waiting{wait, rideOut},
+				cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	})
 	cmd.Flags().String("id", "", "bake ID (bake.id): [A-Za-z0-9][A-Za-z0-9._-]*")
 	cmd.Flags().BoolVar(&wait, "wait", false,
 		"show per-split progress bars until the bake ends; exit status 1 if it failed")
+	reconnectFlag(cmd, &rideOut)
 	return cmd
 }
 
+// waiting is bake's --wait and its --reconnect-for.
+type waiting struct {
+	wait    bool
+	rideOut time.Duration
+}
+
+// runTemporalBake starts the bake and, with --wait, follows it to its end.
 func runTemporalBake(
 	ctx context.Context,
 	cfg settings.Config,
-	wait bool,
+	w waiting,
 	out, errOut io.Writer,
 ) error {
 	c := bakeclient.New(cfg, errOut)
@@ -80,12 +90,12 @@ func runTemporalBake(
 			salt, dataset.SaltEnv)
 	}
 	fmt.Fprintf(out, "Web UI: %s\n", webUILink(cfg, started.WorkflowID))
-	if !wait {
+	if !w.wait {
 		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)
 		return nil
 	}
 	// Progress until the end, then the result or the failure.
-	return followToEnd(ctx, c, cfg, id, out)
+	return followToEnd(ctx, c, cfg, id, w.rideOut, out)
 }
 
 // startVerb says what a start did, as its first line begins.
@@ -114,10 +124,9 @@ func printWaiting(out io.Writer) func([]string) {
 // followToEnd shows bake id's progress until it ends, then its result, or
 // its failure as the error.
 func followToEnd(ctx context.Context, c *bakeclient.Client, cfg settings.Config, id string,
-	out io.Writer,
+	rideOut time.Duration, out io.Writer,
 ) error {
-	start := time.Now()
-	state, err := follow(ctx, c, id, out)
+	state, err := follow(ctx, c, cfg, id, rideOut, out)
 	if err != nil {
 		return err
 	}
@@ -127,8 +136,12 @@ func followToEnd(ctx context.Context, c *bakeclient.Client, cfg settings.Config,
 		return fmt.Errorf("bake %s %s: %s; details: `whestbake status %s` or %s",
 			id, state.State, state.Failure.Message, id, webUILink(cfg, state.WorkflowID))
 	}
-	fmt.Fprintf(out, "✓ Bake %s done in %s\n  dataset  %s (manifest sha256 %s)\n",
-		id, formatDuration(time.Since(start)), r.Dataset, r.ManifestSHA256)
+	// The bake's own times, from its workflow: a reattached --wait did
+	// not see it start.
+	fmt.Fprintf(out, "✓ Bake %s done in %s (its run: %s to %s)\n  dataset  %s (manifest sha256 %s)\n",
+		id, formatDuration(state.End.Sub(state.Start)),
+		state.Start.Local().Format(time.DateTime), state.End.Local().Format(time.TimeOnly),
+		r.Dataset, r.ManifestSHA256)
 	if r.Release != "" {
 		fmt.Fprintf(out, "  release  %s\n  download `whestbake dataset download %s --output DIR`\n",
 			r.Release, strings.TrimSuffix(r.Release, "/"))

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/preflight"
+	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/settings/migrate"
 )
 
@@ -15,8 +19,58 @@ func newConfigCmd() *cobra.Command {
 		Use:   "config",
 		Short: "Work with config files (one schema for every verb: configs/example.yaml)",
 	}
-	cmd.AddCommand(newConfigMigrateCmd())
+	cmd.AddCommand(newConfigMigrateCmd(), newConfigCheckCmd())
 	return cmd
+}
+
+func newConfigCheckCmd() *cobra.Command {
+	var role string
+	var asBake bool
+	cmd := starterVerb(&cobra.Command{
+		Use:   "check FILE [--role control|gpu|all] [--bake]",
+		Short: "Validate a config file offline, listing every problem (exit status 1 if any)",
+		Long: `Checks FILE, with this shell's WHESTBAKE_* variables, the way a whestbake-worker
+started here reads it: the schema (unknown keys, types), every value, and the
+files it names on this host (TLS CA bundles, client certificates and their keys,
+which must match and be unexpired, seeds files, the Hub token file, the scratch
+directory). With --bake, or when FILE sets bake.id or bake.splits, it is also
+checked as ` + "`whestbake bake`" + ` reads it. Nothing is contacted: run it on each host
+before a roll-out. The worker's role is --role, else worker.role, else all.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return checkConfig(cmd.OutOrStdout(), args[0], role, asBake)
+		},
+	})
+	cmd.Flags().StringVar(&role, "role", "", "the worker role to check for (worker.role; default all)")
+	cmd.Flags().BoolVar(&asBake, "bake", false, "also check it as `whestbake bake` reads it")
+	return cmd
+}
+
+// checkConfig is `config check`: file loaded as a worker of role loads it,
+// then checked offline; every problem comes back in one error.
+func checkConfig(out io.Writer, file, role string, asBake bool) error {
+	overrides := map[string]string{}
+	if role != "" {
+		overrides["worker.role"] = role
+	}
+	cfg, err := settings.Load(file, overrides)
+	if err != nil {
+		return err
+	}
+	if cfg.Worker.Role == "" {
+		cfg.Worker.Role = settings.RoleAll
+	}
+	asBake = asBake || cfg.Bake.ID != "" || len(cfg.Bake.Splits) > 0
+	if err := preflight.Config(cfg, asBake); err != nil {
+		return err
+	}
+	as := "whestbake-worker --role " + cfg.Worker.Role
+	if asBake {
+		as += " and for whestbake bake"
+	}
+	fmt.Fprintf(out, "%s: valid for %s on this host "+
+		"(every file it names was read; no server was contacted)\n", file, as)
+	return nil
 }
 
 // splitFlags are the flags of `dataset bake` that a config file holds in

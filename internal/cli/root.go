@@ -18,8 +18,10 @@ import (
 const Version = bake.Version
 
 // Execute runs the command line and returns the process exit code: 0 on
-// success, 2 for a malformed command line, 130 after Ctrl-C (128 + the
-// signal's number), 1 for everything else (but see exitCode). Ctrl-C stops a
+// success, 2 for a malformed command line, 3 when watch or bake --wait
+// gave up on a Temporal server that stopped answering (the bake runs on),
+// 130 after Ctrl-C (128 + the signal's number), 1 for everything else (but
+// see exitCode). Ctrl-C stops a
 // bake cleanly (nothing is written).
 func Execute(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := cmdline.NotifyContext(context.Background())

@@ -116,6 +116,7 @@ func printSplits(w io.Writer, st bakeclient.Status, now time.Time) {
 		fmt.Fprintf(w, row, s.Name, s.Stage, mlps, slices,
 			computed, resumed, reused, stops, eta(s, now))
 	}
+	printRetried(w, st)
 	for _, s := range st.Splits {
 		if h := s.History; h != nil && h.Discarded > 0 {
 			fmt.Fprintf(w, "  split %s: %d damaged objects in S3 "+
@@ -124,6 +125,40 @@ func printSplits(w io.Writer, st bakeclient.Status, now time.Time) {
 				s.Name, h.Discarded)
 		}
 	}
+}
+
+// printRetried lists the finished slices that took more than one attempt,
+// with how the last failed one ended: a GPU host that died mid-slice
+// leaves its heartbeat timeout here once the slice has moved on.
+func printRetried(w io.Writer, st bakeclient.Status) {
+	for _, s := range st.Splits {
+		if s.History == nil {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(s.History.Retried)) {
+			r := s.History.Retried[k]
+			fmt.Fprintf(w, "  split %s: %s finished after %d attempts", s.Name, r.Slice, r.Attempts)
+			if r.Stops > 0 {
+				fmt.Fprintf(w, ", %d stopped by their worker", r.Stops)
+			}
+			if r.LastFailure != "" {
+				fmt.Fprintf(w, "; last failure %s%s", safetext.Line(r.LastFailure), failureNote(r.LastFailure))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// failureNote says what a slice attempt's failure kind means for the
+// fleet, where that is not plain from its name.
+func failureNote(kind string) string {
+	switch kind {
+	case bakeclient.HeartbeatTimeout:
+		return " (its worker stopped heartbeating: a host lost without a stop)"
+	case bakeapi.ErrWorkerStopping:
+		return " (its worker was stopped and handed the slice back)"
+	}
+	return ""
 }
 
 // printStopped says, for a bake that ended without completing, in which

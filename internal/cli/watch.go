@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,12 +14,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/whestbake/whestbake/internal/bakeclient"
+	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
 func newWatchCmd() *cobra.Command {
-	var every time.Duration
+	var every, rideOut time.Duration
 	var asJSON bool
 	cmd := starterVerb(&cobra.Command{
 		Use:   "watch ID",
@@ -38,7 +40,13 @@ func newWatchCmd() *cobra.Command {
 				}
 			}
 			id := args[0]
-			watch := bakeclient.WatchInput{ID: id, Every: every, Each: show}
+			watch := bakeclient.WatchInput{
+				ID:      id,
+				Every:   every,
+				Each:    show,
+				RideOut: rideOut,
+				Outage:  sayOutage(cfg, rideOut, cmd.ErrOrStderr()),
+			}
 			st, err := c.Watch(cmd.Context(), watch)
 			if err != nil {
 				return detached(cmd.Context(), id, err)
@@ -47,8 +55,37 @@ func newWatchCmd() *cobra.Command {
 		},
 	})
 	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval")
+	reconnectFlag(cmd, &rideOut)
 	jsonFlag(cmd, &asJSON, "print each refresh's status as one line of JSON")
 	return cmd
+}
+
+// reconnectFlag is --reconnect-for of the verbs that follow a bake.
+func reconnectFlag(cmd *cobra.Command, rideOut *time.Duration) {
+	cmd.Flags().DurationVar(rideOut, "reconnect-for", bakeclient.DefaultRideOut,
+		"how long to keep asking a Temporal server that stopped answering (a restart, an "+
+			"upgrade) before giving up with exit status 3; the bake runs on either way")
+}
+
+// sayOutage tells, on stderr (stdout may be JSON), that the Temporal server
+// stopped answering and the watch keeps asking, and when it answers again.
+func sayOutage(cfg settings.Config, rideOut time.Duration, w io.Writer) func(bakeclient.Outage) {
+	var told time.Time
+	return func(o bakeclient.Outage) {
+		now := time.Now()
+		switch {
+		case o.Over:
+			fmt.Fprintf(w, "%s the Temporal server at %s answers again, after %s\n",
+				now.Format(time.TimeOnly), cfg.Temporal.Address, formatDuration(now.Sub(o.Since)))
+			told = time.Time{}
+		case told.IsZero() || now.Sub(told) >= 30*time.Second:
+			fmt.Fprintf(w, "%s the Temporal server at %s does not answer (%s); asking again "+
+				"until %s: the bake runs on, on its workers\n",
+				now.Format(time.TimeOnly), cfg.Temporal.Address, safetext.Line(o.Err.Error()),
+				o.Since.Add(rideOut).Format(time.TimeOnly))
+			told = now
+		}
+	}
 }
 
 // showStatus reprints the status: in place on a terminal, else whenever it
@@ -73,7 +110,8 @@ func showStatus(cfg settings.Config, out io.Writer) func(bakeclient.Status) erro
 // follow shows a bake's progress until it ends (bake --wait): one bar per
 // split redrawn in place on a terminal; elsewhere (logs, CI) one line per
 // change, so a log reads as what happened when.
-func follow(ctx context.Context, c *bakeclient.Client, id string, out io.Writer,
+func follow(ctx context.Context, c *bakeclient.Client, cfg settings.Config, id string,
+	rideOut time.Duration, out io.Writer,
 ) (bakeclient.Status, error) {
 	tty := isTerminal(out)
 	drawn := 0
@@ -97,7 +135,18 @@ func follow(ctx context.Context, c *bakeclient.Client, id string, out io.Writer,
 		drawn = len(lines)
 		return nil
 	}
-	st, err := c.Watch(ctx, bakeclient.WatchInput{ID: id, Every: time.Second, Each: draw})
+	say := sayOutage(cfg, rideOut, out)
+	outage := func(o bakeclient.Outage) {
+		say(o)
+		drawn = 0 // the bars start again below the line
+	}
+	st, err := c.Watch(ctx, bakeclient.WatchInput{
+		ID:      id,
+		Every:   time.Second,
+		Each:    draw,
+		RideOut: rideOut,
+		Outage:  outage,
+	})
 	if err != nil {
 		return st, detached(ctx, id, err)
 	}
@@ -172,11 +221,19 @@ func progressKey(st bakeclient.Status) string {
 	return key
 }
 
-// detached explains that stopping to watch does not stop the bake.
+// detached explains that stopping to watch does not stop the bake: after
+// Ctrl-C, and after a Temporal server that did not answer for the whole
+// ride-out (exit status 3, cmdline.Detached).
 func detached(ctx context.Context, id string, err error) error {
-	if ctx.Err() != nil {
+	var lost *bakeclient.ServerLost
+	switch {
+	case ctx.Err() != nil:
 		return fmt.Errorf("stopped watching; the bake keeps running: "+
 			"follow it with `whestbake watch %s`, stop it with `whestbake cancel %s`", id, id)
+	case errors.As(err, &lost):
+		return cmdline.Detached{Err: fmt.Errorf("stopped watching: %w; the bake keeps running "+
+			"on its workers: once the server answers, follow it again with `whestbake watch %s` "+
+			"(or `whestbake bake --id %s --wait` with its config)", err, id, id)}
 	}
 	return err
 }

@@ -21,12 +21,23 @@ import (
 
 // Exit codes of both commands. A command stopped by a signal exits
 // 128 + the signal's number (Interrupted): ExitInterrupted after Ctrl-C.
+// ExitDetached: a command that follows a bake stopped following it while
+// the bake runs on (Detached).
 const (
 	ExitOK          = 0
 	ExitError       = 1
 	ExitUsage       = 2
+	ExitDetached    = 3
 	ExitInterrupted = 128 + int(syscall.SIGINT)
 )
+
+// Detached is the error of a command that gave up following a bake (its
+// Temporal server stopped answering) while the bake keeps running: neither
+// a failed bake (1) nor a stop asked for (130).
+type Detached struct{ Err error }
+
+func (e Detached) Error() string { return e.Err.Error() }
+func (e Detached) Unwrap() error { return e.Err }
 
 // Error marks an error in how a command was called.
 type Error struct{ err error }
@@ -49,6 +60,7 @@ func Usage(err error) error {
 func ExitCode(err error) int {
 	var ue Error
 	var in Interrupted
+	var de Detached
 	switch {
 	case err == nil:
 		return ExitOK
@@ -56,6 +68,8 @@ func ExitCode(err error) int {
 		return 128 + int(in.Signal)
 	case errors.As(err, &ue):
 		return ExitUsage
+	case errors.As(err, &de):
+		return ExitDetached
 	}
 	return ExitError
 }

@@ -5,7 +5,8 @@
 //
 // Ours, all prefixed whestbake_: engine throughput (samples and effective
 // FLOPs, 2·W²·D per sample, as counters and as the current rate), MLPs and
-// slices by outcome, slice attempts and failures by error type, the age of
+// slices by outcome, slice attempts and failures by error type, attempts
+// lost to heartbeat timeouts (a dead host), the age of
 // the running MLP's last checkpoint, and the device. The workflows add
 // per-split progress gauges through the SDK handler (workflows.Register).
 package metrics
@@ -40,6 +41,7 @@ type Worker struct {
 	mlps, slices           *prometheus.CounterVec
 	attempts, failures     *prometheus.CounterVec
 	checkpoints, damaged   prometheus.Counter
+	lost                   prometheus.Counter
 	running                prometheus.Gauge
 	device, memory         *prometheus.GaugeVec
 
@@ -100,6 +102,12 @@ func New(role, version string) (*Worker, error) {
 	w.checkpoints = f.counter(
 		"whestbake_checkpoints_saved_total",
 		"Engine checkpoints saved to S3.",
+	)
+	w.lost = f.counter(
+		"whestbake_slice_heartbeat_timeouts_total",
+		"BakeSlice attempts that a heartbeat timeout ended: their worker died, hung or "+
+			"lost its network without stopping. Counted by the worker that takes the "+
+			"slice's next attempt.",
 	)
 	w.damaged = f.counter(
 		"whestbake_damaged_objects_total",
@@ -253,6 +261,14 @@ func (w *Worker) SliceStarted(attempt int32) func(err error) {
 func (w *Worker) SliceDone(outcome bake.Outcome) {
 	if w != nil {
 		w.slices.WithLabelValues(string(outcome)).Inc()
+	}
+}
+
+// SliceLost counts a slice attempt that a heartbeat timeout ended, which
+// the worker taking the next attempt learns from Temporal.
+func (w *Worker) SliceLost() {
+	if w != nil {
+		w.lost.Inc()
 	}
 }
 

@@ -15,6 +15,7 @@ package preflight
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/bake"
@@ -169,4 +170,23 @@ func hubToken(p *settings.Problems, cfg settings.Config) {
 	if _, err := hub.Token(file, func(string) string { return "" }); err != nil {
 		p.Addf("release.hub.token-file", "%v: "+pathFix+" or unset it to use %s", err, hub.TokenEnv)
 	}
+}
+
+// Config checks cfg as `whestbake config check` does, offline: as the
+// worker of cfg.Worker.Role reads it and, with asBake, as `whestbake bake`
+// reads it, with every file it names read on this host. It connects to
+// nothing. Each problem of either view is listed once.
+func Config(cfg settings.Config, asBake bool) error {
+	var p settings.Problems
+	_, err := Worker(cfg)
+	p = append(p, settings.ProblemsOf(err)...)
+	if asBake {
+		_, err := Bake(cfg)
+		for _, x := range settings.ProblemsOf(err) {
+			if !slices.Contains(p, x) {
+				p = append(p, x)
+			}
+		}
+	}
+	return p.Err()
 }

@@ -183,18 +183,19 @@ func (h Hub) Spec() *bakeapi.HubSpec {
 
 // Policy is bakeapi.Policy with config keys: every timeout and retry bound
 // of a bake. The fields match one for one, so the two convert into each other
-// (and a change to one that forgets the other does not compile).
+// (and a change to one that forgets the other does not compile); the
+// durations are bakeapi.Duration, which the workflow input shows as text.
 type Policy struct {
-	SeedsTimeout        time.Duration `mapstructure:"seeds-timeout"`
-	SliceTimeout        time.Duration `mapstructure:"slice-timeout"`
-	SliceHeartbeat      time.Duration `mapstructure:"slice-heartbeat"`
-	SliceMaxAttempts    int32         `mapstructure:"slice-max-attempts"`
-	MergeTimeout        time.Duration `mapstructure:"merge-timeout"`
-	PushTimeout         time.Duration `mapstructure:"push-timeout"`
-	RetryInitial        time.Duration `mapstructure:"retry-initial"`
-	RetryMax            time.Duration `mapstructure:"retry-max"`
-	OtherMaxAttempts    int32         `mapstructure:"other-max-attempts"`
-	FilesystemHeartbeat time.Duration `mapstructure:"filesystem-heartbeat"`
+	SeedsTimeout        bakeapi.Duration `mapstructure:"seeds-timeout"`
+	SliceTimeout        bakeapi.Duration `mapstructure:"slice-timeout"`
+	SliceHeartbeat      bakeapi.Duration `mapstructure:"slice-heartbeat"`
+	SliceMaxAttempts    int32            `mapstructure:"slice-max-attempts"`
+	MergeTimeout        bakeapi.Duration `mapstructure:"merge-timeout"`
+	PushTimeout         bakeapi.Duration `mapstructure:"push-timeout"`
+	RetryInitial        bakeapi.Duration `mapstructure:"retry-initial"`
+	RetryMax            bakeapi.Duration `mapstructure:"retry-max"`
+	OtherMaxAttempts    int32            `mapstructure:"other-max-attempts"`
+	FilesystemHeartbeat bakeapi.Duration `mapstructure:"filesystem-heartbeat"`
 }
 
 // Worker is how a whestbake-worker process runs.

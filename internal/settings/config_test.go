@@ -107,7 +107,7 @@ func TestDemoConfig(t *testing.T) {
 	if in.Release != wantRelease {
 		t.Errorf("release = %+v", in.Release)
 	}
-	if in.Policy.SliceHeartbeat != 10*time.Second || in.Policy.RetryInitial != time.Second ||
+	if in.Policy.SliceHeartbeat.String() != "10s" || in.Policy.RetryInitial.String() != "1s" ||
 		in.Policy.SliceMaxAttempts != 5 {
 		t.Errorf("policy = %+v", in.Policy)
 	}
@@ -562,6 +562,8 @@ func TestEnvSetsEveryKey(t *testing.T) {
 			env, val = "true", true
 		case time.Duration:
 			env, val = "90s", 90*time.Second
+		case bakeapi.Duration:
+			env, val = "90s", bakeapi.Duration(90*time.Second)
 		default:
 			t.Fatalf("key %s has an untested type %T", key, def)
 		}

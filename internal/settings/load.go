@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
@@ -86,57 +87,26 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 			return Config{}, nil, fmt.Errorf("config file %s: %s", file, scrubAll(err.Error(), v))
 		}
 	}
+	// One rule for every variable: an empty WHESTBAKE_* clears its key,
+	// which takes its default as if neither the file nor the environment
+	// set it. viper alone would ignore the empty variable and keep the
+	// file's value.
+	for key, def := range leafKeys(Default()) {
+		if cleared(key) {
+			v.Set(key, def)
+		}
+	}
 	for key, val := range overrides {
 		v.Set(key, val)
 	}
-	var c Config
-	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		countHook,
-		byteSizeHook,
-		unsignedHook,
-		protocolHook,
-		mapstructure.StringToTimeDurationHookFunc(),
-	)))
+	c, err := decode(v, file)
 	if err != nil {
-		where := "configuration"
-		if file != "" {
-			where = "config file " + file + " (or its WHESTBAKE_* environment)"
-		}
-		msg := strings.Replace(
-			err.Error(),
-			"decoding failed due to the following error(s):\n\n",
-			"",
-			1,
-		)
-		// One line per problem that the decoder found, each quoting the file.
-		lines := strings.Split(strings.TrimSpace(scrubAll(msg, v)), "\n")
-		lines[0] = where + ": " + lines[0]
-		return Config{}, nil, safetext.LinesError{Text: lines}
+		return Config{}, nil, err
 	}
 	if c.Worker.Threads == 0 {
 		c.Worker.Threads = gpuengine.DefaultThreads()
 	}
-	// Files and folders named in the config file are relative to it, like
-	// seeds files; paths from the environment or flags are the caller's own.
-	for key, path := range map[string]*string{
-		"temporal.tls.ca-file":   &c.Temporal.TLS.CAFile,
-		"temporal.tls.cert-file": &c.Temporal.TLS.CertFile,
-		"temporal.tls.key-file":  &c.Temporal.TLS.KeyFile,
-		"s3.ca-file":             &c.S3.CAFile,
-		"release.hub.token-file": &c.Release.Hub.TokenFile,
-		"worker.scratch-dir":     &c.Worker.ScratchDir,
-	} {
-		_, fromEnv := os.LookupEnv(EnvName(key))
-		_, fromFlag := overrides[key]
-		if *path != "" &&
-			file != "" &&
-			!filepath.IsAbs(*path) &&
-			v.InConfig(key) &&
-			!fromEnv &&
-			!fromFlag {
-			*path = filepath.Join(filepath.Dir(file), *path)
-		}
-	}
+	resolvePaths(&c, file, v, overrides)
 	for i := range c.Bake.Splits {
 		s := &c.Bake.Splits[i]
 		if s.Config == "" {
@@ -147,6 +117,74 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 		}
 	}
 	return c, v, nil
+}
+
+// decode is the Config viper holds, with its count, size, protocol and
+// duration spellings read; its errors name the file and keep secrets out.
+func decode(v *viper.Viper, file string) (Config, error) {
+	var c Config
+	err := v.UnmarshalExact(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		countHook,
+		byteSizeHook,
+		unsignedHook,
+		protocolHook,
+		durationHook,
+		mapstructure.StringToTimeDurationHookFunc(),
+	)))
+	if err == nil {
+		return c, nil
+	}
+	where := "configuration"
+	if file != "" {
+		where = "config file " + file + " (or its WHESTBAKE_* environment)"
+	}
+	msg := strings.Replace(
+		err.Error(),
+		"decoding failed due to the following error(s):\n\n",
+		"",
+		1,
+	)
+	// One line per problem that the decoder found, each quoting the file.
+	lines := strings.Split(strings.TrimSpace(scrubAll(msg, v)), "\n")
+	lines[0] = where + ": " + lines[0]
+	return Config{}, safetext.LinesError{Text: lines}
+}
+
+// pathKeys are the keys that name a file or a directory, with their field.
+func pathKeys(c *Config) map[string]*string {
+	return map[string]*string{
+		"temporal.tls.ca-file":   &c.Temporal.TLS.CAFile,
+		"temporal.tls.cert-file": &c.Temporal.TLS.CertFile,
+		"temporal.tls.key-file":  &c.Temporal.TLS.KeyFile,
+		"s3.ca-file":             &c.S3.CAFile,
+		"release.hub.token-file": &c.Release.Hub.TokenFile,
+		"worker.scratch-dir":     &c.Worker.ScratchDir,
+	}
+}
+
+// resolvePaths makes the relative paths the config file names relative to
+// that file, like its seeds files, so a config reads the same from any
+// directory. A path from the environment or a flag stays as given: relative
+// to the working directory, as a shell user expects.
+func resolvePaths(c *Config, file string, v *viper.Viper, overrides map[string]string) {
+	for key, path := range pathKeys(c) {
+		_, fromFlag := overrides[key]
+		if *path != "" &&
+			file != "" &&
+			!filepath.IsAbs(*path) &&
+			v.InConfig(key) &&
+			os.Getenv(EnvName(key)) == "" &&
+			!fromFlag {
+			*path = filepath.Join(filepath.Dir(file), *path)
+		}
+	}
+}
+
+// cleared reports whether key's variable is set and empty, which clears
+// the key (loadViper).
+func cleared(key string) bool {
+	val, ok := os.LookupEnv(EnvName(key))
+	return ok && val == ""
 }
 
 // Keys lists every config key that has an environment variable (all but
@@ -208,6 +246,7 @@ func leafKeys(c Config) map[string]any {
 }
 
 var (
+	durationType = reflect.TypeOf(bakeapi.Duration(0))
 	countType    = reflect.TypeOf(Count(0))
 	byteSizeType = reflect.TypeOf(ByteSize(0))
 	protocolType = reflect.TypeOf(bakeapi.SeedProtocol(""))
@@ -224,6 +263,17 @@ func byteSizeHook(from, to reflect.Type, data any) (any, error) {
 	}
 	n, err := ParseByteSize(s)
 	return ByteSize(n), err
+}
+
+// durationHook reads a policy duration from "90s" as a time.Duration
+// would be read; a bare number stays nanoseconds, which validation refuses.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if to != durationType || !ok {
+		return data, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	return bakeapi.Duration(d), err
 }
 
 // protocolHook reads an unquoted YAML `seed-protocol: 4.0`, which YAML

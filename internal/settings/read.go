@@ -24,8 +24,8 @@ func Read(file string) (Loaded, error) {
 	given := map[string]bool{}
 	values := leafKeys(c)
 	for key := range values {
-		// viper ignores an empty variable, so Read does too.
-		if os.Getenv(EnvName(key)) != "" || (file != "" && v.InConfig(key)) {
+		// An empty variable clears its key: neither it nor the file gave it.
+		if os.Getenv(EnvName(key)) != "" || (file != "" && v.InConfig(key) && !cleared(key)) {
 			given[key] = true
 		}
 	}

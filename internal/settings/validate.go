@@ -551,7 +551,7 @@ func (c Config) checkPolicy(p *Problems) {
 	o := c.Policy
 	for _, d := range []struct {
 		key   string
-		value time.Duration
+		value bakeapi.Duration
 	}{
 		{"policy.seeds-timeout", o.SeedsTimeout},
 		{"policy.slice-timeout", o.SliceTimeout},
@@ -562,7 +562,7 @@ func (c Config) checkPolicy(p *Problems) {
 		{"policy.retry-max", o.RetryMax},
 		{"policy.filesystem-heartbeat", o.FilesystemHeartbeat},
 	} {
-		positive(p, d.key, d.value)
+		positive(p, d.key, time.Duration(d.value))
 	}
 	if o.SliceMaxAttempts < 1 {
 		p.Addf(

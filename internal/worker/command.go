@@ -96,11 +96,22 @@ WHESTBAKE_S3_SECRET_KEY only.`,
 }
 
 func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{ReplaceAttr: durationText}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, cmdline.Usagef("--log-format %q unknown: use text or json", format)
+}
+
+// durationText writes a duration as a person reads it, "3m0s", in JSON
+// too, where slog writes integer nanoseconds: the worker's own lines and
+// the Temporal SDK's, which log timeouts and backoffs.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }

@@ -91,8 +91,8 @@ func TestObservability(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.Policy.RetryInitial = time.Second
-	in.Policy.RetryMax = 2 * time.Second
+	in.Policy.RetryInitial = bakeapi.Duration(time.Second)
+	in.Policy.RetryMax = bakeapi.Duration(2 * time.Second)
 	c, err := temporalconn.Dial(
 		context.Background(),
 		cfg.Temporal.Conn(),

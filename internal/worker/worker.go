@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/whestbake/whestbake/activities"
@@ -167,7 +168,7 @@ func build(
 			"threads", cfg.Worker.Threads,
 		)
 		m.Device(d.Engine, d.Device, d.DeviceName, d.Kernel, d.MemoryBytes)
-		ws = append(ws, gpuWorker(c, cfg.Bake.GPUQueue, acts))
+		ws = append(ws, gpuWorker(c, cfg.Bake.GPUQueue, acts, newLostSlices(c, m)))
 	}
 	return ws, nil
 }
@@ -189,11 +190,19 @@ func controlWorker(c client.Client, acts *activities.Activities) sdkworker.Worke
 
 // gpuWorker runs one activity (BakeSlice, NameSplit) at a time: slots are reserved before polling,
 // so a busy GPU takes no task another GPU could start.
-func gpuWorker(c client.Client, queue string, acts *activities.Activities) sdkworker.Worker {
+// Each retried slice is first asked whether a lost host ended its last
+// attempt (lostSlices).
+func gpuWorker(
+	c client.Client,
+	queue string,
+	acts *activities.Activities,
+	lost *lostSlices,
+) sdkworker.Worker {
 	w := sdkworker.New(c, queue, sdkworker.Options{
 		DisableWorkflowWorker:              true,
 		MaxConcurrentActivityExecutionSize: 1,
 		WorkerStopTimeout:                  GPUStopTimeout,
+		Interceptors:                       []interceptor.WorkerInterceptor{lost},
 	})
 	activities.RegisterGPU(w, acts)
 	return w

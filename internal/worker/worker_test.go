@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -194,5 +195,23 @@ func TestCPUDeviceRunsEverySampler(t *testing.T) {
 	}
 	if _, wrapped := e.(philoxOnly); wrapped || e.Describe().Device != gpuengine.DeviceCPU {
 		t.Errorf("cpu engine = %#v", e)
+	}
+}
+
+// Durations in the worker's log read as durations in both formats: slog's
+// JSON handler alone would write 180000000000 for three minutes.
+func TestLogDurationsAsText(t *testing.T) {
+	for _, format := range []string{"json", "text"} {
+		var buf bytes.Buffer
+		log, err := newLogger(&buf, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("stopping", "timeout", GPUStopTimeout, "policy", bakeapi.Duration(90*time.Second))
+		for _, want := range []string{"3m0s", "1m30s"} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("%s log %q lacks %s", format, buf.String(), want)
+			}
+		}
 	}
 }
