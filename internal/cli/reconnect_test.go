@@ -101,7 +101,6 @@ func TestWatchRidesOutAServerOutage(t *testing.T) {
 	o := startDevStack(t, devstack.ArtifactsBucket)
 	long := strings.Replace(slowConfigYAML, "n-mlps: 6", "n-mlps: 16", 1)
 	cfgFile := writeFile(t, filepath.Join(t.TempDir(), "c.yaml"), long+workerConfigYAML)
-	startWorker(t, cfgFile, io.Discard) // straight to the server: the bake runs on
 	p := newCutProxy(t, o.TemporalAddr())
 	t.Setenv("WHESTBAKE_TEMPORAL_ADDRESS", p.addr) // the starter goes through the proxy
 
@@ -117,6 +116,9 @@ func TestWatchRidesOutAServerOutage(t *testing.T) {
 	r := <-gives
 	time.Sleep(time.Second)
 	p.restore()
+	// The worker starts only now, straight to the server: the bake is still
+	// running when --wait reattaches below, however fast this machine bakes.
+	startWorker(t, cfgFile, io.Discard)
 
 	for _, want := range []string{
 		"stopped watching: the Temporal server at " + p.addr,
