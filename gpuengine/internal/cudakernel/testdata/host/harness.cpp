@@ -3,6 +3,8 @@
 // so one build covers every shape; fragments are sized for the largest RT×CT.
 //
 //   harness block|pair|normal|fixed|sum      reads operands from stdin, one case a line
+//   harness radius LO HI STEP                bm_radius(r) against IEEE division and square root,
+//                                            for r in [LO, HI) by STEP and the words on stdin
 //   harness fused W WP D TM RT CT KS N k0 k1 weights chunk grid
 //   harness pipeline W D N k0 k1 weights chunk rows
 //
@@ -64,6 +66,62 @@ static void print_words(const std::vector<u64>& words, u64 err)
     for (u64 w : words)
         std::printf(" %llx", w);
     std::printf("\n");
+}
+
+// The radius of docs/ALGORITHM.md with the host's IEEE division and square root, the
+// operations bm_radius's branch-free sequences must reproduce; with the operands of the
+// division (a/b, p = 2^e) and of the square root (x).
+struct IEEERadius {
+    float a, b, x, radius;
+    int e;
+};
+
+static IEEERadius ieee_radius(u32 r)
+{
+    IEEERadius o;
+    u64 m = ((u64)r << 1) | 1ull;
+    o.e = 63 - __builtin_clzll(m);
+    u64 top = o.e >= 23 ? m >> (o.e - 23) : m << (23 - o.e);
+    if (top > 0xb504f3ull)
+        o.e++;
+    const u64 p = 1ull << o.e;
+    o.a = (float)((long long)m - (long long)p);
+    o.b = (float)(m + p);
+    const float s = o.a / o.b, s2 = s * s;
+    float q = __int_as_float(0x3e3a2e8c);
+    for (int c : {0x3e638e39, 0x3e924925, 0x3ecccccd, 0x3f2aaaab, 0x40000000})
+        q = q * s2 + __int_as_float(c);
+    const float k = (float)(o.e - 33);
+    o.x = -2.0f * (k * __int_as_float(0x3f317200) + (k * __int_as_float(0x35bfbe8e) + q * s));
+    o.radius = std::sqrt(o.x);
+    return o;
+}
+
+// Words lo, lo+step, ... below hi, then the words on stdin, where wb_div_radius,
+// wb_sqrt_radius or bm_radius differs from the IEEE operation: their count, and the
+// first few.
+static int radius(char** a)
+{
+    const u64 lo = std::strtoull(a[0], nullptr, 0), hi = std::strtoull(a[1], nullptr, 0);
+    const u64 step = std::strtoull(a[2], nullptr, 0);
+    u64 bad = 0;
+    auto check = [&bad](u32 r) {
+        const IEEERadius want = ieee_radius(r);
+        const float div = wb_div_radius(want.a, want.b, want.e), root = wb_sqrt_radius(want.x);
+        const float got = bm_radius(r);
+        if ((f32bits(div) != f32bits(want.a / want.b) || f32bits(root) != f32bits(want.radius) ||
+             f32bits(got) != f32bits(want.radius)) &&
+            bad++ < 10)
+            std::printf("word %08x: s %08x radius %08x %08x, IEEE %08x %08x\n", r, f32bits(div), f32bits(root),
+                        f32bits(got), f32bits(want.a / want.b), f32bits(want.radius));
+    };
+    for (u64 r = lo; r < hi; r += step)
+        check((u32)r);
+    unsigned r;
+    while (std::scanf("%x", &r) == 1)
+        check(r);
+    std::printf("bad %llu\n", bad);
+    return 0;
 }
 
 static int unary(const std::string& mode)
@@ -198,5 +256,7 @@ int main(int argc, char** argv)
         return fused(argv + 2);
     if (mode == "pipeline" && argc == 10)
         return pipeline(argv + 2);
+    if (mode == "radius" && argc == 5)
+        return radius(argv + 2);
     return unary(mode);
 }

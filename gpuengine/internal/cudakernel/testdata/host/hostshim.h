@@ -38,6 +38,12 @@ inline float __int_as_float(int x)
     std::memcpy(&f, &x, 4);
     return f;
 }
+inline int __float_as_int(float f)
+{
+    int x;
+    std::memcpy(&x, &f, 4);
+    return x;
+}
 inline long long __double_as_longlong(double d)
 {
     long long x;
