@@ -23,11 +23,18 @@ var archs = []struct {
 // networks are the W×D networks the tests run the kernels on: gpuengine/cuda_test.go on
 // the GPU and the host harness (cudakernel/host_test.go) on the CPU. A network added to
 // those tests belongs here too, so that make cuda-check compiles its shapes.
-var networks = []struct{ w, d int }{
+// The tiling sweep's networks (sweep) compile every candidate of TilingCandidates, the
+// others every plan of FusedPlans.
+var networks = []struct {
+	w, d  int
+	sweep bool
+}{
 	// cudaShapes
-	{256, 8}, {256, 2}, {64, 3}, {17, 2}, {8, 3}, {100, 4}, {1, 1}, {512, 2}, {1000, 1},
-	{32, 4}, {8, 2}, // resume, divergence and refusals
-	{100, 2}, // the host harness's bakeCases not above
+	{256, 8, true}, {256, 2, false}, {64, 3, false}, {17, 2, false}, {8, 3, false},
+	{100, 4, false}, {1, 1, false}, {512, 2, false}, {1000, 1, false},
+	{64, 4, true},                 // the tiling sweep's second network
+	{32, 4, false}, {8, 2, false}, // resume, divergence and refusals
+	{100, 2, false}, // the host harness's bakeCases not above
 }
 
 // tilings are the host harness's other tilings of its 17×2 and 64×3 networks (fused
@@ -41,8 +48,9 @@ var tilings = []struct{ w, d, ct, tm, rt, ks int }{
 // it — a cubin for the device's sm_XY, assembled by NVRTC's own ptxas, whose -v report
 // is in the program log — without spilling: a spill or any local memory would put the
 // fused kernel's register fragment in DRAM-backed memory, far beyond its budget. The
-// fused kernel's fallback tilings (cudakernel.FusedPlans) are checked too, and so is
-// the PTX the engine falls back to when a driver refuses the cubin.
+// fused kernel's fallback tilings (cudakernel.FusedPlans) and the tiling sweep's
+// candidates (cudakernel.TilingCandidates) are checked too, and so is the PTX the
+// engine falls back to when a driver refuses the cubin.
 func TestKernelsCompileWithoutSpills(t *testing.T) {
 	major, minor, err := cudacompile.Version()
 	if err != nil {
@@ -61,6 +69,9 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 			plans, err := cudakernel.FusedPlans(n.w, n.d, a.maxShared)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if n.sweep {
+				plans = cudakernel.TilingCandidates(n.w, n.d, a.maxShared)
 			}
 			for _, s := range plans {
 				check("fused.cu", cudakernel.FusedSource, s.String(), s.Defines(), "mlp_fused")

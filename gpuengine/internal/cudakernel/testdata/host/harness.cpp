@@ -5,7 +5,7 @@
 //   harness block|pair|normal|fixed|sum      reads operands from stdin, one case a line
 //   harness radius LO HI STEP                bm_radius(r) against IEEE division and square root,
 //                                            for r in [LO, HI) by STEP and the words on stdin
-//   harness fused W WP D TM RT CT KS N k0 k1 weights chunk grid
+//   harness fused W WP D TM RT CT KS LANES RESIDENT N k0 k1 weights chunk grid
 //   harness pipeline W D N k0 k1 weights chunk rows
 //
 // The bake modes print, for every chunk of samples, the launch's carry-save words (6·NV
@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <string>
 
-static int g_w, g_wp, g_d, g_tm, g_rt, g_ct, g_ks;
+static int g_w, g_wp, g_d, g_tm, g_rt, g_ct, g_ks, g_lanes, g_resident;
 #define WB_W g_w
 #define WB_WP g_wp
 #define WB_D g_d
@@ -25,8 +25,11 @@ static int g_w, g_wp, g_d, g_tm, g_rt, g_ct, g_ks;
 #define WB_RT g_rt
 #define WB_CT g_ct
 #define WB_KS g_ks
+#define WB_LANES g_lanes
+#define WB_RESIDENT g_resident
 #define FRAG_RT 8
 #define FRAG_CT 16
+#define TS_PER_MAX 4 // TM ≤ 128
 
 #include "fused.cu"
 #include "pipeline.cu"
@@ -184,24 +187,26 @@ static int fused(char** a)
 {
     g_w = std::atoi(a[0]), g_wp = std::atoi(a[1]), g_d = std::atoi(a[2]), g_tm = std::atoi(a[3]);
     g_rt = std::atoi(a[4]), g_ct = std::atoi(a[5]), g_ks = std::atoi(a[6]);
-    const u64 n = std::strtoull(a[7], nullptr, 10);
-    const u32 k0 = (u32)std::strtoul(a[8], nullptr, 16), k1 = (u32)std::strtoul(a[9], nullptr, 16);
-    std::vector<float> weights = read_floats(a[10], (size_t)D * WP * WP);
-    const u64 chunk = std::strtoull(a[11], nullptr, 10);
-    const int grid = std::atoi(a[12]);
-    if (RT > FRAG_RT || CT > FRAG_CT) {
-        std::fprintf(stderr, "RT×CT %d×%d exceeds the harness's %d×%d\n", RT, CT, FRAG_RT, FRAG_CT);
+    g_lanes = std::atoi(a[7]), g_resident = std::atoi(a[8]);
+    const u64 n = std::strtoull(a[9], nullptr, 10);
+    const u32 k0 = (u32)std::strtoul(a[10], nullptr, 16), k1 = (u32)std::strtoul(a[11], nullptr, 16);
+    std::vector<float> weights = read_floats(a[12], (size_t)D * WP * WP);
+    const u64 chunk = std::strtoull(a[13], nullptr, 10);
+    const int grid = std::atoi(a[14]);
+    if (RT > FRAG_RT || CT > FRAG_CT || TS_TILES / TS_LANES > TS_PER_MAX) {
+        std::fprintf(stderr, "RT×CT %d×%d or TM %d exceeds the harness's %d×%d, %d\n", RT, CT, TM, FRAG_RT, FRAG_CT,
+                     TS_PER_MAX * WB_TILE);
         return 2;
     }
     float* xs = alloc_floats((size_t)TM * WP);
-    float* ws = alloc_floats((size_t)2 * KS * WP);
-    std::vector<u64> slots((size_t)grid * 3 * F_NV);
+    float* ws = alloc_floats(WB_RESIDENT ? (size_t)D * WP * WP : (size_t)2 * KS * WP);
+    std::vector<u64> slots((size_t)grid * 3 * TS_LANES * F_NV);
     for (u64 first = 0; first < n; first += chunk) {
         const u64 count = n - first < chunk ? n - first : chunk;
         std::vector<u64> words((size_t)WB_DIGITS * F_NV, 0);
         u64 err = 0;
         for (int cta = 0; cta < grid; cta++)
-            fused_cta(cta, grid, xs, ws, weights.data(), k0, k1, first, count, &slots[(size_t)cta * 3 * F_NV],
+            ts_cta(cta, grid, xs, ws, weights.data(), k0, k1, first, count, &slots[(size_t)cta * 3 * TS_LANES * F_NV],
                       words.data(), &err);
         print_words(words, err);
     }
@@ -252,7 +257,7 @@ int main(int argc, char** argv)
         return 2;
     }
     std::string mode = argv[1];
-    if (mode == "fused" && argc == 15)
+    if (mode == "fused" && argc == 17)
         return fused(argv + 2);
     if (mode == "pipeline" && argc == 10)
         return pipeline(argv + 2);

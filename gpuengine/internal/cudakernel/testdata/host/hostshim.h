@@ -70,11 +70,12 @@ inline void cp_async16(float* dst, const float* src) { std::memcpy(dst, src, 16)
 inline void cp_async_commit() {}
 inline void cp_async_wait_all() {}
 
-// The fused kernel's phases, executed thread by thread; a barrier is the end of a phase.
-#define FUSED_PHASE(...) do { for (int tid = 0; tid < F_NT; tid++) { __VA_ARGS__; } } while (0)
-#define FUSED_SYNC() do { } while (0)
-#define FUSED_SYNC_ASYNC() do { } while (0)
-#define FRAG_DECL std::vector<Frag> frags_(F_NT)
-#define FRAG(tid) frags_[tid]
+// The fused kernels' phases (cta.cuh), executed thread by thread; a barrier is the end of
+// a phase.
+#define TS_PHASE(...) do { for (int tid = 0; tid < F_NT; tid++) { __VA_ARGS__; } } while (0)
+#define TS_SYNC() do { } while (0)
+#define TS_SYNC_ASYNC() do { } while (0)
+#define TS_ACC_DECL std::vector<TsAcc> accs_(F_NT)
+#define TS_ACC(tid) accs_[tid]
 
 #endif
