@@ -45,7 +45,7 @@ var tilings = []struct{ w, d, ct, tm, rt, ks int }{
 }
 
 // Every kernel shape the tests use compiles with NVRTC exactly as the engine compiles
-// it — a cubin for the device's sm_XY, assembled by NVRTC's own ptxas, whose -v report
+// it, mlp_tf32x3 where the network fits it, — a cubin for the device's sm_XY, assembled by NVRTC's own ptxas, whose -v report
 // is in the program log — without spilling: a spill or any local memory would put the
 // fused kernel's register fragment in DRAM-backed memory, far beyond its budget. The
 // fused kernel's fallback tilings (cudakernel.FusedPlans) and the tiling sweep's
@@ -75,6 +75,9 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 			}
 			for _, s := range plans {
 				check("fused.cu", cudakernel.FusedSource, s.String(), s.Defines(), "mlp_fused")
+			}
+			if tf32, err := cudakernel.TF32Plans(n.w, n.d, a.maxShared); err == nil {
+				checkTF32(t, a.major, a.minor, tf32)
 			}
 			p := cudakernel.PlanPipeline(n.w, n.d, cudakernel.DefaultStep)
 			check(
@@ -106,6 +109,38 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 	}
 }
 
+// checkTF32 compiles mlp_tf32x3's plans in order as the engine chooses among them
+// (cudakernel.ChooseFused): one of them must use no local memory, and the log names it.
+// Its bits do not depend on the plan, so a first plan that spills only costs speed.
+func checkTF32(t *testing.T, major, minor int, plans []cudakernel.TF32Shape) {
+	t.Helper()
+	target := cudakernel.Target{Major: major, Minor: minor}
+	for _, s := range plans {
+		out, err := cudacompile.Compile("tf32x3.cu", cudakernel.TF32x3Source, headers(),
+			cudakernel.Options(target, s.Defines()))
+		if err != nil {
+			t.Fatalf("%s (%s): %v", target.Arch(), s, err)
+		}
+		res := out.Report()
+		if len(res.Local()) == 0 {
+			t.Logf("%s %-15s %-44s %v", target.Arch(), "mlp_tf32x3", s, res["mlp_tf32x3"])
+			return
+		}
+		t.Logf("%s %s spills, the engine takes the next plan: %v", target.Arch(), s, res["mlp_tf32x3"])
+	}
+	t.Errorf("%s: every mlp_tf32x3 plan spills: %v", target.Arch(), plans)
+}
+
+// headers are cudakernel.Headers for NVRTC.
+func headers() []cudacompile.Header {
+	hs := cudakernel.Headers()
+	out := make([]cudacompile.Header, len(hs))
+	for i, h := range hs {
+		out[i] = cudacompile.Header{Name: h.Name, Source: h.Source}
+	}
+	return out
+}
+
 // compile builds one source as gpuengine's cudaDevice.compile does: a cubin for
 // sm_<major><minor> whose ptxas report it logs per entry (failing on a spill or local
 // memory), then the PTX fallback for compute_<major><minor>.
@@ -116,13 +151,8 @@ func compile(
 	defines, entries []string,
 ) {
 	t.Helper()
-	hs := cudakernel.Headers()
-	headers := make([]cudacompile.Header, len(hs))
-	for i, h := range hs {
-		headers[i] = cudacompile.Header{Name: h.Name, Source: h.Source}
-	}
 	target := cudakernel.Target{Major: major, Minor: minor}
-	out, err := cudacompile.Compile(file, source, headers, cudakernel.Options(target, defines))
+	out, err := cudacompile.Compile(file, source, headers(), cudakernel.Options(target, defines))
 	if err != nil {
 		t.Fatalf("%s (%s): %v", target.Arch(), shape, err)
 	}
@@ -149,7 +179,7 @@ func compile(
 		t.Errorf("%s %s: %s uses local memory: %v", target.Arch(), shape, f, res[f])
 	}
 	target.PTX = true
-	ptx, err := cudacompile.Compile(file, source, headers, cudakernel.Options(target, defines))
+	ptx, err := cudacompile.Compile(file, source, headers(), cudakernel.Options(target, defines))
 	if err != nil {
 		t.Fatalf("%s (%s): %v", target.Arch(), shape, err)
 	}

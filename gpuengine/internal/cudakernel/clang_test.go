@@ -79,12 +79,17 @@ func TestSourcesCompileAsCUDA(t *testing.T) {
 		return string(b)
 	}
 	rngFMAs := strings.Count(ptx("fused.cu", oneStep.Defines()), "fma.rn.f32") - 4*shape.RT*shape.CT
+	tf32, err := cudakernel.PlanTF32(256, 8, h100Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		file, entries string
 		defines       []string
 		fmas, steps   int
 	}{
 		{"fused.cu", "mlp_fused", shape.Defines(), 4 * shape.RT * shape.CT, max(1, shape.KU)},
+		{"tf32x3.cu", "mlp_tf32x3", tf32.Defines(), 0, 0},
 		{
 			"pipeline.cu",
 			"gen_inputs layer_reference relu_tilesum",

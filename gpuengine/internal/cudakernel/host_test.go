@@ -34,7 +34,11 @@ import (
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-var harness string // the host build of the sources; empty when g++ is missing
+// The host builds of the sources (testdata/host); empty when g++ is missing.
+var (
+	harness     string // harness.cpp: mlp_fused, the pipeline kernels and the arithmetic
+	tf32Harness string // tf32x3.cpp: mlp_tf32x3 with the tensor core emulated
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -47,33 +51,38 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "harness")
-		// ISO C++ (no GNU fp-contract default), no contraction, no fast math: every
-		// operation of the sources rounds exactly once, as on the GPU.
-		args := []string{
-			"-std=c++17",
-			"-O2",
-			"-ffp-contract=off",
-			"-fno-fast-math",
-			"-fno-strict-aliasing",
-			"-Wall",
-			"-Wextra",
-			"-Werror",
-			"-Wno-unknown-pragmas",
-			"-I.",
-			"-o",
-			bin,
-			"testdata/host/harness.cpp",
+		for _, h := range []struct {
+			bin *string
+			src string
+		}{{&harness, "harness.cpp"}, {&tf32Harness, "tf32x3.cpp"}} {
+			bin := filepath.Join(dir, strings.TrimSuffix(h.src, ".cpp"))
+			// ISO C++ (no GNU fp-contract default), no contraction, no fast math: every
+			// operation of the sources rounds exactly once, as on the GPU.
+			args := []string{
+				"-std=c++17",
+				"-O2",
+				"-ffp-contract=off",
+				"-fno-fast-math",
+				"-fno-strict-aliasing",
+				"-Wall",
+				"-Wextra",
+				"-Werror",
+				"-Wno-unknown-pragmas",
+				"-I.",
+				"-o",
+				bin,
+				"testdata/host/" + h.src,
+			}
+			if cpu.X86.HasFMA {
+				// fmaf as one instruction; glibc's software fmaf rounds the same.
+				args = append(args, "-mfma")
+			}
+			if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "g++ %s: %v\n%s", strings.Join(args, " "), err, out)
+				return 1
+			}
+			*h.bin = bin
 		}
-		if cpu.X86.HasFMA {
-			// fmaf as one instruction; glibc's software fmaf rounds the same.
-			args = append(args, "-mfma")
-		}
-		if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "g++ %s: %v\n%s", strings.Join(args, " "), err, out)
-			return 1
-		}
-		harness = bin
 		return m.Run()
 	}())
 }
@@ -92,7 +101,12 @@ func run(t *testing.T, stdin string, args ...string) []string {
 
 // runHarness runs the harness with stdin and returns its output lines.
 func runHarness(stdin string, args ...string) ([]string, error) {
-	cmd := exec.Command(harness, args...)
+	return runBinary(harness, stdin, args...)
+}
+
+// runBinary runs bin with stdin and returns its output lines.
+func runBinary(bin, stdin string, args ...string) ([]string, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var errb strings.Builder
 	cmd.Stderr = &errb
@@ -505,7 +519,7 @@ func sameTotals(t *testing.T, what string, got, want []exact.Acc) {
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Fatalf("%s: total %d = %s, CPU twin %s", what, i, got[i], want[i])
+			t.Fatalf("%s: total %d = %s, want %s", what, i, got[i], want[i])
 		}
 	}
 }

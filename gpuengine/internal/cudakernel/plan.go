@@ -151,18 +151,19 @@ func largestFused(
 	return FusedShape{}, false
 }
 
-// ChooseFused compiles plans in order until one uses no local memory, and returns it
+// ChooseFused compiles plans (of mlp_fused or mlp_tf32x3) in order until one uses no
+// local memory, and returns it
 // with its compiled module M. compile reports a spill as a non-empty description (from
 // ptxas's report, or the loaded function's attributes); discard releases a module that
 // is not kept. If every plan spills, the first (preferred) one is kept: a spill costs
 // speed, never a bit. A compile error ends the choice at once: it is a fault, not a
 // resource limit, and a fallback would hide it. notes say what was tried and why, for
 // the engine's startup log.
-func ChooseFused[M any](
-	plans []FusedShape,
-	compile func(FusedShape) (M, string, error),
+func ChooseFused[S fmt.Stringer, M any](
+	plans []S,
+	compile func(S) (M, string, error),
 	discard func(M),
-) (FusedShape, M, []string, error) {
+) (S, M, []string, error) {
 	var (
 		first   M
 		kept    bool
@@ -175,7 +176,8 @@ func ChooseFused[M any](
 			if kept {
 				discard(first)
 			}
-			return FusedShape{}, nothing, notes, err
+			var none S
+			return none, nothing, notes, err
 		}
 		if spill == "" {
 			if kept {

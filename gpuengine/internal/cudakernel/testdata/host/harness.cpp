@@ -34,42 +34,7 @@ static int g_w, g_wp, g_d, g_tm, g_rt, g_ct, g_ks, g_lanes, g_resident;
 #include "fused.cu"
 #include "pipeline.cu"
 
-static uint32_t f32bits(float f)
-{
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-}
-
-static float* alloc_floats(size_t n)
-{
-    void* p = std::aligned_alloc(64, ((n * sizeof(float) + 63) / 64) * 64);
-    if (!p) {
-        std::fprintf(stderr, "out of memory\n");
-        std::exit(1);
-    }
-    return (float*)p;
-}
-
-static std::vector<float> read_floats(const char* path, size_t n)
-{
-    std::vector<float> v(n);
-    FILE* f = std::fopen(path, "rb");
-    if (!f || std::fread(v.data(), sizeof(float), n, f) != n) {
-        std::fprintf(stderr, "cannot read %zu floats from %s\n", n, path);
-        std::exit(1);
-    }
-    std::fclose(f);
-    return v;
-}
-
-static void print_words(const std::vector<u64>& words, u64 err)
-{
-    std::printf("err %llu\nwords", err);
-    for (u64 w : words)
-        std::printf(" %llx", w);
-    std::printf("\n");
-}
+#include "io.h"
 
 // The radius of docs/ALGORITHM.md with the host's IEEE division and square root, the
 // operations bm_radius's branch-free sequences must reproduce; with the operands of the
@@ -190,7 +155,7 @@ static int fused(char** a)
     g_lanes = std::atoi(a[7]), g_resident = std::atoi(a[8]);
     const u64 n = std::strtoull(a[9], nullptr, 10);
     const u32 k0 = (u32)std::strtoul(a[10], nullptr, 16), k1 = (u32)std::strtoul(a[11], nullptr, 16);
-    std::vector<float> weights = read_floats(a[12], (size_t)D * WP * WP);
+    std::vector<float> weights = read_values<float>(a[12], (size_t)D * WP * WP);
     const u64 chunk = std::strtoull(a[13], nullptr, 10);
     const int grid = std::atoi(a[14]);
     if (RT > FRAG_RT || CT > FRAG_CT || TS_TILES / TS_LANES > TS_PER_MAX) {
@@ -220,7 +185,7 @@ static int pipeline(char** a)
     g_w = std::atoi(a[0]), g_d = std::atoi(a[1]);
     const u64 n = std::strtoull(a[2], nullptr, 10);
     const u32 k0 = (u32)std::strtoul(a[3], nullptr, 16), k1 = (u32)std::strtoul(a[4], nullptr, 16);
-    std::vector<float> weights = read_floats(a[5], (size_t)D * W * W);
+    std::vector<float> weights = read_values<float>(a[5], (size_t)D * W * W);
     const u64 chunk = std::strtoull(a[6], nullptr, 10);
     const u64 rows = std::strtoull(a[7], nullptr, 10);
     float* x = alloc_floats(rows * W);

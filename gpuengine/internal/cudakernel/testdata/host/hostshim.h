@@ -65,6 +65,16 @@ inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v)
     return old;
 }
 
+// cvt.rna.tf32.f32: a sign-magnitude word rounds its magnitude to a multiple of 2^13,
+// halves away from zero, by adding half that step before clearing the low bits;
+// infinities and NaNs pass.
+inline unsigned wb_cvt_rna_tf32(float x)
+{
+    unsigned b;
+    std::memcpy(&b, &x, 4);
+    return (b & 0x7f800000u) == 0x7f800000u ? b : (b + 0x1000u) & 0xffffe000u;
+}
+
 // cp.async copies at once: its consumers sit behind a barrier anyway.
 inline void cp_async16(float* dst, const float* src) { std::memcpy(dst, src, 16); }
 inline void cp_async_commit() {}
