@@ -283,7 +283,7 @@ func TestCUDAFusedResources(t *testing.T) {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if err := e.dev.do(func() error {
-		r, err := e.runner(256, 8, cudakernel.DefaultStep)
+		r, err := e.runner(256, 8, cudakernel.DefaultStep, bakeapi.PrecisionFP32)
 		if err != nil {
 			return err
 		}
