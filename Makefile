@@ -386,4 +386,4 @@ cuda-check:
 		&& echo "rpath: $$(readelf -d $(BIN)/whestbake-cuda-check | grep -o 'R[UN]*PATH.*')" \
 		|| { echo "the cuda build has no rpath to $(CUDA_LIB)"; exit 1; }
 	@rm -f $(BIN)/whestbake-cuda-check
-	$(CUDA_ENV) PATH="$(CUDA_HOME)/bin:$$PATH" $(GO) test -tags cuda -count=1 -v ./gpuengine/internal/cudacheck/
+	$(CUDA_ENV) PATH="$(CUDA_HOME)/bin:$$PATH" $(GO) test -tags cuda -count=1 -timeout 60m -v ./gpuengine/internal/cudacheck/

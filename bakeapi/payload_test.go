@@ -41,6 +41,7 @@ func payloadSamples() map[string]any {
 		ChunkSize:    4096,
 		SeedProtocol: SeedProtocolV4,
 		Salt:         Salt{SHA256: strings.Repeat("ab", 32), Withhold: true, ID: "salt-2025"},
+		Precision:    PrecisionTF32x3,
 	}
 	split := SplitSpec{
 		Name:        "public",

@@ -101,6 +101,7 @@ func (r Record) Diff(o Record) []Change {
 	add(FieldNSamples, r.Spec.NSamples, o.Spec.NSamples)
 	add(FieldSampler, r.Spec.Sampler, o.Spec.Sampler)
 	add(FieldDotProduct, quoted(string(r.Spec.Dot)), quoted(string(o.Spec.Dot)))
+	add(FieldPrecision, quoted(string(r.Spec.Precision)), quoted(string(o.Spec.Precision)))
 	add(FieldSeedProtocol, quoted(string(r.Spec.SeedProtocol)), quoted(string(o.Spec.SeedProtocol)))
 	add(FieldSeedSalt+" sha256", quoted(r.Spec.Salt.SHA256), quoted(o.Spec.Salt.SHA256))
 	add(FieldWithholdSalt, r.Spec.Salt.Withhold, o.Spec.Salt.Withhold)

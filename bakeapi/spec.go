@@ -66,12 +66,17 @@ type Spec struct {
 	SeedProtocol SeedProtocol `json:",omitempty"`
 	// Salt is protocol 4.0's salt declaration, zero under 3.0.
 	Salt Salt `json:",omitzero"`
+	// Precision is the philox forward pass's arithmetic: "" (fp32) or tf32x3.
+	Precision Precision `json:",omitempty"`
 }
 
-// Algorithm returns the algorithm version of s's sampler.
+// Algorithm returns the algorithm version of s's sampler and precision.
 func (s Spec) Algorithm() string {
-	if s.Sampler == SamplerNumpy {
+	switch {
+	case s.Sampler == SamplerNumpy:
 		return NumpyAlgorithm
+	case s.Precision == PrecisionTF32x3:
+		return PhiloxTF32x3Algorithm
 	}
 	return PhiloxAlgorithm
 }
@@ -144,6 +149,7 @@ func (s Spec) Validate() error {
 			s.Sampler,
 		)
 	}
+	s.checkPrecision(&errs)
 	s.validateSeeding(&errs)
 	return errs.orNil()
 }

@@ -73,6 +73,12 @@ func checkJob(spec bakeapi.Spec, job Job) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
+	if spec.Precision != bakeapi.PrecisionFP32 {
+		return bakeapi.FieldErrors{{Field: bakeapi.FieldPrecision, Problem: fmt.Sprintf(
+			"%q runs on the CUDA engine's tensor cores only: the CPU engines compute fp32 "+
+				"(the default); choose the cuda device for %s",
+			spec.Precision, spec.Precision)}}
+	}
 	if job.Threads < 0 {
 		return fmt.Errorf("threads must be positive (or 0 for one), got %d", job.Threads)
 	}

@@ -18,6 +18,8 @@ import "C"
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -195,6 +197,11 @@ func (d *cudaDevice) init(ordinal int) error {
 	return cudakernel.CheckToolkit(d.nvrtcMajor, d.nvrtcMinor, d.driver)
 }
 
+// cudaVersion is the driver's CUDA version, e.g. "CUDA 13.0".
+func (d *cudaDevice) cudaVersion() string {
+	return fmt.Sprintf("CUDA %d.%d", d.driver/1000, d.driver%1000/10)
+}
+
 // String describes the device for metadata.
 func (d *cudaDevice) String() string {
 	return fmt.Sprintf(
@@ -221,6 +228,9 @@ type module struct {
 	// reports nothing; ask the loaded functions' attributes instead).
 	report cudacompile.Report
 	notes  []string // why the PTX fallback was taken, if it was
+	// sum is the sha256 (hex) of the image loaded: the machine code, or the PTX the
+	// driver's JIT assembled.
+	sum string
 }
 
 // compile builds one of the kernels' sources with NVRTC and loads it. Device thread
@@ -241,7 +251,12 @@ func (d *cudaDevice) compile(name, source string, defines []string) (*module, er
 	mod, loadErr := loadImage(out.Image)
 	if loadErr == nil {
 		cudaHoldings.modules.Add(1)
-		return &module{mod: mod, target: "cubin " + target.Arch(), report: out.Report()}, nil
+		return &module{
+			mod:    mod,
+			target: "cubin " + target.Arch(),
+			report: out.Report(),
+			sum:    imageSum(out.Image),
+		}, nil
 	}
 	note := fmt.Sprintf(
 		"the driver refused the %s cubin of %s (%v); falling back to PTX for its JIT",
@@ -275,7 +290,13 @@ func (d *cudaDevice) compile(name, source string, defines []string) (*module, er
 		mod:    mod,
 		target: "PTX " + target.Arch() + " (driver JIT)",
 		notes:  []string{note},
+		sum:    imageSum(out.Image),
 	}, nil
+}
+
+func imageSum(image []byte) string {
+	s := sha256.Sum256(image)
+	return hex.EncodeToString(s[:])
 }
 
 // loadImage loads a cubin or PTX. When the driver fails, the CUresult says only that

@@ -65,6 +65,8 @@ type cudaRunner interface {
 	free() error
 	// log describes how the runner was built: target, registers, fallbacks.
 	log() []string
+	// identity is the runner's bakeapi.TensorCores for tf32x3, "" for fp32.
+	identity() string
 }
 
 // Close frees the engine's runners and releases its hold on the device. The engine
@@ -95,8 +97,44 @@ func (e *cudaEngine) Describe() Description {
 		Device:      DeviceCUDA,
 		DeviceName:  e.dev.String(),
 		Kernel:      e.path,
+		Driver:      e.dev.cudaVersion(),
 		MemoryBytes: e.dev.totalMem,
 	}
+}
+
+// describeFor implements DescribeFor: a tf32x3 bake's Kernel is its runner's
+// bakeapi.TensorCores, built here for spec's shape.
+func (e *cudaEngine) describeFor(spec bakeapi.Spec) (Description, error) {
+	d := e.Describe()
+	if spec.Precision != bakeapi.PrecisionTF32x3 {
+		return d, nil
+	}
+	if err := e.checkPrecision(spec); err != nil {
+		return Description{}, err
+	}
+	e.dev.mu.Lock()
+	defer e.dev.mu.Unlock()
+	if e.closed {
+		return Description{}, errors.New("cuda: the engine is closed")
+	}
+	err := e.dev.do(func() error {
+		r, err := e.runner(spec.Width, spec.Depth, cudakernel.Step(spec.ChunkSize), spec.Precision)
+		if err == nil {
+			d.Kernel = r.identity()
+		}
+		return err
+	})
+	return d, err
+}
+
+// checkPrecision refuses a precision the engine's path does not compute.
+func (e *cudaEngine) checkPrecision(spec bakeapi.Spec) error {
+	if spec.Precision == bakeapi.PrecisionTF32x3 && e.path != CUDAPathFused {
+		return bakeapi.FieldErrors{{Field: bakeapi.FieldPrecision, Problem: fmt.Sprintf(
+			"%q runs on the fused path only; %s=%s computes fp32",
+			spec.Precision, CUDAPathEnv, e.path)}}
+	}
+	return nil
 }
 
 // BakeMLP implements Engine: steps of cudakernel.Step(spec.ChunkSize) samples, a
@@ -120,6 +158,9 @@ func (e *cudaEngine) BakeMLP(
 	if err := checkWeights(spec, job); err != nil {
 		return Result{}, err
 	}
+	if err := e.checkPrecision(spec); err != nil {
+		return Result{}, err
+	}
 	w, d := spec.Width, spec.Depth
 	total, done, err := philoxResume(spec, resume)
 	if err != nil {
@@ -135,12 +176,21 @@ func (e *cudaEngine) BakeMLP(
 	var r cudaRunner
 	if err := e.dev.do(func() error {
 		var err error
-		if r, err = e.runner(w, d, step); err != nil {
+		if r, err = e.runner(w, d, step, spec.Precision); err != nil {
 			return err
 		}
 		return r.load(job.Weights, PhiloxKey(job))
 	}); err != nil {
 		return Result{}, err
+	}
+	if resume != nil && resume.Kernel != r.identity() {
+		return Result{}, fmt.Errorf(
+			"%w: it was computed by %q, this engine is %q: a tf32x3 bake resumes only on the "+
+				"same GPU, architecture, driver, NVRTC and kernel",
+			ErrBadCheckpoint,
+			resume.Kernel,
+			r.identity(),
+		)
 	}
 	for done < spec.NSamples {
 		if err := ctx.Err(); err != nil {
@@ -158,16 +208,19 @@ func (e *cudaEngine) BakeMLP(
 		total.add(part)
 		done = end
 		if progress != nil {
-			progress(philoxCheckpoint(total, d*w, done))
+			cp := philoxCheckpoint(total, d*w, done)
+			cp.Algorithm, cp.Kernel = spec.Algorithm(), r.identity()
+			progress(cp)
 		}
 	}
 	return finishExact(total, d, w, spec.NSamples), nil
 }
 
-// runner returns the compiled runner of the engine's path for a W×D network and a
-// step, building it on first use and logging how it was built. Device thread only.
-func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
-	k := runnerKey{width: w, depth: d}
+// runner returns the compiled runner of the engine's path for a W×D network, a step and
+// a precision, building it on first use and logging how it was built. Device thread
+// only.
+func (e *cudaEngine) runner(w, d int, step int64, p bakeapi.Precision) (cudaRunner, error) {
+	k := runnerKey{width: w, depth: d, precision: p}
 	var pipe cudakernel.PipelineShape
 	if e.path != CUDAPathFused {
 		pipe = cudakernel.PlanPipeline(w, d, step)
@@ -178,9 +231,12 @@ func (e *cudaEngine) runner(w, d int, step int64) (cudaRunner, error) {
 	}
 	var r cudaRunner
 	var err error
-	if e.path == CUDAPathFused {
+	switch {
+	case p == bakeapi.PrecisionTF32x3:
+		r, err = newTF32Runner(e.dev, w, d, e.maxCTAs)
+	case e.path == CUDAPathFused:
 		r, err = newFusedRunner(e.dev, w, d, e.maxCTAs, e.tiling)
-	} else {
+	default:
 		r, err = newPipelineRunner(e.dev, pipe, e.path == CUDAPathCuBLAS)
 	}
 	if err != nil {

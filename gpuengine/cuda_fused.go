@@ -10,17 +10,35 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine/internal/cudakernel"
 	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
-// fusedRunner launches mlp_fused (internal/cudakernel/fused.cu) once per step.
+// launchShape is what a fused kernel's launch needs of its shape (cudakernel.FusedShape,
+// cudakernel.TF32Shape).
+type launchShape interface {
+	Threads() int
+	SharedBytes() int
+	Values() int
+	SlotWords() int
+	Grid(count int64, maxCTAs int) int
+	String() string
+}
+
+// fusedRunner launches a fused kernel (mlp_fused, or mlp_tf32x3 for tf32x3) once per
+// step: the inputs, every layer and the exact sums of the step's samples in one launch.
 type fusedRunner struct {
-	shape cudakernel.FusedShape
+	shape launchShape
 	mod   *module
 	fn    cu.Function
 	ctas  int      // CTAs per launch at most: all that are resident at once
 	notes []string // how the shape was chosen and the module built, for the startup log
+	// layout is the weights as the kernel reads them, weightBytes their size.
+	layout      func(weights []float32) []uint32
+	weightBytes int64
+	// tensorCores is mlp_tf32x3's bakeapi.TensorCores, "" for mlp_fused.
+	tensorCores string
 
 	// Device buffers; every kernel parameter is 8 bytes (gorgonia copies 8 per parameter).
 	weights, slots, words, flag buffer
@@ -28,7 +46,7 @@ type fusedRunner struct {
 	host                        []uint64 // read-back of words
 }
 
-// fusedKernel is one compiled plan of mlp_fused.
+// fusedKernel is one compiled plan of a fused kernel.
 type fusedKernel struct {
 	mod *module
 	fn  cu.Function
@@ -55,7 +73,7 @@ func newFusedRunner(
 	shape, k, notes, err := cudakernel.ChooseFused(
 		plans,
 		func(s cudakernel.FusedShape) (fusedKernel, string, error) {
-			return d.compileFused(s)
+			return d.compileFused("fused.cu", cudakernel.FusedSource, "mlp_fused", s.Defines())
 		},
 		func(k fusedKernel) { _ = k.mod.unload() },
 	)
@@ -67,25 +85,73 @@ func newFusedRunner(
 		mod:   k.mod,
 		fn:    k.fn,
 		notes: append(notes, k.mod.notes...),
+		layout: func(weights []float32) []uint32 {
+			p := cudakernel.PadWeights(weights, shape.W, shape.D, shape.WP)
+			return unsafe.Slice((*uint32)(unsafe.Pointer(&p[0])), len(p))
+		},
+		weightBytes: int64(4 * shape.D * shape.WP * shape.WP),
 	}
-	if err := r.setup(d, maxCTAs); err != nil {
-		return nil, errors.Join(err, r.free())
-	}
-	return r, nil
+	return r, r.start(d, maxCTAs)
 }
 
-// compileFused compiles one plan and describes its local memory use ("" for none):
-// from ptxas's report of a cubin, or from the loaded function's attributes after the
-// PTX fallback (the driver's JIT reports nothing else).
-func (d *cudaDevice) compileFused(s cudakernel.FusedShape) (fusedKernel, string, error) {
-	mod, err := d.compile("fused.cu", cudakernel.FusedSource, s.Defines())
+// newTF32Runner builds mlp_tf32x3 for a W×D network (--precision tf32x3): the first of
+// cudakernel.TF32Plans that compiles without local memory.
+func newTF32Runner(d *cudaDevice, w, depth, maxCTAs int) (*fusedRunner, error) {
+	plans, err := cudakernel.TF32Plans(w, depth, d.maxShared)
+	if err != nil {
+		return nil, err
+	}
+	shape, k, notes, err := cudakernel.ChooseFused(
+		plans,
+		func(s cudakernel.TF32Shape) (fusedKernel, string, error) {
+			return d.compileFused("tf32x3.cu", cudakernel.TF32x3Source, "mlp_tf32x3", s.Defines())
+		},
+		func(k fusedKernel) { _ = k.mod.unload() },
+	)
+	if err != nil {
+		return nil, err
+	}
+	r := &fusedRunner{
+		shape: shape,
+		mod:   k.mod,
+		fn:    k.fn,
+		notes: append(notes, k.mod.notes...),
+		layout: func(weights []float32) []uint32 {
+			return cudakernel.PackTF32Weights(weights, shape.W, shape.D, shape.WP)
+		},
+		weightBytes: int64(8 * shape.D * shape.WP * shape.WP),
+		tensorCores: bakeapi.TensorCores{
+			GPU:    d.name,
+			Arch:   fmt.Sprintf("sm_%d%d", d.major, d.minor),
+			Driver: fmt.Sprintf("%d.%d", d.driver/1000, d.driver%1000/10),
+			NVRTC:  fmt.Sprintf("%d.%d", d.nvrtcMajor, d.nvrtcMinor),
+			Scheme: cudakernel.TF32x3Scheme,
+			Kernel: k.mod.sum,
+		}.String(),
+	}
+	return r, r.start(d, maxCTAs)
+}
+
+// start sets up a runner built by a constructor, freeing it on failure.
+func (r *fusedRunner) start(d *cudaDevice, maxCTAs int) error {
+	if err := r.setup(d, maxCTAs); err != nil {
+		return errors.Join(err, r.free())
+	}
+	return nil
+}
+
+// compileFused compiles one fused kernel and describes its local memory use ("" for
+// none): from ptxas's report of a cubin, or from the loaded function's attributes after
+// the PTX fallback (the driver's JIT reports nothing else).
+func (d *cudaDevice) compileFused(file, source, entry string, defines []string) (fusedKernel, string, error) {
+	mod, err := d.compile(file, source, defines)
 	if err != nil {
 		return fusedKernel{}, "", err
 	}
-	fn, err := mod.mod.Function("mlp_fused")
+	fn, err := mod.mod.Function(entry)
 	if err != nil {
 		return fusedKernel{}, "", errors.Join(
-			fmt.Errorf("cuda: mlp_fused not in the module: %v", err),
+			fmt.Errorf("cuda: %s not in the module: %v", entry, err),
 			mod.unload(),
 		)
 	}
@@ -99,7 +165,7 @@ func (d *cudaDevice) compileFused(s cudakernel.FusedShape) (fusedKernel, string,
 	lmem, err := fn.Attribute(cu.LocalSizeBytes)
 	if err != nil {
 		return fusedKernel{}, "", errors.Join(
-			fmt.Errorf("cuda: local memory of mlp_fused: %v", err),
+			fmt.Errorf("cuda: local memory of %s: %v", entry, err),
 			mod.unload(),
 		)
 	}
@@ -140,7 +206,7 @@ func (r *fusedRunner) setup(d *cudaDevice, maxCTAs int) error {
 		what string
 		size int64
 	}{
-		{&r.weights, "padded weights", int64(4 * shape.D * shape.WP * shape.WP)},
+		{&r.weights, "weights", r.weightBytes},
 		{&r.slots, "CTA slots", int64(8 * r.ctas * shape.SlotWords())},
 		{&r.words, "totals", int64(8 * len(r.host))},
 		{&r.flag, "divergence flag", 8},
@@ -158,8 +224,11 @@ func (r *fusedRunner) setup(d *cudaDevice, maxCTAs int) error {
 		shape.SharedBytes(),
 	)
 	r.notes = append(r.notes, note)
-	if res, ok := r.mod.report["mlp_fused"]; ok {
-		r.notes = append(r.notes, fmt.Sprintf("mlp_fused: %v", res))
+	for entry, res := range r.mod.report {
+		r.notes = append(r.notes, fmt.Sprintf("%s: %v", entry, res))
+	}
+	if r.tensorCores != "" {
+		r.notes = append(r.notes, r.tensorCores)
 	}
 	return nil
 }
@@ -181,8 +250,11 @@ func (r *fusedRunner) free() error {
 // log lines describe how the runner was built.
 func (r *fusedRunner) log() []string { return r.notes }
 
+// identity is the runner's bakeapi.TensorCores ("" for mlp_fused).
+func (r *fusedRunner) identity() string { return r.tensorCores }
+
 func (r *fusedRunner) load(weights []float32, key [2]uint32) error {
-	p := cudakernel.PadWeights(weights, r.shape.W, r.shape.D, r.shape.WP)
+	p := r.layout(weights)
 	if err := cu.MemcpyHtoD(r.weights.ptr, unsafe.Pointer(&p[0]), int64(4*len(p))); err != nil {
 		return fmt.Errorf("cuda: uploading weights: %v", err)
 	}

@@ -126,7 +126,7 @@ func CuBLASPhases(ctx context.Context, spec bakeapi.Spec, job Job) (Phases, erro
 	var runner *pipelineRunner
 	e.dev.mu.Lock()
 	err = e.dev.do(func() error {
-		r, err := e.runner(spec.Width, spec.Depth, cudakernel.Step(spec.ChunkSize))
+		r, err := e.runner(spec.Width, spec.Depth, cudakernel.Step(spec.ChunkSize), spec.Precision)
 		if err != nil {
 			return err
 		}

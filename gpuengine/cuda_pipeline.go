@@ -112,6 +112,9 @@ func (r *pipelineRunner) free() error {
 	return err
 }
 
+// identity is "": the pipeline computes fp32 only.
+func (r *pipelineRunner) identity() string { return "" }
+
 // log lines describe how the runner was built.
 func (r *pipelineRunner) log() []string {
 	summary := fmt.Sprintf(

@@ -283,7 +283,7 @@ func TestCUDAFusedResources(t *testing.T) {
 	e.dev.mu.Lock()
 	defer e.dev.mu.Unlock()
 	if err := e.dev.do(func() error {
-		r, err := e.runner(256, 8, cudakernel.DefaultStep)
+		r, err := e.runner(256, 8, cudakernel.DefaultStep, bakeapi.PrecisionFP32)
 		if err != nil {
 			return err
 		}
@@ -396,48 +396,40 @@ func benchCUDA(b *testing.B, path string) {
 	b.ReportMetric(perSec*2*256*256*8/1e12, "TFLOP/s")
 }
 
-// Tilings set the speed and never a bit: each candidate of docs/GPU.md's list bakes the
-// production network's samples and must give PlanFused's result exactly. The acceptance
-// run times them with -test.bench CUDAFusedTilings -test.benchtime 1x; a small bake
-// before the timer compiles each.
+// Tilings set the speed and never a bit: each of cudakernel.TilingCandidates bakes the
+// network's samples and must give PlanFused's result exactly, at 256×8 and at 64×4
+// (subtests W<w>_D<d>/<shape>). The acceptance run times them with -test.bench
+// CUDAFusedTilings -test.benchtime 1x; a small bake before the timer compiles each.
 func BenchmarkCUDAFusedTilings(b *testing.B) {
 	base := cudaEngineFor(b, CUDAPathFused)
 	defer base.Close()
-	j := job(b, 1, 256, 8)
-	spec := bakeapi.Spec{
-		Width:    256,
-		Depth:    8,
-		NSamples: 1 << 24,
-		Sampler:  bakeapi.SamplerPhilox,
+	for _, net := range []struct {
+		w, d int
+		n    int64
+	}{{256, 8, 1 << 24}, {64, 4, 1 << 27}} {
+		b.Run(fmt.Sprintf("W%d_D%d", net.w, net.d), func(b *testing.B) {
+			benchTilings(b, base, net.w, net.d, net.n)
+		})
 	}
-	warm := bakeapi.Spec{
-		Width:    256,
-		Depth:    8,
-		NSamples: 1 << 12,
-		Sampler:  bakeapi.SamplerPhilox,
-	}
+}
+
+func benchTilings(b *testing.B, base *cudaEngine, w, d int, n int64) {
+	j := job(b, 1, w, d)
+	spec := bakeapi.Spec{Width: w, Depth: d, NSamples: n, Sampler: bakeapi.SamplerPhilox}
+	warm := bakeapi.Spec{Width: w, Depth: d, NSamples: 1 << 12, Sampler: bakeapi.SamplerPhilox}
 	want, _ := bakeTotals(b, base, spec, j)
-	for _, t := range []struct{ tm, rt, ks, ku int }{
-		{128, 8, 32, 8}, {128, 8, 32, 4}, {128, 8, 32, 2}, {128, 8, 32, 1},
-		{128, 8, 16, 4}, {128, 8, 16, 1}, {64, 8, 16, 4}, {128, 4, 16, 1}, {64, 4, 16, 1},
-	} {
-		s := cudakernel.FusedShape{
-			W:  256,
-			D:  8,
-			WP: 256,
-			TM: t.tm,
-			RT: t.rt,
-			CT: 16,
-			KS: t.ks,
-			KU: t.ku,
-		}
+	for _, s := range cudakernel.TilingCandidates(w, d, base.dev.maxShared) {
 		e := &cudaEngine{
 			dev:     base.dev,
 			path:    CUDAPathFused,
 			tiling:  &s,
 			runners: newRunnerCache[cudaRunner](1),
 		}
-		b.Run(fmt.Sprintf("TM%d_RT%d_KS%d_KU%d", t.tm, t.rt, t.ks, t.ku), func(b *testing.B) {
+		name := fmt.Sprintf("TM%d_RT%d_CT%d_KS%d_KU%d", s.TM, s.RT, s.CT, s.KS, max(1, s.KU))
+		if s.Resident {
+			name += "_resident"
+		}
+		b.Run(name, func(b *testing.B) {
 			bakeTotals(b, e, warm, j)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -446,7 +438,7 @@ func BenchmarkCUDAFusedTilings(b *testing.B) {
 				}
 			}
 			perSec := float64(spec.NSamples) * float64(b.N) / b.Elapsed().Seconds()
-			b.ReportMetric(perSec*2*256*256*8/1e12, "TFLOP/s")
+			b.ReportMetric(perSec*2*float64(w*w*d)/1e12, "TFLOP/s")
 		})
 		e.dev.mu.Lock()
 		err := e.dev.do(e.runners.close)

@@ -49,6 +49,10 @@ type Checkpoint struct {
 	PCG64       *seeds.PCG64State `json:"pcg64,omitempty"`
 	LayerExact  []string          `json:"layer_exact,omitempty"`
 	SquareExact []string          `json:"square_exact,omitempty"`
+	// Kernel is a tf32x3 bake's bakeapi.TensorCores (its String): its sums hold only
+	// under the same GPU architecture, driver, NVRTC and kernel, so a resume under
+	// another is refused.
+	Kernel string `json:"kernel,omitempty"`
 }
 
 // Progress receives a checkpoint after every step; it must not retain the slices.
@@ -60,6 +64,8 @@ type Description struct {
 	Device     string // "cpu" or "cuda"
 	DeviceName string
 	Kernel     string // implementation of the inner loop, e.g. "avx2-fma"
+	// Driver is the GPU driver's CUDA version ("" on the CPU).
+	Driver string
 	// MemoryBytes is the device's memory (the GPU's, or the host's for the
 	// CPU engine), for monitoring; 0 when unknown. Not part of metadata.
 	MemoryBytes int64
@@ -77,6 +83,19 @@ type Engine interface {
 		progress Progress,
 	) (Result, error)
 	Describe() Description
+}
+
+// DescribeFor is what eng records in the metadata of a bake of spec: Describe, except
+// that a tf32x3 bake's Kernel is its bakeapi.TensorCores, which the CUDA engine knows
+// only once it has built the kernel for spec's shape (it builds it here, as the bake's
+// first MLP would).
+func DescribeFor(eng Engine, spec bakeapi.Spec) (Description, error) {
+	if d, ok := eng.(interface {
+		describeFor(spec bakeapi.Spec) (Description, error)
+	}); ok {
+		return d.describeFor(spec)
+	}
+	return eng.Describe(), nil
 }
 
 // Close releases what eng holds beyond the process's memory (the CUDA engine's

@@ -3,12 +3,15 @@ package gpuengine
 import (
 	"errors"
 	"slices"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
-// runnerKey names a compiled, allocated runner of the CUDA engine: the network shape
-// and, for the pipeline, its GEMM rows (which depend on the step).
+// runnerKey names a compiled, allocated runner of the CUDA engine: the network shape,
+// the precision and, for the pipeline, its GEMM rows (which depend on the step).
 type runnerKey struct {
 	width, depth, rows int
+	precision          bakeapi.Precision
 }
 
 // freer is anything that holds device resources until free.

@@ -3,6 +3,8 @@ package gpuengine
 import (
 	"errors"
 	"testing"
+
+	"github.com/whestbake/whestbake/bakeapi"
 )
 
 type fakeRunner struct {
@@ -55,5 +57,23 @@ func TestRunnerCacheFreesTheLeastRecentlyUsedBeyondItsBound(t *testing.T) {
 	}
 	if len(c.items) != 0 {
 		t.Fatal("close left runners behind")
+	}
+}
+
+// A network's tf32x3 runner is not its fp32 runner: the cache keeps them apart.
+func TestRunnerCacheKeysByPrecision(t *testing.T) {
+	var freed []string
+	c := newRunnerCache[fakeRunner](2)
+	fp32 := runnerKey{width: 256, depth: 8}
+	tf32 := runnerKey{width: 256, depth: 8, precision: bakeapi.PrecisionTF32x3}
+	for k, name := range map[runnerKey]string{fp32: "fp32", tf32: "tf32x3"} {
+		if err := c.put(k, fakeRunner{name: name, freed: &freed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, want := range map[runnerKey]string{fp32: "fp32", tf32: "tf32x3"} {
+		if r, ok := c.get(k); !ok || r.name != want {
+			t.Errorf("get(%+v) = %q, %v; want %q", k, r.name, ok, want)
+		}
 	}
 }

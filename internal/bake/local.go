@@ -253,9 +253,16 @@ func DrawSeeds(n int, root *int64) ([]int64, error) {
 
 // OpenEngine opens the engine of device for p: under "auto", the CPU when
 // p is too little work to repay a GPU's start-up (gpuengine/cost.go). Its
-// errors are gpuengine.Open's, field errors of gpuengine.FieldDevice.
+// errors are gpuengine.Open's, field errors of gpuengine.FieldDevice. A
+// tf32x3 bake needs the cuda device named: auto never chooses the tensor
+// cores' numbers, nor may it fall back to the CPU, which computes fp32.
 func OpenEngine(device string, p Plan, threads int) (gpuengine.Engine, error) {
 	s := p.Spec
+	if s.Precision == bakeapi.PrecisionTF32x3 && device != gpuengine.DeviceCUDA {
+		return nil, bakeapi.FieldErrors{{Field: gpuengine.FieldDevice, Problem: fmt.Sprintf(
+			"%q: precision %s runs on the cuda device only; choose it explicitly",
+			device, s.Precision)}}
+	}
 	mlps := int64(p.Range.Len())
 	if device == gpuengine.DeviceAuto &&
 		!gpuengine.DefaultRates.PreferGPU(s.Width, s.Depth, mlps, s.NSamples, threads) {
@@ -280,7 +287,11 @@ type WriteInput struct {
 // (dataset.WriteDirStream): nothing is left there if it fails.
 func WriteDir(ctx context.Context, in WriteInput) error {
 	p := in.Plan
-	md := Metadata(p, in.Engine.Describe(), time.Now())
+	desc, err := gpuengine.DescribeFor(in.Engine, p.Spec)
+	if err != nil {
+		return err
+	}
+	md := Metadata(p, desc, time.Now())
 	ids := Identities(p.Seeds.Seeds, p.Salt)
 	return dataset.WriteDirStream(in.Output, md, p.Spec, func(write func(dataset.Row) error) error {
 		baker := Baker{

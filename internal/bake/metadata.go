@@ -45,6 +45,7 @@ func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
 		AlgorithmVersion: p.Spec.Algorithm(),
 		DotProduct:       string(p.Spec.Dot),
 		Device:           d.Device,
+		Driver:           d.Driver,
 		ChunkSize:        chunk,
 		SeedFileSHA256:   p.Seeds.SHA256,
 		Salt:             salt,

@@ -23,6 +23,8 @@ type SplitInfo struct {
 	// cannot be re-run here (torch bakes).
 	Spec     bakeapi.Spec
 	Complete bool // all n_mlps rows present, so names can be checked
+	// TensorCores is what computed a tf32x3 split (its metadata's engine).
+	TensorCores bakeapi.TensorCores
 }
 
 // Check is the outcome for one MLP.
@@ -59,6 +61,9 @@ type Verifier struct {
 	// row's, a stretch at a time: a row of width 1024 × depth 16 is 64 MiB.
 	stretch []float32
 	weights []float32 // whole recomputed weights, only for a row whose differ
+	// gpu reruns a tf32x3 split's statistics bit for bit: an engine whose tensor cores
+	// give the split's bits (nil: the fp32 CPU twin, within the tf32x3 tolerance).
+	gpu gpuengine.Engine
 }
 
 // weightStretch is how many weights are recomputed and compared at a time.
@@ -173,9 +178,18 @@ func (v *Verifier) check(r dataset.Row, st seeds.Streams) (Check, error) {
 		}
 		w = v.weights
 	}
-	res, err := gpuengine.CPU{}.BakeMLP(
+	// A tf32x3 split is rerun on tensor cores that give its bits, else compared with the
+	// fp32 twin on the same inputs.
+	eng, rerun := gpuengine.Engine(gpuengine.CPU{}), spec
+	tf32 := spec.Precision == bakeapi.PrecisionTF32x3
+	if tf32 && v.gpu != nil {
+		eng = v.gpu
+	} else if tf32 {
+		rerun.Precision = bakeapi.PrecisionFP32
+	}
+	res, err := eng.BakeMLP(
 		v.ctx,
-		spec,
+		rerun,
 		gpuengine.Job{Weights: w, Sample: st.Sample, Threads: v.threads},
 		nil,
 		nil,
@@ -184,19 +198,58 @@ func (v *Verifier) check(r dataset.Row, st seeds.Streams) (Check, error) {
 		return c, err
 	}
 	c.MaxAbsDiff = maxAbsDiff(res.LayerMeans, r.LayerMeans)
-	if spec.NSamples == v.info.Spec.NSamples {
+	switch {
+	case spec.NSamples != v.info.Spec.NSamples:
+		c.Tolerance = 5 / math.Sqrt(float64(spec.NSamples))
+		c.Stats = "within tolerance"
+		if !(c.MaxAbsDiff <= c.Tolerance) {
+			c.Stats = "MISMATCH"
+		}
+	case tf32 && v.gpu == nil:
+		tf32Check(&c, res, r, spec.Width)
+	default:
 		exact := sameBits32(res.LayerMeans, r.LayerMeans) &&
 			sameBits32(res.FinalMeans(spec.Width), r.FinalMeans) &&
 			math.Float64bits(res.AvgVariance) == math.Float64bits(r.AvgVariance)
 		c.Stats = map[bool]string{true: "bit-exact", false: "MISMATCH"}[exact]
-		return c, nil
-	}
-	c.Tolerance = 5 / math.Sqrt(float64(spec.NSamples))
-	c.Stats = "within tolerance"
-	if !(c.MaxAbsDiff <= c.Tolerance) {
-		c.Stats = "MISMATCH"
 	}
 	return c, nil
+}
+
+// Stats of a tf32x3 row checked against the fp32 twin on the same inputs.
+const StatsTF32x3 = "within tf32x3's tolerance of fp32"
+
+// tf32Check judges a tf32x3 row r against its fp32 recomputation want: every mean
+// within bakeapi.TF32x3MeanTolerance of its layer's largest |mean| (c's MaxAbsDiff and
+// Tolerance are of the neuron nearest its bound), avg_variance within
+// TF32x3VarianceTolerance of its own size.
+func tf32Check(c *Check, want gpuengine.Result, r dataset.Row, w int) {
+	worst := -1.0
+	for l := range len(want.LayerMeans) / w {
+		ref, got := want.LayerMeans[l*w:(l+1)*w], r.LayerMeans[l*w:(l+1)*w]
+		scale := 0.0
+		for _, m := range ref {
+			scale = max(scale, math.Abs(float64(m)))
+		}
+		tol := bakeapi.TF32x3MeanTolerance * scale
+		for j := range ref {
+			d := math.Abs(float64(got[j]) - float64(ref[j]))
+			ratio := d / tol
+			if tol == 0 { // a layer of zero means: only zeros match it
+				ratio = map[bool]float64{true: 0, false: math.Inf(1)}[d == 0]
+			}
+			if !(ratio <= worst) {
+				worst, c.MaxAbsDiff, c.Tolerance = ratio, d, tol
+			}
+		}
+	}
+	final := sameBits32(r.FinalMeans, r.LayerMeans[len(r.LayerMeans)-w:])
+	v := math.Abs(r.AvgVariance-want.AvgVariance) <=
+		bakeapi.TF32x3VarianceTolerance*math.Abs(want.AvgVariance)
+	c.Stats = StatsTF32x3
+	if !(worst <= 1) || !final || !v {
+		c.Stats = "MISMATCH"
+	}
 }
 
 // Checks is the outcome for each picked row, in row order, once every row

@@ -82,3 +82,59 @@ func TestVerifierCatchesChangedWeightsAndStatistics(t *testing.T) {
 		}
 	}
 }
+
+// A tf32x3 row, where no GPU reruns it, is checked against the fp32 twin on the same
+// inputs: within bakeapi.TF32x3MeanTolerance of each layer's largest mean it passes, a
+// mean or avg_variance beyond fails.
+func TestVerifierJudgesTF32x3AgainstFP32(t *testing.T) {
+	spec := bakeapi.Spec{Width: 16, Depth: 3, NSamples: 512, Sampler: bakeapi.SamplerPhilox}
+	ids := bake.Identities([]int64{21, 22, 23, 24, 25}, seeds.Salt{})
+	var rows []dataset.Row
+	baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 1}
+	if err := baker.Stream(context.Background(), ids, bakeapi.Range{Start: 0, End: len(ids)},
+		func(r dataset.Row) error {
+			r.Weights = append([]float32(nil), r.Weights...)
+			r.LayerMeans = append([]float32(nil), r.LayerMeans...)
+			r.FinalMeans = append([]float32(nil), r.FinalMeans...)
+			rows = append(rows, r)
+			return nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	scale := func(r dataset.Row, l int) float32 {
+		s := float32(0)
+		for _, m := range r.LayerMeans[l*16 : (l+1)*16] {
+			s = max(s, m)
+		}
+		return s
+	}
+	rows[1].LayerMeans[20] += 0.2 * bakeapi.TF32x3MeanTolerance * scale(rows[1], 1)
+	rows[2].LayerMeans[5] += 3 * bakeapi.TF32x3MeanTolerance * scale(rows[2], 0)
+	rows[3].AvgVariance *= 1 + 3*bakeapi.TF32x3VarianceTolerance
+	rows[4].LayerMeans[40] -= 3 * bakeapi.TF32x3MeanTolerance * scale(rows[4], 2)
+	rows[4].FinalMeans[8] = rows[4].LayerMeans[40]
+
+	tf32 := spec
+	tf32.Precision = bakeapi.PrecisionTF32x3
+	info := bake.SplitInfo{Protocol: dataset.SeedProtocolV3Version, Spec: tf32, Complete: true}
+	v, err := bake.NewVerifier(context.Background(), info, []int{0, 1, 2, 3, 4}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if err := v.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checks, err := v.Checks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range []bool{true, true, false, false, false} {
+		want := map[bool]string{true: bake.StatsTF32x3, false: "MISMATCH"}[ok]
+		if c := checks[i]; c.Stats != want || c.OK != ok {
+			t.Errorf("row %d: statistics %q (max |Δ| %g, tolerance %g), ok %v; want %q",
+				i, c.Stats, c.MaxAbsDiff, c.Tolerance, c.OK, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
+	"github.com/whestbake/whestbake/gpuengine"
 )
 
 // FieldPicks is the field of VerifyInput.Picks, as its messages name it
@@ -79,9 +80,15 @@ type VerifyOutput struct {
 // its rows: each picked row is recomputed as it streams by, and the
 // prepared tree compared with it, so memory stays at one row however large
 // the dataset.
+//
+// A tf32x3 split is rerun bit for bit on this machine's GPU when it computes the split's
+// bits (the same architecture and kernel: bakeapi.TensorCores.SameBits), else compared
+// with the fp32 CPU twin on the same inputs within bakeapi.TF32x3MeanTolerance.
 func VerifyDataset(ctx context.Context, in VerifyInput) (VerifyOutput, error) {
 	d := in.Dataset
-	verifiers, err := in.verifiers(ctx)
+	gpu := &tensorCores{}
+	defer gpu.close()
+	verifiers, err := in.verifiers(ctx, gpu)
 	if err != nil {
 		return VerifyOutput{}, err
 	}
@@ -120,9 +127,38 @@ type splitVerifier struct {
 	verifier *Verifier
 }
 
+// tensorCores is the CUDA engine a tf32x3 verification reruns on, opened at the first
+// tf32x3 split (none when this binary or machine has no GPU).
+type tensorCores struct {
+	eng    gpuengine.Engine
+	opened bool
+}
+
+// engine is the GPU engine when it computes the bits of id for spec, else nil.
+func (g *tensorCores) engine(spec bakeapi.Spec, id bakeapi.TensorCores) gpuengine.Engine {
+	if !g.opened {
+		g.opened = true
+		g.eng, _ = gpuengine.Open(gpuengine.DeviceCUDA, spec.Sampler)
+	}
+	if g.eng == nil {
+		return nil
+	}
+	d, err := gpuengine.DescribeFor(g.eng, spec)
+	if here, ok := bakeapi.ParseTensorCores(d.Kernel); err != nil || !ok || !here.SameBits(id) {
+		return nil
+	}
+	return g.eng
+}
+
+func (g *tensorCores) close() {
+	if g.eng != nil {
+		_ = gpuengine.Close(g.eng)
+	}
+}
+
 // verifiers makes a verifier, by split name, for each split in.Split
 // leaves in.
-func (in VerifyInput) verifiers(ctx context.Context) (map[string]splitVerifier, error) {
+func (in VerifyInput) verifiers(ctx context.Context, gpu *tensorCores) (map[string]splitVerifier, error) {
 	d := in.Dataset
 	getenv := in.Getenv
 	if getenv == nil {
@@ -144,6 +180,9 @@ func (in VerifyInput) verifiers(ctx context.Context) (map[string]splitVerifier, 
 		v, err := NewVerifier(ctx, info, picks, in.MaxSamples, in.Threads)
 		if err != nil {
 			return nil, err
+		}
+		if info.Spec.Precision == bakeapi.PrecisionTF32x3 {
+			v.gpu = gpu.engine(info.Spec, info.TensorCores)
 		}
 		verifiers[s.Name] = splitVerifier{info, v}
 	}
@@ -195,6 +234,16 @@ func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string, getenv func(stri
 	if info.Spec.Sampler == bakeapi.SamplerNumpy {
 		recorded := cmp.Or(dot, sp.DotProduct, md.DotProduct, string(bakeapi.DotFMA))
 		info.Spec.Dot = bakeapi.DotProduct(recorded)
+	}
+	if cmp.Or(sp.AlgorithmVersion, md.AlgorithmVersion) == bakeapi.PhiloxTF32x3Algorithm {
+		info.Spec.Precision = bakeapi.PrecisionTF32x3
+		engine := cmp.Or(sp.Engine, md.Engine)
+		id, ok := bakeapi.ParseTensorCores(engine)
+		if !ok {
+			return info, fmt.Errorf("%s: split %s is a tf32x3 bake whose engine %q names no "+
+				"tensor cores (arch=, kernel=); its bits cannot be attributed", d.Path, s.Name, engine)
+		}
+		info.TensorCores = id
 	}
 	return info, nil
 }

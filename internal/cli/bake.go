@@ -23,6 +23,7 @@ type bakeFlags struct {
 	nMLPs, nSamples, width, depth, threads int64
 	seedsFile, slice, mlpRange             string
 	split, config, sampler, dot, device    string
+	precision                              string
 	output, maxMemory                      string
 	seed, chunk                            int64
 	seedProtocol, seedSalt, saltID         string
@@ -74,6 +75,10 @@ func newBakeCmd() *cobra.Command {
 			"or muladd (a BLAS without FMA); which real numpy builds match: docs/NUMPY.md")
 	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto,
 		"auto, cpu or cuda (explicit choices never fall back)")
+	fl.StringVar(&f.precision, "precision", "fp32",
+		"philox forward pass: fp32 (the CPU twin's bits on every engine) or tf32x3 "+
+			"(CUDA tensor cores, --device cuda: faster, within 5e-6 of fp32, "+
+			"reproducible on one GPU architecture; docs/GPU.md)")
 	fl.Var(newFieldCount(&f.chunk, 0), "chunk-size",
 		"philox: samples per step/checkpoint (never changes results); numpy: not allowed")
 	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
@@ -199,6 +204,7 @@ func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
 			Dot:          bakeapi.DotProduct(f.dot),
 			SeedProtocol: bakeapi.SeedProtocol(f.seedProtocol),
 			Salt:         bakeapi.Salt{Withhold: f.withholdSalt, ID: f.saltID},
+			Precision:    precisionOf(f.precision),
 		},
 		SaltHex:     f.seedSalt,
 		Sliced:      fs.Changed("slice") || fs.Changed("mlp-range"),
@@ -215,6 +221,14 @@ func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
 		return bake.Plan{}, cmdline.Usage(err)
 	}
 	return plan, err
+}
+
+// precisionOf is --precision as a Spec's: fp32, the default, is the empty one.
+func precisionOf(flag string) bakeapi.Precision {
+	if flag == "fp32" {
+		return bakeapi.PrecisionFP32
+	}
+	return bakeapi.Precision(flag)
 }
 
 // memoryLimit is --max-memory, by default the cgroup limit, else physical

@@ -77,7 +77,8 @@ type compareFlags struct {
 func (f *compareFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "mode", "",
-		"exact or stat (default: exact when sampler, algorithm and n_samples match, else stat)")
+		"exact, stat or tf32x3 (default: exact when sampler, algorithm and n_samples match; "+
+			"tf32x3 when they differ in precision or tensor cores only; else stat)")
 	fl.Float64Var(&f.alpha, "alpha", compare.DefaultAlpha,
 		"stat: overall false-alarm rate for two correct bakes")
 	fl.IntVar(&f.shown, "show", 10, "how many differences to show")
@@ -88,15 +89,16 @@ func (f *compareFlags) register(cmd *cobra.Command) {
 
 // compareModes are --mode's values; "" lets compare.Run choose.
 var compareModes = map[string]compare.Mode{
-	"":      "",
-	"exact": compare.ModeExact,
-	"stat":  compare.ModeStat,
+	"":       "",
+	"exact":  compare.ModeExact,
+	"stat":   compare.ModeStat,
+	"tf32x3": compare.ModeTF32x3,
 }
 
 func runCompare(cmd *cobra.Command, a, b string, f compareFlags) error {
 	m, ok := compareModes[f.mode]
 	if !ok {
-		return cmdline.Usagef("--mode %q: use exact or stat", f.mode)
+		return cmdline.Usagef("--mode %q: use exact, stat or tf32x3", f.mode)
 	}
 	if f.alpha <= 0 || f.alpha > compare.MaxAlpha {
 		return cmdline.Usagef("--alpha=%g: use a false-alarm rate in (0, %g]",
@@ -211,6 +213,10 @@ func printComparison(w io.Writer, r *compare.Result) {
 	switch {
 	case r.Same && r.Mode == compare.ModeExact:
 		verdict.WriteString("✓ identical")
+	case r.Same && r.Mode == compare.ModeTF32x3:
+		fmt.Fprintf(&verdict, "✓ within tf32x3's tolerance: every mean within %g of its "+
+			"layer's largest, avg_variance within %g of its own (twice that between two "+
+			"tf32x3 bakes)", r.MeanTolerance, r.VarianceTolerance)
 	case r.Same:
 		fmt.Fprintf(&verdict, "✓ equivalent: no mean beyond |z| = %.2f, "+
 			"no layer beyond ‖z_l‖ = %.2f and no avg_variance beyond |z| = %.2f",

@@ -281,7 +281,7 @@ func TestCompareRefusesBadInput(t *testing.T) {
 		{[]string{a, bake(at("shape"), "[1, 2]", "8", "public")}, "width=4 depth=2"},
 		{[]string{a, bake(at("split"), "[1, 2]", "4", "holdout")}, "compare needs the same splits"},
 		{[]string{a, at("missing")}, "does not exist"},
-		{[]string{a, a, "--mode", "fuzzy"}, "use exact or stat"},
+		{[]string{a, a, "--mode", "fuzzy"}, "use exact, stat or tf32x3"},
 		{[]string{a, a, "--alpha", "2"}, "--alpha"},
 		// Any failure, not only bad input: 1 would say "different".
 		{[]string{a, a, "--config-file", "/dev/zero"}, "larger than 1 MiB"},
@@ -462,5 +462,62 @@ func TestVarianceSpreadBoundsMeasuredRho(t *testing.T) {
 	if worst > compare.VarianceSpread/2 {
 		t.Errorf("ρ reaches %.1f: VarianceSpread %d leaves less than a factor of two",
 			worst, compare.VarianceSpread)
+	}
+}
+
+// A tf32x3 bake and an fp32 one of the same MLPs and samples compare in mode tf32x3:
+// means within bakeapi.TF32x3MeanTolerance of their layer's largest pass, a mean beyond
+// it is caught; two tf32x3 bakes on tensor cores that give the same bits compare bit for
+// bit, on other tensor cores within twice the tolerance.
+func TestCompareTF32x3(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	seeds := writeFile(t, at("s.json"), "[7, 8, 9]")
+	fp32 := at("fp32")
+	mustRun(t, "dataset", "bake", "--n-mlps", "3", "--n-samples", "2000", "--width", "8",
+		"--depth", "3", "--mlp-seeds", seeds, "--threads", "1", "-o", fp32)
+	id := bakeapi.TensorCores{GPU: "NVIDIA H200", Arch: "sm_90", Driver: "13.0", NVRTC: "13.0",
+		Scheme: "s", Kernel: strings.Repeat("ab", 32)}
+	tf32 := func(name string, id bakeapi.TensorCores, shift float64) string {
+		d, err := dataset.ReadDir(fp32, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Meta.Set("algorithm_version", bakeapi.PhiloxTF32x3Algorithm).Set("engine", "cuda/"+id.String())
+		rows := d.Splits[0].Rows
+		scale := float32(0)
+		for _, m := range rows[1].LayerMeans[8:16] {
+			scale = max(scale, m)
+		}
+		rows[1].LayerMeans[10] += float32(shift) * scale
+		shape := bakeapi.Spec{Width: 8, Depth: 3}
+		if err := dataset.WriteDir(at(name), d.Meta, shape, rows); err != nil {
+			t.Fatal(err)
+		}
+		return at(name)
+	}
+	near := tf32("near", id, 0.2*bakeapi.TF32x3MeanTolerance)
+	far := tf32("far", id, 3*bakeapi.TF32x3MeanTolerance)
+	code, out, _ := run(t, "dataset", "compare", fp32, near)
+	if code != 0 || !strings.Contains(out, "mode tf32x3") || !strings.Contains(out, "✓ within tf32x3") {
+		t.Errorf("fp32 against a tf32x3 bake within the tolerance: exit %d\n%s", code, out)
+	}
+	if code, r, _ := compareJSON(t, fp32, far); code != 1 || r.Mode != compare.ModeTF32x3 ||
+		len(r.Differences) != 1 || r.Differences[0].Index != 10 || r.Differences[0].MLPID != 1 {
+		t.Errorf("a mean beyond the tolerance: exit %d %+v", code, r)
+	}
+	if code, r, _ := compareJSON(t, near, tf32("same", id, 0.2*bakeapi.TF32x3MeanTolerance)); code != 0 ||
+		r.Mode != compare.ModeExact {
+		t.Errorf("two tf32x3 bakes with the same bits: exit %d, mode %s", code, r.Mode)
+	}
+	other := id
+	other.Arch = "sm_80"
+	below := tf32("other", other, -1.5*bakeapi.TF32x3MeanTolerance)
+	if code, r, _ := compareJSON(t, near, below); code != 0 || r.Mode != compare.ModeTF32x3 {
+		t.Errorf("tf32x3 bakes on other tensor cores, each within the tolerance of fp32: "+
+			"exit %d, mode %s %+v", code, r.Mode, r.Differences)
+	}
+	if code, _, _ := compareJSON(t, far, below); code != 1 {
+		t.Errorf("tf32x3 bakes on other tensor cores 4.5 tolerances apart: exit %d", code)
 	}
 }

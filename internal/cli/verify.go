@@ -88,8 +88,13 @@ func runVerify(cmd *cobra.Command, dir string, f verifyFlags) error {
 
 // printSplitChecks prints one split's verdict per MLP.
 func printSplitChecks(out io.Writer, s bake.VerifiedSplit) {
-	fmt.Fprintf(out, "split %s (sampler %s, n_samples %d):\n",
-		safetext.Line(s.Name), safetext.Line(orDash(string(s.Info.Spec.Sampler))), s.Info.Spec.NSamples)
+	precision := ""
+	if p := s.Info.Spec.Precision; p != bakeapi.PrecisionFP32 {
+		precision = fmt.Sprintf(", precision %s on %s", p, safetext.Line(s.Info.TensorCores.Arch))
+	}
+	fmt.Fprintf(out, "split %s (sampler %s%s, n_samples %d):\n",
+		safetext.Line(s.Name), safetext.Line(orDash(string(s.Info.Spec.Sampler))), precision,
+		s.Info.Spec.NSamples)
 	names := map[string]string{
 		bake.NameOK:           "name ok",
 		bake.NameMismatch:     "NAME MISMATCH",
@@ -123,10 +128,11 @@ type verifyJSON struct {
 }
 
 type verifySplitJSON struct {
-	Name     string            `json:"name"`
-	Sampler  string            `json:"sampler"`
-	NSamples int64             `json:"n_samples"`
-	Checks   []verifyCheckJSON `json:"checks"`
+	Name      string            `json:"name"`
+	Sampler   string            `json:"sampler"`
+	Precision string            `json:"precision,omitempty"` // tf32x3, or absent for fp32
+	NSamples  int64             `json:"n_samples"`
+	Checks    []verifyCheckJSON `json:"checks"`
 }
 
 type verifyCheckJSON struct {
@@ -135,7 +141,8 @@ type verifyCheckJSON struct {
 	OK        bool   `json:"ok"`
 	WeightsOK bool   `json:"weights_bit_exact"`
 	NameCheck string `json:"name_check"`
-	// Statistics is bit-exact, within tolerance, MISMATCH, or skipped: why.
+	// Statistics is bit-exact, within tolerance, within tf32x3's tolerance of fp32,
+	// MISMATCH, or skipped: why.
 	Statistics string    `json:"statistics"`
 	MaxAbsDiff jsonFloat `json:"max_abs_diff"`
 	Tolerance  jsonFloat `json:"tolerance"` // 0: bit for bit
@@ -151,10 +158,11 @@ func writeVerifyJSON(w io.Writer, path string, res bake.VerifyOutput) error {
 	}
 	for _, s := range res.Splits {
 		js := verifySplitJSON{
-			Name:     s.Name,
-			Sampler:  string(s.Info.Spec.Sampler),
-			NSamples: s.Info.Spec.NSamples,
-			Checks:   []verifyCheckJSON{},
+			Name:      s.Name,
+			Sampler:   string(s.Info.Spec.Sampler),
+			Precision: string(s.Info.Spec.Precision),
+			NSamples:  s.Info.Spec.NSamples,
+			Checks:    []verifyCheckJSON{},
 		}
 		for _, c := range s.Checks {
 			js.Checks = append(js.Checks, verifyCheckJSON{

@@ -19,6 +19,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 )
 
@@ -34,6 +35,12 @@ const (
 	// sampler), each neuron's mean (all_layer_means and final_means) and
 	// avg_variance within Monte Carlo error (see zScores and varianceZ).
 	ModeStat Mode = "stat"
+	// ModeTF32x3: a tf32x3 bake against an fp32 one of the same MLPs and samples, or
+	// against a tf32x3 bake on other tensor cores (docs/GPU.md, "Precision tf32x3"):
+	// names and weights bit-identical, each mean within bakeapi.TF32x3MeanTolerance of
+	// its layer's largest |mean|, avg_variance within TF32x3VarianceTolerance of its
+	// size; twice those between two tf32x3 bakes, each that far from fp32.
+	ModeTF32x3 Mode = "tf32x3"
 )
 
 // The avg_variance tolerance of ModeExact (numpy.isclose's form, made
@@ -64,7 +71,9 @@ type Input struct {
 	A, B string // dataset directories
 	// Mode is "" to choose: ModeExact when every split of both datasets
 	// was baked with the same sampler (whestbench: backend), algorithm
-	// version and n_samples, ModeStat otherwise.
+	// version (for tf32x3, on tensor cores that give the same bits) and
+	// n_samples; ModeTF32x3 when they differ only in the precision or the
+	// tensor cores; ModeStat otherwise.
 	Mode Mode
 	// Alpha is ModeStat's overall false-alarm rate; 0 means DefaultAlpha.
 	Alpha float64
@@ -95,6 +104,9 @@ type Result struct {
 	Layers    int64   `json:"layers,omitempty"`
 	Variances int64   `json:"avg_variances,omitempty"`
 	Threshold float64 `json:"z_threshold,omitempty"`
+	// ModeTF32x3: the mean and avg_variance tolerances, relative (see ModeTF32x3).
+	MeanTolerance     float64 `json:"mean_tolerance,omitempty"`
+	VarianceTolerance float64 `json:"variance_tolerance,omitempty"`
 }
 
 // SplitResult is one split's comparison.
@@ -118,6 +130,9 @@ type SplitResult struct {
 	// dataset has none.
 	PreparedA bool `json:"prepared_a"`
 	PreparedB bool `json:"prepared_b"`
+	// tf32 is ModeTF32x3's tolerance factor: 1 against fp32, 2 between two tf32x3
+	// bakes.
+	tf32 float64
 }
 
 // MLPStat is one MLP's statistical comparison. A layer index equal to the
@@ -218,6 +233,16 @@ func Run(in Input) (*Result, error) {
 		}
 		res.Threshold = Threshold(res.Alpha, res.Neurons+res.Layers+res.Variances)
 	}
+	if res.Mode == ModeTF32x3 {
+		res.MeanTolerance = bakeapi.TF32x3MeanTolerance
+		res.VarianceTolerance = bakeapi.TF32x3VarianceTolerance
+		for i := range res.Splits {
+			res.Splits[i].tf32 = 1
+			if isTF32x3(a.Info.Splits[i].Provenance) && isTF32x3(b.Info.Splits[i].Provenance) {
+				res.Splits[i].tf32 = 2
+			}
+		}
+	}
 	if err := c.stream(a, b); err != nil {
 		return nil, err
 	}
@@ -296,34 +321,60 @@ func pair(a, b *dataset.Dir, pa, pb string) error {
 	return nil
 }
 
-// chooseMode returns the mode asked for, or picks one, with the reason.
+// chooseMode returns the mode asked for, or picks one, with the reason: ModeStat for a
+// difference in sampler, algorithm or n_samples, else ModeTF32x3 for a difference in
+// precision or tensor cores alone, else ModeExact.
 func chooseMode(a, b *dataset.Dir, asked Mode) (Mode, string) {
-	var why string
+	var stat, tf32 string
 	for i := range a.Info.Splits {
 		name := a.Info.Splits[i].Name
 		pa, pb := a.Info.Splits[i].Provenance, b.Info.Splits[i].Provenance
 		ka, kb := sampler(pa, a.Info.Provenance), sampler(pb, b.Info.Provenance)
 		switch {
 		case ka != kb:
-			why = fmt.Sprintf("split %s was baked with sampler %s in A and %s in B", name, ka, kb)
+			stat = fmt.Sprintf("split %s was baked with sampler %s in A and %s in B", name, ka, kb)
+		case tensorCoresApart(pa, pb):
+			tf32 = fmt.Sprintf("split %s was baked with algorithm %q (%s) in A and %q (%s) in B",
+				name, pa.AlgorithmVersion, pa.Engine, pb.AlgorithmVersion, pb.Engine)
 		case pa.AlgorithmVersion != pb.AlgorithmVersion:
-			why = fmt.Sprintf("split %s was baked with algorithm %q in A and %q in B",
+			stat = fmt.Sprintf("split %s was baked with algorithm %q in A and %q in B",
 				name, pa.AlgorithmVersion, pb.AlgorithmVersion)
 		}
-		if why != "" {
+		if stat != "" {
 			break
 		}
 	}
-	if why == "" && a.Info.NSamples != b.Info.NSamples {
-		why = fmt.Sprintf("n_samples is %d in A and %d in B", a.Info.NSamples, b.Info.NSamples)
+	if stat == "" && a.Info.NSamples != b.Info.NSamples {
+		stat = fmt.Sprintf("n_samples is %d in A and %d in B", a.Info.NSamples, b.Info.NSamples)
 	}
 	switch {
 	case asked != "":
 		return asked, "asked for (--mode)"
-	case why != "":
-		return ModeStat, why
+	case stat != "":
+		return ModeStat, stat
+	case tf32 != "":
+		return ModeTF32x3, tf32
 	}
 	return ModeExact, "the same sampler, algorithm and n_samples"
+}
+
+// isTF32x3 reports whether p is a tf32x3 bake.
+func isTF32x3(p dataset.Provenance) bool {
+	return p.AlgorithmVersion == bakeapi.PhiloxTF32x3Algorithm
+}
+
+// tensorCoresApart reports whether two philox bakes differ in precision, or are tf32x3
+// bakes whose tensor cores give other bits.
+func tensorCoresApart(pa, pb dataset.Provenance) bool {
+	philox := func(p dataset.Provenance) bool {
+		return p.AlgorithmVersion == bakeapi.PhiloxAlgorithm || isTF32x3(p)
+	}
+	if !philox(pa) || !philox(pb) || !isTF32x3(pa) && !isTF32x3(pb) {
+		return false
+	}
+	ta, okA := bakeapi.ParseTensorCores(pa.Engine)
+	tb, okB := bakeapi.ParseTensorCores(pb.Engine)
+	return !isTF32x3(pa) || !isTF32x3(pb) || !okA || !okB || !ta.SameBits(tb)
 }
 
 // sampler names what computed a split's statistics: whestbake's sampler,
@@ -434,7 +485,8 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 	if i := firstBitDifference(x.Weights, y.Weights); i >= 0 {
 		note("weights", i, f32(x.Weights[i]), f32(y.Weights[i]))
 	}
-	if c.res.Mode == ModeExact {
+	switch c.res.Mode {
+	case ModeExact:
 		if i := firstBitDifference(x.LayerMeans, y.LayerMeans); i >= 0 {
 			note("all_layer_means", i, f32(x.LayerMeans[i]), f32(y.LayerMeans[i]))
 		}
@@ -444,23 +496,19 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 		if !varianceClose(x.AvgVariance, y.AvgVariance) {
 			note("avg_variance", -1, f64(x.AvgVariance), f64(y.AvgVariance))
 		}
-	} else {
+	case ModeTF32x3:
+		c.tf32Row(note, s, w, d, x, y)
+	default:
 		st := zScores(x, y, w, d, s.NSamplesA, s.NSamplesB, c.res.Threshold)
 		st.VarianceZ = varianceZ(x.AvgVariance, y.AvgVariance, s.NSamplesA, s.NSamplesB)
 		s.MLPStats = append(s.MLPStats, st)
-		field := func(layer int) (string, int) {
-			if layer == d {
-				return "final_means", 0
-			}
-			return "all_layer_means", layer * w
-		}
 		if st.Beyond > 0 {
-			name, at := field(st.Layer)
+			name, at := meanField(st.Layer, w, d)
 			a, b := means(x, w, d, st.Layer), means(y, w, d, st.Layer)
 			note(fmt.Sprintf("%s (|z|=%.1f)", name, st.MaxZ), at+st.Neuron,
 				f32(a[st.Neuron]), f32(b[st.Neuron]))
 		} else if st.LayersBeyond > 0 {
-			name, _ := field(st.NormLayer)
+			name, _ := meanField(st.NormLayer, w, d)
 			if st.NormLayer < d {
 				name = fmt.Sprintf("%s layer %d", name, st.NormLayer)
 			}
@@ -474,6 +522,46 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 	}
 	if differs {
 		s.DifferentMLPs++
+	}
+}
+
+// meanField is the field and flat index of layer l's means: all_layer_means, or
+// final_means for l = d.
+func meanField(l, w, d int) (string, int) {
+	if l == d {
+		return "final_means", 0
+	}
+	return "all_layer_means", l * w
+}
+
+// tf32Row notes the first mean of each layer, and avg_variance, of one MLP beyond
+// ModeTF32x3's tolerances (scaled by s.tf32): a mean's is relative to the largest |mean|
+// of its layer on either side, avg_variance's to the larger.
+func (c *comparer) tf32Row(
+	note func(field string, i int, a, b string),
+	s *SplitResult,
+	w, d int,
+	x, y *dataset.Row,
+) {
+	for l := range d + 1 {
+		ma, mb := means(x, w, d, l), means(y, w, d, l)
+		scale := 0.0
+		for j := range ma {
+			scale = max(scale, math.Abs(float64(ma[j])), math.Abs(float64(mb[j])))
+		}
+		tol := s.tf32 * c.res.MeanTolerance * scale
+		for j := range ma {
+			if !(math.Abs(float64(ma[j])-float64(mb[j])) <= tol) {
+				name, at := meanField(l, w, d)
+				note(fmt.Sprintf("%s (|Δ| beyond %.3g)", name, tol), at+j, f32(ma[j]), f32(mb[j]))
+				break
+			}
+		}
+	}
+	vtol := s.tf32 * c.res.VarianceTolerance * max(math.Abs(x.AvgVariance), math.Abs(y.AvgVariance))
+	if !(math.Abs(x.AvgVariance-y.AvgVariance) <= vtol) {
+		note(fmt.Sprintf("avg_variance (|Δ| beyond %.3g)", vtol), -1,
+			f64(x.AvgVariance), f64(y.AvgVariance))
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package cudacheck is the kernel half of `make cuda-check`, which needs the CUDA
-// toolkit but no GPU: NVRTC compiles mlp_fused (every plan of cudakernel.FusedPlans)
-// and the pipeline kernels for every shape the tests run, with the engine's own
+// toolkit but no GPU: NVRTC compiles mlp_fused (every candidate of
+// cudakernel.TilingCandidates), mlp_tf32x3 (cudakernel.PlanTF32) and the pipeline
+// kernels for every shape the tests run, with the engine's own
 // options (cudakernel.Options), into cubins for sm_90 and sm_80 — exactly what the
 // engine loads — and ptxas's resource report in NVRTC's log must show no spill and no
 // local memory. The PTX the engine falls back to is compiled too.

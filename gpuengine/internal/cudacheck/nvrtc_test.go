@@ -23,11 +23,18 @@ var archs = []struct {
 // networks are the W×D networks the tests run the kernels on: gpuengine/cuda_test.go on
 // the GPU and the host harness (cudakernel/host_test.go) on the CPU. A network added to
 // those tests belongs here too, so that make cuda-check compiles its shapes.
-var networks = []struct{ w, d int }{
+// The tiling sweep's networks (sweep) compile every candidate of TilingCandidates, the
+// others every plan of FusedPlans.
+var networks = []struct {
+	w, d  int
+	sweep bool
+}{
 	// cudaShapes
-	{256, 8}, {256, 2}, {64, 3}, {17, 2}, {8, 3}, {100, 4}, {1, 1}, {512, 2}, {1000, 1},
-	{32, 4}, {8, 2}, // resume, divergence and refusals
-	{100, 2}, // the host harness's bakeCases not above
+	{256, 8, true}, {256, 2, false}, {64, 3, false}, {17, 2, false}, {8, 3, false},
+	{100, 4, false}, {1, 1, false}, {512, 2, false}, {1000, 1, false},
+	{64, 4, true},                 // the tiling sweep's second network
+	{32, 4, false}, {8, 2, false}, // resume, divergence and refusals
+	{100, 2, false}, // the host harness's bakeCases not above
 }
 
 // tilings are the host harness's other tilings of its 17×2 and 64×3 networks (fused
@@ -38,11 +45,12 @@ var tilings = []struct{ w, d, ct, tm, rt, ks int }{
 }
 
 // Every kernel shape the tests use compiles with NVRTC exactly as the engine compiles
-// it — a cubin for the device's sm_XY, assembled by NVRTC's own ptxas, whose -v report
+// it, mlp_tf32x3 where the network fits it, — a cubin for the device's sm_XY, assembled by NVRTC's own ptxas, whose -v report
 // is in the program log — without spilling: a spill or any local memory would put the
 // fused kernel's register fragment in DRAM-backed memory, far beyond its budget. The
-// fused kernel's fallback tilings (cudakernel.FusedPlans) are checked too, and so is
-// the PTX the engine falls back to when a driver refuses the cubin.
+// fused kernel's fallback tilings (cudakernel.FusedPlans) and the tiling sweep's
+// candidates (cudakernel.TilingCandidates) are checked too, and so is the PTX the
+// engine falls back to when a driver refuses the cubin.
 func TestKernelsCompileWithoutSpills(t *testing.T) {
 	major, minor, err := cudacompile.Version()
 	if err != nil {
@@ -62,8 +70,14 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if n.sweep {
+				plans = cudakernel.TilingCandidates(n.w, n.d, a.maxShared)
+			}
 			for _, s := range plans {
 				check("fused.cu", cudakernel.FusedSource, s.String(), s.Defines(), "mlp_fused")
+			}
+			if tf32, err := cudakernel.TF32Plans(n.w, n.d, a.maxShared); err == nil {
+				checkTF32(t, a.major, a.minor, tf32)
 			}
 			p := cudakernel.PlanPipeline(n.w, n.d, cudakernel.DefaultStep)
 			check(
@@ -95,6 +109,38 @@ func TestKernelsCompileWithoutSpills(t *testing.T) {
 	}
 }
 
+// checkTF32 compiles mlp_tf32x3's plans in order as the engine chooses among them
+// (cudakernel.ChooseFused): one of them must use no local memory, and the log names it.
+// Its bits do not depend on the plan, so a first plan that spills only costs speed.
+func checkTF32(t *testing.T, major, minor int, plans []cudakernel.TF32Shape) {
+	t.Helper()
+	target := cudakernel.Target{Major: major, Minor: minor}
+	for _, s := range plans {
+		out, err := cudacompile.Compile("tf32x3.cu", cudakernel.TF32x3Source, headers(),
+			cudakernel.Options(target, s.Defines()))
+		if err != nil {
+			t.Fatalf("%s (%s): %v", target.Arch(), s, err)
+		}
+		res := out.Report()
+		if len(res.Local()) == 0 {
+			t.Logf("%s %-15s %-44s %v", target.Arch(), "mlp_tf32x3", s, res["mlp_tf32x3"])
+			return
+		}
+		t.Logf("%s %s spills, the engine takes the next plan: %v", target.Arch(), s, res["mlp_tf32x3"])
+	}
+	t.Errorf("%s: every mlp_tf32x3 plan spills: %v", target.Arch(), plans)
+}
+
+// headers are cudakernel.Headers for NVRTC.
+func headers() []cudacompile.Header {
+	hs := cudakernel.Headers()
+	out := make([]cudacompile.Header, len(hs))
+	for i, h := range hs {
+		out[i] = cudacompile.Header{Name: h.Name, Source: h.Source}
+	}
+	return out
+}
+
 // compile builds one source as gpuengine's cudaDevice.compile does: a cubin for
 // sm_<major><minor> whose ptxas report it logs per entry (failing on a spill or local
 // memory), then the PTX fallback for compute_<major><minor>.
@@ -105,13 +151,8 @@ func compile(
 	defines, entries []string,
 ) {
 	t.Helper()
-	hs := cudakernel.Headers()
-	headers := make([]cudacompile.Header, len(hs))
-	for i, h := range hs {
-		headers[i] = cudacompile.Header{Name: h.Name, Source: h.Source}
-	}
 	target := cudakernel.Target{Major: major, Minor: minor}
-	out, err := cudacompile.Compile(file, source, headers, cudakernel.Options(target, defines))
+	out, err := cudacompile.Compile(file, source, headers(), cudakernel.Options(target, defines))
 	if err != nil {
 		t.Fatalf("%s (%s): %v", target.Arch(), shape, err)
 	}
@@ -138,7 +179,7 @@ func compile(
 		t.Errorf("%s %s: %s uses local memory: %v", target.Arch(), shape, f, res[f])
 	}
 	target.PTX = true
-	ptx, err := cudacompile.Compile(file, source, headers, cudakernel.Options(target, defines))
+	ptx, err := cudacompile.Compile(file, source, headers(), cudakernel.Options(target, defines))
 	if err != nil {
 		t.Fatalf("%s (%s): %v", target.Arch(), shape, err)
 	}

@@ -11,14 +11,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -31,7 +34,11 @@ import (
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-var harness string // the host build of the sources; empty when g++ is missing
+// The host builds of the sources (testdata/host); empty when g++ is missing.
+var (
+	harness     string // harness.cpp: mlp_fused, the pipeline kernels and the arithmetic
+	tf32Harness string // tf32x3.cpp: mlp_tf32x3 with the tensor core emulated
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
@@ -44,33 +51,38 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "harness")
-		// ISO C++ (no GNU fp-contract default), no contraction, no fast math: every
-		// operation of the sources rounds exactly once, as on the GPU.
-		args := []string{
-			"-std=c++17",
-			"-O2",
-			"-ffp-contract=off",
-			"-fno-fast-math",
-			"-fno-strict-aliasing",
-			"-Wall",
-			"-Wextra",
-			"-Werror",
-			"-Wno-unknown-pragmas",
-			"-I.",
-			"-o",
-			bin,
-			"testdata/host/harness.cpp",
+		for _, h := range []struct {
+			bin *string
+			src string
+		}{{&harness, "harness.cpp"}, {&tf32Harness, "tf32x3.cpp"}} {
+			bin := filepath.Join(dir, strings.TrimSuffix(h.src, ".cpp"))
+			// ISO C++ (no GNU fp-contract default), no contraction, no fast math: every
+			// operation of the sources rounds exactly once, as on the GPU.
+			args := []string{
+				"-std=c++17",
+				"-O2",
+				"-ffp-contract=off",
+				"-fno-fast-math",
+				"-fno-strict-aliasing",
+				"-Wall",
+				"-Wextra",
+				"-Werror",
+				"-Wno-unknown-pragmas",
+				"-I.",
+				"-o",
+				bin,
+				"testdata/host/" + h.src,
+			}
+			if cpu.X86.HasFMA {
+				// fmaf as one instruction; glibc's software fmaf rounds the same.
+				args = append(args, "-mfma")
+			}
+			if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "g++ %s: %v\n%s", strings.Join(args, " "), err, out)
+				return 1
+			}
+			*h.bin = bin
 		}
-		if cpu.X86.HasFMA {
-			// fmaf as one instruction; glibc's software fmaf rounds the same.
-			args = append(args, "-mfma")
-		}
-		if out, err := exec.Command("g++", args...).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "g++ %s: %v\n%s", strings.Join(args, " "), err, out)
-			return 1
-		}
-		harness = bin
 		return m.Run()
 	}())
 }
@@ -80,15 +92,29 @@ func run(t *testing.T, stdin string, args ...string) []string {
 	if harness == "" {
 		t.Skip("g++ not found: the host build of the CUDA sources is not checked")
 	}
-	cmd := exec.Command(harness, args...)
+	lines, err := runHarness(stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// runHarness runs the harness with stdin and returns its output lines.
+func runHarness(stdin string, args ...string) ([]string, error) {
+	return runBinary(harness, stdin, args...)
+}
+
+// runBinary runs bin with stdin and returns its output lines.
+func runBinary(bin, stdin string, args ...string) ([]string, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("harness %v: %v\n%s", args, err, errb.String())
+		return nil, fmt.Errorf("harness %v: %v\n%s", args, err, errb.String())
 	}
-	return strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.Split(strings.TrimSpace(string(out)), "\n"), nil
 }
 
 func hex32(s string) uint32 {
@@ -157,6 +183,72 @@ func pairWords(rng *rand.Rand) [][2]uint32 {
 		out = append(out, [2]uint32{rng.Uint32(), rng.Uint32()})
 	}
 	return out
+}
+
+var exhaustive = flag.Bool(
+	"cudakernel.exhaustive",
+	false,
+	"TestHostRadiusExhaustive checks all 2^32 radius words",
+)
+
+// bm_radius divides and takes the square root by branch-free sequences of fmas
+// (philox.cuh, wb_div_radius and wb_sqrt_radius), which are not correctly rounded for
+// every operand. Their operands depend on the radius's 32-bit word alone, so checking
+// both results and the radius against IEEE division and square root for every word
+// proves them correctly rounded on every input they will ever see: go test ./gpuengine/internal/cudakernel -run RadiusExhaustive
+// -cudakernel.exhaustive (about 6 minutes of two cores). Without the flag: every
+// 65537th word, the words around each power of two and pairWords' edges.
+func TestHostRadiusExhaustive(t *testing.T) {
+	if harness == "" {
+		t.Skip("g++ not found: the host build of the CUDA sources is not checked")
+	}
+	type span struct {
+		lo, hi, step uint64
+		edges        string
+	}
+	var spans []span
+	if *exhaustive {
+		n := uint64(runtime.GOMAXPROCS(0))
+		for i := range n {
+			spans = append(spans, span{i << 32 / n, (i + 1) << 32 / n, 1, ""})
+		}
+	} else {
+		var edges strings.Builder
+		for k := range 33 {
+			for d := -3; d <= 3; d++ {
+				fmt.Fprintf(&edges, "%x\n", uint32(int64(1)<<k+int64(d)))
+			}
+		}
+		for _, w := range pairWords(rand.New(rand.NewPCG(1, 2)))[:1000] {
+			fmt.Fprintf(&edges, "%x\n", w[0])
+		}
+		spans = append(spans, span{0, 1 << 32, 65537, edges.String()})
+	}
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		bad []string
+	)
+	for _, sp := range spans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lines, err := runHarness(sp.edges, "radius", strconv.FormatUint(sp.lo, 10),
+				strconv.FormatUint(sp.hi, 10), strconv.FormatUint(sp.step, 10))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				bad = append(bad, err.Error())
+			case lines[len(lines)-1] != "bad 0":
+				bad = append(bad, lines...)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Fatalf("bm_radius differs from IEEE division and square root:\n%s", strings.Join(bad, "\n"))
+	}
 }
 
 func TestHostBoxMuller(t *testing.T) {
@@ -393,6 +485,13 @@ func twin(t *testing.T, c bakeCase) ([2]uint32, []float32, []exact.Acc) {
 	return gpuengine.PhiloxKey(job), w, totals
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func writeWeights(t *testing.T, w []float32) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "weights.f32")
@@ -420,7 +519,7 @@ func sameTotals(t *testing.T, what string, got, want []exact.Acc) {
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Fatalf("%s: total %d = %s, CPU twin %s", what, i, got[i], want[i])
+			t.Fatalf("%s: total %d = %s, want %s", what, i, got[i], want[i])
 		}
 	}
 }
@@ -432,15 +531,13 @@ var bakeCases = []bakeCase{
 }
 
 // mlp_fused's device code, run CTA by CTA and thread by thread, gives the CPU twin's
-// exact totals for ragged N, widths off the tiling, any chunking and any grid.
+// exact totals for ragged N, widths off the tiling, any chunking and any grid, with
+// every shape the GPU's tiling sweep times (every plan of FusedPlans among them:
+// resident weights and the 16-warp fallbacks).
 func TestHostFusedMatchesCPUTwin(t *testing.T) {
 	for _, c := range bakeCases {
 		key, w, want := twin(t, c)
-		shape, err := cudakernel.PlanFused(c.w, c.d, h100Shared)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shapes := []cudakernel.FusedShape{shape}
+		shapes := cudakernel.TilingCandidates(c.w, c.d, h100Shared)
 		if c.w == 17 || c.w == 64 {
 			// Other tilings of the same network: the bits may not move.
 			for _, alt := range []struct{ ct, tm, rt, ks int }{
@@ -464,12 +561,18 @@ func TestHostFusedMatchesCPUTwin(t *testing.T) {
 				shapes = append(shapes, s)
 			}
 		}
-		for _, s := range shapes {
+		type schedule struct {
+			chunk int64
+			grid  int
+		}
+		for i, s := range shapes {
 			path := writeWeights(t, cudakernel.PadWeights(w, c.w, c.d, s.WP))
-			for _, sched := range []struct {
-				chunk int64
-				grid  int
-			}{{c.n, 1}, {c.n, 3}, {96, 2}, {160, 7}} {
+			// Every schedule for the first shape; the tilings after it, two.
+			scheds := []schedule{{c.n, 3}, {96, 2}}
+			if i == 0 {
+				scheds = append(scheds, schedule{c.n, 1}, schedule{160, 7})
+			}
+			for _, sched := range scheds {
 				lines := run(
 					t,
 					"",
@@ -481,6 +584,8 @@ func TestHostFusedMatchesCPUTwin(t *testing.T) {
 					strconv.Itoa(s.RT),
 					strconv.Itoa(s.CT),
 					strconv.Itoa(s.KS),
+					strconv.Itoa(s.Lanes()),
+					strconv.Itoa(b2i(s.Resident)),
 					strconv.FormatInt(c.n, 10),
 					fmt.Sprintf("%x", key[0]),
 					fmt.Sprintf("%x", key[1]),
@@ -558,6 +663,8 @@ func TestHostDivergenceIsFlagged(t *testing.T) {
 		strconv.Itoa(s.RT),
 		strconv.Itoa(s.CT),
 		strconv.Itoa(s.KS),
+		strconv.Itoa(s.Lanes()),
+		strconv.Itoa(b2i(s.Resident)),
 		strconv.Itoa(n),
 		"1",
 		"2",

@@ -9,6 +9,8 @@
 //	types.cuh     integer types and portability helpers
 //	philox.cuh    Philox4x32-10 and the fixed-operation Box–Muller transform
 //	fixed.cuh     floor(T·2^64) fixed point, 192-bit and carry-save accumulation, tile sums
+//	tile.cuh      a fused kernel's CTA tile: inputs, layer tile sums, the exact slot
+//	cta.cuh       the fused kernels' CTA loop: tiles, layers, weight slices
 //	forward.cuh   the forward contract as a plain fma chain
 //	fused.cu      mlp_fused: inputs, all layers and statistics in one kernel
 //	pipeline.cu   gen_inputs, layer_reference and relu_tilesum around cublasSgemm
@@ -34,6 +36,10 @@ var (
 	fixedCUH string
 	//go:embed forward.cuh
 	forwardCUH string
+	//go:embed tile.cuh
+	tileCUH string
+	//go:embed cta.cuh
+	ctaCUH string
 )
 
 // FusedSource is fused.cu, the source of the kernel mlp_fused.
@@ -46,13 +52,15 @@ var FusedSource string
 //go:embed pipeline.cu
 var PipelineSource string
 
-// Headers returns the headers both sources include.
+// Headers returns the headers the sources include.
 func Headers() []Header {
 	return []Header{
 		{"types.cuh", typesCUH},
 		{"philox.cuh", philoxCUH},
 		{"fixed.cuh", fixedCUH},
 		{"forward.cuh", forwardCUH},
+		{"tile.cuh", tileCUH},
+		{"cta.cuh", ctaCUH},
 	}
 }
 

@@ -20,6 +20,9 @@ type FusedShape struct {
 	// KU is how many steps of four k the slice loop unrolls (0 or 1: none); more code
 	// for fewer loop edges, where the next step's shared loads can start early.
 	KU int
+	// Resident keeps every layer's weights in shared memory for the whole launch, in
+	// place of the double-buffered slices: a layer then has no copy and no barrier.
+	Resident bool
 }
 
 // PlanFused picks the fused kernel's shape for a W×D network on a device that allows
@@ -39,10 +42,13 @@ func PlanFused(w, d, maxShared int) (FusedShape, error) {
 // fits, then the largest slice. With 128 accumulators a thread sits at sm_90's
 // 255-register cap, so a ptxas that needs a few more spills the fragment to
 // local memory; the next plans halve the fragment (RT=4): first with the same
-// tile, which doubles the CTA to 512 threads and so caps a thread at 128
-// registers (65,536 per SM), then with at most 256 threads, where the cap is
-// 255 again for 64 accumulators. (RT=8 × CT=8 at 512 threads spilled in NVRTC
-// 11.8's cubin for sm_90: 28 bytes.) No shape changes a result bit: each
+// tile and slice loop, which doubles the CTA to 512 threads, caps a thread at 128
+// registers (65,536 per SM) and puts 16 warps on an SM in place of 8, then the
+// same with its loop rolled, then with at most 256 threads, where the cap is 255
+// again for 64 accumulators. (RT×CT = 8×8 at 512 threads is no fallback: its
+// cubins for sm_90 and sm_80 spill at 128 registers, NVRTC 11.8.) Narrow networks
+// whose layers all fit beside the tile in half the device's shared memory (two
+// CTAs per SM) keep them resident first. No shape changes a result bit: each
 // output's fma chain runs over k in ascending order whatever the tiling.
 func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	ct := 16
@@ -53,22 +59,23 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 		ct = 8
 	}
 	var plans []FusedShape
-	add := func(rt, maxThreads int, heights []int, unroll bool) {
-		if s, ok := largestFused(w, d, rt, ct, maxShared, maxThreads, heights, unroll); ok &&
-			!slices.Contains(plans, s) {
+	add := func(s FusedShape, ok bool) {
+		if ok && !slices.Contains(plans, s) {
 			plans = append(plans, s)
 		}
 	}
+	add(residentFused(w, d, ct, maxShared))
 	if ct == 16 {
 		// Measured on an H100 at 256×8 (docs/benchmarks.md): 32-row slices halve the
 		// barriers and copies per layer, and a slice loop unrolled whole lets every
 		// step's shared loads start under the previous step's fmas; 40.8 TFLOP/s
 		// against 34.0 for KS=16 with the loop rolled.
-		add(8, 1024, []int{32, 16, 8, 4}, true)
-		add(4, 1024, defaultSlices, false)
-		add(4, 256, defaultSlices, false)
+		add(largestFused(w, d, 8, ct, maxShared, 1024, []int{32, 16, 8, 4}, true))
+		add(largestFused(w, d, 4, ct, maxShared, 1024, []int{32, 16, 8, 4}, true))
+		add(largestFused(w, d, 4, ct, maxShared, 1024, defaultSlices, false))
+		add(largestFused(w, d, 4, ct, maxShared, 256, defaultSlices, false))
 	} else {
-		add(8, 1024, defaultSlices, false)
+		add(largestFused(w, d, 8, ct, maxShared, 1024, defaultSlices, false))
 	}
 	if len(plans) == 0 {
 		wp := (w + ct - 1) / ct * ct
@@ -87,6 +94,26 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 		)
 	}
 	return plans, nil
+}
+
+// residentFused is the RT=8 shape with every layer's weights in shared memory, when
+// they fit beside a 128-sample tile in half of maxShared, so that two CTAs share an SM
+// (one alone would leave it idle at each barrier). Its slice is the whole layer up to
+// W=64, its loop unrolled whole: nothing waits between slices, and 16 steps of four k
+// are 32 KiB of code, half the production shape's slice loop.
+func residentFused(w, d, ct, maxShared int) (FusedShape, bool) {
+	wp := (w + ct - 1) / ct * ct
+	s := FusedShape{W: w, D: d, WP: wp, TM: 128, RT: 8, CT: ct, Resident: true}
+	for _, k := range []int{wp, 32, 16, 8, 4} {
+		if k <= 64 && k%4 == 0 && wp%k == 0 {
+			s.KS = k
+			break
+		}
+	}
+	if s.KS > 4 {
+		s.KU = s.KS / 4
+	}
+	return s, s.Validate(maxShared/2) == nil
 }
 
 // defaultSlices are the slice heights tried, largest first, where nothing was measured
@@ -124,18 +151,19 @@ func largestFused(
 	return FusedShape{}, false
 }
 
-// ChooseFused compiles plans in order until one uses no local memory, and returns it
+// ChooseFused compiles plans (of mlp_fused or mlp_tf32x3) in order until one uses no
+// local memory, and returns it
 // with its compiled module M. compile reports a spill as a non-empty description (from
 // ptxas's report, or the loaded function's attributes); discard releases a module that
 // is not kept. If every plan spills, the first (preferred) one is kept: a spill costs
 // speed, never a bit. A compile error ends the choice at once: it is a fault, not a
 // resource limit, and a fallback would hide it. notes say what was tried and why, for
 // the engine's startup log.
-func ChooseFused[M any](
-	plans []FusedShape,
-	compile func(FusedShape) (M, string, error),
+func ChooseFused[S fmt.Stringer, M any](
+	plans []S,
+	compile func(S) (M, string, error),
 	discard func(M),
-) (FusedShape, M, []string, error) {
+) (S, M, []string, error) {
 	var (
 		first   M
 		kept    bool
@@ -148,7 +176,8 @@ func ChooseFused[M any](
 			if kept {
 				discard(first)
 			}
-			return FusedShape{}, nothing, notes, err
+			var none S
+			return none, nothing, notes, err
 		}
 		if spill == "" {
 			if kept {
@@ -227,14 +256,25 @@ func (s FusedShape) Validate(maxShared int) error {
 func (s FusedShape) Threads() int { return s.WP / s.CT * (s.TM / s.RT) }
 
 // SharedBytes is the dynamic shared memory of one CTA: the tile's activations and two
-// weight slices.
-func (s FusedShape) SharedBytes() int { return 4 * (s.TM*s.WP + 2*s.KS*s.WP) }
+// weight slices, or every layer's weights when they are resident.
+func (s FusedShape) SharedBytes() int {
+	if s.Resident {
+		return 4 * (s.TM*s.WP + s.D*s.WP*s.WP)
+	}
+	return 4 * (s.TM*s.WP + 2*s.KS*s.WP)
+}
 
 // Values is the number of exact totals: D·W layer sums, then W sums of squares.
 func (s FusedShape) Values() int { return (s.D + 1) * s.W }
 
-// SlotWords is the scratch one CTA needs for its exact partial totals.
-func (s FusedShape) SlotWords() int { return 3 * s.Values() }
+// Lanes is how many threads share a column's tile sums (WB_LANES): the tile's 32-row
+// tiles are dealt to as many threads as the CTA has per column, at most one tile each,
+// so that narrow layers occupy every thread (tile.cuh, ts_colsums).
+func (s FusedShape) Lanes() int { return lanes(s.TM, s.Threads(), s.W) }
+
+// SlotWords is the scratch one CTA needs for its exact partial totals: three limbs per
+// value and lane.
+func (s FusedShape) SlotWords() int { return 3 * s.Lanes() * s.Values() }
 
 // Grid is the number of CTAs for count samples: one per tile, at most maxCTAs
 // (the CTAs that fit on the device at once; the kernel loops over the rest).
@@ -253,9 +293,13 @@ func (s FusedShape) Defines() []string {
 		fmt.Sprintf("-DWB_RT=%d", s.RT),
 		fmt.Sprintf("-DWB_CT=%d", s.CT),
 		fmt.Sprintf("-DWB_KS=%d", s.KS),
+		fmt.Sprintf("-DWB_LANES=%d", s.Lanes()),
 	}
 	if s.KU > 1 {
 		defs = append(defs, fmt.Sprintf("-DWB_KU=%d", s.KU))
+	}
+	if s.Resident {
+		defs = append(defs, "-DWB_RESIDENT=1")
 	}
 	return defs
 }
@@ -275,7 +319,21 @@ func (s FusedShape) String() string {
 	if s.KU > 1 {
 		name += fmt.Sprintf(" KU%d", s.KU)
 	}
+	if s.Resident {
+		name += " resident"
+	}
 	return name
+}
+
+// lanes is the largest divisor of a tile's tm/Tile tiles that is at most
+// threads/width (at least 1).
+func lanes(tm, threads, width int) int {
+	tiles := tm / Tile
+	g := max(1, min(tiles, threads/width))
+	for tiles%g != 0 {
+		g--
+	}
+	return g
 }
 
 // PadWeights returns the depth W×W layers of w (layer-major, row-major) as WP×WP
@@ -349,4 +407,35 @@ func Step(chunkSize int) int64 {
 	}
 	s = (s + Tile - 1) / Tile * Tile
 	return min(s, MaxStep)
+}
+
+// TilingCandidates are the shapes of a W×D network that the tiling sweep times
+// against each other (gpuengine's BenchmarkCUDAFusedTilings, docs/GPU.md), each
+// checked bit for bit against PlanFused's result: every plan of FusedPlans, then,
+// of the first two, the same with half the slice and half the tile, and of a
+// resident plan the same streamed. make cuda-check compiles them all for spills.
+func TilingCandidates(w, d, maxShared int) []FusedShape {
+	plans, err := FusedPlans(w, d, maxShared)
+	if err != nil {
+		return nil
+	}
+	out := slices.Clone(plans)
+	add := func(s FusedShape) {
+		if s.Validate(maxShared) == nil && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, p := range plans[:min(2, len(plans))] {
+		half := p
+		half.KS, half.KU = p.KS/2, p.KU/2
+		add(half)
+		half = p
+		half.TM = p.TM / 2
+		add(half)
+		if p.Resident {
+			p.Resident = false
+			add(p)
+		}
+	}
+	return out
 }

@@ -36,6 +36,15 @@ WB_DEVICE void cp_async16(float* smem_dst, const float* gmem_src)
 }
 WB_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 WB_DEVICE void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+// x rounded to TF32, to nearest with ties away from zero, in a 32-bit word whose low 13
+// bits are zero (PTX ISA, cvt.rna.tf32.f32; sm_80+).
+WB_DEVICE unsigned wb_cvt_rna_tf32(float x)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
 #endif
 
 #endif

@@ -23,6 +23,8 @@ __device__ inline float __ull2float_rn(unsigned long long x) { return __nvvm_ull
 __device__ inline float __uint2float_rn(unsigned x) { return __nvvm_ui2f_rn(x); }
 __device__ inline float __int2float_rn(int x) { return __nvvm_i2f_rn(x); }
 __device__ inline float __int_as_float(int x) { return __nvvm_bitcast_i2f(x); }
+__device__ inline int __float_as_int(float x) { return __nvvm_bitcast_f2i(x); }
+__device__ inline float fabsf(float x) { return __nvvm_fabs_f(x); }
 __device__ inline long long __double_as_longlong(double x) { return __nvvm_bitcast_d2ll(x); }
 __device__ inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) { return __nvvm_atom_add_gen_ll((long long*)p, (long long)v); }
 __device__ inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) { return __nvvm_atom_or_gen_ll((long long*)p, (long long)v); }

@@ -38,6 +38,12 @@ inline float __int_as_float(int x)
     std::memcpy(&f, &x, 4);
     return f;
 }
+inline int __float_as_int(float f)
+{
+    int x;
+    std::memcpy(&x, &f, 4);
+    return x;
+}
 inline long long __double_as_longlong(double d)
 {
     long long x;
@@ -59,16 +65,27 @@ inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v)
     return old;
 }
 
+// cvt.rna.tf32.f32: a sign-magnitude word rounds its magnitude to a multiple of 2^13,
+// halves away from zero, by adding half that step before clearing the low bits;
+// infinities and NaNs pass.
+inline unsigned wb_cvt_rna_tf32(float x)
+{
+    unsigned b;
+    std::memcpy(&b, &x, 4);
+    return (b & 0x7f800000u) == 0x7f800000u ? b : (b + 0x1000u) & 0xffffe000u;
+}
+
 // cp.async copies at once: its consumers sit behind a barrier anyway.
 inline void cp_async16(float* dst, const float* src) { std::memcpy(dst, src, 16); }
 inline void cp_async_commit() {}
 inline void cp_async_wait_all() {}
 
-// The fused kernel's phases, executed thread by thread; a barrier is the end of a phase.
-#define FUSED_PHASE(...) do { for (int tid = 0; tid < F_NT; tid++) { __VA_ARGS__; } } while (0)
-#define FUSED_SYNC() do { } while (0)
-#define FUSED_SYNC_ASYNC() do { } while (0)
-#define FRAG_DECL std::vector<Frag> frags_(F_NT)
-#define FRAG(tid) frags_[tid]
+// The fused kernels' phases (cta.cuh), executed thread by thread; a barrier is the end of
+// a phase.
+#define TS_PHASE(...) do { for (int tid = 0; tid < F_NT; tid++) { __VA_ARGS__; } } while (0)
+#define TS_SYNC() do { } while (0)
+#define TS_SYNC_ASYNC() do { } while (0)
+#define TS_ACC_DECL std::vector<TsAcc> accs_(F_NT)
+#define TS_ACC(tid) accs_[tid]
 
 #endif
