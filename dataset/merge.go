@@ -370,5 +370,25 @@ func checkCompatible(first, p *partial) error {
 		return incompatiblef("%s holds width=%d depth=%d but %s holds width=%d depth=%d",
 			p.dir, p.width, p.depth, first.dir, first.width, first.depth)
 	}
-	return nil
+	return checkSameTensorCores(first, p)
+}
+
+// checkSameTensorCores refuses tf32x3 partials whose tensor cores give other
+// bits: tensor cores of another architecture or kernel round the same inputs
+// otherwise, so one split would hold two results. fp32 partials give the
+// same bits on any device and are not compared.
+func checkSameTensorCores(first, p *partial) error {
+	if alg, _ := first.md.GetString("algorithm_version"); alg != bakeapi.PhiloxTF32x3Algorithm {
+		return nil
+	}
+	a, _ := first.md.GetString("engine")
+	b, _ := p.md.GetString("engine")
+	ta, okA := bakeapi.ParseTensorCores(a)
+	tb, okB := bakeapi.ParseTensorCores(b)
+	if okA && okB && ta.SameBits(tb) {
+		return nil
+	}
+	return incompatiblef("%s: engine=%q but %s: engine=%q; tf32x3 partials must come "+
+		"from tensor cores of one architecture and kernel, which give the same bits: "+
+		"bake the rest of the split on GPUs of %s's kind", p.dir, b, first.dir, a, first.dir)
 }

@@ -212,6 +212,17 @@ func TestMergeRefusals(t *testing.T) {
 				}
 			})
 		}, wantErr[*MergeIncompatibleError]("algorithm_version")},
+		{"tf32x3 of two GPU architectures", func(t *testing.T, parent string) []string {
+			return twoPartials(t, parent, func(i int, info *BakeInfo) {
+				tc := bakeapi.TensorCores{Arch: "sm_90", Kernel: "k1", GPU: "H200",
+					Driver: "580", NVRTC: "13.0", Scheme: "3xtf32"}
+				if i == 1 {
+					tc.Arch, tc.GPU = "sm_80", "A100"
+				}
+				info.AlgorithmVersion = bakeapi.PhiloxTF32x3Algorithm
+				info.Engine = "cuda/" + tc.String()
+			})
+		}, wantErr[*MergeIncompatibleError]("tf32x3", "sm_80", "sm_90", "parta", "partb")},
 		{"seed protocol", func(t *testing.T, parent string) []string {
 			return twoPartials(t, parent, func(i int, info *BakeInfo) {
 				if i == 1 {
