@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,4 +69,15 @@ func firstDifferentLine(a, b string) int {
 		}
 	}
 	return min(len(al), len(bl)) + 1
+}
+
+// datasetVerbsSorted are the names of datasetVerbs in cobra's order,
+// by name, as a usage error lists them.
+func datasetVerbsSorted() string {
+	var names []string
+	for _, newVerb := range datasetVerbs {
+		names = append(names, newVerb().Name())
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
