@@ -266,7 +266,7 @@ func (e *arrowEncoder) write(r *schema.Row) error {
 	for i, b := range bufs {
 		lens[i] = b.size
 	}
-	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(int64(e.width), int64(e.depth)), lens)
+	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(e.width, e.depth), lens)
 	if _, err := e.out.Write(msg); err != nil {
 		return err
 	}
@@ -283,19 +283,19 @@ func (e *arrowEncoder) write(r *schema.Row) error {
 }
 
 // rowNodes are the field nodes of a one-row record batch of width w and
-// depth d, in the schema's pre-order.
-func rowNodes(w, d int64) []arrowipc.FieldNode {
-	node := func(n int64) arrowipc.FieldNode { return arrowipc.FieldNode{Length: n} }
-	return []arrowipc.FieldNode{
-		node(1),                                        // mlp_id
-		node(1),                                        // mlp_name
-		node(1),                                        // mlp_seed
-		node(1), node(d), node(d * w), node(d * w * w), // weights: list<list<list<float>>>
-		node(1), node(d), node(d * w), // all_layer_means: list<list<float>>
-		node(1), node(w), // final_means: fixed_size_list<float>[w]
-		node(1), // avg_variance
-		node(1), // sampling_budget_breakdown
+// depth d, in the schema's pre-order: a column's node of one value, and
+// an array's node a level, holding the values of that level in the row.
+func rowNodes(w, d int) []arrowipc.FieldNode {
+	var nodes []arrowipc.FieldNode
+	for i := range schema.Columns {
+		nodes = append(nodes, arrowipc.FieldNode{Length: 1})
+		n := int64(1)
+		for _, dim := range schema.Columns[i].Dims(w, d) {
+			n *= int64(dim)
+			nodes = append(nodes, arrowipc.FieldNode{Length: n})
+		}
 	}
+	return nodes
 }
 
 // arrowBuffer is one buffer of a record batch: its length, and a function
@@ -312,30 +312,45 @@ var noBuffer = arrowBuffer{0, func() error { return nil }}
 
 // rowBuffers are r's buffers, in the order of rowNodes' fields.
 func (e *arrowEncoder) rowBuffers(r *schema.Row) []arrowBuffer {
-	w, d := int64(e.width), int64(e.depth)
 	var bufs []arrowBuffer
-	bufs = append(bufs, noBuffer, e.fixed(4, func(b []byte) {
-		binary.LittleEndian.PutUint32(b, uint32(r.MLPID))
-	}))
-	bufs = append(bufs, e.text(r.Name)...)
-	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) {
-		binary.LittleEndian.PutUint64(b, uint64(r.Seed))
-	}))
-	bufs = append(bufs,
-		noBuffer, e.offsets(1, d),
-		noBuffer, e.offsets(d, w),
-		noBuffer, e.offsets(d*w, w),
-		noBuffer, e.floats(r.Weights))
-	bufs = append(bufs,
-		noBuffer, e.offsets(1, d),
-		noBuffer, e.offsets(d, w),
-		noBuffer, e.floats(r.LayerMeans))
-	bufs = append(bufs, noBuffer, noBuffer, e.floats(r.FinalMeans))
-	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) {
-		binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance))
-	}))
-	bufs = append(bufs, e.text(r.Breakdown)...)
+	for i := range schema.Columns {
+		bufs = append(bufs, e.columnBuffers(&schema.Columns[i], r)...)
+	}
 	return bufs
+}
+
+// columnBuffers are column c's buffers of r, as the columnar format lays
+// its type out: a scalar's validity bitmap and its value (a string's
+// offsets and bytes); a fixed-size list's bitmap and its items'; a nested
+// list's bitmap and offsets a level, and its items'.
+func (e *arrowEncoder) columnBuffers(c *schema.Column, r *schema.Row) []arrowBuffer {
+	switch p := c.Of(r).(type) {
+	case *int32:
+		return []arrowBuffer{noBuffer, e.fixed(4, func(b []byte) {
+			binary.LittleEndian.PutUint32(b, uint32(*p))
+		})}
+	case *int64:
+		return []arrowBuffer{noBuffer, e.fixed(8, func(b []byte) {
+			binary.LittleEndian.PutUint64(b, uint64(*p))
+		})}
+	case *float64:
+		return []arrowBuffer{noBuffer, e.fixed(8, func(b []byte) {
+			binary.LittleEndian.PutUint64(b, math.Float64bits(*p))
+		})}
+	case *string:
+		return e.text(*p)
+	}
+	dims := c.Dims(e.width, e.depth)
+	if len(dims) == 1 {
+		return []arrowBuffer{noBuffer, noBuffer, e.floats(c.Floats(r))}
+	}
+	var bufs []arrowBuffer
+	count := int64(1)
+	for _, n := range dims {
+		bufs = append(bufs, noBuffer, e.offsets(count, int64(n)))
+		count *= int64(n)
+	}
+	return append(bufs, noBuffer, e.floats(c.Floats(r)))
 }
 
 // offsets is a buffer of count+1 int32 offsets 0, step, 2·step, ….
