@@ -230,21 +230,22 @@ func (s *shard) nested(i int, dims []int64, want []float32, column string) error
 	return s.sameFloats(i+len(dims), start, want, column)
 }
 
-// compareRow compares the row being read with r, of width w and depth d,
-// column by column, and says where they first differ.
-func (s *shard) compareRow(r *schema.Row, w, d int) error {
+// compareRow compares the row being read with r column by column, and
+// says where they first differ.
+func (s *shard) compareRow(r *schema.Row) error {
 	for i := range schema.Columns {
-		if err := s.compareColumn(&schema.Columns[i], s.cols[i], r, w, d); err != nil {
+		if err := s.compareColumn(i, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// compareColumn compares column c, at node i, of the row being read with
-// r's: a scalar's bits, a string's bytes, an array's offsets a level and
-// its values' bits.
-func (s *shard) compareColumn(c *schema.Column, i int, r *schema.Row, w, d int) error {
+// compareColumn compares column col of the row being read with r's: a
+// scalar's bits, a string's bytes, an array's offsets a level and its
+// values' bits.
+func (s *shard) compareColumn(col int, r *schema.Row) error {
+	c, i := &schema.Columns[col], s.cols[col]
 	switch p := c.Of(r).(type) {
 	case *int32:
 		got, same, err := s.scalar(i, 4, uint64(uint32(*p)))
@@ -269,15 +270,22 @@ func (s *shard) compareColumn(c *schema.Column, i int, r *schema.Row, w, d int) 
 	case *string:
 		return s.text(i, *p, c.Name)
 	}
-	dims := c.Dims(w, d)
-	if len(dims) == 1 {
-		return s.sameFloats(i+1, s.b.next*int64(dims[0]), c.Floats(r), c.Name)
+	if dims := s.dims[col]; len(dims) > 1 {
+		return s.nested(i, dims, c.Floats(r), c.Name)
 	}
-	nested := make([]int64, len(dims))
-	for k, n := range dims {
-		nested[k] = int64(n)
+	return s.sameFloats(i+1, s.b.next*s.dims[col][0], c.Floats(r), c.Name)
+}
+
+// arrayDims are the dimensions of each array column of width w and depth
+// d, by its Col* index; nil for a scalar.
+func arrayDims(w, d int) [schema.NumColumns][]int64 {
+	var out [schema.NumColumns][]int64
+	for i := range schema.Columns {
+		for _, n := range schema.Columns[i].Dims(w, d) {
+			out[i] = append(out[i], int64(n))
+		}
 	}
-	return s.nested(i, nested, c.Floats(r), c.Name)
+	return out
 }
 
 // columns is the node index of each column of layout, by its

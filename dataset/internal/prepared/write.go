@@ -234,13 +234,15 @@ func (s *shardStream) close() error {
 type arrowEncoder struct {
 	width, depth int
 	out          io.Writer
+	nodes        []arrowipc.FieldNode       // rowNodes
+	dims         [schema.NumColumns][]int64 // arrayDims
 	scratch      []byte
 }
 
 // newArrowEncoder starts a stream of width w and depth d in out: it writes
 // the schema message.
 func newArrowEncoder(out io.Writer, w, d int) (*arrowEncoder, error) {
-	e := &arrowEncoder{width: w, depth: d, out: out}
+	e := &arrowEncoder{width: w, depth: d, out: out, nodes: rowNodes(w, d), dims: arrayDims(w, d)}
 	if _, err := out.Write(schema.ArrowSchemaMessage(w, d)); err != nil {
 		return nil, err
 	}
@@ -266,7 +268,7 @@ func (e *arrowEncoder) write(r *schema.Row) error {
 	for i, b := range bufs {
 		lens[i] = b.size
 	}
-	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(e.width, e.depth), lens)
+	msg, _ := arrowipc.RecordBatchMessage(1, e.nodes, lens)
 	if _, err := e.out.Write(msg); err != nil {
 		return err
 	}
@@ -314,41 +316,41 @@ var noBuffer = arrowBuffer{0, func() error { return nil }}
 func (e *arrowEncoder) rowBuffers(r *schema.Row) []arrowBuffer {
 	var bufs []arrowBuffer
 	for i := range schema.Columns {
-		bufs = append(bufs, e.columnBuffers(&schema.Columns[i], r)...)
+		bufs = e.appendColumn(bufs, i, r)
 	}
 	return bufs
 }
 
-// columnBuffers are column c's buffers of r, as the columnar format lays
-// its type out: a scalar's validity bitmap and its value (a string's
-// offsets and bytes); a fixed-size list's bitmap and its items'; a nested
-// list's bitmap and offsets a level, and its items'.
-func (e *arrowEncoder) columnBuffers(c *schema.Column, r *schema.Row) []arrowBuffer {
+// appendColumn appends column col's buffers of r to bufs, as the columnar
+// format lays its type out: a scalar's validity bitmap and its value (a
+// string's offsets and bytes); a fixed-size list's bitmap and its items';
+// a nested list's bitmap and offsets a level, and its items'.
+func (e *arrowEncoder) appendColumn(bufs []arrowBuffer, col int, r *schema.Row) []arrowBuffer {
+	c := &schema.Columns[col]
 	switch p := c.Of(r).(type) {
 	case *int32:
-		return []arrowBuffer{noBuffer, e.fixed(4, func(b []byte) {
+		return append(bufs, noBuffer, e.fixed(4, func(b []byte) {
 			binary.LittleEndian.PutUint32(b, uint32(*p))
-		})}
+		}))
 	case *int64:
-		return []arrowBuffer{noBuffer, e.fixed(8, func(b []byte) {
+		return append(bufs, noBuffer, e.fixed(8, func(b []byte) {
 			binary.LittleEndian.PutUint64(b, uint64(*p))
-		})}
+		}))
 	case *float64:
-		return []arrowBuffer{noBuffer, e.fixed(8, func(b []byte) {
+		return append(bufs, noBuffer, e.fixed(8, func(b []byte) {
 			binary.LittleEndian.PutUint64(b, math.Float64bits(*p))
-		})}
+		}))
 	case *string:
-		return e.text(*p)
+		return append(bufs, e.text(*p)...)
 	}
-	dims := c.Dims(e.width, e.depth)
+	dims := e.dims[col]
 	if len(dims) == 1 {
-		return []arrowBuffer{noBuffer, noBuffer, e.floats(c.Floats(r))}
+		return append(bufs, noBuffer, noBuffer, e.floats(c.Floats(r)))
 	}
-	var bufs []arrowBuffer
 	count := int64(1)
 	for _, n := range dims {
-		bufs = append(bufs, noBuffer, e.offsets(count, int64(n)))
-		count *= int64(n)
+		bufs = append(bufs, noBuffer, e.offsets(count, n))
+		count *= n
 	}
 	return append(bufs, noBuffer, e.floats(c.Floats(r)))
 }
