@@ -17,6 +17,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -30,36 +31,71 @@ func (a *Activities) HubPush(
 	ctx context.Context,
 	in bakeapi.HubPushInput,
 ) (bakeapi.HubPushOutput, error) {
-	var out bakeapi.HubPushOutput
-	if a.HubToken == nil {
-		return out, fatal(
+	p := hubPush{a: a, in: in}
+	c, err := p.client(ctx)
+	if err != nil {
+		return bakeapi.HubPushOutput{}, err
+	}
+	m, err := p.manifest(ctx)
+	if err != nil {
+		return bakeapi.HubPushOutput{}, err
+	}
+	files, err := p.files(ctx, m)
+	if err != nil {
+		return bakeapi.HubPushOutput{}, err
+	}
+	return p.push(ctx, c, files)
+}
+
+// hubPush is one attempt of HubPush, a method a step: the client, the
+// committed directory's manifest, the files of it the Hub gets, the push.
+type hubPush struct {
+	a  *Activities
+	in bakeapi.HubPushInput
+}
+
+// client is the Hub client of the worker's token, its deadlines inside
+// the heartbeat timeout.
+func (p hubPush) client(ctx context.Context) (*hub.Client, error) {
+	if p.a.HubToken == nil {
+		return nil, fatal(
 			bakeapi.ErrHubAccess,
 			"this control worker has no Hub token: "+
 				"set %s in its environment or release.hub.token-file in its config",
 			hub.TokenEnv,
 		)
 	}
-	token, err := a.HubToken()
+	token, err := p.a.HubToken()
 	if err != nil {
-		return out, fatal(bakeapi.ErrHubAccess, "control worker: %v", err)
+		return nil, fatal(bakeapi.ErrHubAccess, "control worker: %v", err)
 	}
-	c, err := hub.New(in.Hub.Endpoint, token)
+	c, err := hub.New(p.in.Hub.Endpoint, token)
 	if err != nil {
-		return out, fatal(bakeapi.ErrInvalidConfig, "release.hub.endpoint: %v", err)
+		return nil, fatal(bakeapi.ErrInvalidConfig, "release.hub.endpoint: %v", err)
 	}
 	boundByHeartbeat(ctx, c)
-	m, sum, err := readManifest(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
+	return c, nil
+}
+
+// manifest is the committed directory's manifest, once its prepared tree
+// is vouched for or checked: nothing that fails the check is published.
+func (p hubPush) manifest(ctx context.Context) (manifest.Manifest, error) {
+	prefix := p.in.DatasetPrefix
+	m, sum, err := readManifest(ctx, p.a.Store, prefix, seal.Seal{})
 	switch {
 	case damaged(err):
-		return out, lost(err)
+		return m, lost(err)
 	case errors.Is(err, store.ErrNotFound): // CombineSplits committed it before HubPush ran
-		return out, goneDir(a.Store, in.DatasetPrefix, "")
+		return m, goneDir(p.a.Store, prefix, "")
 	case err != nil:
-		return out, storeErr(err)
+		return m, storeErr(err)
 	}
-	if err := a.vouchedOrCheck(ctx, in.DatasetPrefix, m, sum); err != nil {
-		return out, err
-	}
+	return m, p.a.vouchedOrCheck(ctx, prefix, m, sum)
+}
+
+// files are the files of m that the Hub gets, each read from the store
+// where a part starts, and the card re-rendered for the repository.
+func (p hubPush) files(ctx context.Context, m manifest.Manifest) ([]hub.File, error) {
 	var files []hub.File
 	for _, f := range m.Files {
 		// The Hub gets the dataset's own files only, as from dataset
@@ -67,42 +103,55 @@ func (a *Activities) HubPush(
 		if !dataset.IsDatasetFile(f.Path) {
 			activity.GetLogger(ctx).Warn(
 				"not pushed to the Hub: not a file of the dataset's layout",
-				"Manifest", keys.Manifest(in.DatasetPrefix),
+				"Manifest", keys.Manifest(p.in.DatasetPrefix),
 				"File", f.Path,
 			)
 			continue
 		}
-		key := path.Join(in.DatasetPrefix, f.Path)
+		key := path.Join(p.in.DatasetPrefix, f.Path)
 		files = append(files, hub.File{
 			Path:   f.Path,
 			Size:   f.Size,
 			SHA256: f.SHA256,
 			Open: func(ctx context.Context, off int64) (io.ReadCloser, error) {
-				return a.Store.OpenAt(ctx, key, off)
+				return p.a.Store.OpenAt(ctx, key, off)
 			},
 		})
 	}
-	if files, err = hub.WithCard(ctx, files, in.Hub.Repo); err != nil {
-		return out, fatal(bakeapi.ErrCorruptPartial, "%s: %v", in.DatasetPrefix, err)
+	files, err := hub.WithCard(ctx, files, p.in.Hub.Repo)
+	if err != nil {
+		return nil, fatal(bakeapi.ErrCorruptPartial, "%s: %v", p.in.DatasetPrefix, err)
 	}
+	return files, nil
+}
+
+// push commits files to the repository, heartbeating as it moves, and
+// says what the Hub holds after it, as far as it got when it failed.
+func (p hubPush) push(
+	ctx context.Context,
+	c *hub.Client,
+	files []hub.File,
+) (bakeapi.HubPushOutput, error) {
+	opt := p.in.Hub
 	var res hub.Result
-	err = heartbeatOnProgress(ctx, func(ctx context.Context, progress func(hub.Progress)) error {
+	err := heartbeatOnProgress(ctx, func(ctx context.Context, progress func(hub.Progress)) error {
+		var err error
 		res, err = c.Push(
 			ctx,
 			hub.Options{
-				Repo:     in.Hub.Repo,
-				Revision: in.Hub.Revision,
-				Tag:      in.Hub.Tag,
-				Message:  in.Hub.Message,
-				Private:  in.Hub.Private,
-				Replace:  in.Hub.Replace,
+				Repo:     opt.Repo,
+				Revision: opt.Revision,
+				Tag:      opt.Tag,
+				Message:  opt.Message,
+				Private:  opt.Private,
+				Replace:  opt.Replace,
 				Progress: progress,
 			},
 			files,
 		)
 		return err
 	})
-	out = bakeapi.HubPushOutput{
+	out := bakeapi.HubPushOutput{
 		Commit:  res.Commit,
 		URL:     res.URL,
 		NoOp:    res.NoOp,

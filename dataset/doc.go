@@ -17,7 +17,7 @@
 // byte-for-byte as Python's json module writes it), metadata (the typed
 // view of metadata.json), card (README.md), prepared (the prepared Arrow
 // tree), breakdown (the sampling_budget_breakdown column), and schema (the
-// row and the checks they all share). Their types appear here under their
+// one table of the columns, the row and the checks they all share). Their types appear here under their
 // dataset names (Row, Object, Info, ParquetReader, ...), so importers need
 // no other package.
 //

@@ -151,7 +151,11 @@ func hostileStreams(other string) []spoilCase {
 			"weights[5] is",
 		}, true},
 		{"holdout truncated", func(t *testing.T, dir string) {
-			truncate(t, filepath.Join(dir, arrowOf("holdout")), 0.5)
+			// The last record batch's body loses its last byte, whatever
+			// the columns' layout: the end-of-stream marker is 8 bytes.
+			path := filepath.Join(dir, arrowOf("holdout"))
+			data := readFile(t, path)
+			putFile(t, path, data[:len(data)-8-1])
 		}, []string{arrowOf("holdout") + ": declares a body of", "it is truncated"}, true},
 		{"holdout emptied", func(t *testing.T, dir string) {
 			truncate(t, filepath.Join(dir, arrowOf("holdout")), 0)

@@ -9,11 +9,31 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/schema"
 )
 
-// Row is one MLP: one parquet row. Arrays are flattened row-major:
-// Weights[l*W*W + i*W + j] is layer l's weight from input i to output j (the
-// network computes h_l = relu(h_{l-1} @ W_l)), LayerMeans[l*W + j] the mean of
-// neuron j after layer l.
+// Row is one MLP: one parquet row, a field a column (Columns). Arrays are
+// flattened row-major: Weights[l*W*W + i*W + j] is layer l's weight from
+// input i to output j (the network computes h_l = relu(h_{l-1} @ W_l)),
+// LayerMeans[l*W + j] the mean of neuron j after layer l.
 type Row = schema.Row
+
+// Column is one column of a row: its name, its type and shape, and its
+// field of a Row (schema.Column).
+type Column = schema.Column
+
+// Columns is the one table of a row's columns, in whestbench's order, by
+// their Col* index (schema.Columns).
+var Columns = &schema.Columns
+
+// The columns' indexes in Columns.
+const (
+	ColMLPID       = schema.ColMLPID
+	ColName        = schema.ColName
+	ColSeed        = schema.ColSeed
+	ColWeights     = schema.ColWeights
+	ColLayerMeans  = schema.ColLayerMeans
+	ColFinalMeans  = schema.ColFinalMeans
+	ColAvgVariance = schema.ColAvgVariance
+	ColBreakdown   = schema.ColBreakdown
+)
 
 // MaxAvgVariance bounds avg_variance: a variance of float32 values, which
 // lie within ±math.MaxFloat32, is at most MaxFloat32². Readers refuse a

@@ -27,23 +27,35 @@ func TestParseSeeds(t *testing.T) {
 	if _, err := ParseSeeds("s.json", []byte("[9223372036854775807]"), 1); err != nil {
 		t.Fatal(err)
 	}
-	for bad, n := range map[string]int{
-		"[true]":  1,
-		"[1.5]":   1,
-		"[1, 1]":  2,
-		"[1] [2]": 1,
-		"{}":      1,
-		`["1"]`:   1,
-		"[-1]":    1,
-		"[null]":  1,
-		"[1e3]":   1,
+	for _, c := range []struct {
+		data string
+		n    int
+		want string
+	}{
+		{"[true]", 1, "seeds file s.json: mlp_seeds[0] must be an integer; got a boolean true"},
+		{"[1.5]", 1, "seeds file s.json: mlp_seeds[0] must be an integer; got 1.5"},
+		{"[1e3]", 1, "seeds file s.json: mlp_seeds[0] must be an integer; got 1e3"},
+		{`["1"]`, 1, "seeds file s.json: mlp_seeds[0] must be an integer; got a string 1"},
+		{"[null]", 1, "seeds file s.json: mlp_seeds[0] must be an integer; got null <nil>"},
+		{"[-1]", 1, "seeds file s.json: mlp_seeds[0] = -1 is out of range [0, 2**63); " +
+			"seeds must fit in an int64 column"},
+		{"[9223372036854775808]", 1, "seeds file s.json: mlp_seeds[0] = 9223372036854775808 " +
+			"is out of range [0, 2**63); seeds must fit in an int64 column"},
+		{"[1, 2, 1]", 3, "seeds file s.json contains duplicate at indices [0, 2]: both = 1; " +
+			"two MLPs with the same seed are bit-identical, regenerate the file"},
+		{"[1] [2]", 1, "seeds file s.json: extra data after the JSON array; " +
+			"it must hold exactly one array"},
+		{"{}", 1, "seeds file s.json: must contain a JSON array; got an object"},
+		{"[1,", 1, "seeds file s.json: invalid JSON (unexpected EOF); " +
+			"it must be a JSON array of integers such as [1001, 2002]"},
+		{"[]", 1, "seeds file s.json has 0 seeds, expected n-mlps = 1 " +
+			"(the full dataset's count, also when baking a slice): " +
+			"regenerate it with `whestbake dataset generate-seeds --n-mlps 1` or fix n-mlps"},
 	} {
-		if _, err := ParseSeeds("s.json", []byte(bad), n); err == nil {
-			t.Errorf("%s accepted", bad)
+		_, err := ParseSeeds("s.json", []byte(c.data), c.n)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got error %v\nwant %s", c.data, err, c.want)
 		}
-	}
-	if _, err := ParseSeeds("s.json", []byte("[]"), 1); err == nil {
-		t.Error("empty list accepted for n=1")
 	}
 }
 

@@ -51,74 +51,17 @@ func ReadSeedsFile(path string, n int) ([]byte, error) {
 // ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data
 // (whestbench's rules, dataset_io.py _validate_mlp_seeds). name is used in errors.
 func ParseSeeds(name string, data []byte, nMLPs int) (SeedFile, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var raw any
-	if err := dec.Decode(&raw); err != nil {
-		return SeedFile{}, fmt.Errorf(
-			"seeds file %s: invalid JSON (%v); "+
-				"it must be a JSON array of integers such as [1001, 2002]",
-			name,
-			err,
-		)
-	}
-	if dec.More() {
-		return SeedFile{}, fmt.Errorf(
-			"seeds file %s: extra data after the JSON array; it must hold exactly one array",
-			name,
-		)
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return SeedFile{}, fmt.Errorf(
-			"seeds file %s: must contain a JSON array; got %s",
-			name,
-			jsonKind(raw),
-		)
-	}
-	if len(list) != nMLPs {
-		return SeedFile{}, fmt.Errorf(
-			"seeds file %s has %d seeds, expected n-mlps = %d "+
-				"(the full dataset's count, also when baking a slice): "+
-				"regenerate it with `whestbake dataset generate-seeds --n-mlps %d` or fix n-mlps",
-			name,
-			len(list),
-			nMLPs,
-			nMLPs,
-		)
+	list, err := seedList(name, data, nMLPs)
+	if err != nil {
+		return SeedFile{}, err
 	}
 	out := make([]int64, len(list))
 	first := make(map[int64]int, len(list))
 	for i, v := range list {
-		num, ok := v.(json.Number)
-		if !ok {
-			return SeedFile{}, fmt.Errorf(
-				"seeds file %s: mlp_seeds[%d] must be an integer; got %s %v",
-				name,
-				i,
-				jsonKind(v),
-				v,
-			)
+		s, err := parseSeed(name, i, v)
+		if err != nil {
+			return SeedFile{}, err
 		}
-		b, ok := new(big.Int).SetString(num.String(), 10)
-		if !ok {
-			return SeedFile{}, fmt.Errorf(
-				"seeds file %s: mlp_seeds[%d] must be an integer; got %s",
-				name,
-				i,
-				num,
-			)
-		}
-		if b.Sign() < 0 || b.Cmp(maxSeed) >= 0 {
-			return SeedFile{}, fmt.Errorf(
-				"seeds file %s: mlp_seeds[%d] = %s is out of range [0, 2**63); "+
-					"seeds must fit in an int64 column",
-				name,
-				i,
-				num,
-			)
-		}
-		s := b.Int64()
 		if j, dup := first[s]; dup {
 			return SeedFile{}, fmt.Errorf(
 				"seeds file %s contains duplicate at indices [%d, %d]: both = %d; "+
@@ -134,6 +77,68 @@ func ParseSeeds(name string, data []byte, nMLPs int) (SeedFile, error) {
 	}
 	sum := sha256.Sum256(data)
 	return SeedFile{Seeds: out, SHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// seedList is the one JSON array data holds, which must have nMLPs values.
+// Numbers stay as written, so that no seed is rounded through a float64.
+func seedList(name string, data []byte, nMLPs int) ([]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf(
+			"seeds file %s: invalid JSON (%v); "+
+				"it must be a JSON array of integers such as [1001, 2002]",
+			name,
+			err,
+		)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf(
+			"seeds file %s: extra data after the JSON array; it must hold exactly one array",
+			name,
+		)
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("seeds file %s: must contain a JSON array; got %s", name, jsonKind(raw))
+	}
+	if len(list) != nMLPs {
+		return nil, fmt.Errorf(
+			"seeds file %s has %d seeds, expected n-mlps = %d "+
+				"(the full dataset's count, also when baking a slice): "+
+				"regenerate it with `whestbake dataset generate-seeds --n-mlps %d` or fix n-mlps",
+			name,
+			len(list),
+			nMLPs,
+			nMLPs,
+		)
+	}
+	return list, nil
+}
+
+// parseSeed is v, value i of the seeds file name, as a seed: an integer
+// written without fraction or exponent, in [0, 2^63).
+func parseSeed(name string, i int, v any) (int64, error) {
+	num, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("seeds file %s: mlp_seeds[%d] must be an integer; got %s %v",
+			name, i, jsonKind(v), v)
+	}
+	b, ok := new(big.Int).SetString(num.String(), 10)
+	if !ok {
+		return 0, fmt.Errorf("seeds file %s: mlp_seeds[%d] must be an integer; got %s", name, i, num)
+	}
+	if b.Sign() < 0 || b.Cmp(maxSeed) >= 0 {
+		return 0, fmt.Errorf(
+			"seeds file %s: mlp_seeds[%d] = %s is out of range [0, 2**63); "+
+				"seeds must fit in an int64 column",
+			name,
+			i,
+			num,
+		)
+	}
+	return b.Int64(), nil
 }
 
 // EncodeSeeds renders seeds as the canonical one-line JSON array that

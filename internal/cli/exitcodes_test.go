@@ -56,9 +56,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"dataset", "verfy"}, 2, []string{`did you mean "dataset verify"?`}},
 		// --help after an unknown verb is no help: cobra would show the parent's.
 		{[]string{"dataset", "nosuch", "--help"}, 2, []string{
-			`unknown command "nosuch" for "whestbake dataset": use one of bake, combine-splits, ` +
-				`compare, download, generate-seeds, info, inspect, merge, prepare-arrow, report, ` +
-				`upload, verify`}},
+			`unknown command "nosuch" for "whestbake dataset": use one of ` + datasetVerbsSorted()}},
 		{[]string{"dev", "nosuch", "-h"}, 2,
 			[]string{`unknown command "nosuch" for "whestbake dev": use one of down, status, up`}},
 		{[]string{"frobnicate", "--help"}, 2,

@@ -462,7 +462,9 @@ func (c *comparer) stream(a, b *dataset.Dir) error {
 	}
 }
 
-// row compares one MLP of both datasets.
+// row compares one MLP of both datasets: every column bit for bit but
+// those the mode compares by a rule of its own (bitForBit), then the
+// mode's statistics.
 func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 	differs := false
 	note := func(field string, i int, a, b string) {
@@ -479,46 +481,23 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 			})
 		}
 	}
-	if x.Name != y.Name {
-		note("mlp_name", -1, x.Name, y.Name)
-	}
-	if i := firstBitDifference(x.Weights, y.Weights); i >= 0 {
-		note("weights", i, f32(x.Weights[i]), f32(y.Weights[i]))
+	for i, col := range dataset.Columns {
+		if !c.bitForBit(i) {
+			continue
+		}
+		if at, a, b, ok := firstDifference(&col, x, y); ok {
+			note(col.Name, at, a, b)
+		}
 	}
 	switch c.res.Mode {
 	case ModeExact:
-		if i := firstBitDifference(x.LayerMeans, y.LayerMeans); i >= 0 {
-			note("all_layer_means", i, f32(x.LayerMeans[i]), f32(y.LayerMeans[i]))
-		}
-		if i := firstBitDifference(x.FinalMeans, y.FinalMeans); i >= 0 {
-			note("final_means", i, f32(x.FinalMeans[i]), f32(y.FinalMeans[i]))
-		}
 		if !varianceClose(x.AvgVariance, y.AvgVariance) {
-			note("avg_variance", -1, f64(x.AvgVariance), f64(y.AvgVariance))
+			note(columnName(dataset.ColAvgVariance), -1, f64(x.AvgVariance), f64(y.AvgVariance))
 		}
 	case ModeTF32x3:
 		c.tf32Row(note, s, w, d, x, y)
 	default:
-		st := zScores(x, y, w, d, s.NSamplesA, s.NSamplesB, c.res.Threshold)
-		st.VarianceZ = varianceZ(x.AvgVariance, y.AvgVariance, s.NSamplesA, s.NSamplesB)
-		s.MLPStats = append(s.MLPStats, st)
-		if st.Beyond > 0 {
-			name, at := meanField(st.Layer, w, d)
-			a, b := means(x, w, d, st.Layer), means(y, w, d, st.Layer)
-			note(fmt.Sprintf("%s (|z|=%.1f)", name, st.MaxZ), at+st.Neuron,
-				f32(a[st.Neuron]), f32(b[st.Neuron]))
-		} else if st.LayersBeyond > 0 {
-			name, _ := meanField(st.NormLayer, w, d)
-			if st.NormLayer < d {
-				name = fmt.Sprintf("%s layer %d", name, st.NormLayer)
-			}
-			label := fmt.Sprintf("%s (‖z‖=%.1f over %d neurons)", name, st.LayerNorm, w)
-			note(label, -1, "", "")
-		}
-		if st.VarianceZ > c.res.Threshold {
-			note(fmt.Sprintf("avg_variance (|z|=%.1f)", st.VarianceZ), -1,
-				f64(x.AvgVariance), f64(y.AvgVariance))
-		}
+		c.statistics(s, w, d, x, y, note)
 	}
 	if differs {
 		s.DifferentMLPs++
@@ -529,9 +508,9 @@ func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 // final_means for l = d.
 func meanField(l, w, d int) (string, int) {
 	if l == d {
-		return "final_means", 0
+		return columnName(dataset.ColFinalMeans), 0
 	}
-	return "all_layer_means", l * w
+	return columnName(dataset.ColLayerMeans), l * w
 }
 
 // tf32Row notes the first mean of each layer, and avg_variance, of one MLP beyond
@@ -560,9 +539,87 @@ func (c *comparer) tf32Row(
 	}
 	vtol := s.tf32 * c.res.VarianceTolerance * max(math.Abs(x.AvgVariance), math.Abs(y.AvgVariance))
 	if !(math.Abs(x.AvgVariance-y.AvgVariance) <= vtol) {
-		note(fmt.Sprintf("avg_variance (|Δ| beyond %.3g)", vtol), -1,
+		note(fmt.Sprintf("%s (|Δ| beyond %.3g)", columnName(dataset.ColAvgVariance), vtol), -1,
 			f64(x.AvgVariance), f64(y.AvgVariance))
 	}
+}
+
+// bitForBit says whether column i must hold the same bits on both sides.
+// mlp_id and mlp_seed place the row, which run checks before; the
+// breakdown records how a bake was timed and chunked, not the MLP;
+// avg_variance is compared within its tolerance, and in ModeStat the
+// means within Monte Carlo error.
+func (c *comparer) bitForBit(i int) bool {
+	switch i {
+	case dataset.ColMLPID, dataset.ColSeed, dataset.ColBreakdown, dataset.ColAvgVariance:
+		return false
+	case dataset.ColLayerMeans, dataset.ColFinalMeans:
+		return c.res.Mode == ModeExact
+	}
+	return true
+}
+
+// statistics compares the means and avg_variance of one MLP within Monte
+// Carlo error (ModeStat), noting what lies beyond the threshold.
+func (c *comparer) statistics(
+	s *SplitResult,
+	w, d int,
+	x, y *dataset.Row,
+	note func(field string, i int, a, b string),
+) {
+	st := zScores(x, y, w, d, s.NSamplesA, s.NSamplesB, c.res.Threshold)
+	st.VarianceZ = varianceZ(x.AvgVariance, y.AvgVariance, s.NSamplesA, s.NSamplesB)
+	s.MLPStats = append(s.MLPStats, st)
+	if st.Beyond > 0 {
+		name, at := meanField(st.Layer, w, d)
+		a, b := means(x, w, d, st.Layer), means(y, w, d, st.Layer)
+		note(fmt.Sprintf("%s (|z|=%.1f)", name, st.MaxZ), at+st.Neuron,
+			f32(a[st.Neuron]), f32(b[st.Neuron]))
+	} else if st.LayersBeyond > 0 {
+		name, _ := meanField(st.NormLayer, w, d)
+		if st.NormLayer < d {
+			name = fmt.Sprintf("%s layer %d", name, st.NormLayer)
+		}
+		label := fmt.Sprintf("%s (‖z‖=%.1f over %d neurons)", name, st.LayerNorm, w)
+		note(label, -1, "", "")
+	}
+	if st.VarianceZ > c.res.Threshold {
+		note(fmt.Sprintf("%s (|z|=%.1f)", columnName(dataset.ColAvgVariance), st.VarianceZ), -1,
+			f64(x.AvgVariance), f64(y.AvgVariance))
+	}
+}
+
+// columnName is column i's name.
+func columnName(i int) string { return dataset.Columns[i].Name }
+
+// firstDifference is where column col of x and y first differs in bits:
+// the flat index into an array (-1 for a scalar) and both values as text,
+// or false when they are the same.
+func firstDifference(col *dataset.Column, x, y *dataset.Row) (int, string, string, bool) {
+	switch a := col.Of(x).(type) {
+	case *[]float32:
+		b := col.Floats(y)
+		if i := firstBitDifference(*a, b); i >= 0 {
+			return i, f32((*a)[i]), f32(b[i]), true
+		}
+	case *float64:
+		if b := *col.Of(y).(*float64); math.Float64bits(*a) != math.Float64bits(b) {
+			return -1, f64(*a), f64(b), true
+		}
+	case *string:
+		if b := *col.Of(y).(*string); *a != b {
+			return -1, *a, b, true
+		}
+	case *int32:
+		if b := *col.Of(y).(*int32); *a != b {
+			return -1, fmt.Sprint(*a), fmt.Sprint(b), true
+		}
+	case *int64:
+		if b := *col.Of(y).(*int64); *a != b {
+			return -1, fmt.Sprint(*a), fmt.Sprint(b), true
+		}
+	}
+	return 0, "", "", false
 }
 
 // zScores compares the neuron means of one MLP of two datasets of nA and

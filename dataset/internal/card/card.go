@@ -14,6 +14,7 @@ import (
 
 	"github.com/whestbake/whestbake/dataset/internal/metadata"
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
+	"github.com/whestbake/whestbake/dataset/internal/schema"
 )
 
 // Options are what a card shows beyond the metadata.
@@ -134,39 +135,43 @@ func (c *card) loading(b *strings.Builder) {
 	}
 }
 
+// columns is the card's table of schema.Columns: each column's type, its
+// shape in this dataset, and what it means, which for the name and the
+// seed depends on the seed protocol.
 func (c *card) columns(b *strings.Builder) {
-	w, d := dim(c.info.Width), dim(c.info.Depth)
-	seedMeaning := "the network's seed: everything else in the row is a function of it, " +
-		"n_samples and the sampler"
-	nameMeaning := "a readable name derived from the seed (faker 37.12.0, en_US, " +
-		"`first-last`, suffixed on collision)"
+	meaning := map[int]string{}
 	switch c.info.SeedProtocol.Name {
 	case metadata.SeedProtocolV2Name:
-		seedMeaning = "the estimator seed of the network, derived from the split's root seed " +
+		meaning[schema.ColSeed] = "the estimator seed of the network, derived from the split's root seed " +
 			"(seed protocol 2.0)"
 	case metadata.SeedProtocolV4Name:
-		seedMeaning = "the network's input seed: weights and statistics are a function of it, " +
+		meaning[schema.ColSeed] = "the network's input seed: weights and statistics are a function of it, " +
 			"n_samples and the sampler; the participant-facing seed (`MLP.seed`) " +
 			"and the name also depend on the dataset's salt (seed protocol 4.0)"
-		nameMeaning = "a readable name derived from a salted seed of its own (faker 37.12.0, " +
+		meaning[schema.ColName] = "a readable name derived from a salted seed of its own (faker 37.12.0, " +
 			"en_US, `first-last`, suffixed on collision)"
 	}
 	b.WriteString("## Columns\n\n| column | type | meaning |\n|---|---|---|\n")
-	fmt.Fprintf(b, "| `mlp_id` | int32 | index of the network in the split, ascending from 0 |\n")
-	fmt.Fprintf(b, "| `mlp_name` | string | %s |\n", nameMeaning)
-	fmt.Fprintf(b, "| `mlp_seed` | int64 | %s |\n", seedMeaning)
-	fmt.Fprintf(b, "| `weights` | float32 [%s][%s][%s] | `weights[l][i][j]`: "+
-		"weight of layer l from input i to output j |\n", d, w, w)
-	fmt.Fprintf(b, "| `all_layer_means` | float32 [%s][%s] | "+
-		"mean of each neuron after each layer |\n", d, w)
-	fmt.Fprintf(b, "| `final_means` | float32 [%s] | the last layer of `all_layer_means`: "+
-		"what estimators are scored against |\n", w)
-	b.WriteString("| `avg_variance` | float64 | " +
-		"mean over output neurons of the sample variance at the last layer |\n")
-	b.WriteString("| `sampling_budget_breakdown` | string (JSON) | " +
-		"closed-form FLOP count of whestbench's reference sampler at this bake's chunking; " +
-		"timings are left at 0 so that a row depends only on its seed " +
-		"(bake times are in the logs) |\n\n")
+	for i, col := range schema.Columns {
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", col.Name, c.columnType(&col), cmp.Or(meaning[i], col.Doc))
+	}
+	b.WriteString("\n")
+}
+
+// columnType is col's type as the card's table writes it: float32 [2][4]
+// for an array of this dataset's shape, string (JSON) for JSON text.
+func (c *card) columnType(col *schema.Column) string {
+	t := col.Type.String()
+	if col.Array() {
+		t += " "
+		for _, n := range col.Dims(c.info.Width, c.info.Depth) {
+			t += "[" + dim(n) + "]"
+		}
+	}
+	if col.JSON {
+		t += " (JSON)"
+	}
+	return t
 }
 
 // backend names whestbench's backend for a dataset whestbake did not bake.

@@ -11,37 +11,33 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/schema"
 )
 
-// The eight columns, by their index in schema's order.
-const (
-	colMLPID       = schema.ColMLPID
-	colName        = schema.ColName
-	colSeed        = schema.ColSeed
-	colWeights     = schema.ColWeights
-	colLayerMeans  = schema.ColLayerMeans
-	colFinalMeans  = schema.ColFinalMeans
-	colAvgVariance = schema.ColAvgVariance
-	colBreakdown   = schema.ColBreakdown
-	numColumns     = schema.NumColumns
-)
+// numColumns is the row's column count (schema.Columns).
+const numColumns = schema.NumColumns
 
 // columnSpec is one column's physical shape as Arrow writes it (whestbench's
 // fixture files, testdata/whestbench-fixtures): every node OPTIONAL, lists in
-// the 3-level LIST encoding.
+// the 3-level LIST encoding, an array of n dimensions n lists deep.
 type columnSpec struct {
 	name      string
 	kind      parquet.Kind
 	listDepth int // 0 for scalars; leaf max repetition level
 }
 
-var columns = [numColumns]columnSpec{
-	{schema.ColumnNames[colMLPID], parquet.Int32, 0},
-	{schema.ColumnNames[colName], parquet.ByteArray, 0},
-	{schema.ColumnNames[colSeed], parquet.Int64, 0},
-	{schema.ColumnNames[colWeights], parquet.Float, 3},
-	{schema.ColumnNames[colLayerMeans], parquet.Float, 2},
-	{schema.ColumnNames[colFinalMeans], parquet.Float, 1},
-	{schema.ColumnNames[colAvgVariance], parquet.Double, 0},
-	{schema.ColumnNames[colBreakdown], parquet.ByteArray, 0},
+// columns are schema.Columns' physical shapes, by their Col* index.
+var columns = func() (out [numColumns]columnSpec) {
+	for i, c := range schema.Columns {
+		out[i] = columnSpec{c.Name, parquetKind[c.Type], len(c.Shape)}
+	}
+	return out
+}()
+
+// parquetKind is the physical type of each schema.Type.
+var parquetKind = [...]parquet.Kind{
+	schema.Int32:   parquet.Int32,
+	schema.Int64:   parquet.Int64,
+	schema.Float32: parquet.Float,
+	schema.Float64: parquet.Double,
+	schema.String:  parquet.ByteArray,
 }
 
 // leafPath is the column path of spec's leaf: name, then list/element once
@@ -142,20 +138,24 @@ func (g orderedGroup) Fields() []parquet.Field {
 }
 
 // listStrides gives, for each list column, the number of leaf values per
-// element at each nesting level of a row of width w (nil for scalars).
-func listStrides(w int) [numColumns][]int {
-	return [numColumns][]int{colWeights: {w * w, w, 1}, colLayerMeans: {w, 1}, colFinalMeans: {1}}
+// element at each nesting level of a row of width w and depth d (nil for
+// scalars): the product of the dimensions inside that level.
+func listStrides(w, d int) [numColumns][]int {
+	var out [numColumns][]int
+	for i := range schema.Columns {
+		dims := schema.Columns[i].Dims(w, d)
+		if len(dims) == 0 {
+			continue
+		}
+		out[i] = make([]int, len(dims))
+		n := 1
+		for k := len(dims) - 1; k >= 0; k-- {
+			out[i][k] = n
+			n *= dims[k]
+		}
+	}
+	return out
 }
 
 // listLen is the number of leaf values of list column col in one row.
-func listLen(col, w, d int) int {
-	switch col {
-	case colWeights:
-		return d * w * w
-	case colLayerMeans:
-		return d * w
-	case colFinalMeans:
-		return w
-	}
-	return 0
-}
+func listLen(col, w, d int) int { return schema.Columns[col].Len(w, d) }

@@ -32,9 +32,9 @@ func writeParquetOracle(out io.Writer, shape bakeapi.Spec, rows []schema.Row) er
 	for i := range meta.RowGroups {
 		for _, r := range rows[int64(i)*per : min(int64(i+1)*per, int64(len(rows)))] {
 			cols := meta.RowGroups[i].Columns
-			names := &cols[colName].MetaData.SizeStatistics
+			names := &cols[schema.ColName].MetaData.SizeStatistics
 			names.UnencodedByteArrayDataBytes += int64(len(r.Name))
-			breakdowns := &cols[colBreakdown].MetaData.SizeStatistics
+			breakdowns := &cols[schema.ColBreakdown].MetaData.SizeStatistics
 			breakdowns.UnencodedByteArrayDataBytes += int64(len(r.Breakdown))
 		}
 	}
@@ -59,7 +59,7 @@ func writeParquetGo(out io.Writer, shape bakeapi.Spec, rows []schema.Row) error 
 	w := parquet.NewGenericWriter[any](out, cfg)
 	perGroup := rowsPerGroup(width, depth)
 	var reps [numColumns][]byte
-	for col, strides := range listStrides(width) {
+	for col, strides := range listStrides(width, depth) {
 		if strides != nil {
 			reps[col] = repPattern(listLen(col, width, depth), strides)
 		}

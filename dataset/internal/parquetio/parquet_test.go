@@ -432,7 +432,7 @@ func TestReadRejectsWrongNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw.lists[colWeights].strides = []int{8, 4, 1}
+	pw.lists[schema.ColWeights].strides = []int{8, 4, 1}
 	if err := pw.Write(schematest.Rows(shape, 0, 2)...); err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func TestPlainListsRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			for g, plain := range r.plain {
-				if !plain[colWeights] || !plain[colLayerMeans] || !plain[colFinalMeans] {
+				if !plain[schema.ColWeights] || !plain[schema.ColLayerMeans] || !plain[schema.ColFinalMeans] {
 					t.Fatalf("row group %d: float lists %v not read as plain pages", g, plain)
 				}
 			}
@@ -166,7 +166,7 @@ func TestFillRepsIsDremels(t *testing.T) {
 			}
 		}
 	}
-	strides := listStrides(w)[colWeights]
+	strides := listStrides(w, d)[schema.ColWeights]
 	for k := range all {
 		for n := 0; k+n <= len(all); n += 7 {
 			got := make([]byte, n)

@@ -78,7 +78,7 @@ func (r *Reader) open() error {
 		return schema.Errorf("parquet file %s: %q key-value metadata %v."+adviceRebake,
 			r.path, schema.HFMetadataKey, err)
 	}
-	r.strides = listStrides(r.width)
+	r.strides = listStrides(r.width, r.depth)
 	r.plain, err = checkPages(r.file, st.Size(), r.parquetFile.Metadata(), r.width, r.depth)
 	if err != nil {
 		return r.corrupt(err)
@@ -234,22 +234,15 @@ func (r *Reader) closeGroup() {
 // produces: no nulls anywhere and every list of the declared length. A file
 // with other levels is not a whestbench dataset.
 func (r *Reader) readRow(row *schema.Row) error {
-	w, d := r.width, r.depth
-	row.Weights = resize(row.Weights, d*w*w)
-	row.LayerMeans = resize(row.LayerMeans, d*w)
-	row.FinalMeans = resize(row.FinalMeans, w)
-	lists := [numColumns][]float32{
-		colWeights:    row.Weights,
-		colLayerMeans: row.LayerMeans,
-		colFinalMeans: row.FinalMeans,
-	}
 	for col, c := range r.cols {
 		if columns[col].listDepth > 0 {
+			values := schema.Columns[col].Of(row).(*[]float32)
+			*values = resize(*values, listLen(col, r.width, r.depth))
 			var err error
 			if pc := r.lists[col]; pc != nil {
-				err = pc.readList(lists[col], r.strides[col])
+				err = pc.readList(*values, r.strides[col])
 			} else {
-				err = c.readList(lists[col], r.strides[col])
+				err = c.readList(*values, r.strides[col])
 			}
 			if err != nil {
 				return fmt.Errorf("row mlp_id=%d: %v", row.MLPID, err)
@@ -260,17 +253,15 @@ func (r *Reader) readRow(row *schema.Row) error {
 		if err != nil {
 			return err
 		}
-		switch col {
-		case colMLPID:
-			row.MLPID = v.Int32()
-		case colName:
-			row.Name = string(v.ByteArray())
-		case colSeed:
-			row.Seed = v.Int64()
-		case colAvgVariance:
-			row.AvgVariance = v.Double()
-		case colBreakdown:
-			row.Breakdown = string(v.ByteArray())
+		switch p := schema.Columns[col].Of(row).(type) {
+		case *int32:
+			*p = v.Int32()
+		case *int64:
+			*p = v.Int64()
+		case *float64:
+			*p = v.Double()
+		case *string:
+			*p = string(v.ByteArray())
 		}
 	}
 	return nil

@@ -162,6 +162,6 @@ func TestReadRefusesEditedTypeMetadata(t *testing.T) {
 func retyped(t *testing.T, w, d int) string {
 	t.Helper()
 	fields, metadata := schema.ArrowFields(w, d)
-	fields[colFinalMeans].Children[0].Type = arrowipc.Float64
+	fields[schema.ColFinalMeans].Children[0].Type = arrowipc.Float64
 	return base64.StdEncoding.EncodeToString(arrowipc.SchemaMessage(fields, metadata))
 }

@@ -59,7 +59,7 @@ func writerConfig(w, d int) (*parquet.WriterConfig, error) {
 		// document of about 2 KB, four times into the page header (old and
 		// new min/max fields); whestbench's page headers carry no
 		// statistics. The chunk statistics in the footer stay.
-		parquet.SkipPageStatistics(columns[colBreakdown].name),
+		parquet.SkipPageStatistics(columns[schema.ColBreakdown].name),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: parquet writer options: %w", err)
@@ -119,7 +119,7 @@ func NewWriter(out io.Writer, spec bakeapi.Spec) (*Writer, error) {
 		out:      out,
 		perGroup: rowsPerGroup(w, d),
 	}
-	for col, strides := range listStrides(w) {
+	for col, strides := range listStrides(w, d) {
 		if strides != nil {
 			pw.lists[col] = newListChunk(col, listLen(col, w, d), strides,
 				cfg.PageBufferSize, pw.perGroup)
@@ -531,27 +531,17 @@ func Write(w io.Writer, spec bakeapi.Spec, rows []schema.Row) error {
 // present, so it sits at the column's maximum definition level.
 func scalarValue(r *schema.Row, col int) parquet.Value {
 	var v parquet.Value
-	switch col {
-	case colMLPID:
-		v = parquet.Int32Value(r.MLPID)
-	case colName:
-		v = parquet.ByteArrayValue([]byte(r.Name))
-	case colSeed:
-		v = parquet.Int64Value(r.Seed)
-	case colAvgVariance:
-		v = parquet.DoubleValue(r.AvgVariance)
-	case colBreakdown:
-		v = parquet.ByteArrayValue([]byte(r.Breakdown))
+	switch p := schema.Columns[col].Of(r).(type) {
+	case *int32:
+		v = parquet.Int32Value(*p)
+	case *int64:
+		v = parquet.Int64Value(*p)
+	case *float64:
+		v = parquet.DoubleValue(*p)
+	case *string:
+		v = parquet.ByteArrayValue([]byte(*p))
 	}
 	return v.Level(0, 1, col)
 }
 
-func listOf(r *schema.Row, col int) []float32 {
-	switch col {
-	case colWeights:
-		return r.Weights
-	case colLayerMeans:
-		return r.LayerMeans
-	}
-	return r.FinalMeans
-}
+func listOf(r *schema.Row, col int) []float32 { return schema.Columns[col].Floats(r) }

@@ -244,7 +244,7 @@ func (c *SplitCheck) Row(r *schema.Row) error {
 		return err
 	}
 	s := c.cur
-	if err := s.compareRow(r, c.split.Width, c.split.Depth); err != nil {
+	if err := s.compareRow(r); err != nil {
 		return c.shardErr(s.name, fmt.Errorf("row %d of split %s (row %d of record batch %d "+
 			"of this file) differs from the rows of %s: %w",
 			c.rows, c.split.Name, s.b.next, s.b.index, c.parquet(), err))

@@ -230,38 +230,62 @@ func (s *shard) nested(i int, dims []int64, want []float32, column string) error
 	return s.sameFloats(i+len(dims), start, want, column)
 }
 
-// compareRow compares the row being read with r, of width w and depth d,
-// column by column, and says where they first differ.
-func (s *shard) compareRow(r *schema.Row, w, d int) error {
-	col, ww, dd := s.cols, int64(w), int64(d)
-	got, same, err := s.scalar(col[schema.ColMLPID], 4, uint64(uint32(r.MLPID)))
-	if err != nil || !same {
-		return cmp.Or(err, fmt.Errorf("mlp_id is %d where the parquet's is %d", int32(got), r.MLPID))
+// compareRow compares the row being read with r column by column, and
+// says where they first differ.
+func (s *shard) compareRow(r *schema.Row) error {
+	for i := range schema.Columns {
+		if err := s.compareColumn(i, r); err != nil {
+			return err
+		}
 	}
-	if err := s.text(col[schema.ColName], r.Name, "mlp_name"); err != nil {
-		return err
+	return nil
+}
+
+// compareColumn compares column col of the row being read with r's: a
+// scalar's bits, a string's bytes, an array's offsets a level and its
+// values' bits.
+func (s *shard) compareColumn(col int, r *schema.Row) error {
+	c, i := &schema.Columns[col], s.cols[col]
+	switch p := c.Of(r).(type) {
+	case *int32:
+		got, same, err := s.scalar(i, 4, uint64(uint32(*p)))
+		if err != nil || !same {
+			return cmp.Or(err, fmt.Errorf("%s is %d where the parquet's is %d", c.Name, int32(got), *p))
+		}
+		return nil
+	case *int64:
+		got, same, err := s.scalar(i, 8, uint64(*p))
+		if err != nil || !same {
+			return cmp.Or(err, fmt.Errorf("%s is %d where the parquet's is %d", c.Name, int64(got), *p))
+		}
+		return nil
+	case *float64:
+		want := math.Float64bits(*p)
+		got, same, err := s.scalar(i, 8, want)
+		if err != nil || !same {
+			return cmp.Or(err, fmt.Errorf("%s is %v (0x%016x) where the parquet's is %v (0x%016x)",
+				c.Name, math.Float64frombits(got), got, *p, want))
+		}
+		return nil
+	case *string:
+		return s.text(i, *p, c.Name)
 	}
-	got, same, err = s.scalar(col[schema.ColSeed], 8, uint64(r.Seed))
-	if err != nil || !same {
-		return cmp.Or(err, fmt.Errorf("mlp_seed is %d where the parquet's is %d", int64(got), r.Seed))
+	if dims := s.dims[col]; len(dims) > 1 {
+		return s.nested(i, dims, c.Floats(r), c.Name)
 	}
-	if err := s.nested(col[schema.ColWeights], []int64{dd, ww, ww}, r.Weights, "weights"); err != nil {
-		return err
+	return s.sameFloats(i+1, s.b.next*s.dims[col][0], c.Floats(r), c.Name)
+}
+
+// arrayDims are the dimensions of each array column of width w and depth
+// d, by its Col* index; nil for a scalar.
+func arrayDims(w, d int) [schema.NumColumns][]int64 {
+	var out [schema.NumColumns][]int64
+	for i := range schema.Columns {
+		for _, n := range schema.Columns[i].Dims(w, d) {
+			out[i] = append(out[i], int64(n))
+		}
 	}
-	err = s.nested(col[schema.ColLayerMeans], []int64{dd, ww}, r.LayerMeans, "all_layer_means")
-	if err != nil {
-		return err
-	}
-	err = s.sameFloats(col[schema.ColFinalMeans]+1, s.b.next*ww, r.FinalMeans, "final_means")
-	if err != nil {
-		return err
-	}
-	want := math.Float64bits(r.AvgVariance)
-	if got, same, err = s.scalar(col[schema.ColAvgVariance], 8, want); err != nil || !same {
-		return cmp.Or(err, fmt.Errorf("avg_variance is %v (0x%016x) where the parquet's is %v (0x%016x)",
-			math.Float64frombits(got), got, r.AvgVariance, want))
-	}
-	return s.text(col[schema.ColBreakdown], r.Breakdown, "sampling_budget_breakdown")
+	return out
 }
 
 // columns is the node index of each column of layout, by its

@@ -94,7 +94,8 @@ type shard struct {
 	size   int64
 	off    int64
 	layout []node
-	cols   [schema.NumColumns]int // columns(layout)
+	cols   [schema.NumColumns]int     // columns(layout)
+	dims   [schema.NumColumns][]int64 // each array's dimensions (arrayDims)
 	b      batch
 	win    []window // one a buffer
 }
@@ -130,6 +131,7 @@ func openShard(path string, w, d int, layout []node) (*shard, error) {
 		size:   size,
 		layout: layout,
 		cols:   columns(layout),
+		dims:   arrayDims(w, d),
 		b:      batch{index: -1},
 		win:    make([]window, last.buf+last.kind.buffers()),
 	}

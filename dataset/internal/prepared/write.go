@@ -234,13 +234,15 @@ func (s *shardStream) close() error {
 type arrowEncoder struct {
 	width, depth int
 	out          io.Writer
+	nodes        []arrowipc.FieldNode       // rowNodes
+	dims         [schema.NumColumns][]int64 // arrayDims
 	scratch      []byte
 }
 
 // newArrowEncoder starts a stream of width w and depth d in out: it writes
 // the schema message.
 func newArrowEncoder(out io.Writer, w, d int) (*arrowEncoder, error) {
-	e := &arrowEncoder{width: w, depth: d, out: out}
+	e := &arrowEncoder{width: w, depth: d, out: out, nodes: rowNodes(w, d), dims: arrayDims(w, d)}
 	if _, err := out.Write(schema.ArrowSchemaMessage(w, d)); err != nil {
 		return nil, err
 	}
@@ -266,7 +268,7 @@ func (e *arrowEncoder) write(r *schema.Row) error {
 	for i, b := range bufs {
 		lens[i] = b.size
 	}
-	msg, _ := arrowipc.RecordBatchMessage(1, rowNodes(int64(e.width), int64(e.depth)), lens)
+	msg, _ := arrowipc.RecordBatchMessage(1, e.nodes, lens)
 	if _, err := e.out.Write(msg); err != nil {
 		return err
 	}
@@ -283,19 +285,19 @@ func (e *arrowEncoder) write(r *schema.Row) error {
 }
 
 // rowNodes are the field nodes of a one-row record batch of width w and
-// depth d, in the schema's pre-order.
-func rowNodes(w, d int64) []arrowipc.FieldNode {
-	node := func(n int64) arrowipc.FieldNode { return arrowipc.FieldNode{Length: n} }
-	return []arrowipc.FieldNode{
-		node(1),                                        // mlp_id
-		node(1),                                        // mlp_name
-		node(1),                                        // mlp_seed
-		node(1), node(d), node(d * w), node(d * w * w), // weights: list<list<list<float>>>
-		node(1), node(d), node(d * w), // all_layer_means: list<list<float>>
-		node(1), node(w), // final_means: fixed_size_list<float>[w]
-		node(1), // avg_variance
-		node(1), // sampling_budget_breakdown
+// depth d, in the schema's pre-order: a column's node of one value, and
+// an array's node a level, holding the values of that level in the row.
+func rowNodes(w, d int) []arrowipc.FieldNode {
+	var nodes []arrowipc.FieldNode
+	for i := range schema.Columns {
+		nodes = append(nodes, arrowipc.FieldNode{Length: 1})
+		n := int64(1)
+		for _, dim := range schema.Columns[i].Dims(w, d) {
+			n *= int64(dim)
+			nodes = append(nodes, arrowipc.FieldNode{Length: n})
+		}
 	}
+	return nodes
 }
 
 // arrowBuffer is one buffer of a record batch: its length, and a function
@@ -312,30 +314,45 @@ var noBuffer = arrowBuffer{0, func() error { return nil }}
 
 // rowBuffers are r's buffers, in the order of rowNodes' fields.
 func (e *arrowEncoder) rowBuffers(r *schema.Row) []arrowBuffer {
-	w, d := int64(e.width), int64(e.depth)
 	var bufs []arrowBuffer
-	bufs = append(bufs, noBuffer, e.fixed(4, func(b []byte) {
-		binary.LittleEndian.PutUint32(b, uint32(r.MLPID))
-	}))
-	bufs = append(bufs, e.text(r.Name)...)
-	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) {
-		binary.LittleEndian.PutUint64(b, uint64(r.Seed))
-	}))
-	bufs = append(bufs,
-		noBuffer, e.offsets(1, d),
-		noBuffer, e.offsets(d, w),
-		noBuffer, e.offsets(d*w, w),
-		noBuffer, e.floats(r.Weights))
-	bufs = append(bufs,
-		noBuffer, e.offsets(1, d),
-		noBuffer, e.offsets(d, w),
-		noBuffer, e.floats(r.LayerMeans))
-	bufs = append(bufs, noBuffer, noBuffer, e.floats(r.FinalMeans))
-	bufs = append(bufs, noBuffer, e.fixed(8, func(b []byte) {
-		binary.LittleEndian.PutUint64(b, math.Float64bits(r.AvgVariance))
-	}))
-	bufs = append(bufs, e.text(r.Breakdown)...)
+	for i := range schema.Columns {
+		bufs = e.appendColumn(bufs, i, r)
+	}
 	return bufs
+}
+
+// appendColumn appends column col's buffers of r to bufs, as the columnar
+// format lays its type out: a scalar's validity bitmap and its value (a
+// string's offsets and bytes); a fixed-size list's bitmap and its items';
+// a nested list's bitmap and offsets a level, and its items'.
+func (e *arrowEncoder) appendColumn(bufs []arrowBuffer, col int, r *schema.Row) []arrowBuffer {
+	c := &schema.Columns[col]
+	switch p := c.Of(r).(type) {
+	case *int32:
+		return append(bufs, noBuffer, e.fixed(4, func(b []byte) {
+			binary.LittleEndian.PutUint32(b, uint32(*p))
+		}))
+	case *int64:
+		return append(bufs, noBuffer, e.fixed(8, func(b []byte) {
+			binary.LittleEndian.PutUint64(b, uint64(*p))
+		}))
+	case *float64:
+		return append(bufs, noBuffer, e.fixed(8, func(b []byte) {
+			binary.LittleEndian.PutUint64(b, math.Float64bits(*p))
+		}))
+	case *string:
+		return append(bufs, e.text(*p)...)
+	}
+	dims := e.dims[col]
+	if len(dims) == 1 {
+		return append(bufs, noBuffer, noBuffer, e.floats(c.Floats(r)))
+	}
+	count := int64(1)
+	for _, n := range dims {
+		bufs = append(bufs, noBuffer, e.offsets(count, n))
+		count *= n
+	}
+	return append(bufs, noBuffer, e.floats(c.Floats(r)))
 }
 
 // offsets is a buffer of count+1 int32 offsets 0, step, 2·step, ….

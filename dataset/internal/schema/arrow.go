@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/whestbake/whestbake/dataset/internal/arrowipc"
@@ -31,56 +32,65 @@ func ArrowSchemaMessage(w, d int) []byte {
 }
 
 // ArrowFields are the Arrow schema's fields and metadata for width w and
-// depth d: every field and list item nullable, list children named "item",
-// the huggingface text as schema metadata, weights and all_layer_means as
-// datasets' extension types over their list storage.
+// depth d, a field a column: every field and list item nullable, list
+// children named "item", the huggingface text as schema metadata, an
+// array of one dimension as a fixed_size_list, one of more as datasets'
+// extension type over its list storage (datasets/features/features.py
+// _ArrayXDExtensionType).
 func ArrowFields(w, d int) ([]arrowipc.Field, []arrowipc.KeyValue) {
-	item := arrowipc.Field{Name: "item", Type: arrowipc.Float32, Nullable: true}
-	lists := func(n int) arrowipc.Field {
-		f := item
-		for range n {
-			f = arrowipc.Field{
-				Name:     "item",
-				Type:     arrowipc.List,
-				Nullable: true,
-				Children: []arrowipc.Field{f},
-			}
-		}
-		return f
-	}
-	// pyarrow keeps an extension type's two entries in a hash map; the
-	// order is the one its files have.
-	extension := func(name, shape string) []arrowipc.KeyValue {
-		return []arrowipc.KeyValue{
-			{Key: "ARROW:extension:metadata", Value: fmt.Sprintf(`[%s, "float32"]`, shape)},
-			{Key: "ARROW:extension:name", Value: "datasets.features.features." + name},
-		}
-	}
-	weights := lists(3)
-	weights.Name = ColumnNames[ColWeights]
-	weights.Metadata = extension("Array3DExtensionType", fmt.Sprintf("[%d, %d, %d]", d, w, w))
-	means := lists(2)
-	means.Name = ColumnNames[ColLayerMeans]
-	means.Metadata = extension("Array2DExtensionType", fmt.Sprintf("[%d, %d]", d, w))
-	scalar := func(col int, t arrowipc.Type) arrowipc.Field {
-		return arrowipc.Field{Name: ColumnNames[col], Type: t, Nullable: true}
-	}
-	fields := []arrowipc.Field{
-		scalar(ColMLPID, arrowipc.Int32),
-		scalar(ColName, arrowipc.Utf8),
-		scalar(ColSeed, arrowipc.Int64),
-		weights,
-		means,
-		{
-			Name:     ColumnNames[ColFinalMeans],
-			Type:     arrowipc.FixedSizeList(int32(w)),
-			Nullable: true,
-			Children: []arrowipc.Field{item},
-		},
-		scalar(ColAvgVariance, arrowipc.Float64),
-		scalar(ColBreakdown, arrowipc.Utf8),
+	fields := make([]arrowipc.Field, NumColumns)
+	for i := range Columns {
+		fields[i] = arrowField(&Columns[i], w, d)
 	}
 	return fields, []arrowipc.KeyValue{{Key: HFMetadataKey, Value: FeaturesJSON(w, d)}}
+}
+
+// arrowField is column c's field for width w and depth d.
+func arrowField(c *Column, w, d int) arrowipc.Field {
+	if !c.Array() {
+		return arrowipc.Field{Name: c.Name, Type: arrowScalar[c.Type], Nullable: true}
+	}
+	f := arrowipc.Field{Name: "item", Type: arrowScalar[c.Type], Nullable: true}
+	dims := c.Dims(w, d)
+	if len(dims) == 1 {
+		return arrowipc.Field{
+			Name:     c.Name,
+			Type:     arrowipc.FixedSizeList(int32(dims[0])),
+			Nullable: true,
+			Children: []arrowipc.Field{f},
+		}
+	}
+	for range dims {
+		f = arrowipc.Field{Name: "item", Type: arrowipc.List, Nullable: true, Children: []arrowipc.Field{f}}
+	}
+	f.Name = c.Name
+	// pyarrow keeps an extension type's two entries in a hash map; the
+	// order is the one its files have.
+	f.Metadata = []arrowipc.KeyValue{
+		{Key: "ARROW:extension:metadata", Value: fmt.Sprintf(`[%s, "%s"]`, shapeText(dims), c.Type)},
+		{Key: "ARROW:extension:name", Value: fmt.Sprintf(
+			"datasets.features.features.Array%dDExtensionType", len(dims))},
+	}
+	return f
+}
+
+// arrowScalar is the Arrow type of a scalar, or an array's element, of
+// each Type.
+var arrowScalar = [...]arrowipc.Type{
+	Int32:   arrowipc.Int32,
+	Int64:   arrowipc.Int64,
+	Float32: arrowipc.Float32,
+	Float64: arrowipc.Float64,
+	String:  arrowipc.Utf8,
+}
+
+// shapeText is dims as Python prints a tuple's items in a list: [2, 4, 4].
+func shapeText(dims []int) string {
+	parts := make([]string, len(dims))
+	for i, n := range dims {
+		parts[i] = strconv.Itoa(n)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // CheckTypeMetadata checks a footer's huggingface features text and its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/whestbake/whestbake/dataset/internal/pyjson"
 )
@@ -30,30 +31,37 @@ func FeaturesJSON(w, d int) string {
 }
 
 // Features is datasets' Features of whestbench's columns for width w and
-// depth d, as datasets' asdict writes them (also into dataset_info.json).
+// depth d, as datasets' asdict writes them (also into dataset_info.json):
+// a scalar a Value, an array of one dimension a List of its length, one
+// of more an Array2D to Array5D (datasets/features/features.py).
 func Features(w, d int) *pyjson.Object {
-	return pyjson.NewObject().
-		Set("mlp_id", valueFeature("int32")).
-		Set("mlp_name", valueFeature("string")).
-		Set("mlp_seed", valueFeature("int64")).
-		Set("weights", pyjson.NewObject().
-			Set("shape", []int{d, w, w}).
-			Set("dtype", "float32").
-			Set("_type", "Array3D")).
-		Set("all_layer_means", pyjson.NewObject().
-			Set("shape", []int{d, w}).
-			Set("dtype", "float32").
-			Set("_type", "Array2D")).
-		Set("final_means", pyjson.NewObject().
-			Set("feature", valueFeature("float32")).
-			Set("length", w).
-			Set("_type", "List")).
-		Set("avg_variance", valueFeature("float64")).
-		Set("sampling_budget_breakdown", valueFeature("string"))
+	f := pyjson.NewObject()
+	for i := range Columns {
+		f.Set(Columns[i].Name, feature(&Columns[i], w, d))
+	}
+	return f
 }
 
-// ShapeFromFeatures reads (width, depth) from a huggingface key-value text
-// and checks that the three array features agree with each other.
+// feature is column c's feature for width w and depth d.
+func feature(c *Column, w, d int) *pyjson.Object {
+	dims := c.Dims(w, d)
+	switch len(dims) {
+	case 0:
+		return valueFeature(c.Type.String())
+	case 1:
+		return pyjson.NewObject().
+			Set("feature", valueFeature(c.Type.String())).
+			Set("length", dims[0]).
+			Set("_type", "List")
+	}
+	return pyjson.NewObject().
+		Set("shape", dims).
+		Set("dtype", c.Type.String()).
+		Set("_type", fmt.Sprintf("Array%dD", len(dims)))
+}
+
+// ShapeFromFeatures reads (width, depth) from a huggingface key-value text:
+// the first array's dimensions give them, and every array's must agree.
 func ShapeFromFeatures(text string) (width, depth int, err error) {
 	v, err := pyjson.Loads([]byte(text))
 	if err != nil {
@@ -65,27 +73,19 @@ func ShapeFromFeatures(text string) (width, depth int, err error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("has no info.features object")
 	}
-	weights, err := featureShape(features, "weights", 3)
+	declared, err := arrayDims(features)
 	if err != nil {
 		return 0, 0, err
 	}
-	means, err := featureShape(features, "all_layer_means", 2)
-	if err != nil {
-		return 0, 0, err
+	dim := firstDims(declared)
+	for i := range Columns {
+		for k, s := range Columns[i].Shape {
+			if declared[i][k] != dim[s] {
+				return 0, 0, fmt.Errorf("features disagree: %s", dimsText(declared))
+			}
+		}
 	}
-	final, _ := features.GetObject("final_means")
-	length, ok := final.GetInt("length")
-	if !ok {
-		return 0, 0, fmt.Errorf("feature final_means has no integer length")
-	}
-	if weights[2] != weights[1] ||
-		means[0] != weights[0] ||
-		means[1] != weights[1] ||
-		length != weights[1] {
-		return 0, 0, fmt.Errorf("features disagree: weights %v, all_layer_means %v, "+
-			"final_means length %d", weights, means, length)
-	}
-	width, depth = int(weights[1]), int(weights[0])
+	width, depth = int(dim[Width]), int(dim[Depth])
 	if err := CheckShape(width, depth); err != nil {
 		return 0, 0, err
 	}
@@ -97,6 +97,63 @@ func ShapeFromFeatures(text string) (width, depth int, err error) {
 		return 0, 0, fmt.Errorf("declares width %d, depth %d: depth·width² overflows", width, depth)
 	}
 	return width, depth, nil
+}
+
+// arrayDims are the dimensions each array column's feature declares, by
+// its Col* index (nil for a scalar): an array of one dimension declares
+// its length, one of more its shape.
+func arrayDims(features *pyjson.Object) ([NumColumns][]int64, error) {
+	var declared [NumColumns][]int64
+	for i := range Columns {
+		c := &Columns[i]
+		switch {
+		case len(c.Shape) == 1:
+			f, _ := features.GetObject(c.Name)
+			n, ok := f.GetInt("length")
+			if !ok {
+				return declared, fmt.Errorf("feature %s has no integer length", c.Name)
+			}
+			declared[i] = []int64{n}
+		case c.Array():
+			dims, err := featureShape(features, c.Name, len(c.Shape))
+			if err != nil {
+				return declared, err
+			}
+			declared[i] = dims
+		}
+	}
+	return declared, nil
+}
+
+// firstDims are the depth and the width, by Dim, as the first array to
+// have each dimension declares it.
+func firstDims(declared [NumColumns][]int64) [2]int64 {
+	var dim [2]int64
+	var found [2]bool
+	for i := range Columns {
+		for k, s := range Columns[i].Shape {
+			if !found[s] {
+				dim[s], found[s] = declared[i][k], true
+			}
+		}
+	}
+	return dim
+}
+
+// dimsText is what each array declares, for an error: weights [2 4 4],
+// all_layer_means [2 4], final_means length 4.
+func dimsText(declared [NumColumns][]int64) string {
+	var parts []string
+	for i := range Columns {
+		switch c := &Columns[i]; len(c.Shape) {
+		case 0:
+		case 1:
+			parts = append(parts, fmt.Sprintf("%s length %d", c.Name, declared[i][0]))
+		default:
+			parts = append(parts, fmt.Sprintf("%s %v", c.Name, declared[i]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func featureShape(features *pyjson.Object, name string, rank int) ([]int64, error) {

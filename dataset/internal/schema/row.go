@@ -1,9 +1,11 @@
 // Package schema is whestbench's schema 3.0 as every format of a dataset
-// shares it: the row of eight columns (Row), the checks every reader
-// applies to a row, the huggingface features text and the Arrow schema that
-// readers build column types from, and InvalidDatasetError for whatever
-// breaks the schema's rules. The parquet files (parquetio) and the prepared
-// Arrow tree (prepared) are two encodings of these rows.
+// shares it: the one table of the columns (Columns) and the row they make
+// (Row), the checks every reader applies to a row, the huggingface
+// features text and the Arrow schema that readers build column types
+// from, and InvalidDatasetError for whatever breaks the schema's rules.
+// The parquet files (parquetio) and the prepared Arrow tree (prepared) are
+// two encodings of these rows, and the card a description of them; each
+// takes the columns from the table.
 package schema
 
 import (
@@ -22,35 +24,17 @@ func CheckShape(width, depth int) error {
 	return nil
 }
 
-// Row is one MLP: one parquet row. Arrays are flattened row-major:
-// Weights[l*W*W + i*W + j] is layer l's weight from input i to output j (the
-// network computes h_l = relu(h_{l-1} @ W_l)), LayerMeans[l*W + j] the mean of
-// neuron j after layer l.
-type Row struct {
-	MLPID       int32
-	Name        string
-	Seed        int64
-	Weights     []float32 // depth*width*width
-	LayerMeans  []float32 // depth*width
-	FinalMeans  []float32 // width; equal to the last layer of LayerMeans
-	AvgVariance float64
-	Breakdown   string // sampling_budget_breakdown JSON text
-}
-
 // Check reports the first array whose length disagrees with width w and
 // depth d.
 func (r *Row) Check(w, d int) error {
-	for _, c := range []struct {
-		name      string
-		got, want int
-	}{
-		{"weights", len(r.Weights), d * w * w},
-		{"all_layer_means", len(r.LayerMeans), d * w},
-		{"final_means", len(r.FinalMeans), w},
-	} {
-		if c.got != c.want {
+	for i := range Columns {
+		c := &Columns[i]
+		if !c.Array() {
+			continue
+		}
+		if got, want := len(c.Floats(r)), c.Len(w, d); got != want {
 			return fmt.Errorf("row mlp_id=%d: %s has %d values, shape width=%d depth=%d needs %d",
-				r.MLPID, c.name, c.got, w, d, c.want)
+				r.MLPID, c.Name, got, w, d, want)
 		}
 	}
 	return nil
@@ -67,13 +51,15 @@ const MaxAvgVariance = float64(math.MaxFloat32) * math.MaxFloat32
 // a comparison, a merge or an upload never works with such values (and
 // JSON, which has no NaN or infinity, can print every row it reads).
 func (r *Row) CheckValues() error {
-	for _, c := range []struct {
-		name   string
-		values []float32
-	}{{"weights", r.Weights}, {"all_layer_means", r.LayerMeans}, {"final_means", r.FinalMeans}} {
-		if i := firstNonFinite(c.values); i >= 0 {
+	for i := range Columns {
+		c := &Columns[i]
+		if !c.Array() {
+			continue
+		}
+		values := c.Floats(r)
+		if j := firstNonFinite(values); j >= 0 {
 			return fmt.Errorf("row mlp_id=%d: %s[%d] is %v; a dataset holds finite numbers only",
-				r.MLPID, c.name, i, c.values[i])
+				r.MLPID, c.Name, j, values[j])
 		}
 	}
 	if v := r.AvgVariance; math.IsNaN(v) || math.Abs(v) > MaxAvgVariance {
@@ -100,15 +86,23 @@ func firstNonFinite(values []float32) int {
 
 // Clone is r with arrays of its own.
 func (r Row) Clone() Row {
-	r.Weights = slices.Clone(r.Weights)
-	r.LayerMeans = slices.Clone(r.LayerMeans)
-	r.FinalMeans = slices.Clone(r.FinalMeans)
+	for i := range Columns {
+		if Columns[i].Array() {
+			p := Columns[i].Of(&r).(*[]float32)
+			*p = slices.Clone(*p)
+		}
+	}
 	return r
 }
 
 // RowBytes is the in-memory size of one Row of spec's shape (its float
 // arrays; the names and the breakdown text are small).
 func RowBytes(spec bakeapi.Spec) int64 {
-	w, d := int64(spec.Width), int64(spec.Depth)
-	return 4 * (d*w*w + d*w + w)
+	var n int64
+	for i := range Columns {
+		if c := &Columns[i]; c.Array() {
+			n += 4 * int64(c.Len(spec.Width, spec.Depth))
+		}
+	}
+	return n
 }

@@ -43,43 +43,64 @@ type StreamView struct {
 	Rows    []ReaderRow     `json:"rows"`
 }
 
-// ReaderRow is a row as the readers print it: arrays nested, the seed as
-// a decimal string (JavaScript numbers hold no int64).
-type ReaderRow struct {
-	MLPID       int32         `json:"mlp_id"`
-	Name        string        `json:"mlp_name"`
-	Seed        string        `json:"mlp_seed"`
-	Weights     [][][]float32 `json:"weights"`
-	LayerMeans  [][]float32   `json:"all_layer_means"`
-	FinalMeans  []float32     `json:"final_means"`
-	AvgVariance float64       `json:"avg_variance"`
-	Breakdown   string        `json:"sampling_budget_breakdown"`
-}
+// ReaderRow is a row as the readers print it, a column by name: arrays
+// nested, int64 values as decimal strings (JavaScript numbers hold no
+// int64).
+type ReaderRow map[string]json.RawMessage
 
 // Row is r with its arrays flattened, as schema.Row holds them.
 func (r ReaderRow) Row(t *testing.T) schema.Row {
 	t.Helper()
-	seed, err := strconv.ParseInt(r.Seed, 10, 64)
-	if err != nil {
-		t.Fatalf("mlp_seed %q: %v", r.Seed, err)
-	}
-	out := schema.Row{
-		MLPID:       r.MLPID,
-		Name:        r.Name,
-		Seed:        seed,
-		AvgVariance: r.AvgVariance,
-		Breakdown:   r.Breakdown,
-		FinalMeans:  r.FinalMeans,
-	}
-	for _, layer := range r.Weights {
-		for _, row := range layer {
-			out.Weights = append(out.Weights, row...)
+	var out schema.Row
+	for i := range schema.Columns {
+		c := &schema.Columns[i]
+		raw, ok := r[c.Name]
+		if !ok {
+			t.Fatalf("the reader's row has no %s", c.Name)
+		}
+		if err := readerValue(c.Of(&out), raw, len(c.Shape)); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
 		}
 	}
-	for _, layer := range r.LayerMeans {
-		out.LayerMeans = append(out.LayerMeans, layer...)
-	}
 	return out
+}
+
+// readerValue decodes raw, a column's value as a reader prints it, into
+// the row's field p; an array nested depth lists deep is flattened.
+func readerValue(p any, raw json.RawMessage, depth int) error {
+	switch p := p.(type) {
+	case *int64:
+		var decimal string
+		if err := json.Unmarshal(raw, &decimal); err != nil {
+			return err
+		}
+		var err error
+		*p, err = strconv.ParseInt(decimal, 10, 64)
+		return err
+	case *[]float32:
+		return flatten(p, raw, depth)
+	}
+	return json.Unmarshal(raw, p)
+}
+
+// flatten appends the values of raw, lists nested depth deep, to out, each
+// parsed as a float32 as Go's JSON decoder parses one.
+func flatten(out *[]float32, raw json.RawMessage, depth int) error {
+	if depth == 0 {
+		x, err := strconv.ParseFloat(string(raw), 32)
+		*out = append(*out, float32(x))
+		return err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return err
+	}
+	for _, item := range items {
+		if err := flatten(out, item, depth-1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // needReaders returns node's path, or skips (fails with READERS_REQUIRED=1)

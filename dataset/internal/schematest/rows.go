@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -48,17 +49,27 @@ func Rows(shape bakeapi.Spec, start, n int) []schema.Row {
 }
 
 // RowsEqual reports whether a and b hold the same values bit for bit (NaN
-// payloads and the sign of zero included).
+// payloads and the sign of zero included), column by column.
 func RowsEqual(a, b schema.Row) bool {
-	sameBits := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
-	return a.MLPID == b.MLPID &&
-		a.Name == b.Name &&
-		a.Seed == b.Seed &&
-		slices.EqualFunc(a.Weights, b.Weights, sameBits) &&
-		slices.EqualFunc(a.LayerMeans, b.LayerMeans, sameBits) &&
-		slices.EqualFunc(a.FinalMeans, b.FinalMeans, sameBits) &&
-		math.Float64bits(a.AvgVariance) == math.Float64bits(b.AvgVariance) &&
-		a.Breakdown == b.Breakdown
+	for i := range schema.Columns {
+		if !sameBits(schema.Columns[i].Of(&a), schema.Columns[i].Of(&b)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameBits says whether the fields x and y, of one column of two rows,
+// hold the same bits.
+func sameBits(x, y any) bool {
+	same32 := func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) }
+	switch x := x.(type) {
+	case *[]float32:
+		return slices.EqualFunc(*x, *y.(*[]float32), same32)
+	case *float64:
+		return math.Float64bits(*x) == math.Float64bits(*y.(*float64))
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // WantErr fails unless err matches *T (via errors.As) and mentions every
