@@ -20,142 +20,198 @@ import (
 // manifest last, all create-only: a release is immutable. Re-pushing the same
 // content is a no-op; different content at the same tag is refused.
 func (a *Activities) Push(ctx context.Context, in bakeapi.PushInput) (bakeapi.PushOutput, error) {
-	dest, err := a.Store.WithBucket(ctx, in.Bucket)
+	p, err := a.newPush(ctx, in)
 	if err != nil {
-		return bakeapi.PushOutput{}, storeErr(err)
+		return p.out, err
 	}
-	relPrefix := keys.Release(in.Prefix, in.Name, in.Tag)
-	out := bakeapi.PushOutput{URI: keys.ReleaseURI(in.Bucket, in.Prefix, in.Name, in.Tag)}
-	// The starter refuses such a release, but not one started by an older
-	// release of it: never write into a bake's folder.
-	if keys.InWorkArea(relPrefix) {
-		return out, fatal(
-			bakeapi.ErrInvalidConfig,
-			"release %s lies inside bakes/, where every bake keeps its working objects: "+
-				"choose a release.prefix outside bakes/ and start the bake again",
-			out.URI,
-		)
+	m, src, err := p.manifest(ctx)
+	if err != nil {
+		return p.out, err
 	}
-	// Step 1. The dataset's manifest, an intact commit, decides what the release is.
-	m, src, err := manifest.ReadCommit(ctx, a.Store, in.DatasetPrefix, seal.Seal{})
-	switch {
-	case damaged(err):
-		return out, lost(err)
-	case errors.Is(err, store.ErrNotFound): // CombineSplits committed it before Push ran
-		return out, goneDir(a.Store, in.DatasetPrefix, "")
-	case err != nil:
-		return out, storeErr(err)
+	if done, err := p.released(ctx, src); done || err != nil {
+		return p.out, err
 	}
-	out.ManifestSHA256 = store.SHA256Hex(src)
-	// Step 2. A release at this tag already: the same one is fine, another is a conflict.
-	if existing, err := dest.Get(ctx, keys.Manifest(relPrefix)); err == nil {
-		if !bytes.Equal(existing, src) {
-			return out, fatal(
-				bakeapi.ErrDestinationConflict,
-				"%s is already released with different content (manifest sha256 %s, "+
-					"this bake %s); choose another tag",
-				out.URI,
-				store.SHA256Hex(existing),
-				out.ManifestSHA256,
-			)
-		}
-		return out, nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return out, storeErr(err)
+	// Nothing is released whose prepared tree is not its parquet files':
+	// whestbench's loader reads the tree first. The bake may have checked
+	// it before committing this very manifest.
+	if err := a.vouchedOrCheck(ctx, in.DatasetPrefix, m, p.out.ManifestSHA256); err != nil {
+		return p.out, err
 	}
-	// Step 3. Nothing is released whose prepared tree is not its parquet
-	// files' (whestbench's loader reads the tree first): checked here
-	// unless the bake checked it before committing this very manifest.
-	if err := a.vouchedOrCheck(ctx, in.DatasetPrefix, m, out.ManifestSHA256); err != nil {
-		return out, err
-	}
-	// Step 4. Files create-only, streamed from the dataset (checked against the
-	// manifest on the way, so memory stays at a buffer whatever their size);
-	// a file left by an interrupted push must match.
 	for _, f := range m.Files {
-		key := path.Join(relPrefix, f.Path)
-		srcKey := path.Join(in.DatasetPrefix, f.Path)
-		copyFile := func(ctx context.Context, progress func(CopyProgress)) error {
-			return a.copyReleaseFile(ctx, dest, key, srcKey, f, progress)
-		}
-		copyOnce := func() error {
-			return retryCopy(ctx, f.Path, f.Size, func() error {
-				return watchCopy(ctx, f.Path, f.Size, copyFile)
-			})
-		}
-		err := copyOnce()
-		if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrSourceChanged) {
-			// Damage in transit does not repeat, nor does a source replaced
-			// by a writer of the same bytes: read the file once more (a
-			// refused copy left nothing at key). Bytes that differ again were
-			// changed in the bucket after the dataset was committed, and a
-			// retried attempt would read the same bytes: fail at once below.
-			err = copyOnce()
-		}
-		switch {
-		case errors.Is(err, store.ErrExists):
-			info, err := dest.Stat(ctx, key)
-			if err != nil {
-				return out, storeErr(err)
-			}
-			if info.SHA256 != f.SHA256 {
-				return out, fatal(
-					bakeapi.ErrDestinationConflict,
-					"%s already holds a different %s; choose another tag",
-					out.URI,
-					f.Path,
-				)
-			}
-			// A copy on the server records the sha256 it was asked for
-			// before its bytes are read back: one that an interrupted
-			// attempt left unread proves nothing until it is read.
-			switch err := dest.Check(ctx, key, f.SHA256, nil); {
-			case errors.Is(err, store.ErrCorrupt):
-				return out, fatal(
-					bakeapi.ErrCorruptPartial,
-					"%s%s was there before this push copied it (left by an earlier "+
-						"attempt, or written by another writer of the release bucket), "+
-						"and does not hold the bytes its recorded sha256 says: %v; "+
-						"delete it and restart the bake, or choose another tag",
-					out.URI,
-					f.Path,
-					err,
-				)
-			case err != nil:
-				return out, storeErr(err)
-			}
-		case errors.Is(err, store.ErrCorrupt):
-			return out, fatal(
-				bakeapi.ErrCorruptPartial,
-				"%s/%s does not match its manifest, read twice: %v",
-				in.DatasetPrefix,
-				f.Path,
-				err,
-			)
-		case errors.Is(err, store.ErrSourceChanged):
-			return out, fatal(
-				bakeapi.ErrCorruptPartial,
-				"%s was replaced in the bucket while it was copied, twice: %v; "+
-					"something outside whestbake writes the bake's committed dataset, "+
-					"and nothing was published from it: stop that writer, then %s "+
-					"(its push checks the file against the manifest again)",
-				uri(a.Store, srcKey),
-				err,
-				restart(""),
-			)
-		case errors.Is(err, store.ErrNotFound):
-			return out, goneFile(a.Store, in.DatasetPrefix, srcKey, "")
-		case err != nil:
-			return out, storeErr(err)
+		if err := p.file(ctx, f); err != nil {
+			return p.out, err
 		}
 		activityHeartbeat(ctx, f.Path)
 	}
-	// Step 5. The manifest makes the release visible.
-	if err := dest.PutCreate(ctx, keys.Manifest(relPrefix), src); err != nil &&
+	// The manifest makes the release visible.
+	if err := p.dest.PutCreate(ctx, keys.Manifest(p.prefix), src); err != nil &&
 		!errors.Is(err, store.ErrExists) {
-		return out, storeErr(err)
+		return p.out, storeErr(err)
 	}
-	return out, nil
+	return p.out, nil
+}
+
+// push is one attempt of Push, a method a step: where the release goes,
+// the dataset's manifest, a release already at the tag, each file.
+type push struct {
+	a      *Activities
+	in     bakeapi.PushInput
+	dest   *store.Store
+	prefix string // the release's folder in dest
+	out    bakeapi.PushOutput
+}
+
+// newPush opens the release bucket and refuses a release inside bakes/.
+// The starter refuses such a release too, but a bake started by an older
+// starter may ask for one: a release never writes into a bake's folder.
+func (a *Activities) newPush(ctx context.Context, in bakeapi.PushInput) (*push, error) {
+	p := &push{
+		a:      a,
+		in:     in,
+		prefix: keys.Release(in.Prefix, in.Name, in.Tag),
+		out:    bakeapi.PushOutput{URI: keys.ReleaseURI(in.Bucket, in.Prefix, in.Name, in.Tag)},
+	}
+	dest, err := a.Store.WithBucket(ctx, in.Bucket)
+	if err != nil {
+		return p, storeErr(err)
+	}
+	p.dest = dest
+	if keys.InWorkArea(p.prefix) {
+		return p, fatal(
+			bakeapi.ErrInvalidConfig,
+			"release %s lies inside bakes/, where every bake keeps its working objects: "+
+				"choose a release.prefix outside bakes/ and start the bake again",
+			p.out.URI,
+		)
+	}
+	return p, nil
+}
+
+// manifest is the dataset's manifest, an intact commit, which decides
+// what the release is, and its bytes.
+func (p *push) manifest(ctx context.Context) (manifest.Manifest, []byte, error) {
+	m, src, err := manifest.ReadCommit(ctx, p.a.Store, p.in.DatasetPrefix, seal.Seal{})
+	switch {
+	case damaged(err):
+		return m, nil, lost(err)
+	case errors.Is(err, store.ErrNotFound): // CombineSplits committed it before Push ran
+		return m, nil, goneDir(p.a.Store, p.in.DatasetPrefix, "")
+	case err != nil:
+		return m, nil, storeErr(err)
+	}
+	p.out.ManifestSHA256 = store.SHA256Hex(src)
+	return m, src, nil
+}
+
+// released reports whether the tag holds a release already: the same one
+// is done, another one is a conflict.
+func (p *push) released(ctx context.Context, src []byte) (bool, error) {
+	existing, err := p.dest.Get(ctx, keys.Manifest(p.prefix))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, storeErr(err)
+	case !bytes.Equal(existing, src):
+		return true, fatal(
+			bakeapi.ErrDestinationConflict,
+			"%s is already released with different content (manifest sha256 %s, "+
+				"this bake %s); choose another tag",
+			p.out.URI,
+			store.SHA256Hex(existing),
+			p.out.ManifestSHA256,
+		)
+	}
+	return true, nil
+}
+
+// file copies f create-only, streamed from the dataset and checked
+// against the manifest on the way, so memory stays at a buffer whatever
+// its size; a file an interrupted push left must match.
+func (p *push) file(ctx context.Context, f manifest.File) error {
+	key := path.Join(p.prefix, f.Path)
+	srcKey := path.Join(p.in.DatasetPrefix, f.Path)
+	copyFile := func(ctx context.Context, progress func(CopyProgress)) error {
+		return p.a.copyReleaseFile(ctx, p.dest, key, srcKey, f, progress)
+	}
+	copyOnce := func() error {
+		return retryCopy(ctx, f.Path, f.Size, func() error {
+			return watchCopy(ctx, f.Path, f.Size, copyFile)
+		})
+	}
+	err := copyOnce()
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrSourceChanged) {
+		// Damage in transit does not repeat, nor does a source replaced by a
+		// writer of the same bytes: read the file once more, since a refused
+		// copy left nothing at key. Bytes that differ again were changed in
+		// the bucket after the dataset was committed, and a retried attempt
+		// would read the same bytes: fail at once below.
+		err = copyOnce()
+	}
+	switch {
+	case errors.Is(err, store.ErrExists):
+		return p.existing(ctx, key, f)
+	case errors.Is(err, store.ErrCorrupt):
+		return fatal(
+			bakeapi.ErrCorruptPartial,
+			"%s/%s does not match its manifest, read twice: %v",
+			p.in.DatasetPrefix,
+			f.Path,
+			err,
+		)
+	case errors.Is(err, store.ErrSourceChanged):
+		return fatal(
+			bakeapi.ErrCorruptPartial,
+			"%s was replaced in the bucket while it was copied, twice: %v; "+
+				"something outside whestbake writes the bake's committed dataset, "+
+				"and nothing was published from it: stop that writer, then %s "+
+				"(its push checks the file against the manifest again)",
+			uri(p.a.Store, srcKey),
+			err,
+			restart(""),
+		)
+	case errors.Is(err, store.ErrNotFound):
+		return goneFile(p.a.Store, p.in.DatasetPrefix, srcKey, "")
+	case err != nil:
+		return storeErr(err)
+	}
+	return nil
+}
+
+// existing accepts the release file at key that was there before this
+// attempt copied f, once it is read to hold f's bytes. A copy on the
+// server records the sha256 it was asked for before its bytes are read
+// back, so one that an interrupted attempt left unread proves nothing
+// until it is read.
+func (p *push) existing(ctx context.Context, key string, f manifest.File) error {
+	info, err := p.dest.Stat(ctx, key)
+	if err != nil {
+		return storeErr(err)
+	}
+	if info.SHA256 != f.SHA256 {
+		return fatal(
+			bakeapi.ErrDestinationConflict,
+			"%s already holds a different %s; choose another tag",
+			p.out.URI,
+			f.Path,
+		)
+	}
+	switch err := p.dest.Check(ctx, key, f.SHA256, nil); {
+	case errors.Is(err, store.ErrCorrupt):
+		return fatal(
+			bakeapi.ErrCorruptPartial,
+			"%s%s was there before this push copied it (left by an earlier "+
+				"attempt, or written by another writer of the release bucket), "+
+				"and does not hold the bytes its recorded sha256 says: %v; "+
+				"delete it and restart the bake, or choose another tag",
+			p.out.URI,
+			f.Path,
+			err,
+		)
+	case err != nil:
+		return storeErr(err)
+	}
+	return nil
 }
 
 // serverCopyBytes is the size from which Push has S3 copy a release file

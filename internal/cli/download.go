@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
@@ -147,6 +148,11 @@ func hubDownload(cmd *cobra.Command, h hubFlags, repo, rev, output string) error
 		Revision: rev,
 		Split:    h.split,
 		Output:   output,
+		// The listing is not trusted to hold every shard, and whestbench's
+		// loader reads the prepared tree before the parquet files: the
+		// dataset must open whole and its tree match its rows, or the
+		// split's shards be complete.
+		Check: func(dir string) error { return dataset.CheckFetched(dir, h.split) },
 		Progress: func(p hub.DownloadProgress) {
 			if bar == nil {
 				bar = newProgress(cmd.ErrOrStderr(), "downloading", "B", p.Total)

@@ -168,7 +168,11 @@ type DownloadOptions struct {
 	// Output is the directory to create. Files are written into a folder
 	// beside it (StagingDir) and it is renamed to Output once every file
 	// has been checked; a download interrupted before that resumes there.
-	Output   string
+	Output string
+	// Check, when set, judges the whole download in the staging folder
+	// before it becomes Output: a dataset download checks that what the
+	// listing gave is a complete dataset (dataset.CheckFetched).
+	Check    func(dir string) error
 	Progress func(DownloadProgress)
 }
 
@@ -268,13 +272,8 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 		res.Files++
 		res.Bytes += f.size
 	}
-	// The listing is not trusted to hold every shard, and whestbench's
-	// loader reads the prepared tree before the parquet files: a whole
-	// dataset must open and its tree match its rows, a split's shards be
-	// complete. A download that keeps only some files, as compare's, is
-	// checked by its caller.
-	if o.Keep == nil {
-		if err := dataset.CheckFetched(staging, o.Split); err != nil {
+	if o.Check != nil {
+		if err := o.Check(staging); err != nil {
 			return res, fmt.Errorf("hf://%s@%s: %w", o.Repo, o.Revision, err)
 		}
 	}

@@ -247,71 +247,21 @@ func (c *Client) sendParts(
 	up *lfsAction,
 	progress func(Progress),
 ) error {
-	chunk, err := strconv.ParseInt(up.Header["chunk_size"], 10, 64)
-	if err != nil || chunk <= 0 {
-		return fmt.Errorf("hub: upload of %s: the Hub's chunk_size %q is not a positive number",
-			f.Path, up.Header["chunk_size"])
+	chunk, numbers, urls, err := partPlan(f, up)
+	if err != nil {
+		return err
 	}
-	urls := map[int]string{}
-	var numbers []int
-	for k, v := range up.Header {
-		if n, err := strconv.Atoi(k); err == nil {
-			urls[n] = v
-			numbers = append(numbers, n)
-		}
-	}
-	sort.Ints(numbers)
-	want := (f.Size + chunk - 1) / chunk
-	if int64(len(numbers)) != want ||
-		(len(numbers) > 0 && numbers[len(numbers)-1] != len(numbers)) {
-		return fmt.Errorf("hub: upload of %s: the Hub offered parts %v for %d bytes "+
-			"in parts of %d, want 1 to %d", f.Path, numbers, f.Size, chunk, want)
-	}
-	type part struct {
-		PartNumber int    `json:"partNumber"`
-		ETag       string `json:"etag"`
-	}
-	parts := make([]part, 0, len(numbers))
+	parts := make([]lfsPart, 0, len(numbers))
 	for i, n := range numbers {
-		off := int64(i) * chunk
-		partSize := min(chunk, f.Size-off)
-		resp, err := c.do(ctx, request{
-			op:     fmt.Sprintf("upload of %s part %d", f.Path, n),
-			method: http.MethodPut,
-			url:    urls[n],
-			size:   partSize,
-			sent: func(n int64) {
-				progress(Progress{
-					Stage: StageUpload,
-					File:  f.Path,
-					Done:  off + n,
-					Total: f.Size,
-				})
-			},
-			body: func() (io.ReadCloser, error) {
-				r, err := f.Open(ctx, off)
-				if err != nil {
-					return nil, err
-				}
-				return struct {
-					io.Reader
-					io.Closer
-				}{io.LimitReader(r, partSize), r}, nil
-			},
-		})
+		etag, err := c.sendPart(ctx, f, urls[n], n, int64(i)*chunk, chunk, progress)
 		if err != nil {
 			return err
 		}
-		etag := resp.Header.Get("ETag")
-		drain(resp)
-		if etag == "" {
-			return fmt.Errorf("hub: upload of %s part %d: the storage answered no ETag", f.Path, n)
-		}
-		parts = append(parts, part{n, etag})
+		parts = append(parts, lfsPart{n, etag})
 	}
 	body, size, err := jsonBody(struct {
-		OID   string `json:"oid"`
-		Parts []part `json:"parts"`
+		OID   string    `json:"oid"`
+		Parts []lfsPart `json:"parts"`
 	}{f.SHA256, parts})
 	if err != nil {
 		return err
@@ -330,6 +280,79 @@ func (c *Client) sendParts(
 	}
 	drain(resp)
 	return nil
+}
+
+// lfsPart is a sent part as the completion lists it.
+type lfsPart struct {
+	PartNumber int    `json:"partNumber"`
+	ETag       string `json:"etag"`
+}
+
+// partPlan is the part size the Hub asks for, its part numbers in order,
+// checked to be 1 to the count f's size needs, and each part's URL.
+func partPlan(f File, up *lfsAction) (int64, []int, map[int]string, error) {
+	chunk, err := strconv.ParseInt(up.Header["chunk_size"], 10, 64)
+	if err != nil || chunk <= 0 {
+		return 0, nil, nil, fmt.Errorf("hub: upload of %s: the Hub's chunk_size %q "+
+			"is not a positive number", f.Path, up.Header["chunk_size"])
+	}
+	urls := map[int]string{}
+	var numbers []int
+	for k, v := range up.Header {
+		if n, err := strconv.Atoi(k); err == nil {
+			urls[n] = v
+			numbers = append(numbers, n)
+		}
+	}
+	sort.Ints(numbers)
+	want := (f.Size + chunk - 1) / chunk
+	if int64(len(numbers)) != want ||
+		(len(numbers) > 0 && numbers[len(numbers)-1] != len(numbers)) {
+		return 0, nil, nil, fmt.Errorf("hub: upload of %s: the Hub offered parts %v "+
+			"for %d bytes in parts of %d, want 1 to %d", f.Path, numbers, f.Size, chunk, want)
+	}
+	return chunk, numbers, urls, nil
+}
+
+// sendPart PUTs part n of f, the chunk bytes from off, to url and returns
+// the storage's ETag for it.
+func (c *Client) sendPart(
+	ctx context.Context,
+	f File,
+	url string,
+	n int,
+	off, chunk int64,
+	progress func(Progress),
+) (string, error) {
+	partSize := min(chunk, f.Size-off)
+	resp, err := c.do(ctx, request{
+		op:     fmt.Sprintf("upload of %s part %d", f.Path, n),
+		method: http.MethodPut,
+		url:    url,
+		size:   partSize,
+		sent: func(n int64) {
+			progress(Progress{Stage: StageUpload, File: f.Path, Done: off + n, Total: f.Size})
+		},
+		body: func() (io.ReadCloser, error) {
+			r, err := f.Open(ctx, off)
+			if err != nil {
+				return nil, err
+			}
+			return struct {
+				io.Reader
+				io.Closer
+			}{io.LimitReader(r, partSize), r}, nil
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	etag := resp.Header.Get("ETag")
+	drain(resp)
+	if etag == "" {
+		return "", fmt.Errorf("hub: upload of %s part %d: the storage answered no ETag", f.Path, n)
+	}
+	return etag, nil
 }
 
 // drain discards what is left of an answer, up to maxAnswer (past it the
