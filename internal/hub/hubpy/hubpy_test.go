@@ -378,6 +378,24 @@ func bakeDataset(t *testing.T) string {
 	return at("ds")
 }
 
+// whestDataset is a two-split dataset whestbench made alone: `whest
+// dataset bake` of each split, then `whest dataset combine-splits`, which
+// writes its prepared trees with datasets' save_to_disk.
+func whestDataset(t *testing.T, j *judge) string {
+	t.Helper()
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	for split, seeds := range map[string]string{"public": "[7, 8]", "holdout": "[9, 10, 11]"} {
+		writeTree(t, dir, map[string][]byte{split + ".json": []byte(seeds)})
+		j.whest(t, "dataset", "bake",
+			"--n-mlps", fmt.Sprint(strings.Count(seeds, ",")+1), "--n-samples", "200",
+			"--width", "4", "--depth", "2",
+			"--mlp-seeds", at(split+".json"), "--split", split, "--output", at(split))
+	}
+	j.whest(t, "dataset", "combine-splits", at("public"), at("holdout"), "--output", at("ds"))
+	return at("ds")
+}
+
 // whest runs `whest ARGS...` against the stand-in with the token and
 // returns what it printed.
 func (j *judge) whest(t *testing.T, args ...string) string {
@@ -446,7 +464,8 @@ func copyTree(t *testing.T, dir string) string {
 // folders whestbake wrote, which whestbench's loader prefers) and of all
 // at once, and datasets.load_dataset of every config the card declares,
 // every table equal to the pushed parquet rows; and `whestbake dataset
-// download` of what whest pushed, checked.
+// download` and `dataset verify` of a two-split dataset whest baked,
+// combined and pushed.
 func TestWhestbenchAgainstStandIn(t *testing.T) {
 	t.Parallel()
 	srv := hubtest.New(t)
@@ -485,21 +504,19 @@ func TestWhestbenchAgainstStandIn(t *testing.T) {
 	l.check(t, "alice/ours@v1", map[string]int{"public": 3, "holdout": 2}, true,
 		[]string{"default/public", "default/holdout"})
 
-	theirs := filepath.Join(t.TempDir(), "theirs")
-	seeds := filepath.Join(t.TempDir(), "seeds.json")
-	writeTree(t, filepath.Dir(seeds), map[string][]byte{"seeds.json": []byte("[7, 8]")})
-	j.whest(t, "dataset", "bake", "--n-mlps", "2", "--n-samples", "200", "--width", "4",
-		"--depth", "2", "--mlp-seeds", seeds, "--split", "public", "--output", theirs)
+	theirs := whestDataset(t, j)
 	j.whest(t, "dataset", "upload", theirs, "--repo", "alice/theirs")
 	l = loaded{}
 	j.run(t, token, &l, "load", "alice/theirs", "main", theirs)
-	l.check(t, "alice/theirs", map[string]int{"public": 2}, false, []string{"default/public"})
+	l.check(t, "alice/theirs", map[string]int{"public": 2, "holdout": 3}, true,
+		[]string{"default/public", "default/holdout"})
 	back := filepath.Join(t.TempDir(), "back")
 	whestbake(t, "dataset", "download", "hf://alice/theirs", "--output", back,
 		"--endpoint", srv.URL)
 	sameTree(t, "`whestbake dataset download` of `whest dataset upload`",
 		datasettest.ReadTree(t, back),
 		withGitAttributes(t, srv, "alice/theirs", datasettest.ReadTree(t, theirs)))
+	whestbake(t, "dataset", "verify", back, "--k", "5")
 	whestbake(t, "dataset", "inspect", back)
 	split := filepath.Join(t.TempDir(), "split")
 	j.whest(t, "dataset", "download", "alice/theirs", "--split", "public", "--output", split)
