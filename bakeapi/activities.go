@@ -2,8 +2,8 @@ package bakeapi
 
 import "time"
 
-// GenerateSeedsInput names a split's seeds: either a file the starter uploaded
-// (UploadedKey) or a generated list (Seed, or OS entropy when nil).
+// GenerateSeedsInput names a split's seeds: either a file the starter uploaded,
+// UploadedKey, or a list generated from Seed, or from OS entropy when Seed is nil.
 type GenerateSeedsInput struct {
 	BakeID, Split string
 	NMLPs         int
@@ -11,8 +11,8 @@ type GenerateSeedsInput struct {
 	UploadedKey   string  `json:",omitempty"`
 	// SeedProtocol is the bake's seed protocol: under 4.0 the identity blocks
 	// are named under the salt, by the GPU workers, so GenerateSeeds writes
-	// none. Histories from before it have none (3.0 blocks, which a 4.0 slice
-	// never reads).
+	// none. A history without it is a 3.0 bake, whose blocks a 4.0 slice
+	// never reads.
 	SeedProtocol SeedProtocol `json:",omitempty"`
 }
 
@@ -20,7 +20,7 @@ type GenerateSeedsInput struct {
 type GenerateSeedsOutput struct {
 	SeedsKey, SHA256 string
 	NMLPs            int
-	// Merged says the split is already merged (or the whole bake combined)
+	// Merged says the split is already merged, or the whole bake combined,
 	// by an earlier run of the bake: its slices, whose intermediates may be
 	// deleted, need not run again.
 	Merged bool `json:",omitempty"`
@@ -44,21 +44,20 @@ type BakeSliceOutput struct {
 	Computed       int // MLPs computed from scratch by this attempt
 	Resumed        int // MLPs continued from a checkpoint by this attempt
 	Reused         int // MLPs already finished by an earlier attempt
-	// Discarded counts the damaged objects (results, checkpoints, identity
-	// blocks, a partial's manifest) this attempt found, dropped and
-	// recomputed.
+	// Discarded counts the damaged objects this attempt found, dropped and
+	// recomputed: results, checkpoints, identity blocks, a partial's manifest.
 	Discarded int `json:",omitempty"`
 }
 
 // NameSplitInput is a protocol-4.0 split to name: its MLPs' names come from
 // salted name seeds and their collision suffixes from the whole list, so one
-// GPU worker (the only kind that holds the salt) derives them once, from the
+// GPU worker, the only kind that holds the salt, derives them once, from the
 // seeds file, and writes the identity blocks every slice reads.
 type NameSplitInput struct {
 	BakeID, Split         string
 	NMLPs                 int
 	SeedsKey, SeedsSHA256 string
-	Salt                  Salt // the bake's declared salt (Spec.Salt), checked against the worker's
+	Salt                  Salt // the bake's declared salt, Spec.Salt, checked against the worker's
 }
 
 // NameSplitOutput says how many identity blocks hold the split's names.
@@ -87,7 +86,7 @@ type MergeSplitInput struct {
 	// before NSlices; MergeSplit takes them when NSlices is 0.
 	Slices    []string  `json:",omitempty"`
 	CreatedAt time.Time // BakeInput.CreatedAt: the merge time recorded
-	// KeepIntermediates keeps the slices' partials and state (BakeInput.KeepIntermediates).
+	// KeepIntermediates keeps the slices' partials and state, as BakeInput.KeepIntermediates asks.
 	KeepIntermediates bool `json:",omitempty"`
 }
 
@@ -98,14 +97,13 @@ type MergeSplitOutput struct {
 }
 
 // CombineSplitsInput lists the merged split prefixes in the bake's split
-// order. Histories recorded after v0.1.0, before the field was dropped,
-// also hold a CreatedAt that nothing set or read (always the zero time);
-// decoding ignores it.
+// order. Some recorded histories also hold a CreatedAt, always the zero
+// time, that nothing reads; decoding ignores it.
 type CombineSplitsInput struct {
 	BakeID       string
 	Splits       []string
 	DefaultSplit string `json:",omitempty"`
-	// KeepIntermediates keeps the merged splits (BakeInput.KeepIntermediates).
+	// KeepIntermediates keeps the merged splits, as BakeInput.KeepIntermediates asks.
 	KeepIntermediates bool `json:",omitempty"`
 }
 
@@ -116,7 +114,7 @@ type CombineSplitsOutput struct {
 }
 
 // PushInput publishes a committed dataset directory as release <Name>/<Tag>
-// under Prefix in Bucket (credentials are the worker's, never in the input).
+// under Prefix in Bucket. The credentials are the worker's, never in the input.
 type PushInput struct {
 	DatasetPrefix             string
 	Bucket, Prefix, Name, Tag string
@@ -128,7 +126,7 @@ type PushOutput struct {
 }
 
 // HubPushInput publishes a committed dataset directory on the Hugging Face
-// Hub (the token is the worker's, never in the input).
+// Hub. The token is the worker's, never in the input.
 type HubPushInput struct {
 	DatasetPrefix string
 	Hub           HubSpec
@@ -140,7 +138,7 @@ type HubPushOutput struct {
 	// NoOp says the revision held these files already: no new commit.
 	NoOp bool `json:",omitempty"`
 	// Sent and Reused count the LFS objects uploaded and those found on
-	// the Hub already (sent by an earlier attempt).
+	// the Hub already, sent by an earlier attempt.
 	Sent, Reused int
 	// Deleted counts the files an earlier dataset left in the repository's
 	// data/ and report/.
@@ -153,8 +151,8 @@ type GPUWorkersInput struct {
 }
 
 // GPUWorkersOutput is the number of distinct workers the Temporal server saw
-// polling the queue in the last few minutes (a worker busy with a slice does
-// not poll, and drops out of the count after a while).
+// polling the queue in the last few minutes. A worker busy with a slice does
+// not poll, and drops out of the count after a while.
 type GPUWorkersOutput struct {
 	Workers int
 }

@@ -8,7 +8,7 @@ import (
 
 // FieldError is one unusable field. Problem says what is wrong and the fix
 // without naming a flag or a config key, so each front end can put its own
-// name in front (see Rename).
+// name in front with Rename.
 type FieldError struct {
 	Field   string // FieldWidth, FieldNMLPs, …
 	Problem string
@@ -47,7 +47,7 @@ func (e FieldErrors) orNil() error {
 	return e
 }
 
-// AsFieldErrors returns the field errors inside err (nil if there are none).
+// AsFieldErrors returns the field errors inside err, nil if there are none.
 func AsFieldErrors(err error) FieldErrors {
 	var fe FieldErrors
 	if errors.As(err, &fe) {
@@ -56,8 +56,8 @@ func AsFieldErrors(err error) FieldErrors {
 	return nil
 }
 
-// Rename returns err with every field renamed by name (for example "width" →
-// "--width"), or err itself when it holds no field errors. Fields that name
+// Rename returns err with every field renamed by name, for example "width" to
+// "--width", or err itself when it holds no field errors. Fields that name
 // maps to "" keep their own name.
 func Rename(err error, name func(field string) string) error {
 	fe := AsFieldErrors(err)
@@ -88,25 +88,25 @@ const (
 	ErrInvalidSeeds  = "InvalidSeeds"
 	// ErrCorruptPartial is a stored object of the bake that no retry can
 	// read as what it should be, and that the failing step cannot
-	// recompute: not only a slice's partial, as its name (kept for the
-	// reasons above) suggests, but any of
-	//   - a per-MLP result with the wrong number of means, or a checkpoint
-	//     the engine refuses (BakeSlice);
-	//   - a committed directory (slice partial, merged split, dataset) whose
-	//     manifest or files fail their checks, or whose manifest points
-	//     outside it (MergeSplit, CombineSplits, Push);
-	//   - an object an earlier step committed (such a directory's manifest
-	//     or files, a split's seeds file GenerateSeeds stored) that is gone
+	// recompute: not only a slice's partial, as its name, kept for the
+	// reasons above, suggests, but any of
+	//   - in BakeSlice, a per-MLP result with the wrong number of means, or
+	//     a checkpoint the engine refuses;
+	//   - in MergeSplit, CombineSplits and Push, a committed directory, be it
+	//     a slice partial, a merged split or a dataset, whose manifest or
+	//     files fail their checks, or whose manifest points outside it;
+	//   - an object an earlier step committed, such as a directory's manifest
+	//     or files or a split's seeds file GenerateSeeds stored, that is gone
 	//     from the bucket: something outside whestbake deleted it;
-	//   - a partial's metadata.json, or a merged dataset the dataset
-	//     package rejects (MergeSplit, CombineSplits);
-	//   - a dataset whose metadata.json or card the Hub's card cannot be
-	//     rendered from (HubPush);
-	//   - an object over its reader's size bound (any step).
-	// Damaged objects that can be recomputed (results, checkpoints,
-	// identity blocks, a slice's partial) are discarded and recomputed
-	// instead, and counted in BakeSliceOutput.Discarded. The message names
-	// the object.
+	//   - in MergeSplit and CombineSplits, a partial's metadata.json, or a
+	//     merged dataset the dataset package rejects;
+	//   - in HubPush, a dataset whose metadata.json or card the Hub's card
+	//     cannot be rendered from;
+	//   - in any step, an object over its reader's size bound.
+	// Damaged objects that can be recomputed, which are results,
+	// checkpoints, identity blocks and a slice's partial, are discarded and
+	// recomputed instead, and counted in BakeSliceOutput.Discarded. The
+	// message names the object.
 	ErrCorruptPartial      = "CorruptPartial"
 	ErrFingerprintMismatch = "FingerprintMismatch"
 	ErrDestinationConflict = "DestinationConflict"
@@ -132,7 +132,7 @@ const (
 )
 
 // NonRetryable is the list workflows put in their retry policies as a second
-// line of defence (activities already mark these errors non-retryable).
+// line of defence; activities already mark these errors non-retryable.
 var NonRetryable = []string{
 	ErrInvalidConfig,
 	ErrInvalidSeeds,
@@ -143,8 +143,8 @@ var NonRetryable = []string{
 	ErrHubAccess,
 }
 
-// Join collects the field errors of several validations into one FieldErrors
-// (nil when there are none). An error that holds no field errors is returned
+// Join collects the field errors of several validations into one FieldErrors,
+// nil when there are none. An error that holds no field errors is returned
 // as it is, before any field error: it is not a validation result.
 func Join(errs ...error) error {
 	var all FieldErrors

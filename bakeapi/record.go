@@ -80,8 +80,8 @@ func (c Change) String() string {
 	return fmt.Sprintf("%s: recorded %s, this config %s", c.Field, c.Recorded, c.ThisConfig)
 }
 
-// Diff lists every data-defining difference between r and o (the bake ID and
-// CreatedAt are not data-defining).
+// Diff lists every data-defining difference between r and o. The bake ID and
+// CreatedAt are not data-defining.
 func (r Record) Diff(o Record) []Change {
 	var out []Change
 	add := func(field string, a, b any) {

@@ -2,8 +2,8 @@ package bakeapi
 
 import "regexp"
 
-// SeedProtocol is whestbench's seed protocol
-// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py):
+// SeedProtocol is whestbench's seed protocol, in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py:
 // how an MLP's input seed becomes the participant-facing estimator seed and the
 // seed of its name. Weights and statistics are the same under every protocol;
 // the protocol changes the mlp_name column and the metadata.
@@ -26,13 +26,13 @@ const (
 // be printed: whoever derives seeds brings the salt and checks it against
 // SHA256.
 type Salt struct {
-	// SHA256 is the lowercase hex SHA-256 of the salt's bytes (metadata
-	// salt_digest).
+	// SHA256 is the lowercase hex SHA-256 of the salt's bytes, the metadata's
+	// salt_digest.
 	SHA256 string
-	// Withhold keeps the salt out of the metadata (salt_source "env"):
+	// Withhold keeps the salt out of the metadata, with salt_source "env":
 	// readers must be given it in WHEST_SEED_SALT.
 	Withhold bool `json:",omitempty"`
-	// ID names the salt for its holders (salt_id); required with Withhold.
+	// ID names the salt for its holders as salt_id; required with Withhold.
 	ID string `json:",omitempty"`
 }
 
@@ -50,8 +50,8 @@ var (
 	saltIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 )
 
-// Protocol is s's seed protocol; a Spec without one (every bake recorded
-// before protocol 4.0 existed) is protocol 3.0.
+// Protocol is s's seed protocol; a Spec without one is protocol 3.0, as
+// every bake recorded without the field is.
 func (s Spec) Protocol() SeedProtocol {
 	if s.SeedProtocol == "" {
 		return SeedProtocolV3

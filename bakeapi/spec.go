@@ -13,14 +13,14 @@ const (
 	// SamplerPhilox is exact by construction on the CPU twin and on GPUs.
 	SamplerPhilox Sampler = "philox"
 	// SamplerNumpy is whestbench's CPU backend: its rows, and its statistics bit
-	// for bit where numpy's BLAS sums as Dot says (docs/NUMPY.md).
+	// for bit where numpy's BLAS sums as Dot says, as docs/NUMPY.md shows.
 	SamplerNumpy Sampler = "numpy"
 )
 
 // DotProduct is the float32 dot-product rounding of the numpy sampler: the
-// reference fixtures were baked with a fused multiply-add per term (what
-// numpy computes on OpenBLAS's FMA kernels while the sum is not split into
-// blocks); muladd rounds the product and the sum separately, as a BLAS
+// reference fixtures were baked with a fused multiply-add per term, which is
+// what numpy computes on OpenBLAS's FMA kernels while the sum is not split
+// into blocks. muladd rounds the product and the sum separately, as a BLAS
 // without FMA does. docs/NUMPY.md measures which real numpy builds match.
 type DotProduct string
 
@@ -35,7 +35,7 @@ const (
 	PhiloxAlgorithm = "philox4x32-10-boxmuller-tile32-fix64/1"
 )
 
-// Limits that catch typos before hours of compute (and allocations that cannot succeed).
+// Limits that catch typos before hours of compute, and allocations that cannot succeed.
 const (
 	MaxWidth    = 1 << 14
 	MaxDepth    = 1 << 10
@@ -56,17 +56,17 @@ type Spec struct {
 	Sampler  Sampler
 	// Dot is the numpy sampler's dot product; empty for philox.
 	Dot DotProduct `json:",omitempty"`
-	// ChunkSize is the philox step in samples (rounded up to whole tiles; 0 =
-	// the engine's default). It never changes results; the numpy sampler's
+	// ChunkSize is the philox step in samples, rounded up to whole tiles; 0 is
+	// the engine's default. It never changes results; the numpy sampler's
 	// chunking is whestbench's and cannot be set.
 	ChunkSize int `json:",omitempty"`
-	// SeedProtocol decides the estimator seeds and names (never weights or
-	// statistics); "" is 3.0, so inputs recorded before 4.0 existed decode
+	// SeedProtocol decides the estimator seeds and names, never weights or
+	// statistics. "" is 3.0, so recorded inputs without the field decode
 	// unchanged.
 	SeedProtocol SeedProtocol `json:",omitempty"`
 	// Salt is protocol 4.0's salt declaration, zero under 3.0.
 	Salt Salt `json:",omitzero"`
-	// Precision is the philox forward pass's arithmetic: "" (fp32) or tf32x3.
+	// Precision is the philox forward pass's arithmetic: "" for fp32, or tf32x3.
 	Precision Precision `json:",omitempty"`
 }
 
@@ -82,7 +82,7 @@ func (s Spec) Algorithm() string {
 }
 
 // Field names of a Spec and a split, as FieldError reports them. The CLI and
-// the YAML config print their own name for each (--width, bake.width).
+// the YAML config print their own name for each, such as --width and bake.width.
 const (
 	FieldWidth      = "width"
 	FieldDepth      = "depth"
@@ -97,7 +97,7 @@ const (
 )
 
 // Validate checks every field of s and returns all problems at once as
-// FieldErrors (nil when s is usable).
+// FieldErrors, nil when s is usable.
 func (s Spec) Validate() error {
 	var errs FieldErrors
 	errs.inRange(FieldWidth, int64(s.Width), MaxWidth, "neurons per layer")
@@ -157,20 +157,20 @@ func (s Spec) Validate() error {
 // Split and config names. A split name is published where two readers
 // refuse some names, so it must pass both:
 //   - whestbench checks every split and config name of the metadata it
-//     loads against [a-z][a-z0-9]*(-[a-z0-9]+)* (dataset_io.py
-//     _validate_split_name, v0.16);
+//     loads against [a-z][a-z0-9]*(-[a-z0-9]+)*, in dataset_io.py
+//     _validate_split_name of v0.16;
 //   - Hugging Face datasets refuses a split name that does not match
-//     ^\w+(\.\w+)*$ (naming.py _split_re, applied by splits.py NamedSplit
-//     and utils/metadata.py MetadataConfigs to a card's configs), so no
-//     '-', and takes "all" for every split at once (splits.py
-//     Split.__new__; builder.py refuses to build a split of that name).
+//     ^\w+(\.\w+)*$, naming.py's _split_re, which splits.py NamedSplit
+//     and utils/metadata.py MetadataConfigs apply to a card's configs, so
+//     no '-'. It takes "all" for every split at once in splits.py
+//     Split.__new__, and builder.py refuses to build a split of that name.
 //
 // Both together leave [a-z][a-z0-9]* without "all". Python's \w is
 // Unicode-aware, so datasets alone would load "café"; whestbench's [a-z] is
 // ASCII only, so such names are refused here too. A config name is never a
-// split name of datasets (builder.py BuilderConfig refuses only the
-// characters Windows forbids in a path), so configs keep whestbench's rule,
-// and so does the reading of datasets made before this rule.
+// split name of datasets, whose builder.py BuilderConfig refuses only the
+// characters Windows forbids in a path, so configs keep whestbench's rule.
+// So does reading a dataset: its split names may hold a '-' whestbench takes.
 var (
 	whestbenchNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 	splitNameRE      = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
@@ -179,12 +179,12 @@ var (
 // allSplits is datasets' name for the union of a dataset's splits.
 const allSplits = "all"
 
-// MaxSplitNameLen bounds a split (or config) name. The name is part of file
+// MaxSplitNameLen bounds a split or config name. The name is part of file
 // names — data/<split>-NNNNN-of-MMMMM.parquet, and its temporary copies,
-// which add about 45 bytes — that must fit in a file name of 255 bytes
-// (NAME_MAX on Linux and most file systems); 128 leaves room for all of
-// them, where a longer name failed only when the shard was written, after
-// every MLP was computed.
+// which add about 45 bytes — that must fit in a file name of 255 bytes,
+// NAME_MAX on Linux and most file systems. 128 leaves room for all of
+// them, so a name is refused up front rather than when the shard is
+// written, after every MLP was computed.
 const MaxSplitNameLen = 128
 
 // CheckSplitName reports whether name is usable as the split name of a new
@@ -210,8 +210,8 @@ func CheckSplitName(name string) error {
 }
 
 // CheckWhestbenchName reports whether whestbench accepts name as a config
-// name, or as the split name of a dataset it reads (which CheckSplitName
-// narrows for new datasets). Its message names neither a flag nor a key.
+// name, or as the split name of a dataset it reads; CheckSplitName narrows
+// that for new datasets. Its message names neither a flag nor a key.
 func CheckWhestbenchName(name string) error {
 	if err := checkNameLen(name); err != nil {
 		return err
@@ -236,7 +236,7 @@ func checkNameLen(name string) error {
 }
 
 // suggestSplitName is a name CheckSplitName accepts, made from name: its
-// ASCII letters (lowercased) and digits, a letter first.
+// ASCII letters, lowercased, and digits, a letter first.
 func suggestSplitName(name string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(name) {

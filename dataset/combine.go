@@ -12,11 +12,11 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/staging"
 )
 
-// Keys every combined input must share with the first (whestbench's
+// Keys every combined input must share with the first: whestbench's, from
 // combine_split_datasets in
 // https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py,
-// plus ours: splits baked with different samplers or algorithms are not the
-// same benchmark).
+// and ours, since splits baked with different samplers or algorithms are not
+// the same benchmark.
 var combineCommonKeys = []string{
 	"schema_version", "format", "backend", "n_samples", "width", "depth",
 	"seed_protocol", "sampler", "algorithm_version",
@@ -28,26 +28,26 @@ var combineProvenanceKeys = []string{
 	"device", "driver", "partials_count",
 }
 
-// Combine joins complete single-split datasets into one multi-split dataset out
-// (whestbench's combine_split_datasets). Each input's parquet files are copied
+// Combine joins complete single-split datasets into one multi-split dataset out,
+// as whestbench's combine_split_datasets does. Each input's parquet files are copied
 // byte-for-byte after every row has been checked. defaultSplit, when not empty,
 // must name one of the splits; otherwise the one input whose config is
 // "default", if exactly one is, becomes the default split.
 //
-// As whestbench's does, Combine also writes the prepared Arrow tree
-// (prepared/<split>/, save_to_disk's layout, which whestbench's loader
-// prefers to the parquet files) and records it as prepared_splits, unless
-// CombineSkipPrepared.
+// As whestbench's does, Combine also writes the prepared Arrow tree and
+// records it as prepared_splits, unless CombineSkipPrepared. The tree is
+// prepared/<split>/ in save_to_disk's layout, which whestbench's loader
+// prefers to the parquet files.
 func Combine(inputs []string, out string, defaultSplit string, opts ...CombineOption) error {
 	return combine(inputs, out, defaultSplit, openCombineInput, writeCombined, opts)
 }
 
 // CombineMade is Combine for splits whose rows were read, and whose files
-// written, where each was merged (a bake's MergeSplit: its parquet shards
-// and prepared folder are in S3, with a report's statistics of its rows):
-// each input is a folder that holds the split's metadata.json alone,
+// written, where each was merged. A bake's MergeSplit leaves its parquet
+// shards and prepared folder in S3, with a report's statistics of its rows.
+// Each input is a folder that holds the split's metadata.json alone,
 // checked as Combine checks its inputs' metadata. out gets the combined
-// metadata.json (prepared_splits unless CombineSkipPrepared) and card, and
+// metadata.json, with prepared_splits unless CombineSkipPrepared, and card, and
 // what CombineFinish adds; no row is read. The files a Combine of the same
 // splits would write besides are the ones the merges wrote.
 func CombineMade(inputs []string, out string, defaultSplit string, opts ...CombineOption) error {
@@ -224,7 +224,7 @@ func checkCommonKeys(ins []combineInput) error {
 
 // combinedMetadata builds the combined dataset's metadata: the shared keys
 // from the first input, a splits entry per input, the earliest creation time,
-// and the default split (the one "default" config when none was asked for).
+// and the default split: the one "default" config when none was asked for.
 func combinedMetadata(ins []combineInput, defaultSplit string, skipPrepared bool) *Object {
 	md := NewObject()
 	first := ins[0]
@@ -288,9 +288,8 @@ func combinedSplitEntry(in combineInput) *Object {
 }
 
 // writeCombined fills the staging directory tmp: for each input, its rows
-// read once (checked, written to the prepared tree, handed to cfg.eachRow)
-// and then its parquet files copied; the metadata and card; then whatever
-// cfg.finish adds.
+// read once, as scanInput does, and then its parquet files copied; the
+// metadata and card; then whatever cfg.finish adds.
 func writeCombined(
 	tmp string,
 	ins []combineInput,
@@ -337,7 +336,7 @@ func writeMade(tmp string, _ []combineInput, mdBytes []byte, card string, cfg co
 }
 
 // scanInput reads in's rows once: each is checked, written to its split's
-// prepared folder under tmp (unless cfg.skipPrepared) and handed to
+// prepared folder under tmp unless cfg.skipPrepared, and handed to
 // cfg.eachRow.
 func scanInput(tmp string, in combineInput, cfg combineConfig) error {
 	name := in.split.Name
@@ -382,7 +381,7 @@ type combineConfig struct {
 }
 
 // CombineEachRow hands every row of every input to f, in order, split by
-// split, as Combine reads it (once): a caller that needs the rows, as the
+// split, as Combine reads it, once: a caller that needs the rows, as the
 // report does, reads them with the combine instead of after it. r is
 // reused for the next row. An error of f fails the combine.
 func CombineEachRow(f func(split string, r Row) error) CombineOption {
@@ -390,14 +389,14 @@ func CombineEachRow(f func(split string, r Row) error) CombineOption {
 }
 
 // CombineSkipPrepared leaves out the prepared Arrow tree and the
-// prepared_splits key (whestbench's --skip-prepared-arrow): whestbench's
-// loader then reads the parquet files.
+// prepared_splits key, as whestbench's --skip-prepared-arrow does:
+// whestbench's loader then reads the parquet files.
 func CombineSkipPrepared() CombineOption {
 	return func(c *combineConfig) { c.skipPrepared = true }
 }
 
 // CombineFinish runs finish on the combined dataset while it is still
-// staged (a complete dataset directory under a temporary name), so that out
+// staged, a complete dataset directory under a temporary name, so that out
 // appears with what finish adds, or, when it fails, not at all.
 func CombineFinish(finish func(dir string) error) CombineOption {
 	return func(c *combineConfig) { c.finish = finish }

@@ -13,7 +13,7 @@ import (
 )
 
 // Dir is a dataset directory: its metadata and each split's shards, as
-// Open finds them, and its rows once read (ReadDir) or streamed (Scan).
+// Open finds them, and its rows once read by ReadDir or streamed by Scan.
 type Dir struct {
 	Path   string
 	Meta   Metadata
@@ -50,7 +50,7 @@ func ReadDir(dir string, allowPartial bool) (*Dir, error) {
 }
 
 // Open reads a dataset directory without reading its rows: it validates
-// metadata.json (refusing a partial unless allowPartial), finds each split's
+// metadata.json, refusing a partial unless allowPartial, finds each split's
 // shards by exact file name, and checks every shard's footer: its columns
 // and its shape, which the split's shards share and the metadata's width
 // and depth agree with. Scan then checks the rows. Every failure is an
@@ -94,7 +94,7 @@ func Open(dir string, allowPartial bool) (*Dir, error) {
 }
 
 // openShards picks split's shards out of files, the parquet files in
-// dir's data/ (one complete, ordered set: splitShards), and checks every
+// dir's data/, one complete, ordered set as splitShards finds it, and checks every
 // shard's footer: the split's shards share one shape. It returns the
 // split's files and shape, and the rows its footers count.
 func openShards(dir, split string, files []string) (SplitData, int64, error) {
@@ -124,10 +124,11 @@ func openShards(dir, split string, files []string) (SplitData, int64, error) {
 	return sd, rows, nil
 }
 
-// Scan reads every row of every split in order, checks it (a valid row of
-// the split's shape, consecutive mlp_id values from the partial's range
-// start or 0, the row count against n_mlps) and hands it to visit with its
-// split, holding one row at a time however large the dataset: the row's
+// Scan reads every row of every split in order, checks it and hands it to
+// visit with its split. A row must be a valid row of the split's shape, the
+// mlp_id values consecutive from the partial's range start or 0, the row
+// count that of n_mlps. Scan holds one row at a time however large the
+// dataset: the row's
 // arrays are reused for the next row once visit returns, so visit copies
 // what it keeps. visit may be nil when only the checks matter; an error
 // from visit stops the scan and is returned as it is. A split's row count is
@@ -183,7 +184,7 @@ func (d *Dir) scanSplit(
 }
 
 // openDir reads and decodes dir's metadata and lists the parquet files in
-// its data/ folder (names only, sorted).
+// its data/ folder, names only, sorted.
 func openDir(dir string, allowPartial bool) (Metadata, *Info, []string, error) {
 	st, err := os.Stat(dir)
 	switch {

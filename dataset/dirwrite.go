@@ -43,10 +43,10 @@ func CheckOutputFree(dir string) error {
 	return fmt.Errorf("dataset: cannot check output directory %s: %w", dir, err)
 }
 
-// WriteDir writes a single-split dataset (complete or partial) to dir:
-// data/<split>-NNNNN-of-MMMMM.parquet (one shard unless the split is
-// larger than a shard may be, package shards), metadata.json and
-// README.md. The split is md's "split" (default "public"). Of spec, only
+// WriteDir writes a single-split dataset, complete or partial, to dir:
+// data/<split>-NNNNN-of-MMMMM.parquet, metadata.json and README.md. There
+// is one shard unless the split is larger than a shard may be, as package
+// shards decides. The split is md's "split", by default "public". Of spec, only
 // Width and Depth reach the files here; md records the rest. It refuses
 // an existing dir before doing anything, builds everything in a temporary
 // directory beside dir and renames it into place at the end, so a failure
@@ -69,7 +69,7 @@ func WriteDirStream(
 }
 
 // WriteIntermediateStream is WriteDirStream for a directory that only
-// whestbake reads back (a Temporal bake's slice, which its merge consumes):
+// whestbake reads back, such as a Temporal bake's slice, which its merge consumes:
 // it has no README.md. The card is for the people and tools that load a
 // published dataset; leaving it out of an intermediate saves a file of
 // about 5 KB per slice, which dominates a one-MLP slice of a small shape.
@@ -88,14 +88,14 @@ func streamFill(produce func(write func(Row) error) error) func(w *splitWriter) 
 	}
 }
 
-// ShardTee is what a writer hands each parquet shard (or prepared Arrow
-// shard) to as it is written: see shards.Tee.
+// ShardTee is what a writer hands each parquet shard or prepared Arrow
+// shard to as it is written: see shards.Tee.
 type ShardTee = shards.Tee
 
 // splitWrite is what writeSingleSplit writes: the rows that fill writes,
 // the metadata md, and the README.md card only if card is set. tee, if not
-// nil, is handed every parquet shard as it is written (a merge streams them
-// to S3 as it goes).
+// nil, is handed every parquet shard as it is written: a merge streams them
+// to S3 as it goes.
 type splitWrite struct {
 	md   Metadata
 	spec bakeapi.Spec
@@ -106,8 +106,8 @@ type splitWrite struct {
 
 // writeSingleSplit is WriteDir with the rows supplied by w.fill. The
 // metadata is checked before fill runs and encoded after it, so a merge can
-// complete what depends on its inputs (their hardware, their earliest
-// creation) as it streams them.
+// complete what depends on its inputs, their hardware and their earliest
+// creation, as it streams them.
 func writeSingleSplit(dir string, w splitWrite) error {
 	md, spec := w.md, w.spec
 	if err := CheckOutputFree(dir); err != nil {
@@ -163,8 +163,8 @@ func writeSingleSplit(dir string, w splitWrite) error {
 	})
 }
 
-// splitPlan is the shards of split, of rows rows of width w and depth d
-// (shards.For), refused as an invalid dataset when it needs too many.
+// splitPlan is the shards of split, of rows rows of width w and depth d, as
+// shards.For cuts them, refused as an invalid dataset when it needs too many.
 func splitPlan(split string, w, d int, rows int64) (shards.Plan, error) {
 	plan, err := shards.For(w, d, rows)
 	if err != nil {

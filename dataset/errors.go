@@ -9,7 +9,7 @@ import (
 // InvalidDatasetError reports a dataset directory, metadata document or
 // parquet file that does not satisfy the schema-3.0 rules. The message names
 // the offending file or field and what to do about it. Every format package
-// of dataset returns it (schema.InvalidDatasetError).
+// of dataset returns it as schema.InvalidDatasetError.
 type InvalidDatasetError = schema.InvalidDatasetError
 
 // The four merge errors mirror whestbench, where they subclass

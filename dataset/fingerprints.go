@@ -11,11 +11,11 @@ import (
 // partials that share a signature: device, engine, Go version, whestbake
 // version and CPU brand, the fields that name what computed the numbers,
 // and for whestbench's partials those its _collapse_hardware_fingerprints
-// (dataset_io.py) groups by: GPU, torch, Python, numpy, whestbench and
-// flopscope versions and the torch determinism flags (bake_config), which
+// in dataset_io.py groups by: GPU, torch, Python, numpy, whestbench and
+// flopscope versions and the torch determinism flags of bake_config, which
 // an entry also carries as whestbench's does. A field a partial lacks
-// drops out, so whestbake's partials give the entries they always gave.
-// Fleet noise (host names, kernels, drivers) is aggregated inside a group
+// drops out, so whestbake's partials group by whestbake's fields alone.
+// Fleet noise, such as host names, kernels and drivers, is aggregated inside a group
 // instead of splitting it. Partials are added one at a time and only the
 // groups are kept, so a merge of any number of partials holds as many
 // entries as the fleet had kinds of hosts. Entries come in first-appearance

@@ -8,8 +8,8 @@ import (
 	"github.com/whestbake/whestbake/internal/hostinfo"
 )
 
-// Hardware is the host fingerprint recorded in metadata. It is informational
-// (never validated) and mirrors whestbench's hardware block with Go in place
+// Hardware is the host fingerprint recorded in metadata. It is informational,
+// never validated, and mirrors whestbench's hardware block with Go in place
 // of the Python and numpy versions.
 type Hardware struct {
 	Hostname        string
@@ -42,7 +42,7 @@ func (h Hardware) Object() *Object {
 }
 
 // HostHardware fingerprints the machine this process runs on. Probes that
-// fail leave "unknown" (or a null RAM size) rather than an error: the
+// fail leave "unknown", or a null RAM size, rather than an error: the
 // fingerprint must never stop a bake.
 func HostHardware() Hardware {
 	host, err := os.Hostname()

@@ -6,8 +6,8 @@ import (
 )
 
 // Object is a JSON object that keeps its keys in insertion order, the way a
-// Python dict does, and encodes byte for byte like Python's json.dumps
-// (pyjson.Object). whestbench writes metadata.json with
+// Python dict does, and encodes byte for byte like Python's json.dumps; it
+// is pyjson.Object. whestbench writes metadata.json with
 // json.dumps(indent=2) and never sorts keys, so key order is part of the
 // format.
 type Object = pyjson.Object
@@ -16,7 +16,7 @@ type Object = pyjson.Object
 func NewObject() *Object { return pyjson.NewObject() }
 
 // Info is the typed view of a dataset's metadata: the values whestbake
-// interprets, decoded and checked once by ParseInfo (metadata.Info). The
+// interprets, decoded and checked once by ParseInfo; it is metadata.Info. The
 // Metadata it came from stays the record of the dataset: merge and combine
 // copy from it, so keys Info does not know, and the exact JSON of those it
 // does, reach their output unchanged.
@@ -33,7 +33,7 @@ type SplitInfo = metadata.SplitInfo
 // Provenance records what computed a split's rows.
 type Provenance = metadata.Provenance
 
-// The constants of whestbench's format (metadata's).
+// The constants of whestbench's format, as package metadata defines them.
 const (
 	// SchemaVersion is the only schema whestbench 0.16 loads.
 	SchemaVersion = metadata.SchemaVersion
@@ -55,8 +55,8 @@ const (
 	SeedProtocolV4Version = metadata.SeedProtocolV4Version
 )
 
-// Protocol 4.0's salt declaration: the salt is in the seed_protocol block
-// (salt_source "metadata", the default) or withheld, and then read from the
+// Protocol 4.0's salt declaration: the salt is in the seed_protocol block,
+// with salt_source "metadata", the default, or withheld, and then read from the
 // SaltEnv environment variable and checked against salt_digest.
 const (
 	KDFBlake2bKeyed    = metadata.KDFBlake2bKeyed
@@ -67,9 +67,9 @@ const (
 	SaltEnv = metadata.SaltEnv
 )
 
-// ParseInfo validates md (Validate, which refuses a partial unless
-// allowPartial) and decodes the values whestbake interprets
-// (metadata.Decode). A key of the wrong type is an *InvalidDatasetError
+// ParseInfo validates md with Validate, which refuses a partial unless
+// allowPartial, and decodes the values whestbake interprets with
+// metadata.Decode. A key of the wrong type is an *InvalidDatasetError
 // naming it. A null string or host record counts as absent, since
 // whestbench writes None for what it does not know; a null number is an
 // error, as no count or size can be unknown.

@@ -12,9 +12,9 @@ import (
 // dataset directory, is a file of the dataset's own layout: metadata.json,
 // the card, a shard in data/, a file of the report, or a file of a split's
 // prepared Arrow folder. Publishing sends these only: anything else in the
-// directory (a token file kept beside the data, hidden files, staging
-// folders an interrupted run left, an operator's notes) is not the
-// dataset's and must not leave the machine with it.
+// directory, such as a token file kept beside the data, hidden files,
+// staging folders an interrupted run left or an operator's notes, is not
+// the dataset's and must not leave the machine with it.
 func IsDatasetFile(rel string) bool {
 	if IsShardFile(rel) {
 		return true
@@ -35,7 +35,7 @@ func IsDatasetFile(rel string) bool {
 }
 
 // IsShardFile reports whether rel, a slash-separated path relative to a
-// dataset directory, is one of its parquet files (data/<split>-NNNNN-of-NNNNN.parquet),
+// dataset directory, is one of its parquet files, data/<split>-NNNNN-of-NNNNN.parquet,
 // which dataset combine-splits copies byte for byte.
 func IsShardFile(rel string) bool {
 	parts := strings.Split(rel, "/")

@@ -25,12 +25,12 @@ type partial struct {
 }
 
 // Keys every partial must agree on with the first one. The first group is
-// whestbench's (merge_datasets,
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py);
-// the second is ours: partials baked with a different sampler, algorithm, dot
+// whestbench's, from merge_datasets in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py.
+// The second is ours: partials baked with a different sampler, algorithm, dot
 // product or seeds file hold different numbers for the same MLP index and must
 // never be stitched together, and partials of another seed protocol or salt
-// hold names (and participant seeds) of another derivation, which whestbench's
+// hold names and participant seeds of another derivation, which whestbench's
 // merge does not notice.
 var (
 	mergeCommonKeys = []string{
@@ -41,16 +41,16 @@ var (
 	}
 )
 
-// Merge joins partial bakes of one split into the complete dataset out
-// (whestbench's merge_datasets). Inputs must be partials of the same bake that
+// Merge joins partial bakes of one split into the complete dataset out, as
+// whestbench's merge_datasets does. Inputs must be partials of the same bake that
 // cover [0, total_n_mlps) exactly once, in any order: every input is opened and
 // checked against the first before any row is copied, then they are merged in
 // mlp_range order by MergeStream, which finds gaps and overlaps.
 //
-// Errors: *MergeIncompatibleError (wrong input kind, differing parameters),
-// *MergeOverlapError, *MergeIncompleteError (gaps), *MergeCorruptError (rows
-// that contradict mlp_range), *InvalidDatasetError (unreadable input),
-// *OutputExistsError.
+// Errors: *MergeIncompatibleError for a wrong input kind or differing
+// parameters, *MergeOverlapError, *MergeIncompleteError for gaps,
+// *MergeCorruptError for rows that contradict mlp_range,
+// *InvalidDatasetError for an unreadable input, and *OutputExistsError.
 func Merge(inputs []string, out string, mergedAt time.Time) error {
 	if len(inputs) == 0 {
 		return noPartials()
@@ -92,14 +92,14 @@ func noPartials() error {
 }
 
 // MergeStream is Merge of partials that arrive one at a time, already in
-// mlp_range order: partials yields each partial's directory (or the error
-// that kept it from arriving), and may delete that directory once the
+// mlp_range order: partials yields each partial's directory, or the error
+// that kept it from arriving, and may delete that directory once the
 // merge asks for the next one. Each partial is checked against the first
 // as it arrives and its rows are copied bit-for-bit through the same writer
 // a direct bake uses, so the merged parquet files are byte-identical to a
-// single-host bake of the same rows, cut into the same shards (package
-// shards: the rows of a shard are a function of the split's shape and
-// total_n_mlps, never of how it was sliced). Memory does not grow with the
+// single-host bake of the same rows, cut into the same shards: in package
+// shards, the rows of a shard are a function of the split's shape and
+// total_n_mlps, never of how it was sliced. Memory does not grow with the
 // number of partials: besides one row and the writer's row group, the
 // merge keeps the first partial's metadata and one hardware fingerprint
 // per distinct group of hosts.
@@ -132,7 +132,7 @@ func MergeStream(
 	if err != nil {
 		return err
 	}
-	// Every partial shares the first's split (checkCompatible).
+	// Every partial shares the first's split, as checkCompatible checks.
 	if err := first.info.CheckLoadable(); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
@@ -164,8 +164,8 @@ func MergeStream(
 
 // Rewrite writes d, a single-split dataset opened by Open, again at out:
 // its metadata.json and its rows, checked as Scan checks them and cut into
-// the shards every writer cuts a split of their shape and count into
-// (package shards), whatever shards d holds them in, so that out is what a
+// the shards every writer cuts a split of their shape and count into, as
+// package shards says, whatever shards d holds them in, so that out is what a
 // merge of the same rows writes. It writes no README.md: out is a bake's
 // intermediate. MergeTee and MergeEachRow take its shards and rows as
 // MergeStream's.
@@ -199,8 +199,8 @@ type mergeConfig struct {
 	eachRow func(r Row) error
 }
 
-// MergeEachRow hands every row to f as MergeStream writes it, in order (r
-// is reused for the next row): a caller that needs the rows too, as a
+// MergeEachRow hands every row to f as MergeStream writes it, in order; r
+// is reused for the next row. A caller that needs the rows too, as a
 // bake's merge does for the prepared tree and the report, reads them with
 // the merge. An error of f fails the merge.
 func MergeEachRow(f func(r Row) error) MergeOption {
@@ -229,7 +229,7 @@ type merger struct {
 	row      Row // every partial's rows are read into it
 }
 
-// newMerger starts from the first partial's metadata (as merge_datasets does)
+// newMerger starts from the first partial's metadata, as merge_datasets does,
 // without the per-partial keys and with n_mlps set to the total in place;
 // finish appends the keys that depend on every partial.
 func newMerger(first *partial, mergedAt time.Time) *merger {
@@ -280,7 +280,7 @@ func (m *merger) add(p *partial, w *splitWriter, eachRow func(Row) error) error 
 }
 
 // finish checks that the partials reached the end of the bake and appends
-// created_at_utc (the earliest), merged_at_utc, hardware_fingerprints and
+// the earliest created_at_utc, merged_at_utc, hardware_fingerprints and
 // partials_count to the metadata.
 func (m *merger) finish() error {
 	if m.next != m.total {

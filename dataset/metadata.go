@@ -14,8 +14,8 @@ import (
 )
 
 // Metadata is a dataset's metadata.json document. It is an alias, not a new
-// type: every *Object method (GetString, GetInt, GetObject, Truthy, ...)
-// applies, and key order is kept as written.
+// type: every *Object method, such as GetString, GetInt, GetObject and
+// Truthy, applies, and key order is kept as written.
 type Metadata = *Object
 
 // Backend is the metadata "backend" value of everything whestbake bakes.
@@ -25,7 +25,7 @@ const Backend = "whestbake"
 const MetadataFile = "metadata.json"
 
 // BakeInfo is what one bake knows about itself; NewBakeMetadata turns it into
-// the metadata document of the dataset (or partial) it writes.
+// the metadata document of the dataset or partial it writes.
 type BakeInfo struct {
 	CreatedAt time.Time
 	Split     string // "" means DefaultSplit
@@ -45,8 +45,8 @@ type BakeInfo struct {
 	Device           string
 	Driver           string // GPU driver; omitted when empty
 	ChunkSize        int
-	// SeedFileSHA256 is the hex SHA-256 of the seeds file bytes (or of the
-	// canonical JSON of generated seeds).
+	// SeedFileSHA256 is the hex SHA-256 of the seeds file bytes, or of the
+	// canonical JSON of generated seeds.
 	SeedFileSHA256 string
 	// Salt makes the bake a protocol-4.0 one; nil is protocol 3.0.
 	Salt *SaltRecord
@@ -57,12 +57,12 @@ type SaltRecord struct {
 	Digest string // lowercase hex SHA-256 of the salt bytes
 	ID     string // optional name of the salt for its holders
 	// Hex is the salt itself, published in the metadata; "" withholds it
-	// (salt_source "env": readers need it in SaltEnv).
+	// with salt_source "env", and readers need it in SaltEnv.
 	Hex string
 }
 
-// seedProtocolBlock is whestbench's build_seed_protocol_metadata
-// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py):
+// seedProtocolBlock is whestbench's build_seed_protocol_metadata in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py:
 // name and version, and for 4.0 the KDF and the salt declaration, with the salt
 // itself last and only when it is published.
 func seedProtocolBlock(salt *SaltRecord) *Object {
@@ -85,8 +85,8 @@ func seedProtocolBlock(salt *SaltRecord) *Object {
 }
 
 // NewBakeMetadata builds a single-bake metadata document: whestbench's key
-// order (create_dataset,
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset.py)
+// order, from create_dataset in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset.py,
 // with backend "whestbake", the hardware block, whestbake_version, our
 // provenance keys, and the partial keys when Range is not the whole bake.
 func NewBakeMetadata(b BakeInfo) Metadata {
@@ -148,7 +148,7 @@ func isoUTC(t time.Time) string {
 // MaxMetadataBytes bounds a metadata.json that is read. whestbake's are a few
 // KiB: whestbench's keys, one block per split and hardware fingerprints grouped
 // by device, a handful even for a fleet. 4 MiB is a thousand times that, and
-// its tokens are counted against it before it is parsed (ParseMetadata), so a
+// its tokens are counted against it before ParseMetadata parses it, so a
 // hostile file costs a reader a few times the limit in memory.
 const MaxMetadataBytes = 4 << 20
 
@@ -177,8 +177,8 @@ func ReadMetadata(dir string) (Metadata, error) {
 	return ParseMetadata(data, path)
 }
 
-// ParseMetadata decodes metadata.json's content, read from where (named in
-// errors), without validating it: a document of more JSON tokens than one of
+// ParseMetadata decodes metadata.json's content, read from where, which
+// errors name, without validating it: a document of more JSON tokens than one of
 // MaxMetadataBytes could honestly hold is refused before it is decoded.
 func ParseMetadata(data []byte, where string) (Metadata, error) {
 	if err := readlimit.JSONTokens(data, MaxMetadataBytes); err != nil {

@@ -10,11 +10,10 @@ import (
 )
 
 // checkName applies whestbench's rule for the split and config names of a
-// dataset it reads (bakeapi.CheckWhestbenchName): datasets made before
-// whestbake refused names that Hugging Face datasets cannot load still open,
-// so that they can be inspected, verified and compared. bakeapi's message
-// names no field, so kind ("split name", "config name") says which name it
-// refuses.
+// dataset it reads, bakeapi.CheckWhestbenchName: a dataset whose names
+// Hugging Face datasets cannot load still opens, so that it can be
+// inspected, verified and compared. bakeapi's message names no field, so
+// kind, "split name" or "config name", says which name it refuses.
 func checkName(kind, name string) error {
 	if err := bakeapi.CheckWhestbenchName(name); err != nil {
 		return fmt.Errorf("%s %w", kind, err)
@@ -24,8 +23,8 @@ func checkName(kind, name string) error {
 
 // Data file names: data/<split>-NNNNN-of-MMMMM.parquet. HF discovers custom
 // splits of a local directory only through this exact pattern. The split
-// name is matched whole (whestbench splits the file name at the first '-',
-// which turns my-custom-split into "my").
+// name is matched whole, where whestbench splits the file name at the first
+// '-', which turns my-custom-split into "my".
 var shardRE = regexp.MustCompile(`^(.+)-([0-9]{5})-of-([0-9]{5})\.parquet$`)
 
 // shardName is the file name of shard index of count for split.

@@ -14,9 +14,9 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/staging"
 )
 
-// The prepared Arrow tree (whestbench's loader fast path): for each split
+// The prepared Arrow tree is whestbench's loader fast path: for each split
 // of a multi-split dataset, prepared/<split>/ in the layout of the
-// datasets library's Dataset.save_to_disk (package prepared), which
+// datasets library's Dataset.save_to_disk, as package prepared writes it, which
 // whestbench's loader opens with datasets.load_from_disk in preference to
 // the parquet files, falling back to them silently when it cannot.
 const (
@@ -53,7 +53,7 @@ func (d *Dir) preparedSplits() []prepared.Split {
 	return out
 }
 
-// writePrepared streams every split of d (opened, complete) into
+// writePrepared streams every split of d, opened and complete, into
 // root/<split>/: the Arrow IPC stream, dataset_info.json and state.json.
 // Scan checks the rows as it goes and holds one at a time, and each row is
 // one record batch, so memory is a row however large the split.
@@ -82,8 +82,8 @@ func writePrepared(d *Dir, root string) error {
 	return nil
 }
 
-// PrepareArrow (re)builds the prepared Arrow tree of the complete
-// multi-split dataset in dir (whestbench's `dataset prepare-arrow`) and
+// PrepareArrow builds or rebuilds the prepared Arrow tree of the complete
+// multi-split dataset in dir, as whestbench's `dataset prepare-arrow` does, and
 // records it as prepared_splits in metadata.json. The new tree is built in
 // a temporary folder in dir and takes prepared/'s place at once, so a
 // reader sees the old tree or the new one; metadata.json is replaced by a
@@ -110,7 +110,7 @@ func PrepareArrow(dir string) (err error) {
 		names[i] = s.Name
 	}
 	// The new tree replaces prepared/ whole: refuse to delete what an
-	// operator put there (as the report refuses, CheckReportFolder), and
+	// operator put there, as the report's CheckReportFolder refuses, and
 	// replace only what save_to_disk writes.
 	foreign, err := prepared.Foreign(dir, names)
 	if err != nil {
@@ -151,24 +151,25 @@ func PrepareArrow(dir string) (err error) {
 
 // The prepared tree is part of a dataset's integrity: whestbench's loader
 // opens prepared/<split>/ with datasets.load_from_disk before it looks at the
-// parquet files, and falls back to them silently on any error
-// (dataset.py _try_load_prepared_split). A tree that holds other rows than
+// parquet files, and falls back to them silently on any error, in
+// dataset.py _try_load_prepared_split. A tree that holds other rows than
 // the parquet files would be loaded instead of them without a word, so
-// every reader that vouches for a dataset (inspect, verify, upload,
-// download, compare, the Push and HubPush activities) checks it, whoever
+// every reader that vouches for a dataset checks it, whoever
 // wrote it: each split that metadata.json's prepared_splits lists has the
 // path prepare-arrow writes, and its folder is a save_to_disk folder that
 // load_from_disk reads as the split's parquet rows, row for row, bit for
-// bit (prepared.SplitCheck); prepared/ holds nothing else. The shards are
+// bit, as prepared.SplitCheck checks; prepared/ holds nothing else. The
+// readers are inspect, verify, upload, download, compare and the Push and
+// HubPush activities. The shards are
 // read as the rows stream by, a row's slice of each buffer at a time, so
 // memory stays at a row however large the split and its record batches.
 //
 // prepare-arrow replaces a tree that holds only the files save_to_disk
-// writes (state.json, dataset_info.json, data-NNNNN-of-MMMMM.arrow), as
+// writes, state.json, dataset_info.json and data-NNNNN-of-MMMMM.arrow, as
 // whestbench's and whestbake's do, and refuses any other file.
 
 // CheckPrepared opens the complete dataset in dir and checks its rows and
-// its prepared tree (ScanPrepared). A directory with neither a prepared/
+// its prepared tree with ScanPrepared. A directory with neither a prepared/
 // folder nor prepared_splits in its metadata.json has no tree and is not
 // opened: whatever else is wrong with it is for Open to say.
 func CheckPrepared(dir string) error {
@@ -188,8 +189,8 @@ func CheckPrepared(dir string) error {
 // CheckFetched checks a dataset that arrived file by file from a source
 // that may have left files out, such as a Hub repository's listing. With
 // split "" the whole dataset must open, every split's shards a complete
-// set and nothing stray, and its prepared tree must match its rows
-// (CheckPrepared); with a split, that split's shards must be a complete
+// set and nothing stray, and its prepared tree must match its rows, as
+// CheckPrepared checks; with a split, that split's shards must be a complete
 // set. A missing shard is then an error naming it, not a dataset short of
 // rows.
 func CheckFetched(dir, split string) error {
@@ -210,9 +211,9 @@ func CheckFetched(dir, split string) error {
 // ScanPrepared is Scan that also checks the prepared tree against the rows
 // as they stream by, in the same pass: the paths metadata.json's
 // prepared_splits gives, that prepared/ holds each listed split's
-// save_to_disk files and nothing else (no symlink, no other file or
-// folder), and each split's folder as load_from_disk reads it, its rows
-// equal to the parquet's bit for bit (prepared.SplitCheck). A failure is
+// save_to_disk files and nothing else, no symlink nor any other file or
+// folder, and each split's folder as load_from_disk reads it, its rows
+// equal to the parquet's bit for bit, as prepared.SplitCheck checks. A failure is
 // an *InvalidDatasetError that names the file and the repair.
 func (d *Dir) ScanPrepared(visit func(*SplitData, Row) error) error {
 	pc, err := d.openPreparedCheck()
@@ -331,14 +332,14 @@ func (d *Dir) preparedSplitNames() ([]string, error) {
 	return block.Keys(), nil
 }
 
-// PreparedWriter writes one split's prepared folder a row at a time
-// (prepared.SplitWriter): Write each row, then Close, or Abort.
+// PreparedWriter writes one split's prepared folder a row at a time, as
+// prepared.SplitWriter: Write each row, then Close, or Abort.
 type PreparedWriter = prepared.SplitWriter
 
 // NewPreparedWriter starts the prepared folder of split, which has rows
 // rows of width and depth, at root/prepared/<split>/, as Combine writes it
 // in a dataset; tee, if not nil, is handed each of its Arrow shards as it
-// is written (ShardTee). A bake's merge writes it beside the merged split.
+// is written, as a ShardTee. A bake's merge writes it beside the merged split.
 func NewPreparedWriter(
 	root, split string,
 	width, depth int,
@@ -353,7 +354,7 @@ func NewPreparedWriter(
 }
 
 // CheckPreparedSplit checks the prepared folder root/prepared/<split>/
-// (NewPreparedWriter) against the rows of the complete single-split
+// that NewPreparedWriter writes against the rows of the complete single-split
 // dataset at dir, as CheckPrepared checks a dataset's: state.json,
 // dataset_info.json, the shards row for row.
 func CheckPreparedSplit(dir, root string) error {

@@ -12,7 +12,7 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/staging"
 )
 
-// The report (`whestbake dataset report`, internal/report) is part of a
+// The report that `whestbake dataset report` makes with internal/report is part of a
 // finished dataset's directory, like data/ and the card: its layout is
 // fixed by the card, which links it, so that every push of the same dataset
 // carries the same file names.
@@ -47,12 +47,12 @@ func HasReport(dir string) (bool, error) {
 
 // ReportPaths are the report's files, '/'-separated and relative to the
 // dataset directory: a dataset holds the report when it holds all of them.
-// Code that sees a dataset as a list of files (a push from S3) decides with
+// Code that sees a dataset as a list of files, as a push from S3 does, decides with
 // it whether the card gets the report's section.
 func ReportPaths() []string { return card.ReportPaths() }
 
 // CheckReportFolder refuses a report folder in dir that holds anything
-// besides the report's own files (ReportPaths): the report replaces the
+// besides the report's own files, ReportPaths: the report replaces the
 // folder whole, and would delete what an operator put there. Callers
 // check before the work that leads to InstallReport, which checks again.
 func CheckReportFolder(dir string) error {
@@ -87,11 +87,11 @@ func CheckReportFolder(dir string) error {
 // dataset directory.
 const reportStagingPrefix = ".report.tmp-"
 
-// InstallReport puts files (the report's page and figures, by name in
-// ReportDir) in place of dir/report at once, so a reader sees the old
+// InstallReport puts files, the report's page and figures by name in
+// ReportDir, in place of dir/report at once, so a reader sees the old
 // report or the new one, and rewrites the card with the report's section
-// (WriteCard). A report folder holding anything else is refused
-// (CheckReportFolder). Staging folders left by an interrupted run are
+// by WriteCard. CheckReportFolder refuses a report folder holding
+// anything else. Staging folders left by an interrupted run are
 // removed first: nothing else writes them.
 func InstallReport(dir string, files map[string][]byte) (err error) {
 	for _, p := range ReportPaths() {
@@ -138,8 +138,8 @@ func InstallReport(dir string, files map[string][]byte) (err error) {
 // WriteCard renders dir's card from its metadata.json with opts, adding the
 // report's section when dir holds the report, and replaces README.md with a
 // rename, so a reader sees the old card or the new one. It is how anything
-// that changes a finished dataset's card (the report, a push that names
-// the repository with CardRepo) keeps every section the directory calls for.
+// that changes a finished dataset's card, such as the report or a push that
+// names the repository with CardRepo, keeps every section the directory calls for.
 func WriteCard(dir string, opts ...CardOption) error {
 	md, err := ReadMetadata(dir)
 	if err != nil {

@@ -9,18 +9,18 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/schema"
 )
 
-// Row is one MLP: one parquet row, a field a column (Columns). Arrays are
+// Row is one MLP: one parquet row, a field a column of Columns. Arrays are
 // flattened row-major: Weights[l*W*W + i*W + j] is layer l's weight from
-// input i to output j (the network computes h_l = relu(h_{l-1} @ W_l)),
-// LayerMeans[l*W + j] the mean of neuron j after layer l.
+// input i to output j, as the network computes h_l = relu(h_{l-1} @ W_l),
+// and LayerMeans[l*W + j] the mean of neuron j after layer l.
 type Row = schema.Row
 
 // Column is one column of a row: its name, its type and shape, and its
-// field of a Row (schema.Column).
+// field of a Row. It is schema.Column.
 type Column = schema.Column
 
 // Columns is the one table of a row's columns, in whestbench's order, by
-// their Col* index (schema.Columns).
+// their Col* index. It is schema.Columns.
 var Columns = &schema.Columns
 
 // The columns' indexes in Columns.
@@ -40,8 +40,8 @@ const (
 // row beyond it.
 const MaxAvgVariance = schema.MaxAvgVariance
 
-// RowBytes is the in-memory size of one Row of spec's shape (its float
-// arrays; the names and the breakdown text are small).
+// RowBytes is the in-memory size of one Row of spec's shape: its float
+// arrays, as the names and the breakdown text are small.
 func RowBytes(spec bakeapi.Spec) int64 { return schema.RowBytes(spec) }
 
 // WriterBytes is what a ParquetWriter of spec's shape holds beside the
@@ -49,11 +49,11 @@ func RowBytes(spec bakeapi.Spec) int64 { return schema.RowBytes(spec) }
 func WriterBytes(spec bakeapi.Spec) int64 { return parquetio.WriterBytes(spec) }
 
 // ParquetReader streams the rows of one whestbench parquet file, checking
-// each against the shape the file declares (parquetio.Reader).
+// each against the shape the file declares. It is parquetio.Reader.
 type ParquetReader = parquetio.Reader
 
 // ParquetWriter streams rows of one shape into a whestbench parquet file,
-// holding at most one row group (parquetio.Writer).
+// holding at most one row group. It is parquetio.Writer.
 type ParquetWriter = parquetio.Writer
 
 // OpenParquet opens path and checks its footer, its column layout and its
@@ -83,14 +83,15 @@ func WriteParquet(w io.Writer, spec bakeapi.Spec, rows []Row) error {
 type BreakdownOption = breakdown.Option
 
 // FlopBudget records the budget the bake ran under. Without it the budget
-// is recorded equal to flops_used (an unbudgeted reference bake); an
+// is recorded equal to flops_used, as for an unbudgeted reference bake; an
 // overrun shows as a negative flops_remaining.
 func FlopBudget(b int64) BreakdownOption { return breakdown.FlopBudget(b) }
 
 // Breakdown returns the sampling_budget_breakdown JSON text of one row:
 // whestbench's closed-form FLOP model of its sampler, with the bake's wall
-// time (breakdown.Text). width, depth, nSamples and chunk must be positive;
-// Breakdown panics otherwise (a caller bug, not a data condition).
+// time, as breakdown.Text gives it. width, depth, nSamples and chunk must be
+// positive; Breakdown panics otherwise, since that is a caller bug, not a
+// data condition.
 func Breakdown(
 	width, depth int,
 	nSamples int64,

@@ -10,7 +10,7 @@ import (
 )
 
 // splitWriter writes a split's rows into its parquet shards in the folder
-// data, data/<split>-NNNNN-of-MMMMM.parquet cut by plan (package shards):
+// data, data/<split>-NNNNN-of-MMMMM.parquet cut by plan from package shards:
 // a shard is started at its first row and completed at its last, so the
 // writer holds one shard's row group at a time, and a tee's upload of a
 // shard completes while the next one's rows are written.
@@ -113,7 +113,7 @@ func (w *splitWriter) finish() error {
 	return nil
 }
 
-// Close completes the last shard (the one shard of an empty split), once
+// Close completes the last shard, the one shard of an empty split, once
 // every row the plan has was written.
 func (w *splitWriter) Close() error {
 	if w.rows != w.plan.Rows {

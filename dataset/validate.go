@@ -20,12 +20,12 @@ var knownSeedProtocols = map[string]string{
 	SeedProtocolV4Name: SeedProtocolV4Version,
 }
 
-// Validate applies whestbench's validate_metadata rules
-// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py)
+// Validate applies whestbench's validate_metadata rules, from
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py,
 // to md. A partial dataset is refused unless allowPartial is set. Fields the
-// reference leaves unchecked (provenance, hardware, width, depth, ...) are left
-// unchecked here too; ReadDir cross-checks the ones the parquet files can
-// contradict.
+// reference leaves unchecked, such as provenance, hardware, width and depth,
+// are left unchecked here too; ReadDir cross-checks the ones the parquet files
+// can contradict.
 func Validate(md Metadata, allowPartial bool) error {
 	if md == nil {
 		return invalidf("metadata is empty; a dataset's metadata.json must be a JSON object")
@@ -147,8 +147,8 @@ func validateMultiSplit(md Metadata, explicitSeeds bool, label string) error {
 }
 
 // validatePreparedSplits checks md's prepared_splits block, if any: an
-// object whose entries are objects naming splits of splits (sorted, for the
-// message) by path, with an optional format.
+// object whose entries are objects naming splits of splits by path, with an
+// optional format. The splits are sorted for the message.
 func validatePreparedSplits(md Metadata, splits *Object, sorted []string) error {
 	v, ok := md.Get("prepared_splits")
 	if !ok {

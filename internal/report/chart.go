@@ -18,7 +18,7 @@ import (
 
 // The figures are drawn here, on an image with x/image's anti-aliasing
 // rasteriser and the Go font, rather than with a plotting library: the
-// ones at hand (gonum/plot) parse a dozen fonts and build LaTeX symbol
+// ones at hand, such as gonum/plot, parse a dozen fonts and build LaTeX symbol
 // tables when the program starts, about 6 MiB in every process that links
 // them — the GPU worker and every whestbake verb — for five line charts.
 // Parsing one font happens only when a report is drawn.
@@ -30,8 +30,9 @@ const (
 	dpi          = 96
 )
 
-// palette gives each split a colour (Okabe and Ito's, told apart by
-// colour-blind readers too) and a dash pattern, in pixels on and off.
+// palette gives each split a colour and a dash pattern, in pixels on and
+// off. The colours are Okabe and Ito's, which colour-blind readers tell
+// apart too.
 var palette = []struct {
 	color  color.NRGBA
 	dashes []float64
@@ -115,7 +116,7 @@ func newCanvas() *canvas {
 }
 
 // begin starts a shape; fill draws every polygon added since in one
-// colour. Polygons all go round the same way (clockwise on the image), so
+// colour. Polygons all go round the same way, clockwise on the image, so
 // where they overlap the coverage adds up instead of cancelling.
 func (c *canvas) begin() { c.raster.Reset(FigureWidth, FigureHeight) }
 
@@ -204,8 +205,8 @@ func (c *canvas) text(face font.Face, s string, x, y, ax float64, col color.NRGB
 	d.DrawString(s)
 }
 
-// textUp draws s turned a quarter left (reading upwards), centred on
-// (x, y): drawn level on its own image, then turned pixel by pixel.
+// textUp draws s turned a quarter left to read upwards, centred on x, y:
+// drawn level on its own image, then turned pixel by pixel.
 func (c *canvas) textUp(face font.Face, s string, x, y float64, col color.NRGBA) {
 	m := face.Metrics()
 	w := font.MeasureString(face, s).Ceil()
@@ -238,9 +239,9 @@ func lineHeight(face font.Face) float64 {
 	return float64(m.Ascent+m.Descent) / 64
 }
 
-// draw renders the chart as a PNG: the title on top, the legend (the
-// split names) in a column to the right where it hides no data, the y
-// label turned upwards on the left.
+// draw renders the chart as a PNG: the title on top, the legend of split
+// names in a column to the right where it hides no data, the y label
+// turned upwards on the left.
 func (ch *chart) draw(fs *fonts) ([]byte, error) {
 	c := newCanvas()
 	const margin, tickLen, gap = 10.0, 5.0, 6.0

@@ -2,12 +2,12 @@ package report
 
 import "math"
 
-// histogram counts values in bins of width 2^exp anchored at 0 (bin k holds
-// [k·2^exp, (k+1)·2^exp)), one value at a time, without knowing the range
+// histogram counts values in bins of width 2^exp anchored at 0, bin k
+// holding [k·2^exp, (k+1)·2^exp), one value at a time, without knowing the range
 // in advance: when the values outgrow fineBins bins it doubles the width,
 // merging pairs of bins. Counts stay exact, memory stays at fineBins, and
 // because every width is a power of two, histograms of different splits
-// regroup onto one grid without splitting a bin (display).
+// regroup onto one grid without splitting a bin, as display does.
 type histogram struct {
 	exp       int
 	firstBin  int64   // index of counts[0]
@@ -18,7 +18,7 @@ type histogram struct {
 	sum       float64
 }
 
-// fineBins bounds a histogram's bins (32 KiB); display draws far fewer. The
+// fineBins bounds a histogram's bins, 32 KiB of counts; display draws far fewer. The
 // fine width is at least the range over fineBins, so a plot that leaves out
 // a tail still resolves a bulk 1/100 of the full range in ~40 bins.
 const fineBins = 4096
@@ -100,7 +100,7 @@ func (g grid) edge(i int) float64 { return float64(g.first+int64(i)) * g.width }
 // display regroups hs onto one grid of at most maxBins bins: the finest
 // power-of-two width no finer than any of theirs. The grid covers every
 // value from the smallest up to, at least, the keep quantile of each
-// histogram (keep = 1: all of them); the values beyond the grid's right edge
+// histogram, all of them for keep = 1. The values beyond the grid's right edge
 // are left out of the counts and returned per histogram in beyond, so that
 // a long thin tail does not squeeze the bulk of a distribution into a
 // couple of bins. Each count is exact: a fine bin lies wholly inside one

@@ -14,12 +14,12 @@ import (
 
 // page is the self-contained HTML report: the figures as data: URIs, the
 // dataset's key facts and the numbers behind every plot. It holds nothing
-// that differs between two bakes of the same rows (no time, host or path),
+// that differs between two bakes of the same rows, no time, host or path,
 // so it is as deterministic as the figures.
 //
 // It is parsed on first use, not when the program starts: every process
-// that links the report (the GPU worker, each whestbake verb) would pay for
-// it otherwise.
+// that links the report, the GPU worker and each whestbake verb, would pay
+// for it otherwise.
 var page = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("page").Funcs(template.FuncMap{
 		"num":   num,
@@ -145,8 +145,8 @@ type pageFigure struct {
 	Width, Height int
 }
 
-// renderPage writes the HTML page of st with the figures pngs (in
-// dataset.ReportFigures' order).
+// renderPage writes the HTML page of st with the figures pngs, in
+// dataset.ReportFigures' order.
 func renderPage(st *Stats, pngs [][]byte) ([]byte, error) {
 	info := st.Info
 	d := pageData{
@@ -236,8 +236,8 @@ func dimText(n int64) string {
 	return count(n)
 }
 
-// num shows a statistic with four significant digits; "–" where there is
-// none (a split with no finite value).
+// num shows a statistic with four significant digits, and "–" where a
+// split has no finite value.
 func num(x float64) string {
 	if math.IsNaN(x) {
 		return "–"

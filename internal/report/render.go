@@ -44,7 +44,7 @@ func figures(st *Stats) ([][]byte, error) {
 // histogramChart draws each split's histogram as the outline of its bars,
 // as the fraction of the split's values in each bin, so that splits of
 // different sizes compare. The x axis reaches the keep quantile of every
-// split at least (display); the label says how much lies beyond.
+// split at least, as display grids it; the label says how much lies beyond.
 func histogramChart(
 	st *Stats,
 	get func(*Split) *histogram,
@@ -95,9 +95,9 @@ func histogramChart(
 }
 
 // binsFor is how many bins at most a histogram of hs shows: 4·∛n for the
-// largest n (twice Rice's rule, as power-of-two widths show between half
-// and all of it), within [8, maxHistBins], so that a split of a few dozen
-// MLPs is not drawn as a comb of single counts.
+// largest n, within [8, maxHistBins], so that a split of a few dozen MLPs
+// is not drawn as a comb of single counts. That is twice Rice's rule, as
+// power-of-two widths show between half and all of it.
 func binsFor(hs []*histogram) int {
 	var n int64
 	for _, h := range hs {
@@ -120,7 +120,7 @@ func avgVarianceChart(st *Stats) chart {
 }
 
 // layerMeansChart draws, per split, the mean of each layer's
-// all_layer_means over all (MLP, neuron) pairs, on an axis from 0 so that
+// all_layer_means over every neuron of every MLP, on an axis from 0 so that
 // small differences between layers look small.
 func layerMeansChart(st *Stats) chart {
 	mean := func(l Layer) float64 { return l.Mean }
@@ -128,21 +128,21 @@ func layerMeansChart(st *Stats) chart {
 }
 
 // layerVarianceChart draws, per split, the variance of each layer's
-// all_layer_means over all (MLP, neuron) pairs: how far apart the neurons
+// all_layer_means over every neuron of every MLP: how far apart the neurons
 // of a layer, in one MLP and across MLPs, sit.
 func layerVarianceChart(st *Stats) chart {
 	return layerChart(st, "variance of the activation (over MLPs and neurons)", Layer.Variance, 0)
 }
 
-// deadChart draws, per split, the fraction of each layer's neurons (over
-// all MLPs) whose mean activation is exactly 0; a dataset with no dead
+// deadChart draws, per split, the fraction of each layer's neurons over
+// all MLPs whose mean activation is exactly 0; a dataset with no dead
 // neuron still gets a readable scale, up to 5 %.
 func deadChart(st *Stats) chart {
 	return layerChart(st, "fraction of neurons dead (mean exactly 0)", Layer.DeadFraction, 0.05)
 }
 
 // layerChart draws get of each layer against the layer number, a line with
-// points per split (layers without a value left out), on a y axis from 0
+// points per split, leaving out layers without a value, on a y axis from 0
 // to at least minTop.
 func layerChart(st *Stats, yLabel string, get func(Layer) float64, minTop float64) chart {
 	ch := chart{xLabel: "layer", yLabel: yLabel}

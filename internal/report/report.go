@@ -1,8 +1,9 @@
-// Package report makes a dataset's report (`whestbake dataset report`):
-// plots of the ground truth (the distribution of final means, the mean
-// activation and dead neurons per layer, the distribution of avg_variance;
-// one series per split) as PNGs and one self-contained HTML page in the
-// dataset's report/ folder (dataset.ReportDir), linked from the card.
+// Package report makes a dataset's report, the one `whestbake dataset report`
+// writes: plots of the ground truth as PNGs and one self-contained HTML page
+// in the dataset's report/ folder, dataset.ReportDir, linked from the card.
+// The plots show the distribution of final means, the mean activation and
+// dead neurons per layer and the distribution of avg_variance, one series
+// per split.
 //
 // The statistics are gathered by streaming the rows, so memory is one row
 // plus a few kilobytes per split and layer, however large the dataset. The
@@ -29,14 +30,14 @@ type config struct {
 // far and the dataset's total.
 func Progress(f func(done, total int64)) Option { return func(c *config) { c.progress = f } }
 
-// SkipPrepared has Combine leave out the prepared Arrow tree
-// (dataset.CombineSkipPrepared).
+// SkipPrepared has Combine leave out the prepared Arrow tree, as
+// dataset.CombineSkipPrepared does.
 func SkipPrepared() Option { return func(c *config) { c.skipPrepared = true } }
 
-// Write makes the report of the complete dataset in dir: it reads every row
-// (checking it as `dataset inspect` does), renders the figures and the page
-// and installs them (dataset.InstallReport: dir/report replaced at once, the
-// card rewritten with the report's section).
+// Write makes the report of the complete dataset in dir: it reads every row,
+// checking it as `dataset inspect` does, renders the figures and the page
+// and installs them with dataset.InstallReport, which replaces dir/report at
+// once and rewrites the card with the report's section.
 // Running it again gives the same bytes.
 func Write(dir string, opts ...Option) error {
 	var cfg config
@@ -69,8 +70,8 @@ func Write(dir string, opts ...Option) error {
 	return dataset.InstallReport(dir, files)
 }
 
-// Combine is dataset.Combine (with the prepared Arrow tree unless
-// SkipPrepared) with the report made from the rows as the combine reads
+// Combine is dataset.Combine, with the prepared Arrow tree unless
+// SkipPrepared, with the report made from the rows as the combine reads
 // them, once, and installed on the staged output, so the combined dataset
 // appears with its report or not at all. It is what a finished dataset
 // is, wherever it is made: `whestbake dataset combine-splits` and the
@@ -100,9 +101,9 @@ func Combine(inputs []string, out, defaultSplit string, opts ...Option) error {
 }
 
 // CombineSummaries is Combine for splits whose rows were read where they
-// were merged (dataset.CombineMade): each input holds a split's
-// metadata.json, splits holds the statistics of each split's rows (by
-// name, NewSplit and Add where the rows were), and out gets the combined
+// were merged, as dataset.CombineMade takes them: each input holds a split's
+// metadata.json, splits holds the statistics of each split's rows by name,
+// gathered with NewSplit and Add where the rows were, and out gets the combined
 // metadata, card and report, the same bytes Combine gives for the same
 // rows.
 func CombineSummaries(inputs []string, splits []*Split, out, defaultSplit string) error {
@@ -115,7 +116,7 @@ func CombineSummaries(inputs []string, splits []*Split, out, defaultSplit string
 }
 
 // install renders the report of the combined dataset in dir, whose rows'
-// statistics are splits (by name), and installs it (dataset.InstallReport).
+// statistics are splits by name, and installs it with dataset.InstallReport.
 func install(dir string, splits map[string]*Split) error {
 	md, err := dataset.ReadMetadata(dir)
 	if err != nil {

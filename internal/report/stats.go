@@ -19,7 +19,7 @@ type Split struct {
 	Layers                  []Layer // all_layer_means, layer 1 first
 }
 
-// Layer sums up one layer of all_layer_means over every (MLP, neuron) pair
+// Layer sums up one layer of all_layer_means over every neuron of every MLP
 // of a split: the mean activation of a neuron, its spread, and how many
 // neurons are dead.
 type Layer struct {
@@ -58,7 +58,7 @@ func (l Layer) Variance() float64 {
 	return l.sumSqDev / float64(l.Finite)
 }
 
-// DeadFraction is the fraction of the layer's neurons (of all MLPs) that
+// DeadFraction is the fraction of the layer's neurons, of all MLPs, that
 // are dead.
 func (l Layer) DeadFraction() float64 {
 	if n := l.Finite + l.NonFinite; n > 0 {
@@ -69,7 +69,7 @@ func (l Layer) DeadFraction() float64 {
 
 // NewSplit starts the statistics of split name, whose rows have width and
 // depth, for Add: what a merge gathers as it writes the split's rows, so
-// that its report needs no row read again (CombineSummaries).
+// that its report needs no row read again in CombineSummaries.
 func NewSplit(name string, width, depth int) *Split {
 	return &Split{Name: name, Width: width, Depth: depth, Layers: make([]Layer, depth)}
 }
@@ -94,7 +94,7 @@ type Stats struct {
 	Splits []*Split
 }
 
-// compute streams every row of d (checking it, as Scan does) into the
+// compute streams every row of d, checking it as Scan does, into the
 // statistics of its split; done, when not nil, is called after each row.
 func compute(d *dataset.Dir, done func()) (*Stats, error) {
 	st := &Stats{Info: d.Info}

@@ -6,8 +6,8 @@ import (
 )
 
 // The JSON of a Split: every number that its figures and table are drawn
-// from, so that a split's statistics gathered where its rows are merged
-// (a bake's MergeSplit) render, wherever they are read back, into the same
+// from, so that a split's statistics gathered where its rows are merged,
+// in a bake's MergeSplit, render, wherever they are read back, into the same
 // bytes as statistics gathered from the rows there. Go writes a float64 in
 // the fewest digits that read back as the same float64, so the round trip
 // is exact; Config and NMLPs come from the metadata, not from here.

@@ -23,16 +23,17 @@ type Config struct {
 	Secure    bool
 	Region    string
 	// CAFile is a PEM bundle trusted for the server's certificate in place
-	// of the system roots (a private CA); it implies Secure.
+	// of the system roots, such as a private CA. It implies Secure.
 	CAFile string
-	// Addressing is how a bucket is put in a request: AddressingPath
-	// (http://host/bucket/key, MinIO's and most on-premise servers' way),
-	// AddressingVirtualHost (http://bucket.host/key, which AWS prefers) or
-	// AddressingAuto (minio-go decides from the endpoint; the default).
+	// Addressing is how a bucket is put in a request. AddressingPath puts it
+	// in the path, http://host/bucket/key, as MinIO and most on-premise
+	// servers do. AddressingVirtualHost puts it in the host,
+	// http://bucket.host/key, which AWS prefers. AddressingAuto, the default,
+	// lets minio-go decide from the endpoint.
 	Addressing string
 }
 
-// Addressing styles (Config.Addressing).
+// Addressing styles, the values of Config.Addressing.
 const (
 	AddressingAuto        = "auto"
 	AddressingPath        = "path"
@@ -40,8 +41,9 @@ const (
 )
 
 // ClientTLS is the TLS configuration that trusts CAFile, nil when none is
-// set (the system roots). Its error, a tlsconf.Error, names s3.ca-file: the
-// preflight step calls it to check the file before anything connects.
+// set and the system roots apply. Its error, a tlsconf.Error, names
+// s3.ca-file: the preflight step calls it to check the file before
+// anything connects.
 func (c Config) ClientTLS() (*tls.Config, error) {
 	if c.CAFile == "" {
 		return nil, nil
@@ -61,7 +63,7 @@ const (
 )
 
 // String shows where the config points and never the credentials, so a Config
-// can be printed or logged as a whole (%v and %+v use String, %#v GoString).
+// can be printed or logged as a whole: %v and %+v use String, %#v GoString.
 func (c Config) String() string {
 	scheme := "http"
 	if c.Secure {
@@ -103,7 +105,7 @@ func (c Config) credentialsState() string {
 	return "set"
 }
 
-// normalized strips a URL scheme from the endpoint (setting Secure to match)
+// normalized strips a URL scheme from the endpoint, setting Secure to match,
 // and checks that what is left is a bare host:port.
 func (c Config) normalized() (Config, error) {
 	switch {
@@ -161,11 +163,11 @@ func (c Config) bucketLookup() minio.BucketLookupType {
 }
 
 // credentials are the static keys when set, else the standard AWS chain,
-// in the order the AWS SDKs use: the environment (AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), the shared credentials file
-// (AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile AWS_PROFILE),
-// then the host's role: web identity (AWS_WEB_IDENTITY_TOKEN_FILE, as on
-// EKS), the ECS container endpoint or the EC2 instance metadata service.
+// in the order the AWS SDKs use: the environment, with AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; the shared credentials file,
+// AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile AWS_PROFILE;
+// then the host's role: web identity from AWS_WEB_IDENTITY_TOKEN_FILE, as
+// on EKS, the ECS container endpoint or the EC2 instance metadata service.
 // Each provider refreshes its credentials before they expire.
 func (c Config) credentials() *credentials.Credentials {
 	if c.AccessKey != "" || c.SecretKey != "" {

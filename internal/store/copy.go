@@ -9,21 +9,21 @@ import (
 	"io"
 )
 
-// CopyCreate copies the object at srcKey of src (a store on any bucket of the
-// same server or another) to key, create-only like PutCreate. The bytes
-// stream through this process once, in minio-go's part-sized buffers, so a
-// copy of any size holds tens of MiB. They must hash to wantSHA256 (and to
-// the source's recorded sha256): the check is made before the last bytes are
-// handed to the upload, so a mismatch fails the upload instead of completing
-// it, and leaves nothing at key. A mismatch is an error wrapping ErrCorrupt;
-// a taken key, as with PutCreate, one wrapping ErrExists. progress, if not
-// nil, is called with the bytes read so far as they stream, so that a caller
-// can report a long copy as alive (and notice a stalled one); cancelling ctx
-// aborts the copy and leaves nothing at key.
+// CopyCreate copies the object at srcKey of src to key, create-only like
+// PutCreate. src may be a store on any bucket of the same server or of
+// another. The bytes stream through this process once, in minio-go's
+// part-sized buffers, so a copy of any size holds tens of MiB. They must hash
+// to wantSHA256 and to the source's recorded sha256: the check is made before
+// the last bytes are handed to the upload, so a mismatch fails the upload
+// instead of completing it, and leaves nothing at key. A mismatch is an error
+// wrapping ErrCorrupt; a taken key, as with PutCreate, one wrapping
+// ErrExists. progress, if not nil, is called with the bytes read so far as
+// they stream, so that a caller can report a long copy as alive and notice a
+// stalled one. Cancelling ctx aborts the copy and leaves nothing at key.
 //
-// The bytes pass through rather than being copied server-side (CopyObject,
-// ComposeObject) because a server-side copy carries no create-only condition
-// and is checked by no one.
+// The bytes pass through rather than being copied server-side with
+// CopyObject or ComposeObject, because a server-side copy carries no
+// create-only condition and is checked by no one.
 func (s *Store) CopyCreate(
 	ctx context.Context,
 	key string,
@@ -74,7 +74,7 @@ type checkedReader struct {
 	want   string
 	what   string
 	err    error // sticky once set
-	// progress is told the bytes read so far after every read (nil: not).
+	// progress, if not nil, is told the bytes read so far after every read.
 	progress func(read int64)
 	read     int64
 }

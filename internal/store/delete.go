@@ -14,8 +14,8 @@ type Tally struct {
 }
 
 // DeletePrefix removes every object under prefix, at any depth, except those
-// keep says to keep (nil keeps none), and reports what it removed (see
-// DeleteWhere).
+// keep says to keep, and reports what it removed as DeleteWhere does. A nil
+// keep keeps none.
 func (s *Store) DeletePrefix(
 	ctx context.Context,
 	prefix string,
@@ -29,21 +29,21 @@ type Deletion struct {
 	// Prefix is the folder to empty. Keys match as strings: end it with
 	// "/" to remove one folder, since "slices/1" also matches "slices/10".
 	Prefix string
-	// Keep says which keys to leave (nil: none).
+	// Keep says which keys to leave; nil leaves none.
 	Keep func(key string) bool
 	// Batch, if set, runs each bulk request, remove: it may first check
-	// that the deletion may go on (its error stops it there) and bound the
-	// request's context.
+	// that the deletion may go on, its error stopping it there, and bound
+	// the request's context.
 	Batch func(ctx context.Context, remove func(context.Context) error) error
 }
 
-// deleteBatch is the most keys one bulk request (S3 DeleteObjects) takes.
+// deleteBatch is the most keys one bulk request, S3 DeleteObjects, takes.
 const deleteBatch = 1000
 
 // DeleteWhere removes what d says, in bulk requests of up to a thousand
 // keys, and reports what it removed, also when it stops on an error. Keys
 // are deleted as the listing goes, so memory does not grow with the number
-// of objects (a split of 100,000 slices has 300,000).
+// of objects: a split of 100,000 slices has 300,000.
 func (s *Store) DeleteWhere(ctx context.Context, d Deletion) (Tally, error) {
 	var gone Tally
 	batch := make([]minio.ObjectInfo, 0, deleteBatch)

@@ -24,17 +24,17 @@ var (
 	ErrAuth = errors.New("S3 credentials rejected")
 	// ErrNoBucket: the bucket does not exist.
 	ErrNoBucket = errors.New("bucket does not exist")
-	// ErrUnreachable: the server did not answer at all (a retry may help).
+	// ErrUnreachable: the server did not answer at all; a retry may help.
 	ErrUnreachable = errors.New("S3 endpoint unreachable")
 	// ErrCorrupt: the bytes read back do not hash to the sha256 recorded at put time.
 	ErrCorrupt = errors.New("object content does not match its recorded sha256")
-	// ErrTLS: the TLS settings do not fit the server (a retry cannot help).
+	// ErrTLS: the TLS settings do not fit the server; a retry cannot help.
 	ErrTLS = errors.New("S3 TLS misconfigured")
-	// ErrTooLarge: the object is larger than the reader allows (GetMax,
-	// GetFile); it was not read beyond that.
+	// ErrTooLarge: the object is larger than GetMax or GetFile allows; it
+	// was not read beyond that.
 	ErrTooLarge = errors.New("object larger than allowed")
 	// ErrSourceChanged: a copy's source was replaced while it was being
-	// copied (ServerCopy: S3 refused a part under x-amz-copy-source-if-match).
+	// copied, so S3 refused a ServerCopy part under x-amz-copy-source-if-match.
 	ErrSourceChanged = errors.New("copy source changed during the copy")
 )
 
@@ -108,8 +108,8 @@ func (c *conn) tlsMismatch(err error) string {
 		return "the server does not speak TLS on this port: point s3.endpoint at its TLS port, " +
 			"or set s3.secure: false (and no s3.ca-file, no https://) if it really is plain HTTP"
 	}
-	// A plain-HTTP request to a TLS port: Go's TLS servers (MinIO among
-	// them) answer it with an HTTP 400, which a HEAD shows without a body.
+	// A plain-HTTP request to a TLS port: Go's TLS servers, MinIO among
+	// them, answer it with an HTTP 400, which a HEAD shows without a body.
 	// Whether the port speaks TLS is asked directly.
 	if !c.cfg.Secure && minio.ToErrorResponse(err).StatusCode == http.StatusBadRequest &&
 		tlsconf.SpeaksTLS(context.Background(), c.cfg.Endpoint) {
@@ -152,7 +152,7 @@ func (c *conn) redact(s string) string {
 }
 
 // scrubbed carries a library error under a redacted message, keeping the
-// original reachable for errors.As (e.g. minio.ErrorResponse).
+// original reachable for errors.As, as a minio.ErrorResponse.
 type scrubbed struct {
 	msg string
 	err error

@@ -34,7 +34,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 const noLimit = math.MaxInt64 - bytes.MinRead
 
 // GetMax is Get of an object that may hold at most max bytes: a larger one
-// is refused (ErrTooLarge) from its size before its content is read, and
+// is refused with ErrTooLarge from its size before its content is read, and
 // the read stops after max+1 bytes whatever the size said, so memory is
 // bounded by max for an object anyone with write access to the bucket made.
 func (s *Store) GetMax(ctx context.Context, key string, max int64) ([]byte, error) {
@@ -42,11 +42,11 @@ func (s *Store) GetMax(ctx context.Context, key string, max int64) ([]byte, erro
 	return data, err
 }
 
-// GetSealed reads the sealed JSON object at key into v and checks its seal
-// *sl (a field of v) against id (package seal; id.Key is set to key), and
-// returns the raw bytes. An object without a seal is taken only when it
-// carries the sha256 recorded when whestbake put it, and matches it: one
-// written before seals existed, by a bake running across that upgrade. A
+// GetSealed reads the sealed JSON object at key into v, checks its seal *sl,
+// a field of v, against id with package seal, id.Key set to key, and returns
+// the raw bytes. An object without a seal is taken only when it carries the
+// sha256 recorded when whestbake put it, and matches it: a bake that started
+// under a release without seals still holds such objects. A
 // plain PUT or a copy that drops metadata leaves no recorded sha256, and a
 // changed object under a kept one fails that check, so neither passes.
 func (s *Store) GetSealed(
@@ -94,7 +94,7 @@ func (s *Store) get(ctx context.Context, key string, max int64) ([]byte, Info, e
 	return buf.Bytes(), info, nil
 }
 
-// tooLarge is the error of an object of (at least) size bytes where max were allowed.
+// tooLarge is the error of an object of at least size bytes where max were allowed.
 func (s *Store) tooLarge(key string, size, max int64) error {
 	return fmt.Errorf(
 		"store: get %s/%s: %d bytes or more, where at most %d are allowed: %w",
@@ -109,7 +109,7 @@ func (s *Store) tooLarge(key string, size, max int64) error {
 // GetFile downloads the object at key, of at most max bytes, to path,
 // creating the parent directory, and returns the size and sha256 of the
 // bytes written, so a caller checking them against a manifest need not
-// read the file again. A larger object is refused (ErrTooLarge) from its
+// read the file again. A larger object is refused with ErrTooLarge from its
 // size, or after max+1 bytes if the size said less. It writes a temporary
 // file beside path and renames it only after the content checked out, so
 // path never holds a partial object.
@@ -179,8 +179,8 @@ func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 }
 
 // open starts a download with one GET, whose headers carry what Stat would
-// ask a HEAD for (minio-go's lazy GetObject spends a HEAD on that first,
-// which doubled the requests of every read).
+// ask a HEAD for. minio-go's lazy GetObject spends a HEAD on that first,
+// which would double the requests of every read.
 func (s *Store) open(ctx context.Context, key string) (io.ReadCloser, Info, error) {
 	core := minio.Core{Client: s.conn.client}
 	body, oi, _, err := core.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
@@ -211,7 +211,7 @@ func infoOf(oi minio.ObjectInfo) Info {
 
 // OpenAt streams the object at key from byte offset on, unchecked: a part of
 // an object cannot be checked against the whole one's sha256, so the reader
-// verifies what it assembles (the Hub checks every LFS object's sha256).
+// verifies what it assembles, as the Hub checks every LFS object's sha256.
 func (s *Store) OpenAt(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
 	var opts minio.GetObjectOptions
 	if offset > 0 { // SetRange(0, 0) would be the first byte only

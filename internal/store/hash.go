@@ -8,7 +8,7 @@ import (
 	"os"
 )
 
-// metaSHA256 is the user-metadata key (header x-amz-meta-sha256) holding the
+// metaSHA256 is the user-metadata key, header x-amz-meta-sha256, holding the
 // sha256 of the whole object. We compute it ourselves because S3's own
 // checksums of multipart uploads are checksums of parts, not of the content.
 const metaSHA256 = "sha256"

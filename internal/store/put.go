@@ -10,7 +10,7 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// PutCreate writes data at key only if nothing is there yet (If-None-Match: *),
+// PutCreate writes data at key only if nothing is there yet, by If-None-Match: *,
 // so that of two attempts writing the same deterministic key exactly one
 // wins. A taken key gives an error wrapping ErrExists. Because the client
 // retries, a write whose reply was lost also reports ErrExists; callers that
@@ -26,8 +26,8 @@ func (s *Store) PutCreateFile(ctx context.Context, key, path string) error {
 }
 
 // Put writes data at key, replacing what is there. Use it only where every
-// writer of the key writes the same bytes (deterministic outputs) or where
-// the latest write should win (checkpoints).
+// writer of the key writes the same bytes, as with deterministic outputs, or
+// where the latest write should win, as with checkpoints.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	return s.put(ctx, "put", key, bytes.NewReader(data), int64(len(data)), SHA256Hex(data), false)
 }

@@ -17,7 +17,7 @@ import (
 type ServerCopyInput struct {
 	// Key is the destination in the store ServerCopy is called on.
 	Key string
-	// Src and SrcKey are the source: a store on the same server (any bucket).
+	// Src and SrcKey are the source: a store on any bucket of the same server.
 	Src    *Store
 	SrcKey string
 	// SHA256 is what the bytes must hash to, and what the destination
@@ -26,23 +26,23 @@ type ServerCopyInput struct {
 	// CreateOnly makes the copy fail with ErrExists, writing nothing, when
 	// the destination is taken, as PutCreate does.
 	CreateOnly bool
-	// Progress, if not nil, is told the bytes copied so far (as the
-	// server finishes parts) and then the bytes checked so far.
+	// Progress, if not nil, is told the bytes copied so far as the
+	// server finishes parts, and then the bytes checked so far.
 	Progress func(copied, checked int64)
 }
 
 // ServerCopyPartBytes is the size of the parts the server copies at once:
 // large, since each part is one request whose bytes never leave the server,
 // yet small enough that a multi-gigabyte file is copied by several parts in
-// parallel (S3 allows 5 GiB a part at most, and 5 MiB at least but for the
-// last part).
+// parallel. S3 allows 5 GiB a part at most, and 5 MiB at least but for the
+// last part.
 var ServerCopyPartBytes int64 = 256 << 20
 
 // serverCopyParallel bounds the parts copied at once: the server's disks,
 // not this process, do the work.
 const serverCopyParallel = 4
 
-// ServerCopy copies Src/SrcKey to Key on the server (S3 UploadPartCopy), so
+// ServerCopy copies Src/SrcKey to Key on the server with S3 UploadPartCopy, so
 // that no byte passes through this process on the way, and then proves the
 // copy by reading it back: the destination must hash to in.SHA256, or it is
 // deleted again and the error wraps ErrCorrupt. The read costs one download
@@ -50,14 +50,14 @@ const serverCopyParallel = 4
 // upload, and the server checks the same bytes again on its side.
 //
 // The copy is a multipart upload that names the source's ETag on every
-// part (x-amz-copy-source-if-match), so all parts are cut from one version
-// of the source; with CreateOnly it is started and completed under
-// If-None-Match: *, which S3 checks on CompleteMultipartUpload (a
-// CopyObject carries no such condition), so a taken key is never replaced.
+// part in x-amz-copy-source-if-match, so all parts are cut from one version
+// of the source. With CreateOnly it is started and completed under
+// If-None-Match: *, which S3 checks on CompleteMultipartUpload, so a taken
+// key is never replaced; a CopyObject carries no such condition.
 // A failed or cancelled copy aborts its upload and leaves nothing at Key;
-// one that completes aborts every other upload of Key (uploads.go). A part
-// refused because the source changed since it was checked (412 on
-// x-amz-copy-source-if-match) is an error wrapping ErrSourceChanged.
+// one that completes aborts every other upload of Key, as uploads.go says.
+// A part refused because the source changed since it was checked, a 412 on
+// x-amz-copy-source-if-match, is an error wrapping ErrSourceChanged.
 func (s *Store) ServerCopy(ctx context.Context, in ServerCopyInput) error {
 	core := minio.Core{Client: s.conn.client}
 	src, err := in.Src.conn.client.StatObject(ctx, in.Src.bucket, in.SrcKey,
@@ -128,13 +128,13 @@ func (s *Store) copyParts(
 			off := i * ServerCopyPartBytes
 			length := min(ServerCopyPartBytes, src.Size-off)
 			if src.Size == 0 {
-				length = -1 // the whole (empty) object
+				length = -1 // the whole object, which is empty
 			}
 			p, err := core.CopyObjectPart(gctx, in.Src.bucket, in.SrcKey, s.bucket, in.Key,
 				upload, int(i)+1, off, length, cond)
 			if minio.ToErrorResponse(err).Code == minio.PreconditionFailed {
 				// The condition that fails here is the source's ETag, not
-				// the destination's If-None-Match (checked at completion).
+				// the destination's If-None-Match, which is checked at completion.
 				return fmt.Errorf("store: copy %s/%s to %s/%s: the source is no longer "+
 					"the version of ETag %s it was checked at: %w",
 					in.Src.bucket, in.SrcKey, s.bucket, in.Key, src.ETag, ErrSourceChanged)
@@ -153,7 +153,7 @@ func (s *Store) copyParts(
 }
 
 // Check reads the object at key and fails with an error wrapping
-// ErrCorrupt unless it hashes to wantSHA256 (and to the sha256 it records);
+// ErrCorrupt unless it hashes to wantSHA256 and to the sha256 it records.
 // progress, if not nil, is told the bytes read so far.
 func (s *Store) Check(
 	ctx context.Context,

@@ -1,11 +1,11 @@
 // Package store is deterministic, create-only object storage for bakes on an
-// S3-compatible server (MinIO in development). Every object put whole
-// carries the sha256 of its content and reads verify it (an object written
-// while it was made, Upload, is vouched for by the manifest that lists it);
-// credentials never appear in errors or printed configs.
+// S3-compatible server, MinIO in development. Every object put whole
+// carries the sha256 of its content and reads verify it. An object written
+// while it was made, by Upload, is vouched for by the manifest that lists it.
+// Credentials never appear in errors or printed configs.
 //
-// Keys are '/'-separated paths. No key may also be a directory of other keys
-// ("a" and "a/b"): MinIO stores both but lists only one of them.
+// Keys are '/'-separated paths. No key may also be a directory of other keys,
+// as "a" is of "a/b": MinIO stores both but lists only one of them.
 package store
 
 import (
@@ -31,14 +31,14 @@ type Store struct {
 // conn is the connection shared by every Store derived from one Open.
 type conn struct {
 	cfg Config
-	// client retries with backoff (minio-go's default), so that a server
+	// client retries with backoff, minio-go's default, so that a server
 	// restart in the middle of a bake costs a pause, not a failed activity.
 	client *minio.Client
 	// probe tries once with short timeouts, so that a wrong endpoint fails
 	// Open in seconds instead of after a minute of retries.
 	probe *minio.Client
-	// creds is shared by both clients, so the AWS chain is walked (and a
-	// role's temporary credentials fetched) once, not per client.
+	// creds is shared by both clients, so the AWS chain is walked and a
+	// role's temporary credentials fetched once, not per client.
 	creds *credentials.Credentials
 }
 
@@ -138,7 +138,7 @@ func (c *conn) transport(probe bool) (*http.Transport, error) {
 }
 
 // testDial replaces the transport's dialer in tests that check which host
-// a request names without resolving it (virtual-host addressing).
+// a request names without resolving it, as virtual-host addressing needs.
 var testDial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // newClient builds a minio client; maxRetries 0 keeps minio-go's default.

@@ -20,18 +20,18 @@ import (
 // appending to it: a multipart upload whose parts go up in the background,
 // read back from the file, as the writer passes them, so that when the
 // writer is done only the last part is left to send. The writer hands
-// Upload every byte right after writing it to the file (an io.Writer
-// behind the file in an io.MultiWriter), which is how Upload knows how far
+// Upload every byte right after writing it to the file, as an io.Writer
+// behind the file in an io.MultiWriter, which is how Upload knows how far
 // the file is written and what the bytes hash to; the parts are read from
 // the file, so memory stays at a few small buffers whatever the object's
 // size.
 //
 // An S3 object's metadata is fixed when its upload starts, before the
 // bytes are known: an object written this way records no sha256 of its
-// own, and the manifest that lists it (with Close's Info) vouches for it.
+// own, and the manifest that lists it with Close's Info vouches for it.
 // Nothing is at the key until Close succeeds; Abort, or a failed Close,
 // leaves nothing, and a Close that succeeds aborts every other upload of
-// the key (uploads.go).
+// the key, as uploads.go says.
 type Upload struct {
 	s        *Store
 	key      string
@@ -63,8 +63,7 @@ const (
 )
 
 // NewUpload starts an Upload of the file at path, which the writer is
-// creating, to key (replacing what is there when it completes, as Put
-// does).
+// creating, to key. Like Put, it replaces what is there when it completes.
 func (s *Store) NewUpload(ctx context.Context, key, path string) (*Upload, error) {
 	core := minio.Core{Client: s.conn.client}
 	opts := minio.PutObjectOptions{ContentType: "application/octet-stream"}
@@ -80,7 +79,7 @@ func (s *Store) NewUpload(ctx context.Context, key, path string) (*Upload, error
 	}, nil
 }
 
-// partBytes is the size of part n (from 1).
+// partBytes is the size of part n, counted from 1.
 func partBytes(n int) int64 { return uploadPartBytes << min((n-1)/uploadPartTier, 20) }
 
 // Write takes p, the bytes just written to the file after those before,
@@ -139,7 +138,7 @@ func (u *Upload) send(n int64) {
 	})
 }
 
-// Close sends what is left (the writer has written the whole file),
+// Close sends what is left once the writer has written the whole file,
 // completes the upload and returns the size and sha256 of every byte
 // written.
 func (u *Upload) Close() (Info, error) {

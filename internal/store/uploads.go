@@ -15,30 +15,30 @@ import (
 // opened is known to nobody. Upload and ServerCopy abort their own upload
 // on every path that gives it up; once one completes, it aborts every other
 // upload of its key, which can only be such a leftover or a writer of the
-// same bytes that lost the race (abortOthers); and gc aborts what is left
-// under a bake's prefix (AbortUploads). A bucket lifecycle rule
-// (AbortIncompleteMultipartUpload, docs/DEPLOY.md) is the last resort for
+// same bytes that lost the race: abortOthers. And gc aborts what is left
+// under a bake's prefix: AbortUploads. A bucket lifecycle rule,
+// AbortIncompleteMultipartUpload in docs/DEPLOY.md, is the last resort for
 // uploads that outlive all three.
 
 // abortTimeout bounds the abort of an upload given up, which must outlive
 // the cancelled context that gave it up: minio-go's own abort of a failed
-// PutObject waits as long (abortFailedUpload in api-remove.go).
+// PutObject waits as long, in abortFailedUpload of api-remove.go.
 const abortTimeout = time.Minute
 
 // AbortUploads aborts every incomplete multipart upload whose key begins
-// with prefix (keys match as strings: end it with "/" for one folder) and
-// returns how many it aborted.
+// with prefix and returns how many it aborted. Keys match as strings: end
+// prefix with "/" for one folder.
 func (s *Store) AbortUploads(ctx context.Context, prefix string) (int, error) {
 	// MinIO lists the uploads of one key for a prefix, none for a folder,
-	// and those of the whole bucket for "" (ListMultipartUploads, checked
-	// against the pinned server): the whole bucket is listed and filtered.
+	// and those of the whole bucket for "", as ListMultipartUploads on the
+	// pinned server shows: the whole bucket is listed and filtered.
 	return s.abortUploads(ctx, "", func(key, _ string) bool {
 		return strings.HasPrefix(key, prefix)
 	})
 }
 
 // abortOthers aborts, best effort, the incomplete uploads of key but the
-// upload keep ("" for none): called once an upload of key completed,
+// upload keep, "" for none: called once an upload of key completed,
 // which no other may then replace. A failure leaves them to gc and the
 // lifecycle rule; the object itself is complete.
 func (s *Store) abortOthers(ctx context.Context, key, keep string) {

@@ -15,8 +15,8 @@ func Padded(n int64) int64 { return (n + Alignment - 1) &^ (Alignment - 1) }
 
 // RecordBatchMessage returns the encapsulated IPC message of a record batch
 // of length rows whose fields are nodes and whose body holds buffers of the
-// given byte lengths, in order, each starting at a multiple of Alignment
-// (Padded). The body, bodyLength bytes, follows the message uncompressed.
+// given byte lengths, in order, each starting at a multiple of Alignment as
+// Padded rounds it. The body, bodyLength bytes, follows the message uncompressed.
 func RecordBatchMessage(
 	length int64,
 	nodes []FieldNode,
@@ -34,7 +34,7 @@ func RecordBatchMessage(
 	}
 	bufVec := b.createStructPairs(bufs)
 	nodeVec := b.createStructPairs(pairs)
-	// RecordBatch: length, nodes, buffers, compression (none).
+	// RecordBatch: length, nodes, buffers, and no compression.
 	b.startTable()
 	b.addInt64(0, length)
 	b.addOffset(2, bufVec)
@@ -66,8 +66,8 @@ func encapsulate(fb []byte) []byte {
 	return out
 }
 
-// createStructPairs writes a vector of 16-byte structs of two int64 fields
-// (FieldNode and Buffer both are), 8-byte aligned.
+// createStructPairs writes a vector of 16-byte structs of two int64 fields,
+// as FieldNode and Buffer both are, 8-byte aligned.
 func (b *builder) createStructPairs(v [][2]int64) int {
 	n := 16 * len(v)
 	b.preAlign(n, 4)

@@ -9,15 +9,15 @@ import "encoding/binary"
 // not written.
 //
 // The Go flatbuffers builder is not a substitute: it shares vtables whose
-// field offsets match even when the recorded object sizes differ (an
-// Arrow FloatingPoint and a FixedSizeList table, for instance), where the
+// field offsets match even when the recorded object sizes differ, as for an
+// Arrow FloatingPoint and a FixedSizeList table, where the
 // C++ builder compares the whole vtable, so its bytes differ from Arrow
 // C++'s.
 type builder struct {
 	buf      []byte // buf[len(buf)-size:] is the data written so far
 	size     int
 	minAlign int
-	vtables  []int   // offsets (sizes at creation) of the vtables written
+	vtables  []int   // offsets of the vtables written, as the buffer's size at their creation
 	fields   []field // fields of the table being built
 	maxVOff  int
 	start    int // size when the current table started
@@ -48,14 +48,14 @@ func (b *builder) push(n int) []byte {
 
 func (b *builder) trackAlign(n int) { b.minAlign = max(b.minAlign, n) }
 
-// align pads so that the next n-byte scalar is n-aligned (C++ Align).
+// align pads so that the next n-byte scalar is n-aligned, as C++ Align does.
 func (b *builder) align(n int) {
 	b.trackAlign(n)
 	b.push(padding(b.size, n))
 }
 
-// preAlign pads so that after len more bytes the data is aligned to n
-// (C++ PreAlign); nothing is done for len 0.
+// preAlign pads so that after len more bytes the data is aligned to n, as
+// C++ PreAlign does; nothing is done for len 0.
 func (b *builder) preAlign(len, n int) {
 	if len == 0 {
 		return
@@ -86,7 +86,7 @@ func (b *builder) createString(s string) int {
 	return b.pushUint32(uint32(len(s)))
 }
 
-// createOffsets writes a vector of offsets to objects (tables, strings).
+// createOffsets writes a vector of offsets to objects such as tables and strings.
 func (b *builder) createOffsets(offs []int) int {
 	b.preAlign(4*len(offs), 4)
 	b.preAlign(4*len(offs), 4)

@@ -32,8 +32,8 @@ type Buffer struct{ Offset, Length int64 }
 
 // RecordBatch is a record batch's header: its row count, one FieldNode a
 // field of the schema in pre-order, and its buffers in the same order.
-// Compressed says the body's buffers are compressed (a BodyCompression is
-// set); Variadic counts the variadicBufferCounts, which only view types
+// Compressed says a BodyCompression is set: the body's buffers are
+// compressed. Variadic counts the variadicBufferCounts, which only view types
 // have.
 type RecordBatch struct {
 	Length     int64
@@ -46,8 +46,8 @@ type RecordBatch struct {
 // ParseMessage decodes an IPC message's flatbuffer, the bytes that follow
 // the continuation marker and the length in a stream. Like
 // ParseSchemaMessage it checks every offset against the buffer, and
-// refuses a message of another metadata version than V5 (what pyarrow
-// writes: datasets needs pyarrow 15 or later), a big-endian or
+// refuses a message of another metadata version than V5, which every
+// pyarrow datasets takes, 15 or later, writes, a big-endian or
 // dictionary-encoded schema, and a negative length.
 func ParseMessage(fb []byte) (Message, error) {
 	r := reader{buf: fb}
@@ -131,8 +131,8 @@ func (r *reader) recordBatch(b table) RecordBatch {
 	return rb
 }
 
-// pairs reads a vector of 16-byte structs of two int64 fields at pos
-// (FieldNode, Buffer).
+// pairs reads a vector of 16-byte structs of two int64 fields at pos, as
+// FieldNode and Buffer are.
 func (r *reader) pairs(pos uint64) [][2]int64 {
 	if pos == 0 {
 		return nil

@@ -37,7 +37,7 @@ func (t Type) String() string {
 
 // A message's schema is decoded following at most maxNesting levels of fields and
 // decodes at most maxFields of them: whestbench's schema has 8 columns, 14
-// fields in all, nesting four deep (weights), and a hostile message could
+// fields in all, nesting four deep in weights, and a hostile message could
 // otherwise point many children at one subtree, over and over.
 const (
 	maxNesting = 16
@@ -133,7 +133,7 @@ func (r *reader) int32(t table, i uint64, def int32) int32 {
 	return int32(r.u32(p))
 }
 
-// ref follows field i of t, an offset, to what it points at (0: absent).
+// ref follows field i of t, an offset, to what it points at; 0 is absent.
 func (r *reader) ref(t table, i uint64) uint64 {
 	p := r.slot(t, i)
 	if p == 0 {

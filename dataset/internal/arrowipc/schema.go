@@ -1,18 +1,18 @@
 // Package arrowipc encodes an Arrow IPC Schema message byte for byte as
-// Arrow C++ (and so pyarrow) does, and decodes one from an untrusted file
-// (ParseSchemaMessage). Parquet files written by Arrow carry one,
+// Arrow C++, and so pyarrow, does, and decodes one from an untrusted file
+// with ParseSchemaMessage. Parquet files written by Arrow carry one,
 // base64-encoded, under the key-value entry ARROW:schema, and pyarrow and HF
 // datasets build a file's column types from it before anything else. The
 // same message opens an IPC stream, which RecordBatchMessage and
-// EndOfStream complete (the Arrow file of a datasets save_to_disk folder);
+// EndOfStream complete, as in the Arrow file of a datasets save_to_disk folder;
 // ParseMessage decodes any message of such a stream from an untrusted file.
 //
 // Only the types whestbench's files use are supported. The order in which
-// objects are built follows arrow/ipc/metadata_internal.cc
-// (FieldToFlatbufferVisitor, SchemaToFlatbuffer, WriteFBMessage) and the
-// order of the fields within a table follows flatc's generated Create*
-// functions (largest first, then reverse declaration order); both decide
-// where each byte lands.
+// objects are built follows FieldToFlatbufferVisitor, SchemaToFlatbuffer
+// and WriteFBMessage in arrow/ipc/metadata_internal.cc, and the order of
+// the fields within a table follows flatc's generated Create* functions:
+// largest first, then reverse declaration order. Both decide where each
+// byte lands.
 package arrowipc
 
 // Type union tags of Schema.fbs.
@@ -62,7 +62,7 @@ type Field struct {
 
 // SchemaMessage returns the encapsulated IPC message of a schema of fields
 // with schema-level metadata: the continuation marker 0xFFFFFFFF, the
-// flatbuffer length (padded), the Message flatbuffer, zero padding to a
+// padded flatbuffer length, the Message flatbuffer, zero padding to a
 // multiple of 8 bytes. No end-of-stream marker follows; this is what
 // arrow::ipc::SerializeSchema returns and parquet stores.
 func SchemaMessage(fields []Field, metadata []KeyValue) []byte {
@@ -73,12 +73,12 @@ func SchemaMessage(fields []Field, metadata []KeyValue) []byte {
 	}
 	fieldVec := b.createOffsets(offs)
 	meta := b.keyValues(metadata)
-	// Schema: endianness (Little, the default), fields, custom_metadata, features.
+	// Schema: endianness, left at the default Little, fields, custom_metadata, features.
 	b.startTable()
 	b.addOffset(2, meta)
 	b.addOffset(1, fieldVec)
 	schema := b.endTable()
-	// Message: version, header_type, header, bodyLength (0), custom_metadata.
+	// Message: version, header_type, header, a bodyLength of 0, custom_metadata.
 	b.startTable()
 	b.addOffset(2, schema)
 	b.addInt16(0, 4, 0) // MetadataVersion V5
@@ -122,7 +122,7 @@ func (b *builder) typeTable(t Type) int {
 	return b.endTable()
 }
 
-// keyValues writes a vector of KeyValue tables, or nothing (offset 0) for
+// keyValues writes a vector of KeyValue tables, or nothing, offset 0, for
 // no entries, as Arrow leaves custom_metadata unset then.
 func (b *builder) keyValues(kvs []KeyValue) int {
 	if len(kvs) == 0 {

@@ -16,7 +16,7 @@ type Option func(*config)
 type config struct{ budget *big.Int }
 
 // FlopBudget records the budget the bake ran under. Without it the budget
-// is recorded equal to flops_used (an unbudgeted reference bake). A stated
+// is recorded equal to flops_used, as for an unbudgeted reference bake. A stated
 // budget is recorded verbatim and the remainder is not clamped, so an
 // overrun shows as a negative flops_remaining.
 func FlopBudget(b int64) Option {
@@ -29,18 +29,18 @@ const breakdownNote = "whestbake computes outside flopscope's instrumentation, s
 	"The times are 0: a row depends on its seed and shape alone, and the bake's " +
 	"wall clock is in its log."
 
-// Text is the sampling_budget_breakdown JSON text of one row
-// (_synthesize_sampling_breakdown,
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_torch.py):
-// whestbench's closed-form FLOP model of sample_layer_statistics (flopscope
-// 0.12) in the key order of its torch backend, with time_source "bake", zero
+// Text is the sampling_budget_breakdown JSON text of one row, as
+// _synthesize_sampling_breakdown in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_torch.py
+// writes it: whestbench's closed-form FLOP model of sample_layer_statistics
+// under flopscope 0.12, in the key order of its torch backend, with time_source "bake", zero
 // flopscope times, the whole wall time as residual, and a provenance block
 // recording chunk_size and n_chunks. whest run reads flopscope_overhead_time_s
 // at the top level and in every namespace bucket, so those keys are always
 // present.
 //
 // width, depth, nSamples and chunk must be positive; Text panics
-// otherwise (a caller bug, not a data condition).
+// otherwise, since that is a caller bug, not a data condition.
 func Text(width, depth int, nSamples int64, chunk int, wallTimeS float64, opts ...Option) string {
 	if width <= 0 || depth <= 0 || nSamples <= 0 || chunk <= 0 {
 		panic(fmt.Sprintf("dataset.Breakdown: width=%d depth=%d nSamples=%d chunk=%d "+
@@ -100,19 +100,19 @@ type opCost struct {
 	flops, calls *big.Int
 }
 
-// closedFormOps is the per-operation (flop_cost, calls) model of whestbench's
+// closedFormOps is the per-operation model of flop_cost and calls of whestbench's
 // _synthesize_sampling_breakdown for width w, depth d, n samples in chunks of
-// c, and the number of chunks k. Forward pass in float32 (rate 1); statistics
-// in float64, which flopscope bills at twice the rate; reductions cost rows-1
+// c, and the number of chunks k. The forward pass is in float32, at rate 1;
+// statistics in float64, which flopscope bills at twice the rate; reductions cost rows-1
 // additions per column, so summed over the k chunks they cost n-k. Big integers
 // because the products outgrow int64 for large bakes.
 func closedFormOps(w, d, n, c int64) ([]opCost, int64) {
 	k := (n + c - 1) / c
 	// flopscope bills the sums of a 1-row final chunk a fixed cost where the
 	// reduction model says 0: exactly 2(d+1) more. That includes a bake of
-	// one sample, whose only chunk is that row (flopscope 0.12.3 under
+	// one sample, whose only chunk is that row: flopscope 0.12.3 under
 	// whestbench 0.16.2's create_dataset bills sum 2(d+1) there, where the
-	// torch backend's closed form, which needs k > 1, says 0).
+	// torch backend's closed form, which needs k > 1, says 0.
 	var tail int64
 	if n-c*(k-1) == 1 {
 		tail = 2 * (d + 1)

@@ -2,7 +2,7 @@
 // whose YAML front matter tells the Hub and datasets how to load the
 // directory, and whose Markdown says what the rows are, how they were made,
 // how to re-bake them and where they came from. Free text from
-// metadata.json is escaped where it lands (escape.go).
+// metadata.json is escaped where it lands, as escape.go says.
 package card
 
 import (
@@ -23,18 +23,19 @@ type Options struct {
 	// loading snippets; "" gives a <your-repo> placeholder.
 	Repo string
 	// Report adds the report's section: every figure as an image with a
-	// relative path (which the Hub renders from the repository) and a link
+	// relative path, which the Hub renders from the repository, and a link
 	// to the page. Only for a directory that holds the report.
 	Report bool
 }
 
 // Render writes the README.md dataset card of a dataset whose metadata
-// decodes to info: YAML front matter (the keys HF reads, with the configs
-// block of whestbench's generate_readme in
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py,
-// which HF uses to load the directory) and a Markdown body describing the
+// decodes to info: YAML front matter and a Markdown body describing the
 // data, how it was computed, how to re-bake it and where it came from. The
-// dataset size is taken from the metadata (n_mlps, or the sum over splits).
+// front matter holds the keys HF reads, with the configs block of
+// whestbench's generate_readme in
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py,
+// which HF uses to load the directory. The dataset size is taken from the
+// metadata: n_mlps, or the sum over splits.
 func Render(info *metadata.Info, opts Options) string {
 	var total int64
 	for _, s := range info.Splits {
@@ -67,7 +68,7 @@ type card struct {
 	withReport bool
 }
 
-// dim shows a dimension, or "?" where the metadata has none (0).
+// dim shows a dimension, or "?" for 0, where the metadata has none.
 func dim[T int | int64](n T) string {
 	if n == 0 {
 		return "?"
@@ -117,8 +118,8 @@ func (c *card) loading(b *strings.Builder) {
 	b.WriteString(":\n\n```python\nimport datasets\n\n")
 	configs := splitConfigs(c.info)
 	for _, s := range c.splits {
-		// The default config is the one load_dataset takes without a name
-		// (utils/metadata.py MetadataConfigs.get_default_config_name).
+		// The default config is the one load_dataset takes without a name, as
+		// utils/metadata.py MetadataConfigs.get_default_config_name picks it.
 		if config := configs[s.Name]; config == metadata.DefaultConfig {
 			fmt.Fprintf(b, "ds = datasets.load_dataset(%q, split=%q)\n", c.repo, s.Name)
 		} else {
@@ -159,7 +160,7 @@ func (c *card) columns(b *strings.Builder) {
 }
 
 // columnType is col's type as the card's table writes it: float32 [2][4]
-// for an array of this dataset's shape, string (JSON) for JSON text.
+// for an array of this dataset's shape, "string (JSON)" for JSON text.
 func (c *card) columnType(col *schema.Column) string {
 	t := col.Type.String()
 	if col.Array() {
@@ -263,7 +264,7 @@ func (c *card) summary(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-// commonValue is get's value when the dataset (or every split of it) has
+// commonValue is get's value when the dataset, or every split of it, has
 // one value for it, else "".
 func (c *card) commonValue(get func(*metadata.Provenance) string) string {
 	if vals := c.splitValues(get); len(vals) == 1 {
@@ -418,7 +419,7 @@ func (c *card) provenance(b *strings.Builder) {
 	}
 }
 
-// hostLines describes where the data of one split (p) was computed: the
+// hostLines describes where the data of one split, p, was computed: the
 // partials of a merge, or the single host of a direct bake.
 func (c *card) hostLines(b *strings.Builder, p *metadata.Provenance, split string) {
 	assembled, single := "Assembled", "Single"

@@ -6,8 +6,8 @@ import (
 	"unicode"
 )
 
-// The card shows free text from metadata.json (a CPU brand, an OS, a salt
-// id, a pretty name), which whoever wrote the file chose. The Hub renders
+// The card shows free text from metadata.json, such as a CPU brand, an OS,
+// a salt id or a pretty name, which whoever wrote the file chose. The Hub renders
 // the card as Markdown with HTML, so such text is escaped where it lands:
 // it can add no heading, line, table cell, link, image or HTML, and no
 // shell word to a command a reader copies. Text that needs no escaping is
@@ -18,7 +18,7 @@ import (
 // table cells, headings, strike-through.
 const markdownPunct = "\\`*_[]<>&|!#~"
 
-// oneLine replaces control characters (line breaks among them) and
+// oneLine replaces control characters, line breaks among them, and
 // Unicode line and paragraph separators with spaces: free text stays on
 // the line it is written into.
 func oneLine(s string) string {
@@ -45,8 +45,8 @@ func cardText(s string) string {
 }
 
 // cardCode is s as one inline code span, in which Markdown renders nothing:
-// fenced by one more backtick than its longest run of them (CommonMark's
-// rule), padded with a space where it begins or ends with a backtick or a
+// fenced by one more backtick than its longest run of them, by CommonMark's
+// rule, padded with a space where it begins or ends with a backtick or a
 // space, which the fence would otherwise swallow.
 func cardCode(s string) string {
 	s = oneLine(s)

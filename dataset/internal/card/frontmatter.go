@@ -17,7 +17,7 @@ func configsBlock(info *metadata.Info) []any {
 
 // splitConfigs is the HF config each split loads under, by split name: the
 // config whose data_files list it, or "default" when the card has no
-// configs block (HF then finds every split of data/ in its default config).
+// configs block, since HF then finds every split of data/ in its default config.
 // The card's split table and its loading snippets both come from it, so
 // they name the configs its front matter declares.
 func splitConfigs(info *metadata.Info) map[string]string {
@@ -33,8 +33,8 @@ func splitConfigs(info *metadata.Info) map[string]string {
 	return out
 }
 
-// sizeCategory is HF's size_categories label for n rows (never larger than
-// whestbench's largest).
+// sizeCategory is HF's size_categories label for n rows, never larger than
+// whestbench's largest.
 func sizeCategory(n int64) string {
 	switch {
 	case n < 1_000:

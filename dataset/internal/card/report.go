@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The report (`whestbake dataset report`, internal/report) is part of a
+// The report that `whestbake dataset report` makes with internal/report is part of a
 // finished dataset's directory, like data/ and the card: its layout is
 // fixed here so that the card can link it and every push of the same
 // dataset carries the same file names.

@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// The card's YAML front matter is written in PyYAML's yaml.dump block style
-// (default_flow_style=False, allow_unicode=True), which is what HF and
+// The card's YAML front matter is written in PyYAML's yaml.dump block style,
+// default_flow_style=False and allow_unicode=True, which is what HF and
 // whestbench cards look like: mapping keys sorted, sequence items at their
 // parent's indentation, plain scalars where they are unambiguous and single
 // quotes otherwise. Only the shapes a card needs are supported: mappings
-// (map[string]any), sequences ([]any), strings and integers.
+// as map[string]any, sequences as []any, strings and integers.
 
 func yamlDump(v map[string]any) string {
 	var b strings.Builder
@@ -84,8 +84,8 @@ func yamlScalarValue(v any) string {
 }
 
 // Strings PyYAML's YAML 1.1 resolver would read as something other than a
-// string (null, bool, int, float, timestamp, merge, value), which must
-// therefore be quoted.
+// string, such as a null, bool, int, float, timestamp, merge or value, which
+// must therefore be quoted.
 var yamlImplicit = regexp.MustCompile(`^(?:` +
 	`~|null|Null|NULL` +
 	`|yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF` +
@@ -99,7 +99,7 @@ var yamlImplicit = regexp.MustCompile(`^(?:` +
 	`|<<|=)$`)
 
 // yamlScalar writes s plain when that reads back as the same string, else
-// single-quoted, else (control characters) double-quoted.
+// single-quoted, else, for control characters, double-quoted.
 func yamlScalar(s string) string {
 	if yamlPlainOK(s) {
 		return s
@@ -117,7 +117,7 @@ func yamlPlainOK(s string) bool {
 		return false
 	}
 	// Indicator characters cannot start a plain scalar; "-", "?" and ":" only
-	// when a space (or the end) follows, since then they open a block item.
+	// when a space or the end follows, since then they open a block item.
 	if strings.ContainsRune(",[]{}#&*!|>'\"%@` \t", rune(s[0])) {
 		return false
 	}

@@ -15,13 +15,15 @@ type HFConfig struct {
 	Splits []string
 }
 
-// HFConfigs is the configs block HF uses to map configs to data files
-// (whestbench's generate_readme), or nil when HF's directory auto-detection
-// is enough. Single split: only a non-default config needs one. Multi-split:
-// (a) per-split configs that actually differ are grouped, "default" first;
-// (b) else with a default_split, "default" holds that split alone and every
-// other split is its own config, so loading one split downloads only its
-// files; (c) else one "default" config lists every split.
+// HFConfigs is the configs block HF uses to map configs to data files, as
+// whestbench's generate_readme writes it, or nil when HF's directory
+// auto-detection is enough. Single split: only a non-default config needs
+// one. Multi-split, the first that applies:
+//   - per-split configs that actually differ are grouped, "default" first;
+//   - with a default_split, "default" holds that split alone and every
+//     other split is its own config, so loading one split downloads only
+//     its files;
+//   - one "default" config lists every split.
 func (in *Info) HFConfigs() []HFConfig {
 	splits := in.Splits
 	if !in.MultiSplit {
@@ -73,10 +75,10 @@ func (in *Info) HFConfigs() []HFConfig {
 
 // CheckLoadable refuses a dataset that Hugging Face datasets or whestbench
 // could not load once published: a split name outside bakeapi.CheckSplitName's
-// rule, or a split whose card config would take the name of another (a
-// split named "default" beside a default_split of another name: datasets
-// keeps one config of a name, and the other split would vanish from the
-// card). Every verb that makes or publishes a dataset asks it first.
+// rule, or a split whose card config would take the name of another, as a
+// split named "default" beside a default_split of another name does:
+// datasets keeps one config of a name, and the other split would vanish
+// from the card. Every verb that makes or publishes a dataset asks it first.
 func (in *Info) CheckLoadable() error {
 	for _, s := range in.Splits {
 		if err := bakeapi.CheckSplitName(s.Name); err != nil {

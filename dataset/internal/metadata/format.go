@@ -11,8 +11,8 @@ const (
 	DefaultConfig = "default"
 )
 
-// Seed protocols (the constants of
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py).
+// Seed protocols, the constants of
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/dataset_io.py.
 // whestbake bakes 3.0 and 4.0; 2.0 datasets are only read.
 const (
 	SeedProtocolV2Name    = "whestbench_seedsequence_hierarchy"
@@ -23,9 +23,9 @@ const (
 	SeedProtocolV4Version = "4.0"
 )
 
-// Protocol 4.0's salt declaration in the seed_protocol block (whestbench's
-// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py): the
-// salt is either in the block (salt_source "metadata", the default) or
+// Protocol 4.0's salt declaration in the seed_protocol block of whestbench's
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py: the
+// salt is either in the block, with salt_source "metadata", the default, or
 // withheld, and then read from the SaltEnv environment variable and checked
 // against salt_digest.
 const (

@@ -1,8 +1,8 @@
-// Package metadata is the typed view of a dataset's metadata.json
-// (whestbench's metadata of schema 3.0): Info, decoded once from the
+// Package metadata is the typed view of a dataset's metadata.json,
+// whestbench's metadata of schema 3.0: Info, decoded once from the
 // document by Decode, which checks each key's type in one place, the
 // constants of whestbench's format and seed protocols, and what follows
-// from the splits alone (their HF configs, whether they load). Validation
+// from the splits alone, their HF configs and whether they load. Validation
 // of the document against whestbench's rules is dataset's Validate, which
 // runs first.
 package metadata
@@ -37,7 +37,7 @@ type Info struct {
 	IsPartial  bool
 	MLPRange   [2]int64
 	TotalNMLPs int64
-	// MultiSplit is whestbench's multi-split form (a "splits" object), which
+	// MultiSplit is whestbench's multi-split form, a "splits" object, which
 	// a dataset keeps even with a single entry.
 	MultiSplit bool
 	// Provenance is the top level's. Combine moves each input's into its
@@ -51,8 +51,8 @@ type Info struct {
 // checked.
 type SeedProtocol struct {
 	Name, Version string
-	// SaltSource is SaltSourceMetadata (Salt holds the salt as hex) or
-	// SaltSourceEnv (the salt is withheld); "" before protocol 4.0.
+	// SaltSource is SaltSourceMetadata, where Salt holds the salt as hex, or
+	// SaltSourceEnv, where the salt is withheld; "" under protocols before 4.0.
 	SaltSource string
 	SaltDigest string // hex SHA-256 of the salt; may be "" for a published salt
 	SaltID     string
@@ -96,8 +96,8 @@ type Provenance struct {
 	PartialsCount    int64 // > 0: merged from this many partial bakes
 	// Host records stay Objects: whestbench's carry keys whestbake does not
 	// know, and nulls, and they are only shown or copied. Hardware is the
-	// host of a direct bake, HardwareFingerprints the hosts of a merge (an
-	// element is nil where a record was null).
+	// host of a direct bake, HardwareFingerprints the hosts of a merge; an
+	// element is nil where a record was null.
 	Hardware             *pyjson.Object
 	HardwareFingerprints []*pyjson.Object
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/schema"
 )
 
-// numColumns is the row's column count (schema.Columns).
+// numColumns is the row's column count, that of schema.Columns.
 const numColumns = schema.NumColumns
 
-// columnSpec is one column's physical shape as Arrow writes it (whestbench's
-// fixture files, testdata/whestbench-fixtures): every node OPTIONAL, lists in
+// columnSpec is one column's physical shape as Arrow writes it in whestbench's
+// fixture files, testdata/whestbench-fixtures: every node OPTIONAL, lists in
 // the 3-level LIST encoding, an array of n dimensions n lists deep.
 type columnSpec struct {
 	name      string
@@ -54,12 +54,12 @@ func (c columnSpec) leafPath() []string {
 // then a repeated "list" and an optional "element" per level.
 func (c columnSpec) maxDef() int { return 1 + 2*c.listDepth }
 
-// rowSchema builds the writer schema. Scalars are dictionary-encoded
-// (RLE_DICTIONARY data pages over a PLAIN dictionary page) and SNAPPY, as
+// rowSchema builds the writer schema. Scalars are dictionary-encoded,
+// RLE_DICTIONARY data pages over a PLAIN dictionary page, and SNAPPY, as
 // Arrow writes them; they are tiny and the names and breakdown JSON
 // compress well. The float leaves stay UNCOMPRESSED PLAIN like Arrow's:
-// random-normal weights and means do not compress (their mantissa bits are
-// noise), and compressing gigabytes of them per file would cost CPU for a
+// random-normal weights and means do not compress, as their mantissa bits are
+// noise, and compressing gigabytes of them per file would cost CPU for a
 // few percent at best.
 func rowSchema() *parquet.Schema {
 	fields := make(orderedGroup, numColumns)
@@ -138,8 +138,8 @@ func (g orderedGroup) Fields() []parquet.Field {
 }
 
 // listStrides gives, for each list column, the number of leaf values per
-// element at each nesting level of a row of width w and depth d (nil for
-// scalars): the product of the dimensions inside that level.
+// element at each nesting level of a row of width w and depth d, nil for
+// scalars: the product of the dimensions inside that level.
 func listStrides(w, d int) [numColumns][]int {
 	var out [numColumns][]int
 	for i := range schema.Columns {

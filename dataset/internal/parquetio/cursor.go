@@ -77,7 +77,7 @@ func (c *columnCursor) loadPage() error {
 		c.floats = data.Float()
 	} else {
 		// Arrow dictionary-encodes by default: resolve through the
-		// generic path; only Arrow-written (whestbench) files take it.
+		// generic path; only Arrow-written files, whestbench's, take it.
 		c.dict = growValues(c.dict, c.pageLen)
 		if err := readAllValues(page, c.dict); err != nil {
 			return err
@@ -138,7 +138,7 @@ func (c *columnCursor) readScalar() (parquet.Value, error) {
 }
 
 // readList fills out with the next row's list values. strides give the
-// row's nesting (fillReps), fixed by the shape, so a byte comparison with
+// row's nesting, as fillReps lays it out, fixed by the shape, so a byte comparison with
 // the expected levels validates every list length at once.
 func (c *columnCursor) readList(out []float32, strides []int) error {
 	for k := 0; k < len(out); {
@@ -160,7 +160,7 @@ func (c *columnCursor) readList(out []float32, strides []int) error {
 }
 
 // checkReps compares got, the repetition levels of values k onwards of a
-// row, with the expected ones, which it writes into want (as long as got).
+// row, with the expected ones, which it writes into want, as long as got.
 func checkReps(spec columnSpec, got, want []byte, k int, strides []int) error {
 	fillReps(want, k, strides)
 	if !bytes.Equal(got, want) {
@@ -214,7 +214,7 @@ func (c *columnCursor) close() {
 }
 
 // repPattern is the repetition levels of one full row of a list column
-// whose elements hold strides[j] leaf values at nesting level j (fillReps).
+// whose elements hold strides[j] leaf values at nesting level j, as fillReps writes it.
 func repPattern(n int, strides []int) []byte {
 	p := make([]byte, n)
 	fillReps(p, 0, strides)
@@ -224,10 +224,10 @@ func repPattern(n int, strides []int) []byte {
 // fillReps writes the repetition levels of values [k, k+len(dst)) of one
 // row of a list column whose elements hold strides[j] leaf values at nesting
 // level j: 0 starts the row, and a value whose index is a multiple of
-// strides[j] (and of no outer stride) starts a new element at level j,
+// strides[j], and of no outer stride, starts a new element at level j,
 // which is level j+1. Readers check a row's levels a stretch at a time
-// against it rather than against a whole row's (16 MiB of weights at width
-// 1024 × depth 16).
+// against it rather than against a whole row's, which is 16 MiB of weights
+// at width 1024 × depth 16.
 func fillReps(dst []byte, k int, strides []int) {
 	for i := range dst {
 		dst[i] = byte(len(strides))

@@ -14,17 +14,17 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// parquet-go (v0.32.0) trusts the sizes and counts it decodes: a flipped
+// parquet-go v0.32.0 trusts the sizes and counts it decodes: a flipped
 // bit in a footer list length, a page header's page size or a level length
 // makes it allocate up to gigabytes, recurse without bound or slice out of
 // range, before any checksum is looked at. The checks here run on the raw
 // bytes first, so a damaged file costs no more memory than a small multiple
 // of its size and ends in an error naming what is wrong; parquetCall turns
-// the panics that remain (a negative num_children in the schema, for one)
-// into errors. What is left: counts the file states consistently in
-// several places (a footer, page headers and features text that all claim
-// a huge shape), and pages compressed with codecs other than snappy, which
-// neither writer of these datasets uses.
+// the panics that remain, such as one for a negative num_children in the
+// schema, into errors. What is left: counts the file states consistently in
+// several places, as a footer, page headers and features text that all
+// claim a huge shape, and pages compressed with codecs other than snappy,
+// which neither writer of these datasets uses.
 
 // parquetCall runs f, which calls into parquet-go, and reports a panic in
 // it as an error. Recovery is safe here: the reader is abandoned after any
@@ -40,8 +40,8 @@ func parquetCall(f func() error) (err error) {
 
 const (
 	parquetMagic = "PAR1"
-	// maxThriftNesting is far above the depth of parquet's own structures
-	// (a footer nests about six deep); anything deeper is damage.
+	// maxThriftNesting is far above the depth of parquet's own structures:
+	// a footer nests about six deep. Anything deeper is damage.
 	maxThriftNesting = 64
 	// firstHeaderWindow is read for a page header before knowing its size;
 	// headers are tens of bytes plus statistics, and a longer one is read
@@ -90,7 +90,7 @@ func checkFooter(f io.ReaderAt, size int64) error {
 // chunk's data pages must add up to what the footer records, which must be
 // what the declared shape needs for the row group's rows. schema.Row buffers are
 // sized from the shape, so this ties them to counts the file states three
-// times over (features text, footer, page headers). It also reports, per
+// times over, in features text, footer and page headers. It also reports, per
 // row group, which float-list chunks hold only uncompressed PLAIN v2 data
 // pages, which plainListCursor reads.
 func checkPages(

@@ -15,16 +15,16 @@ import (
 )
 
 // listChunk encodes one float-list column of a row group the way
-// parquet-go v0.32.0's ColumnWriter does for this package's configuration
-// (PLAIN, uncompressed, data page v2, page statistics and CRC), so files
-// stay byte-identical to what it wrote before; parquet_oracle_test.go holds
+// parquet-go v0.32.0's ColumnWriter does for this package's configuration,
+// PLAIN, uncompressed, data page v2, page statistics and CRC, so files
+// are byte-identical to what that writer makes; parquet_oracle_test.go holds
 // that reference. Every row of a shape has the same levels, so a page's
 // encoded levels depend only on its row count and are cached by it.
 type listChunk struct {
 	col      int
 	maxRep   byte
 	maxDef   byte
-	strides  []int // the row's nesting (fillReps)
+	strides  []int // the row's nesting, as fillReps lays it out
 	rowLen   int   // values in one row
 	rowSize  int64 // what one row adds to parquet-go's column buffer Size
 	pageSize int64 // parquet-go cuts a page once Size reaches this
@@ -109,7 +109,7 @@ func (c *listChunk) reset() {
 
 func (c *listChunk) writeRow(vals []float32) {
 	if c.pageRows == 0 && c.rowSize >= c.pageSize {
-		// A row that fills a page on its own (a large MLP's weights) is
+		// A row that fills a page on its own, as a large MLP's weights do, is
 		// encoded straight from the caller's array: copying it into c.page
 		// first would hold the row twice more.
 		_ = c.encodePage(vals, 1, nil) // buffered: cannot fail
@@ -127,7 +127,7 @@ func (c *listChunk) levelsOf(rows int) *pageLevels {
 		return lv
 	}
 	// The plain levels are built only for this: a row's are as large as
-	// its weights (16 MiB at width 1024 × depth 16), and only the encoded
+	// its weights, 16 MiB at width 1024 × depth 16, and only the encoded
 	// ones, a few bytes, are kept.
 	n := rows * c.rowLen
 	reps := repPattern(c.rowLen, c.strides)
@@ -198,7 +198,7 @@ func (c *listChunk) pageValues(vals []float32, buffered bool) []byte {
 	// Encoded in place at the end of c.values, saving a page-sized copy.
 	// The first page grows it to a whole row group: growing by append's
 	// doubling would leave up to twice that allocated, and hold the old and
-	// the new copy together while it copies (a 64 MiB group peaked at 192).
+	// the new copy together while it copies: a 64 MiB group would peak at 192.
 	start := len(c.values)
 	c.values = slices.Grow(c.values, max(4*len(vals), c.groupBytes-start))
 	body, _ := (&plain.Encoding{}).EncodeFloat(c.values[start:start], vals)
@@ -273,7 +273,7 @@ func (c *listChunk) addPage(p *encodedPage) {
 }
 
 // finish closes the row group's last page and fills in its column chunk
-// metadata (over the scratch file's, which has the fixed fields) and page
+// metadata, over the scratch file's, which has the fixed fields, and page
 // indexes. Offsets are relative to the chunk start, which the caller adds.
 func (c *listChunk) finish(
 	meta *format.ColumnMetaData,

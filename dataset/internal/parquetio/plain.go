@@ -8,8 +8,8 @@ import (
 
 // littleEndian is whether float32s sit in memory as parquet's PLAIN
 // encoding lays them out, so that a row's arrays can go to and come from
-// the file without an encoded copy of their own (64 MiB at width 1024 ×
-// depth 16).
+// the file without an encoded copy of their own, which would be 64 MiB at
+// width 1024 × depth 16.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // floatBytes is the memory of v as bytes.

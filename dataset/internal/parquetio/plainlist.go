@@ -12,14 +12,14 @@ import (
 )
 
 // plainListCursor reads a float-list column chunk made of uncompressed PLAIN
-// v2 data pages, which is what Writer writes (checkPages tells which
-// chunks are), straight from the file into the row's array. parquet-go would
+// v2 data pages, which is what Writer writes and checkPages tells apart,
+// straight from the file into the row's array. parquet-go would
 // decode each page into buffers of its own beside the row: the page bytes,
 // both levels expanded to a byte per value, and the values, about 2.5 rows
 // of width 1024 × depth 16. Here levels are decoded a slice at a time and
 // checked as they go, and a page that ends within the row being read lands
-// in the row's array directly. A page that goes on into the next row (small
-// rows share pages) is read whole into a reused buffer first, so that its
+// in the row's array directly. A page that goes on into the next row, as
+// small rows share pages, is read whole into a reused buffer first, so that its
 // CRC is checked before any of its values is handed out, as parquet-go does.
 type plainListCursor struct {
 	spec     columnSpec
@@ -129,8 +129,8 @@ func (c *plainListCursor) checkCRC() error {
 }
 
 // readList fills out with the next row's list values, checking that every
-// value is present (definition levels at the maximum) and that the nesting
-// is that of strides (fillReps).
+// value is present, with definition levels at the maximum, and that the
+// nesting is that of strides, as fillReps lays it out.
 func (c *plainListCursor) readList(out []float32, strides []int) error {
 	for k := 0; k < len(out); {
 		if c.left == 0 {
@@ -208,7 +208,7 @@ func grow(b []byte, n int) []byte {
 }
 
 // levelDecoder decodes parquet's RLE/bit-packed hybrid encoding of levels
-// of width bits each (at most 8 here), a stretch at a time.
+// of width bits each, at most 8 here, a stretch at a time.
 type levelDecoder struct {
 	data  []byte // runs not yet started
 	width uint

@@ -22,12 +22,12 @@ type Reader struct {
 	group       int             // next row group to open
 	cols        []*columnCursor // current row group's columns, nil between groups
 	// plain marks the float-list chunks of each row group that hold only
-	// uncompressed PLAIN v2 pages (checkPages), which lists reads without
+	// uncompressed PLAIN v2 pages, as checkPages finds, which lists reads without
 	// parquet-go; cols has nil there.
 	plain   [][numColumns]bool
 	lists   [numColumns]*plainListCursor
 	left    int64             // rows of the current group not yet read
-	strides [numColumns][]int // each list column's nesting (fillReps)
+	strides [numColumns][]int // each list column's nesting, as fillReps lays it out
 	nRead   int64
 	closed  bool
 }
@@ -86,8 +86,8 @@ func (r *Reader) open() error {
 	if err := schema.CheckTypeMetadata(r.parquetFile.Lookup, r.width, r.depth); err != nil {
 		return schema.Errorf("parquet file %s: %v."+adviceRebake, r.path, err)
 	}
-	// Without rows the declared shape is never used and may be anything
-	// (next builds nothing from it then); with rows, checkPages has tied it
+	// Without rows the declared shape is never used and may be anything,
+	// as next builds nothing from it then; with rows, checkPages has tied it
 	// to the values present.
 	return nil
 }
@@ -105,8 +105,8 @@ const (
 )
 
 // checkColumns compares the file's leaf columns with the Arrow layout of
-// whestbench's fixture files (testdata/whestbench-fixtures, from
-// https://github.com/AIcrowd/whestbench/blob/main/tests/fixtures): names,
+// whestbench's fixture files in testdata/whestbench-fixtures, from
+// https://github.com/AIcrowd/whestbench/blob/main/tests/fixtures: names,
 // order, physical types and nesting.
 func checkColumns(s *parquet.Schema) error {
 	if n := len(s.Columns()); n != numColumns {
@@ -142,8 +142,8 @@ func (r *Reader) Depth() int { return r.depth }
 func (r *Reader) NumRows() int64 { return r.parquetFile.NumRows() }
 
 // Next returns the next row as stored, or io.EOF after the last one. It
-// checks the encoding, not the values: a NaN comes back bit for bit (the
-// dataset readers, through Scan, refuse it).
+// checks the encoding, not the values: a NaN comes back bit for bit, and
+// the dataset readers refuse it through Scan.
 func (r *Reader) Next() (schema.Row, error) {
 	var row schema.Row
 	err := r.next(&row)
@@ -153,7 +153,7 @@ func (r *Reader) Next() (schema.Row, error) {
 // next reads the next row into row, reusing its arrays when they are large
 // enough: a stream of rows then allocates no row after the first, which
 // keeps the collector from letting the heap grow to twice what is live on
-// their garbage (a row of width 1024 × depth 16 is 64 MiB).
+// their garbage: a row of width 1024 × depth 16 is 64 MiB.
 func (r *Reader) next(row *schema.Row) error {
 	for r.left == 0 {
 		if r.cols != nil {
@@ -303,12 +303,12 @@ func Read(path string) (width, depth int, rows []schema.Row, err error) {
 // Scan calls visit for each row of path in order and returns the file's
 // width and depth. Only one decoded row is held at a time, in row: its
 // arrays are reused for the next row once visit returns, so visit copies
-// what it keeps (schema.Row.Clone). A caller scanning several files passes
+// what it keeps with schema.Row.Clone. A caller scanning several files passes
 // the same row to each, so that they share one row's arrays.
 //
-// It is how every reader of a dataset gets its rows (dataset's Dir.Scan,
-// merge, Read), so it refuses a row whose numbers no bake produces
-// (schema.Row.CheckValues); the codec below it (Reader) returns what is
+// It is how every reader of a dataset gets its rows, as dataset's Dir.Scan,
+// merge and Read do, so it refuses a row whose numbers no bake produces, by
+// schema.Row.CheckValues. The codec below it, Reader, returns what is
 // stored, NaN bits included.
 func Scan(
 	path string,

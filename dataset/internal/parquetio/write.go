@@ -15,7 +15,7 @@ import (
 )
 
 // createdBy is pinned so that equal rows give byte-identical files no matter
-// which build wrote them (parquet-go's default embeds its build hash).
+// which build wrote them, where parquet-go's default embeds its build hash.
 // Change it only together with the writer options below.
 const createdBy = "whestbake (parquet-go v0.32.0)"
 
@@ -23,11 +23,11 @@ const createdBy = "whestbake (parquet-go v0.32.0)"
 // holds a whole row group in memory until it is flushed, and pyarrow cannot
 // convert a nested column whose row group decodes into a chunked array, so
 // groups stay modest: 64 rows of a small shape, and down to one row when a
-// single MLP is larger than the bound (width 1024 × depth 16 is 67 MB).
+// single MLP is larger than the bound: width 1024 × depth 16 is 67 MB.
 const maxRowsPerGroup = 64
 
 // rowGroupFloatBytes is a variable only so that tests can reach one-row
-// groups, which the writer streams (flushGroup), with shapes small enough
+// groups, which the writer streams in flushGroup, with shapes small enough
 // for parquet-go's own writer to serve as their oracle.
 var rowGroupFloatBytes int64 = 64 << 20
 
@@ -39,8 +39,8 @@ func rowsPerGroup(w, d int) int64 {
 // WriterBytes is what a Writer of spec's shape holds beside the rows it is
 // given: the encoded floats of a row group, up to 64 MiB, where rows share
 // groups. A row of a group of its own goes to the file as it is, and the
-// writer holds only the plain levels of one row, a byte per value twice
-// (half a row), while it encodes them for its first row.
+// writer holds only the plain levels of one row, a byte per value twice,
+// half a row, while it encodes them for its first row.
 func WriterBytes(spec bakeapi.Spec) int64 {
 	if n := rowsPerGroup(spec.Width, spec.Depth); n > 1 {
 		return n * schema.RowBytes(spec)
@@ -56,8 +56,8 @@ func writerConfig(w, d int) (*parquet.WriterConfig, error) {
 		rowSchema(),
 		parquet.MaxRowsPerRowGroup(rowsPerGroup(w, d)),
 		// parquet-go would put a page's extreme breakdowns, each a JSON
-		// document of about 2 KB, four times into the page header (old and
-		// new min/max fields); whestbench's page headers carry no
+		// document of about 2 KB, four times into the page header, in the
+		// deprecated and the current min/max fields; whestbench's page headers carry no
 		// statistics. The chunk statistics in the footer stay.
 		parquet.SkipPageStatistics(columns[schema.ColBreakdown].name),
 	)
@@ -73,7 +73,7 @@ func writerConfig(w, d int) (*parquet.WriterConfig, error) {
 //
 // parquet-go buffers a list column as 24-byte values and copies them twice
 // per row, which for a 1024×16 MLP is gigabytes and seconds. So the float
-// lists are encoded here (listChunk), page for page as parquet-go would, and
+// lists are encoded here by listChunk, page for page as parquet-go would, and
 // only the scalar columns go through parquet-go: each row group is written
 // by it as a small scratch file with null lists, whose scalar column chunks
 // and metadata are spliced into the output next to the list chunks.
@@ -100,8 +100,8 @@ type Writer struct {
 	meta          format.FileMetaData // schema, key-values and the like
 }
 
-// NewWriter starts a file of rows of spec's width and depth on out
-// (a parquet file records nothing else of the spec). Close must be called to
+// NewWriter starts a file of rows of spec's width and depth on out; a
+// parquet file records nothing else of the spec. Close must be called to
 // write the footer; a file without it is unreadable.
 func NewWriter(out io.Writer, spec bakeapi.Spec) (*Writer, error) {
 	w, d := spec.Width, spec.Depth
@@ -130,7 +130,7 @@ func NewWriter(out io.Writer, spec bakeapi.Spec) (*Writer, error) {
 
 // Reset starts a new file on out, of the writer's shape, once the last one
 // is closed: one Writer writes a split's shards one after another, and
-// keeps its buffers (a row group, up to 64 MiB) where a new Writer a shard
+// keeps its buffers, a row group of up to 64 MiB, where a new Writer a shard
 // would leave the last one's to the collector while it grows its own.
 func (pw *Writer) Reset(out io.Writer) {
 	pw.out, pw.offset = out, 0
@@ -194,10 +194,10 @@ func (pw *Writer) writeRow(r *schema.Row) error {
 
 // flushGroup writes the current row group: scalar chunks copied from the
 // scratch file, list chunks from their encoders, in schema order. A group
-// of one row (a large MLP) is passed as row, and its list pages are encoded
+// of one row, a large MLP, is passed as row, and its list pages are encoded
 // straight from its arrays to the output: each list chunk is then the one
 // page holding the row, as writeRow and finish would have cut it, and
-// buffering it would hold the row twice (64 MiB at width 1024 × depth 16).
+// buffering it would hold the row twice, 64 MiB at width 1024 × depth 16.
 func (pw *Writer) flushGroup(row *schema.Row) error {
 	file, meta, err := pw.closeScratch()
 	if err != nil {
@@ -261,8 +261,8 @@ func (pw *Writer) closeScratch() ([]byte, *format.FileMetaData, error) {
 	return file, meta, nil
 }
 
-// writeListChunk writes list column col's chunk from lc (and row's page,
-// when the group is that one row) and fills in cc's metadata and the
+// writeListChunk writes list column col's chunk from lc, and row's page
+// when the group is that one row, and fills in cc's metadata and the
 // chunk's page indexes, at the output's current offset.
 func (pw *Writer) writeListChunk(
 	lc *listChunk,
@@ -443,20 +443,21 @@ func keyValueMetadata(w, d int) [][2]string {
 	}
 }
 
-// arrowFooter makes a footer written by parquet-go carry what Arrow's (and
-// so whestbench's) carries where readers look: Arrow's key-value metadata,
-// a REQUIRED root, no type_length on fixed-width leaves (parquet-go records
-// their bit width, which the format defines only for FIXED_LEN_BYTE_ARRAY),
-// no INT(32|64, signed) annotation on mlp_id and mlp_seed (Arrow leaves
-// plain integers unannotated), and the deprecated min/max statistics next
-// to min_value/max_value for the columns whose order is signed, for readers
-// that only know the old fields. Arrow writes the old fields for all
-// columns but byte arrays, whose old min/max had an ill-defined order.
-// Columns without repetition get the empty repetition-level histogram that
-// Arrow writes (parquet-go omits it; both mean the same). Float bounds
-// follow the format's rule for zeros (a zero minimum is
+// arrowFooter makes a footer written by parquet-go carry what Arrow's, and
+// so whestbench's, carries where readers look: Arrow's key-value metadata,
+// a REQUIRED root, no type_length on fixed-width leaves, no INT(32|64,
+// signed) annotation on mlp_id and mlp_seed, and the deprecated min/max
+// statistics next to min_value/max_value for the columns whose order is
+// signed, for readers that only know the deprecated fields. parquet-go
+// records a fixed-width leaf's bit width, which the format defines only for
+// FIXED_LEN_BYTE_ARRAY; Arrow leaves plain integers unannotated. Arrow
+// writes the deprecated fields for all columns but byte arrays, whose
+// deprecated min/max had an ill-defined order. Columns without repetition
+// get the empty repetition-level histogram that Arrow writes, where
+// parquet-go omits it; both mean the same. Float bounds follow the format's
+// rule for zeros, which parquet-go does not apply: a zero minimum is
 // written as -0.0, a zero maximum as +0.0, so that a reader comparing
-// either zero against them skips nothing), which parquet-go does not apply.
+// either zero against them skips nothing.
 func arrowFooter(meta *format.FileMetaData, w, d int) {
 	meta.Schema[0].RepetitionType = thrift.New(format.Required)
 	for i := range meta.Schema {

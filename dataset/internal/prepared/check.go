@@ -18,11 +18,11 @@ import (
 const maxForeignListed = 8
 
 // Foreign lists what dir's prepared/ folder holds besides the files
-// save_to_disk writes for splits ('/'-separated, relative to the
-// dataset): other files and folders, and any entry that is not a plain
+// save_to_disk writes for splits, '/'-separated and relative to the
+// dataset: other files and folders, and any entry that is not a plain
 // folder or file, a symlink included. A prepared/ that is itself no folder
 // is foreign whole. A split's folder may hold its two JSON files and
-// shards of any count (IsShardName), whoever wrote them: those are what
+// shards of any count that IsShardName takes, whoever wrote them: those are what
 // prepare-arrow replaces, and what a check reads.
 func Foreign(dir string, splits []string) ([]string, error) {
 	root := filepath.Join(dir, Dir)
@@ -87,17 +87,17 @@ type Split struct {
 	Name         string
 	Width, Depth int
 	// Rows is the split's row count, which fixes the shards the writer cuts
-	// (package shards); a check reads the shards state.json lists instead.
+	// by package shards; a check reads the shards state.json lists instead.
 	Rows int64
 }
 
 // SplitCheck checks one split's save_to_disk folder against its parquet
-// rows as datasets.load_from_disk reads the folder
-// (datasets/arrow_dataset.py Dataset.load_from_disk), whoever wrote it:
+// rows as datasets.load_from_disk reads the folder, in
+// datasets/arrow_dataset.py Dataset.load_from_disk, whoever wrote it:
 // state.json, dataset_info.json and exactly the shards state.json lists
-// when it opens (OpenSplitCheck), then the shards' rows, in order, one
-// parquet row at a time (Row), and at the end that no row is left
-// (Finish). Each shard is read as an Arrow IPC stream whose every length
+// when OpenSplitCheck opens it, then the shards' rows, in order, one
+// parquet row at a time with Row, and at the end, with Finish, that no row
+// is left. Each shard is read as an Arrow IPC stream whose every length
 // and offset is checked against the file before it is used, a row's slice
 // of each buffer at a time, so memory stays at a row however many rows a
 // record batch holds. A failure is a *schema.InvalidDatasetError that

@@ -16,9 +16,9 @@ import (
 	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
-// ShardName is the name save_to_disk gives shard i of n
-// (datasets/arrow_dataset.py Dataset.save_to_disk:
-// f"data-{shard_idx:05d}-of-{num_shards:05d}.arrow").
+// ShardName is the name save_to_disk gives shard i of n, which
+// datasets/arrow_dataset.py Dataset.save_to_disk spells
+// f"data-{shard_idx:05d}-of-{num_shards:05d}.arrow".
 func ShardName(i, n int) string { return fmt.Sprintf("data-%05d-of-%05d.arrow", i, n) }
 
 // IsShardName reports whether name is ShardName(i, n) for some i < n.
@@ -96,8 +96,8 @@ func (c *SplitCheck) readJSON(file string) (*pyjson.Object, error) {
 }
 
 // unformatted is state.json's format of a dataset with no format set, in
-// which load_from_disk returns every column as plain Python values
-// (Dataset.with_format with these is Dataset.reset_format): a type or its
+// which load_from_disk returns every column as plain Python values, as
+// Dataset.with_format with these is Dataset.reset_format. A type or its
 // keyword arguments would change what it returns, a list of columns hide
 // the others.
 var unformatted = []struct {
@@ -176,8 +176,8 @@ func validateFingerprint(v any) error {
 	return nil
 }
 
-// checkInfo checks dataset_info.json as load_from_disk reads it
-// (datasets/info.py DatasetInfo.from_dict): its features are the split's,
+// checkInfo checks dataset_info.json as load_from_disk reads it with
+// datasets/info.py DatasetInfo.from_dict: its features are the split's,
 // and the fields DatasetInfo converts convert; keys it does not know it
 // drops, and so does the check.
 func (c *SplitCheck) checkInfo() error {
@@ -207,10 +207,10 @@ var splitInfoKeys = []string{
 }
 
 // checkInfoFields checks the fields DatasetInfo.__post_init__ converts,
-// other than the features: version (Version), splits
-// (SplitDict.from_split_dict), supervised_keys (SupervisedKeysData) and
-// post_processed (PostProcessedInfo, whose features the check would not
-// know).
+// other than the features: version to a Version, splits by
+// SplitDict.from_split_dict, supervised_keys to a SupervisedKeysData and
+// post_processed to a PostProcessedInfo, whose features the check would
+// not know.
 func checkInfoFields(info *pyjson.Object) error {
 	switch v, _ := info.Get("version"); v := v.(type) {
 	case nil:
@@ -254,7 +254,7 @@ func checkInfoFields(info *pyjson.Object) error {
 }
 
 // checkSplits checks DatasetInfo's splits: null, or an object or a list of
-// SplitInfo objects of distinct names (SplitDict.add refuses a name twice).
+// SplitInfo objects of distinct names, as SplitDict.add refuses a name twice.
 func checkSplits(info *pyjson.Object) error {
 	var splits []any
 	switch v, _ := info.Get("splits"); v := v.(type) {
@@ -302,7 +302,7 @@ func checkSplits(info *pyjson.Object) error {
 // from an Arrow schema's huggingface metadata, differ from those of width
 // w and depth d as Features.from_dict reads both, or is "". The order of
 // the columns is not compared: Dataset.__init__ reorders the features as
-// the Arrow file's columns (Features.reorder_fields_as).
+// the Arrow file's columns with Features.reorder_fields_as.
 func featuresDiff(v any, w, d int) string {
 	got, ok := v.(*pyjson.Object)
 	if !ok {
@@ -336,7 +336,7 @@ var valueAliases = map[string]string{"double": "float64", "float": "float32"}
 
 // featureText is the feature v as datasets/features/features.py
 // generate_from_dict builds it, in datasets' repr: Value, Array2D, Array3D,
-// List and Sequence (a List) as their fields say, keys a feature does not
+// List and Sequence, a List, as their fields say, keys a feature does not
 // have dropped as it drops them. Any other feature is named by its _type:
 // whestbench's columns have none. A feature generate_from_dict refuses is
 // an error.

@@ -15,8 +15,8 @@ import (
 // the split's schema and against its body, of bodyLen bytes at file
 // offset body, before anything is read there: the same fields, no
 // compression, no null, every buffer within the body, and every buffer
-// long enough for the values its field declares (the checks of Arrow
-// C++'s RecordBatch::Validate on the lengths). It makes the buffers'
+// long enough for the values its field declares, as Arrow C++'s
+// RecordBatch::Validate checks the lengths. It makes the buffers'
 // offsets the file's.
 func (s *shard) checkBatch(b *batch, rb arrowipc.RecordBatch, body, bodyLen int64) error {
 	switch {
@@ -104,7 +104,7 @@ func (s *shard) bytes(buf int, off, n int64) ([]byte, error) {
 }
 
 // span reads the count+1 offsets from idx of node i, a list or a string,
-// whose every step must be step (the parquet row's length there), the
+// whose every step must be step, the parquet row's length there, the
 // last within limit, the length of what they index; it returns the first.
 // Offsets that step so index one run of values, whatever the offsets of
 // other rows.

@@ -14,10 +14,10 @@ import (
 	"github.com/whestbake/whestbake/dataset/internal/schema"
 )
 
-// A shard is read as the Arrow columnar format's IPC streaming format
-// (https://arrow.apache.org/docs/format/Columnar.html#ipc-streaming-format),
+// A shard is read as the Arrow columnar format's IPC streaming format, in
+// https://arrow.apache.org/docs/format/Columnar.html#ipc-streaming-format,
 // as pyarrow's ipc.open_stream reads it under datasets'
-// MemoryMappedTable.from_file (datasets/table.py): a Schema message, record
+// MemoryMappedTable.from_file in datasets/table.py: a Schema message, record
 // batches, the end-of-stream marker. Each message is the continuation
 // marker 0xFFFFFFFF, the length of its flatbuffer, the flatbuffer, and the
 // body the flatbuffer says is bodyLength bytes long.
@@ -32,7 +32,7 @@ const maxMessageBytes = 1 << 20
 const windowBytes = 16 << 10
 
 // node is one field of the schema as a record batch lays it out, in
-// pre-order (the columnar format's "Buffer Layout"): a validity bitmap,
+// pre-order, as the columnar format's "Buffer Layout" says: a validity bitmap,
 // then offsets for a list or a string, then values for a string or a
 // fixed-width type.
 type node struct {
@@ -56,7 +56,7 @@ const (
 func (k kind) buffers() int { return [...]int{fixed: 2, utf8Kind: 3, list: 2, fixedList: 1}[k] }
 
 // newLayout is the record batch layout of whestbench's schema of width w
-// and depth d (schema.ArrowFields): its fields in pre-order.
+// and depth d, as schema.ArrowFields gives it: its fields in pre-order.
 func newLayout(w, d int) []node {
 	fields, _ := schema.ArrowFields(w, d)
 	var out []node
@@ -95,7 +95,7 @@ type shard struct {
 	off    int64
 	layout []node
 	cols   [schema.NumColumns]int     // columns(layout)
-	dims   [schema.NumColumns][]int64 // each array's dimensions (arrayDims)
+	dims   [schema.NumColumns][]int64 // each array's dimensions, from arrayDims
 	b      batch
 	win    []window // one a buffer
 }
@@ -143,11 +143,12 @@ func openShard(path string, w, d int, layout []node) (*shard, error) {
 }
 
 // checkSchema reads the stream's schema message and compares it with the
-// split's in meaning, as pyarrow and datasets read it: the fields (names
-// and order, types, nullability, the Array2D and Array3D extension names
-// and metadata) and the features of the huggingface schema metadata where
-// there are some (Features.from_arrow_schema takes a column's feature from
-// there). Other schema metadata no reader of the tree looks at.
+// split's in meaning, as pyarrow and datasets read it: the fields, with
+// their names and order, types, nullability, the Array2D and Array3D
+// extension names and metadata, and the features of the huggingface schema
+// metadata where there are some, since Features.from_arrow_schema takes a
+// column's feature from there. Other schema metadata no reader of the tree
+// looks at.
 func (s *shard) checkSchema(w, d int) error {
 	m, end, err := s.message("its schema message")
 	if err != nil {

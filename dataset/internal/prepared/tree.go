@@ -1,11 +1,11 @@
 // Package prepared writes and checks the prepared Arrow tree of a
-// multi-split dataset (whestbench's loader fast path): for each split,
+// multi-split dataset, whestbench's loader fast path: for each split,
 // prepared/<split>/ in the layout of the datasets library's
 // Dataset.save_to_disk, which whestbench's loader opens with
 // datasets.load_from_disk in preference to the parquet files, falling back
 // to them silently when it cannot. A split's folder holds its rows as an
 // Arrow IPC stream of one record batch a row, so its writer holds one row,
-// and the same rows always give the same bytes. Its checker (SplitCheck)
+// and the same rows always give the same bytes. Its checker, SplitCheck,
 // reads any folder save_to_disk writes, in a row's memory too.
 package prepared
 
@@ -20,8 +20,8 @@ const (
 	Dir = "prepared"
 	// Format is the prepared_splits entries' format.
 	Format = "save_to_disk"
-	// ArrowFile is the one shard of a split that fits in one (package
-	// shards; save_to_disk's max_shard_size, 500 MB, is the same), which is
+	// ArrowFile is the one shard of a split that fits in one by package
+	// shards, whose bound is save_to_disk's max_shard_size of 500 MB. It is
 	// what whestbench's prepared tree holds for a small split too; larger
 	// splits have data-NNNNN-of-MMMMM.arrow, and load_from_disk reads
 	// whatever state.json lists.
@@ -43,7 +43,7 @@ func (s Split) Files() ([]string, error) {
 	return append(files, InfoFile, StateFile), nil
 }
 
-// plan is s's shards (shards.For), a plan that needs too many refused as
+// plan is s's shards as shards.For cuts them, a plan that needs too many refused as
 // an invalid dataset.
 func (s Split) plan() (shards.Plan, error) {
 	plan, err := shards.For(s.Width, s.Depth, s.Rows)
@@ -70,7 +70,7 @@ func Paths(splits []Split) ([]string, error) {
 }
 
 // IsSplitFile reports whether name is a file save_to_disk writes in a
-// split's folder: its two JSON files, or a shard (IsShardName).
+// split's folder: its two JSON files, or a shard that IsShardName takes.
 func IsSplitFile(name string) bool {
 	return name == InfoFile || name == StateFile || IsShardName(name)
 }

@@ -21,10 +21,10 @@ import (
 )
 
 // SplitWriter writes one split's save_to_disk folder: its Arrow shards,
-// data-NNNNN-of-MMMMM.arrow cut as package shards cuts the split (one
-// shard unless the split is larger than a shard may be), each an Arrow IPC
+// data-NNNNN-of-MMMMM.arrow cut as package shards cuts the split, one
+// shard unless the split is larger than a shard may be, each an Arrow IPC
 // stream through an arrowEncoder, and then its two JSON files. Its rows
-// come one at a time (Write), each a record batch of its own, so it holds
+// come one at a time through Write, each a record batch of its own, so it holds
 // a row however large the split.
 type SplitWriter struct {
 	dir, split string
@@ -45,7 +45,7 @@ type arrowShard struct {
 
 // NewSplitWriter starts the folder dir, which must not exist, of split,
 // which has rows rows of width and depth. tee, if not nil, is handed each
-// Arrow shard as it is written (shards.Tee).
+// Arrow shard as it is written, as a shards.Tee.
 func NewSplitWriter(
 	dir, split string,
 	width, depth int,
@@ -125,8 +125,8 @@ func (s *SplitWriter) Abort() {
 }
 
 // shardStream encodes a split's rows as its Arrow shards, cut by plan:
-// each shard a stream of its own (the schema message, a record batch a
-// row, the end-of-stream marker), as save_to_disk writes a file a shard.
+// each shard a stream of its own of the schema message, a record batch a
+// row and the end-of-stream marker, as save_to_disk writes a file a shard.
 // open gives shard i's writer before its first byte; done is called once
 // its last byte is written. The writer and the check of a prepared folder
 // both encode through it, so they cut the stream alike.
@@ -166,7 +166,7 @@ func (s *shardStream) names() []string {
 func (s *shardStream) full() bool { return s.enc != nil && s.left == 0 }
 
 // ready gets the stream ready for a row: a full shard is ended, and the
-// next one opened (its schema message written) if none is open.
+// next one opened, its schema message written, if none is open.
 func (s *shardStream) ready() error {
 	if s.full() {
 		if err := s.end(); err != nil {
@@ -257,7 +257,7 @@ func (e *arrowEncoder) end() error {
 
 // write appends r as a record batch of one row. The buffers follow the
 // schema's fields in pre-order, each as the Arrow columnar format lays it
-// out: a validity bitmap (empty: no value is null), then offsets and values
+// out: a validity bitmap, empty as no value is null, then offsets and values
 // as the type has them.
 func (e *arrowEncoder) write(r *schema.Row) error {
 	if err := r.Check(e.width, e.depth); err != nil {
@@ -322,8 +322,8 @@ func (e *arrowEncoder) rowBuffers(r *schema.Row) []arrowBuffer {
 }
 
 // appendColumn appends column col's buffers of r to bufs, as the columnar
-// format lays its type out: a scalar's validity bitmap and its value (a
-// string's offsets and bytes); a fixed-size list's bitmap and its items';
+// format lays its type out: a scalar's validity bitmap and its value, for a
+// string its offsets and bytes; a fixed-size list's bitmap and its items';
 // a nested list's bitmap and offsets a level, and its items'.
 func (e *arrowEncoder) appendColumn(bufs []arrowBuffer, col int, r *schema.Row) []arrowBuffer {
 	c := &schema.Columns[col]
@@ -374,8 +374,8 @@ func (e *arrowEncoder) offsets(count, step int64) arrowBuffer {
 
 // floats is a buffer of v's values. Arrow's are little-endian IEEE 754,
 // which is how a little-endian host holds them: there the values' own
-// memory is the buffer (the writers it goes to copy or read it, none keeps
-// it), and the values are not encoded one by one.
+// memory is the buffer, since the writers it goes to copy or read it and
+// none keeps it, and the values are not encoded one by one.
 func (e *arrowEncoder) floats(v []float32) arrowBuffer {
 	return arrowBuffer{4 * int64(len(v)), func() error {
 		if littleEndian && len(v) > 0 {
@@ -418,7 +418,7 @@ func (e *arrowEncoder) text(t string) []arrowBuffer {
 	}}}
 }
 
-// scratchValues bounds the 4-byte values encoded at a time (64 KiB).
+// scratchValues bounds the 4-byte values encoded at a time, to 64 KiB.
 const scratchValues = 16 << 10
 
 // grow returns the scratch buffer resized to n bytes.
@@ -455,14 +455,15 @@ func (s *SplitWriter) Close() error {
 // dataset_info.json is datasets' asdict(DatasetInfo) with the top-level keys
 // sorted, json.dump(indent=2): the four string fields datasets always
 // writes and the features; the fields that would record where and how the
-// parquet was read (builder_name, download_checksums with local paths,
-// sizes) are left out, as DatasetInfo allows, so the same rows give the
+// parquet was read, builder_name, download_checksums with local paths and
+// sizes, are left out, as DatasetInfo allows, so the same rows give the
 // same bytes. state.json is save_to_disk's state, json.dump(indent=2,
 // sort_keys=True): no format set, the split's name, its shards in order,
-// and as fingerprint (which names datasets' cache files, at most 64
-// characters of no path separator) the first 16 hex digits of the SHA-256
-// of the shards' bytes one after the other (of the Arrow file, for a split
-// of one shard), in the 16-hex-digit form of datasets' own fingerprints.
+// and as fingerprint the first 16 hex digits of the SHA-256 of the shards'
+// bytes one after the other, in the 16-hex-digit form of datasets' own
+// fingerprints. For a split of one shard that is the Arrow file's. The
+// fingerprint names datasets' cache files: at most 64 characters, no path
+// separator.
 func InfoJSON(w, d int) ([]byte, error) {
 	return pyjson.Dumps(pyjson.NewObject().
 		Set("citation", "").

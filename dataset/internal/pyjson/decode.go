@@ -9,9 +9,9 @@ import (
 	"strconv"
 )
 
-// Loads decodes one JSON document into the canonical representation (see
-// Object): objects keep key order (a repeated key keeps its first position
-// and its last value, like json.loads), integers stay exact as json.Number,
+// Loads decodes one JSON document into the canonical representation that
+// Object describes: objects keep key order, a repeated key keeping its first
+// position and its last value, like json.loads; integers stay exact as json.Number,
 // other numbers become float64.
 func Loads(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))

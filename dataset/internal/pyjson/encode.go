@@ -9,12 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// Dumps encodes a canonical value (see Object) byte-for-byte like Python's
-// json.dumps: with indent it is json.dumps(v, indent=2) (items end in ","
-// plus a newline, every list element on its own line, {} and [] for empty
-// containers, no trailing newline); without it is json.dumps(v) with the
+// Dumps encodes a canonical value, as Object describes it, byte-for-byte like
+// Python's json.dumps. With indent it is json.dumps(v, indent=2): items end in
+// "," plus a newline, every list element on its own line, {} and [] for empty
+// containers, no trailing newline. Without it is json.dumps(v) with the
 // default ", " and ": " separators on one line. Both escape non-ASCII as
-// \uXXXX (ensure_ascii=True).
+// \uXXXX, as ensure_ascii=True does.
 func Dumps(v any, indent bool) ([]byte, error) {
 	e := pyEncoder{indent: indent}
 	if err := e.value(v, 0); err != nil {
@@ -199,7 +199,7 @@ func writePyString(b *bytes.Buffer, s string) {
 }
 
 // Compact renders a value for an error message, as one line of JSON
-// ("null" for a missing value).
+// or "null" for a missing value.
 func Compact(v any) string {
 	b, err := Dumps(v, false)
 	if err != nil {

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// FloatRepr formats f the way Python's json.dumps does: float.__repr__ (the
-// shortest digits that round-trip, fixed notation for decimal exponents in
-// [-4, 16), otherwise d.ddde±XX) and NaN/Infinity/-Infinity for the
+// FloatRepr formats f the way Python's json.dumps does: float.__repr__, the
+// shortest digits that round-trip, in fixed notation for decimal exponents
+// in [-4, 16) and otherwise as d.ddde±XX, and NaN/Infinity/-Infinity for the
 // non-finite values. Go's shortest-digit search finds the same digits as
 // Python's dtoa mode 0; only the layout differs from strconv's.
 func FloatRepr(f float64) string {

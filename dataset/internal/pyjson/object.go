@@ -1,7 +1,7 @@
 // Package pyjson is JSON as Python's json module reads and writes it: an
-// object that keeps its keys in insertion order (Object), integers of any
+// object that keeps its keys in insertion order, Object, integers of any
 // size kept exact, floats in float.__repr__'s digits, and the two layouts of
-// json.dumps (indent=2 and the default one-line separators), byte for byte.
+// json.dumps, indent=2 and the default one-line separators, byte for byte.
 // metadata.json, the huggingface features text of a parquet footer, the
 // prepared tree's JSON files and sampling_budget_breakdown are all written
 // by Python in whestbench, so whestbake writes them through here.
@@ -20,8 +20,8 @@ import (
 // Python dict does. whestbench writes metadata.json with json.dumps(indent=2)
 // and never sorts keys, so key order is part of the format.
 //
-// Values are held in one canonical form: nil, bool, string, json.Number (an
-// integer of any size, kept exact), float64, *Object, or []any of those. Set
+// Values are held in one canonical form: nil, bool, string, json.Number,
+// which keeps an integer of any size exact, float64, *Object, or []any of those. Set
 // converts Go integers, floats, *big.Int, slices and arrays to that form.
 type Object struct {
 	keys []string
@@ -53,7 +53,7 @@ func (o *Object) Get(key string) (any, bool) {
 	return v, ok
 }
 
-// Has reports whether key is present (also when its value is null).
+// Has reports whether key is present, also when its value is null.
 func (o *Object) Has(key string) bool {
 	_, ok := o.Get(key)
 	return ok
@@ -100,13 +100,13 @@ func (o *Object) GetString(key string) (string, bool) {
 }
 
 // GetInt returns the value under key if it is a JSON integer that fits in an
-// int64. Floats are not integers here, as in Python (1.0 is not an int).
+// int64. Floats are not integers here, as in Python, where 1.0 is not an int.
 func (o *Object) GetInt(key string) (int64, bool) {
 	v, _ := o.Get(key)
 	return AsInt(v)
 }
 
-// GetFloat returns the value under key if it is a number (integer or float).
+// GetFloat returns the value under key if it is a number, integer or float.
 func (o *Object) GetFloat(key string) (float64, bool) {
 	v, _ := o.Get(key)
 	switch x := v.(type) {
@@ -261,7 +261,7 @@ func Canonical(v any) any {
 }
 
 // AsInt is v as an int64 when it is a JSON integer that fits in one; a
-// float is no integer, as in Python (1.0 is not an int).
+// float is no integer, as in Python, where 1.0 is not an int.
 func AsInt(v any) (int64, bool) {
 	n, ok := v.(json.Number)
 	if !ok || !IsIntText(string(n)) {
@@ -275,7 +275,7 @@ func AsInt(v any) (int64, bool) {
 func IsIntText(s string) bool { return !strings.ContainsAny(s, ".eE") }
 
 // Equal compares two canonical values with Python's == semantics for
-// decoded JSON: objects compare as sets of keys (order does not matter),
+// decoded JSON: objects compare as sets of keys, whatever their order,
 // integers exactly, and 1 == 1.0.
 func Equal(a, b any) bool {
 	switch x := a.(type) {
@@ -343,8 +343,8 @@ func toBigFloat(v any) (*big.Float, bool) {
 	return nil, false
 }
 
-// Kind names v's JSON type (null, boolean, string, number, array,
-// object), for error messages.
+// Kind names v's JSON type, one of null, boolean, string, number, array
+// and object, for error messages.
 func Kind(v any) string {
 	switch v.(type) {
 	case nil:

@@ -18,7 +18,7 @@ import (
 const ArrowSchemaKey = "ARROW:schema"
 
 // ArrowSchema is the base64 Arrow IPC schema message pyarrow 24 writes for
-// datasets' features of width w and depth d (ArrowFields).
+// datasets' features of width w and depth d, from ArrowFields.
 func ArrowSchema(w, d int) string {
 	return base64.StdEncoding.EncodeToString(ArrowSchemaMessage(w, d))
 }
@@ -35,8 +35,8 @@ func ArrowSchemaMessage(w, d int) []byte {
 // depth d, a field a column: every field and list item nullable, list
 // children named "item", the huggingface text as schema metadata, an
 // array of one dimension as a fixed_size_list, one of more as datasets'
-// extension type over its list storage (datasets/features/features.py
-// _ArrayXDExtensionType).
+// extension type over its list storage, _ArrayXDExtensionType in
+// datasets/features/features.py.
 func ArrowFields(w, d int) ([]arrowipc.Field, []arrowipc.KeyValue) {
 	fields := make([]arrowipc.Field, NumColumns)
 	for i := range Columns {
@@ -94,10 +94,10 @@ func shapeText(dims []int) string {
 }
 
 // CheckTypeMetadata checks a footer's huggingface features text and its
-// ARROW:schema against exactly what whestbake (and datasets with pyarrow)
+// ARROW:schema against exactly what whestbake, and datasets with pyarrow,
 // write for the shape the features declare: the text byte for byte, the
-// schema as pyarrow decodes it (every field's name, type, nullability,
-// children and metadata, and the schema's metadata). Readers build the
+// schema as pyarrow decodes it, with every field's name, type, nullability,
+// children and metadata, and the schema's metadata. Readers build the
 // column types from these two entries, not from the parquet schema: a file
 // whose features say Array2D or float16, or whose Arrow schema does, loads
 // as something else in datasets or pyarrow while its pages read the same
@@ -138,7 +138,7 @@ func CheckTypeMetadata(lookup func(key string) (string, bool), w, d int) error {
 
 // ArrowFieldsDiff describes the first difference between fields, as
 // arrowipc decodes them, and the Arrow schema's fields for width w and
-// depth d (ArrowFields): a name, a type, a nullability or a field's
+// depth d from ArrowFields: a name, a type, a nullability or a field's
 // metadata, compared as pyarrow reads them. It is "" when they are equal.
 func ArrowFieldsDiff(fields []arrowipc.Field, w, d int) string {
 	want, _ := ArrowFields(w, d)
@@ -146,7 +146,7 @@ func ArrowFieldsDiff(fields []arrowipc.Field, w, d int) string {
 }
 
 // fieldsDiff describes the first difference between the fields got and
-// want (under parent, "" at the top), or is "".
+// want under parent, "" at the top, or is "".
 func fieldsDiff(parent string, got, want []arrowipc.Field) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("%s has %d fields, expected %d",

@@ -1,7 +1,7 @@
 package schema
 
 // The columns of a row, in the order whestbench's make_features declares
-// them (whestbench/dataset_io.py make_features). HF datasets casts every
+// them in whestbench/dataset_io.py make_features. HF datasets casts every
 // file to the features of the first one, so names and order are part of
 // the format.
 const (
@@ -16,10 +16,10 @@ const (
 	NumColumns
 )
 
-// Row is one MLP: one parquet row, a field a column (Columns). Arrays are
+// Row is one MLP: one parquet row, a field a column of Columns. Arrays are
 // flattened row-major: Weights[l*W*W + i*W + j] is layer l's weight from
-// input i to output j (the network computes h_l = relu(h_{l-1} @ W_l)),
-// LayerMeans[l*W + j] the mean of neuron j after layer l.
+// input i to output j, as the network computes h_l = relu(h_{l-1} @ W_l),
+// and LayerMeans[l*W + j] the mean of neuron j after layer l.
 type Row struct {
 	MLPID       int32
 	Name        string
@@ -89,8 +89,8 @@ type Column struct {
 	// Type is a scalar's type, or an array's element type.
 	Type Type
 	// Shape is an array's dimensions, outside in; a scalar has none. An
-	// array of one dimension is datasets' List of that length (an Arrow
-	// fixed_size_list), one of two to five its Array2D to Array5D.
+	// array of one dimension is datasets' List of that length, an Arrow
+	// fixed_size_list, one of two to five its Array2D to Array5D.
 	Shape []Dim
 	// JSON marks a string column whose text is a JSON document.
 	JSON bool
@@ -112,7 +112,7 @@ const (
 	String
 )
 
-// String is t as datasets' Value names its dtype (datasets/features/features.py).
+// String is t as datasets' Value in datasets/features/features.py names its dtype.
 func (t Type) String() string {
 	return [...]string{Int32: "int32", Int64: "int64", Float32: "float32",
 		Float64: "float64", String: "string"}[t]

@@ -11,7 +11,7 @@ import (
 
 // HFMetadataKey is the parquet key-value entry HF datasets reads the column
 // features from. The builder takes the features of the first file and casts
-// every file to them, and concatenate_datasets (whestbench's merge) needs
+// every file to them, and concatenate_datasets, whestbench's merge, needs
 // them identical, so the text must be exactly what datasets writes.
 const HFMetadataKey = "huggingface"
 
@@ -20,7 +20,7 @@ func valueFeature(dtype string) *pyjson.Object {
 }
 
 // FeaturesJSON returns the huggingface key-value text for width w and depth
-// d, byte-equal to what datasets 4.x writes (json.dumps default separators).
+// d, byte-equal to what datasets 4.x writes with json.dumps' default separators.
 func FeaturesJSON(w, d int) string {
 	doc := pyjson.NewObject().Set("info", pyjson.NewObject().Set("features", Features(w, d)))
 	b, err := pyjson.Dumps(doc, false)
@@ -31,9 +31,9 @@ func FeaturesJSON(w, d int) string {
 }
 
 // Features is datasets' Features of whestbench's columns for width w and
-// depth d, as datasets' asdict writes them (also into dataset_info.json):
+// depth d, as datasets' asdict writes them, also into dataset_info.json:
 // a scalar a Value, an array of one dimension a List of its length, one
-// of more an Array2D to Array5D (datasets/features/features.py).
+// of more an Array2D to Array5D, as datasets/features/features.py defines.
 func Features(w, d int) *pyjson.Object {
 	f := pyjson.NewObject()
 	for i := range Columns {
@@ -60,7 +60,7 @@ func feature(c *Column, w, d int) *pyjson.Object {
 		Set("_type", fmt.Sprintf("Array%dD", len(dims)))
 }
 
-// ShapeFromFeatures reads (width, depth) from a huggingface key-value text:
+// ShapeFromFeatures reads width and depth from a huggingface key-value text:
 // the first array's dimensions give them, and every array's must agree.
 func ShapeFromFeatures(text string) (width, depth int, err error) {
 	v, err := pyjson.Loads([]byte(text))
@@ -100,7 +100,7 @@ func ShapeFromFeatures(text string) (width, depth int, err error) {
 }
 
 // arrayDims are the dimensions each array column's feature declares, by
-// its Col* index (nil for a scalar): an array of one dimension declares
+// its Col* index, nil for a scalar: an array of one dimension declares
 // its length, one of more its shape.
 func arrayDims(features *pyjson.Object) ([NumColumns][]int64, error) {
 	var declared [NumColumns][]int64
@@ -175,7 +175,7 @@ func featureShape(features *pyjson.Object, name string, rank int) ([]int64, erro
 
 // featuresDiff says where the huggingface text got differs from want: the
 // first feature whose definition differs, or that the text differs
-// elsewhere (key order, spacing, other keys).
+// elsewhere, in key order, spacing or other keys.
 func featuresDiff(got, want string) string {
 	v, err := pyjson.Loads([]byte(got))
 	if err != nil {

@@ -1,9 +1,9 @@
 // Package schema is whestbench's schema 3.0 as every format of a dataset
-// shares it: the one table of the columns (Columns) and the row they make
-// (Row), the checks every reader applies to a row, the huggingface
+// shares it: the one table of the columns, Columns, and the row they make,
+// Row, the checks every reader applies to a row, the huggingface
 // features text and the Arrow schema that readers build column types
 // from, and InvalidDatasetError for whatever breaks the schema's rules.
-// The parquet files (parquetio) and the prepared Arrow tree (prepared) are
+// The parquet files of parquetio and the prepared Arrow tree of prepared are
 // two encodings of these rows, and the card a description of them; each
 // takes the columns from the table.
 package schema
@@ -42,14 +42,14 @@ func (r *Row) Check(w, d int) error {
 
 // MaxAvgVariance bounds avg_variance: a variance of float32 values, which
 // lie within ±math.MaxFloat32, is at most MaxFloat32². A larger number is
-// no statistic of such values (and W times it would overflow float64).
+// no statistic of such values, and W times it would overflow float64.
 const MaxAvgVariance = float64(math.MaxFloat32) * math.MaxFloat32
 
 // CheckValues refuses a row whose numbers no bake can produce: a NaN or an
 // infinity in any array or in avg_variance, or an avg_variance beyond
 // MaxAvgVariance. Every reader of a dataset sees rows through this check, so
-// a comparison, a merge or an upload never works with such values (and
-// JSON, which has no NaN or infinity, can print every row it reads).
+// a comparison, a merge or an upload never works with such values, and
+// JSON, which has no NaN or infinity, can print every row it reads.
 func (r *Row) CheckValues() error {
 	for i := range Columns {
 		c := &Columns[i]
@@ -72,8 +72,8 @@ func (r *Row) CheckValues() error {
 
 // firstNonFinite is the index of the first NaN or infinity in values, or
 // -1: a float32 whose exponent bits are all ones. One test of the bits per
-// value keeps the check a small part of reading a row (a W=256, D=8 row
-// has half a million weights).
+// value keeps the check a small part of reading a row: a W=256, D=8 row
+// has half a million weights.
 func firstNonFinite(values []float32) int {
 	const exponent = 0x7f800000
 	for i, v := range values {
@@ -95,8 +95,8 @@ func (r Row) Clone() Row {
 	return r
 }
 
-// RowBytes is the in-memory size of one Row of spec's shape (its float
-// arrays; the names and the breakdown text are small).
+// RowBytes is the in-memory size of one Row of spec's shape: its float
+// arrays, as the names and the breakdown text are small.
 func RowBytes(spec bakeapi.Spec) int64 {
 	var n int64
 	for i := range Columns {

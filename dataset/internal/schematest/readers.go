@@ -15,8 +15,8 @@ import (
 )
 
 // readersDir holds the Node scripts that read parquet files with DuckDB,
-// hyparquet and apache-arrow (read.mjs) and Arrow IPC streams with
-// apache-arrow (stream.mjs): dataset/testdata/readers, found from this
+// hyparquet and apache-arrow, read.mjs, and Arrow IPC streams with
+// apache-arrow, stream.mjs: dataset/testdata/readers, found from this
 // file, since each package's tests run in their own directory.
 func readersDir() string {
 	_, self, _, _ := runtime.Caller(0)
@@ -44,8 +44,8 @@ type StreamView struct {
 }
 
 // ReaderRow is a row as the readers print it, a column by name: arrays
-// nested, int64 values as decimal strings (JavaScript numbers hold no
-// int64).
+// nested, int64 values as decimal strings, since JavaScript numbers hold
+// no int64.
 type ReaderRow map[string]json.RawMessage
 
 // Row is r with its arrays flattened, as schema.Row holds them.
@@ -103,8 +103,8 @@ func flatten(out *[]float32, raw json.RawMessage, depth int) error {
 	return nil
 }
 
-// needReaders returns node's path, or skips (fails with READERS_REQUIRED=1)
-// when Node or the readers' npm packages are missing.
+// needReaders returns node's path, or skips when Node or the readers' npm
+// packages are missing. With READERS_REQUIRED=1 it fails instead.
 func needReaders(t *testing.T) string {
 	t.Helper()
 	need := func(format string, args ...any) {
@@ -125,8 +125,8 @@ func needReaders(t *testing.T) string {
 	return node
 }
 
-// ReadParquet runs read.mjs on files, or skips (fails with
-// READERS_REQUIRED=1) when Node or the npm packages are missing.
+// ReadParquet runs read.mjs on files, or skips when Node or the npm
+// packages are missing. With READERS_REQUIRED=1 it fails instead.
 func ReadParquet(t *testing.T, files []string) map[string]ParquetView {
 	t.Helper()
 	return runReader[ParquetView](t, "read.mjs", files)

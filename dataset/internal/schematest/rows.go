@@ -1,7 +1,7 @@
 // Package schematest holds what the tests of dataset and of its format
 // packages share: synthetic rows, error checks, and the independent readers
-// of dataset/testdata/readers (DuckDB, hyparquet and apache-arrow, run by
-// Node), which judge the files whestbake writes.
+// of dataset/testdata/readers, DuckDB, hyparquet and apache-arrow run by
+// Node, which judge the files whestbake writes.
 package schematest
 
 import (
@@ -48,8 +48,8 @@ func Rows(shape bakeapi.Spec, start, n int) []schema.Row {
 	return rows
 }
 
-// RowsEqual reports whether a and b hold the same values bit for bit (NaN
-// payloads and the sign of zero included), column by column.
+// RowsEqual reports whether a and b hold the same values bit for bit, NaN
+// payloads and the sign of zero included, column by column.
 func RowsEqual(a, b schema.Row) bool {
 	for i := range schema.Columns {
 		if !sameBits(schema.Columns[i].Of(&a), schema.Columns[i].Of(&b)) {
@@ -72,7 +72,7 @@ func sameBits(x, y any) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// WantErr fails unless err matches *T (via errors.As) and mentions every
+// WantErr fails unless err matches *T by errors.As and mentions every
 // fragment.
 func WantErr[T error](t *testing.T, err error, fragments ...string) {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Package staging is how dataset's writers put files in place so that
 // readers see them whole or not at all: a new file is created exclusively
 // and synced before it counts, a replaced file is renamed over the old one,
-// a folder is exchanged with its replacement at once (Swap), and the
+// a folder is exchanged with its replacement at once by Swap, and the
 // staging folders an interrupted run left are removed before a new one.
 package staging
 

@@ -9,7 +9,7 @@ import (
 )
 
 // Swap puts the folder staged in place of final, leaving the old one at
-// staged (swapRenames: final is absent for an instant).
+// staged. swapRenames leaves final absent for an instant.
 func Swap(staged, final string) error {
 	if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) {
 		return os.Rename(staged, final)
