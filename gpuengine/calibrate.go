@@ -34,8 +34,8 @@ type Calibration struct {
 	FLOPRate    float64 // FLOP per second
 }
 
-// Calibrate warms eng up, paying everything paid once per process, such as a
-// GPU's context and NVRTC compilation, probes its rate until a run is long enough
+// Calibrate warms eng up, so that what a process pays once, a GPU's context and
+// NVRTC compilation, is paid. It then probes its rate until a run is long enough
 // to time, and times a calibration run of a few MLPs sized from the probe
 // to last about in.Target, as whestbench's calibration recipe does.
 func Calibrate(ctx context.Context, eng Engine, in CalibrateInput) (Calibration, error) {

@@ -331,8 +331,8 @@ func cString(b []byte) string {
 	return string(b)
 }
 
-// readTotals waits for the launches, then returns the carry-save totals decoded
-// into words, or the divergence the kernels flagged. Device thread only.
+// readTotals waits for the launches, then returns the totals decoded from their
+// carry-save words, or the divergence the kernels flagged. Device thread only.
 func readTotals(words, flag cu.DevicePtr, host []uint64, nv int) ([]exact.Acc, error) {
 	if err := cu.Synchronize(); err != nil {
 		return nil, fmt.Errorf("cuda: kernel failed: %v", err)

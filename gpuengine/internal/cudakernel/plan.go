@@ -269,7 +269,7 @@ func (s FusedShape) Values() int { return (s.D + 1) * s.W }
 
 // Lanes is how many threads share a column's tile sums, WB_LANES: the tile's 32-row
 // tiles are dealt to as many threads as the CTA has per column, at most one tile each,
-// so that narrow layers occupy every thread, as ts_colsums in tile.cuh does.
+// so that narrow layers occupy every thread, as ts_colsums in tile.cuh deals them.
 func (s FusedShape) Lanes() int { return lanes(s.TM, s.Threads(), s.W) }
 
 // SlotWords is the scratch one CTA needs for its exact partial totals: three limbs per

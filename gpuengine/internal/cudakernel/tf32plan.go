@@ -182,7 +182,7 @@ func (s TF32Shape) String() string {
 
 // TF32Split splits x into its big and small TF32 parts as mlp_tf32x3 does: big is x
 // with its low 13 bits cleared, small the exact remainder x − big rounded to TF32 to
-// nearest with ties away from zero as PTX's cvt.rna.tf32.f32 does, as 32-bit words.
+// nearest with ties away from zero, which is PTX's cvt.rna.tf32.f32; both as 32-bit words.
 func TF32Split(x float32) (big, small uint32) {
 	big = math.Float32bits(x) &^ 0x1fff
 	r := math.Float32bits(x - math.Float32frombits(big))

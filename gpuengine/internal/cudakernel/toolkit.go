@@ -2,9 +2,9 @@ package cudakernel
 
 import "fmt"
 
-// CheckToolkit decides whether a driver can run what an NVRTC of version
-// nvrtcMajor.nvrtcMinor builds, the driver given by its CUDA version, 1000·major +
-// 10·minor, as cuDriverGetVersion reports it. The engine loads cubins, and NVIDIA's
+// CheckToolkit decides whether a driver of CUDA version driver, 1000·major + 10·minor
+// as cuDriverGetVersion reports it, can run what an NVRTC of version
+// nvrtcMajor.nvrtcMinor builds. The engine loads cubins, and NVIDIA's
 // minor version compatibility, which the CUDA Compatibility guide documents from CUDA
 // 11 on, lets a driver run cubins of any toolkit of its
 // own major version: a 13.0 driver with a 13.1 NVRTC is fine. A newer major is not.
