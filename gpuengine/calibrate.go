@@ -8,7 +8,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 )
 
-// CalibrateInput is a philox bake to project (`whestbake calibrate`) and how
+// CalibrateInput is a philox bake for `whestbake calibrate` to project, and how
 // long to measure it for.
 type CalibrateInput struct {
 	Width    int
@@ -34,8 +34,8 @@ type Calibration struct {
 	FLOPRate    float64 // FLOP per second
 }
 
-// Calibrate warms eng up (everything paid once per process: a GPU's
-// context, NVRTC compilation), probes its rate until a run is long enough
+// Calibrate warms eng up, so that what a process pays once, a GPU's context and
+// NVRTC compilation, is paid. It then probes its rate until a run is long enough
 // to time, and times a calibration run of a few MLPs sized from the probe
 // to last about in.Target, as whestbench's calibration recipe does.
 func Calibrate(ctx context.Context, eng Engine, in CalibrateInput) (Calibration, error) {
@@ -105,7 +105,7 @@ func (m Calibration) Project(nMLPs, nSamples int64) time.Duration {
 	return time.Duration(perUnit * float64(nMLPs) * float64(nSamples) * float64(time.Second))
 }
 
-// Rates are DefaultRates with the device's rate (and a GPU's start-up) as
+// Rates are DefaultRates with the device's rate, and a GPU's start-up, as
 // this calibration measured them at width, on threads CPU threads.
 func (m Calibration) Rates(device string, width, threads int) Rates {
 	r := DefaultRates

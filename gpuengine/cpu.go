@@ -13,13 +13,13 @@ import (
 )
 
 // CPUKernelEnv is the environment variable that caps, at start-up, the vector
-// instruction set of the CPU engine's kernels (avx512, avx2 or generic; unset:
-// the best the CPU has). It is for tests and benchmarks: on an AVX-512 machine,
+// instruction set of the CPU engine's kernels: avx512, avx2 or generic, and
+// unset the best the CPU has. It is for tests and benchmarks: on an AVX-512 machine,
 // WHESTBAKE_CPU_KERNEL=avx2 runs what an AVX2-only host runs, with the same
 // bits. Describe's Kernel names the kernel chosen.
 const CPUKernelEnv = simdcap.Env
 
-// CPU is the pure-Go engine (AVX2/FMA assembly on amd64, identical bits elsewhere).
+// CPU is the pure-Go engine: AVX2/FMA assembly on amd64, identical bits elsewhere.
 type CPU struct{}
 
 // Describe implements Engine.
@@ -85,8 +85,8 @@ func checkJob(spec bakeapi.Spec, job Job) error {
 	return checkWeights(spec, job)
 }
 
-// checkWeights refuses a job whose weights are not depth·width² values
-// (every engine's check, the CUDA engine's too).
+// checkWeights refuses a job whose weights are not depth·width² values:
+// every engine's check, the CUDA engine's too.
 func checkWeights(spec bakeapi.Spec, job Job) error {
 	if want := spec.Depth * spec.Width * spec.Width; len(job.Weights) != want {
 		return fmt.Errorf("weights hold %d values, want depth·width² = %d", len(job.Weights), want)

@@ -8,7 +8,7 @@ import (
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-// NumpyChunk is whestbench's CPU chunk rule (simulation.py _pick_chunk_size); it
+// NumpyChunk is whestbench's CPU chunk rule, _pick_chunk_size in simulation.py; it
 // fixes the float64 summation order, so it is part of the numpy contract.
 func NumpyChunk(width int) int {
 	return max(1024, min(16384, (1<<20)/width))
@@ -80,11 +80,11 @@ func bakeNumpy(
 	return finish(layerSums, sumSq, spec.NSamples, w), nil
 }
 
-// columnSums returns the chunk's float64 column sums (of the squares when
-// squares is set) as numpy's sum(axis=0) computes them on an (n, w) array:
+// columnSums returns the chunk's float64 column sums, of the squares when
+// squares is set, as numpy's sum(axis=0) computes them on an (n, w) array:
 // each column in row order for w ≥ 2, where the reduced axis is the outer
 // loop; for w = 1 the column is one contiguous run, which numpy reduces
-// with its pairwise summation (loops_utils.h.src). The returned slice is
+// with its pairwise summation of loops_utils.h.src. The returned slice is
 // reused by the next call.
 func columnSums(w, chunk int) func(act []float32, n int, squares bool) []float64 {
 	part := make([]float64, w)

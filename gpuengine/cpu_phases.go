@@ -13,24 +13,24 @@ import (
 	"github.com/whestbake/whestbake/internal/cputime"
 )
 
-// CPUPhases is where a bake on the philox CPU twin spends its CPU time
-// (ProfilePhilox).
+// CPUPhases is where a bake on the philox CPU twin spends its CPU time,
+// as ProfilePhilox measures it.
 type CPUPhases struct {
 	Samples int64
 	Wall    time.Duration
 	// Process is the CPU time of the whole process during the bake: the
-	// workers, the step loop between them (merging their exact sums,
-	// building checkpoints) and the Go runtime, its collector included.
+	// workers, the step loop between them that merges their exact sums and
+	// builds checkpoints, and the Go runtime, its collector included.
 	Process time.Duration
 	// Workers holds each worker thread's CPU time, by phase.
 	Workers []WorkerPhases
 }
 
 // WorkerPhases is one worker thread's CPU time inside its tile ranges, split
-// into the phases of the philox loop (docs/benchmarks.md).
+// into the phases of the philox loop that docs/benchmarks.md names.
 type WorkerPhases struct {
 	CPU time.Duration
-	// Sampling is Philox and Box–Muller (the inputs), Forward the forward
+	// Sampling is Philox and Box–Muller for the inputs, Forward the forward
 	// kernel, Sums the float64 tile column sums and squares, Exact their
 	// fixed-point accumulation.
 	Sampling, Forward, Sums, Exact time.Duration
@@ -51,11 +51,11 @@ func (p CPUPhases) Outside() time.Duration {
 	return max(0, out)
 }
 
-// ProfilePhilox bakes one MLP of spec (the philox sampler) on the CPU twin
+// ProfilePhilox bakes one MLP of spec with the philox sampler on the CPU twin
 // with job.Threads workers and reports where the CPU time went. The result
 // is the bake's, bit for bit; the phase clock costs a few percent of the
-// time at small widths (two reads of the thread's CPU clock and a dozen of
-// the monotonic clock per block of PhiloxBlockRows samples).
+// time at small widths: two reads of the thread's CPU clock and a dozen of
+// the monotonic clock per block of PhiloxBlockRows samples.
 func ProfilePhilox(ctx context.Context, spec bakeapi.Spec, job Job) (Result, CPUPhases, error) {
 	if spec.Sampler != bakeapi.SamplerPhilox {
 		return Result{}, CPUPhases{}, fmt.Errorf(
@@ -105,7 +105,7 @@ const (
 )
 
 // workerClock splits a worker thread's CPU time into phases. A read of the
-// thread's CPU clock is a system call (about 0.6 µs on the KVM build VM),
+// thread's CPU clock is a system call, about 0.6 µs on the KVM build VM,
 // too slow to bracket every phase of a block at small widths, so each phase
 // is timed on the monotonic clock and a block's phase times are scaled to
 // the thread CPU time the whole block took: a block in which the thread was
@@ -169,9 +169,9 @@ func (c *workerClock) endBlock() {
 
 // KernelRate times the forward kernel alone on one thread: calls of
 // relu(x @ W) on rows random rows of width inputs through one random
-// width×width layer (FMA mode), until it has used at least minCPU of the
-// thread's CPU time. It returns the floating-point operations (2·rows·width²
-// a call) per CPU second.
+// width×width layer in FMA mode, until it has used at least minCPU of the
+// thread's CPU time. It returns the floating-point operations, 2·rows·width²
+// a call, per CPU second.
 func KernelRate(width, rows int, minCPU time.Duration) (float64, error) {
 	if width < 1 || rows < 1 {
 		return 0, fmt.Errorf("KernelRate: width %d and rows %d must be positive", width, rows)

@@ -12,12 +12,12 @@ import (
 	"github.com/whestbake/whestbake/gpuengine/internal/philox"
 )
 
-// DefaultPhiloxChunk is the samples per step (and per checkpoint) when none is given.
+// DefaultPhiloxChunk is the samples per step, and per checkpoint, when none is given.
 const DefaultPhiloxChunk = 1 << 16
 
 // philoxBlockTiles is how many tiles one thread pushes through all layers at
 // once: 192 rows keep both activation buffers of a W=256 net in L2, and are
-// whole register blocks of every forward kernel (AVX-512's 6 rows, AVX2's 4),
+// whole register blocks of every forward kernel, AVX-512's 6 rows and AVX2's 4,
 // so no block but a bake's last one has a ragged tail for the kernel to pad.
 const philoxBlockTiles = 6
 
@@ -47,11 +47,11 @@ func (p philoxSums) add(q philoxSums) {
 	}
 }
 
-// bakePhilox computes the philox algorithm (docs/ALGORITHM.md): tiles of
+// bakePhilox computes the philox algorithm of docs/ALGORITHM.md: tiles of
 // PhiloxTile samples, sequential float64 column sums inside a tile, tiles
 // combined exactly. Steps of ChunkSize samples are split across threads; neither
 // choice can change the result because integer addition is associative.
-// clocks, when not nil, holds a phase clock per worker (ProfilePhilox).
+// clocks, when not nil, holds a phase clock per worker for ProfilePhilox.
 func bakePhilox(
 	ctx context.Context,
 	spec bakeapi.Spec,
@@ -112,7 +112,7 @@ func bakePhilox(
 	return finishExact(total, d, w, spec.NSamples), nil
 }
 
-// finishExact rounds the exact totals (D·W layer sums, then W squares) to
+// finishExact rounds the exact totals, D·W layer sums then W squares, to
 // float64 once and computes the statistics.
 func finishExact(total philoxSums, d, w int, n int64) Result {
 	layer := make([]float64, d*w)
@@ -173,8 +173,8 @@ type philoxWorker struct {
 	// part holds a block's tile sums of one layer, tile by tile.
 	part []float64
 	sums philoxSums
-	// clock splits the worker's CPU time by phase; nil unless profiling
-	// (ProfilePhilox).
+	// clock splits the worker's CPU time by phase; nil unless ProfilePhilox
+	// profiles.
 	clock *workerClock
 }
 
@@ -190,7 +190,7 @@ func newPhiloxWorker(spec bakeapi.Spec, weights []float32, s philox.Sampler) *ph
 	}
 }
 
-// run adds the exact tile sums of samples [a, b) (a tile-aligned) to wk.sums.
+// run adds the exact tile sums of samples [a, b), a tile-aligned, to wk.sums.
 func (wk *philoxWorker) run(a, b int64) error {
 	w, d := wk.spec.Width, wk.spec.Depth
 	defer wk.clock.lockThread()()
@@ -223,7 +223,7 @@ func (wk *philoxWorker) run(a, b int64) error {
 	return err
 }
 
-// addTiles adds the column sums (or sums of squares) of each tile of a
+// addTiles adds the column sums, or sums of squares, of each tile of a
 // block's rows×W activations to dst exactly: first every tile's float64 sums,
 // then their fixed-point additions, two tight loops.
 func (wk *philoxWorker) addTiles(

@@ -34,8 +34,8 @@ import (
 )
 
 // cu.Function is a struct around one CUfunction handle in v0.9.6; setMaxDynamicShared
-// reads that handle, so the layout is asserted here (a new gorgonia version that
-// changes it fails to compile instead of misbehaving).
+// reads that handle, so the layout is asserted here: a new gorgonia version that
+// changes it fails to compile instead of misbehaving.
 var (
 	_ [unsafe.Sizeof(cu.Function{}) - unsafe.Sizeof(C.CUfunction(nil))]struct{}
 	_ [unsafe.Sizeof(C.CUfunction(nil)) - unsafe.Sizeof(cu.Function{})]struct{}
@@ -53,7 +53,7 @@ func setMaxDynamicShared(fn cu.Function, bytes int) error {
 	return nil
 }
 
-// cudaDevice is one GPU and the OS thread its context is current on (deviceThread);
+// cudaDevice is one GPU and the OS thread its context is current on, deviceThread;
 // mu serialises whole bakes on the device.
 type cudaDevice struct {
 	thread *deviceThread
@@ -63,8 +63,8 @@ type cudaDevice struct {
 	name              string
 	major, minor, sms int
 	maxShared         int // opt-in shared memory per block
-	// totalMem is the device memory in bytes, for monitoring (0 if the
-	// driver would not say).
+	// totalMem is the device memory in bytes, for monitoring; 0 if the
+	// driver would not say.
 	totalMem int64
 	driver   int // CUDA version of the driver API, 1000·major + 10·minor
 	// headers is the CUDA version of the headers this binary was built
@@ -81,7 +81,7 @@ var theDevice struct {
 }
 
 // deviceAccount counts what the CUDA engine holds on the device, so that a leak is a
-// number a test can read (and a worker can log) rather than a slow out-of-memory.
+// number a test can read and a worker can log rather than a slow out-of-memory.
 type deviceAccount struct {
 	buffers, bytes, modules, handles atomic.Int64
 }
@@ -91,7 +91,7 @@ func (a *deviceAccount) snapshot() Holdings {
 }
 
 // cudaHoldings counts every module, buffer and cuBLAS handle the engines hold, across
-// the device's lifetimes (tests read it after Close).
+// the device's lifetimes; tests read it after Close.
 var cudaHoldings deviceAccount
 
 // acquireDevice opens GPU 0 if no engine holds it and counts one more holder.
@@ -224,11 +224,11 @@ type module struct {
 	mod cu.Module
 	// target is "cubin sm_XY" or "PTX compute_XY (driver JIT)".
 	target string
-	// report is ptxas's resource report of a cubin (nil for PTX: the driver's JIT
-	// reports nothing; ask the loaded functions' attributes instead).
+	// report is ptxas's resource report of a cubin, nil for PTX: the driver's JIT
+	// reports nothing, so ask the loaded functions' attributes instead.
 	report cudacompile.Report
 	notes  []string // why the PTX fallback was taken, if it was
-	// sum is the sha256 (hex) of the image loaded: the machine code, or the PTX the
+	// sum is the hex sha256 of the image loaded: the machine code, or the PTX the
 	// driver's JIT assembled.
 	sum string
 }
@@ -299,8 +299,8 @@ func imageSum(image []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// loadImage loads a cubin or PTX. When the driver fails, the CUresult says only that
-// (e.g. "InvalidPtx"); its error log names the line and the reason, so it goes into
+// loadImage loads a cubin or PTX. When the driver fails, the CUresult says only that,
+// e.g. "InvalidPtx"; its error log names the line and the reason, so it goes into
 // the error.
 func loadImage(image []byte) (cu.Module, error) {
 	jitLog := &cu.JITErrorLogBuffer{Buffer: make([]byte, jitLogBytes)}
@@ -331,8 +331,8 @@ func cString(b []byte) string {
 	return string(b)
 }
 
-// readTotals waits for the launches, then returns the carry-save totals in words
-// (decoded) or the divergence the kernels flagged. Device thread only.
+// readTotals waits for the launches, then returns the totals decoded from their
+// carry-save words, or the divergence the kernels flagged. Device thread only.
 func readTotals(words, flag cu.DevicePtr, host []uint64, nv int) ([]exact.Acc, error) {
 	if err := cu.Synchronize(); err != nil {
 		return nil, fmt.Errorf("cuda: kernel failed: %v", err)
@@ -366,7 +366,7 @@ var errDiverged = errors.New(
 		"the network diverges",
 )
 
-// buffer is device memory of a known size (the accounting needs it back at free).
+// buffer is device memory of a known size: the accounting needs it back at free.
 type buffer struct {
 	ptr  cu.DevicePtr
 	size int64
@@ -383,8 +383,8 @@ func alloc(what string, n int64) (buffer, error) {
 	return buffer{p, n}, nil
 }
 
-// freeBuffers releases bs (zero buffers are skipped: a runner whose construction
-// failed half-way frees what it had). Device thread only.
+// freeBuffers releases bs. Zero buffers are skipped, so a runner whose construction
+// failed half-way frees what it had. Device thread only.
 func freeBuffers(bs ...buffer) error {
 	var errs []error
 	for _, b := range bs {

@@ -19,7 +19,7 @@ func openCUDA() (Engine, error) {
 	return OpenCUDA(os.Getenv(CUDAPathEnv))
 }
 
-// OpenCUDA opens the CUDA engine on GPU 0 running path ("" means fused). Engines of
+// OpenCUDA opens the CUDA engine on GPU 0 running path, "" meaning fused. Engines of
 // one process share the device and take turns, one MLP at a time. Close releases the
 // engine's modules and device memory, and the device with the last engine.
 func OpenCUDA(path string) (Engine, error) {
@@ -47,9 +47,9 @@ func OpenCUDA(path string) (Engine, error) {
 type cudaEngine struct {
 	dev     *cudaDevice
 	path    string
-	maxCTAs int // fused path: CTAs per launch at most; 0 = as many as fit (tests lower it)
-	// tiling replaces the fused path's own plans with one shape (the tiling benchmark
-	// sets it; no shape changes a bit, so only speed can differ).
+	maxCTAs int // fused path: CTAs per launch at most; 0 = as many as fit; tests lower it
+	// tiling replaces the fused path's own plans with one shape. The tiling benchmark
+	// sets it; no shape changes a bit, so only speed can differ.
 	tiling  *cudakernel.FusedShape
 	runners *runnerCache[cudaRunner]
 	closed  bool
@@ -57,7 +57,7 @@ type cudaEngine struct {
 
 // cudaRunner computes one path's exact totals on the device thread.
 type cudaRunner interface {
-	// load takes the next MLP's weights (D·W·W, layer-major, row-major) and Philox key.
+	// load takes the next MLP's weights, D·W·W layer-major then row-major, and Philox key.
 	load(weights []float32, key [2]uint32) error
 	// run returns the exact totals of samples [first, end), first a multiple of the tile.
 	run(first, end int64) ([]exact.Acc, error)
@@ -82,7 +82,7 @@ func (e *cudaEngine) Close() error {
 }
 
 // maxRunners bounds the runners one engine keeps. A runner holds a module and device
-// buffers (the pipeline's two activation buffers are 256 MiB each); a worker that bakes
+// buffers, and the pipeline's two activation buffers are 256 MiB each; a worker that bakes
 // several shapes, or whose chunk size varies, would otherwise keep every one it ever
 // built. Four covers a bake's shape plus the bench's and calibration's.
 const maxRunners = 4
@@ -138,8 +138,8 @@ func (e *cudaEngine) checkPrecision(spec bakeapi.Spec) error {
 }
 
 // BakeMLP implements Engine: steps of cudakernel.Step(spec.ChunkSize) samples, a
-// checkpoint after each, the same checkpoints as the CPU twin's (either engine can
-// resume the other's).
+// checkpoint after each, the same checkpoints as the CPU twin's, so either engine can
+// resume the other's.
 func (e *cudaEngine) BakeMLP(
 	ctx context.Context,
 	spec bakeapi.Spec,
@@ -249,7 +249,7 @@ func (e *cudaEngine) runner(w, d int, step int64, p bakeapi.Precision) (cudaRunn
 }
 
 // philoxResume validates a philox checkpoint against spec and returns its exact totals
-// and position (zero totals at 0 without one).
+// and position, zero totals at 0 without one.
 func philoxResume(spec bakeapi.Spec, resume *Checkpoint) (philoxSums, int64, error) {
 	w, d := spec.Width, spec.Depth
 	total := make(philoxSums, d*w+w)

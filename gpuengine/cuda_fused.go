@@ -15,8 +15,8 @@ import (
 	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
-// launchShape is what a fused kernel's launch needs of its shape (cudakernel.FusedShape,
-// cudakernel.TF32Shape).
+// launchShape is what a fused kernel's launch needs of its shape, a cudakernel.FusedShape
+// or a cudakernel.TF32Shape.
 type launchShape interface {
 	Threads() int
 	SharedBytes() int
@@ -26,7 +26,7 @@ type launchShape interface {
 	String() string
 }
 
-// fusedRunner launches a fused kernel (mlp_fused, or mlp_tf32x3 for tf32x3) once per
+// fusedRunner launches a fused kernel, mlp_fused or mlp_tf32x3 for tf32x3, once per
 // step: the inputs, every layer and the exact sums of the step's samples in one launch.
 type fusedRunner struct {
 	shape launchShape
@@ -40,7 +40,7 @@ type fusedRunner struct {
 	// tensorCores is mlp_tf32x3's bakeapi.TensorCores, "" for mlp_fused.
 	tensorCores string
 
-	// Device buffers; every kernel parameter is 8 bytes (gorgonia copies 8 per parameter).
+	// Device buffers; every kernel parameter is 8 bytes, as gorgonia copies 8 per parameter.
 	weights, slots, words, flag buffer
 	key                         uint64
 	host                        []uint64 // read-back of words
@@ -94,7 +94,7 @@ func newFusedRunner(
 	return r, r.start(d, maxCTAs)
 }
 
-// newTF32Runner builds mlp_tf32x3 for a W×D network (--precision tf32x3): the first of
+// newTF32Runner builds mlp_tf32x3 for a W×D network, for --precision tf32x3: the first of
 // cudakernel.TF32Plans that compiles without local memory.
 func newTF32Runner(d *cudaDevice, w, depth, maxCTAs int) (*fusedRunner, error) {
 	plans, err := cudakernel.TF32Plans(w, depth, d.maxShared)
@@ -140,9 +140,9 @@ func (r *fusedRunner) start(d *cudaDevice, maxCTAs int) error {
 	return nil
 }
 
-// compileFused compiles one fused kernel and describes its local memory use ("" for
-// none): from ptxas's report of a cubin, or from the loaded function's attributes after
-// the PTX fallback (the driver's JIT reports nothing else).
+// compileFused compiles one fused kernel and describes its local memory use, "" for
+// none: from ptxas's report of a cubin, or from the loaded function's attributes after
+// the PTX fallback, since the driver's JIT reports nothing else.
 func (d *cudaDevice) compileFused(file, source, entry string, defines []string) (fusedKernel, string, error) {
 	mod, err := d.compile(file, source, defines)
 	if err != nil {
@@ -250,7 +250,7 @@ func (r *fusedRunner) free() error {
 // log lines describe how the runner was built.
 func (r *fusedRunner) log() []string { return r.notes }
 
-// identity is the runner's bakeapi.TensorCores ("" for mlp_fused).
+// identity is the runner's bakeapi.TensorCores, "" for mlp_fused.
 func (r *fusedRunner) identity() string { return r.tensorCores }
 
 func (r *fusedRunner) load(weights []float32, key [2]uint32) error {

@@ -13,5 +13,5 @@ const (
 	CUDAPathReference = "reference"
 )
 
-// CUDAPathEnv selects the path of the engine --device cuda opens (default fused).
+// CUDAPathEnv selects the path of the engine --device cuda opens; the default is fused.
 const CUDAPathEnv = "WHESTBAKE_CUDA_PATH"

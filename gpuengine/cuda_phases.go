@@ -15,7 +15,7 @@ import (
 )
 
 // Phases of the cuBLAS pipeline's device operations; phaseGap marks the start of an
-// operation, so the time up to it (the GPU waiting for the host) is charged to none.
+// operation, so the time up to it, the GPU waiting for the host, is charged to none.
 const (
 	phaseGap = iota
 	phaseRNG
@@ -55,8 +55,8 @@ func (c *phaseClock) mark(phase int) error {
 	return nil
 }
 
-// collect adds up the recorded intervals once the device has passed every event (after
-// readTotals' synchronisation) and empties the clock for the next step.
+// collect adds up the recorded intervals once the device has passed every event, after
+// readTotals' synchronisation, and empties the clock for the next step.
 func (c *phaseClock) collect() error {
 	// The last event was recorded after the read-back, possibly after the device got
 	// there; Elapsed refuses an event the device has not passed.
@@ -93,7 +93,7 @@ func (c *phaseClock) free() error {
 }
 
 // timed runs op between two marks, charging its GPU time to phase; with no clock it
-// only runs op (bakes pay one nil check per operation).
+// only runs op, so bakes pay one nil check per operation.
 func (c *phaseClock) timed(phase int, op func() error) error {
 	if c == nil {
 		return op()
@@ -107,8 +107,8 @@ func (c *phaseClock) timed(phase int, op func() error) error {
 	return c.mark(phase)
 }
 
-// CuBLASPhases bakes job on the cuBLAS path with every operation timed (one warm-up
-// step first, so compilation and allocation are outside the wall time) and returns
+// CuBLASPhases bakes job on the cuBLAS path with every operation timed, one warm-up
+// step first so that compilation and allocation are outside the wall time, and returns
 // where the wall time went. Recording the events costs a few µs of host time per
 // launch: compare Wall with an unprofiled run of the same bake before reading Idle.
 func CuBLASPhases(ctx context.Context, spec bakeapi.Spec, job Job) (Phases, error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/whestbake/whestbake/gpuengine/internal/exact"
 )
 
-// pipelineRunner runs the cuBLAS pipeline (internal/cudakernel/pipeline.cu): per chunk of
+// pipelineRunner runs the cuBLAS pipeline of internal/cudakernel/pipeline.cu: per chunk of
 // shape.Rows samples gen_inputs, then per layer a GEMM and relu_tilesum. With gemm nil
 // the GEMM is layer_reference, the forward contract itself.
 type pipelineRunner struct {
@@ -60,7 +60,7 @@ func (r *pipelineRunner) setup(useCuBLAS bool) error {
 		}
 	}
 	if useCuBLAS {
-		// Default math mode (no TF32), default stream, one handle: cuBLAS's reproducible setting.
+		// Default math mode without TF32, default stream, one handle: cuBLAS's reproducible setting.
 		gemm := &cublas.Standard{}
 		if err := gemm.Init(); err != nil {
 			return fmt.Errorf("cublas: %v", err)

@@ -16,7 +16,7 @@ const (
 )
 
 // FieldDevice is the field of Open's errors, the device choice: the CLI
-// names it --device, a worker's config worker.device (bakeapi.Rename).
+// names it --device, a worker's config worker.device, as bakeapi.Rename maps it.
 const FieldDevice = "device"
 
 // deviceErr is a problem with the device choice, as a field error.

@@ -1,7 +1,7 @@
 // Package gpuengine defines the engine interface every bake runs through and the
-// CPU engines behind it: the `numpy` sampler (whestbench's CPU backend, bit for
-// bit where numpy's BLAS sums alike: docs/NUMPY.md) and the `philox` sampler's
-// CPU twin (bit-identical to the CUDA engine).
+// CPU engines behind it: the `numpy` sampler, whestbench's CPU backend bit for
+// bit where numpy's BLAS sums alike as docs/NUMPY.md shows, and the `philox`
+// sampler's CPU twin, bit-identical to the CUDA engine.
 // The default build has no cgo; the CUDA engine lives behind the `cuda` tag.
 package gpuengine
 
@@ -17,12 +17,12 @@ import (
 // formed sequentially before entering the exact accumulator.
 const PhiloxTile = 32
 
-// Job is one MLP: its weights (layer-major, row-major, index l·W² + i·W + j) and the
-// sample stream's SeedSequence (ss[1] of the seed protocol).
+// Job is one MLP: its weights, layer-major then row-major at index l·W² + i·W + j, and
+// the sample stream's SeedSequence, ss[1] of the seed protocol.
 type Job struct {
 	Weights []float32
 	Sample  seeds.SeedSequence
-	// Threads is how many CPU threads compute the MLP (0 = 1). It never
+	// Threads is how many CPU threads compute the MLP; 0 means 1. It never
 	// changes a bit of the result; the CUDA engine ignores it.
 	Threads int
 }
@@ -39,7 +39,7 @@ func (r Result) FinalMeans(width int) []float32 {
 }
 
 // Checkpoint is an MLP's exact progress: resuming from it yields the same bits as
-// never stopping. Sums are float64 for numpy (their order is the contract) and
+// never stopping. Sums are float64 for numpy, whose contract is their order, and
 // exact fixed-point integers for philox.
 type Checkpoint struct {
 	Algorithm   string            `json:"algorithm"`
@@ -49,7 +49,7 @@ type Checkpoint struct {
 	PCG64       *seeds.PCG64State `json:"pcg64,omitempty"`
 	LayerExact  []string          `json:"layer_exact,omitempty"`
 	SquareExact []string          `json:"square_exact,omitempty"`
-	// Kernel is a tf32x3 bake's bakeapi.TensorCores (its String): its sums hold only
+	// Kernel is a tf32x3 bake's bakeapi.TensorCores as its String: its sums hold only
 	// under the same GPU architecture, driver, NVRTC and kernel, so a resume under
 	// another is refused.
 	Kernel string `json:"kernel,omitempty"`
@@ -64,10 +64,10 @@ type Description struct {
 	Device     string // "cpu" or "cuda"
 	DeviceName string
 	Kernel     string // implementation of the inner loop, e.g. "avx2-fma"
-	// Driver is the GPU driver's CUDA version ("" on the CPU).
+	// Driver is the GPU driver's CUDA version, "" on the CPU.
 	Driver string
-	// MemoryBytes is the device's memory (the GPU's, or the host's for the
-	// CPU engine), for monitoring; 0 when unknown. Not part of metadata.
+	// MemoryBytes is the device's memory, the GPU's or the host's for the
+	// CPU engine, for monitoring; 0 when unknown. Not part of metadata.
 	MemoryBytes int64
 }
 
@@ -87,8 +87,8 @@ type Engine interface {
 
 // DescribeFor is what eng records in the metadata of a bake of spec: Describe, except
 // that a tf32x3 bake's Kernel is its bakeapi.TensorCores, which the CUDA engine knows
-// only once it has built the kernel for spec's shape (it builds it here, as the bake's
-// first MLP would).
+// only once it has built the kernel for spec's shape; it builds it here, as the bake's
+// first MLP would.
 func DescribeFor(eng Engine, spec bakeapi.Spec) (Description, error) {
 	if d, ok := eng.(interface {
 		describeFor(spec bakeapi.Spec) (Description, error)
@@ -98,9 +98,9 @@ func DescribeFor(eng Engine, spec bakeapi.Spec) (Description, error) {
 	return eng.Describe(), nil
 }
 
-// Close releases what eng holds beyond the process's memory (the CUDA engine's
+// Close releases what eng holds beyond the process's memory: the CUDA engine's
 // modules, device buffers, cuBLAS handles and, with the last engine, the GPU's
-// context); engines that hold nothing need no closing.
+// context. Engines that hold nothing need no closing.
 func Close(eng Engine) error {
 	if c, ok := eng.(io.Closer); ok {
 		return c.Close()

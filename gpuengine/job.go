@@ -10,7 +10,7 @@ import (
 // JobForSeed derives the MLP that whestbench builds from an input seed under
 // seed protocol 3.0: its weights, bit-identical to numpy's, and its sample
 // stream. Only spec's width and depth are used. A library user cannot reach
-// the seed protocol any other way (it lives in an internal package).
+// the seed protocol any other way, as it lives in an internal package.
 func JobForSeed(spec bakeapi.Spec, seed int64) (Job, error) {
 	if seed < 0 {
 		return Job{}, fmt.Errorf("input seed %d is negative: seeds are in [0, 2**63)", seed)

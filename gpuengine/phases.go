@@ -2,10 +2,10 @@ package gpuengine
 
 import "time"
 
-// Phases is where the cuBLAS path's wall time goes (CuBLASPhases, cuda builds): GPU
-// time of each kind of operation, measured with CUDA events around every launch and
-// copy, and Idle, the rest of the wall time: the GPU waiting for the host (launch
-// gaps, the synchronisation and exact additions between steps).
+// Phases is where the cuBLAS path's wall time goes, as CuBLASPhases measures it in cuda
+// builds: GPU time of each kind of operation, measured with CUDA events around every
+// launch and copy, and Idle, the rest of the wall time: the GPU waiting for the host
+// through launch gaps, the synchronisation and exact additions between steps.
 type Phases struct {
 	Wall                      time.Duration
 	RNG, GEMM, Reduce, Copies time.Duration

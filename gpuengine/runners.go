@@ -8,7 +8,7 @@ import (
 )
 
 // runnerKey names a compiled, allocated runner of the CUDA engine: the network shape,
-// the precision and, for the pipeline, its GEMM rows (which depend on the step).
+// the precision and, for the pipeline, its GEMM rows, which depend on the step.
 type runnerKey struct {
 	width, depth, rows int
 	precision          bakeapi.Precision
@@ -17,7 +17,7 @@ type runnerKey struct {
 // freer is anything that holds device resources until free.
 type freer interface{ free() error }
 
-// runnerCache keeps at most max runners, least recently used first out (freed).
+// runnerCache keeps at most max runners, least recently used first out and freed.
 type runnerCache[R freer] struct {
 	max   int
 	keys  []runnerKey // least recently used first
@@ -70,7 +70,7 @@ func (c *runnerCache[R]) close() error {
 	return errors.Join(errs...)
 }
 
-// Holdings is what the CUDA engines of a process hold on the device (CUDAHoldings):
+// Holdings is what the CUDA engines of a process hold on the device, as CUDAHoldings counts:
 // a leak is a number a test can read rather than a slow out-of-memory.
 type Holdings struct {
 	Buffers, Bytes, Modules, Handles int64

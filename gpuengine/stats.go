@@ -2,7 +2,7 @@ package gpuengine
 
 // finish turns the per-layer float64 sums into whestbench's statistics:
 // means are float32(sum/N); avg_variance = mean_j(sumsq_j/N − float64(final_j)²)
-// with numpy's pairwise summation inside the mean (simulation.py).
+// with numpy's pairwise summation inside the mean, as in simulation.py.
 func finish(layerSums, sumSquares []float64, n int64, width int) Result {
 	means := make([]float32, len(layerSums))
 	nf := float64(n)
@@ -18,7 +18,7 @@ func finish(layerSums, sumSquares []float64, n int64, width int) Result {
 	return Result{LayerMeans: means, AvgVariance: pairwiseSum(terms) / float64(width)}
 }
 
-// pairwiseSum is numpy's pairwise summation of float64 (loops_utils.h.src):
+// pairwiseSum is numpy's pairwise summation of float64 in loops_utils.h.src:
 // fewer than 8 terms left to right; up to 128 with eight interleaved partial
 // sums combined as a tree; beyond that, halves split at a multiple of 8.
 func pairwiseSum(a []float64) float64 {

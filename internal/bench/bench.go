@@ -1,6 +1,6 @@
 // Package bench measures the engines side by side with peers that run
-// whestbench's own bakes (create_dataset on numpy, create_dataset_torch on
-// torch), and prints the tables docs/benchmarks.md records.
+// whestbench's own bakes, create_dataset on numpy and create_dataset_torch on
+// torch, and prints the tables docs/benchmarks.md records.
 package bench
 
 import (
@@ -49,11 +49,11 @@ type Result struct {
 	Peer    string
 	Seconds float64
 	// CPUSeconds is the process CPU time of the timed part where the
-	// implementation reports it (the peers); the regression gate compares
+	// implementation reports it, as the peers do; the regression gate compares
 	// CPU time because a shared machine's neighbours stretch wall time far
 	// more than they stretch the work a single thread does.
 	CPUSeconds float64
-	// RanOn is what a peer ran (its rows only): whestbench's version and
+	// RanOn is what a peer ran, in its rows only: whestbench's version and
 	// the BLAS its matrix products ran on, with the core it picked, e.g.
 	// "whestbench 0.16.2, OpenBLAS 0.3.31.188.0, core SkylakeX
 	// (threadpoolctl)". A ratio to the peer is as much the peer's core as
@@ -66,8 +66,8 @@ type Result struct {
 // SamplesPerSecond is the throughput.
 func (r Result) SamplesPerSecond() float64 { return float64(r.Config.NSamples) / r.Seconds }
 
-// GFLOPS is the effective rate: 2·W²·D floating-point operations per sample (the
-// matmuls), whatever an implementation does besides.
+// GFLOPS is the effective rate: the matmuls' 2·W²·D floating-point operations per
+// sample, whatever an implementation does besides.
 func (r Result) GFLOPS() float64 {
 	c := r.Config
 	return 2 * float64(c.Width) * float64(c.Width) * float64(c.Depth) * r.SamplesPerSecond() / 1e9
@@ -86,7 +86,7 @@ func Engine(
 }
 
 // EngineOn times one MLP of cfg on eng after a small untimed bake, which pays what
-// an engine does once (a GPU's kernel compilation) outside the measurement.
+// an engine does once, such as a GPU's kernel compilation, outside the measurement.
 func EngineOn(
 	ctx context.Context,
 	impl string,

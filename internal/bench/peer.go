@@ -25,8 +25,9 @@ const (
 )
 
 // Where the peers' pieces are, relative to the module root: the driver of
-// both, the Python judge's interpreter (make pyjudge), which runs the numpy
-// peer, and the judge with PyTorch (make pyjudge-torch), which runs both.
+// both; the Python judge's interpreter, which `make pyjudge` installs and
+// which runs the numpy peer; and the judge with PyTorch, which `make
+// pyjudge-torch` installs and which runs both.
 const (
 	PeerScript  = "internal/bench/whestbench_peer.py"
 	JudgePython = ".pyjudge/bin/python"
@@ -68,10 +69,10 @@ func NumpyPeer(ctx context.Context, python, script string, cfg Config, threads i
 type TorchOptions struct {
 	Device string // "cuda" or "cpu"
 	// MLPs share the configuration's samples and run in whestbench's bmm
-	// batches (up to 16), the way a bake of that many MLPs runs them.
+	// batches of up to 16, the way a bake of that many MLPs runs them.
 	MLPs int
-	// ChunkSize is rows per chunk; 0 takes whestbench's rule (on CUDA a
-	// quarter of free GPU memory, on the CPU 65,536 rows).
+	// ChunkSize is rows per chunk; 0 takes whestbench's rule: on CUDA a
+	// quarter of free GPU memory, on the CPU 65,536 rows.
 	ChunkSize int64
 	Threads   int // torch CPU threads; 0 leaves torch's default
 }
@@ -106,8 +107,8 @@ type peerReport struct {
 }
 
 // peerBLAS is what the peer found out about the BLAS its matrix products
-// ran on (whestbench_peer.py: threadpoolctl for numpy's, torch's own word
-// for torch's), any field null where nothing told.
+// ran on, any field null where nothing told. whestbench_peer.py asks
+// threadpoolctl for numpy's and takes torch's own word for torch's.
 type peerBLAS struct {
 	Name    *string `json:"name"`
 	Version *string `json:"version"`
@@ -115,7 +116,7 @@ type peerBLAS struct {
 	Source  *string `json:"source"`
 }
 
-// String names the library, its version and the core (kernel family) it
+// String names the library, its version and the core, the kernel family it
 // picked, and how the core was found: "OpenBLAS 0.3.21, core Cooperlake
 // (threadpoolctl)".
 func (b *peerBLAS) String() string {
@@ -139,7 +140,7 @@ func (b *peerBLAS) String() string {
 	return s
 }
 
-// runPeer runs python with args (the script first) on device and reads the
+// runPeer runs python with args, the script first, on device and reads the
 // peer's JSON line into a Result for cfg's shape; install says what to
 // install when it fails.
 func runPeer(

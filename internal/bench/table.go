@@ -31,7 +31,7 @@ func cpuColumns() []column {
 }
 
 // gpuColumns are the GPU table's: time, throughput, effective rate and its share of
-// the GPU's FP32 peak (GPU rows only; a CPU row has no such peak).
+// the GPU's FP32 peak, in GPU rows only, as a CPU row has no such peak.
 func gpuColumns(peakTFLOPS float64) []column {
 	return []column{
 		{"ms per 1e6 samples", "---:", func(r Result) string {
@@ -53,7 +53,7 @@ func gpuColumns(peakTFLOPS float64) []column {
 }
 
 // ratioColumn is every row's throughput over peer's on the same network
-// shape; its header names what the peer ran (ranOn), beside every ratio.
+// shape; its header names what the peer ran, ranOn, beside every ratio.
 func ratioColumn(peer, ranOn string, rates map[shape]float64) column {
 	head := "vs " + peer
 	if ranOn != "" {
@@ -120,7 +120,7 @@ func Table(w io.Writer, results []Result, peakTFLOPS float64) {
 }
 
 // peerRates are peer's measured throughputs by shape; ran reports whether the peer
-// has a row at all (a failed one still gets its column, with its error in its row).
+// has a row at all: a failed one still gets its column, with its error in its row.
 func peerRates(results []Result, peer string) (rates map[shape]float64, ran bool) {
 	rates = map[shape]float64{}
 	for _, r := range results {

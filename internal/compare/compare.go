@@ -1,13 +1,14 @@
-// Package compare decides whether two datasets hold the same ground truth
-// (`whestbake dataset compare`): the check whestbench's docs ask a user to
-// write by hand in numpy after a parallel, GPU or other-backend bake. Split
-// by split and MLP by MLP (the same mlp_seed in the same place), either bit
-// for bit (ModeExact) or within Monte Carlo error (ModeStat).
+// Package compare decides whether two datasets hold the same ground truth.
+// It is `whestbake dataset compare`, the check whestbench's docs ask a user
+// to write by hand in numpy after a parallel, GPU or other-backend bake.
+// It goes split by split and MLP by MLP, the same mlp_seed in the same
+// place, either bit for bit with ModeExact or within Monte Carlo error with
+// ModeStat.
 //
 // Both datasets are streamed side by side, one row of each in memory, and
 // each one's prepared Arrow tree, which whestbench's loader reads before
-// the parquet files, is checked against its rows in the same pass
-// (dataset.Dir.ScanPrepared, as inspect checks it): the rows compared are
+// the parquet files, is checked against its rows in the same pass by
+// dataset.Dir.ScanPrepared, as inspect checks it: the rows compared are
 // what a loader reads, whichever files it takes them from.
 package compare
 
@@ -29,38 +30,39 @@ type Mode string
 const (
 	// ModeExact: names, weights and means bit-identical, avg_variance
 	// within numpy's isclose(rtol=1e-12, atol=1e-15), the tolerance
-	// whestbench's docs give for it (sum_sq/n − mean² loses about an ULP).
+	// whestbench's docs give for it: sum_sq/n − mean² loses about an ULP.
 	ModeExact Mode = "exact"
-	// ModeStat: names and weights bit-identical (they do not depend on the
-	// sampler), each neuron's mean (all_layer_means and final_means) and
-	// avg_variance within Monte Carlo error (see zScores and varianceZ).
+	// ModeStat: names and weights bit-identical, as they do not depend on
+	// the sampler; each neuron's mean in all_layer_means and final_means,
+	// and avg_variance, within Monte Carlo error, as zScores and varianceZ
+	// define it.
 	ModeStat Mode = "stat"
 	// ModeTF32x3: a tf32x3 bake against an fp32 one of the same MLPs and samples, or
-	// against a tf32x3 bake on other tensor cores (docs/GPU.md, "Precision tf32x3"):
+	// against a tf32x3 bake on other tensor cores, as docs/GPU.md, "Precision tf32x3", says:
 	// names and weights bit-identical, each mean within bakeapi.TF32x3MeanTolerance of
 	// its layer's largest |mean|, avg_variance within TF32x3VarianceTolerance of its
 	// size; twice those between two tf32x3 bakes, each that far from fp32.
 	ModeTF32x3 Mode = "tf32x3"
 )
 
-// The avg_variance tolerance of ModeExact (numpy.isclose's form, made
-// symmetric), and ModeStat's allowance for its rounding.
+// The avg_variance tolerance of ModeExact, in numpy.isclose's form made
+// symmetric, and ModeStat's allowance for its rounding.
 const (
 	varianceRTol = 1e-12
 	varianceATol = 1e-15
 )
 
 // VarianceSpread is ModeStat's bound on avg_variance's Monte Carlo spread,
-// relative to avg_variance, per 1/√n_samples: sd(v̂)·√n ≤ VarianceSpread·v
-// (see varianceZ). The largest measured is 34 (docs/WHESTBENCH.md); it is
-// about three times that.
+// relative to avg_variance, per 1/√n_samples: sd(v̂)·√n ≤ VarianceSpread·v,
+// as varianceZ derives. The largest measured is 34, in docs/WHESTBENCH.md;
+// it is about three times that.
 const VarianceSpread = 100
 
 // DefaultAlpha is ModeStat's overall false-alarm rate: the chance that two
 // correct bakes of the same MLPs are called different. MaxAlpha is the
-// largest accepted: it keeps the threshold at 1.96 or more (at least one
-// neuron and one layer are tested), within the layer test's bound, which
-// holds from 1.24 (see zScores).
+// largest accepted: it keeps the threshold at 1.96 or more, since at least
+// one neuron and one layer are tested, within the layer test's bound, which
+// holds from 1.24 as zScores shows.
 const (
 	DefaultAlpha = 1e-3
 	MaxAlpha     = 0.1
@@ -70,20 +72,20 @@ const (
 type Input struct {
 	A, B string // dataset directories
 	// Mode is "" to choose: ModeExact when every split of both datasets
-	// was baked with the same sampler (whestbench: backend), algorithm
-	// version (for tf32x3, on tensor cores that give the same bits) and
-	// n_samples; ModeTF32x3 when they differ only in the precision or the
-	// tensor cores; ModeStat otherwise.
+	// was baked with the same sampler, whestbench's backend, the same
+	// algorithm version, for tf32x3 on tensor cores that give the same
+	// bits, and the same n_samples; ModeTF32x3 when they differ only in the
+	// precision or the tensor cores; ModeStat otherwise.
 	Mode Mode
 	// Alpha is ModeStat's overall false-alarm rate; 0 means DefaultAlpha.
 	Alpha float64
-	// Shown bounds the differences ModeExact records (the first ones);
+	// Shown bounds the differences ModeExact records, the first ones;
 	// 0 means 10.
 	Shown int
 }
 
-// Result is the comparison. Same is the verdict: identical (ModeExact) or
-// statistically equivalent (ModeStat).
+// Result is the comparison. Same is the verdict: identical for ModeExact,
+// statistically equivalent for ModeStat.
 type Result struct {
 	A          string        `json:"a"`
 	B          string        `json:"b"`
@@ -91,20 +93,20 @@ type Result struct {
 	ModeReason string        `json:"mode_reason"`
 	Same       bool          `json:"same"`
 	Splits     []SplitResult `json:"splits"`
-	// Differences are the first differences found (ModeExact, and in both
-	// modes names and weights), in row order.
+	// Differences are the first differences found, in row order: any
+	// value with ModeExact, names and weights in every mode.
 	Differences []Difference `json:"differences"`
 	// ModeStat: the overall false-alarm rate asked for; the number of
-	// neuron means compared (all_layer_means and final_means), of layers
-	// (final_means counts as one) and of avg_variance values; and the |z|
-	// (and ‖z_l‖) beyond which a mean, a layer or an avg_variance counts as
+	// neuron means compared in all_layer_means and final_means, of layers,
+	// where final_means counts as one, and of avg_variance values; and the
+	// |z| or ‖z_l‖ beyond which a mean, a layer or an avg_variance counts as
 	// different: Bonferroni over all of those tests.
 	Alpha     float64 `json:"alpha,omitempty"`
 	Neurons   int64   `json:"neurons,omitempty"`
 	Layers    int64   `json:"layers,omitempty"`
 	Variances int64   `json:"avg_variances,omitempty"`
 	Threshold float64 `json:"z_threshold,omitempty"`
-	// ModeTF32x3: the mean and avg_variance tolerances, relative (see ModeTF32x3).
+	// ModeTF32x3: the mean and avg_variance tolerances, relative, as ModeTF32x3 says.
 	MeanTolerance     float64 `json:"mean_tolerance,omitempty"`
 	VarianceTolerance float64 `json:"variance_tolerance,omitempty"`
 }
@@ -115,9 +117,9 @@ type SplitResult struct {
 	MLPs  int64  `json:"n_mlps"`
 	Width int    `json:"width"`
 	Depth int    `json:"depth"`
-	// DifferentMLPs counts the MLPs with any difference (ModeExact), or
-	// with a mean, a layer or avg_variance beyond the threshold or other
-	// weights or names (ModeStat).
+	// DifferentMLPs counts the MLPs with any difference under ModeExact.
+	// Under ModeStat it counts those with a mean, a layer or avg_variance
+	// beyond the threshold, or other weights or names.
 	DifferentMLPs int64 `json:"different_mlps"`
 	// NSamplesA and NSamplesB are the datasets' sample counts.
 	NSamplesA int64 `json:"n_samples_a"`
@@ -148,13 +150,13 @@ type MLPStat struct {
 	Beyond int `json:"beyond"`
 	// LayerNorm is the largest over the layers of ‖z_l‖ = sqrt(Σ_j z_lj²),
 	// at layer NormLayer; LayersBeyond counts the layers whose ‖z_l‖
-	// exceeds the threshold (see zScores).
+	// exceeds the threshold, as zScores defines it.
 	LayerNorm    float64 `json:"max_layer_norm"`
 	NormLayer    int     `json:"norm_layer"`
 	LayersBeyond int     `json:"layers_beyond"`
-	// Sigma is the per-neuron standard deviation bound (see zScores).
+	// Sigma is zScores' per-neuron standard deviation bound.
 	Sigma float64 `json:"sigma"`
-	// VarianceZ is avg_variance's |z| (see varianceZ).
+	// VarianceZ is avg_variance's |z|, from varianceZ.
 	VarianceZ float64 `json:"avg_variance_z"`
 }
 
@@ -164,7 +166,7 @@ type Difference struct {
 	MLPID int32  `json:"mlp_id"`
 	Seed  int64  `json:"mlp_seed"`
 	Field string `json:"field"`
-	// Index is the flat index into the field's array (-1 for a scalar).
+	// Index is the flat index into the field's array, -1 for a scalar.
 	Index int    `json:"index"`
 	A     string `json:"a"`
 	B     string `json:"b"`
@@ -257,7 +259,7 @@ func Run(in Input) (*Result, error) {
 
 // Threshold is the |z| beyond which one of n neurons counts as different
 // for an overall false-alarm rate alpha: the two-sided normal quantile at
-// alpha/n (Bonferroni), so that n independent standard normals exceed it
+// alpha/n, Bonferroni's, so that n independent standard normals exceed it
 // with probability at most alpha.
 func Threshold(alpha float64, n int64) float64 {
 	if n < 1 {
@@ -378,9 +380,9 @@ func tensorCoresApart(pa, pb dataset.Provenance) bool {
 }
 
 // sampler names what computed a split's statistics: whestbake's sampler,
-// or whestbench's backend (its files record no sampler), from the split's
-// provenance p or else the dataset's top level: whestbench's
-// combine_split_datasets (dataset_io.py) keeps the inputs' common backend
+// or whestbench's backend, as its files record no sampler. It reads the
+// split's provenance p or else the dataset's top level: whestbench's
+// combine_split_datasets in dataset_io.py keeps the inputs' common backend
 // there and no provenance in the splits entries.
 func sampler(p, top dataset.Provenance) string {
 	if s := cmp.Or(p.Sampler, top.Sampler); s != "" {
@@ -463,7 +465,7 @@ func (c *comparer) stream(a, b *dataset.Dir) error {
 }
 
 // row compares one MLP of both datasets: every column bit for bit but
-// those the mode compares by a rule of its own (bitForBit), then the
+// those the mode compares by a rule of its own, see bitForBit, then the
 // mode's statistics.
 func (c *comparer) row(s *SplitResult, w, d int, x, y *dataset.Row) {
 	differs := false
@@ -514,7 +516,7 @@ func meanField(l, w, d int) (string, int) {
 }
 
 // tf32Row notes the first mean of each layer, and avg_variance, of one MLP beyond
-// ModeTF32x3's tolerances (scaled by s.tf32): a mean's is relative to the largest |mean|
+// ModeTF32x3's tolerances scaled by s.tf32: a mean's is relative to the largest |mean|
 // of its layer on either side, avg_variance's to the larger.
 func (c *comparer) tf32Row(
 	note func(field string, i int, a, b string),
@@ -560,7 +562,7 @@ func (c *comparer) bitForBit(i int) bool {
 }
 
 // statistics compares the means and avg_variance of one MLP within Monte
-// Carlo error (ModeStat), noting what lies beyond the threshold.
+// Carlo error for ModeStat, noting what lies beyond the threshold.
 func (c *comparer) statistics(
 	s *SplitResult,
 	w, d int,
@@ -593,7 +595,7 @@ func (c *comparer) statistics(
 func columnName(i int) string { return dataset.Columns[i].Name }
 
 // firstDifference is where column col of x and y first differs in bits:
-// the flat index into an array (-1 for a scalar) and both values as text,
+// the flat index into an array, -1 for a scalar, and both values as text,
 // or false when they are the same.
 func firstDifference(col *dataset.Column, x, y *dataset.Row) (int, string, string, bool) {
 	switch a := col.Of(x).(type) {
@@ -623,46 +625,46 @@ func firstDifference(col *dataset.Column, x, y *dataset.Row) (int, string, strin
 }
 
 // zScores compares the neuron means of one MLP of two datasets of nA and
-// nB samples, the D layers of all_layer_means and then final_means (layer
-// D): z = Δmean / se with se² = σ̂²(1/nA + 1/nB) plus the float32 rounding
-// of both stored means (an ULP each, an upper bound).
+// nB samples, the D layers of all_layer_means and then final_means as layer
+// D: z = Δmean / se with se² = σ̂²(1/nA + 1/nB) plus the float32 rounding
+// of both stored means, an ULP each, an upper bound.
 //
 // σ̂ is one number for every neuron of the MLP, σ̂² = min(S_A, S_B), where
 // each side's S = max(W·v, π·E), v its avg_variance and E the largest
 // Σ_j m_lj² over its layers l. v is the mean variance of the final layer's
 // neurons, so W·v is that layer's total variance, which bounds each of its
-// neurons' (variances are non-negative). π·Σ_j m_lj² is layer l's total
-// second moment when its pre-activations are zero-mean normals (then
-// E[relu(a)²] = π·E[relu(a)]², exactly so in the first layer), and a
-// neuron's variance is at most its second moment, which is at most its
-// layer's. He-initialised weights (whestbench's sqrt(2/W)) keep the total
+// neurons' since variances are non-negative. π·Σ_j m_lj² is layer l's total
+// second moment when its pre-activations are zero-mean normals, for then
+// E[relu(a)²] = π·E[relu(a)]², exactly so in the first layer. A neuron's
+// variance is at most its second moment, which is at most its layer's.
+// He-initialised weights, whestbench's sqrt(2/W), keep the total
 // second moment from layer to layer in expectation, which is why the
 // largest of these totals stands for the hidden layers, whose variances no
 // dataset holds. Bounding a neuron's variance by a whole layer's is what
 // makes σ̂ conservative, by about √W for a layer of neurons alike: z is
 // smaller than the textbook one and the stated false-alarm rate an upper
-// bound, at the price of power (a shift is caught from about
-// Threshold·σ̂·sqrt(1/nA+1/nB)).
+// bound, at the price of power: a shift is caught from about
+// Threshold·σ̂·sqrt(1/nA+1/nB).
 //
 // The smaller of the two sides' bounds is what keeps a dataset from
-// setting its own tolerance: a side can only lower σ̂ (which makes a
-// difference likelier to be seen), never raise it above what the other
+// setting its own tolerance: a side can only lower σ̂, which makes a
+// difference likelier to be seen, never raise it above what the other
 // side's statistics give. Two correct bakes estimate the same S, each with
 // a Monte Carlo error of order 1/√n relative, which the bound's margin
-// absorbs (TestCompareStatistical), and min is symmetric, so compare A B
+// absorbs, as TestCompareStatistical checks, and min is symmetric, so compare A B
 // and compare B A agree.
 //
 // The same bound makes a second test as safe and √W times as sensitive to a
 // whole layer gone wrong: ‖z_l‖² = Σ_j z_lj². σ̂² bounds the layer's total
 // variance, so under the null z_l is a normal vector whose covariance has
 // trace at most 1, and ‖z_l‖² a sum λ_1·Y_1² + … of independent χ²_1 with
-// Σλ ≤ 1, which exceeds any t ≥ 1.5365 no more often than one χ²_1 does
-// (Székely and Bakirov, "Extremal probabilities for Gaussian quadratic
-// forms", Probab. Theory Relat. Fields 126, 184–202, 2003). A layer is then
+// Σλ ≤ 1, which exceeds any t ≥ 1.5365 no more often than one χ²_1 does:
+// Székely and Bakirov, "Extremal probabilities for Gaussian quadratic
+// forms", Probab. Theory Relat. Fields 126, 184–202, 2003. A layer is then
 // judged with the same threshold as a neuron, and the Bonferroni count
-// covers both. Narrow deep MLPs are where the bound is tightest (W=4, D=8:
-// largest |z| 1.16 over 256 neurons, where normals would reach about 3;
-// TestCompareStatistical).
+// covers both. Narrow deep MLPs are where the bound is tightest: at W=4,
+// D=8 TestCompareStatistical sees a largest |z| of 1.16 over 256 neurons,
+// where normals would reach about 3.
 //
 // Every number here is finite: the readers refuse non-finite values and an
 // avg_variance beyond dataset.MaxAvgVariance, so W·v, E and Δmean stay far
@@ -704,8 +706,8 @@ func zScores(x, y *dataset.Row, w, d int, nA, nB int64, threshold float64) MLPSt
 	return st
 }
 
-// spreadBound is one side's S = max(W·v, π·E) (see zScores); a negative v
-// (rounding of a variance near 0) counts as 0.
+// spreadBound is one side's S = max(W·v, π·E) of zScores. A negative v,
+// the rounding of a variance near 0, counts as 0.
 func spreadBound(r *dataset.Row, w, d int) float64 {
 	var energy float64
 	for l := range d {
@@ -731,17 +733,17 @@ func means(r *dataset.Row, w, d, l int) []float32 {
 //
 //	se² = (VarianceSpread · max(0, min(a, b)))² · (1/nA + 1/nB) + r_a² + r_b²,
 //
-// r = 1e-15 + 1e-12·|v| the float64 rounding of each (exact mode's
-// tolerance). v̂ = (1/W)·Σ_j s_j² averages the W final neurons' sample
-// variances. Each s_j² has Var = (μ4_j − σ_j⁴)/n to first order (μ4 the
-// fourth central moment), and the standard deviation of a mean is at most
-// the mean of the standard deviations, however the neurons are correlated
-// (Minkowski), so sd(v̂)·√n ≤ ρ·v with ρ = Σ_j sqrt(μ4_j − σ_j⁴) / Σ_j σ_j².
+// r = 1e-15 + 1e-12·|v| the float64 rounding of each, exact mode's
+// tolerance. v̂ = Σ_j s_j² / W averages the W final neurons' sample
+// variances. To first order each s_j² has Var = (μ4_j − σ_j⁴)/n, μ4 the
+// fourth central moment. By Minkowski the standard deviation of a mean is
+// at most the mean of the standard deviations, however the neurons are
+// correlated, so sd(v̂)·√n ≤ ρ·v with ρ = Σ_j sqrt(μ4_j − σ_j⁴) / Σ_j σ_j².
 // ρ is no constant: it is 2.10 for a zero-mean normal pre-activation, √2
 // for a neuron that is always active, and grows without bound for one that
-// rarely fires (a narrow deep MLP's final layer). Measured on whestbench's
-// MLPs, ρ stays under 6 for W ≥ 8 and reached 34 at W=4, D=8
-// (docs/WHESTBENCH.md); VarianceSpread, 100, is about three times that. The
+// rarely fires, as in a narrow deep MLP's final layer. Measured on
+// whestbench's MLPs, ρ stays under 6 for W ≥ 8 and reached 34 at W=4, D=8,
+// as docs/WHESTBENCH.md records; VarianceSpread, 100, is about three times that. The
 // smaller of a and b is the reference, as σ̂ is in zScores: neither side
 // can widen the tolerance, and a side that lowers it only makes a
 // difference likelier to be seen.
@@ -764,10 +766,10 @@ func ulp32(x float32) float64 {
 }
 
 // varianceClose is numpy.isclose(a, b, rtol=1e-12, atol=1e-15) made
-// symmetric: the relative tolerance is of the larger magnitude (as Python's
-// math.isclose), so that compare A B and compare B A agree. numpy's, of
-// |b| alone, lets b = ±Inf be close to anything (the readers refuse
-// infinities now); for finite values the two forms differ only on pairs
+// symmetric: the relative tolerance is of the larger magnitude, as in
+// Python's math.isclose, so that compare A B and compare B A agree.
+// numpy's, of |b| alone, lets b = ±Inf be close to anything, though the
+// readers refuse infinities; for finite values the two forms differ only on pairs
 // already within about 1e-12 of each other.
 func varianceClose(a, b float64) bool {
 	if math.Float64bits(a) == math.Float64bits(b) {

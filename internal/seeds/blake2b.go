@@ -6,7 +6,7 @@ import (
 	"math/bits"
 )
 
-// BLAKE2b (RFC 7693) with the parameter block's personalisation field, which
+// BLAKE2b, RFC 7693, with the parameter block's personalisation field, which
 // golang.org/x/crypto/blake2b does not expose and protocol 4.0 needs: Python's
 // hashlib.blake2b(msg, digest_size=n, key=k, person=p). Only the sequential
 // mode is implemented; the parameter block's salt field stays zero, because
@@ -66,7 +66,7 @@ func blake2b(msg, key, person []byte, size int) []byte {
 		blake2bCompress(&h, data[:blake2bBlock], counter, false)
 		data = data[blake2bBlock:]
 	}
-	// The last block (also of an empty message) is zero-padded and counts
+	// The last block, an empty message's too, is zero-padded and counts
 	// only its real bytes.
 	var last [blake2bBlock]byte
 	copy(last[:], data)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 )
 
-// GenerateInputSeeds returns n distinct int63 input seeds (in [0, 2^63), so
-// they fit whestbench's int64 mlp_seed column). With seed nil they come from
+// GenerateInputSeeds returns n distinct int63 input seeds in [0, 2^63), so
+// they fit whestbench's int64 mlp_seed column. With seed nil they come from
 // the OS CSPRNG, like whestbench's secrets.randbits(63); otherwise from a
 // PCG64 seeded by SeedSequence(*seed), each NextUint64()>>1, so a seeds file
 // can be regenerated. Repeats are skipped; like whestbench, at most 10n
@@ -39,7 +39,7 @@ func GenerateInputSeeds(n int, seed *uint64) ([]int64, error) {
 }
 
 // osDraw returns 64 bits from the OS CSPRNG; crypto/rand.Read does not fail
-// on supported platforms (it aborts the program instead).
+// on supported platforms: it aborts the program instead.
 func osDraw() uint64 {
 	var b [8]byte
 	_, _ = rand.Read(b[:])

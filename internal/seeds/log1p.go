@@ -3,23 +3,23 @@ package seeds
 import "math"
 
 // numpy's ziggurat tails call the C library's log1p and log1pf. Neither is
-// correctly rounded, so Go's math.Log1p (a Horner-form fdlibm port) and a
+// correctly rounded, so Go's math.Log1p, a Horner-form fdlibm port, and a
 // float32 rounding of it disagree with glibc in the last bit for about 0.04%
-// (double) and 7% (float) of the tail's inputs, which changes the tail
+// of the tail's inputs in double and 7% in float, which changes the tail
 // normals numpy returns. The two functions below re-implement the algorithm
-// glibc uses (the fdlibm reduction 1+x = 2^k(1+f), with glibc's pipelined
-// polynomial for double and the Horner polynomial for float), restricted to
+// glibc uses, the fdlibm reduction 1+x = 2^k·(1+f) with glibc's pipelined
+// polynomial for double and the Horner polynomial for float, restricted to
 // the only arguments the tails pass: x = -u with u a uniform in [0, 1).
 //
-// Verified against glibc 2.36 (Debian 12) on x86-64: log1pfTail on all 2^24
-// possible arguments, log1pTail on 2·10^7 random arguments, no difference
-// (tests keep hashes of both). Measured effect on numpy's streams: with
-// float32(math.Log1p) instead of log1pfTail, 60 of 5·10^7 float32 normals
-// (0.5% of the tail draws) would differ in the last bit.
-// Hosts whose libm computes these differently (newer glibc with CORE-MATH
-// log1pf, macOS) make numpy itself return different tail values there.
+// Verified against glibc 2.36 of Debian 12 on x86-64: log1pfTail on all 2^24
+// possible arguments, log1pTail on 2·10^7 random arguments, no difference;
+// tests keep hashes of both. Measured effect on numpy's streams: with
+// float32(math.Log1p) instead of log1pfTail, 60 of 5·10^7 float32 normals,
+// 0.5% of the tail draws, would differ in the last bit.
+// Hosts whose libm computes these differently, such as newer glibc with
+// CORE-MATH log1pf or macOS, make numpy itself return different tail values there.
 //
-// Go may fuse a product into a following sum (arm64, amd64 v3), even across
+// Go may fuse a product into a following sum on arm64 and amd64 v3, even across
 // statements, unless the product carries an explicit conversion; every
 // product that glibc rounds separately is therefore wrapped in one, and the
 // fusions glibc's FMA build does make are spelled out with math.FMA.
@@ -45,8 +45,8 @@ var (
 )
 
 // log1pTail returns glibc's log1p(x) for x in (-1, 0], as computed by the
-// build glibc selects at run time on x86-64 CPUs with FMA and AVX2 (every
-// one since 2013): GCC contracted some of its products and sums into fused
+// build glibc selects at run time on x86-64 CPUs with FMA and AVX2, every
+// one since 2013: GCC contracted some of its products and sums into fused
 // multiply-adds, reproduced here with math.FMA. glibc's plain build, used on
 // older CPUs, differs from it in the last bit for about 2.4·10^-4 of the
 // arguments.
@@ -58,7 +58,7 @@ func log1pTail(x float64) float64 {
 		}
 		return math.FMA(-(x * x), 0.5, x)
 	}
-	// Reduce 1+x = 2^k·(1+f) with sqrt(2)/2 < 1+f < sqrt(2); c corrects the
+	// Reduce 1+x = 2^k·(1+f) with √2/2 < 1+f < √2; c corrects the
 	// rounding of 1+x. For x >= -0.2929, k = 0 and f = x exactly.
 	var (
 		k       int32

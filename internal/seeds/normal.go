@@ -5,16 +5,16 @@ import "math"
 //go:generate go run ./internal/ziggen -header $NUMPY_SRC/numpy/random/src/distributions/ziggurat_constants.h -out ziggurat_tables.go
 
 // Ziggurat standard normals exactly as numpy's random_standard_normal and
-// random_standard_normal_f (numpy/random/src/distributions/distributions.c).
+// random_standard_normal_f in numpy/random/src/distributions/distributions.c.
 //
-// Accept/reject tests compare against exp(); see expLess for how the libm's
+// Accept/reject tests compare against exp; see expLess for how the libm's
 // last bit is kept out of the decision. Products that feed a sum carry an
 // explicit conversion so Go cannot fuse them into an FMA: numpy's x86-64
-// build rounds each operation. (numpy built by clang for arm64, e.g. macOS,
+// build rounds each operation. numpy built by clang for arm64, e.g. macOS,
 // fuses the wedge's (f[i-1]-f[i])*u + f[i]; that moves its left side by an
-// ulp at most, which flips a decision about as rarely as an exp ulp does.)
+// ulp at most, which flips a decision about as rarely as an exp ulp does.
 
-// StandardNormal is numpy's Generator.standard_normal() (float64 ziggurat).
+// StandardNormal is numpy's Generator.standard_normal, the float64 ziggurat.
 func (g *PCG64) StandardNormal() float64 {
 	for {
 		r := g.NextUint64()
@@ -50,8 +50,8 @@ func (g *PCG64) tail64(negative bool) float64 {
 	}
 }
 
-// StandardNormalF32 is numpy's Generator.standard_normal(dtype=float32)
-// (float ziggurat on buffered 32-bit draws).
+// StandardNormalF32 is numpy's Generator.standard_normal(dtype=float32):
+// the float ziggurat on buffered 32-bit draws.
 func (g *PCG64) StandardNormalF32() float32 {
 	for {
 		x, idx, rabs, ok := zigCandidate32(g.NextUint32())
@@ -72,7 +72,7 @@ func (g *PCG64) StandardNormalF32() float32 {
 
 // zigCandidate32 decodes a 32-bit draw into numpy's ziggurat layer idx, the
 // magnitude bits rabs and the signed candidate x; ok means x lies inside the
-// layer's rectangle and is accepted at once (99.3% of draws).
+// layer's rectangle and is accepted at once, as 99.3% of draws are.
 func zigCandidate32(r uint32) (x float32, idx uint8, rabs uint32, ok bool) {
 	idx = uint8(r)
 	rabs = (r >> 9) & 0x007fffff
@@ -95,7 +95,7 @@ func (g *PCG64) tail32(negative bool) float32 {
 
 // FillStandardNormalF32 fills dst with the same stream as len(dst) calls of
 // StandardNormalF32. While no half is buffered, each uint64 gives two
-// candidates (low half first, as numpy's buffering does); when both are
+// candidates, low half first as numpy's buffering does; when both are
 // accepted at once they are stored straight away. Otherwise the state is
 // left before that draw and the scalar code redoes it, so the rare paths
 // exist only once.
@@ -109,7 +109,7 @@ func (g *PCG64) FillStandardNormalF32(dst []float32) {
 			continue
 		}
 		// numpy's state keeps the last buffered half even once it is used,
-		// so track it for State().
+		// so track it for State.
 		hi, lo, spent := g.stateHi, g.stateLo, g.uinteger
 		for ; i+1 < len(dst); i += 2 {
 			nhi, nlo := pcgStep(hi, lo, incHi, incLo)

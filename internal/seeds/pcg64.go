@@ -2,24 +2,24 @@ package seeds
 
 import "math/bits"
 
-// PCG64's 128-bit LCG multiplier (numpy's PCG_DEFAULT_MULTIPLIER_128).
+// PCG64's 128-bit LCG multiplier, numpy's PCG_DEFAULT_MULTIPLIER_128.
 const (
 	pcgMultHi = 2549297995355413924
 	pcgMultLo = 4865540595714422341
 )
 
-// PCG64 is numpy's PCG64 bit generator (XSL-RR 128/64) seeded the way
+// PCG64 is numpy's PCG64 bit generator, XSL-RR 128/64, seeded the way
 // default_rng(seedSequence) seeds it, with numpy's buffered 32-bit draws.
 // It is not safe for concurrent use.
 type PCG64 struct {
 	stateHi, stateLo uint64 // 128-bit state
-	incHi, incLo     uint64 // 128-bit increment (always odd)
+	incHi, incLo     uint64 // 128-bit increment, always odd
 	hasUint32        bool   // a buffered upper half is waiting
 	uinteger         uint32 // the buffered upper half
 }
 
 // PCG64State is the full generator state, including the buffered uint32, in
-// the layout of numpy's PCG64.state (state and inc split into 64-bit halves).
+// the layout of numpy's PCG64.state: state and inc split into 64-bit halves.
 type PCG64State struct {
 	StateHi   uint64 `json:"state_hi"`
 	StateLo   uint64 `json:"state_lo"`
@@ -44,7 +44,7 @@ func NewPCG64(s SeedSequence) *PCG64 {
 	return g
 }
 
-// step advances state = state*mult + inc (mod 2^128).
+// step advances state = state*mult + inc mod 2^128.
 func (g *PCG64) step() {
 	g.stateHi, g.stateLo = pcgStep(g.stateHi, g.stateLo, g.incHi, g.incLo)
 }
@@ -58,12 +58,12 @@ func pcgStep(hi, lo, incHi, incLo uint64) (uint64, uint64) {
 	return hi, lo
 }
 
-// pcgOutput is the XSL-RR output function of the (already stepped) state.
+// pcgOutput is the XSL-RR output function of the already stepped state.
 func pcgOutput(hi, lo uint64) uint64 {
 	return bits.RotateLeft64(hi^lo, -int(hi>>58))
 }
 
-// NextUint64 steps, then outputs (numpy's pcg64_next64); it does not touch
+// NextUint64 steps, then outputs, as numpy's pcg64_next64; it does not touch
 // the 32-bit buffer.
 func (g *PCG64) NextUint64() uint64 {
 	g.step()

@@ -1,6 +1,6 @@
 package seeds
 
-// Constants of numpy's SeedSequence (numpy/random/bit_generator.pyx).
+// Constants of numpy's SeedSequence, in numpy/random/bit_generator.pyx.
 const (
 	poolSize  = 4
 	initA     = 0x43b0d7e5
@@ -14,8 +14,8 @@ const (
 
 // SeedSequence mirrors numpy.random.SeedSequence with pool_size 4 for an
 // integer entropy. It is a value: copies are independent, and Spawn never
-// mutates the parent (whestbench builds a fresh SeedSequence per call, so the
-// children of one parent are always numbered from 0). Build one with
+// mutates the parent: whestbench builds a fresh SeedSequence per call, so the
+// children of one parent are always numbered from 0. Build one with
 // NewSeedSequence: the zero value is not SeedSequence(0).
 type SeedSequence struct {
 	entropy  uint64
@@ -73,7 +73,7 @@ func (s SeedSequence) GenerateState64(n int) []uint64 {
 }
 
 // assembledEntropy is numpy's get_assembled_entropy for an integer entropy:
-// little-endian 32-bit words of the integer ([0] for 0), zero-padded to the
+// little-endian 32-bit words of the integer, [0] for 0, zero-padded to the
 // pool size when a spawn key follows, then one word per spawn-key element.
 func (s SeedSequence) assembledEntropy() []uint32 {
 	words := []uint32{uint32(s.entropy)}

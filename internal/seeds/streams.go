@@ -1,13 +1,13 @@
 package seeds
 
 // Streams is what one MLP's input seed gives under a seed protocol: the
-// weight stream, the sample stream, the estimator seed (MLP.seed) and the
+// weight stream, the sample stream, the estimator seed MLP.seed and the
 // seed of the MLP's name.
 type Streams struct {
 	Weight, Sample SeedSequence
 	EstimatorSeed  uint32
 	// NameSeed is the estimator seed under protocols 2.0 and 3.0 and a
-	// keyed digest of its own under 4.0 (whestbench's bake_seed_values).
+	// keyed digest of its own under 4.0, as whestbench's bake_seed_values.
 	NameSeed int64
 }
 

@@ -10,10 +10,10 @@ import (
 )
 
 // SaltBytes is the size of the salts whestbake bakes with, whestbench's
-// SALT_NBYTES (seeds.py generate_salt).
+// SALT_NBYTES, from generate_salt in seeds.py.
 const SaltBytes = 32
 
-// Personalisation strings of protocol 4.0's two keyed digests (seeds.py):
+// Personalisation strings of protocol 4.0's two keyed digests, from seeds.py:
 // one for the estimator seed, one for the name seed, so the two are
 // independent even though they hash the same input seed with the same key.
 var (
@@ -30,7 +30,7 @@ type Salt struct{ raw []byte }
 
 // ParseSalt decodes a hex salt, as whestbench's bytes.fromhex does for the
 // metadata's "salt" field and WHEST_SEED_SALT. A BLAKE2b key has 1 to 64
-// bytes; whestbench itself generates 32 (SaltBytes). The errors name neither
+// bytes; whestbench itself generates SaltBytes, 32. The errors name neither
 // the text's source nor its content: callers say where it came from.
 func ParseSalt(text string) (Salt, error) {
 	b, err := hex.DecodeString(text)
@@ -49,7 +49,7 @@ func ParseSalt(text string) (Salt, error) {
 }
 
 // GenerateSalt draws a SaltBytes salt from the OS CSPRNG, like whestbench's
-// generate_salt (secrets.token_bytes).
+// generate_salt, which calls secrets.token_bytes.
 func GenerateSalt() Salt {
 	b := make([]byte, SaltBytes)
 	_, _ = io.ReadFull(rand.Reader, b) // crypto/rand aborts the program rather than fail
@@ -84,8 +84,8 @@ func (s Salt) keyed(person []byte, inputSeed uint64) uint64 {
 	return binary.BigEndian.Uint64(blake2b(msg[:], s.raw, person, 8))
 }
 
-// DeriveV4 is protocol 4.0: the weight and sample streams of protocol 3.0
-// (so weights and statistics equal a 3.0 bake's), with the estimator seed
+// DeriveV4 is protocol 4.0: the weight and sample streams of protocol 3.0,
+// so weights and statistics equal a 3.0 bake's, with the estimator seed
 // the low 32 bits and the name seed the low 63 bits of two keyed digests.
 // It panics on a zero salt, which no caller may derive with.
 func DeriveV4(inputSeed uint64, salt Salt) Streams {

@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// Weights returns depth matrices width×width, layer-major then row-major
-// (index l*w*w + i*w + j), bit-identical to whestbench's sample_mlp: float64
+// Weights returns depth matrices width×width, layer-major then row-major,
+// at index l*w*w + i*w + j, bit-identical to whestbench's sample_mlp: float64
 // standard normals from the weight stream in that order, each multiplied by
 // sqrt(2/width) in float64 and rounded to float32.
 func Weights(width, depth int, weight SeedSequence) ([]float32, error) {
@@ -14,7 +14,7 @@ func Weights(width, depth int, weight SeedSequence) ([]float32, error) {
 }
 
 // WeightsInto is Weights written into buf when it holds enough, so that a
-// stream of MLPs reuses one array (64 MiB at width 1024 × depth 16).
+// stream of MLPs reuses one array: 64 MiB at width 1024 × depth 16.
 func WeightsInto(buf []float32, width, depth int, weight SeedSequence) ([]float32, error) {
 	ws, err := NewWeightStream(width, depth, weight)
 	if err != nil {

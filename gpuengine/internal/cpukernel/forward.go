@@ -6,8 +6,8 @@ import (
 )
 
 // Forward computes dst = relu(src @ w) for rows rows of width width, with the
-// rounding defined by mode (see the package comment). src and dst are row-major
-// rows×width, w is row-major width×width (w[i*width+j] feeds output j from input i).
+// rounding defined by mode in the package comment. src and dst are row-major
+// rows×width, w is row-major width×width: w[i*width+j] feeds output j from input i.
 // dst must not overlap src or w. Forward panics on inconsistent sizes, overlap or
 // an unknown mode: those are programming errors of the caller.
 func Forward(dst, src []float32, rows, width int, w []float32, mode Mode) {
@@ -74,8 +74,8 @@ func AddColumnSums(sums []float64, x []float32, rows, width int) {
 }
 
 // AddColumnSquares adds the squares of each row of x into sums:
-// sums[j] += float64(x)*float64(x) for r ascending (the product is exact, the add
-// rounds in float64).
+// sums[j] += float64(x)*float64(x) for r ascending; the product is exact, the add
+// rounds in float64.
 func AddColumnSquares(sums []float64, x []float32, rows, width int) {
 	checkColumns("AddColumnSquares", sums, x, rows, width)
 	from := 0

@@ -26,7 +26,7 @@ func forwardGeneric(dst, src []float32, rows, width int, w []float32, mode Mode)
 	}
 }
 
-// relu maps every value that is not > 0 (including -0 and NaN) to +0.
+// relu maps every value that is not > 0, -0 and NaN included, to +0.
 func relu(x []float32) {
 	for j, v := range x {
 		if !(v > 0) {

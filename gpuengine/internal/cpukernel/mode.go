@@ -7,7 +7,7 @@ type Mode uint8
 
 const (
 	// FMA rounds once per step: acc = fma_f32(x, w, acc). This matches the
-	// whestbench fixtures (a sequential float32 FMA dot product).
+	// whestbench fixtures, a sequential float32 FMA dot product.
 	FMA Mode = iota
 	// MulAdd rounds the product and then the sum: acc = acc + float32(x*w).
 	MulAdd

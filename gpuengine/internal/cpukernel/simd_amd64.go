@@ -11,8 +11,8 @@ import (
 )
 
 // All assembly needs AVX2 and FMA3; cpu reports them only when the OS also
-// saves the YMM state. AVX-512F (with OS ZMM support) adds a wider forward
-// kernel. WHESTBAKE_CPU_KERNEL (simdcap) can cap the choice for tests and
+// saves the YMM state. AVX-512F with OS ZMM support adds a wider forward
+// kernel. WHESTBAKE_CPU_KERNEL, read by simdcap, can cap the choice for tests and
 // benchmarks: avx2 leaves the AVX-512 kernel out, generic all assembly.
 var (
 	useSIMD     = cpu.X86.HasAVX2 && cpu.X86.HasFMA && simdcap.Allows(simdcap.AVX2)
@@ -37,7 +37,7 @@ var (
 	avx512Kernel = simdKernel{"avx512f", 6, 64, 128, forwardFMAAVX512, forwardMulAddAVX512}
 )
 
-// availableKernels lists the kernels this CPU runs (under the ceiling),
+// availableKernels lists the kernels this CPU runs under the ceiling,
 // preferred first.
 func availableKernels() []simdKernel {
 	if !useSIMD {
@@ -80,9 +80,9 @@ func columnSquaresAVX2(sums *float64, x *float32, rows, width, cols int)
 
 // Cache tiling. Each row block streams the w columns it computes, so w must
 // stay in L2 across row blocks. While all of w fits the budget the kernel runs
-// whole rows over w as it is. A larger w is packed into column panels (each
+// whole rows over w as it is. A larger w is packed into column panels, each
 // panel's rows contiguous, which also avoids the cache-set conflicts of a
-// power-of-two row stride) and each panel is swept over a chunk of rows, so one
+// power-of-two row stride, and each panel is swept over a chunk of rows, so one
 // panel and the chunk's src rows share L2. Tiling only reorders independent
 // outputs; every lane still walks i in order.
 //
@@ -91,7 +91,7 @@ func columnSquaresAVX2(sums *float64, x *float32, rows, width, cols int)
 // up a garbage-collection stop.
 const (
 	l2Budget  = 512 << 10 // bytes of w read in place; larger w is packed
-	chunkRows = 128       // rows per call (rounded down to whole register blocks)
+	chunkRows = 128       // rows per call, rounded down to whole register blocks
 )
 
 func forwardSIMD(dst, src []float32, rows, width int, w []float32, mode Mode) {
@@ -106,7 +106,7 @@ func (k simdKernel) forward(dst, src []float32, rows, width int, w []float32, mo
 	if mode == MulAdd {
 		kern = k.mulAdd
 	}
-	// panel returns w's columns from j0 on (pw of them) and their row stride.
+	// panel returns the pw columns of w from j0 on and their row stride.
 	panelCols := width
 	panel := func(j0, pw int) ([]float32, int) { return w[j0:], width }
 	if width*width*4 > l2Budget {
@@ -157,7 +157,7 @@ func (k simdKernel) packPanels(packed, w []float32, width int) {
 }
 
 // floatPool recycles float32 scratch buffers of a size that depends on the
-// call (a packed w, a padded tail), so that a Forward in a hot loop does not
+// call, a packed w or a padded tail, so that a Forward in a hot loop does not
 // allocate.
 type floatPool struct{ sync.Pool }
 

@@ -2,7 +2,7 @@
 
 package cpukernel
 
-// Without the amd64 assembly (other GOARCH, or the purego tag) only the generic
+// Without the amd64 assembly, on another GOARCH or with the purego tag, only the generic
 // code exists; these stubs are never reached because useSIMD is false.
 const (
 	useSIMD  = false

@@ -33,19 +33,19 @@ func Version() (major, minor int, err error) {
 
 // Output is what one compilation produced.
 type Output struct {
-	// Image is a cubin (Cubin true: machine code for exactly one sm_XY) or PTX text
-	// (for the driver's JIT), ready for cuModuleLoadDataEx.
+	// Image is a cubin, with Cubin true, of machine code for exactly one sm_XY, or PTX
+	// text for the driver's JIT, ready for cuModuleLoadDataEx.
 	Image []byte
 	Cubin bool
 	// Log is NVRTC's program log: warnings, and ptxas's resource report when the
-	// options asked for it (--ptxas-options=-v) and a cubin was made.
+	// options asked for it with --ptxas-options=-v and a cubin was made.
 	Log string
 }
 
-// Report parses the ptxas resource report in the log (empty for PTX).
+// Report parses the ptxas resource report in the log, empty for PTX.
 func (o Output) Report() Report { return ParseReport(o.Log) }
 
-// Compile compiles source (named name in messages) with options. A --gpu-architecture
+// Compile compiles source, named name in messages, with options. A --gpu-architecture
 // of sm_XY makes a cubin, compute_XY PTX. A failed compile returns NVRTC's log in the
 // error, which names the line and the reason.
 func Compile(name, source string, headers []Header, options []string) (Output, error) {
@@ -148,8 +148,8 @@ func nvrtcError(what string, r C.nvrtcResult) error {
 	return fmt.Errorf("nvrtc: %s: %s", what, C.GoString(C.nvrtcGetErrorString(r)))
 }
 
-// isCubinArch reports whether options ask for machine code (--gpu-architecture=sm_XY)
-// rather than PTX (compute_XY).
+// isCubinArch reports whether options ask for machine code with
+// --gpu-architecture=sm_XY rather than PTX for compute_XY.
 func isCubinArch(options []string) bool {
 	for _, o := range options {
 		if a, ok := strings.CutPrefix(o, "--gpu-architecture="); ok {

@@ -1,7 +1,7 @@
 // Package cudacompile turns the kernel sources into a module image with NVRTC: a cubin
 // for the device's own sm_XY, assembled by the toolkit's ptxas with its resource report
-// (registers, spills), or PTX for the driver's JIT as a fallback. The cgo binding
-// (nvrtc.go, build tag cuda) links only libnvrtc, so `make cuda-check` uses it on a
+// of registers and spills, or PTX for the driver's JIT as a fallback. The cgo binding,
+// nvrtc.go under build tag cuda, links only libnvrtc, so `make cuda-check` uses it on a
 // machine without a GPU; the report parser is plain Go.
 //
 // gorgonia.org/cu/nvrtc has no nvrtcGetCUBIN, which is why this binding exists.
@@ -15,8 +15,8 @@ import (
 	"strings"
 )
 
-// Resources is ptxas's -v report for one function: registers for an entry function
-// ("Used N registers"), and the frame of every function, entry or kept out of line.
+// Resources is ptxas's -v report for one function: registers for an entry function,
+// from "Used N registers", and the frame of every function, entry or kept out of line.
 type Resources struct {
 	Registers, SpillStores, SpillLoads, Stack, Lmem int
 }
@@ -63,9 +63,9 @@ var (
 	)
 )
 
-// ParseReport reads ptxas -v output (ptxas's own, or NVRTC's program log when it was
-// given --ptxas-options=-v) line by line: "Used N registers" (and, from older ptxas,
-// "N bytes lmem") belongs to the last "Compiling entry function", a frame line to the
+// ParseReport reads ptxas -v output, ptxas's own or NVRTC's program log when it was
+// given --ptxas-options=-v, line by line: "Used N registers", and "N bytes lmem", which
+// older ptxas versions print, belong to the last "Compiling entry function", a frame line to the
 // "Function properties" line before it. ptxas lists the out-of-line device functions
 // after all entries, so a section per entry would misattribute them.
 func ParseReport(out string) Report {

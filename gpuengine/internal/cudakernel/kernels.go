@@ -2,7 +2,7 @@
 // NVRTC, and the pure-Go arithmetic around their launches: geometry, compile options,
 // weight padding and the decoding of the kernels' exact totals. It has no cgo, so all
 // of it — and, through a g++ host build of the very same sources, the kernels'
-// arithmetic — is tested on machines without a GPU (host_test.go).
+// arithmetic — is tested on machines without a GPU, in host_test.go.
 //
 // The sources implement docs/ALGORITHM.md's `philox` algorithm:
 //
@@ -69,10 +69,10 @@ func Headers() []Header {
 const MinComputeCapability = 80
 
 // Target is what NVRTC compiles for: machine code for exactly one device
-// architecture (a cubin for sm_XY, assembled by the toolkit's own ptxas, whose
-// resource report then holds for the device), or PTX for compute_XY, which the
-// driver's JIT assembles at load time (the fallback: its assembler is the driver's,
-// so `make cuda-check`'s report says nothing about it).
+// architecture, a cubin for sm_XY assembled by the toolkit's own ptxas, whose
+// resource report then holds for the device; or PTX for compute_XY, which the
+// driver's JIT assembles at load time. PTX is the fallback: its assembler is the
+// driver's, so `make cuda-check`'s report says nothing about it.
 type Target struct {
 	Major, Minor int
 	PTX          bool
@@ -87,8 +87,8 @@ func (t Target) Arch() string {
 }
 
 // Options are the NVRTC flags for target plus the source's -D constants. They pin the
-// arithmetic: no contraction of a·b+c into an FMA the source did not write
-// (--fmad=false), IEEE division and square root, subnormals kept; no fast-math flag
+// arithmetic: --fmad=false, so no contraction of a·b+c into an FMA the source did not
+// write, IEEE division and square root, subnormals kept; no fast-math flag
 // may ever be added, or the CPU twin no longer matches. A cubin is compiled with
 // ptxas's -v, so NVRTC's log carries the register and spill report.
 func Options(target Target, defines []string) []string {
@@ -106,7 +106,7 @@ func Options(target Target, defines []string) []string {
 	return append(opts, defines...)
 }
 
-// PackKey packs a Philox key into the kernels' 64-bit key parameter (k0 in the low half).
+// PackKey packs a Philox key into the kernels' 64-bit key parameter, k0 in the low half.
 func PackKey(k [2]uint32) uint64 {
 	return uint64(k[0]) | uint64(k[1])<<32
 }

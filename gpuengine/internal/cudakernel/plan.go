@@ -6,10 +6,10 @@ import (
 )
 
 // Tile is the algorithm's tile of consecutive samples whose float64 sums are formed
-// sequentially (WB_TILE in fixed.cuh; gpuengine.PhiloxTile).
+// sequentially: WB_TILE in fixed.cuh, gpuengine.PhiloxTile.
 const Tile = 32
 
-// FusedShape is mlp_fused's compile-time geometry (its -D constants). None of it can
+// FusedShape is mlp_fused's compile-time geometry, its -D constants. None of it can
 // change a result bit; it only sets speed and resource use.
 type FusedShape struct {
 	W, D   int // network width and depth
@@ -17,7 +17,7 @@ type FusedShape struct {
 	TM     int // samples per CTA tile, a multiple of Tile
 	RT, CT int // outputs per thread: RT rows × CT columns
 	KS     int // weight rows per double-buffered shared-memory slice
-	// KU is how many steps of four k the slice loop unrolls (0 or 1: none); more code
+	// KU is how many steps of four k the slice loop unrolls, 0 or 1 for none; more code
 	// for fewer loop edges, where the next step's shared loads can start early.
 	KU int
 	// Resident keeps every layer's weights in shared memory for the whole launch, in
@@ -26,7 +26,7 @@ type FusedShape struct {
 }
 
 // PlanFused picks the fused kernel's shape for a W×D network on a device that allows
-// maxShared bytes of shared memory per block (the opt-in maximum, 232448 on sm_90):
+// maxShared bytes of shared memory per block, the opt-in maximum, 232448 on sm_90:
 // the first of FusedPlans.
 func PlanFused(w, d, maxShared int) (FusedShape, error) {
 	plans, err := FusedPlans(w, d, maxShared)
@@ -37,18 +37,18 @@ func PlanFused(w, d, maxShared int) (FusedShape, error) {
 }
 
 // FusedPlans returns the fused kernel's shapes for a W×D network in order of
-// preference. The first has 16 columns per thread from W > 128 (128
-// accumulators, the register tiling of docs/GPU.md), the largest tile that
+// preference. The first has 16 columns per thread from W > 128, 128
+// accumulators as in the register tiling of docs/GPU.md, the largest tile that
 // fits, then the largest slice. With 128 accumulators a thread sits at sm_90's
 // 255-register cap, so a ptxas that needs a few more spills the fragment to
-// local memory; the next plans halve the fragment (RT=4): first with the same
+// local memory; the next plans halve the fragment to RT=4: first with the same
 // tile and slice loop, which doubles the CTA to 512 threads, caps a thread at 128
-// registers (65,536 per SM) and puts 16 warps on an SM in place of 8, then the
+// of an SM's 65,536 registers and puts 16 warps on an SM in place of 8, then the
 // same with its loop rolled, then with at most 256 threads, where the cap is 255
-// again for 64 accumulators. (RT×CT = 8×8 at 512 threads is no fallback: its
-// cubins for sm_90 and sm_80 spill at 128 registers, NVRTC 11.8.) Narrow networks
-// whose layers all fit beside the tile in half the device's shared memory (two
-// CTAs per SM) keep them resident first. No shape changes a result bit: each
+// again for 64 accumulators. RT×CT = 8×8 at 512 threads is no fallback: its
+// cubins for sm_90 and sm_80 spill at 128 registers with NVRTC 11.8. Narrow networks
+// whose layers all fit beside the tile in half the device's shared memory, two
+// CTAs per SM, keep them resident first. No shape changes a result bit: each
 // output's fma chain runs over k in ascending order whatever the tiling.
 func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	ct := 16
@@ -66,7 +66,7 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 	}
 	add(residentFused(w, d, ct, maxShared))
 	if ct == 16 {
-		// Measured on an H100 at 256×8 (docs/benchmarks.md): 32-row slices halve the
+		// Measured on an H100 at 256×8, in docs/benchmarks.md: 32-row slices halve the
 		// barriers and copies per layer, and a slice loop unrolled whole lets every
 		// step's shared loads start under the previous step's fmas; 40.8 TFLOP/s
 		// against 34.0 for KS=16 with the loop rolled.
@@ -98,7 +98,7 @@ func FusedPlans(w, d, maxShared int) ([]FusedShape, error) {
 
 // residentFused is the RT=8 shape with every layer's weights in shared memory, when
 // they fit beside a 128-sample tile in half of maxShared, so that two CTAs share an SM
-// (one alone would leave it idle at each barrier). Its slice is the whole layer up to
+// where one alone would leave it idle at each barrier. Its slice is the whole layer up to
 // W=64, its loop unrolled whole: nothing waits between slices, and 16 steps of four k
 // are 32 KiB of code, half the production shape's slice loop.
 func residentFused(w, d, ct, maxShared int) (FusedShape, bool) {
@@ -120,7 +120,7 @@ func residentFused(w, d, ct, maxShared int) (FusedShape, bool) {
 // to prefer another.
 var defaultSlices = []int{16, 8, 4}
 
-// largestFused is the RT×CT tiling's shape with the largest tile, then slice (of ks),
+// largestFused is the RT×CT tiling's shape with the largest tile, then slice of ks,
 // that fits the device and has at most maxThreads threads; with unroll, its slice loop
 // is unrolled whole.
 func largestFused(
@@ -151,11 +151,11 @@ func largestFused(
 	return FusedShape{}, false
 }
 
-// ChooseFused compiles plans (of mlp_fused or mlp_tf32x3) in order until one uses no
+// ChooseFused compiles plans of mlp_fused or mlp_tf32x3 in order until one uses no
 // local memory, and returns it
-// with its compiled module M. compile reports a spill as a non-empty description (from
-// ptxas's report, or the loaded function's attributes); discard releases a module that
-// is not kept. If every plan spills, the first (preferred) one is kept: a spill costs
+// with its compiled module M. compile reports a spill as a non-empty description, from
+// ptxas's report or the loaded function's attributes; discard releases a module that
+// is not kept. If every plan spills, the first, preferred one is kept: a spill costs
 // speed, never a bit. A compile error ends the choice at once: it is a fault, not a
 // resource limit, and a fallback would hide it. notes say what was tried and why, for
 // the engine's startup log.
@@ -252,7 +252,7 @@ func (s FusedShape) Validate(maxShared int) error {
 	return nil
 }
 
-// Threads is the CTA size: (WP/CT) thread columns × (TM/RT) thread rows.
+// Threads is the CTA size: WP/CT thread columns × TM/RT thread rows.
 func (s FusedShape) Threads() int { return s.WP / s.CT * (s.TM / s.RT) }
 
 // SharedBytes is the dynamic shared memory of one CTA: the tile's activations and two
@@ -267,17 +267,17 @@ func (s FusedShape) SharedBytes() int {
 // Values is the number of exact totals: D·W layer sums, then W sums of squares.
 func (s FusedShape) Values() int { return (s.D + 1) * s.W }
 
-// Lanes is how many threads share a column's tile sums (WB_LANES): the tile's 32-row
+// Lanes is how many threads share a column's tile sums, WB_LANES: the tile's 32-row
 // tiles are dealt to as many threads as the CTA has per column, at most one tile each,
-// so that narrow layers occupy every thread (tile.cuh, ts_colsums).
+// so that narrow layers occupy every thread, as ts_colsums in tile.cuh deals them.
 func (s FusedShape) Lanes() int { return lanes(s.TM, s.Threads(), s.W) }
 
 // SlotWords is the scratch one CTA needs for its exact partial totals: three limbs per
 // value and lane.
 func (s FusedShape) SlotWords() int { return 3 * s.Lanes() * s.Values() }
 
-// Grid is the number of CTAs for count samples: one per tile, at most maxCTAs
-// (the CTAs that fit on the device at once; the kernel loops over the rest).
+// Grid is the number of CTAs for count samples: one per tile, at most maxCTAs,
+// the CTAs that fit on the device at once; the kernel loops over the rest.
 func (s FusedShape) Grid(count int64, maxCTAs int) int {
 	tiles := (count + int64(s.TM) - 1) / int64(s.TM)
 	return int(min(tiles, int64(maxCTAs)))
@@ -326,7 +326,7 @@ func (s FusedShape) String() string {
 }
 
 // lanes is the largest divisor of a tile's tm/Tile tiles that is at most
-// threads/width (at least 1).
+// threads/width, and at least 1.
 func lanes(tm, threads, width int) int {
 	tiles := tm / Tile
 	g := max(1, min(tiles, threads/width))
@@ -336,7 +336,7 @@ func lanes(tm, threads, width int) int {
 	return g
 }
 
-// PadWeights returns the depth W×W layers of w (layer-major, row-major) as WP×WP
+// PadWeights returns the depth W×W layers of w, layer-major then row-major, as WP×WP
 // layers with zeros outside, the layout mlp_fused reads.
 func PadWeights(w []float32, width, depth, wp int) []float32 {
 	out := make([]float32, depth*wp*wp)
@@ -355,22 +355,22 @@ const (
 )
 
 // PipelineShape is the cuBLAS pipeline's geometry: every GEMM has Rows×W×W, also for
-// the last, partly padded chunk, because cuBLAS picks its kernel (and so its
-// summation order) by shape.
+// the last, partly padded chunk, because cuBLAS picks its kernel, and so its
+// summation order, by shape.
 type PipelineShape struct {
 	W, D, Rows int
 }
 
-// pipelineBufferBytes bounds one activation buffer of the pipeline (there are two).
+// pipelineBufferBytes bounds one activation buffer of the pipeline; there are two.
 const pipelineBufferBytes = 256 << 20
 
-// maxGridY is CUDA's limit on a grid's y dimension (x allows 2^31−1, y and z 65,535).
+// maxGridY is CUDA's limit on a grid's y dimension: x allows 2^31−1, y and z 65,535.
 const maxGridY = 65535
 
 // PlanPipeline sizes the GEMM chunk for a W×D network: as many rows as fit in
 // pipelineBufferBytes, a multiple of the tile, never more than a step needs, and no
-// more than relu_tilesum's grid can cover (its y dimension is the chunk's row groups:
-// at W=1 the buffer alone would allow 2^26 rows, 65,536 groups, one past the limit).
+// more than relu_tilesum's grid can cover. Its y dimension is the chunk's row groups:
+// at W=1 the buffer alone would allow 2^26 rows, 65,536 groups, one past the limit.
 func PlanPipeline(w, d int, step int64) PipelineShape {
 	rows := int64(pipelineBufferBytes / (4 * w))
 	rows = min(rows, (step+Tile-1)/Tile*Tile, maxGridY*Tile*PipelineTilesPerCTA)
@@ -394,12 +394,12 @@ func (p PipelineShape) Defines() []string {
 
 // Step limits for one GPU launch sequence between checkpoints.
 const (
-	DefaultStep = 1 << 22 // ≈ 0.1 s of the fused kernel at W=256, D=8 on an H100 (estimate)
-	MaxStep     = 1 << 30 // keeps every carry-save word below 2^64 (< 2^32 flushes per step)
+	DefaultStep = 1 << 22 // ≈ 0.1 s of the fused kernel at W=256, D=8 on an H100, estimated
+	MaxStep     = 1 << 30 // keeps every carry-save word below 2^64: < 2^32 flushes per step
 )
 
 // Step is the samples per launch sequence and checkpoint for a requested chunk size
-// (0: DefaultStep): a multiple of the tile, at most MaxStep. It never changes results.
+// with 0 meaning DefaultStep: a multiple of the tile, at most MaxStep. It never changes results.
 func Step(chunkSize int) int64 {
 	s := int64(chunkSize)
 	if s <= 0 {
@@ -410,7 +410,7 @@ func Step(chunkSize int) int64 {
 }
 
 // TilingCandidates are the shapes of a W×D network that the tiling sweep times
-// against each other (gpuengine's BenchmarkCUDAFusedTilings, docs/GPU.md), each
+// against each other in gpuengine's BenchmarkCUDAFusedTilings, as docs/GPU.md says, each
 // checked bit for bit against PlanFused's result: every plan of FusedPlans, then,
 // of the first two, the same with half the slice and half the tile, and of a
 // resident plan the same streamed. make cuda-check compiles them all for spills.

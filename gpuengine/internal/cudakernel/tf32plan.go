@@ -8,28 +8,28 @@ import (
 	"slices"
 )
 
-// TF32x3Source is tf32x3.cu, the source of the kernel mlp_tf32x3 (--precision tf32x3).
+// TF32x3Source is tf32x3.cu, the source of the kernel mlp_tf32x3 that --precision tf32x3 runs.
 //
 //go:embed tf32x3.cu
 var TF32x3Source string
 
 // TF32x3Scheme names what mlp_tf32x3 computes, for metadata and checkpoints: the
-// instruction, the split (big: the low 13 bits cleared; small: the remainder rounded to
-// nearest, ties away) and the order of one output's sum (per step of eight k from zero,
-// small·big, big·small, big·big, then added to the FP32 accumulator to nearest).
+// instruction; the split, big with the low 13 bits cleared and small the remainder
+// rounded to nearest, ties away; and the order of one output's sum: per step of eight k
+// from zero, small·big, big·small, big·big, then added to the FP32 accumulator to nearest.
 const TF32x3Scheme = "mma.sync.m16n8k8.tf32 3xTF32 big=RZ small=RNA sb,bs,bb k8-from-0 +RN/1"
 
 // tf32Warps is mlp_tf32x3's warps per CTA: 8, as mlp_fused's production shape, so that
 // a 128-sample tile gives each warp 128 accumulators a thread at W=256.
 const tf32Warps = 8
 
-// TF32Shape is mlp_tf32x3's compile-time geometry (its -D constants). None of it moves
+// TF32Shape is mlp_tf32x3's compile-time geometry, its -D constants. None of it moves
 // a bit: each output's sum is fixed by the scheme, not the tiling.
 type TF32Shape struct {
 	W, D   int // network width and depth
 	WP     int // W rounded up to a multiple of 8·WN; the extra weights and inputs are zero
 	TM     int // samples per CTA tile, a multiple of Tile and of 16·WM
-	WM, WN int // warps across the tile's rows and columns (WM·WN = 8)
+	WM, WN int // warps across the tile's rows and columns, WM·WN = 8
 	KS     int // weight rows per double-buffered shared slice, a multiple of 8
 }
 
@@ -44,10 +44,10 @@ func PlanTF32(w, d, maxShared int) (TF32Shape, error) {
 }
 
 // TF32Plans returns mlp_tf32x3's shapes for a W×D network in order of preference: the
-// least padding, then the largest tile, then warps of 4×8 n8 tiles (fewer shared bytes
-// per mma than 2×16 at the same 128 accumulators), then 2×16, then the larger of two
+// least padding, then the largest tile, then warps of 4×8 n8 tiles, with fewer shared
+// bytes per mma than 2×16 at the same 128 accumulators, then 2×16, then the larger of two
 // slice heights. At W=256 the first sits at 255 registers, so a ptxas that needs a few
-// more spills; the engine then takes the next that does not (ChooseFused). The shape
+// more spills; the engine's ChooseFused then takes the next that does not. The shape
 // moves no bit: the scheme fixes each output's sum.
 func TF32Plans(w, d, maxShared int) ([]TF32Shape, error) {
 	type ranked struct {
@@ -134,7 +134,7 @@ func (s TF32Shape) Accumulators() int { return 4 * (s.TM / 16 / s.WM) * (s.WP / 
 func (s TF32Shape) Threads() int { return 32 * s.WM * s.WN }
 
 // SharedBytes is the dynamic shared memory of one CTA: the tile's activations, rows WP+4
-// floats apart, and two weight slices of 8 bytes a weight (big and small).
+// floats apart, and two weight slices of 8 bytes a weight, big and small.
 func (s TF32Shape) SharedBytes() int { return 4*s.TM*(s.WP+4) + 2*8*s.KS*s.WP }
 
 // Values is the number of exact totals: D·W layer sums, then W sums of squares.
@@ -182,7 +182,7 @@ func (s TF32Shape) String() string {
 
 // TF32Split splits x into its big and small TF32 parts as mlp_tf32x3 does: big is x
 // with its low 13 bits cleared, small the exact remainder x − big rounded to TF32 to
-// nearest with ties away from zero (PTX's cvt.rna.tf32.f32), as 32-bit words.
+// nearest with ties away from zero, which is PTX's cvt.rna.tf32.f32; both as 32-bit words.
 func TF32Split(x float32) (big, small uint32) {
 	big = math.Float32bits(x) &^ 0x1fff
 	r := math.Float32bits(x - math.Float32frombits(big))
@@ -192,9 +192,9 @@ func TF32Split(x float32) (big, small uint32) {
 	return big, r
 }
 
-// PackTF32Weights lays out the depth W×W layers of w (layer-major, row-major) as
+// PackTF32Weights lays out the depth W×W layers of w, layer-major then row-major, as
 // mlp_tf32x3 reads them: per layer, k8 step kk and n8 tile n, 32 lanes of four words,
-// (W[8kk+t][8n+g] big, W[8kk+t+4][8n+g] big, then both small) for lane 4g + t, zero
+// W[8kk+t][8n+g] big, W[8kk+t+4][8n+g] big, then both small, for lane 4g + t, zero
 // outside W×W: the B fragments of the PTX ISA's mma.m16n8k8 .tf32, one 16-byte load a
 // lane.
 func PackTF32Weights(w []float32, width, depth, wp int) []uint32 {

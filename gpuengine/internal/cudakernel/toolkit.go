@@ -2,10 +2,11 @@ package cudakernel
 
 import "fmt"
 
-// CheckToolkit decides whether a driver (its CUDA version, 1000·major + 10·minor, as
-// cuDriverGetVersion reports it) can run what an NVRTC of version nvrtcMajor.nvrtcMinor
-// builds. The engine loads cubins, and NVIDIA's minor version compatibility (the CUDA
-// Compatibility guide, since CUDA 11) lets a driver run cubins of any toolkit of its
+// CheckToolkit decides whether a driver of CUDA version driver, 1000·major + 10·minor
+// as cuDriverGetVersion reports it, can run what an NVRTC of version
+// nvrtcMajor.nvrtcMinor builds. The engine loads cubins, and NVIDIA's
+// minor version compatibility, which the CUDA Compatibility guide documents from CUDA
+// 11 on, lets a driver run cubins of any toolkit of its
 // own major version: a 13.0 driver with a 13.1 NVRTC is fine. A newer major is not.
 func CheckToolkit(nvrtcMajor, nvrtcMinor, driver int) error {
 	if nvrtcMajor > driver/1000 {

@@ -2,11 +2,11 @@ package cudakernel
 
 import "github.com/whestbake/whestbake/gpuengine/internal/exact"
 
-// Digits is the number of 32-bit digits of a 192-bit total (WB_DIGITS in fixed.cuh).
+// Digits is the number of 32-bit digits of a 192-bit total, WB_DIGITS in fixed.cuh.
 const Digits = 6
 
-// DecodeWords folds the kernels' carry-save words into exact totals: word d of value v
-// (at d·nv + v) holds a sum of 32-bit digits of weight 2^(32d), so value v is
+// DecodeWords folds the kernels' carry-save words into exact totals: word d of value v,
+// at d·nv + v, holds a sum of 32-bit digits of weight 2^(32d), so value v is
 // Σ_d word·2^(32d) modulo 2^192, the exact.Acc ring.
 func DecodeWords(words []uint64, nv int) []exact.Acc {
 	out := make([]exact.Acc, nv)

@@ -41,7 +41,7 @@ func (a *Acc) Add(v float64) error {
 }
 
 // AddEach adds floor(v[j]·2^64) to dst[j] for every j < len(v), and returns
-// the first out-of-range value's error (the others are still added). It is
+// the first out-of-range value's error; the others are still added. It is
 // the hot loop of the philox engines: one call per tile and layer.
 func AddEach(dst []Acc, v []float64) error {
 	dst = dst[:len(v)]
@@ -61,7 +61,7 @@ func AddEach(dst []Acc, v []float64) error {
 // part i of v is the middle limb and the top 64 bits of its fraction the low
 // limb, taken 32 bits at a time. Every step is exact: i = trunc(v) has at
 // most v's 53 significant bits, so float64(i) is i; v − i is v's fraction,
-// representable (Sterbenz, or i = 0), and so is each remainder below; scaling
+// representable by Sterbenz's lemma or as i = 0, and so is each remainder below; scaling
 // by 2^32 only moves the exponent; truncating a non-negative value is its
 // floor. Only int64 conversions are used: Go's float-to-uint64 conversion
 // branches on values ≥ 2^63, which the fraction's bits hit at random.
@@ -76,7 +76,7 @@ func (a *Acc) addSmall(v float64) {
 	a[2] += c
 }
 
-// AddAcc adds b to a (mod 2^192, which never wraps within MaxAbs·2^24).
+// AddAcc adds b to a mod 2^192, which never wraps within MaxAbs·2^24.
 func (a *Acc) AddAcc(b Acc) {
 	var c uint64
 	a[0], c = bits.Add64(a[0], b[0], 0)
@@ -137,7 +137,7 @@ func (a Acc) neg() Acc {
 	return n
 }
 
-// Int returns a as a big integer (the value times 2^64).
+// Int returns a as a big integer: the value times 2^64.
 func (a Acc) Int() *big.Int {
 	neg := a[2]>>63 != 0
 	m := a
@@ -153,7 +153,7 @@ func (a Acc) Int() *big.Int {
 	return x
 }
 
-// Float64 returns a·2^-64 rounded to the nearest float64 (ties to even).
+// Float64 returns a·2^-64 rounded to the nearest float64, ties to even.
 func (a Acc) Float64() float64 {
 	f := new(big.Float).SetPrec(200).SetInt(a.Int())
 	f.SetMantExp(f, -FracBits)
@@ -161,7 +161,7 @@ func (a Acc) Float64() float64 {
 	return v
 }
 
-// String encodes a as 48 hex digits (most significant limb first); used in
+// String encodes a as 48 hex digits, most significant limb first; used in
 // checkpoints, of which a bake writes D·W+W per step, so without fmt.
 func (a Acc) String() string {
 	const digits = "0123456789abcdef"

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 )
 
-// goLanes is how many slots (Philox counters, four normals each) the portable
+// goLanes is how many slots, Philox counters of four normals each, the portable
 // path runs side by side. Every loop below runs one step across independent
 // lanes, so the CPU overlaps the multiply, divide and square-root latencies
 // that the one-block-at-a-time loop of docs/ALGORITHM.md leaves idle, and the
@@ -74,7 +74,7 @@ func pairLanes(out *[4 * goLanes]float32, w *[4][goLanes]uint32) {
 	}
 }
 
-// radiusLanes is radius (normal.go) on each lane.
+// radiusLanes is normal.go's radius on each lane.
 func radiusLanes(rad *[2 * goLanes]float32, r *[2 * goLanes]uint32) {
 	var s, k, lnf [2 * goLanes]float32
 	for i := range r {
@@ -119,7 +119,7 @@ func angleLanes(cs, sn *[2 * goLanes]float32, rb *[2 * goLanes]uint32) {
 }
 
 // oddPoly4 is t·P(t²) with P by Horner from coef[0], the shape of both lnf in
-// radius and sinHalfPi, on four values at once (held in registers).
+// radius and sinHalfPi, on four values at once, held in registers.
 func oddPoly4(coef []float32, a, b, c, d float32) (float32, float32, float32, float32) {
 	a2, b2, c2, d2 := float32(a*a), float32(b*b), float32(c*c), float32(d*d)
 	pa, pb, pc, pd := coef[0], coef[0], coef[0], coef[0]

@@ -7,7 +7,7 @@ import (
 
 // Box–Muller on one Philox word pair, written as explicit binary32 operations.
 // Go may fuse x*y+z into an FMA on some targets; wrapping every product in
-// float32(...) forbids that (Go spec, "Floating-point operators"), which keeps the
+// float32(...) forbids that, as the Go spec's "Floating-point operators" says, which keeps the
 // CPU twin identical to the kernel's __fmul_rn/__fadd_rn sequence. Constants are
 // given by their bits so docs/ALGORITHM.md and the CUDA source state the same values.
 
@@ -47,7 +47,7 @@ func radius(r uint32) float32 {
 	m := uint64(r)<<1 | 1 // u = m·2^-33, m odd
 	e := 63 - bits.LeadingZeros64(m)
 	// Write u = 2^(e−33)·f with f = m/2^e ∈ [1, 2), folded to [1/√2, √2] by
-	// halving when its top 24 bits exceed those of √2 (0xb504f3). Then
+	// halving when its top 24 bits exceed those of √2, 0xb504f3. Then
 	// s = (f−1)/(f+1) = (m−2^e)/(m+2^e): both integers are exact, so s loses nothing
 	// even for u near 1, where −ln u is tiny.
 	var top uint64
@@ -70,7 +70,7 @@ func radius(r uint32) float32 {
 	lnf := float32(p * s)
 	k := float32(e - 33) // ln u = k·ln 2 + ln f, k ∈ [−33, 0]
 	lnu := float32(float32(k*ln2Hi) + float32(float32(k*ln2Lo)+lnf))
-	// sqrt in float64 then float32 is correctly rounded (53 ≥ 2·24+2).
+	// sqrt in float64 then float32 is correctly rounded, as 53 ≥ 2·24+2.
 	return float32(math.Sqrt(float64(float32(-2 * lnu))))
 }
 
@@ -85,7 +85,7 @@ func sinHalfPi(v float32) float32 {
 }
 
 // Pair maps two Philox words to two independent standard normals: ra sets the
-// radius, rb the angle (2 bits of quadrant, 23 bits within it).
+// radius, rb the angle: 2 bits of quadrant, 23 bits within it.
 func Pair(ra, rb uint32) (float32, float32) {
 	rad := radius(ra)
 	a := (rb >> 7) & 0x7fffff

@@ -1,14 +1,14 @@
 // Package philox is the input sampler of the `philox` algorithm: Philox4x32-10
 // counters turned into float32 normals by a fixed sequence of IEEE binary32
 // operations. Every sample's inputs are a pure function of (key, sample index),
-// and every operation is one an NVRTC kernel can issue with the same rounding
-// (__fmul_rn, __fadd_rn, __fdiv_rn, __fsqrt_rn, integer ops), so the CPU twin and
+// and every operation is one an NVRTC kernel can issue with the same rounding:
+// __fmul_rn, __fadd_rn, __fdiv_rn, __fsqrt_rn, integer ops. So the CPU twin and
 // the GPU engine produce the same bits. docs/ALGORITHM.md is the normative text.
 package philox
 
 import "math/bits"
 
-// Philox4x32 round and key-schedule constants (Salmon et al., SC'11).
+// Philox4x32 round and key-schedule constants, from Salmon et al., SC'11.
 const (
 	mulA  = 0xD2511F53
 	mulB  = 0xCD9E8D57

@@ -11,9 +11,9 @@ type Sampler struct {
 }
 
 // Fill writes rows consecutive samples starting at sample index first into
-// dst[r*Width+j]. It runs the AVX-512 or AVX2 kernels where the CPU has them
-// (amd64, without the purego tag; WHESTBAKE_CPU_KERNEL can cap the choice, see
-// simdcap) and the portable lane code otherwise; all give exactly the bits of
+// dst[r*Width+j]. It runs the AVX-512 or AVX2 kernels where the CPU has them,
+// on amd64 without the purego tag, and the portable lane code otherwise;
+// WHESTBAKE_CPU_KERNEL can cap the choice through simdcap. All give exactly the bits of
 // Block and Pair applied one block at a time.
 func (s Sampler) Fill(dst []float32, first int64, rows int) {
 	if rows <= 0 || s.Width <= 0 {
@@ -34,7 +34,7 @@ func (s Sampler) Fill(dst []float32, first int64, rows int) {
 	s.fillGo(dst, first, rows)
 }
 
-// scatter copies the normals of slots t, t+1, … (four per slot, in out) into
+// scatter copies the normals of slots t, t+1, …, four per slot in out, into
 // their rows of dst, dropping the columns past w of each row's last block.
 func scatter(dst, out []float32, t, nb, w int) {
 	for len(out) > 0 {

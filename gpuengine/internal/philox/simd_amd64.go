@@ -9,7 +9,7 @@ import (
 )
 
 // kernel is one pair of assembly routines working on groups of `lanes`
-// consecutive block slots (a slot is one Philox counter, four normals).
+// consecutive block slots, a slot being one Philox counter, four normals.
 // philox writes each group's four output words as four vectors of lanes words;
 // normals turns those vectors into the group's 4·lanes normals in slot order.
 // Inside a group the slot in word lane l is laneSlot(l, lanes): the order that
@@ -25,8 +25,8 @@ var (
 	avx512Kernel = kernel{"avx512", 16, true}
 	// kernels lists what this CPU runs, preferred first. cpu reports AVX2 and
 	// AVX-512F only when the OS also saves the wider registers; the kernels
-	// need nothing beyond those (no FMA, no other AVX-512 subset).
-	// WHESTBAKE_CPU_KERNEL (simdcap) caps the list for tests and benchmarks.
+	// need nothing beyond those, no FMA and no other AVX-512 subset.
+	// WHESTBAKE_CPU_KERNEL, read by simdcap, caps the list for tests and benchmarks.
 	kernels = availableKernels()
 )
 
@@ -73,8 +73,8 @@ func philoxAVX512(words *uint32, groups int, st *laneState)
 func normalsAVX512(dst *float32, words *uint32, groups int)
 
 // laneState is what the philox routines read and advance, one uint64 per
-// counter lane (the Philox state is kept in 64-bit lanes so VPMULUDQ gives the
-// full 32×32→64 product). The assembly hard-codes the byte offsets noted.
+// counter lane: the Philox state is kept in 64-bit lanes so VPMULUDQ gives the
+// full 32×32→64 product. The assembly hard-codes the byte offsets noted.
 type laneState struct {
 	n     [16]uint64       // 0: sample index; lanes/2 lanes of register X, then of Y
 	b     [16]uint64       // 128: block index j/4, same lanes
@@ -122,8 +122,8 @@ func (st *laneState) init(key [2]uint32, first uint64, nb, lanes int) {
 	}
 }
 
-// One assembly call handles at most batchGroups groups (256 slots with
-// AVX-512, about a microsecond), since assembly cannot be preempted; the words
+// One assembly call handles at most batchGroups groups, 256 slots with
+// AVX-512, about a microsecond, since assembly cannot be preempted; the words
 // buffer holds one batch.
 const (
 	batchGroups = 16
@@ -138,10 +138,10 @@ func fillSIMD(s Sampler, dst []float32, first int64, rows int) bool {
 	return true
 }
 
-// fill runs slots 0..rows·nb−1 (slot t = block t mod nb of sample first+t/nb)
-// through the kernel. With Width a multiple of 4 the slots are contiguous in
-// dst and whole groups are written in place; otherwise (and for the last,
-// partial group) they go through out.
+// fill runs slots 0..rows·nb−1 through the kernel, slot t being block t mod nb
+// of sample first+t/nb. With Width a multiple of 4 the slots are contiguous in
+// dst and whole groups are written in place; otherwise, and for the last,
+// partial group, they go through out.
 func (k kernel) fill(s Sampler, dst []float32, first int64, rows int) {
 	w := s.Width
 	nb := (w + 3) / 4

@@ -2,6 +2,6 @@
 
 package philox
 
-// Without the amd64 assembly (other GOARCH, or the purego tag) Fill always
+// Without the amd64 assembly, on another GOARCH or with the purego tag, Fill always
 // takes the scalar path.
 func fillSIMD(s Sampler, dst []float32, first int64, rows int) bool { return false }

@@ -1,10 +1,10 @@
 // Package simdcap reads WHESTBAKE_CPU_KERNEL, a ceiling on the vector
-// instruction set the CPU kernels (cpukernel's forward pass, philox's sampler)
+// instruction set the CPU kernels, cpukernel's forward pass and philox's sampler,
 // may choose at start-up. It exists for tests and benchmarks: an AVX-512
 // machine can run, measure and gate the AVX2 kernels that an AVX2-only host
-// would run (`WHESTBAKE_CPU_KERNEL=avx2 go test ./gpuengine/...`), or the
-// portable Go code (generic). Every level computes identical bits; only speed
-// and the register blocking (so heap bytes per sample) change.
+// would run, as `WHESTBAKE_CPU_KERNEL=avx2 go test ./gpuengine/...` does, or the
+// portable Go code, generic. Every level computes identical bits; only speed
+// and the register blocking, and so heap bytes per sample, change.
 //
 // The variable is read once, when the program starts. It is a ceiling, never
 // a demand: avx512 on a CPU without AVX-512 still runs AVX2. Unset, empty or
@@ -28,7 +28,7 @@ type Level int
 // The levels, lowest first.
 const (
 	Generic Level = iota // portable Go, no assembly
-	AVX2                 // AVX2 (+FMA3 for the forward kernel)
+	AVX2                 // AVX2, with FMA3 for the forward kernel
 	AVX512               // AVX-512F
 )
 
@@ -46,15 +46,14 @@ func (l Level) String() string {
 
 var ceiling = mustParse(os.Getenv(Env))
 
-// Ceiling is the highest level the kernels may use (AVX512 without a ceiling).
+// Ceiling is the highest level the kernels may use, AVX512 without a ceiling.
 func Ceiling() Level { return ceiling }
 
 // Allows reports whether the kernels may use level l.
 func Allows(l Level) bool { return l <= ceiling }
 
-// Parse reads a value of Env: "", "auto", "avx512" (or "avx512f"), "avx2"
-// (or "avx2-fma"), "generic" (or "go"); case and surrounding blanks are
-// ignored.
+// Parse reads a value of Env: "", "auto", "avx512" or "avx512f", "avx2" or
+// "avx2-fma", "generic" or "go"; case and surrounding blanks are ignored.
 func Parse(v string) (Level, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "", "auto", "avx512", "avx512f":

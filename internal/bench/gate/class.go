@@ -12,31 +12,31 @@ import (
 )
 
 // Class is a machine class: what the engines' ratio to the numpy peer depends
-// on. Ours and OpenBLAS's kernels use the vector units differently (an Intel
+// on. Ours and OpenBLAS's kernels use the vector units differently on an Intel
 // Xeon with two 512-bit FMA ports, a Zen 4 EPYC that runs AVX-512 on 256-bit
-// pipes, an AVX2-only host), so the ratio is a property of the CPU, not of the
+// pipes and an AVX2-only host, so the ratio is a property of the CPU, not of the
 // code, and it is gated only against a baseline of the same class.
 type Class struct {
-	// Vendor is /proc/cpuinfo's vendor_id (GenuineIntel, AuthenticAMD).
+	// Vendor is /proc/cpuinfo's vendor_id: GenuineIntel, AuthenticAMD.
 	Vendor string `json:"vendor"`
 	// Family and Model are the x86 family and model: the microarchitecture.
-	// Family 0 means not recorded (or not x86); see Same.
+	// Family 0 means not recorded or not x86; see Same.
 	Family int `json:"family"`
 	Model  int `json:"model"`
-	// ModelName is informational: hypervisors mask it ("AMD EPYC" for every
-	// EPYC generation under KVM), so it identifies nothing where a family is
-	// known.
+	// ModelName is informational: hypervisors mask it, to "AMD EPYC" for
+	// every EPYC generation under KVM, so it identifies nothing where a
+	// family is known.
 	ModelName string `json:"model_name"`
-	// Kernel is the forward kernel the engines chose (avx512f, avx2-fma,
-	// generic): the CPU's best, or the cap of WHESTBAKE_CPU_KERNEL.
+	// Kernel is the forward kernel the engines chose, avx512f, avx2-fma or
+	// generic: the CPU's best, or the cap of WHESTBAKE_CPU_KERNEL.
 	Kernel string `json:"kernel"`
 	// CPUs is the number of logical CPUs the gate may use.
 	CPUs int `json:"cpus"`
 }
 
 // Same reports whether c and o are one class: same vendor, kernel and CPU
-// count, and the same family and model. Where neither records a family (a
-// host that is not x86) the model names must match instead; where only one
+// count, and the same family and model. Where neither records a family, on a
+// host that is not x86, the model names must match instead; where only one
 // does, or the vendor is unknown, they are not the same class: a class that
 // cannot be told apart from another must not gate a CPU-dependent figure.
 func (c Class) Same(o Class) bool {
@@ -75,10 +75,10 @@ func (c Class) String() string {
 	return fmt.Sprintf("%s%s%s, kernel %s, %d CPUs", vendor, arch, name, kernel, c.CPUs)
 }
 
-// classOfMachineLine is the class a baseline file of the one-entry layout
-// (before classes) can be given from its machine line,
+// classOfMachineLine is the class a baseline file of the one-entry layout,
+// which records no class, can be given from its machine line,
 // "<model name>, <n> CPUs, <memory>, <os/arch>, forward kernel <kernel>, numpy <v>":
-// no family or model, so it is never the same class as a host's (Same).
+// no family or model, so Same never finds it the class of a host.
 func classOfMachineLine(line string) Class {
 	var c Class
 	if m := regexp.MustCompile(`^(.*), (\d+) CPUs, `).FindStringSubmatch(line); m != nil {
@@ -98,10 +98,10 @@ func classOfMachineLine(line string) Class {
 }
 
 // DependsOnCPU reports whether a metric's value is a property of the CPU
-// rather than of the code: a throughput ratio to a peer measured beside it
-// (the numpy peer, whose OpenBLAS kernels use the CPU differently from ours).
+// rather than of the code: a throughput ratio to a peer measured beside it,
+// the numpy peer, whose OpenBLAS kernels use the CPU differently from ours.
 // Such a metric is gated only against a baseline of the same class. The
-// in-run A/B ratio (both builds of our code on the machine at hand), memory
+// in-run A/B ratio of both builds of our code on the machine at hand, memory
 // and work counts are gated on every machine.
 func (m Metric) DependsOnCPU() bool { return m.Kind == Speed && !m.InRun }
 
@@ -117,10 +117,10 @@ type Refs struct {
 	// preferred first: those of this class's forward kernel, then the others,
 	// each newest first. A metric is compared with the first entry that
 	// recorded it. Newest first, so that an intended change accepted on one
-	// class (`make bench-baseline` there) holds on every class; the kernel
+	// class by `make bench-baseline` there holds on every class; the kernel
 	// first, since the kernel's register blocking shows in the engines' heap
-	// bytes per sample (AVX-512's 6-row blocks leave a padded tail where
-	// AVX2's 4-row blocks leave none).
+	// bytes per sample: AVX-512's 6-row blocks leave a padded tail where
+	// AVX2's 4-row blocks leave none.
 	Order []*Baseline
 }
 
@@ -147,8 +147,8 @@ func (f *File) Refs(c Class) Refs {
 	return r
 }
 
-// recorded is when an entry was recorded: Date is RFC 3339 (or, in entries
-// from before classes, a date alone); an unreadable one sorts as oldest.
+// recorded is when an entry was recorded: Date is RFC 3339, or a date alone
+// in entries recorded in the one-entry layout; an unreadable one sorts as oldest.
 func recorded(b *Baseline) time.Time {
 	for _, layout := range []string{time.RFC3339, time.DateOnly} {
 		if t, err := time.Parse(layout, b.Date); err == nil {
@@ -159,9 +159,9 @@ func recorded(b *Baseline) time.Time {
 }
 
 // Compare compares run metric by metric: a CPU-dependent metric with this
-// class's entry (NotGated without one), any other with the first entry of
+// class's entry, NotGated without one, any other with the first entry of
 // Order that recorded it. A metric is Missing when the entry that gates its
-// kind (Same for the CPU-dependent ones, Order[0] for the others) has it and
+// kind, Same for the CPU-dependent ones and Order[0] for the others, has it and
 // the run, having selected it, does not. OtherClassMemoryMargin, when
 // positive, is the least margin of a memory metric compared with another
 // class's entry.

@@ -18,26 +18,27 @@ type File struct {
 // Baseline is one run of the full suite on one machine class and where it
 // ran, so a reader can tell whether its figures apply to a machine.
 type Baseline struct {
-	// Class is the machine class (Class.Same): the CPU-dependent metrics
-	// gate only runs of this class.
+	// Class is the machine class, as Class.Same tells classes apart: the
+	// CPU-dependent metrics gate only runs of this class.
 	Class Class `json:"class"`
-	// Machine is the host line of the run (CPU, cores, memory, kernel, Go,
-	// forward kernel, numpy and its OpenBLAS core).
+	// Machine is the host line of the run: CPU, cores, memory, kernel, Go,
+	// forward kernel, numpy and its OpenBLAS core.
 	Machine string `json:"machine"`
-	// Commit is the commit the run measured (with "+dirty" when the tree had
+	// Commit is the commit the run measured, with "+dirty" when the tree had
 	// changes, as it does when a change and its new baseline are committed
-	// together).
+	// together.
 	Commit string `json:"commit"`
-	// Date is when the run was recorded, RFC 3339 in UTC (a date alone in
-	// entries from before classes); Refs prefers the newest entry.
+	// Date is when the run was recorded, RFC 3339 in UTC, or a date alone in
+	// entries recorded in the one-entry layout; Refs prefers the newest entry.
 	Date string `json:"date"`
-	// Note says what a reader should know about the entry (how it was
-	// migrated, what it could not record).
+	// Note says what a reader should know about the entry, such as how it
+	// was migrated or what it could not record.
 	Note    string   `json:"note,omitempty"`
 	Metrics []Metric `json:"metrics"`
 }
 
-// legacy is the one-entry layout of bench/baseline.json before classes.
+// legacy is the one-entry layout of bench/baseline.json, which has no
+// machine classes.
 type legacy struct {
 	Machine string   `json:"machine"`
 	Commit  string   `json:"commit"`
@@ -50,8 +51,8 @@ const legacyNote = "recorded before machine classes: its class comes from the ma
 	"without a family or model, so it gates no host's CPU-dependent metrics (Class.Same); " +
 	"it still serves the other metrics"
 
-// Load reads a baseline file. A file of the one-entry layout (before
-// classes, as a bisect at an older commit writes it) reads as one entry whose
+// Load reads a baseline file. A file of the one-entry layout, without
+// classes, as a bisect at an older commit writes it, reads as one entry whose
 // class comes from its machine line.
 func Load(path string) (File, error) {
 	data, err := os.ReadFile(path)
@@ -153,8 +154,8 @@ func round4(v float64) float64 {
 }
 
 // Merge replaces the metrics of base that run measured, keeps the others in
-// place and appends the new ones: accepting a change to some metrics
-// (`make bench-baseline ONLY=...`) leaves the rest of the baseline as it was.
+// place and appends the new ones: accepting a change to some metrics with
+// `make bench-baseline ONLY=...` leaves the rest of the baseline as it was.
 func Merge(base, run []Metric) []Metric {
 	byKey := map[string]Metric{}
 	for _, m := range run {

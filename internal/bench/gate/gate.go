@@ -1,7 +1,7 @@
 // Package gate decides whether a run of the benchmark suite regressed against
-// the committed baseline (bench/baseline.json): per metric, the median of its
+// the committed baseline, bench/baseline.json: per metric, the median of its
 // repetitions is compared with the baseline's median, and a change for the
-// worse fails the gate when it exceeds the margin (7 %) plus the metric's
+// worse fails the gate when it exceeds the margin of 7 % plus the metric's
 // measured noise. The suite that produces the figures is internal/bench/suite;
 // this package only compares, so its rules can be tested without a clock.
 package gate
@@ -19,24 +19,24 @@ const DefaultMargin = 0.07
 // Better says which direction of a metric is an improvement.
 type Better string
 
-// The two directions: lower (memory, counts) and higher (speed ratios).
+// The two directions: lower for memory and counts, higher for speed ratios.
 const (
 	Lower  Better = "lower"
 	Higher Better = "higher"
 )
 
 // Kind groups metrics by what their noise is like, so a gate can widen the
-// margin of one group (speed measured on another machine) and not the others.
+// margin of one group, such as speed measured on another machine, and not the others.
 type Kind string
 
 // The kinds of metric.
 const (
 	// Speed is a throughput ratio against a reference run beside it.
 	Speed Kind = "speed"
-	// Memory is a peak (RSS, heap) on fixed inputs.
+	// Memory is a peak of RSS or heap on fixed inputs.
 	Memory Kind = "memory"
-	// Work is a count that does not depend on the clock (requests, bytes,
-	// history events, allocations).
+	// Work is a count that does not depend on the clock: requests, bytes,
+	// history events, allocations.
 	Work Kind = "work"
 )
 
@@ -48,20 +48,20 @@ type Metric struct {
 	Kind     Kind      `json:"kind"`
 	Better   Better    `json:"better"`
 	Values   []float64 `json:"values,omitempty"`
-	// InRun marks a ratio to a reference measured in the same run (this build
-	// against the baseline commit's build): its baseline is 1 by definition,
+	// InRun marks a ratio to a reference measured in the same run, this build
+	// against the baseline commit's build: its baseline is 1 by definition,
 	// and the baseline file keeps only the spread of an A/A run as its noise.
 	InRun bool `json:"in_run,omitempty"`
 	// Err says why the workload could not measure the metric; it fails the gate.
 	Err string `json:"error,omitempty"`
 	// Peer says what the reference of a ratio to a peer ran: whestbench's
-	// version and the BLAS, its version and core (bench.Result.RanOn), since
+	// version and the BLAS, its version and core, as in bench.Result.RanOn, since
 	// the same OpenBLAS is several times slower per core where it picks a
 	// slower core. The table prints it beside the ratio.
 	Peer string `json:"peer,omitempty"`
 	// Floor is the change, in the metric's unit, below which a difference
-	// is noise whatever its relative size: a count per sample near 0 (a
-	// loop that allocates nothing but the odd runtime buffer) moves by large
+	// is noise whatever its relative size: a count per sample near 0, of a
+	// loop that allocates nothing but the odd runtime buffer, moves by large
 	// fractions of itself. Set by the suite, not kept in the baseline file.
 	Floor float64 `json:"-"`
 }
@@ -69,7 +69,7 @@ type Metric struct {
 // Key names the metric in tables, in --only patterns and in the baseline file.
 func (m Metric) Key() string { return m.Workload + " / " + m.Name }
 
-// Median of the repetitions (0 without any).
+// Median of the repetitions, 0 without any.
 func (m Metric) Median() float64 { return median(m.Values) }
 
 // trimFrom is the number of repetitions from which Noise ignores the one
@@ -116,7 +116,7 @@ func median(v []float64) float64 {
 type Verdict string
 
 // The verdicts; Regressed, Missing and Failed fail the gate. NotGated is a
-// CPU-dependent metric on a machine class without a baseline (Refs.Compare):
+// CPU-dependent metric on a machine class without a baseline, see Refs.Compare:
 // its figure is printed and judged against nothing.
 const (
 	OK        Verdict = "ok"
@@ -133,24 +133,24 @@ func (v Verdict) Fails() bool { return v == Regressed || v == Missing || v == Fa
 
 // Options are the gate's thresholds.
 type Options struct {
-	// Margin is the change for the worse beyond noise that fails a metric
-	// (DefaultMargin when 0).
+	// Margin is the change for the worse beyond noise that fails a metric;
+	// 0 means DefaultMargin.
 	Margin float64
 	// SpeedMargin replaces Margin for Speed metrics that are compared with the
-	// baseline file (the ratios to the numpy peer, not the in-run A/B ones),
+	// baseline file, the ratios to the numpy peer and not the in-run A/B ones,
 	// when positive: CI keeps that gate, against its class's baseline, but
 	// only against gross losses, since its 3 rounds on a shared host of the
-	// same class (not the same host: other neighbours, clocks, hypervisor)
-	// resolve a ratio more coarsely than a developer's check.
+	// same class resolve a ratio more coarsely than a developer's check. The
+	// same class is not the same host: other neighbours, clocks, hypervisor.
 	SpeedMargin float64
 	// MemoryMargin replaces Margin for Memory metrics when positive: a Go
 	// process's peak RSS depends on when its concurrent collector runs, which
-	// a loaded machine shifts (one slice bake peaked at 169 MiB on a quiet
-	// machine and 225 MiB with other jobs running), so CI fails memory only
+	// a loaded machine shifts: one slice bake peaked at 169 MiB on a quiet
+	// machine and 225 MiB with other jobs running. So CI fails memory only
 	// on gross growth while a developer's bench-check keeps the 7 % rule.
 	MemoryMargin float64
 	// OtherClassMemoryMargin, when positive, is the least margin of a Memory
-	// metric compared with another machine class's entry (Refs.Compare): a
+	// metric that Refs.Compare compares with another machine class's entry: a
 	// peak RSS is gated on every machine, within the allowance CI gives it.
 	OtherClassMemoryMargin float64
 	// Selected says which baseline metrics this run set out to measure; a
@@ -170,19 +170,19 @@ type Row struct {
 	Verdict         Verdict
 	Note            string
 	// Against names the class of the baseline entry the row was compared
-	// with when it is not the one most rows were (Refs.Compare).
+	// with, set by Refs.Compare when it is not the one most rows were.
 	Against string
 	// Peer is what the run's ratio to a peer was measured against, BasePeer
-	// the baseline's (Metric.Peer).
+	// the baseline's: Metric.Peer.
 	Peer, BasePeer string
 }
 
-// Report is the comparison of a run with a baseline, in the run's order
-// (then the baseline's missing metrics).
+// Report is the comparison of a run with a baseline, in the run's order,
+// then the baseline's missing metrics.
 type Report struct {
 	Rows []Row
 	// Class is the machine class of the run, named by the note of NotGated
-	// rows (Refs.Compare sets it).
+	// rows; Refs.Compare sets it.
 	Class Class
 }
 
@@ -196,7 +196,7 @@ func (r Report) Failed() bool {
 	return false
 }
 
-// Compare compares run with base metric by metric (matched by Key).
+// Compare compares run with base metric by metric, matched by Key.
 func Compare(base, run []Metric, o Options) Report {
 	if o.Margin == 0 {
 		o.Margin = DefaultMargin
@@ -311,10 +311,10 @@ func compareOne(b Metric, haveBase bool, m Metric, o Options) Row {
 }
 
 // judge returns how much worse and how much better now is than base, each as
-// a positive fraction (0 when the change goes the other way). For a
+// a positive fraction, 0 when the change goes the other way. For a
 // higher-is-better metric, worse is base/now − 1: a speed ratio from 2.0 to
 // 1.8 is 11 % worse, the extra time the same work takes. A zero base makes
-// any non-zero value infinitely worse (or better): an allocation-free loop
+// any non-zero value infinitely worse or better: an allocation-free loop
 // that starts allocating fails whatever the margin.
 func judge(base, now float64, b Better) (worse, better float64) {
 	lo, hi := base, now // lower is better: now > base is worse
@@ -336,8 +336,8 @@ func judge(base, now float64, b Better) (worse, better float64) {
 }
 
 // worseText says how much worse a metric got, in the terms judge measured:
-// for a speed ratio, the extra time the same work takes (which the change
-// column, now/base − 1, understates: −23.5 % of speed is 30.8 % more time).
+// for a speed ratio, the extra time the same work takes. The change column,
+// now/base − 1, understates it: −23.5 % of speed is 30.8 % more time.
 func worseText(b Better, worse float64) string {
 	if b == Higher {
 		return fmt.Sprintf("fell: the same work takes %s more time", pct(worse))

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 )
 
-// Write prints the report as one markdown table (workload, metric, baseline,
-// now, change, allowed, verdict), then a numbered note per row that needs
+// Write prints the report as one markdown table of workload, metric, baseline,
+// now, change, allowed and verdict, then a numbered note per row that needs
 // one, so a long error does not widen a column.
 func (r Report) Write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -1,9 +1,10 @@
 // Command numpyevidence measures which numpy + OpenBLAS configurations give
 // the bits of `whestbake dataset bake --sampler numpy --dot-product X`: for
 // each shape it bakes the same MLP seeds with every dot product, runs
-// whestbench's own CPU bake of them (judge.py: whestbench.dataset.create_dataset
-// in the Python judge, make pyjudge) once per OpenBLAS kernel and thread
-// count, and prints markdown tables of how many statistics differ.
+// whestbench's own CPU bake of them once per OpenBLAS kernel and thread
+// count, and prints markdown tables of how many statistics differ. That bake
+// is judge.py's whestbench.dataset.create_dataset in the Python judge that
+// `make pyjudge` installs.
 // docs/NUMPY.md holds its output and the command line.
 //
 // It runs minutes of bakes, so it is a tool run by hand, not a test; the
@@ -37,12 +38,12 @@ type shape struct {
 }
 
 // The shapes: whestbench's fixture shapes; width 1, where numpy's column
-// sum is a contiguous (pairwise) one; small and odd widths, whose last
+// sum is a contiguous, pairwise one; small and odd widths, whose last
 // column some kernels sum apart; widths either side of where OpenBLAS's
-// sgemm splits the k sum into blocks (384 for Sandybridge, 448 for
-// SkylakeX, 512 for Nehalem); chunks small enough for OpenBLAS's
-// small-matrix kernels; sample counts that leave a last chunk of one row
-// (numpy then calls gemv) or a whole bake of one row.
+// sgemm splits the k sum into blocks: 384 for Sandybridge, 448 for
+// SkylakeX, 512 for Nehalem; chunks small enough for OpenBLAS's
+// small-matrix kernels; sample counts that leave a last chunk of one row,
+// for which numpy calls gemv, or a whole bake of one row.
 var shapes = []shape{
 	{4, 2, 100, []int64{1001, 2002, 3003, 4004}, "100 (fixture single_split_v3_protocol's seeds)"},
 	{8, 2, 100, []int64{42000, 42001, 99000, 99001}, "100 (fixture multi_config_v3.0's seeds)"},
@@ -171,8 +172,8 @@ func bake(whestbake, tmp string, i int, s shape, dot string) []dataset.Row {
 	return rows
 }
 
-// runJudge runs whestbench's bake of every shape on OpenBLAS kernel core
-// ("unset": OpenBLAS's choice) with threads threads.
+// runJudge runs whestbench's bake of every shape on OpenBLAS kernel core,
+// where "unset" is OpenBLAS's choice, with threads threads.
 func runJudge(python, judge, core string, threads int) judged {
 	in, err := json.Marshal(shapes)
 	check(err)
@@ -186,8 +187,8 @@ func runJudge(python, judge, core string, threads int) judged {
 	return got
 }
 
-// blasEnv is this process's environment with OPENBLAS_CORETYPE set to core
-// (removed for "unset": OpenBLAS then detects the CPU), the thread count
+// blasEnv is this process's environment with OPENBLAS_CORETYPE set to core,
+// or removed for "unset" so that OpenBLAS detects the CPU, the thread count
 // set, and without OPENBLAS_L2_SIZE or a user site, so that a host's
 // settings pick neither the kernel nor the packages.
 func blasEnv(core string, threads int) []string {

@@ -1,22 +1,22 @@
-// Command scale measures the peak memory (RSS) and wall time of every local
+// Command scale measures the peak memory, RSS, and wall time of every local
 // dataset verb and every bake activity on a dataset of gigabytes, to show
-// that memory does not grow with the dataset (issue 8: below 256 MiB plus
-// one row). It prints a Markdown table for docs/benchmarks.md.
+// that memory does not grow with the dataset: issue 8 asks for below 256 MiB
+// plus one row. It prints a Markdown table for docs/benchmarks.md.
 //
 // The verbs run as child processes of bin/whestbake under /usr/bin/time,
 // which reports their peak RSS. The activities run in this
 // process, one after another as in a long-lived worker, against a private
 // MinIO on free loopback ports: before each one the heap is returned to the
-// OS and the kernel's high-water mark is reset (/proc/self/clear_refs), so
+// OS and the kernel's high-water mark is reset through /proc/self/clear_refs, so
 // each row is that activity's peak, the process's baseline included.
 //
-// Disk: datasets live under -dir (default the system's temp directory) and
+// Disk: datasets live under -dir, by default the system's temp directory, and
 // are deleted as soon as the next step no longer needs them; a merge or a
 // combine needs its input and its output at once, and the activities their
 // scratch copies beside MinIO's objects, so about four times the dataset
 // size must be free.
 //
-// Usage, from the repository root (after `make build tools`):
+// Usage, from the repository root once `make build tools` has run:
 //
 //	go run ./internal/bench/scale              # 1000 MLPs × 256×8 (≈ 2 GiB)
 //	go run ./internal/bench/scale -mlps 100    # a quick look
@@ -336,8 +336,8 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	if err := measure("GenerateSeeds", a.GenerateSeeds, seedsIn, &sd); err != nil {
 		return nil, err
 	}
-	// The merge follows the slices as a bake runs it (BakeWorkflow starts
-	// it beside the split), so that its share of the release tail is what
+	// The merge follows the slices as a bake runs it, BakeWorkflow starting
+	// it beside the split, so that its share of the release tail is what
 	// is left when the last slice lands; with -serial it runs after them,
 	// alone, for its own peak and speed.
 	nSlices := (c.mlps + c.sliceSize - 1) / c.sliceSize
@@ -486,9 +486,9 @@ func releaseShards(c config) ([]string, error) {
 }
 
 // rawS3 measures what the machine's MinIO does with the bytes of the
-// release's parquet shards (keys in bucket), with minio-go and nothing of
-// whestbake: a copy through this process (GET streamed into a PUT), a read
-// alone, and a copy on the server (UploadPartCopy), shard after shard. A
+// release's parquet shards, keys in bucket, with minio-go and nothing of
+// whestbake: a copy through this process, a GET streamed into a PUT; a read
+// alone; and a copy on the server by UploadPartCopy, shard after shard. A
 // step that must read and write every byte through a worker cannot beat
 // the first.
 func rawS3(ctx context.Context, cfg store.Config, scratch, uri, bucket string, keys []string) (
@@ -564,8 +564,8 @@ func rawS3(ctx context.Context, cfg store.Config, scratch, uri, bucket string, k
 	return rows, nil
 }
 
-// inProcess runs one activity in a test activity environment (a real
-// activity context without a server) and returns its peak RSS and time.
+// inProcess runs one activity in a test activity environment, a real
+// activity context without a server, and returns its peak RSS and time.
 func inProcess(a *activities.Activities, method, in, out any) (row, error) {
 	var ts testsuite.WorkflowTestSuite
 	ts.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))

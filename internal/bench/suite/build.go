@@ -40,8 +40,8 @@ func (o Options) build(ctx context.Context, name, pkg string) (string, error) {
 }
 
 // BuildRef builds the suite's program as it was at commit ref of the
-// repository at root, from a `git archive` of that commit (no worktree, no
-// change to the repository), into dir/benchgate-ref.
+// repository at root, from a `git archive` of that commit, into
+// dir/benchgate-ref: no worktree, no change to the repository.
 func BuildRef(ctx context.Context, root, ref, dir string) (string, error) {
 	src := filepath.Join(dir, "ref-src")
 	if err := os.MkdirAll(src, 0o755); err != nil {

@@ -24,7 +24,7 @@ const (
 
 // engineThreads is the thread count of every engine and peer run. One thread
 // is what makes CPU time a measure of the work: with one thread per process
-// the neighbours on a shared machine delay a run (wall time) but hardly
+// the neighbours on a shared machine delay a run's wall time but hardly
 // change the CPU time it needs. Thread scaling is `make bench`'s business.
 const engineThreads = 1
 
@@ -59,12 +59,12 @@ func engineJob(w, d int, n int64) job {
 	return job{metrics: ms, run: run}
 }
 
-// The engines' hot loops allocate (next to) nothing, so their marginal
+// The engines' hot loops allocate next to nothing, so their marginal
 // counts per sample are mostly what the runtime does on the side: a
 // sync.Pool buffer taken afresh when the goroutine ran on another P, a
 // checkpoint more or less in the warm-up. A change smaller than these floors
-// is that noise; an allocation per block of rows (a pad of 12 KiB per 192
-// rows is 64 B per sample and layer) is far above them.
+// is that noise; an allocation per block of rows is far above them: a pad
+// of 12 KiB per 192 rows is 64 B per sample and layer.
 const (
 	allocsFloor = 0.001 // allocations per sample
 	heapFloor   = 1     // bytes per sample
@@ -77,10 +77,10 @@ type step struct {
 }
 
 // runEngines runs EngineReps rounds. A round runs, one after the other, the
-// numpy peer (whestbench's create_dataset, timed by its CPU time in
-// whestbench's sampling function) and each engine of this tree and of the baseline build, each in
-// its own process; odd rounds run them in reverse order, so a machine that
-// slows down or speeds up during a round favours neither side (A B B A).
+// numpy peer, whestbench's create_dataset timed by its CPU time in
+// whestbench's sampling function, and each engine of this tree and of the baseline build, each in
+// its own process; odd rounds run them in reverse order, A B B A, so a machine that
+// slows down or speeds up during a round favours neither side.
 // Each ratio is formed within one round, and the gate takes their median.
 func runEngines(
 	ctx context.Context,
@@ -188,8 +188,8 @@ func runEngines(
 
 // probeChild runs `bin probe` for one engine and returns its report and the
 // child's peak RSS in bytes. slowDown > 0 asks the probe to burn that
-// fraction of its CPU time again (Options.SlowDown; only this tree's build
-// knows the flag).
+// fraction of its CPU time again, as Options.SlowDown asks; only this tree's
+// build knows the flag.
 func probeChild(
 	ctx context.Context,
 	bin string,

@@ -11,8 +11,8 @@ import (
 	"github.com/whestbake/whestbake/internal/bench/gate"
 )
 
-// The local pipeline: two splits of MLPs of W=256 D=8 (2 MiB of weights
-// each, which every verb carries), baked as slices, merged per split and
+// The local pipeline: two splits of MLPs of W=256 D=8, 2 MiB of weights
+// each, which every verb carries, baked as slices, merged per split and
 // combined, with few samples, so the figures are about moving datasets
 // rather than about the engine.
 const (
@@ -82,8 +82,8 @@ func pipelineJob() job {
 
 // runPipeline runs the verbs in dir and returns the figures of one run:
 // the largest peak RSS of each verb over its invocations, and the size of
-// the combined dataset. The directory is removed afterwards (the run
-// writes about 1.5 GB).
+// the combined dataset. The directory is removed afterwards: the run
+// writes about 1.5 GB.
 func runPipeline(ctx context.Context, o Options, wb, dir string) (map[string]float64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

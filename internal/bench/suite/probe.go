@@ -20,7 +20,7 @@ type ProbeReport struct {
 	Seconds    float64 `json:"seconds"`
 	// AllocsPerSample and BytesPerSample are marginal: the difference between
 	// the timed bake and the small warm-up bake, per extra sample, so the fixed
-	// cost of a bake (buffers, weights) cancels and only the hot loop is left.
+	// cost of a bake, buffers and weights, cancels and only the hot loop is left.
 	AllocsPerSample float64 `json:"allocs_per_sample"`
 	BytesPerSample  float64 `json:"bytes_per_sample"`
 }
@@ -34,14 +34,14 @@ type ProbeOptions struct {
 	Threads int
 	// SlowDown, when positive, burns that fraction of the timed bake's CPU
 	// time again before the clock stops, allocating nothing: a slowed build
-	// on demand (Options.SlowDown).
+	// on demand, for Options.SlowDown.
 	SlowDown float64
 }
 
 // Probe bakes one MLP of spec on the CPU engine twice, a warm-up of
 // warmSamples and the timed bake of spec.NSamples, with a progress callback
-// that does nothing (a bake always passes one, and the engine builds each
-// step's checkpoint for it).
+// that does nothing, since a bake always passes one and the engine builds
+// each step's checkpoint for it.
 func Probe(ctx context.Context, spec bakeapi.Spec, po ProbeOptions) (ProbeReport, error) {
 	if spec.NSamples <= warmSamples {
 		return ProbeReport{}, fmt.Errorf("probe: --n-samples %d must exceed the warm-up's %d",
@@ -96,5 +96,5 @@ func burn(until float64) {
 
 // cpuTime is the user and system time this process has used, all threads,
 // in seconds. Where it cannot be read the 0 makes the parent reject the
-// report (it requires a positive CPU time).
+// report, as it requires a positive CPU time.
 func cpuTime() float64 { return cputime.Process().Seconds() }

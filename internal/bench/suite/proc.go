@@ -16,13 +16,13 @@ import (
 // accounted to it.
 type child struct {
 	stdout []byte
-	// peakRSS is the child's maximum resident set size in bytes (getrusage's
-	// ru_maxrss of the waited-for process), the peak memory a user sees.
+	// peakRSS is the child's maximum resident set size in bytes, getrusage's
+	// ru_maxrss of the waited-for process, the peak memory a user sees.
 	peakRSS float64
 }
 
-// run runs bin with args in dir and the environment env (on top of this
-// process's, less any WHESTBAKE_* a developer has set), and fails with the
+// run runs bin with args in dir and the environment env, on top of this
+// process's less any WHESTBAKE_* a developer has set, and fails with the
 // tail of its stderr when it fails.
 func run(ctx context.Context, dir string, env []string, bin string, args ...string) (child, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -47,8 +47,8 @@ func peakRSS(ps *os.ProcessState) float64 {
 }
 
 // childEnv is the environment of every child: this process's without
-// WHESTBAKE_* (a developer's settings must not change the workload), plus env.
-// The one exception is WHESTBAKE_CPU_KERNEL (gpuengine.CPUKernelEnv): a cap on
+// WHESTBAKE_*, as a developer's settings must not change the workload, plus env.
+// The one exception is WHESTBAKE_CPU_KERNEL, gpuengine.CPUKernelEnv: a cap on
 // the kernels' instruction set, which the gate records in its machine class,
 // so the children must run the kernel the class names.
 func childEnv(env []string) []string {

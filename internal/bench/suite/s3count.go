@@ -17,16 +17,16 @@ import (
 type s3Counter struct {
 	addr string
 	srv  *http.Server
-	// requests, and the bytes of request bodies (to S3) and of response
-	// bodies (from S3). A HEAD answered 404 is not counted: that is a
+	// requests, and the bytes of request bodies to S3 and of response
+	// bodies from S3. A HEAD answered 404 is not counted: that is a
 	// merge beside its split asking whether the next slice is committed
 	// yet, as often as the slices' timing makes it, which is no work of the
-	// bake's (docs/benchmarks.md).
+	// bake's; docs/benchmarks.md explains.
 	requests, bytesUp, bytesDown atomic.Int64
 }
 
 // startS3Counter proxies a free loopback port to the S3 endpoint target
-// (host:port, plain HTTP as the dev stack serves it).
+// host:port, in plain HTTP as the dev stack serves it.
 func startS3Counter(target string) (*s3Counter, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,7 +37,7 @@ func startS3Counter(target string) (*s3Counter, error) {
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(u)
-			// Clients sign the Host header they send (SigV4), which names
+			// Clients sign the Host header they send with SigV4, and it names
 			// the proxy; MinIO must check the signature against that host.
 			r.Out.Host = r.In.Host
 		},

@@ -1,9 +1,9 @@
 // Package suite runs the workloads of the performance and memory regression
-// gate (docs/benchmarks.md) and returns their figures as gate metrics:
+// gate that docs/benchmarks.md describes, and returns their figures as gate metrics:
 //
 //   - the CPU engines at W=256 D=8 and W=64 D=4: throughput as a ratio to the
-//     numpy peer (whestbench's create_dataset) run beside them and to the
-//     baseline commit's build (A/B, interleaved), peak RSS, heap
+//     numpy peer, whestbench's create_dataset, run beside them and to the
+//     baseline commit's build, A/B and interleaved; peak RSS; heap
 //     allocations per sample;
 //   - a local slice + merge + combine of 256 MLPs of W=256 D=8 with the
 //     whestbake command: peak RSS of each verb, dataset size;
@@ -27,30 +27,30 @@ import (
 type Options struct {
 	Root   string // module root of the tree under test
 	Dir    string // scratch space, removed by the caller
-	Python string // interpreter of the numpy peer: the Python judge's (bench.JudgePython)
+	Python string // interpreter of the numpy peer: the Python judge's, bench.JudgePython
 	// Self is this tree's build of the suite's program, which `probe`s the
 	// engines in a child process. AB asks for the A/B runs against Ref, the
-	// baseline commit's build of it (which the caller builds only when Plan
-	// selects an A/B metric).
+	// baseline commit's build of it, which the caller builds only when Plan
+	// selects an A/B metric.
 	Self, Ref string
 	AB        bool
 	// SlowDown, when positive, makes this tree's engine probes burn that
 	// fraction of their measured CPU time again inside the timed bake,
 	// allocating nothing: a slowed build on demand, to show that the gate
-	// fails one (benchgate check --demo-slowdown). The A/B reference's
+	// fails one, as benchgate check --demo-slowdown does. The A/B reference's
 	// probes never get it.
 	SlowDown float64
 	// EngineReps is how many interleaved rounds each engine shape runs;
 	// Runs is how many times the pipeline and the Temporal bake run.
 	EngineReps, Runs int
-	// Selected picks metrics (nil: all); a job runs if it has one selected.
+	// Selected picks metrics, all of them when nil; a job runs if it has one selected.
 	Selected func(gate.Metric) bool
 	// Log receives one line per step, for a human watching.
 	Log io.Writer
 }
 
-// job is a group of workloads measured together (one engine shape's runs
-// share their numpy peer runs) with the metrics it can report.
+// job is a group of workloads measured together, with the metrics it can
+// report: one engine shape's runs share their numpy peer runs.
 type job struct {
 	metrics []gate.Metric // Values empty
 	// run measures the selected metrics.
@@ -62,8 +62,8 @@ type job struct {
 }
 
 // measured is what a job's run reports, by metric Key: each metric's
-// repetitions, and for a ratio to a peer what the peer ran on
-// (gate.Metric.Peer).
+// repetitions, and for a ratio to a peer what the peer ran on,
+// gate.Metric.Peer.
 type measured struct {
 	values map[string][]float64
 	peers  map[string]string

@@ -64,8 +64,8 @@ func temporalJob() job {
 }
 
 // temporalStack is the private dev stack of one run of the workload: the
-// servers from bin/ on free loopback ports (never the dev stack's fixed
-// ones), MinIO behind a counting proxy, and a client for the histories.
+// servers from bin/ on free loopback ports, never the dev stack's fixed
+// ones, MinIO behind a counting proxy, and a client for the histories.
 type temporalStack struct {
 	opts     devstack.Options
 	counter  *s3Counter
@@ -199,7 +199,7 @@ func (st *temporalStack) stop() {
 	}
 }
 
-// bake runs one bake with a fresh worker (role all, as `make demo` runs it)
+// bake runs one bake with a fresh worker of role all, as `make demo` runs it,
 // and returns the worker's peak RSS in bytes, taken once it has stopped.
 func (st *temporalStack) bake(
 	ctx context.Context,
@@ -223,7 +223,7 @@ func (st *temporalStack) bake(
 		_ = w.Wait()
 		close(exited)
 	}()
-	// stopWorker asks for a graceful stop (the worker's own SIGTERM path)
+	// stopWorker asks for a graceful stop, the worker's own SIGTERM path,
 	// and kills after a while; a killed process still reports its peak RSS.
 	stopWorker := func() {
 		_ = w.Process.Signal(syscall.SIGTERM)

@@ -21,11 +21,11 @@ import (
 	"github.com/whestbake/whestbake/internal/cputime"
 )
 
-// cpuReport is `benchgate cpu` (make bench-cpu): the measurements behind
+// cpuReport is `benchgate cpu`, which `make bench-cpu` runs: the measurements behind
 // docs/benchmarks.md's CPU tables, on the machine at hand, all in CPU time
 // so that a shared machine's neighbours hardly move them: the core clock and
-// the FP32 peak it gives, the forward kernel alone, the philox twin (whole,
-// by phase, one and two threads) and the numpy peer, at the gate's engine
+// the FP32 peak it gives, the forward kernel alone, the philox twin whole
+// and by phase on one and two threads, and the numpy peer, at the gate's engine
 // shapes. Rounds interleave every measurement, so a machine that changes
 // pace favours none.
 func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -119,7 +119,7 @@ func cpuReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // profile writes a CPU profile of one one-thread bake of four timed bakes'
-// samples (pprof samples CPU time, 100 a second) into path.
+// samples into path; pprof samples CPU time, 100 a second.
 func (r *shapeReport) profile(ctx context.Context, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -161,7 +161,7 @@ type shapeReport struct {
 	suite.EngineShape
 	kernel, twin, peer []float64 // samples per CPU second
 	// wall1 and wall2 are the one- and two-thread twin's wall time per
-	// sample, cpu2 the two-thread twin's process CPU time per sample (ns),
+	// sample, cpu2 the two-thread twin's process CPU time per sample, in ns,
 	// as the gate's probe times them.
 	wall1, wall2, cpu2 []float64
 	peerRanOn          string
@@ -298,10 +298,10 @@ func (r *shapeReport) write(w io.Writer, peak float64) {
 	fmt.Fprintf(w, "| forward kernel alone, same rows | %.1f | |\n", 1e9/kernel)
 
 	// Two threads. The probe's process CPU time says what two threads cost
-	// in all; the profiled run says how the work split between them (it
+	// in all; the profiled run says how the work split between them. It
 	// locks each worker to its OS thread, which costs the runtime CPU time of
 	// its own when they are preempted, so its totals are not the ones to
-	// read). With a core per thread the bake would take the total over two,
+	// read. With a core per thread the bake would take the total over two,
 	// stretched by the imbalance.
 	var speedup, wall []float64
 	for i, cpu2 := range r.cpu2 {

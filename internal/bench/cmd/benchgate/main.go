@@ -1,14 +1,14 @@
-// Command benchgate is the performance and memory regression gate
-// (docs/benchmarks.md): `make bench-check` runs `benchgate check`,
+// Command benchgate is the performance and memory regression gate of
+// docs/benchmarks.md: `make bench-check` runs `benchgate check`,
 // `make bench-baseline` runs `benchgate baseline`, `make bench-ci` runs
 // `benchgate check --ci`, and bench/bisect.sh runs it at every commit it
 // visits. `benchgate probe` is the child process that times one engine.
-// `benchgate cpu` (make bench-cpu) measures what docs/benchmarks.md's CPU
+// `benchgate cpu`, run by `make bench-cpu`, measures what docs/benchmarks.md's CPU
 // tables show on the machine at hand: clock, peak, kernel, twin by phase.
 //
 // Exit status: 0 the gate passes; 1 a metric regressed or went missing;
-// 2 usage or setup error (no baseline, a build failed); 3 a workload could
-// not measure (and nothing regressed).
+// 2 usage or setup error, such as no baseline or a failed build; 3 a
+// workload could not measure and nothing regressed.
 package main
 
 import (
@@ -47,15 +47,15 @@ const (
 
 // ciSpeedMargin is the allowance of the numpy-ratio metrics in a CI run.
 // They are gated only against the baseline of the machine's own class
-// (gate.Class), but a class is a CPU model, not a host: CI's 3 rounds run on
+// that gate.Class names, but a class is a CPU model, not a host: CI's 3 rounds run on
 // whichever VM of that model it gets, with its own neighbours and clocks, so
-// only a gross loss (a kernel falling back to portable Go, a copy in the hot
-// loop) fails there. A developer's bench-check keeps --margin.
+// only a gross loss, such as a kernel falling back to portable Go or a copy
+// in the hot loop, fails there. A developer's bench-check keeps --margin.
 const ciSpeedMargin = 0.35
 
-// ciMemoryMargin is the allowance of the peak-RSS metrics in a CI run (see
-// gate.Options.MemoryMargin), and in any run compared with another class's
-// entry (gate.Options.OtherClassMemoryMargin): a collector running late under
+// ciMemoryMargin is the allowance of the peak-RSS metrics in a CI run,
+// gate.Options.MemoryMargin, and in any run compared with another class's
+// entry, gate.Options.OtherClassMemoryMargin: a collector running late under
 // load moves a peak by a third; a row kept per MLP instead of streamed
 // doubles it.
 const ciMemoryMargin = 0.5
@@ -359,10 +359,10 @@ func hasVerdict(r gate.Report, vs ...gate.Verdict) bool {
 // refBuild builds the suite's program at the A/B reference commit: ref, or
 // by default the last commit that changed the baseline file, so a commit
 // that re-records the baseline also moves the reference to itself. It fails,
-// saying how to fix it, where that commit cannot be had: no Git history
-// (a source tarball), a shallow clone whose history stops before the
-// baseline's last change (the boundary commit would look like that change),
-// a ref this clone lacks, or a commit that does not build the suite.
+// saying how to fix it, where that commit cannot be had: no Git history,
+// as in a source tarball; a shallow clone whose history stops before the
+// baseline's last change, where the boundary commit would look like that
+// change; a ref this clone lacks; or a commit that does not build the suite.
 func refBuild(
 	ctx context.Context,
 	o suite.Options,
@@ -452,8 +452,8 @@ func baseline(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	defer cleanup()
 	// More repetitions than a check, since their spread is the noise every
-	// later check is allowed; the A/B runs compare this build with itself
-	// (A/A), which is exactly their noise.
+	// later check is allowed; the A/B runs compare this build with itself,
+	// A/A, which is exactly their noise.
 	o.EngineReps = 5
 	o.Runs = 3
 	o.AB = true
@@ -465,8 +465,8 @@ func baseline(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	// A new file starts empty (bench/bisect.sh records one metric of its
-	// good commit this way); an unreadable one is an error, not a reset.
+	// A new file starts empty, as when bench/bisect.sh records one metric of
+	// its good commit; an unreadable one is an error, not a reset.
 	file, err := gate.Load(c.baseline)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
@@ -548,8 +548,8 @@ func treeDirty(ctx context.Context, root, baselineFile string) (bool, error) {
 }
 
 // hostClass is the machine class of this host: its CPU, the forward kernel
-// the engines chose (the CPU's best, or WHESTBAKE_CPU_KERNEL's cap, which
-// the suite's children inherit) and the CPUs this process may use.
+// the engines chose, the CPU's best or WHESTBAKE_CPU_KERNEL's cap, which
+// the suite's children inherit, and the CPUs this process may use.
 func hostClass() gate.Class {
 	cpu := hostinfo.ReadCPU()
 	return gate.Class{
@@ -563,7 +563,7 @@ func hostClass() gate.Class {
 }
 
 // peerVersions prints what the numpy peer runs: whestbench's and numpy's
-// versions and the core numpy's OpenBLAS chose (threadpoolctl), without
+// versions and the core numpy's OpenBLAS chose, told by threadpoolctl, without
 // importing whestbench, which takes seconds.
 const peerVersions = `from importlib.metadata import version
 import numpy, threadpoolctl

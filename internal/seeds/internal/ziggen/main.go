@@ -3,12 +3,12 @@
 //
 // The tables were produced by numpy's authors with extended precision; an
 // ordinary float64 libm cannot reproduce them bit for bit, so they are copied
-// verbatim (same decimal or hex literal text) instead of being recomputed.
+// verbatim, the same decimal or hex literal text, instead of being recomputed.
 // Go converts each untyped decimal constant straight to the target type with
 // correct rounding, exactly as a C compiler does for the same literal, so the
 // Go tables hold the same bits as numpy's.
 //
-// Usage (from the seeds directory, see the go:generate line in normal.go):
+// Usage from the seeds directory, as the go:generate line in normal.go runs it:
 //
 //	go run ./internal/ziggen -header .../ziggurat_constants.h -out ziggurat_tables.go
 package main
