@@ -129,7 +129,7 @@ func New(role, version string) (*Worker, error) {
 		[]string{"device"},
 	)
 	// Every series a slice can produce starts at 0, so that dashboards and
-	// alerts (increase(), absent()) see them before the first event.
+	// alerts that use increase() and absent() see them before the first event.
 	for _, t := range []string{
 		bakeapi.ErrEngineStalled,
 		bakeapi.ErrWorkerStopping,
