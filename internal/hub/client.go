@@ -10,7 +10,7 @@
 // the Hub's origin, the waits a rate limit asks for. The token is sent to
 // the Hub's own origin only, never to the storage URLs the Hub hands out nor
 // across a redirect elsewhere, and never appears in an error. Every request
-// has deadlines, Deadlines, and every answer is read up to a cap.
+// has deadlines, set by Deadlines, and every answer is read up to a cap.
 package hub
 
 import (
@@ -35,7 +35,7 @@ const DefaultEndpoint = "https://huggingface.co"
 // Client talks to one Hub with one token.
 type Client struct {
 	endpoint *url.URL
-	token    string // "" for anonymous reads, NewReader
+	token    string // "" for anonymous reads by NewReader
 	// http follows no redirect: do follows the Hub's own on its origin, as
 	// for a renamed repository, and a download its redirect to storage,
 	// without the token.
@@ -126,7 +126,7 @@ type request struct {
 	redirect        bool // a 3xx is an answer for the caller, not followed here
 	header          map[string]string
 	contentType     string
-	size            int64 // of the body; -1 unknown, chunked
+	size            int64 // of the body; -1 when unknown, sent chunked
 	body            func() (io.ReadCloser, error)
 	sent            func(n int64) // told the bytes of the body sent so far in this attempt, if set
 }
@@ -431,7 +431,7 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 	return resp, nil
 }
 
-// failure is the error of a final or retryable non-2xx answer, closed.
+// failure is the error of a final or retryable non-2xx answer, which it closes.
 // A 401 to a request without a token is the Hub's answer for a repository
 // that does not exist or is private, and it does not tell which. So is any
 // 401 marked RepoNotFound: not a token problem.
