@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	// Mozilla's CA roots, for a host (a distroless or empty image) with
-	// none of its own; the system's roots win wherever there are some.
+	// Mozilla's CA roots, for a host with none of its own, such as a
+	// distroless or empty image; the system's roots win wherever there are some.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/whestbake/whestbake/internal/cli"

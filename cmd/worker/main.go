@@ -1,5 +1,5 @@
-// Command whestbake-worker hosts the Temporal workers of whestbake bakes
-// (control and GPU roles); see package worker.
+// Command whestbake-worker hosts the Temporal workers of whestbake bakes,
+// in control and GPU roles; see package worker.
 package main
 
 import (
@@ -10,8 +10,8 @@ import (
 	"strings"
 	"syscall"
 
-	// Mozilla's CA roots, for a host (a distroless or empty image) with
-	// none of its own; the system's roots win wherever there are some.
+	// Mozilla's CA roots, for a host with none of its own, such as a
+	// distroless or empty image; the system's roots win wherever there are some.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
 	"github.com/whestbake/whestbake/internal/cmdline"

@@ -15,7 +15,7 @@ import (
 )
 
 // Cancellation is a cancel that Temporal accepted. Its JSON is docs/CLI.md's
-// whestbake.cancel/v1 (with Stopped).
+// whestbake.cancel/v1, with Stopped.
 type Cancellation struct {
 	ID         string `json:"id"`
 	WorkflowID string `json:"workflow_id"`
@@ -46,7 +46,7 @@ func (c *Client) Cancel(ctx context.Context, id string) (Cancellation, error) {
 }
 
 // WaitStopped waits until the cancelled bake's workflow and its split
-// workflows are all closed (running slices save their checkpoints first),
+// workflows are all closed, running slices saving their checkpoints first,
 // telling waiting, if set, which still run whenever that changes.
 func (c *Client) WaitStopped(ctx context.Context, k Cancellation,
 	waiting func(workflowIDs []string),
@@ -70,9 +70,9 @@ const stoppedPoll = 250 * time.Millisecond
 // all closed. A cancelled bake winds down before it closes: its running
 // slices save their checkpoints, a merge stops. Until then a restart could
 // neither start the same split workflow IDs nor be sure that nothing of the
-// old run still writes; bakes started before the workflows waited for their
-// splits (workflows.drainChange) close before their splits do, hence the
-// splits are waited for too.
+// old run still writes. A bake whose history predates workflows.drainChange
+// does not wait for its splits and closes before they do, hence the splits
+// are waited for too.
 func waitStopped(ctx context.Context, tc client.Client, id string, splits []string,
 	waiting func([]string),
 ) error {

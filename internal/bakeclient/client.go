@@ -1,7 +1,7 @@
 // Package bakeclient is the starter's side of a bake on Temporal: it starts a
-// bake (its inputs stored in S3 under the bake's lock), reads its status,
+// bake, its inputs stored in S3 under the bake's lock, reads its status,
 // follows it, cancels it, lists bakes and removes what a bake left in S3.
-// Each call returns a plain struct, which the command line (internal/cli)
+// Each call returns a plain struct, which the command line in internal/cli
 // prints as text or as JSON; nothing here prints or knows a flag.
 //
 // The shape is reference-app-orders-go's: its app/order package holds the
@@ -27,12 +27,12 @@ import (
 
 // Client reaches the Temporal namespace and the S3 bucket of one config.
 // It connects to Temporal on the first call that needs it, so that a verb
-// that checks S3 first (bake, gc) reports an unreachable store before it
-// tries the Temporal server.
+// that checks S3 first, such as bake or gc, reports an unreachable store
+// before it tries the Temporal server.
 type Client struct {
 	cfg settings.Config
 	// log receives the Temporal SDK's warnings and a lock that could not
-	// be released (it ends by itself).
+	// be released, which ends by itself.
 	log      io.Writer
 	temporal client.Client
 }

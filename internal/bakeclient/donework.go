@@ -15,12 +15,12 @@ import (
 // Done work is done: the counts status, watch and bake --wait show for a
 // split never go down. Two things would otherwise pull them back:
 //
-//   - a progress query that fails (no control worker answers) or a split
-//     that a refresh does not find leaves the counts at 0;
+//   - a progress query that fails because no control worker answers, or a
+//     split that a refresh does not find, leaves the counts at 0;
 //   - a restarted bake's split counts only what its own run committed, from
 //     0, while the slices that earlier runs committed wait for a worker to
-//     reuse them (which takes a moment each, but only once a worker is
-//     there to take them).
+//     reuse them. That takes a moment each, but only once a worker is there
+//     to take them.
 //
 // So each split shows the most a refresh has seen, and at least what the
 // bake's earlier runs committed, read once from their histories.
@@ -28,13 +28,13 @@ import (
 // doneWork is finished work of one split.
 type doneWork struct {
 	MLPs, Slices int
-	Share        float64 // MLPs, counting the running slices' heartbeats (Split.Done)
+	Share        float64 // MLPs, counting the running slices' heartbeats: Split.Done
 }
 
 // keepDone raises sp's counts to the most this watcher has shown for the
 // split and to what earlier runs committed. Where the counts shown are
 // carried over, not the run's own, the running slices may be among them:
-// their heartbeats add nothing, and no ETA is claimed (Split.Remaining).
+// their heartbeats add nothing, and no ETA is claimed, see Split.Remaining.
 func (w *watcher) keepDone(ctx context.Context, sp *Split, wid string) {
 	earlier := w.earlierRuns(ctx, wid)
 	own := sp.Done()
@@ -53,7 +53,7 @@ func (w *watcher) keepDone(ctx context.Context, sp *Split, wid string) {
 }
 
 // earlierRuns is what the runs of split workflow wid that ended without
-// completing (the runs of the bake before its restart) committed, as the
+// completing, the runs of the bake before its restart, committed, as the
 // slices of this run count them: MLPs by their union, slices where the
 // slicing is the same. It is read once, from closed histories, and retried
 // at the next refresh after an error.
@@ -108,7 +108,7 @@ func (w *watcher) closedRuns(ctx context.Context, wid string) ([]string, error) 
 	}
 }
 
-// countCommitted counts committed slices (slice → MLPs) of split workflow
+// countCommitted counts committed slices, slice → MLPs, of split workflow
 // wid: its MLPs, each once, and the slices that are slices of this run.
 func (w *watcher) countCommitted(wid string, committed map[int]bakeapi.Range) doneWork {
 	var split *bakeapi.SplitSpec

@@ -31,9 +31,9 @@ type GCInput struct {
 type GCOutput struct {
 	ID       string `json:"id"`
 	Location string `json:"location"` // s3://bucket/prefix of the bake's objects
-	// BakeState is the bake workflow's status on this server (Status.State),
+	// BakeState is the bake workflow's status on this server, Status.State,
 	// or "unknown" when its namespace does not know it: its history
-	// expired, or (Forced) it ran elsewhere.
+	// expired, or, when Forced, it ran elsewhere.
 	BakeState string `json:"bake_state"`
 	Forced    bool   `json:"forced"`
 	// Completed: the bake's record, seeds files and final dataset were
@@ -42,7 +42,7 @@ type GCOutput struct {
 	Deleted   Usage `json:"deleted"`
 	Kept      Usage `json:"kept"`
 	// AbortedUploads counts the incomplete multipart uploads gc aborted
-	// under the bake's prefix and at its release (gcuploads.go).
+	// under the bake's prefix and at its release; see gcuploads.go.
 	AbortedUploads int `json:"aborted_uploads"`
 }
 
@@ -125,9 +125,9 @@ func (c *Client) GC(ctx context.Context, in GCInput) (GCOutput, error) {
 }
 
 // collect deletes what keep does not keep of the bake's objects and aborts
-// the incomplete uploads left under the bake and at its own releases (found
-// first: the deletion may take the dataset a release is compared with),
-// and fills in out's counts.
+// the incomplete uploads left under the bake and at its own releases, and
+// fills in out's counts. The uploads are found first: the deletion may take
+// the dataset a release is compared with.
 func (g *gcRun) collect(ctx context.Context, out *GCOutput, keep func(string) bool) error {
 	prefix := keys.Bake(g.bakeID).Prefix()
 	releases, err := g.ownReleases(ctx)
@@ -169,7 +169,7 @@ type gcRun struct {
 }
 
 // closed refuses unless the bake and its split workflows are closed, and
-// returns the bake's status (UNSPECIFIED: the server does not know it).
+// returns the bake's status, UNSPECIFIED when the server does not know it.
 func (g *gcRun) closed(ctx context.Context) (enums.WorkflowExecutionStatus, error) {
 	status, err := bakeStatus(ctx, g.temporal, g.bakeID)
 	if err != nil {
@@ -179,7 +179,7 @@ func (g *gcRun) closed(ctx context.Context) (enums.WorkflowExecutionStatus, erro
 }
 
 // delete removes what keep does not keep of the bake's objects: the
-// commit markers first (keys.Marker), so that a gc cut short leaves only
+// commit markers first, keys.Marker, so that a gc cut short leaves only
 // uncommitted objects, which a restart writes again; then the rest.
 func (g *gcRun) delete(ctx context.Context, keep func(string) bool) (store.Tally, error) {
 	prefix := keys.Bake(g.bakeID).Prefix()
@@ -203,9 +203,9 @@ func (g *gcRun) delete(ctx context.Context, keep func(string) bool) (store.Tally
 }
 
 // batch runs one bulk deletion, remove: under the lock, renewed when it
-// nears its end, and once more checking that the bake has not started
-// (only a start that takes no lock could: a reset in the Web UI, the
-// temporal CLI, an earlier whestbake). The request must end before the
+// nears its end, and once more checking that the bake has not started.
+// Only a start that takes no lock could start it: a reset in the Web UI,
+// the temporal CLI, an earlier whestbake. The request must end before the
 // lock does.
 func (g *gcRun) batch(ctx context.Context, remove func(context.Context) error) error {
 	if g.lock.left() < lockRenewal {

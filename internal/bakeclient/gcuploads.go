@@ -13,13 +13,13 @@ import (
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// A worker killed in the middle of a multipart upload (a merge's shard,
-// Push's copy of a large release file) leaves the upload open, holding its
-// parts, and no object lists it. The writer's next attempt aborts it once
-// its own upload of the key completes (store.Upload, store.ServerCopy); gc
-// aborts what no attempt came back for: under the bake's prefix, and at
-// the release locations the bake's runs pushed to that hold no other
-// bake's release.
+// A worker killed in the middle of a multipart upload, such as a merge's
+// shard or Push's copy of a large release file, leaves the upload open,
+// holding its parts, and no object lists it. The writer's next attempt
+// aborts it once its own upload of the key completes, in store.Upload and
+// store.ServerCopy; gc aborts what no attempt came back for: under the
+// bake's prefix, and at the release locations the bake's runs pushed to
+// that hold no other bake's release.
 
 // ownReleases lists the release folders, as stores and prefixes, that the
 // bake's runs were started to push to and that hold no other dataset than
@@ -91,7 +91,7 @@ func (g *gcRun) runs(ctx context.Context) ([]string, error) {
 }
 
 // abortUploads aborts the incomplete uploads under the bake's prefix and
-// in releases, under the lock and its checks (batch), and returns how
+// in releases, under the lock and its checks in batch, and returns how
 // many it aborted.
 func (g *gcRun) abortUploads(ctx context.Context, releases []releaseFolder) (int, error) {
 	folders := append([]releaseFolder{{

@@ -25,10 +25,10 @@ type History struct {
 	Discarded  int `json:"discarded"`
 	SlicesDone int `json:"slices_done"` // finished slices
 	MLPsDone   int `json:"mlps_done"`   // and their MLPs
-	// Stops counts the slice attempts that workers stopped gracefully
-	// (WorkerStopping) and handed back.
+	// Stops counts the slice attempts that workers stopped gracefully,
+	// with WorkerStopping, and handed back.
 	Stops int `json:"stops"`
-	// Unfinished are the slices that ran (an attempt started) or were
+	// Unfinished are the slices that ran, an attempt started, or were
 	// scheduled, and never committed, by slice index.
 	Unfinished map[int]*SliceRuns `json:"unfinished_slices"`
 	// Retried are the committed slices that took more than one attempt, by
@@ -61,9 +61,10 @@ type SliceRuns struct {
 	Slice    SliceRef `json:"slice"`
 	Attempts int32    `json:"attempts"` // attempts that started, over every activity of the slice
 	Stops    int      `json:"stops"`    // of them, stopped gracefully
-	// LastFailure is how the last failed attempt ended: its error's type
-	// (WorkerStopping, EngineStalled, …), or which of its timeouts ended
-	// it (HeartbeatTimeout: its worker was lost; StartToCloseTimeout).
+	// LastFailure is how the last failed attempt ended: its error's type,
+	// such as WorkerStopping or EngineStalled, or which of its timeouts
+	// ended it: HeartbeatTimeout when its worker was lost, or
+	// StartToCloseTimeout.
 	LastFailure string `json:"last_failure,omitempty"`
 }
 

@@ -22,11 +22,11 @@ import (
 // must not delete the inputs a start has just uploaded, nor a start begin
 // while gc deletes. It is a workflow in the bake's ID space, bake/<id>/lock,
 // that no worker runs: Temporal refuses to start a workflow ID that is
-// running (conflict policy Fail), atomically, so of two that start it one
-// gets it and the other is told who has it. It ends when its holder
+// running, under conflict policy Fail, atomically, so of two that start it
+// one gets it and the other is told who has it. It ends when its holder
 // terminates it, or at its execution timeout when its holder died: a
 // crashed gc or starter locks the bake for lockTTL at most, and nothing in
-// S3 is left to clean up. docs/TEMPORAL.md ("gc versus a restart") has the
+// S3 is left to clean up. docs/TEMPORAL.md, "gc versus a restart", has the
 // whole argument.
 const (
 	lockWorkflowType = "BakeLock"
@@ -41,7 +41,7 @@ const (
 )
 
 // lockWorkflowID is the ID of bake bakeID's lock. Bake IDs hold no "/", so
-// no other bake's workflow, nor a split's (bake/<id>/split/<name>), has it.
+// no other bake's workflow, nor a split's bake/<id>/split/<name>, has it.
 func lockWorkflowID(bakeID string) string { return bakeapi.BakeWorkflowID(bakeID) + "/lock" }
 
 // lockHolder says who holds a lock, in the lock workflow's memo.
@@ -70,7 +70,7 @@ type bakeLock struct {
 	ends time.Time
 }
 
-// newLock is bake id's lock, not yet taken, for verb (gc or bake) of this
+// newLock is bake id's lock, not yet taken, for verb gc or bake of this
 // process.
 func newLock(c client.Client, namespace, id, verb string) *bakeLock {
 	host, _ := os.Hostname()
@@ -83,7 +83,7 @@ func newLock(c client.Client, namespace, id, verb string) *bakeLock {
 }
 
 // take takes the lock, or returns an error that names its holder, since
-// when it holds it, what this process did for want of it (outcome) and how
+// when it holds it, what this process did for want of it, outcome, and how
 // to go on.
 func (l *bakeLock) take(ctx context.Context, outcome string) error {
 	id := l.bake
@@ -117,8 +117,8 @@ func (l *bakeLock) take(ctx context.Context, outcome string) error {
 			}
 			// Released between the start and the describe: try again.
 		case errors.As(err, &busy) && try < 3:
-			// A server that limits how soon a workflow ID is reused
-			// (history.workflowIdReuseMinimalInterval, 1 s).
+			// A server that limits how soon a workflow ID is reused:
+			// history.workflowIdReuseMinimalInterval, 1 s.
 			if err := sleep(ctx, time.Second); err != nil {
 				return err
 			}
@@ -145,7 +145,7 @@ func (l *bakeLock) release() error {
 }
 
 // releaseOrWarn releases l, telling errOut when it could not, in the
-// server's words escaped (safetext).
+// server's words escaped by safetext.
 func (l *bakeLock) releaseOrWarn(errOut io.Writer) {
 	if err := l.release(); err != nil {
 		fmt.Fprintf(errOut, "warning: %s\n", strings.Join(safetext.ErrorLines(err), "\n"))
@@ -160,7 +160,7 @@ type heldLock struct {
 	holder lockHolder
 	since  time.Time
 	// ends is when the server ends the lock, zero for a lock started
-	// without a timeout (never by whestbake, whose locks end at lockTTL).
+	// without a timeout. whestbake never starts one: its locks end at lockTTL.
 	ends    time.Time
 	running bool
 }
@@ -187,7 +187,7 @@ func describeLock(ctx context.Context, c client.Client, id string) (heldLock, er
 }
 
 // refusal is the error of verb when h holds bake id's lock: who holds it,
-// since when, what verb did for want of it (outcome), and how to go on.
+// since when, what verb did for want of it, outcome, and how to go on.
 func (h heldLock) refusal(verb, id, namespace, outcome string) error {
 	var what, next string
 	switch {

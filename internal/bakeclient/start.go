@@ -40,21 +40,21 @@ const (
 // StartInput is what a start needs besides the config.
 type StartInput struct {
 	// Waiting, if set, is told which of the bake's workflows a restart
-	// still waits for, whenever that changes (a cancel winding down).
+	// still waits for, whenever that changes, as a cancel winds down.
 	Waiting func(workflowIDs []string)
 }
 
 // StartOutput is the bake a start started or attached to.
 type StartOutput struct {
 	Action Action
-	// LastRun is how the run a restart follows ended (failed, canceled,
-	// terminated, timed_out), or "cancelling" for one that was still
+	// LastRun is how the run a restart follows ended: failed, canceled,
+	// terminated or timed_out; or "cancelling" for one that was still
 	// winding down when the start looked.
 	LastRun    string
 	WorkflowID string
 	RunID      string
 	// Input is the workflow input the start sent: the config's bake, with
-	// what its record fixes (creation time, fingerprints).
+	// what its record fixes, the creation time and fingerprints.
 	Input bakeapi.BakeInput
 }
 
@@ -86,7 +86,7 @@ func (c *Client) Start(ctx context.Context, in StartInput) (StartOutput, error) 
 	id := bi.BakeID
 
 	// Step 2. What a bake with this ID already did decides what happens; a
-	// restart waits until nothing of the last run runs (a cancel winds down).
+	// restart waits until nothing of the last run runs, as a cancel winds down.
 	last, err := lastRun(ctx, tc, id)
 	if err != nil {
 		return StartOutput{}, err
@@ -113,14 +113,14 @@ func (c *Client) Start(ctx context.Context, in StartInput) (StartOutput, error) 
 	}, nil
 }
 
-// startLocked stores the bake's inputs and starts its workflow (or attaches
-// to the running one) holding the bake's lock, which gc takes too: so gc
+// startLocked stores the bake's inputs and starts its workflow, or attaches
+// to the running one, holding the bake's lock, which gc takes too: so gc
 // never deletes the seeds files just uploaded before the workflow runs, and
-// a bake never starts while gc deletes (docs/TEMPORAL.md, "gc versus a
-// restart"). The lock goes as soon as the workflow runs: gc refuses a
-// running bake by itself. Under the lock a start asks again what the bake
-// does (last): of two starts of one ID, the one that takes the lock second
-// finds the run the first started, and attaches to it as such.
+// a bake never starts while gc deletes. docs/TEMPORAL.md, "gc versus a
+// restart", says why. The lock goes as soon as the workflow runs: gc
+// refuses a running bake by itself. Under the lock a start asks again what
+// the bake does, last: of two starts of one ID, the one that takes the lock
+// second finds the run the first started, and attaches to it as such.
 func (c *Client) startLocked(ctx context.Context, tc client.Client, st *store.Store,
 	in *bakeapi.BakeInput, last *lastRunOf,
 ) (client.WorkflowRun, error) {
@@ -169,7 +169,7 @@ func (c *Client) storeBakeInputs(ctx context.Context, st *store.Store, tc client
 	for i := range in.Splits {
 		in.Splits[i].Fingerprint = rec.Fingerprint(in.Splits[i].Name)
 	}
-	// Where it runs: the first start records it, every later start must match (gc relies on it).
+	// Where it runs: the first start records it, every later start must match; gc relies on it.
 	return recordStartedIn(ctx, st, tc, c.cfg.Temporal.Namespace, in.BakeID)
 }
 
@@ -183,7 +183,7 @@ func startBakeWorkflow(ctx context.Context, tc client.Client, in bakeapi.BakeInp
 		TaskQueue:                bakeapi.ControlQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		// A completed bake is refused (completedError), not handed back as its last run.
+		// A completed bake is refused with completedError, not handed back as its last run.
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute).ValueSet(id),
@@ -209,9 +209,9 @@ func startBakeWorkflow(ctx context.Context, tc client.Client, in bakeapi.BakeInp
 type lastRunOf struct {
 	action Action
 	ended  string // StartOutput.LastRun
-	// drain: the start must first wait for that run to stop (a restart, or
-	// a running bake being cancelled, which a start restarts once it has
-	// stopped rather than attach to it).
+	// drain: the start must first wait for that run to stop. That is a
+	// restart, or a running bake being cancelled, which a start restarts
+	// once it has stopped rather than attach to it.
 	drain bool
 }
 
@@ -323,7 +323,7 @@ func recordBake(ctx context.Context, st *store.Store, in bakeapi.BakeInput,
 }
 
 // checkReleaseFree refuses, before anything runs, a release tag that already
-// holds a dataset other than this bake's own (a re-push of it is a no-op).
+// holds a dataset other than this bake's own; a re-push of it is a no-op.
 func checkReleaseFree(ctx context.Context, st *store.Store, in bakeapi.BakeInput) error {
 	r := in.Release
 	dest, err := st.WithBucket(ctx, r.Bucket)

@@ -14,7 +14,7 @@ import (
 )
 
 // startedIn is the Temporal cluster and namespace a bake was started in,
-// stored in its folder (keys.Bake.StartedIn) at its first start. A server
+// stored in its folder at keys.Bake.StartedIn at its first start. A server
 // that does not know a bake proves nothing unless it is the one the bake
 // runs on: another address or namespace knows no bake at all.
 type startedIn struct {
@@ -42,9 +42,10 @@ func (s startedIn) same(o startedIn) bool {
 }
 
 // connectedTo asks the server c is connected to which namespace and cluster
-// it is. The namespace's ID (a UUID the server made when the namespace was
-// registered) is what tells namespaces apart; the cluster is recorded where
-// the server says (a hosted service may not), as the name an operator knows.
+// it is. The namespace's ID, a UUID the server made when the namespace was
+// registered, is what tells namespaces apart. The cluster, as the name an
+// operator knows, is recorded where the server says it; a hosted service
+// may not.
 func connectedTo(ctx context.Context, c client.Client, namespace string) (startedIn, error) {
 	service := c.WorkflowService()
 	req := &workflowservice.DescribeNamespaceRequest{Namespace: namespace}

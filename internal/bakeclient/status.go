@@ -41,8 +41,8 @@ type Status struct {
 	// ProgressQueryFailed: no control worker answered a running split's
 	// progress query, so its counts are the last ones seen.
 	ProgressQueryFailed bool `json:"progress_query_failed"`
-	// Stopped are the bake workflow's own activities (seeds, combine, push)
-	// that were running when it ended without completing.
+	// Stopped are the bake workflow's own activities, seeds, combine and
+	// push, that were running when it ended without completing.
 	Stopped []OpenActivity `json:"stopped,omitempty"`
 	Result  *Result        `json:"result,omitempty"`
 	Failure *Failure       `json:"failure,omitempty"`
@@ -56,13 +56,13 @@ type Shape struct {
 	Sampler   string `json:"sampler"`
 	SliceSize int    `json:"slice_size"`
 	// MaxInFlight is the slices in flight per split; 0 is auto, one per
-	// GPU worker (InFlightText).
+	// GPU worker, as InFlightText says.
 	MaxInFlight int `json:"max_in_flight"`
 }
 
 // Split is one split of the bake. Its counts never go down from one
 // refresh of a Watch to the next, nor below what the bake's earlier runs
-// committed (donework.go).
+// committed: see donework.go.
 type Split struct {
 	Name          string `json:"name"`
 	Stage         string `json:"stage"`
@@ -75,8 +75,8 @@ type Split struct {
 	// GPU workers; 0 when unknown.
 	MaxInFlight int       `json:"max_in_flight,omitempty"`
 	StartedAt   time.Time `json:"started_at,omitzero"` // zero until the split workflow runs
-	// Estimate is Done at the Status's At, ETASeconds Remaining then (nil:
-	// unknown, 0: merging soon).
+	// Estimate is Done at the Status's At, ETASeconds Remaining then: nil
+	// when unknown, 0 when merging soon.
 	Estimate   float64 `json:"mlps_done_estimate"`
 	ETASeconds *int64  `json:"eta_seconds,omitempty"`
 	// CarriedOver: the counts are more than this run's own, kept from a
@@ -85,9 +85,9 @@ type Split struct {
 	// Running are the heartbeats of the split's running slices.
 	Running []RunningSlice `json:"running_slices,omitempty"`
 	// History is what the split workflow's history says, once it has
-	// closed (or always for Status); nil when not read.
+	// closed, or always for Status; nil when not read.
 	History *History `json:"history,omitempty"`
-	// least is the most Done showed before (keepDone).
+	// least is the most Done showed before, kept by keepDone.
 	least float64
 }
 
@@ -126,11 +126,11 @@ type Result struct {
 
 // Failure is why a bake ended without completing.
 type Failure struct {
-	// Message is the root cause (the innermost application error) after
+	// Message is the root cause, the innermost application error, after
 	// the path that led to it, or "canceled".
 	Message string `json:"message"`
-	// Type is the root application error's type (bakeapi.Err*), "" for
-	// a cancel, a termination or a timeout.
+	// Type is the root application error's type, one of bakeapi.Err*; ""
+	// for a cancel, a termination or a timeout.
 	Type         string `json:"type,omitempty"`
 	NonRetryable bool   `json:"non_retryable,omitempty"`
 }
@@ -145,9 +145,9 @@ func (s Status) Completed() bool {
 	return s.State == stateWord(enums.WORKFLOW_EXECUTION_STATUS_COMPLETED)
 }
 
-// Err is nil unless the bake failed (failed, terminated, timed out):
-// status and watch report a cancelled bake, which is what was asked for,
-// as a success.
+// Err is nil unless the bake failed, terminated or timed out: status and
+// watch report a cancelled bake, which is what was asked for, as a
+// success.
 func (s Status) Err() error {
 	switch s.State {
 	case stateWord(enums.WORKFLOW_EXECUTION_STATUS_RUNNING),
@@ -225,8 +225,8 @@ func stateWord(s enums.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
-// failureOf is the root cause of a failed bake (the innermost application
-// error, with its type) after the path that led to it.
+// failureOf is the root cause of a failed bake, the innermost application
+// error with its type, after the path that led to it.
 func failureOf(err error) *Failure {
 	if err == nil { // nothing says why it ended
 		return &Failure{Message: "no failure recorded"}

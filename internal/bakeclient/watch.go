@@ -19,20 +19,20 @@ type WatchInput struct {
 	// Each gets every refresh's status; an error ends the watch.
 	Each func(Status) error
 	// RideOut is how long the watch waits for a Temporal server that does
-	// not answer (a restart, an upgrade) before it gives up with a
-	// *ServerLost; 0 is DefaultRideOut.
+	// not answer, as during a restart or an upgrade, before it gives up
+	// with a *ServerLost; 0 is DefaultRideOut.
 	RideOut time.Duration
 	// Outage, when set, hears when the server stops answering and when it
 	// answers again.
 	Outage func(Outage)
 }
 
-// DefaultRideOut rides out a server restart (seconds) and a rolling
-// upgrade of its services (minutes).
+// DefaultRideOut rides out a server restart, which takes seconds, and a
+// rolling upgrade of its services, which takes minutes.
 const DefaultRideOut = 5 * time.Minute
 
 // Outage is the Temporal server not answering a watch since Since: Err is
-// its last error, or nil once it answers again (Over).
+// its last error, or nil once it answers again, Over.
 type Outage struct {
 	Since time.Time
 	Err   error
@@ -115,9 +115,9 @@ func (in WatchInput) tell(o Outage) {
 	}
 }
 
-// unanswered reports whether err is the server not answering (down,
-// restarting, overloaded, or the call timed out) rather than an answer,
-// such as a bake that does not exist or credentials refused.
+// unanswered reports whether err is the server not answering rather than
+// an answer: down, restarting, overloaded, or the call timed out. A bake
+// that does not exist or credentials refused are answers.
 func unanswered(err error) bool {
 	var unavailable *serviceerror.Unavailable
 	var deadline *serviceerror.DeadlineExceeded

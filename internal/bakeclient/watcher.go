@@ -17,7 +17,7 @@ import (
 )
 
 // queryTimeout bounds a progress query: it needs a running control worker,
-// and status must still answer (from Describe alone) when there is none.
+// and status must still answer from Describe alone when there is none.
 const queryTimeout = 2 * time.Second
 
 // watcher collects a bake's state; it caches the workflow input, which
@@ -28,13 +28,13 @@ type watcher struct {
 	bakeID   string
 	input    *bakeapi.BakeInput
 	runID    string
-	// counts: read running splits' histories too (status, once), for
+	// counts: read running splits' histories too, once for status, for
 	// their Computed/Resumed/Reused counts. Watching reads each history
 	// once, when its workflow has closed.
 	counts    bool
 	histories map[string]*History // by workflow ID and run ID, closed runs only
 	// seen is the most finished work shown per split, carried what earlier
-	// runs of the bake committed per split workflow (donework.go).
+	// runs of the bake committed per split workflow; see donework.go.
 	seen, carried map[string]doneWork
 }
 

@@ -190,8 +190,8 @@ type namedEngine struct {
 }
 
 // benchPhases prints the cuBLAS path's phase breakdown per configuration, beside the
-// unprofiled cuBLAS row's time (recording events adds host time per launch, which
-// inflates Idle when the two differ by more than a few percent).
+// unprofiled cuBLAS row's time: recording events adds host time per launch, which
+// inflates Idle when the two differ by more than a few percent.
 func benchPhases(cmd *cobra.Command, cfgs []bench.Config, results []bench.Result) error {
 	out := cmd.OutOrStdout()
 	fmt.Fprintln(out)

@@ -66,7 +66,7 @@ func newCancelCmd() *cobra.Command {
 type cancelJSON struct {
 	Schema string `json:"schema"`
 	bakeclient.Cancellation
-	// Stopped: the bake and its splits have stopped (false with --no-wait,
-	// which returns once the cancel is requested).
+	// Stopped: the bake and its splits have stopped. It is false with
+	// --no-wait, which returns once the cancel is requested.
 	Stopped bool `json:"stopped"`
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
-// The Temporal verbs (bake, status, watch, cancel, list, gc) read the whole
-// configuration themselves (starterConfig), flags included, so they skip the
+// The Temporal verbs bake, status, watch, cancel, list and gc read the whole
+// configuration themselves in starterConfig, flags included, so they skip the
 // root's filling of flags from keys; starterVerb wires that up.
 func starterVerb(cmd *cobra.Command) *cobra.Command {
 	cmd.PersistentPreRunE = func(*cobra.Command, []string) error { return nil }
@@ -20,9 +20,9 @@ func starterVerb(cmd *cobra.Command) *cobra.Command {
 }
 
 // starterConfig reads the verb's config file, the environment and the flags of
-// flagKeys (flag name → config key). A server the config does not name is
+// flagKeys, flag name → config key. A server the config does not name is
 // the dev stack's that `whestbake dev up` recorded in this directory, if
-// any (devstack.ClientDefaults), and so is the Web UI of its frontend.
+// any, by devstack.ClientDefaults, and so is the Web UI of its frontend.
 func starterConfig(cmd *cobra.Command, flagKeys map[string]string) (settings.Config, error) {
 	devDir := devstack.DefaultOptions().Dir
 	dev := settings.Under{
@@ -47,7 +47,7 @@ func webUILink(cfg settings.Config, wid string) string {
 }
 
 // openClient is the read-only verbs' way in: config from --config-file/env,
-// and a client of its servers (which connects on first use).
+// and a client of its servers, which connects on first use.
 func openClient(cmd *cobra.Command) (*bakeclient.Client, settings.Config, error) {
 	cfg, err := starterConfig(cmd, nil)
 	if err != nil {

@@ -23,8 +23,8 @@ import (
 // errDatasetsDiffer is compare's verdict "different": exit 1.
 var errDatasetsDiffer = errors.New("the datasets differ")
 
-// shownMLPs bounds the rows of the per-MLP table in text output (the JSON
-// has every MLP).
+// shownMLPs bounds the rows of the per-MLP table in text output. The JSON
+// has every MLP.
 const shownMLPs = 20
 
 func newCompareCmd() *cobra.Command {
@@ -148,10 +148,10 @@ type comparisonJSON struct {
 }
 
 // compareSource is src as a directory to compare: itself, or for hf://
-// what compare reads of the revision (metadata.json, the splits' parquet
-// files and the prepared tree that whestbench's loader reads before them,
-// not the card or the report), downloaded into a temporary directory that
-// cleanup removes.
+// what compare reads of the revision, downloaded into a temporary directory
+// that cleanup removes. That is metadata.json, the splits' parquet files
+// and the prepared tree that whestbench's loader reads before them; not
+// the card or the report.
 func compareSource(cmd *cobra.Command, h hubFlags, src string,
 ) (dir string, cleanup func(), err error) {
 	repo, rev, ok, err := hub.ParseURI(src)
@@ -248,7 +248,7 @@ func preparedNote(s compare.SplitResult) string {
 }
 
 // printMLPStats prints a split's per-MLP statistics: every MLP, or the
-// shownMLPs of largest |z| (--json has all).
+// shownMLPs of largest |z|; --json has all.
 func printMLPStats(w io.Writer, s compare.SplitResult) {
 	rows := slices.Clone(s.MLPStats)
 	if len(rows) > shownMLPs {

@@ -74,7 +74,7 @@ func checkConfig(out io.Writer, file, role string, asBake bool) error {
 }
 
 // splitFlags are the flags of `dataset bake` that a config file holds in
-// one entry of bake.splits (flag → that entry's key).
+// one entry of bake.splits, flag → that entry's key.
 var splitFlags = map[string]string{
 	"split":     "name",
 	"config":    "config",
@@ -125,8 +125,8 @@ relative to the file. FILE may be at most 1 MiB.`,
 	return cmd
 }
 
-// migrateInput is file as flag values of verb: its flags (inherited ones
-// included), each with the config key it defaults to, and for dataset bake
+// migrateInput is file as flag values of verb: its flags, inherited ones
+// included, each with the config key it defaults to, and for dataset bake
 // the split flags as one entry of bake.splits.
 func migrateInput(file string, verb *cobra.Command) migrate.Input {
 	flags := verb.Flags()

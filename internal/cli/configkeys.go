@@ -14,14 +14,15 @@ import (
 
 // Every verb reads one config schema: the sections of configs/example.yaml,
 // from --config-file and WHESTBAKE_<SECTION>_<KEY>. A local verb's flag that
-// says what the bake is (bake.width) or what this machine gives it
-// (worker.threads) defaults to that key; a flag about this one invocation
-// (--output, --slice) has no key and comes from the command line only.
+// says what the bake is, such as bake.width, or what this machine gives it,
+// such as worker.threads, defaults to that key; a flag about this one
+// invocation, such as --output or --slice, has no key and comes from the
+// command line only.
 
 // keyAnnotation is the pflag annotation that holds a flag's config key.
 const keyAnnotation = "whestbake/config-key"
 
-// fromKey makes fs's flags default to config keys (flag name → key): the
+// fromKey makes fs's flags default to config keys, flag name → key: the
 // file or the key's environment variable fills a flag the command line
 // leaves unset. The key shows in the flag's help.
 func fromKey(fs *pflag.FlagSet, keys map[string]string) {
@@ -35,7 +36,7 @@ func fromKey(fs *pflag.FlagSet, keys map[string]string) {
 	}
 }
 
-// keyOf is the config key flag f defaults to ("" if none).
+// keyOf is the config key flag f defaults to, "" if none.
 func keyOf(f *pflag.Flag) string {
 	if k := f.Annotations[keyAnnotation]; len(k) == 1 {
 		return k[0]
@@ -47,7 +48,7 @@ type loadedKey struct{}
 
 // loadConfig reads the config file and the environment, refuses the
 // variables of an older schema, and fills every flag of cmd the command
-// line left unset from its key (flags > environment > file > default). The
+// line left unset from its key: flags > environment > file > default. The
 // configuration stays in cmd's context for verbs that read more of it.
 func loadConfig(cmd *cobra.Command) error {
 	if err := refuseFlagVariables(cmd.Flags()); err != nil {

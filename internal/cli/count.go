@@ -11,7 +11,7 @@ import (
 type countValue struct {
 	target *int64
 	// max > 0: the flag's own range is [1, max]. 0: a bakeapi validator
-	// checks the value, so the flag only parses it (see newFieldCount).
+	// checks the value, so the flag only parses it; see newFieldCount.
 	max int64
 }
 
@@ -22,7 +22,7 @@ func newCount(p *int64, def, max int64) *countValue {
 }
 
 // newFieldCount is a count flag for a field of bakeapi.Spec or a split: it
-// accepts any count (0 included) and leaves the range to the validator, whose
+// accepts any count, 0 included, and leaves the range to the validator, whose
 // message is the same for the flag, the YAML config and the workflow input.
 func newFieldCount(p *int64, def int64) *countValue {
 	*p = def

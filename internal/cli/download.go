@@ -95,7 +95,7 @@ out; an existing --output is refused.`,
 	return cmd
 }
 
-// hubFlags are the Hub reader's flags (download, info).
+// hubFlags are the Hub reader's flags, for download and info.
 type hubFlags struct{ endpoint, tokenFile, split string }
 
 func (h *hubFlags) register(cmd *cobra.Command) {

@@ -9,16 +9,16 @@ import (
 	"github.com/whestbake/whestbake/internal/safetext"
 )
 
-// Text that comes from a dataset (metadata.json, split names, mlp_name,
-// file names), a server (an S3 or Temporal server's error, a workflow's
-// failure, the Hub's answers) or a file is printed by one rule,
-// internal/safetext's: escaped, on one line. The text verbs print their
-// application's output through safetext.Strings, errors through
-// printError, and single fields through safetext.Line; JSON through
-// writeJSON.
+// Text that comes from a dataset, a server or a file is printed by one
+// rule, internal/safetext's: escaped, on one line. A dataset's text is
+// metadata.json, split names, mlp_name and file names; a server's is an S3
+// or Temporal server's error, a workflow's failure, the Hub's answers. The
+// text verbs print their application's output through safetext.Strings,
+// errors through printError, and single fields through safetext.Line;
+// JSON through writeJSON.
 
 // printError writes err to w as the command's error: "error: " and its
-// lines (safetext.ErrorLines), so that no text it quotes prints a line
+// lines from safetext.ErrorLines, so that no text it quotes prints a line
 // of its own or drives the terminal.
 func printError(w io.Writer, err error) {
 	lines := safetext.ErrorLines(err)
@@ -30,13 +30,13 @@ func printError(w io.Writer, err error) {
 
 // writeJSON writes v as indented JSON whose strings hold no character
 // safetext.IsControl reports: encoding/json escapes C0 and the separators
-// itself, and the rest (DEL, C1, bidirectional controls) are written as
+// itself, and the rest, DEL, C1 and bidirectional controls, are written as
 // \uNNNN here. A JSON reader gets the same values; a terminal showing the
 // output gets no control sequence.
 func writeJSON(w io.Writer, v any) error { return encodeJSON(w, v, "  ") }
 
 // writeJSONLine writes v as writeJSON does, on one line: one object of a
-// newline-delimited stream (watch --json).
+// newline-delimited stream, as watch --json writes.
 func writeJSONLine(w io.Writer, v any) error { return encodeJSON(w, v, "") }
 
 func encodeJSON(w io.Writer, v any, indent string) error {

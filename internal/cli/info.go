@@ -47,7 +47,7 @@ checks a whole dataset.`,
 }
 
 // infoJSON is whestbake.info/v1: metadata.json itself, which info
-// summarises, in JSON any reader parses (metadataJSON).
+// summarises, in JSON any reader parses, by metadataJSON.
 type infoJSON struct {
 	Schema    string          `json:"schema"`
 	Source    string          `json:"source"`
@@ -162,7 +162,7 @@ func infoValue(v any) string {
 	return safetext.Line(string(b))
 }
 
-// thousands is an integer with comma separators (Python's {:,}); anything
+// thousands is an integer with comma separators, as Python's {:,}; anything
 // else as infoValue shows it.
 func thousands(v any) string {
 	num, ok := v.(json.Number)

@@ -11,7 +11,7 @@ import (
 	"github.com/whestbake/whestbake/dataset"
 )
 
-// The schemas of --json, one per verb (docs/CLI.md, "JSON output"). Each
+// The schemas of --json, one per verb: docs/CLI.md, "JSON output". Each
 // object names its schema in its "schema" field; the version after the
 // slash changes only when a field is removed, renamed, or changes its type
 // or meaning. A new field keeps the version: readers ignore keys they do
@@ -32,7 +32,7 @@ func jsonFlag(cmd *cobra.Command, asJSON *bool, usage string) {
 	cmd.Flags().BoolVar(asJSON, "json", false, usage+" (docs/CLI.md has its schema)")
 }
 
-// JSON has no number that is not finite (RFC 8259), so such a value is
+// JSON has no number that is not finite, by RFC 8259, so such a value is
 // written as the string Python's json.dumps spells it: "Infinity",
 // "-Infinity", "NaN". metadata.json may hold one: 1e400 is a valid JSON
 // number that Python's json.loads, and whestbake after it, reads as
@@ -65,7 +65,7 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 // metadataJSON is md as JSON that every reader parses: its keys in
 // metadata.json's order, integers exact, floats as Python writes them,
 // and each number that is not finite as nonFiniteText's string, whose JSON
-// Pointer (RFC 6901) is listed in nonFinite so that a reader can tell it
+// Pointer, RFC 6901, is listed in nonFinite so that a reader can tell it
 // from a string the metadata holds.
 func metadataJSON(md dataset.Metadata) (data json.RawMessage, nonFinite []string, err error) {
 	nonFinite = []string{}
@@ -77,8 +77,8 @@ func metadataJSON(md dataset.Metadata) (data json.RawMessage, nonFinite []string
 
 // finite returns v with every number that is not finite replaced by its
 // string, in place for objects and arrays, adding each one's pointer. Such
-// a number is a float64 (dataset.Object): integers are json.Numbers of any
-// size, kept exact.
+// a number is a float64 in a dataset.Object: integers are json.Numbers of
+// any size, kept exact.
 func finite(v any, pointer string, nonFinite *[]string) any {
 	switch x := v.(type) {
 	case float64:

@@ -12,14 +12,14 @@ import (
 )
 
 // progress shows how far a long local verb is: a thread-safe bar with ETA
-// on a terminal; elsewhere (logs, CI, a pipe) a timestamped line at most
-// every progressEvery while the work advances, as `bake --wait` prints its
-// lines, so that a log shows the bake alive without a bar's redraws.
+// on a terminal; elsewhere, in logs, CI or a pipe, a timestamped line at
+// most every progressEvery while the work advances, as `bake --wait` prints
+// its lines, so that a log shows the bake alive without a bar's redraws.
 // WHESTBAKE_NO_PROGRESS silences both.
 type progress struct {
 	mu  sync.Mutex
 	bar *progressbar.ProgressBar
-	// Without a terminal: where the lines go (nil: nowhere), and the account.
+	// Without a terminal: where the lines go, nil for nowhere, and the account.
 	lines        io.Writer
 	label, unit  string
 	total, done  int64

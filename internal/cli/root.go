@@ -1,6 +1,6 @@
 // Package cli is the whestbake command line: cobra commands whose flags can
-// also come from a config file and its WHESTBAKE_* environment variables
-// (configkeys.go says which).
+// also come from a config file and its WHESTBAKE_* environment variables.
+// configkeys.go says which.
 package cli
 
 import (
@@ -19,10 +19,10 @@ const Version = bake.Version
 
 // Execute runs the command line and returns the process exit code: 0 on
 // success, 2 for a malformed command line, 3 when watch or bake --wait
-// gave up on a Temporal server that stopped answering (the bake runs on),
-// 130 after Ctrl-C (128 + the signal's number), 1 for everything else (but
-// see exitCode). Ctrl-C stops a
-// bake cleanly (nothing is written).
+// gave up on a Temporal server that stopped answering while the bake runs
+// on, 130 after Ctrl-C, which is 128 + the signal's number, 1 for
+// everything else; exitCode has the exceptions. Ctrl-C stops a bake
+// cleanly: nothing is written.
 func Execute(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := cmdline.NotifyContext(context.Background())
 	defer stop()
@@ -35,15 +35,16 @@ func Execute(args []string, stdout, stderr io.Writer) int {
 		err = cmdline.Interruption(ctx, err)
 	}
 	if err != nil {
-		// Error texts quote datasets, files and servers (a split name, the
-		// Hub's message, S3's and Temporal's): none prints a line of its own.
+		// Error texts quote datasets, files and servers, such as a split
+		// name, the Hub's message, S3's and Temporal's: none prints a line
+		// of its own.
 		printError(stderr, err)
 	}
 	return exitCode(cmd, err)
 }
 
-// verdictAnnotation marks a verb whose exit 1 is a verdict (dataset
-// compare: the datasets differ, errDatasetsDiffer).
+// verdictAnnotation marks a verb whose exit 1 is a verdict: dataset
+// compare's errDatasetsDiffer says the datasets differ.
 const verdictAnnotation = "exit-1-is-a-verdict"
 
 // exitCode is cmdline.ExitCode, except that a verb whose exit 1 is a

@@ -163,7 +163,7 @@ func failureNote(kind string) string {
 
 // printStopped says, for a bake that ended without completing, in which
 // stage it ended and what was running then, which is what was cancelled
-// (or cut short by the failure), and what never started.
+// or cut short by the failure, and what never started.
 func printStopped(w io.Writer, st bakeclient.Status) {
 	if st.Running() || st.Completed() {
 		return
@@ -268,7 +268,7 @@ func printResult(w io.Writer, st bakeclient.Status) {
 }
 
 // eta is a split's ETA as status shows it: "done", "merging soon", the
-// time left, or "-" while it is unknown (bakeclient.Split.Remaining).
+// time left, or "-" while bakeclient.Split.Remaining does not know it.
 func eta(s bakeclient.Split, now time.Time) string {
 	if s.Stage == bakeapi.StageDone {
 		return "done"

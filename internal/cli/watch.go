@@ -67,8 +67,9 @@ func reconnectFlag(cmd *cobra.Command, rideOut *time.Duration) {
 			"upgrade) before giving up with exit status 3; the bake runs on either way")
 }
 
-// sayOutage tells, on stderr (stdout may be JSON), that the Temporal server
-// stopped answering and the watch keeps asking, and when it answers again.
+// sayOutage tells, on stderr since stdout may be JSON, that the Temporal
+// server stopped answering and the watch keeps asking, and when it answers
+// again.
 func sayOutage(cfg settings.Config, rideOut time.Duration, w io.Writer) func(bakeclient.Outage) {
 	var told time.Time
 	return func(o bakeclient.Outage) {
@@ -107,9 +108,9 @@ func showStatus(cfg settings.Config, out io.Writer) func(bakeclient.Status) erro
 	}
 }
 
-// follow shows a bake's progress until it ends (bake --wait): one bar per
-// split redrawn in place on a terminal; elsewhere (logs, CI) one line per
-// change, so a log reads as what happened when.
+// follow shows a bake's progress until it ends, for bake --wait: one bar
+// per split redrawn in place on a terminal; elsewhere, in logs or CI, one
+// line per change, so a log reads as what happened when.
 func follow(ctx context.Context, c *bakeclient.Client, cfg settings.Config, id string,
 	rideOut time.Duration, out io.Writer,
 ) (bakeclient.Status, error) {
@@ -153,8 +154,8 @@ func follow(ctx context.Context, c *bakeclient.Client, cfg settings.Config, id s
 	return st, nil
 }
 
-// changeLines are the lines of what changed since last (the state each
-// subject last printed, updated here): the bake's status and stage, and
+// changeLines are the lines of what changed since last, the state each
+// subject last printed, updated here: the bake's status and stage, and
 // each split's stage and finished MLPs and slices. Neither the clock nor
 // the running slices' partial progress counts as a change.
 func changeLines(st bakeclient.Status, now time.Time, last map[string]string) []string {
@@ -223,7 +224,7 @@ func progressKey(st bakeclient.Status) string {
 
 // detached explains that stopping to watch does not stop the bake: after
 // Ctrl-C, and after a Temporal server that did not answer for the whole
-// ride-out (exit status 3, cmdline.Detached).
+// ride-out, which exits 3 with cmdline.Detached.
 func detached(ctx context.Context, id string, err error) error {
 	var lost *bakeclient.ServerLost
 	switch {

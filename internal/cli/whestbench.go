@@ -7,15 +7,15 @@ import (
 	"github.com/whestbake/whestbake/internal/hub"
 )
 
-// whestbenchFlags are the flags of whestbench's `whest dataset` verbs
-// (src/whestbench/cli.py of github.com/AIcrowd/whestbench, v0.16.0, the
-// same in v0.16.2) that the same verbs here do not take, with what a
-// whestbench user does instead. internal/pyjudge's
-// TestWhestbenchFlagTablesMatchInstalledWhest holds it to the installed
-// whestbench's `whest dataset VERB --help`. They are the hints of unknown
-// flags (cmdline.Strict), and docs/WHESTBENCH.md's table "Flags of
-// whestbench's" lists them: TestWhestbenchFlagsDocumented keeps the two
-// equal.
+// whestbenchFlags are the flags of whestbench's `whest dataset` verbs that
+// the same verbs here do not take, with what a whestbench user does
+// instead. The verbs are those of src/whestbench/cli.py of
+// github.com/AIcrowd/whestbench, v0.16.0, the same in v0.16.2.
+// internal/pyjudge's TestWhestbenchFlagTablesMatchInstalledWhest holds it
+// to the installed whestbench's `whest dataset VERB --help`. They are the
+// hints of unknown flags, in cmdline.Strict, and docs/WHESTBENCH.md's
+// table "Flags of whestbench's" lists them: TestWhestbenchFlagsDocumented
+// keeps the two equal.
 var whestbenchFlags = []cmdline.FlagHint{
 	{Command: "whestbake dataset bake", Flag: "torch",
 		Hint: "whestbake has no torch backend: " +
@@ -40,8 +40,9 @@ const tokenHint = "whestbake never takes a Hub token on the command line: set " 
 	" or pass --token-file FILE"
 
 // hubRepoHint refuses src, a dataset source that is not a local path but
-// a Hub repository id as whestbench takes it (AIcrowd/whestbench-public),
-// saying how whestbake writes it; nil for anything else.
+// a Hub repository id as whestbench takes it, such as
+// AIcrowd/whestbench-public, saying how whestbake writes it; nil for
+// anything else.
 func hubRepoHint(src string) error {
 	if hub.CheckRepoID(src) != nil {
 		return nil

@@ -1,7 +1,8 @@
-// Package cmdline holds what whestbake's two commands (whestbake and
-// whestbake-worker) share on the command line: usage errors and the exit codes
-// they decide, cobra wired so that its own usage problems are usage errors at
-// their source, and the config file's flag and environment variable.
+// Package cmdline holds what whestbake's two commands, whestbake and
+// whestbake-worker, share on the command line: usage errors and the exit
+// codes they decide, cobra wired so that its own usage problems are usage
+// errors at their source, and the config file's flag and environment
+// variable.
 package cmdline
 
 import (
@@ -20,9 +21,9 @@ import (
 )
 
 // Exit codes of both commands. A command stopped by a signal exits
-// 128 + the signal's number (Interrupted): ExitInterrupted after Ctrl-C.
+// 128 + the signal's number, as Interrupted: ExitInterrupted after Ctrl-C.
 // ExitDetached: a command that follows a bake stopped following it while
-// the bake runs on (Detached).
+// the bake runs on, as Detached.
 const (
 	ExitOK          = 0
 	ExitError       = 1
@@ -31,9 +32,9 @@ const (
 	ExitInterrupted = 128 + int(syscall.SIGINT)
 )
 
-// Detached is the error of a command that gave up following a bake (its
-// Temporal server stopped answering) while the bake keeps running: neither
-// a failed bake (1) nor a stop asked for (130).
+// Detached is the error of a command that gave up following a bake, as its
+// Temporal server stopped answering, while the bake keeps running: neither
+// a failed bake, exit 1, nor a stop asked for, exit 130.
 type Detached struct{ Err error }
 
 func (e Detached) Error() string { return e.Err.Error() }
@@ -48,7 +49,7 @@ func (e Error) Unwrap() error { return e.err }
 // Usagef is a usage error with a formatted message.
 func Usagef(format string, a ...any) error { return Error{fmt.Errorf(format, a...)} }
 
-// Usage marks err as a usage error (nil stays nil).
+// Usage marks err as a usage error; nil stays nil.
 func Usage(err error) error {
 	if err == nil {
 		return nil
@@ -83,7 +84,7 @@ const (
 )
 
 // ConfigFile is the config file fs names: --config-file, else
-// $WHESTBAKE_CONFIG_FILE, else "" (none).
+// $WHESTBAKE_CONFIG_FILE, else "" for none.
 func ConfigFile(fs *pflag.FlagSet) string {
 	if f := fs.Lookup(FileFlag); f != nil && f.Changed {
 		return f.Value.String()
@@ -101,12 +102,12 @@ type FlagHint struct {
 }
 
 // Strict makes every usage problem cobra finds in root's tree a usage Error:
-// flag errors (unknown flags, bad values, missing values; an unknown flag
-// that hints name gets its hint), argument-count errors of the commands'
-// Args (said in words, see argsError), and unknown subcommands (also before
-// --help, with suggestions). A command with subcommands takes no arguments
-// of its own, and shows its help when called without a subcommand unless it
-// has its own Run. Call it once the tree is complete.
+// flag errors, such as unknown flags, bad values and missing values, where
+// an unknown flag that hints name gets its hint; argument-count errors of
+// the commands' Args, said in words by argsError; and unknown subcommands,
+// also before --help, with suggestions. A command with subcommands takes
+// no arguments of its own, and shows its help when called without a
+// subcommand unless it has its own Run. Call it once the tree is complete.
 func Strict(root *cobra.Command, hints ...FlagHint) {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return flagError(cmd, err, hints)
@@ -117,8 +118,8 @@ func Strict(root *cobra.Command, hints ...FlagHint) {
 		case c.HasSubCommands():
 			c.Args = unknownSubcommand
 			// A group's own flags come before its verb: parsing stops at the
-			// first argument, so `group nosuch --help` reaches Args (an
-			// error) instead of cobra's help, which runs before Args.
+			// first argument, so `group nosuch --help` reaches Args, an
+			// error, instead of cobra's help, which runs before Args.
 			c.Flags().SetInterspersed(false)
 			if !c.Runnable() {
 				// cobra would show the help itself, but only after skipping
@@ -163,8 +164,8 @@ func flagError(cmd *cobra.Command, err error, hints []FlagHint) error {
 const OperandsAnnotation = "whestbake/operands"
 
 // argsError is err, cobra's count of a command's arguments, as a usage
-// error in words: what the command needs (with the required flags that are
-// missing too, so that one error says everything), what it got, and its
+// error in words: what the command needs, with the required flags that are
+// missing too so that one error says everything, what it got, and its
 // usage line.
 func argsError(cmd *cobra.Command, got []string, err error) error {
 	if err == nil {
@@ -187,8 +188,8 @@ func argsError(cmd *cobra.Command, got []string, err error) error {
 }
 
 // operandsOf lists the operands of a Use line: its words after the verb
-// that are neither flags, nor their values (--output DIR), nor optional
-// ([…]).
+// that are neither flags, nor their values such as --output DIR, nor
+// optional, in […].
 func operandsOf(use string) []string {
 	words := strings.Fields(use)
 	var out []string
@@ -210,7 +211,7 @@ func operandsOf(use string) []string {
 }
 
 // requiredAnnotation, in a command's Annotations, lists the flags it cannot
-// run without (Require), comma-separated.
+// run without, declared by Require, comma-separated.
 const requiredAnnotation = "whestbake/required-flags"
 
 // Require declares flags that cmd cannot run without. CheckRequired then
@@ -225,8 +226,8 @@ func Require(cmd *cobra.Command, flags ...string) {
 
 // CheckRequired is nil when every flag Require declared for cmd is set, and
 // otherwise one usage error naming all that are not, each followed by
-// note(flag): where else its value can come from ("" for nowhere; a nil
-// note adds nothing).
+// note(flag): where else its value can come from, "" for nowhere; a nil
+// note adds nothing.
 func CheckRequired(cmd *cobra.Command, note func(flag string) string) error {
 	if note == nil {
 		note = func(string) string { return "" }
@@ -281,11 +282,11 @@ func quoteAll(args []string) string {
 }
 
 // CheckHelpArgs refuses, before cobra runs, an unknown verb that cobra would
-// answer with a parent's help and exit 0: one after a group's --help
-// (`dataset --help nosuch`: cobra shows help before it checks arguments) and
-// one in the help command's path (`help dataset nosuch`: cobra's help shows
-// the deepest command it found). Every other unknown verb reaches the
-// group's Args (Strict).
+// answer with a parent's help and exit 0. One is after a group's --help,
+// `dataset --help nosuch`, as cobra shows help before it checks arguments;
+// the other is in the help command's path, `help dataset nosuch`, as
+// cobra's help shows the deepest command it found. Every other unknown
+// verb reaches the group's Args under Strict.
 func CheckHelpArgs(root *cobra.Command, args []string) error {
 	if len(args) > 0 && args[0] == "help" {
 		args = args[1:]
@@ -303,7 +304,7 @@ func CheckHelpArgs(root *cobra.Command, args []string) error {
 }
 
 // firstPositional is the first of args that is neither a flag of cmd nor a
-// flag's value ("" if none): what cobra would take for a verb of cmd.
+// flag's value, "" if none: what cobra would take for a verb of cmd.
 func firstPositional(cmd *cobra.Command, args []string) string {
 	flags := cmd.Flags()
 	flags.AddFlagSet(cmd.InheritedFlags())
@@ -353,10 +354,10 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 }
 
 // suggestions are what a mistyped verb of cmd most likely meant: cmd's verbs
-// within two edits of it or starting with it (cobra's rule: "stauts" →
-// "status"), and any command of the tree with exactly its name or listing
-// it in SuggestFor ("merge" → "dataset merge"), each quoted as typed after
-// the program's name.
+// within two edits of it or starting with it, by cobra's rule, as "stauts" →
+// "status"; and any command of the tree with exactly its name or listing
+// it in SuggestFor, as "merge" → "dataset merge"; each quoted as typed
+// after the program's name.
 func suggestions(cmd *cobra.Command, typed string) []string {
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2

@@ -8,14 +8,15 @@ import (
 	"syscall"
 )
 
-// Interrupted is how a command that a signal stopped ends: SIGINT (Ctrl-C)
-// or SIGTERM. Its exit code is 128 + the signal's number, the shells'
-// convention (130 for Ctrl-C), so a script can tell "stopped" from "failed".
+// Interrupted is how a command that a signal stopped ends: SIGINT, from
+// Ctrl-C, or SIGTERM. Its exit code is 128 + the signal's number, the
+// shells' convention, 130 for Ctrl-C, so a script can tell "stopped" from
+// "failed".
 type Interrupted struct {
 	Signal syscall.Signal
 	// Err is what the command returned once stopped. A bare
 	// context.Canceled says nothing to a user and is not shown; anything
-	// else (what a stopped `watch` leaves running, say) is.
+	// else is, such as what a stopped `watch` leaves running.
 	Err error
 }
 
@@ -42,9 +43,9 @@ func signalName(s syscall.Signal) string {
 }
 
 // NotifyContext is a context that the first SIGINT or SIGTERM cancels,
-// with Interrupted as its cause (Interruption reads it). That first signal
-// also restores the default action, so a second Ctrl-C ends the process at
-// once, for a command that does not stop soon enough.
+// with Interrupted as its cause, which Interruption reads. That first
+// signal also restores the default action, so a second Ctrl-C ends the
+// process at once, for a command that does not stop soon enough.
 func NotifyContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	signals := make(chan os.Signal, 1)
@@ -65,7 +66,7 @@ func NotifyContext(parent context.Context) (context.Context, context.CancelFunc)
 }
 
 // Interruption is err as the error of a command that ctx's signal stopped,
-// and err itself if no signal came (or the command succeeded all the same).
+// and err itself if no signal came or the command succeeded all the same.
 func Interruption(ctx context.Context, err error) error {
 	var in Interrupted
 	if err == nil || !errors.As(context.Cause(ctx), &in) {

@@ -11,12 +11,12 @@ import (
 const chainLoops = 1_000_000
 
 // CoreClock measures the clock the calling core runs at: a chain of adds
-// additions, each depending on the one before (one cycle each on every
-// x86-64 core), timed in the thread's CPU time. That is the clock of this
-// core under this load, not the nominal one nor the TSC's rate (a VM's
-// "cpu MHz" is the latter). The adds take a register operand, so no renamer
-// can fold the chain into fewer operations (some cores fold dependent adds
-// of immediates). It returns cycles per second.
+// additions, each depending on the one before and taking one cycle on
+// every x86-64 core, timed in the thread's CPU time. That is the clock of
+// this core under this load, not the nominal one nor the TSC's rate, which
+// a VM's "cpu MHz" shows. The adds take a register operand, so no renamer
+// can fold the chain into fewer operations; some cores fold dependent adds
+// of immediates. It returns cycles per second.
 func CoreClock(adds int64) (float64, error) {
 	if !haveChain {
 		return 0, errors.New("the core clock is measured on amd64 only")

@@ -46,10 +46,10 @@ func SameParquet(t testing.TB, got, want string) {
 	}
 }
 
-// SameDataset fails unless got and want are the same finished dataset: the
-// same parquet files (SameParquet), the same report (every file of
-// dataset.ReportDir) and the same prepared Arrow tree (every file under
-// dataset.PreparedDir), byte for byte. Only metadata.json and README.md may
+// SameDataset fails unless got and want are the same finished dataset,
+// byte for byte: the same parquet files by SameParquet, the same report,
+// every file of dataset.ReportDir, and the same prepared Arrow tree, every
+// file under dataset.PreparedDir. Only metadata.json and README.md may
 // differ, as they record when and where the bake ran.
 func SameDataset(t testing.TB, got, want string) {
 	t.Helper()
@@ -60,7 +60,7 @@ func SameDataset(t testing.TB, got, want string) {
 		readTree(t, want, dataset.PreparedDir))
 }
 
-// sameFiles compares two folders' files by name (relative to folder).
+// sameFiles compares two folders' files by name, relative to folder.
 func sameFiles(t testing.TB, folder string, g, w map[string][]byte) {
 	t.Helper()
 	if len(w) == 0 {
@@ -114,7 +114,7 @@ func ReadTree(t testing.TB, dir string) map[string][]byte {
 	return readTree(t, dir, "")
 }
 
-// ReadReport returns every file of dir's report folder (dataset.ReportDir)
+// ReadReport returns every file of dir's report folder, dataset.ReportDir,
 // by name, failing t when dir has none.
 func ReadReport(t testing.TB, dir string) map[string][]byte {
 	t.Helper()

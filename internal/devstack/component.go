@@ -29,8 +29,8 @@ var Components = []Component{MinIO, Temporal}
 type server struct {
 	args []string
 	// state is the argument that names the state directory: a pid whose
-	// command line lacks it is another stack's server (a copy of this
-	// directory holds that stack's pid files), never this one's.
+	// command line lacks it is another stack's server, never this one's. A
+	// copy of this directory holds that stack's pid files.
 	state   string
 	env     []string
 	ports   []portKey
@@ -81,7 +81,7 @@ const (
 )
 
 // Start starts one component detached and waits until it is healthy, then
-// creates what Options asks for (buckets, search attributes). A component
+// creates what Options asks for: buckets, search attributes. A component
 // already running from the same Dir is left as it is.
 func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 	o, err := opts.withDefaults()
@@ -121,7 +121,7 @@ func Start(ctx context.Context, opts Options, c Component) (Running, error) {
 			return r, fmt.Errorf("devstack: %s is running (pid %d) but not healthy on %s: %w; "+
 				"see %s, or %s", c, pid, s.addr, err, r.Log, fixUnhealthy)
 		}
-		// It died (a crash just before this call): start a new one.
+		// It died, as in a crash just before this call: start a new one.
 	}
 	if _, err := os.Stat(o.bin(c)); err != nil {
 		return r, fmt.Errorf("devstack: %s not found: %s", o.bin(c), fixMissing)
@@ -178,7 +178,7 @@ func StartMinIO(ctx context.Context, opts Options) (Running, error) {
 	return Start(ctx, opts, MinIO)
 }
 
-// Stop stops one component (SIGTERM, then SIGKILL after StopTimeout) and
+// Stop stops one component, SIGTERM and then SIGKILL after StopTimeout, and
 // removes its pid file; its state stays. Stopping a stopped one is a no-op.
 func Stop(opts Options, c Component) error {
 	_, err := stop(opts, c)

@@ -15,7 +15,7 @@ import (
 
 // holder is a process that listens on a port of the stack.
 type holder struct {
-	PID     int    // 0: a process this user cannot see (another user's)
+	PID     int    // 0: a process this user cannot see, another user's
 	Command string // its command line, shortened
 }
 
@@ -26,10 +26,10 @@ func (h holder) String() string {
 	return fmt.Sprintf("pid %d: %s", h.PID, h.Command)
 }
 
-// portHolder is the process listening on port for 127.0.0.1 (bound to it,
-// or to every address). found is false when nothing listens there; known is
-// false where procfs cannot tell (not Linux), and the caller decides as it
-// did before it could ask.
+// portHolder is the process listening on port for 127.0.0.1, bound to it
+// or to every address. found is false when nothing listens there; known is
+// false where procfs cannot tell, off Linux, and the caller decides without
+// it.
 func portHolder(port int) (h holder, found, known bool) {
 	inode, found, known := listeningInode(port)
 	if !found {
@@ -66,9 +66,9 @@ func otherHolder(ctx context.Context, pid, port int) (holder, bool) {
 // socket to settle: a kill takes milliseconds, even on a loaded machine.
 const holderSettle = 2 * time.Second
 
-// shorten is a command line for one line of a message: escaped
-// (safetext.Line: a script's newlines, a terminal's escapes), at most 100
-// bytes.
+// shorten is a command line for one line of a message: escaped by
+// safetext.Line against a script's newlines and a terminal's escapes, at
+// most 100 bytes.
 func shorten(cmd string) string {
 	cmd = safetext.Line(cmd)
 	if len(cmd) > 100 {
@@ -88,7 +88,7 @@ var loopbackListen = map[string]bool{
 }
 
 // listeningInode is the inode of the socket listening on port for
-// 127.0.0.1, from the kernel's socket tables (proc(5), /proc/net/tcp).
+// 127.0.0.1, from the kernel's socket tables: /proc/net/tcp, see proc(5).
 func listeningInode(port int) (inode string, found, known bool) {
 	const listen = "0A" // TCP_LISTEN
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {

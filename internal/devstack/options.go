@@ -1,5 +1,5 @@
 // Package devstack runs the local development servers — the Temporal dev
-// server (with its Web UI) and MinIO — as detached processes on 127.0.0.1,
+// server with its Web UI, and MinIO — as detached processes on 127.0.0.1,
 // with their state, logs and pid files under one directory.
 package devstack
 
@@ -41,11 +41,11 @@ var SearchAttributes = []SearchAttribute{{"BakeID", "Keyword"}, {"BakeStage", "K
 
 // Options place the dev stack. Zero fields take the defaults of
 // DefaultOptions, so tests set only what they change; a zero port takes
-// the one recorded in Dir (Record) before the default.
+// the one recorded in Dir by Record before the default.
 type Options struct {
 	Dir              string        // state, logs and pid files
-	BinDir           string        // holds the temporal and minio binaries (`make tools`)
-	TemporalPort     int           // Temporal frontend (gRPC)
+	BinDir           string        // holds the temporal and minio binaries that `make tools` builds
+	TemporalPort     int           // Temporal frontend, gRPC
 	UIPort           int           // Temporal Web UI
 	MinIOPort        int           // S3 API
 	MinIOConsolePort int           // MinIO web console
@@ -55,11 +55,11 @@ type Options struct {
 	StartTimeout     time.Duration // how long a server may take to become healthy
 	StopTimeout      time.Duration // how long SIGTERM is given before SIGKILL
 	// MoveIfTaken makes Up start a server whose port another program
-	// holds on a free port instead (the record says where) rather than
+	// holds on a free port instead, which the record names, rather than
 	// fail: `dev up --move-if-taken`, what `make demo` runs.
 	MoveIfTaken bool
 	// MinIOCertsDir, when set, serves MinIO over TLS: it holds public.crt
-	// and private.key (MinIO's --certs-dir layout), and MinIOCAFile the CA
+	// and private.key in MinIO's --certs-dir layout, and MinIOCAFile the CA
 	// that signed them, which S3Config's clients trust.
 	MinIOCertsDir string
 	MinIOCAFile   string
@@ -166,7 +166,7 @@ func (o Options) validate() error {
 		seen[p.port] = p.key
 	}
 	// The dev server passes --db-filename into an SQLite URI, where these
-	// characters would silently cut the path (and share one database file).
+	// characters would silently cut the path and share one database file.
 	if strings.ContainsAny(o.Dir, "#?") {
 		return fmt.Errorf("devstack: state directory %q contains '#' or '?', "+
 			"which Temporal's --db-filename cannot take: choose another --dir", o.Dir)
@@ -203,7 +203,7 @@ func (o Options) minioPorts() []portKey {
 func (o Options) ports() []portKey { return append(o.temporalPorts(), o.minioPorts()...) }
 
 // String leaves out the secret key, so Options can be printed or logged
-// whole (%v and %+v use String, %#v GoString).
+// whole: %v and %+v use String, %#v GoString.
 func (o Options) String() string {
 	return fmt.Sprintf("{Dir:%s BinDir:%s "+
 		"TemporalPort:%d UIPort:%d MinIOPort:%d MinIOConsolePort:%d "+

@@ -39,8 +39,8 @@ func inUse(p portKey) *PortInUseError {
 }
 
 // portTakenInLog is the port of ports that a server's last start found
-// taken, as its log says ("listen tcp 127.0.0.1:PORT: bind: address already
-// in use"): another process can bind a port between checkFree and the server.
+// taken, as its log says: "listen tcp 127.0.0.1:PORT: bind: address already
+// in use". Another process can bind a port between checkFree and the server.
 func portTakenInLog(tail string, ports []portKey) (portKey, bool) {
 	if i := strings.LastIndex(tail, logStartMarker); i >= 0 {
 		tail = tail[i:] // this start's lines, not an earlier one's
@@ -60,9 +60,9 @@ func portTakenInLog(tail string, ports []portKey) (portKey, bool) {
 
 // checkFree binds the port for a moment. A server that fails to bind only
 // says so in its log; checking first turns that into a message naming the
-// option to change. A port stays busy briefly after its owner was killed
-// (the threads of a dying Go server close its sockets last), so a busy port
-// gets a short grace before it counts as taken.
+// option to change. A port stays busy briefly after its owner was killed,
+// as the threads of a dying Go server close its sockets last, so a busy
+// port gets a short grace before it counts as taken.
 func checkFree(p portKey) error {
 	deadline := time.Now().Add(portGrace)
 	for {
@@ -100,8 +100,8 @@ func FreePorts(n int) ([]int, error) {
 // StartOnFreePorts is Start for a stack that may run on any free ports: a
 // private one whose ports came from FreePorts, where another process may
 // grab one before the server binds it, or Up's with MoveIfTaken. On a
-// PortInUseError it moves that port to a fresh one and tries again (three
-// times). It returns the options the component runs with.
+// PortInUseError it moves that port to a fresh one and tries again, three
+// times. It returns the options the component runs with.
 func StartOnFreePorts(ctx context.Context, opts Options, c Component) (Options, error) {
 	_, opts, err := startMoving(ctx, opts, c)
 	return opts, err

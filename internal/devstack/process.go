@@ -62,7 +62,7 @@ func spawn(p proc) (int, <-chan error, error) {
 // livePID is the pid recorded in pidFile if that process still runs bin
 // with the argument state, which names this stack's state directory;
 // otherwise it removes the stale file and returns 0. Checking the binary
-// keeps a reused pid from being mistaken for (and killed as) our server,
+// keeps a reused pid from being mistaken for our server and killed as it,
 // and checking state keeps a copy of the directory, whose pid files name
 // the original's servers, from taking them for its own.
 func livePID(pidFile, bin, state string) int {
@@ -85,15 +85,15 @@ func runs(pid int, bin, state string) bool {
 	return !ok || filepath.Base(argv[0]) == filepath.Base(bin) && slices.Contains(argv[1:], state)
 }
 
-// alive reports whether pid is a process that has not exited; a zombie
-// (exited, not yet reaped by a parent) counts as exited.
+// alive reports whether pid is a process that has not exited; a zombie,
+// exited and not yet reaped by a parent, counts as exited.
 func alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return true // no procfs (e.g. macOS): trust kill(0)
+		return true // no procfs, as on macOS: trust kill(0)
 	}
 	// The state letter follows the ") " that closes the command name.
 	i := bytes.LastIndexByte(stat, ')')

@@ -11,10 +11,10 @@ import (
 )
 
 // Record is where the servers started from one state directory listen. A
-// start writes it (stack.json in the directory) before it spawns a server,
+// start writes it to stack.json in the directory before it spawns a server,
 // and every later command reads it: `dev status`, `dev down` and the next
 // `dev up` address this stack's servers, and the starter and the worker
-// default to its Temporal and S3 addresses (ClientDefaults), so that
+// default to its Temporal and S3 addresses through ClientDefaults, so that
 // nothing run against this directory's stack reaches whatever else listens
 // on the default ports. The pids are beside it, one file per server in run/.
 type Record struct {
@@ -34,7 +34,7 @@ const maxRecordBytes = 4 << 10
 const fixRecord = "remove it and run `whestbake dev up` again"
 
 // ReadRecord reads the record in state directory dir; ok is false when
-// there is none (no stack was ever started from dir). Only a regular file
+// there is none: no stack was ever started from dir. Only a regular file
 // is read: the open does not wait for a writer, so a FIFO or a device at
 // the record's path is refused at once instead of hanging every command
 // that reads the record.

@@ -52,10 +52,10 @@ func Up(ctx context.Context, opts Options, out io.Writer) (*Stack, error) {
 	return st, o.writeRecord()
 }
 
-// Down stops every component started from opts.Dir (the pids its run/
-// holds, never whatever listens on its ports), telling out what it did.
-// State (workflow database, objects, the record of its ports) stays for
-// the next Up.
+// Down stops every component started from opts.Dir, the pids its run/
+// holds, never whatever listens on its ports, telling out what it did.
+// State stays for the next Up: the workflow database, the objects, the
+// record of its ports.
 func Down(opts Options, out io.Writer) error {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -97,7 +97,7 @@ type State struct {
 	Healthy   bool
 	Problem   string // why a running component is not healthy
 	// Other is who else listens on Addr, a program this stack did not
-	// start ("pid 123: …"; "" when nobody does, or procfs cannot tell).
+	// start, as "pid 123: …"; "" when nobody does, or procfs cannot tell.
 	// A server there is never taken for this stack's.
 	Other string
 }

@@ -31,7 +31,7 @@ func ProcField(path, key string) string {
 	return ""
 }
 
-// MemTotalBytes is the host's memory (MemTotal of /proc/meminfo), or 0 where
+// MemTotalBytes is the host's memory, MemTotal of /proc/meminfo, or 0 where
 // it cannot be read.
 func MemTotalBytes() int64 {
 	v := strings.TrimSuffix(ProcField("/proc/meminfo", "MemTotal"), " kB")
@@ -45,8 +45,8 @@ func MemTotalBytes() int64 {
 // CPUBrand is the host CPU's model name, or "" where /proc/cpuinfo has none.
 func CPUBrand() string { return ProcField("/proc/cpuinfo", "model name") }
 
-// MemoryLimit is the memory this process may use: the cgroup's limit (v2
-// memory.max, or v1 memory.limit_in_bytes) where one is set, else the
+// MemoryLimit is the memory this process may use: the cgroup's limit where
+// one is set, memory.max in v2 or memory.limit_in_bytes in v1, else the
 // machine's physical memory; 0 when neither can be read.
 func MemoryLimit() int64 {
 	phys := MemTotalBytes()
@@ -58,7 +58,7 @@ func MemoryLimit() int64 {
 		if err != nil {
 			continue
 		}
-		// "max" (v2) or a huge page-aligned number (v1) means no limit.
+		// "max" in v2 or a huge page-aligned number in v1 means no limit.
 		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 		if err == nil && n > 0 && (phys == 0 || n < phys) {
 			return n
@@ -69,17 +69,17 @@ func MemoryLimit() int64 {
 
 // CPU identifies the host's processor as far as the speed of vector code
 // depends on it. On x86 the family and model name the microarchitecture; the
-// model name may not, since hypervisors mask it ("AMD EPYC" for every EPYC
-// generation under KVM).
+// model name may not, since hypervisors mask it: KVM shows "AMD EPYC" for
+// every EPYC generation.
 type CPU struct {
 	Vendor    string // vendor_id: GenuineIntel, AuthenticAMD; "" where there is none
-	Family    int    // "cpu family"; 0 where there is none (never 0 on x86)
+	Family    int    // "cpu family"; 0 where there is none, never on x86
 	Model     int    // "model"
 	ModelName string // "model name"
 }
 
-// ReadCPU reads the host's CPU from /proc/cpuinfo (the zero CPU where it
-// cannot be read).
+// ReadCPU reads the host's CPU from /proc/cpuinfo, the zero CPU where it
+// cannot be read.
 func ReadCPU() CPU { return ParseCPU("/proc/cpuinfo") }
 
 // ParseCPU reads a CPU from a file in /proc/cpuinfo's format: the values of
@@ -101,8 +101,8 @@ func ParseCPU(path string) CPU {
 }
 
 // DiskFree is the space an unprivileged process may still write on the
-// file system that holds dir (statfs's available blocks: root's reserve
-// left out).
+// file system that holds dir: statfs's available blocks, root's reserve
+// left out.
 func DiskFree(dir string) (int64, error) {
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(dir, &fs); err != nil {

@@ -18,7 +18,7 @@ const (
 	// batchSize files, a commit, a tag, an error to a creation.
 	maxAnswer = 1 << 20
 	// maxRevision bounds a revision with its siblings: the Hub's largest
-	// repositories (100,000 files, its documented limit) list a few MiB.
+	// repositories, at its documented limit of 100,000 files, list a few MiB.
 	maxRevision = 16 << 20
 	// maxTreePage bounds a page of a listing: the Hub sends 1,000 entries,
 	// a few hundred KiB.
@@ -31,7 +31,7 @@ const (
 )
 
 // decodeAnswer decodes the JSON answer body into out: read up to max bytes,
-// its tokens counted (readlimit.JSONTokens), then decoded.
+// its tokens counted by readlimit.JSONTokens, then decoded.
 func decodeAnswer(op string, body io.Reader, max int64, out any) error {
 	data, err := readCapped(body, max)
 	switch {

@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// repoRE is a Hub repository id: owner/name, each of letters, digits, '-',
-// '_' and '.', not starting or ending with '-' or '.' (the Hub's own rule).
+// repoRE is a Hub repository id, by the Hub's own rule: owner/name, each of
+// letters, digits, '-', '_' and '.', not starting or ending with '-' or '.'.
 var repoRE = regexp.MustCompile(`^` + repoPart + `/` + repoPart + `$`)
 
 // repoPart is the owner or the name of a repository id.
@@ -53,13 +53,13 @@ func (c *Client) WhoAmI(ctx context.Context) (Whoami, error) {
 }
 
 // CreateRepo creates dataset repository repo, private when asked. Without
-// private it sends no visibility, so the namespace's default stands (an
-// organisation may make its new repositories private): huggingface_hub's
-// create_repo sends one only when given (hf_api.py,
-// _resolve_repo_visibility). It reports false when the repository exists
+// private it sends no visibility, so the namespace's default stands: an
+// organisation may make its new repositories private. huggingface_hub's
+// create_repo sends one only when given, in hf_api.py,
+// _resolve_repo_visibility. It reports false when the repository exists
 // already, which is no error: a 409, or, as create_repo(exist_ok=True)
-// treats them, a 401, 402 or 403 (a token that may write to the
-// repository but not create one) when the repository can be read.
+// treats them, a 401, 402 or 403 when the repository can be read. Such a
+// token may write to the repository but not create one.
 func (c *Client) CreateRepo(ctx context.Context, repo string, private bool) (bool, error) {
 	owner, name, _ := strings.Cut(repo, "/")
 	in := struct {
@@ -90,9 +90,9 @@ func (c *Client) CreateRepo(ctx context.Context, repo string, private bool) (boo
 	return false, err
 }
 
-// Head is the commit revision (a branch, tag or commit) points at. The
-// files come from Tree: the revision's "siblings" are truncated for large
-// repositories.
+// Head is the commit revision points at; a revision is a branch, tag or
+// commit. The files come from Tree: the revision's "siblings" are
+// truncated for large repositories.
 func (c *Client) Head(ctx context.Context, repo, revision string) (string, error) {
 	var info struct {
 		SHA string `json:"sha"`
@@ -112,10 +112,10 @@ func (c *Client) Head(ctx context.Context, repo, revision string) (string, error
 // RemoteFile is a file of a revision, as the Hub's tree listing describes
 // it.
 type RemoteFile struct {
-	Type string `json:"type"` // "file" (or "directory", which Tree leaves out)
+	Type string `json:"type"` // "file"; Tree leaves out "directory"
 	Path string `json:"path"`
 	Size int64  `json:"size"`
-	OID  string `json:"oid"` // the git blob's sha1 (of the LFS pointer for an LFS file)
+	OID  string `json:"oid"` // the git blob's sha1, of the LFS pointer for an LFS file
 	LFS  *struct {
 		OID  string `json:"oid"` // sha256 of the content
 		Size int64  `json:"size"`
@@ -124,21 +124,21 @@ type RemoteFile struct {
 
 // A listing's bounds: files, pages and the length of a next page's URL. A
 // dataset repository holds hundreds of files; the Hub recommends fewer than
-// 100,000 to a repository (https://huggingface.co/docs/hub/storage-limits),
-// in pages of a thousand entries. The files cost a few hundred bytes each
-// in memory, the pages' URLs are kept to see a loop.
+// 100,000 to a repository, in pages of a thousand entries:
+// https://huggingface.co/docs/hub/storage-limits. The files cost a few
+// hundred bytes each in memory, the pages' URLs are kept to see a loop.
 const (
 	maxTreeFiles   = 100_000
 	maxTreePages   = 10_000
 	maxNextPageURL = 8 << 10
 )
 
-// Tree lists every file of repo at revision (a commit sha pins it): GET
+// Tree lists every file of repo at revision, which a commit sha pins: GET
 // /api/datasets/{repo}/tree/{revision}?recursive=true, page after page as
 // the Link header's rel="next" names them, as huggingface_hub's
-// list_repo_tree (utils/_pagination.py, paginate) and @huggingface/hub's
-// listFiles read it. Pages are followed on the Hub's own origin only: the
-// token goes with them.
+// list_repo_tree reads it in utils/_pagination.py, paginate, and as
+// @huggingface/hub's listFiles does. Pages are followed on the Hub's own
+// origin only: the token goes with them.
 func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile, error) {
 	op := "list the files of " + repo + "@" + revision
 	next := c.apiURL(repoPath(repo) + "/tree/" + url.PathEscape(revision) +
@@ -186,7 +186,7 @@ func (c *Client) Tree(ctx context.Context, repo, revision string) ([]RemoteFile,
 	return files, nil
 }
 
-// linkNextRE finds the rel="next" link of a Link header (RFC 8288).
+// linkNextRE finds the rel="next" link of a Link header, RFC 8288.
 var linkNextRE = regexp.MustCompile(`<([^>]*)>\s*;\s*rel="?next"?`)
 
 // nextPage is the URL of the page after resp, "" for the last one.
@@ -216,8 +216,8 @@ const (
 	modeRegular = "regular"
 )
 
-// Preupload asks the Hub which of files go through LFS (by its
-// .gitattributes, their size and content), from each one's first 512 bytes.
+// Preupload asks the Hub which of files go through LFS, by its
+// .gitattributes, their size and content, from each one's first 512 bytes.
 func (c *Client) Preupload(
 	ctx context.Context,
 	repo, revision string,

@@ -1,16 +1,16 @@
 // Package hub pushes a directory of files to a Hugging Face Hub dataset
 // repository through the Hub's HTTP API, as huggingface_hub's upload_folder
 // does: one commit for the whole directory, large files through the Git LFS
-// batch API (basic or multipart transfers), everything streamed so memory is
-// bounded by a buffer, not by a file. A push is idempotent (a revision that
-// already holds exactly these files gets no new commit) and resumable (LFS
-// objects already on the Hub are not sent again). It follows the Hub's
-// protocol as the reference clients (huggingface_hub, @huggingface/hub) do:
-// file lists from the paged tree listing, redirects on the Hub's origin,
-// the waits a rate limit asks for. The token is sent to the Hub's own
-// origin only, never to the storage URLs the Hub hands out nor across a
-// redirect elsewhere, and never appears in an error. Every request has
-// deadlines (Deadlines), and every answer is read up to a cap.
+// batch API with basic or multipart transfers, everything streamed so memory
+// is bounded by a buffer, not by a file. A push is idempotent: a revision
+// that already holds exactly these files gets no new commit. It is
+// resumable: LFS objects already on the Hub are not sent again. It follows
+// the Hub's protocol as the reference clients huggingface_hub and
+// @huggingface/hub do: file lists from the paged tree listing, redirects on
+// the Hub's origin, the waits a rate limit asks for. The token is sent to
+// the Hub's own origin only, never to the storage URLs the Hub hands out nor
+// across a redirect elsewhere, and never appears in an error. Every request
+// has deadlines, set by Deadlines, and every answer is read up to a cap.
 package hub
 
 import (
@@ -35,24 +35,25 @@ const DefaultEndpoint = "https://huggingface.co"
 // Client talks to one Hub with one token.
 type Client struct {
 	endpoint *url.URL
-	token    string // "" for anonymous reads (NewReader)
-	// http follows no redirect: do follows the Hub's own (a renamed
-	// repository) on its origin, and a download its redirect to storage,
+	token    string // "" for anonymous reads by NewReader
+	// http follows no redirect: do follows the Hub's own on its origin, as
+	// for a renamed repository, and a download its redirect to storage,
 	// without the token.
 	http *http.Client
 	// Retries is how many times a call that failed with a 5xx, a 429 or a
-	// transport error (no answer at all, or a stall) is tried again; other
-	// answers are final. Waits double from Backoff up to MaxBackoff.
+	// transport error is tried again. A transport error is no answer at all,
+	// or a stall; other answers are final. Waits double from Backoff up to
+	// MaxBackoff.
 	Retries             int
 	Backoff, MaxBackoff time.Duration
-	// MaxWait bounds a wait the Hub asks for (a 429's RateLimit t=, or a
-	// Retry-After): longer ones fail the call at once.
+	// MaxWait bounds a wait the Hub asks for, a 429's RateLimit t= or a
+	// Retry-After: longer ones fail the call at once.
 	MaxWait time.Duration
-	// Deadlines bound each request (DefaultDeadlines unless set).
+	// Deadlines bound each request; DefaultDeadlines unless set.
 	Deadlines Deadlines
 }
 
-// New returns a client of the Hub at endpoint ("" for DefaultEndpoint).
+// New returns a client of the Hub at endpoint; "" is DefaultEndpoint.
 func New(endpoint, token string) (*Client, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
@@ -82,8 +83,8 @@ func newClient(u *url.URL, token string) *Client {
 }
 
 // CheckEndpoint reports whether endpoint is a Hub base URL the token may
-// be sent to: https, or plain http to this machine only (a stand-in or a
-// tunnel). Over plain http anyone on the path reads the token.
+// be sent to: https, or plain http to this machine only, for a stand-in or
+// a tunnel. Over plain http anyone on the path reads the token.
 func CheckEndpoint(endpoint string) error {
 	u, err := url.Parse(strings.TrimSuffix(endpoint, "/"))
 	if err != nil ||
@@ -114,18 +115,18 @@ func loopback(host string) bool {
 // Endpoint is the Hub's base URL.
 func (c *Client) Endpoint() string { return c.endpoint.String() }
 
-// apiURL is endpoint + path (path segments already escaped).
+// apiURL is endpoint + path, whose segments are already escaped.
 func (c *Client) apiURL(path string) string { return c.endpoint.String() + path }
 
 // request is one HTTP call, re-playable: body re-opens the payload for
-// each attempt (and for a redirect that keeps the method).
+// each attempt and for a redirect that keeps the method.
 type request struct {
 	op, method, url string
 	auth            bool // send the token: the Hub's API, never a storage URL it hands out
 	redirect        bool // a 3xx is an answer for the caller, not followed here
 	header          map[string]string
 	contentType     string
-	size            int64 // of the body; -1 unknown (chunked)
+	size            int64 // of the body; -1 when unknown, sent chunked
 	body            func() (io.ReadCloser, error)
 	sent            func(n int64) // told the bytes of the body sent so far in this attempt, if set
 }
@@ -140,10 +141,10 @@ func jsonBody(v any) (func() (io.ReadCloser, error), int64, error) {
 }
 
 // sourceReader is a request's body on its way out: it remembers a failure
-// of the payload itself (a file that cannot be read, or bytes that do not
-// match their checksum), which no retry of the request can fix, keeps the
-// request's guard informed of whether the wait is on the source or on the
-// Hub, and reports the bytes sent.
+// of the payload itself, a file that cannot be read or bytes that do not
+// match their checksum, which no retry of the request can fix. It keeps
+// the request's guard informed of whether the wait is on the source or on
+// the Hub, and reports the bytes sent.
 type sourceReader struct {
 	payload   io.ReadCloser
 	guard     *guard
@@ -170,16 +171,16 @@ func (s *sourceReader) Close() error { return s.payload.Close() }
 // maxRedirects bounds the redirects one call follows.
 const maxRedirects = 10
 
-// do runs r until it gets a final answer and returns a 2xx response (or,
-// for r.redirect, a 3xx; the caller closes its body) or an error: *Error
-// for an HTTP failure, *StallError for a request that stopped moving, the
+// do runs r until it gets a final answer and returns a 2xx response, or a
+// 3xx for r.redirect whose body the caller closes, or an error: *Error for
+// an HTTP failure, *StallError for a request that stopped moving, the
 // payload's own error, or the context's. It follows the Hub's redirects on
-// its own origin, as huggingface_hub does for a renamed repository
-// (utils/_http.py, _httpx_follow_relative_redirects_with_backoff), and a
-// 307 or 308 with the same method and body; it refuses one to another
-// origin, where the token must not go. A 429 or 5xx that says how long to
-// wait (RateLimit's t= on a 429, else Retry-After, as huggingface_hub's
-// http_backoff reads them) is retried after that long, up to MaxWait.
+// its own origin, as huggingface_hub does for a renamed repository in
+// utils/_http.py, _httpx_follow_relative_redirects_with_backoff, and a 307
+// or 308 with the same method and body; it refuses one to another origin,
+// where the token must not go. A 429 or 5xx that says how long to wait is
+// retried after that long, up to MaxWait: RateLimit's t= on a 429, else
+// Retry-After, as huggingface_hub's http_backoff reads them.
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	wait := c.Backoff
 	hops := 0
@@ -294,11 +295,11 @@ func origin(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
-// rateLimitRE is the Hub's RateLimit header: "api";r=0;t=55 (the IETF
-// draft's form that huggingface_hub's parse_ratelimit_headers reads).
+// rateLimitRE is the Hub's RateLimit header: "api";r=0;t=55, the IETF
+// draft's form that huggingface_hub's parse_ratelimit_headers reads.
 var rateLimitRE = regexp.MustCompile(`"\w+"\s*;\s*r\s*=\s*(\d+)\s*;\s*t\s*=\s*(\d+)`)
 
-// maxTold bounds a told wait before it becomes a Duration (no overflow).
+// maxTold bounds a told wait before it becomes a Duration, so none overflows.
 const maxTold = 1 << 20 // seconds, 12 days
 
 // toldWait is how long the answer asks the client to wait before trying
@@ -430,9 +431,9 @@ func (c *Client) once(ctx context.Context, r request) (*http.Response, error) {
 	return resp, nil
 }
 
-// failure is the error of a final or retryable non-2xx answer (closed).
+// failure is the error of a final or retryable non-2xx answer, which it closes.
 // A 401 to a request without a token is the Hub's answer for a repository
-// that does not exist or is private (it does not tell which), as is any
+// that does not exist or is private, and it does not tell which. So is any
 // 401 marked RepoNotFound: not a token problem.
 func (c *Client) failure(r request, resp *http.Response) error {
 	defer resp.Body.Close()
@@ -474,8 +475,8 @@ func errorMessage(resp *http.Response) string {
 	return strings.TrimSpace(string(data))
 }
 
-// call sends in as JSON (nil: no body) to the Hub's API and decodes the
-// answer, of at most max bytes, into out (nil: discarded).
+// call sends in as JSON to the Hub's API and decodes the answer, of at
+// most max bytes, into out. A nil in sends no body; a nil out discards it.
 func (c *Client) call(
 	ctx context.Context,
 	op, method, path string,

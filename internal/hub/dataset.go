@@ -21,7 +21,7 @@ const MaxTokenFileBytes = 64 << 10
 // Token is the Hub token: the content of file when one is named, else
 // $HF_TOKEN. It is never a flag or a config value, so it appears in no
 // command line, config file or workflow input. The file is read under
-// MaxTokenFileBytes, whatever it is (/dev/zero, a log).
+// MaxTokenFileBytes, whatever it is: /dev/zero, a log.
 func Token(file string, getenv func(string) string) (string, error) {
 	if file != "" {
 		data, err := readlimit.File(file, MaxTokenFileBytes)
@@ -50,9 +50,9 @@ const (
 )
 
 // WithCard returns files with README.md re-rendered from metadata.json by
-// the dataset card code for repository repo (whestbench re-renders the card
-// with the real repo id before it uploads), keeping the report's section
-// when the files hold the report, as dataset.WriteCard does for a
+// the dataset card code for repository repo, as whestbench re-renders the
+// card with the real repo id before it uploads. It keeps the report's
+// section when the files hold the report, as dataset.WriteCard does for a
 // directory. Everything else is pushed as it is: a push sends the whole
 // directory.
 func WithCard(ctx context.Context, files []File, repo string) ([]File, error) {
@@ -115,11 +115,11 @@ func index(files []File, path string) int {
 }
 
 // DatasetFiles are the files of the dataset directory dir to push to repo,
-// README.md re-rendered for it (WithCard), and the files of dir that are not
-// the dataset's and stay behind (a token file, hidden files, notes). First
-// dir is checked as `dataset inspect` checks it (every row, the prepared
-// tree against them) and as datasets and whestbench load it: nothing is
-// published that they would refuse.
+// README.md re-rendered for it by WithCard, and the files of dir that are
+// not the dataset's and stay behind: a token file, hidden files, notes.
+// First dir is checked as `dataset inspect` checks it, every row and the
+// prepared tree against them, and as datasets and whestbench load it:
+// nothing is published that they would refuse.
 func DatasetFiles(ctx context.Context, dir, repo string) (files []File, left []string, err error) {
 	d, err := dataset.Open(dir, false)
 	if err != nil {

@@ -26,8 +26,8 @@ import (
 	"github.com/whestbake/whestbake/internal/readlimit"
 )
 
-// NewReader returns a client that reads from the Hub at endpoint ("" for
-// DefaultEndpoint); token may be "" for public repositories.
+// NewReader returns a client that reads from the Hub at endpoint, "" for
+// DefaultEndpoint; token may be "" for public repositories.
 func NewReader(endpoint, token string) (*Client, error) {
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
@@ -43,7 +43,7 @@ func NewReader(endpoint, token string) (*Client, error) {
 const URIScheme = "hf://"
 
 // ParseURI splits hf://OWNER/NAME[@REVISION] into the repository id and the
-// revision ("main" when none is named). ok is false for anything that does
+// revision, "main" when none is named. ok is false for anything that does
 // not start with hf://; a malformed reference after it is an error.
 func ParseURI(s string) (repo, revision string, ok bool, err error) {
 	rest, ok := strings.CutPrefix(s, URIScheme)
@@ -86,8 +86,8 @@ func (c *Client) ReadFile(ctx context.Context, repo, revision, p string, max int
 
 // ReadMetadata returns the metadata.json of repo at revision, as `dataset
 // info` reads it: at most dataset.MaxMetadataBytes, the cap of a local
-// one, parsed as a local one is (dataset.ParseMetadata counts its tokens
-// first).
+// one, parsed as a local one is. dataset.ParseMetadata counts its tokens
+// first.
 func (c *Client) ReadMetadata(ctx context.Context, repo, revision string) (dataset.Metadata, error) {
 	data, err := c.ReadFile(ctx, repo, revision, metadataPath, dataset.MaxMetadataBytes)
 	if err != nil {
@@ -97,10 +97,10 @@ func (c *Client) ReadMetadata(ctx context.Context, repo, revision string) (datas
 }
 
 // openFile GETs file p of repo at revision from byte offset, through the
-// resolve URL and the redirects it answers: on the Hub's own origin (a
-// renamed repository, or storage the Hub serves itself) with the token, to
-// another origin (the storage of an LFS file) without it, and never back
-// with it once it was dropped, as fetch and httpx strip it. start is where
+// resolve URL and the redirects it answers. On the Hub's own origin, for a
+// renamed repository or storage the Hub serves itself, it sends the token;
+// to another origin, the storage of an LFS file, it does not, and never
+// again once it was dropped, as fetch and httpx strip it. start is where
 // the body begins: offset, or 0 when the server sent the whole file.
 func (c *Client) openFile(
 	ctx context.Context,
@@ -158,20 +158,20 @@ type DownloadOptions struct {
 	Repo     string
 	Revision string // branch, tag or commit; "" for main
 	// Split, when set, keeps only data/<Split>-*.parquet, metadata.json
-	// and README.md (whestbench's download --split).
+	// and README.md, as whestbench's download --split does.
 	Split string
 	// Keep, when set, fetches only the files of the revision it returns
-	// true for (`dataset compare` reads metadata.json and data/ only). The
+	// true for; `dataset compare` reads metadata.json and data/ only. The
 	// staging folder does not record it: give such a download an Output of
 	// its own, never one an unfiltered download was interrupted in.
 	Keep func(path string) bool
 	// Output is the directory to create. Files are written into a folder
-	// beside it (StagingDir) and it is renamed to Output once every file
+	// beside it, StagingDir, and it is renamed to Output once every file
 	// has been checked; a download interrupted before that resumes there.
 	Output string
 	// Check, when set, judges the whole download in the staging folder
-	// before it becomes Output: a dataset download checks that what the
-	// listing gave is a complete dataset (dataset.CheckFetched).
+	// before it becomes Output: a dataset download checks with
+	// dataset.CheckFetched that what the listing gave is a complete dataset.
 	Check    func(dir string) error
 	Progress func(DownloadProgress)
 }
@@ -224,7 +224,7 @@ type remoteFile struct {
 
 // Download fetches a dataset repository's files at a revision into
 // o.Output, checking every LFS file against its sha256 and every regular
-// file against its git blob sha1 (the oids the Hub lists), and reading no
+// file against its git blob sha1, the oids the Hub lists, and reading no
 // more of a file than the size the Hub lists. Nothing appears at o.Output
 // until every file has checked out.
 func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResult, error) {
@@ -297,8 +297,8 @@ func (c *Client) Download(ctx context.Context, o DownloadOptions) (DownloadResul
 func selectFiles(listed []RemoteFile, o DownloadOptions) ([]remoteFile, error) {
 	var out []remoteFile
 	parquets := 0
-	// The split's shards by their exact names (whestbench's glob
-	// data/<split>-*.parquet would also take my-custom-split's for "my").
+	// The split's shards by their exact names: whestbench's glob
+	// data/<split>-*.parquet would also take my-custom-split's for "my".
 	shard := regexp.MustCompile(`^data/` + regexp.QuoteMeta(o.Split) +
 		`-[0-9]{5}-of-[0-9]{5}\.parquet$`)
 	for _, f := range listed {
@@ -425,8 +425,8 @@ const maxStateFile = 64 << 10
 // errChecksum is a file whose bytes are not the ones the Hub listed.
 var errChecksum = errors.New("checksum mismatch")
 
-// fetch makes staging/f.path: kept when an earlier run finished it (and it
-// still checks out), else fetched into f.path.incomplete from where that
+// fetch makes staging/f.path: kept when an earlier run finished it and it
+// still checks out, else fetched into f.path.incomplete from where that
 // ends, checked, and renamed. It returns the bytes an earlier run had.
 func (c *Client) fetch(
 	ctx context.Context,
@@ -500,8 +500,8 @@ func (c *Client) fetch(
 
 // fetchFrom appends the rest of f from byte *have to out, advancing *have
 // and calling wrote as bytes land. A body that ends early is
-// io.ErrUnexpectedEOF and one that stops moving a *StallError (either is
-// tried again from *have); one longer than f.size is refused.
+// io.ErrUnexpectedEOF and one that stops moving a *StallError; either is
+// tried again from *have. One longer than f.size is refused.
 func (c *Client) fetchFrom(
 	ctx context.Context,
 	repo, sha string,

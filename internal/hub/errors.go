@@ -18,7 +18,7 @@ var (
 	ErrRejected     = errors.New("the Hub rejected the request")
 	ErrNoToken      = errors.New("no Hub token")
 	// ErrOtherDataset is a push that would replace another dataset on the
-	// revision without Options.Replace (an *OtherDatasetError).
+	// revision without Options.Replace, an *OtherDatasetError.
 	ErrOtherDataset = errors.New("the revision holds another dataset")
 )
 
@@ -44,8 +44,8 @@ func (e *OtherDatasetError) Error() string {
 func (e *OtherDatasetError) Is(target error) bool { return target == ErrOtherDataset }
 
 // Error is a failed Hub call: which operation, the HTTP status, the Hub's
-// own message and what to do. It never holds the token (Client redacts
-// anything the server echoes).
+// own message and what to do. It never holds the token: Client redacts
+// anything the server echoes.
 type Error struct {
 	Op      string // "create repo", "commit", …
 	Status  int
@@ -68,7 +68,7 @@ func (e *Error) Error() string {
 // Is matches the error's kind.
 func (e *Error) Is(target error) bool { return target == e.kind }
 
-// statusError classifies a final (non-retried) HTTP failure.
+// statusError classifies a final HTTP failure, one not retried.
 func statusError(op string, status int, message string) *Error {
 	e := &Error{
 		Op:      op,
@@ -102,9 +102,9 @@ func statusError(op string, status int, message string) *Error {
 	return e
 }
 
-// notFoundOrPrivate makes e (a 401) what the Hub means by it when no token
+// notFoundOrPrivate makes e, a 401, what the Hub means by it when no token
 // was sent or the Hub marks it RepoNotFound: the repository does not
-// exist, or it is private or gated (the Hub does not say which).
+// exist, or it is private or gated, and the Hub does not say which.
 func notFoundOrPrivate(e *Error) {
 	e.kind = ErrNotFound
 	e.Hint = "repo not found or private: check the repository id (owner/name); " +

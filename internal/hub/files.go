@@ -16,8 +16,8 @@ import (
 )
 
 // File is one file to push: its path in the repository, its size and
-// sha256, and how to read it from an offset (a part, or a retried request,
-// re-reads only its own bytes).
+// sha256, and how to read it from an offset. A part, or a retried request,
+// re-reads only its own bytes.
 type File struct {
 	Path   string
 	Size   int64
@@ -25,7 +25,7 @@ type File struct {
 	Open   func(ctx context.Context, offset int64) (io.ReadCloser, error)
 }
 
-// BytesFile is a file held in memory (a re-rendered dataset card).
+// BytesFile is a file held in memory, such as a re-rendered dataset card.
 func BytesFile(path string, data []byte) File {
 	sum := sha256.Sum256(data)
 	return File{
@@ -38,8 +38,8 @@ func BytesFile(path string, data []byte) File {
 	}
 }
 
-// DirFiles lists the files under dir that publish accepts (sorted by
-// path) with their size and sha256, and, by path, the files it leaves out,
+// DirFiles lists the files under dir that publish accepts, sorted by
+// path, with their size and sha256, and, by path, the files it leaves out,
 // which are never read. A path publish accepts must be a regular file.
 func DirFiles(dir string, publish func(rel string) bool) (files []File, left []string, err error) {
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -98,8 +98,8 @@ func openAt(p string) func(context.Context, int64) (io.ReadCloser, error) {
 	}
 }
 
-// blobSHA1 is git's object id of f's content as a blob (what paths-info
-// reports as a regular file's oid).
+// blobSHA1 is git's object id of f's content as a blob, which paths-info
+// reports as a regular file's oid.
 func blobSHA1(ctx context.Context, f File) (string, error) {
 	r, err := f.Open(ctx, 0)
 	if err != nil {

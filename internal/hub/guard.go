@@ -11,15 +11,15 @@ import (
 )
 
 // Deadlines bound every Hub request, so that a Hub, a storage host or a
-// network path that stops answering fails the request (which is then
-// retried, and in the end fails the push naming the host and the file)
-// instead of holding a push for hours. None bounds a whole transfer: a
+// network path that stops answering fails the request instead of holding
+// a push for hours. The request is then retried, and in the end fails the
+// push naming the host and the file. None bounds a whole transfer: a
 // large LFS part may take long, but it must keep moving.
 type Deadlines struct {
 	// Connect bounds reaching the host: DNS, TCP connect, TLS handshake.
 	Connect time.Duration
 	// Headers bounds the wait for the answer's headers once the request
-	// and its body are sent (the Hub's own work, such as a commit).
+	// and its body are sent: the Hub's own work, such as a commit.
 	Headers time.Duration
 	// Idle bounds a body, sent or received, that moves no byte.
 	Idle time.Duration
@@ -33,7 +33,7 @@ var DefaultDeadlines = Deadlines{
 	Idle:    2 * time.Minute,
 }
 
-// ErrStalled matches a request that a deadline ended (a *StallError).
+// ErrStalled matches a request that a deadline ended, a *StallError.
 var ErrStalled = errors.New("the Hub stalled")
 
 // Phases of a request, as a StallError names them.
@@ -86,7 +86,7 @@ type guard struct {
 	stopped  bool
 }
 
-// arm enters phase, which must make progress within after (0: unbounded).
+// arm enters phase, which must make progress within after; 0 is unbounded.
 func (g *guard) arm(phase string, after time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

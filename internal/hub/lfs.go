@@ -36,8 +36,8 @@ type lfsObject struct {
 // returns how many it sent and how many it already had. An object whose
 // batch answer has no upload action is stored already: by an earlier push,
 // another file, or an attempt that crashed after sending it. An object
-// under several paths (two splits with the same rows) is one object: asked
-// for and sent once.
+// under several paths, as two splits with the same rows have, is one
+// object: asked for and sent once.
 func (c *Client) uploadLFS(
 	ctx context.Context,
 	repo, revision string,
@@ -80,8 +80,8 @@ func (c *Client) uploadLFS(
 // batchBytes bounds the objects one batch asks for, in bytes: the answer
 // lists a presigned URL per part of a multipart object, about a KiB each,
 // so that 8 GiB in the Hub's parts of a few MiB answer in a few MiB, well
-// under maxBatchAnswer. A larger object is a batch alone (S3 takes at most
-// 10,000 parts: 10 MiB of URLs).
+// under maxBatchAnswer. A larger object is a batch alone: S3 takes at most
+// 10,000 parts, 10 MiB of URLs.
 const batchBytes = 8 << 30
 
 // lfsBatches cuts objects into batches of at most batchSize objects and
@@ -124,8 +124,8 @@ func (c *Client) lfsBatch(
 			Name string `json:"name"`
 		} `json:"ref"`
 	}{Operation: "upload", Transfers: []string{"basic", "multipart"}, HashAlgo: "sha256"}
-	// The branch's name, as huggingface_hub (lfs.py
-	// post_lfs_batch_info) and @huggingface/hub (commit.ts) send it.
+	// The branch's name, as huggingface_hub's lfs.py post_lfs_batch_info
+	// and @huggingface/hub's commit.ts send it.
 	in.Ref.Name = revision
 	for _, f := range objects {
 		in.Objects = append(in.Objects, obj{f.SHA256, f.Size})
@@ -239,8 +239,8 @@ func (c *Client) sendObject(
 }
 
 // sendParts is the multipart transfer: the header's numbered entries are
-// presigned part URLs, each taking chunk_size bytes (the last one the
-// rest); the upload's href completes it with every part's ETag.
+// presigned part URLs, each taking chunk_size bytes and the last one the
+// rest; the upload's href completes it with every part's ETag.
 func (c *Client) sendParts(
 	ctx context.Context,
 	f File,
@@ -355,8 +355,8 @@ func (c *Client) sendPart(
 	return etag, nil
 }
 
-// drain discards what is left of an answer, up to maxAnswer (past it the
-// connection is dropped rather than read), and closes it.
+// drain discards what is left of an answer, up to maxAnswer, and closes
+// it. Past maxAnswer the connection is dropped rather than read.
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswer))
 	resp.Body.Close()

@@ -25,9 +25,9 @@ type Options struct {
 	Message  string // the commit's summary; "" is DefaultMessage
 	Private  bool   // when the push creates the repository
 	// Replace lets the push replace another dataset that the revision
-	// holds (ErrOtherDataset without it).
+	// holds; without it the push fails with ErrOtherDataset.
 	Replace bool
-	// Progress, if set, hears each step (the activity heartbeats with it).
+	// Progress, if set, hears each step; the activity heartbeats with it.
 	Progress func(Progress)
 }
 
@@ -39,18 +39,18 @@ const (
 	StageCompare = "compare"
 	StageUpload  = "upload"
 	StageCommit  = "commit"
-	// StageWait is a wait the Hub asked for (a rate limit), reported
-	// every second while it lasts.
+	// StageWait is a wait the Hub asked for, such as a rate limit,
+	// reported every second while it lasts.
 	StageWait = "wait"
-	// StageRetry is a request that failed and is tried again (a stall, a
-	// 5xx, a dropped connection): nothing moved, Retry says what failed.
+	// StageRetry is a request that failed and is tried again: a stall, a
+	// 5xx, a dropped connection. Nothing moved; Retry says what failed.
 	StageRetry = "retry"
 )
 
 // Progress is where a push is: a stage; while comparing, the files the Hub
-// was asked about so far (Done of Total); while uploading, a file's bytes
-// as they are sent (Done goes back when a part is sent again, and is the
-// file's size for one the Hub has already).
+// was asked about so far, Done of Total; while uploading, a file's bytes
+// as they are sent. Done goes back when a part is sent again, and is the
+// file's size for one the Hub has already.
 type Progress struct {
 	Stage       string
 	File        string `json:",omitempty"`
@@ -61,31 +61,32 @@ type Progress struct {
 
 // Result is what a push did.
 type Result struct {
-	Commit      string // the revision's commit holding the files (new, or the existing one)
+	Commit      string // the revision's commit holding the files, new or the existing one
 	NoOp        bool   // the revision already held exactly these files: no commit made
 	CreatedRepo bool
 	// Sent and Reused count the LFS objects uploaded and those already on
-	// the Hub (a resumed push reuses what it sent before).
+	// the Hub: a resumed push reuses what it sent before.
 	Sent, Reused int
 	Deleted      int // files of an earlier dataset removed from OwnedFolders
 	// Replaced: the revision held another dataset, which the commit
-	// replaced (Options.Replace).
+	// replaced under Options.Replace.
 	Replaced bool
 	Tagged   bool
 	URL      string // the revision's file tree on the Hub's web site
 }
 
 // conflictRetries bounds how often a push re-reads a revision that moved
-// under it (another push committing at the same time).
+// under it, as when another push commits at the same time.
 const conflictRetries = 3
 
 // Push makes revision of the dataset repository hold files, in one commit:
-// it creates the repository if needed (private applies then), compares the
-// files with the revision (LFS files by sha256, others by git blob sha1),
-// uploads the LFS objects the Hub lacks, commits what changed on top of the
-// head it compared against (deleting files an earlier dataset left in
-// OwnedFolders), and tags the result. A revision that holds the files
-// already gets no commit; a tag already on that commit is kept.
+// it creates the repository if needed, and private applies then. It
+// compares the files with the revision, LFS files by sha256 and others by
+// git blob sha1, uploads the LFS objects the Hub lacks, commits what
+// changed on top of the head it compared against, deleting files an
+// earlier dataset left in OwnedFolders, and tags the result. A revision
+// that holds the files already gets no commit; a tag already on that
+// commit is kept.
 func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, error) {
 	if o.Revision == "" {
 		o.Revision = "main"
@@ -147,7 +148,7 @@ func (c *Client) Push(ctx context.Context, o Options, files []File) (Result, err
 }
 
 // pushOnce compares, uploads and commits against the revision's current
-// head, whose files come from the complete listing (Tree).
+// head, whose files come from the complete listing of Tree.
 func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Result) error {
 	o.Progress(Progress{Stage: StageCompare})
 	head, err := c.Head(ctx, o.Repo, o.Revision)
@@ -209,12 +210,12 @@ func (c *Client) pushOnce(ctx context.Context, o Options, files []File, res *Res
 // but the pushed dataset: a file there that the push does not carry is
 // left from an earlier, different dataset and is deleted in the same
 // commit. Left in place, an old data/ shard would be loaded with the new
-// ones (the card's configs select data files by pattern), mixing two
-// datasets; a stale figure would sit beside the new report, and a stale
-// prepared/<split>/ Arrow folder beside the new splits' (whestbench's loader
-// reads only the splits metadata.json lists, but a user browsing the
-// repository would not know). Files elsewhere (a licence or notes an owner
-// added) are kept.
+// ones, since the card's configs select data files by pattern, mixing two
+// datasets. A stale figure would sit beside the new report, and a stale
+// prepared/<split>/ Arrow folder beside the new splits': whestbench's
+// loader reads only the splits metadata.json lists, but a user browsing
+// the repository would not know. Files elsewhere, such as a licence or
+// notes an owner added, are kept.
 var OwnedFolders = []string{dataFolder, "report/", "prepared/"}
 
 // dataFolder holds a dataset's shards.
@@ -239,8 +240,8 @@ func stale(remote map[string]RemoteFile, files []File) []string {
 }
 
 // otherDataset says why the revision holds a dataset other than the one
-// pushed ("" when it does not): its metadata.json differs from the pushed
-// one, or it holds data/ files the push does not carry (and would delete).
+// pushed, "" when it does not: its metadata.json differs from the pushed
+// one, or it holds data/ files the push does not carry and would delete.
 // Re-pushing the same dataset, or pushing to a revision without one, is
 // neither.
 func otherDataset(remote map[string]RemoteFile, changed []File, gone []string) string {
@@ -256,7 +257,7 @@ func otherDataset(remote map[string]RemoteFile, changed []File, gone []string) s
 	return ""
 }
 
-// changedFiles is the files that remote (the head's listing) does not
+// changedFiles is the files that remote, the head's listing, does not
 // hold with the same content: LFS files compared by sha256, others by git
 // blob sha1.
 func changedFiles(ctx context.Context, files []File, remote map[string]RemoteFile) ([]File, error) {
@@ -284,10 +285,11 @@ func changedFiles(ctx context.Context, files []File, remote map[string]RemoteFil
 }
 
 // commit posts the NDJSON commit: a header naming the parent it was
-// compared against (so a moved branch is a conflict, not a silent
-// overwrite), an lfsFile line per LFS file, and a file line per regular
-// file with its content in base64, streamed and checked against its sha256
-// on the way (a damaged source aborts the request, so no commit is made).
+// compared against, so a moved branch is a conflict, not a silent
+// overwrite; an lfsFile line per LFS file; and a file line per regular
+// file with its content in base64, streamed and checked against its
+// sha256 on the way. A damaged source aborts the request, so no commit is
+// made.
 func (c *Client) commit(
 	ctx context.Context,
 	o Options,
@@ -388,7 +390,7 @@ func writeCommit(
 }
 
 // writeFileLine writes {"key":"file","value":{"path":…,"encoding":"base64","content":"…"}}
-// with the content streamed (the path is JSON-encoded; base64 needs no escaping).
+// with the content streamed. The path is JSON-encoded; base64 needs no escaping.
 func writeFileLine(ctx context.Context, w io.Writer, f File) error {
 	p, err := json.Marshal(f.Path)
 	if err != nil {
@@ -422,8 +424,8 @@ func writeFileLine(ctx context.Context, w io.Writer, f File) error {
 }
 
 // tag puts o.Tag on commit, unless it is there already; a tag on another
-// commit is a conflict (tags are releases: moving one would change what a
-// published name means).
+// commit is a conflict. Tags are releases: moving one would change what a
+// published name means.
 func (c *Client) tag(ctx context.Context, o Options, commit string) error {
 	tags, err := c.Tags(ctx, o.Repo)
 	if err != nil {

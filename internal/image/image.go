@@ -1,12 +1,12 @@
 // Package image builds whestbake's control image without a container
 // engine, the way Go services are built with ko: the cgo-free binaries
-// laid on an empty base as OCI layers by go-containerregistry
-// (pkg/v1/mutate, pkg/v1/layout), written as an OCI image layout that
+// laid on an empty base as OCI layers by go-containerregistry's
+// pkg/v1/mutate and pkg/v1/layout, written as an OCI image layout that
 // `skopeo copy oci:DIR docker://REGISTRY/NAME` or `crane push DIR` pushes.
 // Every byte follows from the binaries and the commit: file times are the
 // commit's, owners and modes fixed, so a commit builds the same digest
-// every time (deploy/container/Dockerfile's control target, which needs a
-// Docker engine and a registry's base image, is the other way).
+// every time. deploy/container/Dockerfile's control target is the other
+// way, which needs a Docker engine and a registry's base image.
 package image
 
 import (
@@ -28,7 +28,7 @@ import (
 )
 
 // The image's user: distroless's nonroot, which the Kubernetes manifests
-// run as (runAsUser 65532).
+// run as with runAsUser 65532.
 const (
 	UID  = 65532
 	User = "65532:65532"
@@ -39,14 +39,14 @@ const Bin = "/usr/local/bin"
 
 // Input is what one image is made of.
 type Input struct {
-	// Binaries are the files to install in Bin, by name: whestbake-worker
-	// (the entrypoint) and whestbake.
+	// Binaries are the files to install in Bin, by name: whestbake-worker,
+	// the entrypoint, and whestbake.
 	Binaries map[string]string
 	// Revision and Created are the commit's: its hash, and its time, which
 	// every file and the config carry so that the digest is the commit's.
 	Revision string
 	Created  time.Time
-	Version  string // whestbake's version (internal/bake.Version)
+	Version  string // whestbake's version, internal/bake.Version
 	// Dir is the OCI image layout to write; it must not exist.
 	Dir string
 }
@@ -61,9 +61,9 @@ var (
 // Source is where the image says its code lives.
 const Source = "https://github.com/whestbake/whestbake"
 
-// Build writes the image of in as an OCI image layout at in.Dir (written
-// beside it and renamed into place, so a failed build leaves nothing) and
-// returns its manifest's digest.
+// Build writes the image of in as an OCI image layout at in.Dir and
+// returns its manifest's digest. It is written beside in.Dir and renamed
+// into place, so a failed build leaves nothing.
 func Build(in Input) (v1.Hash, error) {
 	if _, err := os.Lstat(in.Dir); err == nil {
 		return v1.Hash{}, fmt.Errorf("%s exists: remove it or choose another output", in.Dir)
@@ -92,8 +92,8 @@ func Build(in Input) (v1.Hash, error) {
 	return digest, os.Rename(tmp, in.Dir)
 }
 
-// image is the OCI image of in: a base layer (the nonroot user, /tmp) and
-// the binaries' layer on an empty base, and its config.
+// image is the OCI image of in: a base layer with the nonroot user and
+// /tmp, and the binaries' layer on an empty base, and its config.
 func image(in Input) (v1.Image, error) {
 	base, err := layer(baseFiles(), in.Created)
 	if err != nil {
@@ -165,9 +165,9 @@ type file struct {
 }
 
 // baseFiles are what distroless's static base gives a Go binary and this
-// one needs: the nonroot user (65532) and its home, and a /tmp for the
-// worker's scratch files (worker.scratch-dir's default). TLS roots are in
-// the binaries (golang.org/x/crypto/x509roots/fallback).
+// one needs: the nonroot user 65532 and its home, and a /tmp for the
+// worker's scratch files, worker.scratch-dir's default. TLS roots are in
+// the binaries, from golang.org/x/crypto/x509roots/fallback.
 func baseFiles() []file {
 	return []file{
 		{name: "etc/", isDir: true, mode: 0o755},
@@ -200,7 +200,7 @@ func binaryFiles(bins map[string]string) ([]file, error) {
 }
 
 // layer is files as an uncompressed tar, every entry at created, gzipped
-// by go-containerregistry (which writes no time into the gzip header).
+// by go-containerregistry, which writes no time into the gzip header.
 func layer(files []file, created time.Time) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -243,9 +243,9 @@ func layer(files []file, created time.Time) (v1.Layer, error) {
 }
 
 // Binaries builds whestbake-worker and whestbake from the module at src into
-// dir as the image wants them: cgo-free (static), with -trimpath and no VCS
-// stamp, so that the same source gives the same bytes on any machine with
-// the same Go.
+// dir as the image wants them: cgo-free and so static, with -trimpath and no
+// VCS stamp, so that the same source gives the same bytes on any machine
+// with the same Go.
 func Binaries(src, dir string) (map[string]string, error) {
 	out := map[string]string{}
 	for name, pkg := range map[string]string{

@@ -1,5 +1,5 @@
 // Package keys is the one place that names objects: every object key of a
-// bake and of a release (workflow IDs are bakeapi's). Everything a bake
+// bake and of a release; workflow IDs are bakeapi's. Everything a bake
 // writes lives at a key that depends only on the bake ID, split and indices,
 // so a retried or duplicated activity writes to the same place.
 package keys
@@ -18,10 +18,10 @@ const workArea = "bakes"
 
 func (b Bake) root() string { return workArea + "/" + string(b) }
 
-// InWorkArea reports whether folder (a key prefix without a trailing "/")
+// InWorkArea reports whether folder, a key prefix without a trailing "/",
 // lies in the bakes' working area, or holds it. No release may: its Push
-// would write into a bake's folder (another bake's dataset, which that bake
-// would then publish as its own), and gc of that bake would delete it.
+// would write into a bake's folder another bake's dataset, which that bake
+// would then publish as its own, and gc of that bake would delete it.
 // Releases are kept out of it in every bucket, since a release bucket may be
 // some other deployment's artifact bucket.
 func InWorkArea(folder string) bool {
@@ -32,7 +32,7 @@ func InWorkArea(folder string) bool {
 // with the bake's other folders.
 func (b Bake) split(name string) string { return path.Join(b.root(), "splits", name) }
 
-// Record is the bake's record (bakeapi.Record): what defines its bits,
+// Record is the bake's record, a bakeapi.Record: what defines its bits,
 // written create-only at its first start.
 func (b Bake) Record() string { return path.Join(b.root(), "record.json") }
 
@@ -50,15 +50,16 @@ func (b Bake) InputSeeds(split string) string {
 func (b Bake) Seeds(split string) string { return path.Join(b.split(split), "seeds.json") }
 
 // IdentityBlock is block k of a split's identities: the seed and name of
-// MLPs [k·B, (k+1)·B) (B = bake.IdentityBlockSize), written by GenerateSeeds
-// so a slice reads only the MLPs it bakes.
+// MLPs [k·B, (k+1)·B), B being bake.IdentityBlockSize, written by
+// GenerateSeeds so a slice reads only the MLPs it bakes.
 func (b Bake) IdentityBlock(split string, block int) string {
 	return path.Join(b.identities(split), fmt.Sprintf("block-%06d.json", block))
 }
 
 // SaltedIdentityBlock is block k of a protocol-4.0 split's identities, named
-// under the salt of SHA-256 saltSHA256 (hex): a GPU worker, which holds the
-// salt, writes them. They sit with IdentityBlock, so SliceState covers them.
+// under saltSHA256, the hex SHA-256 of the salt: a GPU worker, which holds
+// the salt, writes them. They sit with IdentityBlock, so SliceState covers
+// them.
 func (b Bake) SaltedIdentityBlock(split, saltSHA256 string, block int) string {
 	return path.Join(
 		b.identities(split),
@@ -76,12 +77,12 @@ const identitiesDoneFile = "done.json"
 
 func (b Bake) identities(split string) string { return path.Join(b.split(split), "identities") }
 
-// MLPResult holds one finished MLP's statistics (create-only).
+// MLPResult holds one finished MLP's statistics, written create-only.
 func (b Bake) MLPResult(split string, mlp int) string {
 	return path.Join(b.split(split), "mlps", fmt.Sprintf("mlp-%06d.json", mlp))
 }
 
-// MLPCheckpoint holds an unfinished MLP's engine checkpoint (overwritten as it advances).
+// MLPCheckpoint holds an unfinished MLP's engine checkpoint, overwritten as it advances.
 func (b Bake) MLPCheckpoint(split string, mlp int) string {
 	return path.Join(b.split(split), "checkpoints", fmt.Sprintf("mlp-%06d.json", mlp))
 }
@@ -91,7 +92,7 @@ func (b Bake) Slice(split string, slice int) string {
 	return path.Join(b.split(split), "slices", fmt.Sprintf("%05d", slice))
 }
 
-// SliceState lists the folders (key prefixes ending in "/") that only the
+// SliceState lists the folders, key prefixes ending in "/", that only the
 // split's slices use: identity blocks, per-MLP results and checkpoints. Once
 // every slice is committed they are garbage.
 func (b Bake) SliceState(split string) []string {
@@ -103,14 +104,14 @@ func (b Bake) SliceState(split string) []string {
 	}
 }
 
-// Slices is the folder (a key prefix ending in "/") of a split's slice partials.
+// Slices is the folder, a key prefix ending in "/", of a split's slice partials.
 func (b Bake) Slices(split string) string { return path.Join(b.split(split), "slices") + "/" }
 
 // Merged is the prefix of a split's merged dataset directory.
 func (b Bake) Merged(split string) string { return path.Join(b.split(split), "merged") }
 
-// MergedSplit is the split whose merged directory is at prefix (Merged),
-// or false when prefix is no merged directory of b.
+// MergedSplit is the split whose merged directory, as Merged names it, is
+// at prefix, or false when prefix is no merged directory of b.
 func (b Bake) MergedSplit(prefix string) (string, bool) {
 	rest, ok := strings.CutPrefix(prefix, b.root()+"/splits/")
 	if !ok {
@@ -120,11 +121,11 @@ func (b Bake) MergedSplit(prefix string) (string, bool) {
 	return split, ok && split != "" && b.Merged(split) == prefix
 }
 
-// Dataset is the prefix of the bake's final (combined) dataset directory.
+// Dataset is the prefix of the bake's final, combined dataset directory.
 func (b Bake) Dataset() string { return path.Join(b.root(), "dataset") }
 
 // PreparedCheck is CombineSplits' word that it checked the prepared Arrow
-// tree of the dataset whose manifest.json has sha256 manifestSHA256 (hex)
+// tree of the dataset whose manifest.json has the hex sha256 manifestSHA256
 // against its parquet files before committing it: one object per commit,
 // written create-only, which Push and HubPush read instead of checking the
 // tree again.
@@ -132,13 +133,13 @@ func (b Bake) PreparedCheck(manifestSHA256 string) string {
 	return path.Join(b.root(), "checks", "prepared-"+manifestSHA256+".json")
 }
 
-// Prefix is the folder (a key prefix ending in "/") of everything the bake stores.
+// Prefix is the folder, a key prefix ending in "/", of everything the bake stores.
 func (b Bake) Prefix() string { return b.root() + "/" }
 
 // Intermediate reports whether key is one of bake b's intermediates: an
-// object only the bake's own later steps read (identity blocks, per-MLP
-// results, checkpoints, slice partials, merged splits), as opposed to its
-// record, its seeds files and its final dataset.
+// object only the bake's own later steps read, such as identity blocks,
+// per-MLP results, checkpoints, slice partials and merged splits, as
+// opposed to its record, its seeds files and its final dataset.
 func (b Bake) Intermediate(key string) bool {
 	rest, ok := strings.CutPrefix(key, b.root()+"/splits/")
 	if !ok {
@@ -155,8 +156,8 @@ func Manifest(prefix string) string { return path.Join(prefix, manifestFile) }
 const manifestFile = "manifest.json"
 
 // Marker reports whether key is a commit marker of a bake: a directory's
-// manifest (Manifest) or a split's IdentitiesDone, each written after what
-// it vouches for. gc deletes them before anything else, so that a deletion
+// Manifest or a split's IdentitiesDone, each written after what it
+// vouches for. gc deletes them before anything else, so that a deletion
 // cut short leaves no commit whose parts are gone, only uncommitted objects,
 // which a restart of the bake writes again.
 func Marker(key string) bool {

@@ -1,9 +1,9 @@
 // Package manifest is the file list of a dataset directory in the store: each
 // file's path, sha256 and size. A directory counts as committed once its
-// manifest exists (it is written last, create-only); readers fetch through it
-// and trust nothing it does not vouch for. The manifest itself is sealed
-// (package seal) by the bake that committed it, so a bake takes only its own
-// intact commits for its own.
+// manifest exists, as it is written last, create-only; readers fetch through
+// it and trust nothing it does not vouch for. The manifest itself is sealed
+// by package seal for the bake that committed it, so a bake takes only its
+// own intact commits for its own.
 package manifest
 
 import (
@@ -23,9 +23,9 @@ import (
 // Manifest lists a directory's files, sorted by path.
 type Manifest struct {
 	Files []File `json:"files"`
-	// Seal names the bake (and split) that committed the directory, at
-	// which key, with the manifest's own checksum. Releases published
-	// before seals existed have none.
+	// Seal names the bake and split that committed the directory, at
+	// which key, with the manifest's own checksum. Releases of a whestbake
+	// that sealed no manifest have none, and are still read.
 	Seal seal.Seal `json:"seal"`
 }
 
@@ -36,8 +36,8 @@ type File struct {
 	Size   int64  `json:"size"`
 }
 
-// Errors of Read and Fetch besides the store's own (store.ErrNotFound when the
-// directory was never committed).
+// Errors of Read and Fetch besides the store's own, such as store.ErrNotFound
+// when the directory was never committed.
 var (
 	ErrMalformed  = errors.New("manifest.json is not a file list")
 	ErrUnsafePath = errors.New("manifest names a file outside its directory")
@@ -55,7 +55,7 @@ func (e *MissingError) Error() string {
 	return fmt.Sprintf("%s lists %s, which bucket %s does not hold", e.Manifest, e.Key, e.Bucket)
 }
 
-// Encode is m's JSON, indented, sealed for id (id.Key: the manifest's key).
+// Encode is m's JSON, indented, sealed for id, whose Key is the manifest's key.
 func Encode(m Manifest, id seal.Seal) ([]byte, error) {
 	data, err := seal.Marshal(&m, &m.Seal, id)
 	if err != nil {
@@ -67,18 +67,18 @@ func Encode(m Manifest, id seal.Seal) ([]byte, error) {
 }
 
 // MaxBytes bounds a manifest.json that is read. A dataset directory holds a
-// handful of files per split (a shard, prepared Arrow files) plus the card,
-// metadata and report, about 150 bytes of JSON each: 4 MiB is some 25,000
-// files, far beyond any directory whestbake writes, while a manifest
+// handful of files per split, a shard and prepared Arrow files, plus the
+// card, metadata and report, about 150 bytes of JSON each: 4 MiB is some
+// 25,000 files, far beyond any directory whestbake writes, while a manifest
 // anyone with write access to the bucket made costs a reader at most a few
-// times that in memory (a 200 MB one took 685 MB).
+// times that in memory. A 200 MB one took 685 MB.
 const MaxBytes = 4 << 20
 
-// Read returns the manifest of a release (or any directory) at prefix and
-// its raw bytes. A sealed manifest must be intact; one without a seal is
-// taken as it is, since releases of earlier versions have none. A manifest
-// over MaxBytes, or one whose paths fail CleanPaths, is ErrMalformed; the
-// paths returned are in their one spelling.
+// Read returns the manifest of a release, or of any directory, at prefix
+// and its raw bytes. A sealed manifest must be intact; one without a seal
+// is taken as it is, since releases of a whestbake that sealed no manifest
+// have none. A manifest over MaxBytes, or one whose paths fail CleanPaths,
+// is ErrMalformed; the paths returned are in their one spelling.
 func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte, error) {
 	key := keys.Manifest(prefix)
 	data, err := s.GetMax(ctx, key, MaxBytes)
@@ -109,8 +109,9 @@ func Read(ctx context.Context, s *store.Store, prefix string) (Manifest, []byte,
 }
 
 // ReadCommit returns the manifest of a directory a bake committed, and its
-// raw bytes: it must be sealed, intact and written for id (store.GetSealed),
-// or the error wraps seal.ErrDamaged (store.ErrNotFound when there is none).
+// raw bytes: it must be sealed, intact and written for id, as
+// store.GetSealed checks, or the error wraps seal.ErrDamaged. It is
+// store.ErrNotFound when there is none.
 func ReadCommit(
 	ctx context.Context,
 	s *store.Store,
@@ -128,7 +129,7 @@ func ReadCommit(
 	return m, data, nil
 }
 
-// checkFiles puts every path of m in its one spelling (CleanPaths) and
+// checkFiles puts every path of m in its one spelling with CleanPaths and
 // refuses a negative size.
 func checkFiles(key string, m *Manifest) error {
 	if err := CleanPaths(key, m.Files); err != nil {
@@ -143,13 +144,13 @@ func checkFiles(key string, m *Manifest) error {
 }
 
 // CleanPaths puts each path of files, read from the document named doc,
-// in its one spelling (path.Clean: "./a" and "b/../a" are "a") and then
-// refuses, wrapping ErrMalformed, a list that names a file twice (its
-// bytes would be counted twice and written once: a download of two files
-// that writes one), a path that is empty, absolute or leaves its folder
-// (wrapping ErrUnsafePath too), or a file that another's path takes for a
-// folder. Every list of paths whestbake reads from a document it did not
-// write this moment goes through it before any path is used.
+// in its one spelling by path.Clean, in which "./a" and "b/../a" are "a".
+// It then refuses, wrapping ErrMalformed, a list that names a file twice,
+// whose bytes would be counted twice and written once, as a download of
+// two files that writes one; a path that is empty, absolute or leaves its
+// folder, wrapping ErrUnsafePath too; or a file that another's path takes
+// for a folder. Every list of paths whestbake reads from a document it did
+// not write this moment goes through it before any path is used.
 func CleanPaths(doc string, files []File) error {
 	seen := make(map[string]bool, len(files))
 	for i, f := range files {
@@ -175,8 +176,8 @@ func CleanPaths(doc string, files []File) error {
 }
 
 // Fetch copies every file of m from prefix into dir and checks each one's
-// sha256 and size against m. A file that does not match is read once more
-// (damage in transit does not repeat); a second mismatch is an error
+// sha256 and size against m. A file that does not match is read once more,
+// since damage in transit does not repeat; a second mismatch is an error
 // wrapping ErrMismatch: the stored bytes are not the manifest's. An object
 // larger than its entry is not copied beyond the entry's size + 1 byte.
 func Fetch(ctx context.Context, s *store.Store, prefix string, m Manifest, dir string) error {

@@ -1,14 +1,15 @@
 // Package metrics is what a whestbake worker tells Prometheus: the Temporal
-// SDK's own metrics (through the SDK's maintained OpenTelemetry integration,
+// SDK's own metrics and ours, on one registry served at /metrics. The SDK's
+// come through its maintained OpenTelemetry integration,
 // go.temporal.io/sdk/contrib/opentelemetry, exported by OpenTelemetry's
-// Prometheus exporter) and ours, on one registry served at /metrics.
+// Prometheus exporter.
 //
-// Ours, all prefixed whestbake_: engine throughput (samples and effective
-// FLOPs, 2·W²·D per sample, as counters and as the current rate), MLPs and
-// slices by outcome, slice attempts and failures by error type, attempts
-// lost to heartbeat timeouts (a dead host), the age of
-// the running MLP's last checkpoint, and the device. The workflows add
-// per-split progress gauges through the SDK handler (workflows.Register).
+// Ours, all prefixed whestbake_: engine throughput in samples and effective
+// FLOPs, 2·W²·D per sample, as counters and as the current rate; MLPs and
+// slices by outcome; slice attempts and failures by error type; attempts
+// lost to heartbeat timeouts, each a dead host; the age of the running
+// MLP's last checkpoint; and the device. The workflows add per-split
+// progress gauges through the SDK handler, in workflows.Register.
 package metrics
 
 import (
@@ -31,7 +32,8 @@ import (
 )
 
 // Worker holds one worker process's metrics. A nil *Worker records nothing,
-// so code that runs without metrics (tests, the local CLI) needs no checks.
+// so code that runs without metrics, such as tests and the local CLI, needs
+// no checks.
 type Worker struct {
 	reg *prometheus.Registry
 	sdk client.MetricsHandler
@@ -46,7 +48,7 @@ type Worker struct {
 	device, memory         *prometheus.GaugeVec
 
 	// lastCheckpoint is the unix nanoseconds of the running MLP's last
-	// checkpoint (or its start), 0 when no MLP runs.
+	// checkpoint or of its start, 0 when no MLP runs.
 	lastCheckpoint atomic.Int64
 }
 
@@ -127,7 +129,7 @@ func New(role, version string) (*Worker, error) {
 		[]string{"device"},
 	)
 	// Every series a slice can produce starts at 0, so that dashboards and
-	// alerts (increase(), absent()) see them before the first event.
+	// alerts that use increase() and absent() see them before the first event.
 	for _, t := range []string{
 		bakeapi.ErrEngineStalled,
 		bakeapi.ErrWorkerStopping,
@@ -161,8 +163,8 @@ func New(role, version string) (*Worker, error) {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 
-	// The SDK's metrics: counters as monotonic counters (the SDK documents
-	// them as ever-increasing), so Prometheus sees *_total counters.
+	// The SDK's metrics: counters as monotonic counters, as the SDK
+	// documents them ever-increasing, so Prometheus sees *_total counters.
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
 	if err != nil {
 		return nil, err
@@ -218,7 +220,7 @@ func (f *factory) gauge(name, help string) prometheus.Gauge {
 // Registry is what /metrics serves.
 func (w *Worker) Registry() *prometheus.Registry { return w.reg }
 
-// SDKHandler is the Temporal client's metrics handler (client.Options.MetricsHandler).
+// SDKHandler is the Temporal client's metrics handler, for client.Options.MetricsHandler.
 func (w *Worker) SDKHandler() client.MetricsHandler { return w.sdk }
 
 // Device records the slice engine's device.
@@ -238,7 +240,7 @@ func (w *Worker) Device(engine, device, name, kernel string, memoryBytes int64) 
 }
 
 // SliceStarted counts an attempt; the returned func ends it with the
-// attempt's error (nil on success).
+// attempt's error, nil on success.
 func (w *Worker) SliceStarted(attempt int32) func(err error) {
 	if w == nil {
 		return func(error) {}
@@ -287,7 +289,7 @@ func (w *Worker) MLPDone(outcome bake.Outcome) {
 }
 
 // Engine returns the progress recorder of one MLP on engine/device with
-// flopsPerSample, starting at startSamples (a resumed MLP's checkpoint).
+// flopsPerSample, starting at startSamples, a resumed MLP's checkpoint.
 // It also starts the checkpoint clock; call Done when the MLP ends.
 func (w *Worker) Engine(
 	engine, device string,
@@ -373,8 +375,8 @@ func (w *Worker) checkpointAge() float64 {
 }
 
 // ErrorType is the label of a failed attempt: the Temporal application
-// error's type (bakeapi.Err*), Canceled, or Other. The set stays small, as
-// Prometheus labels must.
+// error's type, one of bakeapi.Err*, Canceled, or Other. The set stays
+// small, as Prometheus labels must.
 func ErrorType(err error) string {
 	var app *temporal.ApplicationError
 	var canceled *temporal.CanceledError

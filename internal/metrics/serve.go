@@ -17,8 +17,8 @@ import (
 type Health struct {
 	mu    sync.Mutex
 	state string
-	// ready, when set, checks the worker's dependencies for /readyz
-	// (the Temporal frontend answers).
+	// ready, when set, checks the worker's dependencies for /readyz: that
+	// the Temporal frontend answers.
 	ready func(context.Context) error
 }
 
@@ -29,7 +29,7 @@ const (
 	Stopping = "stopping"
 )
 
-// Set moves to state; ready (may be nil) is the readiness check from now on.
+// Set moves to state; ready, which may be nil, is the readiness check from now on.
 func (h *Health) Set(state string, ready func(context.Context) error) {
 	h.mu.Lock()
 	h.state = state
@@ -53,10 +53,10 @@ type Server struct {
 	done chan error
 }
 
-// Addr is where the server listens (useful when the port was 0).
+// Addr is where the server listens, useful when the port was 0.
 func (s *Server) Addr() string { return s.addr }
 
-// Binding says in words who can reach a listener at addr (host:port): a
+// Binding says in words who can reach a listener at addr, a host:port: a
 // host left empty, 0.0.0.0 or :: is every interface, so the endpoints are
 // open to other hosts, which a remote Prometheus needs and a shared
 // machine may not want; the log and the docs say which it is.
@@ -81,8 +81,8 @@ func Binding(addr string) string {
 //
 //	/metrics  Prometheus exposition of w's registry
 //	/healthz  liveness: 200 while the process starts or runs its workers,
-//	          503 once it stops; a Temporal outage does not fail it (the
-//	          workers reconnect by themselves, a restart would not help)
+//	          503 once it stops; a Temporal outage does not fail it, since
+//	          the workers reconnect by themselves and a restart would not help
 //	/readyz   readiness: 200 when the workers run and the frontend answers
 //
 // listenFix is the advice for a metrics address the worker cannot listen on.

@@ -1,15 +1,16 @@
 // Package preflight is the step between a validated configuration and any
 // work: it checks what internal/settings cannot check without the
 // filesystem or the host. The files the config names are read and must hold
-// what they should (the TLS PEM files of temporal.tls.* and s3.ca-file,
-// the splits' seeds files, the Hub token file), the worker's scratch
+// what they should: the TLS PEM files of temporal.tls.* and s3.ca-file,
+// the splits' seeds files, the Hub token file. The worker's scratch
 // directory must take files, and worker.max-memory left unset becomes the
 // host's memory limit.
 //
 // Its problems join the validator's in one settings.Error, worded and keyed
 // as the validator words them, so that a run lists everything wrong at
-// once: the worker (Worker) and the starter's verbs (Bake, Temporal, Store)
-// call it in place of the validators, before they connect or write.
+// once: the worker through Worker and the starter's verbs through Bake,
+// Temporal and Store call it in place of the validators, before they
+// connect or write.
 package preflight
 
 import (
@@ -51,15 +52,15 @@ func Worker(cfg settings.Config) (settings.Config, error) {
 	return cfg, p.Err()
 }
 
-// Temporal checks the Temporal connection alone (status, watch, list,
-// cancel).
+// Temporal checks the Temporal connection alone, for status, watch, list
+// and cancel.
 func Temporal(cfg settings.Config) error {
 	p := settings.ProblemsOf(cfg.ValidateTemporal())
 	temporalFiles(&p, cfg.Temporal)
 	return p.Err()
 }
 
-// Store checks the S3 settings alone (dataset download, gc).
+// Store checks the S3 settings alone, for dataset download and gc.
 func Store(cfg settings.Config) error {
 	p := settings.ProblemsOf(cfg.ValidateStore())
 	storeFiles(&p, cfg)
@@ -77,14 +78,14 @@ func hostDefaults(cfg settings.Config) settings.Config {
 }
 
 // temporalFiles reads the PEM files of temporal.tls.*, as the connection
-// will (temporalconn.Config.ClientTLS).
+// will in temporalconn.Config.ClientTLS.
 func temporalFiles(p *settings.Problems, t settings.Temporal) {
 	if _, err := t.Conn().ClientTLS(); err != nil {
 		addTLS(p, err)
 	}
 }
 
-// storeFiles reads s3.ca-file, as the store will (store.Config.ClientTLS).
+// storeFiles reads s3.ca-file, as the store will in store.Config.ClientTLS.
 func storeFiles(p *settings.Problems, cfg settings.Config) {
 	if _, err := cfg.StoreConfig().ClientTLS(); err != nil {
 		addTLS(p, err)
@@ -158,9 +159,9 @@ func scratchDir(p *settings.Problems, w settings.Worker) {
 	p.Addf("worker.scratch-dir", "%s %v: "+scratchFix, what, err)
 }
 
-// hubToken reads release.hub.token-file on a worker that runs HubPush
-// (control, all), which reads the token at each push: a named file must
-// hold one now.
+// hubToken reads release.hub.token-file on a worker that runs HubPush, of
+// role control or all, which reads the token at each push: a named file
+// must hold one now.
 func hubToken(p *settings.Problems, cfg settings.Config) {
 	file := cfg.Release.Hub.TokenFile
 	role := cfg.Worker.Role

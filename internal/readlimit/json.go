@@ -6,10 +6,10 @@ import (
 	"fmt"
 )
 
-// TokenBytes is how many bytes of a document's cap allow one JSON token (a
-// key, a value, an opening bracket). Real documents spend 10 to 30 bytes a
+// TokenBytes is how many bytes of a document's cap allow one JSON token: a
+// key, a value, an opening bracket. Real documents spend 10 to 30 bytes a
 // token; a hostile one of "{}"s spends 3, and decodes to a tree tens of
-// times its size (a 40 MB one took 2 GB). Counting tokens against the cap
+// times its size: a 40 MB one took 2 GB. Counting tokens against the cap
 // first bounds what decoding builds to a few times the cap, whatever the
 // document's shape.
 const TokenBytes = 32

@@ -1,7 +1,7 @@
-// Package readlimit reads the small files a user names (a config file, a
-// token file, a PEM bundle) with a cap on their size. A path may name
-// anything: /dev/zero, a FIFO, a log or a disk image given by mistake. Read
-// whole with os.ReadFile, /dev/zero never ends and fills memory, and a
+// Package readlimit reads the small files a user names, such as a config
+// file, a token file or a PEM bundle, with a cap on their size. A path may
+// name anything: /dev/zero, a FIFO, a log or a disk image given by mistake.
+// Read whole with os.ReadFile, /dev/zero never ends and fills memory, and a
 // large file costs several times its size; read through File, any of them
 // costs at most the cap, and fails at once with the cap in the message.
 package readlimit
@@ -22,7 +22,7 @@ func (e *TooLargeError) Error() string {
 
 // File reads the file at path whole, refusing one of more than limit bytes
 // with a *TooLargeError. A regular file is refused by its size before any
-// byte is read; anything else (a device, a FIFO) after limit+1 bytes.
+// byte is read; anything else, a device or a FIFO, after limit+1 bytes.
 func File(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {

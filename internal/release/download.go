@@ -29,8 +29,8 @@ type DownloadInput struct {
 	Prefix string
 	// Output is the directory to create, which must not exist.
 	Output string
-	// Names is how the front end calls a field in the messages (the CLI:
-	// --output); nil keeps the fields' own names.
+	// Names is how the front end calls a field in the messages, as the CLI
+	// calls one --output; nil keeps the fields' own names.
 	Names func(field string) string
 }
 
@@ -106,7 +106,7 @@ func Download(ctx context.Context, in DownloadInput) (DownloadOutput, error) {
 	return out, nil
 }
 
-// stagingDir makes the directory beside the output (abs) that the files
+// stagingDir makes the directory beside the output abs that the files
 // land in, so that the rename into place cannot cross file systems.
 func (in DownloadInput) stagingDir(abs string) (string, error) {
 	name := FieldOutput

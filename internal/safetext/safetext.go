@@ -1,11 +1,11 @@
 // Package safetext is the one rule for printing text that a server or a
-// file supplied (an S3 or Temporal server's error, a workflow's failure,
-// the Hub's answer, a dataset's metadata.json, a config file's keys, a
-// process's command line): escaped, on one line. Nothing it returns holds
-// a character a terminal acts on or that reorders text, so no such text
-// can clear the screen, rewrite the title, write the clipboard (OSC 52),
-// print a line that passes for whestbake's own, or show the rest of a line
-// backwards (U+202E).
+// file supplied: escaped, on one line. Such text is an S3 or Temporal
+// server's error, a workflow's failure, the Hub's answer, a dataset's
+// metadata.json, a config file's keys, a process's command line. Nothing it
+// returns holds a character a terminal acts on or that reorders text, so no
+// such text can clear the screen, rewrite the title, write the clipboard
+// with OSC 52, print a line that passes for whestbake's own, or show the
+// rest of a line backwards with U+202E.
 package safetext
 
 import (
@@ -16,8 +16,8 @@ import (
 	"unicode/utf8"
 )
 
-// Line is s on one line with every control character escaped: C0 (tab and
-// newline too, which would break a table or forge a line), DEL, C1, the
+// Line is s on one line with every control character escaped: C0, tab and
+// newline too, which would break a table or forge a line; DEL, C1, the
 // bidirectional controls and the line and paragraph separators, each as
 // \xNN or \uNNNN; a byte that is not UTF-8 as \xNN. Every other character,
 // ordinary Unicode included, is kept as it is. Line is idempotent: what it
@@ -55,7 +55,7 @@ func needsEscape(s string) bool {
 
 // IsControl reports the characters a terminal acts on or that reorder
 // text: C0, DEL, C1, the bidirectional marks, embeddings, overrides and
-// isolates (Unicode's Bidi_Control), and the line and paragraph
+// isolates that Unicode calls Bidi_Control, and the line and paragraph
 // separators.
 func IsControl(r rune) bool {
 	switch {
@@ -71,17 +71,17 @@ func IsControl(r rune) bool {
 	return false
 }
 
-// Multiline is an error that whestbake words on several lines of its own
-// (a list of problems, of changed keys, a server's last log lines): Lines
-// are its lines, and Error their join by newlines. Whatever else its lines
-// quote is escaped by ErrorLines, line by line.
+// Multiline is an error that whestbake words on several lines of its own,
+// such as a list of problems, of changed keys, or a server's last log
+// lines: Lines are its lines, and Error their join by newlines. Whatever
+// else its lines quote is escaped by ErrorLines, line by line.
 type Multiline interface {
 	error
 	Lines() []string
 }
 
 // LinesError is a Multiline of whestbake's own: Text are its lines, and
-// Err, if not nil, what it wraps (for errors.Is and errors.As).
+// Err, if not nil, what it wraps for errors.Is and errors.As.
 type LinesError struct {
 	Text []string
 	Err  error
@@ -92,8 +92,8 @@ func (e LinesError) Lines() []string { return e.Text }
 func (e LinesError) Unwrap() error   { return e.Err }
 
 // ErrorLines are err's lines as printed: one, escaped by Line, unless err
-// is, or ends with, a Multiline (an error that wraps one as "what: %w"),
-// whose own lines are kept, each escaped.
+// is, or ends with, a Multiline, as an error that wraps one as "what: %w"
+// does, whose own lines are kept, each escaped.
 func ErrorLines(err error) []string {
 	var m Multiline
 	if errors.As(err, &m) {

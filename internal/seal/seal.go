@@ -1,14 +1,14 @@
 // Package seal makes the JSON objects a bake writes and later trusts check
 // themselves: each carries the sha256 of its own canonical bytes and the
-// identity of what wrote it (the key it was written for, the bake, the
-// split, the spec fingerprint), and every read checks both. It does not rely
-// on S3 user metadata, which a bucket copy or restore drops and a plain PUT
-// of other bytes need not touch.
+// identity of what wrote it, which is the key it was written for, the bake,
+// the split and the spec fingerprint, and every read checks both. It does
+// not rely on S3 user metadata, which a bucket copy or restore drops and a
+// plain PUT of other bytes need not touch.
 //
 // A seal is a checksum, not a signature: it catches any change made without
-// recomputing it (a tool, a restore, a bit flip, an edit by hand) and any
-// object read under another key, bake or split than it was written for.
-// Whoever may write to the bucket can forge one (docs/SECURITY.md).
+// recomputing it, be it a tool, a restore, a bit flip or an edit by hand,
+// and any object read under another key, bake or split than it was written
+// for. Whoever may write to the bucket can forge one: see docs/SECURITY.md.
 package seal
 
 import (
@@ -40,12 +40,12 @@ var (
 	ErrDamaged = errors.New("object is damaged")
 	// ErrOtherSpec: an intact object written for another spec fingerprint.
 	ErrOtherSpec = errors.New("object was computed for another spec")
-	// ErrUnsealed: valid JSON without a seal (a damaged object, or one
-	// written before seals existed); it wraps ErrDamaged.
+	// ErrUnsealed: valid JSON without a seal, a damaged object or one
+	// written by a whestbake that sealed none; it wraps ErrDamaged.
 	ErrUnsealed = fmt.Errorf("object has no seal: %w", ErrDamaged)
 )
 
-// Marshal returns v's JSON with its seal *s (a field of v) set to id and the
+// Marshal returns v's JSON with its seal *s, a field of v, set to id and the
 // sha256 of v's JSON.
 func Marshal(v any, s *Seal, id Seal) ([]byte, error) {
 	*s = id
@@ -59,8 +59,8 @@ func Marshal(v any, s *Seal, id Seal) ([]byte, error) {
 }
 
 // Unmarshal decodes data into v and checks v's seal *s: v must re-encode to
-// the bytes the seal vouches for (so a change to any field read is caught,
-// whatever the store's metadata says), and be written for id. Empty fields
+// the bytes the seal vouches for, so a change to any field read is caught,
+// whatever the store's metadata says, and be written for id. Empty fields
 // of id are not compared. Errors wrap ErrDamaged or ErrOtherSpec and say
 // which object by name.
 func Unmarshal(name string, data []byte, v any, s *Seal, id Seal) error {

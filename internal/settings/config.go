@@ -6,8 +6,8 @@
 //
 // It is the schema, the defaults and the validation of the values, which
 // reads no file but the config file itself: the files a config names, its
-// scratch directory and the host's memory are the preflight step's
-// (internal/preflight), which the worker and the starter run.
+// scratch directory and the host's memory are the preflight step's, in
+// internal/preflight, which the worker and the starter run.
 package settings
 
 import (
@@ -37,8 +37,8 @@ type Config struct {
 }
 
 // Temporal says where the Temporal frontend is and how to authenticate to
-// it: TLS (with a private CA, a server name, and a client certificate for
-// mutual TLS) and Temporal Cloud's API keys.
+// it: TLS with a private CA, a server name, and a client certificate for
+// mutual TLS; and Temporal Cloud's API keys.
 type Temporal struct {
 	Address   string `mapstructure:"address"`
 	Namespace string `mapstructure:"namespace"`
@@ -46,9 +46,9 @@ type Temporal struct {
 	// stack's, if Address is its frontend, else none.
 	UI  string      `mapstructure:"ui"`
 	TLS TemporalTLS `mapstructure:"tls"`
-	// APIKey is sent as "authorization: Bearer <key>" on every call (the
-	// SDK's client.NewAPIKeyStaticCredentials). It comes from the config
-	// file or WHESTBAKE_TEMPORAL_API_KEY only, like the S3 secret.
+	// APIKey is sent as "authorization: Bearer <key>" on every call, as the
+	// SDK's client.NewAPIKeyStaticCredentials sends it. It comes from the
+	// config file or WHESTBAKE_TEMPORAL_API_KEY only, like the S3 secret.
 	APIKey Secret `mapstructure:"api-key"`
 }
 
@@ -62,14 +62,14 @@ type TemporalTLS struct {
 	// ServerName is the name the server's certificate must carry; empty:
 	// the address's host.
 	ServerName string `mapstructure:"server-name"`
-	CertFile   string `mapstructure:"cert-file"` // client certificate (mutual TLS)
+	CertFile   string `mapstructure:"cert-file"` // client certificate, for mutual TLS
 	KeyFile    string `mapstructure:"key-file"`  // its private key
 }
 
-// TLSOn reports whether the Temporal connection uses TLS (temporalconn's rule).
+// TLSOn reports whether the Temporal connection uses TLS, by temporalconn's rule.
 func (t Temporal) TLSOn() bool { return t.Conn().TLSOn() }
 
-// Conn is the connection's own config (temporalconn.Config): the one
+// Conn is the connection's own config, a temporalconn.Config: the one
 // conversion of the temporal.* keys, so temporalconn needs nothing of
 // settings.
 func (t Temporal) Conn() temporalconn.Config {
@@ -89,10 +89,10 @@ func (t Temporal) Conn() temporalconn.Config {
 	}
 }
 
-// S3 is the artifact store (MinIO in development). The credentials are
+// S3 is the artifact store, MinIO in development. The credentials are
 // Secrets: every way of printing them prints "[redacted]".
-// With neither key set, the standard AWS credential chain is used (see
-// store.Config).
+// With neither key set, the standard AWS credential chain is used: see
+// store.Config.
 type S3 struct {
 	Endpoint   string `mapstructure:"endpoint"`
 	AccessKey  Secret `mapstructure:"access-key"`
@@ -129,9 +129,9 @@ type Bake struct {
 	KeepIntermediates bool `mapstructure:"keep-intermediates"`
 }
 
-// Split is one split of the bake. Seeds come from SeedsFile (a JSON array, as
-// `whestbake dataset generate-seeds` writes), from Seed (reproducible), or,
-// with neither, from OS entropy once (the bake stores them).
+// Split is one split of the bake. Seeds come from SeedsFile, a JSON array as
+// `whestbake dataset generate-seeds` writes it; from Seed, reproducibly; or,
+// with neither, from OS entropy once, and the bake stores them.
 type Split struct {
 	Name      string  `mapstructure:"name"`
 	Config    string  `mapstructure:"config"`
@@ -182,8 +182,8 @@ func (h Hub) Spec() *bakeapi.HubSpec {
 }
 
 // Policy is bakeapi.Policy with config keys: every timeout and retry bound
-// of a bake. The fields match one for one, so the two convert into each other
-// (and a change to one that forgets the other does not compile); the
+// of a bake. The fields match one for one, so the two convert into each
+// other, and a change to one that forgets the other does not compile. The
 // durations are bakeapi.Duration, which the workflow input shows as text.
 type Policy struct {
 	SeedsTimeout        bakeapi.Duration `mapstructure:"seeds-timeout"`
@@ -208,17 +208,17 @@ type Worker struct {
 	CheckpointEvery time.Duration `mapstructure:"checkpoint-every"`
 	StallTimeout    time.Duration `mapstructure:"stall-timeout"`
 	// MaxMemory is what one worker may use; a slice whose shape needs more
-	// is refused (by the starter, and by the worker without running it).
-	// Unset (0), the host's: its cgroup's limit, else the machine's memory,
-	// which the preflight step (internal/preflight) reads before validating.
+	// is refused by the starter, and by the worker without running it.
+	// Unset, 0, is the host's: its cgroup's limit, else the machine's
+	// memory, which the preflight step reads before validating.
 	MaxMemory ByteSize `mapstructure:"max-memory"`
-	// MetricsListen is where /metrics, /healthz and /readyz are served
-	// (host:port, ":9464" for every interface); empty serves nothing.
+	// MetricsListen is where /metrics, /healthz and /readyz are served, a
+	// host:port, ":9464" for every interface; empty serves nothing.
 	MetricsListen string `mapstructure:"metrics-listen"`
 	// ScratchDir holds every temporary file the worker writes: the local
-	// copies of datasets that slices, merges and combines go through (a
-	// merge needs room for twice the largest split). Empty: the system's
-	// temporary directory (TMPDIR, else /tmp). See Scratch.
+	// copies of datasets that slices, merges and combines go through. A
+	// merge needs room for twice the largest split. Empty is the system's
+	// temporary directory: TMPDIR, else /tmp. See Scratch.
 	ScratchDir string `mapstructure:"scratch-dir"`
 }
 
@@ -230,8 +230,8 @@ const (
 )
 
 // Dev-stack endpoints, the defaults, so that a worker and a starter on one
-// machine need nothing but credentials after `whestbake dev up` (whose
-// record of the ports it chose comes before them: LoadUnder).
+// machine need nothing but credentials after `whestbake dev up`, whose
+// record of the ports it chose comes before them: see LoadUnder.
 const (
 	DefaultTemporalAddress = "127.0.0.1:7233"
 	DefaultS3Endpoint      = "127.0.0.1:9000"
@@ -296,7 +296,7 @@ func (b Bake) InFlight() (int, error) {
 }
 
 // Spec is the bake's bakeapi.Spec, whose salt declaration records the
-// SHA-256 of salt (Salt's result).
+// SHA-256 of salt, Salt's result.
 func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
 	s := bake.NormalizeSpec(bakeapi.Spec{
 		Width:     b.Width,
@@ -314,8 +314,8 @@ func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
 	return s
 }
 
-// Salt is a protocol-4.0 bake's salt from dataset.SaltEnv (read with
-// getenv), zero under any other protocol. A Temporal bake is always sliced,
+// Salt is a protocol-4.0 bake's salt from dataset.SaltEnv, read with
+// getenv, zero under any other protocol. A Temporal bake is always sliced,
 // so, as in whestbench, the salt is never generated; published or withheld,
 // the GPU workers bring the same one. Its errors name the variable.
 func (b Bake) Salt(getenv func(string) string) (seeds.Salt, error) {

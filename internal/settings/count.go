@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Count is a non-negative integer (0: not set) that also accepts 1e9 and
+// Count is a non-negative integer, 0 when not set, that also accepts 1e9 and
 // 1_000_000_000, the spellings whestbench's docs use for sample counts, from
 // YAML, env or flags.
 type Count int64
@@ -21,9 +21,9 @@ var countSyntax = regexp.MustCompile(
 )
 
 // ParseCount accepts decimal integers with single underscores between digits and
-// exact scientific notation (1e9, 2.5e6); it refuses fractions and signs. It
-// accepts 0 and bounds counts only far below overflow: the validators own the
-// ranges (bakeapi reports 0 as missing), so each rule has one wording.
+// exact scientific notation such as 1e9 and 2.5e6; it refuses fractions and
+// signs. It accepts 0 and bounds counts only far below overflow: the validators
+// own the ranges, and bakeapi reports 0 as missing, so each rule has one wording.
 func ParseCount(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -55,8 +55,8 @@ func ParseCount(s string) (int64, error) {
 	return r.Num().Int64(), nil
 }
 
-// ByteSize is a memory size in bytes (0: not set) written as a count or with
-// a binary unit: 512MiB, 64GiB, 1TiB.
+// ByteSize is a memory size in bytes, 0 when not set, written as a count or
+// with a binary unit: 512MiB, 64GiB, 1TiB.
 type ByteSize int64
 
 // byteUnits are the suffixes ParseByteSize takes, longest first.
@@ -65,7 +65,7 @@ var byteUnits = []struct {
 	shift  uint
 }{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
 
-// ParseByteSize reads a ByteSize: a count (ParseCount's spellings) with an
+// ParseByteSize reads a ByteSize: a count in ParseCount's spellings with an
 // optional binary unit suffix.
 func ParseByteSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)

@@ -13,9 +13,9 @@ import (
 
 // checkFile reads a config file's YAML before viper does, to say where it
 // is wrong in the file's own line numbers: a syntax error on the line that
-// holds it (YAMLSyntax), and every unknown key with the known key it most
+// holds it, by YAMLSyntax, and every unknown key with the known key it most
 // likely meant, which UnmarshalExact names without a line or a suggestion.
-// Everything else (types, ranges) is left to Load and Validate.
+// Everything else, types and ranges, is left to Load and Validate.
 func checkFile(data []byte) error {
 	if err := YAMLSyntax(data); err != nil {
 		return err
@@ -59,9 +59,9 @@ func checkFile(data []byte) error {
 const migrateHint = ": `whestbake config migrate FILE` prints such a file in sections (docs/CLI.md)"
 
 // flagValues lists the top-level keys of root that are not sections and
-// hold no mapping: the flag values of an older whestbake's local verbs
-// (`n-samples: 1e9`), with their lines. A mistyped section (`bakee:` over
-// keys) is left to walkKeys, which suggests the section.
+// hold no mapping: the flag values of an older whestbake's local verbs,
+// such as `n-samples: 1e9`, with their lines. A mistyped section, `bakee:`
+// over keys, is left to walkKeys, which suggests the section.
 func flagValues(root *yaml.Node) []string {
 	sections := map[string]bool{}
 	t := reflect.TypeOf(Config{})
@@ -81,7 +81,7 @@ func flagValues(root *yaml.Node) []string {
 }
 
 // YAMLSyntax returns data's YAML syntax error, if any, on the line that holds
-// it. yaml.v3 (viper's parser) reports the line of the construct around a
+// it. yaml.v3, viper's parser, reports the line of the construct around a
 // problem, counted from 0 for parser errors, so often one line too early,
 // and no line at all on line 1.
 func YAMLSyntax(data []byte) error {
@@ -100,9 +100,9 @@ func YAMLSyntax(data []byte) error {
 
 // syntaxErrorLine finds the line of a YAML syntax error: the first line at
 // which the file, cut after that line, fails with the same problem. Lines
-// before the problem parse; the line that holds it (an unclosed bracket or
-// quote, a bad indent, a tab) is the first whose prefix fails that way. A
-// prefix that fails otherwise only cut a multi-line value short.
+// before the problem parse; the line that holds it, such as an unclosed
+// bracket or quote, a bad indent or a tab, is the first whose prefix fails
+// that way. A prefix that fails otherwise only cut a multi-line value short.
 func syntaxErrorLine(data []byte, err error) (int, string) {
 	problem := yamlProblem(err)
 	lines := strings.SplitAfter(string(data), "\n")
@@ -128,8 +128,8 @@ func yamlProblem(err error) string {
 	return msg
 }
 
-// walkKeys checks the keys of mapping node n against the config struct t
-// (its mapstructure tags, which viper matches without regard to case),
+// walkKeys checks the keys of mapping node n against the config struct t,
+// by its mapstructure tags, which viper matches without regard to case,
 // descending into nested structs and lists of structs. Values of the wrong
 // kind are left to the decoder, which names them.
 func walkKeys(n *yaml.Node, t reflect.Type, prefix string, unknown *[]string) {
@@ -174,8 +174,8 @@ func walkKeys(n *yaml.Node, t reflect.Type, prefix string, unknown *[]string) {
 }
 
 // unknownKey describes key node k, unknown among the fields of t, with the
-// known key it most likely meant: a sibling within a few typing mistakes
-// (with _ read as -), else the same name elsewhere in the config.
+// known key it most likely meant: a sibling within a few typing mistakes,
+// with _ read as -, else the same name elsewhere in the config.
 func unknownKey(k *yaml.Node, prefix string, t reflect.Type) string {
 	msg := fmt.Sprintf("line %d: %s%s is not a config key", k.Line, prefix, k.Value)
 	name := strings.ReplaceAll(strings.ToLower(k.Value), "_", "-")
@@ -224,8 +224,8 @@ func findKey(t reflect.Type, prefix, name string) string {
 }
 
 // editDistance counts the insertions, deletions, substitutions and swaps of
-// adjacent letters that turn a into b (optimal string alignment), so that
-// "depht" is one mistake away from "depth", as a typist would count it.
+// adjacent letters that turn a into b, the optimal string alignment, so
+// that "depht" is one mistake away from "depth", as a typist would count it.
 func editDistance(a, b string) int {
 	d := make([][]int, len(a)+1)
 	for i := range d {

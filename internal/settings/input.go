@@ -11,8 +11,8 @@ import (
 )
 
 // BakeInput validates cfg's values and builds the workflow input: the
-// shape, the splits (a split with a seeds file points at the key the starter
-// uploads it to), the release and the policy. It holds no credentials. The
+// shape, the splits, the release and the policy. A split with a seeds file
+// points at the key the starter uploads it to. It holds no credentials. The
 // starter calls it through preflight.Bake, which reads the seeds files first.
 func BakeInput(cfg Config) (bakeapi.BakeInput, error) {
 	if err := cfg.Validate(); err != nil {
@@ -72,7 +72,7 @@ func (c Config) StoreConfig() store.Config {
 }
 
 // WorkflowURL is the Web UI page of a workflow, "" when the UI is not known
-// (temporal.ui is empty).
+// because temporal.ui is empty.
 func (c Config) WorkflowURL(workflowID string) string {
 	if c.Temporal.UI == "" {
 		return ""

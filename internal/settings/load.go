@@ -25,8 +25,8 @@ import (
 // EnvPrefix starts every environment variable of the configuration.
 const EnvPrefix = "WHESTBAKE"
 
-// MaxConfigFileBytes caps a config file (and an old one that `config
-// migrate` reads): configs/example.yaml, every key with its comment, is
+// MaxConfigFileBytes caps a config file, and an old one that `config
+// migrate` reads: configs/example.yaml, every key with its comment, is
 // about 10 KiB.
 const MaxConfigFileBytes = 1 << 20
 
@@ -49,19 +49,19 @@ func EnvName(key string) string {
 var envReplacer = strings.NewReplacer(".", "_", "-", "_")
 
 // Load builds the configuration from, lowest precedence first: the defaults,
-// the YAML file (skipped when file is ""), WHESTBAKE_* environment variables
-// and overrides (config key → value, typically the flags the user set; see
-// FlagOverrides). Unknown keys in the file are errors, so a typo cannot be
+// the YAML file, skipped when file is "", WHESTBAKE_* environment variables
+// and overrides, config key → value, typically the flags the user set: see
+// FlagOverrides. Unknown keys in the file are errors, so a typo cannot be
 // silently ignored. Load does not validate: the worker and the starter's
-// verbs run the preflight step (internal/preflight), which validates and reads
-// the files the config names.
+// verbs run the preflight step of internal/preflight, which validates and
+// reads the files the config names.
 func Load(file string, overrides map[string]string) (Config, error) {
 	c, _, err := loadViper(file, overrides)
 	return c, err
 }
 
 // loadViper is Load, also returning the viper instance that holds where each
-// value came from (Read asks it).
+// value came from, which Read asks.
 func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, error) {
 	v := viper.NewWithOptions(viper.EnvKeyReplacer(envReplacer))
 	v.SetEnvPrefix(EnvPrefix)
@@ -73,7 +73,7 @@ func loadViper(file string, overrides map[string]string) (Config, *viper.Viper, 
 	}
 	if file != "" {
 		// Syntax errors and unknown keys first, with their lines; viper
-		// would report them less precisely (checkFile says how). viper gets
+		// would report them less precisely, as checkFile says. viper gets
 		// the bytes read here, so the file is read once, under its cap.
 		data, err := ReadConfigFile(file)
 		if err != nil {
@@ -181,14 +181,14 @@ func resolvePaths(c *Config, file string, v *viper.Viper, overrides map[string]s
 }
 
 // cleared reports whether key's variable is set and empty, which clears
-// the key (loadViper).
+// the key in loadViper.
 func cleared(key string) bool {
 	val, ok := os.LookupEnv(EnvName(key))
 	return ok && val == ""
 }
 
-// Keys lists every config key that has an environment variable (all but
-// the lists, such as bake.splits), sorted.
+// Keys lists every config key that has an environment variable, sorted:
+// all but the lists, such as bake.splits.
 func Keys() []string {
 	var out []string
 	for k := range leafKeys(Default()) {
@@ -210,7 +210,7 @@ func scrubAll(text string, v *viper.Viper) string {
 }
 
 // FlagOverrides returns the values of the flags the user set, keyed by config
-// key: keys maps a flag name to its config key (e.g. "id" → "bake.id").
+// key: keys maps a flag name to its config key, as "id" → "bake.id".
 func FlagOverrides(fs *pflag.FlagSet, keys map[string]string) map[string]string {
 	out := map[string]string{}
 	for flag, key := range keys {
@@ -222,7 +222,7 @@ func FlagOverrides(fs *pflag.FlagSet, keys map[string]string) map[string]string 
 }
 
 // leafKeys lists every key of c with its value, following the mapstructure
-// tags; lists (bake.splits) come from the file only.
+// tags; lists such as bake.splits come from the file only.
 func leafKeys(c Config) map[string]any {
 	out := map[string]any{}
 	var walk func(prefix string, v reflect.Value)
@@ -289,8 +289,8 @@ func protocolHook(from, to reflect.Type, data any) (any, error) {
 	return strconv.FormatFloat(x, 'f', -1, 64), nil
 }
 
-// unsignedHook refuses negative numbers for unsigned fields (split seeds),
-// which weak decoding would otherwise wrap around to huge values.
+// unsignedHook refuses negative numbers for unsigned fields such as split
+// seeds, which weak decoding would otherwise wrap around to huge values.
 func unsignedHook(from, to reflect.Type, data any) (any, error) {
 	if to.Kind() != reflect.Uint64 {
 		return data, nil
@@ -307,7 +307,7 @@ func unsignedHook(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// countHook reads a Count from "1e9", "1_000_000", 1e9 (a YAML float) or an
+// countHook reads a Count from "1e9", "1_000_000", 1e9 as a YAML float, or an
 // integer. An empty string is 0, which Validate reports as missing.
 func countHook(from, to reflect.Type, data any) (any, error) {
 	if to != countType || from == countType {

@@ -9,7 +9,7 @@ import (
 	"github.com/whestbake/whestbake/internal/keys"
 )
 
-// String summarizes the configuration without credentials (fmt's %v and %+v use it).
+// String summarizes the configuration without credentials; fmt's %v and %+v use it.
 func (c Config) String() string {
 	return fmt.Sprintf(
 		"temporal=%s/%s temporal-auth=%s s3=%s bucket=%s credentials=%s bake=%q splits=%d "+

@@ -7,14 +7,14 @@ import (
 
 // Loaded is the configuration of a verb whose flags default to config keys:
 // the Config, and which keys the file or the environment gave, since only
-// those may fill a flag (a default must not hide the flag's own default).
+// those may fill a flag. A default must not hide the flag's own default.
 type Loaded struct {
 	Config
 	given  map[string]bool
 	values map[string]any // every key's value, as leafKeys walks them
 }
 
-// Read loads the configuration of file ("" for none) and the environment,
+// Read loads the configuration of file, "" for none, and the environment,
 // with the same rules and errors as Load, and records which keys were given.
 func Read(file string) (Loaded, error) {
 	c, v, err := loadViper(file, nil)

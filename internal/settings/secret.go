@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Secret is a credential. It prints as "[redacted]" through fmt (%v, %+v,
-// %s, %#v), slog and JSON, so a Config can be logged or printed whole; use
+// Secret is a credential. It prints as "[redacted]" through fmt's %v, %+v,
+// %s and %#v, slog and JSON, so a Config can be logged or printed whole; use
 // Reveal where the value is really needed.
 type Secret string
 
@@ -29,11 +29,11 @@ func (s Secret) GoString() string { return `"` + s.String() + `"` }
 // LogValue implements slog.LogValuer.
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
-// MarshalText keeps encoders (JSON, YAML) from writing the value.
+// MarshalText keeps encoders such as JSON and YAML from writing the value.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// scrub removes the secret key from text that came from a library (viper and
-// mapstructure quote offending values in their errors). The access key is left:
+// scrub removes the secret key from text that came from a library: viper and
+// mapstructure quote offending values in their errors. The access key is left:
 // it is an account name, often a word that also appears in hints.
 func scrub(text string, secret Secret) string {
 	if secret == "" {

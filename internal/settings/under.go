@@ -1,7 +1,7 @@
 package settings
 
 // Under gives values to Keys that nothing else gives: the addresses of the
-// dev stack that `whestbake dev up` recorded (devstack.ClientDefaults), so
+// dev stack that `whestbake dev up` recorded, devstack.ClientDefaults, so
 // that a config that names no server reaches that stack and not whatever
 // else holds the default ports. Read is called only when one of Keys is
 // left without a value, so a config that names every server never reads

@@ -24,8 +24,8 @@ type Error struct{ Problems []string }
 
 func (e *Error) Error() string { return strings.Join(e.Lines(), "\n") }
 
-// Lines are the error's lines: a heading and a problem each
-// (safetext.Multiline), which a printer escapes line by line, since a
+// Lines are the error's lines: a heading and a problem each, as
+// safetext.Multiline, which a printer escapes line by line, since a
 // problem quotes the config's values.
 func (e *Error) Lines() []string {
 	if len(e.Problems) == 1 {
@@ -40,7 +40,7 @@ func (e *Error) Lines() []string {
 
 // Problems collects what is wrong with a config, one line per problem,
 // each naming its key and the fix. The validators below fill one; the
-// preflight step (internal/preflight) adds what it finds in the files and
+// preflight step of internal/preflight adds what it finds in the files and
 // on the host to theirs, so that one Error lists everything at once.
 type Problems []string
 
@@ -57,7 +57,7 @@ func (p Problems) Err() error {
 	return &Error{Problems: p}
 }
 
-// ProblemsOf is the Problems of a validator's error (nil for nil), to add
+// ProblemsOf is the Problems of a validator's error, nil for nil, to add
 // more to.
 func ProblemsOf(err error) Problems {
 	var e *Error
@@ -71,7 +71,7 @@ func ProblemsOf(err error) Problems {
 }
 
 // fields adds the field errors of a bakeapi validation under their config
-// keys (key maps a field to its key); any other error is added as it is.
+// keys, key mapping a field to its key; any other error is added as it is.
 func (p *Problems) fields(err error, key func(field string) string) {
 	if err == nil {
 		return
@@ -125,10 +125,10 @@ var (
 	maxBakeIDLn = 128
 )
 
-// Validate checks the values a starter needs (temporal, s3, bake, release,
-// policy) and reports all problems at once. It reads no file: the files the
-// config names (TLS PEM files, seeds files) are the preflight step's
-// (internal/preflight), which adds their problems to these.
+// Validate checks the values a starter needs, temporal, s3, bake, release
+// and policy, and reports all problems at once. It reads no file: the files
+// the config names, TLS PEM files and seeds files, are the preflight step's,
+// which adds their problems to these.
 func (c Config) Validate() error {
 	var p Problems
 	c.checkTemporal(&p)
@@ -189,14 +189,14 @@ func (c Config) ValidateWorker() error {
 	return p.Err()
 }
 
-// ValidateTemporal checks the Temporal connection settings alone (status, list, cancel).
+// ValidateTemporal checks the Temporal connection settings alone, for status, list and cancel.
 func (c Config) ValidateTemporal() error {
 	var p Problems
 	c.checkTemporal(&p)
 	return p.Err()
 }
 
-// ValidateStore checks the S3 settings alone (dataset download).
+// ValidateStore checks the S3 settings alone, for dataset download.
 func (c Config) ValidateStore() error {
 	var p Problems
 	c.checkStore(&p)
@@ -236,7 +236,7 @@ func (c Config) checkTemporal(p *Problems) {
 		)
 	}
 	// Temporal Cloud's frontends: <namespace>.<account>.tmprl.cloud:7233
-	// (mTLS) or the regional <region>.<cloud>.api.temporal.io:7233 (API keys).
+	// with mTLS, or the regional <region>.<cloud>.api.temporal.io:7233 with API keys.
 	host, _, _ := net.SplitHostPort(t.Address)
 	if strings.HasSuffix(host, ".tmprl.cloud") || strings.HasSuffix(host, ".api.temporal.io") {
 		if t.Namespace != "" && !strings.Contains(t.Namespace, ".") {
@@ -288,8 +288,8 @@ func (c Config) checkStore(p *Problems) {
 			s.Endpoint,
 		)
 	}
-	// Both keys, or neither for the standard AWS chain (environment, shared
-	// credentials file, IAM role); one alone is a mistake.
+	// Both keys, or neither for the standard AWS chain of environment,
+	// shared credentials file and IAM role; one alone is a mistake.
 	if s.AccessKey == "" && s.SecretKey != "" {
 		p.Addf("s3.access-key", "is not set but s3.secret-key is: %s", keyPairFix("s3.access-key"))
 	}
@@ -343,7 +343,7 @@ func (c Config) checkQueue(p *Problems) {
 	}
 }
 
-// CheckBakeID says why id cannot be a bake ID (nil when it can), without
+// CheckBakeID says why id cannot be a bake ID, nil when it can, without
 // naming a flag or a key.
 func CheckBakeID(id string) error {
 	if len(id) > maxBakeIDLn || !bakeIDRE.MatchString(id) {
@@ -503,7 +503,7 @@ func (c Config) checkRelease(p *Problems) {
 var branchRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$`)
 
 // checkHub checks release.hub. The token is the control worker's, so the
-// starter does not ask for it (the worker's preflight reads the token file).
+// starter does not ask for it: the worker's preflight reads the token file.
 func (c Config) checkHub(p *Problems) {
 	h := c.Release.Hub
 	if h.Repo == "" {
@@ -605,8 +605,8 @@ func (c Config) checkPolicy(p *Problems) {
 	}
 }
 
-// positive rejects zero, negative and bare-number durations (which weak
-// decoding reads as nanoseconds).
+// positive rejects zero, negative and bare-number durations, which weak
+// decoding reads as nanoseconds.
 func positive(p *Problems, key string, d time.Duration) {
 	if d < time.Millisecond {
 		p.Addf(key, "= %s: must be a positive duration with a unit, such as 30s, 5m or 2h", d)

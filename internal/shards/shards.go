@@ -2,16 +2,16 @@
 // it is written in, data/<split>-NNNNN-of-MMMMM.parquet and
 // prepared/<split>/data-NNNNN-of-MMMMM.arrow: no shard larger than
 // MaxBytes, and the rows of each shard a function of the split's shape and
-// row count alone. Every writer of the same rows (a bake, a merge of any
-// slicing, a Temporal bake's merge on any worker) therefore cuts them
-// alike, and a split that fits in one file is one shard.
+// row count alone. Every writer of the same rows therefore cuts them alike,
+// be it a bake, a merge of any slicing or a Temporal bake's merge on any
+// worker, and a split that fits in one file is one shard.
 //
-// The datasets library cuts at the same size (datasets.config.MAX_SHARD_SIZE,
-// used by Dataset.save_to_disk and push_to_hub) and shares the rows among
-// the shards as Dataset.shard(contiguous=True) does (datasets/arrow_dataset.py);
-// whestbench reads every shard of a split in name order
-// (whestbench/dataset_io.py, Dataset.from_parquet of data/<split>-*.parquet;
-// load_from_disk of the shards state.json lists).
+// The datasets library cuts at the same size, datasets.config.MAX_SHARD_SIZE,
+// which Dataset.save_to_disk and push_to_hub use, and shares the rows among
+// the shards as Dataset.shard(contiguous=True) does in datasets/arrow_dataset.py.
+// whestbench reads every shard of a split in name order: whestbench/dataset_io.py
+// reads data/<split>-*.parquet with Dataset.from_parquet, and load_from_disk
+// reads the shards state.json lists.
 package shards
 
 import (
@@ -26,20 +26,20 @@ import (
 const MaxBytes int64 = 500_000_000
 
 // FileBytes is what a shard holds besides its rows: parquet's magic
-// numbers and footer (the schema, the features and ARROW:schema text),
-// Arrow's schema message and end-of-stream marker, a few KB each.
+// numbers and footer, with the schema, the features and ARROW:schema text,
+// and Arrow's schema message and end-of-stream marker, a few KB each.
 const FileBytes = 64 << 10
 
 // TextBytes is what a row takes besides 5 bytes a float: its mlp_name and
-// sampling_budget_breakdown (about 2.5 KB in a whestbench or whestbake
-// row), its Arrow record batch message, and parquet's page headers and
+// sampling_budget_breakdown, about 2.5 KB in a whestbench or whestbake
+// row, its Arrow record batch message, and parquet's page headers and
 // the footer's entry of its row group with the group's statistics.
 const TextBytes = 16 << 10
 
 // MaxCount is the most shards a split may have: the names hold five digits.
 const MaxCount = 99_999
 
-// limit is MaxBytes unless a test lowers it (SetLimit).
+// limit is MaxBytes unless a test lowers it with SetLimit.
 var limit atomic.Int64
 
 func init() { limit.Store(MaxBytes) }
@@ -57,11 +57,11 @@ func SetLimit(n int64) (restore func()) {
 }
 
 // RowBytes bounds the bytes one row of width w and depth d takes in a
-// shard of either format: 5 a float value (its 4 bytes, and a byte more
-// for parquet's repetition and definition levels, at most 5 bits a value,
-// or Arrow's list offsets, 4 bytes a list of w values) and TextBytes, which
-// also holds the offsets of the narrowest shapes. A shape too large to
-// count is math.MaxInt64.
+// shard of either format: 5 a float value and TextBytes, which also holds
+// the offsets of the narrowest shapes. A float value takes its 4 bytes
+// and a byte more, for parquet's repetition and definition levels, at
+// most 5 bits a value, or for Arrow's list offsets, 4 bytes a list of w
+// values. A shape too large to count is math.MaxInt64.
 func RowBytes(w, d int) int64 {
 	values := float64(d)*float64(w)*float64(w) + float64(d)*float64(w) + float64(w)
 	if values > math.MaxInt64/8 {
@@ -78,10 +78,10 @@ type Plan struct {
 
 // For is the plan of a split of rows rows of width w and depth d: as
 // many rows a shard as RowBytes says fit in Limit besides FileBytes, at
-// least one (a row larger than Limit is a shard of its own, as
-// save_to_disk never makes more shards than rows), in as few shards as
-// that allows, and one for an empty split. A split that needs more than
-// MaxCount shards is refused.
+// least one, in as few shards as that allows, and one for an empty split.
+// A row larger than Limit is a shard of its own, as save_to_disk never
+// makes more shards than rows. A split that needs more than MaxCount
+// shards is refused.
 func For(w, d int, rows int64) (Plan, error) {
 	if rows < 0 {
 		return Plan{}, fmt.Errorf("a split of %d rows", rows)
@@ -111,7 +111,7 @@ func (p Plan) Start(i int) int64 {
 func (p Plan) Len(i int) int64 { return p.Start(i+1) - p.Start(i) }
 
 // Name is shard i's file name: prefix-NNNNN-of-MMMMM.ext, numbered as
-// datasets numbers its shards (f"{index:05d}-of-{num_shards:05d}").
+// datasets numbers its shards with f"{index:05d}-of-{num_shards:05d}".
 func (p Plan) Name(prefix string, i int, ext string) string {
 	return fmt.Sprintf("%s-%05d-of-%05d.%s", prefix, i, p.Count, ext)
 }
@@ -130,8 +130,8 @@ func CheckSize(size, rows int64) error {
 
 // Tee is handed a shard's path once its file exists; the writer it
 // returns is written every byte of the file, in order, right after the
-// file, and closed once the shard is complete (its last byte written and
-// the file synced). A shard whose writing fails is not closed: whoever
+// file, and closed once the shard is complete, its last byte written and
+// the file synced. A shard whose writing fails is not closed: whoever
 // made the writer gives it up.
 type Tee func(path string) (io.WriteCloser, error)
 

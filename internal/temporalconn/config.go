@@ -8,10 +8,10 @@ import (
 )
 
 // Config is what a connection needs: the connection's own configuration,
-// which internal/settings converts its temporal.* keys into
-// (settings.Temporal.Conn), so that this package depends on nothing above it.
-// Messages name the config keys (temporal.address, temporal.tls.ca-file, …)
-// and, through EnvName, their environment variables.
+// which internal/settings converts its temporal.* keys into with
+// settings.Temporal.Conn, so that this package depends on nothing above it.
+// Messages name the config keys, such as temporal.address and
+// temporal.tls.ca-file, and, through EnvName, their environment variables.
 type Config struct {
 	Address   string
 	Namespace string
@@ -23,12 +23,12 @@ type Config struct {
 	EnvName func(key string) string
 }
 
-// TLS is the connection's TLS: key material in files (temporal.tls.*).
+// TLS is the connection's TLS: key material in files, temporal.tls.*.
 type TLS struct {
 	Enabled    bool
 	CAFile     string // PEM bundle of the server's CA; empty: the system roots
 	ServerName string // name the server's certificate must carry; empty: the address's host
-	CertFile   string // client certificate (mutual TLS)
+	CertFile   string // client certificate, for mutual TLS
 	KeyFile    string // its private key
 }
 
@@ -42,8 +42,8 @@ var TLSKeys = tlsconf.Keys{
 }
 
 // TLSOn reports whether the connection uses TLS: when enabled, when any TLS
-// file or name is set, or with an API key (a key must never cross the
-// network in plain text; the SDK turns TLS on for keys the same way).
+// file or name is set, or with an API key. A key must never cross the
+// network in plain text; the SDK turns TLS on for keys the same way.
 func (c Config) TLSOn() bool {
 	x := c.TLS
 	return x.Enabled ||
@@ -55,7 +55,7 @@ func (c Config) TLSOn() bool {
 }
 
 // ClientTLS is the connection's TLS configuration, nil when it is plain
-// text (see TLSOn). Its error names the keys at fault (TLSKeys).
+// text as TLSOn says. Its error names the keys at fault, TLSKeys.
 func (c Config) ClientTLS() (*tls.Config, error) {
 	if !c.TLSOn() {
 		return nil, nil

@@ -1,7 +1,7 @@
 // Package temporalconn opens the connections to the Temporal frontend that the
 // worker and the starter verbs share: plain text to the dev server, TLS or
 // mutual TLS to a self-hosted cluster, API keys or mTLS to Temporal Cloud.
-// A connection that fails is diagnosed (see diagnose) so that the error
+// A connection that fails is diagnosed by diagnose, so that the error
 // names the config key to change instead of quoting gRPC.
 package temporalconn
 
@@ -29,8 +29,8 @@ import (
 // fail in seconds with a message, not hang.
 const dialTimeout = 10 * time.Second
 
-// Option adjusts the client options before dialing (the worker adds its
-// metrics handler).
+// Option adjusts the client options before dialing; the worker adds its
+// metrics handler.
 type Option func(*client.Options)
 
 // Dial connects to the Temporal frontend of cfg and checks that it answers
@@ -111,7 +111,7 @@ func checkNamespace(ctx context.Context, c client.Client, cfg Config) error {
 }
 
 // diagnose explains a failed dial. gRPC flattens the cause into a string
-// (the x509 error types are gone), so the cause is found again by probing:
+// and the x509 error types are gone, so the cause is found again by probing:
 // a TCP connect tells a wrong address; a TLS handshake with the same
 // settings tells an untrusted CA, a wrong server name or a rejected client
 // certificate; a TLS probe of a plain-text client tells a TLS port.

@@ -26,7 +26,7 @@ import (
 type Files struct {
 	CA, Cert, Key string
 	// ServerName overrides the name the server's certificate is checked
-	// against (default: the host of the address).
+	// against, by default the host of the address.
 	ServerName string
 }
 
@@ -76,9 +76,9 @@ func (e Error) Error() string {
 
 // Client reads f into a TLS client configuration, checking what can be
 // checked before the first connection: the files exist and parse, the key
-// belongs to the certificate, and the certificate is valid at now (a server
+// belongs to the certificate, and the certificate is valid at now. A server
 // rejects an expired client certificate with a bare "bad certificate" alert,
-// so saying it here saves a puzzling failure). The error is an Error.
+// so saying it here saves a puzzling failure. The error is an Error.
 func Client(f Files, k Keys, now time.Time) (*tls.Config, error) {
 	var probs Error
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName}
@@ -230,8 +230,8 @@ func keyPair(certFile, keyFile string, k Keys, now time.Time) (tls.Certificate, 
 	return cert, nil
 }
 
-// Explain turns a failed TLS handshake (or the first read after it, where a
-// server's rejection of the client certificate shows in TLS 1.3) into a
+// Explain turns a failed TLS handshake, or the first read after it, where a
+// server's rejection of the client certificate shows in TLS 1.3, into a
 // sentence naming the key to change; it returns "" for errors that are not
 // about TLS. clientCert says whether a client certificate was configured.
 func Explain(err error, k Keys, clientCert bool) string {
@@ -329,7 +329,7 @@ func Explain(err error, k Keys, clientCert bool) string {
 
 // remoteAlert is the text of the TLS alert a peer sent, or "". crypto/tls
 // reports a received alert as a net.OpError "remote error" around an
-// unexported type (tls.AlertError is for QUIC only), so the alert is read
+// unexported type, and tls.AlertError is for QUIC only, so the alert is read
 // from the error's text, which crypto/tls words once per alert number.
 func remoteAlert(err error) string {
 	const prefix = "remote error: tls: "
@@ -355,8 +355,8 @@ const probeTimeout = 5 * time.Second
 // Handshake connects to addr with cfg and reports the first TLS failure: of
 // the handshake itself, or, since TLS 1.3 lets the client finish before the
 // server has checked the client's certificate, of the server's first answer.
-// To get an answer it sends the HTTP/2 client preface (both Temporal's gRPC
-// and S3 over h2 understand it). It returns nil when the server answered.
+// To get an answer it sends the HTTP/2 client preface, which both Temporal's
+// gRPC and S3 over h2 understand. It returns nil when the server answered.
 func Handshake(ctx context.Context, addr string, cfg *tls.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()

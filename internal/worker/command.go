@@ -20,7 +20,7 @@ var flagKeys = map[string]string{
 }
 
 // NewCommand is the whestbake-worker command line; it runs until SIGINT/SIGTERM
-// (the caller's context).
+// cancels the caller's context.
 func NewCommand(stderr io.Writer) *cobra.Command {
 	var logFormat string
 	cmd := &cobra.Command{

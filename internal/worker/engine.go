@@ -10,8 +10,8 @@ import (
 )
 
 // openEngine opens the slice engine of a GPU-role worker. The philox sampler
-// decides the device ("auto" takes CUDA when this binary has it and a GPU is
-// present); the CPU engine also runs the numpy sampler.
+// decides the device: "auto" takes CUDA when this binary has it and a GPU
+// is present. The CPU engine also runs the numpy sampler.
 func openEngine(device string) (gpuengine.Engine, error) {
 	e, err := gpuengine.Open(device, bakeapi.SamplerPhilox)
 	if err != nil {

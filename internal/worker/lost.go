@@ -17,9 +17,9 @@ import (
 // lostSlices counts the slice attempts that a heartbeat timeout ended: the
 // host died, hung or lost its network, and nothing of its own says so. The
 // worker that takes the slice's next attempt learns it from Temporal, whose
-// record of the pending activity holds the last attempt's failure (the
-// activity's own info does not), and counts it
-// (whestbake_slice_heartbeat_timeouts_total) and logs it at WARN.
+// record of the pending activity holds the last attempt's failure where
+// the activity's own info does not. It counts it in
+// whestbake_slice_heartbeat_timeouts_total and logs it at WARN.
 type lostSlices struct {
 	interceptor.WorkerInterceptorBase
 	metrics *metrics.Worker

@@ -1,10 +1,10 @@
 // Package worker builds and runs the Temporal workers of a bake. The control
 // role polls bakeapi.ControlQueue: both workflows and the CPU activities
-// (seeds, merge, combine, push). The gpu role polls the GPU queue with one
-// BakeSlice (or NameSplit, which needs the salt only GPU workers hold) at a
-// time and no workflows (one process per GPU; a workflow
-// worker on a GPU host would delay workflow tasks when the host dies). The
-// all role runs both in one process, for development and the demo.
+// seeds, merge, combine and push. The gpu role polls the GPU queue with one
+// BakeSlice, or NameSplit, which needs the salt only GPU workers hold, at a
+// time and no workflows: one process per GPU, since a workflow worker on a
+// GPU host would delay workflow tasks when the host dies. The all role runs
+// both in one process, for development and the demo.
 package worker
 
 import (
@@ -37,10 +37,10 @@ import (
 // checkpoint and hand back before the activity is cancelled.
 const GPUStopTimeout = 3 * time.Minute
 
-// Run checks cfg (its values, the files it names and the scratch
-// directory), connects to Temporal and S3, starts the workers of
-// cfg.Worker.Role and blocks until ctx is done; then it stops them gracefully
-// (a running slice checkpoints its MLP and is retried elsewhere at once).
+// Run checks cfg's values, the files it names and the scratch directory,
+// connects to Temporal and S3, starts the workers of cfg.Worker.Role and
+// blocks until ctx is done; then it stops them gracefully: a running slice
+// checkpoints its MLP and is retried elsewhere at once.
 func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 	cfg, err := preflight.Worker(cfg)
 	if err != nil {
@@ -125,7 +125,7 @@ func logScratch(log *slog.Logger, dir string) {
 	log.Info("scratch directory", "dir", dir, "free", bake.FormatBytes(free), "free_bytes", free)
 }
 
-// build creates (without starting) the workers of the role.
+// build creates the workers of the role without starting them.
 func build(
 	c client.Client,
 	cfg settings.Config,
@@ -188,10 +188,10 @@ func controlWorker(c client.Client, acts *activities.Activities) sdkworker.Worke
 	return w
 }
 
-// gpuWorker runs one activity (BakeSlice, NameSplit) at a time: slots are reserved before polling,
+// gpuWorker runs one activity, BakeSlice or NameSplit, at a time: slots are reserved before polling,
 // so a busy GPU takes no task another GPU could start.
-// Each retried slice is first asked whether a lost host ended its last
-// attempt (lostSlices).
+// Each retried slice is first asked by lostSlices whether a lost host ended
+// its last attempt.
 func gpuWorker(
 	c client.Client,
 	queue string,

@@ -1,6 +1,7 @@
 // Package devtest runs private dev-stack servers for tests: real MinIO and
-// a real Temporal dev server from bin/ (`make tools`), on free loopback ports
-// with state in a temporary directory, stopped when the test ends.
+// a real Temporal dev server from bin/, which `make tools` builds, on free
+// loopback ports with state in a temporary directory, stopped when the test
+// ends.
 package devtest
 
 import (
@@ -23,9 +24,9 @@ import (
 
 // Options are devstack options for a stack private to t: a temp Dir, free
 // ports and the repository's bin/. The test is skipped under -short, and
-// when the server binaries have not been built (`go test ./...` on a fresh
-// clone); with E2E_REQUIRED=1, as `make test` sets it, it fails instead, so
-// CI can never pass by skipping the real servers.
+// when the server binaries have not been built, as for `go test ./...` on
+// a fresh clone; with E2E_REQUIRED=1, as `make test` sets it, it fails
+// instead, so CI can never pass by skipping the real servers.
 func Options(t testing.TB) devstack.Options {
 	t.Helper()
 	if testing.Short() {
@@ -61,8 +62,8 @@ func Options(t testing.TB) devstack.Options {
 	return o
 }
 
-// StartMinIO starts MinIO for opts (see Options) and stops it when the test
-// ends.
+// StartMinIO starts MinIO for opts, made by Options, and stops it when the
+// test ends.
 func StartMinIO(t testing.TB, opts devstack.Options) devstack.Options {
 	t.Helper()
 	return start(t, opts, devstack.MinIO)
@@ -71,7 +72,7 @@ func StartMinIO(t testing.TB, opts devstack.Options) devstack.Options {
 // Bucket is the bucket StartStore creates.
 const Bucket = "test"
 
-// StartStore runs a MinIO private to t (stopped when the test ends) and
+// StartStore runs a MinIO private to t, stopped when the test ends, and
 // returns how to reach it and the name of an existing, empty bucket. It is
 // here, with the servers it starts, rather than beside internal/store, so that
 // no helper of the store reaches up into the dev stack.
@@ -107,8 +108,8 @@ func WithMinIOTLS(t testing.TB, opts devstack.Options) devstack.Options {
 	return opts
 }
 
-// StartTemporal starts the Temporal dev server for opts (see Options) and
-// stops it when the test ends.
+// StartTemporal starts the Temporal dev server for opts, made by Options,
+// and stops it when the test ends.
 func StartTemporal(t testing.TB, opts devstack.Options) devstack.Options {
 	t.Helper()
 	return start(t, opts, devstack.Temporal)
@@ -156,8 +157,8 @@ func FreePorts(t testing.TB, n int) []int {
 	return ports
 }
 
-// binDir is <module root>/bin, found from the test's working directory
-// (its package directory).
+// binDir is <module root>/bin, found from the test's working directory,
+// its package directory.
 func binDir(t testing.TB) string {
 	dir, err := os.Getwd()
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// FaultProxy is a reverse proxy in front of a test's MinIO (plain HTTP) that
-// injects the faults an S3 service shows in production: slow answers,
+// FaultProxy is a reverse proxy in front of a test's MinIO over plain HTTP
+// that injects the faults an S3 service shows in production: slow answers,
 // bursts of 503 Slow Down, and an endpoint that stops answering. Clients
 // are pointed at Addr instead of MinIO; every request passes through Fault,
 // which the test sets and may change at any time.
@@ -33,19 +33,19 @@ type Fault struct {
 	// Delay holds the request this long before forwarding or failing it.
 	Delay time.Duration
 	// Status, if not 0, answers with this status and an S3 error body
-	// instead of forwarding (503: the SlowDown that S3 sends under load).
+	// instead of forwarding; 503 is the SlowDown that S3 sends under load.
 	Status int
 	// Hang holds the request until the client gives up: an S3 endpoint cut
 	// off from the worker, which accepts connections and answers nothing.
 	Hang bool
-	// LoseAnswer forwards the request, then answers Status (503 if 0) in
+	// LoseAnswer forwards the request, then answers Status, 503 if 0, in
 	// place of the server's answer: a request the server carried out whose
 	// answer never reached the client, which asks again.
 	LoseAnswer bool
 }
 
-// StartFaultProxy proxies a free loopback port to target (MinIO's
-// host:port) until the test ends.
+// StartFaultProxy proxies a free loopback port to target, MinIO's
+// host:port, until the test ends.
 func StartFaultProxy(t testing.TB, target string) *FaultProxy {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -57,8 +57,8 @@ func StartFaultProxy(t testing.TB, target string) *FaultProxy {
 	forward := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(u)
-			// Clients sign the Host header they send (SigV4), which names
-			// the proxy; MinIO must check the signature against that host.
+			// Clients sign the Host header they send under SigV4, which
+			// names the proxy; MinIO must check the signature against that host.
 			r.Out.Host = r.In.Host
 		},
 		FlushInterval: -1,
@@ -74,8 +74,8 @@ func StartFaultProxy(t testing.TB, target string) *FaultProxy {
 	return p
 }
 
-// SetFault makes f decide the fault of every request from now on (nil:
-// none). f runs on the proxy's goroutines, one per request.
+// SetFault makes f decide the fault of every request from now on; nil is
+// none. f runs on the proxy's goroutines, one per request.
 func (p *FaultProxy) SetFault(f func(*http.Request) Fault) {
 	p.mu.Lock()
 	p.fault = f

@@ -38,8 +38,8 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 
-// create is POST /api/repos/create. Without a visibility (or the older
-// private flag) the namespace's default applies; sending both is refused.
+// create is POST /api/repos/create. Without a visibility or the older
+// private flag the namespace's default applies; sending both is refused.
 func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	a, ok := s.caller(w, r)
 	if !ok {
@@ -85,8 +85,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	for k := range s.repos {
 		if strings.EqualFold(k, id) {
 			// The Hub's 409 names the existing repository's URL, which
-			// huggingface_hub's create_repo(exist_ok=True) returns
-			// (hf_api.py, HfApi.create_repo: RepoUrl(r.json()["url"])).
+			// huggingface_hub's create_repo(exist_ok=True) returns, in
+			// hf_api.py, HfApi.create_repo: RepoUrl(r.json()["url"]).
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusConflict)
 			_ = json.NewEncoder(w).Encode(map[string]string{
@@ -124,9 +124,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 
 // validateYAML is POST /api/validate-yaml: whether a card's YAML front
 // matter parses, which huggingface_hub's upload_folder asks before it
-// hashes a folder with a README.md (hf_api.py, HfApi._validate_yaml: a
-// JSON answer with "errors" and "warnings" lists, 400 when it does not
-// parse). A token is optional, but one that is sent must be known.
+// hashes a folder with a README.md. hf_api.py, HfApi._validate_yaml reads
+// a JSON answer with "errors" and "warnings" lists, 400 when it does not
+// parse. A token is optional, but one that is sent must be known.
 func (s *Server) validateYAML(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "" {
 		if _, ok := s.caller(w, r); !ok {
@@ -169,13 +169,13 @@ func frontMatter(card string) (string, bool) {
 	return front, ok && strings.TrimSpace(front) != ""
 }
 
-// info is GET /api/datasets/{repo} and …/revision/{rev} (HEAD: the
-// default branch): the commit sha and the files it holds as "siblings",
+// info is GET /api/datasets/{repo} and …/revision/{rev}, HEAD being the
+// default branch: the commit sha and the files it holds as "siblings",
 // which TruncateSiblings shortens as the Hub does for large repositories.
 // With blobs=true each sibling also has its size, git blob id and LFS
 // object, as huggingface_hub's dataset_info(files_metadata=True) asks and
-// reads them (hf_api.py, HfApi.dataset_info and DatasetInfo: blobId, size,
-// lfs with sha256, size and pointerSize).
+// reads them. See hf_api.py, HfApi.dataset_info and DatasetInfo: blobId,
+// size, lfs with sha256, size and pointerSize.
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	blobs, okB := boolParam(r.URL.Query(), "blobs")
 	if !okB {
@@ -231,7 +231,7 @@ func isLFS(patterns []string, p string, size int64, sample []byte) bool {
 }
 
 // lfsRules are the patterns of the .gitattributes at c tracked by LFS,
-// plus those of extra (a .gitattributes the commit brings).
+// plus those of extra, a .gitattributes the commit brings.
 func lfsRules(c *Commit, extra string) []string {
 	var out []string
 	for _, text := range []string{string(c.Files[".gitattributes"].Data), extra} {
@@ -255,9 +255,9 @@ func validPath(p string) bool {
 
 // preupload is POST /api/datasets/{repo}/preupload/{rev}: each file's
 // upload mode, from its path, size and first 512 bytes, and the oid of the
-// file of that path the branch holds (remoteOID). A .gitattributes
-// the commit brings (gitAttributes, sent by @huggingface/hub) counts with
-// the branch's; gitIgnore (huggingface_hub) is taken and not applied.
+// file of that path the branch holds, remoteOID. A .gitattributes the
+// commit brings, gitAttributes sent by @huggingface/hub, counts with the
+// branch's; gitIgnore from huggingface_hub is taken and not applied.
 func (s *Server) preupload(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Files []struct {
@@ -314,11 +314,11 @@ func (s *Server) preupload(w http.ResponseWriter, r *http.Request) {
 }
 
 // remoteOID is what preupload says of a file the branch holds already: an
-// LFS file's sha256, a regular file's git blob sha1 ("" for none).
+// LFS file's sha256, a regular file's git blob sha1, "" for none.
 // huggingface_hub compares it with the file it would send and leaves an
-// unchanged one out of the commit, making none when nothing changed
-// (_commit_api.py, _fetch_upload_modes and CommitOperationAdd._local_oid;
-// hf_api.py, HfApi.create_commit).
+// unchanged one out of the commit, making none when nothing changed. See
+// _commit_api.py, _fetch_upload_modes and CommitOperationAdd._local_oid;
+// hf_api.py, HfApi.create_commit.
 func remoteOID(rp *repo, c *Commit, p string) string {
 	e, ok := c.Files[p]
 	switch {

@@ -35,9 +35,9 @@ func byteRange(rg string, size int) (start, end int, ok bool) {
 
 // serve answers a GET of data with the Range handling of the Hub's resolve
 // and storage URLs: no Range → 200; one satisfiable range → 206 with its
-// Content-Range (how clients probe a size with bytes=0-0 and resume with
-// bytes=N-); an unsatisfiable one → 416; several ranges → 400 (a
-// stand-in's strictness: no client of the Hub sends them). Hang, Throttle
+// Content-Range, which is how clients probe a size with bytes=0-0 and
+// resume with bytes=N-; an unsatisfiable one → 416; several ranges → 400,
+// a stand-in's strictness: no client of the Hub sends them. Hang, Throttle
 // and CutNext act on the body here.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, data []byte) {
 	start, end := 0, len(data)
@@ -100,7 +100,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, dat
 }
 
 // fileAt finds, for a read, the path's file at its revision, or answers
-// the Hub's 401 or 404 (EntryNotFound for a missing file). On success s.mu
+// the Hub's 401 or 404, EntryNotFound for a missing file. On success s.mu
 // is held and must be released.
 func (s *Server) fileAt(w http.ResponseWriter, r *http.Request) (*repo, *Commit, Entry, bool) {
 	rp, c, ok := s.readAt(w, r)
@@ -143,7 +143,7 @@ func (s *Server) resolveFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // rawFile is the git content of a file: a regular file's bytes, an LFS
-// file's pointer (what @huggingface/hub's downloadFile({raw: true}) reads).
+// file's pointer, as @huggingface/hub's downloadFile({raw: true}) reads it.
 func (s *Server) rawFile(w http.ResponseWriter, r *http.Request) {
 	rp, c, e, ok := s.fileAt(w, r)
 	if !ok {
@@ -176,8 +176,8 @@ func (s *Server) sign(oid string, exp int64) string {
 	return hex.EncodeToString(h[:])
 }
 
-// lfsFile is the storage behind an LFS redirect: the signed URL only (and
-// on another origin, never the token: see storageRoutes).
+// lfsFile is the storage behind an LFS redirect: the signed URL only. On
+// another origin it never takes the token: see storageRoutes.
 func (s *Server) lfsFile(w http.ResponseWriter, r *http.Request) {
 	oid := r.PathValue("oid")
 	exp, err := strconv.ParseInt(r.URL.Query().Get("Expires"), 10, 64)

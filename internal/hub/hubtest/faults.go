@@ -15,8 +15,8 @@ func (s *Server) Fail(route string, statuses ...int) {
 }
 
 // RateLimit closes route for d, as the Hub's rate limit does: until then
-// its requests answer 429 with the seconds left in the RateLimit header
-// (t=) and no Retry-After.
+// its requests answer 429 with the seconds left in the RateLimit header's
+// t= and no Retry-After.
 func (s *Server) RateLimit(route string, d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -32,7 +32,8 @@ func (s *Server) RateLimited(route string) int {
 }
 
 // StallPart makes the next PUT of multipart part n hang until its client
-// goes away (a killed pusher); the returned channel closes when it arrives.
+// goes away, as a killed pusher does; the returned channel closes when it
+// arrives.
 func (s *Server) StallPart(n int) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -42,9 +43,9 @@ func (s *Server) StallPart(n int) <-chan struct{} {
 }
 
 // Hang makes every request to route stop after `after` bytes of its body
-// (an upload: the server stops reading) or of its answer (a GET: the
-// server stops sending) and hold the connection until the client goes
-// away; a negative after lifts it.
+// or of its answer and hold the connection until the client goes away: on
+// an upload the server stops reading, on a GET it stops sending. A
+// negative after lifts it.
 func (s *Server) Hang(route string, after int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -55,34 +56,34 @@ func (s *Server) Hang(route string, after int64) {
 	s.hangs[route] = after
 }
 
-// Throttle moves the bodies of route's requests (uploads) and answers
-// (GETs) at rate bytes a second, in small steps: slow, but never still; 0
-// lifts it.
+// Throttle moves the bodies of route's uploads and the answers to its GETs
+// at rate bytes a second, in small steps: slow, but never still; 0 lifts
+// it.
 func (s *Server) Throttle(route string, rate int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.throttles[route] = rate
 }
 
-// BeforeNextCommit runs f once, before the next commit is applied (to move
-// the branch under a pusher).
+// BeforeNextCommit runs f once, before the next commit is applied, to move
+// the branch under a pusher.
 func (s *Server) BeforeNextCommit(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onCommit = f
 }
 
-// CutNext makes answers of route ("resolve" or "lfs-file") stop after
-// after[0], after[1], … body bytes, the connection closed (a download cut
-// mid-file): each cut applies to the next answer longer than it.
+// CutNext makes answers of route, "resolve" or "lfs-file", stop after
+// after[0], after[1], … body bytes, the connection closed as in a download
+// cut mid-file: each cut applies to the next answer longer than it.
 func (s *Server) CutNext(route string, after ...int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cuts[route] = append(s.cuts[route], after...)
 }
 
-// CorruptLFS replaces the stored content of LFS object oid (a storage
-// that serves other bytes than the Hub recorded).
+// CorruptLFS replaces the stored content of LFS object oid, as a storage
+// that serves other bytes than the Hub recorded would.
 func (s *Server) CorruptLFS(id, oid string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

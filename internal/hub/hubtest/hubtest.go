@@ -1,30 +1,32 @@
 // Package hubtest is an in-process stand-in of the Hugging Face Hub's HTTP
 // API for tests: no Hub is reachable from the test machines. It is ours,
 // not the Hub's: it implements the endpoints that package hub and the
-// official clients (huggingface_hub, @huggingface/hub) call, the way the
-// Hub answers them, and both official clients are run against it
-// (internal/hub/hubjs, internal/hub/hubpy) to judge it. It is strict where a lenient fake would
-// hide bugs: every API call needs a token (401 without, 403 for a read
-// token or another user's namespace), bodies must have the right content
-// type and no unknown fields, LFS uploads must match their oid and size,
-// multipart completions must list every part with its ETag, storage on
-// another origin refuses the token, a commit may not reference an LFS
-// object nobody uploaded nor carry a binary or LFS-tracked file inline, and
-// a commit whose parent is not the branch head is refused (412).
+// official clients huggingface_hub and @huggingface/hub call, the way the
+// Hub answers them, and both official clients are run against it to judge
+// it, in internal/hub/hubjs and internal/hub/hubpy. It is strict where a
+// lenient fake would hide bugs: every API call needs a token, with 401
+// without one and 403 for a read token or another user's namespace; bodies
+// must have the right content type and no unknown fields, LFS uploads must
+// match their oid and size, multipart completions must list every part with
+// its ETag, storage on another origin refuses the token, a commit may not
+// reference an LFS object nobody uploaded nor carry a binary or LFS-tracked
+// file inline, and a commit whose parent is not the branch head is refused
+// with 412.
 //
-// It keeps repositories, commits (sha, parent, files), branches, tags and
-// the LFS store, and behaves as the Hub does where a client can go wrong:
-// the revision's "siblings" may be truncated (TruncateSiblings) while the
-// /tree listing is complete and paged with a Link header (TreePageSize); a
-// renamed repository, or one named in another case, answers 307 to its
-// current name, POSTs included (Rename); a rate limit answers 429 with a
-// RateLimit header and no Retry-After (RateLimit); LFS storage lives on
-// another origin (StorageURL) unless StorageOnHub; an anonymous read of a
-// missing or private repository answers 401 (RepoNotFound), as the Hub
-// does not tell them apart. Faults can be injected: an error status
-// (Fail), a part upload that stalls until its client goes away (StallPart),
-// a request or answer body that stops moving (Hang) or crawls (Throttle),
-// an answer cut mid-body (CutNext).
+// It keeps repositories, commits with their sha, parent and files,
+// branches, tags and the LFS store, and behaves as the Hub does where a
+// client can go wrong: the revision's "siblings" may be truncated,
+// TruncateSiblings, while the /tree listing is complete and paged with a
+// Link header, TreePageSize; a renamed repository, or one named in another
+// case, answers 307 to its current name, POSTs included, Rename; a rate
+// limit answers 429 with a RateLimit header and no Retry-After, RateLimit;
+// LFS storage lives on another origin, StorageURL, unless StorageOnHub; an
+// anonymous read of a missing or private repository answers 401 with
+// RepoNotFound, as the Hub does not tell them apart. Faults can be
+// injected: an error status with Fail, a part upload that stalls until its
+// client goes away with StallPart, a request or answer body that stops
+// moving with Hang or crawls with Throttle, an answer cut mid-body with
+// CutNext.
 //
 // docs/HUB.md lists the endpoints with the client functions they serve.
 package hubtest
@@ -48,12 +50,12 @@ import (
 // Server is the stand-in Hub.
 type Server struct {
 	// URL is the Hub's origin, StorageURL the LFS storage's: another
-	// origin, as the Hub's storage is (a CDN, S3).
+	// origin, as the Hub's storage is on a CDN or S3.
 	URL, StorageURL string
 	// ChunkSize is the multipart transfer's part size: larger LFS objects
 	// go in parts of this size when the client offers multipart.
 	ChunkSize int64
-	// MaxCommitBytes is the largest commit body accepted (413 above it).
+	// MaxCommitBytes is the largest commit body accepted; above it is a 413.
 	MaxCommitBytes int64
 	// TreePageSize is how many entries one page of /tree lists; the
 	// next page is named by the Link header.
@@ -122,8 +124,8 @@ type upload struct {
 	nParts    int
 }
 
-// LFS patterns of the .gitattributes a new dataset repository starts with
-// (an excerpt of the Hub's default: binary and data formats).
+// LFS patterns of the .gitattributes a new dataset repository starts with:
+// an excerpt of the Hub's default, binary and data formats.
 var lfsPatterns = []string{
 	"*.parquet", "*.arrow", "*.bin", "*.npz", "*.npy", "*.png",
 	"*.jpg", "*.jpeg", "*.gif", "*.zip", "*.gz", "*.tar",
@@ -132,8 +134,8 @@ var lfsPatterns = []string{
 // lfsThreshold is the size above which the Hub requires LFS.
 const lfsThreshold = 10 << 20
 
-// New starts a stand-in on 127.0.0.1 (the Hub and its storage, on two
-// ports), stopped when t ends.
+// New starts a stand-in on 127.0.0.1, the Hub and its storage on two
+// ports, stopped when t ends.
 func New(t testing.TB) *Server {
 	s := &Server{
 		ChunkSize:      5 << 20,
@@ -177,7 +179,7 @@ func (s *Server) AddToken(token, user, role string, orgs ...string) {
 }
 
 // AddRepoToken makes token a fine-grained token of user that may read and
-// write repos (existing ones: it creates none), and nothing else.
+// write existing repos, and nothing else: it creates none.
 func (s *Server) AddRepoToken(token, user string, repos ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,7 +218,7 @@ func (s *Server) Offered() [][]string {
 }
 
 // TokensAtStorage is how many requests brought a token to the storage on
-// another origin (each was refused).
+// another origin. Each was refused.
 func (s *Server) TokensAtStorage() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -259,7 +261,7 @@ func (s *Server) Tags(id string) map[string]string {
 	return out
 }
 
-// Files is the content of every file at rev (a branch, tag or commit), LFS
+// Files is the content of every file at rev, a branch, tag or commit, LFS
 // objects resolved.
 func (s *Server) Files(id, rev string) (map[string][]byte, error) {
 	s.mu.Lock()
@@ -283,8 +285,8 @@ func (s *Server) Files(id, rev string) (map[string][]byte, error) {
 	return out, nil
 }
 
-// CommitFiles commits files to branch as another client would (the
-// branch moves under whoever pushes at the same time). Paths are not
+// CommitFiles commits files to branch as another client would, so the
+// branch moves under whoever pushes at the same time. Paths are not
 // checked: a test may plant what no Hub should hold.
 func (s *Server) CommitFiles(id, branch, message string, files map[string][]byte) string {
 	s.mu.Lock()
@@ -310,7 +312,7 @@ func (s *Server) Rename(from, to string) {
 }
 
 // TruncateSiblings makes the revision endpoint list at most n of a
-// revision's files in "siblings" (0: none), as the Hub does for large
+// revision's files in "siblings", none for 0, as the Hub does for large
 // repositories; /tree still lists them all.
 func (s *Server) TruncateSiblings(n int) {
 	s.mu.Lock()
@@ -331,8 +333,8 @@ func (r *repo) resolve(rev string) *Commit {
 	return r.commits[rev]
 }
 
-// apply makes a commit on branch with the parent's files plus ops (a nil
-// Data and !LFS entry deletes). The caller holds s.mu.
+// apply makes a commit on branch with the parent's files plus ops; an
+// entry with nil Data and !LFS deletes. The caller holds s.mu.
 func (s *Server) apply(r *repo, branch, message string, ops map[string]Entry) string {
 	parent := r.branches[branch]
 	files := map[string]Entry{}
@@ -362,8 +364,8 @@ func (s *Server) apply(r *repo, branch, message string, ops map[string]Entry) st
 	return sha
 }
 
-// handler is a route's own code; the middleware (counts, faults, renames,
-// rate limits, hangs) runs before it.
+// handler is a route's own code; the middleware runs before it: counts,
+// faults, renames, rate limits, hangs.
 type handler func(w http.ResponseWriter, r *http.Request)
 
 func (s *Server) routes() http.Handler {
@@ -392,7 +394,7 @@ func (s *Server) routes() http.Handler {
 }
 
 // storageRoutes adds the LFS storage's routes to mux: on the Hub's own
-// origin (onHub) a token is no leak, on another origin it is refused.
+// origin, onHub, a token is no leak, on another origin it is refused.
 func (s *Server) storageRoutes(mux *http.ServeMux, onHub bool) *http.ServeMux {
 	handle := func(pattern, route string, h handler) {
 		mux.HandleFunc(pattern, s.middleware(route, func(w http.ResponseWriter, r *http.Request) {
@@ -444,8 +446,8 @@ func (s *Server) middleware(route string, h handler) http.HandlerFunc {
 			fail(w, fault, "injected failure")
 			return
 		case wait > 0:
-			// The Hub's rate limit: the wait in RateLimit (t=, seconds
-			// to the window's reset), no Retry-After.
+			// The Hub's rate limit: the wait in RateLimit's t=, seconds
+			// to the window's reset, and no Retry-After.
 			reset := int(math.Ceil(wait.Seconds()))
 			w.Header().Set("RateLimit", fmt.Sprintf(`"api";r=0;t=%d`, reset))
 			w.Header().Set("RateLimit-Policy", `"fixed window";"api";q=500;w=300`)
@@ -478,7 +480,7 @@ func (s *Server) hold(r *http.Request) {
 
 // redirectRenamed answers a request that names a repository by a former
 // id, or by its id in another case, with a 307 to the same path under its
-// current id (a relative Location, as the Hub sends), and reports whether
+// current id, a relative Location as the Hub sends, and reports whether
 // it did.
 func (s *Server) redirectRenamed(w http.ResponseWriter, r *http.Request) bool {
 	owner := r.PathValue("owner")
@@ -513,8 +515,8 @@ func (s *Server) redirectRenamed(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// currentID is the id of the repository id names (by its id, a former
-// id, or either in another case), or "".
+// currentID is the id of the repository id names, by its id, a former id,
+// or either in another case, or "".
 func (s *Server) currentID(id string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -539,8 +541,8 @@ func fail(w http.ResponseWriter, status int, format string, a ...any) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": fmt.Sprintf(format, a...)})
 }
 
-// failCode is fail with the Hub's X-Error-Code, which clients branch on
-// (RepoNotFound, RevisionNotFound, EntryNotFound).
+// failCode is fail with the Hub's X-Error-Code, which clients branch on:
+// RepoNotFound, RevisionNotFound, EntryNotFound.
 func failCode(w http.ResponseWriter, status int, code, format string, a ...any) {
 	w.Header().Set("X-Error-Code", code)
 	fail(w, status, format, a...)
@@ -615,7 +617,7 @@ func (a account) owns(namespace string) bool {
 // repoFor authenticates the caller and finds the repository of the path:
 // 404 for one that does not exist or that the caller may not see, 403 when
 // write is asked of a token that may not write there. A read without an
-// Authorization header is anonymous (see anonymous); one with a header
+// Authorization header is anonymous, see anonymous; one with a header
 // needs a known token, as on the Hub. The caller holds nothing; on success
 // s.mu is held and must be released.
 func (s *Server) repoFor(
@@ -663,9 +665,9 @@ func (s *Server) anonymous(w http.ResponseWriter, owner, name string) (*repo, bo
 }
 
 // readAt finds, for a read, the path's repository and the commit its
-// revision names (HEAD or none: the default branch), or answers the Hub's
-// 401 or 404 (RepoNotFound, RevisionNotFound). On success s.mu is held and
-// must be released.
+// revision names, the default branch for HEAD or none, or answers the
+// Hub's 401 or 404 with RepoNotFound or RevisionNotFound. On success s.mu
+// is held and must be released.
 func (s *Server) readAt(w http.ResponseWriter, r *http.Request) (*repo, *Commit, bool) {
 	rp, ok := s.repoFor(w, r, r.PathValue("owner"), r.PathValue("name"), false)
 	if !ok {
@@ -684,8 +686,8 @@ func (s *Server) readAt(w http.ResponseWriter, r *http.Request) (*repo, *Commit,
 	return rp, c, true
 }
 
-// slowBody is a request body read at rate bytes a second (a slow client,
-// or a slow network between it and the Hub), in small steps.
+// slowBody is a request body read at rate bytes a second, in small steps,
+// as from a slow client or a slow network between it and the Hub.
 type slowBody struct {
 	body io.ReadCloser
 	rate int64

@@ -47,7 +47,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "operation %q: this stand-in takes upload", in.Operation)
 		return
 	case in.HashAlgo != "" && in.HashAlgo != "sha256" && in.HashAlgo != "sha_256":
-		// huggingface_hub sends sha256 (git-lfs's name), @huggingface/hub sha_256.
+		// huggingface_hub sends sha256, git-lfs's name; @huggingface/hub sha_256.
 		fail(w, http.StatusConflict, "hash_algo %q: only sha256", in.HashAlgo)
 		return
 	case !slices.Contains(in.Transfers, "basic") && !slices.Contains(in.Transfers, "multipart"):
@@ -71,8 +71,8 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.mu.Unlock()
 	if in.Ref != nil && rp.branches[in.Ref.Name] == "" {
-		// Both reference clients send the branch's name (huggingface_hub
-		// lfs.py post_lfs_batch_info, @huggingface/hub commit.ts).
+		// Both reference clients send the branch's name: huggingface_hub in
+		// lfs.py post_lfs_batch_info, @huggingface/hub in commit.ts.
 		fail(w, http.StatusUnprocessableEntity, "ref %q is not a branch of %s/%s: "+
 			"name the branch the commit goes to", in.Ref.Name, owner, name)
 		return
@@ -262,8 +262,8 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 		OID  string `json:"oid"`
 		Size int64  `json:"size"`
 	}
-	// git-lfs's media type, or plain JSON: huggingface_hub posts the
-	// verification with json= (lfs.py, lfs_upload), as application/json.
+	// git-lfs's media type, or plain JSON: huggingface_hub's lfs.py,
+	// lfs_upload posts the verification with json=, as application/json.
 	want := "application/vnd.git-lfs+json"
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		want = "application/json"

@@ -21,7 +21,7 @@ func gitBlob(data []byte) string {
 }
 
 // describe is a file of rp as the Hub's tree and paths-info list it: its
-// size, its git blob sha1 (of the pointer, for an LFS file) and for an LFS
+// size, its git blob sha1, of the pointer for an LFS file, and for an LFS
 // file the object's sha256 and size. The caller holds s.mu.
 func describe(rp *repo, p string, e Entry) map[string]any {
 	item := map[string]any{"type": "file", "path": p}
@@ -38,8 +38,8 @@ func describe(rp *repo, p string, e Entry) map[string]any {
 	return item
 }
 
-// boolParam reads a query flag as the clients send it ("true"/"false"
-// from both; "1"/"0" accepted too); ok is false for anything else.
+// boolParam reads a query flag as the clients send it: "true"/"false"
+// from both, "1"/"0" accepted too; ok is false for anything else.
 func boolParam(q url.Values, key string) (value, ok bool) {
 	switch strings.ToLower(q.Get(key)) {
 	case "", "false", "0":
@@ -51,9 +51,9 @@ func boolParam(q url.Values, key string) (value, ok bool) {
 }
 
 // tree is GET /api/datasets/{repo}/tree/{rev}[/{path}]: the entries under
-// path (its children, or with recursive=true everything below), files and
-// folders, sorted by path, TreePageSize at a time; a Link header with
-// rel="next" names the next page (an absolute URL with a cursor), as
+// path, its children or with recursive=true everything below, files and
+// folders, sorted by path, TreePageSize at a time. A Link header with
+// rel="next" names the next page by an absolute URL with a cursor, as
 // huggingface_hub's list_repo_tree and @huggingface/hub's listFiles follow.
 func (s *Server) tree(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -134,8 +134,8 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) {
 
 // pathsInfo is POST /api/datasets/{repo}/paths-info/{rev}: those of the
 // paths that are files at rev, described as tree does. The paths come as a
-// form (huggingface_hub: paths=…&expand=…) or as JSON (@huggingface/hub:
-// {"paths": […], "expand": …}).
+// form from huggingface_hub, paths=…&expand=…, or as JSON from
+// @huggingface/hub, {"paths": […], "expand": …}.
 func (s *Server) pathsInfo(w http.ResponseWriter, r *http.Request) {
 	var paths []string
 	switch ct := r.Header.Get("Content-Type"); {

@@ -1,7 +1,7 @@
 // Package migrate turns a flag-value config file of an older whestbake
-// into the sectioned schema every verb reads now (`whestbake config
-// migrate`): each flag's value under the config key the flag now defaults
-// to, and the flags that have no key listed for the command line.
+// into the sectioned schema every verb reads, for `whestbake config
+// migrate`: each flag's value under the config key the flag defaults to,
+// and the flags that have no key listed for the command line.
 package migrate
 
 import (
@@ -22,11 +22,11 @@ import (
 // Flag is a flag of the verb an old file was written for.
 type Flag struct {
 	// Key is the config key the flag defaults to; "" for a flag that has
-	// none (--output, --slice), which stays on the command line.
+	// none, such as --output and --slice, which stays on the command line.
 	Key string
 	// SplitKey is the key of the one bake.splits entry that holds the
-	// flag (dataset bake's --split, --config, --n-mlps, --seed and
-	// --mlp-seeds); "" for any other flag.
+	// flag: dataset bake's --split, --config, --n-mlps, --seed and
+	// --mlp-seeds; "" for any other flag.
 	SplitKey string
 	// Path says the value is a path: it is made absolute, since the old
 	// file's paths were relative to where the verb ran and the new file's
@@ -37,8 +37,8 @@ type Flag struct {
 // Input is an old file and what the verb it was written for took.
 type Input struct {
 	File string
-	// Verb is the verb's command path (`whestbake dataset bake`), which the
-	// output names in its comments.
+	// Verb is the verb's command path, such as `whestbake dataset bake`,
+	// which the output names in its comments.
 	Verb string
 	// Flags are the verb's flags, by name.
 	Flags map[string]Flag
@@ -47,7 +47,7 @@ type Input struct {
 	DefaultSplit string
 }
 
-// FlagFile reads in.File (YAML, JSON or TOML) as flag values of in.Verb and
+// FlagFile reads in.File, YAML, JSON or TOML, as flag values of in.Verb and
 // writes them as config keys, then checks that the result loads as every
 // verb would load it. Keys and values are the old file's, so anything may
 // be in them: the keys reach the output only through the YAML encoder, as
@@ -154,8 +154,8 @@ func (in Input) encode(doc map[string]any, flagOnly, unknown []string) ([]byte, 
 
 // shellQuote is s as one word of a POSIX shell command line: as it is when
 // it holds only characters no shell treats specially, else in single
-// quotes, within which sh(1) expands nothing ($(…), `…`, $VAR, globs and
-// newlines are literal), each single quote of s written as
+// quotes, within which sh(1) expands nothing: $(…), `…`, $VAR, globs and
+// newlines are literal. Each single quote of s is written as
 //
 //	'\''
 func shellQuote(s string) string {
@@ -208,7 +208,7 @@ func flagText(val any) string {
 	return fmt.Sprint(val)
 }
 
-// absPath is p made absolute against the working directory ("" stays "").
+// absPath is p made absolute against the working directory; "" stays "".
 func absPath(p string) string {
 	if a, err := filepath.Abs(p); p != "" && err == nil {
 		return a

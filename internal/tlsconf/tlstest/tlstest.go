@@ -1,6 +1,6 @@
 // Package tlstest makes throwaway certificate authorities and certificates
-// for tests (crypto/x509, ECDSA P-256), written as PEM files the way an
-// operator would mount them.
+// for tests with crypto/x509 and ECDSA P-256, written as PEM files the way
+// an operator would mount them.
 package tlstest
 
 import (
@@ -76,7 +76,7 @@ type Leaf struct {
 // valid now.
 type LeafOptions struct {
 	Server    bool          // server auth for Hosts, else client auth
-	Hosts     []string      // DNS names and IPs (server certificates)
+	Hosts     []string      // DNS names and IPs, for server certificates
 	NotBefore time.Time     // zero: an hour ago
 	Validity  time.Duration // zero: a day
 }

@@ -1,5 +1,5 @@
 // Command imagebuild is `make image`: whestbake's control image, built
-// without a container engine (internal/image), as an OCI image layout.
+// by internal/image without a container engine, as an OCI image layout.
 // It builds the binaries from the working tree and stamps the image with
 // HEAD's hash and time, so a commit builds the same digest every time; a
 // tree with uncommitted changes is labelled so.
