@@ -12,10 +12,12 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/bakeclient"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hostinfo"
+	"github.com/whestbake/whestbake/internal/localbake"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
@@ -179,19 +181,19 @@ func requiredKeyNote(cmd *cobra.Command, flag string) string {
 
 // planBake checks everything `dataset bake` was given, before any compute
 // or output, and returns what to bake.
-func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
+func planBake(cmd *cobra.Command, f bakeFlags) (rows.Plan, error) {
 	if f.slice != "" && f.mlpRange != "" {
-		return bake.Plan{}, cmdline.Usagef("use either --mlp-range or --slice, not both")
+		return rows.Plan{}, cmdline.Usagef("use either --mlp-range or --slice, not both")
 	}
 	fs := cmd.Flags()
 	if f.seedsFile != "" && fs.Changed("seed") {
-		return bake.Plan{}, cmdline.Usagef("use either --mlp-seeds or --seed, not both")
+		return rows.Plan{}, cmdline.Usagef("use either --mlp-seeds or --seed, not both")
 	}
 	var rootSeed *int64
 	if fs.Changed("seed") {
 		rootSeed = &f.seed
 	}
-	plan, err := bake.PlanLocal(bake.LocalInput{
+	plan, err := localbake.Plan(localbake.Input{
 		NMLPs:  int(f.nMLPs),
 		Split:  f.split,
 		Config: f.config,
@@ -217,8 +219,8 @@ func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
 		Output:      f.output,
 		Names:       flagOf,
 	})
-	if errors.As(err, new(bake.SettingsError)) {
-		return bake.Plan{}, cmdline.Usage(err)
+	if errors.As(err, new(localbake.SettingsError)) {
+		return rows.Plan{}, cmdline.Usage(err)
 	}
 	return plan, err
 }
@@ -252,7 +254,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	}
 	rng := plan.Range
 	n := plan.NMLPs
-	eng, err := bake.OpenEngine(f.device, plan, int(f.threads))
+	eng, err := localbake.OpenEngine(f.device, plan, int(f.threads))
 	if err != nil {
 		return bakeapi.Rename(err, flagOf)
 	}
@@ -270,7 +272,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 	start := time.Now()
 	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", "samples",
 		int64(rng.Len())*f.nSamples)
-	err = bake.WriteDir(cmd.Context(), bake.WriteInput{
+	err = localbake.WriteDir(cmd.Context(), localbake.WriteInput{
 		Plan:     plan,
 		Engine:   eng,
 		Threads:  int(f.threads),
@@ -282,7 +284,7 @@ func runBake(cmd *cobra.Command, f bakeFlags) error {
 		return err
 	}
 	fmt.Fprintf(out, "✓ Wrote %s in %s (%s)\n",
-		f.output, formatDuration(time.Since(start)), bake.FormatBytes(dirSize(f.output)))
+		f.output, formatDuration(time.Since(start)), bytesize.Format(dirSize(f.output)))
 	if rng.Len() != n {
 		fmt.Fprintf(out, "tip: this is a partial (MLPs [%d, %d) of %d); "+
 			"merge all slices with `whestbake dataset merge <partials> --output <dir>`\n",

@@ -10,12 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/version"
 )
 
 // Version is the whestbake version.
-const Version = bake.Version
+const Version = version.Version
 
 // Execute runs the command line and returns the process exit code: 0 on
 // success, 2 for a malformed command line, 3 when watch or bake --wait

@@ -1,4 +1,4 @@
-package bake
+package rows
 
 import (
 	"time"
@@ -6,12 +6,8 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/version"
 )
-
-// Version is whestbake's version as recorded in metadata, bumped by hand with
-// each release (builds are not stamped: two workers built from one release
-// must record the same version).
-const Version = "0.1.0"
 
 // Metadata describes a bake of plan by an engine, created at now.
 func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
@@ -39,7 +35,7 @@ func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
 		Width:            p.Spec.Width,
 		Depth:            p.Spec.Depth,
 		Hardware:         dataset.HostHardware(),
-		WhestbakeVersion: Version,
+		WhestbakeVersion: version.Version,
 		Sampler:          string(p.Spec.Sampler),
 		Engine:           d.Engine + "/" + d.Kernel,
 		AlgorithmVersion: p.Spec.Algorithm(),

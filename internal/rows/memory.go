@@ -1,4 +1,4 @@
-package bake
+package rows
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bytesize"
 )
 
 // Memory a bake process needs beside its rows, its parquet writer and its
@@ -39,23 +40,8 @@ func CheckMemory(spec bakeapi.Spec, threads int, limit int64) error {
 			"lower width or depth, or run on a machine with more memory",
 		spec.Width,
 		spec.Depth,
-		FormatBytes(need),
-		FormatBytes(dataset.RowBytes(spec)),
-		FormatBytes(limit),
+		bytesize.Format(need),
+		bytesize.Format(dataset.RowBytes(spec)),
+		bytesize.Format(limit),
 	)
-}
-
-// FormatBytes writes n in binary units (1 KB = 1024 B), as the CLI prints sizes.
-func FormatBytes(n int64) string {
-	v := float64(n)
-	for _, u := range []string{"B", "KB", "MB", "GB", "TB"} {
-		if v < 1024 {
-			if u == "B" {
-				return fmt.Sprintf("%d B", n)
-			}
-			return fmt.Sprintf("%.1f %s", v, u)
-		}
-		v /= 1024
-	}
-	return fmt.Sprintf("%.1f PB", v)
 }

@@ -1,4 +1,4 @@
-package bake
+package mlps
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"math/big"
 	"strconv"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/readlimit"
+	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // maxSeed is the exclusive upper bound of an input seed (they live in an int64 column).
@@ -39,7 +41,7 @@ func ReadSeedsFile(path string, n int) ([]byte, error) {
 	if tooLarge := (*readlimit.TooLargeError)(nil); errors.As(err, &tooLarge) {
 		return nil, fmt.Errorf(
 			"seeds file %s is over %d bytes, more than a JSON list of %d seeds "+
-				"takes (bake.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong",
+				"takes (mlps.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong",
 			path,
 			limit,
 			n,
@@ -178,4 +180,25 @@ func jsonKind(v any) string {
 		return "a number"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// FieldSeed is the field of DrawSeeds's root seed in its field errors.
+const FieldSeed = "seed"
+
+// DrawSeeds is n distinct input seeds, derived from root as numpy's
+// SeedSequence would, or drawn from OS entropy when root is nil. A
+// negative root is a field error of FieldSeed.
+func DrawSeeds(n int, root *int64) ([]int64, error) {
+	var sp *uint64
+	if root != nil {
+		if *root < 0 {
+			return nil, bakeapi.FieldErrors{{
+				Field:   FieldSeed,
+				Problem: fmt.Sprintf("must be a non-negative integer, got %d", *root),
+			}}
+		}
+		u := uint64(*root)
+		sp = &u
+	}
+	return seeds.GenerateInputSeeds(n, sp)
 }

@@ -1,4 +1,7 @@
-package bake
+// Package verify is `whestbake dataset verify`: it recomputes the picked
+// MLPs of a dataset as its rows stream by, and judges their weights,
+// statistics and names against what the dataset holds.
+package verify
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
@@ -141,7 +145,7 @@ func (v *Verifier) streams(pos int, r dataset.Row) (seeds.Streams, error) {
 	case dataset.SeedProtocolV3Version:
 		return seeds.DeriveV3(uint64(r.Seed)), nil
 	case dataset.SeedProtocolV4Version:
-		return Streams(r.Seed, v.info.Salt), nil
+		return mlps.Streams(r.Seed, v.info.Salt), nil
 	}
 	st := seeds.DeriveV2(v.info.RootSeed, int(r.MLPID))
 	if int64(st.EstimatorSeed) != r.Seed {
@@ -264,7 +268,7 @@ func (v *Verifier) Checks() ([]Check, error) {
 	}
 	var names []string
 	if v.info.NamesCheckable() {
-		names = Names(v.names)
+		names = mlps.Names(v.names)
 	}
 	out := make([]Check, len(v.checks))
 	for k, c := range v.checks {

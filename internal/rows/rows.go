@@ -1,7 +1,9 @@
-// Package bake turns a plan (shape, seeds, MLP range, sampler) into dataset
-// rows: seeds → weights (numpy-identical) → engine statistics → rows. The local
-// CLI and the Temporal activities both run bakes through it.
-package bake
+// Package rows turns a plan's MLPs into dataset rows: seeds give the
+// numpy-identical weights, the engine their statistics, and both make the
+// row and the bake's metadata. It also holds what a bake needs of its
+// machine, the memory rule and a worker's checkpoint defaults, so that the
+// local bake, the activities and the config share them.
+package rows
 
 import (
 	"context"
@@ -11,14 +13,14 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake/naming"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // Plan is everything that determines a bake's rows.
 type Plan struct {
 	NMLPs  int
-	Seeds  SeedFile
+	Seeds  mlps.SeedFile
 	Range  bakeapi.Range
 	Spec   bakeapi.Spec
 	Split  string
@@ -70,43 +72,6 @@ func (p Plan) ValidateSettings() error {
 	return bakeapi.Join(p.Spec.Validate(), bakeapi.ValidateSplit(p.Split, p.Config, int64(p.NMLPs)))
 }
 
-// MLP is one slot of the dataset: input seed, derived streams and name.
-type MLP struct {
-	Index   int
-	Seed    int64
-	Name    string
-	Streams seeds.Streams
-}
-
-// Identities derives every seed's streams (Streams) and names them over the
-// whole list, so collision suffixes agree between slices (whestbench
-// dataset.py).
-func Identities(list []int64, salt seeds.Salt) []MLP {
-	out := make([]MLP, len(list))
-	nameSeeds := make([]int64, len(list))
-	for i, s := range list {
-		st := Streams(s, salt)
-		out[i] = MLP{Index: i, Seed: s, Streams: st}
-		nameSeeds[i] = st.NameSeed
-	}
-	for i, n := range Names(nameSeeds) {
-		out[i].Name = n
-	}
-	return out
-}
-
-// Streams is the one derivation of an MLP's streams from its input seed:
-// protocol 3.0's with a zero salt, 4.0's keyed by salt.
-func Streams(seed int64, salt seeds.Salt) seeds.Streams {
-	if salt.IsZero() {
-		return seeds.DeriveV3(uint64(seed))
-	}
-	return seeds.DeriveV4(uint64(seed), salt)
-}
-
-// Names assigns whestbench's unique names from name seeds.
-func Names(nameSeeds []int64) []string { return naming.AssignUnique(nameSeeds) }
-
 // Baker bakes MLPs of one spec on one engine: the parameters every row of
 // a bake shares, so that Row and Stream take only what differs per call
 // (the shape of minio-go's uploadPartParams).
@@ -123,7 +88,7 @@ type Baker struct {
 
 // Row bakes MLP m into a dataset row. The row's weights are written into
 // buf when it is large enough.
-func (b Baker) Row(ctx context.Context, m MLP, buf []float32) (dataset.Row, error) {
+func (b Baker) Row(ctx context.Context, m mlps.MLP, buf []float32) (dataset.Row, error) {
 	w, err := Weights(b.Spec, m, buf)
 	if err != nil {
 		return dataset.Row{}, err
@@ -151,14 +116,14 @@ func (b Baker) checkpoints() gpuengine.Progress {
 
 // Weights is MLP m's weights (numpy-identical), written into buf when it is
 // large enough.
-func Weights(spec bakeapi.Spec, m MLP, buf []float32) ([]float32, error) {
+func Weights(spec bakeapi.Spec, m mlps.MLP, buf []float32) ([]float32, error) {
 	return seeds.WeightsInto(buf, spec.Width, spec.Depth, m.Streams.Weight)
 }
 
 // NewRow is the one assembly of a dataset row: MLP m's identity, its
 // weights w and the engine's statistics res, whether just computed or read
 // back from a stored result. The row keeps w and res.LayerMeans.
-func NewRow(spec bakeapi.Spec, m MLP, w []float32, res gpuengine.Result) dataset.Row {
+func NewRow(spec bakeapi.Spec, m mlps.MLP, w []float32, res gpuengine.Result) dataset.Row {
 	return dataset.Row{
 		MLPID:       int32(m.Index),
 		Name:        m.Name,
@@ -200,7 +165,7 @@ func batchSize(spec bakeapi.Spec, threads, n int) int {
 // copies what it keeps.
 func (b Baker) Stream(
 	ctx context.Context,
-	ids []MLP,
+	ids []mlps.MLP,
 	r bakeapi.Range,
 	emit func(dataset.Row) error,
 ) error {

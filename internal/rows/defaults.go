@@ -1,4 +1,4 @@
-package bake
+package rows
 
 import "time"
 
