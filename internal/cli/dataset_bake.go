@@ -21,7 +21,7 @@ import (
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
-type bakeFlags struct {
+type datasetBakeFlags struct {
 	nMLPs, nSamples, width, depth, threads int64
 	seedsFile, slice, mlpRange             string
 	split, config, sampler, dot, device    string
@@ -32,8 +32,8 @@ type bakeFlags struct {
 	withholdSalt                           bool
 }
 
-func newBakeCmd() *cobra.Command {
-	var f bakeFlags
+func newDatasetBakeCmd() *cobra.Command {
+	var f datasetBakeFlags
 	cmd := &cobra.Command{
 		Use:   "bake --n-mlps N --n-samples N --width W --depth D --output DIR [flags]",
 		Short: "Bake a dataset (or a slice of one, as a partial) on this machine",
@@ -46,7 +46,7 @@ func newBakeCmd() *cobra.Command {
 			if err := cmdline.CheckRequired(cmd, keyNote); err != nil {
 				return err
 			}
-			return runBake(cmd, f)
+			return runDatasetBake(cmd, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -179,9 +179,9 @@ func requiredKeyNote(cmd *cobra.Command, flag string) string {
 	return ""
 }
 
-// planBake checks everything `dataset bake` was given, before any compute
+// planDatasetBake checks everything `dataset bake` was given, before any compute
 // or output, and returns what to bake.
-func planBake(cmd *cobra.Command, f bakeFlags) (rows.Plan, error) {
+func planDatasetBake(cmd *cobra.Command, f datasetBakeFlags) (rows.Plan, error) {
 	if f.slice != "" && f.mlpRange != "" {
 		return rows.Plan{}, cmdline.Usagef("use either --mlp-range or --slice, not both")
 	}
@@ -246,9 +246,9 @@ func memoryLimit(maxMemory string) (int64, error) {
 	return n, nil
 }
 
-func runBake(cmd *cobra.Command, f bakeFlags) error {
+func runDatasetBake(cmd *cobra.Command, f datasetBakeFlags) error {
 	out := cmd.OutOrStdout()
-	plan, err := planBake(cmd, f)
+	plan, err := planDatasetBake(cmd, f)
 	if err != nil {
 		return err
 	}
