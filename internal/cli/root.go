@@ -80,7 +80,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 			"Flags win over WHESTBAKE_<SECTION>_<KEY>, which wins over the file")
 	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd(), newConfigCmd())
 	root.AddCommand(newDevCmd())
-	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(),
+	root.AddCommand(newBakeCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(),
 		newListCmd(), newGCCmd())
 	cmdline.Strict(root, whestbenchFlags...)
 	return root

@@ -17,7 +17,7 @@ import (
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
-func newBakeTemporalCmd() *cobra.Command {
+func newBakeCmd() *cobra.Command {
 	var wait bool
 	var rideOut time.Duration
 	cmd := starterVerb(&cobra.Command{
@@ -45,7 +45,7 @@ same ID deletes, the start is refused, naming it.`,
 				_, err := preflight.Bake(cfg)
 				return cmdline.Usage(err)
 			}
-			return runTemporalBake(cmd.Context(), cfg, waiting{wait, rideOut},
+			return runBake(cmd.Context(), cfg, waiting{wait, rideOut},
 				cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	})
@@ -62,8 +62,8 @@ type waiting struct {
 	rideOut time.Duration
 }
 
-// runTemporalBake starts the bake and, with --wait, follows it to its end.
-func runTemporalBake(
+// runBake starts the bake and, with --wait, follows it to its end.
+func runBake(
 	ctx context.Context,
 	cfg settings.Config,
 	w waiting,
