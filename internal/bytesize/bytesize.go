@@ -4,7 +4,7 @@ package bytesize
 
 import "fmt"
 
-// Format writes n in binary units (1 KB = 1024 B), as the CLI prints sizes.
+// Format writes n in binary units, where 1 KB is 1024 B.
 func Format(n int64) string {
 	v := float64(n)
 	for _, u := range []string{"B", "KB", "MB", "GB", "TB"} {

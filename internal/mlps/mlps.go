@@ -18,9 +18,9 @@ type MLP struct {
 	Streams seeds.Streams
 }
 
-// Identities derives every seed's streams (Streams) and names them over the
-// whole list, so collision suffixes agree between slices (whestbench
-// dataset.py).
+// Identities derives every seed's streams and names them over the whole
+// list, so collision suffixes agree between slices, as whestbench's
+// dataset.py does.
 func Identities(list []int64, salt seeds.Salt) []MLP {
 	out := make([]MLP, len(list))
 	nameSeeds := make([]int64, len(list))

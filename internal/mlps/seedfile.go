@@ -15,7 +15,8 @@ import (
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-// maxSeed is the exclusive upper bound of an input seed (they live in an int64 column).
+// maxSeed is the exclusive upper bound of an input seed: seeds live in an
+// int64 column.
 var maxSeed = new(big.Int).Lsh(big.NewInt(1), 63)
 
 // SeedFile is a parsed seeds file: the per-MLP input seeds and the sha256 of the
@@ -27,14 +28,14 @@ type SeedFile struct {
 }
 
 // MaxSeedsFileBytes bounds a seeds file of n seeds that is read: 64 bytes
-// a seed (a seed has at most 19 digits; the rest is room for a separator
-// and the indentation of a pretty-printed list) and 4 KiB besides. A file
-// that is not a seeds file (a device, a log) fails at the limit instead of
-// filling memory.
+// a seed and 4 KiB besides. A seed has at most 19 digits; the rest is room
+// for a separator and the indentation of a pretty-printed list. A file
+// that is not a seeds file, a device or a log, fails at the limit instead
+// of filling memory.
 func MaxSeedsFileBytes(n int) int64 { return 4<<10 + 64*int64(max(n, 0)) }
 
 // ReadSeedsFile reads the seeds file path of n seeds, refusing one over
-// MaxSeedsFileBytes(n) after reading no more than that.
+// MaxSeedsFileBytes after reading no more than that.
 func ReadSeedsFile(path string, n int) ([]byte, error) {
 	limit := MaxSeedsFileBytes(n)
 	data, err := readlimit.File(path, limit)
@@ -50,8 +51,9 @@ func ReadSeedsFile(path string, n int) ([]byte, error) {
 	return data, err
 }
 
-// ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data
-// (whestbench's rules, dataset_io.py _validate_mlp_seeds). name is used in errors.
+// ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data,
+// under the rules of whestbench's dataset_io.py _validate_mlp_seeds. name is
+// used in errors.
 func ParseSeeds(name string, data []byte, nMLPs int) (SeedFile, error) {
 	list, err := seedList(name, data, nMLPs)
 	if err != nil {

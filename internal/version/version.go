@@ -3,6 +3,6 @@
 package version
 
 // Version is whestbake's version as recorded in metadata, bumped by hand with
-// each release (builds are not stamped: two workers built from one release
-// must record the same version).
+// each release. Builds are not stamped: two workers built from one release
+// must record the same version.
 const Version = "0.1.0"
