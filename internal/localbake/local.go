@@ -23,7 +23,7 @@ import (
 // not name, as Plan's messages name it through Input.Names.
 const FieldMaxMemory = "max-memory"
 
-// Input is a bake on this machine (`dataset bake`) as a front end was
+// Input is a bake on this machine, `dataset bake`, as a front end was
 // given it: the split's settings, where its salt and seeds come from, and
 // what the machine must have for it.
 type Input struct {
@@ -36,10 +36,10 @@ type Input struct {
 	Spec bakeapi.Spec
 	// SaltHex is protocol 4.0's salt as given, "" for none.
 	SaltHex string
-	// Sliced says a slice or an MLP range was asked for (even the whole
-	// one): its salt must then be given, for every slice to share it.
+	// Sliced says a slice or an MLP range was asked for, even the whole
+	// one: its salt must then be given, for every slice to share it.
 	Sliced bool
-	// Slice is "K/N" and MLPRange "START-END" (inclusive); "" for none.
+	// Slice is "K/N" and MLPRange "START-END", inclusive; "" for none.
 	Slice    string
 	MLPRange string
 	// SeedsFile holds the input seeds; without it they derive from
@@ -47,22 +47,23 @@ type Input struct {
 	SeedsFile string
 	RootSeed  *int64
 	Threads   int
-	// MemoryLimit is the memory the bake may use (0: no limit). It is
+	// MemoryLimit is the memory the bake may use, 0 for no limit. It is
 	// asked once the settings are valid, so that their errors come first;
 	// nil is no limit.
 	MemoryLimit func() (int64, error)
 	// Output is the dataset directory to create, which must not exist.
 	Output string
-	// Getenv reads dataset.SaltEnv for a withheld salt (nil: os.Getenv).
+	// Getenv reads dataset.SaltEnv for a withheld salt; nil is os.Getenv.
 	Getenv func(string) string
-	// Names is how the front end calls a field in Plan's messages
-	// (the CLI: --width); nil keeps the fields' own names.
+	// Names is how the front end calls a field in Plan's messages, as the
+	// CLI calls width --width; nil keeps the fields' own names.
 	Names func(field string) string
 }
 
-// SettingsError is a Plan error in the bake's settings (shape, split,
-// salt, MLP range), as opposed to what they point to or need (the seeds,
-// the output directory, memory): the CLI reports it as a usage error.
+// SettingsError is a Plan error in the bake's settings: shape, split,
+// salt, MLP range. What they point to or need, the seeds, the output
+// directory or memory, fails otherwise. The CLI reports it as a usage
+// error.
 type SettingsError struct{ Err error }
 
 func (e SettingsError) Error() string { return e.Err.Error() }
@@ -118,8 +119,8 @@ func (in Input) name(field string) string {
 // does: an explicit salt wins; a sliced 4.0 bake must have one, since its
 // slices have to share it; otherwise one is generated. A withheld salt
 // comes from dataset.SaltEnv only, so it never stands on a command line
-// (ps, shell history), and is never generated, since nobody could recover
-// it. Under another protocol the salt only reaches the declaration, where
+// where ps and the shell history see it, and is never generated, since
+// nobody could recover it. Under another protocol the salt only reaches the declaration, where
 // bakeapi's validator refuses it.
 func (in Input) resolveSalt(plan *rows.Plan) error {
 	var salt seeds.Salt
@@ -235,10 +236,11 @@ func (in Input) seeds() (mlps.SeedFile, error) {
 }
 
 // OpenEngine opens the engine of device for p: under "auto", the CPU when
-// p is too little work to repay a GPU's start-up (gpuengine/cost.go). Its
-// errors are gpuengine.Open's, field errors of gpuengine.FieldDevice. A
-// tf32x3 bake needs the cuda device named: auto never chooses the tensor
-// cores' numbers, nor may it fall back to the CPU, which computes fp32.
+// p is too little work to repay a GPU's start-up, by gpuengine's cost
+// model. Its errors are gpuengine.Open's, field errors of
+// gpuengine.FieldDevice. A tf32x3 bake needs the cuda device named: auto
+// never chooses the tensor cores' numbers, nor may it fall back to the CPU,
+// which computes fp32.
 func OpenEngine(device string, p rows.Plan, threads int) (gpuengine.Engine, error) {
 	s := p.Spec
 	if s.Precision == bakeapi.PrecisionTF32x3 && device != gpuengine.DeviceCUDA {
@@ -266,8 +268,8 @@ type WriteInput struct {
 }
 
 // WriteDir bakes the plan's MLPs and writes them, with the plan's metadata,
-// as the dataset directory in.Output, a row at a time
-// (dataset.WriteDirStream): nothing is left there if it fails.
+// as the dataset directory in.Output, a row at a time through
+// dataset.WriteDirStream: nothing is left there if it fails.
 func WriteDir(ctx context.Context, in WriteInput) error {
 	p := in.Plan
 	desc, err := gpuengine.DescribeFor(in.Engine, p.Spec)

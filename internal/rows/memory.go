@@ -15,11 +15,11 @@ import (
 const baseBytes = 64 << 20
 
 // MemoryNeed estimates the peak memory of baking MLPs of spec on threads CPU
-// threads and writing them as a dataset: the rows in flight (a batch of
-// Baker.Stream's, one row when rows are large), what the writer holds beside them
-// (dataset.WriterBytes), the engine's buffers, and the garbage collector's
-// headroom (Go lets the heap grow to twice what is live before collecting).
-// It does not grow with the number of MLPs.
+// threads and writing them as a dataset: the rows in flight, a batch of
+// Baker.Stream's or one row when rows are large; what the writer holds beside
+// them, dataset.WriterBytes; the engine's buffers; and the garbage collector's
+// headroom, since Go lets the heap grow to twice what is live before
+// collecting. It does not grow with the number of MLPs.
 func MemoryNeed(spec bakeapi.Spec, threads int) int64 {
 	threads = max(1, threads)
 	rows := int64(batchSize(spec, threads, math.MaxInt)) * dataset.RowBytes(spec)

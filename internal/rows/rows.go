@@ -73,8 +73,8 @@ func (p Plan) ValidateSettings() error {
 }
 
 // Baker bakes MLPs of one spec on one engine: the parameters every row of
-// a bake shares, so that Row and Stream take only what differs per call
-// (the shape of minio-go's uploadPartParams).
+// a bake shares, so that Row and Stream take only what differs per call,
+// the shape of minio-go's uploadPartParams.
 type Baker struct {
 	Engine gpuengine.Engine
 	Spec   bakeapi.Spec
@@ -114,8 +114,8 @@ func (b Baker) checkpoints() gpuengine.Progress {
 	}
 }
 
-// Weights is MLP m's weights (numpy-identical), written into buf when it is
-// large enough.
+// Weights is MLP m's weights, identical to numpy's, written into buf when
+// it is large enough.
 func Weights(spec bakeapi.Spec, m mlps.MLP, buf []float32) ([]float32, error) {
 	return seeds.WeightsInto(buf, spec.Width, spec.Depth, m.Streams.Weight)
 }
@@ -140,9 +140,9 @@ func NewRow(spec bakeapi.Spec, m mlps.MLP, w []float32, res gpuengine.Result) da
 // every thread busy on its own.
 const parallelMLPSamples = 1 << 15
 
-// batchBytes bounds the rows of MLPs baked side by side. Rows beyond it
-// (width 1024 × depth 16 is 64 MiB) are baked one at a time with every
-// thread inside, so that a bake holds one row however many threads it has.
+// batchBytes bounds the rows of MLPs baked side by side, one row of width
+// 1024 × depth 16. Larger rows are baked one at a time with every thread
+// inside, so that a bake holds one row however many threads it has.
 const batchBytes = 64 << 20
 
 // batchSize is how many of n MLPs Stream bakes side by side on threads
@@ -156,10 +156,10 @@ func batchSize(spec bakeapi.Spec, threads, n int) int {
 
 // Stream bakes MLPs [r.Start, r.End) of ids with up to b.Threads CPU
 // threads in all and hands each row to emit, in index order, so a caller
-// can write rows as they come and hold at most a batch of them (memory
-// bounded by a few rows, not by the dataset). Big MLPs run one after
-// another with every thread inside (no idle tail when the count is not a
-// multiple of the threads), and so do large rows (batchBytes); small ones
+// can write rows as they come and hold at most a batch of them: memory is
+// bounded by a few rows, not by the dataset. Big MLPs run one after
+// another with every thread inside, leaving no idle tail when the count is
+// not a multiple of the threads, and so do rows over batchBytes. Small ones
 // run side by side in batches, where per-step overheads would dominate. A
 // row's weights array is reused for later rows once emit returns, so emit
 // copies what it keeps.
@@ -211,10 +211,10 @@ func (b Baker) Stream(
 }
 
 // NormalizeSpec is the one completion of a Spec that a front end builds
-// as a literal from its values (the local CLI's flags, the Temporal bake's
-// config keys), before its seed protocol and salt: the dot product belongs
-// to the numpy sampler only, so a philox spec drops it (its default is
-// numpy's). Validation is the Spec's own.
+// as a literal from its values, the local CLI's flags or the Temporal
+// bake's config keys, before its seed protocol and salt. The dot product
+// belongs to the numpy sampler only, so a philox spec drops it: its default
+// is numpy's. Validation is the Spec's own.
 func NormalizeSpec(s bakeapi.Spec) bakeapi.Spec {
 	if s.Sampler != bakeapi.SamplerNumpy {
 		s.Dot = ""

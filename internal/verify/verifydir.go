@@ -22,7 +22,7 @@ const FieldPicks = "mlps"
 // Input is what Dataset recomputes of an open dataset.
 type Input struct {
 	Dataset *dataset.Dir
-	// Split limits the check to one split ("" for every split).
+	// Split limits the check to one split; "" checks every split.
 	Split string
 	// Picks are the row positions to check in each split: comma-separated,
 	// or "all"; "" checks K rows spread evenly.
@@ -32,12 +32,12 @@ type Input struct {
 	// compared within 5/√MaxSamples; 0 recomputes them bit for bit.
 	MaxSamples int64
 	Threads    int
-	// Dot overrides a numpy split's recorded dot product ("" keeps it).
+	// Dot overrides a numpy split's recorded dot product; "" keeps it.
 	Dot string
-	// Getenv reads dataset.SaltEnv for a withheld salt (nil: os.Getenv).
+	// Getenv reads dataset.SaltEnv for a withheld salt; nil is os.Getenv.
 	Getenv func(string) string
-	// Names is how the front end calls a field in the messages (the CLI:
-	// --mlps); nil keeps the fields' own names.
+	// Names is how the front end calls a field in the messages, as the CLI
+	// calls mlps --mlps; nil keeps the fields' own names.
 	Names func(field string) string
 }
 
@@ -48,7 +48,8 @@ type VerifiedSplit struct {
 	Checks []Check
 }
 
-// The fates of an MLP's name in a verification (VerifiedSplit.NameCheck).
+// The fates of an MLP's name in a verification, as VerifiedSplit.NameCheck
+// tells them.
 const (
 	NameOK           = "ok"
 	NameMismatch     = "mismatch"
@@ -56,7 +57,7 @@ const (
 	NameSaltWithheld = "salt withheld"
 )
 
-// NameCheck is what became of c's name: checked (NameOK or NameMismatch),
+// NameCheck is what became of c's name: checked, NameOK or NameMismatch,
 // or not, because the dataset is a partial or its salt is withheld.
 func (s VerifiedSplit) NameCheck(c Check) string {
 	switch {
@@ -83,8 +84,9 @@ type Output struct {
 // the dataset.
 //
 // A tf32x3 split is rerun bit for bit on this machine's GPU when it computes the split's
-// bits (the same architecture and kernel: bakeapi.TensorCores.SameBits), else compared
-// with the fp32 CPU twin on the same inputs within bakeapi.TF32x3MeanTolerance.
+// bits, with the same architecture and kernel as bakeapi.TensorCores.SameBits says. Else
+// it is compared with the fp32 CPU twin on the same inputs within
+// bakeapi.TF32x3MeanTolerance.
 func Dataset(ctx context.Context, in Input) (Output, error) {
 	d := in.Dataset
 	gpu := &tensorCores{}
@@ -129,7 +131,7 @@ type splitVerifier struct {
 }
 
 // tensorCores is the CUDA engine a tf32x3 verification reruns on, opened at the first
-// tf32x3 split (none when this binary or machine has no GPU).
+// tf32x3 split; there is none when this binary or machine has no GPU.
 type tensorCores struct {
 	eng    gpuengine.Engine
 	opened bool
