@@ -58,7 +58,7 @@ TEST_TIMEOUT ?= 30m
 # is tested on an AVX-512 one too (the kernel packages' own tests already run
 # every kernel the CPU has; this covers the engines built on them).
 AVX2_PKGS := ./gpuengine ./gpuengine/internal/cpukernel ./gpuengine/internal/philox
-RACE_PKGS := ./gpuengine ./internal/bake ./activities ./workflows ./internal/hub ./internal/hub/hubtest
+RACE_PKGS := ./gpuengine ./internal/rows ./internal/localbake ./internal/verify ./activities ./workflows ./internal/hub ./internal/hub/hubtest
 
 test: vet lint tools workflowcheck readers hubjs pyjudge
 	E2E_REQUIRED=1 READERS_REQUIRED=1 HUBJS_REQUIRED=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
@@ -331,7 +331,7 @@ workflowcheck: $(BIN)/.workflowcheck-$(WORKFLOWCHECK_VERSION)
 	$(BIN)/workflowcheck ./workflows/...
 
 # Records this version's workflow histories into the replay corpus
-# (workflows/testdata/histories/v<internal/bake.Version>/); run it when
+# (workflows/testdata/histories/v<internal/version.Version>/); run it when
 # releasing a version (docs/ARCHITECTURE.md, "Safe upgrades").
 .PHONY: record-histories
 record-histories: tools

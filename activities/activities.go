@@ -14,14 +14,14 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/metrics"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
 // Activities carries what the activities need. The zero durations take
-// bake.DefaultCheckpointEvery and bake.DefaultStallTimeout.
+// rows.DefaultCheckpointEvery and rows.DefaultStallTimeout.
 type Activities struct {
 	Store   *store.Store // the artifact bucket
 	Engine  gpuengine.Engine
@@ -43,7 +43,7 @@ type Activities struct {
 	// worker has none). It is read at each push, so a rotated token file
 	// takes effect without a restart.
 	HubToken func() (string, error)
-	// Salt reads this worker's protocol-4.0 salt (bake.EnvSalt; nil: this
+	// Salt reads this worker's protocol-4.0 salt (mlps.EnvSalt; nil: this
 	// worker has none), which BakeSlice checks against the bake's declared
 	// SHA-256. It never travels through Temporal or S3.
 	Salt func() (seeds.Salt, error)
@@ -53,14 +53,14 @@ func (a *Activities) checkpointEvery() time.Duration {
 	if a.CheckpointEvery > 0 {
 		return a.CheckpointEvery
 	}
-	return bake.DefaultCheckpointEvery
+	return rows.DefaultCheckpointEvery
 }
 
 func (a *Activities) stallTimeout() time.Duration {
 	if a.StallTimeout > 0 {
 		return a.StallTimeout
 	}
-	return bake.DefaultStallTimeout
+	return rows.DefaultStallTimeout
 }
 
 func (a *Activities) scratch(pattern string) (string, error) {

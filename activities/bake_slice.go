@@ -18,10 +18,11 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/metrics"
+	"github.com/whestbake/whestbake/internal/mlps"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
@@ -146,7 +147,7 @@ func (a *Activities) BakeSlice(
 		)
 		return out, err
 	}
-	outcome := bake.SliceOutcome(out.Computed, out.Resumed, out.Reused, in.End-in.Start)
+	outcome := rows.SliceOutcome(out.Computed, out.Resumed, out.Reused, in.End-in.Start)
 	a.Metrics.SliceDone(outcome)
 	log.Info(
 		"slice committed",
@@ -174,7 +175,7 @@ type sliceRun struct {
 	log       tlog.Logger
 
 	// Set by prepare.
-	plan bake.Plan
+	plan rows.Plan
 	desc gpuengine.Description
 	// weights serves every MLP and every row of the attempt: a fresh array
 	// each time would leave the collector a row of garbage per MLP (64 MiB
@@ -230,9 +231,9 @@ func (a *Activities) bakeSlice(
 			return out, r.failure(ctx, runCtx, err)
 		}
 		switch how {
-		case bake.Reused:
+		case rows.Reused:
 			out.Reused++
-		case bake.Resumed:
+		case rows.Resumed:
 			out.Resumed++
 		default:
 			out.Computed++
@@ -305,13 +306,13 @@ func (r *sliceRun) checkFiles(ctx context.Context, m manifest.Manifest) error {
 // prepare sets the slice's plan and returns the identities of its MLPs
 // alone (its work must not grow with the split: GenerateSeeds validated the
 // seeds file).
-func (r *sliceRun) prepare(ctx context.Context) ([]bake.MLP, error) {
+func (r *sliceRun) prepare(ctx context.Context) ([]mlps.MLP, error) {
 	plan, err := r.acts.slicePlan(r.in)
 	if err != nil {
 		return nil, err
 	}
 	spec := plan.Spec
-	if err := bake.CheckMemory(spec, max(1, r.acts.Threads), r.acts.MaxMemory); err != nil {
+	if err := rows.CheckMemory(spec, max(1, r.acts.Threads), r.acts.MaxMemory); err != nil {
 		return nil, fatal(
 			bakeapi.ErrInvalidConfig,
 			"this worker cannot bake slice %d of split %s: %v",
@@ -335,11 +336,11 @@ func (r *sliceRun) prepare(ctx context.Context) ([]bake.MLP, error) {
 // returning its manifest's sha256.
 func (r *sliceRun) commit(
 	ctx context.Context,
-	ids []bake.MLP,
+	ids []mlps.MLP,
 	results []mlpResult,
 ) (string, error) {
 	spec := r.plan.Spec
-	md := bake.Metadata(r.plan, r.desc, recordedOrNow(r.in.CreatedAt))
+	md := rows.Metadata(r.plan, r.desc, recordedOrNow(r.in.CreatedAt))
 	defer r.waitS3("commit of the partial dataset", r.prefix+"/")()
 	id := sliceSeal(r.in, "")
 	rows := func(write func(dataset.Row) error) error {
@@ -387,25 +388,25 @@ func (a *Activities) commitPartial(
 // the split); the identities of its range come from the identity blocks. A
 // protocol-4.0 plan carries this worker's salt, checked against the declared
 // SHA-256.
-func (a *Activities) slicePlan(in bakeapi.BakeSliceInput) (bake.Plan, error) {
-	p := bake.Plan{
+func (a *Activities) slicePlan(in bakeapi.BakeSliceInput) (rows.Plan, error) {
+	p := rows.Plan{
 		NMLPs:  in.NMLPs,
-		Seeds:  bake.SeedFile{SHA256: in.SeedsSHA256},
+		Seeds:  mlps.SeedFile{SHA256: in.SeedsSHA256},
 		Range:  bakeapi.Range{Start: in.Start, End: in.End},
 		Spec:   in.Spec,
 		Split:  in.Split,
 		Config: in.Config,
 	}
 	if err := p.ValidateSettings(); err != nil {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
+		return rows.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	if err := p.Range.Validate(p.NMLPs); err != nil {
-		return bake.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
+		return rows.Plan{}, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
 	if in.Spec.Protocol() == bakeapi.SeedProtocolV4 {
 		var err error
 		if p.Salt, err = a.workerSalt(in.Spec.Salt); err != nil {
-			return bake.Plan{}, err
+			return rows.Plan{}, err
 		}
 	}
 	return p, nil
@@ -417,12 +418,12 @@ func (a *Activities) slicePlan(in bakeapi.BakeSliceInput) (bake.Plan, error) {
 // without it, or with another salt, fails the slice rather than derive other
 // seeds and names.
 func (a *Activities) workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
-	s, err := seeds.Salt{}, bake.ErrSaltUnset
+	s, err := seeds.Salt{}, mlps.ErrSaltUnset
 	if a.Salt != nil {
 		s, err = a.Salt()
 	}
 	switch {
-	case errors.Is(err, bake.ErrSaltUnset):
+	case errors.Is(err, mlps.ErrSaltUnset):
 		return seeds.Salt{}, fatal(
 			bakeapi.ErrInvalidConfig,
 			"this bake uses seed protocol 4.0 with the salt of SHA-256 %s, "+
@@ -450,21 +451,21 @@ func (a *Activities) workerSalt(decl bakeapi.Salt) (seeds.Salt, error) {
 // mlp returns MLP m's result and how this attempt got it: reused from the
 // store if an earlier attempt finished it, else computed by the engine,
 // resumed from the MLP's last checkpoint if it has one.
-func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome, error) {
+func (r *sliceRun) mlp(ctx context.Context, m mlps.MLP) (mlpResult, rows.Outcome, error) {
 	r.heartbeat.update(func(p *bakeapi.SliceProgress) {
 		p.CurrentMLP = m.Index
 		p.SamplesDone = 0
 	})
 	if res, ok, err := r.reuse(ctx, m); err != nil || ok {
-		return res, bake.Reused, err
+		return res, rows.Reused, err
 	}
 	resume, err := r.resume(ctx, m)
 	if err != nil {
 		return mlpResult{}, "", err
 	}
-	how := bake.Computed
+	how := rows.Computed
 	if resume != nil {
-		how = bake.Resumed
+		how = rows.Resumed
 	}
 	start := time.Now()
 	stats, checkpointed, err := r.compute(ctx, m, resume)
@@ -492,7 +493,7 @@ func (r *sliceRun) mlp(ctx context.Context, m bake.MLP) (mlpResult, bake.Outcome
 // reuse returns MLP m's stored result, if an earlier attempt stored one. A
 // stored result is used only if it is intact and this split's; a damaged
 // one is discarded and the MLP computed again.
-func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, error) {
+func (r *sliceRun) reuse(ctx context.Context, m mlps.MLP) (mlpResult, bool, error) {
 	spec := r.plan.Spec
 	key := r.bakeKeys.MLPResult(r.in.Split, m.Index)
 	var res mlpResult
@@ -540,7 +541,7 @@ func (r *sliceRun) reuse(ctx context.Context, m bake.MLP) (mlpResult, bool, erro
 // resume returns MLP m's stored checkpoint, nil if it has none. A stored
 // checkpoint is used only if it is intact and this split's; a damaged one
 // is discarded and the MLP computed from its start.
-func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoint, error) {
+func (r *sliceRun) resume(ctx context.Context, m mlps.MLP) (*gpuengine.Checkpoint, error) {
 	spec := r.plan.Spec
 	key := r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
 	var cp storedCheckpoint
@@ -577,12 +578,12 @@ func (r *sliceRun) resume(ctx context.Context, m bake.MLP) (*gpuengine.Checkpoin
 // checkpoint of it may be stored.
 func (r *sliceRun) compute(
 	ctx context.Context,
-	m bake.MLP,
+	m mlps.MLP,
 	resume *gpuengine.Checkpoint,
 ) (gpuengine.Result, bool, error) {
 	spec := r.plan.Spec
 	key := r.bakeKeys.MLPCheckpoint(r.in.Split, m.Index)
-	w, err := bake.Weights(spec, m, r.weights)
+	w, err := rows.Weights(spec, m, r.weights)
 	if err != nil {
 		return gpuengine.Result{}, false, fatal(bakeapi.ErrInvalidConfig, "%v", err)
 	}
@@ -624,7 +625,7 @@ func (r *sliceRun) compute(
 // result.
 func (r *sliceRun) save(
 	ctx context.Context,
-	m bake.MLP,
+	m mlps.MLP,
 	stats gpuengine.Result,
 	hasCheckpoint bool,
 ) (mlpResult, error) {
@@ -662,8 +663,8 @@ func (r *sliceRun) save(
 
 // resultRow is MLP m's row from its stored result, its weights recomputed
 // into weights.
-func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult, weights []float32) (dataset.Row, error) {
-	w, err := bake.Weights(spec, m, weights)
+func resultRow(spec bakeapi.Spec, m mlps.MLP, r mlpResult, weights []float32) (dataset.Row, error) {
+	w, err := rows.Weights(spec, m, weights)
 	if err != nil {
 		return dataset.Row{}, err
 	}
@@ -683,7 +684,7 @@ func resultRow(spec bakeapi.Spec, m bake.MLP, r mlpResult, weights []float32) (d
 	for i, b := range r.LayerMeansBits {
 		stats.LayerMeans[i] = math.Float32frombits(b)
 	}
-	return bake.NewRow(spec, m, w, stats), nil
+	return rows.NewRow(spec, m, w, stats), nil
 }
 
 // waitS3 notes that the attempt waits on an S3 request (op on key) until

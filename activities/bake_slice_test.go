@@ -22,9 +22,10 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/mlps"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
@@ -93,12 +94,12 @@ func readManifest(t *testing.T, st *store.Store, prefix string) manifest.Manifes
 // `whestbake dataset bake --mlp-range` does, and returns its parquet's sha256.
 // bakeLocally writes to dir the dataset a local bake of plan writes, its
 // MLPs those of the seeds list under salt.
-func bakeLocally(t *testing.T, dir string, plan bake.Plan, list []int64, salt seeds.Salt) {
+func bakeLocally(t *testing.T, dir string, plan rows.Plan, list []int64, salt seeds.Salt) {
 	t.Helper()
-	md := bake.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now())
-	baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: plan.Spec, Threads: 1}
+	md := rows.Metadata(plan, gpuengine.CPU{}.Describe(), time.Now())
+	baker := rows.Baker{Engine: gpuengine.CPU{}, Spec: plan.Spec, Threads: 1}
 	rows := func(write func(dataset.Row) error) error {
-		return baker.Stream(context.Background(), bake.Identities(list, salt), plan.Range, write)
+		return baker.Stream(context.Background(), mlps.Identities(list, salt), plan.Range, write)
 	}
 	if err := dataset.WriteDirStream(dir, md, plan.Spec, rows); err != nil {
 		t.Fatal(err)
@@ -112,9 +113,9 @@ func localParquetSHA(t *testing.T, n int, seed uint64, start, end int) string {
 		t.Fatal(err)
 	}
 	spec := shape
-	plan := bake.Plan{
+	plan := rows.Plan{
 		NMLPs:  n,
-		Seeds:  bake.FromSeeds(list),
+		Seeds:  mlps.FromSeeds(list),
 		Range:  bakeapi.Range{Start: start, End: end},
 		Spec:   spec,
 		Split:  split,
@@ -213,7 +214,7 @@ func testBakeSliceKeepsFinishedMLPs(t *testing.T, f *fixture) {
 func interruptedCheckpoint(t *testing.T, n int, seed uint64, m int) gpuengine.Checkpoint {
 	t.Helper()
 	list, _ := seeds.GenerateInputSeeds(n, &seed)
-	id := bake.Identities(list, seeds.Salt{})[m]
+	id := mlps.Identities(list, seeds.Salt{})[m]
 	spec := shape
 	w, err := seeds.Weights(spec.Width, spec.Depth, id.Streams.Weight)
 	if err != nil {
@@ -913,9 +914,9 @@ func testBakeSliceProtocolV4(t *testing.T, f *fixture) {
 	out := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, in)
 	root := uint64(11)
 	list, _ := seeds.GenerateInputSeeds(4, &root)
-	plan := bake.Plan{
+	plan := rows.Plan{
 		NMLPs:  4,
-		Seeds:  bake.FromSeeds(list),
+		Seeds:  mlps.FromSeeds(list),
 		Range:  bakeapi.Range{Start: 1, End: 3},
 		Spec:   in.Spec,
 		Split:  split,

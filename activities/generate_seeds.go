@@ -6,15 +6,15 @@ import (
 	"errors"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
 // GenerateSeeds writes the split's seeds file once, validates it, and writes
-// the identity blocks its slices read (bake.IdentityBlock): the one step of a
+// the identity blocks its slices read (mlps.IdentityBlock): the one step of a
 // split whose work grows with its size. A protocol-4.0 split's names need the
 // salt, which this (control) worker does not hold, so its blocks are left to
 // the GPU workers (sliceIdentities). A retry that finds the seeds file
@@ -27,7 +27,7 @@ func (a *Activities) GenerateSeeds(
 	defer keepAlive(ctx)()
 	key := keys.Bake(in.BakeID).Seeds(in.Split)
 	// Step 1. Already written (it may be a user's file, so it is checked), or written now.
-	var sf bake.SeedFile
+	var sf mlps.SeedFile
 	data, err := a.getSeeds(ctx, key, in.NMLPs)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -60,7 +60,7 @@ func (a *Activities) GenerateSeeds(
 	if done, err := a.identitiesWritten(ctx, in.BakeID, in.Split, sf.SHA256); err != nil || done {
 		return out, err
 	}
-	ids := bake.Identities(sf.Seeds, seeds.Salt{})
+	ids := mlps.Identities(sf.Seeds, seeds.Salt{})
 	return out, a.writeIdentities(ctx, in.BakeID, in.Split, sf, ids, seeds.Salt{}, false)
 }
 
@@ -71,8 +71,8 @@ func (a *Activities) storeSeeds(
 	ctx context.Context,
 	in bakeapi.GenerateSeedsInput,
 	key string,
-) (bake.SeedFile, error) {
-	var none bake.SeedFile
+) (mlps.SeedFile, error) {
+	var none mlps.SeedFile
 	var data []byte
 	if in.UploadedKey != "" {
 		d, err := a.getSeeds(ctx, in.UploadedKey, in.NMLPs)
@@ -101,7 +101,7 @@ func (a *Activities) storeSeeds(
 		if err != nil {
 			return none, fatal(bakeapi.ErrInvalidConfig, "split %s: %v", in.Split, err)
 		}
-		data = bake.EncodeSeeds(list)
+		data = mlps.EncodeSeeds(list)
 	}
 	sf, err := parseSeeds(in.Split+" seeds", data, in.NMLPs)
 	if err != nil {
@@ -120,9 +120,9 @@ func (a *Activities) storeSeeds(
 	return sf, nil
 }
 
-// parseSeeds is bake.ParseSeeds with a bad file as a permanent error.
-func parseSeeds(name string, data []byte, n int) (bake.SeedFile, error) {
-	sf, err := bake.ParseSeeds(name, data, n)
+// parseSeeds is mlps.ParseSeeds with a bad file as a permanent error.
+func parseSeeds(name string, data []byte, n int) (mlps.SeedFile, error) {
+	sf, err := mlps.ParseSeeds(name, data, n)
 	if err != nil {
 		return sf, fatal(bakeapi.ErrInvalidSeeds, "%v", err)
 	}
@@ -130,10 +130,10 @@ func parseSeeds(name string, data []byte, n int) (bake.SeedFile, error) {
 }
 
 // getSeeds reads the seeds file of n seeds at key, no further than
-// bake.MaxSeedsFileBytes(n): a larger object is not a seeds file of n
+// mlps.MaxSeedsFileBytes(n): a larger object is not a seeds file of n
 // seeds, whoever put it in the bucket (ErrInvalidSeeds).
 func (a *Activities) getSeeds(ctx context.Context, key string, n int) ([]byte, error) {
-	data, err := a.Store.GetMax(ctx, key, bake.MaxSeedsFileBytes(n))
+	data, err := a.Store.GetMax(ctx, key, mlps.MaxSeedsFileBytes(n))
 	if errors.Is(err, store.ErrTooLarge) {
 		return nil, fatal(bakeapi.ErrInvalidSeeds, "%v: it is not a seeds file of %d seeds", err, n)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/mlps"
 )
 
 // numpySeeds12345 are whestbench's input seeds for root seed 12345 (numpy
@@ -34,7 +34,7 @@ func storedSeeds(t *testing.T, f *fixture, out bakeapi.GenerateSeedsOutput) []in
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf, err := bake.ParseSeeds(out.SeedsKey, data, out.NMLPs)
+	sf, err := mlps.ParseSeeds(out.SeedsKey, data, out.NMLPs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func testGenerateSeedsFromUpload(t *testing.T, f *fixture) {
 		{"negative seed", "[1, -2, 3]", 3},
 		// Valid JSON, but more bytes than 3 seeds take: not read beyond
 		// the bound, whoever put it in the bucket.
-		{"oversized", "[1, 2, 3]" + strings.Repeat(" ", int(bake.MaxSeedsFileBytes(3))), 3},
+		{"oversized", "[1, 2, 3]" + strings.Repeat(" ", int(mlps.MaxSeedsFileBytes(3))), 3},
 	}
 	for i, c := range bad {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -27,7 +27,7 @@ import (
 // is text.
 func withSalt(text string) func() (seeds.Salt, error) {
 	return func() (seeds.Salt, error) {
-		return bake.EnvSalt(func(string) string { return text })
+		return mlps.EnvSalt(func(string) string { return text })
 	}
 }
 

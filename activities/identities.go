@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
@@ -31,7 +31,7 @@ type identitiesDone struct {
 // storedBlock is an identity block in the store, sealed for its key, bake
 // and split: a damaged block is written again from the seeds file.
 type storedBlock struct {
-	bake.IdentityBlock
+	mlps.IdentityBlock
 	Seal seal.Seal `json:"seal"`
 }
 
@@ -56,12 +56,12 @@ func identityBlockKey(bakeID, split string, salt seeds.Salt, k int) string {
 func (a *Activities) writeIdentities(
 	ctx context.Context,
 	bakeID, split string,
-	sf bake.SeedFile,
-	ids []bake.MLP,
+	sf mlps.SeedFile,
+	ids []mlps.MLP,
 	salt seeds.Salt,
 	createOnly bool,
 ) error {
-	blocks := bake.BlocksOf(sf, ids, salt)
+	blocks := mlps.BlocksOf(sf, ids, salt)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(identityWriters)
 	for k, blk := range blocks {
@@ -154,14 +154,14 @@ func (a *Activities) sliceIdentities(
 	salt seeds.Salt,
 	log tlog.Logger,
 	hb *heartbeat,
-) ([]bake.MLP, error) {
+) ([]mlps.MLP, error) {
 	r := bakeapi.Range{Start: in.Start, End: in.End}
 	saltSum := ""
 	if !salt.IsZero() {
 		saltSum = salt.Digest()
 	}
-	var blocks []bake.IdentityBlock
-	for _, k := range bake.IdentityBlocksOf(r) {
+	var blocks []mlps.IdentityBlock
+	for _, k := range mlps.IdentityBlocksOf(r) {
 		key := identityBlockKey(in.BakeID, in.Split, salt, k)
 		var sb storedBlock
 		_, err := a.Store.GetSealed(
@@ -175,7 +175,7 @@ func (a *Activities) sliceIdentities(
 			return nil, storeErr(err)
 		}
 		if err == nil {
-			want := bake.ExpectedBlock{
+			want := mlps.ExpectedBlock{
 				Key:         key,
 				Index:       k,
 				NMLPs:       in.NMLPs,
@@ -200,13 +200,13 @@ func (a *Activities) sliceIdentities(
 		if err != nil {
 			return nil, err
 		}
-		ids := bake.Identities(sf.Seeds, salt)
+		ids := mlps.Identities(sf.Seeds, salt)
 		if err := a.writeIdentities(ctx, in.BakeID, in.Split, sf, ids, salt, false); err != nil {
 			return nil, err
 		}
 		return ids[r.Start:r.End], nil
 	}
-	ids, err := bake.RangeIdentities(blocks, r, salt)
+	ids, err := mlps.RangeIdentities(blocks, r, salt)
 	if err != nil {
 		return nil, fatal(
 			bakeapi.ErrInvalidSeeds,
@@ -241,11 +241,11 @@ func (a *Activities) NameSplit(
 	if err != nil {
 		return bakeapi.NameSplitOutput{}, err
 	}
-	ids := bake.Identities(sf.Seeds, salt)
+	ids := mlps.Identities(sf.Seeds, salt)
 	if err := a.writeIdentities(ctx, in.BakeID, in.Split, sf, ids, salt, true); err != nil {
 		return bakeapi.NameSplitOutput{}, err
 	}
-	blocks := bake.IdentityBlocksOf(bakeapi.Range{Start: 0, End: in.NMLPs})
+	blocks := mlps.IdentityBlocksOf(bakeapi.Range{Start: 0, End: in.NMLPs})
 	return bakeapi.NameSplitOutput{Blocks: len(blocks)}, nil
 }
 
@@ -257,11 +257,11 @@ func (a *Activities) recordedSeedsFile(
 	bakeID, key string,
 	n int,
 	sum string,
-) (bake.SeedFile, error) {
+) (mlps.SeedFile, error) {
 	data, err := a.getSeeds(ctx, key, n)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return bake.SeedFile{}, gone(
+			return mlps.SeedFile{}, gone(
 				fmt.Sprintf(
 					"seeds file %s was stored by GenerateSeeds "+
 						"(the workflow recorded its sha256 %s), but it is gone",
@@ -271,14 +271,14 @@ func (a *Activities) recordedSeedsFile(
 				restart(bakeID)+", whose GenerateSeeds stores it again",
 			)
 		}
-		return bake.SeedFile{}, storeErr(err)
+		return mlps.SeedFile{}, storeErr(err)
 	}
 	sf, err := parseSeeds(key, data, n)
 	if err != nil {
-		return bake.SeedFile{}, err
+		return mlps.SeedFile{}, err
 	}
 	if sf.SHA256 != sum {
-		return bake.SeedFile{}, fatal(
+		return mlps.SeedFile{}, fatal(
 			bakeapi.ErrInvalidSeeds,
 			"seeds file %s changed after the bake started (sha256 %s, recorded %s)",
 			key,

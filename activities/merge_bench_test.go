@@ -21,10 +21,11 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/mlps"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
@@ -171,11 +172,11 @@ func commitOneMLPSlices(
 	if err != nil {
 		b.Fatal(err)
 	}
-	sf, err := bake.ParseSeeds(sd.SeedsKey, data, n)
+	sf, err := mlps.ParseSeeds(sd.SeedsKey, data, n)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ids := bake.Identities(sf.Seeds, seeds.Salt{})
+	ids := mlps.Identities(sf.Seeds, seeds.Salt{})
 	createdAt := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	desc := a.Engine.Describe()
 	t0 := time.Now()
@@ -183,15 +184,15 @@ func commitOneMLPSlices(
 	g.SetLimit(8)
 	for k := range n {
 		g.Go(func() error {
-			plan := bake.Plan{
+			plan := rows.Plan{
 				NMLPs:  n,
-				Seeds:  bake.SeedFile{SHA256: sd.SHA256},
+				Seeds:  mlps.SeedFile{SHA256: sd.SHA256},
 				Range:  bakeapi.Range{Start: k, End: k + 1},
 				Spec:   spec,
 				Split:  split,
 				Config: "default",
 			}
-			row, err := bake.Baker{Engine: a.Engine, Spec: spec, Threads: 1}.Row(gctx, ids[k], nil)
+			row, err := rows.Baker{Engine: a.Engine, Spec: spec, Threads: 1}.Row(gctx, ids[k], nil)
 			if err != nil {
 				return err
 			}
@@ -199,7 +200,7 @@ func commitOneMLPSlices(
 				a,
 				gctx,
 				keys.Bake(bakeID).Slice(split, k),
-				bake.Metadata(plan, desc, createdAt),
+				rows.Metadata(plan, desc, createdAt),
 				spec,
 				seal.Seal{Bake: bakeID, Split: split},
 				func(write func(dataset.Row) error) error { return write(row) },
@@ -212,18 +213,18 @@ func commitOneMLPSlices(
 	}
 	b.Logf("committed %d one-MLP slices in %s", n, time.Since(t0).Round(time.Second))
 	local := filepath.Join(b.TempDir(), "local")
-	plan := bake.Plan{
+	plan := rows.Plan{
 		NMLPs:  n,
 		Seeds:  sf,
 		Spec:   spec,
 		Split:  split,
 		Config: "default",
 	}
-	baker := bake.Baker{Engine: a.Engine, Spec: spec, Threads: 2}
-	rows := func(write func(dataset.Row) error) error {
+	baker := rows.Baker{Engine: a.Engine, Spec: spec, Threads: 2}
+	stream := func(write func(dataset.Row) error) error {
 		return baker.Stream(ctx, ids, bakeapi.Range{Start: 0, End: n}, write)
 	}
-	err = dataset.WriteDirStream(local, bake.Metadata(plan, desc, createdAt), spec, rows)
+	err = dataset.WriteDirStream(local, rows.Metadata(plan, desc, createdAt), spec, stream)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/mlps"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -101,9 +102,9 @@ func testNameSplitProtocolV4(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	list, _ := seeds.GenerateInputSeeds(4, &seed)
-	plan := bake.Plan{
+	plan := rows.Plan{
 		NMLPs:  4,
-		Seeds:  bake.FromSeeds(list),
+		Seeds:  mlps.FromSeeds(list),
 		Range:  bakeapi.Range{Start: 1, End: 3},
 		Spec:   sl.Spec,
 		Split:  split,

@@ -10,9 +10,10 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/manifest"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/report"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -31,12 +32,12 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sf := bake.FromSeeds(list)
-		ids := bake.Identities(list, seeds.Salt{})
+		sf := mlps.FromSeeds(list)
+		ids := mlps.Identities(list, seeds.Salt{})
 		spec := in.Spec
 		var parts []string
 		for k, r := range wantSlices(s.NMLPs, in.SliceSize) {
-			plan := bake.Plan{
+			plan := rows.Plan{
 				NMLPs:  s.NMLPs,
 				Seeds:  sf,
 				Range:  bakeapi.Range{Start: r[0], End: r[1]},
@@ -51,8 +52,8 @@ func localBake(t *testing.T, in bakeapi.BakeInput, dir string) string {
 			if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			md := bake.Metadata(plan, eng.Describe(), time.Now())
-			baker := bake.Baker{Engine: eng, Spec: spec, Threads: 2}
+			md := rows.Metadata(plan, eng.Describe(), time.Now())
+			baker := rows.Baker{Engine: eng, Spec: spec, Threads: 2}
 			rows := func(write func(dataset.Row) error) error {
 				return baker.Stream(ctx, ids, plan.Range, write)
 			}

@@ -17,16 +17,16 @@ import (
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
+	"github.com/whestbake/whestbake/internal/version"
 	"github.com/whestbake/whestbake/workflows"
 )
 
 // TestRecordHistories (only with -update) runs a two-split bake on a real
 // Temporal dev server and MinIO, with control and GPU workers in this process,
-// and writes the histories of this version (internal/bake.Version) into the
+// and writes the histories of this version (internal/version.Version) into the
 // corpus the replay tests read. An existing version's directory is
 // rewritten: record a version once, when it is released.
 func TestRecordHistories(t *testing.T) {
@@ -101,7 +101,7 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	version := "v" + bake.Version
+	version := "v" + version.Version
 	bk := history(ctx, t, c, bakeapi.BakeWorkflowID(in.BakeID))
 	writeHistory(t, filepath.Join(version, "bake.json"), bk)
 	for _, s := range in.Splits {

@@ -17,7 +17,7 @@ import (
 )
 
 // -update records testdata/histories/v<version> from a bake on a live dev
-// server (see record_test.go), version being internal/bake.Version. Run it
+// server (see record_test.go), version being internal/version.Version. Run it
 // when releasing a version (docs/ARCHITECTURE.md, "Safe upgrades"):
 //
 //	go test ./workflows/ -run TestRecordHistories -update

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/settings"
@@ -138,7 +138,7 @@ func (g *gcRun) collect(ctx context.Context, out *GCOutput, keep func(string) bo
 	if err != nil && gone.Objects > 0 {
 		return fmt.Errorf("%w (gc deleted %d objects, %s, of bake %s before it stopped, "+
 			"commit markers first: a restart recomputes what is gone)",
-			err, gone.Objects, bake.FormatBytes(gone.Bytes), g.bakeID)
+			err, gone.Objects, bytesize.Format(gone.Bytes), g.bakeID)
 	}
 	if err != nil {
 		return err

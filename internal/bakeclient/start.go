@@ -17,8 +17,8 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/store"
@@ -259,7 +259,7 @@ func (c *Client) uploadSeeds(ctx context.Context, st *store.Store) (map[string]s
 		if s.SeedsFile == "" {
 			continue
 		}
-		data, err := bake.ReadSeedsFile(s.SeedsFile, int(s.NMLPs))
+		data, err := mlps.ReadSeedsFile(s.SeedsFile, int(s.NMLPs))
 		if err != nil {
 			return nil, fmt.Errorf("split %s: seeds-file: %w", s.Name, err)
 		}

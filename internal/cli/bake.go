@@ -1,296 +1,153 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"strconv"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/bakeclient"
 	"github.com/whestbake/whestbake/internal/cmdline"
-	"github.com/whestbake/whestbake/internal/hostinfo"
+	"github.com/whestbake/whestbake/internal/preflight"
+	"github.com/whestbake/whestbake/internal/safetext"
 	"github.com/whestbake/whestbake/internal/settings"
 )
 
-type bakeFlags struct {
-	nMLPs, nSamples, width, depth, threads int64
-	seedsFile, slice, mlpRange             string
-	split, config, sampler, dot, device    string
-	precision                              string
-	output, maxMemory                      string
-	seed, chunk                            int64
-	seedProtocol, seedSalt, saltID         string
-	withholdSalt                           bool
-}
-
 func newBakeCmd() *cobra.Command {
-	var f bakeFlags
-	cmd := &cobra.Command{
-		Use:   "bake --n-mlps N --n-samples N --width W --depth D --output DIR [flags]",
-		Short: "Bake a dataset (or a slice of one, as a partial) on this machine",
-		Args:  cobra.NoArgs,
+	var wait bool
+	var rideOut time.Duration
+	cmd := starterVerb(&cobra.Command{
+		Use: "bake --config-file FILE [--id ID] [--wait]",
+		Short: "Start a bake on the Temporal workers (or reattach to it); " +
+			"--wait shows per-split progress until it ends",
+		Long: `Starts the BakeWorkflow of the config's bake on the Temporal workers
+(whestbake-worker), after validating the whole config and checking the S3 store.
+
+The bake ID decides what happens: a running bake with that ID is reattached
+(its own input stands), a failed or cancelled one is restarted (finished MLPs
+and slices are reused from S3), and a completed one is refused. A restart
+first waits until nothing of the last run still runs: a bake being cancelled
+is restarted once it has stopped, not reattached. While ` + "`whestbake gc`" + ` of the
+same ID deletes, the start is refused, naming it.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := splitFromConfig(cmd); err != nil {
+			cfg, err := starterConfig(cmd, map[string]string{"id": "bake.id"})
+			if err != nil {
 				return err
 			}
-			keyNote := func(flag string) string { return requiredKeyNote(cmd, flag) }
-			if err := cmdline.CheckRequired(cmd, keyNote); err != nil {
-				return err
+			if cmd.Flags().Changed("id") && settings.CheckBakeID(cfg.Bake.ID) != nil {
+				// A bad --id is a usage error (exit 2), reported with
+				// every other problem of the config, before any connection.
+				_, err := preflight.Bake(cfg)
+				return cmdline.Usage(err)
 			}
-			return runBake(cmd, f)
+			return runBake(cmd.Context(), cfg, waiting{wait, rideOut},
+				cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
-	}
-	fl := cmd.Flags()
-	fl.Var(newFieldCount(&f.nMLPs, 0), "n-mlps",
-		"MLPs in the whole dataset (also when baking a slice)")
-	fl.Var(newFieldCount(&f.nSamples, 0), "n-samples",
-		"Monte Carlo samples per MLP (1e9 and 1_000_000_000 accepted)")
-	fl.Var(newFieldCount(&f.width, 0), "width", "neurons per layer")
-	fl.Var(newFieldCount(&f.depth, 0), "depth", "layers")
-	fl.StringVar(&f.seedsFile, "mlp-seeds", "",
-		"JSON array of n-mlps input seeds (from generate-seeds); required to merge slices")
-	fl.Int64Var(&f.seed, "seed", 0, "derive the input seeds from this root seed "+
-		"instead of OS entropy (like generate-seeds --seed)")
-	fl.StringVar(&f.slice, "slice", "",
-		"bake slice K/N of the MLPs (whestbench semantics: [K·n/N, (K+1)·n/N))")
-	fl.StringVar(&f.mlpRange, "mlp-range", "", "bake MLPs START-END, both inclusive")
-	fl.StringVar(&f.split, "split", "public",
-		"split name ([a-z][a-z0-9]*: whestbench and HF datasets both load it); "+
-			"with a config file, which of its bake.splits to bake "+
-			"(it also gives --config, --n-mlps, --seed or --mlp-seeds)")
-	fl.StringVar(&f.config, "config", "default",
-		"dataset config name ([a-z][a-z0-9]*(-[a-z0-9]+)*)")
-	fl.StringVar(&f.sampler, "sampler", string(bakeapi.SamplerPhilox),
-		"input sampler: philox (exact, GPU twin) or numpy (whestbench's CPU backend; "+
-			"docs/NUMPY.md says where bit for bit)")
-	fl.StringVar(&f.dot, "dot-product", string(bakeapi.DotFMA),
-		"numpy sampler's float32 dot product: fma (whestbench fixtures) "+
-			"or muladd (a BLAS without FMA); which real numpy builds match: docs/NUMPY.md")
-	fl.StringVar(&f.device, "device", gpuengine.DeviceAuto,
-		"auto, cpu or cuda (explicit choices never fall back)")
-	fl.StringVar(&f.precision, "precision", "fp32",
-		"philox forward pass: fp32 (the CPU twin's bits on every engine) or tf32x3 "+
-			"(CUDA tensor cores, --device cuda: faster, within 5e-6 of fp32, "+
-			"reproducible on one GPU architecture; docs/GPU.md)")
-	fl.Var(newFieldCount(&f.chunk, 0), "chunk-size",
-		"philox: samples per step/checkpoint (never changes results); numpy: not allowed")
-	fl.Var(newCount(&f.threads, int64(gpuengine.DefaultThreads()), 4096), "threads", "CPU threads")
-	fl.StringVarP(&f.output, "output", "o", "", "output directory (must not exist)")
-	fl.StringVar(&f.maxMemory, "max-memory", "",
-		"memory this bake may use (e.g. 16GiB); default: the cgroup limit, else physical memory. "+
-			"A shape that needs more is refused before anything runs")
-	fl.StringVar(&f.seedProtocol, "seed-protocol", string(bakeapi.SeedProtocolV3),
-		"whestbench seed protocol: 3.0, or 4.0 (participant seeds and names keyed by a salt)")
-	fl.StringVar(&f.seedSalt, "seed-salt", "",
-		"protocol 4.0: the salt as 64 hex digits, published in metadata.json "+
-			"(required for --slice/--mlp-range, generated otherwise)")
-	fl.BoolVar(&f.withholdSalt, "withhold-salt", false,
-		"protocol 4.0: record only the salt's SHA-256 and take the salt from "+dataset.SaltEnv)
-	fl.StringVar(&f.saltID, "salt-id", "",
-		"protocol 4.0: a name for the salt, recorded for its holders "+
-			"(required with --withhold-salt)")
-	fromKey(fl, map[string]string{
-		"width":         "bake.width",
-		"depth":         "bake.depth",
-		"n-samples":     "bake.n-samples",
-		"sampler":       "bake.sampler",
-		"dot-product":   "bake.dot-product",
-		"chunk-size":    "bake.chunk-size",
-		"seed-protocol": "bake.seed-protocol",
-		"withhold-salt": "bake.withhold-salt",
-		"salt-id":       "bake.salt-id",
-		"device":        "worker.device",
-		"threads":       "worker.threads",
-		"max-memory":    "worker.max-memory",
 	})
-	cmdline.Require(cmd, "n-mlps", "n-samples", "width", "depth", "output")
+	cmd.Flags().String("id", "", "bake ID (bake.id): [A-Za-z0-9][A-Za-z0-9._-]*")
+	cmd.Flags().BoolVar(&wait, "wait", false,
+		"show per-split progress bars until the bake ends; exit status 1 if it failed")
+	reconnectFlag(cmd, &rideOut)
 	return cmd
 }
 
-// splitFromConfig fills the split flags of `dataset bake` from the config
-// file's bake.splits, so that one file bakes a split here as the Temporal
-// bake would: the split --split names, else the only one. The command line
-// wins, and a seed or seeds file given there replaces both of the split's.
-func splitFromConfig(cmd *cobra.Command) error {
-	splits := loadedConfig(cmd).Bake.Splits
-	if len(splits) == 0 {
+// waiting is bake's --wait and its --reconnect-for.
+type waiting struct {
+	wait    bool
+	rideOut time.Duration
+}
+
+// runBake starts the bake and, with --wait, follows it to its end.
+func runBake(
+	ctx context.Context,
+	cfg settings.Config,
+	w waiting,
+	out, errOut io.Writer,
+) error {
+	c := bakeclient.New(cfg, errOut)
+	defer c.Close()
+	started, err := c.Start(ctx, bakeclient.StartInput{Waiting: printWaiting(out)})
+	if err != nil {
+		return err
+	}
+	started = safetext.Strings(started) // the server's words
+	id := started.Input.BakeID
+	fmt.Fprintf(out, "%s bake %s (workflow %s, run %s)\n",
+		startVerb(started), id, started.WorkflowID, started.RunID)
+	if started.Action == bakeclient.Reattached {
+		fmt.Fprint(out, "This config matches the bake's record, "+
+			"so nothing that decides its numbers changed. The running bake keeps\n"+
+			"the input it started with: changes to slice-size, "+
+			"max-in-flight, policy or release apply only to a new bake ID.\n")
+	}
+	if salt := bakeclient.SaltNote(started.Input.Spec); salt != "" {
+		fmt.Fprintf(out, "%s; every GPU worker of this bake needs it in %s.\n",
+			salt, dataset.SaltEnv)
+	}
+	fmt.Fprintf(out, "Web UI: %s\n", webUILink(cfg, started.WorkflowID))
+	if !w.wait {
+		fmt.Fprintf(out, "Follow it with `whestbake watch %s`.\n", id)
 		return nil
 	}
-	fs := cmd.Flags()
-	names := make([]string, len(splits))
-	var s *settings.Split
-	for i := range splits {
-		names[i] = splits[i].Name
-		if splits[i].Name == fs.Lookup("split").Value.String() {
-			s = &splits[i]
-		}
-	}
+	// Progress until the end, then the result or the failure.
+	return followToEnd(ctx, c, cfg, id, w.rideOut, out)
+}
+
+// startVerb says what a start did, as its first line begins.
+func startVerb(s bakeclient.StartOutput) string {
 	switch {
-	case fs.Changed("split") && s == nil:
-		return cmdline.Usagef("--split %s: the config file's bake.splits has no such split "+
-			"(it has %s)", fs.Lookup("split").Value, strings.Join(names, ", "))
-	case !fs.Changed("split") && len(splits) > 1:
-		return cmdline.Usagef("the config file's bake.splits has %d splits (%s): "+
-			"choose one with --split", len(splits), strings.Join(names, ", "))
-	case s == nil:
-		s = &splits[0]
+	case s.Action == bakeclient.Reattached:
+		return "Reattached to running"
+	case s.Action == bakeclient.Restarted && s.LastRun == "cancelling":
+		return "Restarted (the last run was cancelled; finished MLPs and slices are reused)"
+	case s.Action == bakeclient.Restarted:
+		return fmt.Sprintf("Restarted (the last run %s; finished MLPs and slices are reused)",
+			s.LastRun)
 	}
-	values := map[string]string{"split": s.Name, "config": s.Config}
-	if s.NMLPs > 0 {
-		values["n-mlps"] = strconv.FormatInt(int64(s.NMLPs), 10)
-	}
-	if !fs.Changed("seed") && !fs.Changed("mlp-seeds") {
-		if s.Seed != nil {
-			values["seed"] = strconv.FormatUint(*s.Seed, 10)
-		}
-		if s.SeedsFile != "" {
-			values["mlp-seeds"] = s.SeedsFile
-		}
-	}
-	for flag, v := range values {
-		if fs.Changed(flag) {
-			continue
-		}
-		if err := fs.Set(flag, v); err != nil {
-			return cmdline.Usagef("bake.splits %s: its %s %s does not fit --%s: %v",
-				s.Name, flag, v, flag, err)
-		}
-	}
-	return nil
+	return "Started"
 }
 
-// requiredKeyNote says where else a required flag of `dataset bake` can come from.
-func requiredKeyNote(cmd *cobra.Command, flag string) string {
-	if key := keyOf(cmd.Flags().Lookup(flag)); key != "" {
-		return " (or " + key + " in the config file, or " + settings.EnvName(key) + ")"
+// printWaiting prints, while a restart or a cancel waits for the bake to
+// wind down, which of its workflows still run.
+func printWaiting(out io.Writer) func([]string) {
+	return func(running []string) {
+		fmt.Fprintf(out, "Waiting for %s to stop (running slices save their checkpoints first; "+
+			"a control worker must be running)…\n", strings.Join(running, ", "))
 	}
-	if flag == "n-mlps" {
-		return " (or a split's n-mlps in the config file's bake.splits)"
-	}
-	return ""
 }
 
-// planBake checks everything `dataset bake` was given, before any compute
-// or output, and returns what to bake.
-func planBake(cmd *cobra.Command, f bakeFlags) (bake.Plan, error) {
-	if f.slice != "" && f.mlpRange != "" {
-		return bake.Plan{}, cmdline.Usagef("use either --mlp-range or --slice, not both")
-	}
-	fs := cmd.Flags()
-	if f.seedsFile != "" && fs.Changed("seed") {
-		return bake.Plan{}, cmdline.Usagef("use either --mlp-seeds or --seed, not both")
-	}
-	var rootSeed *int64
-	if fs.Changed("seed") {
-		rootSeed = &f.seed
-	}
-	plan, err := bake.PlanLocal(bake.LocalInput{
-		NMLPs:  int(f.nMLPs),
-		Split:  f.split,
-		Config: f.config,
-		Spec: bakeapi.Spec{
-			Width:        int(f.width),
-			Depth:        int(f.depth),
-			NSamples:     f.nSamples,
-			Sampler:      bakeapi.Sampler(f.sampler),
-			ChunkSize:    int(f.chunk),
-			Dot:          bakeapi.DotProduct(f.dot),
-			SeedProtocol: bakeapi.SeedProtocol(f.seedProtocol),
-			Salt:         bakeapi.Salt{Withhold: f.withholdSalt, ID: f.saltID},
-			Precision:    precisionOf(f.precision),
-		},
-		SaltHex:     f.seedSalt,
-		Sliced:      fs.Changed("slice") || fs.Changed("mlp-range"),
-		Slice:       f.slice,
-		MLPRange:    f.mlpRange,
-		SeedsFile:   f.seedsFile,
-		RootSeed:    rootSeed,
-		Threads:     int(f.threads),
-		MemoryLimit: func() (int64, error) { return memoryLimit(f.maxMemory) },
-		Output:      f.output,
-		Names:       flagOf,
-	})
-	if errors.As(err, new(bake.SettingsError)) {
-		return bake.Plan{}, cmdline.Usage(err)
-	}
-	return plan, err
-}
-
-// precisionOf is --precision as a Spec's: fp32, the default, is the empty one.
-func precisionOf(flag string) bakeapi.Precision {
-	if flag == "fp32" {
-		return bakeapi.PrecisionFP32
-	}
-	return bakeapi.Precision(flag)
-}
-
-// memoryLimit is --max-memory, by default the cgroup limit, else physical
-// memory.
-func memoryLimit(maxMemory string) (int64, error) {
-	if maxMemory == "" {
-		return hostinfo.MemoryLimit(), nil
-	}
-	n, err := settings.ParseByteSize(maxMemory)
-	if err != nil {
-		return 0, cmdline.Usagef("--max-memory: %v", err)
-	}
-	return n, nil
-}
-
-func runBake(cmd *cobra.Command, f bakeFlags) error {
-	out := cmd.OutOrStdout()
-	plan, err := planBake(cmd, f)
+// followToEnd shows bake id's progress until it ends, then its result, or
+// its failure as the error.
+func followToEnd(ctx context.Context, c *bakeclient.Client, cfg settings.Config, id string,
+	rideOut time.Duration, out io.Writer,
+) error {
+	state, err := follow(ctx, c, cfg, id, rideOut, out)
 	if err != nil {
 		return err
 	}
-	rng := plan.Range
-	n := plan.NMLPs
-	eng, err := bake.OpenEngine(f.device, plan, int(f.threads))
-	if err != nil {
-		return bakeapi.Rename(err, flagOf)
+	state = safetext.Strings(state) // the server's words, and the workers'
+	r := state.Result
+	if r == nil {
+		return fmt.Errorf("bake %s %s: %s; details: `whestbake status %s` or %s",
+			id, state.State, state.Failure.Message, id, webUILink(cfg, state.WorkflowID))
 	}
-	defer func() { _ = gpuengine.Close(eng) }() // the GPU's modules and memory; nothing for the CPU
-	if plan.Seeds.Generated && rng.Len() != n {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning: baking a slice with generated seeds; "+
-			"other slices must use the same seeds (pass --mlp-seeds or the same --seed) "+
-			"or merge will refuse them")
+	// The bake's own times, from its workflow: a reattached --wait did
+	// not see it start.
+	fmt.Fprintf(out, "✓ Bake %s done in %s (its run: %s to %s)\n  dataset  %s (manifest sha256 %s)\n",
+		id, formatDuration(state.End.Sub(state.Start)),
+		state.Start.Local().Format(time.DateTime), state.End.Local().Format(time.TimeOnly),
+		r.Dataset, r.ManifestSHA256)
+	if r.Release != "" {
+		fmt.Fprintf(out, "  release  %s\n  download `whestbake dataset download %s --output DIR`\n",
+			r.Release, strings.TrimSuffix(r.Release, "/"))
 	}
-	fmt.Fprintf(out, "Baking %d of %d MLPs (width=%d, depth=%d, n_samples=%d, sampler=%s) → %s\n",
-		rng.Len(), n, f.width, f.depth, f.nSamples, f.sampler, f.output)
-	if note := bakeclient.SaltNote(plan.Spec); note != "" {
-		fmt.Fprintln(out, note)
-	}
-	start := time.Now()
-	bar := newProgress(cmd.ErrOrStderr(), "Sampling ground truth", "samples",
-		int64(rng.Len())*f.nSamples)
-	err = bake.WriteDir(cmd.Context(), bake.WriteInput{
-		Plan:     plan,
-		Engine:   eng,
-		Threads:  int(f.threads),
-		Progress: bar.Add,
-		Output:   f.output,
-	})
-	bar.Finish()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "✓ Wrote %s in %s (%s)\n",
-		f.output, formatDuration(time.Since(start)), bake.FormatBytes(dirSize(f.output)))
-	if rng.Len() != n {
-		fmt.Fprintf(out, "tip: this is a partial (MLPs [%d, %d) of %d); "+
-			"merge all slices with `whestbake dataset merge <partials> --output <dir>`\n",
-			rng.Start, rng.End, n)
+	if r.Hub != "" {
+		fmt.Fprintf(out, "  hub      %s (commit %s)\n", r.Hub, r.HubCommit)
 	}
 	return nil
 }
-
-// flagOf names a bakeapi field as the flag that sets it: the flags are named
-// like the fields.
-func flagOf(field string) string { return "--" + field }

@@ -12,8 +12,8 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/rows"
 )
 
 type calibrateFlags struct {
@@ -64,7 +64,7 @@ func runCalibrate(ctx context.Context, out io.Writer, f calibrateFlags) error {
 		return cmdline.Usagef("--seconds must be positive, got %v", f.target)
 	}
 	// The bake to project is checked like a bake of the default split.
-	plan := bake.Plan{
+	plan := rows.Plan{
 		NMLPs:  int(f.nMLPs),
 		Split:  dataset.DefaultSplit,
 		Config: dataset.DefaultConfig,

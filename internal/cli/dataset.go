@@ -13,7 +13,7 @@ import (
 // take them from here, and so do the tests.
 var datasetVerbs = []func() *cobra.Command{
 	newGenerateSeedsCmd,
-	newBakeCmd,
+	newDatasetBakeCmd,
 	newMergeCmd,
 	newCombineCmd,
 	newPrepareArrowCmd,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/keys"
@@ -84,7 +84,7 @@ out; an existing --output is refused.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "✓ Downloaded s3://%s/%s → %s: %d files, %s, "+
 				"every sha256 matches the manifest\n",
-				bucket, prefix, output, res.Files, bake.FormatBytes(res.Bytes))
+				bucket, prefix, output, res.Files, bytesize.Format(res.Bytes))
 			return nil
 		},
 	}
@@ -174,12 +174,12 @@ func hubDownload(cmd *cobra.Command, h hubFlags, repo, rev, output string) error
 	resumed := ""
 	if res.ResumedBytes > 0 {
 		resumed = fmt.Sprintf(", %s of them from an interrupted run",
-			bake.FormatBytes(res.ResumedBytes))
+			bytesize.Format(res.ResumedBytes))
 	}
 	fmt.Fprintf(out, "✓ Downloaded hf://%s@%s (commit %s) in %s: %d files, %s%s; "+
 		"every LFS file matches its sha256, every other its git blob sha1\n",
 		repo, rev, safetext.Line(res.Commit), formatDuration(time.Since(start)),
-		res.Files, bake.FormatBytes(res.Bytes), resumed)
+		res.Files, bytesize.Format(res.Bytes), resumed)
 	fmt.Fprintf(out, "Location: %s\n", output)
 	return nil
 }

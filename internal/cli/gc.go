@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/bakeclient"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/settings"
 )
@@ -88,14 +88,14 @@ func printGC(out io.Writer, res bakeclient.GCOutput) {
 		}
 	}
 	fmt.Fprintf(out, "Deleted %d objects (%s) of bake %s (%s) in %s\n",
-		res.Deleted.Objects, bake.FormatBytes(res.Deleted.Bytes), res.ID, how, res.Location)
+		res.Deleted.Objects, bytesize.Format(res.Deleted.Bytes), res.ID, how, res.Location)
 	if res.AbortedUploads > 0 {
 		fmt.Fprintf(out, "Aborted %d incomplete uploads that killed workers left "+
 			"under it and at its release.\n", res.AbortedUploads)
 	}
 	if res.Completed {
 		fmt.Fprintf(out, "Kept its record, seeds and final dataset: %d objects, %s.\n",
-			res.Kept.Objects, bake.FormatBytes(res.Kept.Bytes))
+			res.Kept.Objects, bytesize.Format(res.Kept.Bytes))
 	} else {
 		fmt.Fprintf(out, "Kept its record only; `whestbake bake --id %s` with the same config "+
 			"would recompute it from scratch.\n", res.ID)

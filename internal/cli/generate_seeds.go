@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/mlps"
 )
 
 func newGenerateSeedsCmd() *cobra.Command {
@@ -28,11 +28,11 @@ func newGenerateSeedsCmd() *cobra.Command {
 			if cmd.Flags().Changed("seed") {
 				root = &seed
 			}
-			list, err := bake.DrawSeeds(int(n), root)
+			list, err := mlps.DrawSeeds(int(n), root)
 			if err != nil {
 				return bakeapi.Rename(err, flagOf)
 			}
-			data := bake.EncodeSeeds(list)
+			data := mlps.EncodeSeeds(list)
 			if output == "" || output == "-" {
 				_, err = cmd.OutOrStdout().Write(data)
 				return err

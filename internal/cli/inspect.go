@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/whestbake/whestbake/dataset"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/safetext"
 )
 
@@ -176,7 +176,7 @@ func printSummary(out io.Writer, d *dataset.Dir, splits []splitSummary) {
 	tw.Flush()
 	for _, s := range splits {
 		fmt.Fprintf(out, "\nsplit %s: %d MLPs, %d file(s), %s\n",
-			safetext.Line(s.Name), s.NMLPs, len(s.Files), bake.FormatBytes(s.Bytes))
+			safetext.Line(s.Name), s.NMLPs, len(s.Files), bytesize.Format(s.Bytes))
 		if v, ok := splitValue(md, s.Name, "sampler"); ok {
 			alg, _ := splitValue(md, s.Name, "algorithm_version")
 			dev, _ := splitValue(md, s.Name, "device")

@@ -10,12 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
+	"github.com/whestbake/whestbake/internal/version"
 )
 
 // Version is the whestbake version.
-const Version = bake.Version
+const Version = version.Version
 
 // Execute runs the command line and returns the process exit code: 0 on
 // success, 2 for a malformed command line, 3 when watch or bake --wait
@@ -81,7 +81,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 			"Flags win over WHESTBAKE_<SECTION>_<KEY>, which wins over the file")
 	root.AddCommand(newDatasetCmd(), newBenchCmd(), newCalibrateCmd(), newConfigCmd())
 	root.AddCommand(newDevCmd())
-	root.AddCommand(newBakeTemporalCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(),
+	root.AddCommand(newBakeCmd(), newStatusCmd(), newWatchCmd(), newCancelCmd(),
 		newListCmd(), newGCCmd())
 	cmdline.Strict(root, whestbenchFlags...)
 	return root

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/safetext"
@@ -136,7 +136,7 @@ func printUploadPlan(out io.Writer, dir, repo, rev string, files []hub.File, lef
 			len(left), safetext.Line(shortList(left, maxListed)))
 	}
 	fmt.Fprintf(out, "Total: %s (%d file%s) — will create repo if needed.\n",
-		bake.FormatBytes(total), len(files), plural)
+		bytesize.Format(total), len(files), plural)
 }
 
 // printUploadResult says what the push did: no commit, or the commit and

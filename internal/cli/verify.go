@@ -9,9 +9,9 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/cmdline"
 	"github.com/whestbake/whestbake/internal/safetext"
+	"github.com/whestbake/whestbake/internal/verify"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -56,7 +56,7 @@ func runVerify(cmd *cobra.Command, dir string, f verifyFlags) error {
 	if f.split != "" && d.Info.Split(f.split) == nil {
 		return cmdline.Usagef("--split %s: the dataset has no such split", f.split)
 	}
-	res, err := bake.VerifyDataset(cmd.Context(), bake.VerifyInput{
+	res, err := verify.Dataset(cmd.Context(), verify.Input{
 		Dataset:    d,
 		Split:      f.split,
 		Picks:      f.pick,
@@ -87,7 +87,7 @@ func runVerify(cmd *cobra.Command, dir string, f verifyFlags) error {
 }
 
 // printSplitChecks prints one split's verdict per MLP.
-func printSplitChecks(out io.Writer, s bake.VerifiedSplit) {
+func printSplitChecks(out io.Writer, s verify.VerifiedSplit) {
 	precision := ""
 	if p := s.Info.Spec.Precision; p != bakeapi.PrecisionFP32 {
 		precision = fmt.Sprintf(", precision %s on %s", p, safetext.Line(s.Info.TensorCores.Arch))
@@ -96,10 +96,10 @@ func printSplitChecks(out io.Writer, s bake.VerifiedSplit) {
 		safetext.Line(s.Name), safetext.Line(orDash(string(s.Info.Spec.Sampler))), precision,
 		s.Info.Spec.NSamples)
 	names := map[string]string{
-		bake.NameOK:           "name ok",
-		bake.NameMismatch:     "NAME MISMATCH",
-		bake.NamePartial:      "name not checked (partial)",
-		bake.NameSaltWithheld: "name not checked (salt withheld: set " + dataset.SaltEnv + ")",
+		verify.NameOK:           "name ok",
+		verify.NameMismatch:     "NAME MISMATCH",
+		verify.NamePartial:      "name not checked (partial)",
+		verify.NameSaltWithheld: "name not checked (salt withheld: set " + dataset.SaltEnv + ")",
 	}
 	for _, c := range s.Checks {
 		mark := "✓"
@@ -148,7 +148,7 @@ type verifyCheckJSON struct {
 	Tolerance  jsonFloat `json:"tolerance"` // 0: bit for bit
 }
 
-func writeVerifyJSON(w io.Writer, path string, res bake.VerifyOutput) error {
+func writeVerifyJSON(w io.Writer, path string, res verify.Output) error {
 	v := verifyJSON{
 		Schema: verifySchema,
 		Path:   path,

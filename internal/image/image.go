@@ -46,7 +46,7 @@ type Input struct {
 	// every file and the config carry so that the digest is the commit's.
 	Revision string
 	Created  time.Time
-	Version  string // whestbake's version, internal/bake.Version
+	Version  string // whestbake's version, internal/version.Version
 	// Dir is the OCI image layout to write; it must not exist.
 	Dir string
 }

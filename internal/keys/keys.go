@@ -50,7 +50,7 @@ func (b Bake) InputSeeds(split string) string {
 func (b Bake) Seeds(split string) string { return path.Join(b.split(split), "seeds.json") }
 
 // IdentityBlock is block k of a split's identities: the seed and name of
-// MLPs [k·B, (k+1)·B), B being bake.IdentityBlockSize, written by
+// MLPs [k·B, (k+1)·B), B being mlps.IdentityBlockSize, written by
 // GenerateSeeds so a slice reads only the MLPs it bakes.
 func (b Bake) IdentityBlock(split string, block int) string {
 	return path.Join(b.identities(split), fmt.Sprintf("block-%06d.json", block))

@@ -34,7 +34,9 @@ var rules = []struct {
 		pkg: "gpuengine",
 		why: "engines compute; they know nothing of Temporal, S3 or the file format",
 		forbidden: []string{
-			module + "dataset", module + "internal/store", module + "internal/bake",
+			module + "dataset", module + "internal/store",
+			module + "internal/mlps", module + "internal/rows", module + "internal/localbake",
+			module + "internal/verify",
 			"go.temporal.io", "parquet-go", "minio-go",
 		},
 	},
@@ -42,7 +44,9 @@ var rules = []struct {
 		pkg: "dataset",
 		why: "the format package reads and writes files; it computes and orchestrates nothing",
 		forbidden: []string{
-			module + "gpuengine", module + "internal/store", module + "internal/bake",
+			module + "gpuengine", module + "internal/store",
+			module + "internal/mlps", module + "internal/rows", module + "internal/localbake",
+			module + "internal/verify",
 			module + "internal/report", module + "activities",
 			"go.temporal.io", "minio-go", "golang.org/x/image",
 		},
@@ -52,7 +56,9 @@ var rules = []struct {
 		why: "the report reads a dataset directory and draws it; it bakes, stores and " +
 			"orchestrates nothing",
 		forbidden: []string{
-			module + "gpuengine", module + "internal/store", module + "internal/bake",
+			module + "gpuengine", module + "internal/store",
+			module + "internal/mlps", module + "internal/rows", module + "internal/localbake",
+			module + "internal/verify",
 			module + "activities",
 			"go.temporal.io", "minio-go",
 		},
@@ -62,7 +68,9 @@ var rules = []struct {
 		why: "compare reads two dataset directories; it bakes, stores, downloads and " +
 			"orchestrates nothing",
 		forbidden: []string{
-			module + "gpuengine", module + "internal/store", module + "internal/bake",
+			module + "gpuengine", module + "internal/store",
+			module + "internal/mlps", module + "internal/rows", module + "internal/localbake",
+			module + "internal/verify",
 			module + "internal/hub", module + "activities",
 			"go.temporal.io", "minio-go",
 		},
@@ -139,8 +147,9 @@ func TestImportRules(t *testing.T) {
 }
 
 // application are the packages the command line calls (import rule 11).
-var application = []string{"internal/bake", "internal/release", "internal/hub", "internal/compare",
-	"internal/report", "internal/devstack", "internal/settings/migrate", "gpuengine"}
+var application = []string{"internal/localbake", "internal/verify", "internal/release",
+	"internal/hub", "internal/compare", "internal/report", "internal/devstack",
+	"internal/settings/migrate", "gpuengine"}
 
 // The application under the command line knows no command: the CLI turns
 // flags into its inputs and its outputs into text, and decides which of

@@ -28,7 +28,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/rows"
 )
 
 // Worker holds one worker process's metrics. A nil *Worker records nothing,
@@ -144,7 +144,7 @@ func New(role, version string) (*Worker, error) {
 	} {
 		w.failures.WithLabelValues(t)
 	}
-	for _, o := range bake.Outcomes {
+	for _, o := range rows.Outcomes {
 		w.mlps.WithLabelValues(string(o))
 		w.slices.WithLabelValues(string(o))
 	}
@@ -260,7 +260,7 @@ func (w *Worker) SliceStarted(attempt int32) func(err error) {
 }
 
 // SliceDone counts a committed slice, labelled with its outcome.
-func (w *Worker) SliceDone(outcome bake.Outcome) {
+func (w *Worker) SliceDone(outcome rows.Outcome) {
 	if w != nil {
 		w.slices.WithLabelValues(string(outcome)).Inc()
 	}
@@ -282,7 +282,7 @@ func (w *Worker) Damaged() {
 }
 
 // MLPDone counts a finished MLP, labelled with its outcome.
-func (w *Worker) MLPDone(outcome bake.Outcome) {
+func (w *Worker) MLPDone(outcome rows.Outcome) {
 	if w != nil {
 		w.mlps.WithLabelValues(string(outcome)).Inc()
 	}

@@ -13,15 +13,15 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/rows"
 )
 
 func TestNilWorkerRecordsNothing(t *testing.T) {
 	var w *Worker
 	w.Device("cpu", "cpu", "x", "k", 1)
 	w.SliceStarted(2)(errors.New("x"))
-	w.SliceDone(bake.Computed)
-	w.MLPDone(bake.Reused)
+	w.SliceDone(rows.Computed)
+	w.MLPDone(rows.Reused)
 	p := w.Engine("cpu", "cpu", 1, 0)
 	p.Samples(10)
 	p.Checkpointed()

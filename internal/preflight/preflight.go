@@ -19,9 +19,9 @@ import (
 	"slices"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/tlsconf"
 )
@@ -117,7 +117,7 @@ func seedsFiles(p *settings.Problems, splits []settings.Split) {
 		}
 		key := settings.SplitKey(i) + ".seeds-file"
 		n := int(s.NMLPs)
-		data, err := bake.ReadSeedsFile(s.SeedsFile, n)
+		data, err := mlps.ReadSeedsFile(s.SeedsFile, n)
 		if err != nil {
 			p.Addf(
 				key,
@@ -131,7 +131,7 @@ func seedsFiles(p *settings.Problems, splits []settings.Split) {
 		if n < 1 {
 			continue // the validator reports n-mlps
 		}
-		if _, err := bake.ParseSeeds(s.SeedsFile, data, n); err != nil {
+		if _, err := mlps.ParseSeeds(s.SeedsFile, data, n); err != nil {
 			p.Addf(key, "is invalid: %v", err)
 		}
 	}

@@ -18,10 +18,10 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/datasettest"
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/localbake"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/release"
 	"github.com/whestbake/whestbake/internal/shards"
@@ -32,7 +32,7 @@ import (
 func bakeDataset(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "src")
-	p, err := bake.PlanLocal(bake.LocalInput{
+	p, err := localbake.Plan(localbake.Input{
 		NMLPs:  3,
 		Split:  "public",
 		Config: "default",
@@ -48,7 +48,7 @@ func bakeDataset(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = bake.WriteDir(context.Background(), bake.WriteInput{
+	err = localbake.WriteDir(context.Background(), localbake.WriteInput{
 		Plan:    p,
 		Engine:  gpuengine.CPU{},
 		Threads: 1,

@@ -19,8 +19,9 @@ import (
 
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hub"
+	"github.com/whestbake/whestbake/internal/mlps"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/temporalconn"
@@ -263,8 +264,8 @@ func Default() Config {
 		Worker: Worker{
 			Device:          gpuengine.DeviceAuto,
 			Threads:         gpuengine.DefaultThreads(),
-			CheckpointEvery: bake.DefaultCheckpointEvery,
-			StallTimeout:    bake.DefaultStallTimeout,
+			CheckpointEvery: rows.DefaultCheckpointEvery,
+			StallTimeout:    rows.DefaultStallTimeout,
 		},
 	}
 }
@@ -298,7 +299,7 @@ func (b Bake) InFlight() (int, error) {
 // Spec is the bake's bakeapi.Spec, whose salt declaration records the
 // SHA-256 of salt, Salt's result.
 func (b Bake) Spec(salt seeds.Salt) bakeapi.Spec {
-	s := bake.NormalizeSpec(bakeapi.Spec{
+	s := rows.NormalizeSpec(bakeapi.Spec{
 		Width:     b.Width,
 		Depth:     b.Depth,
 		NSamples:  int64(b.NSamples),
@@ -322,8 +323,8 @@ func (b Bake) Salt(getenv func(string) string) (seeds.Salt, error) {
 	if b.SeedProtocol != bakeapi.SeedProtocolV4 {
 		return seeds.Salt{}, nil
 	}
-	salt, err := bake.EnvSalt(getenv)
-	if errors.Is(err, bake.ErrSaltUnset) {
+	salt, err := mlps.EnvSalt(getenv)
+	if errors.Is(err, mlps.ErrSaltUnset) {
 		return salt, fmt.Errorf(
 			"%w: bake.seed-protocol 4.0 takes the salt "+
 				"(%d bytes as hex; `openssl rand -hex %[2]d` makes one) from it, "+

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/keys"
 )
 
@@ -44,7 +44,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("role", c.Worker.Role),
 		slog.String("device", c.Worker.Device),
 		slog.Int("threads", c.Worker.Threads),
-		slog.String("max_memory", bake.FormatBytes(int64(c.Worker.MaxMemory))),
+		slog.String("max_memory", bytesize.Format(int64(c.Worker.MaxMemory))),
 	)
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/keys"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/store"
 )
 
@@ -380,7 +380,7 @@ func (c Config) checkBake(p *Problems) {
 	}
 	if specErr == nil {
 		limit := int64(c.Worker.MaxMemory)
-		if err := bake.CheckMemory(b.Spec(salt), c.Worker.Threads, limit); err != nil {
+		if err := rows.CheckMemory(b.Spec(salt), c.Worker.Threads, limit); err != nil {
 			p.Addf("bake.width", "and bake.depth: %v (worker.max-memory sets the limit)", err)
 		}
 	}

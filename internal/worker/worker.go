@@ -21,15 +21,17 @@ import (
 
 	"github.com/whestbake/whestbake/activities"
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/hub"
 	"github.com/whestbake/whestbake/internal/metrics"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/preflight"
 	"github.com/whestbake/whestbake/internal/seeds"
 	"github.com/whestbake/whestbake/internal/settings"
 	"github.com/whestbake/whestbake/internal/store"
 	"github.com/whestbake/whestbake/internal/temporalconn"
+	"github.com/whestbake/whestbake/internal/version"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -54,7 +56,7 @@ func Run(ctx context.Context, cfg settings.Config, log *slog.Logger) error {
 	var m *metrics.Worker
 	if addr := cfg.Worker.MetricsListen; addr != "" {
 		var err error
-		if m, err = metrics.New(cfg.Worker.Role, bake.Version); err != nil {
+		if m, err = metrics.New(cfg.Worker.Role, version.Version); err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
 		srv, err := metrics.Serve(addr, m, health)
@@ -122,7 +124,7 @@ func logScratch(log *slog.Logger, dir string) {
 		log.Warn("scratch directory: cannot tell its free space", "dir", dir, "error", err)
 		return
 	}
-	log.Info("scratch directory", "dir", dir, "free", bake.FormatBytes(free), "free_bytes", free)
+	log.Info("scratch directory", "dir", dir, "free", bytesize.Format(free), "free_bytes", free)
 }
 
 // build creates the workers of the role without starting them.
@@ -144,7 +146,7 @@ func build(
 		HubToken: func() (string, error) {
 			return hub.Token(cfg.Release.Hub.TokenFile, os.Getenv)
 		},
-		Salt: func() (seeds.Salt, error) { return bake.EnvSalt(os.Getenv) },
+		Salt: func() (seeds.Salt, error) { return mlps.EnvSalt(os.Getenv) },
 	}
 	var ws []sdkworker.Worker
 	for _, role := range roleNames(cfg.Worker.Role) {

@@ -51,7 +51,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/bytesize"
 	"github.com/whestbake/whestbake/internal/devstack"
 	"github.com/whestbake/whestbake/internal/hostinfo"
 	"github.com/whestbake/whestbake/internal/shards"
@@ -123,7 +123,7 @@ func run(c config) error {
 		return err
 	}
 	log.Printf("%d MLPs of %d×%d, n_samples %d: about %s of parquet in %s",
-		c.mlps, c.width, c.depth, c.nSamples, bake.FormatBytes(size), work)
+		c.mlps, c.width, c.depth, c.nSamples, bytesize.Format(size), work)
 	var rows []row
 	if !c.s3Only {
 		if rows, err = localVerbs(c, wb, work); err != nil {
@@ -175,7 +175,7 @@ func localVerbs(c config, wb, work string) ([]row, error) {
 		r.step = name
 		r.how = "child process"
 		rows = append(rows, r)
-		log.Printf("%s: %s peak, %.1f s", name, bake.FormatBytes(r.peak), r.wall.Seconds())
+		log.Printf("%s: %s peak, %.1f s", name, bytesize.Format(r.peak), r.wall.Seconds())
 		return nil
 	}
 	bakeArgs := func(out string, extra ...string) []string {
@@ -321,7 +321,7 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		r.step = name
 		r.how = "in process"
 		rows = append(rows, r)
-		log.Printf("%s: %s peak, %.1f s", name, bake.FormatBytes(r.peak), r.wall.Seconds())
+		log.Printf("%s: %s peak, %.1f s", name, bytesize.Format(r.peak), r.wall.Seconds())
 		return nil
 	}
 	const bakeID, split = "scale", "public"
@@ -393,7 +393,7 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		"the largest peak, the summed time)", nSlices, c.sliceSize, how)
 	worst.how = "in process"
 	rows = append(rows, worst)
-	log.Printf("BakeSlice: %s peak, %.1f s", bake.FormatBytes(worst.peak), worst.wall.Seconds())
+	log.Printf("BakeSlice: %s peak, %.1f s", bytesize.Format(worst.peak), worst.wall.Seconds())
 
 	// The release tail: from the last slice's result to the release
 	// being readable, the steps run as the workflow runs them.
@@ -468,7 +468,7 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	r.step = "`dataset download` (the release)"
 	r.how = "child process"
 	rows = append(rows, r)
-	log.Printf("download: %s peak, %.1f s", bake.FormatBytes(r.peak), r.wall.Seconds())
+	log.Printf("download: %s peak, %.1f s", bytesize.Format(r.peak), r.wall.Seconds())
 	return rows, os.RemoveAll(download)
 }
 
@@ -631,7 +631,7 @@ func checkDisk(dir string, need int64) error {
 	if free < need {
 		return fmt.Errorf("%s has %s free; this run needs about %s (four times the dataset): "+
 			"pass a smaller -mlps or another -dir",
-			dir, bake.FormatBytes(free), bake.FormatBytes(need))
+			dir, bytesize.Format(free), bytesize.Format(need))
 	}
 	return nil
 }

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/whestbake/whestbake/internal/bake"
 	"github.com/whestbake/whestbake/internal/image"
+	"github.com/whestbake/whestbake/internal/version"
 )
 
 func main() {
@@ -58,15 +58,15 @@ func run(out string) error {
 		Binaries: bins,
 		Revision: rev,
 		Created:  time.Unix(ct, 0).UTC(),
-		Version:  bake.Version,
+		Version:  version.Version,
 		Dir:      out,
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: whestbake-control %s at %s, %s\n", out, bake.Version, rev, digest)
+	fmt.Printf("%s: whestbake-control %s at %s, %s\n", out, version.Version, rev, digest)
 	fmt.Printf("push it with `skopeo copy oci:%s docker://REGISTRY/whestbake-control:%s`\n",
-		out, bake.Version)
+		out, version.Version)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package bake
+package rows
 
 import (
 	"time"
@@ -6,12 +6,8 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/version"
 )
-
-// Version is whestbake's version as recorded in metadata, bumped by hand with
-// each release (builds are not stamped: two workers built from one release
-// must record the same version).
-const Version = "0.1.0"
 
 // Metadata describes a bake of plan by an engine, created at now.
 func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
@@ -39,7 +35,7 @@ func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
 		Width:            p.Spec.Width,
 		Depth:            p.Spec.Depth,
 		Hardware:         dataset.HostHardware(),
-		WhestbakeVersion: Version,
+		WhestbakeVersion: version.Version,
 		Sampler:          string(p.Spec.Sampler),
 		Engine:           d.Engine + "/" + d.Kernel,
 		AlgorithmVersion: p.Spec.Algorithm(),
@@ -53,16 +49,16 @@ func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
 }
 
 // numpyFlopBudget is the budget whestbench's CPU bake samples each MLP
-// under (dataset.py create_dataset: flops.BudgetContext(flop_budget=int(1e15))),
-// which its rows record as flop_budget.
+// under, 10^15 in dataset.py's create_dataset, which its rows record as
+// flop_budget.
 const numpyFlopBudget = 1_000_000_000_000_000
 
 // Breakdown is the row's sampling_budget_breakdown: whestbench's closed-form
 // FLOP model for the sampler's chunking. Timings are left at zero so a row is a
-// pure function of its seed and shape (slices and re-bakes are byte-identical);
-// wall times are reported by the CLI instead. A numpy row records the budget
-// of whestbench's CPU bake, a philox row none (flop_budget = flops_used), as
-// whestbench's torch backend does.
+// pure function of its seed and shape, and slices and re-bakes are
+// byte-identical; the CLI reports wall times instead. A numpy row records the
+// budget of whestbench's CPU bake. A philox row records none, its flop_budget
+// being its flops_used, as whestbench's torch backend does.
 func Breakdown(spec bakeapi.Spec) string {
 	if spec.Sampler == bakeapi.SamplerNumpy {
 		return dataset.Breakdown(spec.Width, spec.Depth, spec.NSamples,

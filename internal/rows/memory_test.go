@@ -1,10 +1,11 @@
-package bake
+package rows
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
+	"github.com/whestbake/whestbake/internal/bytesize"
 )
 
 // Issue 8's oversized shape: 16384 × 1024 needs a 1 TiB row. It is refused
@@ -60,8 +61,8 @@ func TestMemoryNeedCoversTheMeasuredPeak(t *testing.T) {
 				"%d×%d: MemoryNeed = %s for a measured peak of %s",
 				c.spec.Width,
 				c.spec.Depth,
-				FormatBytes(need),
-				FormatBytes(c.measured),
+				bytesize.Format(need),
+				bytesize.Format(c.measured),
 			)
 		}
 	}

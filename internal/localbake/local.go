@@ -1,4 +1,8 @@
-package bake
+// Package localbake is the bake of `whestbake dataset bake`, on this
+// machine: it checks everything the verb was given before any compute or
+// output, opens the engine the device asks for, and writes the dataset
+// directory a row at a time.
+package localbake
 
 import (
 	"context"
@@ -10,33 +14,32 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/mlps"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-// The fields of a local bake that bakeapi does not name, as PlanLocal's
-// messages name them through LocalInput.Names.
-const (
-	FieldSeed      = "seed"
-	FieldMaxMemory = "max-memory"
-)
+// FieldMaxMemory is the field of Input.MemoryLimit, which bakeapi does
+// not name, as Plan's messages name it through Input.Names.
+const FieldMaxMemory = "max-memory"
 
-// LocalInput is a bake on this machine (`dataset bake`) as a front end was
+// Input is a bake on this machine, `dataset bake`, as a front end was
 // given it: the split's settings, where its salt and seeds come from, and
 // what the machine must have for it.
-type LocalInput struct {
+type Input struct {
 	NMLPs  int
 	Split  string
 	Config string
 	// Spec is the shape, sampler and seed protocol; of its Salt only
-	// Withhold and ID, since PlanLocal resolves the salt and declares its
+	// Withhold and ID, since Plan resolves the salt and declares its
 	// SHA-256.
 	Spec bakeapi.Spec
 	// SaltHex is protocol 4.0's salt as given, "" for none.
 	SaltHex string
-	// Sliced says a slice or an MLP range was asked for (even the whole
-	// one): its salt must then be given, for every slice to share it.
+	// Sliced says a slice or an MLP range was asked for, even the whole
+	// one: its salt must then be given, for every slice to share it.
 	Sliced bool
-	// Slice is "K/N" and MLPRange "START-END" (inclusive); "" for none.
+	// Slice is "K/N" and MLPRange "START-END", inclusive; "" for none.
 	Slice    string
 	MLPRange string
 	// SeedsFile holds the input seeds; without it they derive from
@@ -44,86 +47,85 @@ type LocalInput struct {
 	SeedsFile string
 	RootSeed  *int64
 	Threads   int
-	// MemoryLimit is the memory the bake may use (0: no limit). It is
+	// MemoryLimit is the memory the bake may use, 0 for no limit. It is
 	// asked once the settings are valid, so that their errors come first;
 	// nil is no limit.
 	MemoryLimit func() (int64, error)
 	// Output is the dataset directory to create, which must not exist.
 	Output string
-	// Getenv reads dataset.SaltEnv for a withheld salt (nil: os.Getenv).
+	// Getenv reads dataset.SaltEnv for a withheld salt; nil is os.Getenv.
 	Getenv func(string) string
-	// Names is how the front end calls a field in PlanLocal's messages
-	// (the CLI: --width); nil keeps the fields' own names.
+	// Names is how the front end calls a field in Plan's messages, as the
+	// CLI calls width --width; nil keeps the fields' own names.
 	Names func(field string) string
 }
 
-// SettingsError is a PlanLocal error in the bake's settings (shape, split,
-// salt, MLP range), as opposed to what they point to or need (the seeds,
-// the output directory, memory): the CLI reports it as a usage error.
+// SettingsError is a Plan error in the bake's settings: shape, split,
+// salt, MLP range. What they point to or need, the seeds, the output
+// directory or memory, fails otherwise. The CLI reports it as a usage
+// error.
 type SettingsError struct{ Err error }
 
 func (e SettingsError) Error() string { return e.Err.Error() }
 func (e SettingsError) Unwrap() error { return e.Err }
 
-// PlanLocal checks everything a local bake was given, before any compute
+// Plan checks everything a local bake was given, before any compute
 // or output, and returns what to bake. Its field errors are renamed by
 // in.Names.
-func PlanLocal(in LocalInput) (Plan, error) {
-	plan := Plan{
+func Plan(in Input) (rows.Plan, error) {
+	plan := rows.Plan{
 		NMLPs:  in.NMLPs,
 		Split:  in.Split,
 		Config: in.Config,
-		Spec:   NormalizeSpec(in.Spec),
+		Spec:   rows.NormalizeSpec(in.Spec),
 	}
 	if err := in.resolveSalt(&plan); err != nil {
-		return Plan{}, SettingsError{err}
+		return rows.Plan{}, SettingsError{err}
 	}
 	if err := plan.ValidateSettings(); err != nil {
-		return Plan{}, SettingsError{bakeapi.Rename(err, in.name)}
+		return rows.Plan{}, SettingsError{bakeapi.Rename(err, in.name)}
 	}
 	if err := in.checkMemory(plan.Spec); err != nil {
-		return Plan{}, err
+		return rows.Plan{}, err
 	}
 	if err := dataset.CheckOutputFree(in.Output); err != nil {
-		return Plan{}, err
+		return rows.Plan{}, err
 	}
 	rng, err := in.mlpRange()
 	if err != nil {
-		return Plan{}, SettingsError{bakeapi.Rename(err, in.name)}
+		return rows.Plan{}, SettingsError{bakeapi.Rename(err, in.name)}
 	}
 	sf, err := in.seeds()
 	if err != nil {
-		return Plan{}, bakeapi.Rename(err, in.name)
+		return rows.Plan{}, bakeapi.Rename(err, in.name)
 	}
 	plan.Range = rng
 	plan.Seeds = sf
 	if err := plan.Validate(); err != nil {
-		return Plan{}, bakeapi.Rename(err, in.name)
+		return rows.Plan{}, bakeapi.Rename(err, in.name)
 	}
 	return plan, nil
 }
 
-func (in LocalInput) name(field string) string { return nameOf(in.Names, field) }
-
-// nameOf is field as names calls it, or itself when names is nil.
-func nameOf(names func(string) string, field string) string {
-	if names == nil {
+// name is field as in.Names calls it.
+func (in Input) name(field string) string {
+	if in.Names == nil {
 		return field
 	}
-	return names(field)
+	return in.Names(field)
 }
 
 // resolveSalt puts the salt into plan, as whestbench's resolve_bake_salt
 // does: an explicit salt wins; a sliced 4.0 bake must have one, since its
 // slices have to share it; otherwise one is generated. A withheld salt
 // comes from dataset.SaltEnv only, so it never stands on a command line
-// (ps, shell history), and is never generated, since nobody could recover
-// it. Under another protocol the salt only reaches the declaration, where
+// where ps and the shell history see it, and is never generated, since
+// nobody could recover it. Under another protocol the salt only reaches the declaration, where
 // bakeapi's validator refuses it.
-func (in LocalInput) resolveSalt(plan *Plan) error {
+func (in Input) resolveSalt(plan *rows.Plan) error {
 	var salt seeds.Salt
 	if in.SaltHex != "" {
-		s, err := ParseBakeSalt(in.SaltHex)
+		s, err := mlps.ParseBakeSalt(in.SaltHex)
 		if err != nil {
 			return fmt.Errorf("%s %v", in.name(bakeapi.FieldSeedSalt), err)
 		}
@@ -149,8 +151,8 @@ func (in LocalInput) resolveSalt(plan *Plan) error {
 				"a sliced seed protocol 4.0 bake (%s or %s) needs %s: "+
 					"every slice must derive seeds and names from the same salt; "+
 					"make one (`openssl rand -hex %d`) and pass it to every slice",
-				in.name(FieldSlice),
-				in.name(FieldMLPRange),
+				in.name(mlps.FieldSlice),
+				in.name(mlps.FieldMLPRange),
 				in.name(bakeapi.FieldSeedSalt),
 				seeds.SaltBytes,
 			)
@@ -167,13 +169,13 @@ func (in LocalInput) resolveSalt(plan *Plan) error {
 }
 
 // envSalt is a withheld salt, from dataset.SaltEnv.
-func (in LocalInput) envSalt() (seeds.Salt, error) {
+func (in Input) envSalt() (seeds.Salt, error) {
 	getenv := in.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	s, err := EnvSalt(getenv)
-	if errors.Is(err, ErrSaltUnset) {
+	s, err := mlps.EnvSalt(getenv)
+	if errors.Is(err, mlps.ErrSaltUnset) {
 		return s, fmt.Errorf("%s takes the salt from %s, which is not set: a withheld salt is "+
 			"never generated, since nobody could recover it; make one (`openssl rand -hex %d`), "+
 			"keep it safe and export it",
@@ -184,7 +186,7 @@ func (in LocalInput) envSalt() (seeds.Salt, error) {
 
 // checkMemory refuses a shape whose rows would not fit in the memory
 // limit.
-func (in LocalInput) checkMemory(spec bakeapi.Spec) error {
+func (in Input) checkMemory(spec bakeapi.Spec) error {
 	if in.MemoryLimit == nil {
 		return nil
 	}
@@ -192,71 +194,54 @@ func (in LocalInput) checkMemory(spec bakeapi.Spec) error {
 	if err != nil {
 		return err
 	}
-	if err := CheckMemory(spec, in.Threads, limit); err != nil {
+	if err := rows.CheckMemory(spec, in.Threads, limit); err != nil {
 		return fmt.Errorf("%w (%s sets the limit)", err, in.name(FieldMaxMemory))
 	}
 	return nil
 }
 
 // mlpRange is the MLPs to bake: the slice, the MLP range, or all of them.
-func (in LocalInput) mlpRange() (bakeapi.Range, error) {
+func (in Input) mlpRange() (bakeapi.Range, error) {
 	switch {
 	case in.Slice != "":
-		return ParseSlice(in.Slice, in.NMLPs)
+		return mlps.ParseSlice(in.Slice, in.NMLPs)
 	case in.MLPRange != "":
-		return ParseMLPRange(in.MLPRange, in.NMLPs)
+		return mlps.ParseMLPRange(in.MLPRange, in.NMLPs)
 	}
 	return bakeapi.Range{Start: 0, End: in.NMLPs}, nil
 }
 
 // seeds reads the seeds file, or derives the seeds from the root seed, or
 // draws them from OS entropy.
-func (in LocalInput) seeds() (SeedFile, error) {
+func (in Input) seeds() (mlps.SeedFile, error) {
 	n := in.NMLPs
 	if in.SeedsFile != "" {
-		data, err := ReadSeedsFile(in.SeedsFile, n)
+		data, err := mlps.ReadSeedsFile(in.SeedsFile, n)
 		if err != nil {
-			return SeedFile{}, fmt.Errorf(
+			return mlps.SeedFile{}, fmt.Errorf(
 				"cannot read %s file: %v",
 				in.name(bakeapi.FieldMLPSeeds),
 				err,
 			)
 		}
-		return ParseSeeds(in.SeedsFile, data, n)
+		return mlps.ParseSeeds(in.SeedsFile, data, n)
 	}
-	list, err := DrawSeeds(n, in.RootSeed)
+	list, err := mlps.DrawSeeds(n, in.RootSeed)
 	if err != nil {
-		return SeedFile{}, err
+		return mlps.SeedFile{}, err
 	}
-	sf := FromSeeds(list)
+	sf := mlps.FromSeeds(list)
 	sf.Generated = in.RootSeed == nil
 	return sf, nil
 }
 
-// DrawSeeds is n distinct input seeds, derived from root as numpy's
-// SeedSequence would, or drawn from OS entropy when root is nil. A
-// negative root is a field error of FieldSeed.
-func DrawSeeds(n int, root *int64) ([]int64, error) {
-	var sp *uint64
-	if root != nil {
-		if *root < 0 {
-			return nil, bakeapi.FieldErrors{{
-				Field:   FieldSeed,
-				Problem: fmt.Sprintf("must be a non-negative integer, got %d", *root),
-			}}
-		}
-		u := uint64(*root)
-		sp = &u
-	}
-	return seeds.GenerateInputSeeds(n, sp)
-}
-
 // OpenEngine opens the engine of device for p: under "auto", the CPU when
-// p is too little work to repay a GPU's start-up (gpuengine/cost.go). Its
-// errors are gpuengine.Open's, field errors of gpuengine.FieldDevice. A
-// tf32x3 bake needs the cuda device named: auto never chooses the tensor
-// cores' numbers, nor may it fall back to the CPU, which computes fp32.
-func OpenEngine(device string, p Plan, threads int) (gpuengine.Engine, error) {
+// p is too little work to repay a GPU's start-up, by gpuengine's cost
+// model. Its errors are gpuengine.Open's, field errors of
+// gpuengine.FieldDevice. A tf32x3 bake needs the cuda device named: auto
+// never chooses the tensor cores' numbers, nor may it fall back to the CPU,
+// which computes fp32.
+func OpenEngine(device string, p rows.Plan, threads int) (gpuengine.Engine, error) {
 	s := p.Spec
 	if s.Precision == bakeapi.PrecisionTF32x3 && device != gpuengine.DeviceCUDA {
 		return nil, bakeapi.FieldErrors{{Field: gpuengine.FieldDevice, Problem: fmt.Sprintf(
@@ -273,7 +258,7 @@ func OpenEngine(device string, p Plan, threads int) (gpuengine.Engine, error) {
 
 // WriteInput is a planned bake with what runs it.
 type WriteInput struct {
-	Plan    Plan
+	Plan    rows.Plan
 	Engine  gpuengine.Engine
 	Threads int
 	// Progress, when set, receives the number of newly finished samples.
@@ -283,18 +268,18 @@ type WriteInput struct {
 }
 
 // WriteDir bakes the plan's MLPs and writes them, with the plan's metadata,
-// as the dataset directory in.Output, a row at a time
-// (dataset.WriteDirStream): nothing is left there if it fails.
+// as the dataset directory in.Output, a row at a time through
+// dataset.WriteDirStream: nothing is left there if it fails.
 func WriteDir(ctx context.Context, in WriteInput) error {
 	p := in.Plan
 	desc, err := gpuengine.DescribeFor(in.Engine, p.Spec)
 	if err != nil {
 		return err
 	}
-	md := Metadata(p, desc, time.Now())
-	ids := Identities(p.Seeds.Seeds, p.Salt)
+	md := rows.Metadata(p, desc, time.Now())
+	ids := mlps.Identities(p.Seeds.Seeds, p.Salt)
 	return dataset.WriteDirStream(in.Output, md, p.Spec, func(write func(dataset.Row) error) error {
-		baker := Baker{
+		baker := rows.Baker{
 			Engine:   in.Engine,
 			Spec:     p.Spec,
 			Threads:  in.Threads,

@@ -1,7 +1,9 @@
-// Package bake turns a plan (shape, seeds, MLP range, sampler) into dataset
-// rows: seeds → weights (numpy-identical) → engine statistics → rows. The local
-// CLI and the Temporal activities both run bakes through it.
-package bake
+// Package rows turns a plan's MLPs into dataset rows: seeds give the
+// numpy-identical weights, the engine their statistics, and both make the
+// row and the bake's metadata. It also holds what a bake needs of its
+// machine, the memory rule and a worker's checkpoint defaults, so that the
+// local bake, the activities and the config share them.
+package rows
 
 import (
 	"context"
@@ -11,14 +13,14 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake/naming"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // Plan is everything that determines a bake's rows.
 type Plan struct {
 	NMLPs  int
-	Seeds  SeedFile
+	Seeds  mlps.SeedFile
 	Range  bakeapi.Range
 	Spec   bakeapi.Spec
 	Split  string
@@ -70,46 +72,9 @@ func (p Plan) ValidateSettings() error {
 	return bakeapi.Join(p.Spec.Validate(), bakeapi.ValidateSplit(p.Split, p.Config, int64(p.NMLPs)))
 }
 
-// MLP is one slot of the dataset: input seed, derived streams and name.
-type MLP struct {
-	Index   int
-	Seed    int64
-	Name    string
-	Streams seeds.Streams
-}
-
-// Identities derives every seed's streams (Streams) and names them over the
-// whole list, so collision suffixes agree between slices (whestbench
-// dataset.py).
-func Identities(list []int64, salt seeds.Salt) []MLP {
-	out := make([]MLP, len(list))
-	nameSeeds := make([]int64, len(list))
-	for i, s := range list {
-		st := Streams(s, salt)
-		out[i] = MLP{Index: i, Seed: s, Streams: st}
-		nameSeeds[i] = st.NameSeed
-	}
-	for i, n := range Names(nameSeeds) {
-		out[i].Name = n
-	}
-	return out
-}
-
-// Streams is the one derivation of an MLP's streams from its input seed:
-// protocol 3.0's with a zero salt, 4.0's keyed by salt.
-func Streams(seed int64, salt seeds.Salt) seeds.Streams {
-	if salt.IsZero() {
-		return seeds.DeriveV3(uint64(seed))
-	}
-	return seeds.DeriveV4(uint64(seed), salt)
-}
-
-// Names assigns whestbench's unique names from name seeds.
-func Names(nameSeeds []int64) []string { return naming.AssignUnique(nameSeeds) }
-
 // Baker bakes MLPs of one spec on one engine: the parameters every row of
-// a bake shares, so that Row and Stream take only what differs per call
-// (the shape of minio-go's uploadPartParams).
+// a bake shares, so that Row and Stream take only what differs per call,
+// the shape of minio-go's uploadPartParams.
 type Baker struct {
 	Engine gpuengine.Engine
 	Spec   bakeapi.Spec
@@ -123,7 +88,7 @@ type Baker struct {
 
 // Row bakes MLP m into a dataset row. The row's weights are written into
 // buf when it is large enough.
-func (b Baker) Row(ctx context.Context, m MLP, buf []float32) (dataset.Row, error) {
+func (b Baker) Row(ctx context.Context, m mlps.MLP, buf []float32) (dataset.Row, error) {
 	w, err := Weights(b.Spec, m, buf)
 	if err != nil {
 		return dataset.Row{}, err
@@ -149,16 +114,16 @@ func (b Baker) checkpoints() gpuengine.Progress {
 	}
 }
 
-// Weights is MLP m's weights (numpy-identical), written into buf when it is
-// large enough.
-func Weights(spec bakeapi.Spec, m MLP, buf []float32) ([]float32, error) {
+// Weights is MLP m's weights, identical to numpy's, written into buf when
+// it is large enough.
+func Weights(spec bakeapi.Spec, m mlps.MLP, buf []float32) ([]float32, error) {
 	return seeds.WeightsInto(buf, spec.Width, spec.Depth, m.Streams.Weight)
 }
 
 // NewRow is the one assembly of a dataset row: MLP m's identity, its
 // weights w and the engine's statistics res, whether just computed or read
 // back from a stored result. The row keeps w and res.LayerMeans.
-func NewRow(spec bakeapi.Spec, m MLP, w []float32, res gpuengine.Result) dataset.Row {
+func NewRow(spec bakeapi.Spec, m mlps.MLP, w []float32, res gpuengine.Result) dataset.Row {
 	return dataset.Row{
 		MLPID:       int32(m.Index),
 		Name:        m.Name,
@@ -175,9 +140,9 @@ func NewRow(spec bakeapi.Spec, m MLP, w []float32, res gpuengine.Result) dataset
 // every thread busy on its own.
 const parallelMLPSamples = 1 << 15
 
-// batchBytes bounds the rows of MLPs baked side by side. Rows beyond it
-// (width 1024 × depth 16 is 64 MiB) are baked one at a time with every
-// thread inside, so that a bake holds one row however many threads it has.
+// batchBytes bounds the rows of MLPs baked side by side, one row of width
+// 1024 × depth 16. Larger rows are baked one at a time with every thread
+// inside, so that a bake holds one row however many threads it has.
 const batchBytes = 64 << 20
 
 // batchSize is how many of n MLPs Stream bakes side by side on threads
@@ -191,16 +156,16 @@ func batchSize(spec bakeapi.Spec, threads, n int) int {
 
 // Stream bakes MLPs [r.Start, r.End) of ids with up to b.Threads CPU
 // threads in all and hands each row to emit, in index order, so a caller
-// can write rows as they come and hold at most a batch of them (memory
-// bounded by a few rows, not by the dataset). Big MLPs run one after
-// another with every thread inside (no idle tail when the count is not a
-// multiple of the threads), and so do large rows (batchBytes); small ones
+// can write rows as they come and hold at most a batch of them: memory is
+// bounded by a few rows, not by the dataset. Big MLPs run one after
+// another with every thread inside, leaving no idle tail when the count is
+// not a multiple of the threads, and so do rows over batchBytes. Small ones
 // run side by side in batches, where per-step overheads would dominate. A
 // row's weights array is reused for later rows once emit returns, so emit
 // copies what it keeps.
 func (b Baker) Stream(
 	ctx context.Context,
-	ids []MLP,
+	ids []mlps.MLP,
 	r bakeapi.Range,
 	emit func(dataset.Row) error,
 ) error {
@@ -246,10 +211,10 @@ func (b Baker) Stream(
 }
 
 // NormalizeSpec is the one completion of a Spec that a front end builds
-// as a literal from its values (the local CLI's flags, the Temporal bake's
-// config keys), before its seed protocol and salt: the dot product belongs
-// to the numpy sampler only, so a philox spec drops it (its default is
-// numpy's). Validation is the Spec's own.
+// as a literal from its values, the local CLI's flags or the Temporal
+// bake's config keys, before its seed protocol and salt. The dot product
+// belongs to the numpy sampler only, so a philox spec drops it: its default
+// is numpy's. Validation is the Spec's own.
 func NormalizeSpec(s bakeapi.Spec) bakeapi.Spec {
 	if s.Sampler != bakeapi.SamplerNumpy {
 		s.Dot = ""

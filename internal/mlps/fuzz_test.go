@@ -1,4 +1,4 @@
-package bake_test
+package mlps_test
 
 import (
 	"crypto/sha256"
@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/mlps"
 )
 
 // nMLPs folds a fuzzed count into what the parsers can be given: the CLI and
@@ -32,7 +32,7 @@ func FuzzParseSlice(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, spec string, n int) {
 		n = nMLPs(n)
-		r, err := bake.ParseSlice(spec, n)
+		r, err := mlps.ParseSlice(spec, n)
 		if err != nil {
 			return
 		}
@@ -49,7 +49,7 @@ func FuzzParseSlice(f *testing.F) {
 			t.Fatalf("%q of %d = [%d, %d) leaves MLPs out at the ends", spec, n, r.Start, r.End)
 		}
 		if k > 0 {
-			prev, err := bake.ParseSlice(fmt.Sprintf("%d/%d", k-1, parts), n)
+			prev, err := mlps.ParseSlice(fmt.Sprintf("%d/%d", k-1, parts), n)
 			if err != nil || prev.End != r.Start {
 				t.Fatalf(
 					"%q of %d = [%d, %d) does not follow slice %d: %v %v",
@@ -79,7 +79,7 @@ func FuzzParseMLPRange(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, spec string, n int) {
 		n = nMLPs(n)
-		r, err := bake.ParseMLPRange(spec, n)
+		r, err := mlps.ParseMLPRange(spec, n)
 		if err != nil {
 			return
 		}
@@ -87,7 +87,7 @@ func FuzzParseMLPRange(f *testing.F) {
 			t.Fatalf("%q of %d = [%d, %d), not inside [0, %d)", spec, n, r.Start, r.End, n)
 		}
 		canon := fmt.Sprintf("%d-%d", r.Start, r.End-1)
-		if again, err := bake.ParseMLPRange(canon, n); err != nil || again != r {
+		if again, err := mlps.ParseMLPRange(canon, n); err != nil || again != r {
 			t.Fatalf("%q = %v prints as %q, which parses to %v, %v", spec, r, canon, again, err)
 		}
 	})
@@ -100,7 +100,7 @@ func FuzzParseMLPRange(f *testing.F) {
 func FuzzParseSeeds(f *testing.F) {
 	for _, s := range []string{
 		"[]", "[0]", "[-1]", "[1.5]", "[null]", "{}",
-		string(bake.EncodeSeeds([]int64{5, 6, 1 << 62})),
+		string(mlps.EncodeSeeds([]int64{5, 6, 1 << 62})),
 	} {
 		f.Add([]byte(s))
 	}
@@ -110,7 +110,7 @@ func FuzzParseSeeds(f *testing.F) {
 		var items []json.RawMessage
 		_ = json.Unmarshal(data, &items)
 		n := len(items)
-		sf, err := bake.ParseSeeds("fuzz.json", data, n)
+		sf, err := mlps.ParseSeeds("fuzz.json", data, n)
 		if err != nil {
 			return
 		}
@@ -127,10 +127,10 @@ func FuzzParseSeeds(f *testing.F) {
 		if sum := sha256.Sum256(data); sf.SHA256 != hex.EncodeToString(sum[:]) {
 			t.Fatalf("%q: sha256 %s is not the file's", data, sf.SHA256)
 		}
-		enc := bake.EncodeSeeds(sf.Seeds)
-		again, err := bake.ParseSeeds("canonical.json", enc, n)
+		enc := mlps.EncodeSeeds(sf.Seeds)
+		again, err := mlps.ParseSeeds("canonical.json", enc, n)
 		if err != nil || !slices.Equal(again.Seeds, sf.Seeds) ||
-			again.SHA256 != bake.FromSeeds(sf.Seeds).SHA256 {
+			again.SHA256 != mlps.FromSeeds(sf.Seeds).SHA256 {
 			t.Fatalf("%q: canonical form %q parses to %+v, %v", data, enc, again, err)
 		}
 	})

@@ -1,4 +1,4 @@
-package bake
+package rows
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/bytesize"
 )
 
 // Memory a bake process needs beside its rows, its parquet writer and its
@@ -14,11 +15,11 @@ import (
 const baseBytes = 64 << 20
 
 // MemoryNeed estimates the peak memory of baking MLPs of spec on threads CPU
-// threads and writing them as a dataset: the rows in flight (a batch of
-// Baker.Stream's, one row when rows are large), what the writer holds beside them
-// (dataset.WriterBytes), the engine's buffers, and the garbage collector's
-// headroom (Go lets the heap grow to twice what is live before collecting).
-// It does not grow with the number of MLPs.
+// threads and writing them as a dataset: the rows in flight, a batch of
+// Baker.Stream's or one row when rows are large; what the writer holds beside
+// them, dataset.WriterBytes; the engine's buffers; and the garbage collector's
+// headroom, since Go lets the heap grow to twice what is live before
+// collecting. It does not grow with the number of MLPs.
 func MemoryNeed(spec bakeapi.Spec, threads int) int64 {
 	threads = max(1, threads)
 	rows := int64(batchSize(spec, threads, math.MaxInt)) * dataset.RowBytes(spec)
@@ -39,23 +40,8 @@ func CheckMemory(spec bakeapi.Spec, threads int, limit int64) error {
 			"lower width or depth, or run on a machine with more memory",
 		spec.Width,
 		spec.Depth,
-		FormatBytes(need),
-		FormatBytes(dataset.RowBytes(spec)),
-		FormatBytes(limit),
+		bytesize.Format(need),
+		bytesize.Format(dataset.RowBytes(spec)),
+		bytesize.Format(limit),
 	)
-}
-
-// FormatBytes writes n in binary units (1 KB = 1024 B), as the CLI prints sizes.
-func FormatBytes(n int64) string {
-	v := float64(n)
-	for _, u := range []string{"B", "KB", "MB", "GB", "TB"} {
-		if v < 1024 {
-			if u == "B" {
-				return fmt.Sprintf("%d B", n)
-			}
-			return fmt.Sprintf("%.1f %s", v, u)
-		}
-		v /= 1024
-	}
-	return fmt.Sprintf("%.1f PB", v)
 }

@@ -1,4 +1,7 @@
-package bake
+// Package verify is `whestbake dataset verify`: it recomputes the picked
+// MLPs of a dataset as its rows stream by, and judges their weights,
+// statistics and names against what the dataset holds.
+package verify
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
@@ -16,14 +20,14 @@ import (
 type SplitInfo struct {
 	Protocol string // "2.0", "3.0" or "4.0"
 	RootSeed uint64 // protocol 2.0 only
-	// Salt is protocol 4.0's salt. Without it (a withheld salt that was not
-	// given) weights and statistics are still checked, names are not.
+	// Salt is protocol 4.0's salt. Without it, a withheld salt that was not
+	// given, weights and statistics are still checked, names are not.
 	Salt seeds.Salt
 	// Spec is the split's bake; its Sampler is "" when the statistics' sampler
-	// cannot be re-run here (torch bakes).
+	// cannot be re-run here, as for torch bakes.
 	Spec     bakeapi.Spec
 	Complete bool // all n_mlps rows present, so names can be checked
-	// TensorCores is what computed a tf32x3 split (its metadata's engine).
+	// TensorCores is what computed a tf32x3 split, its metadata's engine.
 	TensorCores bakeapi.TensorCores
 }
 
@@ -41,12 +45,12 @@ type Check struct {
 }
 
 // Verifier recomputes chosen rows of one split while the split's rows stream
-// past it in order (dataset.ScanDir), so verifying holds one row at a time
-// however large the split: weights must match bit for bit; statistics bit
-// for bit with maxSamples = 0, else from the first maxSamples samples within
-// 5/√maxSamples per neuron (the Monte Carlo tolerance whestbench's tests
-// use). Names, which whestbench assigns over the whole split, are compared
-// once every row has passed (Checks).
+// past it in order, so verifying holds one row at a time however large the
+// split. Weights must match bit for bit. Statistics match bit for bit with
+// maxSamples = 0, else from the first maxSamples samples within
+// 5/√maxSamples per neuron, the Monte Carlo tolerance whestbench's tests
+// use. Names, which whestbench assigns over the whole split, are compared
+// by Checks, once every row has passed.
 type Verifier struct {
 	ctx       context.Context
 	info      SplitInfo
@@ -62,15 +66,16 @@ type Verifier struct {
 	stretch []float32
 	weights []float32 // whole recomputed weights, only for a row whose differ
 	// gpu reruns a tf32x3 split's statistics bit for bit: an engine whose tensor cores
-	// give the split's bits (nil: the fp32 CPU twin, within the tf32x3 tolerance).
+	// give the split's bits. Without one, nil, the fp32 CPU twin judges within
+	// the tf32x3 tolerance.
 	gpu gpuengine.Engine
 }
 
 // weightStretch is how many weights are recomputed and compared at a time.
 const weightStretch = 64 << 10
 
-// NewVerifier verifies the rows at positions picks (0-based, in the order
-// the rows are added) of a split described by info.
+// NewVerifier verifies the rows at positions picks of a split described by
+// info. Positions count from 0, in the order the rows are added.
 func NewVerifier(
 	ctx context.Context,
 	info SplitInfo,
@@ -131,17 +136,17 @@ func (v *Verifier) Add(r dataset.Row) error {
 }
 
 // streams rebuilds row pos's streams from its stored seed: protocols 3.0
-// and 4.0 derive them from the seed itself (4.0 keyed by the salt, as
-// Identities does); 2.0 from the root seed and the MLP index, and the stored
+// and 4.0 derive them from the seed itself, 4.0 keyed by the salt as
+// Identities does; 2.0 from the root seed and the MLP index, and the stored
 // seed must be that index's estimator seed. Protocol 4.0's data streams are
 // 3.0's, so without its salt the weights and statistics are still rebuilt
-// right; only the names are not (NamesCheckable).
+// right; only the names are not, as NamesCheckable says.
 func (v *Verifier) streams(pos int, r dataset.Row) (seeds.Streams, error) {
 	switch v.info.Protocol {
 	case dataset.SeedProtocolV3Version:
 		return seeds.DeriveV3(uint64(r.Seed)), nil
 	case dataset.SeedProtocolV4Version:
-		return Streams(r.Seed, v.info.Salt), nil
+		return mlps.Streams(r.Seed, v.info.Salt), nil
 	}
 	st := seeds.DeriveV2(v.info.RootSeed, int(r.MLPID))
 	if int64(st.EstimatorSeed) != r.Seed {
@@ -169,7 +174,7 @@ func (v *Verifier) check(r dataset.Row, st seeds.Streams) (Check, error) {
 		return c, nil
 	}
 	// The statistics are recomputed from the right weights: the row's own
-	// when they are (bit for bit), else recomputed whole.
+	// when they match bit for bit, else recomputed whole.
 	w := r.Weights
 	if !c.WeightsOK {
 		v.weights, err = seeds.WeightsInto(v.weights, spec.Width, spec.Depth, st.Weight)
@@ -220,9 +225,9 @@ func (v *Verifier) check(r dataset.Row, st seeds.Streams) (Check, error) {
 const StatsTF32x3 = "within tf32x3's tolerance of fp32"
 
 // tf32Check judges a tf32x3 row r against its fp32 recomputation want: every mean
-// within bakeapi.TF32x3MeanTolerance of its layer's largest |mean| (c's MaxAbsDiff and
-// Tolerance are of the neuron nearest its bound), avg_variance within
-// TF32x3VarianceTolerance of its own size.
+// within bakeapi.TF32x3MeanTolerance of its layer's largest |mean|, and avg_variance
+// within TF32x3VarianceTolerance of its own size. c's MaxAbsDiff and Tolerance are of
+// the neuron nearest its bound.
 func tf32Check(c *Check, want gpuengine.Result, r dataset.Row, w int) {
 	worst := -1.0
 	for l := range len(want.LayerMeans) / w {
@@ -264,7 +269,7 @@ func (v *Verifier) Checks() ([]Check, error) {
 	}
 	var names []string
 	if v.info.NamesCheckable() {
-		names = Names(v.names)
+		names = mlps.Names(v.names)
 	}
 	out := make([]Check, len(v.checks))
 	for k, c := range v.checks {

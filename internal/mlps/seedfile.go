@@ -1,4 +1,4 @@
-package bake
+package mlps
 
 import (
 	"bytes"
@@ -10,10 +10,13 @@ import (
 	"math/big"
 	"strconv"
 
+	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/internal/readlimit"
+	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-// maxSeed is the exclusive upper bound of an input seed (they live in an int64 column).
+// maxSeed is the exclusive upper bound of an input seed: seeds live in an
+// int64 column.
 var maxSeed = new(big.Int).Lsh(big.NewInt(1), 63)
 
 // SeedFile is a parsed seeds file: the per-MLP input seeds and the sha256 of the
@@ -25,21 +28,21 @@ type SeedFile struct {
 }
 
 // MaxSeedsFileBytes bounds a seeds file of n seeds that is read: 64 bytes
-// a seed (a seed has at most 19 digits; the rest is room for a separator
-// and the indentation of a pretty-printed list) and 4 KiB besides. A file
-// that is not a seeds file (a device, a log) fails at the limit instead of
-// filling memory.
+// a seed and 4 KiB besides. A seed has at most 19 digits; the rest is room
+// for a separator and the indentation of a pretty-printed list. A file
+// that is not a seeds file, a device or a log, fails at the limit instead
+// of filling memory.
 func MaxSeedsFileBytes(n int) int64 { return 4<<10 + 64*int64(max(n, 0)) }
 
 // ReadSeedsFile reads the seeds file path of n seeds, refusing one over
-// MaxSeedsFileBytes(n) after reading no more than that.
+// MaxSeedsFileBytes after reading no more than that.
 func ReadSeedsFile(path string, n int) ([]byte, error) {
 	limit := MaxSeedsFileBytes(n)
 	data, err := readlimit.File(path, limit)
 	if tooLarge := (*readlimit.TooLargeError)(nil); errors.As(err, &tooLarge) {
 		return nil, fmt.Errorf(
 			"seeds file %s is over %d bytes, more than a JSON list of %d seeds "+
-				"takes (bake.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong",
+				"takes (mlps.MaxSeedsFileBytes): it is not a seeds file, or n-mlps is wrong",
 			path,
 			limit,
 			n,
@@ -48,8 +51,9 @@ func ReadSeedsFile(path string, n int) ([]byte, error) {
 	return data, err
 }
 
-// ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data
-// (whestbench's rules, dataset_io.py _validate_mlp_seeds). name is used in errors.
+// ParseSeeds reads a JSON array of distinct integers in [0, 2^63) from data,
+// under the rules of whestbench's dataset_io.py _validate_mlp_seeds. name is
+// used in errors.
 func ParseSeeds(name string, data []byte, nMLPs int) (SeedFile, error) {
 	list, err := seedList(name, data, nMLPs)
 	if err != nil {
@@ -178,4 +182,25 @@ func jsonKind(v any) string {
 		return "a number"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// FieldSeed is the field of DrawSeeds's root seed in its field errors.
+const FieldSeed = "seed"
+
+// DrawSeeds is n distinct input seeds, derived from root as numpy's
+// SeedSequence would, or drawn from OS entropy when root is nil. A
+// negative root is a field error of FieldSeed.
+func DrawSeeds(n int, root *int64) ([]int64, error) {
+	var sp *uint64
+	if root != nil {
+		if *root < 0 {
+			return nil, bakeapi.FieldErrors{{
+				Field:   FieldSeed,
+				Problem: fmt.Sprintf("must be a non-negative integer, got %d", *root),
+			}}
+		}
+		u := uint64(*root)
+		sp = &u
+	}
+	return seeds.GenerateInputSeeds(n, sp)
 }

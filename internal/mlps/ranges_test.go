@@ -1,4 +1,4 @@
-package bake
+package mlps
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package bake_test
+package verify_test
 
 import (
 	"context"
@@ -8,8 +8,10 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/mlps"
+	"github.com/whestbake/whestbake/internal/rows"
 	"github.com/whestbake/whestbake/internal/seeds"
+	"github.com/whestbake/whestbake/internal/verify"
 )
 
 // The verifier compares weights a stretch at a time; a row whose weights
@@ -24,33 +26,33 @@ func TestVerifierCatchesChangedWeightsAndStatistics(t *testing.T) {
 		NSamples: 256,
 		Sampler:  bakeapi.SamplerPhilox,
 	}
-	ids := bake.Identities([]int64{11, 12, 13, 14}, seeds.Salt{})
-	var rows []dataset.Row
-	baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 2}
+	ids := mlps.Identities([]int64{11, 12, 13, 14}, seeds.Salt{})
+	var baked []dataset.Row
+	baker := rows.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 2}
 	err := baker.Stream(
 		context.Background(),
 		ids,
 		bakeapi.Range{Start: 0, End: len(ids)},
 		func(r dataset.Row) error {
 			r.Weights = append([]float32(nil), r.Weights...)
-			rows = append(rows, r)
+			baked = append(baked, r)
 			return nil
 		},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := len(rows[1].Weights) - 1
-	rows[1].Weights[last] = math.Float32frombits(math.Float32bits(rows[1].Weights[last]) ^ 1)
-	rows[2].LayerMeans[0] += 0.5
-	rows[3].Weights = rows[3].Weights[:last]
+	last := len(baked[1].Weights) - 1
+	baked[1].Weights[last] = math.Float32frombits(math.Float32bits(baked[1].Weights[last]) ^ 1)
+	baked[2].LayerMeans[0] += 0.5
+	baked[3].Weights = baked[3].Weights[:last]
 
-	info := bake.SplitInfo{Protocol: dataset.SeedProtocolV3Version, Spec: spec, Complete: true}
-	v, err := bake.NewVerifier(context.Background(), info, []int{0, 1, 2, 3}, 0, 2)
+	info := verify.SplitInfo{Protocol: dataset.SeedProtocolV3Version, Spec: spec, Complete: true}
+	v, err := verify.NewVerifier(context.Background(), info, []int{0, 1, 2, 3}, 0, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rows {
+	for _, r := range baked {
 		if err := v.Add(r); err != nil {
 			t.Fatal(err)
 		}
@@ -88,15 +90,15 @@ func TestVerifierCatchesChangedWeightsAndStatistics(t *testing.T) {
 // mean or avg_variance beyond fails.
 func TestVerifierJudgesTF32x3AgainstFP32(t *testing.T) {
 	spec := bakeapi.Spec{Width: 16, Depth: 3, NSamples: 512, Sampler: bakeapi.SamplerPhilox}
-	ids := bake.Identities([]int64{21, 22, 23, 24, 25}, seeds.Salt{})
-	var rows []dataset.Row
-	baker := bake.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 1}
+	ids := mlps.Identities([]int64{21, 22, 23, 24, 25}, seeds.Salt{})
+	var baked []dataset.Row
+	baker := rows.Baker{Engine: gpuengine.CPU{}, Spec: spec, Threads: 1}
 	if err := baker.Stream(context.Background(), ids, bakeapi.Range{Start: 0, End: len(ids)},
 		func(r dataset.Row) error {
 			r.Weights = append([]float32(nil), r.Weights...)
 			r.LayerMeans = append([]float32(nil), r.LayerMeans...)
 			r.FinalMeans = append([]float32(nil), r.FinalMeans...)
-			rows = append(rows, r)
+			baked = append(baked, r)
 			return nil
 		}); err != nil {
 		t.Fatal(err)
@@ -108,20 +110,20 @@ func TestVerifierJudgesTF32x3AgainstFP32(t *testing.T) {
 		}
 		return s
 	}
-	rows[1].LayerMeans[20] += 0.2 * bakeapi.TF32x3MeanTolerance * scale(rows[1], 1)
-	rows[2].LayerMeans[5] += 3 * bakeapi.TF32x3MeanTolerance * scale(rows[2], 0)
-	rows[3].AvgVariance *= 1 + 3*bakeapi.TF32x3VarianceTolerance
-	rows[4].LayerMeans[40] -= 3 * bakeapi.TF32x3MeanTolerance * scale(rows[4], 2)
-	rows[4].FinalMeans[8] = rows[4].LayerMeans[40]
+	baked[1].LayerMeans[20] += 0.2 * bakeapi.TF32x3MeanTolerance * scale(baked[1], 1)
+	baked[2].LayerMeans[5] += 3 * bakeapi.TF32x3MeanTolerance * scale(baked[2], 0)
+	baked[3].AvgVariance *= 1 + 3*bakeapi.TF32x3VarianceTolerance
+	baked[4].LayerMeans[40] -= 3 * bakeapi.TF32x3MeanTolerance * scale(baked[4], 2)
+	baked[4].FinalMeans[8] = baked[4].LayerMeans[40]
 
 	tf32 := spec
 	tf32.Precision = bakeapi.PrecisionTF32x3
-	info := bake.SplitInfo{Protocol: dataset.SeedProtocolV3Version, Spec: tf32, Complete: true}
-	v, err := bake.NewVerifier(context.Background(), info, []int{0, 1, 2, 3, 4}, 0, 1)
+	info := verify.SplitInfo{Protocol: dataset.SeedProtocolV3Version, Spec: tf32, Complete: true}
+	v, err := verify.NewVerifier(context.Background(), info, []int{0, 1, 2, 3, 4}, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rows {
+	for _, r := range baked {
 		if err := v.Add(r); err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +133,7 @@ func TestVerifierJudgesTF32x3AgainstFP32(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, ok := range []bool{true, true, false, false, false} {
-		want := map[bool]string{true: bake.StatsTF32x3, false: "MISMATCH"}[ok]
+		want := map[bool]string{true: verify.StatsTF32x3, false: "MISMATCH"}[ok]
 		if c := checks[i]; c.Stats != want || c.OK != ok {
 			t.Errorf("row %d: statistics %q (max |Δ| %g, tolerance %g), ok %v; want %q",
 				i, c.Stats, c.MaxAbsDiff, c.Tolerance, c.OK, want)

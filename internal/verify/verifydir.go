@@ -1,4 +1,4 @@
-package bake
+package verify
 
 import (
 	"cmp"
@@ -12,16 +12,17 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
+	"github.com/whestbake/whestbake/internal/mlps"
 )
 
-// FieldPicks is the field of VerifyInput.Picks, as its messages name it
-// through VerifyInput.Names.
+// FieldPicks is the field of Input.Picks, as its messages name it
+// through Input.Names.
 const FieldPicks = "mlps"
 
-// VerifyInput is what VerifyDataset recomputes of an open dataset.
-type VerifyInput struct {
+// Input is what Dataset recomputes of an open dataset.
+type Input struct {
 	Dataset *dataset.Dir
-	// Split limits the check to one split ("" for every split).
+	// Split limits the check to one split; "" checks every split.
 	Split string
 	// Picks are the row positions to check in each split: comma-separated,
 	// or "all"; "" checks K rows spread evenly.
@@ -31,12 +32,12 @@ type VerifyInput struct {
 	// compared within 5/√MaxSamples; 0 recomputes them bit for bit.
 	MaxSamples int64
 	Threads    int
-	// Dot overrides a numpy split's recorded dot product ("" keeps it).
+	// Dot overrides a numpy split's recorded dot product; "" keeps it.
 	Dot string
-	// Getenv reads dataset.SaltEnv for a withheld salt (nil: os.Getenv).
+	// Getenv reads dataset.SaltEnv for a withheld salt; nil is os.Getenv.
 	Getenv func(string) string
-	// Names is how the front end calls a field in the messages (the CLI:
-	// --mlps); nil keeps the fields' own names.
+	// Names is how the front end calls a field in the messages, as the CLI
+	// calls mlps --mlps; nil keeps the fields' own names.
 	Names func(field string) string
 }
 
@@ -47,7 +48,8 @@ type VerifiedSplit struct {
 	Checks []Check
 }
 
-// The fates of an MLP's name in a verification (VerifiedSplit.NameCheck).
+// The fates of an MLP's name in a verification, as VerifiedSplit.NameCheck
+// tells them.
 const (
 	NameOK           = "ok"
 	NameMismatch     = "mismatch"
@@ -55,7 +57,7 @@ const (
 	NameSaltWithheld = "salt withheld"
 )
 
-// NameCheck is what became of c's name: checked (NameOK or NameMismatch),
+// NameCheck is what became of c's name: checked, NameOK or NameMismatch,
 // or not, because the dataset is a partial or its salt is withheld.
 func (s VerifiedSplit) NameCheck(c Check) string {
 	switch {
@@ -69,28 +71,29 @@ func (s VerifiedSplit) NameCheck(c Check) string {
 	return NamePartial
 }
 
-// VerifyOutput is every verified split's verdicts, in the dataset's order,
+// Output is every verified split's verdicts, in the dataset's order,
 // and how many MLPs failed.
-type VerifyOutput struct {
+type Output struct {
 	Splits []VerifiedSplit
 	Failed int
 }
 
-// VerifyDataset recomputes the picked MLPs of in.Dataset in one pass over
+// Dataset recomputes the picked MLPs of in.Dataset in one pass over
 // its rows: each picked row is recomputed as it streams by, and the
 // prepared tree compared with it, so memory stays at one row however large
 // the dataset.
 //
 // A tf32x3 split is rerun bit for bit on this machine's GPU when it computes the split's
-// bits (the same architecture and kernel: bakeapi.TensorCores.SameBits), else compared
-// with the fp32 CPU twin on the same inputs within bakeapi.TF32x3MeanTolerance.
-func VerifyDataset(ctx context.Context, in VerifyInput) (VerifyOutput, error) {
+// bits, with the same architecture and kernel as bakeapi.TensorCores.SameBits says. Else
+// it is compared with the fp32 CPU twin on the same inputs within
+// bakeapi.TF32x3MeanTolerance.
+func Dataset(ctx context.Context, in Input) (Output, error) {
 	d := in.Dataset
 	gpu := &tensorCores{}
 	defer gpu.close()
 	verifiers, err := in.verifiers(ctx, gpu)
 	if err != nil {
-		return VerifyOutput{}, err
+		return Output{}, err
 	}
 	err = d.ScanPrepared(func(s *dataset.SplitData, r dataset.Row) error {
 		if sv, ok := verifiers[s.Name]; ok {
@@ -99,9 +102,9 @@ func VerifyDataset(ctx context.Context, in VerifyInput) (VerifyOutput, error) {
 		return nil
 	})
 	if err != nil {
-		return VerifyOutput{}, err
+		return Output{}, err
 	}
-	var out VerifyOutput
+	var out Output
 	for _, s := range d.Splits {
 		sv, ok := verifiers[s.Name]
 		if !ok {
@@ -109,7 +112,7 @@ func VerifyDataset(ctx context.Context, in VerifyInput) (VerifyOutput, error) {
 		}
 		checks, err := sv.verifier.Checks()
 		if err != nil {
-			return VerifyOutput{}, err
+			return Output{}, err
 		}
 		for _, c := range checks {
 			if !c.OK {
@@ -128,7 +131,7 @@ type splitVerifier struct {
 }
 
 // tensorCores is the CUDA engine a tf32x3 verification reruns on, opened at the first
-// tf32x3 split (none when this binary or machine has no GPU).
+// tf32x3 split; there is none when this binary or machine has no GPU.
 type tensorCores struct {
 	eng    gpuengine.Engine
 	opened bool
@@ -158,7 +161,7 @@ func (g *tensorCores) close() {
 
 // verifiers makes a verifier, by split name, for each split in.Split
 // leaves in.
-func (in VerifyInput) verifiers(ctx context.Context, gpu *tensorCores) (map[string]splitVerifier, error) {
+func (in Input) verifiers(ctx context.Context, gpu *tensorCores) (map[string]splitVerifier, error) {
 	d := in.Dataset
 	getenv := in.Getenv
 	if getenv == nil {
@@ -218,8 +221,8 @@ func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string, getenv func(stri
 	case dataset.SeedProtocolV4Version:
 		// Weights and statistics do not depend on the salt, so a withheld
 		// one that was not given only leaves the names unchecked.
-		salt, err := DatasetSalt(md.SeedProtocol, getenv)
-		if err != nil && !errors.Is(err, ErrSaltWithheld) {
+		salt, err := mlps.DatasetSalt(md.SeedProtocol, getenv)
+		if err != nil && !errors.Is(err, mlps.ErrSaltWithheld) {
 			return info, fmt.Errorf("%s: %w", d.Path, err)
 		}
 		info.Salt = salt
@@ -248,9 +251,17 @@ func splitInfo(d *dataset.Dir, s dataset.SplitData, dot string, getenv func(stri
 	return info, nil
 }
 
+// name is field as in.Names calls it.
+func (in Input) name(field string) string {
+	if in.Names == nil {
+		return field
+	}
+	return in.Names(field)
+}
+
 // picks are the row positions to check of a split of n rows: the listed
 // ones, all of them, or K spread evenly.
-func (in VerifyInput) picks(n int) ([]int, error) {
+func (in Input) picks(n int) ([]int, error) {
 	if in.Picks == "all" || (in.Picks == "" && in.K >= n) {
 		out := make([]int, n)
 		for i := range out {
@@ -264,7 +275,7 @@ func (in VerifyInput) picks(n int) ([]int, error) {
 			i, err := strconv.Atoi(strings.TrimSpace(p))
 			if err != nil || i < 0 || i >= n {
 				return nil, fmt.Errorf("%s: %q is not a row position in [0, %d)",
-					nameOf(in.Names, FieldPicks), p, n)
+					in.name(FieldPicks), p, n)
 			}
 			out = append(out, i)
 		}

@@ -1,4 +1,4 @@
-package bake
+package mlps
 
 import (
 	"errors"
@@ -30,18 +30,18 @@ func ParseBakeSalt(text string) (seeds.Salt, error) {
 // wrap it with what the salt was needed for.
 var ErrSaltUnset = errors.New(dataset.SaltEnv + " is not set")
 
-// EnvSalt is a bake's salt from dataset.SaltEnv, read with getenv (the
-// starter, the local CLI's withheld salt, every GPU worker), under
-// ParseBakeSalt's rule. Its errors name the variable: ErrSaltUnset, or what
-// is wrong with the text (never the text).
+// EnvSalt is a bake's salt from dataset.SaltEnv, read with getenv under
+// ParseBakeSalt's rule. The starter, the local CLI's withheld salt and
+// every GPU worker read it so. Its errors name the variable: ErrSaltUnset,
+// or what is wrong with the text, never the text itself.
 func EnvSalt(getenv func(string) string) (seeds.Salt, error) {
 	return envSalt(getenv, ParseBakeSalt)
 }
 
 // envSalt is the one reading of dataset.SaltEnv: ErrSaltUnset when it is
 // empty, else its text under parse, whose errors it prefixes with the
-// variable's name. A bake parses with ParseBakeSalt; a reader of a finished
-// dataset (DatasetSalt) with seeds.ParseSalt, since whestbench reads any
+// variable's name. A bake parses with ParseBakeSalt; DatasetSalt, a reader
+// of a finished dataset, with seeds.ParseSalt, since whestbench reads any
 // BLAKE2b key.
 func envSalt(
 	getenv func(string) string,
@@ -62,12 +62,12 @@ func envSalt(
 // environment: the dataset's weights and statistics can still be checked.
 var ErrSaltWithheld = errors.New("salt withheld")
 
-// DatasetSalt is whestbench's resolve_salt
-// (https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py) for
-// a protocol-4.0 dataset: the salt from the metadata, or, when it is withheld,
-// from dataset.SaltEnv (read with getenv), checked against salt_digest whenever
-// the metadata records one. Every failure is an error; a withheld salt missing
-// from the environment is ErrSaltWithheld.
+// DatasetSalt is whestbench's resolve_salt for a protocol-4.0 dataset:
+// the salt from the metadata or, when it is withheld, from dataset.SaltEnv
+// read with getenv, checked against salt_digest whenever the metadata
+// records one. Every failure is an error; a withheld salt missing from the
+// environment is ErrSaltWithheld. The rule is
+// https://github.com/AIcrowd/whestbench/blob/main/src/whestbench/seeds.py.
 func DatasetSalt(p dataset.SeedProtocol, getenv func(string) string) (seeds.Salt, error) {
 	where := "metadata seed_protocol.salt"
 	var salt seeds.Salt

@@ -1,4 +1,4 @@
-package bake
+package rows
 
 // Outcome is how an attempt got an MLP's result, or a slice's: what the
 // bake did, which metrics and logs only label.

@@ -1,4 +1,4 @@
-package bake_test
+package localbake_test
 
 import (
 	"context"
@@ -14,15 +14,16 @@ import (
 	"github.com/whestbake/whestbake/bakeapi"
 	"github.com/whestbake/whestbake/dataset"
 	"github.com/whestbake/whestbake/gpuengine"
-	"github.com/whestbake/whestbake/internal/bake"
+	"github.com/whestbake/whestbake/internal/localbake"
+	"github.com/whestbake/whestbake/internal/mlps"
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
 // localInput is a valid 5-MLP bake into a fresh directory, its fields
 // named as the CLI names them.
-func localInput(t *testing.T) bake.LocalInput {
+func localInput(t *testing.T) localbake.Input {
 	t.Helper()
-	return bake.LocalInput{
+	return localbake.Input{
 		NMLPs:  5,
 		Split:  "public",
 		Config: "default",
@@ -51,7 +52,7 @@ func sha256Hex(b []byte) string {
 // Under protocol 4.0 the salt is the given one, the withheld one from the
 // environment, or a fresh 32-byte one; the declaration records its
 // SHA-256 (of the salt's bytes) and never the salt. Under 3.0 there is none.
-func TestPlanLocalResolvesTheSalt(t *testing.T) {
+func TestPlanResolvesTheSalt(t *testing.T) {
 	raw, _ := hex.DecodeString(saltHex)
 	given := localInput(t)
 	given.Spec.SeedProtocol = bakeapi.SeedProtocolV4
@@ -62,8 +63,8 @@ func TestPlanLocalResolvesTheSalt(t *testing.T) {
 	withheld.Getenv = func(k string) string {
 		return map[string]string{dataset.SaltEnv: saltHex}[k]
 	}
-	for name, in := range map[string]bake.LocalInput{"given": given, "withheld": withheld} {
-		p, err := bake.PlanLocal(in)
+	for name, in := range map[string]localbake.Input{"given": given, "withheld": withheld} {
+		p, err := localbake.Plan(in)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -74,7 +75,7 @@ func TestPlanLocalResolvesTheSalt(t *testing.T) {
 	}
 	fresh := localInput(t)
 	fresh.Spec.SeedProtocol = bakeapi.SeedProtocolV4
-	p, err := bake.PlanLocal(fresh)
+	p, err := localbake.Plan(fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestPlanLocalResolvesTheSalt(t *testing.T) {
 	if len(b) != seeds.SaltBytes || p.Spec.Salt.SHA256 != sha256Hex(b) {
 		t.Errorf("generated salt of %d bytes declared as %s", len(b), p.Spec.Salt.SHA256)
 	}
-	p, err = bake.PlanLocal(localInput(t))
+	p, err = localbake.Plan(localInput(t))
 	if err != nil || !p.Salt.IsZero() || p.Spec.Salt.SHA256 != "" {
 		t.Errorf("protocol 3.0: salt %v declared as %q, %v", p.Salt, p.Spec.Salt.SHA256, err)
 	}
@@ -91,7 +92,7 @@ func TestPlanLocalResolvesTheSalt(t *testing.T) {
 // Every error names its field as Names does; errors in the settings are
 // SettingsErrors (usage errors on a command line), errors in what they
 // point to or need are not.
-func TestPlanLocalErrors(t *testing.T) {
+func TestPlanErrors(t *testing.T) {
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "exists")
 	if err := os.Mkdir(existing, 0o755); err != nil {
@@ -100,57 +101,57 @@ func TestPlanLocalErrors(t *testing.T) {
 	neg := int64(-1)
 	cases := []struct {
 		name     string
-		edit     func(*bake.LocalInput)
+		edit     func(*localbake.Input)
 		want     string
 		settings bool
 	}{
-		{"short salt", func(in *bake.LocalInput) {
+		{"short salt", func(in *localbake.Input) {
 			in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 			in.SaltHex = "abcd"
 		}, "--seed-salt is 2 bytes: bake with a 32-byte salt", true},
-		{"withheld and given", func(in *bake.LocalInput) {
+		{"withheld and given", func(in *localbake.Input) {
 			in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 			in.SaltHex = saltHex
 			in.Spec.Salt = bakeapi.Salt{Withhold: true, ID: "h"}
 		}, "--withhold-salt takes the salt from WHEST_SEED_SALT only, not from --seed-salt", true},
-		{"withheld and unset", func(in *bake.LocalInput) {
+		{"withheld and unset", func(in *localbake.Input) {
 			in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 			in.Spec.Salt = bakeapi.Salt{Withhold: true, ID: "h"}
 		}, "--withhold-salt takes the salt from WHEST_SEED_SALT, which is not set", true},
-		{"sliced without salt", func(in *bake.LocalInput) {
+		{"sliced without salt", func(in *localbake.Input) {
 			in.Spec.SeedProtocol = bakeapi.SeedProtocolV4
 			in.Sliced = true
 			in.Slice = "0/2"
 		}, "a sliced seed protocol 4.0 bake (--slice or --mlp-range) needs --seed-salt", true},
-		{"salt under 3.0", func(in *bake.LocalInput) { in.SaltHex = saltHex },
+		{"salt under 3.0", func(in *localbake.Input) { in.SaltHex = saltHex },
 			"--seed-salt is only meaningful for seed protocol 4.0", true},
-		{"zero width", func(in *bake.LocalInput) { in.Spec.Width = 0 },
+		{"zero width", func(in *localbake.Input) { in.Spec.Width = 0 },
 			"--width is missing or 0", true},
-		{"malformed slice", func(in *bake.LocalInput) { in.Slice = "half" },
+		{"malformed slice", func(in *localbake.Input) { in.Slice = "half" },
 			"--slice must be K/N", true},
-		{"range beyond n", func(in *bake.LocalInput) { in.MLPRange = "3-9" },
+		{"range beyond n", func(in *localbake.Input) { in.MLPRange = "3-9" },
 			"--mlp-range 3-9: ", true},
-		{"existing output", func(in *bake.LocalInput) { in.Output = existing },
+		{"existing output", func(in *localbake.Input) { in.Output = existing },
 			"already exists", false},
-		{"over the memory limit", func(in *bake.LocalInput) {
+		{"over the memory limit", func(in *localbake.Input) {
 			in.MemoryLimit = func() (int64, error) { return 1 << 20, nil }
 		}, "this process may use: lower width or depth, or run on a machine with more memory " +
 			"(--max-memory sets the limit)", false},
-		{"negative root seed", func(in *bake.LocalInput) { in.RootSeed = &neg },
+		{"negative root seed", func(in *localbake.Input) { in.RootSeed = &neg },
 			"--seed must be a non-negative integer, got -1", false},
-		{"missing seeds file", func(in *bake.LocalInput) {
+		{"missing seeds file", func(in *localbake.Input) {
 			in.SeedsFile = filepath.Join(dir, "nope.json")
 		}, "cannot read --mlp-seeds file: ", false},
 	}
 	for _, c := range cases {
 		in := localInput(t)
 		c.edit(&in)
-		_, err := bake.PlanLocal(in)
+		_, err := localbake.Plan(in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.name, err, c.want)
 			continue
 		}
-		if got := errors.As(err, new(bake.SettingsError)); got != c.settings {
+		if got := errors.As(err, new(localbake.SettingsError)); got != c.settings {
 			t.Errorf("%s: a SettingsError: %v, want %v", c.name, got, c.settings)
 		}
 	}
@@ -158,17 +159,17 @@ func TestPlanLocalErrors(t *testing.T) {
 
 // The memory limit is asked only of valid settings, so that a front end
 // reports their errors first, and its error is returned as it is.
-func TestPlanLocalAsksTheMemoryLimitLast(t *testing.T) {
+func TestPlanAsksTheMemoryLimitLast(t *testing.T) {
 	limitErr := errors.New("no limit today")
 	asked := false
 	in := localInput(t)
 	in.MemoryLimit = func() (int64, error) { asked = true; return 0, limitErr }
 	in.Spec.Width = 0
-	if _, err := bake.PlanLocal(in); asked || !errors.As(err, new(bake.SettingsError)) {
+	if _, err := localbake.Plan(in); asked || !errors.As(err, new(localbake.SettingsError)) {
 		t.Errorf("invalid settings: asked %v, err %v", asked, err)
 	}
 	in.Spec.Width = 4
-	if _, err := bake.PlanLocal(in); !asked || err != limitErr {
+	if _, err := localbake.Plan(in); !asked || err != limitErr {
 		t.Errorf("valid settings: asked %v, err %v", asked, err)
 	}
 }
@@ -177,7 +178,7 @@ func TestPlanLocalAsksTheMemoryLimitLast(t *testing.T) {
 // inclusive START-END, or every MLP; the seeds come from the file (its
 // SHA-256 that of its bytes), from the root seed, or from OS entropy
 // (Generated: no other slice can reproduce them).
-func TestPlanLocalRangeAndSeeds(t *testing.T) {
+func TestPlanRangeAndSeeds(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "seeds.json")
 	text := "[5, 4, 3, 2, 1]"
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
@@ -191,7 +192,7 @@ func TestPlanLocalRangeAndSeeds(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name      string
-		edit      func(*bake.LocalInput)
+		edit      func(*localbake.Input)
 		rng       bakeapi.Range
 		seeds     []int64
 		sha256    string
@@ -199,7 +200,7 @@ func TestPlanLocalRangeAndSeeds(t *testing.T) {
 	}{
 		{
 			"slice from a file",
-			func(in *bake.LocalInput) {
+			func(in *localbake.Input) {
 				in.Slice = "1/2"
 				in.SeedsFile = file
 			},
@@ -210,21 +211,21 @@ func TestPlanLocalRangeAndSeeds(t *testing.T) {
 		},
 		{
 			"range from a root seed",
-			func(in *bake.LocalInput) {
+			func(in *localbake.Input) {
 				in.MLPRange = "1-3"
 				in.RootSeed = &root
 			},
 			bakeapi.Range{Start: 1, End: 4},
 			fromRoot,
-			sha256Hex(bake.EncodeSeeds(fromRoot)),
+			sha256Hex(mlps.EncodeSeeds(fromRoot)),
 			false,
 		},
-		{"all from entropy", func(*bake.LocalInput) {},
+		{"all from entropy", func(*localbake.Input) {},
 			bakeapi.Range{Start: 0, End: 5}, nil, "", true},
 	} {
 		in := localInput(t)
 		c.edit(&in)
-		p, err := bake.PlanLocal(in)
+		p, err := localbake.Plan(in)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -249,15 +250,15 @@ func TestPlanLocalRangeAndSeeds(t *testing.T) {
 // Device auto keeps a tiny bake on the CPU; an unknown device is a field
 // error of gpuengine.FieldDevice.
 func TestOpenEngine(t *testing.T) {
-	p, err := bake.PlanLocal(localInput(t))
+	p, err := localbake.Plan(localInput(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := bake.OpenEngine(gpuengine.DeviceAuto, p, 1)
+	eng, err := localbake.OpenEngine(gpuengine.DeviceAuto, p, 1)
 	if err != nil || eng.Describe().Device != gpuengine.DeviceCPU {
 		t.Fatalf("auto: %v, %v", eng, err)
 	}
-	_, err = bake.OpenEngine("tpu", p, 1)
+	_, err = localbake.OpenEngine("tpu", p, 1)
 	if fe := bakeapi.AsFieldErrors(err); len(fe) != 1 || fe[0].Field != gpuengine.FieldDevice {
 		t.Errorf("tpu: %v", err)
 	}
@@ -268,12 +269,12 @@ func TestOpenEngine(t *testing.T) {
 func TestWriteDir(t *testing.T) {
 	in := localInput(t)
 	in.MLPRange = "1-3"
-	p, err := bake.PlanLocal(in)
+	p, err := localbake.Plan(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var done int64
-	err = bake.WriteDir(context.Background(), bake.WriteInput{
+	err = localbake.WriteDir(context.Background(), localbake.WriteInput{
 		Plan:     p,
 		Engine:   gpuengine.CPU{},
 		Threads:  1,
@@ -299,7 +300,7 @@ func TestWriteDir(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	failed := filepath.Join(t.TempDir(), "failed")
-	err = bake.WriteDir(ctx, bake.WriteInput{
+	err = localbake.WriteDir(ctx, localbake.WriteInput{
 		Plan:    p,
 		Engine:  gpuengine.CPU{},
 		Threads: 1,

@@ -1,4 +1,4 @@
-package bake
+package mlps
 
 import (
 	"encoding/json"
@@ -8,8 +8,8 @@ import (
 	"github.com/whestbake/whestbake/internal/seeds"
 )
 
-// IdentityBlockSize is the number of MLPs per identity block. A slice reads
-// the block or two its range touches (about 40 KB each) instead of the whole
+// IdentityBlockSize is the number of MLPs per identity block, about 40 KB.
+// A slice reads the block or two its range touches instead of the whole
 // seeds file, and derives streams for its own MLPs only, so its work does not
 // grow with the split.
 const IdentityBlockSize = 1024
@@ -17,13 +17,13 @@ const IdentityBlockSize = 1024
 // identityFormat names the layout of IdentityBlock; a change of it needs a new one.
 const identityFormat = "whestbake-identities/1"
 
-// IdentityBlock is MLPs [Start, Start+len(Seeds)) of a split: each one's input
-// seed and whestbench name. Names are stored because their collision suffixes
+// IdentityBlock is the MLPs of a split from Start on: each one's input seed
+// and whestbench name. Names are stored because their collision suffixes
 // are assigned over the whole seed list: computed once, they stay the ones
 // Identities gives.
 //
 // Under protocol 4.0 the names come from name seeds keyed by the salt, which
-// only the GPU workers hold (dataset.SaltEnv): such blocks are written by a
+// only the GPU workers hold in dataset.SaltEnv. Such blocks are written by a
 // GPU worker, from the whole seeds file, and record the salt's SHA-256, so a
 // block named under no salt or another one is never read as a 4.0 block.
 type IdentityBlock struct {
@@ -40,13 +40,14 @@ type IdentityBlock struct {
 }
 
 // IdentityBlocks cuts a split's seeds into blocks of IdentityBlockSize MLPs,
-// named over the whole list: under protocol 3.0 with a zero salt, under 4.0
-// with its salt (as Identities).
+// named over the whole list as Identities names them: under protocol 3.0
+// with a zero salt, under 4.0 with its salt.
 func IdentityBlocks(sf SeedFile, salt seeds.Salt) []IdentityBlock {
 	return BlocksOf(sf, Identities(sf.Seeds, salt), salt)
 }
 
-// BlocksOf cuts ids, Identities(sf.Seeds, salt), into identity blocks.
+// BlocksOf cuts ids, the Identities of sf's seeds under salt, into identity
+// blocks.
 func BlocksOf(sf SeedFile, ids []MLP, salt seeds.Salt) []IdentityBlock {
 	var saltSum string
 	if !salt.IsZero() {
@@ -86,8 +87,8 @@ func IdentityBlocksOf(r bakeapi.Range) []int {
 
 // ExpectedBlock is what a stored identity block must be: block Index of a
 // split of NMLPs MLPs of the seeds file whose sha256 is SeedsSHA256, named
-// under the salt whose SHA-256 is SaltSHA256 (empty: protocol 3.0, no
-// salt). Key names the block in errors.
+// under the salt whose SHA-256 is SaltSHA256, empty under protocol 3.0,
+// which has no salt. Key names the block in errors.
 type ExpectedBlock struct {
 	Key         string
 	Index       int
@@ -96,7 +97,7 @@ type ExpectedBlock struct {
 	SaltSHA256  string
 }
 
-// ParseIdentityBlock decodes the block want names and checks it (Check).
+// ParseIdentityBlock decodes the block want names and checks it with Check.
 func ParseIdentityBlock(data []byte, want ExpectedBlock) (IdentityBlock, error) {
 	var blk IdentityBlock
 	if err := json.Unmarshal(data, &blk); err != nil {
@@ -143,10 +144,10 @@ func (blk IdentityBlock) Check(want ExpectedBlock) error {
 	return nil
 }
 
-// RangeIdentities derives MLPs r from the blocks that hold them (in block
-// order, as IdentityBlocksOf lists them), under protocol 3.0 with a zero salt
+// RangeIdentities derives MLPs r from the blocks that hold them, in the
+// order IdentityBlocksOf lists them, under protocol 3.0 with a zero salt
 // and under 4.0 keyed by salt: the slice's share of Identities. The blocks'
-// names must be those of the same salt (ParseIdentityBlock checks it).
+// names must be those of the same salt, as ParseIdentityBlock checks.
 func RangeIdentities(blocks []IdentityBlock, r bakeapi.Range, salt seeds.Salt) ([]MLP, error) {
 	var saltSum string
 	if !salt.IsZero() {
