@@ -304,17 +304,16 @@ func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 // good with a gap in the split (CorruptPartial), failing the bake that was
 // being cancelled.
 //
-// With follow, a directory not committed yet is waited for (awaitDir), so
-// that the sequence follows commits as they come: one at a time, in order,
-// so that one request at a time asks, and the fetches ahead are of
-// committed directories only.
+// A directory not committed yet is waited for (awaitDir), so that the
+// sequence follows commits as they come: one at a time, in order, so that
+// one request at a time asks, and the fetches ahead are of committed
+// directories only.
 func fetchInOrder(
 	ctx context.Context,
 	s *store.Store,
 	prefixes []string,
 	dir string,
 	fetchDir func(ctx context.Context, prefix, dir string) error,
-	follow bool,
 ) iter.Seq2[string, error] {
 	type fetch struct {
 		path string
@@ -330,10 +329,7 @@ func fetchInOrder(
 			defer close(ahead)
 			for i, p := range prefixes {
 				f := fetch{path: filepath.Join(dir, strconv.Itoa(i)), done: make(chan error, 1)}
-				var waited error
-				if follow {
-					waited = awaitDir(ctx, s, p)
-				}
+				waited := awaitDir(ctx, s, p)
 				select {
 				case ahead <- f:
 				case <-ctx.Done():

@@ -142,12 +142,11 @@ func (a *Activities) identitiesWritten(
 // keyed by salt.
 //
 // A 4.0 split's names come from salted name seeds, and their collision
-// suffixes from the whole list, so the control worker (which has no salt)
+// suffixes from the whole list, so the control worker, which has no salt,
 // cannot write them: NameSplit writes them on a GPU worker before the
-// split's first slice. A slice that finds no salted blocks (its split began
-// before the split workflow ran NameSplit, nameChange) derives the whole
-// split's identities from the seeds file here, as the first wave of such a
-// split's slices did, and writes the blocks every later slice reads.
+// split's first slice. A slice that finds a block missing or damaged
+// derives the whole split's identities from the seeds file here and writes
+// the blocks again, so that every later slice reads them.
 func (a *Activities) sliceIdentities(
 	ctx context.Context,
 	in bakeapi.BakeSliceInput,
@@ -187,10 +186,8 @@ func (a *Activities) sliceIdentities(
 				continue
 			}
 		}
-		// A 4.0 split not yet named under its salt, a 3.0 split seeded by a
-		// release that wrote no identity blocks (a bake that was running
-		// across the upgrade), or a damaged block: write them now, from the
-		// seeds file whose sha256 the workflow recorded.
+		// A missing or damaged block: write them all now, from the seeds
+		// file whose sha256 the workflow recorded.
 		if !errors.Is(err, store.ErrNotFound) {
 			if err := a.discard(ctx, log, hb, key, err); err != nil {
 				return nil, err

@@ -33,8 +33,7 @@ type splitSummary struct {
 	Seal            seal.Seal       `json:"seal"`
 }
 
-// summaryFile is the splitSummary's file in a merged split. A merged split
-// of an earlier version has none, and its shards instead.
+// summaryFile is the splitSummary's file in a merged split.
 const summaryFile = "summary.json"
 
 // madeSplit is what a merge makes of its split for the bake's dataset as
@@ -56,9 +55,8 @@ type madeSplit struct {
 	stats    *report.Split
 }
 
-// newMadeSplit starts the made split of bakeID's split of rows MLPs (as
-// from finds them, when it makes the split), with its local files under
-// root.
+// newMadeSplit starts the made split of bakeID's split of rows MLPs, with
+// its local files under root.
 func (a *Activities) newMadeSplit(
 	ctx context.Context,
 	bakeID, split string,
@@ -75,12 +73,10 @@ func (a *Activities) newMadeSplit(
 	}
 }
 
-// from makes the split from the complete single-split directory dir (a
-// fetched slice or merged split that holds its rows) and writes it again
-// at out, where finish then finds it: its rows (checked) into the shards
-// that a merge of them writes, whatever shards dir holds them in (one
-// slice's are those already; a merged split of an earlier version holds
-// one shard whatever its size), the prepared folder and the statistics.
+// from makes the split from dir, a fetched slice that covers the whole
+// split, and writes it again at out, where finish then finds it: its rows,
+// checked, into the shards that a merge of them writes, the prepared folder
+// and the statistics.
 func (m *madeSplit) from(dir, out string) error {
 	d, err := dataset.Open(dir, false)
 	if err != nil {

@@ -149,7 +149,7 @@ func testPushCopiesAReplacedSourceOnceMore(t *testing.T, f *fixture) {
 // testCombineIsTheLocalCombine: a bake's merge and combine give the bytes
 // that `whestbake dataset merge` and `combine-splits` give of the same
 // slices, file for file: with the merged split holding a summary in place
-// of its rows (what MergeSplitFollowing writes, of one slice or several),
+// of its rows (what MergeSplit writes, of one slice or several),
 // and with one that holds its rows (MergeSplit's, or a merge of an earlier
 // version), which CombineSplits makes the split from; with the split in
 // one shard, and in shards of two rows (internal/shards), which the merge
@@ -218,7 +218,7 @@ func testCombineIsTheLocalCombine(t *testing.T, f *fixture) {
 					t.Fatal(err)
 				}
 			case c.follow:
-				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
+				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
 			default:
 				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
 			}

@@ -81,12 +81,9 @@ type SliceProgress struct {
 // its deterministic key, so a split of any size passes one count.
 type MergeSplitInput struct {
 	BakeID, Split string
-	NMLPs         int `json:",omitempty"` // 0 in histories from before it
-	NSlices       int `json:",omitempty"`
-	// Slices lists the slice prefixes in slice order in histories from
-	// before NSlices; MergeSplit takes them when NSlices is 0.
-	Slices    []string  `json:",omitempty"`
-	CreatedAt time.Time // BakeInput.CreatedAt: the merge time recorded
+	NMLPs         int       `json:",omitempty"`
+	NSlices       int       `json:",omitempty"`
+	CreatedAt     time.Time // BakeInput.CreatedAt: the merge time recorded
 	// KeepIntermediates keeps the slices' partials and state (BakeInput.KeepIntermediates).
 	KeepIntermediates bool `json:",omitempty"`
 }
@@ -98,9 +95,7 @@ type MergeSplitOutput struct {
 }
 
 // CombineSplitsInput lists the merged split prefixes in the bake's split
-// order. Histories recorded after v0.1.0, before the field was dropped,
-// also hold a CreatedAt that nothing set or read (always the zero time);
-// decoding ignores it.
+// order.
 type CombineSplitsInput struct {
 	BakeID       string
 	Splits       []string

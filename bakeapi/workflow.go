@@ -23,21 +23,15 @@ const (
 	BakeSliceActivity     = "BakeSlice"
 	// NameSplitActivity writes a protocol-4.0 split's salted identity
 	// blocks (a GPU queue's activity: only GPU workers hold the salt).
-	NameSplitActivity     = "NameSplit"
+	NameSplitActivity = "NameSplit"
+	// MergeSplitActivity merges a split's slices beside them, each as soon
+	// as it and those before it are committed, into a merged split that
+	// holds a summary of the split's files in the bake's dataset in place
+	// of its rows; CombineSplitsActivity combines such merged splits.
 	MergeSplitActivity    = "MergeSplit"
 	CombineSplitsActivity = "CombineSplits"
-	// MergeFollowingActivity merges a split's slices beside them, each as
-	// soon as it and those before it are committed, into a merged split
-	// that holds a summary of the split's files in the bake's dataset in
-	// place of its rows; CombineMadeActivity combines such merged splits
-	// (and ones that hold their rows). Bakes started since the change
-	// merge-follows call these; earlier ones MergeSplit, after the last
-	// slice, and CombineSplits. New names, so that a control worker of an
-	// earlier version, which could not run them, never takes them.
-	MergeFollowingActivity = "MergeSplitFollowing"
-	CombineMadeActivity    = "CombineMadeSplits"
-	PushActivity           = "Push"
-	HubPushActivity        = "HubPush"
+	PushActivity          = "Push"
+	HubPushActivity       = "HubPush"
 	// GPUWorkersActivity counts the workers of a GPU queue (a local
 	// activity of the control worker), for MaxInFlight 0 ("auto").
 	GPUWorkersActivity = "GPUWorkers"
@@ -139,10 +133,6 @@ type SplitInput struct {
 	Seeds GenerateSeedsOutput
 	// Cursor is where a continued run of the split resumes; nil in its first run.
 	Cursor *SplitCursor `json:",omitempty"`
-	// MergedBeside says that the bake merges the split's slices beside it
-	// as they are committed (MergeFollowingActivity): the split bakes its
-	// slices and ends, and its output names no merged split.
-	MergedBeside bool `json:",omitempty"`
 }
 
 // SplitCursor is what a SplitWorkflow run hands to the next when it continues
@@ -180,10 +170,9 @@ type SliceStop struct {
 	Saved bool
 }
 
-// SplitOutput is the merged split.
+// SplitOutput counts the MLPs and slices the split baked.
 type SplitOutput struct {
-	MergedPrefix, ManifestSHA256 string
-	NMLPs, Slices                int
+	NMLPs, Slices int
 }
 
 // Policy holds every timeout and retry bound of a bake. It comes from config and
