@@ -11,7 +11,7 @@ import (
 // Version is whestbake's version as recorded in metadata, bumped by hand with
 // each release (builds are not stamped: two workers built from one release
 // must record the same version).
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 // Metadata describes a bake of plan by an engine, created at now.
 func Metadata(p Plan, d gpuengine.Description, now time.Time) dataset.Metadata {
