@@ -105,7 +105,7 @@ func keepAlive(ctx context.Context) (stop func()) {
 }
 
 // recordedOrNow is the time a bake's datasets record: its recorded start, or
-// now for slices of histories from before bakes had a record.
+// now for an input that has none, such as a local test's.
 func recordedOrNow(recorded time.Time) time.Time {
 	if recorded.IsZero() {
 		return time.Now()

@@ -39,8 +39,7 @@ type mlpResult struct {
 	AvgVarBits     uint64   `json:"avg_variance_bits"`
 	// Fingerprint is the bake Record's fingerprint of the split it was
 	// computed for: it is reused only by a slice of the same fingerprint.
-	// The seal holds it too; workers of earlier releases, and objects
-	// written by them, have only this one.
+	// The seal holds it too.
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	Seal        seal.Seal `json:"seal"`
 }
@@ -61,8 +60,8 @@ func sameSpec(in bakeapi.BakeSliceInput, fp string) bool {
 }
 
 // sliceSeal is the identity of what the slice writes and reads: its bake,
-// split and spec fingerprint (empty in histories from before records, whose
-// slices keep the algorithm check alone).
+// split and spec fingerprint. An input without a fingerprint keeps the
+// algorithm check alone.
 func sliceSeal(in bakeapi.BakeSliceInput, key string) seal.Seal {
 	return seal.Seal{
 		Key:         key,

@@ -11,8 +11,7 @@ type GenerateSeedsInput struct {
 	UploadedKey   string  `json:",omitempty"`
 	// SeedProtocol is the bake's seed protocol: under 4.0 the identity blocks
 	// are named under the salt, by the GPU workers, so GenerateSeeds writes
-	// none. Histories from before it have none (3.0 blocks, which a 4.0 slice
-	// never reads).
+	// none. Empty means 3.0.
 	SeedProtocol SeedProtocol `json:",omitempty"`
 }
 
@@ -32,7 +31,7 @@ type BakeSliceInput struct {
 	Slice, Start, End     int
 	NMLPs                 int
 	SeedsKey, SeedsSHA256 string
-	Spec                  Spec      `json:"Shape"`      // recorded histories call it Shape
+	Spec                  Spec      `json:"Shape"`      // the payload's name for it
 	Fingerprint           string    `json:",omitempty"` // SplitSpec.Fingerprint
 	CreatedAt             time.Time // BakeInput.CreatedAt
 }

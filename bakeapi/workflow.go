@@ -64,8 +64,7 @@ type SplitSpec struct {
 	NMLPs        int
 	Seed         *uint64 `json:",omitempty"` // generate seeds deterministically from this root
 	SeedsKey     string  `json:",omitempty"` // or use the seeds file the starter uploaded here
-	// Fingerprint is the bake Record's fingerprint of this split; "" in
-	// histories from before records existed.
+	// Fingerprint is the bake Record's fingerprint of this split.
 	Fingerprint string `json:",omitempty"`
 }
 
@@ -93,7 +92,7 @@ type BakeInput struct {
 	DefaultSplit string `json:",omitempty"`
 	Release      ReleaseSpec
 	// Hub, if set, publishes the dataset on the Hugging Face Hub after the
-	// release (histories from before it have none, and no HubPush).
+	// release.
 	Hub *HubSpec `json:",omitempty"`
 }
 
@@ -106,10 +105,10 @@ type BakeOutput struct {
 
 // BakeParams are the settings every split of a bake runs with: BakeInput
 // and each SplitInput embed them. Embedded, its fields stay at the top level
-// of the JSON, where recorded histories have them.
+// of the JSON.
 type BakeParams struct {
 	BakeID    string
-	Spec      Spec `json:"Shape"` // recorded histories call it Shape
+	Spec      Spec `json:"Shape"` // the payload's name for it
 	SliceSize int  // MLPs per BakeSlice activity
 	// MaxInFlight is the number of slices running at once per split; 0 is
 	// "auto": as many as workers poll GPUQueue, re-counted while it runs.
@@ -117,7 +116,7 @@ type BakeParams struct {
 	GPUQueue    string // task queue of the GPU workers
 	Policy      Policy
 	// CreatedAt is the bake Record's start time, which dates every dataset
-	// of the bake; zero in histories from before records existed.
+	// of the bake.
 	CreatedAt time.Time
 	// KeepIntermediates keeps what each step leaves for the next (identity
 	// blocks, per-MLP results, checkpoints, slice partials, merged splits).

@@ -57,9 +57,8 @@ func (s *sliceStops) stopped(k int, err error) (exhausted error, ok bool) {
 	}
 	var detail bakeapi.SliceStop
 	if app.Details(&detail) != nil || detail.Attempt < 1 {
-		// A GPU worker from before SliceStop (GPU workers may be upgraded
-		// after the control workers) does not say: the stop costs an
-		// attempt, as every stop did then.
+		// A stop without its detail does not say what it saved: it
+		// costs an attempt.
 		detail = bakeapi.SliceStop{Attempt: 1}
 	}
 	st := s.byIndex[k]
