@@ -18,7 +18,7 @@ import (
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// CombineSplits builds the multi-split dataset (also of a single split),
+// CombineSplits builds the multi-split dataset, also of a single split,
 // with its report, and commits it; then, unless the bake keeps its
 // intermediates, it deletes the merged splits, which the dataset now
 // holds. Each merged split holds MergeSplit's summary of the split's files
@@ -63,9 +63,9 @@ func (a *Activities) CombineSplits(
 	return out, a.afterCombine(ctx, in)
 }
 
-// afterCombine drops what the committed dataset now holds (dropMerged) and
+// afterCombine drops what the committed dataset now holds, in dropMerged, and
 // aborts the incomplete uploads that killed attempts of the bake's steps
-// left under its prefix (a merge's shard, a slice's partial): nothing of
+// left under its prefix, such as a merge's shard or a slice's partial: nothing of
 // the bake writes there once its dataset is committed, so no attempt comes
 // back to complete them, and their parts would stay stored.
 func (a *Activities) afterCombine(ctx context.Context, in bakeapi.CombineSplitsInput) error {
@@ -78,8 +78,8 @@ func (a *Activities) afterCombine(ctx context.Context, in bakeapi.CombineSplitsI
 
 // combineMade combines the splits from what their merges made: each
 // merged split holds its metadata.json and, in place of its rows, a
-// summary (summaryFile) of the files the merge wrote at their keys in the
-// dataset (its parquet shards and prepared folder) and of the statistics of
+// summary, summaryFile, of the files the merge wrote at their keys in the
+// dataset, its parquet shards and prepared folder, and of the statistics of
 // its rows, so no row is read and no byte of them moves. It returns the
 // commit of final.
 func (a *Activities) combineMade(

@@ -23,10 +23,10 @@ import (
 // so that when the last one lands only its own rows are left to merge. A
 // slice not committed yet is waited for, not missing. From the one pass
 // over the rows it makes everything of the split that the bake's dataset
-// holds (madeSplit): the parquet shards and the prepared folder, streamed
+// holds, through madeSplit: the parquet shards and the prepared folder, streamed
 // to their keys in the dataset as they are written, and the statistics of
 // the report. The merged split it commits holds the split's metadata.json
-// and, in place of its rows, their summary (summaryFile), which
+// and, in place of its rows, their summary, summaryFile, which
 // CombineSplits reads.
 //
 // The partials stream through the merge in slice order, a few fetched
@@ -41,7 +41,7 @@ import (
 // committed before the split workflow sees that slice's activity close,
 // and an attempt the server retries then, its completion lost, would find
 // its results gone and compute the slice again. The combine, which runs
-// once every split workflow has closed, drops them (dropMerged).
+// once every split workflow has closed, drops them in dropMerged.
 func (a *Activities) MergeSplit(
 	ctx context.Context,
 	in bakeapi.MergeSplitInput,
@@ -79,7 +79,7 @@ func (a *Activities) MergeSplit(
 }
 
 // alreadyMerged is the output of an earlier attempt's merge, if one
-// committed the split (its intermediates may not be deleted yet), by this
+// committed the split, whose intermediates may not be deleted yet, by this
 // bake: a damaged or foreign commit cannot be told from a good one's
 // partials, which may be gone, so it fails the merge. A restart after the
 // bake combined its splits, and deleted them, finds the dataset instead.
@@ -110,7 +110,7 @@ func (a *Activities) alreadyMerged(
 }
 
 // mergeMade merges the split's slices as they are committed and
-// makes the split for the bake's dataset on the way (madeSplit); it
+// makes the split for the bake's dataset on the way, with madeSplit; it
 // returns the path of the merged split in dir, which holds the split's
 // metadata and the summary of what was made, in place of its rows.
 func (a *Activities) mergeMade(
@@ -182,7 +182,7 @@ func (a *Activities) dropSliceState(ctx context.Context, in bakeapi.MergeSplitIn
 }
 
 // dropSlices deletes the split's slice partials and what remains of their
-// state (a zombie attempt may have written some since), unless the bake keeps
+// state, which a zombie attempt may have written since, unless the bake keeps
 // its intermediates.
 func (a *Activities) dropSlices(ctx context.Context, in bakeapi.MergeSplitInput) error {
 	if in.KeepIntermediates {

@@ -1,5 +1,6 @@
-// Package workflows holds the bake DAG: BakeWorkflow (seeds, one child per
-// split, combine, push) and SplitWorkflow (fan-out of slices, merge). Only
+// Package workflows holds the bake DAG: BakeWorkflow runs the seeds, one
+// child per split with its merge beside it, the combine and the push, and
+// SplitWorkflow fans out the split's slices. Only
 // keys, counts and sha256s travel through Temporal; the bytes live in MinIO.
 package workflows
 
@@ -143,13 +144,13 @@ func (b *bakeRun) startSplit(
 		Split:      s,
 		Seeds:      seeds,
 	})
-	// Its seeds are committed: the split bakes (its own query has the counts).
+	// Its seeds are committed: the split bakes. Its own query has the counts.
 	b.prog.Splits[i].Stage = bakeapi.StageBaking
 	return f
 }
 
 // splitBaked records in the progress query that split i baked all its
-// slices (r), and is now in stage.
+// slices, as r counts them, and is now in stage.
 func (b *bakeRun) splitBaked(i int, r bakeapi.SplitOutput, stage string) {
 	b.prog.Splits[i] = bakeapi.SplitProgress{
 		Split:       b.in.Splits[i].Name,
@@ -316,7 +317,7 @@ func (b *bakeRun) hubPush(ctx workflow.Context) error {
 	return nil
 }
 
-// done records in the memo where the dataset went (the Web UI shows it),
+// done records in the memo where the dataset went, for the Web UI to show,
 // and enters the last stage.
 func (b *bakeRun) done(ctx workflow.Context) error {
 	memo := map[string]any{

@@ -29,13 +29,13 @@ import (
 // limit.historyCount.suggestContinueAsNew, 4,096 events by default: below
 // runEventBudget, it would make every run 18% shorter (~680 slices), and
 // add drains; or from limit.historySize.suggestContinueAsNew, 4 MiB, which
-// the budget never reaches (a split's events average ~220 bytes, so 5,000
-// of them are ~1.1 MB).
+// the budget never reaches: a split's events average ~220 bytes, so 5,000
+// of them are ~1.1 MB.
 var runEventBudget = 5000
 
 // sliceEvents bounds what one slice adds to a run's history: scheduled,
-// started and closed (retries add none), plus a workflow task (scheduled,
-// started, completed) when its completion arrives alone.
+// started and closed, as retries add none, plus a workflow task's
+// scheduled, started and completed when its completion arrives alone.
 const sliceEvents = 6
 
 // runStartEvents bounds the events of a run before its first slice: its
@@ -185,9 +185,9 @@ func (s *splitRun) left() bool { return s.next < s.nSlices || len(s.stops.queue)
 
 // name runs NameSplit on the GPU queue when a protocol-4.0 split's first
 // run starts: its names come from the salt, which only GPU workers hold, and
-// from the whole split (collision suffixes), so one activity writes them all
+// from the whole split, for collision suffixes, so one activity writes them all
 // instead of every slice of the first wave deriving the whole split. Later
-// runs (continued as new) and a split merged before have them, or need none.
+// runs, continued as new, and a split merged before have them or need none.
 func (s *splitRun) name(ctx workflow.Context) error {
 	if s.in.Spec.Protocol() != bakeapi.SeedProtocolV4 || s.in.Cursor != nil || s.in.Seeds.Merged {
 		return nil
@@ -246,7 +246,7 @@ func (s *splitRun) fill(ctx workflow.Context) {
 
 // room says whether the run's history can take one more slice: by this
 // run's own count, and by the server's, which also sees what the count
-// cannot (workflow task retries after a worker crash).
+// cannot, such as workflow task retries after a worker crash.
 func (s *splitRun) room(ctx workflow.Context) bool {
 	used := max(s.events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*s.running)
 	return used+sliceEvents <= runEventBudget ||
@@ -342,7 +342,8 @@ func (s *splitRun) wakeToRecount(ctx workflow.Context) {
 }
 
 // recount counts the GPU workers and widens the window to their number; it
-// never narrows it (see SplitWorkflow), and a failed count keeps it.
+// never narrows it, for the reason SplitWorkflow gives, and a failed count
+// keeps it.
 func (s *splitRun) recount(ctx workflow.Context) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: time.Minute,

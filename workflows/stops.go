@@ -48,8 +48,8 @@ func (s *sliceStops) options(ctx workflow.Context, k int) workflow.Context {
 
 // stopped accounts for slice k's activity failing with err; ok says err is
 // a graceful stop handed back to the split. A stop queues the slice to start
-// again, unless the slice has spent its attempts (those before the stop, and
-// the stop itself if it saved nothing): then it returns why.
+// again, unless the slice has spent its attempts, those before the stop and
+// the stop itself if it saved nothing: then it returns why.
 func (s *sliceStops) stopped(k int, err error) (exhausted error, ok bool) {
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping {
