@@ -1,6 +1,6 @@
 // Package activities holds the bake's Temporal activities: methods on
 // Activities, which carries their dependencies. Every output goes to a
-// deterministic key (package keys), create-only or with identical bytes, so a
+// deterministic key, from package keys, create-only or with identical bytes, so a
 // retried, duplicated or zombie attempt is harmless. MinIO, not Temporal, holds
 // the bytes; inputs and outputs are keys, counts and sha256s.
 package activities
@@ -31,21 +31,21 @@ type Activities struct {
 	CheckpointEvery time.Duration
 	// StallTimeout fails a slice whose engine reports no progress for this long.
 	StallTimeout time.Duration
-	// TempDir holds local scratch copies of datasets ("" = os.TempDir()).
+	// TempDir holds local scratch copies of datasets; empty is os.TempDir.
 	TempDir string
-	// MaxMemory is what this worker may use (0: no limit): a slice whose
+	// MaxMemory is what this worker may use, 0 for no limit: a slice whose
 	// shape needs more fails at once and for good, instead of every worker
 	// that takes it dying of an out-of-memory crash.
 	MaxMemory int64
-	// Metrics records slices, MLPs and engine throughput (nil: none).
+	// Metrics records slices, MLPs and engine throughput; nil records none.
 	Metrics *metrics.Worker
-	// HubToken reads the Hugging Face Hub token for HubPush (nil: this
-	// worker has none). It is read at each push, so a rotated token file
+	// HubToken reads the Hugging Face Hub token for HubPush; nil: this
+	// worker has none. It is read at each push, so a rotated token file
 	// takes effect without a restart.
 	HubToken func() (string, error)
-	// Salt reads this worker's protocol-4.0 salt (mlps.EnvSalt; nil: this
-	// worker has none), which BakeSlice checks against the bake's declared
-	// SHA-256. It never travels through Temporal or S3.
+	// Salt reads this worker's protocol-4.0 salt, mlps.EnvSalt, or is nil
+	// when this worker has none. BakeSlice checks it against the bake's
+	// declared SHA-256. It never travels through Temporal or S3.
 	Salt func() (seeds.Salt, error)
 }
 
@@ -76,8 +76,8 @@ func activityHeartbeat(ctx context.Context, details any) {
 
 // keepAlive heartbeats every quarter of the activity's heartbeat timeout
 // until the returned stop is called. It covers local work with no progress to
-// report (fetching and merging thousands of slices, naming a million MLPs),
-// which can outlast the timeout: only a dead worker misses a heartbeat.
+// report, such as fetching and merging thousands of slices or naming a
+// million MLPs, which can outlast the timeout: only a dead worker misses a heartbeat.
 func keepAlive(ctx context.Context) (stop func()) {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).HeartbeatTimeout <= 0 {
 		return func() {}
@@ -105,7 +105,7 @@ func keepAlive(ctx context.Context) (stop func()) {
 }
 
 // recordedOrNow is the time a bake's datasets record: its recorded start, or
-// now for slices of histories from before bakes had a record.
+// now for an input that has none, such as a local test's.
 func recordedOrNow(recorded time.Time) time.Time {
 	if recorded.IsZero() {
 		return time.Now()

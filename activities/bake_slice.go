@@ -40,8 +40,7 @@ type mlpResult struct {
 	AvgVarBits     uint64   `json:"avg_variance_bits"`
 	// Fingerprint is the bake Record's fingerprint of the split it was
 	// computed for: it is reused only by a slice of the same fingerprint.
-	// The seal holds it too; workers of earlier releases, and objects
-	// written by them, have only this one.
+	// The seal holds it too.
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	Seal        seal.Seal `json:"seal"`
 }
@@ -62,8 +61,8 @@ func sameSpec(in bakeapi.BakeSliceInput, fp string) bool {
 }
 
 // sliceSeal is the identity of what the slice writes and reads: its bake,
-// split and spec fingerprint (empty in histories from before records, whose
-// slices keep the algorithm check alone).
+// split and spec fingerprint. An input without a fingerprint keeps the
+// algorithm check alone.
 func sliceSeal(in bakeapi.BakeSliceInput, key string) seal.Seal {
 	return seal.Seal{
 		Key:         key,
@@ -87,10 +86,10 @@ func mismatch(what, key string, mlp int) error {
 	)
 }
 
-// discard drops a damaged object that the slice recomputes (a result, a
-// checkpoint, an identity block, its own uncommitted partial's manifest):
-// logged, counted (whestbake_damaged_objects_total, and the slice's
-// Discarded, which status shows), and deleted, so that its create-only
+// discard drops a damaged object that the slice recomputes: a result, a
+// checkpoint, an identity block or its own uncommitted partial's manifest.
+// It is logged, counted in whestbake_damaged_objects_total and in the
+// slice's Discarded, which status shows, and deleted, so that its create-only
 // replacement can be written. Retrying the read instead would fail the same
 // way until the slice's attempts ran out.
 func (a *Activities) discard(
@@ -111,8 +110,8 @@ func (a *Activities) discard(
 
 // BakeSlice computes a slice's MLPs and commits its partial dataset. Finished
 // MLPs are never recomputed; an unfinished one resumes from its checkpoint.
-// Every log line of the attempt carries BakeID, Split, Slice and (from the
-// SDK's activity logger) Attempt, so one slice's story can be grepped out of
+// Every log line of the attempt carries BakeID, Split, Slice and, from the
+// SDK's activity logger, Attempt, so one slice's story can be grepped out of
 // a fleet's logs.
 func (a *Activities) BakeSlice(
 	ctx context.Context,
@@ -162,10 +161,10 @@ func (a *Activities) BakeSlice(
 }
 
 // sliceRun is one attempt at a slice. Its methods are the attempt's steps:
-// committed (an earlier attempt finished it), prepare (its plan and
-// identities), then per MLP reuse (a stored result), resume (a stored
-// checkpoint), compute (the engine) and save (the result), and commit (its
-// partial dataset).
+// committed, when an earlier attempt finished it; prepare, its plan and
+// identities; then per MLP reuse a stored result, resume a stored
+// checkpoint, compute with the engine and save the result; and commit its
+// partial dataset.
 type sliceRun struct {
 	acts      *Activities
 	in        bakeapi.BakeSliceInput
@@ -178,8 +177,8 @@ type sliceRun struct {
 	plan rows.Plan
 	desc gpuengine.Description
 	// weights serves every MLP and every row of the attempt: a fresh array
-	// each time would leave the collector a row of garbage per MLP (64 MiB
-	// at width 1024 × depth 16) and let the heap grow to twice the live rows.
+	// each time would leave the collector a row of garbage per MLP, 64 MiB
+	// at width 1024 × depth 16, and let the heap grow to twice the live rows.
 	weights []float32
 	// Set when the MLPs' run starts.
 	checkpoints *checkpointer
@@ -248,10 +247,10 @@ func (a *Activities) bakeSlice(
 	return out, nil
 }
 
-// failure is the attempt's error for err, which a step of its run (ctx
-// derived as runCtx) returned: the cause the run was stopped with, if it
-// was (the worker stopping, a stall, S3 failing: retryable errors with
-// their reasons), else err.
+// failure is the attempt's error for err, which a step of its run, with ctx
+// derived as runCtx, returned: the cause the run was stopped with, if it
+// was, else err. Such causes are the worker stopping, a stall or S3
+// failing: retryable errors with their reasons.
 func (r *sliceRun) failure(ctx, runCtx context.Context, err error) error {
 	cause := context.Cause(runCtx)
 	switch {

@@ -18,12 +18,11 @@ import (
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// CombineSplits builds the multi-split dataset (also of a single split),
+// CombineSplits builds the multi-split dataset, also of a single split,
 // with its report, and commits it; then, unless the bake keeps its
 // intermediates, it deletes the merged splits, which the dataset now
-// holds. Each merged split holds a summary of the split's files in the
-// dataset (MergeSplitFollowing's), or its rows (MergeSplit's), from which
-// it makes them as MergeSplitFollowing does.
+// holds. Each merged split holds MergeSplit's summary of the split's files
+// in the dataset.
 func (a *Activities) CombineSplits(
 	ctx context.Context,
 	in bakeapi.CombineSplitsInput,
@@ -64,9 +63,9 @@ func (a *Activities) CombineSplits(
 	return out, a.afterCombine(ctx, in)
 }
 
-// afterCombine drops what the committed dataset now holds (dropMerged) and
+// afterCombine drops what the committed dataset now holds, in dropMerged, and
 // aborts the incomplete uploads that killed attempts of the bake's steps
-// left under its prefix (a merge's shard, a slice's partial): nothing of
+// left under its prefix, such as a merge's shard or a slice's partial: nothing of
 // the bake writes there once its dataset is committed, so no attempt comes
 // back to complete them, and their parts would stay stored.
 func (a *Activities) afterCombine(ctx context.Context, in bakeapi.CombineSplitsInput) error {
@@ -79,11 +78,10 @@ func (a *Activities) afterCombine(ctx context.Context, in bakeapi.CombineSplitsI
 
 // combineMade combines the splits from what their merges made: each
 // merged split holds its metadata.json and, in place of its rows, a
-// summary (summaryFile) of the files the merge wrote at their keys in the
-// dataset (its parquet shards and prepared folder) and of the statistics of
-// its rows, so no row is read and no byte of them moves. A merged split of
-// an earlier version holds its rows instead: the combine makes the split
-// from them as a merge now does. It returns the commit of final.
+// summary, summaryFile, of the files the merge wrote at their keys in the
+// dataset, its parquet shards and prepared folder, and of the statistics of
+// its rows, so no row is read and no byte of them moves. It returns the
+// commit of final.
 func (a *Activities) combineMade(
 	ctx context.Context,
 	in bakeapi.CombineSplitsInput,
@@ -132,10 +130,7 @@ func (a *Activities) combineMade(
 }
 
 // summarize fetches the merged split committed at prefix into dir and
-// returns its summary: the one it holds, or, for a merged split of an
-// earlier version, which holds its rows, the one made from them here (the
-// shards and prepared folder written into the dataset as a merge writes
-// them).
+// returns the summary it holds.
 func (a *Activities) summarize(
 	ctx context.Context,
 	bakeID, prefix, dir string,
@@ -144,31 +139,14 @@ func (a *Activities) summarize(
 	if err != nil {
 		return splitSummary{}, err
 	}
+	if !slices.ContainsFunc(m.Files, func(f manifest.File) bool { return f.Path == summaryFile }) {
+		return splitSummary{}, lost(fmt.Errorf("%s/ holds no %s: %w",
+			uri(a.Store, prefix), summaryFile, seal.ErrDamaged))
+	}
 	if err := fetchFiles(ctx, a.Store, prefix, m, dir, bakeID); err != nil {
 		return splitSummary{}, err
 	}
-	split := m.Seal.Split
-	if slices.ContainsFunc(m.Files, func(f manifest.File) bool { return f.Path == summaryFile }) {
-		return readSummary(dir, bakeID, split)
-	}
-	made := a.newMadeSplit(ctx, bakeID, split, 0, dir+"-made")
-	defer made.abort()
-	rewritten := dir + "-rewritten"
-	if err := made.from(dir, rewritten); err != nil {
-		return splitSummary{}, err
-	}
-	return made.finish(rewritten)
-}
-
-// CombineMadeSplits is CombineSplits under the name that bakes started
-// since the change merge-follows call, so that a control worker of an
-// earlier version, which cannot read the merged splits of
-// MergeSplitFollowing, never takes it.
-func (a *Activities) CombineMadeSplits(
-	ctx context.Context,
-	in bakeapi.CombineSplitsInput,
-) (bakeapi.CombineSplitsOutput, error) {
-	return a.CombineSplits(ctx, in)
+	return readSummary(dir, bakeID, m.Seal.Split)
 }
 
 // dropMerged deletes the merged splits once the dataset holds them, and
@@ -183,8 +161,7 @@ func (a *Activities) dropMerged(ctx context.Context, in bakeapi.CombineSplitsInp
 		if err := a.drop(ctx, p+"/"); err != nil {
 			return err
 		}
-		// The slices of a split merged beside them are left to the combine
-		// (dropSlicesAfter); of one merged after them, gone already.
+		// The merge left the split's slices to the combine.
 		if split, ok := b.MergedSplit(p); ok {
 			err := a.dropSlices(ctx, bakeapi.MergeSplitInput{BakeID: in.BakeID, Split: split})
 			if err != nil {

@@ -71,9 +71,9 @@ func uploadDir(
 // commit is a local directory that commitDir commits.
 type commit struct {
 	dir, prefix string
-	// id is the bake and split committing it (the manifest's seal).
+	// id is the bake and split committing it: the manifest's seal.
 	id seal.Seal
-	// placed lists files that are at their keys already (uploadDir).
+	// placed lists files that are at their keys already, for uploadDir.
 	placed map[string]manifest.File
 	// vouch, if not nil, runs once the files are up and before the
 	// manifest, with the sha256 of the manifest about to be written: what
@@ -286,13 +286,13 @@ func restart(bakeID string) string {
 	return fmt.Sprintf("restart the bake with `whestbake bake --id %s`", bakeID)
 }
 
-// uri is the s3:// address of key (a key or a folder) in s's bucket.
+// uri is the s3:// address of key, a key or a folder, in s's bucket.
 func uri(s *store.Store, key string) string { return "s3://" + s.Bucket() + "/" + key }
 
 func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 
 // fetchInOrder yields local copies of the committed directories at
-// prefixes (fetched into a directory by fetchDir), in order, for a
+// prefixes, each fetched into a directory by fetchDir, in order, for a
 // consumer that reads one at a time: up to
 // downloaders are fetched ahead, and each copy is removed as soon as the
 // consumer asks for the next, so the scratch space holds a few directories
@@ -301,20 +301,19 @@ func isExists(err error) bool { return errors.Is(err, store.ErrExists) }
 // waited for, so nothing writes into dir after. A sequence that ctx ends
 // yields ctx's error last: ended quietly, it would pass for every
 // directory there is, and the merge of a cancelled attempt would fail for
-// good with a gap in the split (CorruptPartial), failing the bake that was
+// good with a gap in the split, CorruptPartial, failing the bake that was
 // being cancelled.
 //
-// With follow, a directory not committed yet is waited for (awaitDir), so
-// that the sequence follows commits as they come: one at a time, in order,
-// so that one request at a time asks, and the fetches ahead are of
-// committed directories only.
+// A directory not committed yet is waited for, in awaitDir, so that the
+// sequence follows commits as they come: one at a time, in order, so that
+// one request at a time asks, and the fetches ahead are of committed
+// directories only.
 func fetchInOrder(
 	ctx context.Context,
 	s *store.Store,
 	prefixes []string,
 	dir string,
 	fetchDir func(ctx context.Context, prefix, dir string) error,
-	follow bool,
 ) iter.Seq2[string, error] {
 	type fetch struct {
 		path string
@@ -330,10 +329,7 @@ func fetchInOrder(
 			defer close(ahead)
 			for i, p := range prefixes {
 				f := fetch{path: filepath.Join(dir, strconv.Itoa(i)), done: make(chan error, 1)}
-				var waited error
-				if follow {
-					waited = awaitDir(ctx, s, p)
-				}
+				waited := awaitDir(ctx, s, p)
 				select {
 				case ahead <- f:
 				case <-ctx.Done():

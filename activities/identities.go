@@ -36,9 +36,9 @@ type storedBlock struct {
 }
 
 // identityBlockKey is where block k of the split's identities named under
-// salt lives: protocol 3.0 blocks (zero salt, written by GenerateSeeds) and
-// 4.0 blocks (written by the GPU workers, which alone hold the salt) never
-// share a key.
+// salt lives. Protocol 3.0 blocks, of the zero salt, are written by
+// GenerateSeeds, and 4.0 blocks by the GPU workers, which alone hold the
+// salt: the two never share a key.
 func identityBlockKey(bakeID, split string, salt seeds.Salt, k int) string {
 	if salt.IsZero() {
 		return keys.Bake(bakeID).IdentityBlock(split, k)
@@ -46,11 +46,11 @@ func identityBlockKey(bakeID, split string, salt seeds.Salt, k int) string {
 	return keys.Bake(bakeID).SaltedIdentityBlock(split, salt.Digest(), k)
 }
 
-// writeIdentities stores a split's identity blocks named under salt (zero:
-// protocol 3.0). Protocol 3.0 blocks are followed by the marker that they are
+// writeIdentities stores a split's identity blocks named under salt, zero
+// for protocol 3.0. Protocol 3.0 blocks are followed by the marker that they are
 // complete. The bytes are a pure function of the seeds file and the salt, so
-// a retried or concurrent writer puts the same objects. createOnly
-// (NameSplit) leaves a block already there as it is, so that a retry or a
+// a retried or concurrent writer puts the same objects. createOnly, as
+// NameSplit asks, leaves a block already there as it is, so that a retry or a
 // restarted bake never replaces a block a slice may be reading; a slice
 // checks every block it reads and writes a damaged one again.
 func (a *Activities) writeIdentities(
@@ -142,12 +142,11 @@ func (a *Activities) identitiesWritten(
 // keyed by salt.
 //
 // A 4.0 split's names come from salted name seeds, and their collision
-// suffixes from the whole list, so the control worker (which has no salt)
+// suffixes from the whole list, so the control worker, which has no salt,
 // cannot write them: NameSplit writes them on a GPU worker before the
-// split's first slice. A slice that finds no salted blocks (its split began
-// before the split workflow ran NameSplit, nameChange) derives the whole
-// split's identities from the seeds file here, as the first wave of such a
-// split's slices did, and writes the blocks every later slice reads.
+// split's first slice. A slice that finds a block missing or damaged
+// derives the whole split's identities from the seeds file here and writes
+// the blocks again, so that every later slice reads them.
 func (a *Activities) sliceIdentities(
 	ctx context.Context,
 	in bakeapi.BakeSliceInput,
@@ -187,10 +186,8 @@ func (a *Activities) sliceIdentities(
 				continue
 			}
 		}
-		// A 4.0 split not yet named under its salt, a 3.0 split seeded by a
-		// release that wrote no identity blocks (a bake that was running
-		// across the upgrade), or a damaged block: write them now, from the
-		// seeds file whose sha256 the workflow recorded.
+		// A missing or damaged block: write them all now, from the seeds
+		// file whose sha256 the workflow recorded.
 		if !errors.Is(err, store.ErrNotFound) {
 			if err := a.discard(ctx, log, hb, key, err); err != nil {
 				return nil, err
@@ -220,8 +217,9 @@ func (a *Activities) sliceIdentities(
 }
 
 // NameSplit writes a protocol-4.0 split's identity blocks, named under this
-// worker's salt, from its seeds file: the one O(split) step of such a split,
-// done once on a GPU worker (only they hold the salt) before its first slice,
+// worker's salt, from its seeds file: the one step of such a split whose
+// work grows with it, done once on a GPU worker, as only they hold the salt,
+// before its first slice,
 // so that every slice reads only the blocks of its own MLPs. A worker
 // without the bake's salt fails it as InvalidConfig, which no retry on the
 // same worker can cure. Its keys are create-only and its bytes a pure

@@ -20,12 +20,12 @@ import (
 )
 
 // splitSummary is what a merged split holds in place of its rows
-// (summaryFile, beside its metadata.json), so that CombineSplits combines
+// as summaryFile beside its metadata.json, so that CombineSplits combines
 // the split without reading a row: the files of the bake's dataset that
-// the merge wrote at their keys (by path in the dataset, with sha256 and
-// size: the parquet shards and the prepared folder), the statistics of the
+// the merge wrote at their keys, by path in the dataset with sha256 and
+// size: the parquet shards and the prepared folder; the statistics of the
 // split's rows for the report, and whether the merge checked the prepared
-// folder against the shards (the rule of preparedCheckRule).
+// folder against the shards by the rule of preparedCheckRule.
 type splitSummary struct {
 	Files           []manifest.File `json:"files"`
 	Stats           *report.Split   `json:"stats"`
@@ -33,13 +33,12 @@ type splitSummary struct {
 	Seal            seal.Seal       `json:"seal"`
 }
 
-// summaryFile is the splitSummary's file in a merged split. A merged split
-// of an earlier version has none, and its shards instead.
+// summaryFile is the splitSummary's file in a merged split.
 const summaryFile = "summary.json"
 
 // madeSplit is what a merge makes of its split for the bake's dataset as
-// the rows go by: the parquet shards (shardTee) and the prepared folder's
-// Arrow shards (row) go up to their keys in the dataset while they are
+// the rows go by: the parquet shards, through shardTee, and the prepared
+// folder's Arrow shards, through row, go up to their keys in the dataset while they are
 // written, each shard's upload completed as the shard is, and the
 // report's statistics are gathered, so that when the last row is merged
 // only the last parts are left to send.
@@ -56,9 +55,8 @@ type madeSplit struct {
 	stats    *report.Split
 }
 
-// newMadeSplit starts the made split of bakeID's split of rows MLPs (as
-// from finds them, when it makes the split), with its local files under
-// root.
+// newMadeSplit starts the made split of bakeID's split of rows MLPs, with
+// its local files under root.
 func (a *Activities) newMadeSplit(
 	ctx context.Context,
 	bakeID, split string,
@@ -75,12 +73,10 @@ func (a *Activities) newMadeSplit(
 	}
 }
 
-// from makes the split from the complete single-split directory dir (a
-// fetched slice or merged split that holds its rows) and writes it again
-// at out, where finish then finds it: its rows (checked) into the shards
-// that a merge of them writes, whatever shards dir holds them in (one
-// slice's are those already; a merged split of an earlier version holds
-// one shard whatever its size), the prepared folder and the statistics.
+// from makes the split from dir, a fetched slice that covers the whole
+// split, and writes it again at out, where finish then finds it: its rows,
+// checked, into the shards that a merge of them writes, the prepared folder
+// and the statistics.
 func (m *madeSplit) from(dir, out string) error {
 	d, err := dataset.Open(dir, false)
 	if err != nil {
@@ -131,8 +127,8 @@ func (u *shardUpload) Close() error {
 // key is the key in the dataset of rel, a path relative to it.
 func (m *madeSplit) key(rel string) string { return path.Join(m.dataset, rel) }
 
-// row takes the split's next row: into the prepared folder (started at
-// the first, whose shape is the split's) and the statistics.
+// row takes the split's next row into the prepared folder, started at
+// the first, whose shape is the split's, and into the statistics.
 func (m *madeSplit) row(r dataset.Row) error {
 	if m.prepared == nil {
 		width := len(r.FinalMeans)
@@ -150,8 +146,8 @@ func (m *madeSplit) row(r dataset.Row) error {
 	return m.prepared.Write(&r)
 }
 
-// finish completes what the rows made, once merged (the merged split's
-// local directory) holds the shards, checks the prepared folder against
+// finish completes what the rows made, once merged, the merged split's
+// local directory, holds the shards, checks the prepared folder against
 // them, and returns the summary that CombineSplits reads.
 func (m *madeSplit) finish(merged string) (splitSummary, error) {
 	var sum splitSummary

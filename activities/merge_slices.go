@@ -16,17 +16,17 @@ import (
 )
 
 // errMergedMeanwhile is what a merge attempt finds when the slices it
-// reads went because the split was merged meanwhile (by another attempt)
+// reads went because another attempt merged the split meanwhile
 // and the bake combined it: the combine deletes the slices on purpose, so
-// that is no damage, and the merge's output is that commit (alreadyMerged).
+// that is no damage, and the merge's output is that commit: alreadyMerged.
 var errMergedMeanwhile = errors.New("the split was merged and combined meanwhile")
 
 // fetchSlice fetches the committed partial of a slice of in's split at
 // prefix into dir, every file checked against its manifest. A partial that
-// fails (its manifest or a file damaged, a file gone) cannot be merged, but
+// fails, its manifest or a file damaged or a file gone, cannot be merged, but
 // its slice can commit it again from its per-MLP results, as BakeSlice
 // does when its own check of a commit fails: the merge discards the commit
-// (discardSlice) and fails, saying that a restart of the bake heals it.
+// with discardSlice and fails, saying that a restart of the bake heals it.
 func (a *Activities) fetchSlice(
 	ctx context.Context,
 	in bakeapi.MergeSplitInput,
@@ -65,8 +65,8 @@ func (a *Activities) fetchSlice(
 }
 
 // discardSlice drops the commit of the slice partial at prefix, which
-// failed its check (cause): logged, counted (whestbake_damaged_objects_total)
-// and deleted, so that the slice commits it again at the bake's restart,
+// failed its check with cause: logged, counted in
+// whestbake_damaged_objects_total and deleted, so that the slice commits it again at the bake's restart,
 // and a merge never takes it in between. It returns what to do about it,
 // for the merge's failure.
 func (a *Activities) discardSlice(
@@ -96,8 +96,8 @@ func (a *Activities) discardSlice(
 	), nil
 }
 
-// mergedMeanwhile reports whether in's split is merged (its merged split
-// or the bake's dataset committed), as another attempt of this merge may
+// mergedMeanwhile reports whether in's split is merged, its merged split
+// or the bake's dataset committed, as another attempt of this merge may
 // have done while this one ran.
 func (a *Activities) mergedMeanwhile(ctx context.Context, in bakeapi.MergeSplitInput) (bool, error) {
 	b := keys.Bake(in.BakeID)

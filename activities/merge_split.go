@@ -18,14 +18,16 @@ import (
 	"github.com/whestbake/whestbake/internal/store"
 )
 
-// MergeSplit merges the slices' partials into the complete split (or takes a
-// single slice that already covers the split) and commits it, once every
-// slice is committed: the merge of bakes started before the change
-// merge-follows (MergeSplitFollowing is today's). Unless the bake keeps
-// its intermediates, the slices' state goes first (every slice is
-// committed, so nothing reads it again) and the partials once the merged
-// split is committed: the split never holds more than its partials and its
-// merged copy.
+// MergeSplit merges the split's slices beside them, as BakeWorkflow runs
+// it: it takes each slice as soon as it and those before it are committed,
+// so that when the last one lands only its own rows are left to merge. A
+// slice not committed yet is waited for, not missing. From the one pass
+// over the rows it makes everything of the split that the bake's dataset
+// holds, through madeSplit: the parquet shards and the prepared folder, streamed
+// to their keys in the dataset as they are written, and the statistics of
+// the report. The merged split it commits holds the split's metadata.json
+// and, in place of its rows, their summary, summaryFile, which
+// CombineSplits reads.
 //
 // The partials stream through the merge in slice order, a few fetched
 // ahead and each deleted from the local disk once its rows are copied, so
@@ -34,51 +36,24 @@ import (
 // the merged file is written in one pass and cannot be resumed, and a
 // merge is one GET per file of each partial, a small share of what the
 // slices cost.
+//
+// The slices and their state stay: the merge may see the last slice
+// committed before the split workflow sees that slice's activity close,
+// and an attempt the server retries then, its completion lost, would find
+// its results gone and compute the slice again. The combine, which runs
+// once every split workflow has closed, drops them in dropMerged.
 func (a *Activities) MergeSplit(
 	ctx context.Context,
 	in bakeapi.MergeSplitInput,
 ) (bakeapi.MergeSplitOutput, error) {
-	return a.mergeSplit(ctx, in, false)
-}
-
-// MergeSplitFollowing is MergeSplit run beside the split's slices, as
-// BakeWorkflow runs it: it takes each slice as soon as it and those before
-// it are committed (a slice not committed yet is waited for, not missing),
-// so that when the last one lands only its own rows are left to merge.
-// From the one pass over the rows it makes everything of the split that
-// the bake's dataset holds (madeSplit): the parquet shards and the prepared
-// folder, streamed to their keys in the dataset as they are written, and
-// the statistics of the report. The merged split it commits holds the
-// split's metadata.json and, in place of its rows, their summary
-// (summaryFile), which CombineMadeSplits reads.
-func (a *Activities) MergeSplitFollowing(
-	ctx context.Context,
-	in bakeapi.MergeSplitInput,
-) (bakeapi.MergeSplitOutput, error) {
-	return a.mergeSplit(ctx, in, true)
-}
-
-// mergeSplit is MergeSplit, or MergeSplitFollowing with follow.
-func (a *Activities) mergeSplit(
-	ctx context.Context,
-	in bakeapi.MergeSplitInput,
-	follow bool,
-) (bakeapi.MergeSplitOutput, error) {
 	defer keepAlive(ctx)()
 	// Step 1. Committed already.
-	if out, done, err := a.alreadyMerged(ctx, in, follow); err != nil || done {
+	if out, done, err := a.alreadyMerged(ctx, in); err != nil || done {
 		return out, err
 	}
 	prefix := keys.Bake(in.BakeID).Merged(in.Split)
 	out := bakeapi.MergeSplitOutput{Prefix: prefix}
 	id := seal.Seal{Bake: in.BakeID, Split: in.Split}
-	// A merge that follows its slices leaves them and their state to the
-	// combine (dropSlicesAfter).
-	if !follow {
-		if err := a.dropSliceState(ctx, in); err != nil {
-			return out, err
-		}
-	}
 	// Step 2. Merge the slices as they arrive, each checked against its
 	// manifest's sha256s, with the same code as `whestbake dataset merge`.
 	dir, err := a.scratch("merge-*")
@@ -86,40 +61,31 @@ func (a *Activities) mergeSplit(
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	var merged string
-	if follow {
-		merged, err = a.mergeMade(ctx, in, dir)
-	} else {
-		merged, err = a.mergeRows(ctx, in, dir)
-	}
+	merged, err := a.mergeMade(ctx, in, dir)
 	if errors.Is(err, errMergedMeanwhile) {
-		out, _, err := a.alreadyMerged(ctx, in, follow)
+		out, _, err := a.alreadyMerged(ctx, in)
 		return out, err
 	}
 	if err != nil {
 		return out, err
 	}
-	// Step 3. Commit, then drop the partials.
+	// Step 3. Commit.
 	m, sum, err := commitDir(ctx, a.Store, commit{dir: merged, prefix: prefix, id: id})
 	if err != nil {
 		return out, err
 	}
 	out.ManifestSHA256 = sum
-	if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
-		return out, err
-	}
-	return out, a.dropSlicesAfter(ctx, in, follow)
+	return out, a.countRows(ctx, in.BakeID, prefix, m, &out)
 }
 
 // alreadyMerged is the output of an earlier attempt's merge, if one
-// committed the split (its intermediates may not be deleted yet), by this
+// committed the split, whose intermediates may not be deleted yet, by this
 // bake: a damaged or foreign commit cannot be told from a good one's
 // partials, which may be gone, so it fails the merge. A restart after the
 // bake combined its splits, and deleted them, finds the dataset instead.
 func (a *Activities) alreadyMerged(
 	ctx context.Context,
 	in bakeapi.MergeSplitInput,
-	follow bool,
 ) (bakeapi.MergeSplitOutput, bool, error) {
 	b := keys.Bake(in.BakeID)
 	prefix := b.Merged(in.Split)
@@ -131,10 +97,7 @@ func (a *Activities) alreadyMerged(
 		return out, false, err
 	} else if done {
 		out.ManifestSHA256 = sum
-		if err := a.countRows(ctx, in.BakeID, prefix, m, &out); err != nil {
-			return out, false, err
-		}
-		return out, true, a.dropSlicesAfter(ctx, in, follow)
+		return out, true, a.countRows(ctx, in.BakeID, prefix, m, &out)
 	}
 	bakeSeal := seal.Seal{Bake: in.BakeID}
 	if _, _, done, err := committed(ctx, a.Store, b.Dataset(), bakeSeal); damaged(err) {
@@ -146,58 +109,8 @@ func (a *Activities) alreadyMerged(
 	return out, false, nil
 }
 
-// dropSlicesAfter drops the split's slices once merged (dropSlices), but
-// not after a merge that followed them: it may see the last slice
-// committed before the split workflow sees that slice's activity close,
-// and an attempt the server retries then (its completion lost, a server
-// restarted) would find its results gone and compute the slice again.
-// The combine, which runs once every split workflow has closed, drops
-// them (dropMerged).
-func (a *Activities) dropSlicesAfter(
-	ctx context.Context,
-	in bakeapi.MergeSplitInput,
-	follow bool,
-) error {
-	if follow {
-		return nil
-	}
-	return a.dropSlices(ctx, in)
-}
-
-// mergeRows merges the split's committed slices into a merged split in
-// dir, which holds its rows, and returns its path.
-func (a *Activities) mergeRows(
-	ctx context.Context,
-	in bakeapi.MergeSplitInput,
-	dir string,
-) (string, error) {
-	prefixes := slicePrefixes(in)
-	fetch := func(ctx context.Context, prefix, dir string) error {
-		return a.fetchSlice(ctx, in, prefix, dir)
-	}
-	if len(prefixes) > 1 {
-		merged := filepath.Join(dir, "merged")
-		err := dataset.MergeStream(
-			merged,
-			recordedOrNow(in.CreatedAt),
-			fetchInOrder(ctx, a.Store, prefixes, dir, fetch, false),
-		)
-		return merged, datasetErr(err)
-	}
-	// One slice covering the split is already complete.
-	merged := filepath.Join(dir, "slice")
-	if err := fetch(ctx, prefixes[0], merged); err != nil {
-		return "", err
-	}
-	d, err := dataset.Open(merged, false)
-	if err == nil {
-		err = d.Scan(nil)
-	}
-	return merged, datasetErr(err)
-}
-
 // mergeMade merges the split's slices as they are committed and
-// makes the split for the bake's dataset on the way (madeSplit); it
+// makes the split for the bake's dataset on the way, with madeSplit; it
 // returns the path of the merged split in dir, which holds the split's
 // metadata and the summary of what was made, in place of its rows.
 func (a *Activities) mergeMade(
@@ -234,7 +147,7 @@ func (a *Activities) mergeMade(
 		err := dataset.MergeStream(
 			merged,
 			recordedOrNow(in.CreatedAt),
-			fetchInOrder(ctx, a.Store, prefixes, dir, fetch, true),
+			fetchInOrder(ctx, a.Store, prefixes, dir, fetch),
 			dataset.MergeTee(made.shardTee),
 			dataset.MergeEachRow(made.row),
 		)
@@ -269,7 +182,7 @@ func (a *Activities) dropSliceState(ctx context.Context, in bakeapi.MergeSplitIn
 }
 
 // dropSlices deletes the split's slice partials and what remains of their
-// state (a zombie attempt may have written some since), unless the bake keeps
+// state, which a zombie attempt may have written since, unless the bake keeps
 // its intermediates.
 func (a *Activities) dropSlices(ctx context.Context, in bakeapi.MergeSplitInput) error {
 	if in.KeepIntermediates {
@@ -300,12 +213,8 @@ func (a *Activities) drop(ctx context.Context, folder string) error {
 }
 
 // slicePrefixes lists the split's slice prefixes in slice order: slice k of
-// NSlices is at its deterministic key, or, in histories from before NSlices,
-// the input lists them.
+// NSlices is at its deterministic key.
 func slicePrefixes(in bakeapi.MergeSplitInput) []string {
-	if in.NSlices == 0 {
-		return in.Slices
-	}
 	b := keys.Bake(in.BakeID)
 	out := make([]string, in.NSlices)
 	for k := range out {

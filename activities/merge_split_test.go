@@ -48,9 +48,8 @@ func testSlicePartialHasNoCard(t *testing.T, f *fixture) {
 }
 
 // testMergeSplitStreamsManySlices: a split of more one-MLP slices than the
-// merge fetches ahead merges to the bytes of a local bake; a slice missing
-// in the middle fails the merge as a corrupt input, committing nothing, and
-// once it is baked the merge succeeds. Neither attempt leaves scratch files.
+// merge fetches ahead merges to the bytes of a local bake, and leaves no
+// scratch files.
 func testMergeSplitStreamsManySlices(t *testing.T, f *fixture) {
 	const bakeID, n, seed = "many", 20, 5
 	scratch := t.TempDir()
@@ -62,31 +61,11 @@ func testMergeSplitStreamsManySlices(t *testing.T, f *fixture) {
 	}
 	sd := seedSplit(t, a, bakeID, n, seed)
 	for k := range n {
-		if k != 13 {
-			mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
-		}
+		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
 	}
-	in := bakeapi.MergeSplitInput{
-		BakeID:  bakeID,
-		Split:   split,
-		NMLPs:   n,
-		NSlices: n,
-	}
-	_, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, in)
-	app := wantAppError(t, err, bakeapi.ErrCorruptPartial)
-	if want := keys.Bake(bakeID).Slice(split, 13); !strings.Contains(app.Error(), want) {
-		t.Errorf("error %q does not name the missing slice %s", app.Error(), want)
-	}
-	if ok, _ := f.st.Exists(
-		context.Background(),
-		keys.Manifest(keys.Bake(bakeID).Merged(split)),
-	); ok {
-		t.Fatal("a merge with a missing slice was committed")
-	}
-	noScratch(t, scratch)
-	mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, 13, 13, 14))
+	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
 	m := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
-	got := parquetSHA(t, f.st, m.Prefix)
+	got := mergedShardSHA(t, f, bakeID)
 	want := localParquetSHA(t, n, seed, 0, n)
 	if m.NMLPs != n || got != want {
 		t.Errorf(
@@ -102,9 +81,9 @@ func testMergeSplitStreamsManySlices(t *testing.T, f *fixture) {
 
 // testMergeFollowingWaitsForItsSlices: the merge beside a split takes its
 // slices as they are committed: a slice not baked yet is waited for, not
-// missing (the merge goes on once it is committed), and the shard it
-// writes into the dataset is the local bake's, byte for byte.
-func testMergeFollowingWaitsForItsSlices(t *testing.T, f *fixture) {
+// missing: the merge goes on once it is committed, and the shard it writes
+// into the dataset is the local bake's, byte for byte.
+func testMergeSplitWaitsForItsSlices(t *testing.T, f *fixture) {
 	const bakeID, n, seed = "following", 12, 6
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, bakeID, n, seed)
@@ -120,7 +99,7 @@ func testMergeFollowingWaitsForItsSlices(t *testing.T, f *fixture) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplitFollowing, in)
+		out, err := run[bakeapi.MergeSplitOutput](a, a.MergeSplit, in)
 		done <- result{out, err}
 	}()
 	select {
@@ -143,13 +122,13 @@ func testMergeFollowingWaitsForItsSlices(t *testing.T, f *fixture) {
 	}
 }
 
-// testMergeFollowingCancelledEndsCancelled: a merge beside its split,
-// cancelled while it waits for a slice (the bake being cancelled), ends
-// with the cancellation, every time: its wait used to end as if every
-// slice had come, about one time in two, and the merge then failed for good
-// with a gap in the split (CorruptPartial), failing the bake being
-// cancelled instead of letting it close as cancelled.
-func testMergeFollowingCancelledEndsCancelled(t *testing.T, f *fixture) {
+// testMergeSplitCancelledEndsCancelled: a merge beside its split,
+// cancelled while it waits for a slice because the bake is being
+// cancelled, ends with the cancellation, every time. Were its wait to end
+// as if every slice had come, the merge would fail for good with a gap in
+// the split, CorruptPartial, and fail the bake being cancelled instead of
+// letting it close as cancelled.
+func testMergeSplitCancelledEndsCancelled(t *testing.T, f *fixture) {
 	const bakeID, n, seed = "following-cancelled", 3, 9
 	a := f.acts(gpuengine.CPU{})
 	sd := seedSplit(t, a, bakeID, n, seed)
@@ -158,7 +137,7 @@ func testMergeFollowingCancelledEndsCancelled(t *testing.T, f *fixture) {
 	for try := range 12 {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(time.Duration(try)*20*time.Millisecond, cancel)
-		_, err := a.MergeSplitFollowing(ctx, in)
+		_, err := a.MergeSplit(ctx, in)
 		cancel()
 		var app *temporal.ApplicationError
 		if !errors.Is(err, context.Canceled) || errors.As(err, &app) {
@@ -170,8 +149,7 @@ func testMergeFollowingCancelledEndsCancelled(t *testing.T, f *fixture) {
 // testStaleMergeFindsTheSplitMerged: an attempt of a merge that lags
 // behind another, which merged the split, and the combine, which then
 // deleted the slices on purpose, finds the slices gone and ends with the
-// merged split: no damage, nothing gone behind the bake's back. It used to
-// fail for good, saying that something outside whestbake deleted them.
+// merged split: no damage, nothing gone behind the bake's back.
 func testStaleMergeFindsTheSplitMerged(t *testing.T, f *fixture) {
 	const bakeID, n, seed = "stale-merge", 3, 12
 	a := f.acts(gpuengine.CPU{})
@@ -198,7 +176,7 @@ func testStaleMergeFindsTheSplitMerged(t *testing.T, f *fixture) {
 	var out bakeapi.MergeSplitOutput
 	go func() {
 		var err error
-		out, err = run[bakeapi.MergeSplitOutput](lagging, lagging.MergeSplitFollowing, in)
+		out, err = run[bakeapi.MergeSplitOutput](lagging, lagging.MergeSplit, in)
 		done <- err
 	}()
 	select {
@@ -206,8 +184,8 @@ func testStaleMergeFindsTheSplitMerged(t *testing.T, f *fixture) {
 	case <-time.After(time.Minute):
 		t.Fatal("the lagging merge never read slice 1")
 	}
-	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
-	mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineMadeSplits, bakeapi.CombineSplitsInput{
+	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
+	mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits, bakeapi.CombineSplitsInput{
 		BakeID: bakeID,
 		Splits: []string{merged.Prefix},
 	})
@@ -220,7 +198,7 @@ func testStaleMergeFindsTheSplitMerged(t *testing.T, f *fixture) {
 // testCombineRefusesASummaryNamingAFileTwice: a merged split's summary,
 // whose file list the dataset's manifest is made of, is held to the rule
 // of every manifest: one that lists the shard twice, once as ./path, fails
-// the combine for good. The duplicate used to be folded away unseen.
+// the combine for good rather than be folded away unseen.
 func testCombineRefusesASummaryNamingAFileTwice(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	const bakeID, n, seed = "summary-twice", 2, 14
@@ -230,7 +208,7 @@ func testCombineRefusesASummaryNamingAFileTwice(t *testing.T, f *fixture) {
 		mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput(bakeID, sd, k, k, k+1))
 	}
 	in := bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: n, NSlices: n}
-	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
+	merged := mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
 	dir := fetch(t, f, merged.Prefix)
 	var sum struct {
 		Files           []manifest.File `json:"files"`
@@ -260,7 +238,7 @@ func testCombineRefusesASummaryNamingAFileTwice(t *testing.T, f *fixture) {
 		seal.Seal{Bake: bakeID, Split: split}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run[bakeapi.CombineSplitsOutput](a, a.CombineMadeSplits, bakeapi.CombineSplitsInput{
+	_, err = run[bakeapi.CombineSplitsOutput](a, a.CombineSplits, bakeapi.CombineSplitsInput{
 		BakeID: bakeID,
 		Splits: []string{merged.Prefix},
 	})

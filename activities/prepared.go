@@ -54,9 +54,9 @@ func (a *Activities) vouchPrepared(ctx context.Context, bakeID, sum string) erro
 
 // preparedVouched reports whether the bake that committed the dataset at
 // prefix, whose manifest m has sha256 sum, vouched for its prepared tree
-// under the current rule (vouchPrepared). Anything else (a dataset of a
-// bake from before the word existed, one committed by hand, a word that is
-// missing, damaged or for another rule) is no, and the tree is checked.
+// under the current rule (vouchPrepared). Anything else is no, and the tree
+// is checked: a dataset committed by hand, a word that is missing, damaged
+// or for another rule.
 func (a *Activities) preparedVouched(
 	ctx context.Context,
 	prefix string,

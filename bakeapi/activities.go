@@ -11,8 +11,7 @@ type GenerateSeedsInput struct {
 	UploadedKey   string  `json:",omitempty"`
 	// SeedProtocol is the bake's seed protocol: under 4.0 the identity blocks
 	// are named under the salt, by the GPU workers, so GenerateSeeds writes
-	// none. A history without it is a 3.0 bake, whose blocks a 4.0 slice
-	// never reads.
+	// none. Empty means 3.0.
 	SeedProtocol SeedProtocol `json:",omitempty"`
 }
 
@@ -32,7 +31,7 @@ type BakeSliceInput struct {
 	Slice, Start, End     int
 	NMLPs                 int
 	SeedsKey, SeedsSHA256 string
-	Spec                  Spec      `json:"Shape"`      // recorded histories call it Shape
+	Spec                  Spec      `json:"Shape"`      // the payload's name for it
 	Fingerprint           string    `json:",omitempty"` // SplitSpec.Fingerprint
 	CreatedAt             time.Time // BakeInput.CreatedAt
 }
@@ -80,12 +79,9 @@ type SliceProgress struct {
 // its deterministic key, so a split of any size passes one count.
 type MergeSplitInput struct {
 	BakeID, Split string
-	NMLPs         int `json:",omitempty"` // 0 in histories from before it
-	NSlices       int `json:",omitempty"`
-	// Slices lists the slice prefixes in slice order in histories from
-	// before NSlices; MergeSplit takes them when NSlices is 0.
-	Slices    []string  `json:",omitempty"`
-	CreatedAt time.Time // BakeInput.CreatedAt: the merge time recorded
+	NMLPs         int       `json:",omitempty"`
+	NSlices       int       `json:",omitempty"`
+	CreatedAt     time.Time // BakeInput.CreatedAt: the merge time recorded
 	// KeepIntermediates keeps the slices' partials and state, as BakeInput.KeepIntermediates asks.
 	KeepIntermediates bool `json:",omitempty"`
 }
@@ -97,8 +93,7 @@ type MergeSplitOutput struct {
 }
 
 // CombineSplitsInput lists the merged split prefixes in the bake's split
-// order. Some recorded histories also hold a CreatedAt, always the zero
-// time, that nothing reads; decoding ignores it.
+// order.
 type CombineSplitsInput struct {
 	BakeID       string
 	Splits       []string

@@ -23,21 +23,15 @@ const (
 	BakeSliceActivity     = "BakeSlice"
 	// NameSplitActivity writes a protocol-4.0 split's salted identity
 	// blocks (a GPU queue's activity: only GPU workers hold the salt).
-	NameSplitActivity     = "NameSplit"
+	NameSplitActivity = "NameSplit"
+	// MergeSplitActivity merges a split's slices beside them, each as soon
+	// as it and those before it are committed, into a merged split that
+	// holds a summary of the split's files in the bake's dataset in place
+	// of its rows; CombineSplitsActivity combines such merged splits.
 	MergeSplitActivity    = "MergeSplit"
 	CombineSplitsActivity = "CombineSplits"
-	// MergeFollowingActivity merges a split's slices beside them, each as
-	// soon as it and those before it are committed, into a merged split
-	// that holds a summary of the split's files in the bake's dataset in
-	// place of its rows; CombineMadeActivity combines such merged splits
-	// (and ones that hold their rows). Bakes started since the change
-	// merge-follows call these; earlier ones MergeSplit, after the last
-	// slice, and CombineSplits. New names, so that a control worker of an
-	// earlier version, which could not run them, never takes them.
-	MergeFollowingActivity = "MergeSplitFollowing"
-	CombineMadeActivity    = "CombineMadeSplits"
-	PushActivity           = "Push"
-	HubPushActivity        = "HubPush"
+	PushActivity          = "Push"
+	HubPushActivity       = "HubPush"
 	// GPUWorkersActivity counts the workers of a GPU queue (a local
 	// activity of the control worker), for MaxInFlight 0 ("auto").
 	GPUWorkersActivity = "GPUWorkers"
@@ -70,8 +64,7 @@ type SplitSpec struct {
 	NMLPs        int
 	Seed         *uint64 `json:",omitempty"` // generate seeds deterministically from this root
 	SeedsKey     string  `json:",omitempty"` // or use the seeds file the starter uploaded here
-	// Fingerprint is the bake Record's fingerprint of this split; "" in
-	// histories from before records existed.
+	// Fingerprint is the bake Record's fingerprint of this split.
 	Fingerprint string `json:",omitempty"`
 }
 
@@ -99,7 +92,7 @@ type BakeInput struct {
 	DefaultSplit string `json:",omitempty"`
 	Release      ReleaseSpec
 	// Hub, if set, publishes the dataset on the Hugging Face Hub after the
-	// release (histories from before it have none, and no HubPush).
+	// release.
 	Hub *HubSpec `json:",omitempty"`
 }
 
@@ -112,10 +105,10 @@ type BakeOutput struct {
 
 // BakeParams are the settings every split of a bake runs with: BakeInput
 // and each SplitInput embed them. Embedded, its fields stay at the top level
-// of the JSON, where recorded histories have them.
+// of the JSON.
 type BakeParams struct {
 	BakeID    string
-	Spec      Spec `json:"Shape"` // recorded histories call it Shape
+	Spec      Spec `json:"Shape"` // the payload's name for it
 	SliceSize int  // MLPs per BakeSlice activity
 	// MaxInFlight is the number of slices running at once per split; 0 is
 	// "auto": as many as workers poll GPUQueue, re-counted while it runs.
@@ -123,7 +116,7 @@ type BakeParams struct {
 	GPUQueue    string // task queue of the GPU workers
 	Policy      Policy
 	// CreatedAt is the bake Record's start time, which dates every dataset
-	// of the bake; zero in histories from before records existed.
+	// of the bake.
 	CreatedAt time.Time
 	// KeepIntermediates keeps what each step leaves for the next (identity
 	// blocks, per-MLP results, checkpoints, slice partials, merged splits).
@@ -139,10 +132,6 @@ type SplitInput struct {
 	Seeds GenerateSeedsOutput
 	// Cursor is where a continued run of the split resumes; nil in its first run.
 	Cursor *SplitCursor `json:",omitempty"`
-	// MergedBeside says that the bake merges the split's slices beside it
-	// as they are committed (MergeFollowingActivity): the split bakes its
-	// slices and ends, and its output names no merged split.
-	MergedBeside bool `json:",omitempty"`
 }
 
 // SplitCursor is what a SplitWorkflow run hands to the next when it continues
@@ -180,10 +169,9 @@ type SliceStop struct {
 	Saved bool
 }
 
-// SplitOutput is the merged split.
+// SplitOutput counts the MLPs and slices the split baked.
 type SplitOutput struct {
-	MergedPrefix, ManifestSHA256 string
-	NMLPs, Slices                int
+	NMLPs, Slices int
 }
 
 // Policy holds every timeout and retry bound of a bake. It comes from config and

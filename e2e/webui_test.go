@@ -44,7 +44,7 @@ func checkWebUI(t *testing.T, s *stack, cfg, id string) {
 	bake := dumpDOM(t, browser, link)
 	for _, want := range []string{
 		"split public of bake " + id, "split holdout of bake " + id,
-		"MergeSplitFollowing", "CombineMadeSplits",
+		"MergeSplit", "CombineSplits",
 		`"SliceHeartbeat" : "2s"`,
 	} {
 		if !strings.Contains(pageText(bake), want) {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/mock"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -38,13 +37,6 @@ func TestAutoInFlightFollowsTheGPUWorkers(t *testing.T) {
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
-		})
-	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
-			return bakeapi.MergeSplitOutput{
-				Prefix: keys.Bake(m.BakeID).Merged(m.Split),
-				NMLPs:  30,
-			}, nil
 		})
 	in := splitInput("auto", 30, 1, 0)
 	in.GPUQueue = "bake-gpu-a"

@@ -1,5 +1,6 @@
-// Package workflows holds the bake DAG: BakeWorkflow (seeds, one child per
-// split, combine, push) and SplitWorkflow (fan-out of slices, merge). Only
+// Package workflows holds the bake DAG: BakeWorkflow runs the seeds, one
+// child per split with its merge beside it, the combine and the push, and
+// SplitWorkflow fans out the split's slices. Only
 // keys, counts and sha256s travel through Temporal; the bytes live in MinIO.
 package workflows
 
@@ -20,8 +21,8 @@ var (
 )
 
 // BakeWorkflow runs a whole bake: the seeds of every split, one
-// SplitWorkflow per split, the combined dataset, then the release and the
-// Hub push the input asks for.
+// SplitWorkflow per split with the merge of its slices beside it, the
+// combined dataset, then the release and the Hub push the input asks for.
 func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutput, error) {
 	b, err := newBakeRun(ctx, in)
 	if err != nil {
@@ -50,22 +51,17 @@ func BakeWorkflow(ctx workflow.Context, in bakeapi.BakeInput) (bakeapi.BakeOutpu
 // bakeRun is a BakeWorkflow's state; each stage is a method, run in the
 // order BakeWorkflow reads.
 type bakeRun struct {
-	in     bakeapi.BakeInput
-	drain  bool // cancellation waits for children and activities (drainChange)
-	follow bool // each split is merged beside it as its slices come (followChange)
-	prog   bakeapi.BakeProgress
-	out    bakeapi.BakeOutput
+	in   bakeapi.BakeInput
+	prog bakeapi.BakeProgress
+	out  bakeapi.BakeOutput
 }
 
-// newBakeRun reads the history's GetVersion change and sets up the
-// progress query.
+// newBakeRun sets up the progress query.
 func newBakeRun(ctx workflow.Context, in bakeapi.BakeInput) (*bakeRun, error) {
 	b := &bakeRun{
-		in:    in,
-		drain: workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1,
-		prog:  bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding},
+		in:   in,
+		prog: bakeapi.BakeProgress{BakeID: in.BakeID, Stage: bakeapi.StageSeeding},
 	}
-	b.follow = workflow.GetVersion(ctx, followChange, workflow.DefaultVersion, 1) == 1
 	for _, s := range in.Splits {
 		b.prog.Splits = append(
 			b.prog.Splits,
@@ -98,7 +94,6 @@ func (b *bakeRun) seeds(ctx workflow.Context) ([]bakeapi.GenerateSeedsOutput, er
 	for i, s := range b.in.Splits {
 		sctx := controlOptions(
 			ctx,
-			b.drain,
 			b.in.Policy,
 			b.in.Policy.SeedsTimeout,
 			"seeds for split "+s.Name,
@@ -122,34 +117,6 @@ func (b *bakeRun) seeds(ctx workflow.Context) ([]bakeapi.GenerateSeedsOutput, er
 	return out, nil
 }
 
-// splits runs one SplitWorkflow per split (fan out slices, merge), all at
-// once, and returns the merged splits' prefixes in the bake's split order.
-func (b *bakeRun) splits(
-	ctx workflow.Context,
-	seeds []bakeapi.GenerateSeedsOutput,
-) ([]string, error) {
-	if err := b.stage(ctx, bakeapi.StageBaking); err != nil {
-		return nil, err
-	}
-	if b.follow {
-		return b.splitsMergedBeside(ctx, seeds)
-	}
-	futs := make([]future[bakeapi.SplitOutput], len(b.in.Splits))
-	for i := range b.in.Splits {
-		futs[i] = b.startSplit(ctx, i, seeds[i])
-	}
-	merged := make([]string, len(b.in.Splits))
-	for i, f := range futs {
-		r, err := f.get(ctx)
-		if err != nil {
-			return nil, failed(err, "split %s", b.in.Splits[i].Name)
-		}
-		merged[i] = r.MergedPrefix
-		b.splitBaked(i, r, bakeapi.StageDone)
-	}
-	return merged, nil
-}
-
 // startSplit starts the SplitWorkflow of split i.
 func (b *bakeRun) startSplit(
 	ctx workflow.Context,
@@ -162,7 +129,7 @@ func (b *bakeRun) startSplit(
 		TaskQueue:  bakeapi.ControlQueue,
 		// Cancelling the bake cancels its splits.
 		ParentClosePolicy:   enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation: b.drain,
+		WaitForCancellation: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			bakeIDKey.ValueSet(b.in.BakeID), bakeStageKey.ValueSet(bakeapi.StageBaking)),
 		StaticSummary: fmt.Sprintf(
@@ -173,18 +140,17 @@ func (b *bakeRun) startSplit(
 		),
 	})
 	f := splitWorkflow.startChild(cctx, bakeapi.SplitInput{
-		BakeParams:   b.in.BakeParams,
-		Split:        s,
-		Seeds:        seeds,
-		MergedBeside: b.follow,
+		BakeParams: b.in.BakeParams,
+		Split:      s,
+		Seeds:      seeds,
 	})
-	// Its seeds are committed: the split bakes (its own query has the counts).
+	// Its seeds are committed: the split bakes. Its own query has the counts.
 	b.prog.Splits[i].Stage = bakeapi.StageBaking
 	return f
 }
 
 // splitBaked records in the progress query that split i baked all its
-// slices (r), and is now in stage.
+// slices, as r counts them, and is now in stage.
 func (b *bakeRun) splitBaked(i int, r bakeapi.SplitOutput, stage string) {
 	b.prog.Splits[i] = bakeapi.SplitProgress{
 		Split:       b.in.Splits[i].Name,
@@ -196,14 +162,17 @@ func (b *bakeRun) splitBaked(i int, r bakeapi.SplitOutput, stage string) {
 	}
 }
 
-// splitsMergedBeside runs one SplitWorkflow per split and, beside each,
-// the MergeSplitFollowing that merges its slices as they are committed, and
+// splits runs one SplitWorkflow per split and, beside each, the
+// MergeSplit that merges its slices as they are committed, all at once, and
 // returns the merged splits' prefixes in the bake's split order. The first
 // failure of either ends the wait and cancels the merges.
-func (b *bakeRun) splitsMergedBeside(
+func (b *bakeRun) splits(
 	ctx workflow.Context,
 	seeds []bakeapi.GenerateSeedsOutput,
 ) ([]string, error) {
+	if err := b.stage(ctx, bakeapi.StageBaking); err != nil {
+		return nil, err
+	}
 	n := len(b.in.Splits)
 	mctx, cancelMerges := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
@@ -219,7 +188,7 @@ func (b *bakeRun) splitsMergedBeside(
 	for i, s := range b.in.Splits {
 		child := b.startSplit(ctx, i, seeds[i])
 		summary := fmt.Sprintf("merge split %s as its slices are committed", s.Name)
-		merge := mergeFollowing.start(followOptions(mctx, b.drain, b.in.Policy, summary),
+		merge := mergeSplit.start(followOptions(mctx, b.in.Policy, summary),
 			bakeapi.MergeSplitInput{
 				BakeID:            b.in.BakeID,
 				Split:             s.Name,
@@ -261,12 +230,12 @@ func (b *bakeRun) splitsMergedBeside(
 	if first == nil {
 		return merged, nil
 	}
-	// With drain, a cancelled bake closes once its splits and merges have
-	// stopped. A failed one closes at once, as before merges ran beside
-	// the splits: its close cancels the splits, and the merges learn at
-	// their next heartbeat (a restart meanwhile writes the same bytes).
+	// A cancelled bake closes once its splits and merges have stopped. A
+	// failed one closes at once: its close cancels the splits, and the
+	// merges learn at their next heartbeat. A restart meanwhile writes the
+	// same bytes.
 	cancelMerges()
-	for b.drain && ctx.Err() != nil && children+merges > 0 {
+	for ctx.Err() != nil && children+merges > 0 {
 		sel.Select(ctx)
 	}
 	return nil, first
@@ -277,12 +246,8 @@ func (b *bakeRun) combine(ctx workflow.Context, merged []string) error {
 	if err := b.stage(ctx, bakeapi.StageCombining); err != nil {
 		return err
 	}
-	cctx := controlOptions(ctx, b.drain, b.in.Policy, b.in.Policy.MergeTimeout, "combine splits")
-	combine := combineSplits
-	if b.follow { // the merged splits hold summaries, which earlier workers cannot read
-		combine = combineMade
-	}
-	comb, err := combine.run(cctx, bakeapi.CombineSplitsInput{
+	cctx := controlOptions(ctx, b.in.Policy, b.in.Policy.MergeTimeout, "combine splits")
+	comb, err := combineSplits.run(cctx, bakeapi.CombineSplitsInput{
 		BakeID:            b.in.BakeID,
 		Splits:            merged,
 		DefaultSplit:      b.in.DefaultSplit,
@@ -307,7 +272,6 @@ func (b *bakeRun) release(ctx workflow.Context) error {
 	}
 	pctx := controlOptions(
 		ctx,
-		b.drain,
 		b.in.Policy,
 		b.in.Policy.PushTimeout,
 		fmt.Sprintf("push %s/%s", rel.Name, rel.Tag),
@@ -327,8 +291,7 @@ func (b *bakeRun) release(ctx workflow.Context) error {
 }
 
 // hubPush publishes the dataset on the Hugging Face Hub, if the input
-// names a repository. Gated by the input: histories from before it have no
-// Hub and issue no command here, so they replay.
+// names a repository.
 func (b *bakeRun) hubPush(ctx workflow.Context) error {
 	if b.in.Hub == nil {
 		return nil
@@ -338,7 +301,6 @@ func (b *bakeRun) hubPush(ctx workflow.Context) error {
 	}
 	hctx := controlOptions(
 		ctx,
-		b.drain,
 		b.in.Policy,
 		b.in.Policy.PushTimeout,
 		"push to the Hugging Face Hub: "+b.in.Hub.Repo,
@@ -355,7 +317,7 @@ func (b *bakeRun) hubPush(ctx workflow.Context) error {
 	return nil
 }
 
-// done records in the memo where the dataset went (the Web UI shows it),
+// done records in the memo where the dataset went, for the Web UI to show,
 // and enters the last stage.
 func (b *bakeRun) done(ctx workflow.Context) error {
 	memo := map[string]any{

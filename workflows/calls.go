@@ -27,12 +27,6 @@ var (
 	combineSplits = activity[bakeapi.CombineSplitsInput, bakeapi.CombineSplitsOutput](
 		bakeapi.CombineSplitsActivity,
 	)
-	mergeFollowing = activity[bakeapi.MergeSplitInput, bakeapi.MergeSplitOutput](
-		bakeapi.MergeFollowingActivity,
-	)
-	combineMade = activity[bakeapi.CombineSplitsInput, bakeapi.CombineSplitsOutput](
-		bakeapi.CombineMadeActivity,
-	)
 	push    = activity[bakeapi.PushInput, bakeapi.PushOutput](bakeapi.PushActivity)
 	hubPush = activity[bakeapi.HubPushInput, bakeapi.HubPushOutput](bakeapi.HubPushActivity)
 

@@ -12,21 +12,20 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/workflows"
 )
 
 // runSplit runs one SplitWorkflow run from in, started at start, and returns
 // the slices it started, its window's peak, the next run's input if it
-// continued as new, and the MergeSplit input if it merged. during, when not
-// nil, runs on the workflow clock a minute into the run.
+// continued as new, and its output if it completed. during, when not nil,
+// runs on the workflow clock a minute into the run.
 func runSplit(
 	t *testing.T,
 	in bakeapi.SplitInput,
 	start time.Time,
 	historyLength int,
 	during func(query func() bakeapi.SplitProgress),
-) (started []int, peak int, next *bakeapi.SplitInput, merged *bakeapi.MergeSplitInput) {
+) (started []int, peak int, next *bakeapi.SplitInput, out *bakeapi.SplitOutput) {
 	t.Helper()
 	env := newEnv()
 	env.SetStartTime(start)
@@ -36,14 +35,6 @@ func runSplit(
 	env.OnActivity(acts.BakeSlice, mock.Anything, mock.Anything).After(sliceMinutes).Return(
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
-		})
-	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
-			merged = &m
-			return bakeapi.MergeSplitOutput{
-				Prefix: keys.Bake(m.BakeID).Merged(m.Split),
-				NMLPs:  in.Split.NMLPs,
-			}, nil
 		})
 	if during != nil {
 		env.RegisterDelayedCallback(func() {
@@ -84,28 +75,33 @@ func runSplit(
 		}
 	case err != nil:
 		t.Fatal(err)
+	default:
+		out = new(bakeapi.SplitOutput)
+		if err := env.GetWorkflowResult(out); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return started, w.peak, next, merged
+	return started, w.peak, next, out
 }
 
 // TestSplitContinuesAsNew: with room for 10 slices per run, a split of 25
 // one-MLP slices runs as three runs of 10, 10 and 5 slices, each slice once,
 // the window never exceeded; the cursor carries the count of committed
-// slices and the split's start, never a list; the last run merges all 25 by
-// count.
+// slices and the split's start, never a list; the last run completes with
+// all 25.
 func TestSplitContinuesAsNew(t *testing.T) {
 	defer workflows.SetRunEventBudget(workflows.RunStartEvents + 10*workflows.SliceEvents)()
 	const n, window = 25, 3
 	in := splitInput("can", n, 1, window)
 	first := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	var merged *bakeapi.MergeSplitInput
+	var completed *bakeapi.SplitOutput
 	done := 0
 	for run := 0; ; run++ {
 		if run == 5 {
 			t.Fatal("more than 5 runs for 25 slices at 10 per run")
 		}
 		var mid bakeapi.SplitProgress
-		started, peak, next, m := runSplit(
+		started, peak, next, out := runSplit(
 			t,
 			in,
 			first.Add(time.Duration(run)*time.Hour),
@@ -135,7 +131,7 @@ func TestSplitContinuesAsNew(t *testing.T) {
 		}
 		done += len(started)
 		if next == nil {
-			merged = m
+			completed = out
 			break
 		}
 		if c := next.Cursor; c == nil || c.Next != done || c.Runs != run+1 ||
@@ -149,13 +145,13 @@ func TestSplitContinuesAsNew(t *testing.T) {
 				first,
 			)
 		}
-		if m != nil {
-			t.Fatalf("run %d merged before the last slice", run)
+		if out != nil {
+			t.Fatalf("run %d completed before the last slice", run)
 		}
 		in = *next
 	}
-	if done != n || merged == nil || merged.NSlices != n || merged.Slices != nil {
-		t.Fatalf("%d slices baked, merge input %+v: want all %d merged by count", done, merged, n)
+	if done != n || completed == nil || completed.Slices != n || completed.NMLPs != n {
+		t.Fatalf("%d slices baked, output %+v: want all %d", done, completed, n)
 	}
 }
 
@@ -175,17 +171,18 @@ func TestSplitRunHonoursTheServersHistoryLength(t *testing.T) {
 }
 
 // TestMergedSplitRunsNoSlices: a restarted bake whose split was merged before
-// (GenerateSeeds says so) goes straight to the merge, which finds it.
+// (GenerateSeeds says so) completes at once, with all its slices counted:
+// the merge beside it finds the merged split.
 func TestMergedSplitRunsNoSlices(t *testing.T) {
 	in := splitInput("again", 4, 1, 2)
 	in.Seeds.Merged = true
-	started, _, next, merged := runSplit(t, in, time.Now(), 0, nil)
-	if len(started) != 0 || next != nil || merged == nil || merged.NSlices != 4 {
+	started, _, next, out := runSplit(t, in, time.Now(), 0, nil)
+	if len(started) != 0 || next != nil || out == nil || out.Slices != 4 {
 		t.Fatalf(
-			"started %v, continued %v, merge %+v: want no slice and the merge of all 4",
+			"started %v, continued %v, output %+v: want no slice and all 4 counted",
 			started,
 			next != nil,
-			merged,
+			out,
 		)
 	}
 }

@@ -154,9 +154,7 @@ func TestNonRetryableSliceErrorFailsBakeFast(t *testing.T) {
 					sliceMinutes,
 				)
 			}
-			env.AssertNotCalled(t, "MergeSplit", mock.Anything, mock.Anything)
 			env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)
-			env.AssertNotCalled(t, "CombineMadeSplits", mock.Anything, mock.Anything)
 			env.AssertNotCalled(t, "Push", mock.Anything, mock.Anything)
 		})
 	}
@@ -238,7 +236,7 @@ func TestCancelBake(t *testing.T) {
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
-	env.OnActivity(acts.MergeSplitFollowing, mock.Anything, mock.Anything).After(2 * time.Hour).Return(
+	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).After(2 * time.Hour).Return(
 		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 			return fakeMerge(in)(m), nil
 		})
@@ -248,8 +246,7 @@ func TestCancelBake(t *testing.T) {
 	if !temporal.IsCanceledError(err) {
 		t.Fatalf("workflow error %v, want a cancellation", err)
 	}
-	env.AssertNotCalled(t, "MergeSplit", mock.Anything, mock.Anything)
-	env.AssertNotCalled(t, "CombineMadeSplits", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)
 	env.AssertNotCalled(t, "Push", mock.Anything, mock.Anything)
 }
 

@@ -15,11 +15,9 @@ import (
 	"github.com/whestbake/whestbake/workflows"
 )
 
-// TestEachSplitIsMergedBesideItsSlices: a bake starts each split's merge
-// (MergeSplitFollowing) with the split, not after its last slice, and
-// combines the merged splits with CombineMadeSplits; the split itself
-// merges nothing, and neither MergeSplit nor CombineSplits (the names of
-// earlier bakes) is called.
+// TestEachSplitIsMergedBesideItsSlices: a bake starts each split's
+// MergeSplit with the split, not after its last slice, and combines the
+// merged splits with CombineSplits.
 func TestEachSplitIsMergedBesideItsSlices(t *testing.T) {
 	env := newEnv()
 	in := twoSplitInput("beside")
@@ -32,14 +30,14 @@ func TestEachSplitIsMergedBesideItsSlices(t *testing.T) {
 	var mu sync.Mutex
 	started := map[string]time.Time{}
 	start := env.Now()
-	env.OnActivity(acts.MergeSplitFollowing, mock.Anything, mock.Anything).Return(
+	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 			mu.Lock()
 			started[m.Split] = env.Now()
 			mu.Unlock()
 			return fakeMerge(in)(m), nil
 		})
-	env.OnActivity(acts.CombineMadeSplits, mock.Anything, mock.Anything).Return(
+	env.OnActivity(acts.CombineSplits, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, c bakeapi.CombineSplitsInput) (bakeapi.CombineSplitsOutput, error) {
 			return fakeCombine(c), nil
 		})
@@ -54,8 +52,6 @@ func TestEachSplitIsMergedBesideItsSlices(t *testing.T) {
 				s.Name, at.Sub(start), ok)
 		}
 	}
-	env.AssertNotCalled(t, "MergeSplit", mock.Anything, mock.Anything)
-	env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)
 	var out bakeapi.BakeOutput
 	if err := env.GetWorkflowResult(&out); err != nil || out.DatasetPrefix == "" {
 		t.Errorf("result %+v (%v), want the combined dataset", out, err)
@@ -74,7 +70,7 @@ func TestAFailedMergeFailsTheBake(t *testing.T) {
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
-	env.OnActivity(acts.MergeSplitFollowing, mock.Anything, mock.Anything).After(time.Minute).Return(
+	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).After(time.Minute).Return(
 		func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 			return bakeapi.MergeSplitOutput{}, temporal.NewNonRetryableApplicationError(
 				"slice 0 is damaged", bakeapi.ErrCorruptPartial, errors.New("sha256 mismatch"))
@@ -93,6 +89,6 @@ func TestAFailedMergeFailsTheBake(t *testing.T) {
 	if took := env.Now().Sub(start); took >= time.Hour {
 		t.Errorf("the bake failed after %v, want it failed when the merge did, not after the slices", took)
 	}
-	env.AssertNotCalled(t, "CombineMadeSplits", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "CombineSplits", mock.Anything, mock.Anything)
 	env.AssertNotCalled(t, "Push", mock.Anything, mock.Anything)
 }

@@ -93,9 +93,8 @@ func fakeSlice(in bakeapi.BakeSliceInput) bakeapi.BakeSliceOutput {
 	}
 }
 
-// mockMergeAndCombine answers the merges (MergeSplit after a split's
-// slices, MergeSplitFollowing beside them) and the combines of bake with
-// fakeMerge and fakeCombine.
+// mockMergeAndCombine answers the merges beside the splits and the combine
+// of bake with fakeMerge and fakeCombine.
 func mockMergeAndCombine(env *testsuite.TestWorkflowEnvironment, bake bakeapi.BakeInput) {
 	merge := func(_ context.Context, m bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
 		return fakeMerge(bake)(m), nil
@@ -107,9 +106,7 @@ func mockMergeAndCombine(env *testsuite.TestWorkflowEnvironment, bake bakeapi.Ba
 		return fakeCombine(c), nil
 	}
 	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(merge)
-	env.OnActivity(acts.MergeSplitFollowing, mock.Anything, mock.Anything).Return(merge)
 	env.OnActivity(acts.CombineSplits, mock.Anything, mock.Anything).Return(combine)
-	env.OnActivity(acts.CombineMadeSplits, mock.Anything, mock.Anything).Return(combine)
 }
 
 // fakeMerge answers MergeSplit with the split's MLP count taken from the bake input.

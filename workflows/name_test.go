@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/whestbake/whestbake/bakeapi"
-	"github.com/whestbake/whestbake/internal/keys"
 	"github.com/whestbake/whestbake/workflows"
 )
 
@@ -76,17 +75,6 @@ func TestSplitNamesProtocol4Once(t *testing.T) {
 					in bakeapi.BakeSliceInput,
 				) (bakeapi.BakeSliceOutput, error) {
 					return fakeSlice(in), nil
-				},
-			)
-			env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-				func(
-					_ context.Context,
-					in bakeapi.MergeSplitInput,
-				) (bakeapi.MergeSplitOutput, error) {
-					return bakeapi.MergeSplitOutput{
-						Prefix: keys.Bake(in.BakeID).Merged(in.Split),
-						NMLPs:  7,
-					}, nil
 				},
 			)
 			env.ExecuteWorkflow(workflows.SplitWorkflow, in)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -21,52 +20,23 @@ import (
 // inputs and results by workflow type, activity inputs and results by
 // activity type.
 var payloadTypes = map[string]struct{ in, out any }{
-	bakeapi.BakeWorkflowName:       {bakeapi.BakeInput{}, bakeapi.BakeOutput{}},
-	bakeapi.SplitWorkflowName:      {bakeapi.SplitInput{}, bakeapi.SplitOutput{}},
-	bakeapi.GenerateSeedsActivity:  {bakeapi.GenerateSeedsInput{}, bakeapi.GenerateSeedsOutput{}},
-	bakeapi.BakeSliceActivity:      {bakeapi.BakeSliceInput{}, bakeapi.BakeSliceOutput{}},
-	bakeapi.NameSplitActivity:      {bakeapi.NameSplitInput{}, bakeapi.NameSplitOutput{}},
-	bakeapi.MergeSplitActivity:     {bakeapi.MergeSplitInput{}, bakeapi.MergeSplitOutput{}},
-	bakeapi.CombineSplitsActivity:  {bakeapi.CombineSplitsInput{}, bakeapi.CombineSplitsOutput{}},
-	bakeapi.MergeFollowingActivity: {bakeapi.MergeSplitInput{}, bakeapi.MergeSplitOutput{}},
-	bakeapi.CombineMadeActivity:    {bakeapi.CombineSplitsInput{}, bakeapi.CombineSplitsOutput{}},
-	bakeapi.PushActivity:           {bakeapi.PushInput{}, bakeapi.PushOutput{}},
-	bakeapi.HubPushActivity:        {bakeapi.HubPushInput{}, bakeapi.HubPushOutput{}},
-	bakeapi.GPUWorkersActivity:     {bakeapi.GPUWorkersInput{}, bakeapi.GPUWorkersOutput{}},
-}
-
-// droppedFields are the top-level fields recorded histories hold that
-// today's types no longer have, by type: each must be one nothing read, so
-// that a worker that decodes an old payload (which ignores it) loses nothing.
-var droppedFields = map[string][]string{
-	"CombineSplitsInput": {"CreatedAt"}, // never set nor read; always the zero time
-}
-
-// TestDroppedFieldsDecode: a payload with a dropped field, as histories
-// recorded after v0.1.0 hold it, decodes through the SDK's data converter.
-func TestDroppedFieldsDecode(t *testing.T) {
-	p := &commonpb.Payloads{Payloads: []*commonpb.Payload{{
-		Metadata: map[string][]byte{
-			converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON),
-		},
-		Data: []byte(`{"BakeID":"b1",` +
-			`"Splits":["bakes/b1/splits/public/merged"],` +
-			`"CreatedAt":"0001-01-01T00:00:00Z"}`),
-	}}}
-	checkPayload(t, "CombineSplits input", p, bakeapi.CombineSplitsInput{})
-	var in bakeapi.CombineSplitsInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(p, &in); err != nil ||
-		in.BakeID != "b1" ||
-		len(in.Splits) != 1 {
-		t.Errorf("decoded %+v, %v", in, err)
-	}
+	bakeapi.BakeWorkflowName:      {bakeapi.BakeInput{}, bakeapi.BakeOutput{}},
+	bakeapi.SplitWorkflowName:     {bakeapi.SplitInput{}, bakeapi.SplitOutput{}},
+	bakeapi.GenerateSeedsActivity: {bakeapi.GenerateSeedsInput{}, bakeapi.GenerateSeedsOutput{}},
+	bakeapi.BakeSliceActivity:     {bakeapi.BakeSliceInput{}, bakeapi.BakeSliceOutput{}},
+	bakeapi.NameSplitActivity:     {bakeapi.NameSplitInput{}, bakeapi.NameSplitOutput{}},
+	bakeapi.MergeSplitActivity:    {bakeapi.MergeSplitInput{}, bakeapi.MergeSplitOutput{}},
+	bakeapi.CombineSplitsActivity: {bakeapi.CombineSplitsInput{}, bakeapi.CombineSplitsOutput{}},
+	bakeapi.PushActivity:          {bakeapi.PushInput{}, bakeapi.PushOutput{}},
+	bakeapi.HubPushActivity:       {bakeapi.HubPushInput{}, bakeapi.HubPushOutput{}},
+	bakeapi.GPUWorkersActivity:    {bakeapi.GPUWorkersInput{}, bakeapi.GPUWorkersOutput{}},
 }
 
 // TestRecordedPayloadsDecode: every workflow and activity input and result of
 // every recorded history decodes, through the SDK's data converter, into
-// today's bakeapi type, and holds no field the type lost unless it is one
-// of droppedFields. The golden JSON (bakeapi) pins what new histories hold;
-// this pins that old ones still read.
+// today's bakeapi type, and holds no field the type lost. The golden JSON
+// (bakeapi) pins what new histories hold; this pins that recorded ones
+// still read.
 func TestRecordedPayloadsDecode(t *testing.T) {
 	var files []string
 	for _, fs := range corpus(t) {
@@ -159,10 +129,10 @@ func checkPayload(t *testing.T, what string, p *commonpb.Payloads, like any) {
 	}
 	known := jsonFields(typ)
 	for k := range raw {
-		if !known[k] && !slices.Contains(droppedFields[typ.Name()], k) {
+		if !known[k] {
 			t.Errorf(
-				"%s holds %s, which %s no longer has: "+
-					"add it back, or to droppedFields if nothing ever read it",
+				"%s holds %s, which %s no longer has: add it back, "+
+					"or a worker that decodes the recorded payload loses it",
 				what,
 				k,
 				typ,

@@ -21,32 +21,26 @@ func retryPolicy(p bakeapi.Policy, attempts int32) *temporal.RetryPolicy {
 	}
 }
 
-// sliceOptions routes a slice to the GPU queue; no schedule-to-start timeout,
-// because a slice legitimately waits for a free GPU. With waitCancel, a
-// cancelled split waits until its running slices have stopped (saving their
-// checkpoints), so that once it is closed nothing of it writes any more.
-func sliceOptions(
-	ctx workflow.Context,
-	p bakeapi.Policy,
-	queue, summary string,
-	waitCancel bool,
-) workflow.Context {
+// sliceOptions routes a slice to the GPU queue. It has no schedule-to-start
+// timeout, because a slice legitimately waits for a free GPU. A cancelled
+// split waits until its running slices have stopped and saved their
+// checkpoints, so that once it is closed nothing of it writes any more.
+func sliceOptions(ctx workflow.Context, p bakeapi.Policy, queue, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: time.Duration(p.SliceTimeout),
 		HeartbeatTimeout:    time.Duration(p.SliceHeartbeat),
 		RetryPolicy:         retryPolicy(p, p.SliceMaxAttempts),
 		Summary:             summary,
-		WaitForCancellation: waitCancel,
+		WaitForCancellation: true,
 	})
 }
 
-// controlOptions runs the CPU activities next to the workflows. With
-// waitCancel (drainChange), a cancelled workflow waits until the activity
-// has stopped, so that once it is closed nothing of it writes any more.
+// controlOptions runs the CPU activities next to the workflows. A cancelled
+// workflow waits until the activity has stopped, so that once it is closed
+// nothing of it writes any more: a restart of the bake uses the same keys.
 func controlOptions(
 	ctx workflow.Context,
-	waitCancel bool,
 	p bakeapi.Policy,
 	timeout bakeapi.Duration,
 	summary string,
@@ -57,29 +51,24 @@ func controlOptions(
 		HeartbeatTimeout:    time.Duration(p.FilesystemHeartbeat),
 		RetryPolicy:         retryPolicy(p, p.OtherMaxAttempts),
 		Summary:             summary,
-		WaitForCancellation: waitCancel,
+		WaitForCancellation: true,
 	})
 }
 
-// followOptions runs a MergeSplitFollowing, which follows its split, on the
-// control queue. It lasts as long as the split bakes, days perhaps, so its
-// attempt is bounded by followTimeout and its liveness by the heartbeat;
-// and as a control worker restarted by a deploy costs it an attempt, which
-// starts over from the committed slices, its attempts are not counted:
-// only a non-retryable failure (a damaged slice, bad config) ends it.
-func followOptions(
-	ctx workflow.Context,
-	waitCancel bool,
-	p bakeapi.Policy,
-	summary string,
-) workflow.Context {
+// followOptions runs a MergeSplit, which follows its split, on the control
+// queue. It lasts as long as the split bakes, days perhaps, so its attempt
+// is bounded by followTimeout and its liveness by the heartbeat. A control
+// worker restarted by a deploy costs it an attempt, which starts over from
+// the committed slices, so its attempts are not counted: only a
+// non-retryable failure such as a damaged slice or a bad config ends it.
+func followOptions(ctx workflow.Context, p bakeapi.Policy, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           bakeapi.ControlQueue,
 		StartToCloseTimeout: followTimeout,
 		HeartbeatTimeout:    time.Duration(p.FilesystemHeartbeat),
 		RetryPolicy:         retryPolicy(p, 0),
 		Summary:             summary,
-		WaitForCancellation: waitCancel,
+		WaitForCancellation: true,
 	})
 }
 

@@ -24,11 +24,15 @@ import (
 	"github.com/whestbake/whestbake/workflows"
 )
 
-// TestRecordHistories (only with -update) runs a two-split bake on a real
+// TestRecordHistories (only with -update) runs two-split bakes on a real
 // Temporal dev server and MinIO, with control and GPU workers in this process,
 // and writes the histories of this version (internal/version.Version) into the
-// corpus the replay tests read. An existing version's directory is
-// rewritten: record a version once, when it is released.
+// corpus the replay tests read: a plain bake and its splits, a failed bake
+// and a cancelled one. A split that continues as new is not recorded: its
+// runs are as long as runEventBudget allows, a history too large for the
+// corpus, and a smaller budget would not replay against the real one. An
+// existing version's directory is rewritten: record a version once, when it
+// is released.
 func TestRecordHistories(t *testing.T) {
 	if !*update {
 		t.Skip("re-records testdata/histories; run with -update")
@@ -37,7 +41,7 @@ func TestRecordHistories(t *testing.T) {
 	o.Buckets = []string{"whestbake"}
 	o = devtest.StartMinIO(t, o)
 	o = devtest.StartTemporal(t, o)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	st, err := store.Open(ctx, o.S3Config(), "whestbake")
 	if err != nil {
@@ -136,6 +140,35 @@ func TestRecordHistories(t *testing.T) {
 		history(ctx, t, c, bakeapi.BakeWorkflowID(bad.BakeID)),
 	)
 
+	// A bake cancelled while its slices wait on a GPU queue no worker
+	// polls: the bake closes once its splits and merges have stopped.
+	stop := twoSplitInput("replay-cancelled")
+	stop.GPUQueue = "bake-gpu-idle"
+	stop.Policy.FilesystemHeartbeat = bakeapi.Duration(2 * time.Second)
+	srun, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        bakeapi.BakeWorkflowID(stop.BakeID),
+		TaskQueue: bakeapi.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			idKey.ValueSet(stop.BakeID),
+			stageKey.ValueSet(bakeapi.StageSeeding),
+		),
+	}, workflows.BakeWorkflow, stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitBaking(ctx, t, c, srun.GetID())
+	if err := c.CancelWorkflow(ctx, srun.GetID(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := srun.Get(ctx, nil); !temporal.IsCanceledError(err) {
+		t.Fatalf("the cancelled bake ended with %v, want a cancellation", err)
+	}
+	writeHistory(
+		t,
+		filepath.Join(version, "bake-cancelled.json"),
+		history(ctx, t, c, srun.GetID()),
+	)
+
 	// An older BakeWorkflow that began with another activity: replaying it
 	// against today's code must fail.
 	for _, e := range bk.Events {
@@ -148,6 +181,31 @@ func TestRecordHistories(t *testing.T) {
 	writeHistory(t, incompatibleHistory, bk)
 }
 
+// waitBaking waits until the bake of workflow id has started its splits.
+func waitBaking(ctx context.Context, t *testing.T, c client.Client, id string) {
+	t.Helper()
+	for {
+		var p bakeapi.BakeProgress
+		v, err := c.QueryWorkflow(ctx, id, "", bakeapi.ProgressQuery)
+		if err == nil {
+			err = v.Get(&p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Stage == bakeapi.StageBaking && len(p.Splits) > 0 &&
+			p.Splits[0].Stage == bakeapi.StageBaking {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("bake %s never started its splits: %v", id, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// history is the latest run's history of workflow id.
 func history(ctx context.Context, t *testing.T, c client.Client, id string) *historypb.History {
 	t.Helper()
 	var h historypb.History

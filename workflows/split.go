@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -30,18 +29,17 @@ import (
 // limit.historyCount.suggestContinueAsNew, 4,096 events by default: below
 // runEventBudget, it would make every run 18% shorter (~680 slices), and
 // add drains; or from limit.historySize.suggestContinueAsNew, 4 MiB, which
-// the budget never reaches (a split's events average ~220 bytes, so 5,000
-// of them are ~1.1 MB). Adding it behind a GetVersion change would keep
-// recorded histories replaying; the shorter runs are what is not wanted.
+// the budget never reaches: a split's events average ~220 bytes, so 5,000
+// of them are ~1.1 MB.
 var runEventBudget = 5000
 
 // sliceEvents bounds what one slice adds to a run's history: scheduled,
-// started and closed (retries add none), plus a workflow task (scheduled,
-// started, completed) when its completion arrives alone.
+// started and closed, as retries add none, plus a workflow task's
+// scheduled, started and completed when its completion arrives alone.
 const sliceEvents = 6
 
-// runStartEvents bounds the events of a run before its first slice: start,
-// first workflow task, version marker and search attribute.
+// runStartEvents bounds the events of a run before its first slice: its
+// start and first workflow task, with room to spare.
 const runStartEvents = 8
 
 // countEvents bounds what a count of the GPU workers adds to a run's
@@ -57,8 +55,8 @@ const timerEvents = 5
 const recountEvery = time.Minute
 
 // SplitWorkflow fans the split's slices out to the GPU queue, at most
-// MaxInFlight at a time, continuing as new whenever a run's history is full,
-// then merges them.
+// MaxInFlight at a time, continuing as new whenever a run's history is full.
+// The bake merges them beside it, as they are committed.
 //
 // MaxInFlight 0 is auto: the window is the number of workers polling the GPU
 // queue, counted by a local activity when the run starts and again at most
@@ -82,12 +80,9 @@ func SplitWorkflow(ctx workflow.Context, in bakeapi.SplitInput) (bakeapi.SplitOu
 	if s.left() {
 		return bakeapi.SplitOutput{}, s.continueAsNew(ctx)
 	}
-	if in.MergedBeside { // the bake merges them, as they came
-		s.prog.Stage = bakeapi.StageDone
-		return bakeapi.SplitOutput{NMLPs: s.nMLPs, Slices: s.nSlices}, nil
-	}
-	// Step 3. Merge the slices into the complete split.
-	return s.merge(ctx)
+	s.prog.Stage = bakeapi.StageDone
+	s.prog.SlicesRunning = 0
+	return bakeapi.SplitOutput{NMLPs: s.nMLPs, Slices: s.nSlices}, nil
 }
 
 // splitRun is one run of a SplitWorkflow: the window of running slices,
@@ -99,13 +94,7 @@ type splitRun struct {
 	nMLPs   int                 // MLPs in the split
 	nSlices int                 // slices in the split
 	cursor  bakeapi.SplitCursor // where this run began
-
-	// What this history's GetVersion changes say.
-	budget     int  // events this run may use (unbounded before fleetChange)
-	waitCancel bool // a cancelled run waits for its slices to stop (fleetChange)
-	drain      bool // and for its merge (drainChange)
-	stops      sliceStops
-	names      bool // a protocol-4.0 split runs NameSplit first (nameChange)
+	stops   sliceStops
 
 	prog   bakeapi.SplitProgress
 	gauges gauges
@@ -122,8 +111,8 @@ type splitRun struct {
 	err      error     // the first failure: no slice starts after it
 }
 
-// newSplitRun starts a run from its input: the GetVersion changes of its
-// history, the cursor, the progress query and gauges.
+// newSplitRun starts a run from its input: the cursor, the slices handed
+// back by the previous run, the progress query and gauges.
 func newSplitRun(ctx workflow.Context, in bakeapi.SplitInput) (*splitRun, error) {
 	s := &splitRun{
 		in:      in,
@@ -139,7 +128,8 @@ func newSplitRun(ctx workflow.Context, in bakeapi.SplitInput) (*splitRun, error)
 		// intermediates may be gone, and the merge finds its result committed.
 		s.cursor.Next = s.nSlices
 	}
-	s.versions(ctx)
+	s.stops = sliceStops{max: in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
+	s.stops.resume(s.cursor.Stopped)
 	// Slice k covers whestbench's --slice k/nSlices:
 	// [k·nMLPs/nSlices, (k+1)·nMLPs/nSlices).
 	if _, err := bakeapi.SliceRange(0, s.nSlices, s.nMLPs); err != nil {
@@ -151,24 +141,6 @@ func newSplitRun(ctx workflow.Context, in bakeapi.SplitInput) (*splitRun, error)
 	s.window = in.MaxInFlight
 	s.auto = in.MaxInFlight == 0
 	return s, s.watch(ctx)
-}
-
-// versions reads the history's GetVersion changes, in the order every run
-// has asked for them.
-func (s *splitRun) versions(ctx workflow.Context) {
-	s.budget = runEventBudget
-	s.waitCancel = true
-	if workflow.GetVersion(ctx, fleetChange, workflow.DefaultVersion, 1) ==
-		workflow.DefaultVersion {
-		s.budget = math.MaxInt
-		s.waitCancel = false
-	}
-	s.drain = workflow.GetVersion(ctx, drainChange, workflow.DefaultVersion, 1) == 1
-	s.stops = sliceStops{max: s.in.Policy.SliceMaxAttempts, byIndex: map[int]bakeapi.StoppedSlice{}}
-	if workflow.GetVersion(ctx, stopsChange, workflow.DefaultVersion, 1) == 1 {
-		s.stops.resume(s.cursor.Stopped)
-	}
-	s.names = workflow.GetVersion(ctx, nameChange, workflow.DefaultVersion, 1) == 1
 }
 
 // watch sets up the progress query, counting the slices the cursor says
@@ -213,21 +185,14 @@ func (s *splitRun) left() bool { return s.next < s.nSlices || len(s.stops.queue)
 
 // name runs NameSplit on the GPU queue when a protocol-4.0 split's first
 // run starts: its names come from the salt, which only GPU workers hold, and
-// from the whole split (collision suffixes), so one activity writes them all
+// from the whole split, for collision suffixes, so one activity writes them all
 // instead of every slice of the first wave deriving the whole split. Later
-// runs (continued as new) and a split merged before have them, or need none.
+// runs, continued as new, and a split merged before have them or need none.
 func (s *splitRun) name(ctx workflow.Context) error {
-	if !s.names || s.in.Spec.Protocol() != bakeapi.SeedProtocolV4 || s.in.Cursor != nil ||
-		s.in.Seeds.Merged {
+	if s.in.Spec.Protocol() != bakeapi.SeedProtocolV4 || s.in.Cursor != nil || s.in.Seeds.Merged {
 		return nil
 	}
-	actx := sliceOptions(
-		ctx,
-		s.in.Policy,
-		s.in.GPUQueue,
-		"name split "+s.in.Split.Name,
-		s.waitCancel,
-	)
+	actx := sliceOptions(ctx, s.in.Policy, s.in.GPUQueue, "name split "+s.in.Split.Name)
 	_, err := nameSplit.run(actx, bakeapi.NameSplitInput{
 		BakeID:      s.in.BakeID,
 		Split:       s.in.Split.Name,
@@ -281,10 +246,10 @@ func (s *splitRun) fill(ctx workflow.Context) {
 
 // room says whether the run's history can take one more slice: by this
 // run's own count, and by the server's, which also sees what the count
-// cannot (workflow task retries after a worker crash).
+// cannot, such as workflow task retries after a worker crash.
 func (s *splitRun) room(ctx workflow.Context) bool {
 	used := max(s.events, workflow.GetInfo(ctx).GetCurrentHistoryLength()+sliceEvents*s.running)
-	return used+sliceEvents <= s.budget ||
+	return used+sliceEvents <= runEventBudget ||
 		(s.running == 0 && s.started == 0) // every run makes progress
 }
 
@@ -296,11 +261,8 @@ func (s *splitRun) start(ctx workflow.Context, k int) {
 		s.in.Policy,
 		s.in.GPUQueue,
 		fmt.Sprintf("%s MLPs %d-%d", s.in.Split.Name, r.Start, r.End-1),
-		s.waitCancel,
 	)
-	if s.stops.handBack {
-		actx = s.stops.options(actx, k)
-	}
+	actx = s.stops.options(actx, k)
 	f := bakeSlice.start(actx, bakeapi.BakeSliceInput{
 		BakeID:      s.in.BakeID,
 		Split:       s.in.Split.Name,
@@ -380,7 +342,8 @@ func (s *splitRun) wakeToRecount(ctx workflow.Context) {
 }
 
 // recount counts the GPU workers and widens the window to their number; it
-// never narrows it (see SplitWorkflow), and a failed count keeps it.
+// never narrows it, for the reason SplitWorkflow gives, and a failed count
+// keeps it.
 func (s *splitRun) recount(ctx workflow.Context) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: time.Minute,
@@ -414,36 +377,4 @@ func (s *splitRun) continueAsNew(ctx workflow.Context) error {
 		Stopped:   s.stops.pending(),
 	}
 	return splitWorkflow.continueAsNew(ctx, next)
-}
-
-// merge merges the committed slices into the complete split.
-func (s *splitRun) merge(ctx workflow.Context) (bakeapi.SplitOutput, error) {
-	s.prog.Stage = bakeapi.StageMerging
-	s.prog.SlicesRunning = 0
-	s.report()
-	mctx := controlOptions(
-		ctx,
-		s.drain,
-		s.in.Policy,
-		s.in.Policy.MergeTimeout,
-		"merge split "+s.in.Split.Name,
-	)
-	m, err := mergeSplit.run(mctx, bakeapi.MergeSplitInput{
-		BakeID:            s.in.BakeID,
-		Split:             s.in.Split.Name,
-		NMLPs:             s.nMLPs,
-		NSlices:           s.nSlices,
-		CreatedAt:         s.in.CreatedAt,
-		KeepIntermediates: s.in.KeepIntermediates,
-	})
-	if err != nil {
-		return bakeapi.SplitOutput{}, failed(err, "merge of split %s", s.in.Split.Name)
-	}
-	s.prog.Stage = bakeapi.StageDone
-	return bakeapi.SplitOutput{
-		MergedPrefix:   m.Prefix,
-		ManifestSHA256: m.ManifestSHA256,
-		NMLPs:          m.NMLPs,
-		Slices:         s.nSlices,
-	}, nil
 }

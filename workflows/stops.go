@@ -11,19 +11,21 @@ import (
 )
 
 // sliceStops is a split run's account of the slices that workers stopped
-// gracefully (stopsChange): which wait to start again, and what each stop
-// cost of the slice's attempts.
+// gracefully: which wait to start again, and what each stop cost of the
+// slice's attempts. A stopped slice comes back to the split, which starts
+// it again at once instead of letting Temporal retry it: a retry spends
+// one of policy.slice-max-attempts, which guard against poison slices, and
+// a long slice on a preemptible fleet could be stopped more often than
+// that while making progress each time. Only stops that saved nothing
+// spend an attempt.
 type sliceStops struct {
-	handBack bool  // stopped slices come back to the workflow (stopsChange)
-	max      int32 // policy.slice-max-attempts
-	byIndex  map[int]bakeapi.StoppedSlice
-	queue    []int // handed back, to start again in this order
+	max     int32 // policy.slice-max-attempts
+	byIndex map[int]bakeapi.StoppedSlice
+	queue   []int // handed back, to start again in this order
 }
 
-// resume takes over the stopped slices of the previous run's cursor, and
-// turns the hand-back on (stopsChange).
+// resume takes over the stopped slices of the previous run's cursor.
 func (s *sliceStops) resume(stopped []bakeapi.StoppedSlice) {
-	s.handBack = true
 	for _, st := range stopped {
 		s.byIndex[st.Slice] = st
 		s.queue = append(s.queue, st.Slice)
@@ -46,18 +48,17 @@ func (s *sliceStops) options(ctx workflow.Context, k int) workflow.Context {
 
 // stopped accounts for slice k's activity failing with err; ok says err is
 // a graceful stop handed back to the split. A stop queues the slice to start
-// again, unless the slice has spent its attempts (those before the stop, and
-// the stop itself if it saved nothing): then it returns why.
+// again, unless the slice has spent its attempts, those before the stop and
+// the stop itself if it saved nothing: then it returns why.
 func (s *sliceStops) stopped(k int, err error) (exhausted error, ok bool) {
 	var app *temporal.ApplicationError
-	if !s.handBack || !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping {
+	if !errors.As(err, &app) || app.Type() != bakeapi.ErrWorkerStopping {
 		return nil, false
 	}
 	var detail bakeapi.SliceStop
 	if app.Details(&detail) != nil || detail.Attempt < 1 {
-		// A GPU worker from before SliceStop (GPU workers may be upgraded
-		// after the control workers) does not say: the stop costs an
-		// attempt, as every stop did then.
+		// A stop without its detail does not say what it saved: it
+		// costs an attempt.
 		detail = bakeapi.SliceStop{Attempt: 1}
 	}
 	st := s.byIndex[k]

@@ -95,15 +95,6 @@ func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
 			func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 				return fakeSlice(in), nil
 			})
-		var merged bakeapi.MergeSplitInput
-		env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(
-			func(_ context.Context, in bakeapi.MergeSplitInput) (bakeapi.MergeSplitOutput, error) {
-				merged = in
-				return bakeapi.MergeSplitOutput{
-					Prefix: keys.Bake(in.BakeID).Merged(in.Split),
-					NMLPs:  c.n,
-				}, nil
-			})
 		in := splitInput("win", c.n, c.sliceSize, c.window)
 		env.ExecuteWorkflow(workflows.SplitWorkflow, in)
 		if err := env.GetWorkflowError(); err != nil {
@@ -142,15 +133,6 @@ func TestSplitWindowNeverExceedsMaxInFlight(t *testing.T) {
 				)
 			}
 		}
-		if merged.NSlices != len(want) || merged.Slices != nil {
-			t.Fatalf(
-				"n=%d: MergeSplit got %d slices (and a list of %d), want a count of %d",
-				c.n,
-				merged.NSlices,
-				len(merged.Slices),
-				len(want),
-			)
-		}
 		var out bakeapi.SplitOutput
 		if err := env.GetWorkflowResult(&out); err != nil || out.NMLPs != c.n ||
 			out.Slices != len(want) {
@@ -169,8 +151,6 @@ func TestSplitProgressQuery(t *testing.T) {
 		func(_ context.Context, in bakeapi.BakeSliceInput) (bakeapi.BakeSliceOutput, error) {
 			return fakeSlice(in), nil
 		})
-	merged := bakeapi.MergeSplitOutput{NMLPs: 6}
-	env.OnActivity(acts.MergeSplit, mock.Anything, mock.Anything).Return(merged, nil)
 	query := func() bakeapi.SplitProgress {
 		t.Helper()
 		v, err := env.QueryWorkflow(bakeapi.ProgressQuery)

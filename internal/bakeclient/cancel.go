@@ -70,9 +70,8 @@ const stoppedPoll = 250 * time.Millisecond
 // all closed. A cancelled bake winds down before it closes: its running
 // slices save their checkpoints, a merge stops. Until then a restart could
 // neither start the same split workflow IDs nor be sure that nothing of the
-// old run still writes. A bake whose history predates workflows.drainChange
-// does not wait for its splits and closes before they do, hence the splits
-// are waited for too.
+// old run still writes. The splits are waited for too, so that the wait
+// holds whichever of the bake's workflows closes last.
 func waitStopped(ctx context.Context, tc client.Client, id string, splits []string,
 	waiting func([]string),
 ) error {

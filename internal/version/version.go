@@ -5,4 +5,4 @@ package version
 // Version is whestbake's version as recorded in metadata, bumped by hand with
 // each release. Builds are not stamped: two workers built from one release
 // must record the same version.
-const Version = "0.1.0"
+const Version = "0.2.0"

@@ -350,7 +350,7 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 		ts.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		env := ts.NewTestActivityEnvironment()
 		env.RegisterActivity(a)
-		v, err := env.ExecuteActivity(a.MergeSplitFollowing, mergeIn)
+		v, err := env.ExecuteActivity(a.MergeSplit, mergeIn)
 		mergeEnd = time.Now()
 		if err == nil {
 			err = v.Get(&merged)
@@ -399,7 +399,7 @@ func s3Steps(c config, spec bakeapi.Spec, wb, work string) ([]row, error) {
 	// being readable, the steps run as the workflow runs them.
 	var tailWall time.Duration
 	if c.serial {
-		err := measure("MergeSplitFollowing, after the slices", a.MergeSplitFollowing, mergeIn, &merged)
+		err := measure("MergeSplit, after the slices", a.MergeSplit, mergeIn, &merged)
 		if err != nil {
 			return nil, err
 		}
