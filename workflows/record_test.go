@@ -88,30 +88,18 @@ func TestRecordHistories(t *testing.T) {
 		Name:   "replay",
 		Tag:    "v1",
 	}
-	idKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute)
-	stageKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        bakeapi.BakeWorkflowID(in.BakeID),
-		TaskQueue: bakeapi.ControlQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			idKey.ValueSet(in.BakeID),
-			stageKey.ValueSet(bakeapi.StageSeeding),
-		),
-	}, workflows.BakeWorkflow, in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := startBake(ctx, t, c, in)
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 
-	version := "v" + version.Version
+	dir := "v" + version.Version
 	bk := history(ctx, t, c, bakeapi.BakeWorkflowID(in.BakeID))
-	writeHistory(t, filepath.Join(version, "bake.json"), bk)
+	writeHistory(t, filepath.Join(dir, "bake.json"), bk)
 	for _, s := range in.Splits {
 		writeHistory(
 			t,
-			filepath.Join(version, "split-"+s.Name+".json"),
+			filepath.Join(dir, "split-"+s.Name+".json"),
 			history(ctx, t, c, bakeapi.SplitWorkflowID(in.BakeID, s.Name)),
 		)
 	}
@@ -120,23 +108,13 @@ func TestRecordHistories(t *testing.T) {
 	bad := twoSplitInput("replay-failed")
 	bad.Splits[1].Seed = nil
 	bad.Splits[1].SeedsKey = "bakes/replay-failed/inputs/holdout-seeds.json"
-	frun, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        bakeapi.BakeWorkflowID(bad.BakeID),
-		TaskQueue: bakeapi.ControlQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			idKey.ValueSet(bad.BakeID),
-			stageKey.ValueSet(bakeapi.StageSeeding),
-		),
-	}, workflows.BakeWorkflow, bad)
-	if err != nil {
-		t.Fatal(err)
-	}
+	frun := startBake(ctx, t, c, bad)
 	if err := frun.Get(ctx, nil); err == nil {
 		t.Fatal("the bake with a missing seeds file succeeded")
 	}
 	writeHistory(
 		t,
-		filepath.Join(version, "bake-failed.json"),
+		filepath.Join(dir, "bake-failed.json"),
 		history(ctx, t, c, bakeapi.BakeWorkflowID(bad.BakeID)),
 	)
 
@@ -145,17 +123,7 @@ func TestRecordHistories(t *testing.T) {
 	stop := twoSplitInput("replay-cancelled")
 	stop.GPUQueue = "bake-gpu-idle"
 	stop.Policy.FilesystemHeartbeat = bakeapi.Duration(2 * time.Second)
-	srun, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        bakeapi.BakeWorkflowID(stop.BakeID),
-		TaskQueue: bakeapi.ControlQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			idKey.ValueSet(stop.BakeID),
-			stageKey.ValueSet(bakeapi.StageSeeding),
-		),
-	}, workflows.BakeWorkflow, stop)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srun := startBake(ctx, t, c, stop)
 	waitBaking(ctx, t, c, srun.GetID())
 	if err := c.CancelWorkflow(ctx, srun.GetID(), ""); err != nil {
 		t.Fatal(err)
@@ -165,7 +133,7 @@ func TestRecordHistories(t *testing.T) {
 	}
 	writeHistory(
 		t,
-		filepath.Join(version, "bake-cancelled.json"),
+		filepath.Join(dir, "bake-cancelled.json"),
 		history(ctx, t, c, srun.GetID()),
 	)
 
@@ -179,6 +147,28 @@ func TestRecordHistories(t *testing.T) {
 		}
 	}
 	writeHistory(t, incompatibleHistory, bk)
+}
+
+// startBake starts in's BakeWorkflow as the starter does, with the search
+// attributes the Web UI filters on.
+func startBake(
+	ctx context.Context, t *testing.T, c client.Client, in bakeapi.BakeInput,
+) client.WorkflowRun {
+	t.Helper()
+	idKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeIDAttribute)
+	stageKey := temporal.NewSearchAttributeKeyKeyword(bakeapi.BakeStageAttribute)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        bakeapi.BakeWorkflowID(in.BakeID),
+		TaskQueue: bakeapi.ControlQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			idKey.ValueSet(in.BakeID),
+			stageKey.ValueSet(bakeapi.StageSeeding),
+		),
+	}, workflows.BakeWorkflow, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 // waitBaking waits until the bake of workflow id has started its splits.
