@@ -61,7 +61,7 @@ func (a *Activities) MergeSplit(
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	merged, err := a.mergeMade(ctx, in, dir)
+	merged, err := a.mergeAsCommitted(ctx, in, dir)
 	if errors.Is(err, errMergedMeanwhile) {
 		out, _, err := a.alreadyMerged(ctx, in)
 		return out, err
@@ -109,11 +109,11 @@ func (a *Activities) alreadyMerged(
 	return out, false, nil
 }
 
-// mergeMade merges the split's slices as they are committed and
+// mergeAsCommitted merges the split's slices as they are committed and
 // makes the split for the bake's dataset on the way, with madeSplit; it
 // returns the path of the merged split in dir, which holds the split's
 // metadata and the summary of what was made, in place of its rows.
-func (a *Activities) mergeMade(
+func (a *Activities) mergeAsCommitted(
 	ctx context.Context,
 	in bakeapi.MergeSplitInput,
 	dir string,

@@ -79,7 +79,7 @@ func testMergeSplitStreamsManySlices(t *testing.T, f *fixture) {
 	noScratch(t, scratch)
 }
 
-// testMergeFollowingWaitsForItsSlices: the merge beside a split takes its
+// testMergeSplitWaitsForItsSlices: the merge beside a split takes its
 // slices as they are committed: a slice not baked yet is waited for, not
 // missing: the merge goes on once it is committed, and the shard it writes
 // into the dataset is the local bake's, byte for byte.

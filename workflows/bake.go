@@ -188,7 +188,7 @@ func (b *bakeRun) splits(
 	for i, s := range b.in.Splits {
 		child := b.startSplit(ctx, i, seeds[i])
 		summary := fmt.Sprintf("merge split %s as its slices are committed", s.Name)
-		merge := mergeSplit.start(followOptions(mctx, b.in.Policy, summary),
+		merge := mergeSplit.start(mergeOptions(mctx, b.in.Policy, summary),
 			bakeapi.MergeSplitInput{
 				BakeID:            b.in.BakeID,
 				Split:             s.Name,

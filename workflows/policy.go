@@ -55,13 +55,13 @@ func controlOptions(
 	})
 }
 
-// followOptions runs a MergeSplit, which follows its split, on the control
+// mergeOptions runs a MergeSplit, which follows its split, on the control
 // queue. It lasts as long as the split bakes, days perhaps, so its attempt
 // is bounded by followTimeout and its liveness by the heartbeat. A control
 // worker restarted by a deploy costs it an attempt, which starts over from
 // the committed slices, so its attempts are not counted: only a
 // non-retryable failure such as a damaged slice or a bad config ends it.
-func followOptions(ctx workflow.Context, p bakeapi.Policy, summary string) workflow.Context {
+func mergeOptions(ctx workflow.Context, p bakeapi.Policy, summary string) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           bakeapi.ControlQueue,
 		StartToCloseTimeout: followTimeout,
@@ -72,6 +72,6 @@ func followOptions(ctx workflow.Context, p bakeapi.Policy, summary string) workf
 	})
 }
 
-// followTimeout bounds one attempt of a following merge: longer than any
+// followTimeout bounds one attempt of a merge beside its split: longer than any
 // bake, so that only a lost heartbeat times one out.
 const followTimeout = 90 * 24 * time.Hour
