@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"net"
+	"time"
 )
 
 // SetTestDial routes every connection of stores opened afterwards to dial,
@@ -16,4 +17,12 @@ func SetUploadPartBytes(t interface{ Cleanup(func()) }, n int64) {
 	old := uploadPartBytes
 	uploadPartBytes = n
 	t.Cleanup(func() { uploadPartBytes = old })
+}
+
+// SetStartupWait bounds Open's wait for a starting server to d until the
+// test ends.
+func SetStartupWait(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := startupWait
+	startupWait = d
+	t.Cleanup(func() { startupWait = old })
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -172,17 +173,52 @@ func (c *conn) checkBucket(ctx context.Context, bucket string) error {
 			err,
 		)
 	}
+	deadline := time.Now().Add(startupWait)
+	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		ok, err := c.probeBucket(ctx, bucket)
+		switch {
+		case starting(err):
+		case err != nil:
+			return err
+		case !ok:
+			return c.noBucket(bucket)
+		default:
+			return nil
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return fmt.Errorf("store: open bucket %s on %s: the server is still starting after %s: "+
+				"retry once it has started: %w", bucket, c.cfg.Endpoint, startupWait, errors.Unwrap(err))
+		}
+		select {
+		case <-ctx.Done():
+			return c.classify("open bucket", bucket, "", ctx.Err())
+		case <-time.After(pause):
+		}
+	}
+}
+
+// startupWait bounds how long Open waits for a server that says it is
+// still starting. A worker started beside its MinIO, or just after MinIO
+// restarted, then opens its store instead of failing.
+var startupWait = 30 * time.Second
+
+// probeBucket is one HEAD on the bucket within probeTimeout.
+func (c *conn) probeBucket(ctx context.Context, bucket string) (bool, error) {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	ok, err := c.probe.BucketExists(pctx, bucket)
 	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
-		return c.unreachable(fmt.Sprintf("no answer within %s", probeTimeout))
+		return false, c.unreachable(fmt.Sprintf("no answer within %s", probeTimeout))
 	}
-	if err != nil {
-		return c.classify("open bucket", bucket, "", err)
-	}
-	if !ok {
-		return c.noBucket(bucket)
-	}
-	return nil
+	return ok, c.classify("open bucket", bucket, "", err)
+}
+
+// starting reports an answer of a server still bringing up its
+// subsystems. MinIO answers 503 with a code naming what is not yet
+// initialized: the server, IAM, which checks every key but the root's, or
+// bucket metadata.
+func starting(err error) bool {
+	var resp minio.ErrorResponse
+	return errors.As(err, &resp) && resp.StatusCode == http.StatusServiceUnavailable &&
+		strings.HasPrefix(resp.Code, "XMinio") && strings.HasSuffix(resp.Code, "NotInitialized")
 }

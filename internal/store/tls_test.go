@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/whestbake/whestbake/internal/devstack/devtest"
 	"github.com/whestbake/whestbake/internal/store"
@@ -213,5 +214,54 @@ func TestAddressing(t *testing.T) {
 	if _, err := store.Open(context.Background(), dns, "b"); err == nil ||
 		!strings.Contains(err.Error(), "s3.addressing") {
 		t.Errorf("unknown addressing: %v", err)
+	}
+}
+
+// A MinIO that has just started answers 503 to every key but the root's
+// until its IAM is up, naming that in headers, the only place a HEAD has
+// for them. Open waits for the server to finish starting; one that never
+// does fails Open with what it said.
+func TestServerStarting(t *testing.T) {
+	var mu sync.Mutex
+	unready, forever := 2, false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if forever || unready > 0 {
+			unready--
+			w.Header().Set("x-minio-error-code", "XMinioIAMNotInitialized")
+			w.Header().Set("x-minio-error-desc", `"IAM sub-system not initialized yet, please try again."`)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	cfg := store.Config{
+		Endpoint:  srv.Listener.Addr().String(),
+		AccessKey: "ak",
+		SecretKey: "sk-secret",
+		Region:    "us-east-1",
+	}
+	ctx := context.Background()
+	if _, err := store.Open(ctx, cfg, "bake"); err != nil {
+		t.Fatalf("Open of a server that finishes starting: %v", err)
+	}
+	mu.Lock()
+	if unready != 0 {
+		t.Errorf("Open returned with %d answers of a starting server unread", unready)
+	}
+	forever = true
+	mu.Unlock()
+
+	store.SetStartupWait(t, 300*time.Millisecond)
+	_, err := store.Open(ctx, cfg, "bake")
+	for _, want := range []string{"IAM sub-system not initialized yet", "still starting after 300ms"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Open of a server that never starts: %v, want it to say %q", err, want)
+		}
+	}
+	if errors.Is(err, store.ErrAuth) || errors.Is(err, store.ErrUnreachable) {
+		t.Errorf("a starting server is neither rejected credentials nor unreachable: %v", err)
 	}
 }
