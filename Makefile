@@ -64,7 +64,7 @@ test: vet lint tools workflowcheck readers hubjs pyjudge
 	E2E_REQUIRED=1 READERS_REQUIRED=1 HUBJS_REQUIRED=1 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -x -F $(foreach p,$(RACE_PKGS),-e github.com/whestbake/whestbake/$(patsubst ./%,%,$(p))))
 	E2E_REQUIRED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	WHESTBAKE_CPU_KERNEL=avx2 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(AVX2_PKGS)
-	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=1s
+	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=2000x
 
 # The independent parquet readers (DuckDB, hyparquet, apache-arrow) that
 # dataset's reader tests (TestIndependentReadersAgree in dataset/internal/parquetio,
@@ -118,9 +118,13 @@ lint:
 	$(BIN)/staticcheck ./...
 
 # fuzz-short runs every Fuzz target for FUZZTIME each (-fuzz takes one target
-# per run); `make test` runs it at 1s a target (the checked-in corpora already
-# run as ordinary tests), a developer at the default 3s or longer.
-FUZZTIME ?= 3s
+# per run); `make test` runs 2000 inputs a target, the checked-in corpora
+# already running as ordinary tests. FUZZTIME is a count, not a duration: Go
+# before 1.27 can fail a duration's run at its end with "context deadline
+# exceeded", no input at fault, when a worker is slow to stop
+# (golang/go#75804), as a parquet target on a loaded CI host did. A
+# developer may still give a duration, such as FUZZTIME=1m.
+FUZZTIME ?= 10000x
 .PHONY: fuzz-short
 fuzz-short:
 	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
