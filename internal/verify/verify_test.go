@@ -48,19 +48,7 @@ func TestVerifierCatchesChangedWeightsAndStatistics(t *testing.T) {
 	baked[3].Weights = baked[3].Weights[:last]
 
 	info := verify.SplitInfo{Protocol: dataset.SeedProtocolV3Version, Spec: spec, Complete: true}
-	v, err := verify.NewVerifier(context.Background(), info, []int{0, 1, 2, 3}, 0, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range baked {
-		if err := v.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checks, err := v.Checks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	checks := checksOf(t, info, []int{0, 1, 2, 3}, 2, baked)
 	for i, want := range []struct {
 		weightsOK bool
 		stats     string
@@ -119,7 +107,21 @@ func TestVerifierJudgesTF32x3AgainstFP32(t *testing.T) {
 	tf32 := spec
 	tf32.Precision = bakeapi.PrecisionTF32x3
 	info := verify.SplitInfo{Protocol: dataset.SeedProtocolV3Version, Spec: tf32, Complete: true}
-	v, err := verify.NewVerifier(context.Background(), info, []int{0, 1, 2, 3, 4}, 0, 1)
+	checks := checksOf(t, info, []int{0, 1, 2, 3, 4}, 1, baked)
+	for i, ok := range []bool{true, true, false, false, false} {
+		want := map[bool]string{true: verify.StatsTF32x3, false: "MISMATCH"}[ok]
+		if c := checks[i]; c.Stats != want || c.OK != ok {
+			t.Errorf("row %d: statistics %q (max |Δ| %g, tolerance %g), ok %v; want %q",
+				i, c.Stats, c.MaxAbsDiff, c.Tolerance, c.OK, want)
+		}
+	}
+}
+
+// checksOf is what a Verifier of the MLPs picks, recomputing on threads,
+// finds of the rows baked.
+func checksOf(t *testing.T, info verify.SplitInfo, picks []int, threads int, baked []dataset.Row) []verify.Check {
+	t.Helper()
+	v, err := verify.NewVerifier(context.Background(), info, picks, 0, threads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,11 +134,5 @@ func TestVerifierJudgesTF32x3AgainstFP32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, ok := range []bool{true, true, false, false, false} {
-		want := map[bool]string{true: verify.StatsTF32x3, false: "MISMATCH"}[ok]
-		if c := checks[i]; c.Stats != want || c.OK != ok {
-			t.Errorf("row %d: statistics %q (max |Δ| %g, tolerance %g), ok %v; want %q",
-				i, c.Stats, c.MaxAbsDiff, c.Tolerance, c.OK, want)
-		}
-	}
+	return checks
 }
